@@ -1,0 +1,35 @@
+# The README's two commands: `make run` and `make test`. Both install what they need.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install test lint run bench clean
+
+install: $(STAMP)
+
+# Reinstall only when the project definition changes; otherwise this is a no-op.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip==26.3
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest tests/unit tests/integration
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+run: install
+	$(BIN)/artifactize --repo examples/handbook config check
+	$(BIN)/artifactize --repo examples/handbook config graph
+
+bench: install
+	$(BIN)/python bench/discovery.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

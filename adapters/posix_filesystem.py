@@ -1,0 +1,309 @@
+"""POSIX filesystem adapter: directories pinned by descriptors, walked without following links.
+
+Every access below a root goes through an open directory descriptor and a single entry name
+(``openat``/``fstatat`` with ``O_NOFOLLOW``), so a path is never re-resolved after it was
+checked: a directory swapped for a symlink between two calls is refused, not followed. The
+only place a user-given path string is resolved (and links in it followed) is
+``PosixFilesystem.canonical_directory``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from types import TracebackType
+
+from ports.filesystem import (
+    DirEntry,
+    EntryKind,
+    EntryNotFound,
+    FilesystemError,
+    FileTooLarge,
+    NotADirectory,
+    NotRegularFile,
+    SymlinkRefused,
+)
+
+# Non-blocking so that a FIFO swapped in for a directory or file can never hang the open;
+# close-on-exec so that commands we spawn never inherit a workspace descriptor.
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+_READ_CHUNK = 1 << 20
+
+
+def _check_name(name: str) -> None:
+    """Refuse anything but one plain entry name: a path would be resolved by the kernel."""
+    if name in ("", ".", "..") or "/" in name or "\0" in name:
+        raise ValueError(f"not a single directory entry name: {name!r}")
+
+
+def _join(parent: str, name: str) -> str:
+    """Physical path of ``name`` inside ``parent``, for messages and child handles."""
+    return f"/{name}" if parent == "/" else f"{parent}/{name}"
+
+
+def _kind_of_mode(mode: int) -> EntryKind:
+    if stat.S_ISLNK(mode):
+        return EntryKind.SYMLINK
+    if stat.S_ISDIR(mode):
+        return EntryKind.DIRECTORY
+    if stat.S_ISREG(mode):
+        return EntryKind.FILE
+    return EntryKind.OTHER
+
+
+def _kind_of_entry(entry: os.DirEntry[str]) -> EntryKind:
+    """Classify from ``d_type``; CPython itself falls back to ``fstatat`` when it is unknown."""
+    if entry.is_symlink():
+        return EntryKind.SYMLINK
+    if entry.is_dir(follow_symlinks=False):
+        return EntryKind.DIRECTORY
+    if entry.is_file(follow_symlinks=False):
+        return EntryKind.FILE
+    return EntryKind.OTHER
+
+
+def _lstat_entry(dir_fd: int, name: str) -> os.stat_result:
+    """No-follow stat of one entry of a pinned directory (a seam for race tests)."""
+    return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+
+
+def _symlink_refused(name: str, path: str) -> SymlinkRefused:
+    return SymlinkRefused(name, f"`{path}` is a symbolic link; links are never followed")
+
+
+def _not_found(name: str, path: str) -> EntryNotFound:
+    return EntryNotFound(name, f"`{path}` does not exist")
+
+
+def _not_a_directory(name: str, path: str) -> NotADirectory:
+    return NotADirectory(name, f"`{path}` is not a directory")
+
+
+def _not_regular(name: str, path: str) -> NotRegularFile:
+    return NotRegularFile(name, f"`{path}` is not a regular file; only regular files are read")
+
+
+def _os_failure(name: str, path: str, err: OSError) -> FilesystemError:
+    """Map the errno values that have a port meaning; keep the OS text for the rest."""
+    if err.errno == errno.ENOENT:
+        return _not_found(name, path)
+    if err.errno == errno.ELOOP:
+        return _symlink_refused(name, path)
+    return FilesystemError(name, f"Cannot open `{path}`: {err.strerror or err}")
+
+
+class PosixDirectoryHandle:
+    """A directory held open by descriptor; every method takes one entry name, never a path."""
+
+    def __init__(self, fd: int, physical_path: str) -> None:
+        """Take ownership of ``fd``; it is closed by ``close()``."""
+        self._fd: int | None = fd
+        self._physical_path = physical_path
+
+    def __repr__(self) -> str:
+        state = "closed" if self._fd is None else f"fd={self._fd}"
+        return f"PosixDirectoryHandle({self._physical_path!r}, {state})"
+
+    @property
+    def physical_path(self) -> str:
+        return self._physical_path
+
+    def _descriptor(self) -> int:
+        if self._fd is None:
+            raise ValueError(f"directory handle for `{self._physical_path}` is closed")
+        return self._fd
+
+    def _path_of(self, name: str) -> str:
+        return _join(self._physical_path, name)
+
+    def entries(self) -> list[DirEntry]:
+        """Enumerate the pinned descriptor (``scandir`` dups and rewinds it), sorted by name.
+
+        Names are returned exactly as the OS gives them; a name that is not valid UTF-8 keeps
+        its undecodable bytes as lone surrogates (``surrogateescape``) and sorts by code point.
+        """
+        with os.scandir(self._descriptor()) as scan:
+            found = [DirEntry(entry.name, _kind_of_entry(entry)) for entry in scan]
+        return sorted(found, key=lambda entry: entry.name)
+
+    def entry(self, name: str) -> DirEntry:
+        _check_name(name)
+        fd = self._descriptor()
+        try:
+            info = _lstat_entry(fd, name)
+        except OSError as err:
+            raise _os_failure(name, self._path_of(name), err) from err
+        return DirEntry(name, _kind_of_mode(info.st_mode))
+
+    def open_directory(self, name: str) -> PosixDirectoryHandle:
+        """Open a child without following links, and prove it is the entry that was checked."""
+        _check_name(name)
+        fd = self._descriptor()
+        path = self._path_of(name)
+        expected = self._stat_directory(fd, name, path)
+        child = self._open_child_directory(fd, name, path)
+        try:
+            opened = os.fstat(child)
+            if (opened.st_dev, opened.st_ino) != (expected.st_dev, expected.st_ino):
+                raise FilesystemError(name, f"`{path}` changed while it was being opened")
+        except BaseException:
+            os.close(child)
+            raise
+        return PosixDirectoryHandle(child, path)
+
+    def _stat_directory(self, fd: int, name: str, path: str) -> os.stat_result:
+        """No-follow stat that must show a real directory (not a link, file or special)."""
+        try:
+            info = _lstat_entry(fd, name)
+        except OSError as err:
+            raise _os_failure(name, path, err) from err
+        if stat.S_ISLNK(info.st_mode):
+            raise _symlink_refused(name, path)
+        if not stat.S_ISDIR(info.st_mode):
+            raise _not_a_directory(name, path)
+        return info
+
+    def _open_child_directory(self, fd: int, name: str, path: str) -> int:
+        """``openat`` with ``O_NOFOLLOW|O_DIRECTORY``; a link gives ELOOP or ENOTDIR."""
+        try:
+            return os.open(name, _DIRECTORY_FLAGS, dir_fd=fd)
+        except OSError as err:
+            if err.errno == errno.ENOTDIR:
+                raise self._why_not_directory(fd, name, path) from err
+            raise _os_failure(name, path, err) from err
+
+    def _why_not_directory(self, fd: int, name: str, path: str) -> FilesystemError:
+        """ENOTDIR is also what ``O_DIRECTORY|O_NOFOLLOW`` says for a link to a directory."""
+        try:
+            info = _lstat_entry(fd, name)
+        except OSError as err:
+            return _os_failure(name, path, err)
+        if stat.S_ISLNK(info.st_mode):
+            return _symlink_refused(name, path)
+        return _not_a_directory(name, path)
+
+    def read_file(self, name: str, max_bytes: int) -> bytes:
+        """Read a regular file of at most ``max_bytes``; never a link, FIFO, socket or device.
+
+        A no-follow stat refuses special files before they are even opened (opening a device
+        can have side effects); the ``fstat`` after the non-blocking open is what actually
+        guarantees a regular file, since the entry may be swapped between the two calls.
+        """
+        _check_name(name)
+        if max_bytes < 0:
+            raise ValueError(f"max_bytes must not be negative, got {max_bytes}")
+        fd = self._descriptor()
+        path = self._path_of(name)
+        self._refuse_non_regular(fd, name, path)
+        try:
+            file_fd = os.open(name, _FILE_FLAGS, dir_fd=fd)
+        except OSError as err:
+            raise _os_failure(name, path, err) from err
+        try:
+            return self._read_regular(file_fd, name, path, max_bytes)
+        finally:
+            os.close(file_fd)
+
+    def _refuse_non_regular(self, fd: int, name: str, path: str) -> None:
+        try:
+            info = _lstat_entry(fd, name)
+        except OSError as err:
+            raise _os_failure(name, path, err) from err
+        if stat.S_ISLNK(info.st_mode):
+            raise _symlink_refused(name, path)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular(name, path)
+
+    def _read_regular(self, file_fd: int, name: str, path: str, max_bytes: int) -> bytes:
+        """Read at most ``max_bytes + 1`` bytes: the size in ``fstat`` may change meanwhile."""
+        info = os.fstat(file_fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular(name, path)
+        if info.st_size <= max_bytes:
+            data = _read_at_most(file_fd, max_bytes + 1)
+            if len(data) <= max_bytes:
+                return data
+        raise FileTooLarge(name, f"`{path}` is larger than {max_bytes} bytes", limit=max_bytes)
+
+    def close(self) -> None:
+        """Release the descriptor; closing twice is harmless."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __enter__(self) -> PosixDirectoryHandle:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    """Read until end of file or ``limit`` bytes, whichever comes first."""
+    chunks: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, _READ_CHUNK))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _root_components(canonical_path: str) -> list[str]:
+    """Components of an absolute canonical path; anything that needs resolving is refused."""
+    if not canonical_path.startswith("/"):
+        raise ValueError(f"not an absolute canonical path: {canonical_path!r}")
+    if canonical_path == "/":
+        return []
+    components = canonical_path[1:].split("/")
+    for component in components:
+        try:
+            _check_name(component)
+        except ValueError:
+            raise ValueError(f"not a canonical path: {canonical_path!r}") from None
+    return components
+
+
+class PosixFilesystem:
+    """Opens workspace roots on a POSIX system (Linux, macOS, BSD)."""
+
+    def canonical_directory(self, path: str) -> str:
+        """Resolve a user-given directory path once, following links, to its canonical form."""
+        if not path or "\0" in path:
+            raise EntryNotFound(path, f"`{path}` is not a usable directory path")
+        canonical = os.path.realpath(path)
+        try:
+            info = os.stat(canonical)
+        except OSError as err:
+            if err.errno == errno.ENOENT:
+                raise _not_found(path, path) from err
+            raise FilesystemError(path, f"Cannot open `{path}`: {err.strerror or err}") from err
+        if not stat.S_ISDIR(info.st_mode):
+            raise _not_a_directory(path, path)
+        return canonical
+
+    def open_root(self, canonical_path: str) -> PosixDirectoryHandle:
+        """Open ``/`` and then each component in turn, no-follow, pinning each step.
+
+        A link anywhere in the path is refused: canonical paths contain none, so one found
+        here was planted after ``canonical_directory`` ran.
+        """
+        components = _root_components(canonical_path)
+        handle = PosixDirectoryHandle(os.open("/", _DIRECTORY_FLAGS), "/")
+        try:
+            for component in components:
+                parent, handle = handle, handle.open_directory(component)
+                parent.close()
+        except BaseException:
+            handle.close()
+            raise
+        return handle

@@ -1,0 +1,62 @@
+"""Use cases over the declarations: load the workspace, check it, describe it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from domain.declarations.model import ArtifactKind
+from domain.discovery import discover
+from domain.graph import graph_report
+from domain.workspace import Workspace, build_workspace
+from ports.filesystem import Filesystem
+
+
+@dataclass(frozen=True)
+class ConfigService:
+    """Reads declarations through the filesystem port; writes nothing anywhere."""
+
+    filesystem: Filesystem
+
+    def load(self, repo: str) -> Workspace:
+        root_path = self.filesystem.canonical_directory(repo)
+        with self.filesystem.open_root(root_path) as root:
+            discovery = discover(root, root_path)
+        return build_workspace(discovery)
+
+    def check(self, repo: str) -> dict[str, Any]:
+        return summary(self.load(repo))
+
+    def graph(self, repo: str, artifact: str | None) -> dict[str, Any]:
+        return graph_report(self.load(repo), artifact)
+
+
+def summary(workspace: Workspace) -> dict[str, Any]:
+    """Counts for ``config check`` (camelCase JSON)."""
+    kinds = Counter(a.kind for a in workspace.artifacts.values())
+    profiles = Counter(ref.eval.profile.kind for ref in workspace.evals())
+    return {
+        "ok": True,
+        "root": workspace.root_path,
+        "artifacts": len(workspace.artifacts),
+        "folderArtifacts": kinds[ArtifactKind.FOLDER],
+        "fileArtifacts": kinds[ArtifactKind.FILE],
+        "evals": sum(profiles.values()),
+        "evalsByKind": {k: profiles[k] for k in ("runtime", "agent", "human")},
+        "agentTools": sum(len(a.agent_tools) for a in workspace.artifacts.values()),
+        "humanTools": sum(len(a.human_tools) for a in workspace.artifacts.values()),
+        "agentSessions": sum(len(a.agent_sessions) for a in workspace.artifacts.values()),
+        "relations": len(workspace.relations),
+    }
+
+
+def summary_text(data: dict[str, Any]) -> str:
+    kinds = data["evalsByKind"]
+    return (
+        f"Configuration OK: {data['artifacts']} Artifacts "
+        f"({data['folderArtifacts']} folder, {data['fileArtifacts']} file), "
+        f"{data['evals']} evals (runtime {kinds['runtime']}, agent {kinds['agent']}, "
+        f"human {kinds['human']}), {data['agentTools']} Agent tools, "
+        f"{data['humanTools']} Human tools, {data['agentSessions']} tool sessions."
+    )

@@ -1,0 +1,1 @@
+"""``.artf`` declarations: the typed model and its strict parser."""

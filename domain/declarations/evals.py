@@ -1,0 +1,215 @@
+"""``evals.<id>``: title, profile, payload, schemas and profile variants."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from domain.declarations.model import (
+    AGENT_DEFAULT_TIMEOUT_MS,
+    RUNTIME_DEFAULT_TIMEOUT_MS,
+    AgentProfile,
+    Eval,
+    HumanProfile,
+    Profile,
+    Reference,
+    ReferenceUse,
+    RuntimeProfile,
+)
+from domain.declarations.reader import TableReader, command_problem
+from domain.diagnostics import KeyProblems, join_key
+from domain.identifiers import identifier_problem
+from domain.json_schema import SchemaError, admit_schema
+from domain.templates import TemplateError, instruction_references, parse_operand
+
+PROFILE_VARIANTS_MAX = 64
+POSITIVE_INT_MAX = 2**63 - 1
+PROFILE_KINDS = ("runtime", "agent", "human")
+BACKENDS = ("openai", "anthropic", "codex")
+REMOVED_BACKENDS: Mapping[str, str] = {
+    "chatgpt": "the `chatgpt` backend was removed; use `codex`",
+    "claude": "the `claude` backend was removed; use `anthropic`",
+}
+REASONING: Mapping[str, tuple[str, ...]] = {
+    "openai": ("none", "minimal", "low", "medium", "high", "xhigh", "max"),
+    "codex": ("none", "minimal", "low", "medium", "high", "xhigh", "max"),
+    "anthropic": ("low", "medium", "high", "max"),
+}
+_EVAL_KEYS = ("title", "profile", "payload", "pass_schema", "fail_schema", "profile_variants")
+
+
+class EvalParser:
+    def __init__(self, problems: KeyProblems, references: list[Reference]) -> None:
+        self.problems = problems
+        self.references = references
+
+    def eval(self, eval_id: str, value: Any, key_path: str) -> Eval | None:
+        if not isinstance(value, dict):
+            self.problems.add(key_path, "expected a table describing the eval")
+            return None
+        problem = identifier_problem(eval_id, "eval ID")
+        if problem:
+            self.problems.add(key_path, problem)
+            return None
+        reader = TableReader(
+            value, key_path, self.problems, _EVAL_KEYS, ("title", "profile", "payload")
+        )
+        start = len(self.problems.items)
+        title = reader.string("title")
+        profile = self.profile(reader, "profile", eval_id)
+        payload = self.payload(reader, eval_id)
+        pass_schema = self.schema(reader, "pass_schema")
+        fail_schema = self.schema(reader, "fail_schema")
+        variants = self.variants(reader, profile, eval_id)
+        if len(self.problems.items) > start:
+            return None
+        assert title is not None and profile is not None and payload is not None
+        return Eval(eval_id, title, profile, payload, pass_schema, fail_schema, variants)
+
+    def profile(self, parent: TableReader, key: str, eval_id: str) -> Profile | None:
+        table = parent.table_at(key)
+        if table is None:
+            return None
+        key_path = parent.path(key)
+        kind = table.get("kind")
+        if kind == "dependency":
+            self.problems.add(
+                join_key(key_path, "kind"),
+                "dependency evals are not supported by this version of artifactize",
+            )
+            return None
+        if kind not in PROFILE_KINDS:
+            TableReader(table, key_path, self.problems, ("kind",), ("kind",)).choice(
+                "kind", PROFILE_KINDS
+            )
+            return None
+        if kind == "human":
+            TableReader(table, key_path, self.problems, ("kind",))
+            return HumanProfile()
+        if kind == "runtime":
+            return self._runtime(table, key_path, eval_id)
+        return self._agent(table, key_path)
+
+    def _runtime(
+        self, table: Mapping[str, Any], key_path: str, eval_id: str
+    ) -> RuntimeProfile | None:
+        reader = TableReader(
+            table,
+            key_path,
+            self.problems,
+            ("kind", "command", "args", "timeout_ms"),
+            ("command", "args"),
+        )
+        start = len(self.problems.items)
+        command = reader.string("command", nonblank=False)
+        if command is not None and command_problem(command):
+            reader.fail("command", command_problem(command) or "")
+        args = reader.string_list("args")
+        for index, arg in enumerate(args or ()):
+            try:
+                operand = parse_operand(arg)
+            except TemplateError as exc:
+                reader.fail(f"args[{index}]", str(exc))
+                continue
+            if operand is not None:
+                self.references.append(
+                    Reference(
+                        operand.name,
+                        ReferenceUse.RUNTIME_ARGV,
+                        reader.path(f"args[{index}]"),
+                        eval_id,
+                        operand.suffix,
+                    )
+                )
+        timeout_ms = reader.timeout_ms() or RUNTIME_DEFAULT_TIMEOUT_MS
+        if len(self.problems.items) > start or command is None or args is None:
+            return None
+        return RuntimeProfile(command, args, timeout_ms)
+
+    def _agent(self, table: Mapping[str, Any], key_path: str) -> AgentProfile | None:
+        reader = TableReader(
+            table,
+            key_path,
+            self.problems,
+            ("kind", "backend", "model", "reasoning", "timeout_ms", "max_tool_calls", "max_tokens"),
+            ("backend", "model"),
+        )
+        start = len(self.problems.items)
+        backend = reader.string("backend")
+        if backend is not None and backend in REMOVED_BACKENDS:
+            reader.fail("backend", REMOVED_BACKENDS[backend])
+        elif backend is not None:
+            backend = reader.choice("backend", BACKENDS)
+        model = reader.string("model")
+        reasoning = None
+        if backend is not None and backend in REASONING:
+            reasoning = reader.choice("reasoning", REASONING[backend])
+        timeout_ms = reader.timeout_ms() or AGENT_DEFAULT_TIMEOUT_MS
+        max_tool_calls = reader.integer("max_tool_calls", 1, POSITIVE_INT_MAX)
+        max_tokens = reader.integer("max_tokens", 1, POSITIVE_INT_MAX)
+        if len(self.problems.items) > start or backend is None or model is None:
+            return None
+        return AgentProfile(backend, model, reasoning, timeout_ms, max_tool_calls, max_tokens)
+
+    def payload(self, reader: TableReader, eval_id: str) -> Mapping[str, Any] | None:
+        payload = reader.table_at("payload")
+        if payload is None:
+            return None
+        key_path = reader.path("payload")
+        if "instruction" not in payload:
+            self.problems.add(key_path, "missing required key `instruction`")
+            return None
+        instruction = payload["instruction"]
+        if not isinstance(instruction, str) or not instruction.strip():
+            self.problems.add(join_key(key_path, "instruction"), "must be a nonblank string")
+            return None
+        for name in instruction_references(instruction):
+            self.references.append(
+                Reference(
+                    name, ReferenceUse.INSTRUCTION, join_key(key_path, "instruction"), eval_id
+                )
+            )
+        return payload
+
+    def schema(self, reader: TableReader, key: str) -> Mapping[str, Any] | None:
+        if not reader.has(key):
+            return None
+        try:
+            admit_schema(reader.raw(key), require_object_root=False)
+        except SchemaError as exc:
+            reader.fail(key, str(exc))
+            return None
+        schema: Mapping[str, Any] = reader.raw(key)
+        return schema
+
+    def variants(
+        self, reader: TableReader, profile: Profile | None, eval_id: str
+    ) -> Mapping[str, Profile]:
+        table = reader.table_at("profile_variants")
+        if table is None:
+            return {}
+        if len(table) > PROFILE_VARIANTS_MAX:
+            reader.fail(
+                "profile_variants", f"at most {PROFILE_VARIANTS_MAX} variants, got {len(table)}"
+            )
+            return {}
+        variants_reader = TableReader(
+            table, reader.path("profile_variants"), self.problems, tuple(table)
+        )
+        variants: dict[str, Profile] = {}
+        for name in table:
+            problem = identifier_problem(name, "profile variant name")
+            if problem:
+                variants_reader.fail(name, problem)
+                continue
+            variant = self.profile(variants_reader, name, eval_id)
+            if variant is None:
+                continue
+            if profile is not None and variant.kind != profile.kind:
+                variants_reader.fail(
+                    name,
+                    f"a variant must keep the eval's kind `{profile.kind}`, got `{variant.kind}`",
+                )
+                continue
+            variants[name] = variant
+        return variants

@@ -1,0 +1,67 @@
+"""Configuration problems: every one names the file, the line when known, and the key path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong with the declarations, located as precisely as the source allows."""
+
+    file: str
+    line: int | None
+    key_path: str
+    message: str
+
+    def render(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        if self.key_path:
+            return f"{where}: {self.key_path}: {self.message}"
+        return f"{where}: {self.message}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "keyPath": self.key_path,
+            "message": self.message,
+        }
+
+
+class ConfigError(Exception):
+    """The workspace declarations are invalid. Carries every problem found, in file order."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems = tuple(sorted(problems, key=_sort_key))
+        super().__init__("\n".join(p.render() for p in self.problems))
+
+
+def _sort_key(problem: Problem) -> tuple[str, int, str]:
+    return (problem.file, problem.line if problem.line is not None else 0, problem.key_path)
+
+
+@dataclass
+class KeyProblems:
+    """Problems of one declaration, keyed by path; the file and lines are added on the way out."""
+
+    items: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, key_path: str, message: str) -> None:
+        self.items.append((key_path, message))
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+def join_key(parent: str, key: str | int) -> str:
+    """Extend a key path: ``evals`` + ``review`` -> ``evals.review``; indices as ``args[2]``."""
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    shown = key if _is_bare_key(key) else f'"{key}"'
+    return f"{parent}.{shown}" if parent else shown
+
+
+def _is_bare_key(key: str) -> bool:
+    return key != "" and all(ch.isascii() and (ch.isalnum() or ch in "_-") for ch in key)

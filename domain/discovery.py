@@ -1,0 +1,278 @@
+"""Discovery: walk the repository through pinned directory handles and read every ``.artf``.
+
+The walk is depth-first in sorted name order. ``index.artf`` declares its folder (which
+then owns every folder Artifact below it: nearest-folder children); ``NAME.ext.artf``
+declares the regular file beside it. ``.git``, ``node_modules`` and whatever the root
+``.artfignore`` lists are never entered, and directory symlinks are never followed.
+Discovery parses and validates each file on its own; cross-file rules live in
+``domain.workspace``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pathspec
+
+from domain.declarations.model import ArtifactKind, Declaration
+from domain.declarations.parse import parse_declaration
+from domain.diagnostics import ConfigError, KeyProblems, Problem
+from domain.logical_paths import logical_path_problem
+from domain.toml_source import KeyLocator, TomlSyntaxError, parse_toml, reject_non_json_values
+from ports.filesystem import (
+    DirectoryHandle,
+    DirEntry,
+    EntryKind,
+    FilesystemError,
+    FileTooLarge,
+)
+
+DECLARATION_MAX_BYTES = 8 * 1024 * 1024
+ARTFIGNORE_MAX_BYTES = 1024 * 1024
+FOLDER_DECLARATION = "index.artf"
+DECLARATION_SUFFIX = ".artf"
+IGNORE_FILE = ".artfignore"
+NEVER_ENTERED = frozenset({".git", "node_modules"})
+LEGACY_CONFIG = "artifactize.json"
+LEGACY_IGNORE = ".artifactizeignore"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A declaration's path and text, kept to point errors at lines after discovery."""
+
+    path: str
+    text: str
+
+    def locate(self, key_path: str, message: str) -> Problem:
+        line = KeyLocator(self.text).line_of(key_path) if key_path else None
+        return Problem(self.path, line, key_path, message)
+
+
+@dataclass(frozen=True)
+class DeclaredArtifact:
+    """An Artifact as one file declares it, before cross-file resolution."""
+
+    declaration: Declaration
+    source: SourceFile
+    path: str  # workspace-relative: the folder, or the file for a file Artifact
+    folder: str  # the working folder (the containing folder for a file Artifact)
+    target: str | None  # the file name of a file Artifact
+    owner: str | None  # workspace path of the nearest enclosing folder Artifact
+    folder_entries: frozenset[str]  # names in the working folder, for mount alias clashes
+
+    @property
+    def name(self) -> str:
+        return self.declaration.name
+
+    @property
+    def kind(self) -> ArtifactKind:
+        return self.declaration.kind
+
+
+@dataclass
+class Discovery:
+    root_path: str
+    artifacts: list[DeclaredArtifact] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def discover(root: DirectoryHandle, root_path: str) -> Discovery:
+    """Walk the workspace under ``root``; raises ``ConfigError`` with every problem found."""
+    result = Discovery(root_path)
+    ignore = _load_ignore(root, result)
+    _Walker(result, ignore).walk(root, "", None)
+    if not result.problems and not result.artifacts:
+        result.problems.append(
+            Problem(".", None, "", "Workspace must contain at least one .artf Artifact")
+        )
+    if result.problems:
+        raise ConfigError(result.problems)
+    return result
+
+
+def _load_ignore(root: DirectoryHandle, result: Discovery) -> pathspec.GitIgnoreSpec | None:
+    try:
+        entry = root.entry(IGNORE_FILE)
+    except FilesystemError:
+        return None
+    if entry.kind is not EntryKind.FILE:
+        return None  # a symlinked .artfignore is not followed: treated as absent
+    try:
+        text = root.read_file(IGNORE_FILE, ARTFIGNORE_MAX_BYTES).decode("utf-8")
+    except FileTooLarge:
+        result.problems.append(Problem(IGNORE_FILE, None, "", "exceeds 1 MiB"))
+        return None
+    except (FilesystemError, UnicodeDecodeError) as exc:
+        result.problems.append(Problem(IGNORE_FILE, None, "", f"cannot be read: {exc}"))
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+
+
+def _join(parent: str, name: str) -> str:
+    return f"{parent}/{name}" if parent else name
+
+
+class _Walker:
+    def __init__(self, result: Discovery, ignore: pathspec.GitIgnoreSpec | None) -> None:
+        self.result = result
+        self.ignore = ignore
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        if self.ignore is None:
+            return False
+        return bool(self.ignore.match_file(rel + "/" if is_dir else rel))
+
+    def problem(self, path: str, message: str) -> None:
+        self.result.problems.append(Problem(path, None, "", message))
+
+    def walk(self, handle: DirectoryHandle, rel: str, owner: str | None) -> None:
+        entries = handle.entries()
+        names = frozenset(e.name for e in entries)
+        by_name = {e.name: e for e in entries}
+        self._legacy_files(rel, by_name)
+        index = by_name.get(FOLDER_DECLARATION)
+        if index is not None and not self.ignored(_join(rel, FOLDER_DECLARATION), False):
+            declared = self._folder_artifact(handle, rel, owner, index, names)
+            if declared is not None or index.kind is EntryKind.FILE:
+                owner = rel
+        for entry in self._sidecars(rel, entries):
+            self._file_artifact(handle, rel, owner, entry, by_name, names)
+        for entry in entries:
+            if entry.kind is not EntryKind.DIRECTORY or entry.name in NEVER_ENTERED:
+                continue
+            child_rel = _join(rel, entry.name)
+            if self.ignored(child_rel, True):
+                continue
+            try:
+                with handle.open_directory(entry.name) as child:
+                    self.walk(child, child_rel, owner)
+            except FilesystemError as exc:
+                self.problem(child_rel, f"cannot be walked: {exc.message}")
+
+    def _legacy_files(self, rel: str, by_name: dict[str, DirEntry]) -> None:
+        legacy = by_name.get(LEGACY_CONFIG)
+        path = _join(rel, LEGACY_CONFIG)
+        if legacy is not None and legacy.kind is EntryKind.FILE and not self.ignored(path, False):
+            self.problem(path, "artifactize.json is no longer read; declare in index.artf (TOML)")
+        if rel == "" and LEGACY_IGNORE in by_name:
+            self.problem(LEGACY_IGNORE, "renamed to .artfignore")
+
+    def _sidecars(self, rel: str, entries: list[DirEntry]) -> Iterator[DirEntry]:
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(DECLARATION_SUFFIX) or name == FOLDER_DECLARATION:
+                continue
+            if entry.kind is EntryKind.DIRECTORY:
+                continue  # a folder named x.artf is walked, not parsed
+            if self.ignored(_join(rel, name), False):
+                continue
+            yield entry
+
+    def _read(self, handle: DirectoryHandle, rel: str, entry: DirEntry) -> SourceFile | None:
+        path = _join(rel, entry.name)
+        if entry.kind is not EntryKind.FILE:
+            self.problem(path, f"a declaration must be a regular file, not a {entry.kind.value}")
+            return None
+        try:
+            data = handle.read_file(entry.name, DECLARATION_MAX_BYTES)
+        except FileTooLarge:
+            self.problem(path, f"declaration exceeds {DECLARATION_MAX_BYTES // (1024 * 1024)} MiB")
+            return None
+        except FilesystemError as exc:
+            self.problem(path, f"cannot be read: {exc.message}")
+            return None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.problem(path, f"invalid TOML: not valid UTF-8 (byte {exc.start})")
+            return None
+        return SourceFile(path, text)
+
+    def _parse(
+        self, source: SourceFile, kind: ArtifactKind, target: str | None, is_root: bool
+    ) -> Declaration | None:
+        try:
+            document = parse_toml(source.text)
+        except TomlSyntaxError as exc:
+            column = f" (column {exc.column})" if exc.column is not None else ""
+            self.result.problems.append(
+                Problem(source.path, exc.line, "", f"invalid TOML: {exc.message}{column}")
+            )
+            return None
+        problems = KeyProblems()
+        reject_non_json_values(document, "", problems)
+        declaration = None
+        if not problems:
+            declaration = parse_declaration(
+                document, kind, target=target, is_root=is_root, problems=problems
+            )
+        if problems:
+            locator = KeyLocator(source.text)
+            for key_path, message in problems.items:
+                line = locator.line_of(key_path) if key_path else None
+                self.result.problems.append(Problem(source.path, line, key_path, message))
+            return None
+        return declaration
+
+    def _folder_artifact(
+        self,
+        handle: DirectoryHandle,
+        rel: str,
+        owner: str | None,
+        entry: DirEntry,
+        names: frozenset[str],
+    ) -> DeclaredArtifact | None:
+        source = self._read(handle, rel, entry)
+        if source is None:
+            return None
+        declaration = self._parse(source, ArtifactKind.FOLDER, None, rel == "")
+        if declaration is None:
+            return None
+        declared = DeclaredArtifact(declaration, source, rel, rel, None, owner, names)
+        self.result.artifacts.append(declared)
+        return declared
+
+    def _file_artifact(
+        self,
+        handle: DirectoryHandle,
+        rel: str,
+        owner: str | None,
+        entry: DirEntry,
+        by_name: dict[str, DirEntry],
+        names: frozenset[str],
+    ) -> None:
+        path = _join(rel, entry.name)
+        target = entry.name[: -len(DECLARATION_SUFFIX)]
+        problem = _sidecar_target_problem(target, by_name.get(target))
+        if problem is not None:
+            self.problem(path, problem)
+            return
+        source = self._read(handle, rel, entry)
+        if source is None:
+            return
+        declaration = self._parse(source, ArtifactKind.FILE, target, False)
+        if declaration is None:
+            return
+        self.result.artifacts.append(
+            DeclaredArtifact(declaration, source, _join(rel, target), rel, target, owner, names)
+        )
+
+
+def _sidecar_target_problem(target: str, entry: DirEntry | None) -> str | None:
+    if target.endswith(DECLARATION_SUFFIX):
+        return "a declaration cannot target another declaration (a name ending .artf.artf)"
+    if target == "":
+        return "a sidecar needs a target: name it after the file it declares (NAME.ext.artf)"
+    if ":" in target or logical_path_problem(target) is not None:
+        return f"the target name {target!r} is not a valid path"
+    if entry is None:
+        return f"declares the file {target!r}, which does not exist"
+    if entry.kind is EntryKind.SYMLINK:
+        return (
+            f"declares {target!r}, which is a symbolic link; a file Artifact must be a regular file"
+        )
+    if entry.kind is not EntryKind.FILE:
+        return f"declares {target!r}, which is a {entry.kind.value}, not a regular file"
+    return None

@@ -1,0 +1,245 @@
+"""The project graph: Artifacts, their evals and relations, and components in dependency order.
+
+Relations point from a consumer to an input. Cycles are allowed: each strongly connected
+component is reviewed as one unit, and components are ordered inputs-first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from domain.declarations.model import (
+    AgentProfile,
+    ArtifactsumFingerprint,
+    BuiltinAgentTool,
+    BuiltinHumanTool,
+    CommandAgentTool,
+    Eval,
+    NoFingerprint,
+    Profile,
+    RuntimeProfile,
+    ScriptFingerprint,
+)
+from domain.workspace import Artifact, Workspace, published_name
+
+
+def required_closure(workspace: Workspace, name: str) -> tuple[str, ...]:
+    """``name`` and every Artifact it consumes, transitively (cycle peers included)."""
+    workspace.artifact(name)
+    inputs = _inputs(workspace)
+    seen = [name]
+    for current in seen:
+        for item in inputs.get(current, ()):
+            if item not in seen:
+                seen.append(item)
+    return tuple(a for a in workspace.artifacts if a in seen)
+
+
+def _inputs(workspace: Workspace) -> dict[str, list[str]]:
+    inputs: dict[str, list[str]] = {}
+    for relation in workspace.relations:
+        targets = inputs.setdefault(relation.consumer, [])
+        if relation.input not in targets:
+            targets.append(relation.input)
+    return inputs
+
+
+def components(workspace: Workspace, names: Iterable[str]) -> list[list[str]]:
+    """Strongly connected components (Tarjan, iterative), inputs before consumers."""
+    selected = list(names)
+    allowed = set(selected)
+    inputs = {k: [v for v in vs if v in allowed] for k, vs in _inputs(workspace).items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    result: list[list[str]] = []
+    counter = 0
+    for start in selected:
+        if start in index:
+            continue
+        work: list[tuple[str, int]] = [(start, 0)]
+        while work:
+            node, position = work.pop()
+            if position == 0:
+                index[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(node)
+            successors = inputs.get(node, [])
+            if position < len(successors):
+                work.append((node, position + 1))
+                nxt = successors[position]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                order = {name: i for i, name in enumerate(selected)}
+                result.append(sorted(component, key=order.__getitem__))
+    return result
+
+
+def graph_report(workspace: Workspace, artifact: str | None = None) -> dict[str, Any]:
+    """The ``config graph`` document (camelCase JSON)."""
+    names = required_closure(workspace, artifact) if artifact else tuple(workspace.artifacts)
+    selected = set(names)
+    comps = components(workspace, names)
+    cyclic = {n for c in comps if len(c) > 1 for n in c}
+    return {
+        "root": workspace.root_path,
+        "selected": artifact,
+        "artifacts": [_artifact_json(workspace.artifact(n), workspace, n in cyclic) for n in names],
+        "relations": [
+            _drop_none(
+                {
+                    "consumer": r.consumer,
+                    "input": r.input,
+                    "kind": r.kind.value,
+                    "evalId": r.eval_id,
+                    "label": r.label or None,
+                }
+            )
+            for r in workspace.relations
+            if r.consumer in selected and r.input in selected
+        ],
+        "components": comps,
+    }
+
+
+def _artifact_json(artifact: Artifact, workspace: Workspace, in_cycle: bool) -> dict[str, Any]:
+    declaration = artifact.declaration
+    return {
+        "name": artifact.name,
+        "kind": artifact.kind.value,
+        "path": artifact.path,
+        "declaration": artifact.source.path,
+        "tags": list(declaration.tags),
+        "basis": declaration.basis,
+        "parent": artifact.parent,
+        "children": dict(artifact.children),
+        "mounts": dict(artifact.mounts),
+        "fingerprint": _fingerprint_json(artifact),
+        "inCycle": in_cycle,
+        "evals": [_eval_json(artifact, e, workspace) for e in artifact.evals],
+        "agentTools": [_agent_tool_json(artifact, t) for t in artifact.agent_tools],
+        "humanTools": [
+            {
+                "name": published_name(t.name, artifact.name),
+                "kind": t.kind,
+                **({"builtin": t.builtin} if isinstance(t, BuiltinHumanTool) else {}),
+            }
+            for t in artifact.human_tools
+        ],
+        "agentSessions": [published_name(s.name, artifact.name) for s in artifact.agent_sessions],
+    }
+
+
+def _fingerprint_json(artifact: Artifact) -> Mapping[str, Any] | bool:
+    fingerprint = artifact.declaration.fingerprint
+    if isinstance(fingerprint, NoFingerprint):
+        return False
+    if isinstance(fingerprint, ArtifactsumFingerprint):
+        return {
+            "kind": "artifactsum",
+            "files": list(fingerprint.files),
+            "ignore": list(fingerprint.ignore),
+        }
+    assert isinstance(fingerprint, ScriptFingerprint)
+    return {"kind": "script", "command": fingerprint.command, "args": list(fingerprint.args)}
+
+
+def _eval_json(artifact: Artifact, item: Eval, workspace: Workspace) -> dict[str, Any]:
+    qualified = f"{artifact.name}/{item.id}"
+    return {
+        "id": qualified,
+        "title": item.title,
+        "profile": profile_json(item.profile),
+        "references": list(workspace.eval_inputs.get(qualified, ())),
+        "variants": sorted(item.profile_variants),
+        "hasPassSchema": item.pass_schema is not None,
+        "hasFailSchema": item.fail_schema is not None,
+    }
+
+
+def profile_json(profile: Profile) -> dict[str, Any]:
+    if isinstance(profile, RuntimeProfile):
+        return {
+            "kind": "runtime",
+            "command": profile.command,
+            "args": list(profile.args),
+            "timeoutMs": profile.timeout_ms,
+        }
+    if isinstance(profile, AgentProfile):
+        return _drop_none(
+            {
+                "kind": "agent",
+                "backend": profile.backend,
+                "model": profile.model,
+                "reasoning": profile.reasoning,
+                "timeoutMs": profile.timeout_ms,
+                "maxToolCalls": profile.max_tool_calls,
+                "maxTokens": profile.max_tokens,
+            }
+        )
+    return {"kind": "human"}
+
+
+def _agent_tool_json(
+    artifact: Artifact, tool: BuiltinAgentTool | CommandAgentTool
+) -> dict[str, Any]:
+    base: dict[str, Any] = {"name": published_name(tool.name, artifact.name)}
+    if isinstance(tool, BuiltinAgentTool):
+        base["builtin"] = tool.builtin
+    else:
+        base["protocol"] = tool.protocol
+        if tool.session:
+            base["session"] = published_name(tool.session, artifact.name)
+    return base
+
+
+def _drop_none(value: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in value.items() if v is not None}
+
+
+def graph_text(report: Mapping[str, Any]) -> str:
+    """Human-readable ``config graph``: Artifacts with their evals, then relations."""
+    lines = ["Artifacts:"]
+    for artifact in report["artifacts"]:
+        marker = " [file]" if artifact["kind"] == "file" else ""
+        basis = " [basis]" if artifact["basis"] else ""
+        tags = f"  ({', '.join(artifact['tags'])})" if artifact["tags"] else ""
+        path = artifact["path"] or "."
+        lines.append(f"  {artifact['name']}{marker}{basis}  {path}{tags}")
+        for item in artifact["evals"]:
+            lines.append(f"    eval {item['id']} [{item['profile']['kind']}]  {item['title']}")
+        tools = [t["name"] for t in artifact["agentTools"]]
+        if tools:
+            lines.append(f"    agent tools: {', '.join(tools)}")
+        human = [t["name"] for t in artifact["humanTools"]]
+        if human:
+            lines.append(f"    human tools: {', '.join(human)}")
+    lines.append("Components (inputs first):")
+    for component in report["components"]:
+        cycle = "  (cycle)" if len(component) > 1 else ""
+        lines.append(f"  {' + '.join(component)}{cycle}")
+    lines.append("Relations (input -> consumer):")
+    if not report["relations"]:
+        lines.append("  (none)")
+    for relation in report["relations"]:
+        detail = relation.get("label") or relation.get("evalId") or ""
+        suffix = f" [{relation['kind']}{': ' + detail if detail else ''}]"
+        lines.append(f"  {relation['input']} -> {relation['consumer']}{suffix}")
+    return "\n".join(lines)

@@ -1,0 +1,97 @@
+"""Schema admission: compile owner JSON Schemas with no file or network resolution.
+
+``jsonschema`` resolves ``$ref`` lazily and would happily fetch a remote document at
+validation time. We refuse that when the declaration loads: every ``$ref`` must be a
+local fragment that resolves inside the schema itself, and the validator is built over a
+registry whose retrieval always fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.validators
+import referencing
+import referencing._core
+import referencing.exceptions
+from referencing.jsonschema import DRAFT202012
+
+from domain.text import compact_json, compact_json_size
+
+SCHEMA_MAX_BYTES = 8 * 1024 * 1024
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
+class SchemaError(ValueError):
+    """A schema that cannot be admitted; the message names the rule it breaks."""
+
+
+def _refuse_retrieval(uri: str) -> referencing.Resource[Any]:
+    raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+_NO_RETRIEVAL: referencing.Registry[Any] = referencing.Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
+
+
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+                yield value
+            elif key not in _DATA_KEYWORDS:
+                yield from _refs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _refs(item)
+
+
+def _check_local_ref(resolver: referencing._core.Resolver[Any], ref: str) -> None:
+    if not ref.startswith("#"):
+        raise SchemaError(f"$ref {ref!r} is not local; remote and file references are refused")
+    try:
+        resolver.lookup(ref)
+    except referencing.exceptions.Unresolvable:
+        raise SchemaError(f"$ref {ref!r} does not resolve inside the schema") from None
+
+
+def admit_schema(schema: Any, *, require_object_root: bool) -> None:
+    """Raise ``SchemaError`` unless ``schema`` is an admissible JSON Schema object."""
+    if not isinstance(schema, dict):
+        raise SchemaError("a schema must be a table (a JSON object)")
+    if require_object_root and schema.get("type") != "object":
+        raise SchemaError('the root must declare type = "object"')
+    if compact_json_size(schema) > SCHEMA_MAX_BYTES:
+        raise SchemaError(f"the schema exceeds {SCHEMA_MAX_BYTES // (1024 * 1024)} MiB")
+    _admit_cached(compact_json(schema))
+
+
+@lru_cache(maxsize=1024)
+def _admit_cached(canonical: str) -> None:
+    """Compiling is the expensive part; identical schemas across Artifacts compile once."""
+    schema = json.loads(canonical)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "the root"
+        raise SchemaError(f"invalid JSON Schema at {where}: {exc.message}") from None
+    resolver = _registry_for(schema).resolver(base_uri="")
+    for ref in _refs(schema):
+        _check_local_ref(resolver, ref)
+
+
+def _registry_for(schema: Mapping[str, Any]) -> referencing.Registry[Any]:
+    resource = referencing.Resource.from_contents(schema, default_specification=DRAFT202012)
+    registry: referencing.Registry[Any] = _NO_RETRIEVAL.with_resource(uri="", resource=resource)
+    return registry
+
+
+def compile_validator(schema: Mapping[str, Any]) -> Any:
+    """A validator for an admitted schema that can never fetch anything."""
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema, registry=_registry_for(schema))

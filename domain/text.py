@@ -1,0 +1,31 @@
+"""Text measures the seeds define in UTF-16 code units (like JavaScript's ``length``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def utf16_length(text: str) -> int:
+    """Length in UTF-16 code units: astral characters (above U+FFFF) count two."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def has_ascii_control(text: str) -> bool:
+    """True when the text holds an ASCII control character (U+0000-U+001F or U+007F)."""
+    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+
+
+def compact_json(value: Any) -> str:
+    """The one canonical compact JSON form: no spaces, non-ASCII kept, keys in given order."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def compact_json_size(value: Any) -> int:
+    """UTF-8 byte size of the compact JSON form, the unit of every JSON size limit."""
+    return len(compact_json(value).encode("utf-8"))
+
+
+def quote(text: str) -> str:
+    """Quote a user-supplied value for an error message, escaping controls and quotes."""
+    return json.dumps(text, ensure_ascii=False)

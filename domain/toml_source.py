@@ -1,0 +1,233 @@
+"""Parse a ``.artf`` TOML document and locate key paths in its source for error messages.
+
+``tomllib`` gives line numbers only for syntax errors, so a small scanner maps every key
+path it can see (tables, dotted keys, inline tables) to the line where it is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import math
+import re
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from domain.diagnostics import KeyProblems, join_key
+
+_SYNTAX_POSITION = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$")
+
+
+@dataclass(frozen=True)
+class TomlSyntaxError(Exception):
+    message: str
+    line: int | None
+    column: int | None
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """Parse TOML; raises ``TomlSyntaxError`` with the line and column tomllib gives."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = _SYNTAX_POSITION.match(str(exc))
+        if match is None:
+            raise TomlSyntaxError(str(exc), None, None) from None
+        raise TomlSyntaxError(match["msg"], int(match["line"]), int(match["col"])) from None
+
+
+def reject_non_json_values(value: Any, key_path: str, problems: KeyProblems) -> None:
+    """TOML dates, times and non-finite floats have no JSON form: refuse them anywhere."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            reject_non_json_values(item, join_key(key_path, key), problems)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            reject_non_json_values(item, join_key(key_path, index), problems)
+    elif isinstance(value, dt.date | dt.time):
+        problems.add(
+            key_path,
+            "TOML date/time values are not allowed (JSON has no equivalent); quote the value",
+        )
+    elif isinstance(value, float) and not math.isfinite(value):
+        problems.add(key_path, "inf and nan are not allowed (JSON has no equivalent)")
+
+
+# --- key locator -----------------------------------------------------------------------
+
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+class KeyLocator:
+    """Maps key paths (``evals.review.profile.timeout_ms``) to 1-based source lines."""
+
+    def __init__(self, text: str) -> None:
+        self._lines: dict[str, int] = {}
+        with contextlib.suppress(IndexError, ValueError):  # a line is a courtesy, not a must
+            _Scanner(text, self._lines).scan()
+
+    def line_of(self, key_path: str) -> int | None:
+        """The line of the longest prefix of ``key_path`` that the source spells out."""
+        path = _strip_indices(key_path)
+        while path:
+            if path in self._lines:
+                return self._lines[path]
+            cut = max(path.rfind("."), 0)
+            path = path[:cut]
+        return None
+
+
+def _strip_indices(key_path: str) -> str:
+    return re.sub(r"\[\d+\]", "", key_path)
+
+
+class _Scanner:
+    """A lenient tokenizer over TOML that tomllib has already accepted."""
+
+    def __init__(self, text: str, lines: dict[str, int]) -> None:
+        self.text = text
+        self.pos = 0
+        self.line = 1
+        self.lines = lines
+
+    def record(self, path: str, line: int) -> None:
+        self.lines.setdefault(path, line)
+
+    def scan(self) -> None:
+        table = ""
+        while self.pos < len(self.text):
+            self.skip_blank()
+            if self.pos >= len(self.text):
+                break
+            ch = self.text[self.pos]
+            if ch == "[":
+                table = self.header()
+            else:
+                self.key_value(table)
+
+    def skip_blank(self) -> None:
+        while self.pos < len(self.text):
+            ch = self.text[self.pos]
+            if ch == "\n":
+                self.line += 1
+                self.pos += 1
+            elif ch in " \t\r,":
+                self.pos += 1
+            elif ch == "#":
+                while self.pos < len(self.text) and self.text[self.pos] != "\n":
+                    self.pos += 1
+            else:
+                break
+
+    def header(self) -> str:
+        self.pos += 2 if self.text.startswith("[[", self.pos) else 1
+        start_line = self.line
+        path = self.dotted_key("")
+        self.skip_inline_space()
+        while self.pos < len(self.text) and self.text[self.pos] == "]":
+            self.pos += 1
+        self.record(path, start_line)
+        return path
+
+    def skip_inline_space(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos] in " \t":
+            self.pos += 1
+
+    def dotted_key(self, base: str) -> str:
+        path = base
+        while True:
+            self.skip_inline_space()
+            key = self.key_part()
+            path = join_key(path, key)
+            self.skip_inline_space()
+            if self.pos < len(self.text) and self.text[self.pos] == ".":
+                self.pos += 1
+                continue
+            return path
+
+    def key_part(self) -> str:
+        ch = self.text[self.pos]
+        if ch in "\"'":
+            return self.string_token()
+        match = _BARE.match(self.text, self.pos)
+        if match is None:
+            raise ValueError(f"unexpected {ch!r}")
+        self.pos = match.end()
+        return match.group()
+
+    def key_value(self, table: str) -> None:
+        line = self.line
+        path = self.dotted_key(table)
+        self.record(path, line)
+        self.skip_inline_space()
+        if self.pos < len(self.text) and self.text[self.pos] == "=":
+            self.pos += 1
+        self.value(path)
+
+    def value(self, path: str) -> None:
+        self.skip_blank()
+        ch = self.text[self.pos]
+        if ch == "{":
+            self.pos += 1
+            self.inline_table(path)
+        elif ch == "[":
+            self.pos += 1
+            self.array(path)
+        elif ch in "\"'":
+            self.string_token()
+        else:
+            while self.pos < len(self.text) and self.text[self.pos] not in ",]}\n#":
+                self.pos += 1
+
+    def inline_table(self, path: str) -> None:
+        while True:
+            self.skip_blank()
+            if self.text[self.pos] == "}":
+                self.pos += 1
+                return
+            self.key_value(path)
+
+    def array(self, path: str) -> None:
+        for _ in self._elements():
+            self.value(path)
+
+    def _elements(self) -> Iterator[None]:
+        while True:
+            self.skip_blank()
+            if self.text[self.pos] == "]":
+                self.pos += 1
+                return
+            yield None
+
+    def string_token(self) -> str:
+        quote_char = self.text[self.pos]
+        triple = self.text.startswith(quote_char * 3, self.pos)
+        delimiter = quote_char * 3 if triple else quote_char
+        self.pos += len(delimiter)
+        start = self.pos
+        while not self.text.startswith(delimiter, self.pos):
+            ch = self.text[self.pos]
+            if ch == "\\" and quote_char == '"':
+                self.pos += 2
+                continue
+            if ch == "\n":
+                self.line += 1
+            self.pos += 1
+        raw = self.text[start : self.pos]
+        self.pos += len(delimiter)
+        if triple:
+            while self.text.startswith(quote_char, self.pos):  # up to two extra quotes
+                self.pos += 1
+        return raw if quote_char == "'" else _unescape_basic(raw)
+
+
+def _unescape_basic(raw: str) -> str:
+    if "\\" not in raw:
+        return raw
+    try:
+        parsed: dict[str, str] = tomllib.loads(f'k = "{raw}"')
+        return parsed["k"]
+    except tomllib.TOMLDecodeError:
+        return raw

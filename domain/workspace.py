@@ -1,0 +1,328 @@
+"""The workspace: every Artifact, resolved against the others.
+
+Cross-file rules live here: globally unique names, nearest-folder children, mounts,
+``{name}`` references (a mount alias of the owner first, then a global Artifact name),
+the relations between Artifacts, and published tool names (``<name>_<artifactId>``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from domain.declarations.model import (
+    AgentSession,
+    AgentTool,
+    ArtifactKind,
+    ArtifactsumFingerprint,
+    Declaration,
+    Eval,
+    HumanTool,
+    Reference,
+    ReferenceUse,
+)
+from domain.diagnostics import ConfigError, Problem
+from domain.discovery import DeclaredArtifact, Discovery, SourceFile
+
+
+class RelationKind(enum.Enum):
+    CHILD = "child"
+    MOUNT = "mount"
+    INSTRUCTION = "instruction"
+    ARGV = "argv"
+
+
+@dataclass(frozen=True)
+class Relation:
+    """An edge from a consumer Artifact to one of its inputs."""
+
+    consumer: str
+    input: str
+    kind: RelationKind
+    eval_id: str | None = None
+    label: str = ""  # the child prefix or mount alias, when there is one
+
+
+@dataclass(frozen=True)
+class Artifact:
+    name: str
+    kind: ArtifactKind
+    path: str  # workspace-relative; "" is the workspace root
+    folder: str  # working folder: the folder itself, or a file Artifact's containing folder
+    target: str | None
+    declaration: Declaration
+    source: SourceFile
+    parent: str | None
+    children: Mapping[str, str]  # child prefix (e.g. "rules" or "a/b") -> Artifact name
+    mounts: Mapping[str, str]  # alias -> Artifact name
+
+    @property
+    def evals(self) -> tuple[Eval, ...]:
+        return self.declaration.evals
+
+    @property
+    def agent_tools(self) -> tuple[AgentTool, ...]:
+        return self.declaration.agent_tools
+
+    @property
+    def human_tools(self) -> tuple[HumanTool, ...]:
+        return self.declaration.human_tools
+
+    @property
+    def agent_sessions(self) -> tuple[AgentSession, ...]:
+        return self.declaration.agent_sessions
+
+    def eval(self, eval_id: str) -> Eval | None:
+        return next((e for e in self.evals if e.id == eval_id), None)
+
+
+@dataclass(frozen=True)
+class EvalRef:
+    artifact: Artifact
+    eval: Eval
+
+    @property
+    def qualified_id(self) -> str:
+        return f"{self.artifact.name}/{self.eval.id}"
+
+
+class UnknownName(LookupError):
+    """An Artifact or eval that the workspace does not declare."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root_path: str
+    artifacts: Mapping[str, Artifact]  # in discovery order (sorted walk)
+    relations: tuple[Relation, ...]
+    eval_inputs: Mapping[str, tuple[str, ...]]  # "artifact/eval" -> referenced Artifacts
+    dependency_gates: str
+
+    def artifact(self, name: str) -> Artifact:
+        try:
+            return self.artifacts[name]
+        except KeyError:
+            raise UnknownName(f"Unknown Artifact: {name}") from None
+
+    def evals(self) -> Iterator[EvalRef]:
+        for artifact in self.artifacts.values():
+            for item in artifact.evals:
+                yield EvalRef(artifact, item)
+
+    def find_eval(self, qualified_id: str) -> EvalRef:
+        artifact_name, _, eval_id = qualified_id.partition("/")
+        artifact = self.artifacts.get(artifact_name)
+        found = artifact.eval(eval_id) if artifact is not None and eval_id else None
+        if artifact is None or found is None:
+            raise UnknownName(f"Unknown eval: {qualified_id}")
+        return EvalRef(artifact, found)
+
+    def resolve_name(self, owner: Artifact, name: str) -> Artifact | None:
+        """``{name}`` as ``owner`` writes it: a mount alias first, then a global name."""
+        target = owner.mounts.get(name, name)
+        return self.artifacts.get(target)
+
+
+def build_workspace(discovery: Discovery) -> Workspace:
+    """Resolve discovered declarations; raises ``ConfigError`` with every cross-file problem."""
+    return _Builder(discovery).build()
+
+
+def published_name(tool_name: str, artifact_name: str) -> str:
+    """The name a tool is published under: ``<name>_<artifactId>``."""
+    return f"{tool_name}_{artifact_name}"
+
+
+class _Builder:
+    def __init__(self, discovery: Discovery) -> None:
+        self.discovery = discovery
+        self.problems: list[Problem] = []
+        self.declared: dict[str, DeclaredArtifact] = {}
+        self.relations: list[Relation] = []
+
+    def fail(self, declared: DeclaredArtifact, key_path: str, message: str) -> None:
+        self.problems.append(declared.source.locate(key_path, message))
+
+    def build(self) -> Workspace:
+        self._unique_names()
+        children, parents = self._children()
+        for declared in self.declared.values():
+            self._check_mounts(declared)
+        artifacts = {
+            name: Artifact(
+                name=name,
+                kind=d.kind,
+                path=d.path,
+                folder=d.folder,
+                target=d.target,
+                declaration=d.declaration,
+                source=d.source,
+                parent=parents.get(name),
+                children=children.get(name, {}),
+                mounts=d.declaration.mounts,
+            )
+            for name, d in self.declared.items()
+        }
+        eval_inputs = self._references(artifacts)
+        for artifact in artifacts.values():
+            self._check_fingerprint_scope(artifact)
+        self._check_published_names(artifacts)
+        if self.problems:
+            raise ConfigError(self.problems)
+        root = next(
+            (a for a in artifacts.values() if a.path == "" and a.kind is ArtifactKind.FOLDER), None
+        )
+        gates = (root.declaration.dependency_gates if root else None) or "green"
+        return Workspace(
+            self.discovery.root_path, artifacts, tuple(self.relations), eval_inputs, gates
+        )
+
+    def _unique_names(self) -> None:
+        for declared in self.discovery.artifacts:
+            first = self.declared.get(declared.name)
+            if first is not None:
+                self.fail(
+                    declared,
+                    "name",
+                    f"Artifact name `{declared.name}` is already declared by {first.source.path}; "
+                    "names are unique across the workspace",
+                )
+                continue
+            self.declared[declared.name] = declared
+
+    def _children(self) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+        """Nearest-folder ownership: a folder Artifact is a child of the closest one above."""
+        by_folder = {
+            d.path: d.name for d in self.declared.values() if d.kind is ArtifactKind.FOLDER
+        }
+        children: dict[str, dict[str, str]] = {}
+        parents: dict[str, str] = {}
+        for declared in self.declared.values():
+            if declared.kind is not ArtifactKind.FOLDER or declared.owner is None:
+                continue  # file Artifacts are never children
+            parent = by_folder.get(declared.owner)
+            if parent is None:
+                continue
+            prefix = declared.path[len(declared.owner) + 1 :] if declared.owner else declared.path
+            children.setdefault(parent, {})[prefix] = declared.name
+            parents[declared.name] = parent
+            self.relations.append(Relation(parent, declared.name, RelationKind.CHILD, label=prefix))
+        return children, parents
+
+    def _check_mounts(self, declared: DeclaredArtifact) -> None:
+        for alias, target in declared.declaration.mounts.items():
+            key_path = f"mounts.{alias}"
+            if target not in self.declared:
+                self.fail(declared, key_path, f"mounts unknown Artifact `{target}`")
+            elif target == declared.name:
+                self.fail(declared, key_path, "an Artifact cannot mount itself")
+            elif declared.kind is ArtifactKind.FOLDER and alias in declared.folder_entries:
+                self.fail(
+                    declared,
+                    key_path,
+                    f"mount alias `{alias}` clashes with the entry `{alias}` in the folder; "
+                    "rename the alias",
+                )
+            elif alias in self.declared and alias != target:
+                self.fail(
+                    declared,
+                    key_path,
+                    f"mount alias `{alias}` is also the name of another Artifact; "
+                    f"`{{{alias}}}` would be ambiguous",
+                )
+            else:
+                self.relations.append(
+                    Relation(declared.name, target, RelationKind.MOUNT, label=alias)
+                )
+
+    def _references(self, artifacts: Mapping[str, Artifact]) -> dict[str, tuple[str, ...]]:
+        inputs: dict[str, list[str]] = {}
+        for artifact in artifacts.values():
+            for item in artifact.evals:
+                inputs[f"{artifact.name}/{item.id}"] = []
+            for reference in artifact.declaration.references:
+                resolved = self._resolve(artifacts, artifact, reference)
+                if resolved is None or reference.eval_id is None:
+                    continue
+                if reference.use not in (ReferenceUse.INSTRUCTION, ReferenceUse.RUNTIME_ARGV):
+                    continue
+                listed = inputs[f"{artifact.name}/{reference.eval_id}"]
+                if resolved.name not in listed:
+                    listed.append(resolved.name)
+                if resolved.name != artifact.name:
+                    kind = (
+                        RelationKind.INSTRUCTION
+                        if reference.use is ReferenceUse.INSTRUCTION
+                        else RelationKind.ARGV
+                    )
+                    relation = Relation(artifact.name, resolved.name, kind, reference.eval_id)
+                    if relation not in self.relations:
+                        self.relations.append(relation)
+        return {key: tuple(names) for key, names in inputs.items()}
+
+    def _resolve(
+        self, artifacts: Mapping[str, Artifact], owner: Artifact, reference: Reference
+    ) -> Artifact | None:
+        target = artifacts.get(owner.mounts.get(reference.name, reference.name))
+        declared = self.declared[owner.name]
+        if target is None:
+            self.fail(
+                declared,
+                reference.key_path,
+                f"`{{{reference.name}}}` names no Artifact and no mount alias of `{owner.name}`",
+            )
+            return None
+        if target.kind is ArtifactKind.FILE and reference.suffix:
+            self.fail(
+                declared,
+                reference.key_path,
+                f"`{{{reference.name}}}` is a file Artifact; a reference to it takes no /path suffix",
+            )
+            return None
+        return target
+
+    def _check_fingerprint_scope(self, artifact: Artifact) -> None:
+        fingerprint = artifact.declaration.fingerprint
+        if artifact.kind is not ArtifactKind.FOLDER or not isinstance(
+            fingerprint, ArtifactsumFingerprint
+        ):
+            return
+        for index, path in enumerate(fingerprint.files):
+            first = path.split("/", 1)[0]
+            entered = next(
+                (p for p in artifact.children if path == p or path.startswith(p + "/")), None
+            )
+            if first in artifact.mounts:
+                message = f"{path!r} enters the mount `{first}`; fingerprint only the owner's files"
+            elif entered is not None:
+                message = (
+                    f"{path!r} enters the child Artifact `{artifact.children[entered]}`; "
+                    "it is fingerprinted on its own"
+                )
+            else:
+                continue
+            self.fail(self.declared[artifact.name], f"fingerprint.files[{index}]", message)
+
+    def _check_published_names(self, artifacts: Mapping[str, Artifact]) -> None:
+        views: tuple[tuple[str, Callable[[Artifact], list[str]]], ...] = (
+            ("agent_tools", lambda a: [t.name for t in a.agent_tools]),
+            ("human_tools", lambda a: [t.name for t in a.human_tools]),
+            ("agent_sessions", lambda a: [s.name for s in a.agent_sessions]),
+        )
+        for view, names_of in views:
+            seen: dict[str, tuple[Artifact, str]] = {}
+            for artifact in artifacts.values():
+                for name in names_of(artifact):
+                    published = published_name(name, artifact.name)
+                    first = seen.get(published)
+                    if first is None:
+                        seen[published] = (artifact, name)
+                        continue
+                    other, other_name = first
+                    self.fail(
+                        self.declared[artifact.name],
+                        f"views.{view}.{name}",
+                        f"Artifact tool names collide: {published} (also published by "
+                        f"`views.{view}.{other_name}` of {other.source.path})",
+                    )

@@ -1,0 +1,109 @@
+"""Filesystem port: directories pinned by an open handle, walked one component at a time.
+
+The domain never names a physical path below the workspace root. It opens the root once
+and then asks each pinned directory for single entry names, so a path can never be
+re-resolved (and redirected by a swapped symlink) after it was checked.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Protocol
+
+
+class EntryKind(enum.Enum):
+    FILE = "file"
+    DIRECTORY = "directory"
+    SYMLINK = "symlink"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class DirEntry:
+    """One entry of a pinned directory, classified without following symlinks."""
+
+    name: str
+    kind: EntryKind
+
+
+class FilesystemError(Exception):
+    """A refused or failed filesystem access. ``name`` is the entry that was asked for."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+        self.message = message
+
+
+class EntryNotFound(FilesystemError):
+    """The entry does not exist."""
+
+
+class SymlinkRefused(FilesystemError):
+    """The entry is a symbolic link; links are never followed."""
+
+
+class NotRegularFile(FilesystemError):
+    """The entry exists but is not a regular file (a directory, FIFO, socket, device)."""
+
+
+class NotADirectory(FilesystemError):
+    """The entry exists but is not a directory."""
+
+
+class FileTooLarge(FilesystemError):
+    """The file holds more bytes than the caller allowed."""
+
+    def __init__(self, name: str, message: str, limit: int) -> None:
+        super().__init__(name, message)
+        self.limit = limit
+
+
+class DirectoryHandle(Protocol):
+    """A directory held open by the adapter; every method takes single entry names."""
+
+    @property
+    def physical_path(self) -> str:
+        """The canonical physical path this handle was opened at (for display and envelopes)."""
+        ...
+
+    def entries(self) -> list[DirEntry]:
+        """Every entry of the directory, sorted by name, classified without following links."""
+        ...
+
+    def entry(self, name: str) -> DirEntry:
+        """Classify one entry without following it; raises ``EntryNotFound`` when absent."""
+        ...
+
+    def open_directory(self, name: str) -> DirectoryHandle:
+        """Open a child directory without following a symlink."""
+        ...
+
+    def read_file(self, name: str, max_bytes: int) -> bytes:
+        """Read a regular file (never a link or special file) of at most ``max_bytes``."""
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> DirectoryHandle: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+class Filesystem(Protocol):
+    """Opens workspace roots. The only place a user-given path string is resolved."""
+
+    def canonical_directory(self, path: str) -> str:
+        """Canonical absolute form of a user-given directory path (``--repo``)."""
+        ...
+
+    def open_root(self, canonical_path: str) -> DirectoryHandle:
+        """Pin the directory at an already canonical absolute path."""
+        ...

@@ -1,0 +1,419 @@
+"""Hostile tests of the POSIX adapter on real files: links, FIFOs, swaps and leaks.
+
+The shared behaviour (also checked against the in-memory fake) lives in
+``tests/unit/test_memory_filesystem.py``; this file covers what only a real kernel can show.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from adapters import posix_filesystem
+from adapters.posix_filesystem import PosixDirectoryHandle, PosixFilesystem
+from ports.filesystem import (
+    DirEntry,
+    EntryKind,
+    EntryNotFound,
+    FilesystemError,
+    FileTooLarge,
+    NotADirectory,
+    NotRegularFile,
+    SymlinkRefused,
+)
+
+T = TypeVar("T")
+
+PROC_FD = Path("/proc/self/fd")
+
+
+def run_with_timeout(call: Callable[[], T], timeout: float = 5.0) -> T:
+    """Run ``call`` in a daemon thread so a blocking open fails the test instead of hanging it."""
+    values: list[T] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            values.append(call())
+        except BaseException as err:
+            errors.append(err)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), "the call blocked"
+    if errors:
+        raise errors[0]
+    return values[0]
+
+
+def open_fd_count() -> int:
+    return len(os.listdir(PROC_FD))
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A directory next to the workspace, holding what links must never reach."""
+    path = tmp_path / "outside"
+    path.mkdir()
+    (path / "secret.txt").write_bytes(b"secret")
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, outside: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "index.artf").write_bytes(b"name = 'x'")
+    (root / "docs").mkdir()
+    (root / "docs" / "index.artf").write_bytes(b"docs")
+    (root / "other").mkdir()
+    os.symlink(outside / "secret.txt", root / "secret_link")
+    os.symlink(outside, root / "outside_link")
+    os.symlink("docs", root / "inside_dir_link")
+    os.symlink("index.artf", root / "inside_file_link")
+    os.mkfifo(root / "fifo")
+    return root
+
+
+@pytest.fixture
+def root(workspace: Path) -> Iterator[PosixDirectoryHandle]:
+    fs = PosixFilesystem()
+    with fs.open_root(fs.canonical_directory(str(workspace))) as handle:
+        yield handle
+
+
+# --- links ---------------------------------------------------------------------------------
+
+
+def test_symlink_to_a_file_outside_is_refused_on_read(root: PosixDirectoryHandle) -> None:
+    with pytest.raises(SymlinkRefused) as caught:
+        root.read_file("secret_link", 1000)
+    assert "links are never followed" in caught.value.message
+    assert caught.value.message.startswith(f"`{root.physical_path}/secret_link`")
+
+
+def test_symlink_to_a_directory_outside_is_refused(root: PosixDirectoryHandle) -> None:
+    with pytest.raises(SymlinkRefused):
+        root.open_directory("outside_link")
+
+
+def test_symlinks_pointing_inside_the_root_are_still_refused(root: PosixDirectoryHandle) -> None:
+    with pytest.raises(SymlinkRefused):
+        root.open_directory("inside_dir_link")
+    with pytest.raises(SymlinkRefused):
+        root.read_file("inside_file_link", 1000)
+    with pytest.raises(SymlinkRefused):
+        root.read_file("inside_dir_link", 1000)
+
+
+def test_the_kernel_refusal_of_a_directory_link_maps_to_symlink_refused(
+    root: PosixDirectoryHandle, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link appearing between the stat and the open gives ENOTDIR; it must still read as
+    a refused link, not as 'not a directory'."""
+    real_lstat = posix_filesystem._lstat_entry
+    directory_stat = os.stat(workspace / "docs")
+    calls: list[str] = []
+
+    def stale_then_real(dir_fd: int, name: str) -> os.stat_result:
+        calls.append(name)
+        return directory_stat if len(calls) == 1 else real_lstat(dir_fd, name)
+
+    monkeypatch.setattr(posix_filesystem, "_lstat_entry", stale_then_real)
+    with pytest.raises(SymlinkRefused):
+        root.open_directory("inside_dir_link")
+    assert calls == ["inside_dir_link", "inside_dir_link"]
+
+
+# --- special files -------------------------------------------------------------------------
+
+
+def test_fifo_read_is_refused_without_blocking(root: PosixDirectoryHandle) -> None:
+    with pytest.raises(NotRegularFile):
+        run_with_timeout(lambda: root.read_file("fifo", 1000))
+
+
+def test_fifo_open_directory_is_refused_without_blocking(root: PosixDirectoryHandle) -> None:
+    with pytest.raises(NotADirectory):
+        run_with_timeout(lambda: root.open_directory("fifo"))
+
+
+def test_fifo_swapped_in_after_the_check_is_refused_by_fstat(
+    root: PosixDirectoryHandle, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The no-follow stat said 'regular file', then a FIFO took its place: the non-blocking
+    open succeeds and only the fstat stands between us and a read that would hang."""
+    regular_stat = os.stat(workspace / "index.artf")
+    monkeypatch.setattr(posix_filesystem, "_lstat_entry", lambda dir_fd, name: regular_stat)
+    before = open_fd_count()
+    with pytest.raises(NotRegularFile):
+        run_with_timeout(lambda: root.read_file("fifo", 1000))
+    assert open_fd_count() == before
+
+
+def test_socket_is_classified_other_and_refused(tmp_path: Path) -> None:
+    short = Path(os.path.realpath(tmp_path)) / "s"
+    short.mkdir()
+    path = short / "sock"
+    if len(os.fsencode(path)) >= 100:
+        pytest.skip("tmp_path too long for an AF_UNIX socket path")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        with PosixFilesystem().open_root(str(short)) as handle:
+            assert handle.entry("sock") == DirEntry("sock", EntryKind.OTHER)
+            with pytest.raises(NotRegularFile):
+                run_with_timeout(lambda: handle.read_file("sock", 10))
+
+
+def test_a_directory_is_not_read_as_a_file(root: PosixDirectoryHandle) -> None:
+    with pytest.raises(NotRegularFile):
+        root.read_file("docs", 1000)
+
+
+# --- sizes ---------------------------------------------------------------------------------
+
+
+def test_read_file_limit_is_exact(root: PosixDirectoryHandle, workspace: Path) -> None:
+    (workspace / "data").write_bytes(b"x" * 100)
+    assert root.read_file("data", 100) == b"x" * 100
+    with pytest.raises(FileTooLarge) as caught:
+        root.read_file("data", 99)
+    assert caught.value.limit == 99
+    assert caught.value.name == "data"
+
+
+def test_read_file_larger_than_one_chunk(root: PosixDirectoryHandle, workspace: Path) -> None:
+    data = os.urandom((3 << 20) + 17)
+    (workspace / "big").write_bytes(data)
+    assert root.read_file("big", len(data)) == data
+    with pytest.raises(FileTooLarge):
+        root.read_file("big", len(data) - 1)
+
+
+def test_empty_file_with_zero_limit(root: PosixDirectoryHandle, workspace: Path) -> None:
+    (workspace / "empty").write_bytes(b"")
+    assert root.read_file("empty", 0) == b""
+
+
+# --- listing -------------------------------------------------------------------------------
+
+
+def test_entries_are_sorted_and_classified(root: PosixDirectoryHandle) -> None:
+    assert root.entries() == [
+        DirEntry("docs", EntryKind.DIRECTORY),
+        DirEntry("fifo", EntryKind.OTHER),
+        DirEntry("index.artf", EntryKind.FILE),
+        DirEntry("inside_dir_link", EntryKind.SYMLINK),
+        DirEntry("inside_file_link", EntryKind.SYMLINK),
+        DirEntry("other", EntryKind.DIRECTORY),
+        DirEntry("outside_link", EntryKind.SYMLINK),
+        DirEntry("secret_link", EntryKind.SYMLINK),
+    ]
+
+
+def test_open_root_entries_match_listdir(workspace: Path) -> None:
+    fs = PosixFilesystem()
+    canonical = fs.canonical_directory(str(workspace))
+    with fs.open_root(canonical) as handle:
+        assert handle.physical_path == canonical
+        assert [entry.name for entry in handle.entries()] == sorted(os.listdir(canonical))
+
+
+def test_names_that_are_not_utf8_are_kept_as_given(root: PosixDirectoryHandle) -> None:
+    raw = os.fsencode(root.physical_path) + b"/\xff.txt"
+    fd = os.open(raw, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, b"odd")
+    finally:
+        os.close(fd)
+    name = os.fsdecode(b"\xff.txt")
+    assert DirEntry(name, EntryKind.FILE) in root.entries()
+    assert root.read_file(name, 10) == b"odd"
+
+
+def test_entries_see_changes_on_every_call(root: PosixDirectoryHandle, workspace: Path) -> None:
+    """scandir on a descriptor dups and rewinds it, so a second listing is fresh and full."""
+    first = root.entries()
+    (workspace / "new").write_bytes(b"")
+    assert root.entries() == sorted([*first, DirEntry("new", EntryKind.FILE)], key=_name)
+
+
+def _name(entry: DirEntry) -> str:
+    return entry.name
+
+
+# --- names ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "../repo", "docs/", "a\0b"])
+def test_names_must_be_single_components(root: PosixDirectoryHandle, name: str) -> None:
+    with pytest.raises(ValueError):
+        root.open_directory(name)
+    with pytest.raises(ValueError):
+        root.read_file(name, 10)
+    with pytest.raises(ValueError):
+        root.entry(name)
+
+
+# --- swaps ---------------------------------------------------------------------------------
+
+
+def test_directory_swapped_for_a_symlink_after_the_parent_was_opened(
+    root: PosixDirectoryHandle, workspace: Path, outside: Path
+) -> None:
+    os.rename(workspace / "docs", workspace / "docs.old")
+    os.symlink(outside, workspace / "docs")
+    with pytest.raises(SymlinkRefused):
+        root.open_directory("docs")
+    with pytest.raises(SymlinkRefused):
+        root.read_file("docs", 10)
+
+
+def test_pinned_child_keeps_its_directory_after_a_swap(
+    root: PosixDirectoryHandle, workspace: Path, outside: Path
+) -> None:
+    with root.open_directory("docs") as docs:
+        os.rename(workspace / "docs", workspace / "docs.old")
+        os.symlink(outside, workspace / "docs")
+        assert docs.entries() == [DirEntry("index.artf", EntryKind.FILE)]
+        assert docs.read_file("index.artf", 10) == b"docs"
+        with pytest.raises(EntryNotFound):
+            docs.read_file("secret.txt", 10)
+
+
+def test_directory_replaced_between_stat_and_open_is_refused(
+    root: PosixDirectoryHandle, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the opened inode is not the one that was checked, refuse rather than trust it."""
+    other_stat = os.stat(workspace / "other")
+    monkeypatch.setattr(posix_filesystem, "_lstat_entry", lambda dir_fd, name: other_stat)
+    before = open_fd_count()
+    with pytest.raises(FilesystemError, match="changed while it was being opened"):
+        root.open_directory("docs")
+    assert open_fd_count() == before
+
+
+# --- roots ---------------------------------------------------------------------------------
+
+
+def test_canonical_directory_follows_links_once(tmp_path: Path, workspace: Path) -> None:
+    os.symlink(workspace, tmp_path / "alias")
+    fs = PosixFilesystem()
+    canonical = fs.canonical_directory(str(tmp_path / "alias"))
+    assert canonical == os.path.realpath(workspace)
+    with fs.open_root(canonical) as handle:
+        assert handle.entry("docs").kind is EntryKind.DIRECTORY
+
+
+def test_canonical_directory_resolves_relative_paths(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workspace)
+    assert PosixFilesystem().canonical_directory("docs") == os.path.realpath(workspace / "docs")
+
+
+def test_canonical_directory_errors_name_the_path(workspace: Path) -> None:
+    fs = PosixFilesystem()
+    with pytest.raises(EntryNotFound, match="missing"):
+        fs.canonical_directory(str(workspace / "missing"))
+    with pytest.raises(NotADirectory, match=r"index\.artf"):
+        fs.canonical_directory(str(workspace / "index.artf"))
+    with pytest.raises(FilesystemError, match="Cannot open"):
+        fs.canonical_directory(str(workspace / "index.artf" / "x"))
+
+
+def test_open_root_refuses_a_link_planted_in_the_path(tmp_path: Path, workspace: Path) -> None:
+    os.symlink(workspace, tmp_path / "alias")
+    with pytest.raises(SymlinkRefused) as caught:
+        PosixFilesystem().open_root(os.path.realpath(tmp_path) + "/alias/docs")
+    assert caught.value.name == "alias"
+
+
+def test_open_root_of_the_filesystem_root() -> None:
+    with PosixFilesystem().open_root("/") as handle:
+        assert handle.physical_path == "/"
+        assert [entry.name for entry in handle.entries()] == sorted(os.listdir("/"))
+
+
+# --- descriptors ---------------------------------------------------------------------------
+
+
+def _descriptors_of(path: str) -> list[int]:
+    found = []
+    for name in os.listdir(PROC_FD):
+        try:
+            if os.readlink(PROC_FD / name) == path:
+                found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not PROC_FD.is_dir(), reason="needs /proc/self/fd")
+def test_descriptors_are_close_on_exec(root: PosixDirectoryHandle) -> None:
+    descriptors = _descriptors_of(root.physical_path)
+    assert descriptors
+    assert not any(os.get_inheritable(fd) for fd in descriptors)
+
+
+@pytest.mark.skipif(not PROC_FD.is_dir(), reason="needs /proc/self/fd")
+def test_close_releases_the_descriptor(workspace: Path) -> None:
+    fs = PosixFilesystem()
+    canonical = fs.canonical_directory(str(workspace))
+    handle = fs.open_root(canonical)
+    assert len(_descriptors_of(canonical)) == 1
+    handle.close()
+    handle.close()
+    assert _descriptors_of(canonical) == []
+
+
+@pytest.mark.skipif(not PROC_FD.is_dir(), reason="needs /proc/self/fd")
+def test_no_descriptor_leaks_over_many_cycles(workspace: Path) -> None:
+    fs = PosixFilesystem()
+    canonical = fs.canonical_directory(str(workspace))
+    before = open_fd_count()
+    for _ in range(1000):
+        with fs.open_root(canonical) as handle, handle.open_directory("docs") as docs:
+            docs.entries()
+            docs.read_file("index.artf", 100)
+            handle.entry("fifo")
+    assert open_fd_count() == before
+
+
+@pytest.mark.skipif(not PROC_FD.is_dir(), reason="needs /proc/self/fd")
+def test_no_descriptor_leaks_on_error_paths(workspace: Path) -> None:
+    fs = PosixFilesystem()
+    canonical = fs.canonical_directory(str(workspace))
+    (workspace / "big").write_bytes(b"x" * 100)
+    failing: list[tuple[Callable[[PosixDirectoryHandle], object], type[Exception]]] = [
+        (lambda h: h.read_file("secret_link", 10), SymlinkRefused),
+        (lambda h: h.read_file("fifo", 10), NotRegularFile),
+        (lambda h: h.read_file("docs", 10), NotRegularFile),
+        (lambda h: h.read_file("big", 10), FileTooLarge),
+        (lambda h: h.read_file("missing", 10), EntryNotFound),
+        (lambda h: h.open_directory("inside_dir_link"), SymlinkRefused),
+        (lambda h: h.open_directory("index.artf"), NotADirectory),
+        (lambda h: h.open_directory("fifo"), NotADirectory),
+        (lambda h: h.open_directory("missing"), EntryNotFound),
+        (lambda h: h.open_directory(".."), ValueError),
+    ]
+    before = open_fd_count()
+    for _ in range(100):
+        with fs.open_root(canonical) as handle:
+            for call, error in failing:
+                with pytest.raises(error):
+                    call(handle)
+        with pytest.raises(SymlinkRefused):
+            fs.open_root(canonical + "/inside_dir_link")
+        with pytest.raises(EntryNotFound):
+            fs.open_root(canonical + "/missing")
+        with pytest.raises(NotADirectory):
+            fs.open_root(canonical + "/index.artf")
+    assert open_fd_count() == before
