@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -63,5 +64,9 @@ def join_key(parent: str, key: str | int) -> str:
     return f"{parent}.{shown}" if parent else shown
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def _is_bare_key(key: str) -> bool:
-    return key != "" and all(ch.isascii() and (ch.isalnum() or ch in "_-") for ch in key)
+    """A TOML bare key: nonempty ASCII letters, digits, ``_`` and ``-``."""
+    return _BARE_KEY.fullmatch(key) is not None

@@ -155,9 +155,13 @@ class _Walker:
         legacy = by_name.get(LEGACY_CONFIG)
         path = _join(rel, LEGACY_CONFIG)
         if legacy is not None and legacy.kind is EntryKind.FILE and not self.ignored(path, False):
-            self.problem(path, "artifactize.json is no longer read; declare in index.artf (TOML)")
+            self.problem(
+                path, "this file is no longer read; declare the Artifact in index.artf (TOML)"
+            )
         if rel == "" and LEGACY_IGNORE in by_name:
-            self.problem(LEGACY_IGNORE, "renamed to .artfignore")
+            self.problem(
+                LEGACY_IGNORE, "renamed to .artfignore; rename this file, it is no longer read"
+            )
 
     def _sidecars(self, rel: str, entries: list[DirEntry]) -> Iterator[DirEntry]:
         for entry in entries:
@@ -173,7 +177,9 @@ class _Walker:
     def _read(self, handle: DirectoryHandle, rel: str, entry: DirEntry) -> SourceFile | None:
         path = _join(rel, entry.name)
         if entry.kind is not EntryKind.FILE:
-            self.problem(path, f"a declaration must be a regular file, not a {entry.kind.value}")
+            self.problem(
+                path, f"a declaration must be a regular file, not {_kind_text(entry.kind)}"
+            )
             return None
         try:
             data = handle.read_file(entry.name, DECLARATION_MAX_BYTES)
@@ -274,5 +280,15 @@ def _sidecar_target_problem(target: str, entry: DirEntry | None) -> str | None:
             f"declares {target!r}, which is a symbolic link; a file Artifact must be a regular file"
         )
     if entry.kind is not EntryKind.FILE:
-        return f"declares {target!r}, which is a {entry.kind.value}, not a regular file"
+        return f"declares {target!r}, which is {_kind_text(entry.kind)}, not a regular file"
     return None
+
+
+def _kind_text(kind: EntryKind) -> str:
+    """``EntryKind`` as a message says it: "a directory", "a special file (FIFO, ...)"."""
+    return {
+        EntryKind.FILE: "a regular file",
+        EntryKind.DIRECTORY: "a directory",
+        EntryKind.SYMLINK: "a symbolic link",
+        EntryKind.OTHER: "a special file (a FIFO, socket or device)",
+    }[kind]

@@ -28,11 +28,13 @@ def required_closure(workspace: Workspace, name: str) -> tuple[str, ...]:
     """``name`` and every Artifact it consumes, transitively (cycle peers included)."""
     workspace.artifact(name)
     inputs = _inputs(workspace)
-    seen = [name]
-    for current in seen:
-        for item in inputs.get(current, ()):
+    seen = {name}
+    pending = [name]
+    while pending:
+        for item in inputs.get(pending.pop(), ()):
             if item not in seen:
-                seen.append(item)
+                seen.add(item)
+                pending.append(item)
     return tuple(a for a in workspace.artifacts if a in seen)
 
 
@@ -49,6 +51,7 @@ def components(workspace: Workspace, names: Iterable[str]) -> list[list[str]]:
     """Strongly connected components (Tarjan, iterative), inputs before consumers."""
     selected = list(names)
     allowed = set(selected)
+    order = {name: i for i, name in enumerate(selected)}
     inputs = {k: [v for v in vs if v in allowed] for k, vs in _inputs(workspace).items()}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -87,7 +90,6 @@ def components(workspace: Workspace, names: Iterable[str]) -> list[list[str]]:
                     component.append(member)
                     if member == node:
                         break
-                order = {name: i for i, name in enumerate(selected)}
                 result.append(sorted(component, key=order.__getitem__))
     return result
 

@@ -17,4 +17,7 @@ def identifier_problem(value: str, what: str) -> str | None:
     """Why ``value`` is not a valid identifier, or None when it is."""
     if is_identifier(value):
         return None
-    return f"{what} {value!r} must match {IDENTIFIER_PATTERN} (1-64 characters, starting with a letter or digit)"
+    return (
+        f"{what} {value!r} must be 1-64 letters, digits, '_' or '-', starting with a letter "
+        f"or digit ({IDENTIFIER_PATTERN})"
+    )

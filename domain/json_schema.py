@@ -21,10 +21,13 @@ import referencing._core
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 
-from domain.text import compact_json, compact_json_size
+from domain.text import compact_json
 
 SCHEMA_MAX_BYTES = 8 * 1024 * 1024
 _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+_SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
 
 
 class SchemaError(ValueError):
@@ -38,13 +41,16 @@ def _refuse_retrieval(uri: str) -> referencing.Resource[Any]:
 _NO_RETRIEVAL: referencing.Registry[Any] = referencing.Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
 
 
-def _refs(node: Any) -> Iterator[str]:
+def _refs(node: Any, *, schema_map: bool = False) -> Iterator[str]:
+    """Every reference string; ``schema_map`` marks a name -> subschema table."""
     if isinstance(node, dict):
         for key, value in node.items():
-            if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+            if schema_map:  # keys are property names, so `const` here is not a keyword
+                yield from _refs(value)
+            elif key in ("$ref", "$dynamicRef") and isinstance(value, str):
                 yield value
             elif key not in _DATA_KEYWORDS:
-                yield from _refs(value)
+                yield from _refs(value, schema_map=key in _SCHEMA_MAPS)
     elif isinstance(node, list):
         for item in node:
             yield from _refs(item)
@@ -65,9 +71,10 @@ def admit_schema(schema: Any, *, require_object_root: bool) -> None:
         raise SchemaError("a schema must be a table (a JSON object)")
     if require_object_root and schema.get("type") != "object":
         raise SchemaError('the root must declare type = "object"')
-    if compact_json_size(schema) > SCHEMA_MAX_BYTES:
+    canonical = compact_json(schema)  # serialized once: for the size and as the cache key
+    if len(canonical.encode("utf-8")) > SCHEMA_MAX_BYTES:  # as ``compact_json_size``
         raise SchemaError(f"the schema exceeds {SCHEMA_MAX_BYTES // (1024 * 1024)} MiB")
-    _admit_cached(compact_json(schema))
+    _admit_cached(canonical)
 
 
 @lru_cache(maxsize=1024)

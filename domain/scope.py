@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import enum
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,9 +35,9 @@ def closure(workspace: Workspace, names: Iterable[str]) -> tuple[str, ...]:
     """The given Artifacts plus, transitively, their children and mount targets."""
     ordered: list[str] = []
     seen: set[str] = set()
-    pending = list(names)
+    pending = deque(names)
     while pending:
-        name = pending.pop(0)
+        name = pending.popleft()
         if name in seen:
             continue
         seen.add(name)

@@ -95,6 +95,11 @@ def parse_operand(arg: str) -> Operand | None:
                 f"the path after `{{{name}}}` must be a safe relative logical path"
                 + (f": {problem}" if problem else "")
             )
+        if "{" in suffix or "}" in suffix:
+            raise TemplateError(
+                f"the path after `{{{name}}}` must not contain braces; "
+                "an argument holds at most one reference"
+            )
     return Operand(name=name, flag=match["flag"] or "", suffix=suffix)
 
 

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+
+_ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def utf16_length(text: str) -> int:
     """Length in UTF-16 code units: astral characters (above U+FFFF) count two."""
+    if text.isascii():  # constant time in CPython, and the common case
+        return len(text)
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
 def has_ascii_control(text: str) -> bool:
     """True when the text holds an ASCII control character (U+0000-U+001F or U+007F)."""
-    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+    return _ASCII_CONTROL.search(text) is not None
 
 
 def compact_json(value: Any) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 from domain.diagnostics import KeyProblems, join_key
 
 _SYNTAX_POSITION = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$")
+_END_OF_DOCUMENT = re.compile(r"^(?P<msg>.*) \(at end of document\)$")
 
 
 @dataclass(frozen=True)
@@ -34,18 +35,48 @@ def parse_toml(text: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         match = _SYNTAX_POSITION.match(str(exc))
         if match is None:
+            end = _END_OF_DOCUMENT.match(str(exc))
+            if end is not None:  # tomllib gives no position there: it is the text's end
+                line = text.count("\n") + 1
+                column = len(text) - (text.rfind("\n") + 1) + 1
+                raise TomlSyntaxError(end["msg"], line, column) from None
             raise TomlSyntaxError(str(exc), None, None) from None
         raise TomlSyntaxError(match["msg"], int(match["line"]), int(match["col"])) from None
 
 
 def reject_non_json_values(value: Any, key_path: str, problems: KeyProblems) -> None:
     """TOML dates, times and non-finite floats have no JSON form: refuse them anywhere."""
+    if _all_json_values(value):
+        return  # the common case, checked without building a key path for every value
+    _report_non_json_values(value, key_path, problems)
+
+
+def _all_json_values(value: Any) -> bool:
+    """True when nothing in ``value`` is a date, a time or a non-finite float."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        cls = type(item)
+        if cls is str or cls is int or cls is bool:
+            continue
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, dt.date | dt.time) or (
+            isinstance(item, float) and not math.isfinite(item)
+        ):
+            return False
+    return True
+
+
+def _report_non_json_values(value: Any, key_path: str, problems: KeyProblems) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
-            reject_non_json_values(item, join_key(key_path, key), problems)
+            _report_non_json_values(item, join_key(key_path, key), problems)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            reject_non_json_values(item, join_key(key_path, index), problems)
+            _report_non_json_values(item, join_key(key_path, index), problems)
     elif isinstance(value, dt.date | dt.time):
         problems.add(
             key_path,
@@ -161,6 +192,10 @@ class _Scanner:
         line = self.line
         path = self.dotted_key(table)
         self.record(path, line)
+        prefix = path
+        while "." in prefix[len(table) + 1 :]:  # dotted keys: `profile.kind = ...` shows `profile`
+            prefix = prefix[: prefix.rfind(".")]
+            self.record(prefix, line)
         self.skip_inline_space()
         if self.pos < len(self.text) and self.text[self.pos] == "=":
             self.pos += 1
@@ -210,6 +245,8 @@ class _Scanner:
         while not self.text.startswith(delimiter, self.pos):
             ch = self.text[self.pos]
             if ch == "\\" and quote_char == '"':
+                if self.text.startswith("\n", self.pos + 1):  # a line-ending backslash
+                    self.line += 1
                 self.pos += 2
                 continue
             if ch == "\n":

@@ -238,6 +238,7 @@ class _Builder:
 
     def _references(self, artifacts: Mapping[str, Artifact]) -> dict[str, tuple[str, ...]]:
         inputs: dict[str, list[str]] = {}
+        seen = set(self.relations)  # membership in a set: a list scan is quadratic
         for artifact in artifacts.values():
             for item in artifact.evals:
                 inputs[f"{artifact.name}/{item.id}"] = []
@@ -257,7 +258,8 @@ class _Builder:
                         else RelationKind.ARGV
                     )
                     relation = Relation(artifact.name, resolved.name, kind, reference.eval_id)
-                    if relation not in self.relations:
+                    if relation not in seen:
+                        seen.add(relation)
                         self.relations.append(relation)
         return {key: tuple(names) for key, names in inputs.items()}
 

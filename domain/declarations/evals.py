@@ -51,10 +51,10 @@ class EvalParser:
         if problem:
             self.problems.add(key_path, problem)
             return None
+        start = len(self.problems.items)  # missing keys count too
         reader = TableReader(
             value, key_path, self.problems, _EVAL_KEYS, ("title", "profile", "payload")
         )
-        start = len(self.problems.items)
         title = reader.string("title")
         profile = self.profile(reader, "profile", eval_id)
         payload = self.payload(reader, eval_id)
@@ -79,9 +79,13 @@ class EvalParser:
             )
             return None
         if kind not in PROFILE_KINDS:
-            TableReader(table, key_path, self.problems, ("kind",), ("kind",)).choice(
-                "kind", PROFILE_KINDS
-            )
+            if "kind" not in table:
+                self.problems.add(key_path, "missing required key `kind` (runtime, agent or human)")
+            else:
+                self.problems.add(
+                    join_key(key_path, "kind"),
+                    f"expected one of `runtime`, `agent`, `human`, got {table['kind']!r}",
+                )
             return None
         if kind == "human":
             TableReader(table, key_path, self.problems, ("kind",))

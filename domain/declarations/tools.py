@@ -256,6 +256,7 @@ class ViewParser:
         refused = {
             "kind": "Agent tools have no `kind`; `launch`/`output` tools belong in views.human_tools",
         }
+        start = len(self.problems.items)  # missing keys count too
         reader = TableReader(
             value,
             key_path,
@@ -264,7 +265,6 @@ class ViewParser:
             ("description", "protocol", "command", "args"),
             refused,
         )
-        start = len(self.problems.items)
         description = self.description(reader, required=True)
         protocol = reader.choice("protocol", PROTOCOLS)
         command = self.command(reader)
@@ -364,7 +364,7 @@ class ViewParser:
         implied = "launch" if builtin == "open" else "output"
         if declared_kind is not None and declared_kind != implied:
             reader.fail(
-                "kind", f"the `{builtin}` built-in is a `{implied}` tool, not `{declared_kind}`"
+                "kind", f"the `{builtin}` built-in is of kind `{implied}`, not `{declared_kind}`"
             )
             return None
         if not self._fixed_args_ok(reader, builtin, args, human=True):
@@ -382,6 +382,7 @@ class ViewParser:
             "session": "Human tools do not accept `session`",
             "execution_paths": "Human tools do not take `execution_paths`",
         }
+        start = len(self.problems.items)  # missing keys count too
         reader = TableReader(
             value,
             key_path,
@@ -390,7 +391,6 @@ class ViewParser:
             ("description", "kind", "command", "args"),
             refused,
         )
-        start = len(self.problems.items)
         description = self.description(reader, required=True)
         kind = reader.choice("kind", HUMAN_TOOL_KINDS)
         command = self.command(reader)
