@@ -54,9 +54,14 @@ def summary(workspace: Workspace) -> dict[str, Any]:
 def summary_text(data: dict[str, Any]) -> str:
     kinds = data["evalsByKind"]
     return (
-        f"Configuration OK: {data['artifacts']} Artifacts "
+        f"Configuration OK: {_count(data['artifacts'], 'Artifact')} "
         f"({data['folderArtifacts']} folder, {data['fileArtifacts']} file), "
-        f"{data['evals']} evals (runtime {kinds['runtime']}, agent {kinds['agent']}, "
-        f"human {kinds['human']}), {data['agentTools']} Agent tools, "
-        f"{data['humanTools']} Human tools, {data['agentSessions']} tool sessions."
+        f"{_count(data['evals'], 'eval')} (runtime {kinds['runtime']}, agent {kinds['agent']}, "
+        f"human {kinds['human']}), {_count(data['agentTools'], 'Agent tool')}, "
+        f"{_count(data['humanTools'], 'Human tool')}, "
+        f"{_count(data['agentSessions'], 'tool session')}."
     )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"

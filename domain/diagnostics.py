@@ -18,6 +18,8 @@ class Problem:
 
     def render(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
+        if not where:
+            return self.message
         if self.key_path:
             return f"{where}: {self.key_path}: {self.message}"
         return f"{where}: {self.message}"

@@ -85,7 +85,13 @@ def discover(root: DirectoryHandle, root_path: str) -> Discovery:
     _Walker(result, ignore).walk(root, "", None)
     if not result.problems and not result.artifacts:
         result.problems.append(
-            Problem(".", None, "", "Workspace must contain at least one .artf Artifact")
+            Problem(
+                "",
+                None,
+                "",
+                "Workspace must contain at least one .artf Artifact; none was found in the repository "
+                "(declare a folder with index.artf, or a file with NAME.ext.artf)",
+            )
         )
     if result.problems:
         raise ConfigError(result.problems)
@@ -202,9 +208,9 @@ class _Walker:
         try:
             document = parse_toml(source.text)
         except TomlSyntaxError as exc:
-            column = f" (column {exc.column})" if exc.column is not None else ""
+            column = f" at column {exc.column}" if exc.column is not None else ""
             self.result.problems.append(
-                Problem(source.path, exc.line, "", f"invalid TOML: {exc.message}{column}")
+                Problem(source.path, exc.line, "", f"invalid TOML{column}: {exc.message}")
             )
             return None
         problems = KeyProblems()

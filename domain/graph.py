@@ -241,7 +241,16 @@ def graph_text(report: Mapping[str, Any]) -> str:
     if not report["relations"]:
         lines.append("  (none)")
     for relation in report["relations"]:
-        detail = relation.get("label") or relation.get("evalId") or ""
-        suffix = f" [{relation['kind']}{': ' + detail if detail else ''}]"
-        lines.append(f"  {relation['input']} -> {relation['consumer']}{suffix}")
+        lines.append(
+            f"  {relation['input']} -> {relation['consumer']}  [{_relation_detail(relation)}]"
+        )
     return "\n".join(lines)
+
+
+def _relation_detail(relation: Mapping[str, Any]) -> str:
+    """``child code``, ``mount impl``, ``instruction of calc/review``, ``argv of calc/tests``."""
+    if relation.get("evalId"):
+        return f"{relation['kind']} of {relation['consumer']}/{relation['evalId']}"
+    if relation.get("label"):
+        return f"{relation['kind']} {relation['label']}"
+    return str(relation["kind"])

@@ -100,7 +100,7 @@ def _fail(message: str, options: GlobalOptions, extra: dict[str, Any] | None = N
     if options.json:
         sys.stdout.write(json.dumps({"error": message, **(extra or {})}, ensure_ascii=False) + "\n")
     else:
-        sys.stderr.write(f"error: {message}\n")
+        sys.stderr.write("".join(f"error: {line}\n" for line in message.splitlines()))
     raise SystemExit(EXIT_USAGE)
 
 
@@ -118,8 +118,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     except ConfigError as exc:
         detail = {"problems": [p.to_json() for p in exc.problems]}
         _fail(str(exc), options, detail)
-    except (UnknownName, FilesystemError) as exc:
+    except UnknownName as exc:
         _fail(str(exc), options)
+    except FilesystemError as exc:
+        _fail(f"cannot read the repository {options.repo}: {exc}", options)
     except click_errors.NoArgsIsHelpError as exc:
         sys.stderr.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
         raise SystemExit(EXIT_USAGE) from None

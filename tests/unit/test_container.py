@@ -39,7 +39,7 @@ payload.instruction = "Run."
 
 SUMMARY = (
     "Configuration OK: 3 Artifacts (2 folder, 1 file), 2 evals (runtime 1, agent 0, human 1), "
-    "1 Agent tools, 0 Human tools, 0 tool sessions."
+    "1 Agent tool, 0 Human tools, 0 tool sessions."
 )
 
 

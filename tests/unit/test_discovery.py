@@ -366,7 +366,7 @@ def test_legacy_artifactizeignore_at_the_root_fails() -> None:
 )
 def test_zero_artifacts_fails(tree: Mapping[str, Node]) -> None:
     problem = only_problem(tree)
-    assert problem.message == "Workspace must contain at least one .artf Artifact"
+    assert problem.message.startswith("Workspace must contain at least one .artf Artifact;")
 
 
 # --- reading and parsing declarations -----------------------------------------------

@@ -155,8 +155,8 @@ def test_graph_text_marks_file_and_basis_artifacts(workspace: Workspace) -> None
     assert "(type:image)" in text
     assert "eval app/review [human]" in text
     assert "x + y  (cycle)" in text
-    assert "lib -> app [instruction: review]" in text
-    assert "base -> lib [mount: b]" in text
+    assert "lib -> app  [instruction of app/review]" in text
+    assert "base -> lib  [mount b]" in text
     assert "agent tools: read_app" in text
     assert "human tools: show_app" in text
 
