@@ -6,7 +6,6 @@ import json
 import re
 from typing import Any
 
-
 _ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
