@@ -206,6 +206,25 @@ class PosixDirectoryHandle:
         finally:
             os.close(file_fd)
 
+    def open_file(self, name: str) -> PosixFileHandle:
+        """Open a regular file for streaming; the same checks as ``read_file``."""
+        _check_name(name)
+        fd = self._descriptor()
+        path = self._path_of(name)
+        self._refuse_non_regular(fd, name, path)
+        try:
+            file_fd = os.open(name, _FILE_FLAGS, dir_fd=fd)
+        except OSError as err:
+            raise _os_failure(name, path, err) from err
+        try:
+            info = os.fstat(file_fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise _not_regular(name, path)
+        except BaseException:
+            os.close(file_fd)
+            raise
+        return PosixFileHandle(file_fd, info.st_size)
+
     def _refuse_non_regular(self, fd: int, name: str, path: str) -> None:
         try:
             info = _lstat_entry(fd, name)
@@ -234,6 +253,39 @@ class PosixDirectoryHandle:
             os.close(fd)
 
     def __enter__(self) -> PosixDirectoryHandle:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class PosixFileHandle:
+    """A regular file held open by descriptor, read sequentially."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self._fd: int | None = fd
+        self._size = size
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def read(self, max_bytes: int) -> bytes:
+        if self._fd is None:
+            raise ValueError("file handle is closed")
+        return _read_at_most(self._fd, max_bytes)
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __enter__(self) -> PosixFileHandle:
         return self
 
     def __exit__(

@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from typing import Annotated, Any, NoReturn
 
+import anyio
 import typer
 from typer._click import exceptions as click_errors  # typer 0.29 vendors click
 
 from domain.config_service import summary_text
 from domain.diagnostics import ConfigError
 from domain.graph import graph_text
+from domain.tools.tools_check import InvocationError, ToolsCheckRequest
 from domain.workspace import UnknownName
 from entrypoints.container import Container
 from entrypoints.global_options import GlobalOptions, UsageError, split_global_options
@@ -43,6 +45,8 @@ app = typer.Typer(
 )
 config_app = typer.Typer(help="Check and describe the .artf declarations.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
+tools_app = typer.Typer(help="Inspect and try the tools reviewers see.", no_args_is_help=True)
+app.add_typer(tools_app, name="tools")
 
 
 class _State:
@@ -96,6 +100,62 @@ def config_graph(
     _emit(report, graph_text(report))
 
 
+@tools_app.command("check")
+def tools_check(
+    selector: Annotated[
+        str | None, typer.Argument(help="An Agent or Human eval (ARTIFACT/EVAL); same as --eval.")
+    ] = None,
+    eval_id: Annotated[str | None, typer.Option("--eval", help="An Agent or Human eval.")] = None,
+    artifact: Annotated[
+        str | None, typer.Option("--artifact", help="Check this Artifact and its children.")
+    ] = None,
+    audience: Annotated[
+        str | None, typer.Option("--audience", help="agent or human (with --artifact).")
+    ] = None,
+    tool: Annotated[
+        str | None, typer.Option("--tool", help="One tool, by short or published name.")
+    ] = None,
+    execute: Annotated[
+        bool, typer.Option("--execute", help="Call the selected tool once, as a reviewer would.")
+    ] = False,
+    args: Annotated[
+        str | None, typer.Option("--args", help="JSON arguments for an Agent tool call.")
+    ] = None,
+) -> None:
+    """Validate tools and report their readiness as JSON; static unless --execute is given.
+
+    Exit codes: 0 ready, 1 not ready or the tool failed, 2 invalid invocation.
+    """
+    if selector is not None and eval_id is not None:
+        raise InvocationError("Give the eval either as a positional selector or with --eval.")
+    parsed = _parse_args_json(args)
+    request = ToolsCheckRequest(
+        eval_id=selector or eval_id,
+        artifact=artifact,
+        audience=audience,
+        tool=tool,
+        execute=execute,
+        args=parsed,
+        args_given=args is not None,
+    )
+    service = _State.container.tools_check()
+    report, code = anyio.run(service.run, _State.options.repo, request)
+    typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    raise typer.Exit(code)
+
+
+def _parse_args_json(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvocationError(f"Invalid --args JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise InvocationError("Invalid --args JSON: expected an object")
+    return value
+
+
 def _fail(message: str, options: GlobalOptions, extra: dict[str, Any] | None = None) -> NoReturn:
     if options.json:
         sys.stdout.write(json.dumps({"error": message, **(extra or {})}, ensure_ascii=False) + "\n")
@@ -118,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except ConfigError as exc:
         detail = {"problems": [p.to_json() for p in exc.problems]}
         _fail(str(exc), options, detail)
-    except UnknownName as exc:
+    except (UnknownName, InvocationError) as exc:
         _fail(str(exc), options)
     except FilesystemError as exc:
         _fail(f"cannot read the repository {options.repo}: {exc}", options)

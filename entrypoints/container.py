@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
+
 from dependency_injector import containers, providers
 
 from adapters.posix_filesystem import PosixFilesystem
+from adapters.posix_process import PosixProcessRunner
+from adapters.posix_programs import PosixProgramFinder
+from adapters.ry_regex import RyRegexEngine
 from adapters.system_clock import SystemClock
 from domain.config_service import ConfigService
+from domain.tools.registry import ToolPorts
+from domain.tools.tools_check import ToolsCheck
 
 
 class Container(containers.DeclarativeContainer):
@@ -15,6 +22,23 @@ class Container(containers.DeclarativeContainer):
     ``with container.filesystem.override(providers.Object(MemoryFilesystem(...))): ...``
     """
 
+    environment = providers.Object(os.environ)
     filesystem = providers.Singleton(PosixFilesystem)
     clock = providers.Singleton(SystemClock)
+    regex = providers.Singleton(RyRegexEngine)
+    processes = providers.Singleton(PosixProcessRunner)
+    programs = providers.Singleton(PosixProgramFinder)
     config_service = providers.Factory(ConfigService, filesystem=filesystem)
+    tool_ports = providers.Factory(
+        ToolPorts,
+        filesystem=filesystem,
+        regex=regex,
+        processes=processes,
+        environment=environment,
+    )
+    tools_check = providers.Factory(
+        ToolsCheck,
+        load=config_service.provided.load,
+        ports=tool_ports,
+        programs=programs,
+    )

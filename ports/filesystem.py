@@ -61,6 +61,30 @@ class FileTooLarge(FilesystemError):
         self.limit = limit
 
 
+class FileHandle(Protocol):
+    """A regular file held open; reads are sequential from the start."""
+
+    @property
+    def size(self) -> int:
+        """The size the file had when it was opened (it may change while it is read)."""
+        ...
+
+    def read(self, max_bytes: int) -> bytes:
+        """Up to ``max_bytes`` more bytes; ``b""`` at end of file."""
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> FileHandle: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
 class DirectoryHandle(Protocol):
     """A directory held open by the adapter; every method takes single entry names."""
 
@@ -83,6 +107,10 @@ class DirectoryHandle(Protocol):
 
     def read_file(self, name: str, max_bytes: int) -> bytes:
         """Read a regular file (never a link or special file) of at most ``max_bytes``."""
+        ...
+
+    def open_file(self, name: str) -> FileHandle:
+        """Open a regular file for streaming reads; links and special files are refused."""
         ...
 
     def close(self) -> None: ...

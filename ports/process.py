@@ -10,6 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+# Each of stdout and stderr is kept up to this many bytes; the excess is read and discarded.
+CAPTURE_LIMIT_BYTES = 16 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class ProcessSpec:
@@ -20,22 +23,30 @@ class ProcessSpec:
     env: Mapping[str, str]
     timeout_ms: int
     stdin: bytes = b""
-    capture_limit_bytes: int = 16 * 1024 * 1024
+    capture_limit_bytes: int = CAPTURE_LIMIT_BYTES
     extra: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class ProcessOutcome:
-    """How a finished process ended and what it printed, each stream bounded."""
+    """How a finished process ended and what it printed, each stream bounded.
 
-    exit_code: int | None
-    signal: int | None
-    stdout: bytes
-    stderr: bytes
-    stdout_truncated: bool
-    stderr_truncated: bool
-    timed_out: bool
+    Exactly one of ``exit_code`` and ``signal`` is set for a process that ran (both are
+    ``None`` only if its status could not be collected), and neither when ``spawn_error`` is
+    set: the program never started (missing program, not executable, missing cwd…).
+    ``streams_held_open`` means a descendant that left the process group still held stdout or
+    stderr open after the group was killed, so the capture may be incomplete.
+    """
+
+    exit_code: int | None = None
+    signal: int | None = None
+    stdout: bytes = b""
+    stderr: bytes = b""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    timed_out: bool = False
     spawn_error: str | None = None
+    streams_held_open: bool = False
 
     @property
     def succeeded(self) -> bool:
@@ -44,5 +55,10 @@ class ProcessOutcome:
 
 class ProcessRunner(Protocol):
     async def run(self, spec: ProcessSpec) -> ProcessOutcome:
-        """Run to completion or deadline; on deadline or cancellation the whole group dies."""
+        """Run to completion or deadline; on deadline or cancellation the whole group dies.
+
+        A spawn failure is reported as ``ProcessOutcome(spawn_error=…)``, not raised. If the
+        caller is cancelled, the group is still killed and reaped before the cancellation
+        propagates.
+        """
         ...

@@ -158,12 +158,53 @@ class MemoryDirectoryHandle:
             raise FileTooLarge(name, f"`{path}` is larger than {max_bytes} bytes", limit=max_bytes)
         return node
 
+    def open_file(self, name: str) -> MemoryFileHandle:
+        self._filesystem.open_file_calls += 1
+        _check_name(name)
+        node, path = self._lookup(name)
+        if isinstance(node, Symlink):
+            raise _symlink_refused(name, path)
+        if not isinstance(node, bytes):
+            raise _not_regular(name, path)
+        return MemoryFileHandle(node)
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
             self._filesystem.open_handles -= 1
 
     def __enter__(self) -> MemoryDirectoryHandle:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class MemoryFileHandle:
+    """Sequential reads over the bytes a file held when it was opened."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._position = 0
+
+    @property
+    def size(self) -> int:
+        return len(self._data)
+
+    def read(self, max_bytes: int) -> bytes:
+        chunk = self._data[self._position : self._position + max_bytes]
+        self._position += len(chunk)
+        return chunk
+
+    def close(self) -> None:
+        self._position = len(self._data)
+
+    def __enter__(self) -> MemoryFileHandle:
         return self
 
     def __exit__(
@@ -200,6 +241,7 @@ class MemoryFilesystem:
         self.open_root_calls = 0
         self.open_directory_calls = 0
         self.read_file_calls = 0
+        self.open_file_calls = 0
         self.open_handles = 0
         self.writes: list[str] = []
 

@@ -1,0 +1,1 @@
+"""The tools layer: built-in tools, the registry, tool results."""

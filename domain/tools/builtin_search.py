@@ -1,0 +1,248 @@
+"""The ``glob`` and ``grep`` built-ins: search a logical directory (or, for grep, one file)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from wcmatch import glob as wcglob
+
+from domain.logical_paths import glob_pattern_problem
+from domain.text import compact_json_size
+from domain.tools.context import BuiltinContext
+from domain.tools.listing import NOT_A_DIRECTORY, join_logical
+from domain.tools.locations import SPECIAL_REFUSED, Location, open_directory_at, open_failure
+from domain.tools.results import (
+    BUILTIN_RESULT_MAX_BYTES,
+    ToolError,
+    ToolResult,
+    bounded_json_result,
+)
+from domain.tools.traversal import FoundFile, Traversal
+from ports.filesystem import (
+    EntryKind,
+    FilesystemError,
+    FileTooLarge,
+    NotRegularFile,
+    SymlinkRefused,
+)
+from ports.regex import CompiledRegex, RegexError
+
+GLOB_RESULTS_MAX = 200
+GREP_DEFAULT_RESULTS = 200
+GREP_MAX_RESULTS = 200
+GREP_FILE_MAX_BYTES = 8 * 1024 * 1024
+GREP_TOTAL_MAX_BYTES = 64 * 1024 * 1024
+REGEX_SIZE_LIMIT_BYTES = 2 * 1024 * 1024
+_RESULT_OVERHEAD_BYTES = 1024
+_GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
+
+GLOB_PATTERN_REFUSED = "Glob pattern must be relative without traversal components."
+GLOB_NOT_A_DIRECTORY = "Glob path must be a directory."
+INVALID_REGEX = "Invalid or oversized regex pattern."
+GREP_NOT_REGULAR = "Grep requires regular files."
+
+
+def compile_glob(pattern: str) -> Any:
+    if glob_pattern_problem(pattern) is not None:
+        raise ToolError(GLOB_PATTERN_REFUSED)
+    try:
+        return wcglob.compile(pattern, flags=_GLOB_FLAGS)
+    except (ValueError, TypeError):
+        raise ToolError("Invalid glob pattern.") from None
+
+
+def _search_root(context: BuiltinContext, requested: str) -> tuple[str, Location]:
+    location = context.locate(requested, allow_virtual_root=True)
+    if location.is_file_artifact_root:
+        return "", context.locate("")
+    return requested, location
+
+
+def _directory_kind(context: BuiltinContext, location: Location) -> EntryKind:
+    if location.is_file_artifact_root or not location.components:
+        return EntryKind.DIRECTORY
+    try:
+        with open_directory_at(
+            context.filesystem, context.root_path, location.components[:-1]
+        ) as parent:
+            kind = parent.entry(location.components[-1]).kind
+    except FilesystemError as exc:
+        raise open_failure(exc, location.request_path, context.owner) from None
+    if kind is EntryKind.SYMLINK:
+        raise ToolError("Cannot open Artifact input without symlink traversal.")
+    return kind
+
+
+def run_glob(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
+    matcher = compile_glob(args["pattern"])
+    path, location = _search_root(context, args.get("path", ""))
+    kind = _directory_kind(context, location)
+    if kind is EntryKind.OTHER:
+        raise ToolError(SPECIAL_REFUSED)
+    if kind is not EntryKind.DIRECTORY:
+        raise ToolError(GLOB_NOT_A_DIRECTORY)
+    traversal = Traversal(context)
+    matches = sorted(
+        join_logical(path, found.relative)
+        for found in traversal.files(location)
+        if matcher.match(found.relative)
+    )
+    files: list[str] = []
+    budget = _RESULT_OVERHEAD_BYTES + compact_json_size(path)
+    truncated = traversal.truncated
+    for match in matches:
+        budget += compact_json_size(match) + 1
+        if len(files) == GLOB_RESULTS_MAX or budget > BUILTIN_RESULT_MAX_BYTES:
+            truncated = True
+            break
+        files.append(match)
+    return bounded_json_result(
+        {
+            "artifactId": context.owner,
+            "resolvedArtifactId": location.artifact.name,
+            "path": path,
+            "files": files,
+            "truncated": truncated,
+        }
+    )
+
+
+class _Grep:
+    def __init__(
+        self,
+        context: BuiltinContext,
+        regex: CompiledRegex,
+        prefilter: CompiledRegex | None,
+        limit: int,
+    ) -> None:
+        self.context = context
+        self.regex = regex
+        self.prefilter = prefilter
+        self.limit = limit
+        self.matches: list[dict[str, Any]] = []
+        self.bytes_read = 0
+        self.budget = _RESULT_OVERHEAD_BYTES
+        self.truncated = False
+        self.full = False
+
+    def search(self, display_path: str, location: Location) -> None:
+        data = self._read(location)
+        if data is None or b"\x00" in data:
+            return
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return
+        if self.prefilter is not None and not self.prefilter.is_match(text):
+            return
+        for number, line in _lines(text):
+            if not self.regex.is_match(line):
+                continue
+            match = {"path": display_path, "line": number, "text": line}
+            self.budget += compact_json_size(match) + 1
+            if len(self.matches) == self.limit or self.budget > BUILTIN_RESULT_MAX_BYTES:
+                self.truncated = True
+                self.full = True
+                return
+            self.matches.append(match)
+
+    def _read(self, location: Location) -> bytes | None:
+        self.context.cancellation.check()
+        parents, name = location.components[:-1], location.components[-1]
+        try:
+            with (
+                open_directory_at(
+                    self.context.filesystem, self.context.root_path, parents
+                ) as parent,
+                parent.open_file(name) as handle,
+            ):
+                if handle.size > GREP_FILE_MAX_BYTES:
+                    self.truncated = True
+                    return None
+                if self.bytes_read + handle.size > GREP_TOTAL_MAX_BYTES:
+                    self.truncated = True
+                    self.full = True
+                    return None
+                data = handle.read(GREP_FILE_MAX_BYTES + 1)
+        except FileTooLarge:
+            self.truncated = True
+            return None
+        except (NotRegularFile, SymlinkRefused):
+            raise ToolError(GREP_NOT_REGULAR) from None
+        except FilesystemError:
+            raise ToolError("Cannot read Artifact file.") from None
+        if len(data) > GREP_FILE_MAX_BYTES:
+            self.truncated = True
+            return None
+        self.bytes_read += len(data)
+        return data
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """Lines split after each LF, without one trailing LF and then one trailing CR."""
+    pieces = text.split("\n")
+    if pieces[-1] == "":
+        pieces.pop()  # the fragment after a final LF (or of an empty file) is not a line
+    for number, line in enumerate(pieces, start=1):
+        yield number, line[:-1] if line.endswith("\r") else line
+
+
+def _compile(
+    context: BuiltinContext, pattern: str, case_insensitive: bool
+) -> tuple[CompiledRegex, CompiledRegex | None]:
+    try:
+        regex = context.regex.compile(
+            pattern, case_insensitive=case_insensitive, size_limit=REGEX_SIZE_LIMIT_BYTES
+        )
+        prefilter = None
+        if not any(marker in pattern for marker in ("\\A", "\\z", "(?")):
+            prefilter = context.regex.compile(
+                "(?smR)" + pattern,
+                case_insensitive=case_insensitive,
+                size_limit=REGEX_SIZE_LIMIT_BYTES,
+            )
+    except RegexError:
+        raise ToolError(INVALID_REGEX) from None
+    return regex, prefilter
+
+
+def run_grep(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
+    pattern = args["pattern"]
+    if not pattern:
+        raise ToolError(INVALID_REGEX)
+    name_filter = compile_glob(args["glob"]) if "glob" in args else None
+    regex, prefilter = _compile(context, pattern, bool(args.get("caseInsensitive", False)))
+    path, location = _search_root(context, args.get("path", ""))
+    grep = _Grep(context, regex, prefilter, int(args.get("maxResults", GREP_DEFAULT_RESULTS)))
+    kind = _directory_kind(context, location)
+    if kind is EntryKind.OTHER:
+        raise ToolError(GREP_NOT_REGULAR)
+    if kind is EntryKind.FILE:
+        basename = location.components[-1]
+        if name_filter is None or name_filter.match(basename):
+            grep.search(path, location)
+    else:
+        traversal = Traversal(context)
+        found: list[FoundFile] = [
+            f
+            for f in traversal.files(location)
+            if name_filter is None or name_filter.match(f.relative)
+        ]
+        grep.truncated = traversal.truncated
+        for item in sorted(found, key=lambda f: f.relative.encode("utf-8")):
+            grep.search(join_logical(path, item.relative), item.location)
+            if grep.full:
+                break
+    return bounded_json_result(
+        {
+            "artifactId": context.owner,
+            "resolvedArtifactId": location.artifact.name,
+            "path": path,
+            "matches": grep.matches,
+            "truncated": grep.truncated,
+        }
+    )
+
+
+__all__ = ["NOT_A_DIRECTORY", "run_glob", "run_grep"]

@@ -1,0 +1,105 @@
+"""Logical directory listings: physical entries plus mounts, as ``list``, ``glob`` and ``grep``
+see them. A child Artifact's folder is an ordinary directory; a mount appears at the root of
+the Artifact that declares it; a file Artifact's root holds only its target and mounts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain.tools.context import BuiltinContext
+from domain.tools.locations import SPECIAL_REFUSED, Location, open_directory_at, open_failure
+from domain.tools.results import ToolError
+from ports.filesystem import EntryKind, FilesystemError
+
+DIRECTORY_ENTRIES_MAX = 10_000
+
+TOO_MANY_ENTRIES = "Directory exceeds the 10,000-entry listing limit; choose a narrower path."
+NOT_UTF8 = "Artifact paths must be UTF-8."
+MOUNT_OUTSIDE = "Mount is outside this eval's scope."
+MOUNT_CONFLICT = "Logical mount conflicts with a physical entry."
+NOT_A_DIRECTORY = "Listing requires a directory."
+
+
+@dataclass(frozen=True)
+class LogicalEntry:
+    name: str
+    kind: str  # file, directory, symlink, other or mount
+    mount_target: str | None = None
+
+    def to_json(self, parent_path: str) -> dict[str, str]:
+        data = {"name": self.name, "path": join_logical(parent_path, self.name), "kind": self.kind}
+        if self.mount_target is not None:
+            data["artifactId"] = self.mount_target
+        return data
+
+
+def join_logical(parent: str, name: str) -> str:
+    return f"{parent}/{name}" if parent else name
+
+
+def list_location(context: BuiltinContext, location: Location) -> list[LogicalEntry]:
+    """Sorted entries of a logical directory; errors for files, specials and huge folders."""
+    context.cancellation.check()
+    if location.is_file_artifact_root:
+        entries = [_file_artifact_target(context, location)]
+    else:
+        entries = _physical_entries(context, location)
+    if location.is_artifact_root:
+        entries = _with_mounts(context, location, entries)
+    if len(entries) > DIRECTORY_ENTRIES_MAX:
+        raise ToolError(TOO_MANY_ENTRIES)
+    return sorted(entries, key=lambda e: e.name)
+
+
+def _physical_entries(context: BuiltinContext, location: Location) -> list[LogicalEntry]:
+    parents, name = location.components[:-1], location.components[-1:]
+    try:
+        with open_directory_at(context.filesystem, context.root_path, parents) as parent:
+            if name:
+                kind = parent.entry(name[0]).kind
+                if kind is EntryKind.FILE:
+                    raise ToolError(NOT_A_DIRECTORY)
+                if kind is EntryKind.OTHER:
+                    raise ToolError(SPECIAL_REFUSED)
+                with parent.open_directory(name[0]) as directory:
+                    found = directory.entries()
+            else:
+                found = parent.entries()
+    except FilesystemError as exc:
+        raise open_failure(exc, location.request_path, context.owner) from None
+    if len(found) > DIRECTORY_ENTRIES_MAX:
+        raise ToolError(TOO_MANY_ENTRIES)
+    for entry in found:
+        try:
+            entry.name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ToolError(NOT_UTF8) from None
+    return [LogicalEntry(e.name, e.kind.value) for e in found]
+
+
+def _file_artifact_target(context: BuiltinContext, location: Location) -> LogicalEntry:
+    target = location.artifact.target
+    assert target is not None
+    folder = location.components
+    try:
+        with open_directory_at(context.filesystem, context.root_path, folder) as parent:
+            kind = parent.entry(target).kind
+    except FilesystemError as exc:
+        raise open_failure(exc, location.request_path, context.owner) from None
+    if kind is not EntryKind.FILE:
+        raise ToolError("File Artifact target must remain a regular file.")
+    return LogicalEntry(target, EntryKind.FILE.value)
+
+
+def _with_mounts(
+    context: BuiltinContext, location: Location, entries: list[LogicalEntry]
+) -> list[LogicalEntry]:
+    names = {e.name for e in entries}
+    mounts = []
+    for alias, target in location.artifact.mounts.items():
+        if target not in context.scope:
+            raise ToolError(MOUNT_OUTSIDE)
+        if alias in names:
+            raise ToolError(MOUNT_CONFLICT)
+        mounts.append(LogicalEntry(alias, "mount", target))
+    return entries + mounts

@@ -1,0 +1,149 @@
+"""From a logical path to a pinned physical location, with the messages a reviewer sees.
+
+Resolution is logical first (mount aliases, child prefixes, the file-Artifact rule, the
+admitted scope), then physical: the workspace root is pinned and every component below it,
+the Artifact's own folder included, is opened one at a time without following links. A
+folder swapped for a symlink after the workspace was loaded is therefore refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+
+from domain.declarations.model import ArtifactKind
+from domain.logical_paths import LOGICAL_PATH_RULE, LogicalPathError
+from domain.scope import Ownership, ScopeError, resolve_ownership
+from domain.tools.results import ToolError
+from domain.workspace import Artifact, Workspace
+from ports.filesystem import (
+    DirectoryHandle,
+    DirEntry,
+    EntryKind,
+    EntryNotFound,
+    Filesystem,
+    FilesystemError,
+    NotADirectory,
+    NotRegularFile,
+    SymlinkRefused,
+)
+
+SYMLINK_REFUSED = "Cannot open Artifact input without symlink traversal."
+SPECIAL_REFUSED = "Artifact input must be a regular file or directory."
+
+
+@dataclass(frozen=True)
+class Location:
+    """A logical path resolved to the Artifact that owns it and its physical components."""
+
+    request_path: str
+    ownership: Ownership
+    artifact: Artifact  # the resolved Artifact
+    components: tuple[str, ...]  # physical, from the workspace root
+
+    @property
+    def is_artifact_root(self) -> bool:
+        return not self.ownership.remaining
+
+    @property
+    def is_file_artifact_root(self) -> bool:
+        """The virtual root of a file Artifact: it holds the target file and the mounts."""
+        return self.artifact.kind is ArtifactKind.FILE and not self.ownership.remaining
+
+
+def resolve_location(
+    workspace: Workspace,
+    owner: str,
+    path: str,
+    scope: tuple[str, ...],
+    *,
+    allow_virtual_root: bool = False,
+) -> Location:
+    try:
+        ownership = resolve_ownership(
+            workspace, owner, path, scope, allow_virtual_root=allow_virtual_root
+        )
+    except LogicalPathError:
+        raise ToolError(LOGICAL_PATH_RULE) from None
+    except ScopeError as exc:
+        raise ToolError(str(exc)) from None
+    artifact = workspace.artifact(ownership.resolved_artifact_id)
+    base = tuple(artifact.folder.split("/")) if artifact.folder else ()
+    if artifact.kind is ArtifactKind.FILE:
+        assert artifact.target is not None
+        components = base + ((artifact.target,) if ownership.remaining else ())
+    else:
+        components = base + ownership.remaining
+    return Location(path, ownership, artifact, components)
+
+
+def missing_message(path: str, owner: str) -> str:
+    """The not-found text, with a hint when the path starts with the Artifact's own name."""
+    quoted = json.dumps(path, ensure_ascii=False)
+    if path == owner:
+        return (
+            f"No {quoted} in Artifact {owner}; paths are relative to the Artifact, "
+            'without its name (its root is "").'
+        )
+    if path.startswith(owner + "/"):
+        rest = json.dumps(path[len(owner) + 1 :], ensure_ascii=False)
+        return (
+            f"No {quoted} in Artifact {owner}; paths are relative to the Artifact "
+            f"(for example {rest}), without its name."
+        )
+    return f"No {quoted} in Artifact {owner}."
+
+
+def open_failure(error: FilesystemError, request_path: str, owner: str) -> ToolError:
+    """Translate a port refusal into the reviewer-facing message."""
+    if isinstance(error, EntryNotFound):
+        return ToolError(missing_message(request_path, owner))
+    if isinstance(error, SymlinkRefused):
+        return ToolError(SYMLINK_REFUSED)
+    if isinstance(error, NotRegularFile):
+        return ToolError(SPECIAL_REFUSED)
+    if isinstance(error, NotADirectory):
+        return ToolError("Cannot open Artifact input: Not a directory (os error 20)")
+    return ToolError(f"Cannot open Artifact input: {error.message}")
+
+
+@contextmanager
+def open_directory_at(
+    filesystem: Filesystem, root_path: str, components: tuple[str, ...]
+) -> Iterator[DirectoryHandle]:
+    """Pin the workspace root and walk ``components`` no-follow; yields the last directory."""
+    with ExitStack() as stack:
+        handle = stack.enter_context(filesystem.open_root(root_path))
+        for component in components:
+            handle = stack.enter_context(handle.open_directory(component))
+        yield handle
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A location whose parent directory is pinned, with its final entry classified."""
+
+    parent: DirectoryHandle
+    name: str | None  # None: the location is the workspace root itself
+    kind: EntryKind
+
+
+@contextmanager
+def open_location(
+    filesystem: Filesystem, root_path: str, location: Location, owner: str
+) -> Iterator[Opened]:
+    """Pin the parent of the location and classify its final entry without following it."""
+    parents, name = location.components[:-1], (location.components or (None,))[-1]
+    try:
+        with open_directory_at(filesystem, root_path, parents) as parent:
+            if name is None:
+                yield Opened(parent, None, EntryKind.DIRECTORY)
+                return
+            entry: DirEntry = parent.entry(name)
+            if entry.kind is EntryKind.SYMLINK:
+                raise ToolError(SYMLINK_REFUSED)
+            yield Opened(parent, name, entry.kind)
+    except FilesystemError as exc:
+        raise open_failure(exc, location.request_path, owner) from None

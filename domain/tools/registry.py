@@ -1,0 +1,234 @@
+"""The Agent tool registry: the tools one Agent eval may call, and how a call is made.
+
+Constructed for an Agent eval (or, for diagnostics, one Artifact), it publishes every Agent
+tool of the admitted scope as ``<name>_<artifactId>``. Listing creates nothing and runs
+nothing. A call admits its arguments (size, then schema) and re-checks file Artifact
+targets before anything runs, and always returns a ``ToolResult``: success, an authored
+error and a system error look the same to the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from domain.declarations.model import AgentProfile, AgentTool, ArtifactKind, BuiltinAgentTool
+from domain.json_schema import compile_validator
+from domain.scope import artifact_scope, eval_scope, working_directory
+from domain.templates import render_description
+from domain.tools.arguments import ArgumentsRefused, admit_arguments
+from domain.tools.builtin_fixed import run_fixed_read, run_graph, run_section, run_view_image
+from domain.tools.builtin_help import run_help
+from domain.tools.builtin_list import run_list
+from domain.tools.builtin_read import run_read
+from domain.tools.builtin_search import run_glob, run_grep
+from domain.tools.builtin_specs import default_description, input_schema_for
+from domain.tools.cancellation import Cancellation
+from domain.tools.context import BuiltinContext
+from domain.tools.locations import open_directory_at
+from domain.tools.results import ToolError, ToolResult
+from domain.workspace import UnknownName, Workspace, published_name
+from ports.filesystem import EntryKind, Filesystem, FilesystemError
+from ports.process import ProcessRunner
+from ports.regex import RegexEngine
+
+UNKNOWN_TOOL = "Unknown registered Agent tool."
+TARGET_CHANGED = "File Artifact target must remain a regular file."
+NOT_YET = "Command tools cannot run in this version of artifactize."
+
+
+class RegistryError(Exception):
+    """The registry cannot be built (unknown eval, wrong kind, colliding names)."""
+
+
+@dataclass(frozen=True)
+class ToolPorts:
+    """The adapters tool calls need, injected by the composition root."""
+
+    filesystem: Filesystem
+    regex: RegexEngine
+    processes: ProcessRunner
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    name: str
+    artifact_id: str
+    description: str
+    input_schema: Mapping[str, Any]
+    declaration: AgentTool
+    audience: str = "agent"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "artifactId": self.artifact_id,
+            "description": self.description,
+            "inputSchema": dict(self.input_schema),
+        }
+
+
+class AgentToolRegistry:
+    def __init__(self, workspace: Workspace, scope: tuple[str, ...], ports: ToolPorts) -> None:
+        self.workspace = workspace
+        self.scope = scope
+        self.ports = ports
+        self._tools = self._definitions()
+        self._validators: dict[str, Any] = {}
+
+    @classmethod
+    def for_eval(cls, workspace: Workspace, eval_id: str, ports: ToolPorts) -> AgentToolRegistry:
+        try:
+            found = workspace.find_eval(eval_id)
+        except UnknownName as exc:
+            raise RegistryError(str(exc)) from None
+        if not isinstance(found.eval.profile, AgentProfile):
+            raise RegistryError("Agent tools require an Agent eval.")
+        return cls(workspace, eval_scope(workspace, eval_id), ports)
+
+    @classmethod
+    def for_artifact(
+        cls, workspace: Workspace, artifact: str, ports: ToolPorts
+    ) -> AgentToolRegistry:
+        try:
+            scope = artifact_scope(workspace, artifact)
+        except UnknownName as exc:
+            raise RegistryError(str(exc)) from None
+        return cls(workspace, scope, ports)
+
+    def _definitions(self) -> dict[str, ToolDefinition]:
+        tools: dict[str, ToolDefinition] = {}
+        for name in self.scope:
+            artifact = self.workspace.artifact(name)
+            for tool in artifact.agent_tools:
+                published = published_name(tool.name, name)
+                if published in tools:
+                    raise RegistryError(f"Artifact tool names collide: {published}")
+                template = tool.description or (
+                    default_description(tool, name) if isinstance(tool, BuiltinAgentTool) else ""
+                )
+                schema = (
+                    input_schema_for(tool)
+                    if isinstance(tool, BuiltinAgentTool)
+                    else tool.input_schema
+                )
+                tools[published] = ToolDefinition(
+                    published, name, render_description(template, name), schema, tool
+                )
+        return dict(sorted(tools.items()))
+
+    def list(self) -> list[ToolDefinition]:
+        return list(self._tools.values())
+
+    def get(self, name: str) -> ToolDefinition | None:
+        return self._tools.get(name)
+
+    def _validator(self, definition: ToolDefinition) -> Any:
+        if definition.name not in self._validators:
+            self._validators[definition.name] = compile_validator(definition.input_schema)
+        return self._validators[definition.name]
+
+    async def call(
+        self,
+        name: str,
+        args: Any,
+        output_root: str | None = None,
+        cancellation: Cancellation | None = None,
+    ) -> ToolResult:
+        """Call a published tool. Never raises for a tool failure: the result says it."""
+        token = cancellation or Cancellation()
+        definition = self._tools.get(name)
+        if definition is None:
+            return ToolResult.error(UNKNOWN_TOOL)
+        try:
+            admitted = admit_arguments(args, self._validator(definition))
+            token.check()
+            await self._run_sync(self._check_file_targets, token)
+            return await self._dispatch(definition, admitted, token)
+        except ArgumentsRefused as exc:
+            return ToolResult.error(exc.message)
+        except ToolError as exc:
+            return ToolResult.error(exc.message)
+
+    async def _run_sync(self, work: Callable[[], Any], token: Cancellation) -> Any:
+        """Run blocking work in a thread; a cancelled caller stops it at its next check."""
+        try:
+            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            token.cancel()
+            raise
+
+    def _check_file_targets(self) -> None:
+        """Every call re-checks admitted file Artifacts: a swapped target runs nothing."""
+        for name in self.scope:
+            artifact = self.workspace.artifact(name)
+            if artifact.kind is not ArtifactKind.FILE or artifact.target is None:
+                continue
+            folder = tuple(artifact.folder.split("/")) if artifact.folder else ()
+            try:
+                with open_directory_at(
+                    self.ports.filesystem, self.workspace.root_path, folder
+                ) as parent:
+                    kind = parent.entry(artifact.target).kind
+            except FilesystemError:
+                raise ToolError(TARGET_CHANGED) from None
+            if kind is not EntryKind.FILE:
+                raise ToolError(TARGET_CHANGED)
+
+    def _context(self, definition: ToolDefinition, token: Cancellation) -> BuiltinContext:
+        return BuiltinContext(
+            self.workspace,
+            self.ports.filesystem,
+            self.ports.regex,
+            definition.artifact_id,
+            self.scope,
+            token,
+        )
+
+    async def _dispatch(
+        self, definition: ToolDefinition, args: dict[str, Any], token: Cancellation
+    ) -> ToolResult:
+        tool = definition.declaration
+        if not isinstance(tool, BuiltinAgentTool):
+            raise ToolError(NOT_YET)
+        if tool.builtin == "help":
+            assert tool.args is not None
+            owner = self.workspace.artifact(definition.artifact_id)
+            cwd = working_directory(self.workspace, owner)
+            return await run_help(self.ports.processes, tool.args, cwd, self.ports.environment)
+        context = self._context(definition, token)
+        work = _builtin_work(tool, context, args)
+        result: ToolResult = await self._run_sync(work, token)
+        return result
+
+
+def _builtin_work(
+    tool: BuiltinAgentTool, context: BuiltinContext, args: dict[str, Any]
+) -> Callable[[], ToolResult]:
+    fixed = tool.args
+    if tool.builtin == "read":
+        return (
+            (lambda: run_read(context, args))
+            if fixed is None
+            else (lambda: run_fixed_read(context, fixed[0]))
+        )
+    if tool.builtin == "list":
+        return lambda: run_list(context, args if fixed is None else {"path": fixed[0]})
+    if tool.builtin == "glob":
+        return lambda: run_glob(context, args)
+    if tool.builtin == "grep":
+        return lambda: run_grep(context, args)
+    if tool.builtin == "view_image":
+        return lambda: run_view_image(context, args)
+    if tool.builtin == "section":
+        assert fixed is not None
+        heading = fixed[1] if len(fixed) == 2 else str(args["heading"])
+        return lambda: run_section(context, fixed[0], heading)
+    if tool.builtin == "graph":
+        return lambda: run_graph(context)
+    raise ToolError(f"Unknown built-in: {tool.builtin}")

@@ -1,0 +1,76 @@
+"""``ToolResult``: what every tool call returns, success, authored error and system error alike.
+
+A result is 1-32 content blocks. An error result is exactly one nonblank text block, so a
+reviewer always sees a message it can act on, never a stack trace or stderr.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from domain.text import compact_json_size
+
+CONTENT_BLOCKS_MAX = 32
+BUILTIN_RESULT_MAX_BYTES = 512 * 1024
+BLANK_ERROR_TEXT = "Tool failed."
+
+
+class ToolError(Exception):
+    """A call that ends in an error result; the message is what the reviewer reads."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    content: tuple[Mapping[str, Any], ...]
+    is_error: bool = False
+
+    def __post_init__(self) -> None:
+        if not 1 <= len(self.content) <= CONTENT_BLOCKS_MAX:
+            raise ValueError(f"a tool result holds 1-{CONTENT_BLOCKS_MAX} content blocks")
+        if self.is_error and not _is_single_nonblank_text(self.content):
+            raise ValueError("an error result holds exactly one nonblank text block")
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        text = message if message.strip() else BLANK_ERROR_TEXT
+        return cls(({"type": "text", "text": text},), is_error=True)
+
+    @classmethod
+    def json(cls, data: Any) -> ToolResult:
+        return cls(({"type": "json", "data": data},))
+
+    @classmethod
+    def text(cls, text: str) -> ToolResult:
+        return cls(({"type": "text", "text": text},))
+
+    @property
+    def error_text(self) -> str | None:
+        return str(self.content[0]["text"]) if self.is_error else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The normalized form: ``isError`` only when true."""
+        data: dict[str, Any] = {"content": [dict(block) for block in self.content]}
+        if self.is_error:
+            data["isError"] = True
+        return data
+
+
+def _is_single_nonblank_text(content: Sequence[Mapping[str, Any]]) -> bool:
+    return (
+        len(content) == 1
+        and content[0].get("type") == "text"
+        and bool(str(content[0].get("text", "")).strip())
+    )
+
+
+def bounded_json_result(data: Mapping[str, Any]) -> ToolResult:
+    """A built-in's one json block, refused when its compact form exceeds 512 KiB."""
+    if compact_json_size(data) > BUILTIN_RESULT_MAX_BYTES:
+        raise ToolError("Built-in result exceeds 512 KiB; narrow the path or range.")
+    return ToolResult.json(dict(data))

@@ -1,0 +1,226 @@
+"""``tools check``: declarations, scopes, schemas and per-tool readiness, and one explicit call.
+
+Static by default: it starts no owner process and creates no directory, database, Run,
+verdict or cache entry. ``--execute`` calls exactly one selected tool, as a reviewer would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.declarations.model import AgentProfile, HumanProfile
+from domain.diagnostics import ConfigError
+from domain.scope import artifact_scope, eval_scope
+from domain.tools.human_definitions import human_tools_of
+from domain.tools.preflight import Preflight
+from domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
+from domain.workspace import UnknownName, Workspace
+from ports.programs import ProgramFinder
+
+AUDIENCES = ("agent", "human")
+TOOL_NOT_REGISTERED = "The selected tool is not registered for this Artifact and audience."
+TOOL_RETURNED_ERROR = "The tool returned an error; no review result was created."
+HUMAN_EXECUTION_LATER = "Human tool execution is not available in this version of artifactize."
+
+
+class InvocationError(Exception):
+    """A ``tools check`` command line that cannot be run (exit 2)."""
+
+
+@dataclass(frozen=True)
+class ToolsCheckRequest:
+    eval_id: str | None = None
+    artifact: str | None = None
+    audience: str | None = None
+    tool: str | None = None
+    execute: bool = False
+    args: Mapping[str, Any] | None = None
+    args_given: bool = False
+
+
+def validate_request(request: ToolsCheckRequest) -> None:
+    """Refuse impossible combinations before anything is read."""
+    if request.audience is not None and request.audience not in AUDIENCES:
+        raise InvocationError("--audience must be agent or human.")
+    if request.eval_id is not None and (
+        request.artifact is not None or request.audience is not None
+    ):
+        raise InvocationError(
+            "An eval selector determines scope and audience; do not combine it with "
+            "--artifact or --audience."
+        )
+    if request.execute and (
+        request.tool is None
+        or (request.eval_id is None and (request.artifact is None or request.audience is None))
+    ):
+        raise InvocationError(
+            "--execute requires --tool and either an eval selector or both --artifact and --audience."
+        )
+    if request.args_given and not request.execute:
+        raise InvocationError(
+            "--args requires Agent tool execution; Human tools take no free arguments."
+        )
+    if request.args_given and request.audience == "human":
+        raise InvocationError(
+            "--args requires Agent tool execution; Human tools take no free arguments."
+        )
+
+
+@dataclass
+class _Scope:
+    eval_id: str | None
+    artifact_id: str | None
+    audience: str
+    names: tuple[str, ...]
+    tools: list[Any] = field(default_factory=list)  # ToolDefinition or HumanToolDefinition
+    registry: AgentToolRegistry | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "evalId": self.eval_id,
+            "artifactId": self.artifact_id,
+            "audience": self.audience,
+            "tools": [t.to_json() for t in self.tools],
+        }
+
+
+@dataclass
+class Report:
+    scopes: list[_Scope] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+
+    def check(self, stage: str, tool: str | None, problem: str | None) -> None:
+        self.checks.append(
+            {"stage": stage, "tool": tool, "ok": problem is None, "message": problem}
+        )
+
+    @property
+    def ok(self) -> bool:
+        return all(c["ok"] for c in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "ok": self.ok,
+            "scopes": [s.to_json() for s in self.scopes],
+            "checks": self.checks,
+        }
+        if self.result is not None:
+            data["result"] = self.result
+        return data
+
+
+@dataclass(frozen=True)
+class ToolsCheck:
+    load: Callable[[str], Workspace]
+    ports: ToolPorts
+    programs: ProgramFinder
+
+    async def run(self, repo: str, request: ToolsCheckRequest) -> tuple[dict[str, Any], int]:
+        """The report and the exit code (0 ready, 1 not ready); raises ``InvocationError``."""
+        validate_request(request)
+        report = Report()
+        try:
+            workspace = self.load(repo)
+        except ConfigError as exc:
+            report.check("declarations", None, str(exc))
+            return report.to_json(), 1
+        report.check("declarations", None, None)
+        scopes = self._scopes(workspace, request, report)
+        selected = self._select(scopes, request.tool, report)
+        for scope, definition in selected:
+            preflight = Preflight(
+                workspace, self.ports.filesystem, self.programs, self.ports.environment, scope.names
+            )
+            owner = workspace.artifact(definition.artifact_id)
+            problems = (
+                preflight.agent_tool(owner, definition.declaration)
+                if scope.audience == "agent"
+                else preflight.human_tool(owner, definition.declaration)
+            )
+            report.check("preflight", definition.name, "; ".join(problems) or None)
+        if request.execute and report.ok and len(selected) == 1:
+            await self._execute(selected[0], request, report)
+        return report.to_json(), 0 if report.ok else 1
+
+    def _scopes(
+        self, workspace: Workspace, request: ToolsCheckRequest, report: Report
+    ) -> list[_Scope]:
+        if request.eval_id is not None:
+            return [self._eval_scope(workspace, request.eval_id, report)]
+        if request.artifact is None and request.audience is None and request.tool is None:
+            return [
+                self._eval_scope(workspace, ref.qualified_id, report)
+                for ref in workspace.evals()
+                if isinstance(ref.eval.profile, AgentProfile | HumanProfile)
+            ]
+        if request.artifact is not None and request.artifact not in workspace.artifacts:
+            raise InvocationError(f"Unknown Artifact: {request.artifact}")
+        artifacts = [request.artifact] if request.artifact else list(workspace.artifacts)
+        audiences = [request.audience] if request.audience else list(AUDIENCES)
+        return [
+            self._fill(
+                workspace, _Scope(None, name, audience, artifact_scope(workspace, name)), report
+            )
+            for name in artifacts
+            for audience in audiences
+        ]
+
+    def _eval_scope(self, workspace: Workspace, eval_id: str, report: Report) -> _Scope:
+        try:
+            found = workspace.find_eval(eval_id)
+        except UnknownName as exc:
+            raise InvocationError(str(exc)) from None
+        if isinstance(found.eval.profile, AgentProfile):
+            audience = "agent"
+        elif isinstance(found.eval.profile, HumanProfile):
+            audience = "human"
+        else:
+            raise InvocationError("Select a declared Agent or Human eval.")
+        return self._fill(
+            workspace, _Scope(eval_id, None, audience, eval_scope(workspace, eval_id)), report
+        )
+
+    def _fill(self, workspace: Workspace, scope: _Scope, report: Report) -> _Scope:
+        if scope.audience == "human":
+            scope.tools = list(human_tools_of(workspace, scope.names))
+            return scope
+        try:
+            scope.registry = AgentToolRegistry(workspace, scope.names, self.ports)
+        except RegistryError as exc:
+            report.check("preflight", None, str(exc))
+            return scope
+        scope.tools = scope.registry.list()
+        return scope
+
+    def _select(
+        self, scopes: list[_Scope], tool: str | None, report: Report
+    ) -> list[tuple[_Scope, Any]]:
+        report.scopes = scopes
+        if tool is None:
+            return [(scope, definition) for scope in scopes for definition in scope.tools]
+        chosen: list[tuple[_Scope, Any]] = []
+        for scope in scopes:
+            names = {tool}
+            if scope.artifact_id is not None:
+                names.add(f"{tool}_{scope.artifact_id}")
+            matched = [d for d in scope.tools if d.name in names]
+            scope.tools = matched
+            chosen.extend((scope, d) for d in matched)
+        if not chosen:
+            report.check("preflight", tool, TOOL_NOT_REGISTERED)
+        return chosen
+
+    async def _execute(
+        self, selected: tuple[_Scope, Any], request: ToolsCheckRequest, report: Report
+    ) -> None:
+        scope, definition = selected
+        if scope.audience == "human" or scope.registry is None:
+            report.check("execute", definition.name, HUMAN_EXECUTION_LATER)
+            return
+        args = dict(request.args) if request.args is not None else {}
+        result = await scope.registry.call(definition.name, args, None)
+        report.result = result.to_json()
+        report.check("execute", definition.name, TOOL_RETURNED_ERROR if result.is_error else None)

@@ -1,0 +1,428 @@
+"""The POSIX process adapter with real processes: groups, deadlines, bounded capture, cleanup.
+
+Every test runs under a fixture that records each leader spawned and, afterwards, asserts with
+psutil that the leader was reaped and that no live process of its group remains.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psutil
+import pytest
+
+from adapters import posix_process
+from adapters.posix_process import (
+    CAPTURE_LIMIT_BYTES,
+    KILL_GRACE_SECONDS,
+    PosixProcessRunner,
+)
+from ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
+
+pytestmark = pytest.mark.anyio
+
+PYTHON = sys.executable
+HEAD = shutil.which("head") or "/usr/bin/head"
+ENV_PROGRAM = shutil.which("env") or "/usr/bin/env"
+SLEEP = shutil.which("sleep") or "/bin/sleep"
+SH = shutil.which("sh") or "/bin/sh"
+BASE_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+
+RUNNER: ProcessRunner = PosixProcessRunner()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def live_group_members(pgid: int) -> list[int]:
+    """Pids of processes in group ``pgid`` that are not zombies (those wait for init)."""
+    members = []
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
+                members.append(process.pid)
+        except (ProcessLookupError, psutil.NoSuchProcess):
+            continue
+    return members
+
+
+def wait_group_gone(pgid: int, timeout: float = 2.0) -> list[int]:
+    """Poll until group ``pgid`` has no live member; SIGKILLed processes die asynchronously."""
+    deadline = time.monotonic() + timeout
+    while True:
+        members = live_group_members(pgid)
+        if not members or time.monotonic() > deadline:
+            return members
+        time.sleep(0.01)
+
+
+@pytest.fixture(autouse=True)
+def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """Record every leader the adapter spawns; afterwards nothing of theirs may be left."""
+    pids: list[int] = []
+    real_spawn = posix_process._spawn
+
+    def recording_spawn(spec: ProcessSpec):
+        popen = real_spawn(spec)
+        pids.append(popen.pid)
+        return popen
+
+    monkeypatch.setattr(posix_process, "_spawn", recording_spawn)
+    yield pids
+    unreaped = [child.pid for child in psutil.Process().children() if child.pid in pids]
+    assert unreaped == [], "a leader was not reaped"
+    for pgid in pids:  # each leader led its own group: pgid == pid
+        assert wait_group_gone(pgid) == [], f"group {pgid} survived"
+
+
+def spec(
+    *argv: str,
+    timeout_ms: int = 10_000,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    stdin: bytes = b"",
+    capture_limit_bytes: int = CAPTURE_LIMIT_BYTES,
+) -> ProcessSpec:
+    return ProcessSpec(
+        argv=argv,
+        cwd=cwd if cwd is not None else str(Path.cwd()),
+        env=env if env is not None else BASE_ENV,
+        timeout_ms=timeout_ms,
+        stdin=stdin,
+        capture_limit_bytes=capture_limit_bytes,
+    )
+
+
+def python(code: str, *args: str, **kwargs: Any) -> ProcessSpec:
+    return spec(PYTHON, "-c", code, *args, **kwargs)
+
+
+async def timed_run(process: ProcessSpec) -> tuple[ProcessOutcome, float]:
+    started = time.monotonic()
+    outcome = await RUNNER.run(process)
+    return outcome, time.monotonic() - started
+
+
+# A leader that starts two `sleep 60` grandchildren in its own group, prints its pid and waits.
+# (Tests take the group id from the `spawned` fixture: under load the deadline may come first.)
+SLEEP_TREE = f"""
+import os, subprocess, sys, time
+for _ in range(2):
+    subprocess.Popen([{SLEEP!r}, "60"])
+print(os.getpid(), flush=True)
+time.sleep(60)
+"""
+
+
+# --- exit status ------------------------------------------------------------------------------
+
+
+async def test_exit_code_zero_is_success() -> None:
+    outcome = await RUNNER.run(python("print('hello')"))
+    assert outcome == ProcessOutcome(exit_code=0, stdout=b"hello\n")
+    assert outcome.succeeded
+
+
+async def test_nonzero_exit_code_is_reported() -> None:
+    outcome = await RUNNER.run(python("import sys; sys.stderr.write('bad'); sys.exit(3)"))
+    assert (outcome.exit_code, outcome.signal, outcome.timed_out) == (3, None, False)
+    assert outcome.stderr == b"bad"
+    assert not outcome.succeeded
+
+
+async def test_death_by_signal_is_reported() -> None:
+    outcome = await RUNNER.run(python("import os, signal; os.kill(os.getpid(), signal.SIGUSR1)"))
+    assert (outcome.exit_code, outcome.signal) == (None, signal.SIGUSR1)
+    assert not outcome.timed_out
+    assert not outcome.succeeded
+
+
+async def test_leader_runs_in_a_new_session_and_group() -> None:
+    outcome = await RUNNER.run(python("import os; print(os.getpid(), os.getpgid(0), os.getsid(0))"))
+    pid, pgid, sid = map(int, outcome.stdout.split())
+    assert pid == pgid == sid
+    assert pgid != os.getpgid(0)
+
+
+# --- argv, environment, cwd, stdin ------------------------------------------------------------
+
+
+async def test_argv_is_passed_literally_without_a_shell() -> None:
+    tricky = ["a value with spaces", "'single'", '"double"', "$(touch pwned)", "x; exit 7", "*"]
+    outcome = await RUNNER.run(python("import sys, json; print(json.dumps(sys.argv[1:]))", *tricky))
+    assert outcome.exit_code == 0
+    assert json.loads(outcome.stdout) == tricky
+
+
+async def test_environment_is_exactly_the_given_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARTIFACTIZE_TEST_CANARY", "must-not-leak")
+    outcome = await RUNNER.run(spec(ENV_PROGRAM, env={"ONLY": "this", "SPACED": "a b"}))
+    assert outcome.exit_code == 0
+    assert outcome.stdout.decode().splitlines() == ["ONLY=this", "SPACED=a b"]
+
+
+async def test_empty_environment_gives_the_child_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARTIFACTIZE_TEST_CANARY", "must-not-leak")
+    outcome = await RUNNER.run(spec(ENV_PROGRAM, env={}))
+    assert (outcome.exit_code, outcome.stdout) == (0, b"")
+
+
+async def test_cwd_is_the_given_directory(tmp_path: Path) -> None:
+    outcome = await RUNNER.run(python("import os; print(os.getcwd())", cwd=str(tmp_path)))
+    assert outcome.stdout.decode().strip() == str(tmp_path.resolve())
+
+
+async def test_stdin_is_delivered_then_closed() -> None:
+    payload = os.urandom(1024 * 1024)  # far over a pipe buffer: written while stdout is read
+    outcome = await RUNNER.run(
+        python("import sys; sys.stdout.buffer.write(sys.stdin.buffer.read())", stdin=payload)
+    )
+    assert outcome.exit_code == 0
+    assert outcome.stdout == payload
+
+
+async def test_child_that_ignores_stdin_is_fine() -> None:
+    outcome = await RUNNER.run(python("print('no reading')", stdin=b"x" * (1024 * 1024)))
+    assert (outcome.exit_code, outcome.stdout) == (0, b"no reading\n")
+
+
+async def test_child_that_closes_stdin_early_is_fine() -> None:
+    code = "import os, time; os.close(0); time.sleep(0.1); print('closed')"
+    outcome = await RUNNER.run(python(code, stdin=b"y" * (1024 * 1024)))
+    assert (outcome.exit_code, outcome.stdout) == (0, b"closed\n")
+
+
+# --- bounded capture --------------------------------------------------------------------------
+
+
+async def test_stdout_is_bounded_and_the_excess_drained() -> None:
+    code = "import sys; sys.stdout.write('a' * 5000); sys.stderr.write('e' * 10)"
+    outcome = await RUNNER.run(python(code, capture_limit_bytes=1000))
+    assert outcome.exit_code == 0  # the writer was never blocked by a full pipe
+    assert outcome.stdout == b"a" * 1000
+    assert outcome.stdout_truncated
+    assert (outcome.stderr, outcome.stderr_truncated) == (b"e" * 10, False)
+
+
+async def test_stderr_is_bounded_independently() -> None:
+    code = "import sys; sys.stderr.write('e' * 300000); print('out')"
+    outcome = await RUNNER.run(python(code, capture_limit_bytes=100))
+    assert outcome.exit_code == 0
+    assert (outcome.stderr, outcome.stderr_truncated) == (b"e" * 100, True)
+    assert (outcome.stdout, outcome.stdout_truncated) == (b"out\n", False)
+
+
+async def test_output_exactly_at_the_limit_is_not_truncated() -> None:
+    outcome = await RUNNER.run(python("print('x' * 999)", capture_limit_bytes=1000))
+    assert (len(outcome.stdout), outcome.stdout_truncated) == (1000, False)
+
+
+async def test_default_limit_is_16_mib_inclusive() -> None:
+    assert CAPTURE_LIMIT_BYTES == 16 * 1024 * 1024
+    exact = await RUNNER.run(spec(HEAD, "-c", str(CAPTURE_LIMIT_BYTES), "/dev/zero"))
+    assert exact.exit_code == 0
+    assert (len(exact.stdout), exact.stdout_truncated) == (CAPTURE_LIMIT_BYTES, False)
+
+    over = await RUNNER.run(spec(HEAD, "-c", str(CAPTURE_LIMIT_BYTES + 1), "/dev/zero"))
+    assert over.exit_code == 0
+    assert (len(over.stdout), over.stdout_truncated) == (CAPTURE_LIMIT_BYTES, True)
+
+
+# --- deadline, group cleanup, cancellation ----------------------------------------------------
+
+
+async def test_deadline_kills_the_whole_tree(spawned: list[int]) -> None:
+    outcome, elapsed = await timed_run(python(SLEEP_TREE, timeout_ms=300))
+    assert outcome.timed_out
+    assert (outcome.exit_code, outcome.signal) == (None, signal.SIGTERM)
+    assert elapsed < KILL_GRACE_SECONDS
+    assert wait_group_gone(spawned[0]) == []
+
+
+# The shell sets SIGTERM to ignored and execs: the disposition survives exec, with no window.
+IGNORING_TERM = f'trap "" TERM; exec {SLEEP} 60'
+
+
+async def test_sigterm_ignoring_leader_is_sigkilled_after_the_grace() -> None:
+    outcome, elapsed = await timed_run(spec(SH, "-c", IGNORING_TERM, timeout_ms=300))
+    assert outcome.timed_out
+    assert (outcome.exit_code, outcome.signal) == (None, signal.SIGKILL)
+    assert 0.3 + KILL_GRACE_SECONDS <= elapsed < 0.3 + KILL_GRACE_SECONDS + 1.0
+
+
+async def test_sigterm_ignoring_descendants_die_with_the_leader(spawned: list[int]) -> None:
+    script = f"({IGNORING_TERM}) & ({IGNORING_TERM}) & exec {SLEEP} 60"
+    outcome, elapsed = await timed_run(spec(SH, "-c", script, timeout_ms=300))
+    assert outcome.timed_out
+    assert (outcome.exit_code, outcome.signal) == (None, signal.SIGTERM)
+    assert elapsed < KILL_GRACE_SECONDS  # the leader's exit ends the grace early
+    assert wait_group_gone(spawned[0]) == []
+
+
+async def test_leader_exit_kills_the_rest_of_the_group() -> None:
+    # The grandchild inherits stdout and keeps it open: we must not wait for it.
+    code = f"""
+import os, subprocess
+subprocess.Popen([{SLEEP!r}, "60"])
+print(os.getpid(), flush=True)
+"""
+    outcome, elapsed = await timed_run(python(code))
+    assert (outcome.exit_code, outcome.timed_out, outcome.streams_held_open) == (0, False, False)
+    assert elapsed < KILL_GRACE_SECONDS
+    assert wait_group_gone(int(outcome.stdout)) == []
+
+
+async def test_descendant_that_left_the_group_cannot_hang_us() -> None:
+    code = f"""
+import subprocess
+escapee = subprocess.Popen([{SLEEP!r}, "60"], start_new_session=True)
+print(escapee.pid, flush=True)
+"""
+    outcome, elapsed = await timed_run(python(code))
+    escapee = psutil.Process(int(outcome.stdout))
+    try:
+        assert outcome.exit_code == 0
+        assert outcome.streams_held_open
+        assert KILL_GRACE_SECONDS <= elapsed < KILL_GRACE_SECONDS + 1.0
+    finally:
+        escapee.kill()  # it left the group, so cleaning it up is ours, not the adapter's
+        assert wait_gone(escapee)
+
+
+def wait_gone(process: psutil.Process, timeout: float = 2.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+async def test_caller_cancellation_kills_the_group(spawned: list[int]) -> None:
+    started = time.monotonic()
+    with anyio.move_on_after(0.3) as scope:
+        await RUNNER.run(python(SLEEP_TREE))
+    assert scope.cancelled_caught
+    assert time.monotonic() - started < KILL_GRACE_SECONDS
+    assert len(spawned) == 1
+    assert wait_group_gone(spawned[0]) == []
+
+
+async def test_cancellation_of_a_sigterm_ignoring_child_still_reaps(spawned: list[int]) -> None:
+    started = time.monotonic()
+    with anyio.move_on_after(0.3) as scope:
+        await RUNNER.run(spec(SH, "-c", IGNORING_TERM))
+    assert scope.cancelled_caught
+    assert time.monotonic() - started >= 0.3 + KILL_GRACE_SECONDS
+    assert len(spawned) == 1
+
+
+async def test_cancelled_caller_starts_nothing(spawned: list[int]) -> None:
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await RUNNER.run(python("print('never')"))
+    assert spawned == []
+
+
+async def test_without_pidfd_the_exit_is_polled(
+    monkeypatch: pytest.MonkeyPatch, spawned: list[int]
+) -> None:
+    monkeypatch.setattr(posix_process, "_open_pidfd", lambda pid: None)
+    outcome = await RUNNER.run(python("import sys; print('polled'); sys.exit(4)"))
+    assert (outcome.exit_code, outcome.stdout) == (4, b"polled\n")
+    timed_out, elapsed = await timed_run(python(SLEEP_TREE, timeout_ms=200))
+    assert timed_out.timed_out
+    assert elapsed < KILL_GRACE_SECONDS
+    assert wait_group_gone(spawned[1]) == []
+
+
+# --- spawn failures and invalid specs ---------------------------------------------------------
+
+
+async def test_missing_program_is_a_spawn_error(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-such-program")
+    outcome = await RUNNER.run(spec(missing))
+    assert outcome == ProcessOutcome(spawn_error=f"No such file or directory: {missing}")
+    assert not outcome.succeeded
+
+
+async def test_program_not_on_path_is_a_spawn_error() -> None:
+    outcome = await RUNNER.run(spec("artifactize-no-such-program-here"))
+    assert outcome.spawn_error is not None
+    assert "No such file or directory" in outcome.spawn_error
+
+
+async def test_non_executable_program_is_a_spawn_error(tmp_path: Path) -> None:
+    script = tmp_path / "script.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o644)
+    outcome = await RUNNER.run(spec(str(script)))
+    assert outcome.spawn_error == f"Permission denied: {script}"
+
+
+async def test_missing_cwd_is_a_spawn_error(tmp_path: Path) -> None:
+    missing = tmp_path / "gone"
+    outcome = await RUNNER.run(python("print(1)", cwd=str(missing)))
+    assert outcome.spawn_error == f"No such file or directory: {missing}"
+
+
+async def test_nul_byte_in_an_argument_is_a_spawn_error() -> None:
+    outcome = await RUNNER.run(python("print(1)", "a\0b"))
+    assert outcome.spawn_error is not None
+    assert "null" in outcome.spawn_error
+
+
+@pytest.mark.parametrize("timeout_ms", [0, -1, 2_147_483_648])
+async def test_timeout_out_of_range_is_refused(timeout_ms: int) -> None:
+    with pytest.raises(ValueError, match="timeout_ms must be from 1 to 2147483647"):
+        await RUNNER.run(python("print(1)", timeout_ms=timeout_ms))
+
+
+async def test_empty_argv_is_refused() -> None:
+    with pytest.raises(ValueError, match="argv"):
+        await RUNNER.run(spec())
+
+
+async def test_a_leader_reaped_elsewhere_is_never_signalled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """If something else reaps our leader and its pid is reused, the group is not ours to kill."""
+    popen = posix_process._spawn(spec(SLEEP, "0"))
+    leader = posix_process._Leader(popen)
+    os.waitpid(popen.pid, 0)  # "someone else" reaps it: the pid is free for reuse
+    monkeypatch.setattr(psutil, "pid_exists", lambda pid: True)  # ...and reused
+    signalled: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "killpg", lambda pgid, sig: signalled.append((pgid, sig)))
+    await leader.ensure_dead()
+    leader.close()
+    assert signalled == []
+    assert leader.reaped
+    assert leader.exit_code_and_signal() == (None, None)
+
+
+async def test_no_descriptor_is_leaked_on_any_path(tmp_path: Path) -> None:
+    def open_fds() -> set[str]:
+        return set(os.listdir("/proc/self/fd"))
+
+    await RUNNER.run(python("print(1)"))  # warm up: anyio's own descriptors
+    before = open_fds()
+    await RUNNER.run(python("import sys; sys.exit(1)", stdin=b"data"))
+    await RUNNER.run(python(SLEEP_TREE, timeout_ms=100))
+    await RUNNER.run(spec(str(tmp_path / "missing")))
+    with anyio.move_on_after(0.1):
+        await RUNNER.run(python(SLEEP_TREE))
+    assert open_fds() == before
