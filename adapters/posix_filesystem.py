@@ -13,6 +13,7 @@ import errno
 import os
 import stat
 from types import TracebackType
+from typing import Self
 
 from ports.filesystem import (
     DirEntry,
@@ -94,7 +95,30 @@ def _os_failure(name: str, path: str, err: OSError) -> FilesystemError:
     return FilesystemError(name, f"Cannot open `{path}`: {err.strerror or err}")
 
 
-class PosixDirectoryHandle:
+class _OwnedDescriptor:
+    """Owns one descriptor: closed once by ``close()`` or on leaving a ``with`` block."""
+
+    _fd: int | None
+
+    def close(self) -> None:
+        """Release the descriptor; closing twice is harmless."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class PosixDirectoryHandle(_OwnedDescriptor):
     """A directory held open by descriptor; every method takes one entry name, never a path."""
 
     def __init__(self, fd: int, physical_path: str) -> None:
@@ -246,25 +270,8 @@ class PosixDirectoryHandle:
                 return data
         raise FileTooLarge(name, f"`{path}` is larger than {max_bytes} bytes", limit=max_bytes)
 
-    def close(self) -> None:
-        """Release the descriptor; closing twice is harmless."""
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
 
-    def __enter__(self) -> PosixDirectoryHandle:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class PosixFileHandle:
+class PosixFileHandle(_OwnedDescriptor):
     """A regular file held open by descriptor, read sequentially."""
 
     def __init__(self, fd: int, size: int) -> None:
@@ -279,22 +286,6 @@ class PosixFileHandle:
         if self._fd is None:
             raise ValueError("file handle is closed")
         return _read_at_most(self._fd, max_bytes)
-
-    def close(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
-
-    def __enter__(self) -> PosixFileHandle:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:

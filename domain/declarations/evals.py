@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from domain.declarations.commands import read_command, read_operand_args
 from domain.declarations.model import (
     AGENT_DEFAULT_TIMEOUT_MS,
     RUNTIME_DEFAULT_TIMEOUT_MS,
@@ -16,11 +17,11 @@ from domain.declarations.model import (
     ReferenceUse,
     RuntimeProfile,
 )
-from domain.declarations.reader import TableReader, command_problem
+from domain.declarations.reader import TableReader
 from domain.diagnostics import KeyProblems, join_key
 from domain.identifiers import identifier_problem
 from domain.json_schema import SchemaError, admit_schema
-from domain.templates import TemplateError, instruction_references, parse_operand
+from domain.templates import instruction_references
 
 PROFILE_VARIANTS_MAX = 64
 POSITIVE_INT_MAX = 2**63 - 1
@@ -105,26 +106,10 @@ class EvalParser:
             ("command", "args"),
         )
         start = len(self.problems.items)
-        command = reader.string("command", nonblank=False)
-        if command is not None and command_problem(command):
-            reader.fail("command", command_problem(command) or "")
-        args = reader.string_list("args")
-        for index, arg in enumerate(args or ()):
-            try:
-                operand = parse_operand(arg)
-            except TemplateError as exc:
-                reader.fail(f"args[{index}]", str(exc))
-                continue
-            if operand is not None:
-                self.references.append(
-                    Reference(
-                        operand.name,
-                        ReferenceUse.RUNTIME_ARGV,
-                        reader.path(f"args[{index}]"),
-                        eval_id,
-                        operand.suffix,
-                    )
-                )
+        command = read_command(reader)
+        args = read_operand_args(
+            reader, self.references, ReferenceUse.RUNTIME_ARGV, eval_id=eval_id
+        )
         timeout_ms = reader.timeout_ms() or RUNTIME_DEFAULT_TIMEOUT_MS
         if len(self.problems.items) > start or command is None or args is None:
             return None

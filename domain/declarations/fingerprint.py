@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.declarations.commands import read_command, read_operand_args
 from domain.declarations.model import (
     FINGERPRINT_SCRIPT_DEFAULT_TIMEOUT_MS,
     ArtifactKind,
@@ -14,10 +15,9 @@ from domain.declarations.model import (
     ReferenceUse,
     ScriptFingerprint,
 )
-from domain.declarations.reader import TableReader, command_problem
+from domain.declarations.reader import TableReader
 from domain.diagnostics import KeyProblems
 from domain.logical_paths import logical_path_problem
-from domain.templates import TemplateError, parse_operand
 
 FINGERPRINT_FILES_MAX = 64
 FINGERPRINT_IGNORE_MAX = 64
@@ -158,26 +158,8 @@ class FingerprintParser:
             ("command", "args"),
         )
         start = len(self.problems.items)
-        command = reader.string("command", nonblank=False)
-        if command is not None and command_problem(command):
-            reader.fail("command", command_problem(command) or "")
-        args = reader.string_list("args")
-        for index, arg in enumerate(args or ()):
-            try:
-                operand = parse_operand(arg)
-            except TemplateError as exc:
-                reader.fail(f"args[{index}]", str(exc))
-                continue
-            if operand is not None:
-                self.references.append(
-                    Reference(
-                        operand.name,
-                        ReferenceUse.SCRIPT_ARGV,
-                        reader.path(f"args[{index}]"),
-                        None,
-                        operand.suffix,
-                    )
-                )
+        command = read_command(reader)
+        args = read_operand_args(reader, self.references, ReferenceUse.SCRIPT_ARGV)
         files = self._paths(reader, "files", FINGERPRINT_FILES_MAX, allow_whole=False)
         timeout_ms = reader.timeout_ms() or FINGERPRINT_SCRIPT_DEFAULT_TIMEOUT_MS
         if len(self.problems.items) > start or command is None or args is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, cast
 
+from domain.declarations.commands import read_command, read_operand_args
 from domain.declarations.model import (
     COMMAND_TOOL_DEFAULT_TIMEOUT_MS,
     DEFAULT_INPUT_SCHEMA,
@@ -19,7 +20,7 @@ from domain.declarations.model import (
     ReferenceUse,
     SessionCommand,
 )
-from domain.declarations.reader import TableReader, command_problem
+from domain.declarations.reader import TableReader
 from domain.diagnostics import KeyProblems, join_key
 from domain.identifiers import identifier_problem
 from domain.json_schema import SchemaError, admit_schema
@@ -27,7 +28,6 @@ from domain.logical_paths import logical_path_problem
 from domain.templates import (
     TemplateError,
     description_problem,
-    parse_human_operand,
     parse_operand,
     parse_plain_template,
 )
@@ -84,14 +84,7 @@ class ViewParser:
         return text
 
     def command(self, reader: TableReader) -> str | None:
-        command = reader.string("command", nonblank=False)
-        if command is None:
-            return None
-        problem = command_problem(command)
-        if problem:
-            reader.fail("command", problem)
-            return None
-        return command
+        return read_command(reader)
 
     def execution_paths(self, reader: TableReader) -> tuple[str, ...]:
         paths = reader.string_list("execution_paths")
@@ -116,19 +109,7 @@ class ViewParser:
     def operand_args(
         self, reader: TableReader, use: ReferenceUse, *, human: bool = False
     ) -> tuple[str, ...] | None:
-        args = reader.string_list("args")
-        if args is None:
-            return None
-        for index, arg in enumerate(args):
-            key_path = reader.path(f"args[{index}]")
-            try:
-                operand = parse_human_operand(arg) if human else parse_operand(arg)
-            except TemplateError as exc:
-                self.problems.add(key_path, str(exc))
-                continue
-            if operand is not None and not (human and operand.name == "artifactPath"):
-                self.references.append(Reference(operand.name, use, key_path, None, operand.suffix))
-        return args
+        return read_operand_args(reader, self.references, use, human=human)
 
     # --- Agent tools ------------------------------------------------------------------
 
