@@ -9,6 +9,7 @@ from dependency_injector import containers, providers
 from adapters.posix_filesystem import PosixFilesystem
 from adapters.posix_process import PosixProcessRunner
 from adapters.posix_programs import PosixProgramFinder
+from adapters.posix_scratch import PosixScratchSpace
 from adapters.ry_regex import RyRegexEngine
 from adapters.system_clock import SystemClock
 from domain.config_service import ConfigService
@@ -28,12 +29,15 @@ class Container(containers.DeclarativeContainer):
     regex = providers.Singleton(RyRegexEngine)
     processes = providers.Singleton(PosixProcessRunner)
     programs = providers.Singleton(PosixProgramFinder)
+    scratch = providers.Singleton(PosixScratchSpace)
     config_service = providers.Factory(ConfigService, filesystem=filesystem)
     tool_ports = providers.Factory(
         ToolPorts,
         filesystem=filesystem,
         regex=regex,
         processes=processes,
+        programs=programs,
+        scratch=scratch,
         environment=environment,
     )
     tools_check = providers.Factory(

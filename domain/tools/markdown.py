@@ -113,6 +113,12 @@ _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n)?")
 def _lines(text: str) -> Iterator[_Line]:
     """Lines without their terminators (LF, CRLF or CR), each with its start index."""
     position = 1 if text.startswith(_BYTE_ORDER_MARK) else 0
+    if "\r" not in text:  # the common case, several times faster than the pattern
+        for piece in text[position:].split("\n"):
+            if position < len(text):
+                yield _Line(piece, position)
+            position += len(piece) + 1
+        return
     while position < len(text):
         match = _LINE.match(text, position)
         assert match is not None  # the pattern matches the empty string
@@ -120,7 +126,7 @@ def _lines(text: str) -> Iterator[_Line]:
         position = match.end()
 
 
-@dataclass
+@dataclass(slots=True)
 class _Line:
     """One source line and a cursor over it, measured in columns (tabs stop every 4).
 
@@ -136,6 +142,8 @@ class _Line:
 
     def indent(self) -> tuple[int, int]:
         """Columns of whitespace at the cursor, and the index of the next non-blank."""
+        if not self.virtual and not self.text.startswith((" ", "\t"), self.index):
+            return 0, self.index  # the common case, kept cheap
         width, column, index = self.virtual, self.column, self.index
         while index < len(self.text) and self.text[index] in " \t":
             step = 1 if self.text[index] == " " else _TAB_STOP - column % _TAB_STOP
@@ -176,14 +184,11 @@ class _Line:
             column += _TAB_STOP - column % _TAB_STOP if char == "\t" else 1
         return column
 
-    def _skip_char(self) -> None:
-        self.index += 1
-        self.column += 1
-        self.virtual = 0
-
     def skip_chars(self, count: int) -> None:
-        for _ in range(count):
-            self._skip_char()
+        """Move past ``count`` marker characters (never tabs)."""
+        self.index += count
+        self.column += count
+        self.virtual = 0
 
 
 # --- block structure -----------------------------------------------------------------
@@ -217,6 +222,11 @@ class _HtmlBlock:
 
 
 _Leaf = _Paragraph | _Fence | _HtmlBlock | None
+
+# First characters that may open a container or a leaf other than a paragraph: a cheap
+# test that spares most lines of prose every pattern below.
+_CONTAINER_STARTS = (">", "-", "+", "*", *"0123456789")
+_LEAF_STARTS = ("#", "`", "~", "<", "*", "-", "_")
 
 _ATX = re.compile(r"(#{1,6})(?:[ \t]+(.*))?$")
 _ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
@@ -330,6 +340,8 @@ class _BlockParser:
             if width > 3:
                 return
             rest = line.text[index:]
+            if not rest.startswith(_CONTAINER_STARTS):
+                return
             if rest.startswith(">"):
                 line.skip_to(index)
                 line.skip_chars(1)
@@ -397,6 +409,8 @@ class _BlockParser:
 
     def _leaf_start(self, rest: str, start: int, line_start: int, paragraph_open: bool) -> bool:
         """Open the block ``rest`` starts, if any; False means it is paragraph text."""
+        if not rest.startswith(_LEAF_STARTS):
+            return False
         atx = _ATX.match(rest)
         if atx:
             self._close_leaf()
@@ -457,6 +471,8 @@ def _starts_block(line: _Line) -> bool:
     if width >= _CODE_INDENT:
         return False
     rest = line.text[index:]
+    if not rest.startswith(_CONTAINER_STARTS + _LEAF_STARTS):
+        return False
     if rest.startswith(">") or _THEMATIC_BREAK.match(rest) or _ATX.match(rest):
         return True
     if _fence_start(rest) is not None or _html_block_start(rest, False) is not None:

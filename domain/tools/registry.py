@@ -28,17 +28,21 @@ from domain.tools.builtin_read import run_read
 from domain.tools.builtin_search import run_glob, run_grep
 from domain.tools.builtin_specs import default_description, input_schema_for
 from domain.tools.cancellation import Cancellation
+from domain.tools.command_prep import CommandResolver
+from domain.tools.command_tools import CommandRunner
 from domain.tools.context import BuiltinContext
 from domain.tools.locations import open_directory_at
 from domain.tools.results import ToolError, ToolResult
 from domain.workspace import UnknownName, Workspace, published_name
 from ports.filesystem import EntryKind, Filesystem, FilesystemError
 from ports.process import ProcessRunner
+from ports.programs import ProgramFinder
 from ports.regex import RegexEngine
+from ports.scratch import ScratchSpace
 
 UNKNOWN_TOOL = "Unknown registered Agent tool."
 TARGET_CHANGED = "File Artifact target must remain a regular file."
-NOT_YET = "Command tools cannot run in this version of artifactize."
+SESSIONS_NOT_YET = "Tools bound to a tool session cannot run in this version of artifactize."
 
 
 class RegistryError(Exception):
@@ -53,6 +57,8 @@ class ToolPorts:
     regex: RegexEngine
     processes: ProcessRunner
     environment: Mapping[str, str] = field(default_factory=dict)
+    programs: ProgramFinder | None = None  # needed by command tools and preflight
+    scratch: ScratchSpace | None = None  # needed by command tools
 
 
 @dataclass(frozen=True)
@@ -149,7 +155,7 @@ class AgentToolRegistry:
             admitted = admit_arguments(args, self._validator(definition))
             token.check()
             await self._run_sync(self._check_file_targets, token)
-            return await self._dispatch(definition, admitted, token)
+            return await self._dispatch(definition, admitted, token, output_root)
         except ArgumentsRefused as exc:
             return ToolResult.error(exc.message)
         except ToolError as exc:
@@ -180,6 +186,22 @@ class AgentToolRegistry:
             if kind is not EntryKind.FILE:
                 raise ToolError(TARGET_CHANGED)
 
+    def command_runner(self) -> CommandRunner:
+        ports = self.ports
+        if ports.programs is None or ports.scratch is None:
+            raise ToolError("Command tools need the program and scratch ports; none are wired.")
+        resolver = CommandResolver(
+            self.workspace, ports.filesystem, ports.programs, ports.environment, self.scope
+        )
+        return CommandRunner(
+            self.workspace,
+            ports.filesystem,
+            resolver,
+            ports.processes,
+            ports.scratch,
+            ports.environment,
+        )
+
     def _context(self, definition: ToolDefinition, token: Cancellation) -> BuiltinContext:
         return BuiltinContext(
             self.workspace,
@@ -191,11 +213,18 @@ class AgentToolRegistry:
         )
 
     async def _dispatch(
-        self, definition: ToolDefinition, args: dict[str, Any], token: Cancellation
+        self,
+        definition: ToolDefinition,
+        args: dict[str, Any],
+        token: Cancellation,
+        output_root: str | None,
     ) -> ToolResult:
         tool = definition.declaration
         if not isinstance(tool, BuiltinAgentTool):
-            raise ToolError(NOT_YET)
+            if tool.session is not None:
+                raise ToolError(SESSIONS_NOT_YET)
+            owner = self.workspace.artifact(definition.artifact_id)
+            return await self.command_runner().call(owner, tool, args, output_root)
         if tool.builtin == "help":
             assert tool.args is not None
             owner = self.workspace.artifact(definition.artifact_id)

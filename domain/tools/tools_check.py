@@ -13,6 +13,7 @@ from typing import Any
 from domain.declarations.model import AgentProfile, HumanProfile
 from domain.diagnostics import ConfigError
 from domain.scope import artifact_scope, eval_scope
+from domain.tools.command_prep import CommandResolver
 from domain.tools.human_definitions import human_tools_of
 from domain.tools.preflight import Preflight
 from domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
@@ -132,7 +133,13 @@ class ToolsCheck:
         selected = self._select(scopes, request.tool, report)
         for scope, definition in selected:
             preflight = Preflight(
-                workspace, self.ports.filesystem, self.programs, self.ports.environment, scope.names
+                CommandResolver(
+                    workspace,
+                    self.ports.filesystem,
+                    self.programs,
+                    self.ports.environment,
+                    scope.names,
+                )
             )
             owner = workspace.artifact(definition.artifact_id)
             problems = (

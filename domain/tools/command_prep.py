@@ -1,0 +1,113 @@
+"""Resolving what a command will run, before anything runs: the program, reference operands
+and execution paths, each through the pinned no-follow walk and within the admitted scope."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from domain.logical_paths import logical_path_problem
+from domain.scope import working_directory
+from domain.templates import TemplateError, parse_operand
+from domain.tools.locations import open_directory_at, resolve_location
+from domain.tools.results import ToolError
+from domain.workspace import Artifact, Workspace
+from ports.filesystem import EntryKind, Filesystem, FilesystemError
+from ports.programs import ProgramFinder
+
+EXECUTABLE_UNAVAILABLE = "Tool executable is unavailable: {command}"
+EXECUTABLE_OUTSIDE = "Tool executable path is unavailable or outside scope."
+
+
+@dataclass(frozen=True)
+class CommandResolver:
+    workspace: Workspace
+    filesystem: Filesystem
+    programs: ProgramFinder
+    environment: Mapping[str, str]
+    scope: tuple[str, ...]
+
+    def absolute(self, components: tuple[str, ...]) -> str:
+        root = self.workspace.root_path.rstrip("/")
+        return "/".join((root, *components)) if components else self.workspace.root_path
+
+    def kind_at(self, components: tuple[str, ...]) -> EntryKind | None:
+        """Kind of the entry at physical ``components`` (no-follow), or None when missing."""
+        if not components:
+            return EntryKind.DIRECTORY
+        try:
+            with open_directory_at(
+                self.filesystem, self.workspace.root_path, components[:-1]
+            ) as parent:
+                return parent.entry(components[-1]).kind
+        except FilesystemError:
+            return None
+
+    def owner_problem(self, owner: Artifact) -> str | None:
+        """The working folder must be a plain directory, a file target a regular file."""
+        folder = tuple(owner.folder.split("/")) if owner.folder else ()
+        if self.kind_at(folder) is not EntryKind.DIRECTORY:
+            return f"The working folder of {owner.name} is missing or not a plain directory."
+        if owner.target is not None and self.kind_at((*folder, owner.target)) is not EntryKind.FILE:
+            return "File Artifact target must remain a regular file."
+        return None
+
+    def program(self, owner: Artifact, command: str) -> str:
+        """The absolute program path: as given, owner-relative within scope, or from PATH."""
+        if command.startswith("/"):
+            if not self.programs.is_executable_file(command):
+                raise ToolError(EXECUTABLE_UNAVAILABLE.format(command=command))
+            return command
+        if "/" in command:
+            try:
+                location = resolve_location(
+                    self.workspace, owner.name, command.removeprefix("./"), self.scope
+                )
+            except ToolError:
+                raise ToolError(EXECUTABLE_OUTSIDE) from None
+            if self.kind_at(location.components) is not EntryKind.FILE:
+                raise ToolError(EXECUTABLE_OUTSIDE)
+            return self.absolute(location.components)
+        cwd = working_directory(self.workspace, owner)
+        found = self.programs.find_on_path(command, self.environment.get("PATH", ""), cwd)
+        if found is None:
+            raise ToolError(EXECUTABLE_UNAVAILABLE.format(command=command))
+        return found
+
+    def operand(self, owner: Artifact, arg: str) -> str:
+        """A literal argument unchanged, or a reference replaced by its absolute path."""
+        try:
+            operand = parse_operand(arg)
+        except TemplateError as exc:
+            raise ToolError(str(exc)) from None
+        if operand is None:
+            return arg
+        target = self.workspace.resolve_name(owner, operand.name)
+        if target is None:
+            raise ToolError(f"Unknown Artifact or mount alias: {operand.name}")
+        if target.name not in self.scope:
+            raise ToolError(f"Artifact is outside this review: {target.name}")
+        location = resolve_location(self.workspace, target.name, operand.suffix, self.scope)
+        if operand.suffix:
+            kind = self.kind_at(location.components)
+            if kind is None:
+                raise ToolError(f"Artifact input does not exist: {operand.suffix}")
+            if kind is EntryKind.SYMLINK:
+                raise ToolError("Artifact symlinks are not supported.")
+        physical = location.components
+        if location.artifact.target is not None and not operand.suffix:
+            physical = (*physical, location.artifact.target)
+        return operand.flag + self.absolute(physical)
+
+    def execution_path(self, path: str) -> str:
+        if logical_path_problem(path) is not None or not path:
+            raise ToolError(f"Execution path {path!r} is not a safe workspace-relative path.")
+        components = tuple(path.split("/"))
+        kind = self.kind_at(components)
+        if kind is None:
+            raise ToolError(f"Execution path {path!r} does not exist.")
+        if kind is EntryKind.SYMLINK:
+            raise ToolError(f"Execution path {path!r} is a symbolic link.")
+        if kind is EntryKind.OTHER:
+            raise ToolError(f"Execution path {path!r} is a special file.")
+        return self.absolute(components)
