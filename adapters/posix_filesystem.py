@@ -249,6 +249,13 @@ class PosixDirectoryHandle(_OwnedDescriptor):
             raise
         return PosixFileHandle(file_fd, info.st_size)
 
+    def read_link(self, name: str) -> str:
+        _check_name(name)
+        try:
+            return os.readlink(name, dir_fd=self._descriptor())
+        except OSError as err:
+            raise _os_failure(name, self._path_of(name), err) from err
+
     def _refuse_non_regular(self, fd: int, name: str, path: str) -> None:
         try:
             info = _lstat_entry(fd, name)

@@ -26,6 +26,7 @@ from ports.filesystem import (
     DirEntry,
     EntryKind,
     EntryNotFound,
+    FilesystemError,
     FileTooLarge,
     NotADirectory,
     NotRegularFile,
@@ -167,6 +168,13 @@ class MemoryDirectoryHandle:
         if not isinstance(node, bytes):
             raise _not_regular(name, path)
         return MemoryFileHandle(node)
+
+    def read_link(self, name: str) -> str:
+        _check_name(name)
+        node, path = self._lookup(name)
+        if not isinstance(node, Symlink):
+            raise FilesystemError(name, f"`{path}` is not a symbolic link")
+        return node.target
 
     def close(self) -> None:
         if not self._closed:
