@@ -110,6 +110,13 @@ class _Capture:
         if len(chunk) > room:
             self.truncated = True
 
+    def take(self) -> bytes:
+        """The kept bytes; the buffer is released right away, so the two streams never each
+        hold a buffer and its copy at the same time (16 MiB less at the peak)."""
+        data = bytes(self.data)
+        self.data = bytearray()
+        return data
+
 
 async def _drain(fd: int, capture: _Capture) -> None:
     """Read ``fd`` (non-blocking) to EOF into ``capture``."""
@@ -312,8 +319,8 @@ class PosixProcessRunner:
         return ProcessOutcome(
             exit_code=exit_code,
             signal=signum,
-            stdout=bytes(stdout.data),
-            stderr=bytes(stderr.data),
+            stdout=stdout.take(),
+            stderr=stderr.take(),
             stdout_truncated=stdout.truncated,
             stderr_truncated=stderr.truncated,
             timed_out=timed_out,

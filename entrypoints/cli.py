@@ -174,7 +174,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     _State.options = options
     command = typer.main.get_command(app)
     try:
-        command.main(rest, prog_name="artifactize", standalone_mode=False)
+        # Without standalone mode, click returns a raised ``Exit``'s code instead of raising.
+        code = command.main(rest, prog_name="artifactize", standalone_mode=False)
     except ConfigError as exc:
         detail = {"problems": [p.to_json() for p in exc.problems]}
         _fail(str(exc), options, detail)
@@ -192,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
         _fail("aborted", options)
-    raise SystemExit(EXIT_OK)
+    raise SystemExit(code if isinstance(code, int) else EXIT_OK)
 
 
 if __name__ == "__main__":

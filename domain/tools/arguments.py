@@ -8,6 +8,7 @@ a tool echo a secret through its error message.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,6 +19,7 @@ DIAGNOSTICS_MAX = 5
 DIAGNOSTIC_LITERAL_MAX_BYTES = 320
 DIAGNOSTIC_LITERAL_CUT_BYTES = 300
 TRUNCATED_SUFFIX = "… (truncated)"
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 NOT_AN_OBJECT = "Tool arguments must be an object of at most 64 KiB."
 SCHEMA_MISMATCH = "Tool arguments do not match the registered input schema."
@@ -30,13 +32,24 @@ class ArgumentsRefused(Exception):
 
 
 def admit_arguments(args: Any, validator: Any) -> dict[str, Any]:
-    """Return ``args`` unchanged when admitted; schema defaults are never applied."""
-    if not isinstance(args, dict) or compact_json_size(args) > ARGUMENTS_MAX_BYTES:
+    """Return ``args`` unchanged when admitted; schema defaults are never applied.
+
+    Arguments with no JSON text (a lone surrogate, NaN, a non-JSON value, or nesting too
+    deep to serialize) are not a JSON object either: refused the same way, never raised.
+    """
+    if not isinstance(args, dict) or _size(args) > ARGUMENTS_MAX_BYTES:
         raise ArgumentsRefused(NOT_AN_OBJECT)
     errors = sorted(validator.iter_errors(args), key=_error_order)
     if errors:
         raise ArgumentsRefused(schema_mismatch_message(errors))
     return args
+
+
+def _size(args: dict[str, Any]) -> int:
+    try:
+        return compact_json_size(args)
+    except (UnicodeEncodeError, ValueError, TypeError, RecursionError):
+        return ARGUMENTS_MAX_BYTES + 1
 
 
 def _error_order(error: Any) -> tuple[str, str]:
@@ -58,8 +71,15 @@ def _pointer(parts: Iterable[Any]) -> str:
 
 
 def _literal(text: str) -> str:
-    """A JSON string literal, cut to 300 bytes (at a character boundary) past 320."""
-    literal = json.dumps(text)
+    """A JSON string literal, cut to 300 bytes (at a character boundary) past 320.
+
+    Written like serde_json writes it: control characters, quotes and backslashes escaped,
+    every other character as itself. A lone surrogate (JSON text can carry one) is not a
+    character of any encoding, so it stays escaped (``\\ud800``).
+    """
+    literal = _LONE_SURROGATE.sub(
+        lambda found: f"\\u{ord(found.group()):04x}", json.dumps(text, ensure_ascii=False)
+    )
     if len(literal.encode("utf-8")) <= DIAGNOSTIC_LITERAL_MAX_BYTES:
         return literal
     cut = literal.encode("utf-8")[:DIAGNOSTIC_LITERAL_CUT_BYTES].decode("utf-8", "ignore")

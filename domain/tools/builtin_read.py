@@ -75,7 +75,7 @@ class _Reader:
         None means the line is longer than the budget: it is never read whole.
         """
         while True:
-            end = self.buffer.find(b"\n", 0, budget + 1)
+            end = self.buffer.find(b"\n", 0, budget)  # a line of at most budget bytes
             if end >= 0:
                 line, self.buffer = self.buffer[: end + 1], self.buffer[end + 1 :]
                 return line

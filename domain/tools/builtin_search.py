@@ -11,7 +11,13 @@ from domain.logical_paths import glob_pattern_problem
 from domain.text import compact_json_size
 from domain.tools.context import BuiltinContext
 from domain.tools.listing import NOT_A_DIRECTORY, join_logical
-from domain.tools.locations import SPECIAL_REFUSED, Location, open_directory_at, open_failure
+from domain.tools.locations import (
+    SPECIAL_REFUSED,
+    DirectoryChain,
+    Location,
+    open_directory_at,
+    open_failure,
+)
 from domain.tools.results import (
     BUILTIN_RESULT_MAX_BYTES,
     ToolError,
@@ -46,10 +52,42 @@ GREP_NOT_REGULAR = "Grep requires regular files."
 def compile_glob(pattern: str) -> Any:
     if glob_pattern_problem(pattern) is not None:
         raise ToolError(GLOB_PATTERN_REFUSED)
+    if not _balanced_glob(pattern):
+        raise ToolError("Invalid glob pattern.")
     try:
         return wcglob.compile(pattern, flags=_GLOB_FLAGS)
     except (ValueError, TypeError):
         raise ToolError("Invalid glob pattern.") from None
+
+
+def _balanced_glob(pattern: str) -> bool:
+    """Globset refuses an unclosed ``[`` class and unbalanced ``{``/``}``; wcmatch would not.
+
+    After ``[`` (and an optional ``!``/``^``) a first ``]`` is a literal member.
+    """
+    depth = 0
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "[":
+            start = index + 1
+            if pattern[start : start + 1] in ("!", "^"):
+                start += 1
+            if pattern[start : start + 1] == "]":
+                start += 1
+            close = pattern.find("]", start)
+            if close < 0:
+                return False
+            index = close + 1
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            if depth == 0:
+                return False
+            depth -= 1
+        index += 1
+    return depth == 0
 
 
 def _search_root(context: BuiltinContext, requested: str) -> tuple[str, Location]:
@@ -99,8 +137,6 @@ def run_glob(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
         files.append(match)
     return bounded_json_result(
         {
-            "artifactId": context.owner,
-            "resolvedArtifactId": location.artifact.name,
             "path": path,
             "files": files,
             "truncated": truncated,
@@ -125,6 +161,9 @@ class _Grep:
         self.budget = _RESULT_OVERHEAD_BYTES
         self.truncated = False
         self.full = False
+        # Sorted paths visit a folder's files in a row: keep its descriptor (and its
+        # ancestors') open between files instead of re-walking from the root for each.
+        self.directories = DirectoryChain(context.filesystem, context.root_path)
 
     def search(self, display_path: str, location: Location) -> None:
         data = self._read(location)
@@ -151,12 +190,8 @@ class _Grep:
         self.context.cancellation.check()
         parents, name = location.components[:-1], location.components[-1]
         try:
-            with (
-                open_directory_at(
-                    self.context.filesystem, self.context.root_path, parents
-                ) as parent,
-                parent.open_file(name) as handle,
-            ):
+            parent = self.directories.open(parents)
+            with parent.open_file(name) as handle:
                 if handle.size > GREP_FILE_MAX_BYTES:
                     self.truncated = True
                     return None
@@ -188,9 +223,75 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
         yield number, line[:-1] if line.endswith("\r") else line
 
 
+def has_possessive_quantifier(pattern: str) -> bool:
+    """Whether a quantifier (``*``, ``+``, ``?``, ``{n,m}``, lazy or not) is followed by ``+``.
+
+    That is PCRE's possessive form (``o++``, ``a*+``, ``a{2}+``); the Rust crate would read
+    it as a nested repetition, but the reference refuses it like atomic groups. Escapes and
+    character classes are skipped, so ``\\++`` and ``[+]+`` are ordinary repetitions.
+    """
+    index = 0
+    quantified = False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            if (
+                pattern[index - 1 : index] in ("x", "p", "P", "u", "U")
+                and pattern[index : index + 1] == "{"
+            ):
+                close = pattern.find("}", index)
+                index = len(pattern) if close < 0 else close + 1
+            quantified = False
+            continue
+        if char == "[":
+            index = _class_end(pattern, index)
+            quantified = False
+            continue
+        if char == "+" and quantified:
+            return True
+        if char == "?" and pattern[index - 1 : index] == "(":
+            quantified = False  # a group's (?flags) or (?<name>), not a quantifier
+        elif char in "*+?":
+            quantified = True
+        elif char == "{":
+            close = pattern.find("}", index)
+            index = len(pattern) if close < 0 else close
+            quantified = True
+        else:
+            quantified = False
+        index += 1
+    return False
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """The index just after the character class opened at ``start`` (nested classes too)."""
+    index = start + 1
+    if pattern[index : index + 1] == "^":
+        index += 1
+    if pattern[index : index + 1] == "]":
+        index += 1
+    depth = 1
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return len(pattern)
+
+
 def _compile(
     context: BuiltinContext, pattern: str, case_insensitive: bool
 ) -> tuple[CompiledRegex, CompiledRegex | None]:
+    if has_possessive_quantifier(pattern):
+        raise ToolError(INVALID_REGEX)
     try:
         regex = context.regex.compile(
             pattern, case_insensitive=case_insensitive, size_limit=REGEX_SIZE_LIMIT_BYTES
@@ -217,27 +318,26 @@ def run_grep(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
     grep = _Grep(context, regex, prefilter, int(args.get("maxResults", GREP_DEFAULT_RESULTS)))
     kind = _directory_kind(context, location)
     if kind is EntryKind.OTHER:
-        raise ToolError(GREP_NOT_REGULAR)
-    if kind is EntryKind.FILE:
-        basename = location.components[-1]
-        if name_filter is None or name_filter.match(basename):
-            grep.search(path, location)
-    else:
-        traversal = Traversal(context)
-        found: list[FoundFile] = [
-            f
-            for f in traversal.files(location)
-            if name_filter is None or name_filter.match(f.relative)
-        ]
-        grep.truncated = traversal.truncated
-        for item in sorted(found, key=lambda f: f.relative.encode("utf-8")):
-            grep.search(join_logical(path, item.relative), item.location)
-            if grep.full:
-                break
+        raise ToolError(SPECIAL_REFUSED)
+    with grep.directories:
+        if kind is EntryKind.FILE:
+            basename = location.components[-1]
+            if name_filter is None or name_filter.match(basename):
+                grep.search(path, location)
+        else:
+            traversal = Traversal(context)
+            found: list[FoundFile] = [
+                f
+                for f in traversal.files(location)
+                if name_filter is None or name_filter.match(f.relative)
+            ]
+            grep.truncated = traversal.truncated
+            for item in sorted(found, key=lambda f: f.relative.encode("utf-8")):
+                grep.search(join_logical(path, item.relative), item.location)
+                if grep.full:
+                    break
     return bounded_json_result(
         {
-            "artifactId": context.owner,
-            "resolvedArtifactId": location.artifact.name,
             "path": path,
             "matches": grep.matches,
             "truncated": grep.truncated,

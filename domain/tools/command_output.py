@@ -58,6 +58,13 @@ def normalize_json_output(
     stdout: bytes, output_dir: str, read_output_file: OutputFileReader
 ) -> ToolResult:
     """The normalized result of an exit-0 json command, or ``InvalidOutput``."""
+    try:
+        return _normalize(stdout, output_dir, read_output_file)
+    except UnicodeEncodeError:  # a lone surrogate escape has no UTF-8 form
+        raise InvalidOutput("the result holds text that is not valid Unicode") from None
+
+
+def _normalize(stdout: bytes, output_dir: str, read_output_file: OutputFileReader) -> ToolResult:
     value = parse_result_object(stdout)
     if set(value) - {"content", "isError"} or "content" not in value:
         raise InvalidOutput("unknown or missing top-level field")

@@ -8,6 +8,7 @@ the workspace, removed on success, failure and cancellation alike.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -35,9 +36,11 @@ from ports.scratch import ScratchSpace
 
 PREPARATION_FAILED = "Agent tool preparation failed."
 TIMED_OUT = "Agent tool timed out."
+CLEANUP_FAILED = "Agent tool cleanup failed."
 PROTOCOL_VERSION = 1
 CALLER_PREFIX = "ARTIFACTIZE_"
 SESSION_DIR_VARIABLE = "ARTIFACTIZE_SESSION_DIR"
+DEFAULT_LANG = "en_US.UTF-8"
 
 
 @dataclass(frozen=True)
@@ -48,15 +51,49 @@ class PreparedCommand:
 
 
 def author_environment(
-    environment: Mapping[str, str], tmp_dir: str, session_dir: str | None = None
+    environment: Mapping[str, str],
+    tmp_dir: str,
+    session_dir: str | None = None,
+    *,
+    output_dir: str | None = None,
+    workspace_dir: str | None = None,
 ) -> dict[str, str]:
     """The author's own environment (real home), without the caller's ``ARTIFACTIZE_*``,
-    with a private temporary directory (and the session directory for bound tools)."""
+    with a private temporary directory (and the session directory for bound tools).
+
+    Like the runtime environment, ``LANG`` falls back to ``en_US.UTF-8`` and artifactize's
+    own ``ARTIFACTIZE_WORKSPACE_DIR``/``ARTIFACTIZE_OUTPUT_DIR``/``ARTIFACTIZE_TMP_DIR``
+    name the canonical workspace and the call's private directories.
+    """
     env = {k: v for k, v in environment.items() if not k.startswith(CALLER_PREFIX)}
+    env.setdefault("LANG", DEFAULT_LANG)
     env.update({"TMPDIR": tmp_dir, "TMP": tmp_dir, "TEMP": tmp_dir})
+    env["ARTIFACTIZE_TMP_DIR"] = tmp_dir
+    if output_dir is not None:
+        env["ARTIFACTIZE_OUTPUT_DIR"] = output_dir
+    if workspace_dir is not None:
+        env["ARTIFACTIZE_WORKSPACE_DIR"] = workspace_dir
     if session_dir is not None:
         env[SESSION_DIR_VARIABLE] = session_dir
     return env
+
+
+def _lexical(path: str) -> str:
+    """``path`` with its empty, ``.`` and ``..`` components resolved lexically."""
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return ("/" if path.startswith("/") else "") + "/".join(parts)
+
+
+def _within(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or below it (both absolute and canonical)."""
+    base = root.rstrip("/")
+    return path == base or path.startswith(f"{base}/")
 
 
 @dataclass(frozen=True)
@@ -86,6 +123,26 @@ class CommandRunner:
             raise ToolError(PREPARATION_FAILED) from None
         return PreparedCommand((program, *rest), working_directory(self.workspace, owner), paths)
 
+    def check_output_root(self, output_root: str | None) -> None:
+        """The caller's output root must lie outside the workspace, checked before and after
+        canonicalizing (its nearest existing ancestor, links followed); nothing is created."""
+        if output_root is None:
+            return
+        root = self.workspace.root_path
+        if _within(_lexical(output_root), root):
+            raise ToolError(PREPARATION_FAILED)
+        existing, rest = output_root, ""
+        while existing:
+            try:
+                canonical = self.filesystem.canonical_directory(existing)
+            except (FilesystemError, ValueError):
+                existing, _, name = existing.rpartition("/")
+                rest = f"{name}/{rest}" if rest else name
+                continue
+            if _within(_lexical(f"{canonical}/{rest}"), root):
+                raise ToolError(PREPARATION_FAILED)
+            return
+
     def envelope(
         self,
         owner: Artifact,
@@ -114,31 +171,79 @@ class CommandRunner:
         output_root: str | None,
         session_dir: str | None = None,
     ) -> ToolResult:
-        prepared = await anyio.to_thread.run_sync(self.prepare, owner, tool, args)
+        # Blocking work goes to a worker thread in two trips, one before the spawn and one
+        # after it: each trip costs two thread wake-ups, which on a busy machine weigh more
+        # than the work itself. ``created`` lists the directories that exist, so whatever
+        # ends the call (a failure, a cancellation), the ``finally`` removes what is left.
         created: list[str] = []
+        try:
+            spec, output_dir = await anyio.to_thread.run_sync(
+                self._start, owner, tool, args, output_root, session_dir, created
+            )
+            outcome = await self.processes.run(spec)
+            return await anyio.to_thread.run_sync(self._finish, tool, outcome, output_dir, created)
+        finally:
+            if created:  # only after a failure or cancellation, which is what the caller sees
+                with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
+                    await anyio.to_thread.run_sync(self._remove, created)
+
+    def _start(
+        self,
+        owner: Artifact,
+        tool: CommandAgentTool,
+        args: Mapping[str, Any],
+        output_root: str | None,
+        session_dir: str | None,
+        created: list[str],
+    ) -> tuple[ProcessSpec, str]:
+        """Prepare (a failure creates nothing), then the private directories and the spec."""
+        prepared = self.prepare(owner, tool, args)
+        self.check_output_root(output_root)
         try:
             output_dir = self.scratch.create_private_directory(output_root, "output-")
             created.append(output_dir)
             tmp_dir = self.scratch.create_private_directory(output_root, "tmp-")
             created.append(tmp_dir)
-            stdin = (
-                self.envelope(owner, prepared, output_dir, tmp_dir, args)
-                if tool.protocol == "json"
-                else b""
-            )
-            spec = ProcessSpec(
-                argv=prepared.argv,
-                cwd=prepared.cwd,
-                env=author_environment(self.environment, tmp_dir, session_dir),
-                timeout_ms=tool.timeout_ms,
-                stdin=stdin,
-            )
-            outcome = await self.processes.run(spec)
-            return await anyio.to_thread.run_sync(self._result, tool, outcome, output_dir)
-        finally:
-            with anyio.CancelScope(shield=True):
-                for path in reversed(created):
-                    await anyio.to_thread.run_sync(self.scratch.remove_tree, path)
+        except OSError:  # the root cannot hold directories (a file, no permission…)
+            raise ToolError(PREPARATION_FAILED) from None
+        stdin = (
+            self.envelope(owner, prepared, output_dir, tmp_dir, args)
+            if tool.protocol == "json"
+            else b""
+        )
+        spec = ProcessSpec(
+            argv=prepared.argv,
+            cwd=prepared.cwd,
+            env=author_environment(
+                self.environment,
+                tmp_dir,
+                session_dir,
+                output_dir=output_dir,
+                workspace_dir=self.workspace.root_path,
+            ),
+            timeout_ms=tool.timeout_ms,
+            stdin=stdin,
+        )
+        return spec, output_dir
+
+    def _finish(
+        self, tool: CommandAgentTool, outcome: ProcessOutcome, output_dir: str, created: list[str]
+    ) -> ToolResult:
+        """Normalize (image files are read from the output directory), then remove it all.
+
+        A directory that cannot be removed is reported instead of the result."""
+        result = self._result(tool, outcome, output_dir)
+        try:
+            self._remove(created)
+        except OSError:
+            return ToolResult.error(CLEANUP_FAILED)
+        return result
+
+    def _remove(self, created: list[str]) -> None:
+        """Remove the call's directories, newest first; each leaves ``created`` once gone."""
+        while created:
+            self.scratch.remove_tree(created[-1])
+            created.pop()
 
     def _result(
         self, tool: CommandAgentTool, outcome: ProcessOutcome, output_dir: str

@@ -14,7 +14,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
 from domain.declarations.model import ArtifactKind
-from domain.logical_paths import LOGICAL_PATH_RULE, LogicalPathError
+from domain.logical_paths import LOGICAL_PATH_MAX_UTF16, LOGICAL_PATH_RULE, LogicalPathError
 from domain.scope import Ownership, ScopeError, resolve_ownership
 from domain.tools.results import ToolError
 from domain.workspace import Artifact, Workspace
@@ -79,6 +79,36 @@ def resolve_location(
     return Location(path, ownership, artifact, components)
 
 
+_PLAIN_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+@")
+
+
+def child_location(parent: Location, name: str) -> Location | None:
+    """``resolve_location`` of ``parent.request_path + "/" + name``, in the case no rule touches.
+
+    A traversal resolves every entry it meets; most are a plain name inside a folder
+    Artifact that is neither a mount alias (at the Artifact's root) nor where a child
+    Artifact's folder starts, and for those the result is the parent's Artifact with the
+    name appended. None means that case does not hold: resolve the joined path in full.
+    """
+    artifact = parent.artifact
+    remaining = parent.ownership.remaining
+    if (
+        artifact.kind is not ArtifactKind.FOLDER
+        or name in (".", "..")
+        or not _PLAIN_NAME_CHARS.issuperset(name)
+        or (not remaining and name in artifact.mounts)
+    ):
+        return None
+    remaining += (name,)
+    if "/".join(remaining) in artifact.children:
+        return None
+    path = f"{parent.request_path}/{name}" if parent.request_path else name
+    if len(path) > LOGICAL_PATH_MAX_UTF16:  # ASCII: one UTF-16 unit per character
+        return None
+    ownership = Ownership(parent.ownership.artifact_id, artifact.name, remaining)
+    return Location(path, ownership, artifact, (*parent.components, name))
+
+
 def missing_message(path: str, owner: str) -> str:
     """The not-found text, with a hint when the path starts with the Artifact's own name."""
     quoted = json.dumps(path, ensure_ascii=False)
@@ -119,6 +149,53 @@ def open_directory_at(
         for component in components:
             handle = stack.enter_context(handle.open_directory(component))
         yield handle
+
+
+class DirectoryChain:
+    """The pinned workspace root and the directories below it that the last lookup opened.
+
+    For many lookups in a row (grep reading thousands of files in sorted order): a lookup
+    reuses the descriptors of the leading components it shares with the previous one and
+    opens only the rest, each no-follow from its pinned parent, as ``open_directory_at``
+    does. Close it (or use it as a context manager) to release the descriptors.
+    """
+
+    def __init__(self, filesystem: Filesystem, root_path: str) -> None:
+        self._filesystem = filesystem
+        self._root_path = root_path
+        self._names: list[str] = []
+        self._handles: list[DirectoryHandle] = []  # the root, then one per name
+
+    def open(self, components: tuple[str, ...]) -> DirectoryHandle:
+        """The directory at ``components``; valid until the next ``open`` or ``close``."""
+        shared = 0
+        for held, wanted in zip(self._names, components, strict=False):
+            if held != wanted:
+                break
+            shared += 1
+        self._keep(shared)
+        if not self._handles:
+            self._handles.append(self._filesystem.open_root(self._root_path))
+        for component in components[shared:]:
+            self._handles.append(self._handles[-1].open_directory(component))
+            self._names.append(component)
+        return self._handles[-1]
+
+    def _keep(self, depth: int) -> None:
+        while len(self._names) > depth:
+            self._names.pop()
+            self._handles.pop().close()
+
+    def close(self) -> None:
+        self._keep(0)
+        while self._handles:
+            self._handles.pop().close()
+
+    def __enter__(self) -> DirectoryChain:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,12 @@ from typing import Any
 from domain.templates import parse_plain_template
 from domain.text import compact_json
 from domain.tools.results import ToolResult
-from domain.tools.text_output import clean_output, decode_lossy, truncate_utf8
+from domain.tools.text_output import (
+    TEXT_BLOCK_MAX_BYTES,
+    clean_output,
+    decode_lossy,
+    truncate_utf8,
+)
 
 PLAIN_FAILED_PREFIX = "Agent tool exited unsuccessfully.\n"
 
@@ -40,6 +45,9 @@ def substitute(args: tuple[str, ...], values: Mapping[str, Any]) -> tuple[str, .
 def plain_result(stdout: bytes, overflowed: bool, succeeded: bool) -> ToolResult:
     """Cleaned, lossily decoded stdout; a failed exit is marked, never dropped."""
     text = clean_output(decode_lossy(stdout))
+    # Every character is at least one UTF-8 byte, so past the cap only the first cap + 1
+    # characters can matter: cutting here spares copying and encoding up to 16 MiB.
+    text = text[: TEXT_BLOCK_MAX_BYTES + 1]
     if not succeeded:
         text = PLAIN_FAILED_PREFIX + text
     text = truncate_utf8(text, force=overflowed)

@@ -9,7 +9,7 @@ error and a system error look the same to the caller.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,7 @@ from domain.tools.builtin_list import run_list
 from domain.tools.builtin_read import run_read
 from domain.tools.builtin_search import run_glob, run_grep
 from domain.tools.builtin_specs import default_description, input_schema_for
-from domain.tools.cancellation import Cancellation
+from domain.tools.cancellation import CANCELLED_MESSAGE, Cancellation
 from domain.tools.command_prep import CommandResolver
 from domain.tools.command_tools import CommandRunner
 from domain.tools.context import BuiltinContext
@@ -42,6 +42,7 @@ from ports.scratch import ScratchSpace
 
 UNKNOWN_TOOL = "Unknown registered Agent tool."
 TARGET_CHANGED = "File Artifact target must remain a regular file."
+CANCEL_POLL_SECONDS = 0.02  # how often a running command call looks at its cancellation token
 SESSIONS_NOT_YET = "Tools bound to a tool session cannot run in this version of artifactize."
 
 
@@ -86,6 +87,9 @@ class AgentToolRegistry:
         self.ports = ports
         self._tools = self._definitions()
         self._validators: dict[str, Any] = {}
+        self._has_file_targets = any(
+            workspace.artifact(name).kind is ArtifactKind.FILE for name in scope
+        )
 
     @classmethod
     def for_eval(cls, workspace: Workspace, eval_id: str, ports: ToolPorts) -> AgentToolRegistry:
@@ -154,8 +158,11 @@ class AgentToolRegistry:
         try:
             admitted = admit_arguments(args, self._validator(definition))
             token.check()
-            await self._run_sync(self._check_file_targets, token)
-            return await self._dispatch(definition, admitted, token, output_root)
+            if self._has_file_targets:
+                await self._run_sync(self._check_file_targets, token)
+            return await self._dispatch(
+                definition, admitted, token, output_root, watch=cancellation is not None
+            )
         except ArgumentsRefused as exc:
             return ToolResult.error(exc.message)
         except ToolError as exc:
@@ -218,22 +225,53 @@ class AgentToolRegistry:
         args: dict[str, Any],
         token: Cancellation,
         output_root: str | None,
+        *,
+        watch: bool,
     ) -> ToolResult:
         tool = definition.declaration
         if not isinstance(tool, BuiltinAgentTool):
             if tool.session is not None:
                 raise ToolError(SESSIONS_NOT_YET)
             owner = self.workspace.artifact(definition.artifact_id)
-            return await self.command_runner().call(owner, tool, args, output_root)
+            runner = self.command_runner()
+            return await _cancellable(runner.call(owner, tool, args, output_root), token, watch)
         if tool.builtin == "help":
             assert tool.args is not None
             owner = self.workspace.artifact(definition.artifact_id)
             cwd = working_directory(self.workspace, owner)
-            return await run_help(self.ports.processes, tool.args, cwd, self.ports.environment)
+            help_call = run_help(self.ports.processes, tool.args, cwd, self.ports.environment)
+            return await _cancellable(help_call, token, watch)
         context = self._context(definition, token)
         work = _builtin_work(tool, context, args)
         result: ToolResult = await self._run_sync(work, token)
         return result
+
+
+async def _watch(token: Cancellation, scope: anyio.CancelScope) -> None:
+    while not token.cancelled:
+        await anyio.sleep(CANCEL_POLL_SECONDS)
+    scope.cancel()
+
+
+async def _cancellable(work: Awaitable[ToolResult], token: Cancellation, watch: bool) -> ToolResult:
+    """Await a process-running call; cancelling ``token`` meanwhile cancels it (its group is
+    killed and its directories removed) and returns the cancellation error. Without a
+    caller's token (``watch`` false) nothing can cancel it but the caller's own scope."""
+    if not watch:
+        return await work
+    result: ToolResult | None = None
+    error: Exception | None = None
+    with anyio.CancelScope() as cancelled:
+        async with anyio.create_task_group() as watcher:
+            watcher.start_soon(_watch, token, cancelled)
+            try:
+                result = await work
+            except Exception as exc:  # re-raised below, outside the task group
+                error = exc
+            watcher.cancel_scope.cancel()
+    if error is not None:
+        raise error
+    return result if result is not None else ToolResult.error(CANCELLED_MESSAGE)
 
 
 def _builtin_work(

@@ -128,8 +128,11 @@ class ToolsCheck:
         except ConfigError as exc:
             report.check("declarations", None, str(exc))
             return report.to_json(), 1
-        report.check("declarations", None, None)
         scopes = self._scopes(workspace, request, report)
+        if request.args_given and any(scope.audience == "human" for scope in scopes):
+            raise InvocationError(  # a Human eval selector: its tools take no free arguments
+                "--args requires Agent tool execution; Human tools take no free arguments."
+            )
         selected = self._select(scopes, request.tool, report)
         for scope, definition in selected:
             preflight = Preflight(

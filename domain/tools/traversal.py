@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from domain.tools.context import BuiltinContext
 from domain.tools.listing import join_logical, list_location
-from domain.tools.locations import Location
+from domain.tools.locations import Location, child_location
 
 TRAVERSAL_ENTRIES_MAX = 10_000
 
@@ -48,7 +48,9 @@ class Traversal:
                 if entry.kind not in ("file", "directory", "mount"):
                     continue
                 child_relative = join_logical(relative, entry.name)
-                child = self.context.locate(join_logical(directory.request_path, entry.name))
+                child = child_location(directory, entry.name) or self.context.locate(
+                    join_logical(directory.request_path, entry.name)
+                )
                 if entry.kind == "file":
                     yield FoundFile(child_relative, child)
                 else:

@@ -7,6 +7,7 @@ the same global-option splitting, typer dispatch and error formatting.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -26,7 +27,7 @@ EXAMPLE = REPO_ROOT / "examples" / "handbook"
 
 CHECK_LINE = (
     "Configuration OK: 6 Artifacts (5 folder, 1 file), 7 evals (runtime 3, agent 2, human 2), "
-    "12 Agent tools, 5 Human tools, 1 tool session."
+    "13 Agent tools, 5 Human tools, 1 tool session."
 )
 ARTIFACTS = ("handbook", "calc", "calc-tests", "docs", "architecture", "glossary")
 RELATION_LINES = (
@@ -130,7 +131,7 @@ def test_config_check_json_counts(capsys):
         "fileArtifacts": 1,
         "evals": 7,
         "evalsByKind": {"runtime": 3, "agent": 2, "human": 2},
-        "agentTools": 12,
+        "agentTools": 13,
         "humanTools": 5,
         "agentSessions": 1,
         "relations": 11,
@@ -357,3 +358,42 @@ def test_a_repository_that_is_a_file(tmp_path: Path):
     assert str(file) in result.stderr
     assert "not a directory" in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+# --- the example's command tools ------------------------------------------------------------------
+
+
+def test_the_outline_tool_returns_its_png_embedded():
+    """docs/tools/outline.py writes a PNG into its output directory and names it by path."""
+    result = cli(
+        "--repo", EXAMPLE, "tools", "check", "--execute", "--artifact", "docs",
+        "--audience", "agent", "--tool", "outline", "--args", '{"page":"guide.md"}',
+    )  # fmt: skip
+    assert (result.returncode, result.stderr) == (0, "")
+    text, image = json.loads(result.stdout)["result"]["content"]
+    assert text == {
+        "type": "text",
+        "text": "guide.md, one bar per section, left to right:\n"
+        "Calculator guide: 1 line\nUsage: 3 lines\nDivision: 2 lines",
+    }
+    assert set(image) == {"type", "data", "mimeType"}
+    assert (image["type"], image["mimeType"]) == ("image", "image/png")
+    assert base64.b64decode(image["data"]).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_the_outline_tool_answers_a_missing_page_with_an_authored_error():
+    result = cli(
+        "--repo", EXAMPLE, "tools", "check", "--execute", "--artifact", "docs",
+        "--audience", "agent", "--tool", "outline", "--args", '{"page":"nope.md"}',
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["result"] == {
+        "isError": True,
+        "content": [
+            {
+                "type": "text",
+                "text": "No page named 'nope.md' here; name a Markdown file of this folder, "
+                "like guide.md.",
+            }
+        ],
+    }
