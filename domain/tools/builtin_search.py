@@ -112,6 +112,11 @@ def _directory_kind(context: BuiltinContext, location: Location) -> EntryKind:
     return kind
 
 
+def _ownership(context: BuiltinContext, location: Location) -> dict[str, str]:
+    """Every built-in result names the declaring Artifact and the one its path reached."""
+    return {"artifactId": context.owner, "resolvedArtifactId": location.artifact.name}
+
+
 def run_glob(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
     matcher = compile_glob(args["pattern"])
     path, location = _search_root(context, args.get("path", ""))
@@ -137,6 +142,7 @@ def run_glob(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
         files.append(match)
     return bounded_json_result(
         {
+            **_ownership(context, location),
             "path": path,
             "files": files,
             "truncated": truncated,
@@ -338,6 +344,7 @@ def run_grep(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
                     break
     return bounded_json_result(
         {
+            **_ownership(context, location),
             "path": path,
             "matches": grep.matches,
             "truncated": grep.truncated,

@@ -888,6 +888,8 @@ async def test_GLOB_01_star_includes_hidden_skips_links_and_subfolders(W: Path) 
     fx_glob01(W)
     data = await tools(W).ok("glob_a", {"path": "search", "pattern": "*.txt"})
     assert data == {
+        "artifactId": "a",
+        "resolvedArtifactId": "a",
         "path": "search",
         "files": [
             "search/.hidden.txt",
@@ -986,6 +988,8 @@ async def test_GREP_01_case_insensitive_glob_filter_skips(W: Path) -> None:
         {"path": "search", "pattern": "^alpha", "glob": "**/*.txt", "caseInsensitive": True},
     )
     assert data == {
+        "artifactId": "a",
+        "resolvedArtifactId": "a",
         "path": "search",
         "matches": [
             {"path": "search/.hidden.txt", "line": 1, "text": "alpha"},

@@ -68,6 +68,8 @@ profile = { kind = "agent", backend = "openai", model = "test" }
 payload = { instruction = "Review." }
 """
 
+OWNED_BY_A = {"artifactId": "a", "resolvedArtifactId": "a"}
+
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -373,7 +375,7 @@ async def test_special_files_are_other_refused_fast_and_skipped(W: Path) -> None
         everything = await t.ok("glob_a", {"pattern": "**"})
         grepped = await t.ok("grep_a", {"path": "sp", "pattern": "."})
         filtered = await t.ok("grep_a", {"pattern": ".", "glob": "sp/*"})
-    assert globbed == {"path": "sp", "files": ["sp/ok.txt"], "truncated": False}
+    assert globbed == {**OWNED_BY_A, "path": "sp", "files": ["sp/ok.txt"], "truncated": False}
     assert everything["files"] == ["index.artf", "sp/ok.txt"]
     assert grepped["matches"] == [{"path": "sp/ok.txt", "line": 1, "text": "hello"}]
     assert grepped["truncated"] is False
@@ -410,6 +412,7 @@ async def test_directory_of_10000_entries_lists_and_10001_fails(W: Path) -> None
     assert data["totalEntries"] == 10_000
     assert data["entries"] == [{"name": "09999", "path": "big/09999", "kind": "file"}]
     assert (await t.ok("glob_a", {"path": "big", "pattern": "09999"})) == {
+        **OWNED_BY_A,
         "path": "big",
         "files": ["big/09999"],
         "truncated": False,
@@ -443,6 +446,7 @@ async def test_grep_searches_a_file_of_exactly_8_mib_and_skips_one_byte_more(W: 
     t = tools(W)
     data = await t.ok("grep_a", {"path": "g/exact", "pattern": "needle"})
     assert data == {
+        **OWNED_BY_A,
         "path": "g/exact",
         "matches": [{"path": "g/exact", "line": 1, "text": "needle"}],
         "truncated": False,
