@@ -30,6 +30,7 @@ run: install
 
 bench: install
 	$(BIN)/python bench/discovery.py
+	$(BIN)/python bench/builtins.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -5,6 +5,7 @@ How a run goes:
 1. The program is started without a shell (explicit argv, cwd and the complete environment,
    nothing inherited) as the leader of a new session, so its pid is also its process-group id.
    The spawn is synchronous, so a cancellation cannot separate the child from its handle.
+   ``run_observed`` then reports the leader's identity (pid + start time) to its caller.
 2. stdin receives ``spec.stdin`` and is closed; stdout and stderr are read concurrently, each
    kept up to ``spec.capture_limit_bytes`` with the excess read and discarded.
 3. The leader's exit is observed *without reaping it* (a pidfd, else ``waitid(WNOWAIT)``
@@ -35,6 +36,7 @@ import anyio.lowlevel
 import psutil
 
 from ports.process import CAPTURE_LIMIT_BYTES, ProcessOutcome, ProcessSpec
+from ports.sessions import ProcessIdentity, SpawnObserver
 
 __all__ = [
     "CAPTURE_LIMIT_BYTES",
@@ -269,6 +271,14 @@ class PosixProcessRunner:
     """``ProcessRunner`` for POSIX systems (process groups, signals, pidfd on Linux)."""
 
     async def run(self, spec: ProcessSpec) -> ProcessOutcome:
+        return await self.run_observed(spec, None)
+
+    async def run_observed(
+        self, spec: ProcessSpec, observe: SpawnObserver | None
+    ) -> ProcessOutcome:
+        """``run``, first reporting the leader's identity (pid + psutil create time) to
+        ``observe``, right after the spawn and before anything is awaited. Should ``observe``
+        raise, the group is killed and reaped and its error propagates."""
         _check(spec)
         await anyio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller starts nothing
         try:
@@ -282,6 +292,8 @@ class PosixProcessRunner:
         leader: _Leader | None = None
         try:
             leader = _Leader(popen)
+            if observe is not None:
+                observe(ProcessIdentity(leader.pid, leader.identity.create_time()))
             assert popen.stdout is not None and popen.stderr is not None
             for stream in (popen.stdin, popen.stdout, popen.stderr):
                 assert stream is not None

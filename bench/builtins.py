@@ -14,7 +14,8 @@ Generates, in a temporary directory that is removed at the end (even on error or
   truncated search).
 
 Then, in this one process, it times (best of ``--runs`` after one warm-up, so the page
-cache is hot):
+cache is hot; the contenders of a comparison take turns within each round, so a burst of
+load from elsewhere on the machine hits them alike):
 
 - grep, ours: the real registry call, ``await registry.call("grep_bench", {"pattern": ...,
   "maxResults": 200})``, for the literal and for ``def \\w+_handler\\(``; against
@@ -44,6 +45,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
+import inspect
 import io
 import json
 import os
@@ -426,18 +428,32 @@ def best_of(run: Callable[[], object], runs: int) -> tuple[float, list[float]]:
     return min(times), times
 
 
-async def best_of_calls(
-    run: Callable[[], Awaitable[object]], runs: int
-) -> tuple[float, list[float]]:
-    """``best_of`` for registry calls, awaited inside the one running event loop."""
-    await run()  # warm-up: page cache, the worker thread, the regex module
-    times = []
-    for _ in range(runs):
-        gc.collect()
+Timed = Callable[[], object] | Callable[[], Awaitable[object]]
+
+
+async def interleaved(contenders: list[Timed], runs: int) -> list[tuple[float, list[float]]]:
+    """Best time and all times of each contender, run in turn within each round.
+
+    A contender is a plain callable or a coroutine function (a registry call, awaited in
+    the one running event loop). Each is warmed up once; then every round runs each once,
+    so a burst of load from elsewhere on the machine hits all of them alike.
+    """
+
+    async def once(run: Timed) -> float:
         start = time.perf_counter()
-        await run()
-        times.append(time.perf_counter() - start)
-    return min(times), times
+        result = run()
+        if inspect.isawaitable(result):
+            await result
+        return time.perf_counter() - start
+
+    for run in contenders:
+        await once(run)  # warm-up: page cache, the worker thread, the regex module
+    times: list[list[float]] = [[] for _ in contenders]
+    for _ in range(runs):
+        for index, run in enumerate(contenders):
+            gc.collect()
+            times[index].append(await once(run))
+    return [(min(series), series) for series in times]
 
 
 def loop_start_seconds(runs: int) -> float:
@@ -497,19 +513,25 @@ async def measure_grep(
                 f"grep {label}: ours found {count} lines (truncated={truncated}), "
                 f"{planted} were planted"
             )
-        ours_s, ours_times = await best_of_calls(partial(grep_ours, registry, pattern), args.runs)
+        ours_run = partial(grep_ours, registry, pattern)
+        rg_s: float | None = None
+        if rg is None:
+            [(ours_s, ours_times)] = await interleaved([ours_run], args.runs)
+        else:
+            rg_count = ripgrep_lines(rg, pattern, root)
+            if rg_count != count:
+                raise SystemExit(f"grep {label}: ours found {count} lines, rg {rg_count}")
+            rg_run = partial(ripgrep_lines, rg, pattern, root)
+            [(ours_s, ours_times), (rg_s, rg_times)] = await interleaved(
+                [ours_run, rg_run], args.runs
+            )
         entry: dict[str, Any] = {
             "pattern": pattern,
             "matches": count,
             "oursSeconds": round(ours_s, 4),
             "oursTimes": _times(ours_times),
         }
-        rg_s: float | None = None
-        if rg:
-            rg_count = ripgrep_lines(rg, pattern, root)
-            if rg_count != count:
-                raise SystemExit(f"grep {label}: ours found {count} lines, rg {rg_count}")
-            rg_s, rg_times = best_of(partial(ripgrep_lines, rg, pattern, root), args.runs)
+        if rg_s is not None:
             entry |= {
                 "rgSeconds": round(rg_s, 4),
                 "rgTimes": _times(rg_times),
@@ -541,10 +563,20 @@ async def measure_read(report: Report, registry: AgentToolRegistry, big: str, ar
     expected = sed_page(big)
     if (await read_ours(registry)).encode() != expected or python_page(big) != expected:
         raise SystemExit("read: the page differs from sed's output")
-    ours_s, ours_times = await best_of_calls(partial(read_ours, registry), args.runs)
-    sed_s, sed_times = best_of(lambda: sed_page(big), args.runs)
-    sedq_s, sedq_times = best_of(lambda: sed_page(big, quit_after=True), args.runs)
-    py_s, py_times = best_of(lambda: python_page(big), args.runs)
+    [
+        (ours_s, ours_times),
+        (sed_s, sed_times),
+        (sedq_s, sedq_times),
+        (py_s, py_times),
+    ] = await interleaved(
+        [
+            partial(read_ours, registry),
+            partial(sed_page, big),
+            partial(sed_page, big, quit_after=True),
+            partial(python_page, big),
+        ],
+        args.runs,
+    )
     report.figures["read"] = {
         "offset": READ_OFFSET,
         "limit": READ_LIMIT,
@@ -582,7 +614,7 @@ async def measure_read(report: Report, registry: AgentToolRegistry, big: str, ar
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per contender (default 5)")
+    parser.add_argument("--runs", type=int, default=7, help="timed runs per contender (default 7)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument(
         "--no-install", action="store_true", help="never install ripgrep; skip rg if missing"
@@ -653,7 +685,7 @@ def main(argv: list[str] | None = None) -> int:
     loop_s = loop_start_seconds(args.runs)
     report.figures["loopStartSeconds"] = round(loop_s, 5)
     report.lines.append(
-        f"(best of {args.runs} after a warm-up; ours awaits registry.call in one running event "
+        f"(best of {args.runs} interleaved runs after a warm-up; ours awaits registry.call in one running event "
         f"loop: a fresh anyio.run per call would add ~{loop_s * 1000:.1f} ms; "
         "each run's times are in --json)"
     )

@@ -32,6 +32,7 @@ import json
 import math
 import os
 import pstats
+import signal
 import sys
 import tempfile
 import time
@@ -380,7 +381,12 @@ def profile_once(root: str, top: int) -> str:
     return out.getvalue()
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds through the with-block that removes the tree
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--folders", type=int, default=10_000, help="folder Artifacts (default 10000)"

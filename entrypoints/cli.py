@@ -7,9 +7,11 @@ an error is ``{"error": "..."}`` on stdout; otherwise the message goes to stderr
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
+from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import anyio
@@ -19,12 +21,15 @@ from typer._click import exceptions as click_errors  # typer 0.29 vendors click
 from domain.config_service import summary_text
 from domain.diagnostics import ConfigError
 from domain.graph import graph_text
+from domain.state_home import state_home
+from domain.tools.sessions import SessionPorts
 from domain.tools.tools_check import InvocationError, ToolsCheckRequest
 from domain.workspace import UnknownName
 from entrypoints.container import Container
 from entrypoints.global_options import GlobalOptions, UsageError, split_global_options
 from ports.filesystem import FilesystemError
 
+SESSIONS_FOLDER = "tool-sessions"
 EXIT_OK = 0
 EXIT_USAGE = 2
 
@@ -138,10 +143,25 @@ def tools_check(
         args=parsed,
         args_given=args is not None,
     )
-    service = _State.container.tools_check()
+    service = _State.container.tools_check(session_ports=_session_ports())
     report, code = anyio.run(service.run, _State.options.repo, request)
     typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
     raise typer.Exit(code)
+
+
+def _state_dir() -> str:
+    return state_home(os.environ, str(Path.home()), _State.options.state_dir)
+
+
+def _session_ports() -> SessionPorts:
+    """Tool sessions live below the state home, never in the reviewed repository."""
+    container = _State.container
+    return SessionPorts(
+        launcher=container.launcher(),
+        table=container.process_table(),
+        store=container.session_store(),
+        parent=str(Path(_state_dir()) / SESSIONS_FOLDER),
+    )
 
 
 def _parse_args_json(text: str | None) -> dict[str, Any] | None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 
+from adapters.posix_session_process import PosixProcessLauncher
+from adapters.posix_session_store import PosixSessionStore
+from adapters.psutil_process_table import PsutilProcessTable
 from dependency_injector import containers, providers
 
 from adapters.posix_filesystem import PosixFilesystem
@@ -30,6 +33,9 @@ class Container(containers.DeclarativeContainer):
     processes = providers.Singleton(PosixProcessRunner)
     programs = providers.Singleton(PosixProgramFinder)
     scratch = providers.Singleton(PosixScratchSpace)
+    launcher = providers.Singleton(PosixProcessLauncher)
+    process_table = providers.Singleton(PsutilProcessTable)
+    session_store = providers.Singleton(PosixSessionStore)
     config_service = providers.Factory(ConfigService, filesystem=filesystem)
     tool_ports = providers.Factory(
         ToolPorts,

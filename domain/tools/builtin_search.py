@@ -41,6 +41,7 @@ GREP_FILE_MAX_BYTES = 8 * 1024 * 1024
 GREP_TOTAL_MAX_BYTES = 64 * 1024 * 1024
 REGEX_SIZE_LIMIT_BYTES = 2 * 1024 * 1024
 _RESULT_OVERHEAD_BYTES = 1024
+_BLOCK_LINES = 64  # lines a prefilter rules in or out at once, in a file it matched
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
 
 GLOB_PATTERN_REFUSED = "Glob pattern must be relative without traversal components."
@@ -181,7 +182,7 @@ class _Grep:
             return
         if self.prefilter is not None and not self.prefilter.is_match(text):
             return
-        for number, line in _lines(text):
+        for number, line in _lines(text, self.prefilter):
             if not self.regex.is_match(line):
                 continue
             match = {"path": display_path, "line": number, "text": line}
@@ -220,13 +221,23 @@ class _Grep:
         return data
 
 
-def _lines(text: str) -> Iterator[tuple[int, str]]:
-    """Lines split after each LF, without one trailing LF and then one trailing CR."""
+def _lines(text: str, prefilter: CompiledRegex | None = None) -> Iterator[tuple[int, str]]:
+    """Lines split after each LF, without one trailing LF and then one trailing CR.
+
+    With a prefilter, lines come in blocks of ``_BLOCK_LINES`` and a block the prefilter
+    does not match is skipped whole: it is complete lines of the file, rejected by the same
+    reasoning that lets the prefilter reject a whole file, so none of its lines can match.
+    """
     pieces = text.split("\n")
     if pieces[-1] == "":
         pieces.pop()  # the fragment after a final LF (or of an empty file) is not a line
-    for number, line in enumerate(pieces, start=1):
-        yield number, line[:-1] if line.endswith("\r") else line
+    step = _BLOCK_LINES if prefilter is not None else max(len(pieces), 1)
+    for start in range(0, len(pieces), step):
+        block = pieces[start : start + step]
+        if prefilter is not None and not prefilter.is_match("\n".join(block) + "\n"):
+            continue
+        for number, line in enumerate(block, start=start + 1):
+            yield number, line[:-1] if line.endswith("\r") else line
 
 
 def has_possessive_quantifier(pattern: str) -> bool:

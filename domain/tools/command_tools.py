@@ -33,6 +33,7 @@ from domain.workspace import Artifact, Workspace
 from ports.filesystem import Filesystem, FilesystemError, FileTooLarge
 from ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
 from ports.scratch import ScratchSpace
+from ports.sessions import ProcessLauncher, SpawnObserver
 
 PREPARATION_FAILED = "Agent tool preparation failed."
 TIMED_OUT = "Agent tool timed out."
@@ -104,6 +105,7 @@ class CommandRunner:
     processes: ProcessRunner
     scratch: ScratchSpace
     environment: Mapping[str, str]
+    launcher: ProcessLauncher | None = None  # reports spawned groups (tool sessions' journal)
 
     def prepare(
         self, owner: Artifact, tool: CommandAgentTool, args: Mapping[str, Any]
@@ -170,7 +172,9 @@ class CommandRunner:
         args: Mapping[str, Any],
         output_root: str | None,
         session_dir: str | None = None,
+        observe: SpawnObserver | None = None,
     ) -> ToolResult:
+        """Run one call; ``observe`` (with a launcher) records the group before it runs on."""
         # Blocking work goes to a worker thread in two trips, one before the spawn and one
         # after it: each trip costs two thread wake-ups, which on a busy machine weigh more
         # than the work itself. ``created`` lists the directories that exist, so whatever
@@ -178,16 +182,19 @@ class CommandRunner:
         created: list[str] = []
         try:
             spec, output_dir = await anyio.to_thread.run_sync(
-                self._start, owner, tool, args, output_root, session_dir, created
+                self.start_spec, owner, tool, args, output_root, session_dir, created
             )
-            outcome = await self.processes.run(spec)
+            if observe is not None and self.launcher is not None:
+                outcome = await self.launcher.run_observed(spec, observe)
+            else:
+                outcome = await self.processes.run(spec)
             return await anyio.to_thread.run_sync(self._finish, tool, outcome, output_dir, created)
         finally:
             if created:  # only after a failure or cancellation, which is what the caller sees
                 with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
-                    await anyio.to_thread.run_sync(self._remove, created)
+                    await anyio.to_thread.run_sync(self.remove, created)
 
-    def _start(
+    def start_spec(
         self,
         owner: Artifact,
         tool: CommandAgentTool,
@@ -234,12 +241,12 @@ class CommandRunner:
         A directory that cannot be removed is reported instead of the result."""
         result = self._result(tool, outcome, output_dir)
         try:
-            self._remove(created)
+            self.remove(created)
         except OSError:
             return ToolResult.error(CLEANUP_FAILED)
         return result
 
-    def _remove(self, created: list[str]) -> None:
+    def remove(self, created: list[str]) -> None:
         """Remove the call's directories, newest first; each leaves ``created`` once gone."""
         while created:
             self.scratch.remove_tree(created[-1])

@@ -165,9 +165,12 @@ class DirectoryChain:
         self._root_path = root_path
         self._names: list[str] = []
         self._handles: list[DirectoryHandle] = []  # the root, then one per name
+        self._key: tuple[str, ...] | None = None  # the components ``_names`` hold
 
     def open(self, components: tuple[str, ...]) -> DirectoryHandle:
         """The directory at ``components``; valid until the next ``open`` or ``close``."""
+        if self._handles and components == self._key:
+            return self._handles[-1]  # the common case: the same folder as last time
         shared = 0
         for held, wanted in zip(self._names, components, strict=False):
             if held != wanted:
@@ -179,9 +182,11 @@ class DirectoryChain:
         for component in components[shared:]:
             self._handles.append(self._handles[-1].open_directory(component))
             self._names.append(component)
+        self._key = components
         return self._handles[-1]
 
     def _keep(self, depth: int) -> None:
+        self._key = None
         while len(self._names) > depth:
             self._names.pop()
             self._handles.pop().close()

@@ -9,14 +9,21 @@ error and a system error look the same to the caller.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
 import anyio.to_thread
 
-from domain.declarations.model import AgentProfile, AgentTool, ArtifactKind, BuiltinAgentTool
+from domain.declarations.model import (
+    AgentProfile,
+    AgentTool,
+    ArtifactKind,
+    BuiltinAgentTool,
+    CommandAgentTool,
+)
 from domain.json_schema import compile_validator
 from domain.scope import artifact_scope, eval_scope, working_directory
 from domain.templates import render_description
@@ -33,6 +40,7 @@ from domain.tools.command_tools import CommandRunner
 from domain.tools.context import BuiltinContext
 from domain.tools.locations import open_directory_at
 from domain.tools.results import ToolError, ToolResult
+from domain.tools.sessions import SessionPorts, ToolSessions
 from domain.workspace import UnknownName, Workspace, published_name
 from ports.filesystem import EntryKind, Filesystem, FilesystemError
 from ports.process import ProcessRunner
@@ -43,7 +51,7 @@ from ports.scratch import ScratchSpace
 UNKNOWN_TOOL = "Unknown registered Agent tool."
 TARGET_CHANGED = "File Artifact target must remain a regular file."
 CANCEL_POLL_SECONDS = 0.02  # how often a running command call looks at its cancellation token
-SESSIONS_NOT_YET = "Tools bound to a tool session cannot run in this version of artifactize."
+SESSIONS_NOT_YET = "This tool is bound to a tool session, and no session set is attached."
 
 
 class RegistryError(Exception):
@@ -87,6 +95,7 @@ class AgentToolRegistry:
         self.ports = ports
         self._tools = self._definitions()
         self._validators: dict[str, Any] = {}
+        self._sessions: ToolSessions | None = None
         self._has_file_targets = any(
             workspace.artifact(name).kind is ArtifactKind.FILE for name in scope
         )
@@ -193,6 +202,29 @@ class AgentToolRegistry:
             if kind is not EntryKind.FILE:
                 raise ToolError(TARGET_CHANGED)
 
+    def sessions(self, ports: SessionPorts, selected_tool: str | None = None) -> ToolSessions:
+        """A lazy session set for one review: nothing starts until a bound tool is called.
+
+        With ``selected_tool``, only that tool's session may start (``tools check``)."""
+        allowed = None
+        if selected_tool is not None:
+            definition = self._tools.get(selected_tool)
+            tool = definition.declaration if definition else None
+            session = tool.session if isinstance(tool, CommandAgentTool) else None
+            allowed = frozenset(
+                [published_name(session, definition.artifact_id)] if session and definition else []
+            )
+        return ToolSessions(
+            lambda: replace(self.command_runner(), launcher=ports.launcher), ports, allowed
+        )
+
+    def with_sessions(self, sessions: ToolSessions) -> AgentToolRegistry:
+        """This registry with bound tools running in ``sessions``."""
+        bound = copy.copy(self)
+        bound._sessions = sessions
+        bound._validators = self._validators
+        return bound
+
     def command_runner(self) -> CommandRunner:
         ports = self.ports
         if ports.programs is None or ports.scratch is None:
@@ -230,9 +262,19 @@ class AgentToolRegistry:
     ) -> ToolResult:
         tool = definition.declaration
         if not isinstance(tool, BuiltinAgentTool):
-            if tool.session is not None:
-                raise ToolError(SESSIONS_NOT_YET)
             owner = self.workspace.artifact(definition.artifact_id)
+            if tool.session is not None:
+                if self._sessions is None:
+                    raise ToolError(SESSIONS_NOT_YET)
+                session = self._sessions.session_for(owner, tool.session)
+                bound = session.runner
+
+                async def run_bound(
+                    work_directory: str, observe: Callable[[Any], None]
+                ) -> ToolResult:
+                    return await bound.call(owner, tool, args, output_root, work_directory, observe)
+
+                return await _cancellable(session.call(run_bound), token, watch)
             runner = self.command_runner()
             return await _cancellable(runner.call(owner, tool, args, output_root), token, watch)
         if tool.builtin == "help":

@@ -10,13 +10,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.declarations.model import AgentProfile, HumanProfile
+from domain.declarations.model import AgentProfile, CommandAgentTool, HumanProfile
 from domain.diagnostics import ConfigError
 from domain.scope import artifact_scope, eval_scope
 from domain.tools.command_prep import CommandResolver
 from domain.tools.human_definitions import human_tools_of
 from domain.tools.preflight import Preflight
 from domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
+from domain.tools.sessions import SessionPorts
 from domain.workspace import UnknownName, Workspace
 from ports.programs import ProgramFinder
 
@@ -118,6 +119,7 @@ class ToolsCheck:
     load: Callable[[str], Workspace]
     ports: ToolPorts
     programs: ProgramFinder
+    session_ports: SessionPorts | None = None
 
     async def run(self, repo: str, request: ToolsCheckRequest) -> tuple[dict[str, Any], int]:
         """The report and the exit code (0 ready, 1 not ready); raises ``InvocationError``."""
@@ -231,6 +233,22 @@ class ToolsCheck:
             report.check("execute", definition.name, HUMAN_EXECUTION_LATER)
             return
         args = dict(request.args) if request.args is not None else {}
-        result = await scope.registry.call(definition.name, args, None)
+        registry = scope.registry
+        cleanup: list[str] = []
+        if self.session_ports is not None and _is_bound(definition.declaration):
+            # A fresh lazy session: it starts on this call and is cleaned up right after.
+            sessions = registry.sessions(self.session_ports, definition.name)
+            try:
+                result = await registry.with_sessions(sessions).call(definition.name, args, None)
+            finally:
+                cleanup = await sessions.close()
+        else:
+            result = await registry.call(definition.name, args, None)
         report.result = result.to_json()
         report.check("execute", definition.name, TOOL_RETURNED_ERROR if result.is_error else None)
+        if cleanup:
+            report.check("execute", definition.name, "; ".join(cleanup))
+
+
+def _is_bound(tool: Any) -> bool:
+    return isinstance(tool, CommandAgentTool) and tool.session is not None

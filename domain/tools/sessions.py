@@ -1,0 +1,363 @@
+"""Tool sessions: a harness started on the first bound call and cleaned up on every ending.
+
+Lifecycle of one session (one declared ``[views.agent_sessions.NAME]`` of one Artifact, in
+one review):
+
+- nothing happens until a tool bound to it is first called; then earlier sessions that were
+  abandoned (owner gone, or lease released after a failed cleanup) are swept, a private
+  directory is created (owner record + active lease), and ``start`` is launched with the
+  JSON envelope (``args: {}``) and ``ARTIFACTIZE_SESSION_DIR``; its group is journaled
+  before it is admitted. It is ready when it prints one newline-terminated line.
+- a spawn failure or an exit before readiness is that call's error, and every later call
+  to the session returns the same error; there is no restart.
+- after readiness, an exit of ``start`` kills its group at once, cancels in-flight bound
+  calls, and later bound calls return ``The tool session `NAME` ended.``
+- on every ending (``close()``, or a dropped session set) in-flight calls are cancelled and
+  awaited, then ``stop`` runs with its own bound, then every journaled group is killed and
+  reaped. Only when that is confirmed are the directory and its journal removed; otherwise
+  the lease is released and the journal kept, so the next session start finishes the job.
+
+Cleanup runs on artifactize's own executor thread (with its own event loop), so it does not
+depend on the caller's event loop staying alive.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import enum
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from domain.declarations.model import (
+    DEFAULT_INPUT_SCHEMA,
+    AgentSession,
+    CommandAgentTool,
+    SessionCommand,
+)
+from domain.tools.command_tools import CommandRunner
+from domain.tools.results import ToolError, ToolResult
+from domain.workspace import Artifact, published_name
+from ports.sessions import (
+    JournalEntry,
+    JournalRole,
+    ProcessLauncher,
+    ProcessTable,
+    RunningProcess,
+    SessionStore,
+)
+
+STOP_TIMEOUT_SECONDS = 30.0
+SESSION_ENDED = "The tool session `{name}` ended."
+SESSION_NOT_READY = "The tool session `{name}` exited before it was ready."
+SESSION_NOT_STARTED = "The tool session `{name}` could not start."
+SWEEP_FAILED = (
+    "The tool session `{name}` was refused: an earlier session could not be cleaned up "
+    "(its records are kept for the next attempt)."
+)
+CLEANUP_FAILED = "Tool session cleanup failed: {detail}"
+
+_EXECUTOR = concurrent.futures.ThreadPoolExecutor(
+    max_workers=2, thread_name_prefix="artifactize-session-cleanup"
+)
+
+
+class State(enum.Enum):
+    IDLE = "idle"
+    READY = "ready"
+    FAILED = "failed"  # never became ready: the startup error is returned to every call
+    ENDED = "ended"  # start exited after readiness, or the session was closed
+
+
+@dataclass(frozen=True)
+class SessionPorts:
+    launcher: ProcessLauncher
+    table: ProcessTable
+    store: SessionStore
+    parent: str  # the directory that holds every session directory (in the state home)
+    stop_timeout_seconds: float = STOP_TIMEOUT_SECONDS
+
+
+def _as_tool(session: AgentSession, command: SessionCommand, part: str) -> CommandAgentTool:
+    """A start or stop command, prepared and run like a json tool with ``args: {}``."""
+    return CommandAgentTool(
+        name=f"{session.name}.{part}",
+        description=f"{part} of the tool session {session.name}",
+        protocol="json",
+        command=command.command,
+        args=command.args,
+        input_schema=DEFAULT_INPUT_SCHEMA,
+        execution_paths=command.execution_paths,
+        timeout_ms=2_147_483_647,
+        session=None,
+    )
+
+
+def sweep(ports: SessionPorts) -> None:
+    """Remove abandoned session directories after killing what their journals name.
+
+    A directory is abandoned when its owner has exited (or its owner record is unreadable)
+    or its lease was released; one with a live owner and an active lease is left alone.
+    Raises ``OSError`` when a group could not be confirmed dead or a directory removed.
+    """
+    for directory in ports.store.directories(ports.parent):
+        owner = ports.store.owner(directory)
+        alive = owner is not None and ports.table.is_alive(owner)
+        if alive and ports.store.has_lease(directory):
+            continue
+        _retire(ports, directory)
+
+
+def _retire(ports: SessionPorts, directory: str) -> None:
+    confirmed = all(ports.table.kill_group(e.leader) for e in ports.store.journal(directory))
+    if not confirmed:
+        ports.store.release_lease(directory)
+        raise OSError(f"process cleanup of {directory} is not confirmed")
+    ports.store.remove(directory)
+
+
+@dataclass
+class ToolSession:
+    """One declared session of one Artifact, for one review."""
+
+    owner: Artifact
+    declaration: AgentSession
+    runner: CommandRunner
+    ports: SessionPorts
+    state: State = State.IDLE
+    directory: str | None = None
+    work_directory: str | None = None
+    process: RunningProcess | None = None
+    error: str | None = None
+    _in_flight: set[anyio.CancelScope] = field(default_factory=set)
+    _lock: anyio.Lock | None = None
+    _start_dirs: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.declaration.name
+
+    @property
+    def provenance_key(self) -> str:
+        return published_name(self.declaration.name, self.owner.name)
+
+    def _ended(self) -> ToolError:
+        return ToolError(SESSION_ENDED.format(name=self.name))
+
+    async def ensure_ready(self) -> str:
+        """The session directory bound tools use; starts the harness on first use."""
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if self.state is State.READY and self.process is not None and self.process.has_exited():
+                await self.on_harness_exit()
+            if self.state is State.FAILED:
+                raise ToolError(self.error or SESSION_NOT_STARTED.format(name=self.name))
+            if self.state is State.ENDED:
+                raise self._ended()
+            if self.state is State.IDLE:
+                await self._start()
+            assert self.work_directory is not None
+            return self.work_directory
+
+    async def _start(self) -> None:
+        try:
+            await anyio.to_thread.run_sync(sweep, self.ports)
+        except OSError:
+            self._fail(SWEEP_FAILED.format(name=self.name))
+        store = self.ports.store
+        self.directory = await anyio.to_thread.run_sync(
+            store.create, self.ports.parent, self.ports.table.own_identity()
+        )
+        self.work_directory = await anyio.to_thread.run_sync(store.work_directory, self.directory)
+        tool = _as_tool(self.declaration, self.declaration.start, "start")
+        try:
+            spec, _ = await anyio.to_thread.run_sync(
+                self.runner.start_spec,
+                self.owner,
+                tool,
+                {},
+                self.directory,
+                self.work_directory,
+                self._start_dirs,
+            )
+            self.process = await self.ports.launcher.start(spec, self._journal(JournalRole.START))
+        except (ToolError, OSError):
+            await self._cleanup_now()
+            self._fail(SESSION_NOT_STARTED.format(name=self.name))
+        assert self.process is not None
+        line = await self.process.ready_line()
+        if line is None:
+            await self._cleanup_now()
+            self._fail(SESSION_NOT_READY.format(name=self.name))
+        self.state = State.READY
+        threading.Thread(
+            target=anyio.run,
+            args=(self._retire_on_exit,),
+            daemon=True,
+            name=f"artifactize-session-{self.provenance_key}",
+        ).start()
+
+    async def _retire_on_exit(self) -> None:
+        """Runs on its own thread for the whole session: an exit of ``start`` after readiness
+        kills the rest of its group at once (bound calls in flight notice it themselves)."""
+        assert self.process is not None
+        await self.process.wait_exit()
+        if self.state is State.READY:
+            self.state = State.ENDED
+        await self.process.kill_group()
+
+    def _fail(self, message: str) -> None:
+        self.state = State.FAILED
+        self.error = message
+        raise ToolError(message)
+
+    def _journal(self, role: JournalRole) -> Callable[[Any], None]:
+        directory = self.directory
+        assert directory is not None
+        return lambda identity: self.ports.store.append(directory, JournalEntry(role, identity))
+
+    async def _cleanup_now(self) -> None:
+        """A start that never became ready is cleaned up at once, on our executor."""
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(
+                lambda: _EXECUTOR.submit(self.cleanup_blocking, False).result()
+            )
+
+    async def on_harness_exit(self) -> None:
+        """Start exited after readiness: kill its group now, cancel in-flight calls."""
+        self.state = State.ENDED
+        if self.process is not None:
+            with anyio.CancelScope(shield=True):
+                await self.process.kill_group()
+        for scope in list(self._in_flight):
+            scope.cancel()
+
+    async def call(self, run: Callable[[str, Callable[[Any], None]], Any]) -> ToolResult:
+        """Run one bound call with the session directory; the harness's exit cancels it."""
+        work_directory = await self.ensure_ready()
+        result: ToolResult | None = None
+        with anyio.CancelScope() as scope:
+            self._in_flight.add(scope)
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._watch_harness, scope)
+                    result = await run(work_directory, self._journal(JournalRole.CALL))
+                    group.cancel_scope.cancel()
+            finally:
+                self._in_flight.discard(scope)
+        if result is None:
+            raise self._ended()
+        return result
+
+    async def _watch_harness(self, call_scope: anyio.CancelScope) -> None:
+        assert self.process is not None
+        await self.process.wait_exit()
+        await self.on_harness_exit()
+        call_scope.cancel()
+
+    # --- cleanup, on artifactize's own executor -------------------------------------------
+
+    def cleanup_blocking(self, run_stop: bool = True) -> list[str]:
+        """Stop, kill, confirm, remove. Returns the problems; runs its own event loop."""
+        return anyio.run(self._cleanup, run_stop)
+
+    async def _cleanup(self, run_stop: bool) -> list[str]:
+        problems: list[str] = []
+        if self.directory is None:
+            return problems
+        if run_stop and self.state in (State.READY, State.ENDED) and self.process is not None:
+            await self._run_stop()
+        confirmed = True
+        if self.process is not None:
+            confirmed = await self.process.kill_group()
+        journal = await anyio.to_thread.run_sync(self.ports.store.journal, self.directory)
+        for entry in journal:
+            confirmed = (
+                await anyio.to_thread.run_sync(self.ports.table.kill_group, entry.leader)
+                and confirmed
+            )
+        self.runner.remove(self._start_dirs)
+        if not confirmed:
+            self.ports.store.release_lease(self.directory)
+            return [CLEANUP_FAILED.format(detail=f"processes of {self.provenance_key} survive")]
+        try:
+            self.ports.store.remove(self.directory)
+        except OSError as exc:
+            self.ports.store.release_lease(self.directory)
+            problems.append(CLEANUP_FAILED.format(detail=str(exc)))
+        self.directory = None
+        return problems
+
+    async def _run_stop(self) -> None:
+        tool = _as_tool(self.declaration, self.declaration.stop, "stop")
+        # A failed stop is survived: the groups are killed and reaped right after it anyway.
+        with anyio.move_on_after(self.ports.stop_timeout_seconds), contextlib.suppress(ToolError):
+            await self.runner.call(
+                self.owner,
+                tool,
+                {},
+                self.directory,
+                self.work_directory,
+                observe=self._journal(JournalRole.STOP),
+            )
+
+
+@dataclass
+class ToolSessions:
+    """The sessions of one review (or one ``tools check --execute``), started lazily."""
+
+    runner_for: Callable[[], CommandRunner]
+    ports: SessionPorts
+    allowed: frozenset[str] | None = None  # provenance keys a selected tool may start
+    sessions: dict[str, ToolSession] = field(default_factory=dict)
+    closed: bool = False
+
+    def __post_init__(self) -> None:
+        self._finalizer = weakref.finalize(self, _cleanup_dropped, self.sessions)
+
+    def session_for(self, owner: Artifact, name: str) -> ToolSession:
+        key = published_name(name, owner.name)
+        if self.closed or (self.allowed is not None and key not in self.allowed):
+            raise ToolError(SESSION_ENDED.format(name=name))
+        if key not in self.sessions:
+            declaration = next(s for s in owner.agent_sessions if s.name == name)
+            self.sessions[key] = ToolSession(owner, declaration, self.runner_for(), self.ports)
+        return self.sessions[key]
+
+    async def close(self) -> list[str]:
+        """Cancel and await in-flight calls, then stop and clean every started session."""
+        self.closed = True
+        for session in self.sessions.values():
+            for scope in list(session._in_flight):
+                scope.cancel()
+        while any(s._in_flight for s in self.sessions.values()):
+            await anyio.sleep(0.01)
+        problems: list[str] = []
+        with anyio.CancelScope(shield=True):
+            for session in self.sessions.values():
+                if session.directory is None:
+                    continue
+                future = _EXECUTOR.submit(session.cleanup_blocking)
+                problems.extend(await anyio.to_thread.run_sync(future.result))
+                session.state = State.ENDED
+        self._finalizer.detach()
+        return problems
+
+    async def __aenter__(self) -> ToolSessions:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+def _cleanup_dropped(sessions: dict[str, ToolSession]) -> None:
+    """A session set dropped without ``close()``: clean up on our executor anyway."""
+    for session in sessions.values():
+        if session.directory is not None:
+            _EXECUTOR.submit(session.cleanup_blocking)
