@@ -10,10 +10,11 @@ import contextlib
 import datetime as dt
 import math
 import re
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+import tomli  # tomllib's upstream, built with mypyc: the same parser, 3x faster
 
 from domain.diagnostics import KeyProblems, join_key
 
@@ -31,8 +32,8 @@ class TomlSyntaxError(Exception):
 def parse_toml(text: str) -> dict[str, Any]:
     """Parse TOML; raises ``TomlSyntaxError`` with the line and column tomllib gives."""
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return tomli.loads(text)
+    except tomli.TOMLDecodeError as exc:
         match = _SYNTAX_POSITION.match(str(exc))
         if match is None:
             end = _END_OF_DOCUMENT.match(str(exc))
@@ -264,7 +265,7 @@ def _unescape_basic(raw: str) -> str:
     if "\\" not in raw:
         return raw
     try:
-        parsed: dict[str, str] = tomllib.loads(f'k = "{raw}"')
+        parsed: dict[str, str] = tomli.loads(f'k = "{raw}"')
         return parsed["k"]
-    except tomllib.TOMLDecodeError:
+    except tomli.TOMLDecodeError:
         return raw
