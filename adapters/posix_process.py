@@ -35,6 +35,7 @@ import anyio
 import anyio.lowlevel
 import psutil
 
+from adapters.process_status import exited_unreaped
 from ports.process import CAPTURE_LIMIT_BYTES, ProcessOutcome, ProcessSpec
 from ports.sessions import ProcessIdentity, SpawnObserver
 
@@ -172,18 +173,7 @@ class _Leader:
 
     def has_exited(self) -> bool:
         """Whether the leader has exited; it stays unreaped (a zombie) so its pid stays ours."""
-        if self.reaped:
-            return True
-        if not _HAS_WAITID:
-            try:
-                return self.identity.status() == psutil.STATUS_ZOMBIE
-            except psutil.NoSuchProcess:
-                return True  # reaped by someone else
-        try:
-            result = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return True  # reaped by someone else
-        return result is not None
+        return self.reaped or exited_unreaped(self.pid, self.identity)
 
     async def wait_exited(self) -> None:
         if self.pidfd is not None:

@@ -42,6 +42,7 @@ import psutil
 
 from adapters import posix_process
 from adapters.posix_process import PosixProcessRunner
+from adapters.process_status import exited_unreaped
 from ports.process import ProcessOutcome, ProcessSpec
 from ports.sessions import ProcessIdentity, SpawnObserver
 
@@ -118,18 +119,7 @@ class _Leader:
             return self._has_exited()
 
     def _has_exited(self) -> bool:
-        if self.reaped:
-            return True
-        if not _HAS_WAITID:
-            try:
-                return self.process.status() == psutil.STATUS_ZOMBIE
-            except psutil.NoSuchProcess:
-                return True  # reaped by someone else
-        try:
-            result = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return True  # reaped by someone else
-        return result is not None
+        return self.reaped or exited_unreaped(self.pid, self.process)
 
     def _pid_reused(self) -> bool:
         """Someone else reaped the leader and its pid now names another process: our group

@@ -1,0 +1,24 @@
+"""Has a child exited? Asked without reaping it, so its pid (and group id) stays ours."""
+
+from __future__ import annotations
+
+import os
+
+import psutil
+
+_HAS_WAITID = hasattr(os, "waitid")
+
+
+def exited_unreaped(pid: int, process: psutil.Process) -> bool:
+    """True when the child ``pid`` has exited (it stays a zombie until reaped) or was reaped
+    by someone else; ``process`` is its psutil handle, taken while it was ours."""
+    if not _HAS_WAITID:
+        try:
+            return bool(process.status() == psutil.STATUS_ZOMBIE)
+        except psutil.NoSuchProcess:
+            return True  # reaped by someone else
+    try:
+        result = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True  # reaped by someone else
+    return result is not None
