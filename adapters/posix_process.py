@@ -58,8 +58,6 @@ _WRITE_CHUNK = 64 * 1024
 # Without a pidfd, the leader's exit is polled, backing off between these two intervals.
 _POLL_FIRST_SECONDS = 0.001
 _POLL_MAX_SECONDS = 0.05
-# waitid(WNOWAIT) tells "exited" without reaping; where it is missing, psutil reads the status.
-_HAS_WAITID = hasattr(os, "waitid")
 
 
 def _spawn(spec: ProcessSpec) -> subprocess.Popen[bytes]:

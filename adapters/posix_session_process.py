@@ -70,7 +70,6 @@ _PIPES_TICK_SECONDS = 0.05
 # Waiting for thread-side state, back off between these two intervals.
 _POLL_FIRST_SECONDS = 0.001
 _POLL_MAX_SECONDS = 0.05
-_HAS_WAITID = hasattr(os, "waitid")
 
 
 async def _poll_until(condition: Callable[[], bool], timeout: float | None = None) -> bool:

@@ -17,23 +17,22 @@ Then, in this one process, it times (best of ``--runs`` after one warm-up, so th
 cache is hot; the contenders of a comparison take turns within each round, so a burst of
 load from elsewhere on the machine hits them alike):
 
-- grep, ours: the real registry call, ``await registry.call("grep_bench", {"pattern": ...,
-  "maxResults": 200})``, for the literal and for ``def \\w+_handler\\(``; against
-  ``rg -j1 -n --no-heading --no-ignore --hidden -e PATTERN DIR`` as a subprocess
+- grep, ours: the real registry call, ``anyio.run(registry.call, "grep_bench",
+  {"pattern": ..., "maxResults": 200})``, for the literal and for ``def \\w+_handler\\(``;
+  against ``rg -j1 -n --no-heading --no-ignore --hidden -e PATTERN DIR`` as a subprocess
   (ripgrep is installed from Debian's packages when ``rg`` is not on PATH; when that
   fails the comparison is skipped with a message). Both must report the same number of
   matching lines, and that number must be the one the generator planted;
-- read, ours: ``await registry.call("read_bench", {"path": "big.txt", "offset": 1000000,
-  "limit": 80})`` against ``sed -n '1000000,+79p' big.txt`` as a subprocess (sed reads
-  on to the end of the file; ``sed -n '1000000,+79p;1000079q'``, which stops after the
-  page, is reported too), plus a plain Python reference (count newlines in 1 MiB chunks,
-  then slice the page). The page text must equal sed's output byte for byte.
+- read, ours: ``anyio.run(registry.call, "read_bench", {"path": "big.txt", "offset":
+  1000000, "limit": 80})`` against ``sed -n '1000000,+79p' big.txt`` as a subprocess (sed
+  reads on to the end of the file; ``sed -n '1000000,+79p;1000079q'``, which stops after
+  the page, is reported too), plus a plain Python reference (count newlines in 1 MiB
+  chunks, then slice the page). The page text must equal sed's output byte for byte.
 
-Every registry call is awaited inside one ``anyio.run``, so one worker thread serves them
-all, as in a long-running server. A fresh ``anyio.run`` per call (a new worker thread each
-time) would add the event-loop start, which is measured and printed apart, but it also
-crashes ry 0.0.105 now and then: compiling a regex on a new thread after an earlier thread
-that matched has exited segfaults inside the extension's allocator (see bench/README.md).
+The regex extension (``ry``) is imported on this main thread before anything runs: ry
+0.0.105 imported first on a worker thread that then exits (what a lazy import inside a
+registry call does) later segfaults in regex compilation on other new threads; see
+bench/README.md.
 
     .venv/bin/python bench/builtins.py
     .venv/bin/python bench/builtins.py --runs 3 --json
@@ -45,7 +44,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
-import inspect
 import io
 import json
 import os
@@ -57,14 +55,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.to_thread
+import ry  # noqa: F401  # imported on the main thread on purpose: see the docstring
 
 from adapters.posix_filesystem import PosixFilesystem
 from adapters.posix_process import PosixProcessRunner
@@ -359,21 +357,22 @@ def grep_args(pattern: str) -> dict[str, Any]:
 READ_ARGS = {"path": "big.txt", "offset": READ_OFFSET, "limit": READ_LIMIT}
 
 
-async def call(registry: AgentToolRegistry, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await registry.call(tool, args)
+def call(registry: AgentToolRegistry, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """One registry call as a caller without an event loop makes it: a fresh ``anyio.run``."""
+    result = anyio.run(registry.call, tool, args)
     if result.is_error:
         raise RuntimeError(f"{tool} failed: {result.error_text}")
     data: dict[str, Any] = result.content[0]["data"]
     return data
 
 
-async def grep_ours(registry: AgentToolRegistry, pattern: str) -> tuple[int, bool]:
-    data = await call(registry, "grep_bench", grep_args(pattern))
+def grep_ours(registry: AgentToolRegistry, pattern: str) -> tuple[int, bool]:
+    data = call(registry, "grep_bench", grep_args(pattern))
     return len(data["matches"]), bool(data["truncated"])
 
 
-async def read_ours(registry: AgentToolRegistry) -> str:
-    data = await call(registry, "read_bench", READ_ARGS)
+def read_ours(registry: AgentToolRegistry) -> str:
+    data = call(registry, "read_bench", READ_ARGS)
     return "".join(line["text"] for line in data["lines"])
 
 
@@ -417,52 +416,24 @@ def python_page(path: str) -> bytes:
 # --- timing ----------------------------------------------------------------------------
 
 
-def best_of(run: Callable[[], object], runs: int) -> tuple[float, list[float]]:
-    run()  # warm-up: page cache, imports
-    times = []
-    for _ in range(runs):
-        gc.collect()
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times), times
-
-
-Timed = Callable[[], object] | Callable[[], Awaitable[object]]
-
-
-async def interleaved(contenders: list[Timed], runs: int) -> list[tuple[float, list[float]]]:
+def interleaved(
+    contenders: list[Callable[[], object]], runs: int
+) -> list[tuple[float, list[float]]]:
     """Best time and all times of each contender, run in turn within each round.
 
-    A contender is a plain callable or a coroutine function (a registry call, awaited in
-    the one running event loop). Each is warmed up once; then every round runs each once,
-    so a burst of load from elsewhere on the machine hits all of them alike.
+    Each is warmed up once (page cache, regex module); then every round runs each once, so
+    a burst of load from elsewhere on the machine hits all of them alike.
     """
-
-    async def once(run: Timed) -> float:
-        start = time.perf_counter()
-        result = run()
-        if inspect.isawaitable(result):
-            await result
-        return time.perf_counter() - start
-
     for run in contenders:
-        await once(run)  # warm-up: page cache, the worker thread, the regex module
+        run()
     times: list[list[float]] = [[] for _ in contenders]
     for _ in range(runs):
         for index, run in enumerate(contenders):
             gc.collect()
-            times[index].append(await once(run))
+            start = time.perf_counter()
+            run()
+            times[index].append(time.perf_counter() - start)
     return [(min(series), series) for series in times]
-
-
-def loop_start_seconds(runs: int) -> float:
-    """What a fresh ``anyio.run`` with one worker-thread hop costs (not in ours' figures)."""
-
-    def nothing() -> None:
-        return None
-
-    return best_of(lambda: anyio.run(anyio.to_thread.run_sync, nothing), runs)[0]
 
 
 def profile_once(run: Callable[[], object], top: int) -> str:
@@ -485,8 +456,20 @@ def builtin_context(registry: AgentToolRegistry) -> BuiltinContext:
     )
 
 
-def _ms(seconds: float | None) -> str:
-    return "skipped" if seconds is None else f"{seconds * 1000:8.1f} ms"
+def cpu_pressure() -> float | None:
+    """The kernel's CPU pressure: the share of the last 10 s in which some task waited for a
+    CPU (other jobs on the machine inflate wall times, and ours more than a short rg run)."""
+    try:
+        with open("/proc/pressure/cpu", encoding="ascii") as pressure:
+            fields = dict(f.split("=") for f in pressure.readline().split()[1:])
+        return float(fields["avg10"])
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def _row(label: str, seconds: float | None) -> str:
+    value = "skipped" if seconds is None else f"{seconds * 1000:8.1f} ms"
+    return f"  {label + ':':<48}{value}"
 
 
 def _times(times: list[float]) -> list[float]:
@@ -500,14 +483,14 @@ class Report:
     profiles: list[str]
 
 
-async def measure_grep(
+def measure_grep(
     report: Report, registry: AgentToolRegistry, rg: str | None, root: str, tree: Tree, args: Any
 ) -> None:
     for label, pattern, planted in (
         ("literal", LITERAL, tree.literal_lines),
         ("regex", REGEX, tree.regex_lines),
     ):
-        count, truncated = await grep_ours(registry, pattern)
+        count, truncated = grep_ours(registry, pattern)
         if truncated or count != planted:
             raise SystemExit(
                 f"grep {label}: ours found {count} lines (truncated={truncated}), "
@@ -516,15 +499,13 @@ async def measure_grep(
         ours_run = partial(grep_ours, registry, pattern)
         rg_s: float | None = None
         if rg is None:
-            [(ours_s, ours_times)] = await interleaved([ours_run], args.runs)
+            [(ours_s, ours_times)] = interleaved([ours_run], args.runs)
         else:
             rg_count = ripgrep_lines(rg, pattern, root)
             if rg_count != count:
                 raise SystemExit(f"grep {label}: ours found {count} lines, rg {rg_count}")
             rg_run = partial(ripgrep_lines, rg, pattern, root)
-            [(ours_s, ours_times), (rg_s, rg_times)] = await interleaved(
-                [ours_run, rg_run], args.runs
-            )
+            [(ours_s, ours_times), (rg_s, rg_times)] = interleaved([ours_run, rg_run], args.runs)
         entry: dict[str, Any] = {
             "pattern": pattern,
             "matches": count,
@@ -542,8 +523,8 @@ async def measure_grep(
         both = "in both" if rg_s is not None else "(ours)"
         report.lines += [
             f"grep {label} {pattern!r}: {count} matching lines {both}",
-            f"  ours (registry call grep_bench):              {_ms(ours_s)}",
-            f"  rg -j1 -n --no-heading --no-ignore --hidden:  {_ms(rg_s)}",
+            _row("ours (anyio.run(registry.call, grep_bench))", ours_s),
+            _row("rg -j1 -n --no-heading --no-ignore --hidden", rg_s),
         ]
         if rg_s is not None:
             ratio = ours_s / rg_s
@@ -559,16 +540,16 @@ async def measure_grep(
             )
 
 
-async def measure_read(report: Report, registry: AgentToolRegistry, big: str, args: Any) -> None:
+def measure_read(report: Report, registry: AgentToolRegistry, big: str, args: Any) -> None:
     expected = sed_page(big)
-    if (await read_ours(registry)).encode() != expected or python_page(big) != expected:
+    if read_ours(registry).encode() != expected or python_page(big) != expected:
         raise SystemExit("read: the page differs from sed's output")
     [
         (ours_s, ours_times),
         (sed_s, sed_times),
         (sedq_s, sedq_times),
         (py_s, py_times),
-    ] = await interleaved(
+    ] = interleaved(
         [
             partial(read_ours, registry),
             partial(sed_page, big),
@@ -597,10 +578,10 @@ async def measure_read(report: Report, registry: AgentToolRegistry, big: str, ar
     verdict = "within" if ratio <= READ_TARGET_RATIO else "OVER"
     report.lines += [
         f"read one page (line {READ_OFFSET}, {READ_LIMIT} lines) of big.txt:",
-        f"  ours (registry call read_bench):              {_ms(ours_s)}",
-        f"  sed -n '{READ_OFFSET},+{READ_LIMIT - 1}p':                  {_ms(sed_s)}",
-        f"  sed, quitting after the page:                 {_ms(sedq_s)}",
-        f"  plain Python (chunked newline count):         {_ms(py_s)}",
+        _row("ours (anyio.run(registry.call, read_bench))", ours_s),
+        _row(f"sed -n '{READ_OFFSET},+{READ_LIMIT - 1}p'", sed_s),
+        _row("sed, quitting after the page", sedq_s),
+        _row("plain Python (chunked newline count)", py_s),
         f"  ratio ours/sed: {ratio:.2f}x ({verdict} the {READ_TARGET_RATIO:g}x target); "
         f"ours/sed-quit {ours_s / sedq_s:.2f}x; ours/python {ours_s / py_s:.2f}x",
     ]
@@ -642,6 +623,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ripgrep comparison skipped: {rg_problem}", file=sys.stderr)
 
     report = Report({"runs": args.runs, "python": sys.version.split()[0]}, [], [])
+    pressure_before = cpu_pressure()
     tmp = tempfile.mkdtemp(prefix="artifactize-bench-builtins-")
     try:
         # Two workspaces: grep's tree, and big.txt apart (grep skips files over 8 MiB and
@@ -673,21 +655,15 @@ def main(argv: list[str] | None = None) -> int:
                 [rg, "--version"], capture_output=True, text=True, check=False
             ).stdout.splitlines()[0]
 
-        # One event loop for every registry call: its one worker thread serves them all
-        # (see the README: fresh threads per call crash ry 0.0.105 now and then).
-        async def measure() -> None:
-            await measure_grep(report, make_registry(root), rg, root, tree, args)
-            await measure_read(report, make_registry(pages), big, args)
-
-        anyio.run(measure)
+        measure_grep(report, make_registry(root), rg, root, tree, args)
+        measure_read(report, make_registry(pages), big, args)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    loop_s = loop_start_seconds(args.runs)
-    report.figures["loopStartSeconds"] = round(loop_s, 5)
+    pressure = [pressure_before, cpu_pressure()]
+    report.figures["cpuPressureSomeAvg10"] = pressure
     report.lines.append(
-        f"(best of {args.runs} interleaved runs after a warm-up; ours awaits registry.call in one running event "
-        f"loop: a fresh anyio.run per call would add ~{loop_s * 1000:.1f} ms; "
-        "each run's times are in --json)"
+        f"(best of {args.runs} interleaved runs after a warm-up; each run's times are in --json; "
+        f"CPU pressure, some avg10: {pressure[0]}% -> {pressure[1]}%)"
     )
 
     if args.json:
