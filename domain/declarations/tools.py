@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, cast
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar, cast
 
 from domain.declarations.commands import read_command, read_operand_args
 from domain.declarations.model import (
@@ -31,6 +31,9 @@ from domain.templates import (
     parse_operand,
     parse_plain_template,
 )
+
+B = TypeVar("B")
+C = TypeVar("C")
 
 EXECUTION_PATHS_MAX = 64
 
@@ -113,15 +116,26 @@ class ViewParser:
 
     # --- Agent tools ------------------------------------------------------------------
 
-    def agent_tool(self, name: str, value: Any, key_path: str) -> AgentTool | None:
+    def _tool(
+        self,
+        name: str,
+        value: Any,
+        key_path: str,
+        builtin: Callable[[str, Mapping[str, Any], str], B | None],
+        command: Callable[[str, Mapping[str, Any], str], C | None],
+    ) -> B | C | None:
+        """A tool table is a built-in reference (it has ``builtin``) or a command."""
         if not isinstance(value, dict):
             self.problems.add(key_path, "expected a table describing the tool")
             return None
         if not self.tool_name_ok(name, key_path):
             return None
         if "builtin" in value:
-            return self._builtin_agent_tool(name, value, key_path)
-        return self._command_agent_tool(name, value, key_path)
+            return builtin(name, value, key_path)
+        return command(name, value, key_path)
+
+    def agent_tool(self, name: str, value: Any, key_path: str) -> AgentTool | None:
+        return self._tool(name, value, key_path, self._builtin_agent_tool, self._command_agent_tool)
 
     def _builtin_agent_tool(
         self, name: str, value: Mapping[str, Any], key_path: str
@@ -310,14 +324,7 @@ class ViewParser:
     # --- Human tools ------------------------------------------------------------------
 
     def human_tool(self, name: str, value: Any, key_path: str) -> HumanTool | None:
-        if not isinstance(value, dict):
-            self.problems.add(key_path, "expected a table describing the tool")
-            return None
-        if not self.tool_name_ok(name, key_path):
-            return None
-        if "builtin" in value:
-            return self._builtin_human_tool(name, value, key_path)
-        return self._command_human_tool(name, value, key_path)
+        return self._tool(name, value, key_path, self._builtin_human_tool, self._command_human_tool)
 
     def _builtin_human_tool(
         self, name: str, value: Mapping[str, Any], key_path: str
