@@ -88,7 +88,14 @@ class RyCompiledRegex:
 
 
 class RyRegexEngine:
-    """``RegexEngine`` backed by the Rust crate; errors carry the crate's own text."""
+    """``RegexEngine`` backed by the Rust crate; errors carry the crate's own text.
+
+    Constructing the engine imports ``ry`` on the constructing thread (the composition root
+    runs on the main thread), so no short-lived worker is ever the importing thread.
+    """
+
+    def __init__(self) -> None:
+        _ry()
 
     def compile(self, pattern: str, *, case_insensitive: bool, size_limit: int) -> CompiledRegex:
         if size_limit < 0:

@@ -46,6 +46,7 @@ from domain.workspace import Artifact, published_name
 from ports.sessions import (
     JournalEntry,
     JournalRole,
+    ProcessIdentity,
     ProcessLauncher,
     ProcessTable,
     RunningProcess,
@@ -137,6 +138,8 @@ class ToolSession:
     _in_flight: set[anyio.CancelScope] = field(default_factory=set)
     _lock: anyio.Lock | None = None
     _start_dirs: list[str] = field(default_factory=list)
+    # Start groups whose termination was confirmed: released, never signalled again.
+    _released: set[ProcessIdentity] = field(default_factory=set)
 
     @property
     def name(self) -> str:
@@ -161,7 +164,15 @@ class ToolSession:
             if self.state is State.ENDED:
                 raise self._ended()
             if self.state is State.IDLE:
-                await self._start()
+                try:
+                    await self._start()
+                except anyio.get_cancelled_exc_class():
+                    # The call was cancelled before readiness: its harness and directory go
+                    # at once (they would leak otherwise), and a later call starts afresh.
+                    await self._cleanup_now()
+                    self.process = None
+                    self.work_directory = None
+                    raise
             assert self.work_directory is not None
             return self.work_directory
 
@@ -210,7 +221,16 @@ class ToolSession:
         await self.process.wait_exit()
         if self.state is State.READY:
             self.state = State.ENDED
-        await self.process.kill_group()
+        await self._kill_start_group()
+
+    async def _kill_start_group(self) -> bool:
+        """Kill what is left of the start group. Once that is confirmed the group is
+        released, so later cleanup does not signal its old numeric group id again."""
+        assert self.process is not None
+        confirmed = await self.process.kill_group()
+        if confirmed:
+            self._released.add(self.process.identity)
+        return confirmed
 
     def _fail(self, message: str) -> None:
         self.state = State.FAILED
@@ -234,7 +254,7 @@ class ToolSession:
         self.state = State.ENDED
         if self.process is not None:
             with anyio.CancelScope(shield=True):
-                await self.process.kill_group()
+                await self._kill_start_group()
         for scope in list(self._in_flight):
             scope.cancel()
 
@@ -275,9 +295,11 @@ class ToolSession:
             await self._run_stop()
         confirmed = True
         if self.process is not None:
-            confirmed = await self.process.kill_group()
+            confirmed = await self._kill_start_group()
         journal = await anyio.to_thread.run_sync(self.ports.store.journal, self.directory)
         for entry in journal:
+            if entry.leader in self._released:
+                continue
             confirmed = (
                 await anyio.to_thread.run_sync(self.ports.table.kill_group, entry.leader)
                 and confirmed
@@ -357,7 +379,20 @@ class ToolSessions:
 
 
 def _cleanup_dropped(sessions: dict[str, ToolSession]) -> None:
-    """A session set dropped without ``close()``: clean up on our executor anyway."""
+    """A session set dropped without ``close()``: clean up on our executor anyway.
+
+    A set still open when the interpreter exits is finalized after the executor stopped
+    taking work: it is cleaned up right here, and where no thread may start any more
+    (Python 3.12+), what its journal names is at least killed before the directory goes."""
     for session in sessions.values():
-        if session.directory is not None:
+        if session.directory is None:
+            continue
+        try:
             _EXECUTOR.submit(session.cleanup_blocking)
+        except RuntimeError:  # the interpreter is shutting down
+            try:
+                session.cleanup_blocking()
+            except Exception:
+                if session.directory is not None:
+                    with contextlib.suppress(OSError):
+                        _retire(session.ports, session.directory)
