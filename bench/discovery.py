@@ -36,10 +36,11 @@ import signal
 import sys
 import tempfile
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import tomli
 
 from adapters.posix_filesystem import PosixFilesystem
 from domain import json_schema
@@ -339,9 +340,9 @@ def read_declarations(root: str) -> list[str]:
 
 
 def toml_only(texts: list[str]) -> int:
-    """``tomllib`` alone over every declaration already in memory: the floor of any load."""
+    """``tomli`` (the parser the domain uses) alone over every declaration already in memory: the floor of any load."""
     for text in texts:
-        tomllib.loads(text)
+        tomli.loads(text)
     return len(texts)
 
 
@@ -435,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         "targetRatio": TARGET_RATIO,
         "breakdown": {
             "adapterWalkSeconds": round(adapter_s, 4),
-            "tomllibSeconds": round(toml_s, 4),
+            "tomlSeconds": round(toml_s, 4),
             "restSeconds": round(ours_s - adapter_s - toml_s, 4),
         },
         "python": sys.version.split()[0],
@@ -457,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         print("breakdown of ours (each timed on its own):")
         print(f"  our adapter's walk + reads, no parsing:  {adapter_s * 1000:9.1f} ms")
-        print(f"  tomllib.loads of every .artf in memory:   {toml_s * 1000:9.1f} ms")
+        print(f"  tomli.loads of every .artf in memory:     {toml_s * 1000:9.1f} ms")
         print(
             f"  the rest (validate, build, glue, GC):     {(ours_s - adapter_s - toml_s) * 1000:9.1f} ms"
         )
