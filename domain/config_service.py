@@ -42,7 +42,7 @@ def _collector_paused() -> Iterator[None]:
 
     A load allocates hundreds of thousands of containers that all stay alive (parsed
     tables, the typed model) and makes next to no reference cycles, so the collector
-    would traverse the growing heap again and again for nothing: about a fifth of the
+    would traverse the growing heap again and again for nothing: about a sixth of the
     load at 10,000 Artifacts. Reference counting still frees every temporary at once;
     the rare cycle (an exception and its traceback) waits for the collector's next pass.
     A collector that the caller already disabled stays disabled.
