@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import os
 
-from adapters.posix_session_process import PosixProcessLauncher
-from adapters.posix_session_store import PosixSessionStore
-from adapters.psutil_process_table import PsutilProcessTable
 from dependency_injector import containers, providers
 
 from adapters.posix_filesystem import PosixFilesystem
 from adapters.posix_process import PosixProcessRunner
 from adapters.posix_programs import PosixProgramFinder
 from adapters.posix_scratch import PosixScratchSpace
+from adapters.posix_session_process import PosixProcessLauncher
+from adapters.posix_session_store import PosixSessionStore
+from adapters.psutil_process_table import PsutilProcessTable
 from adapters.ry_regex import RyRegexEngine
 from adapters.system_clock import SystemClock
 from domain.config_service import ConfigService
