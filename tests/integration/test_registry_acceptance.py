@@ -31,6 +31,7 @@ from adapters.posix_programs import PosixProgramFinder
 from adapters.posix_scratch import PosixScratchSpace
 from adapters.ry_regex import RyRegexEngine
 from domain.config_service import ConfigService
+from domain.declarations.model import CommandAgentTool
 from domain.diagnostics import ConfigError
 from domain.tools import builtin_help
 from domain.tools.human_definitions import human_scope_for_eval, human_tools_of
@@ -134,7 +135,14 @@ def refused(root: Path) -> str:
 
 def tool_ports(environment: dict[str, str] | None = None) -> ToolPorts:
     env = dict(os.environ) if environment is None else environment
-    return ToolPorts(PosixFilesystem(), RyRegexEngine(), PosixProcessRunner(), env)
+    return ToolPorts(
+        PosixFilesystem(),
+        RyRegexEngine(),
+        PosixProcessRunner(),
+        env,
+        programs=PosixProgramFinder(),
+        scratch=PosixScratchSpace(),
+    )
 
 
 def snapshot(root: Path) -> dict[str, tuple[object, ...]]:
@@ -161,8 +169,17 @@ class Harness:
     output_root: Path
 
     async def call(self, name: str, args: Any) -> ToolResult:
+        existed = self.output_root.exists()
         result = await self.registry.call(name, args, str(self.output_root))
-        assert not self.output_root.exists(), "a call created its output root"
+        definition = self.registry.get(name)
+        runs_a_command = definition is not None and isinstance(
+            definition.declaration, CommandAgentTool
+        )
+        refused = "Tool arguments" in (result.error_text or "")
+        if not runs_a_command or refused:  # built-ins and refused calls create nothing
+            assert self.output_root.exists() == existed, "a call created its output root"
+        # an admitted command call may create the root; its own directories are gone
+        assert not self.output_root.exists() or list(self.output_root.iterdir()) == []
         return result
 
     def names(self) -> list[str]:
@@ -248,11 +265,12 @@ async def test_SCH_01_the_64_KiB_bound_is_inclusive(tmp_path: Path):
     overhead = len(json.dumps({"p": ""}, separators=(",", ":")))
     at_limit = {"p": "x" * (64 * KIB - overhead)}
     over = {"p": "x" * (64 * KIB - overhead + 1)}
-    assert "Tool arguments" not in error_text(await h.call("inspect_a", at_limit))
     assert error_text(await h.call("inspect_a", over)) == ARGS_REFUSED
+    assert not (h.workspace_root / "spawned").exists()  # refused: nothing was spawned
     # Multibyte characters count as their UTF-8 bytes, not as characters.
     assert error_text(await h.call("inspect_a", {"p": "é" * (33 * KIB)})) == ARGS_REFUSED
     assert not (h.workspace_root / "spawned").exists()
+    assert ok_text(await h.call("inspect_a", at_limit)) == "ran"  # at the limit: admitted, ran
 
 
 async def test_SCH_03_diagnostic_format(tmp_path: Path):
@@ -344,7 +362,6 @@ async def test_SCH_10_local_ref_admits_valid_arguments(tmp_path: Path):
         assert not (h.workspace_root / "spawned").exists()
 
 
-@pytest.mark.skip(reason=COMMAND_TOOLS_LATER)
 async def test_SCH_10_local_ref_runs_the_command(tmp_path: Path):
     fx_c(tmp_path)
     ports = dataclasses.replace(
@@ -379,8 +396,9 @@ async def test_SCH_default_input_schema_admits_only_the_empty_object(tmp_path: P
         "additionalProperties": False,
     }
     assert error_text(await h.call("inspect_a", {"x": 1})).startswith(SCHEMA_MISMATCH)
-    assert "Tool arguments" not in (error_text(await h.call("inspect_a", {})))
-    assert not (h.workspace_root / "spawned").exists()
+    assert not (h.workspace_root / "spawned").exists()  # a refused call spawns nothing
+    assert ok_text(await h.call("inspect_a", {})) == "ran"
+    assert (h.workspace_root / "spawned").exists()
 
 
 def fx_a(tmp_path: Path, tools: dict[str, Any] | None = None) -> Path:

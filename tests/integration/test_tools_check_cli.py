@@ -620,7 +620,6 @@ def test_CHK_execute_of_a_command_tool_is_a_valid_invocation(
     env.assert_no_state_files()
 
 
-@pytest.mark.skip(reason=COMMAND_TOOLS_LATER)
 def test_CHK_execute_runs_a_command_tool(env: Env, capsys: pytest.CaptureFixture[str]):
     root = full(env.tmp / "W")
     run = cli(
@@ -741,7 +740,6 @@ def test_seed_execute_by_eval_is_a_valid_invocation(env: Env, capsys: pytest.Cap
     assert run.report["result"]["isError"] is True
 
 
-@pytest.mark.skip(reason=COMMAND_TOOLS_LATER)
 def test_seed_execute_by_eval(env: Env, capsys: pytest.CaptureFixture[str]):
     run = cli(
         capsys, "--repo", str(EXAMPLE), "tools", "check", "--execute", "--eval", "calc/review",
