@@ -33,6 +33,7 @@ class JournalRole(enum.Enum):
     START = "start"
     STOP = "stop"
     CALL = "call"
+    RELEASED = "released"  # this leader's group was confirmed dead: never signal it again
 
 
 @dataclass(frozen=True)

@@ -114,8 +114,15 @@ def sweep(ports: SessionPorts) -> None:
         _retire(ports, directory)
 
 
+def unreleased(journal: list[JournalEntry]) -> list[JournalEntry]:
+    """The journaled groups not yet confirmed dead: only these may still be signalled."""
+    released = {e.leader for e in journal if e.role is JournalRole.RELEASED}
+    return [e for e in journal if e.role is not JournalRole.RELEASED and e.leader not in released]
+
+
 def _retire(ports: SessionPorts, directory: str) -> None:
-    confirmed = all(ports.table.kill_group(e.leader) for e in ports.store.journal(directory))
+    entries = unreleased(ports.store.journal(directory))
+    confirmed = all(ports.table.kill_group(e.leader) for e in entries)
     if not confirmed:
         ports.store.release_lease(directory)
         raise OSError(f"process cleanup of {directory} is not confirmed")
@@ -228,19 +235,45 @@ class ToolSession:
         released, so later cleanup does not signal its old numeric group id again."""
         assert self.process is not None
         confirmed = await self.process.kill_group()
-        if confirmed:
+        if confirmed and self.process.identity not in self._released:
             self._released.add(self.process.identity)
+            self._release(self.process.identity)
         return confirmed
+
+    def _release(self, identity: ProcessIdentity) -> None:
+        """Record durably that a group is gone, so no later cleanup or sweep signals its old
+        numeric group id (which the system may since have given to someone else)."""
+        if self.directory is not None:
+            with contextlib.suppress(OSError):  # unrecorded: a later kill re-checks identity
+                self.ports.store.append(
+                    self.directory, JournalEntry(JournalRole.RELEASED, identity)
+                )
+
+    async def _released_after(self, spawned: list[ProcessIdentity]) -> None:
+        """After a bound call or stop returned, confirm its group is gone and release it."""
+        for identity in spawned:
+            if await anyio.to_thread.run_sync(self.ports.table.kill_group, identity):
+                self._released.add(identity)
+                self._release(identity)
 
     def _fail(self, message: str) -> None:
         self.state = State.FAILED
         self.error = message
         raise ToolError(message)
 
-    def _journal(self, role: JournalRole) -> Callable[[Any], None]:
+    def _journal(
+        self, role: JournalRole, spawned: list[ProcessIdentity] | None = None
+    ) -> Callable[[Any], None]:
+        """An observer that journals a group before it runs on (and remembers it)."""
         directory = self.directory
         assert directory is not None
-        return lambda identity: self.ports.store.append(directory, JournalEntry(role, identity))
+
+        def record(identity: ProcessIdentity) -> None:
+            self.ports.store.append(directory, JournalEntry(role, identity))
+            if spawned is not None:
+                spawned.append(identity)
+
+        return record
 
     async def _cleanup_now(self) -> None:
         """A start that never became ready is cleaned up at once, on our executor."""
@@ -262,15 +295,18 @@ class ToolSession:
         """Run one bound call with the session directory; the harness's exit cancels it."""
         work_directory = await self.ensure_ready()
         result: ToolResult | None = None
+        spawned: list[ProcessIdentity] = []
         with anyio.CancelScope() as scope:
             self._in_flight.add(scope)
             try:
                 async with anyio.create_task_group() as group:
                     group.start_soon(self._watch_harness, scope)
-                    result = await run(work_directory, self._journal(JournalRole.CALL))
+                    result = await run(work_directory, self._journal(JournalRole.CALL, spawned))
                     group.cancel_scope.cancel()
             finally:
                 self._in_flight.discard(scope)
+                with anyio.CancelScope(shield=True):
+                    await self._released_after(spawned)
         if result is None:
             raise self._ended()
         return result
@@ -297,7 +333,7 @@ class ToolSession:
         if self.process is not None:
             confirmed = await self._kill_start_group()
         journal = await anyio.to_thread.run_sync(self.ports.store.journal, self.directory)
-        for entry in journal:
+        for entry in unreleased(journal):
             if entry.leader in self._released:
                 continue
             confirmed = (
@@ -318,6 +354,7 @@ class ToolSession:
 
     async def _run_stop(self) -> None:
         tool = _as_tool(self.declaration, self.declaration.stop, "stop")
+        spawned: list[ProcessIdentity] = []
         # A failed stop is survived: the groups are killed and reaped right after it anyway.
         with anyio.move_on_after(self.ports.stop_timeout_seconds), contextlib.suppress(ToolError):
             await self.runner.call(
@@ -326,8 +363,9 @@ class ToolSession:
                 {},
                 self.directory,
                 self.work_directory,
-                observe=self._journal(JournalRole.STOP),
+                observe=self._journal(JournalRole.STOP, spawned),
             )
+        await self._released_after(spawned)
 
 
 @dataclass

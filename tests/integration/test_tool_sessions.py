@@ -338,10 +338,13 @@ async def test_two_bound_calls_share_one_harness(tmp_path: Path) -> None:
         journal = [
             json.loads(line) for line in (directory / "journal.jsonl").read_text().splitlines()
         ]
-        assert [(e["role"], e["pid"]) for e in journal] == [
+        calls = [e["pid"] for e in setup.events("call")]
+        assert [(e["role"], e["pid"]) for e in journal if e["role"] != "released"] == [
             ("start", start["pid"]),
-            *(("call", e["pid"]) for e in setup.events("call")),
+            *(("call", pid) for pid in calls),
         ]
+        # each finished call's group was confirmed gone and released: never signalled again
+        assert {e["pid"] for e in journal if e["role"] == "released"} == set(calls)
         assert Path(start["session_dir"]) == directory / "work"
         assert not str(directory).startswith(str(setup.repo))
     assert len(setup.events("start")) == 1
@@ -940,7 +943,11 @@ async def test_unconfirmed_cleanup_keeps_the_journal_for_the_next_start(
     assert not store.has_lease(str(kept))
     roles = [(e.role.value, e.leader.pid) for e in store.journal(str(kept))]
     (start,), (bound,), (stop,) = setup.events("start"), setup.events("call"), setup.events("stop")
-    assert roles == [("start", start["pid"]), ("call", bound["pid"]), ("stop", stop["pid"])]
+    admitted = [r for r in roles if r[0] != "released"]
+    assert admitted == [("start", start["pid"]), ("call", bound["pid"]), ("stop", stop["pid"])]
+    # groups confirmed gone before the failure are released; only the others stay signallable
+    released = {pid for role, pid in roles if role == "released"}
+    assert {pid for _, pid in admitted} - released
     monkeypatch.undo()
     # The next start finishes the job (our process still owns it: the lease decides).
     async with setup.sessions(registry) as later:
