@@ -31,6 +31,7 @@ run: install
 bench: install
 	$(BIN)/python bench/discovery.py
 	$(BIN)/python bench/builtins.py
+	$(BIN)/python bench/commands.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
