@@ -11,16 +11,11 @@ from __future__ import annotations
 import base64
 import os
 import socket
-import struct
-import tempfile
 import time
-import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from adapters.posix_filesystem import PosixFilesystem
@@ -28,7 +23,10 @@ from adapters.posix_process import PosixProcessRunner
 from adapters.ry_regex import RyRegexEngine
 from domain.config_service import ConfigService
 from domain.tools.registry import AgentToolRegistry, ToolPorts
-from domain.tools.results import ToolResult
+from tests.support.builtin_tools import Tools
+from tests.support.images import APNG1, BMP1, GIF1, JPEG1, JPEGLS, PNG1, WEBP1
+from tests.support.processes import nothing_left_in_test_trees
+from tests.support.workspaces import remove_large_files, write
 
 pytestmark = pytest.mark.anyio
 
@@ -61,31 +59,6 @@ builtin = "grep"
 [views.agent_tools.view_image]
 builtin = "view_image"
 """
-
-
-def _png_chunk(kind: bytes, data: bytes) -> bytes:
-    crc = zlib.crc32(kind + data) & 0xFFFFFFFF
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
-
-
-_IHDR = _png_chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
-PNG1 = (
-    b"\x89PNG\r\n\x1a\n"
-    + _IHDR
-    + _png_chunk(b"tEXt", b"note\0acTL")
-    + _png_chunk(b"IDAT", zlib.compress(b"\x00\x80"))
-    + _png_chunk(b"IEND", b"")
-)
-APNG1 = PNG1[:33] + _png_chunk(b"acTL", bytes([0, 0, 0, 1, 0, 0, 0, 0])) + PNG1[33:]
-JPEG1 = base64.b64decode(
-    "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAMCAgICAgMCAgIDAwMDBAYEBAQEBAgGBgUGCQgKCgkICQkKDA8MCgsOCwkJ"
-    "DRENDg8QEBEQCgwSExIQEw8QEBD/wAALCAABAAEBAREA/8QAFAABAAAAAAAAAAAAAAAAAAAACf/EABQQAQAAAAAAAAAA"
-    "AAAAAAAAAAD/2gAIAQEAAD8AVN//2Q=="
-)
-WEBP1 = base64.b64decode("UklGRiQAAABXRUJQVlA4IBgAAAAwAQCdASoBAAEAAgA0JaQAA3AA/vuUAAA=")
-GIF1 = b"GIF89a\x01\x00\x01\x00"
-BMP1 = b"BM\0\0\0\0"
-JPEGLS = b"\xff\xd8\xff\xf7"
 IMAGE_FORMAT_REFUSED = (
     "Image must be PNG, JPEG or WebP; GIF, BMP and animated PNG are not supported."
 )
@@ -99,50 +72,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module", autouse=True)
 def leaves_nothing_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """No child process, no temporary file, no descriptor into the test trees afterwards.
-
-    The temporary directory is redirected to an empty sentinel for the module, so anything
-    created there through ``tempfile`` or ``$TMPDIR`` is seen.
-    """
-    sentinel = tmp_path_factory.mktemp("tempdir-sentinel")
-    base = os.path.realpath(tmp_path_factory.getbasetemp())
-    saved_tempdir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
-    tempfile.tempdir = str(sentinel)
-    os.environ["TMPDIR"] = str(sentinel)
-    children_before = {p.pid for p in psutil.Process().children(recursive=True)}
-    try:
+    with nothing_left_in_test_trees(tmp_path_factory):
         yield
-    finally:
-        tempfile.tempdir = saved_tempdir
-        if saved_env is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved_env
-    left = [
-        (p.pid, p.name())
-        for p in psutil.Process().children(recursive=True)
-        if p.pid not in children_before
-    ]
-    assert left == [], f"child processes left behind: {left}"
-    assert list(sentinel.iterdir()) == [], "temporary files left behind"
-    descriptors = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith(base):
-            descriptors.append(target)
-    assert descriptors == [], "descriptors left open in the test trees"
-
-
-def remove_large_files(root: Path) -> None:
-    """Keep the disk use of retained pytest trees modest: drop every file of 1 MiB or more."""
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = Path(folder) / name
-            if path.is_file() and not path.is_symlink() and path.stat().st_size >= 1024 * 1024:
-                path.unlink()
 
 
 @pytest.fixture
@@ -152,14 +83,6 @@ def W(tmp_path: Path) -> Iterator[Path]:
     workspace.mkdir()
     yield workspace
     remove_large_files(tmp_path)
-
-
-def write(path: Path, data: bytes | str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    path.write_bytes(data)
-    return path
 
 
 def declare(
@@ -208,42 +131,6 @@ def unix_socket(path: Path) -> None:
             sock.bind(path.name)
     finally:
         os.chdir(cwd)
-
-
-@dataclass
-class Tools:
-    registry: AgentToolRegistry
-    out: Path
-
-    async def __call__(self, name: str, args: Any) -> ToolResult:
-        result = await self.registry.call(name, args, str(self.out))
-        assert not self.out.exists(), "a built-in call created its output root"
-        return result
-
-    async def ok(self, name: str, args: Any) -> dict[str, Any]:
-        result = await self(name, args)
-        content = result.to_json()["content"]
-        assert not result.is_error, content
-        assert "isError" not in result.to_json()
-        assert len(content) == 1 and content[0]["type"] == "json", content
-        data: dict[str, Any] = content[0]["data"]
-        return data
-
-    async def err(self, name: str, args: Any) -> str:
-        result = await self(name, args)
-        payload = result.to_json()
-        assert result.is_error and payload["isError"] is True, payload
-        assert len(payload["content"]) == 1 and payload["content"][0]["type"] == "text"
-        text: str = payload["content"][0]["text"]
-        return text
-
-    async def image(self, name: str, args: Any) -> dict[str, Any]:
-        result = await self(name, args)
-        content = result.to_json()["content"]
-        assert not result.is_error, content
-        assert len(content) == 1 and content[0]["type"] == "image", content
-        block: dict[str, Any] = content[0]
-        return block
 
 
 def load(W: Path) -> Any:

@@ -20,7 +20,6 @@ import socket
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -29,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import psutil
 import pytest
 
 from adapters.posix_filesystem import PosixFilesystem
@@ -39,6 +37,9 @@ from domain.config_service import ConfigService
 from domain.text import compact_json_size, utf16_length
 from domain.tools.registry import AgentToolRegistry, ToolPorts
 from domain.tools.results import ToolResult
+from tests.support.builtin_tools import Tools
+from tests.support.processes import nothing_left_in_test_trees
+from tests.support.workspaces import remove_large_files, write
 
 pytestmark = pytest.mark.anyio
 
@@ -76,62 +77,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _descriptors_under(prefix: str) -> list[str]:
-    found = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith(prefix):
-            found.append(target)
-    return found
-
-
 @pytest.fixture(scope="module", autouse=True)
 def leaves_nothing_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """No child process, no temporary file, no descriptor into the test trees afterwards.
-
-    The temporary directory is redirected to an empty sentinel for the module, so anything
-    created there through ``tempfile`` or ``$TMPDIR`` is seen.
-    """
-    sentinel = tmp_path_factory.mktemp("tempdir-sentinel")
-    base = os.path.realpath(tmp_path_factory.getbasetemp())
-    saved_tempdir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
-    tempfile.tempdir = str(sentinel)
-    os.environ["TMPDIR"] = str(sentinel)
-    children_before = {p.pid for p in psutil.Process().children(recursive=True)}
-    try:
+    with nothing_left_in_test_trees(tmp_path_factory):
         yield
-    finally:
-        tempfile.tempdir = saved_tempdir
-        if saved_env is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved_env
-    left = [
-        (p.pid, p.name())
-        for p in psutil.Process().children(recursive=True)
-        if p.pid not in children_before
-    ]
-    assert left == [], f"child processes left behind: {left}"
-    assert list(sentinel.iterdir()) == [], "temporary files left behind"
-    assert _descriptors_under(base) == [], "descriptors left open in the test trees"
-
-
-def write(path: Path, data: bytes | str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-    return path
-
-
-def remove_large_files(root: Path) -> None:
-    """Keep the disk use of retained pytest trees modest: drop every file of 1 MiB or more."""
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = Path(folder) / name
-            if path.is_file() and not path.is_symlink() and path.stat().st_size >= 1024 * 1024:
-                path.unlink()
 
 
 @pytest.fixture
@@ -140,33 +89,6 @@ def W(tmp_path: Path) -> Iterator[Path]:
     write(workspace / "a" / "index.artf", 'name = "a"\n' + TOOLS_TOML + EVAL_TOML)
     yield workspace
     remove_large_files(tmp_path)
-
-
-@dataclass
-class Tools:
-    registry: AgentToolRegistry
-    out: Path
-
-    async def __call__(self, name: str, args: Any) -> ToolResult:
-        result = await self.registry.call(name, args, str(self.out))
-        assert not self.out.exists(), "a built-in call created its output root"
-        return result
-
-    async def ok(self, name: str, args: Any) -> dict[str, Any]:
-        result = await self(name, args)
-        content = result.to_json()["content"]
-        assert not result.is_error, content
-        assert len(content) == 1 and content[0]["type"] == "json", content
-        data: dict[str, Any] = content[0]["data"]
-        return data
-
-    async def err(self, name: str, args: Any) -> str:
-        result = await self(name, args)
-        payload = result.to_json()
-        assert result.is_error and payload["isError"] is True, payload
-        assert len(payload["content"]) == 1 and payload["content"][0]["type"] == "text"
-        text: str = payload["content"][0]["text"]
-        return text
 
 
 def tools(W: Path, eval_id: str = "a/review", environment: dict[str, str] | None = None) -> Tools:

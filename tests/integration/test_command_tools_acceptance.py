@@ -20,16 +20,12 @@ private home.
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 import os
-import shutil
-import struct
 import sys
 import tempfile
 import time
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,10 +36,6 @@ import psutil
 import pytest
 
 from adapters.posix_filesystem import PosixFilesystem
-from adapters.posix_process import PosixProcessRunner
-from adapters.posix_programs import PosixProgramFinder
-from adapters.posix_scratch import PosixScratchSpace
-from adapters.ry_regex import RyRegexEngine
 from domain.config_service import ConfigService
 from domain.diagnostics import ConfigError
 from domain.text import compact_json, compact_json_size
@@ -52,6 +44,24 @@ from domain.tools.command_output import JSON_BLOCK_MAX_BYTES, RESULT_MAX_BYTES
 from domain.tools.registry import AgentToolRegistry, ToolPorts
 from domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
 from domain.tools.text_output import TEXT_BLOCK_MAX_BYTES, TRUNCATION_MARKER
+from tests.support.images import (
+    BMP1,
+    GIF1,
+    IDAT,
+    IEND,
+    IHDR,
+    JPEG1,
+    JPEG1_B64,
+    JPEGLS,
+    PNG1,
+    PNG_SIGNATURE,
+    TEXT,
+    WEBP1,
+    b64,
+    png_chunk,
+)
+from tests.support.processes import nothing_left_behind as nothing_left_behind_in
+from tests.support.workspaces import declare, real_tool_ports
 
 pytestmark = pytest.mark.anyio
 
@@ -74,65 +84,16 @@ PY = ["-S", "tool.py"]
 # --- fixtures: images ---------------------------------------------------------------------------
 
 
-def _png_chunk(kind: bytes, data: bytes) -> bytes:
-    crc = zlib.crc32(kind + data) & 0xFFFFFFFF
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
-
-
-_IHDR = _png_chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
-_IDAT = _png_chunk(b"IDAT", zlib.compress(b"\x00\x80"))
-_IEND = _png_chunk(b"IEND", b"")
-PNG1 = b"\x89PNG\r\n\x1a\n" + _IHDR + _png_chunk(b"tEXt", b"note\0acTL") + _IDAT + _IEND
-JPEG1_B64 = (
-    "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAMCAgICAgMCAgIDAwMDBAYEBAQEBAgGBgUGCQgKCgkICQkKDA8MCgsOCwkJ"
-    "DRENDg8QEBEQCgwSExIQEw8QEBD/wAALCAABAAEBAREA/8QAFAABAAAAAAAAAAAAAAAAAAAACf/EABQQAQAAAAAAAAAA"
-    "AAAAAAAAAAD/2gAIAQEAAD8AVN//2Q=="
-)
-JPEG1 = base64.b64decode(JPEG1_B64)
-WEBP1 = base64.b64decode("UklGRiQAAABXRUJQVlA4IBgAAAAwAQCdASoBAAEAAgA0JaQAA3AA/vuUAAA=")
-GIF1 = b"GIF89a\x01\x00\x01\x00"
-BMP1 = b"BM\0\0\0\0"
-JPEGLS = b"\xff\xd8\xff\xf7"
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
 def png_of_size(size: int) -> bytes:
     """A PNG that passes the framing checks, padded to exactly ``size`` bytes by a tEXt chunk."""
-    fixed = len(PNG1) - len(_png_chunk(b"tEXt", b"note\0acTL"))
+    fixed = len(PNG1) - len(TEXT)
     text = b"pad\0" + b"x" * (size - fixed - 12 - 4)
-    png = b"\x89PNG\r\n\x1a\n" + _IHDR + _png_chunk(b"tEXt", text) + _IDAT + _IEND
+    png = PNG_SIGNATURE + IHDR + png_chunk(b"tEXt", text) + IDAT + IEND
     assert len(png) == size
     return png
 
 
 # --- declarations ---------------------------------------------------------------------------------
-
-
-def toml_value(value: Any) -> str:
-    """A Python value as an inline TOML value (tables and arrays on one line)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        items = ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items())
-        return "{ " + items + " }" if items else "{}"
-    raise TypeError(value)
-
-
-def declare(path: Path, data: dict[str, Any]) -> None:
-    """Write a declaration: ``path`` is a folder (``index.artf``) or an ``.artf`` file."""
-    target = path if path.suffix == ".artf" else path / "index.artf"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lines = [f"{json.dumps(key)} = {toml_value(value)}" for key, value in data.items()]
-    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 AGENT_EVAL = {
@@ -147,14 +108,7 @@ def load(root: Path) -> Any:
 
 
 def ports(environment: dict[str, str] | None = None) -> ToolPorts:
-    return ToolPorts(
-        PosixFilesystem(),
-        RyRegexEngine(),
-        PosixProcessRunner(),
-        dict(os.environ, PATH=TEST_PATH) if environment is None else environment,
-        programs=PosixProgramFinder(),
-        scratch=PosixScratchSpace(),
-    )
+    return real_tool_ports(dict(os.environ, PATH=TEST_PATH) if environment is None else environment)
 
 
 # The json tool used by most G cases: it follows instructions in its arguments, so one
@@ -318,30 +272,8 @@ def echo(W: Path, output_root: Path) -> Harness:
 
 @pytest.fixture(scope="module", autouse=True)
 def nothing_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """No child process survives the module, and our code leaves no directory in the system
-    temp dir. The temp dir our code sees (``tempfile.gettempdir()``, where per-call
-    ``output-``/``tmp-`` directories go without an output root) is redirected to a fresh
-    directory for the module, so concurrent test runs cannot blur the check."""
-    tmp_path_factory.getbasetemp()  # pytest's own temp root stays where it is
-    me = psutil.Process()
-    children_before = {p.pid for p in me.children(recursive=True)}
-    system_temp = tempfile.mkdtemp(prefix="artifactize-system-temp-")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tempfile, "tempdir", system_temp)
+    with nothing_left_behind_in(tmp_path_factory, grace=3):
         yield
-    left_in_temp = os.listdir(system_temp)
-    shutil.rmtree(system_temp)
-    deadline = time.monotonic() + 3
-    left = [p for p in me.children(recursive=True) if p.pid not in children_before]
-    while left and time.monotonic() < deadline:
-        time.sleep(0.05)
-        left = [
-            p
-            for p in me.children(recursive=True)
-            if p.pid not in children_before and p.is_running()
-        ]
-    assert not left, f"processes left behind: {left}"
-    assert left_in_temp == [], f"left in the system temp dir: {left_in_temp}"
 
 
 def error_text(result: ToolResult) -> str:
@@ -714,7 +646,7 @@ async def test_JSON_14_image_by_relative_path_absolute_path_and_inline_data(
 async def test_JSON_14_image_at_the_4_MiB_boundary(echo: Harness):
     image = png_of_size(4 * MIB)
     # Write the large file from the tool itself (arguments are capped at 64 KiB).
-    head, tail = b64(b"\x89PNG\r\n\x1a\n" + _IHDR), b64(_IDAT + _IEND)
+    head, tail = b64(b"\x89PNG\r\n\x1a\n" + IHDR), b64(IDAT + IEND)
     code = (
         "import struct, zlib\n"
         "def chunk(k, d): return struct.pack('>I', len(d)) + k + d"
@@ -791,7 +723,7 @@ async def test_JSON_15_image_over_4_MiB(echo: Harness):
         (BMP1, "image/bmp"),
         (BMP1, "image/png"),
         (JPEGLS, "image/jpeg"),
-        (PNG1[:33] + _png_chunk(b"acTL", bytes([0, 0, 0, 1, 0, 0, 0, 0])) + PNG1[33:], "image/png"),
+        (PNG1[:33] + png_chunk(b"acTL", bytes([0, 0, 0, 1, 0, 0, 0, 0])) + PNG1[33:], "image/png"),
     ],
     ids=["gif", "gif-as-png", "bmp", "bmp-as-png", "jpeg-ls", "apng"],
 )

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -34,16 +32,17 @@ from tests.integration.test_command_tools_acceptance import (
     AGENT_EVAL,
     ANY_OBJECT,
     ECHO_TOOL,
-    PNG1,
     PY,
     TEST_PATH,
-    b64,
     command_tool,
-    declare,
     load,
     out,
     ports,
 )
+from tests.support.images import PNG1, b64
+from tests.support.processes import live_group_members as group_members
+from tests.support.processes import nothing_left_behind as nothing_left_behind_in
+from tests.support.workspaces import declare
 
 pytestmark = pytest.mark.anyio
 
@@ -59,30 +58,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module", autouse=True)
 def nothing_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """No child process survives the module, and our code leaves no directory in the system
-    temp dir. The temp dir our code sees (``tempfile.gettempdir()``, where per-call
-    ``output-``/``tmp-`` directories go without an output root) is redirected to a fresh
-    directory for the module, so concurrent test runs cannot blur the check."""
-    tmp_path_factory.getbasetemp()  # pytest's own temp root stays where it is
-    me = psutil.Process()
-    children_before = {p.pid for p in me.children(recursive=True)}
-    system_temp = tempfile.mkdtemp(prefix="artifactize-system-temp-")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tempfile, "tempdir", system_temp)
+    with nothing_left_behind_in(tmp_path_factory, grace=3):
         yield
-    left_in_temp = os.listdir(system_temp)
-    shutil.rmtree(system_temp)
-    deadline = time.monotonic() + 3
-    left = [p for p in me.children(recursive=True) if p.pid not in children_before]
-    while left and time.monotonic() < deadline:
-        time.sleep(0.05)
-        left = [
-            p
-            for p in me.children(recursive=True)
-            if p.pid not in children_before and p.is_running()
-        ]
-    assert not left, f"processes left behind: {left}"
-    assert left_in_temp == [], f"left in the system temp dir: {left_in_temp}"
 
 
 @pytest.fixture
@@ -162,18 +139,6 @@ os.rename("group.tmp", "group.json")
 print("started", flush=True)
 time.sleep(300)
 """
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of the process group ``pgid``, found by scanning all."""
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
-                found.append(proc.pid)
-        except (ProcessLookupError, psutil.NoSuchProcess):
-            continue
-    return found
 
 
 def assert_group_gone(pgid: int, seconds: float = 2.0) -> None:

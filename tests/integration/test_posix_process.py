@@ -27,6 +27,7 @@ from adapters.posix_process import (
     PosixProcessRunner,
 )
 from ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
+from tests.support.processes import record_spawns, wait_group_gone
 
 pytestmark = pytest.mark.anyio
 
@@ -45,40 +46,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def live_group_members(pgid: int) -> list[int]:
-    """Pids of processes in group ``pgid`` that are not zombies (those wait for init)."""
-    members = []
-    for process in psutil.process_iter():
-        try:
-            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
-                members.append(process.pid)
-        except (ProcessLookupError, psutil.NoSuchProcess):
-            continue
-    return members
-
-
-def wait_group_gone(pgid: int, timeout: float = 2.0) -> list[int]:
-    """Poll until group ``pgid`` has no live member; SIGKILLed processes die asynchronously."""
-    deadline = time.monotonic() + timeout
-    while True:
-        members = live_group_members(pgid)
-        if not members or time.monotonic() > deadline:
-            return members
-        time.sleep(0.01)
-
-
 @pytest.fixture(autouse=True)
 def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """Record every leader the adapter spawns; afterwards nothing of theirs may be left."""
-    pids: list[int] = []
-    real_spawn = posix_process._spawn
-
-    def recording_spawn(spec: ProcessSpec):
-        popen = real_spawn(spec)
-        pids.append(popen.pid)
-        return popen
-
-    monkeypatch.setattr(posix_process, "_spawn", recording_spawn)
+    pids = record_spawns(monkeypatch)
     yield pids
     unreaped = [child.pid for child in psutil.Process().children() if child.pid in pids]
     assert unreaped == [], "a leader was not reaped"

@@ -12,24 +12,19 @@ command would create is absent), and the execution half is a skipped test that s
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import socket
-import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from adapters.posix_filesystem import PosixFilesystem
-from adapters.posix_process import PosixProcessRunner
 from adapters.posix_programs import PosixProgramFinder
 from adapters.posix_scratch import PosixScratchSpace
-from adapters.ry_regex import RyRegexEngine
 from domain.config_service import ConfigService
 from domain.declarations.model import CommandAgentTool
 from domain.diagnostics import ConfigError
@@ -43,6 +38,9 @@ from domain.tools.registry import (
 )
 from domain.tools.results import ToolResult
 from domain.workspace import Workspace
+from tests.support.processes import no_process_left_behind as no_process_left_behind_in
+from tests.support.workspaces import declare, real_tool_ports
+from tests.support.workspaces import entries_under as snapshot
 
 pytestmark = pytest.mark.anyio
 
@@ -60,42 +58,11 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module", autouse=True)
 def no_process_left_behind() -> Iterator[None]:
-    me = psutil.Process()
-    before = {p.pid for p in me.children(recursive=True)}
-    yield
-    deadline = time.monotonic() + 2
-    left = [p for p in me.children(recursive=True) if p.pid not in before]
-    while left and time.monotonic() < deadline:
-        time.sleep(0.05)
-        left = [p for p in me.children(recursive=True) if p.pid not in before and p.is_running()]
-    assert not left, f"processes left behind: {left}"
+    with no_process_left_behind_in(grace=2):
+        yield
 
 
 # --- declarations as TOML -------------------------------------------------------------------
-
-
-def toml_value(value: Any) -> str:
-    """A Python value as an inline TOML value (tables and arrays on one line)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        items = ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items())
-        return "{ " + items + " }" if items else "{}"
-    raise TypeError(value)
-
-
-def declare(path: Path, data: dict[str, Any]) -> None:
-    """Write a declaration: ``path`` is a folder (``index.artf``) or an ``.artf`` file."""
-    target = path if path.suffix == ".artf" else path / "index.artf"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lines = [f"{json.dumps(key)} = {toml_value(value)}" for key, value in data.items()]
-    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def agent_eval(instruction: str = "Review.") -> dict[str, Any]:
@@ -134,30 +101,7 @@ def refused(root: Path) -> str:
 
 
 def tool_ports(environment: dict[str, str] | None = None) -> ToolPorts:
-    env = dict(os.environ) if environment is None else environment
-    return ToolPorts(
-        PosixFilesystem(),
-        RyRegexEngine(),
-        PosixProcessRunner(),
-        env,
-        programs=PosixProgramFinder(),
-        scratch=PosixScratchSpace(),
-    )
-
-
-def snapshot(root: Path) -> dict[str, tuple[object, ...]]:
-    """Every entry under ``root``, without following links."""
-    found: dict[str, tuple[object, ...]] = {}
-    for directory, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = Path(directory) / name
-            info = os.lstat(path)
-            rel = path.relative_to(root).as_posix()
-            if stat.S_ISREG(info.st_mode):
-                found[rel] = ("file", info.st_mtime_ns, hashlib.sha256(path.read_bytes()).digest())
-            else:
-                found[rel] = (stat.S_IFMT(info.st_mode), info.st_mtime_ns)
-    return found
+    return real_tool_ports(dict(os.environ) if environment is None else environment)
 
 
 @dataclasses.dataclass

@@ -24,7 +24,6 @@ import anyio
 import psutil
 import pytest
 
-from adapters import posix_process
 from adapters.posix_session_process import PosixProcessLauncher
 from adapters.posix_session_store import PosixSessionStore
 from adapters.psutil_process_table import PsutilProcessTable
@@ -38,6 +37,7 @@ from ports.sessions import (
     RunningProcess,
     SessionStore,
 )
+from tests.support.processes import live_group_members, record_spawns, wait_group_gone
 
 pytestmark = pytest.mark.anyio
 
@@ -52,27 +52,6 @@ STORE: SessionStore = PosixSessionStore()
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def live_group_members(pgid: int) -> list[int]:
-    """Pids of processes in group ``pgid`` that are not zombies (those wait for init)."""
-    members = []
-    for process in psutil.process_iter():
-        try:
-            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
-                members.append(process.pid)
-        except (ProcessLookupError, psutil.NoSuchProcess):
-            continue
-    return members
-
-
-def wait_group_gone(pgid: int, timeout: float = 2.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    while True:
-        members = live_group_members(pgid)
-        if not members or time.monotonic() > deadline:
-            return members
-        time.sleep(0.01)
 
 
 def is_our_unreaped_child(pid: int) -> bool:
@@ -95,15 +74,7 @@ def nothing_left_behind() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """Record every leader the adapters spawn; afterwards nothing of theirs may be left."""
-    pids: list[int] = []
-    real_spawn = posix_process._spawn
-
-    def recording_spawn(spec: ProcessSpec):
-        popen = real_spawn(spec)
-        pids.append(popen.pid)
-        return popen
-
-    monkeypatch.setattr(posix_process, "_spawn", recording_spawn)
+    pids = record_spawns(monkeypatch)
     yield pids
     unreaped = [pid for pid in pids if is_our_unreaped_child(pid)]
     survivors = {pgid: wait_group_gone(pgid) for pgid in pids}

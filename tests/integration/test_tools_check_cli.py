@@ -9,22 +9,20 @@ may leave a Run, verdict, cache entry or any other state file behind.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import stat
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from entrypoints.cli import main
+from tests.support.processes import no_process_left_behind as no_process_left_behind_in
+from tests.support.workspaces import entries_under
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO_ROOT / "examples" / "handbook"
@@ -132,17 +130,7 @@ def full(root: Path) -> Path:
 
 def snapshot(root: Path) -> dict[str, tuple[object, ...]]:
     """Every entry under ``root``, without following links."""
-    found: dict[str, tuple[object, ...]] = {".": (os.lstat(root).st_mtime_ns,)}
-    for directory, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = Path(directory) / name
-            info = os.lstat(path)
-            rel = path.relative_to(root).as_posix()
-            if stat.S_ISREG(info.st_mode):
-                found[rel] = ("file", info.st_mtime_ns, hashlib.sha256(path.read_bytes()).digest())
-            else:
-                found[rel] = (stat.S_IFMT(info.st_mode), info.st_mtime_ns)
-    return found
+    return {".": (os.lstat(root).st_mtime_ns,), **entries_under(root)}
 
 
 def files_under(root: Path) -> list[Path]:
@@ -200,15 +188,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
 
 @pytest.fixture(scope="module", autouse=True)
 def no_process_left_behind() -> Iterator[None]:
-    me = psutil.Process()
-    before = {p.pid for p in me.children(recursive=True)}
-    yield
-    deadline = time.monotonic() + 2
-    left = [p for p in me.children(recursive=True) if p.pid not in before]
-    while left and time.monotonic() < deadline:
-        time.sleep(0.05)
-        left = [p for p in me.children(recursive=True) if p.pid not in before and p.is_running()]
-    assert not left, f"processes left behind: {left}"
+    with no_process_left_behind_in(grace=2):
+        yield
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> Outcome:

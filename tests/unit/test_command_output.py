@@ -8,15 +8,9 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import shutil
-import struct
-import tempfile
-import zlib
 from collections.abc import Iterator
 from typing import Any
 
-import psutil
 import pytest
 
 from domain.text import compact_json, compact_json_size
@@ -34,39 +28,20 @@ from domain.tools.command_output import (
 from domain.tools.images import IMAGE_MAX_BYTES, SIZE_REFUSED, ImageError
 from domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
 from domain.tools.text_output import TEXT_BLOCK_MAX_BYTES
+from tests.support.images import PNG1, b64
+from tests.support.images import png_chunk as _chunk
+from tests.support.processes import nothing_left_behind as nothing_left_behind_in
 
 OUT = "/private/run/output-x1"
 
 
 @pytest.fixture(scope="module", autouse=True)
 def nothing_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """No child process survives the module and nothing is left in the system temp dir our
-    code sees (redirected to a fresh directory, so concurrent runs cannot blur the check)."""
-    tmp_path_factory.getbasetemp()  # pytest's own temp root stays where it is
-    me = psutil.Process()
-    children = {p.pid for p in me.children(recursive=True)}
-    system_temp = tempfile.mkdtemp(prefix="artifactize-system-temp-")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tempfile, "tempdir", system_temp)
+    with nothing_left_behind_in(tmp_path_factory):
         yield
-    left_in_temp = os.listdir(system_temp)
-    shutil.rmtree(system_temp)
-    assert [p for p in me.children(recursive=True) if p.pid not in children] == []
-    assert left_in_temp == []
 
 
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-
-PNG1 = (
-    b"\x89PNG\r\n\x1a\n"
-    + _chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
-    + _chunk(b"tEXt", b"note\0acTL")
-    + _chunk(b"IDAT", zlib.compress(b"\x00\x80"))
-    + _chunk(b"IEND", b"")
-)
-PNG1_B64 = base64.b64encode(PNG1).decode("ascii")
+PNG1_B64 = b64(PNG1)
 
 
 class Reader:

@@ -11,13 +11,9 @@ with ``PinningError`` (``PREPARATION_FAILED``).
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import psutil
 import pytest
 
 from domain.config_service import ConfigService
@@ -31,25 +27,15 @@ from domain.tools.pinning import (
 )
 from domain.workspace import Workspace
 from tests.fakes.filesystem import MemoryFilesystem, Node, Special, Symlink
+from tests.support.processes import nothing_left_behind as nothing_left_behind_in
 
 ROOT_DECL = b'name = "a"\n'
 
 
 @pytest.fixture(scope="module", autouse=True)
 def nothing_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """No child process survives the module and nothing is left in the system temp dir our
-    code sees (redirected to a fresh directory, so concurrent runs cannot blur the check)."""
-    tmp_path_factory.getbasetemp()  # pytest's own temp root stays where it is
-    me = psutil.Process()
-    children = {p.pid for p in me.children(recursive=True)}
-    system_temp = tempfile.mkdtemp(prefix="artifactize-system-temp-")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tempfile, "tempdir", system_temp)
+    with nothing_left_behind_in(tmp_path_factory):
         yield
-    left_in_temp = os.listdir(system_temp)
-    shutil.rmtree(system_temp)
-    assert [p for p in me.children(recursive=True) if p.pid not in children] == []
-    assert left_in_temp == []
 
 
 def sha(data: bytes) -> str:

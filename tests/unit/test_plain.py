@@ -3,13 +3,9 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
-import psutil
 import pytest
 
 from domain.templates import TemplateError
@@ -26,23 +22,13 @@ from domain.tools.text_output import (
     decode_lossy,
     truncate_utf8,
 )
+from tests.support.processes import nothing_left_behind as nothing_left_behind_in
 
 
 @pytest.fixture(scope="module", autouse=True)
 def nothing_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """No child process survives the module and nothing is left in the system temp dir our
-    code sees (redirected to a fresh directory, so concurrent runs cannot blur the check)."""
-    tmp_path_factory.getbasetemp()  # pytest's own temp root stays where it is
-    me = psutil.Process()
-    children = {p.pid for p in me.children(recursive=True)}
-    system_temp = tempfile.mkdtemp(prefix="artifactize-system-temp-")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tempfile, "tempdir", system_temp)
+    with nothing_left_behind_in(tmp_path_factory):
         yield
-    left_in_temp = os.listdir(system_temp)
-    shutil.rmtree(system_temp)
-    assert [p for p in me.children(recursive=True) if p.pid not in children] == []
-    assert left_in_temp == []
 
 
 def size(text: str) -> int:
