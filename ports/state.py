@@ -1,10 +1,22 @@
-"""State store port: Runs and their requests, saved as camelCase JSON documents."""
+"""State store port: Runs, their requests, executions and the reuse history.
+
+Every record is indexed columns plus the full camelCase JSON document (``data``). An
+execution whose ``history`` is set is part of its key's reuse history; that is the whole
+cache. At most one *active* execution (RUNNING or WAITING_HUMAN) holds a key at a time.
+No write transaction spans a subprocess or an await: every method is one short transaction.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import enum
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+ACTIVE_STATUSES = ("RUNNING", "WAITING_HUMAN")
+RECORD_MAX_BYTES = 16 * 1024 * 1024  # a bigger execution settles its Run but is not reusable
+HISTORY_RECORDS_MAX = 10_000
+HISTORY_BYTES_MAX = 1024 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -25,14 +37,59 @@ class RequestRecord:
     run_id: str
     eval_id: str
     ordinal: int
+    execution_id: str | None
     status: str
     data: Mapping[str, Any]
 
 
+@dataclass(frozen=True)
+class ExecutionRecord:
+    """One execution of an eval. ``key`` is set while it holds (or once it joined) a key.
+
+    ``owner_pid``/``owner_start_time`` identify the process that runs it, so a RUNNING
+    execution of a dead owner can be taken over (OWNER_DIED)."""
+
+    id: str
+    key: str | None
+    eval_def_hash: str
+    status: str
+    owner_pid: int
+    owner_start_time: float
+    backend: str | None
+    completed_at: str | None
+    data: Mapping[str, Any]
+
+
+class ClaimOutcome(enum.Enum):
+    OWNED = "owned"  # the new execution now holds the key
+    REUSED = "reused"  # a completed record exists: use it, start nothing
+    BUSY = "busy"  # a live execution of another request holds the key: wait and retry
+
+
+@dataclass(frozen=True)
+class Claim:
+    outcome: ClaimOutcome
+    record: ExecutionRecord | None = None  # REUSED: the record; BUSY: the active execution
+
+
+OwnerAlive = Callable[[int, float], bool]
+"""Whether the process (pid, start time) that owns a RUNNING execution still lives."""
+
+
 class StateStore(Protocol):
-    def save_run(self, run: RunRecord, requests: Sequence[RequestRecord]) -> None:
-        """Create or replace a Run and its requests in one transaction."""
+    def state_id(self) -> str:
+        """A random UUID created with the state; stable for its lifetime."""
         ...
+
+    # --- Runs and requests -------------------------------------------------------------
+
+    def create_run(self, run: RunRecord, requests: Sequence[RequestRecord]) -> None:
+        """Insert a Run and all its requests in one transaction."""
+        ...
+
+    def update_run(self, run: RunRecord) -> None: ...
+
+    def update_request(self, request: RequestRecord) -> None: ...
 
     def get_run(self, run_id: str) -> RunRecord | None: ...
 
@@ -40,4 +97,67 @@ class StateStore(Protocol):
         """Runs newest first, for one canonical repo or (``None``) every repo."""
         ...
 
-    def list_requests(self, run_id: str) -> list[RequestRecord]: ...
+    def list_requests(self, run_id: str) -> list[RequestRecord]:
+        """The Run's requests in ordinal order."""
+        ...
+
+    def get_request(self, request_id: str) -> RequestRecord | None: ...
+
+    # --- executions and reuse ------------------------------------------------------------
+
+    def latest_record(self, key: str, *, touch: bool) -> ExecutionRecord | None:
+        """The newest completed GREEN/RED record of ``key`` (by completedAt, then insertion).
+
+        ``touch`` updates its last-used time (a reuse hit); inspection passes False."""
+        ...
+
+    def claim(self, execution: ExecutionRecord, owner_alive: OwnerAlive) -> Claim:
+        """In one IMMEDIATE transaction: reuse the latest record of ``execution.key`` if any,
+        else wait behind a live active execution of that key, else insert ``execution``
+        (status RUNNING) as the key's active execution. A RUNNING holder whose owner is dead
+        is first settled ERROR / OWNER_DIED ("Execution owner died."); WAITING_HUMAN holders
+        are never considered dead."""
+        ...
+
+    def insert_execution(self, execution: ExecutionRecord) -> None:
+        """Insert an execution that holds no key (unkeyed or forced)."""
+        ...
+
+    def complete_execution(self, execution: ExecutionRecord, *, record: bool) -> bool:
+        """Settle an active execution (matched by id, owner and active status).
+
+        With ``record`` (GREEN/RED with a key) and a serialized size within
+        RECORD_MAX_BYTES, append it to the key's reuse history, then collect garbage beyond
+        HISTORY_RECORDS_MAX / HISTORY_BYTES_MAX (least recently used first, never a key with
+        an active execution). Returns whether it was recorded."""
+        ...
+
+    def get_execution(self, execution_id: str) -> ExecutionRecord | None: ...
+
+    def history(self, key: str) -> list[ExecutionRecord]:
+        """Every record of ``key``, newest first."""
+        ...
+
+    def latest_records(self) -> list[tuple[ExecutionRecord, int]]:
+        """The latest record of every key with its record count, newest first."""
+        ...
+
+    def remove_key(self, key: str) -> bool:
+        """Drop ``key`` from the reuse history (executions stay). Raises KeyInUse while an
+        execution of the key is active."""
+        ...
+
+
+class KeyInUse(Exception):
+    """The key has an active execution or waiter."""
+
+
+class StateError(Exception):
+    """The state cannot be used: not a regular file, a newer schema, corrupt data."""
+
+
+class StateStores(Protocol):
+    def open(self, state_dir: str, *, create: bool) -> StateStore | None:
+        """The state in ``state_dir``. With ``create=False`` a missing database is ``None``
+        and nothing is written (readers never create state)."""
+        ...

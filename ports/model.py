@@ -1,0 +1,161 @@
+"""Model backend port: one turn of an LLM conversation, provider-neutral.
+
+The Agent loop (domain) owns the conversation, budgets, retries and the deadline; a backend
+adapter only translates one turn to its provider's wire format and back. Nothing here knows
+about tools beyond their published name, description and input schema.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool the model may call: ``<name>_<artifactId>``, its description and JSON Schema."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model asked for. ``arguments`` is the provider's raw JSON text."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+# --- conversation items -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UserText:
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantTurn:
+    """What the model said in one turn, replayed verbatim in later turns.
+
+    ``provider_items`` holds the adapter's own raw output items (for example OpenAI
+    reasoning items with encrypted content) so the next request can send them back; the
+    domain never reads them."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    provider_items: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """The result of one tool call: content blocks as the registry returns them.
+
+    Blocks are ``{"type": "text", "text"}``, ``{"type": "json", "data"}`` or
+    ``{"type": "image", "mimeType", "data"}`` (base64); the adapter keeps them separate."""
+
+    call_id: str
+    content: tuple[Mapping[str, Any], ...]
+    is_error: bool
+
+
+ConversationItem = UserText | AssistantTurn | ToolOutput
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    model: str
+    instructions: str  # the system preamble
+    items: tuple[ConversationItem, ...]
+    tools: tuple[ToolSpec, ...]
+    tool_choice: Literal["auto", "none"] = "auto"
+    reasoning: str | None = None
+
+
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "other"]
+
+
+@dataclass(frozen=True)
+class TurnResponse:
+    """One completed provider turn.
+
+    ``usage`` holds only the counters the provider reported, under the keys
+    ``inputTokens, outputTokens, totalTokens, cacheReadTokens, cacheWriteTokens,
+    cacheWrite1hTokens, reasoningTokens`` (0 kept when reported; absent when not)."""
+
+    model: str
+    finish: FinishReason
+    turn: AssistantTurn
+    usage: Mapping[str, int] = field(default_factory=dict)
+    finish_detail: str = ""  # the provider's own reason when ``finish`` is not stop/tool_calls
+
+
+class FailureKind(enum.Enum):
+    """How a provider turn failed; the loop decides on retries and error codes from this."""
+
+    AUTHENTICATION = "AUTHENTICATION"
+    QUOTA = "QUOTA"
+    RATE_LIMIT = "RATE_LIMIT"
+    TRANSIENT = "TRANSIENT"  # overload, 5xx, connection reset/refused, read timeout
+    PROVIDER_ERROR = "PROVIDER_ERROR"  # anything else: 4xx, malformed answers
+
+
+class ProviderFailure(Exception):
+    """A turn that did not complete. ``message`` is already cleaned and bounded.
+
+    ``usage`` is what the provider reported before failing (usually nothing);
+    ``streamed`` says whether any output had arrived, which rules out a retry."""
+
+    def __init__(
+        self,
+        kind: FailureKind,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        usage: Mapping[str, int] | None = None,
+        streamed: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retry_after = retry_after
+        self.usage: Mapping[str, int] = usage or {}
+        self.streamed = streamed
+
+
+class BackendUnavailable(Exception):
+    """The backend cannot be used at all (missing API key, invalid test endpoint, unknown
+    backend name). Raised before any connection is made; the message names the variable."""
+
+
+class ModelBackend(Protocol):
+    name: str
+
+    async def turn(self, request: TurnRequest) -> TurnResponse:
+        """Run one turn. Raises ProviderFailure; honours anyio cancellation at any await."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class ModelBackends(Protocol):
+    def open(self, backend: str) -> ModelBackend:
+        """A ready backend by name (``openai`` or ``anthropic``); raises BackendUnavailable."""
+        ...
+
+    def test_endpoint(self, backend: str) -> str | None:
+        """The loopback base URL override in effect for ``backend``, if any."""
+        ...
+
+
+def usage_total(usage: Mapping[str, int]) -> int:
+    """Tokens a turn counts against ``max_tokens``: the reported total, else 0."""
+    return int(usage.get("totalTokens", 0))
+
+
+ALLOWED_BLOCK_TYPES: Sequence[str] = ("text", "json", "image")
