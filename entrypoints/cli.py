@@ -7,11 +7,9 @@ an error is ``{"error": "..."}`` on stdout; otherwise the message goes to stderr
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
-from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import anyio
@@ -21,15 +19,14 @@ from typer._click import exceptions as click_errors  # typer 0.29 vendors click
 from domain.config_service import summary_text
 from domain.diagnostics import ConfigError
 from domain.graph import graph_text
-from domain.state_home import state_home
-from domain.tools.sessions import SessionPorts
 from domain.tools.tools_check import InvocationError, ToolsCheckRequest
 from domain.workspace import UnknownName
-from entrypoints.container import Container
+from entrypoints import cli_reviews
+from entrypoints.cli_context import CliContext as _State
+from entrypoints.cli_reviews import ReviewCommandError, session_ports
 from entrypoints.global_options import GlobalOptions, UsageError, split_global_options
 from ports.filesystem import FilesystemError
 
-SESSIONS_FOLDER = "tool-sessions"
 EXIT_OK = 0
 EXIT_USAGE = 2
 
@@ -52,13 +49,9 @@ config_app = typer.Typer(help="Check and describe the .artf declarations.", no_a
 app.add_typer(config_app, name="config")
 tools_app = typer.Typer(help="Inspect and try the tools reviewers see.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
-
-
-class _State:
-    """What the entry point hands to commands: parsed global options and the container."""
-
-    options = GlobalOptions()
-    container = Container()
+app.command("verify")(cli_reviews.verify)
+app.add_typer(cli_reviews.run_app, name="run")
+app.add_typer(cli_reviews.cache_app, name="cache")
 
 
 def _version_callback(value: bool) -> None:
@@ -143,25 +136,10 @@ def tools_check(
         args=parsed,
         args_given=args is not None,
     )
-    service = _State.container.tools_check(session_ports=_session_ports())
+    service = _State.container.tools_check(session_ports=session_ports())
     report, code = anyio.run(service.run, _State.options.repo, request)
     typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
     raise typer.Exit(code)
-
-
-def _state_dir() -> str:
-    return state_home(os.environ, str(Path.home()), _State.options.state_dir)
-
-
-def _session_ports() -> SessionPorts:
-    """Tool sessions live below the state home, never in the reviewed repository."""
-    container = _State.container
-    return SessionPorts(
-        launcher=container.launcher(),
-        table=container.process_table(),
-        store=container.session_store(),
-        parent=str(Path(_state_dir()) / SESSIONS_FOLDER),
-    )
 
 
 def _parse_args_json(text: str | None) -> dict[str, Any] | None:
@@ -199,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except ConfigError as exc:
         detail = {"problems": [p.to_json() for p in exc.problems]}
         _fail(str(exc), options, detail)
-    except (UnknownName, InvocationError) as exc:
+    except (UnknownName, InvocationError, ReviewCommandError) as exc:
         _fail(str(exc), options)
     except FilesystemError as exc:
         _fail(f"cannot read the repository {options.repo}: {exc}", options)

@@ -6,6 +6,7 @@ import os
 
 from dependency_injector import containers, providers
 
+from adapters.model_backends import EnvModelBackends
 from adapters.posix_filesystem import PosixFilesystem
 from adapters.posix_process import PosixProcessRunner
 from adapters.posix_programs import PosixProgramFinder
@@ -14,6 +15,7 @@ from adapters.posix_session_process import PosixProcessLauncher
 from adapters.posix_session_store import PosixSessionStore
 from adapters.psutil_process_table import PsutilProcessTable
 from adapters.ry_regex import RyRegexEngine
+from adapters.sqlite_state import SqliteStateStores
 from adapters.system_clock import SystemClock
 from domain.config_service import ConfigService
 from domain.tools.registry import ToolPorts
@@ -36,6 +38,8 @@ class Container(containers.DeclarativeContainer):
     launcher = providers.Singleton(PosixProcessLauncher)
     process_table = providers.Singleton(PsutilProcessTable)
     session_store = providers.Singleton(PosixSessionStore)
+    state_stores = providers.Singleton(SqliteStateStores)
+    model_backends = providers.Factory(EnvModelBackends, environment=environment)
     config_service = providers.Factory(ConfigService, filesystem=filesystem)
     tool_ports = providers.Factory(
         ToolPorts,

@@ -22,6 +22,7 @@ from domain.diagnostics import KeyProblems, join_key
 from domain.identifiers import identifier_problem
 from domain.json_schema import SchemaError, admit_schema
 from domain.templates import instruction_references
+from domain.text import compact_json
 
 PROFILE_VARIANTS_MAX = 64
 POSITIVE_INT_MAX = 2**63 - 1
@@ -36,7 +37,79 @@ REASONING: Mapping[str, tuple[str, ...]] = {
     "codex": ("none", "minimal", "low", "medium", "high", "xhigh", "max"),
     "anthropic": ("low", "medium", "high", "max"),
 }
+RESERVED_RESULT_FIELDS = (
+    "verdict",
+    "reference",
+    "reusedFrom",
+    "executionProvenance",
+    "attemptId",
+    "provider",
+    "model",
+    "stdout",
+    "stderr",
+    "durationMs",
+    "exitCode",
+)
+OWNER_SCHEMA_TYPE = "object"
+REFUSED_ROOT_COMBINATORS = ("allOf", "anyOf", "oneOf", "not")
 _EVAL_KEYS = ("title", "profile", "payload", "pass_schema", "fail_schema", "profile_variants")
+
+
+KeySegments = tuple[str | int, ...]
+
+
+def owner_schema_problems(schema: Mapping[str, Any]) -> list[tuple[KeySegments, str]]:
+    """Why an owner schema cannot describe the fields of a verdict, as (key path, message).
+
+    artifactize adds ``verdict`` and closes the object, and a root combinator, an open
+    ``additionalProperties`` or a reserved field name would fight that envelope. Nested
+    schemas are the owner's business.
+    """
+    problems: list[tuple[KeySegments, str]] = []
+    if "type" in schema and schema["type"] != OWNER_SCHEMA_TYPE:
+        problems.append(
+            (
+                ("type",),
+                f'must be "{OWNER_SCHEMA_TYPE}" when given (a verdict result is a JSON object), '
+                f"got {_shown(schema['type'])}",
+            )
+        )
+    for keyword in REFUSED_ROOT_COMBINATORS:
+        if keyword in schema:
+            problems.append(
+                (
+                    (keyword,),
+                    f"`{keyword}` is not allowed at the root of a result schema; the result "
+                    "must stay one object with declared properties (use it inside a property)",
+                )
+            )
+    if "additionalProperties" in schema and schema["additionalProperties"] is not False:
+        problems.append(
+            (
+                ("additionalProperties",),
+                "must be false when given; every result field must be declared in `properties`",
+            )
+        )
+    properties = schema.get("properties")
+    for name in properties if isinstance(properties, dict) else ():
+        if name in RESERVED_RESULT_FIELDS:
+            problems.append((("properties", name), _reserved(name)))
+    required = schema.get("required")
+    for index, name in enumerate(required if isinstance(required, list) else ()):
+        if isinstance(name, str) and name in RESERVED_RESULT_FIELDS:
+            problems.append((("required", index), _reserved(name)))
+    return problems
+
+
+def _reserved(name: str) -> str:
+    return f"`{name}` is a result field reserved by artifactize; choose another name"
+
+
+def _shown(value: Any) -> str:
+    try:
+        return compact_json(value)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 class EvalParser:
@@ -161,14 +234,28 @@ class EvalParser:
         return payload
 
     def schema(self, reader: TableReader, key: str) -> Mapping[str, Any] | None:
+        """An owner schema (``pass_schema``/``fail_schema``): the owner fields of a verdict.
+
+        The result envelope belongs to artifactize, so the root must stay a plain object
+        schema (reviews-and-store §1.3): every owner rule is reported, then compilation.
+        """
         if not reader.has(key):
             return None
+        raw = reader.raw(key)
+        start = len(self.problems.items)
+        if isinstance(raw, dict):
+            for segments, message in owner_schema_problems(raw):
+                key_path = reader.path(key)
+                for segment in segments:
+                    key_path = join_key(key_path, segment)
+                self.problems.add(key_path, message)
         try:
-            admit_schema(reader.raw(key), require_object_root=False)
+            admit_schema(raw, require_object_root=False)
         except SchemaError as exc:
             reader.fail(key, str(exc))
+        if len(self.problems.items) > start:
             return None
-        schema: Mapping[str, Any] = reader.raw(key)
+        schema: Mapping[str, Any] = raw
         return schema
 
     def variants(

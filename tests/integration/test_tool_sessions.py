@@ -57,7 +57,7 @@ from domain.tools.sessions import (
     sweep,
 )
 from domain.tools.tools_check import ToolsCheck, ToolsCheckRequest
-from entrypoints import cli
+from entrypoints import cli, cli_reviews
 from ports.sessions import JournalEntry, JournalRole, ProcessIdentity
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -518,7 +518,7 @@ async def test_stop_fails_cleanup_still_kills_reaps_and_removes(tmp_path: Path) 
 def test_stop_bound_defaults_to_thirty_seconds(tmp_path: Path) -> None:
     assert STOP_TIMEOUT_SECONDS == 30.0
     assert Setup(tmp_path).session_ports().stop_timeout_seconds == 30.0
-    assert cli._session_ports().stop_timeout_seconds == 30.0
+    assert cli_reviews.session_ports().stop_timeout_seconds == 30.0
 
 
 async def test_close_cancels_and_awaits_in_flight_calls_before_stop(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from dependency_injector import providers
 
 from domain.config_service import ConfigService
 from entrypoints import cli
+from entrypoints.cli_context import CliContext
 from entrypoints.container import Container
 from tests.fakes.filesystem import MemoryFilesystem, Node
 
@@ -51,7 +52,7 @@ def fake() -> MemoryFilesystem:
 @pytest.fixture
 def cli_fake(fake: MemoryFilesystem) -> Iterator[MemoryFilesystem]:
     """Point the CLI's own container at the fake for the duration of a test."""
-    with cli._State.container.filesystem.override(providers.Object(fake)):
+    with CliContext.container.filesystem.override(providers.Object(fake)):
         yield fake
 
 
@@ -124,7 +125,7 @@ def test_cli_config_graph_for_one_artifact(
 
 def test_cli_reports_declaration_problems(capsys: pytest.CaptureFixture[str]) -> None:
     broken = MemoryFilesystem({"/repo": {"index.artf": b'name = "x"\nbogus = 1\n'}})
-    with cli._State.container.filesystem.override(providers.Object(broken)):
+    with CliContext.container.filesystem.override(providers.Object(broken)):
         assert run_cli(["--repo", "/repo", "config", "check"]) == 2
         out, err = capsys.readouterr()
         assert out == ""

@@ -1,0 +1,106 @@
+"""Rows to port records and back: the ``data`` column is compact JSON of the record."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from ports.state import ExecutionRecord, RequestRecord, RunRecord, StateError
+
+
+def _jsonable(value: object) -> object:
+    """Let any Mapping (a frozen view, say) serialize as an object."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def dump_data(data: Mapping[str, Any]) -> str:
+    """Compact JSON, UTF-8 kept as is (``ensure_ascii=False``); NaN/Infinity refused."""
+    return json.dumps(
+        data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_jsonable
+    )
+
+
+def data_bytes(text: str) -> int:
+    """The size the reuse caps count: UTF-8 bytes of the serialized document."""
+    return len(text.encode("utf-8"))
+
+
+def load_data(text: object, table: str, row_id: object) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise StateError(f"Corrupt state: {table} row {row_id} holds no JSON object.")
+    return value
+
+
+def run_record(row: sa.Row[Any]) -> RunRecord:
+    return RunRecord(
+        id=row.id,
+        repo=row.repo,
+        status=row.status,
+        data=load_data(row.data, "runs", row.id),
+    )
+
+
+def request_record(row: sa.Row[Any]) -> RequestRecord:
+    return RequestRecord(
+        id=row.id,
+        run_id=row.run_id,
+        eval_id=row.eval_id,
+        ordinal=row.ordinal,
+        execution_id=row.execution_id,
+        status=row.status,
+        data=load_data(row.data, "requests", row.id),
+    )
+
+
+def execution_record(row: sa.Row[Any]) -> ExecutionRecord:
+    return ExecutionRecord(
+        id=row.id,
+        key=row.key,
+        eval_def_hash=row.eval_def_hash,
+        status=row.status,
+        owner_pid=row.owner_pid,
+        owner_start_time=row.owner_start_time,
+        backend=row.backend,
+        completed_at=row.completed_at,
+        data=load_data(row.data, "executions", row.id),
+    )
+
+
+def run_values(run: RunRecord) -> dict[str, Any]:
+    return {"id": run.id, "repo": run.repo, "status": run.status, "data": dump_data(run.data)}
+
+
+def request_values(request: RequestRecord) -> dict[str, Any]:
+    return {
+        "id": request.id,
+        "run_id": request.run_id,
+        "eval_id": request.eval_id,
+        "ordinal": request.ordinal,
+        "execution_id": request.execution_id,
+        "status": request.status,
+        "data": dump_data(request.data),
+    }
+
+
+def execution_values(execution: ExecutionRecord, *, key: str | None) -> dict[str, Any]:
+    """Insert values; ``key`` is what the row holds (None for an execution holding none)."""
+    return {
+        "id": execution.id,
+        "key": key,
+        "eval_def_hash": execution.eval_def_hash,
+        "status": execution.status,
+        "owner_pid": execution.owner_pid,
+        "owner_start_time": execution.owner_start_time,
+        "backend": execution.backend,
+        "completed_at": execution.completed_at,
+        "data": dump_data(execution.data),
+    }

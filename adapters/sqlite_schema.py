@@ -1,0 +1,121 @@
+"""The SQLite state schema (``PRAGMA user_version`` = SCHEMA_VERSION) as SQLAlchemy Core tables.
+
+Four tables; every row keeps its full camelCase JSON document in ``data`` and duplicates a
+few fields as columns so they can be indexed and constrained:
+
+``runs``
+    One row per Run.
+``requests``
+    One row per eval of a Run (unique per Run by eval and by ordinal).
+``executions``
+    One row per execution. ``bytes`` and ``last_used`` are the *history columns*: both set
+    exactly while the record is part of its key's reuse history (a CHECK keeps them
+    together and allows them only on a completed GREEN/RED keyed record). Garbage
+    collection and ``remove_key`` clear them; rows are never deleted.
+``state_meta``
+    Named values; row ``id`` is the random UUID of this state.
+
+The partial unique index ``active_key`` is what makes a claim exclusive: at most one
+RUNNING or WAITING_HUMAN execution per key, whatever the callers do.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+SCHEMA_VERSION = 1
+STATE_ID_NAME = "id"
+
+ACTIVE_EXECUTION_STATUSES = ("RUNNING", "WAITING_HUMAN")
+RECORDED_VERDICTS = ("GREEN", "RED")
+EXECUTION_STATUSES = (*ACTIVE_EXECUTION_STATUSES, *RECORDED_VERDICTS, "ERROR")
+# Requests in these states may still read the execution they point at: GC keeps it.
+ACTIVE_REQUEST_STATUSES = ("QUEUED", "RUNNING", "WAITING_HUMAN")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    """``column IN ('a', 'b')`` for a CHECK or a partial index (fixed literals only)."""
+    return f"{column} IN ({', '.join(repr(value) for value in values)})"
+
+
+metadata = sa.MetaData()
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("repo", sa.Text, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Index("runs_repo", "repo"),
+)
+
+executions = sa.Table(
+    "executions",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("key", sa.Text, nullable=True),
+    sa.Column("eval_def_hash", sa.Text, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("owner_pid", sa.Integer, nullable=False),
+    sa.Column("owner_start_time", sa.Float, nullable=False),
+    sa.Column("backend", sa.Text, nullable=True),
+    sa.Column("completed_at", sa.Text, nullable=True),
+    sa.Column("bytes", sa.Integer, nullable=True),
+    sa.Column("last_used", sa.Text, nullable=True),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.CheckConstraint(_in("status", EXECUTION_STATUSES), name="execution_status"),
+    sa.CheckConstraint("(bytes IS NULL) = (last_used IS NULL)", name="history_columns_together"),
+    sa.CheckConstraint(
+        "last_used IS NULL OR (key IS NOT NULL AND completed_at IS NOT NULL AND "
+        f"{_in('status', RECORDED_VERDICTS)})",
+        name="history_only_completed_verdicts",
+    ),
+)
+
+ACTIVE_KEY_WHERE = sa.text(f"{_in('status', ACTIVE_EXECUTION_STATUSES)} AND key IS NOT NULL")
+HISTORY_WHERE = sa.text("last_used IS NOT NULL")
+
+sa.Index("active_key", executions.c.key, unique=True, sqlite_where=ACTIVE_KEY_WHERE)
+sa.Index(
+    "history_by_key",
+    executions.c.key,
+    executions.c.completed_at,
+    sqlite_where=HISTORY_WHERE,
+)
+sa.Index(
+    "history_by_last_use",
+    executions.c.last_used,
+    executions.c.key,
+    executions.c.completed_at,
+    sqlite_where=HISTORY_WHERE,
+)
+
+requests = sa.Table(
+    "requests",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.id"), nullable=False),
+    sa.Column("eval_id", sa.Text, nullable=False),
+    sa.Column("ordinal", sa.Integer, nullable=False),
+    sa.Column("execution_id", sa.Text, sa.ForeignKey("executions.id"), nullable=True),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("claimed_by", sa.Text, nullable=True),
+    sa.Column("claimed_at", sa.Text, nullable=True),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.UniqueConstraint("run_id", "ordinal", name="request_run_ordinal"),
+    sa.UniqueConstraint("run_id", "eval_id", name="request_run_eval"),
+)
+
+sa.Index(
+    "active_request_execution",
+    requests.c.execution_id,
+    sqlite_where=sa.text(_in("status", ACTIVE_REQUEST_STATUSES)),
+)
+
+state_meta = sa.Table(
+    "state_meta",
+    metadata,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)

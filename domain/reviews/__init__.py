@@ -1,0 +1,1 @@
+"""Reviews: verdict validation and the Agent prompt."""

@@ -1,0 +1,29 @@
+"""Saved timestamps: RFC 3339 UTC with exactly nine fractional digits, so text order is time
+order, and Run IDs."""
+
+from __future__ import annotations
+
+import secrets
+import string
+from datetime import UTC, datetime
+
+RUN_ID_RANDOM_CHARS = 6
+_ALPHABET = string.ascii_letters + string.digits
+
+
+def timestamp(moment: datetime) -> str:
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond * 1000:09d}Z"
+
+
+def new_run_id() -> str:
+    return "run-" + "".join(secrets.choice(_ALPHABET) for _ in range(RUN_ID_RANDOM_CHARS))
+
+
+def elapsed_ms(start: str, end: str) -> int:
+    """Milliseconds between two saved timestamps."""
+    return int((_parse(end) - _parse(start)).total_seconds() * 1000)
+
+
+def _parse(text: str) -> datetime:
+    return datetime.fromisoformat(text[:26] + "+00:00")

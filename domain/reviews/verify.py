@@ -1,0 +1,415 @@
+"""``verify``: a Run over selected evals, reusing every verdict whose key still holds.
+
+For each selected Agent eval, in selection order: compute its key; reuse the newest
+GREEN/RED record of that key (a reused result starts nothing: no pin, no backend, no tool,
+no session); wait behind a live execution of the same key and reuse what it produced
+(``joined``); otherwise own a new execution, run the Agent review, and commit it. Runtime
+and Human evals are reported as not run by this version.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from domain.declarations.model import AgentProfile, HumanProfile, Profile
+from domain.reviews.agent_review import AgentReview, ReviewOutcome, ReviewPorts
+from domain.reviews.reuse_keys import KeyInputs, key_inputs
+from domain.reviews.timestamps import elapsed_ms, new_run_id, timestamp
+from domain.workspace import EvalRef, UnknownName, Workspace
+from ports.sessions import ProcessIdentity, ProcessTable
+from ports.state import ClaimOutcome, ExecutionRecord, RequestRecord, RunRecord, StateStore
+
+JOIN_POLL_SECONDS = 0.2
+WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
+NOT_RUN_REASON = "{kind} evals are not run by this version of artifactize."
+
+
+class SelectionError(Exception):
+    """A selector that names nothing, or names something unknown (exit 2)."""
+
+
+@dataclass(frozen=True)
+class VerifyPorts:
+    review: ReviewPorts
+    state: StateStore
+    processes: ProcessTable
+    make_output_root: Callable[[str], str]  # Run ID -> a private output root for its tools
+    producer: Mapping[str, Any]  # {"name": "user@host", "version": "..."}
+    sleep: Callable[[float], Awaitable[None]] = anyio.sleep
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    repo: str
+    state_dir: str
+    force: bool = False
+
+
+@dataclass
+class RunResult:
+    run: dict[str, Any]
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return str(self.run["status"])
+
+
+def select_evals(workspace: Workspace, selector: str | None, select_all: bool) -> list[EvalRef]:
+    """``ARTIFACT`` (its evals in ID order), ``ARTIFACT/EVAL``, or every eval."""
+    if select_all:
+        refs = list(workspace.evals())
+        if not refs:
+            raise SelectionError("The workspace declares no evals.")
+        return refs
+    if not selector:
+        raise SelectionError("Select evals: ARTIFACT, ARTIFACT/EVAL, --eval ID or --all.")
+    try:
+        if "/" in selector:
+            return [workspace.find_eval(selector)]
+        artifact = workspace.artifact(selector)
+    except UnknownName as exc:
+        raise SelectionError(str(exc)) from None
+    if not artifact.evals:
+        raise SelectionError(f"Artifact `{selector}` declares no evals.")
+    return [EvalRef(artifact, item) for item in artifact.evals]
+
+
+def profile_json(profile: Profile) -> dict[str, Any]:
+    if isinstance(profile, AgentProfile):
+        data: dict[str, Any] = {
+            "kind": "agent",
+            "backend": profile.backend,
+            "model": profile.model,
+            "timeoutMs": profile.timeout_ms,
+        }
+        for key, value in (
+            ("reasoning", profile.reasoning),
+            ("maxToolCalls", profile.max_tool_calls),
+            ("maxTokens", profile.max_tokens),
+        ):
+            if value is not None:
+                data[key] = value
+        return data
+    if isinstance(profile, HumanProfile):
+        return {"kind": "human"}
+    return {
+        "kind": "runtime",
+        "command": profile.command,
+        "args": list(profile.args),
+        "timeoutMs": profile.timeout_ms,
+    }
+
+
+class Verify:
+    def __init__(self, ports: VerifyPorts, workspace: Workspace, options: VerifyOptions) -> None:
+        self.ports = ports
+        self.workspace = workspace
+        self.options = options
+        self.owner: ProcessIdentity = ports.processes.own_identity()
+        self.result: RunResult | None = None  # set once the Run exists, even if cancelled
+
+    def _now(self) -> str:
+        return timestamp(self.ports.review.clock.now())
+
+    def prepare(self, refs: list[EvalRef]) -> list[KeyInputs]:
+        """Fingerprints of every selected eval; raises FingerprintError before any Run."""
+        filesystem = self.ports.review.tools.filesystem
+        return [key_inputs(self.workspace, ref.qualified_id, filesystem) for ref in refs]
+
+    async def run(self, refs: list[EvalRef], keys: list[KeyInputs]) -> RunResult:
+        run_id = new_run_id()
+        created = self._now()
+        run: dict[str, Any] = {
+            "id": run_id,
+            "repoPath": self.options.repo,
+            "stateDir": self.options.state_dir,
+            "status": "RUNNING",
+            "createdAt": created,
+            "completedAt": None,
+            "selection": [ref.qualified_id for ref in refs],
+            "force": self.options.force,
+            "jobs": 1,
+            "error": None,
+        }
+        requests = [
+            self._request(run_id, ordinal, ref, key, created)
+            for ordinal, (ref, key) in enumerate(zip(refs, keys, strict=True), start=1)
+        ]
+        self.ports.state.create_run(self._run_record(run), [_request_record(r) for r in requests])
+        result = self.result = RunResult(run, requests)
+        try:
+            for ref, key, request in zip(refs, keys, requests, strict=True):
+                await self._settle_request(ref, key, request)
+        finally:
+            with anyio.CancelScope(shield=True):
+                self._finish_run(result)
+        return result
+
+    def _request(
+        self, run_id: str, ordinal: int, ref: EvalRef, keys: KeyInputs, created: str
+    ) -> dict[str, Any]:
+        item = ref.eval
+        return {
+            "id": f"{run_id}-{ordinal}",
+            "runId": run_id,
+            "evalId": ref.qualified_id,
+            "ordinal": ordinal,
+            "target": ref.artifact.name,
+            "title": item.title,
+            "profile": profile_json(item.profile),
+            "requestedProfile": profile_json(item.profile),
+            "evalDefHash": keys.def_hash,
+            "payload": dict(item.payload),
+            "key": keys.key,
+            "fingerprints": dict(keys.fingerprints),
+            "unkeyedReason": keys.unkeyed_reason,
+            "force": self.options.force,
+            "executionId": None,
+            "source": None,
+            "provenance": None,
+            "usage": None,
+            "reusedUsage": None,
+            "toolCalls": [],
+            "status": "QUEUED",
+            "createdAt": created,
+            "startedAt": None,
+            "completedAt": None,
+            "result": None,
+            "error": None,
+            "errorCode": None,
+            "blockedReason": None,
+            "producer": None,
+        }
+
+    def _run_record(self, run: Mapping[str, Any]) -> RunRecord:
+        return RunRecord(run["id"], self.options.repo, run["status"], dict(run))
+
+    async def _settle_request(self, ref: EvalRef, keys: KeyInputs, request: dict[str, Any]) -> None:
+        profile = ref.eval.profile
+        if not isinstance(profile, AgentProfile):
+            kind = "Human" if isinstance(profile, HumanProfile) else "Runtime"
+            request["status"] = "UNREVIEWED"
+            request["blockedReason"] = NOT_RUN_REASON.format(kind=kind)
+            self.ports.state.update_request(_request_record(request))
+            return
+        execution = self._execution(request)
+        if keys.key is not None and not self.options.force:
+            joined = False
+            while True:
+                claim = self.ports.state.claim(execution, self._owner_alive)
+                if claim.outcome is ClaimOutcome.REUSED:
+                    assert claim.record is not None
+                    self._reuse(request, claim.record, "joined" if joined else "cache")
+                    return
+                if claim.outcome is ClaimOutcome.OWNED:
+                    break
+                if not joined:
+                    joined = True
+                    request["blockedReason"] = WAITING_FOR_KEY
+                    self.ports.state.update_request(_request_record(request))
+                await self.ports.sleep(JOIN_POLL_SECONDS)
+        else:
+            execution = dataclasses.replace(execution, key=None)
+            self.ports.state.insert_execution(execution)
+        await self._execute(ref, keys, request, execution)
+
+    def _owner_alive(self, pid: int, start_time: float) -> bool:
+        return self.ports.processes.is_alive(ProcessIdentity(pid, start_time))
+
+    def _execution(self, request: Mapping[str, Any]) -> ExecutionRecord:
+        return ExecutionRecord(
+            id=f"execution-{request['id']}",
+            key=request["key"],
+            eval_def_hash=request["evalDefHash"],
+            status="RUNNING",
+            owner_pid=self.owner.pid,
+            owner_start_time=self.owner.create_time,
+            backend=request["profile"].get("backend"),
+            completed_at=None,
+            data={"id": f"execution-{request['id']}", "requestId": request["id"]},
+        )
+
+    def _reuse(self, request: dict[str, Any], record: ExecutionRecord, kind: str) -> None:
+        data = record.data
+        request.update(
+            {
+                "status": data["status"],
+                "result": copy.deepcopy(data["result"]),
+                "profile": data["profile"],
+                "provenance": data["provenance"],
+                "usage": None,
+                "reusedUsage": data.get("usage"),
+                "toolCalls": [],
+                "producer": data.get("producer"),
+                "executionId": record.id,
+                "source": {
+                    "runId": data["provenance"]["runId"],
+                    "requestId": data["provenance"]["requestId"],
+                    "kind": kind,
+                },
+                "completedAt": self._now(),
+                "blockedReason": None,
+            }
+        )
+        self.ports.state.update_request(_request_record(request))
+
+    async def _execute(
+        self,
+        ref: EvalRef,
+        keys: KeyInputs,
+        request: dict[str, Any],
+        execution: ExecutionRecord,
+    ) -> None:
+        request.update(
+            {
+                "status": "RUNNING",
+                "startedAt": self._now(),
+                "executionId": execution.id,
+                "blockedReason": None,
+            }
+        )
+        self.ports.state.update_request(_request_record(request))
+        output_root = self.ports.make_output_root(request["runId"])
+        review = AgentReview(self.ports.review, self.workspace, ref, keys, output_root)
+        outcome: ReviewOutcome | None = None
+        try:
+            outcome = await review.run()
+        finally:
+            with anyio.CancelScope(shield=True):
+                self._commit(request, execution, outcome or review.cancelled_outcome())
+
+    def _commit(
+        self, request: dict[str, Any], execution: ExecutionRecord, outcome: ReviewOutcome
+    ) -> None:
+        completed = self._now()
+        provenance: dict[str, Any] = {
+            "repoPath": self.options.repo,
+            "runId": request["runId"],
+            "requestId": request["id"],
+            "evalId": request["evalId"],
+            "evalDefHash": request["evalDefHash"],
+            "completedAt": completed,
+        }
+        if outcome.execution_paths:
+            provenance["executionPaths"] = {k: dict(v) for k, v in outcome.execution_paths.items()}
+        attempts = [attempt.to_json() for attempt in outcome.trace.attempts]
+        tool_calls = [call.to_json() for call in outcome.trace.tool_calls]
+        request.update(
+            {
+                "status": outcome.status,
+                "result": outcome.result,
+                "error": outcome.error,
+                "errorCode": outcome.error_code,
+                "provenance": provenance,
+                "usage": attempts,
+                "toolCalls": tool_calls,
+                "producer": dict(self.ports.producer),
+                "completedAt": completed,
+            }
+        )
+        data = {
+            "id": execution.id,
+            "requestId": request["id"],
+            "runId": request["runId"],
+            "evalId": request["evalId"],
+            "key": request["key"],
+            "evalDefHash": request["evalDefHash"],
+            "fingerprints": request["fingerprints"],
+            "profile": request["profile"],
+            "status": outcome.status,
+            "result": outcome.result,
+            "error": outcome.error,
+            "errorCode": outcome.error_code,
+            "provenance": provenance,
+            "usage": attempts,
+            "toolCalls": tool_calls,
+            "producer": dict(self.ports.producer),
+            "startedAt": request["startedAt"],
+            "completedAt": completed,
+        }
+        verdict = outcome.status in ("GREEN", "RED")
+        settled = ExecutionRecord(
+            id=execution.id,
+            key=request["key"] if verdict else execution.key,
+            eval_def_hash=execution.eval_def_hash,
+            status=outcome.status,
+            owner_pid=execution.owner_pid,
+            owner_start_time=execution.owner_start_time,
+            backend=execution.backend,
+            completed_at=completed,
+            data=data,
+        )
+        self.ports.state.complete_execution(settled, record=verdict and request["key"] is not None)
+        self.ports.state.update_request(_request_record(request))
+
+    def _finish_run(self, result: RunResult) -> None:
+        run = result.run
+        for request in result.requests:
+            if request["status"] in ("QUEUED", "RUNNING"):
+                request.update(
+                    {
+                        "status": "ERROR",
+                        "errorCode": "CANCELLED",
+                        "error": "The Run was cancelled before this request settled.",
+                        "completedAt": self._now(),
+                    }
+                )
+                self.ports.state.update_request(_request_record(request))
+        run["status"] = run_status([r["status"] for r in result.requests])
+        run["completedAt"] = self._now()
+        run["summary"] = summary(result.requests, run["createdAt"], run["completedAt"])
+        self.ports.state.update_run(self._run_record(run))
+
+
+def run_status(statuses: list[str]) -> str:
+    if "ERROR" in statuses:
+        return "ERROR"
+    if "RED" in statuses:
+        return "RED"
+    if all(status == "GREEN" for status in statuses):
+        return "GREEN"
+    return "INCOMPLETE"
+
+
+def summary(requests: list[dict[str, Any]], created: str, completed: str) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    executed = {"total": 0, "runtime": 0, "agent": 0, "human": 0}
+    reused = {"total": 0, "runtime": 0, "agent": 0, "human": 0}
+    tool_calls: dict[str, int] = {}
+    for request in requests:
+        counts[request["status"]] = counts.get(request["status"], 0) + 1
+        kind = request["requestedProfile"]["kind"]
+        if request["source"] is not None:
+            reused["total"] += 1
+            reused[kind] += 1
+        elif request["executionId"] is not None:
+            executed["total"] += 1
+            executed[kind] += 1
+            for call in request["toolCalls"]:
+                tool_calls[call["name"]] = tool_calls.get(call["name"], 0) + 1
+    return {
+        "counts": counts,
+        "executed": executed,
+        "reused": reused,
+        "toolCalls": tool_calls,
+        "wallMs": elapsed_ms(created, completed),
+    }
+
+
+def _request_record(request: Mapping[str, Any]) -> RequestRecord:
+    return RequestRecord(
+        id=request["id"],
+        run_id=request["runId"],
+        eval_id=request["evalId"],
+        ordinal=request["ordinal"],
+        execution_id=request["executionId"],
+        status=request["status"],
+        data=copy.deepcopy(dict(request)),
+    )

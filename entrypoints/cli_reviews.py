@@ -1,0 +1,304 @@
+"""``verify``, ``run show/list`` and ``cache list/show/rm``: Runs, verdicts and their reuse.
+
+Exit codes of ``verify``: 0 GREEN, 1 RED, 2 ERROR, cancelled or invalid input, 4 INCOMPLETE.
+Readers (``run``, ``cache``) never create state.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import signal
+import socket
+from collections.abc import Awaitable, Callable
+from importlib.metadata import version
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import typer
+
+from domain.reviews.agent_review import ReviewPorts
+from domain.reviews.fingerprints import FingerprintError
+from domain.reviews.verify import (
+    RunResult,
+    SelectionError,
+    Verify,
+    VerifyOptions,
+    VerifyPorts,
+    select_evals,
+)
+from domain.state_home import StateLocationError, check_outside_repo, state_home
+from domain.tools.sessions import SessionPorts
+from entrypoints.cli_context import CliContext
+from ports.state import KeyInUse, StateError, StateStore
+
+SESSIONS_FOLDER = "tool-sessions"
+RUNS_FOLDER = "runs"
+EXIT_FOR_STATUS = {"GREEN": 0, "RED": 1, "ERROR": 2, "INCOMPLETE": 4}
+EXIT_CANCELLED = 2
+EXIT_MISSING = 4
+RUN_LIST_DEFAULT_LIMIT = 50
+
+run_app = typer.Typer(help="Show saved Runs.", no_args_is_help=True)
+cache_app = typer.Typer(help="Inspect and clear reusable verdicts.", no_args_is_help=True)
+
+T = TypeVar("T")
+
+
+class ReviewCommandError(Exception):
+    """An operational error of a review command (exit 2), with a message for the user."""
+
+
+def state_dir() -> str:
+    return state_home(os.environ, str(Path.home()), CliContext.options.state_dir)
+
+
+def session_ports() -> SessionPorts:
+    """Tool sessions live below the state home, never in the reviewed repository."""
+    container = CliContext.container
+    return SessionPorts(
+        launcher=container.launcher(),
+        table=container.process_table(),
+        store=container.session_store(),
+        parent=str(Path(state_dir()) / SESSIONS_FOLDER),
+    )
+
+
+def _emit_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _open_state(*, create: bool) -> StateStore | None:
+    try:
+        return CliContext.container.state_stores().open(state_dir(), create=create)
+    except StateError as exc:
+        raise ReviewCommandError(str(exc)) from None
+
+
+def _producer() -> dict[str, Any]:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return {"name": f"{user}@{socket.gethostname()}", "version": version("artifactize")}
+
+
+def _private_runs_dir(state: str) -> Callable[[str], str]:
+    def make(run_id: str) -> str:
+        path = Path(state) / RUNS_FOLDER / run_id
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return str(path)
+
+    return make
+
+
+async def _until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
+    """Run ``work``; SIGINT or SIGTERM cancels it (its cleanup still runs). None if cancelled."""
+    result: T | None = None
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    group.cancel_scope.cancel()
+                    return
+
+        group.start_soon(watch)
+        result = await work()
+        group.cancel_scope.cancel()
+    return result
+
+
+def verify(
+    selector: Annotated[
+        str | None, typer.Argument(help="ARTIFACT (its evals) or ARTIFACT/EVAL.")
+    ] = None,
+    eval_id: Annotated[str | None, typer.Option("--eval", help="One eval, ARTIFACT/EVAL.")] = None,
+    select_all: Annotated[bool, typer.Option("--all", help="Every eval of the workspace.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Review again; never reuse or join earlier results.")
+    ] = False,
+) -> None:
+    """Review the selected evals, reusing every verdict whose key still holds.
+
+    Exit codes: 0 GREEN, 1 RED, 2 ERROR or cancelled, 4 INCOMPLETE (some eval not run).
+    """
+    given = [x for x in (selector, eval_id) if x is not None]
+    if len(given) + int(select_all) != 1:
+        raise ReviewCommandError(
+            "Give exactly one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all."
+        )
+    container = CliContext.container
+    repo = os.path.realpath(CliContext.options.repo)
+    config = container.config_service()
+    workspace = config.load(repo)
+    try:
+        refs = select_evals(workspace, given[0] if given else None, select_all)
+    except SelectionError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    state = state_dir()
+    try:
+        check_outside_repo(os.path.realpath(state), repo)
+    except StateLocationError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    store = _open_state(create=True)
+    assert store is not None
+    review = ReviewPorts(
+        clock=container.clock(),
+        backends=container.model_backends(),
+        tools=container.tool_ports(),
+        sessions=session_ports(),
+        reload=lambda: config.load(repo),
+    )
+    ports = VerifyPorts(
+        review=review,
+        state=store,
+        processes=container.process_table(),
+        make_output_root=_private_runs_dir(state),
+        producer=_producer(),
+    )
+    service = Verify(ports, workspace, VerifyOptions(repo=repo, state_dir=state, force=force))
+    try:
+        keys = service.prepare(refs)
+    except FingerprintError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    outcome = anyio.run(_until_signal, lambda: service.run(refs, keys))
+    result = service.result
+    if result is None:
+        raise ReviewCommandError("The Run was cancelled before it started.")
+    if CliContext.options.json:
+        _emit_json(run_view(result))
+    else:
+        typer.echo(run_text(result))
+    code = EXIT_CANCELLED if outcome is None else EXIT_FOR_STATUS.get(result.status, 2)
+    raise typer.Exit(code)
+
+
+def run_view(result: RunResult) -> dict[str, Any]:
+    return {**result.run, "requests": result.requests}
+
+
+def run_text(result: RunResult) -> str:
+    run = result.run
+    lines = [f"Run: {run['id']}"]
+    for request in result.requests:
+        line = f"  {request['evalId']} [{request['id']}]: {request['status']}"
+        source = request.get("source")
+        if source:
+            line += f" (reused from {source['runId']})"
+        detail = request.get("error") or request.get("blockedReason")
+        if detail:
+            line += f" — {detail}"
+        lines.append(line)
+    summary = run.get("summary") or {}
+    executed = summary.get("executed", {})
+    reused = summary.get("reused", {})
+    lines.append(
+        f"Summary: executed {executed.get('total', 0)} (runtime {executed.get('runtime', 0)}, "
+        f"agent {executed.get('agent', 0)}, human {executed.get('human', 0)}), "
+        f"reused {reused.get('total', 0)} (runtime {reused.get('runtime', 0)}, "
+        f"agent {reused.get('agent', 0)}, human {reused.get('human', 0)})"
+    )
+    lines.append(f"Execution: {run['status']}")
+    return "\n".join(lines)
+
+
+@run_app.command("show")
+def run_show(run_id: Annotated[str, typer.Argument(help="A Run ID, e.g. run-Hq2b9X.")]) -> None:
+    """Print a saved Run with its requests as JSON. Needs no repository; runs nothing."""
+    store = _open_state(create=False)
+    run = store.get_run(run_id) if store is not None else None
+    if run is None or store is None:
+        raise ReviewCommandError(f"Unknown Run: {run_id}")
+    requests = [dict(r.data) for r in store.list_requests(run_id)]
+    _emit_json({**run.data, "requests": requests})
+
+
+@run_app.command("list")
+def run_list(
+    all_repos: Annotated[bool, typer.Option("--all", help="Runs of every repository.")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1)] = RUN_LIST_DEFAULT_LIMIT,
+    offset: Annotated[int, typer.Option("--offset", min=0)] = 0,
+) -> None:
+    """Runs newest first, for this repository (or --all)."""
+    store = _open_state(create=False)
+    repo = None if all_repos else os.path.realpath(CliContext.options.repo)
+    runs = store.list_runs(repo, limit, offset) if store is not None else []
+    rows = [
+        {
+            "id": run.id,
+            "repo": run.repo,
+            "status": run.status,
+            "createdAt": run.data.get("createdAt"),
+            "completedAt": run.data.get("completedAt"),
+            "counts": (run.data.get("summary") or {}).get("counts", {}),
+        }
+        for run in runs
+    ]
+    if CliContext.options.json:
+        _emit_json(rows)
+        return
+    if not rows:
+        typer.echo("No Runs.")
+    for row in rows:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(row["counts"].items()))
+        typer.echo(f"{row['id']}  {row['status']:<10} {row['createdAt']}  {counts}")
+
+
+@cache_app.command("list")
+def cache_list() -> None:
+    """The latest reusable record of every key."""
+    store = _open_state(create=False)
+    latest = store.latest_records() if store is not None else []
+    rows = [
+        {
+            "key": record.key,
+            "evalId": record.data.get("evalId"),
+            "verdict": record.status,
+            "completedAt": record.completed_at,
+            "executionId": record.id,
+            "runId": record.data.get("runId"),
+            "producer": (record.data.get("producer") or {}).get("name"),
+            "records": count,
+        }
+        for record, count in latest
+    ]
+    if CliContext.options.json:
+        _emit_json(rows)
+        return
+    if not rows:
+        typer.echo("No reusable records.")
+    for row in rows:
+        typer.echo(
+            f"{row['key']}  {row['verdict']:<5} {row['evalId']}  {row['completedAt']}  "
+            f"{row['runId']}  records {row['records']}"
+        )
+
+
+@cache_app.command("show")
+def cache_show(
+    key: Annotated[str, typer.Argument(help="A reuse key (64 hex).")],
+    history: Annotated[bool, typer.Option("--history", help="Every record, newest first.")] = False,
+) -> None:
+    """The latest saved execution of KEY as JSON; `null` and exit 4 when there is none."""
+    store = _open_state(create=False)
+    if history:
+        records = store.history(key) if store is not None else []
+        _emit_json([dict(r.data) for r in records])
+        raise typer.Exit(0 if records else EXIT_MISSING)
+    record = store.latest_record(key, touch=False) if store is not None else None
+    _emit_json(dict(record.data) if record is not None else None)
+    raise typer.Exit(0 if record is not None else EXIT_MISSING)
+
+
+@cache_app.command("rm")
+def cache_rm(key: Annotated[str, typer.Argument(help="A reuse key (64 hex).")]) -> None:
+    """Forget KEY's reusable records; the Runs and executions stay."""
+    store = _open_state(create=False)
+    try:
+        removed = store.remove_key(key) if store is not None else False
+    except KeyInUse:
+        raise ReviewCommandError(f"Key {key} is in use by an active execution or waiter.") from None
+    _emit_json({"removed": removed})

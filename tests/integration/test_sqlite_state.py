@@ -1,0 +1,733 @@
+"""The SQLite state store on real files: opening, claims, reuse history, GC and a real
+multi-process claim race."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters import sqlite_open
+from adapters.sqlite_state import (
+    OWNER_DIED_CODE,
+    OWNER_DIED_ERROR,
+    SqliteStateStore,
+    SqliteStateStores,
+)
+from adapters.utc_timestamps import utc_now, utc_timestamp
+from ports.state import (
+    Claim,
+    ClaimOutcome,
+    ExecutionRecord,
+    KeyInUse,
+    RequestRecord,
+    RunRecord,
+    StateError,
+    StateStore,
+    StateStores,
+)
+from tests.support.processes import no_process_left_behind
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+START_NS = 1_767_225_600 * 1_000_000_000  # 2026-01-01T00:00:00Z
+RECORD_DATA = {"verdict": "GREEN", "note": "é" * 10}
+
+
+def serialized_size(data: dict[str, Any]) -> int:
+    """What the store counts: UTF-8 bytes of compact JSON (non-ASCII kept)."""
+    return len(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+RECORD_SIZE = serialized_size(RECORD_DATA)
+
+
+class Ticker:
+    """A wall clock that advances one second per reading, so last-use order is exact."""
+
+    def __init__(self) -> None:
+        self.ns = START_NS
+
+    def __call__(self) -> int:
+        self.ns += 1_000_000_000
+        return self.ns
+
+
+def at(second: int) -> str:
+    return utc_timestamp(START_NS + second * 1_000_000_000)
+
+
+def execution(
+    execution_id: str,
+    key: str | None = "k",
+    *,
+    pid: int = 4242,
+    start: float = 100.5,
+    data: dict[str, Any] | None = None,
+) -> ExecutionRecord:
+    return ExecutionRecord(
+        id=execution_id,
+        key=key,
+        eval_def_hash="hash",
+        status="RUNNING",
+        owner_pid=pid,
+        owner_start_time=start,
+        backend=None,
+        completed_at=None,
+        data={"id": execution_id} if data is None else data,
+    )
+
+
+def settled(
+    running: ExecutionRecord,
+    status: str = "GREEN",
+    *,
+    completed_at: str | None = None,
+    data: dict[str, Any] | None = None,
+    key: str | None = None,
+) -> ExecutionRecord:
+    return replace(
+        running,
+        status=status,
+        completed_at=completed_at or at(0),
+        data=RECORD_DATA if data is None else data,
+        key=running.key if key is None else key,
+    )
+
+
+def alive(_pid: int, _start: float) -> bool:
+    return True
+
+
+def dead(_pid: int, _start: float) -> bool:
+    return False
+
+
+OpenStore = Callable[..., SqliteStateStore]
+
+
+@pytest.fixture
+def open_store(tmp_path: Path) -> Iterator[OpenStore]:
+    """Opens (create=True) a store in ``tmp_path/state`` with the given caps; closes all."""
+    opened: list[SqliteStateStore] = []
+
+    def _open(state_dir: Path | None = None, **limits: int) -> SqliteStateStore:
+        stores = SqliteStateStores(now_ns=Ticker(), **limits)
+        store = stores.open(str(state_dir or tmp_path / "state"), create=True)
+        assert store is not None
+        opened.append(store)
+        return store
+
+    yield _open
+    for store in opened:
+        store.close()
+
+
+def record(store: SqliteStateStore, key: str, execution_id: str, **settle: Any) -> ExecutionRecord:
+    """Claim ``key`` and settle it GREEN into the history."""
+    running = execution(execution_id, key)
+    assert store.claim(running, alive).outcome is ClaimOutcome.OWNED
+    done = settled(running, **settle)
+    assert store.complete_execution(done, record=True) is True
+    return done
+
+
+def keys_in_history(store: SqliteStateStore) -> set[str]:
+    return {str(latest.key) for latest, _count in store.latest_records()}
+
+
+def raw(database: Path, sql: str) -> list[Any]:
+    connection = sqlite3.connect(database)
+    try:
+        return connection.execute(sql).fetchall()
+    finally:
+        connection.close()
+
+
+# --- timestamps ------------------------------------------------------------------------
+
+
+def test_utc_timestamp_has_nine_fractional_digits() -> None:
+    seconds = int(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC).timestamp())
+    assert utc_timestamp(seconds * 1_000_000_000 + 123_456_789) == "2026-01-02T03:04:05.123456789Z"
+    assert utc_timestamp(0) == "1970-01-01T00:00:00.000000000Z"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z", utc_now())
+    with pytest.raises(ValueError, match="before 1970"):
+        utc_timestamp(-1)
+
+
+# --- opening ---------------------------------------------------------------------------
+
+
+def test_create_then_reopen_keeps_the_state(tmp_path: Path) -> None:
+    state_dir = tmp_path / "home" / "state"
+    stores: StateStores = SqliteStateStores()
+    store = SqliteStateStores().open(str(state_dir), create=True)
+    assert store is not None
+    state_id = store.state_id()
+    store.create_run(RunRecord("run-a", "/repo", "RUNNING", {"createdAt": at(1)}), [])
+    store.close()
+
+    assert state_dir.stat().st_mode & 0o777 == 0o700
+    database = state_dir / "state.sqlite"
+    assert raw(database, "PRAGMA user_version") == [(1,)]
+    assert raw(database, "PRAGMA journal_mode") == [("wal",)]
+
+    for create in (False, True):
+        again = stores.open(str(state_dir), create=create)
+        assert again is not None
+        assert again.state_id() == state_id
+        run = again.get_run("run-a")
+        assert run is not None and run.data == {"createdAt": at(1)}
+        assert isinstance(again, SqliteStateStore)
+        again.close()
+
+
+def test_state_ids_differ_between_states(open_store: OpenStore, tmp_path: Path) -> None:
+    first = open_store(tmp_path / "one")
+    second = open_store(tmp_path / "two")
+    assert first.state_id() != second.state_id()
+
+
+def test_reader_open_of_a_missing_state_creates_nothing(tmp_path: Path) -> None:
+    state_dir = tmp_path / "absent" / "state"
+    assert SqliteStateStores().open(str(state_dir), create=False) is None
+    assert not (tmp_path / "absent").exists()
+
+    empty_dir = tmp_path / "empty"
+    empty_dir.mkdir()
+    assert SqliteStateStores().open(str(empty_dir), create=False) is None
+    assert list(empty_dir.iterdir()) == []
+
+
+def test_reader_open_of_an_empty_database_is_no_data(tmp_path: Path) -> None:
+    (tmp_path / "state.sqlite").write_bytes(b"")
+    assert SqliteStateStores().open(str(tmp_path), create=False) is None
+    assert (tmp_path / "state.sqlite").read_bytes() == b""
+    store = SqliteStateStores().open(str(tmp_path), create=True)
+    assert store is not None
+    store.close()
+    assert raw(tmp_path / "state.sqlite", "PRAGMA user_version") == [(1,)]
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_symlinked_database_is_refused(open_store: OpenStore, tmp_path: Path, create: bool) -> None:
+    open_store(tmp_path / "real").close()
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "state.sqlite").symlink_to(tmp_path / "real" / "state.sqlite")
+    with pytest.raises(StateError) as refused:
+        SqliteStateStores().open(str(linked), create=create)
+    assert str(refused.value) == f"State files must be regular files: {linked / 'state.sqlite'}"
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm"])
+def test_non_regular_companion_file_is_refused(
+    open_store: OpenStore, tmp_path: Path, suffix: str
+) -> None:
+    open_store().close()
+    companion = tmp_path / "state" / f"state.sqlite{suffix}"
+    companion.unlink(missing_ok=True)
+    if suffix == "-wal":
+        os.mkfifo(companion)  # SQLite would block opening it
+    else:
+        companion.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(StateError, match=re.escape(f"regular files: {companion}")):
+        SqliteStateStores().open(str(tmp_path / "state"), create=True)
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_newer_schema_version_is_refused(
+    open_store: OpenStore, tmp_path: Path, create: bool
+) -> None:
+    open_store().close()
+    database = tmp_path / "state" / "state.sqlite"
+    raw(database, "PRAGMA user_version = 2")
+    with pytest.raises(StateError, match=r"^Unsupported state schema version: 2$"):
+        SqliteStateStores().open(str(tmp_path / "state"), create=create)
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_foreign_database_is_refused_naming_the_file(tmp_path: Path, create: bool) -> None:
+    database = tmp_path / "state.sqlite"
+    raw(database, "CREATE TABLE cache_entries (key TEXT)")
+    with pytest.raises(StateError, match=re.escape(str(database))):
+        SqliteStateStores().open(str(tmp_path), create=create)
+    assert raw(database, "SELECT name FROM sqlite_master") == [("cache_entries",)]
+
+
+def test_non_database_file_is_refused_naming_the_file(tmp_path: Path) -> None:
+    database = tmp_path / "state.sqlite"
+    database.write_bytes(b"not a database at all " * 100)
+    with pytest.raises(StateError, match=re.escape(str(database))):
+        SqliteStateStores().open(str(tmp_path), create=True)
+
+
+def test_state_dir_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    for create in (True, False):
+        with pytest.raises(StateError, match="not a directory"):
+            SqliteStateStores().open(str(tmp_path / "file"), create=create)
+
+
+@pytest.mark.parametrize("limit", ["record_max_bytes", "history_records_max", "history_bytes_max"])
+def test_caps_must_be_positive(limit: str) -> None:
+    with pytest.raises(ValueError, match=limit):
+        SqliteStateStores(**{limit: 0})  # type: ignore[arg-type]
+    SqliteStateStores(**{limit: 1})  # type: ignore[arg-type]
+
+
+# --- Runs and requests -----------------------------------------------------------------
+
+
+def request(run_id: str, ordinal: int, status: str = "QUEUED", **fields: Any) -> RequestRecord:
+    return RequestRecord(
+        id=f"{run_id}-{ordinal}",
+        run_id=run_id,
+        eval_id=f"doc/eval{ordinal}",
+        ordinal=ordinal,
+        execution_id=fields.pop("execution_id", None),
+        status=status,
+        data={"id": f"{run_id}-{ordinal}", **fields},
+    )
+
+
+def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> None:
+    store: StateStore = open_store()
+    run = RunRecord("run-a", "/repo", "RUNNING", {"createdAt": at(1), "title": "Übersicht ✓"})
+    store.create_run(run, [request("run-a", 2), request("run-a", 1)])
+    assert store.get_run("run-a") == run
+    assert [r.ordinal for r in store.list_requests("run-a")] == [1, 2]
+
+    store.update_run(replace(run, status="GREEN", data={**run.data, "status": "GREEN"}))
+    updated = store.get_run("run-a")
+    assert updated is not None and updated.status == "GREEN" and updated.data["status"] == "GREEN"
+    store.update_request(replace(request("run-a", 1), status="GREEN"))
+    saved = store.get_request("run-a-1")
+    assert saved is not None and saved.status == "GREEN"
+    assert store.get_run("missing") is None and store.get_request("missing") is None
+
+    stored = raw(tmp_path / "state" / "state.sqlite", "SELECT data FROM runs")
+    assert stored == [('{"createdAt":"' + at(1) + '","title":"Übersicht ✓","status":"GREEN"}',)]
+
+
+def test_run_writes_are_checked(open_store: OpenStore) -> None:
+    store = open_store()
+    run = RunRecord("run-a", "/repo", "RUNNING", {"createdAt": at(1)})
+    with pytest.raises(ValueError, match="run-b-1 belongs to Run run-b, not run-a"):
+        store.create_run(run, [request("run-b", 1)])
+    with pytest.raises(StateError, match="UNIQUE"):
+        store.create_run(run, [request("run-a", 1), replace(request("run-a", 1), id="other")])
+    assert store.get_run("run-a") is None  # one transaction: nothing half-written
+    with pytest.raises(StateError, match="Run not found: run-a"):
+        store.update_run(run)
+    store.create_run(run, [request("run-a", 1)])
+    with pytest.raises(StateError, match="Request not found: run-a-9"):
+        store.update_request(request("run-a", 9))
+    with pytest.raises(StateError, match="FOREIGN KEY"):
+        store.update_request(request("run-a", 1, execution_id="execution-nowhere"))
+
+
+def test_list_runs_newest_first_by_created_at_then_insertion(open_store: OpenStore) -> None:
+    store = open_store()
+    for run_id, repo, created in [
+        ("run-1", "/a", at(2)),
+        ("run-2", "/b", at(1)),
+        ("run-3", "/a", at(2)),
+        ("run-4", "/a", at(3)),
+    ]:
+        store.create_run(RunRecord(run_id, repo, "GREEN", {"createdAt": created}), [])
+    assert [r.id for r in store.list_runs(None, 10, 0)] == ["run-4", "run-3", "run-1", "run-2"]
+    assert [r.id for r in store.list_runs("/a", 2, 1)] == ["run-3", "run-1"]
+    assert store.list_runs("/c", 10, 0) == []
+    with pytest.raises(ValueError, match="must not be negative"):
+        store.list_runs(None, -1, 0)
+
+
+# --- claims ----------------------------------------------------------------------------
+
+
+def test_claim_owns_then_busy_then_reuses_the_newest_record(open_store: OpenStore) -> None:
+    store = open_store()
+    first = execution("execution-1")
+    assert store.claim(first, alive) == Claim(ClaimOutcome.OWNED)
+    stored = store.get_execution("execution-1")
+    assert stored is not None and stored.status == "RUNNING" and stored.key == "k"
+
+    busy = store.claim(execution("execution-2"), alive)
+    assert busy.outcome is ClaimOutcome.BUSY
+    assert busy.record is not None and busy.record.id == "execution-1"
+
+    assert store.complete_execution(settled(first, completed_at=at(5)), record=True) is True
+    reused = store.claim(execution("execution-2"), alive)
+    assert reused.outcome is ClaimOutcome.REUSED
+    assert reused.record is not None and reused.record.id == "execution-1"
+    assert reused.record.data == RECORD_DATA and reused.record.completed_at == at(5)
+    assert store.get_execution("execution-2") is None  # a reuse starts nothing
+
+
+def test_latest_record_is_newest_completed_then_latest_stored(open_store: OpenStore) -> None:
+    store = open_store()
+    held = execution("execution-held")
+    record(store, "k", "execution-a", completed_at=at(10))
+
+    def forced(execution_id: str, completed: str, status: str = "GREEN") -> None:
+        # a forced run never holds the key, and appends itself when it settles
+        running = execution(execution_id)
+        store.insert_execution(running)
+        done = settled(running, status, completed_at=completed)
+        assert store.complete_execution(done, record=True) is True
+
+    forced("execution-b", at(20), "RED")
+    forced("execution-c", at(5))  # stored later, completed earlier
+    forced("execution-d", at(20))  # ties with b, stored later: wins
+    assert [r.id for r in store.history("k")] == [
+        "execution-d",
+        "execution-b",
+        "execution-a",
+        "execution-c",
+    ]
+    latest = store.latest_record("k", touch=False)
+    assert latest is not None and latest.id == "execution-d"
+    assert store.latest_record("other", touch=True) is None
+    claim = store.claim(held, alive)
+    assert claim.record is not None and claim.record.id == "execution-d"
+
+
+def test_latest_records_lists_each_key_once_with_its_count(open_store: OpenStore) -> None:
+    store = open_store()
+    record(store, "k1", "execution-1", completed_at=at(1))
+    record(store, "k2", "execution-2", completed_at=at(3))
+    running = execution("execution-3", "k1")
+    store.insert_execution(running)
+    store.complete_execution(settled(running, completed_at=at(2)), record=True)
+    pairs = [(r.id, count) for r, count in store.latest_records()]
+    assert pairs == [("execution-2", 1), ("execution-3", 2)]
+
+
+def test_unkeyed_and_unrecorded_executions_stay_out_of_history(open_store: OpenStore) -> None:
+    store = open_store()
+    unkeyed = execution("execution-unkeyed", key=None)
+    store.insert_execution(unkeyed)
+    assert store.complete_execution(settled(unkeyed), record=True) is False
+
+    assert store.claim(execution("execution-owner"), alive).outcome is ClaimOutcome.OWNED
+    forced = execution("execution-forced")  # same key: stored without it, no conflict
+    store.insert_execution(forced)
+    stored = store.get_execution("execution-forced")
+    assert stored is not None and stored.key is None and stored.status == "RUNNING"
+    assert store.complete_execution(settled(forced), record=False) is False
+    errored = execution("execution-error", key="e")
+    assert store.claim(errored, alive).outcome is ClaimOutcome.OWNED
+    assert store.complete_execution(settled(errored, "ERROR"), record=True) is False
+
+    assert store.history("k") == [] and store.history("e") == [] and store.latest_records() == []
+    settled_forced = store.get_execution("execution-forced")
+    assert settled_forced is not None and settled_forced.status == "GREEN"
+    # the errored execution released its key
+    assert store.claim(execution("execution-retry", key="e"), alive).outcome is ClaimOutcome.OWNED
+
+
+def test_complete_needs_the_active_row_of_that_owner(open_store: OpenStore) -> None:
+    store = open_store()
+    running = execution("execution-1")
+    store.claim(running, alive)
+    for wrong in (replace(running, owner_pid=1), replace(running, owner_start_time=100.25)):
+        with pytest.raises(StateError, match=r"^Active execution not found\.$"):
+            store.complete_execution(settled(wrong), record=True)
+    store.complete_execution(settled(running), record=True)
+    with pytest.raises(StateError, match=r"^Active execution not found\.$"):
+        store.complete_execution(settled(running), record=True)
+
+
+def test_claim_refuses_unkeyed_or_non_running_executions(open_store: OpenStore) -> None:
+    store = open_store()
+    with pytest.raises(ValueError, match="execution-1 has no key"):
+        store.claim(execution("execution-1", key=None), alive)
+    with pytest.raises(ValueError, match="execution-1 is GREEN"):
+        store.claim(settled(execution("execution-1")), alive)
+
+
+def test_dead_running_owner_is_settled_and_the_key_taken_over(open_store: OpenStore) -> None:
+    store = open_store()
+    store.claim(execution("execution-old", pid=111, start=11.5), alive)
+    asked: list[tuple[int, float]] = []
+
+    def owner_alive(pid: int, start: float) -> bool:
+        asked.append((pid, start))
+        return False
+
+    assert store.claim(execution("execution-new"), owner_alive) == Claim(ClaimOutcome.OWNED)
+    assert asked == [(111, 11.5)]
+    old = store.get_execution("execution-old")
+    assert old is not None and old.status == "ERROR" and old.completed_at is not None
+    assert old.data["errorCode"] == OWNER_DIED_CODE == "OWNER_DIED"
+    assert old.data["error"] == OWNER_DIED_ERROR == "Execution owner died."
+    assert old.data["status"] == "ERROR" and old.data["completedAt"] == old.completed_at
+    assert store.history("k") == []
+    new = store.get_execution("execution-new")
+    assert new is not None and new.status == "RUNNING"
+
+
+def test_waiting_human_holder_is_never_considered_dead(open_store: OpenStore) -> None:
+    store = open_store()
+    human = execution("execution-human")
+    store.claim(human, alive)
+    waiting = replace(human, status="WAITING_HUMAN", data={"status": "WAITING_HUMAN"})
+    assert store.complete_execution(waiting, record=True) is False  # stays active
+    stored = store.get_execution("execution-human")
+    assert stored is not None and stored.status == "WAITING_HUMAN" and stored.completed_at is None
+
+    asked: list[int] = []
+
+    def owner_alive(pid: int, _start: float) -> bool:
+        asked.append(pid)
+        return False
+
+    claim = store.claim(execution("execution-2"), owner_alive)
+    assert claim.outcome is ClaimOutcome.BUSY and asked == []
+    assert claim.record is not None and claim.record.status == "WAITING_HUMAN"
+
+    assert store.complete_execution(settled(waiting), record=True) is True
+    assert store.claim(execution("execution-2"), dead).outcome is ClaimOutcome.REUSED
+
+
+# --- record size, GC and removal -------------------------------------------------------
+
+
+def test_record_at_size_cap_is_kept_one_byte_past_is_not(open_store: OpenStore) -> None:
+    store = open_store(record_max_bytes=RECORD_SIZE)
+    at_cap = execution("execution-1", "k1")
+    store.claim(at_cap, alive)
+    assert store.complete_execution(settled(at_cap), record=True) is True
+
+    past = execution("execution-2", "k2")
+    store.claim(past, alive)
+    bigger = {**RECORD_DATA, "note": RECORD_DATA["note"] + "x"}
+    assert serialized_size(bigger) == RECORD_SIZE + 1
+    assert store.complete_execution(settled(past, data=bigger), record=True) is False
+    too_big = store.get_execution("execution-2")
+    assert too_big is not None and too_big.status == "GREEN" and too_big.data == bigger
+    assert store.history("k2") == [] and [r.id for r in store.history("k1")] == ["execution-1"]
+    assert store.claim(execution("execution-3", "k2"), alive).outcome is ClaimOutcome.OWNED
+
+
+def test_history_bytes_are_utf8_bytes_of_the_compact_document(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    store = open_store()
+    record(store, "k", "execution-1")
+    database = tmp_path / "state" / "state.sqlite"
+    assert raw(database, "SELECT bytes, data FROM executions") == [
+        (RECORD_SIZE, '{"verdict":"GREEN","note":"' + "é" * 10 + '"}')
+    ]
+    characters = len(json.dumps(RECORD_DATA, ensure_ascii=False, separators=(",", ":")))
+    assert characters + 10 == RECORD_SIZE  # each "é" is two bytes
+
+
+@pytest.mark.parametrize(
+    ("limits", "evicted"),
+    [
+        ({"history_records_max": 3}, set()),
+        ({"history_records_max": 2}, {"k1"}),
+        ({"history_bytes_max": 3 * RECORD_SIZE}, set()),
+        ({"history_bytes_max": 3 * RECORD_SIZE - 1}, {"k1"}),
+    ],
+    ids=["records-at-cap", "records-one-past", "bytes-at-cap", "bytes-one-past"],
+)
+def test_gc_at_and_one_past_each_cap(
+    open_store: OpenStore, limits: dict[str, int], evicted: set[str]
+) -> None:
+    store = open_store(**limits)
+    for n in (1, 2, 3):
+        record(store, f"k{n}", f"execution-{n}")
+    assert keys_in_history(store) == {"k1", "k2", "k3"} - evicted
+    for key in evicted:  # GC clears the history columns; the row stays
+        dropped = store.get_execution(f"execution-{key[1:]}")
+        assert dropped is not None and dropped.status == "GREEN" and dropped.key == key
+
+
+def test_gc_evicts_the_least_recently_used(open_store: OpenStore) -> None:
+    store = open_store(history_records_max=3)
+    for n in (1, 2, 3):
+        record(store, f"k{n}", f"execution-{n}")
+    assert store.latest_record("k1", touch=True) is not None  # k2 is now least recent
+    assert store.latest_record("k2", touch=False) is not None  # inspection does not count
+    record(store, "k4", "execution-4")
+    assert keys_in_history(store) == {"k1", "k3", "k4"}
+    assert store.claim(execution("execution-5", "k3"), alive).outcome is ClaimOutcome.REUSED
+    record(store, "k5", "execution-6")  # k1 is least recent now, k3 was just reused
+    assert keys_in_history(store) == {"k3", "k4", "k5"}
+
+
+def test_gc_skips_keys_with_an_active_execution(open_store: OpenStore) -> None:
+    store = open_store(history_records_max=1)
+    holder = execution("execution-holder", "busy")
+    store.claim(holder, alive)
+    forced = execution("execution-forced", "busy")
+    store.insert_execution(forced)
+    store.complete_execution(settled(forced), record=True)  # oldest, but its key is held
+    record(store, "free", "execution-free")  # over the cap: the only eligible one goes
+    assert keys_in_history(store) == {"busy"}
+    store.complete_execution(settled(holder, "ERROR"), record=False)
+    record(store, "later", "execution-later")  # "busy" is free now and least recent
+    assert keys_in_history(store) == {"later"}
+
+
+def test_gc_skips_records_an_active_request_points_at(open_store: OpenStore) -> None:
+    store = open_store(history_records_max=1)
+    record(store, "k1", "execution-1")
+    run = RunRecord("run-a", "/repo", "RUNNING", {"createdAt": at(1)})
+    follower = request("run-a", 1, "WAITING_HUMAN", execution_id="execution-1")
+    store.create_run(run, [follower])
+    record(store, "k2", "execution-2")
+    assert keys_in_history(store) == {"k1"}
+    store.update_request(replace(follower, status="GREEN"))
+    record(store, "k3", "execution-3")
+    assert keys_in_history(store) == {"k3"}
+
+
+def test_gc_failure_is_logged_and_keeps_the_settlement(
+    open_store: OpenStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = open_store()
+
+    def failing_gc() -> int:
+        raise StateError("database is locked")
+
+    monkeypatch.setattr(store, "collect_garbage", failing_gc)
+    with caplog.at_level(logging.WARNING, logger="adapters.sqlite_state"):
+        record(store, "k", "execution-1")
+    assert "Cache GC failed: database is locked" in caplog.text
+    assert [r.id for r in store.history("k")] == ["execution-1"]
+
+
+def test_remove_key_refuses_a_key_in_use(open_store: OpenStore) -> None:
+    store = open_store()
+    running = execution("execution-1")
+    store.claim(running, alive)
+    with pytest.raises(KeyInUse, match=r"^Key k is in use by an active execution or waiter\.$"):
+        store.remove_key("k")
+    store.complete_execution(settled(running), record=True)
+    assert store.remove_key("k") is True
+    assert store.history("k") == [] and store.latest_record("k", touch=False) is None
+    kept = store.get_execution("execution-1")
+    assert kept is not None and kept.status == "GREEN"
+    assert store.remove_key("k") is False
+    assert store.claim(execution("execution-2"), alive).outcome is ClaimOutcome.OWNED
+
+
+# --- processes -------------------------------------------------------------------------
+
+RACERS = 4
+RACE_KEYS = 50
+
+
+def test_racing_processes_own_each_key_exactly_once(tmp_path: Path) -> None:
+    """Fresh state, four processes: all first opens succeed and every key has one owner."""
+    state_dir = tmp_path / "state"
+    go = tmp_path / "go"
+    with no_process_left_behind():
+        racers = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "tests.support.sqlite_claim_race",
+                    str(state_dir),
+                    str(worker),
+                    str(RACE_KEYS),
+                    str(go),
+                ],
+                cwd=REPO_ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for worker in range(RACERS)
+        ]
+        try:
+            deadline = time.monotonic() + 20
+            while not all(Path(f"{go}.ready-{n}").exists() for n in range(RACERS)):
+                assert time.monotonic() < deadline, "racers did not start"
+                assert all(racer.poll() is None for racer in racers), "a racer exited early"
+                time.sleep(0.01)
+            go.touch()
+            results = [racer.communicate(timeout=30) for racer in racers]
+        finally:
+            for racer in racers:
+                if racer.poll() is None:
+                    racer.kill()
+                    racer.wait()
+    for racer, (_out, err) in zip(racers, results, strict=True):
+        assert racer.returncode == 0, err
+    outcomes = [json.loads(out) for out, _err in results]
+    for n in range(RACE_KEYS):
+        key = f"key-{n:03d}"
+        seen = sorted(outcome[key] for outcome in outcomes)
+        assert seen.count("owned") == 1, (key, seen)
+        # even keys were settled by their owner, odd ones are still held
+        assert set(seen) <= ({"owned", "busy", "reused"} if n % 2 == 0 else {"owned", "busy"})
+
+    store = SqliteStateStores().open(str(state_dir), create=False)
+    assert store is not None
+    try:
+        latest = store.latest_records()
+        assert sorted(str(record.key) for record, _count in latest) == [
+            f"key-{n:03d}" for n in range(0, RACE_KEYS, 2)
+        ]
+        assert all(count == 1 for _record, count in latest)
+    finally:
+        store.close()
+
+
+# --- start-up retry ----------------------------------------------------------------------
+
+
+def busy_error(code: int = 5) -> sqlite3.OperationalError:
+    error = sqlite3.OperationalError("database is locked")
+    error.sqlite_errorcode = code
+    return error
+
+
+def test_open_retries_busy_until_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite_open, "OPEN_RETRY_SECONDS", 0.1)
+    attempts: list[float] = []
+
+    def busy_twice() -> str:
+        attempts.append(time.monotonic())
+        if len(attempts) <= 2:
+            raise busy_error(517)  # SQLITE_BUSY_SNAPSHOT: an extended busy code
+        return "opened"
+
+    assert sqlite_open.retry_busy(busy_twice) == "opened"
+    assert len(attempts) == 3
+    assert attempts[1] - attempts[0] >= sqlite_open.OPEN_RETRY_INTERVAL_SECONDS
+
+    def always_busy() -> str:
+        raise busy_error()
+
+    started = time.monotonic()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        sqlite_open.retry_busy(always_busy)
+    assert 0.1 <= time.monotonic() - started < 1.0
+
+    def broken() -> str:
+        attempts.append(0.0)
+        raise busy_error(code=11)  # SQLITE_CORRUPT: not retried
+
+    attempts.clear()
+    with pytest.raises(sqlite3.OperationalError):
+        sqlite_open.retry_busy(broken)
+    assert len(attempts) == 1
