@@ -70,7 +70,7 @@ def _emit_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-def _open_state(*, create: bool) -> StateStore | None:
+def open_state(*, create: bool) -> StateStore | None:
     try:
         return CliContext.container.state_stores().open(state_dir(), create=create)
     except StateError as exc:
@@ -85,7 +85,7 @@ def _producer() -> dict[str, Any]:
     return {"name": f"{user}@{socket.gethostname()}", "version": version("artifactize")}
 
 
-def _private_runs_dir(state: str) -> Callable[[str], str]:
+def private_runs_dir(state: str) -> Callable[[str], str]:
     def make(run_id: str) -> str:
         path = Path(state) / RUNS_FOLDER / run_id
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -143,7 +143,7 @@ def verify(
         check_outside_repo(os.path.realpath(state), repo)
     except StateLocationError as exc:
         raise ReviewCommandError(str(exc)) from None
-    store = _open_state(create=True)
+    store = open_state(create=True)
     assert store is not None
     review = ReviewPorts(
         clock=container.clock(),
@@ -156,8 +156,9 @@ def verify(
         review=review,
         state=store,
         processes=container.process_table(),
-        make_output_root=_private_runs_dir(state),
+        make_output_root=private_runs_dir(state),
         producer=_producer(),
+        conversations=container.conversations(state_dir=state),
     )
     service = Verify(ports, workspace, VerifyOptions(repo=repo, state_dir=state, force=force))
     try:
@@ -208,7 +209,7 @@ def run_text(result: RunResult) -> str:
 @run_app.command("show")
 def run_show(run_id: Annotated[str, typer.Argument(help="A Run ID, e.g. run-Hq2b9X.")]) -> None:
     """Print a saved Run with its requests as JSON. Needs no repository; runs nothing."""
-    store = _open_state(create=False)
+    store = open_state(create=False)
     run = store.get_run(run_id) if store is not None else None
     if run is None or store is None:
         raise ReviewCommandError(f"Unknown Run: {run_id}")
@@ -223,7 +224,7 @@ def run_list(
     offset: Annotated[int, typer.Option("--offset", min=0)] = 0,
 ) -> None:
     """Runs newest first, for this repository (or --all)."""
-    store = _open_state(create=False)
+    store = open_state(create=False)
     repo = None if all_repos else os.path.realpath(CliContext.options.repo)
     runs = store.list_runs(repo, limit, offset) if store is not None else []
     rows = [
@@ -250,7 +251,7 @@ def run_list(
 @cache_app.command("list")
 def cache_list() -> None:
     """The latest reusable record of every key."""
-    store = _open_state(create=False)
+    store = open_state(create=False)
     latest = store.latest_records() if store is not None else []
     rows = [
         {
@@ -283,7 +284,7 @@ def cache_show(
     history: Annotated[bool, typer.Option("--history", help="Every record, newest first.")] = False,
 ) -> None:
     """The latest saved execution of KEY as JSON; `null` and exit 4 when there is none."""
-    store = _open_state(create=False)
+    store = open_state(create=False)
     if history:
         records = store.history(key) if store is not None else []
         _emit_json([dict(r.data) for r in records])
@@ -296,7 +297,7 @@ def cache_show(
 @cache_app.command("rm")
 def cache_rm(key: Annotated[str, typer.Argument(help="A reuse key (64 hex).")]) -> None:
     """Forget KEY's reusable records; the Runs and executions stay."""
-    store = _open_state(create=False)
+    store = open_state(create=False)
     try:
         removed = store.remove_key(key) if store is not None else False
     except KeyInUse:

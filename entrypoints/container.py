@@ -6,6 +6,7 @@ import os
 
 from dependency_injector import containers, providers
 
+from adapters.jsonl_conversations import JsonlConversationStore
 from adapters.model_backends import EnvModelBackends
 from adapters.posix_filesystem import PosixFilesystem
 from adapters.posix_process import PosixProcessRunner
@@ -39,6 +40,7 @@ class Container(containers.DeclarativeContainer):
     process_table = providers.Singleton(PsutilProcessTable)
     session_store = providers.Singleton(PosixSessionStore)
     state_stores = providers.Singleton(SqliteStateStores)
+    conversations = providers.Factory(JsonlConversationStore)  # call with state_dir=...
     model_backends = providers.Factory(EnvModelBackends, environment=environment)
     config_service = providers.Factory(ConfigService, filesystem=filesystem)
     tool_ports = providers.Factory(

@@ -24,6 +24,7 @@ from domain.reviews.verdicts import (
 )
 from domain.tools.results import ToolResult
 from ports.model import (
+    AssistantTurn,
     ConversationItem,
     FailureKind,
     ModelBackend,
@@ -54,6 +55,7 @@ BUDGET_TOKENS = "PROVIDER_BUDGET_EXCEEDED: review exceeded its maxTokens budget.
 BUDGET_TOOL_CALLS = "PROVIDER_BUDGET_EXCEEDED: review exceeded its maxToolCalls budget."
 REPEATED_CALL_ID = "Provider repeated a tool-call ID; no further tools were executed."
 NO_CALLABLE_TOOL = "Provider ended with tool calls but supplied no callable tool."
+EMPTY_ANSWER = "The Agent gave an empty answer."
 TOOLS_WHILE_REPAIRING = "Invalid final Agent result after one format repair: tools are disabled."
 
 ToolCaller = Callable[[str, Any], Awaitable[ToolResult]]
@@ -172,6 +174,45 @@ class AgentLoop:
                     continue
             if repairing:
                 raise AgentFailure(FailureCode.INVALID_RESULT, TOOLS_WHILE_REPAIRING)
+            if response.finish not in ("tool_calls", "stop"):
+                self._incomplete(response)
+            self.trace.items.append(response.turn)
+            await self._run_calls(response)
+
+    async def answer(
+        self,
+        instructions: str,
+        history: tuple[ConversationItem, ...],
+        message: str,
+        tools: tuple[ToolSpec, ...],
+    ) -> str:
+        """A follow-up: ``message`` after a saved conversation, answered in free text.
+
+        Tools stay available; the answer is not a verdict and is not validated. Call IDs of
+        the earlier conversation still count as used."""
+        for item in history:
+            if isinstance(item, AssistantTurn):
+                self._call_ids.update(call.call_id for call in item.tool_calls)
+        self.trace.items.extend(history)
+        self.trace.items.append(UserText(message))
+        turn = 0
+        while True:
+            turn += 1
+            request = TurnRequest(
+                model=self.settings.model,
+                instructions=instructions,
+                items=tuple(self.trace.items),
+                tools=tools,
+                reasoning=self.settings.reasoning,
+            )
+            response = await self._turn(turn, request)
+            if not response.turn.tool_calls:
+                if response.finish != "stop":
+                    self._incomplete(response)
+                self.trace.items.append(response.turn)
+                if not response.turn.text.strip():
+                    raise AgentFailure(FailureCode.INVALID_RESULT, EMPTY_ANSWER)
+                return response.turn.text
             if response.finish not in ("tool_calls", "stop"):
                 self._incomplete(response)
             self.trace.items.append(response.turn)

@@ -31,7 +31,7 @@ from domain.reviews.failures import (
     FailureCode,
 )
 from domain.reviews.fingerprints import FingerprintError
-from domain.reviews.prompt import build_prompt
+from domain.reviews.prompt import AgentPrompt, build_prompt
 from domain.reviews.reuse_keys import KeyInputs, eval_def_hash, key_inputs
 from domain.reviews.verdicts import VerdictValidator
 from domain.scope import eval_scope, scope_entries
@@ -96,6 +96,8 @@ class AgentReview:
         self.scope = eval_scope(workspace, self.qualified_id)
         self.pins: Mapping[str, Mapping[str, str]] = {}
         self.loop: AgentLoop | None = None
+        self.prompt: AgentPrompt | None = None  # set once the conversation starts
+        self.tool_specs: tuple[ToolSpec, ...] = ()
 
     @property
     def trace(self) -> LoopTrace:
@@ -136,6 +138,7 @@ class AgentReview:
         definitions = registry.list()
         prompt = build_prompt(self.workspace, self.eval_ref, definitions, self.scope)
         tools = tuple(ToolSpec(d.name, d.description, d.input_schema) for d in definitions)
+        self.prompt, self.tool_specs = prompt, tools
         validator = VerdictValidator(self.eval_ref.eval.pass_schema, self.eval_ref.eval.fail_schema)
         settings = LoopSettings(
             self.profile.model,

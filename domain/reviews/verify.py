@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,13 +20,16 @@ import anyio
 
 from domain.declarations.model import AgentProfile, HumanProfile, Profile
 from domain.reviews.agent_review import AgentReview, ReviewOutcome, ReviewPorts
+from domain.reviews.conversations import review_event, trace_events
 from domain.reviews.reuse_keys import KeyInputs, key_inputs
 from domain.reviews.timestamps import elapsed_ms, new_run_id, timestamp
 from domain.workspace import EvalRef, UnknownName, Workspace
+from ports.conversations import ConversationStore
 from ports.sessions import ProcessIdentity, ProcessTable
 from ports.state import ClaimOutcome, ExecutionRecord, RequestRecord, RunRecord, StateStore
 
 JOIN_POLL_SECONDS = 0.2
+SESSION_ID_BYTES = 16
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
 NOT_RUN_REASON = "{kind} evals are not run by this version of artifactize."
 
@@ -41,6 +45,7 @@ class VerifyPorts:
     processes: ProcessTable
     make_output_root: Callable[[str], str]  # Run ID -> a private output root for its tools
     producer: Mapping[str, Any]  # {"name": "user@host", "version": "..."}
+    conversations: ConversationStore | None = None
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep
 
 
@@ -186,6 +191,7 @@ class Verify:
             "errorCode": None,
             "blockedReason": None,
             "producer": None,
+            "sessionId": None,
         }
 
     def _run_record(self, run: Mapping[str, Any]) -> RunRecord:
@@ -248,6 +254,7 @@ class Verify:
                 "reusedUsage": data.get("usage"),
                 "toolCalls": [],
                 "producer": data.get("producer"),
+                "sessionId": data.get("sessionId"),
                 "executionId": record.id,
                 "source": {
                     "runId": data["provenance"]["runId"],
@@ -283,7 +290,41 @@ class Verify:
             outcome = await review.run()
         finally:
             with anyio.CancelScope(shield=True):
-                self._commit(request, execution, outcome or review.cancelled_outcome())
+                settled = outcome or review.cancelled_outcome()
+                self._save_conversation(request, review, settled)
+                self._commit(request, execution, settled)
+
+    def _save_conversation(
+        self, request: dict[str, Any], review: AgentReview, outcome: ReviewOutcome
+    ) -> None:
+        """Keep the conversation for ``session show`` and ``session send``."""
+        store = self.ports.conversations
+        if store is None or review.prompt is None:
+            return
+        session_id = secrets.token_hex(SESSION_ID_BYTES)
+        at = self._now()
+        header = {
+            "sessionId": session_id,
+            "requestId": request["id"],
+            "runId": request["runId"],
+            "evalId": request["evalId"],
+            "repoPath": self.options.repo,
+            "backend": request["profile"].get("backend"),
+            "model": request["profile"].get("model"),
+        }
+        events = [review_event(header, review.prompt.instructions, review.tool_specs, at)]
+        events.extend(trace_events(outcome.trace, 0, at))
+        events.append(
+            {
+                "kind": "end",
+                "at": at,
+                "status": outcome.status,
+                "errorCode": outcome.error_code,
+                "error": outcome.error,
+            }
+        )
+        store.append(session_id, events)
+        request["sessionId"] = session_id
 
     def _commit(
         self, request: dict[str, Any], execution: ExecutionRecord, outcome: ReviewOutcome
@@ -331,6 +372,7 @@ class Verify:
             "usage": attempts,
             "toolCalls": tool_calls,
             "producer": dict(self.ports.producer),
+            "sessionId": request.get("sessionId"),
             "startedAt": request["startedAt"],
             "completedAt": completed,
         }

@@ -11,6 +11,7 @@ session directory.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import anyio
 import pytest
 
+from adapters.jsonl_conversations import JsonlConversationStore
 from adapters.posix_filesystem import PosixFilesystem
 from adapters.psutil_process_table import PsutilProcessTable
 from adapters.sqlite_state import SqliteStateStores
@@ -25,12 +27,20 @@ from adapters.system_clock import SystemClock
 from domain.config_service import ConfigService
 from domain.reviews.agent_review import AgentReview, ReviewPorts
 from domain.reviews.failures import TIMED_OUT, FailureCode
+from domain.reviews.followup import FollowUp
 from domain.reviews.reuse_keys import key_inputs
 from domain.reviews.verify import Verify, VerifyOptions, VerifyPorts
 from domain.workspace import Workspace
-from ports.model import FailureKind, ProviderFailure, TurnRequest, TurnResponse
+from ports.conversations import ConversationNotFound
+from ports.model import FailureKind, ProviderFailure, TurnRequest, TurnResponse, UserText
 from ports.state import ExecutionRecord, StateStore
-from tests.fakes.model import ScriptedBackend, ScriptedBackends, call_reply, verdict_reply
+from tests.fakes.model import (
+    ScriptedBackend,
+    ScriptedBackends,
+    call_reply,
+    text_reply,
+    verdict_reply,
+)
 from tests.integration.test_tool_sessions import (  # noqa: F401  (no_leftovers is a fixture)
     ACT,
     ENDED,
@@ -330,3 +340,66 @@ async def test_a_waited_on_result_starts_nothing(tmp_path: Path) -> None:
     assert (joined["status"], joined["source"]["kind"]) == ("GREEN", "joined")
     assert waiter.opened == 0
     assert len(setup.events("start")) == 1
+
+
+# --- follow-ups (`session send`): fresh lazy sessions --------------------------------------
+
+
+async def reviewed_session(setup: ReviewSetup, replies: list[Any]) -> tuple[str, Any]:
+    """Run one verify with a saved conversation; the session ID and the conversation store."""
+    conversations = JsonlConversationStore(str(setup.root / "state"))
+    state = SqliteStateStores().open(str(setup.root / "state"), create=True)
+    ports = dataclasses.replace(
+        verify_ports(setup, ScriptedBackends(ScriptedBackend(replies)), state),
+        conversations=conversations,
+    )
+    workspace = setup.workspace()
+    options = VerifyOptions(repo=str(setup.repo), state_dir=str(setup.root / "state"))
+    service = Verify(ports, workspace, options)
+    refs = [workspace.find_eval(EVAL)]
+    result = await service.run(refs, service.prepare(refs))
+    (request,) = result.requests
+    assert request["sessionId"], request
+    return request["sessionId"], conversations
+
+
+def follow_up(setup: ReviewSetup, backend: ScriptedBackend, conversations: Any) -> FollowUp:
+    ports = setup.review_ports(backend)
+    load = lambda repo: ConfigService(PosixFilesystem()).load(repo)  # noqa: E731
+    return FollowUp(ports, conversations, load, str(setup.root / "output"))
+
+
+async def test_a_follow_up_that_calls_no_bound_tool_starts_nothing(tmp_path: Path) -> None:
+    setup = ReviewSetup(tmp_path)
+    session_id, conversations = await reviewed_session(setup, [act("c1"), verdict_reply("GREEN")])
+    assert len(setup.events("start")) == 1
+    backend = ScriptedBackend([text_reply("Because act reported two calls.")])
+    result = await follow_up(setup, backend, conversations).send(session_id, "Why GREEN?")
+    assert result.answer == "Because act reported two calls."
+    assert len(setup.events("start")) == 1  # nothing new started
+    assert setup.session_directories() == []
+    (request,) = backend.requests
+    assert isinstance(request.items[0], UserText)  # the saved conversation is replayed
+    assert request.items[-1] == UserText("Why GREEN?")
+    kinds = [e["kind"] for e in conversations.read(session_id)]
+    assert kinds[-3:] == ["message", "attempt", "answer"] and "send" in kinds
+
+
+async def test_a_follow_up_gets_its_own_fresh_session(tmp_path: Path) -> None:
+    setup = ReviewSetup(tmp_path)
+    session_id, conversations = await reviewed_session(setup, [act("c1"), verdict_reply("GREEN")])
+    backend = ScriptedBackend([act("c9"), text_reply("Checked again.")])
+    result = await follow_up(setup, backend, conversations).send(session_id, "Check again?")
+    assert result.answer == "Checked again."
+    first, second = setup.events("start")
+    assert first["pid"] != second["pid"]  # a fresh harness, not the review's
+    assert len(setup.events("stop")) == 2  # and it was stopped when the follow-up ended
+    assert setup.session_directories() == []
+
+
+async def test_a_follow_up_of_an_unknown_session_is_refused(tmp_path: Path) -> None:
+    setup = ReviewSetup(tmp_path)
+    conversations = JsonlConversationStore(str(tmp_path / "state"))
+    with pytest.raises(ConversationNotFound):
+        await follow_up(setup, ScriptedBackend([]), conversations).send("abc123", "Hello?")
+    assert setup.events() == []

@@ -1,0 +1,78 @@
+"""Saved Agent conversations as ``<state>/agent-sessions/<sessionId>.jsonl`` (+ ``.lock``).
+
+Files are created 0600 in a 0700 folder and opened with ``O_NOFOLLOW``: a symlink planted
+in the folder is refused, never followed. Each append is one ``O_APPEND`` write plus fsync.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ports.conversations import CONVERSATIONS_FOLDER, ConversationNotFound
+
+SESSION_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,127}\Z")
+_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC
+_PRIVATE_FILE = 0o600
+_PRIVATE_DIRECTORY = 0o700
+
+
+class JsonlConversationStore:
+    def __init__(self, state_dir: str) -> None:
+        self.folder = os.path.join(state_dir, CONVERSATIONS_FOLDER)
+
+    def _path(self, session_id: str, suffix: str = ".jsonl") -> str:
+        if not SESSION_ID.match(session_id):
+            raise ConversationNotFound(f"Not a session ID: {session_id!r}")
+        return os.path.join(self.folder, session_id + suffix)
+
+    def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+        os.makedirs(self.folder, mode=_PRIVATE_DIRECTORY, exist_ok=True)
+        data = "".join(
+            json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events
+        ).encode("utf-8")
+        fd = os.open(
+            self._path(session_id), _FLAGS | os.O_WRONLY | os.O_APPEND | os.O_CREAT, _PRIVATE_FILE
+        )
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def read(self, session_id: str) -> list[dict[str, Any]]:
+        try:
+            fd = os.open(self._path(session_id), _FLAGS | os.O_RDONLY)
+        except FileNotFoundError:
+            raise ConversationNotFound(f"Unknown Agent session: {session_id}") from None
+        except OSError as exc:
+            raise ConversationNotFound(f"Cannot read Agent session {session_id}: {exc}") from None
+        with os.fdopen(fd, "rb") as handle:
+            lines = handle.read().decode("utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    @contextlib.contextmanager
+    def locked(self, session_id: str) -> Iterator[None]:
+        os.makedirs(self.folder, mode=_PRIVATE_DIRECTORY, exist_ok=True)
+        fd = os.open(self._path(session_id, ".lock"), _FLAGS | os.O_RDWR | os.O_CREAT, _PRIVATE_FILE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def session_ids(self) -> Iterator[str]:
+        try:
+            names = sorted(os.listdir(self.folder))
+        except FileNotFoundError:
+            return
+        for name in names:
+            if name.endswith(".jsonl"):
+                yield name[: -len(".jsonl")]

@@ -1,0 +1,86 @@
+"""Remote review store port: a team's shared reuse history, reached over HTTP.
+
+A client looks up the latest record of reuse keys and publishes its own GREEN/RED records.
+The domain validates every record it receives (``domain/reviews/remote_records.py``); the
+adapter only moves JSON and classifies failures as fail-open (the store is unreachable:
+continue without it) or fail-closed (the store refused us: stop with an error).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+LOOKUP_KEYS_MAX = 1000  # per request; larger lookups are chunked by the client
+SHARE_MODES = ("summary", "full")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a token belongs to, and what it may do (``read``, ``publish``, ``human``)."""
+
+    name: str
+    scopes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RemoteSettings:
+    """The effective client configuration: from ``<state>/remote.json`` and environment."""
+
+    url: str  # normalized, ends with "/"
+    share: str  # summary | full
+    token: str | None
+    token_source: str  # env | file | none
+
+
+class FailureMode(enum.Enum):
+    OPEN = "open"  # connection errors, timeouts, HTTP 5xx: warn once, continue locally
+    CLOSED = "closed"  # 401/403, TLS failures, other 4xx, invalid answers: exit 2
+
+
+class RemoteFailure(Exception):
+    def __init__(self, mode: FailureMode, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.mode = mode
+        self.message = message
+        self.status = status
+
+
+class RemoteConfigError(Exception):
+    """Invalid remote configuration (URL, share mode, token, file); names the source."""
+
+
+class RemoteStore(Protocol):
+    settings: RemoteSettings
+
+    async def whoami(self) -> Principal: ...
+
+    async def lookup(self, keys: Sequence[str]) -> list[Mapping[str, Any]]:
+        """The store's latest record per found key (raw JSON objects, not yet validated)."""
+        ...
+
+    async def publish(self, key: str, record: Mapping[str, Any]) -> bool:
+        """PUT the record; True when created, False when (key, executionId) existed."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class RemoteStores(Protocol):
+    def settings(self, state_dir: str) -> RemoteSettings | None:
+        """The configured store, or None when none is configured or ARTIFACTIZE_REMOTE=off.
+        Raises RemoteConfigError for an invalid configuration."""
+        ...
+
+    def open(self, settings: RemoteSettings) -> RemoteStore: ...
+
+    def login(self, state_dir: str, url: str, token: str, share: str) -> RemoteSettings:
+        """Store ``token`` (0600, bound to the URL's origin) and write ``remote.json``
+        atomically. The caller verifies the token with ``whoami`` first."""
+        ...
+
+    def logout(self, state_dir: str) -> bool:
+        """Delete the stored token and ``remote.json``; True when anything was removed."""
+        ...
