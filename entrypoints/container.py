@@ -15,6 +15,7 @@ from adapters.posix_scratch import PosixScratchSpace
 from adapters.posix_session_process import PosixProcessLauncher
 from adapters.posix_session_store import PosixSessionStore
 from adapters.psutil_process_table import PsutilProcessTable
+from adapters.remote_config import RemoteConfigStores
 from adapters.ry_regex import RyRegexEngine
 from adapters.sqlite_state import SqliteStateStores
 from adapters.system_clock import SystemClock
@@ -42,6 +43,7 @@ class Container(containers.DeclarativeContainer):
     state_stores = providers.Singleton(SqliteStateStores)
     conversations = providers.Factory(JsonlConversationStore)  # call with state_dir=...
     model_backends = providers.Factory(EnvModelBackends, environment=environment)
+    remote_stores = providers.Factory(RemoteConfigStores, environment=environment)
     config_service = providers.Factory(ConfigService, filesystem=filesystem)
     tool_ports = providers.Factory(
         ToolPorts,

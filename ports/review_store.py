@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 LOOKUP_KEYS_MAX = 1000  # per request; larger lookups are chunked by the client
@@ -31,7 +31,7 @@ class RemoteSettings:
 
     url: str  # normalized, ends with "/"
     share: str  # summary | full
-    token: str | None
+    token: str | None = field(repr=False)  # a secret: never in a repr, a log or a message
     token_source: str  # env | file | none
 
 

@@ -151,7 +151,9 @@ class AgentLoop:
                 model=self.settings.model,
                 instructions=instructions,
                 items=tuple(self.trace.items),
-                tools=() if repairing else tools,
+                # The repair turn keeps the tool list (a provider may refuse a conversation
+                # with tool calls but no tools) and forbids calling them.
+                tools=tools,
                 tool_choice="none" if repairing else "auto",
                 reasoning=self.settings.reasoning,
             )

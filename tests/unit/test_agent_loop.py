@@ -119,7 +119,7 @@ async def test_one_repair_turn_without_tools() -> None:
     )
     assert await run(loop) == {"verdict": "GREEN", "summary": "ok"}
     repair = backend.requests[1]
-    assert repair.tools == () and repair.tool_choice == "none"
+    assert repair.tools == TOOLS and repair.tool_choice == "none"
     last = repair.items[-1]
     assert isinstance(last, UserText)
     assert last.text.startswith("Your final response did not match the required schema:")

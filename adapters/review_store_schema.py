@@ -1,0 +1,48 @@
+"""The review store schema (``PRAGMA user_version`` = STORE_SCHEMA_VERSION), SQLAlchemy Core.
+
+``tokens``
+    One row per token ever issued; ``hash`` is the SHA-256 of the token (never the token),
+    ``scopes`` a JSON array, ``revoked_at`` set once revoked. Rows are never deleted, so a
+    name is never reused.
+``entries``
+    Published records: the record's JSON text in ``data`` plus the columns lookups, LRU
+    eviction and purges need. ``bytes`` is the UTF-8 size of ``data``; ``completed_at`` and
+    ``last_used`` are fixed-width UTC text, so text order is time order.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+STORE_SCHEMA_VERSION = 1
+
+metadata = sa.MetaData()
+
+tokens = sa.Table(
+    "tokens",
+    metadata,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("hash", sa.Text, nullable=False, unique=True),
+    sa.Column("scopes", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("revoked_at", sa.Text, nullable=True),
+)
+
+entries = sa.Table(
+    "entries",
+    metadata,
+    sa.Column("key", sa.Text, nullable=False),
+    sa.Column("execution_id", sa.Text, nullable=False),
+    sa.Column("publisher", sa.Text, nullable=False),
+    sa.Column("completed_at", sa.Text, nullable=False),
+    sa.Column("bytes", sa.Integer, nullable=False),
+    sa.Column("last_used", sa.Text, nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.UniqueConstraint("key", "execution_id", name="entries_key_execution"),
+    sa.Index("entries_by_key", "key", "completed_at"),
+    sa.Index("entries_by_last_use", "last_used", "key"),
+    sa.Index("entries_by_publisher", "publisher"),
+)
+
+# SQLite's implicit row id: storage order, the tie-breaker after ``completed_at``.
+entry_rowid: sa.ColumnClause[int] = sa.literal_column("entries.rowid", sa.Integer)

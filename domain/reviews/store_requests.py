@@ -1,0 +1,177 @@
+"""What the team review store server accepts: lookup bodies and published records.
+
+The server checks only the *envelope* of a record (the fields it indexes and the ones a
+reader relies on to pick the latest verdict); every client validates a record fully before
+reusing it. Checks here are pure, so the HTTP layer only maps a refusal's ``kind`` to a
+status code (400, 410, 413).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+from ports.review_store import LOOKUP_KEYS_MAX
+
+KIB = 1024
+MIB = 1024 * KIB
+RECORD_SCHEMA = 2
+SUMMARY_RECORD_MAX_BYTES = 256 * KIB
+FULL_RECORD_MAX_BYTES = 16 * MIB  # a record that carries its full ``execution``
+# Room for the envelope around the largest record; a bigger body is refused unread.
+REQUEST_BODY_SLACK_BYTES = 64 * KIB
+REQUEST_BODY_MAX_BYTES = FULL_RECORD_MAX_BYTES + REQUEST_BODY_SLACK_BYTES
+EXECUTION_ID_MAX_CHARS = 200
+VERDICTS = ("GREEN", "RED")
+PROFILE_KINDS = ("runtime", "agent", "human")
+HUMAN_KIND = "human"
+LOOKUP_FIELDS = frozenset({"keys"})
+STORED_FRACTION_DIGITS = 9
+
+_REUSE_KEY = re.compile(r"[0-9a-f]{64}")
+_RFC3339 = re.compile(
+    r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})[Tt]"
+    r"(?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})(?:\.(?P<fraction>\d+))?"
+    r"(?:(?P<utc>[Zz])|(?P<sign>[+-])(?P<offset_hour>\d{2}):(?P<offset_minute>\d{2}))",
+    re.ASCII,  # \d is 0-9 only
+)
+
+OBJECT_KEYS_GONE = (
+    "Lookup keys must be reuse keys; object keys come from artifactize 0.4, "
+    "which this store no longer serves. Upgrade artifactize."
+)
+
+
+class Refusal(enum.Enum):
+    INVALID = "invalid"  # 400
+    GONE = "gone"  # 410: an old client's request shape
+    TOO_LARGE = "too_large"  # 413
+
+
+class StoreRequestError(Exception):
+    def __init__(self, kind: Refusal, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@dataclass(frozen=True)
+class CheckedRecord:
+    """The envelope fields of an accepted record; ``completed_at`` in the stored form."""
+
+    key: str
+    execution_id: str
+    completed_at: str
+    profile_kind: str
+
+
+def is_reuse_key(value: object) -> bool:
+    return isinstance(value, str) and _REUSE_KEY.fullmatch(value) is not None
+
+
+def _invalid(message: str) -> StoreRequestError:
+    return StoreRequestError(Refusal.INVALID, message)
+
+
+def parse_lookup_keys(body: object) -> list[str]:
+    """The keys of a lookup body ``{"keys": [...]}``, each once, in request order."""
+    if not isinstance(body, Mapping):
+        raise _invalid("The lookup body must be a JSON object.")
+    unknown = sorted(set(body) - LOOKUP_FIELDS)
+    if unknown:
+        raise _invalid(f"Unknown field in the lookup body: {unknown[0]}.")
+    keys = body.get("keys")
+    if not isinstance(keys, list):
+        raise _invalid("keys must be an array of reuse keys.")
+    if any(isinstance(key, Mapping) for key in keys):
+        raise StoreRequestError(Refusal.GONE, OBJECT_KEYS_GONE)
+    if len(keys) > LOOKUP_KEYS_MAX:
+        raise _invalid(f"keys has {len(keys)} entries; a lookup takes at most {LOOKUP_KEYS_MAX}.")
+    for index, key in enumerate(keys):
+        if not is_reuse_key(key):
+            raise _invalid(f"keys[{index}] is not a reuse key (64 lowercase hex characters).")
+    return list(dict.fromkeys(keys))
+
+
+def record_size_limit(record: Mapping[str, Any]) -> int:
+    """A summary record is small; one that carries its full ``execution`` may be large."""
+    full = record.get("execution") is not None
+    return FULL_RECORD_MAX_BYTES if full else SUMMARY_RECORD_MAX_BYTES
+
+
+def check_record(path_key: str, record: object, size_bytes: int) -> CheckedRecord:
+    """Check a published record against its path key and the size it arrived in."""
+    if not is_reuse_key(path_key):
+        raise _invalid("The key in the path is not a reuse key (64 lowercase hex characters).")
+    if not isinstance(record, Mapping):
+        raise _invalid("The record must be a JSON object.")
+    limit = record_size_limit(record)
+    if size_bytes > limit:
+        what = "with its execution" if limit == FULL_RECORD_MAX_BYTES else "summary"
+        raise StoreRequestError(
+            Refusal.TOO_LARGE,
+            f"The record is {size_bytes} bytes; a {what} record may have at most {limit}.",
+        )
+    schema = record.get("schema")
+    if type(schema) is not int or schema != RECORD_SCHEMA:
+        raise _invalid(f"schema must be {RECORD_SCHEMA}.")
+    if record.get("key") != path_key:
+        raise _invalid("key must equal the key in the path.")
+    verdict = record.get("verdict")
+    if verdict not in VERDICTS:
+        raise _invalid("verdict must be GREEN or RED.")
+    result = record.get("result")
+    if not isinstance(result, Mapping) or result.get("verdict") != verdict:
+        raise _invalid("result.verdict must equal verdict.")
+    profile = record.get("profile")
+    kind = profile.get("kind") if isinstance(profile, Mapping) else None
+    if kind not in PROFILE_KINDS:
+        raise _invalid("profile.kind must be runtime, agent or human.")
+    execution_id = record.get("executionId")
+    if not isinstance(execution_id, str) or not 1 <= len(execution_id) <= EXECUTION_ID_MAX_CHARS:
+        raise _invalid(f"executionId must be a string of 1 to {EXECUTION_ID_MAX_CHARS} characters.")
+    completed_at = stored_timestamp(record.get("completedAt"))
+    if completed_at is None:
+        raise _invalid("completedAt must be an RFC 3339 timestamp.")
+    return CheckedRecord(path_key, execution_id, completed_at, str(kind))
+
+
+def stored_timestamp(value: object) -> str | None:
+    """An RFC 3339 timestamp in the stored form (UTC, nine fractional digits), or None.
+
+    Digits past the ninth are dropped; a leap second (``:60``) is refused, as Python
+    cannot represent it."""
+    if not isinstance(value, str):
+        return None
+    match = _RFC3339.fullmatch(value)
+    if match is None:
+        return None
+    parts = {name: int(text) for name, text in match.groupdict().items() if text and text.isdigit()}
+    fraction = (match["fraction"] or "")[:STORED_FRACTION_DIGITS]
+    nanos = fraction.ljust(STORED_FRACTION_DIGITS, "0")
+    try:
+        offset = timedelta(0)
+        if match["sign"] is not None:
+            if parts["offset_hour"] > 23 or parts["offset_minute"] > 59:
+                return None
+            offset = timedelta(hours=parts["offset_hour"], minutes=parts["offset_minute"])
+            offset = -offset if match["sign"] == "-" else offset
+        moment = datetime(
+            parts["year"],
+            parts["month"],
+            parts["day"],
+            parts["hour"],
+            parts["minute"],
+            parts["second"],
+            tzinfo=timezone(offset),
+        ).astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
+        f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}.{nanos}Z"
+    )

@@ -1,0 +1,665 @@
+"""The team review store server on 127.0.0.1: every route and status, tokens through the
+CLI, LRU caps over HTTP, ``server run`` as a real process (ready line, SIGTERM/SIGINT), and
+token commands racing on the same file while the server runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import re
+import signal
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from adapters.review_store_db import SqliteReviewStoreDb, open_review_store_db
+from domain.reviews.store_requests import (
+    FULL_RECORD_MAX_BYTES,
+    LOOKUP_KEYS_MAX,
+    REQUEST_BODY_MAX_BYTES,
+    SUMMARY_RECORD_MAX_BYTES,
+)
+from entrypoints.cli_context import CliContext
+from entrypoints.listen_address import bind, parse_listen
+from entrypoints.review_store_server import StoreServer, create_app
+from tests.support.processes import no_process_left_behind
+from tests.support.server_cli import run_in_process, subprocess_argv
+
+REPO = Path(__file__).resolve().parents[2]
+PUBLISHED_AT = "2030-01-01T00:00:00.000000000Z"
+READY = re.compile(r"Review store listening on http://(?P<address>\S+) \(state: (?P<state>.+)\)")
+START_SECONDS = 15.0
+STOP_SECONDS = 5.0
+KEY = "ab" * 32
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(CliContext, "options", CliContext.options)  # restored afterwards
+    with no_process_left_behind():
+        yield
+
+
+# Helpers
+
+
+def cli(state: Path, *args: str, as_json: bool = False) -> tuple[int, str, str]:
+    flags = ["--json"] if as_json else []
+    return run_in_process(["--state-dir", str(state), *flags, "server", *args])
+
+
+def cli_ok_json(state: Path, *args: str) -> Any:
+    code, out, err = cli(state, *args, as_json=True)
+    assert code == 0, (out, err)
+    return json.loads(out)
+
+
+def add_token(state: Path, name: str, scopes: str) -> str:
+    return cli_ok_json(state, "token", "add", name, "--scopes", scopes)["token"]
+
+
+@dataclass
+class Running:
+    url: str
+    store: SqliteReviewStoreDb
+
+
+@contextmanager
+def serving(state: Path, **caps: int) -> Iterator[Running]:
+    """The real app under uvicorn on 127.0.0.1, port 0, in a thread of its own."""
+    store = open_review_store_db(str(state), create=True, **caps)
+    assert store is not None
+    server = StoreServer(
+        create_app(store, now=lambda: PUBLISHED_AT), bind(parse_listen("127.0.0.1:0"))
+    )
+    ready = threading.Event()
+    failures: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            anyio.run(server.serve, lambda _server: ready.set())
+        except BaseException as exc:
+            failures.append(exc)
+            ready.set()
+
+    thread = threading.Thread(target=target, name="review-store", daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(START_SECONDS) and not failures, failures
+        yield Running(server.url, store)
+    finally:
+        server.stop()
+        thread.join(STOP_SECONDS * 2)
+        store.close()
+    assert not thread.is_alive()
+    assert not failures, failures
+
+
+def client(url: str) -> httpx2.Client:
+    return httpx2.Client(base_url=url, trust_env=False, timeout=10.0, follow_redirects=False)
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def record(key: str = KEY, **changes: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "schema": 2,
+        "key": key,
+        "evalDefHash": "cd" * 32,
+        "fingerprints": {"doc": "content:" + "ef" * 32},
+        "verdict": "GREEN",
+        "evalId": "doc/review",
+        "runId": "run-Abc123",
+        "requestId": "run-Abc123-1",
+        "executionId": "execution-run-Abc123-1",
+        "profile": {"kind": "agent"},
+        "options": {},
+        "result": {"verdict": "GREEN"},
+        "usage": None,
+        "startedAt": "2026-01-02T03:04:00.000000000Z",
+        "completedAt": "2026-01-02T03:04:05.000000000Z",
+    }
+    base.update(changes)
+    return base
+
+
+def compact(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def sized_body(size: int, *, full: bool) -> bytes:
+    """A valid record's compact JSON of exactly ``size`` bytes."""
+    padded = record(execution={"pad": ""}) if full else record(result={"verdict": "GREEN"})
+    holder = padded["execution"] if full else padded["result"]
+    holder["pad"] = ""
+    holder["pad"] = "x" * (size - len(compact(padded)))
+    body = compact(padded)
+    assert len(body) == size
+    return body
+
+
+def error_of(response: httpx2.Response, status: int) -> str:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert list(body) == ["error"] and isinstance(body["error"], str) and body["error"]
+    return str(body["error"])
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@dataclass
+class Api:
+    http: httpx2.Client
+    running: Running
+    state: Path
+    tokens: dict[str, str]
+
+
+@pytest.fixture
+def api(state: Path) -> Iterator[Api]:
+    tokens = {
+        "all": add_token(state, "all", "read,publish,human"),
+        "reader": add_token(state, "reader", "read"),
+        "publisher": add_token(state, "publisher", "publish"),
+        "agents": add_token(state, "agents", "read,publish"),
+    }
+    with serving(state) as running, client(running.url) as http:
+        yield Api(http, running, state, tokens)
+
+
+def put(api: Api, token: str, body: Any, key: str = KEY) -> httpx2.Response:
+    content = body if isinstance(body, bytes) else compact(body)
+    return api.http.put(f"/v1/entries/{key}", content=content, headers=bearer(api.tokens[token]))
+
+
+def lookup(api: Api, token: str, body: Any) -> httpx2.Response:
+    content = body if isinstance(body, bytes) else compact(body)
+    return api.http.post("/v1/lookup", content=content, headers=bearer(api.tokens[token]))
+
+
+# Authentication
+
+
+class TestAuthentication:
+    def test_whoami_names_the_principal_and_scopes(self, api: Api) -> None:
+        response = api.http.get("/v1/whoami", headers=bearer(api.tokens["agents"]))
+        assert response.status_code == 200
+        assert response.json() == {"principal": "agents", "scopes": ["read", "publish"]}
+        lower = api.http.get(
+            "/v1/whoami", headers={"Authorization": f"bearer {api.tokens['reader']}"}
+        )
+        assert lower.json()["principal"] == "reader"
+
+    @pytest.mark.parametrize(
+        "headers",
+        [
+            {},
+            {"Authorization": "Bearer"},
+            {"Authorization": "Bearer   "},
+            {"Authorization": "Basic YWxpY2U6cHc="},
+            {"Authorization": "Bearer azt_" + "A" * 43},
+            {"Authorization": "Token azt_x"},
+        ],
+    )
+    def test_missing_malformed_or_unknown_tokens_get_401(
+        self, api: Api, headers: dict[str, str]
+    ) -> None:
+        for method, path in (("GET", "/v1/whoami"), ("POST", "/v1/lookup"), ("PUT", f"/v1/entries/{KEY}")):
+            response = api.http.request(method, path, headers=headers, content=b"{}")
+            error_of(response, 401)
+            assert response.headers["www-authenticate"] == "Bearer"
+
+    def test_a_token_in_the_query_string_or_a_cookie_is_ignored(self, api: Api) -> None:
+        token = api.tokens["all"]
+        for query in ("access_token", "token", "bearer"):
+            error_of(api.http.get(f"/v1/whoami?{query}={token}"), 401)
+        error_of(api.http.get("/v1/whoami", headers={"Cookie": f"token={token}"}), 401)
+
+    def test_a_wrong_token_with_a_valid_prefix_is_refused(self, api: Api) -> None:
+        token = api.tokens["all"]
+        flipped = token[:-1] + ("A" if token[-1] != "A" else "B")
+        error_of(api.http.get("/v1/whoami", headers=bearer(flipped)), 401)
+        error_of(api.http.get("/v1/whoami", headers=bearer(token + "x")), 401)
+
+    def test_revocation_takes_effect_at_once_while_serving(self, api: Api) -> None:
+        headers = bearer(api.tokens["agents"])
+        assert api.http.get("/v1/whoami", headers=headers).status_code == 200
+        revoked = cli_ok_json(api.state, "token", "revoke", "agents")
+        assert revoked["name"] == "agents" and revoked["purgedEntries"] == 0
+        assert error_of(api.http.get("/v1/whoami", headers=headers), 401) == (
+            "Unknown or revoked token."
+        )
+
+    def test_missing_scopes_get_403_naming_the_scope(self, api: Api) -> None:
+        denied = lookup(api, "publisher", {"keys": [KEY]})
+        assert error_of(denied, 403) == "This token lacks the read scope."
+        denied = put(api, "reader", record())
+        assert error_of(denied, 403) == "This token lacks the publish scope."
+
+
+# Lookup
+
+
+class TestLookup:
+    def test_unknown_keys_give_no_entries(self, api: Api) -> None:
+        response = lookup(api, "reader", {"keys": [KEY]})
+        assert response.status_code == 200
+        assert response.json() == {"entries": []}
+
+    def test_returns_the_latest_record_per_found_key(self, api: Api) -> None:
+        # Text order and time order differ here: 03:00+05:00 is 22:00 the day before.
+        early = record(executionId="early", completedAt="2026-01-02T03:00:00+05:00")
+        late = record(executionId="late", completedAt="2026-01-01T23:00:00Z")
+        other = record(key="0" * 64, executionId="other")
+        assert put(api, "agents", late).status_code == 201
+        assert put(api, "agents", early).status_code == 201
+        assert put(api, "agents", other, key="0" * 64).status_code == 201
+        found = lookup(api, "reader", {"keys": ["1" * 64, KEY, "0" * 64]}).json()["entries"]
+        assert [entry["executionId"] for entry in found] == ["late", "other"]
+        assert found[0]["completedAt"] == "2026-01-01T23:00:00Z"  # stored as sent
+
+    def test_key_count_at_the_limit_and_one_past(self, api: Api) -> None:
+        keys = [f"{n:064x}" for n in range(LOOKUP_KEYS_MAX)]
+        assert lookup(api, "reader", {"keys": keys}).status_code == 200
+        message = error_of(lookup(api, "reader", {"keys": [*keys, "f" * 64]}), 400)
+        assert str(LOOKUP_KEYS_MAX) in message
+
+    @pytest.mark.parametrize(
+        "body",
+        [
+            {"keys": ["AB" * 32]},
+            {"keys": ["a" * 63]},
+            {"keys": ["a" * 65]},
+            {"keys": [KEY], "limit": 5},
+            {"keys": KEY},
+            {},
+            [KEY],
+            b"{not json",
+            b'{"keys": [NaN]}',
+            b"\xff\xfe",
+            b"[" * 100_000,
+        ],
+    )
+    def test_malformed_lookups_get_400(self, api: Api, body: Any) -> None:
+        error_of(lookup(api, "reader", body), 400)
+
+    def test_object_keys_of_an_old_client_get_410(self, api: Api) -> None:
+        message = error_of(lookup(api, "reader", {"keys": [{"hash": "a", "fp": "b"}]}), 410)
+        assert "Upgrade artifactize" in message
+
+
+# Publishing
+
+
+class TestPublish:
+    def test_created_then_existing(self, api: Api) -> None:
+        first = put(api, "agents", record())
+        assert (first.status_code, first.json()) == (201, {"created": True})
+        again = put(api, "agents", record(verdict="RED", result={"verdict": "RED"}))
+        assert (again.status_code, again.json()) == (200, {"created": False})
+        stored = lookup(api, "reader", {"keys": [KEY]}).json()["entries"]
+        assert [entry["verdict"] for entry in stored] == ["GREEN"]
+
+    def test_the_server_sets_publisher_and_published_at(self, api: Api) -> None:
+        sent = record(publisher="mallory", publishedAt="1999-01-01T00:00:00Z")
+        assert put(api, "agents", sent).status_code == 201
+        (stored,) = lookup(api, "reader", {"keys": [KEY]}).json()["entries"]
+        assert stored["publisher"] == "agents"
+        assert stored["publishedAt"] == PUBLISHED_AT
+        assert {k: v for k, v in stored.items() if k not in ("publisher", "publishedAt")} == {
+            k: v for k, v in sent.items() if k not in ("publisher", "publishedAt")
+        }
+
+    def test_human_sign_offs_need_the_human_scope(self, api: Api) -> None:
+        human = record(profile={"kind": "human"}, reviewer="alice")
+        denied = put(api, "agents", human)
+        assert error_of(denied, 403) == "Human sign-offs require the human scope."
+        assert lookup(api, "reader", {"keys": [KEY]}).json() == {"entries": []}
+        assert put(api, "all", human).status_code == 201
+
+    @pytest.mark.parametrize(
+        "changes",
+        [
+            {"schema": 1},
+            {"key": "cd" * 32},
+            {"verdict": "PASS", "result": {"verdict": "PASS"}},
+            {"result": {"verdict": "RED"}},
+            {"profile": {"kind": "robot"}},
+            {"executionId": ""},
+            {"executionId": "e" * 201},
+            {"completedAt": "2026-01-02"},
+        ],
+    )
+    def test_invalid_envelopes_get_400(self, api: Api, changes: dict[str, Any]) -> None:
+        error_of(put(api, "all", record(**changes)), 400)
+
+    def test_execution_id_of_200_characters_is_accepted(self, api: Api) -> None:
+        assert put(api, "all", record(executionId="e" * 200)).status_code == 201
+
+    def test_a_bad_path_key_or_body_gets_400(self, api: Api) -> None:
+        error_of(put(api, "all", record(key="AB" * 32), key="AB" * 32), 400)
+        error_of(put(api, "all", b"[1]"), 400)
+        error_of(put(api, "all", b"not json"), 400)
+        error_of(put(api, "all", b'{"schema": Infinity}'), 400)
+
+    def test_summary_size_at_the_limit_and_one_past(self, api: Api) -> None:
+        assert put(api, "all", sized_body(SUMMARY_RECORD_MAX_BYTES, full=False)).status_code == 201
+        over = sized_body(SUMMARY_RECORD_MAX_BYTES + 1, full=False)
+        message = error_of(put(api, "all", over, key=KEY), 413)
+        assert str(SUMMARY_RECORD_MAX_BYTES) in message
+
+    def test_full_size_at_the_limit_and_one_past(self, api: Api) -> None:
+        assert put(api, "all", sized_body(FULL_RECORD_MAX_BYTES, full=True)).status_code == 201
+        message = error_of(put(api, "all", sized_body(FULL_RECORD_MAX_BYTES + 1, full=True)), 413)
+        assert str(FULL_RECORD_MAX_BYTES) in message
+        (stored,) = lookup(api, "reader", {"keys": [KEY]}).json()["entries"]
+        assert len(stored["execution"]["pad"]) > FULL_RECORD_MAX_BYTES - 1024
+
+    def test_bodies_past_the_request_limit_get_413_declared_or_chunked(self, api: Api) -> None:
+        body = b"x" * (REQUEST_BODY_MAX_BYTES + 1)
+        message = error_of(put(api, "all", body), 413)
+        assert str(REQUEST_BODY_MAX_BYTES) in message
+
+        def chunks() -> Iterator[bytes]:
+            step = 1 << 16
+            for start in range(0, len(body), step):
+                yield body[start : start + step]
+
+        chunked = api.http.put(
+            f"/v1/entries/{KEY}", content=chunks(), headers=bearer(api.tokens["all"])
+        )
+        error_of(chunked, 413)
+        error_of(lookup(api, "reader", body), 413)
+        # A body exactly at the request limit is read, then judged as a record.
+        at_limit = sized_body(REQUEST_BODY_MAX_BYTES, full=True)
+        assert "record is" in error_of(put(api, "all", at_limit), 413)
+        assert api.http.get("/v1/whoami", headers=bearer(api.tokens["all"])).status_code == 200
+
+    def test_an_anonymous_oversize_body_is_refused_before_reading_it(self, api: Api) -> None:
+        body = b"x" * (REQUEST_BODY_MAX_BYTES + 1)
+        error_of(api.http.put(f"/v1/entries/{KEY}", content=body), 401)
+
+
+class TestRoutes:
+    def test_the_legacy_route_is_gone(self, api: Api) -> None:
+        response = api.http.put(
+            f"/v1/entries/{'a' * 64}/content:abc", headers=bearer(api.tokens["all"]), content=b"{}"
+        )
+        assert "Upgrade artifactize" in error_of(response, 410)
+        error_of(api.http.put(f"/v1/entries/{'a' * 64}/fp", content=b"{}"), 410)
+
+    def test_unknown_routes_and_methods_answer_json_errors(self, api: Api) -> None:
+        error_of(api.http.get("/v2/whoami", headers=bearer(api.tokens["all"])), 404)
+        error_of(api.http.get("/v1/lookup", headers=bearer(api.tokens["all"])), 405)
+        error_of(api.http.delete(f"/v1/entries/{KEY}", headers=bearer(api.tokens["all"])), 405)
+
+
+# LRU over HTTP
+
+
+def test_lru_caps_evict_the_least_recently_used_over_http(state: Path) -> None:
+    token = add_token(state, "ci", "read,publish")
+    keys = [f"{n:064x}" for n in range(4)]
+    with serving(state, max_records=3) as running, client(running.url) as http:
+        for key in keys[:3]:
+            body = compact(record(key=key, executionId=f"e-{key[-1]}"))
+            assert http.put(f"/v1/entries/{key}", content=body, headers=bearer(token)).status_code == 201
+        at_cap = http.post("/v1/lookup", content=compact({"keys": keys}), headers=bearer(token))
+        assert len(at_cap.json()["entries"]) == 3
+        touched = http.post("/v1/lookup", content=compact({"keys": keys[:1]}), headers=bearer(token))
+        assert len(touched.json()["entries"]) == 1  # key 0 used again: key 1 is now the oldest
+        body = compact(record(key=keys[3], executionId="e-3"))
+        assert http.put(f"/v1/entries/{keys[3]}", content=body, headers=bearer(token)).status_code == 201
+        after = http.post("/v1/lookup", content=compact({"keys": keys}), headers=bearer(token))
+        assert [e["key"] for e in after.json()["entries"]] == [keys[0], keys[2], keys[3]]
+
+
+# Token and rm commands
+
+
+class TestTokenCommands:
+    def test_add_prints_the_token_once_on_stdout(self, state: Path) -> None:
+        code, out, err = cli(state, "token", "add", "alice", "--scopes", "read,publish")
+        assert code == 0
+        token = out.strip()
+        assert re.fullmatch(r"azt_[A-Za-z0-9_-]{43}", token)
+        assert token not in err and "alice" in err
+        code, out, err = cli(state, "token", "list")
+        assert code == 0 and token not in out + err
+        assert re.search(r"alice\s+read,publish\s+\S+Z\s+-", out)
+
+    def test_add_json_and_list_json(self, state: Path) -> None:
+        added = cli_ok_json(state, "token", "add", "ci", "--scopes", "publish, read")
+        assert set(added) == {"name", "scopes", "token", "createdAt"}
+        assert added["scopes"] == ["read", "publish"]
+        listed = cli_ok_json(state, "token", "list")
+        assert listed == [
+            {"name": "ci", "scopes": ["read", "publish"], "createdAt": added["createdAt"], "revokedAt": None}
+        ]
+        digest = hashlib.sha256(added["token"].encode()).hexdigest()
+        _, text_list, _ = cli(state, "token", "list")
+        assert digest not in json.dumps(listed) + text_list
+
+    def test_list_and_rm_on_a_missing_store_create_nothing(self, state: Path) -> None:
+        assert cli_ok_json(state, "token", "list") == []
+        assert cli(state, "token", "list")[1].strip() == "No tokens."
+        assert cli_ok_json(state, "rm", KEY) == {"removed": False}
+        code, out, _ = cli(state, "token", "revoke", "ghost", as_json=True)
+        assert code == 2 and "ghost" in json.loads(out)["error"]
+        assert not state.exists()
+
+    @pytest.mark.parametrize(
+        ("args", "needle"),
+        [
+            (("token", "add", "n" * 65, "--scopes", "read"), "Invalid token name"),
+            (("token", "add", "a b", "--scopes", "read"), "Invalid token name"),
+            (("token", "add", "ok", "--scopes", "read,admin"), "Unknown scope 'admin'"),
+            (("token", "add", "ok", "--scopes", "read,,publish"), "Invalid --scopes"),
+            (("token", "add", "ok", "--scopes", ""), "Invalid --scopes"),
+            (("rm", "AB" * 32), "Invalid key"),
+            (("run", "--listen", "example.com:80"), "Invalid listen address"),
+            (("run", "--listen", "127.0.0.1:65536"), "Invalid listen address"),
+            (("run", "--listen", "::1:80"), "brackets"),
+        ],
+    )
+    def test_invalid_input_exits_2_naming_the_rule(
+        self, state: Path, args: tuple[str, ...], needle: str
+    ) -> None:
+        code, out, _ = cli(state, *args, as_json=True)
+        assert code == 2
+        assert needle in json.loads(out)["error"]
+
+    def test_a_64_character_name_is_accepted(self, state: Path) -> None:
+        assert cli_ok_json(state, "token", "add", "n" * 64, "--scopes", "human")["name"] == "n" * 64
+
+    def test_names_are_never_reused_and_revoke_is_repeatable(self, state: Path) -> None:
+        add_token(state, "ci", "publish")
+        first = cli_ok_json(state, "token", "revoke", "ci")
+        again = cli_ok_json(state, "token", "revoke", "ci", "--purge")
+        assert again == {"name": "ci", "revokedAt": first["revokedAt"], "purgedEntries": 0}
+        code, out, _ = cli(state, "token", "add", "ci", "--scopes", "read", as_json=True)
+        assert code == 2 and "already used" in json.loads(out)["error"]
+        _, text, _ = cli(state, "token", "revoke", "ci")
+        assert json.loads(text)["revokedAt"] == first["revokedAt"]  # JSON even without --json
+
+    def test_revoke_purge_and_rm_through_a_running_server(self, state: Path) -> None:
+        bad = add_token(state, "bad", "publish")
+        good = add_token(state, "good", "read,publish")
+        other = "0" * 64
+        with serving(state) as running, client(running.url) as http:
+            for token, key, execution in ((bad, KEY, "b1"), (bad, other, "b2"), (good, KEY, "g1")):
+                body = compact(record(key=key, executionId=execution))
+                assert http.put(f"/v1/entries/{key}", content=body, headers=bearer(token)).status_code == 201
+            revoked = cli_ok_json(state, "token", "revoke", "bad", "--purge")
+            assert revoked["purgedEntries"] == 2
+            found = http.post("/v1/lookup", content=compact({"keys": [KEY, other]}), headers=bearer(good))
+            assert [e["executionId"] for e in found.json()["entries"]] == ["g1"]
+            assert cli_ok_json(state, "rm", KEY) == {"removed": True}
+            assert cli_ok_json(state, "rm", KEY) == {"removed": False}
+            empty = http.post("/v1/lookup", content=compact({"keys": [KEY]}), headers=bearer(good))
+            assert empty.json() == {"entries": []}
+
+
+# ``server run`` as a real process
+
+
+@dataclass
+class ServerProcess:
+    process: subprocess.Popen[str]
+    url: str
+    stderr: list[str]
+
+
+def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
+@contextmanager
+def server_process(state: Path, listen: str = "127.0.0.1:0") -> Iterator[ServerProcess]:
+    argv = subprocess_argv(["--state-dir", str(state), "server", "run", "--listen", listen])
+    process = subprocess.Popen(
+        argv, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+    readers = [
+        threading.Thread(target=_pump, args=(process.stderr, lines), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+    seen: list[str] = []
+    try:
+        while True:
+            line = lines.get(timeout=START_SECONDS)
+            assert line is not None, f"server exited before it was ready: {seen}"
+            seen.append(line)
+            match = READY.search(line)
+            if match:
+                assert match["state"] == str(state)
+                break
+        yield ServerProcess(process, f"http://{match['address']}", seen)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(STOP_SECONDS)
+        for reader in readers:
+            reader.join(STOP_SECONDS)
+        while True:
+            try:
+                line = lines.get_nowait()
+            except queue.Empty:
+                break
+            if line is not None:
+                seen.append(line)
+        assert process.stdout is not None
+        seen.append(process.stdout.read())
+        process.stdout.close()
+        assert process.stderr is not None
+        process.stderr.close()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_server_run_serves_then_stops_gracefully(state: Path, stop: signal.Signals) -> None:
+    token = add_token(state, "alice", "read,publish,human")
+    with server_process(state) as server:
+        address = server.url.removeprefix("http://")
+        assert re.fullmatch(r"127\.0\.0\.1:\d+", address) and not address.endswith(":0")
+        with client(server.url) as http:
+            whoami = http.get("/v1/whoami", headers=bearer(token))
+            assert whoami.json() == {"principal": "alice", "scopes": ["read", "publish", "human"]}
+            # A token sent where it does not belong must not end up in any log.
+            http.get(f"/v1/whoami?access_token={token}")
+            http.get(f"/v1/{token}")
+        server.process.send_signal(stop)
+        assert server.process.wait(STOP_SECONDS) == 0
+    output = "".join(server.stderr)
+    assert token not in output
+    assert "Traceback" not in output
+    assert not any("warning" in line for line in server.stderr)
+
+
+def test_server_run_warns_when_not_on_loopback(state: Path) -> None:
+    with server_process(state, "0.0.0.0:0") as server:
+        assert "warning: 0.0.0.0:0 is not a loopback address" in server.stderr[0]
+        assert "plain HTTP" in server.stderr[0]
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(STOP_SECONDS) == 0
+
+
+def test_server_run_reports_a_taken_port(state: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, _ = cli(state, "run", "--listen", f"127.0.0.1:{port}", as_json=True)
+    assert code == 2
+    assert json.loads(out)["error"].startswith(f"Cannot listen on 127.0.0.1:{port}")
+
+
+# Concurrency
+
+
+def test_token_commands_race_on_the_same_file_while_the_server_runs(state: Path) -> None:
+    seed = add_token(state, "seed", "read,publish")
+    with serving(state) as running, client(running.url) as http:
+        stop_traffic = threading.Event()
+        statuses: list[int] = []
+
+        def traffic() -> None:
+            with client(running.url) as own:
+                n = 0
+                while not stop_traffic.is_set():
+                    key = f"{n:064x}"
+                    body = compact(record(key=key, executionId=f"t{n}"))
+                    statuses.append(own.put(f"/v1/entries/{key}", content=body, headers=bearer(seed)).status_code)
+                    statuses.append(own.post("/v1/lookup", content=compact({"keys": [key]}), headers=bearer(seed)).status_code)
+                    n += 1
+
+        load = threading.Thread(target=traffic)
+        load.start()
+        commands = [["token", "add", f"w{n}", "--scopes", "read"] for n in range(4)]
+        commands += [["token", "add", "dup", "--scopes", "publish"] for _ in range(3)]
+        commands += [["token", "list"]]
+        processes = [
+            subprocess.Popen(
+                subprocess_argv(["--state-dir", str(state), "--json", "server", *args]),
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for args in commands
+        ]
+        results = [(p.communicate(timeout=START_SECONDS), p.returncode) for p in processes]
+        stop_traffic.set()
+        load.join(STOP_SECONDS)
+
+        added = [json.loads(out) for (out, _err), code in results[:4] if code == 0]
+        assert [a["name"] for a in added] == ["w0", "w1", "w2", "w3"], results
+        for issued in added:
+            whoami = http.get("/v1/whoami", headers=bearer(issued["token"]))
+            assert whoami.json() == {"principal": issued["name"], "scopes": ["read"]}
+        dup_codes = sorted(code for _output, code in results[4:7])
+        assert dup_codes == [0, 2, 2], results[4:7]
+        losers = [json.loads(out)["error"] for (out, _e), code in results[4:7] if code == 2]
+        assert all("already used" in message for message in losers)
+        assert results[7][1] == 0
+        assert statuses and set(statuses) <= {200, 201}, set(statuses)

@@ -1,0 +1,158 @@
+"""``remote push`` (reviews-and-store.md §5.6) against an in-memory store and state."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+import pytest
+
+from domain.reviews.remote_push import PushError, PushReport, local_candidates, push
+from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
+from ports.state import ExecutionRecord
+from tests.unit.test_remote_records import KINDS, execution, key_of
+
+SETTINGS = RemoteSettings("https://store.example/", "summary", "tok", "env")
+
+
+class MemoryStore:
+    def __init__(self, scopes: Sequence[str], stored: Mapping[str, str] | None = None) -> None:
+        self.settings = SETTINGS
+        self.principal = Principal("ci", tuple(scopes))
+        self.stored = dict(stored or {})  # key -> executionId of the store's latest
+        self.published: list[tuple[str, dict[str, Any]]] = []
+        self.lookups: list[list[str]] = []
+        self.fail_publish = False
+
+    async def whoami(self) -> Principal:
+        return self.principal
+
+    async def lookup(self, keys: Sequence[str]) -> list[Mapping[str, Any]]:
+        self.lookups.append(list(keys))
+        return [{"key": k, "executionId": self.stored[k]} for k in keys if k in self.stored]
+
+    async def publish(self, key: str, record: Mapping[str, Any]) -> bool:
+        if self.fail_publish:
+            raise RemoteFailure(FailureMode.OPEN, "The remote store failed (HTTP 503)", 503)
+        self.published.append((key, dict(record)))
+        if self.stored.get(key) == record["executionId"]:
+            return False
+        self.stored[key] = record["executionId"]
+        return True
+
+    async def aclose(self) -> None:
+        pass
+
+
+def row(number: int, **changes: Any) -> ExecutionRecord:
+    fingerprints = {"doc": f"v{number}", "lib": "v1"}
+    base = {
+        "id": f"execution-run-Abc-{number}",
+        "fingerprints": fingerprints,
+        "key": key_of("b" * 64, fingerprints, KINDS),
+        "kinds": KINDS,
+    }
+    data = execution(**{**base, **changes})
+    return ExecutionRecord(
+        id=data["id"], key=data["key"], eval_def_hash=data["evalDefHash"], status=data["status"],
+        owner_pid=1, owner_start_time=1.0, backend="openai", completed_at=data["completedAt"],
+        data=data,
+    )
+
+
+class MemoryState:
+    def __init__(self, *histories: list[ExecutionRecord]) -> None:
+        self.histories = histories  # each newest first
+
+    def latest_records(self) -> list[tuple[ExecutionRecord, int]]:
+        return [(h[0], len(h)) for h in self.histories]
+
+    def history(self, key: str) -> list[ExecutionRecord]:
+        return next(list(h) for h in self.histories if h[0].key == key)
+
+
+def run_push(candidates: Sequence[ExecutionRecord], store: MemoryStore,
+             dry_run: bool = False) -> PushReport:
+    report = PushReport(dry_run=dry_run)
+    return anyio.run(push, candidates, store, report)
+
+
+def test_candidates_skip_mirrors_for_the_newest_local_record() -> None:
+    local = row(1)
+    mirror = row(1, id="remote-execution-x", origin={"storeUrl": "u"})
+    other = row(2)
+    state: Any = MemoryState([mirror, local], [other], [row(3, id="remote-y", origin={})])
+    assert [r.id for r in local_candidates(state)] == [local.id, other.id]
+
+
+def test_push_sends_what_the_store_lacks_and_counts_the_rest() -> None:
+    rows = [row(1), row(2), row(3)]
+    store = MemoryStore(["read", "publish"], {rows[0].key: rows[0].id, rows[1].key: "older"})
+    report = run_push(rows, store)
+    assert report.to_json() == {"dryRun": False, "pushed": 2, "existing": 1, "skipped": 0}
+    assert report.text() == "Pushed 2, already in the store 1, skipped 0."
+    assert [key for key, _ in store.published] == [rows[1].key, rows[2].key]
+    assert store.lookups == [[r.key for r in rows]]
+    sent = store.published[0][1]
+    assert sent["schema"] == 2 and "toolCalls" not in sent
+
+
+def test_without_read_scope_nothing_is_looked_up_and_created_false_is_existing() -> None:
+    rows = [row(1), row(2)]
+    store = MemoryStore(["publish"], {rows[0].key: rows[0].id})
+    report = run_push(rows, store)
+    assert store.lookups == []
+    assert (report.pushed, report.existing) == (1, 1)
+
+
+def test_dry_run_sends_nothing() -> None:
+    rows = [row(1), row(2)]
+    store = MemoryStore(["read", "publish"], {rows[0].key: rows[0].id})
+    report = run_push(rows, store, dry_run=True)
+    assert store.published == []
+    assert report.to_json() == {"dryRun": True, "pushed": 1, "existing": 1, "skipped": 0}
+
+
+def test_publish_scope_is_required() -> None:
+    with pytest.raises(PushError, match="lacks the publish scope"):
+        run_push([row(1)], MemoryStore(["read", "human"]))
+
+
+def test_human_records_need_the_human_scope() -> None:
+    human = row(1, profile={"kind": "human"}, reviewer="alice")
+    store = MemoryStore(["publish"])
+    report = run_push([human, row(2)], store)
+    assert (report.pushed, report.skipped) == (1, 1)
+    assert "stays local: remote token ci lacks the human scope" in report.reasons[0]
+    report = run_push([human], MemoryStore(["publish", "human"]))
+    assert report.pushed == 1
+
+
+def test_over_size_and_unbuildable_records_are_skipped_with_a_reason() -> None:
+    big = row(1, result={"verdict": "GREEN", "notes": "x" * (256 * 1024)})
+    unkeyed = row(2, status="ERROR")
+    report = run_push([big, unkeyed, row(3)], MemoryStore(["publish"]))
+    assert (report.pushed, report.skipped) == (1, 2)
+    assert "the limit without `execution` is 262144" in report.reasons[0]
+    assert "only GREEN or RED" in report.reasons[1]
+
+
+def test_assumed_kinds_that_do_not_fit_skip_the_record_and_say_why() -> None:
+    legacy = row(1)
+    data = dict(legacy.data)
+    del data["kinds"]  # `lib` is a file, but an execution without kinds assumes folder
+    legacy = ExecutionRecord(**{**legacy.__dict__, "data": data})
+    report = run_push([legacy], MemoryStore(["publish"]))
+    assert report.skipped == 1
+    assert "does not match the key recomputed" in report.reasons[0]
+    assert "`folder` was assumed" in report.reasons[0]
+
+
+def test_a_remote_failure_stops_the_push_and_keeps_the_counts() -> None:
+    store = MemoryStore(["publish"])
+    store.fail_publish = True
+    report = PushReport(dry_run=False)
+    with pytest.raises(RemoteFailure):
+        anyio.run(push, [row(1)], store, report)
+    assert report.pushed == 0
