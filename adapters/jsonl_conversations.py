@@ -12,6 +12,7 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ports.conversations import CONVERSATIONS_FOLDER, ConversationNotFound
@@ -24,15 +25,15 @@ _PRIVATE_DIRECTORY = 0o700
 
 class JsonlConversationStore:
     def __init__(self, state_dir: str) -> None:
-        self.folder = os.path.join(state_dir, CONVERSATIONS_FOLDER)
+        self.folder = Path(state_dir) / CONVERSATIONS_FOLDER
 
-    def _path(self, session_id: str, suffix: str = ".jsonl") -> str:
+    def _path(self, session_id: str, suffix: str = ".jsonl") -> Path:
         if not SESSION_ID.match(session_id):
             raise ConversationNotFound(f"Not a session ID: {session_id!r}")
-        return os.path.join(self.folder, session_id + suffix)
+        return self.folder / (session_id + suffix)
 
     def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
-        os.makedirs(self.folder, mode=_PRIVATE_DIRECTORY, exist_ok=True)
+        self.folder.mkdir(mode=_PRIVATE_DIRECTORY, parents=True, exist_ok=True)
         data = "".join(
             json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events
         ).encode("utf-8")
@@ -60,8 +61,10 @@ class JsonlConversationStore:
 
     @contextlib.contextmanager
     def locked(self, session_id: str) -> Iterator[None]:
-        os.makedirs(self.folder, mode=_PRIVATE_DIRECTORY, exist_ok=True)
-        fd = os.open(self._path(session_id, ".lock"), _FLAGS | os.O_RDWR | os.O_CREAT, _PRIVATE_FILE)
+        self.folder.mkdir(mode=_PRIVATE_DIRECTORY, parents=True, exist_ok=True)
+        fd = os.open(
+            self._path(session_id, ".lock"), _FLAGS | os.O_RDWR | os.O_CREAT, _PRIVATE_FILE
+        )
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -70,7 +73,7 @@ class JsonlConversationStore:
 
     def session_ids(self) -> Iterator[str]:
         try:
-            names = sorted(os.listdir(self.folder))
+            names = sorted(entry.name for entry in self.folder.iterdir())
         except FileNotFoundError:
             return
         for name in names:
