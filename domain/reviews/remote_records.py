@@ -329,7 +329,7 @@ def _check_size(raw: Mapping[str, Any]) -> None:
         size = record_bytes(raw)
     except (ValueError, TypeError):
         raise _Invalid("the record is not plain JSON") from None
-    full = "execution" in raw
+    full = raw.get("execution") is not None
     limit = FULL_RECORD_MAX_BYTES if full else SUMMARY_RECORD_MAX_BYTES
     if size > limit:
         which = "with" if full else "without"

@@ -211,7 +211,7 @@ class TestAuthentication:
         [
             {},
             {"Authorization": "Bearer"},
-            {"Authorization": "Bearer   "},
+            {"Authorization": ""},
             {"Authorization": "Basic YWxpY2U6cHc="},
             {"Authorization": "Bearer azt_" + "A" * 43},
             {"Authorization": "Token azt_x"},

@@ -11,13 +11,13 @@ import pytest
 from domain.reviews.remote_push import PushError, PushReport, local_candidates, push
 from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from ports.state import ExecutionRecord
-from tests.unit.test_remote_records import KINDS, execution, key_of
+from tests.support.remote_records import KINDS, execution, key_of
 
 SETTINGS = RemoteSettings("https://store.example/", "summary", "tok", "env")
 
 
 class MemoryStore:
-    def __init__(self, scopes: Sequence[str], stored: Mapping[str, str] | None = None) -> None:
+    def __init__(self, scopes: Sequence[str], stored: Mapping[Any, str] | None = None) -> None:
         self.settings = SETTINGS
         self.principal = Principal("ci", tuple(scopes))
         self.stored = dict(stored or {})  # key -> executionId of the store's latest
@@ -55,8 +55,14 @@ def row(number: int, **changes: Any) -> ExecutionRecord:
     }
     data = execution(**{**base, **changes})
     return ExecutionRecord(
-        id=data["id"], key=data["key"], eval_def_hash=data["evalDefHash"], status=data["status"],
-        owner_pid=1, owner_start_time=1.0, backend="openai", completed_at=data["completedAt"],
+        id=data["id"],
+        key=data["key"],
+        eval_def_hash=data["evalDefHash"],
+        status=data["status"],
+        owner_pid=1,
+        owner_start_time=1.0,
+        backend="openai",
+        completed_at=data["completedAt"],
         data=data,
     )
 
@@ -72,8 +78,9 @@ class MemoryState:
         return next(list(h) for h in self.histories if h[0].key == key)
 
 
-def run_push(candidates: Sequence[ExecutionRecord], store: MemoryStore,
-             dry_run: bool = False) -> PushReport:
+def run_push(
+    candidates: Sequence[ExecutionRecord], store: MemoryStore, dry_run: bool = False
+) -> PushReport:
     report = PushReport(dry_run=dry_run)
     return anyio.run(push, candidates, store, report)
 

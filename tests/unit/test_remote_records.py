@@ -7,9 +7,8 @@ accepts really carries the key its inputs produce.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -29,59 +28,16 @@ from domain.reviews.remote_records import (
     validate_record,
 )
 from domain.reviews.rfc3339 import normalize_rfc3339
-
-DEF_HASH = "b" * 64
-PIN = "c" * 64
-REPO = "/home/alice/secret-repo"
-FINGERPRINTS = {"doc": "artifactsum:" + "a" * 64, "lib": "v1.2"}
-KINDS = {"doc": "folder", "lib": "file"}
-STORE = "https://store.example/team/"
-
-
-def key_of(def_hash: str, fingerprints: Mapping[str, str], kinds: Mapping[str, str]) -> str:
-    text = f"artifactize-key-v2\neval {def_hash}\n" + "".join(
-        f"artifact {name} {kinds[name]} {fingerprints[name]}\n" for name in sorted(fingerprints)
-    )
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def execution(**changes: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "id": "execution-run-Hq2b9X-1",
-        "requestId": "run-Hq2b9X-1",
-        "runId": "run-Hq2b9X",
-        "evalId": "doc/review",
-        "key": key_of(DEF_HASH, FINGERPRINTS, KINDS),
-        "evalDefHash": DEF_HASH,
-        "fingerprints": dict(FINGERPRINTS),
-        "profile": {"kind": "agent", "backend": "openai", "model": "m1", "timeoutMs": 240000},
-        "status": "GREEN",
-        "result": {"verdict": "GREEN", "notes": "fine"},
-        "error": None,
-        "errorCode": None,
-        "provenance": {
-            "repoPath": REPO,
-            "runId": "run-Hq2b9X",
-            "requestId": "run-Hq2b9X-1",
-            "evalId": "doc/review",
-            "evalDefHash": DEF_HASH,
-            "completedAt": "2026-01-02T03:04:05.123456789Z",
-            "executionPaths": {"lint_doc": {"bin/lint": PIN}},
-        },
-        "usage": [
-            {"turn": 1, "attempt": 1, "usage": {}, "error": "503 upstream overloaded"},
-            {"turn": 1, "attempt": 2, "usage": {"inputTokens": 5, "outputTokens": 2}},
-        ],
-        "toolCalls": [
-            {"order": 1, "name": "read_doc", "arguments": {"path": "a"}, "result": "SECRET-OUT",
-             "isError": False, "error": None}
-        ],
-        "producer": {"name": "alice@host", "version": "0.1.0"},
-        "startedAt": "2026-01-02T03:04:00.000000000Z",
-        "completedAt": "2026-01-02T03:04:05.123456789Z",
-    }
-    data.update(changes)
-    return data
+from tests.support.remote_records import (
+    DEF_HASH,
+    FINGERPRINTS,
+    KINDS,
+    PIN,
+    REPO,
+    STORE,
+    execution,
+    key_of,
+)
 
 
 def summary(**changes: Any) -> dict[str, Any]:
@@ -150,12 +106,23 @@ def test_summary_never_carries_repo_path_tool_audit_or_errors() -> None:
 def test_runtime_summary_is_reduced_and_carries_no_argv() -> None:
     record = summary(
         profile={"kind": "runtime", "command": "make", "args": ["--secret-flag"], "timeoutMs": 9},
-        result={"verdict": "GREEN", "exitCode": 0, "durationMs": 12, "truncated": False,
-                "stdout": "SECRET-STDOUT", "stderr": "SECRET-STDERR", "argv": ["make"]},
+        result={
+            "verdict": "GREEN",
+            "exitCode": 0,
+            "durationMs": 12,
+            "truncated": False,
+            "stdout": "SECRET-STDOUT",
+            "stderr": "SECRET-STDERR",
+            "argv": ["make"],
+        },
         usage=None,
     )
-    assert record["result"] == {"verdict": "GREEN", "exitCode": 0, "durationMs": 12,
-                                "truncated": False}
+    assert record["result"] == {
+        "verdict": "GREEN",
+        "exitCode": 0,
+        "durationMs": 12,
+        "truncated": False,
+    }
     assert record["options"] == {"timeoutMs": 9}
     assert record["usage"] == []
     text = json.dumps(record)
@@ -201,8 +168,9 @@ def test_build_does_not_change_the_execution() -> None:
         ({"completedAt": None}, KINDS, "summary", "`completedAt`"),
     ],
 )
-def test_build_refuses(changes: dict[str, Any], kinds: dict[str, str], share: str,
-                       words: str) -> None:
+def test_build_refuses(
+    changes: dict[str, Any], kinds: dict[str, str], share: str, words: str
+) -> None:
     with pytest.raises(RecordError, match=words):
         build_record(execution(**changes), kinds, share)
 
@@ -273,10 +241,16 @@ INVALID: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("profile extra", _set("profile", {"kind": "agent", "model": "m"}), "field `profile` must"),
     ("option type", _set("options.timeoutMs", "fast"), "`options.timeoutMs` must be a non-neg"),
     ("option negative", _set("options.timeoutMs", -1), "`options.timeoutMs` must be a non-neg"),
-    ("usage error kept", _set("usage", [{"turn": 1, "attempt": 1, "usage": {}, "error": "x"}]),
-     "`usage[0]` must have exactly"),
-    ("usage counter", _set("usage", [{"turn": 1, "attempt": 1, "usage": {"t": 1.5}}]),
-     "must be a non-negative integer"),
+    (
+        "usage error kept",
+        _set("usage", [{"turn": 1, "attempt": 1, "usage": {}, "error": "x"}]),
+        "`usage[0]` must have exactly",
+    ),
+    (
+        "usage counter",
+        _set("usage", [{"turn": 1, "attempt": 1, "usage": {"t": 1.5}}]),
+        "must be a non-negative integer",
+    ),
     ("completedAt", _set("completedAt", "yesterday"), "`completedAt` must be an RFC 3339"),
     ("startedAt", _set("startedAt", "2026-01-02 03:04:05Z"), "`startedAt` must be an RFC"),
     ("producer extra", _set("producer.host", "h"), 'unknown field "producer.host"'),
@@ -319,8 +293,10 @@ def test_a_field_name_from_the_store_is_escaped_and_bounded() -> None:
 
 
 def test_runtime_result_with_extra_fields_is_refused() -> None:
-    record = summary(profile={"kind": "runtime", "command": "c", "args": []},
-                     result={"verdict": "GREEN", "exitCode": 0})
+    record = summary(
+        profile={"kind": "runtime", "command": "c", "args": []},
+        result={"verdict": "GREEN", "exitCode": 0},
+    )
     accepted(record)
     record["result"]["stdout"] = "leak"
     refused(record, 'unknown field "result.stdout"')
@@ -346,16 +322,20 @@ def _padded(record: dict[str, Any], target: int, holder: dict[str, Any]) -> dict
 def test_summary_size_at_the_limit_and_one_past() -> None:
     record = summary()
     accepted(_padded(record, SUMMARY_RECORD_MAX_BYTES, record["result"]))
-    refused(_padded(record, SUMMARY_RECORD_MAX_BYTES + 1, record["result"]),
-            f"the limit without `execution` is {SUMMARY_RECORD_MAX_BYTES}")
+    refused(
+        _padded(record, SUMMARY_RECORD_MAX_BYTES + 1, record["result"]),
+        f"the limit without `execution` is {SUMMARY_RECORD_MAX_BYTES}",
+    )
 
 
 def test_full_size_at_the_limit_and_one_past() -> None:
     record = full()
     holder = record["execution"]["toolCalls"][0]
     accepted(_padded(record, FULL_RECORD_MAX_BYTES, holder))
-    refused(_padded(record, FULL_RECORD_MAX_BYTES + 1, holder),
-            f"the limit with `execution` is {FULL_RECORD_MAX_BYTES}")
+    refused(
+        _padded(record, FULL_RECORD_MAX_BYTES + 1, holder),
+        f"the limit with `execution` is {FULL_RECORD_MAX_BYTES}",
+    )
 
 
 def test_id_length_at_the_limit_and_one_past() -> None:
@@ -438,16 +418,23 @@ def test_an_inconsistent_execution_is_refused(path: str, value: Any, words: str)
 def test_mirror_of_a_summary_record() -> None:
     record = summary()
     record.update(
-        {"publisher": "ci", "publishedAt": "2026-01-02T05:00:00+02:00",
-         "completedAt": "2026-01-02T05:04:05.5+02:00", "reviewer": "alice"}
+        {
+            "publisher": "ci",
+            "publishedAt": "2026-01-02T05:00:00+02:00",
+            "completedAt": "2026-01-02T05:04:05.5+02:00",
+            "reviewer": "alice",
+        }
     )
     mirror = mirror_execution(accepted(record), STORE)
     assert mirror["id"] == "remote-execution-run-Hq2b9X-1"
     assert mirror["status"] == "GREEN"
     assert mirror["result"] == {"verdict": "GREEN", "notes": "fine"}
     assert mirror["completedAt"] == "2026-01-02T03:04:05.500000000Z"
-    assert mirror["origin"] == {"storeUrl": STORE, "publisher": "ci",
-                                "publishedAt": "2026-01-02T03:00:00.000000000Z"}
+    assert mirror["origin"] == {
+        "storeUrl": STORE,
+        "publisher": "ci",
+        "publishedAt": "2026-01-02T03:00:00.000000000Z",
+    }
     assert mirror["provenance"] == {
         "repoPath": "",
         "runId": "run-Hq2b9X",
@@ -457,8 +444,12 @@ def test_mirror_of_a_summary_record() -> None:
         "completedAt": "2026-01-02T03:04:05.500000000Z",
         "executionPaths": {"lint_doc": {"bin/lint": PIN}},
     }
-    assert mirror["profile"] == {"kind": "agent", "backend": "openai", "model": "m1",
-                                 "timeoutMs": 240000}
+    assert mirror["profile"] == {
+        "kind": "agent",
+        "backend": "openai",
+        "model": "m1",
+        "timeoutMs": 240000,
+    }
     assert mirror["reviewer"] == "alice"
     assert mirror["toolCalls"] == []
     assert mirror["kinds"] == KINDS
@@ -482,7 +473,11 @@ def test_a_mirror_is_not_published_again() -> None:
 def test_mirror_record_has_no_owner() -> None:
     row = mirror_record(accepted(summary()), STORE)
     assert (row.id, row.owner_pid, row.owner_start_time, row.backend) == (
-        "remote-execution-run-Hq2b9X-1", 0, 0.0, "openai")
+        "remote-execution-run-Hq2b9X-1",
+        0,
+        0.0,
+        "openai",
+    )
     assert row.completed_at == "2026-01-02T03:04:05.123456789Z"
     assert row.key == key_of(DEF_HASH, FINGERPRINTS, KINDS)
 
