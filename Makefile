@@ -32,6 +32,7 @@ bench: install
 	$(BIN)/python bench/discovery.py
 	$(BIN)/python bench/builtins.py
 	$(BIN)/python bench/commands.py
+	$(BIN)/python bench/reviews.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

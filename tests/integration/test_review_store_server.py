@@ -8,6 +8,7 @@ import hashlib
 import json
 import queue
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -170,21 +171,34 @@ class Api:
     state: Path
     tokens: dict[str, str]
 
+    def token(self, name: str, scopes: str) -> str:
+        """A token of its own for a test that changes it (revocation)."""
+        return self.running.store.add_token(name, scopes.split(",")).token
 
-@pytest.fixture
-def api(state: Path) -> Iterator[Api]:
-    tokens = {
-        "all": add_token(state, "all", "read,publish,human"),
-        "reader": add_token(state, "reader", "read"),
-        "publisher": add_token(state, "publisher", "publish"),
-        "agents": add_token(state, "agents", "read,publish"),
-    }
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    """One server for the route tests; each test uses keys of its own (``fresh_key``)."""
+    state = tmp_path_factory.mktemp("api") / "state"
     with serving(state) as running, client(running.url) as http:
+        scopes = {
+            "all": "read,publish,human",
+            "reader": "read",
+            "publisher": "publish",
+            "agents": "read,publish",
+        }
+        tokens = {name: running.store.add_token(name, s.split(",")).token for name, s in scopes.items()}
         yield Api(http, running, state, tokens)
 
 
-def put(api: Api, token: str, body: Any, key: str = KEY) -> httpx2.Response:
+def fresh_key() -> str:
+    return secrets.token_hex(32)
+
+
+def put(api: Api, token: str, body: Any, key: str | None = None) -> httpx2.Response:
     content = body if isinstance(body, bytes) else compact(body)
+    if key is None:
+        key = body["key"] if isinstance(body, dict) else KEY
     return api.http.put(f"/v1/entries/{key}", content=content, headers=bearer(api.tokens[token]))
 
 
