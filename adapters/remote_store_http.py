@@ -200,7 +200,8 @@ class HttpRemoteStore:
     def _transport_failure(self, error: httpx2.HTTPError) -> RemoteFailure:
         tls = _tls_error(error)
         if tls is not None:
-            reason = self._safe(str(tls.reason or tls)) or type(tls).__name__
+            detail = getattr(tls, "verify_message", None) or tls.reason or str(tls)
+            reason = self._safe(str(detail)) or type(tls).__name__
             return RemoteFailure(FailureMode.CLOSED, f"TLS with the remote store failed: {reason}.")
         detail = self._safe(str(error)) or type(error).__name__
         if isinstance(error, httpx2.TransportError):

@@ -299,6 +299,34 @@ class SqliteStateStore:
                 _log.warning("Cache GC failed: %s", error)
         return recorded
 
+    def add_mirror(self, execution: ExecutionRecord) -> bool:
+        """Insert a settled record mirrored from the remote store into its key's history,
+        unless that execution is known already or the local latest completed later."""
+        key, completed = execution.key, execution.completed_at
+        if key is None or completed is None or execution.status not in RECORDED_VERDICTS:
+            raise ValueError(f"A mirror is a completed, keyed GREEN/RED record: {execution.id}")
+        text = dump_data(execution.data)
+        size = data_bytes(text)
+        if size > self._record_max_bytes:
+            return False
+        with self._transaction(write=True) as connection:
+            known = connection.execute(
+                sa.select(executions.c.id).where(executions.c.id == execution.id)
+            ).first()
+            latest = hist.latest(connection, key)
+            if known is not None or (
+                latest is not None and (latest.completed_at or "") >= completed
+            ):
+                return False
+            values = execution_values(execution, key=key)
+            values.update(bytes=size, last_used=self._now())
+            connection.execute(sa.insert(executions).values(values))
+        try:
+            self.collect_garbage()
+        except StateError as error:
+            _log.warning("Cache GC failed: %s", error)
+        return True
+
     def collect_garbage(self) -> int:
         """Drop least-recently-used records while the history is over a cap, one short
         IMMEDIATE transaction each; how many were dropped. Stops when nothing is eligible."""

@@ -21,6 +21,7 @@ import typer
 
 from domain.reviews.agent_review import ReviewPorts
 from domain.reviews.fingerprints import FingerprintError
+from domain.reviews.runtime_review import RuntimePorts
 from domain.reviews.verify import (
     RunResult,
     SelectionError,
@@ -159,6 +160,14 @@ def verify(
         make_output_root=private_runs_dir(state),
         producer=_producer(),
         conversations=container.conversations(state_dir=state),
+        runtime=RuntimePorts(
+            processes=container.processes(),
+            scratch=container.scratch(),
+            filesystem=container.filesystem(),
+            programs=container.programs(),
+            clock=container.clock(),
+            environment=container.environment(),
+        ),
     )
     service = Verify(ports, workspace, VerifyOptions(repo=repo, state_dir=state, force=force))
     try:
@@ -181,6 +190,14 @@ def run_view(result: RunResult) -> dict[str, Any]:
     return {**result.run, "requests": result.requests}
 
 
+def _exit_detail(request: dict[str, Any]) -> str | None:
+    """``exit N`` for a RED runtime request, executed or reused (its result keeps the code)."""
+    if request["status"] != "RED" or request["profile"].get("kind") != "runtime":
+        return None
+    code = (request.get("result") or {}).get("exitCode")
+    return f"exit {code}" if code is not None else None
+
+
 def run_text(result: RunResult) -> str:
     run = result.run
     lines = [f"Run: {run['id']}"]
@@ -189,7 +206,7 @@ def run_text(result: RunResult) -> str:
         source = request.get("source")
         if source:
             line += f" (reused from {source['runId']})"
-        detail = request.get("error") or request.get("blockedReason")
+        detail = request.get("error") or request.get("blockedReason") or _exit_detail(request)
         if detail:
             line += f" — {detail}"
         lines.append(line)

@@ -53,7 +53,7 @@ from ports.review_store_server import (
     StoreEntry,
 )
 
-GRACEFUL_STOP_SECONDS = 5.0  # open requests may finish; then they are cancelled
+GRACEFUL_STOP_SECONDS = 5  # open requests may finish; then they are cancelled
 READY_POLL_SECONDS = 0.01
 STATUS_FOR_REFUSAL = {Refusal.INVALID: 400, Refusal.GONE: 410, Refusal.TOO_LARGE: 413}
 LEGACY_ROUTE_GONE = (
@@ -233,7 +233,7 @@ class StoreServer:
             log_level="warning",
             ws="none",
             http="h11",
-            timeout_graceful_shutdown=int(GRACEFUL_STOP_SECONDS),
+            timeout_graceful_shutdown=GRACEFUL_STOP_SECONDS,
         )
         self._server = _QuietServer(config)
 

@@ -132,6 +132,12 @@ class StateStore(Protocol):
         an active execution). Returns whether it was recorded."""
         ...
 
+    def add_mirror(self, execution: ExecutionRecord) -> bool:
+        """Insert a completed GREEN/RED record mirrored from the remote review store into its
+        key's history (owner pid and start time 0), unless an execution with that id exists
+        or the key's local latest record completed at the same time or later."""
+        ...
+
     def get_execution(self, execution_id: str) -> ExecutionRecord | None: ...
 
     def history(self, key: str) -> list[ExecutionRecord]:

@@ -54,7 +54,10 @@ class ReviewPorts:
 
 @dataclass
 class ReviewOutcome:
-    """How the review ended. ``result`` is set only for GREEN/RED."""
+    """How the review ended. ``result`` is set only for GREEN/RED.
+
+    ``cwd``, ``argv`` and ``child`` are set by runtime reviews only: where and what ran (once
+    prepared) and how the process ended (once it started); see docs/runtime-evals.md."""
 
     status: str  # GREEN | RED | ERROR
     result: dict[str, Any] | None = None
@@ -62,6 +65,9 @@ class ReviewOutcome:
     error_code: str | None = None
     execution_paths: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     trace: LoopTrace = field(default_factory=LoopTrace)
+    cwd: str | None = None
+    argv: tuple[str, ...] | None = None
+    child: dict[str, Any] | None = None
 
     @classmethod
     def failed(

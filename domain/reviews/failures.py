@@ -20,6 +20,9 @@ class FailureCode(enum.Enum):
     INPUT_CHANGED = "INPUT_CHANGED"
     FINGERPRINT_RECHECK_FAILED = "FINGERPRINT_RECHECK_FAILED"
     SESSION_CLEANUP_FAILED = "SESSION_CLEANUP_FAILED"
+    SPAWN_FAILED = "SPAWN_FAILED"  # runtime: the command never started
+    ABNORMAL_EXIT = "ABNORMAL_EXIT"  # runtime: killed by a signal, or no exit status
+    RUNTIME_ERROR = "RUNTIME_ERROR"  # runtime: its private directories could not be removed
 
 
 TIMED_OUT = "Agent review timed out."

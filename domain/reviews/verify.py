@@ -1,10 +1,11 @@
 """``verify``: a Run over selected evals, reusing every verdict whose key still holds.
 
-For each selected Agent eval, in selection order: compute its key; reuse the newest
-GREEN/RED record of that key (a reused result starts nothing: no pin, no backend, no tool,
-no session); wait behind a live execution of the same key and reuse what it produced
-(``joined``); otherwise own a new execution, run the Agent review, and commit it. Runtime
-and Human evals are reported as not run by this version.
+For each selected Agent or runtime eval, in selection order: compute its key; reuse the
+newest GREEN/RED record of that key (a reused result starts nothing: no pin, no backend, no
+tool, no session, no process); wait behind a live execution of the same key and reuse what
+it produced (``joined``); otherwise own a new execution, run the review (``AgentReview`` or
+``RuntimeReview``, by profile kind), and commit it. Human evals are reported as not run by
+this version.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from typing import Any
 
 import anyio
 
-from domain.declarations.model import AgentProfile, HumanProfile, Profile
+from domain.declarations.model import AgentProfile, HumanProfile, Profile, RuntimeProfile
 from domain.reviews.agent_review import AgentReview, ReviewOutcome, ReviewPorts
 from domain.reviews.conversations import review_event, trace_events
 from domain.reviews.reuse_keys import KeyInputs, key_inputs
+from domain.reviews.runtime_review import RuntimePorts, RuntimeReview
 from domain.reviews.timestamps import elapsed_ms, new_run_id, timestamp
 from domain.workspace import EvalRef, UnknownName, Workspace
 from ports.conversations import ConversationStore
@@ -32,6 +34,7 @@ JOIN_POLL_SECONDS = 0.2
 SESSION_ID_BYTES = 16
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
 NOT_RUN_REASON = "{kind} evals are not run by this version of artifactize."
+NO_RUNTIME_PORTS = "Runtime evals are not run here: no process runner is configured."
 
 
 class SelectionError(Exception):
@@ -47,6 +50,7 @@ class VerifyPorts:
     producer: Mapping[str, Any]  # {"name": "user@host", "version": "..."}
     conversations: ConversationStore | None = None
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep
+    runtime: RuntimePorts | None = None  # None: runtime evals stay UNREVIEWED
 
 
 @dataclass(frozen=True)
@@ -192,17 +196,27 @@ class Verify:
             "blockedReason": None,
             "producer": None,
             "sessionId": None,
+            "cwd": None,
+            "argv": None,
+            "child": None,
         }
 
     def _run_record(self, run: Mapping[str, Any]) -> RunRecord:
         return RunRecord(run["id"], self.options.repo, run["status"], dict(run))
 
+    def _not_run_reason(self, profile: Profile) -> str | None:
+        """Why this version does not review an eval of this kind, or None when it does."""
+        if isinstance(profile, HumanProfile):
+            return NOT_RUN_REASON.format(kind="Human")
+        if isinstance(profile, RuntimeProfile) and self.ports.runtime is None:
+            return NO_RUNTIME_PORTS
+        return None
+
     async def _settle_request(self, ref: EvalRef, keys: KeyInputs, request: dict[str, Any]) -> None:
-        profile = ref.eval.profile
-        if not isinstance(profile, AgentProfile):
-            kind = "Human" if isinstance(profile, HumanProfile) else "Runtime"
+        reason = self._not_run_reason(ref.eval.profile)
+        if reason is not None:
             request["status"] = "UNREVIEWED"
-            request["blockedReason"] = NOT_RUN_REASON.format(kind=kind)
+            request["blockedReason"] = reason
             self.ports.state.update_request(_request_record(request))
             return
         execution = self._execution(request)
@@ -283,16 +297,23 @@ class Verify:
             }
         )
         self.ports.state.update_request(_request_record(request))
-        output_root = self.ports.make_output_root(request["runId"])
-        review = AgentReview(self.ports.review, self.workspace, ref, keys, output_root)
+        review = self._review(ref, keys, self.ports.make_output_root(request["runId"]))
         outcome: ReviewOutcome | None = None
         try:
             outcome = await review.run()
         finally:
             with anyio.CancelScope(shield=True):
                 settled = outcome or review.cancelled_outcome()
-                self._save_conversation(request, review, settled)
+                if isinstance(review, AgentReview):
+                    self._save_conversation(request, review, settled)
                 self._commit(request, execution, settled)
+
+    def _review(self, ref: EvalRef, keys: KeyInputs, run_dir: str) -> AgentReview | RuntimeReview:
+        """The review that executes this eval, by profile kind."""
+        if isinstance(ref.eval.profile, RuntimeProfile):
+            assert self.ports.runtime is not None  # _not_run_reason let it through
+            return RuntimeReview(self.ports.runtime, self.workspace, ref, keys, run_dir)
+        return AgentReview(self.ports.review, self.workspace, ref, keys, run_dir)
 
     def _save_conversation(
         self, request: dict[str, Any], review: AgentReview, outcome: ReviewOutcome
@@ -342,6 +363,11 @@ class Verify:
             provenance["executionPaths"] = {k: dict(v) for k, v in outcome.execution_paths.items()}
         attempts = [attempt.to_json() for attempt in outcome.trace.attempts]
         tool_calls = [call.to_json() for call in outcome.trace.tool_calls]
+        process = {
+            "cwd": outcome.cwd,
+            "argv": list(outcome.argv) if outcome.argv is not None else None,
+            "child": outcome.child,
+        }
         request.update(
             {
                 "status": outcome.status,
@@ -353,6 +379,7 @@ class Verify:
                 "toolCalls": tool_calls,
                 "producer": dict(self.ports.producer),
                 "completedAt": completed,
+                **process,
             }
         )
         data = {
@@ -375,6 +402,7 @@ class Verify:
             "sessionId": request.get("sessionId"),
             "startedAt": request["startedAt"],
             "completedAt": completed,
+            **copy.deepcopy(process),
         }
         verdict = outcome.status in ("GREEN", "RED")
         settled = ExecutionRecord(

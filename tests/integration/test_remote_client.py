@@ -22,7 +22,6 @@ from typing import Any
 
 import anyio
 import pytest
-import typer
 from dependency_injector import providers
 
 from adapters import remote_store_http
@@ -38,7 +37,6 @@ from adapters.sqlite_state import SqliteStateStores
 from domain.reviews.remote_records import build_record, mirror_execution, validate_record
 from entrypoints import cli
 from entrypoints.cli_context import CliContext
-from entrypoints.cli_remote import remote_app
 from ports.review_store import (
     LOOKUP_KEYS_MAX,
     FailureMode,
@@ -71,7 +69,9 @@ def call(url: str, method: str, *args: Any, token: str | None = TOKEN) -> Any:
     return anyio.run(main)
 
 
-def failure(url: str, method: str = "whoami", *args: Any, token: str | None = TOKEN) -> RemoteFailure:
+def failure(
+    url: str, method: str = "whoami", *args: Any, token: str | None = TOKEN
+) -> RemoteFailure:
     with pytest.raises(RemoteFailure) as caught:
         call(url, method, *args, token=token)
     problem = caught.value
@@ -105,7 +105,9 @@ def test_whoami_lookup_publish_round_trip(fake_store: FakeReviewStore) -> None:
     seen = fake_store.seen[0]
     assert seen.headers["authorization"] == f"Bearer {TOKEN}"
     assert [s.path for s in fake_store.seen] == [
-        "/v1/whoami", f"/v1/entries/{record['key']}", f"/v1/entries/{record['key']}",
+        "/v1/whoami",
+        f"/v1/entries/{record['key']}",
+        f"/v1/entries/{record['key']}",
         "/v1/lookup",
     ]
 
@@ -116,7 +118,9 @@ def test_a_store_url_with_a_path_prefix(fake_store: FakeReviewStore) -> None:
     assert fake_store.seen[0].path == "/team/v1/whoami"
 
 
-@pytest.mark.parametrize(("count", "sizes"), [(LOOKUP_KEYS_MAX, [1000]), (LOOKUP_KEYS_MAX + 1, [1000, 1])])
+@pytest.mark.parametrize(
+    ("count", "sizes"), [(LOOKUP_KEYS_MAX, [1000]), (LOOKUP_KEYS_MAX + 1, [1000, 1])]
+)
 def test_lookup_is_chunked(fake_store: FakeReviewStore, count: int, sizes: list[int]) -> None:
     keys = [f"{i:064x}" for i in range(count)]
     assert call(fake_store.url, "lookup", keys) == []
@@ -172,7 +176,10 @@ def test_401_without_text_is_the_default_message(fake_store: FakeReviewStore) ->
 def test_401_with_the_stores_text(fake_store: FakeReviewStore) -> None:
     problem = failure(fake_store.url, token="tok-unknown")
     assert problem.mode is FailureMode.CLOSED
-    assert problem.message == "The remote store rejected the token (HTTP 401): Missing or unknown token."
+    assert (
+        problem.message
+        == "The remote store rejected the token (HTTP 401): Missing or unknown token."
+    )
 
 
 def test_401_without_a_token_says_how_to_log_in(fake_store: FakeReviewStore) -> None:
@@ -194,7 +201,10 @@ def test_other_4xx_fail_closed(fake_store: FakeReviewStore, status: int) -> None
     fake_store.script(Canned(status=status, body={"error": "Upgrade artifactize."}))
     problem = failure(fake_store.url)
     assert (problem.mode, problem.status) == (FailureMode.CLOSED, status)
-    assert problem.message == f"The remote store refused the request (HTTP {status}): Upgrade artifactize."
+    assert (
+        problem.message
+        == f"The remote store refused the request (HTTP {status}): Upgrade artifactize."
+    )
 
 
 def test_a_redirect_is_not_followed(fake_store: FakeReviewStore) -> None:
@@ -220,7 +230,12 @@ def test_a_redirect_is_not_followed(fake_store: FakeReviewStore) -> None:
 )
 def test_invalid_answers_fail_closed(fake_store: FakeReviewStore, method: str, body: bytes) -> None:
     fake_store.script(Canned(raw=body))
-    args: list[Any] = {"whoami": [], "lookup": [["a" * 64]], "publish": ["a" * 64, {}]}[method]
+    arguments: dict[str, list[Any]] = {
+        "whoami": [],
+        "lookup": [["a" * 64]],
+        "publish": ["a" * 64, {}],
+    }
+    args = arguments[method]
     problem = failure(fake_store.url, method, *args)
     assert problem.mode is FailureMode.CLOSED
     assert "invalid answer" in problem.message
@@ -341,7 +356,9 @@ def test_refused_urls_name_the_source_and_the_rule(url: str, words: str) -> None
     ],
 )
 def test_token_rules(tmp_path: Path, token: str, ok: bool) -> None:
-    stores = RemoteConfigStores({"ARTIFACTIZE_REMOTE": "https://s.example", "ARTIFACTIZE_REMOTE_TOKEN": token})
+    stores = RemoteConfigStores(
+        {"ARTIFACTIZE_REMOTE": "https://s.example", "ARTIFACTIZE_REMOTE_TOKEN": token}
+    )
     if ok:
         got = stores.settings(str(tmp_path))
         assert got is not None and (got.token, got.token_source) == (token, "env")
@@ -444,9 +461,14 @@ def test_login_stores_a_private_token_bound_to_the_origin(tmp_path: Path) -> Non
     assert got == RemoteSettings("https://store.example/team/", "full", SECRET, "file")
     assert stat.S_IMODE((state / "auth").stat().st_mode) == 0o700
     assert stat.S_IMODE(token_file(state).stat().st_mode) == 0o600
-    assert json.loads(token_file(state).read_text()) == {"origin": "https://store.example", "token": SECRET}
+    assert json.loads(token_file(state).read_text()) == {
+        "origin": "https://store.example",
+        "token": SECRET,
+    }
     assert json.loads((state / "remote.json").read_text()) == {
-        "url": "https://store.example/team/", "share": "full"}
+        "url": "https://store.example/team/",
+        "share": "full",
+    }
     assert stores.settings(str(state)) == got
     assert sorted(p.name for p in state.iterdir()) == ["auth", "remote.json"]  # no temp files
     # the same origin under another path still uses the token
@@ -566,13 +588,7 @@ class Outcome:
 def run(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> Iterator[Any]:
-    """``artifactize --state-dir S remote …`` through ``entrypoints.cli.main``.
-
-    Until ``entrypoints/cli.py`` registers ``remote_app``, it is registered here for the test.
-    """
-    if not any(group.name == "remote" for group in cli.app.registered_groups):
-        info = typer.models.TyperInfo(remote_app, name="remote")
-        monkeypatch.setattr(cli.app, "registered_groups", [*cli.app.registered_groups, info])
+    """``artifactize --state-dir S remote …`` through ``entrypoints.cli.main``."""
     monkeypatch.setattr(CliContext, "options", CliContext.options)
     state = tmp_path / "state"
 
@@ -603,9 +619,16 @@ def test_login_status_logout(run: Any, fake_store: FakeReviewStore) -> None:
     status = run("status", "--json")
     assert status.code == 0, status
     assert status.json() == {
-        "configured": True, "off": False, "url": fake_store.url, "share": "summary",
-        "tokenSource": "file", "reachable": True, "accepted": True, "principal": "alice",
-        "scopes": ["read", "publish"], "error": None,
+        "configured": True,
+        "off": False,
+        "url": fake_store.url,
+        "share": "summary",
+        "tokenSource": "file",
+        "reachable": True,
+        "accepted": True,
+        "principal": "alice",
+        "scopes": ["read", "publish"],
+        "error": None,
     }
     text = run("status")
     assert text.code == 0 and "Principal: alice" in text.out and SECRET not in text.out
@@ -617,15 +640,22 @@ def test_login_status_logout(run: Any, fake_store: FakeReviewStore) -> None:
 def test_login_with_share_full_and_json(run: Any, fake_store: FakeReviewStore) -> None:
     done = run("--json", "login", fake_store.url, "--share", "full", stdin=TOKEN + "\r\n")
     assert done.code == 0, done
-    assert done.json() == {"url": fake_store.url, "share": "full", "principal": "alice",
-                           "scopes": ["read", "publish", "human"]}
+    assert done.json() == {
+        "url": fake_store.url,
+        "share": "full",
+        "principal": "alice",
+        "scopes": ["read", "publish", "human"],
+    }
     assert json.loads((run.state / "remote.json").read_text())["share"] == "full"
 
 
 @pytest.mark.parametrize(
     ("stdin", "words"),
     [
-        ("tok-unknown\n", "Login failed, nothing was saved: The remote store rejected the token (HTTP 401)"),
+        (
+            "tok-unknown\n",
+            "Login failed, nothing was saved: The remote store rejected the token (HTTP 401)",
+        ),
         ("\n", "The token read from standard input is empty"),
         ("a b\n", "contains a space"),
         ("x" * (TOKEN_MAX_CHARS + 1) + "\n", f"has {TOKEN_MAX_CHARS + 1} characters"),
@@ -660,8 +690,14 @@ def test_status_exit_codes(run: Any, fake_store: FakeReviewStore) -> None:
     assert "rejected the token (HTTP 401)" in view["error"]
     no_token = run("status", env={"ARTIFACTIZE_REMOTE": fake_store.url})
     assert no_token.code == 1 and "Token: none" in no_token.out and NO_TOKEN_MESSAGE in no_token.out
-    down = run("--json", "status", env={"ARTIFACTIZE_REMOTE": f"http://127.0.0.1:{closed_port()}/",
-                                        "ARTIFACTIZE_REMOTE_TOKEN": TOKEN})
+    down = run(
+        "--json",
+        "status",
+        env={
+            "ARTIFACTIZE_REMOTE": f"http://127.0.0.1:{closed_port()}/",
+            "ARTIFACTIZE_REMOTE_TOKEN": TOKEN,
+        },
+    )
     assert down.code == 1 and down.json()["reachable"] is False
     off = run("--json", "status", env={"ARTIFACTIZE_REMOTE": "off"})
     assert off.code == 1 and off.json()["off"] is True
@@ -675,12 +711,20 @@ def seed_state(state: Path, *executions: dict[str, Any]) -> None:
     try:
         for data in executions:
             running = ExecutionRecord(
-                id=data["id"], key=data["key"], eval_def_hash=data["evalDefHash"],
-                status="RUNNING", owner_pid=os.getpid(), owner_start_time=1.0, backend="openai",
-                completed_at=None, data={"id": data["id"]},
+                id=data["id"],
+                key=data["key"],
+                eval_def_hash=data["evalDefHash"],
+                status="RUNNING",
+                owner_pid=os.getpid(),
+                owner_start_time=1.0,
+                backend="openai",
+                completed_at=None,
+                data={"id": data["id"]},
             )
             assert store.claim(running, lambda _pid, _start: True).outcome is ClaimOutcome.OWNED
-            done = replace(running, status=data["status"], completed_at=data["completedAt"], data=data)
+            done = replace(
+                running, status=data["status"], completed_at=data["completedAt"], data=data
+            )
             assert store.complete_execution(done, record=True)
     finally:
         store.close()
@@ -688,8 +732,12 @@ def seed_state(state: Path, *executions: dict[str, Any]) -> None:
 
 def keyed(number: int, **changes: Any) -> dict[str, Any]:
     fingerprints = {"doc": f"v{number}", "lib": "v1"}
-    base = {"id": f"execution-run-Abc-{number}", "fingerprints": fingerprints,
-            "key": key_of("b" * 64, fingerprints, KINDS), "kinds": KINDS}
+    base = {
+        "id": f"execution-run-Abc-{number}",
+        "fingerprints": fingerprints,
+        "key": key_of("b" * 64, fingerprints, KINDS),
+        "kinds": KINDS,
+    }
     return execution(**{**base, **changes})
 
 
@@ -754,7 +802,9 @@ def real_store(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     assert db is not None
     publisher = db.add_token("a", ["read", "publish", "human"]).token
     reader = db.add_token("ci", ["read"]).token
-    server = server_module.StoreServer(server_module.create_app(db), bind(parse_listen("127.0.0.1:0")))
+    server = server_module.StoreServer(
+        server_module.create_app(db), bind(parse_listen("127.0.0.1:0"))
+    )
     ready = threading.Event()
     thread = threading.Thread(
         target=lambda: anyio.run(server.serve, lambda _server: ready.set()), daemon=True
@@ -784,4 +834,6 @@ def test_round_trip_through_the_real_server(real_store: tuple[str, str, str]) ->
     assert mirror["provenance"]["executionPaths"] == human["executionPaths"]
     problem = failure(url, "publish", human["key"], human, token=reader)
     assert (problem.mode, problem.status) == (FailureMode.CLOSED, 403)
-    assert failure(url, token="azt_unknown").message.startswith("The remote store rejected the token")
+    assert failure(url, token="azt_unknown").message.startswith(
+        "The remote store rejected the token"
+    )

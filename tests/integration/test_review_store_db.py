@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,15 +35,23 @@ def ticking_clock() -> itertools.count[int]:
     return itertools.count(START_NS, 1_000_000_000)
 
 
-def open_store(state: Path, **caps: int) -> SqliteReviewStoreDb:
+def open_store(
+    state: Path, *, max_records: int = STORE_RECORDS_MAX, max_bytes: int = STORE_BYTES_MAX
+) -> SqliteReviewStoreDb:
     clock = ticking_clock()
-    store = open_review_store_db(str(state), create=True, now_ns=lambda: next(clock), **caps)
+    store = open_review_store_db(
+        str(state),
+        create=True,
+        now_ns=lambda: next(clock),
+        max_records=max_records,
+        max_bytes=max_bytes,
+    )
     assert store is not None
     return store
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> SqliteReviewStoreDb:
+def store(tmp_path: Path) -> Iterator[SqliteReviewStoreDb]:
     opened = open_store(tmp_path / "state")
     yield opened
     opened.close()

@@ -27,6 +27,7 @@ import pytest
 
 LOOKUP_KEYS_MAX = 1000
 PUBLISHED_AT = "2026-03-04T05:06:07.123456789Z"
+SHUTDOWN_POLL_SECONDS = 0.01  # how soon a test's fake stops
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,9 @@ class FakeReviewStore:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._server.block_on_close = False  # a delayed answer must not hold up the test
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(SHUTDOWN_POLL_SECONDS,), daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -9,7 +9,6 @@ import pytest
 from domain.reviews.store_requests import (
     EXECUTION_ID_MAX_CHARS,
     FULL_RECORD_MAX_BYTES,
-    LOOKUP_KEYS_MAX,
     SUMMARY_RECORD_MAX_BYTES,
     Refusal,
     StoreRequestError,
@@ -17,6 +16,7 @@ from domain.reviews.store_requests import (
     parse_lookup_keys,
     stored_timestamp,
 )
+from ports.review_store import LOOKUP_KEYS_MAX
 
 KEY = "ab" * 32
 
@@ -95,7 +95,10 @@ class TestRecordEnvelope:
             ({"schema": True}, "schema must be 2"),
             ({"schema": 2.0}, "schema must be 2"),
             ({"key": "cd" * 32}, "key must equal"),
-            ({"verdict": "YELLOW", "result": {"verdict": "YELLOW"}}, "verdict must be GREEN or RED"),
+            (
+                {"verdict": "YELLOW", "result": {"verdict": "YELLOW"}},
+                "verdict must be GREEN or RED",
+            ),
             ({"result": {"verdict": "RED"}}, "result.verdict must equal verdict"),
             ({"result": "GREEN"}, "result.verdict must equal verdict"),
             ({"profile": {"kind": "robot"}}, "profile.kind must be"),

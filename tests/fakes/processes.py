@@ -1,0 +1,90 @@
+"""Fakes for running programs: a scripted process runner, scratch space, program lookup and a
+clock, for domain unit tests that must not start anything real."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import anyio
+
+from ports.process import ProcessOutcome, ProcessSpec
+
+# What a scripted run does: an outcome, or a coroutine that builds one (may sleep, mutate…).
+Script = ProcessOutcome | Callable[[ProcessSpec], Awaitable[ProcessOutcome]]
+
+
+@dataclass
+class FakeProcessRunner:
+    """Records every spec; returns ``script`` (or awaits it) and advances ``clock``."""
+
+    script: Script = field(default_factory=lambda: ProcessOutcome(exit_code=0))
+    clock: FakeClock | None = None
+    elapsed_seconds: float = 0.25
+    specs: list[ProcessSpec] = field(default_factory=list)
+
+    async def run(self, spec: ProcessSpec) -> ProcessOutcome:
+        self.specs.append(spec)
+        if self.clock is not None:
+            self.clock.advance(self.elapsed_seconds)
+        if isinstance(self.script, ProcessOutcome):
+            await anyio.lowlevel.checkpoint()
+            return self.script
+        return await self.script(spec)
+
+
+async def hang_forever(spec: ProcessSpec) -> ProcessOutcome:
+    await anyio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
+@dataclass
+class FakeScratch:
+    """Directories exist only as paths in ``live``; ``remove_fails`` makes removal raise."""
+
+    live: set[str] = field(default_factory=set)
+    created: list[str] = field(default_factory=list)
+    remove_fails: bool = False
+    create_fails_after: int | None = None  # creations allowed before OSError
+
+    def create_private_directory(self, parent: str | None, prefix: str) -> str:
+        if self.create_fails_after is not None and len(self.created) >= self.create_fails_after:
+            raise PermissionError(13, "Permission denied")
+        path = f"{parent or '/tmp'}/{prefix}{len(self.created) + 1}"
+        self.created.append(path)
+        self.live.add(path)
+        return path
+
+    def remove_tree(self, path: str) -> None:
+        if self.remove_fails:
+            raise OSError(16, "Device or resource busy")
+        self.live = {p for p in self.live if p != path and not p.startswith(f"{path}/")}
+
+
+@dataclass
+class FakePrograms:
+    """Programs found on PATH live in ``/usr/bin``; ``missing`` names are found nowhere."""
+
+    missing: frozenset[str] = frozenset()
+
+    def find_on_path(self, name: str, path_variable: str, cwd: str) -> str | None:
+        return None if name in self.missing or not path_variable else f"/usr/bin/{name}"
+
+    def is_executable_file(self, path: str) -> bool:
+        return path.rsplit("/", 1)[-1] not in self.missing
+
+
+@dataclass
+class FakeClock:
+    monotonic_seconds: float = 100.0
+    wall: datetime = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.wall
+
+    def monotonic(self) -> float:
+        return self.monotonic_seconds
+
+    def advance(self, seconds: float) -> None:
+        self.monotonic_seconds += seconds

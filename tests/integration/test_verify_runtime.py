@@ -1,0 +1,295 @@
+"""Runtime evals through the real CLI: ``python -m entrypoints.cli --json verify A/E`` with real
+processes, real files and real SQLite state.
+
+The repository has three Artifacts: ``data`` (a folder with ``input.txt``, no evals), ``app``
+(evals ``ok`` and ``fail``), ``probe`` (evals that report what the command sees) and ``slow``
+and ``mutant`` (a timeout, and a command that edits its own input). Every command is one
+probe script, kept outside the repository (so running it never changes a fingerprint), with
+a subcommand per behaviour.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from domain.reviews.runtime_outcome import RUNTIME_OUTPUT_MAX_BYTES
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PYTHON = os.path.realpath(sys.executable)
+SECRET = "do-not-leak-7f3a"
+TIMEOUT_MS = 1500
+GRANDCHILD_START_SECONDS = 10
+
+PROBE = r"""
+import json, os, signal, subprocess, sys, time
+
+command, rest = sys.argv[1], sys.argv[2:]
+if command == "ok":
+    with open(rest[0], "a") as log:
+        log.write("ran\n")
+elif command == "exit":
+    sys.exit(int(rest[0]))
+elif command == "env":
+    names = ["ARTIFACTIZE_OUTPUT_DIR", "ARTIFACTIZE_TMP_DIR", "HOME", "XDG_CACHE_HOME"]
+    usable = {n: os.path.isdir(os.environ[n]) and os.access(os.environ[n], os.W_OK) for n in names}
+    modes = {n: oct(os.stat(os.environ[n]).st_mode & 0o777) for n in names}
+    print(json.dumps({"env": dict(os.environ), "usable": usable, "modes": modes, "cwd": os.getcwd()}))
+elif command == "ansi":
+    sys.stdout.write("\x1b[1;31mred\x1b[0m plain\x07\tend\n")
+elif command == "cat":
+    sys.stdout.write(open(rest[0]).read())
+elif command == "write":
+    sys.stdout.write("a" * int(rest[0]))
+    sys.stderr.write("b" * int(rest[0]))
+elif command == "hang":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    pidfile = rest[0]
+    code = (
+        "import os, signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        f"open({pidfile!r} + '.tmp', 'w').write(str(os.getpid()))\n"
+        f"os.rename({pidfile!r} + '.tmp', {pidfile!r})\n"
+        "time.sleep(60)\n"
+    )
+    subprocess.Popen([sys.executable, "-S", "-c", code])
+    time.sleep(60)
+elif command == "edit":
+    with open(rest[0], "a") as target:
+        target.write("edited by the eval itself\n")
+"""
+
+
+def toml(value: Any) -> str:
+    """Strings and string arrays as TOML (JSON's escapes are valid TOML basic strings)."""
+    return json.dumps(value)
+
+
+class Repo:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.path = root / "repo"
+        self.state = root / "state"
+        self.log = root / "calls.log"
+        self.pidfile = root / "grandchild.pid"
+        self.probe = root / "bin" / "probe.py"
+        self.probe.parent.mkdir()
+        self.probe.write_text(PROBE, encoding="utf-8")
+        (self.path / "data").mkdir(parents=True)
+        (self.path / "data" / "index.artf").write_text('name = "data"\n', encoding="utf-8")
+        (self.path / "data" / "input.txt").write_text("the input\n", encoding="utf-8")
+        self.declare("app", {"ok": ["ok", str(self.log)], "fail": ["exit", "1"]})
+        (self.path / "app" / "main.txt").write_text("version 1\n", encoding="utf-8")
+        self.declare(
+            "probe",
+            {
+                "env": ["env"],
+                "ansi": ["ansi"],
+                "cat": ["cat", "{data}/input.txt"],
+                "cap_at": ["write", str(RUNTIME_OUTPUT_MAX_BYTES)],
+                "cap_past": ["write", str(RUNTIME_OUTPUT_MAX_BYTES + 1)],
+            },
+        )
+        self.declare("slow", {"hang": ["hang", str(self.pidfile)]}, timeout_ms=TIMEOUT_MS)
+        self.declare("mutant", {"edit": ["edit", "{data}/input.txt"]})
+
+    def declare(
+        self, name: str, evals: dict[str, list[str]], *, timeout_ms: int | None = None
+    ) -> None:
+        folder = self.path / name
+        folder.mkdir(exist_ok=True)
+        lines = [f"name = {toml(name)}"]
+        timeout = f", timeout_ms = {timeout_ms}" if timeout_ms is not None else ""
+        for eval_id, args in evals.items():
+            argv = ["-S", str(self.probe), *args]
+            lines += [
+                f"[evals.{eval_id}]",
+                f"title = {toml(eval_id)}",
+                f'profile = {{ kind = "runtime", command = {toml(PYTHON)}, '
+                f"args = {toml(argv)}{timeout} }}",
+                f"payload.instruction = {toml('Run ' + eval_id + '.')}",
+            ]
+        (folder / "index.artf").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def calls(self) -> int:
+        return len(self.log.read_text().splitlines()) if self.log.exists() else 0
+
+    def cli(self, *args: str, json_output: bool = True) -> tuple[int, Any]:
+        env = {
+            **os.environ,
+            "ARTIFACTIZE_REMOTE": "off",
+            "SECRET_TOKEN": SECRET,
+            "LANG": "C.UTF-8",
+        }
+        command = [sys.executable, "-m", "entrypoints.cli", "--repo", str(self.path)]
+        command += ["--state-dir", str(self.state), *(["--json"] if json_output else [])]
+        done = subprocess.run(
+            [*command, *args], capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60
+        )
+        out: Any = done.stdout
+        if json_output:
+            assert done.stdout.strip(), done.stderr
+            out = json.loads(done.stdout)
+        return done.returncode, out
+
+    def verify(self, selector: str) -> tuple[int, dict[str, Any]]:
+        code, run = self.cli("verify", selector)
+        assert isinstance(run, dict) and "requests" in run, run
+        return code, run
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    return Repo(tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def no_leftovers(tmp_path: Path) -> Iterator[None]:
+    """No child process of ours survives a test, and every invocation directory is gone."""
+    me = psutil.Process()
+    before = {p.pid for p in me.children(recursive=True)}
+    yield
+    deadline = time.monotonic() + 5
+    left = [p for p in me.children(recursive=True) if p.pid not in before]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [p for p in left if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not left, f"left behind: {left}"
+    runs = tmp_path / "state" / "runs"
+    if runs.exists():
+        assert [list(run.iterdir()) for run in runs.iterdir()] == [[]] * len(list(runs.iterdir()))
+
+
+def test_green_then_reuse_starts_nothing(repo: Repo) -> None:
+    code, run = repo.verify("app/ok")
+    (request,) = run["requests"]
+    assert (code, run["status"], request["status"]) == (0, "GREEN", "GREEN")
+    assert request["result"]["verdict"] == "GREEN" and request["result"]["exitCode"] == 0
+    assert request["child"]["exitCode"] == 0 and request["child"]["durationMs"] >= 0
+    assert request["cwd"] == str(repo.path / "app")
+    assert request["argv"] == [PYTHON, "-S", str(repo.probe), "ok", str(repo.log)]
+    assert len(request["key"]) == 64 and run["summary"]["executed"]["runtime"] == 1
+    assert repo.calls() == 1
+
+    code, again = repo.verify("app/ok")
+    (reused,) = again["requests"]
+    assert (code, reused["status"]) == (0, "GREEN")
+    assert reused["source"] == {"runId": run["id"], "requestId": request["id"], "kind": "cache"}
+    assert (reused["argv"], reused["cwd"], reused["child"]) == (None, None, None)
+    assert reused["result"] == request["result"]
+    assert again["summary"]["reused"]["runtime"] == 1
+    assert again["summary"]["executed"]["total"] == 0
+    assert repo.calls() == 1  # the command did not run again
+
+
+def test_a_nonzero_exit_is_red_and_the_text_names_the_code(repo: Repo) -> None:
+    code, text = repo.cli("verify", "app/fail", json_output=False)
+    assert code == 1
+    run_id = text.splitlines()[0].removeprefix("Run: ")
+    assert f"  app/fail [{run_id}-1]: RED — exit 1" in text.splitlines()
+    assert "Summary: executed 1 (runtime 1, agent 0, human 0), reused 0" in text
+    code, text = repo.cli("verify", "app/fail", json_output=False)
+    again = text.splitlines()[0].removeprefix("Run: ")
+    assert code == 1
+    assert f"  app/fail [{again}-1]: RED (reused from {run_id}) — exit 1" in text.splitlines()
+
+
+def test_a_timeout_kills_the_group_with_a_sigterm_ignoring_grandchild(repo: Repo) -> None:
+    started = time.monotonic()
+    code, run = repo.verify("slow/hang")
+    elapsed = time.monotonic() - started
+    (request,) = run["requests"]
+    assert (code, request["status"], request["errorCode"]) == (2, "ERROR", "TIMEOUT")
+    assert request["error"] == f"Runtime eval timed out after {TIMEOUT_MS} ms."
+    assert request["child"]["signal"] == 9  # SIGTERM was ignored, SIGKILL followed
+    assert elapsed < TIMEOUT_MS / 1000 + GRANDCHILD_START_SECONDS
+    assert repo.pidfile.exists(), "the grandchild never started"
+    grandchild = int(repo.pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(grandchild).status() == psutil.STATUS_ZOMBIE:
+                break
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.05)
+    else:
+        psutil.Process(grandchild).kill()
+        pytest.fail("the SIGTERM-ignoring grandchild survived the timeout")
+    code, listed = repo.cli("cache", "list")
+    assert (code, listed) == (0, [])  # an ERROR is never recorded
+
+
+def test_what_the_command_sees_and_what_is_kept_of_its_output(repo: Repo) -> None:
+    code, run = repo.verify("probe")
+    requests = {r["evalId"]: r for r in run["requests"]}
+    assert code == 0, [(r["evalId"], r["status"], r["error"]) for r in run["requests"]]
+
+    seen = json.loads(requests["probe/env"]["child"]["stdout"])
+    env = seen["env"]
+    private = {
+        "ARTIFACTIZE_WORKSPACE_DIR",
+        "ARTIFACTIZE_OUTPUT_DIR",
+        "ARTIFACTIZE_TMP_DIR",
+        "HOME",
+        "XDG_CACHE_HOME",
+        "TMPDIR",
+        "TMP",
+        "TEMP",
+    }
+    assert set(env) == {"PATH", "LANG"} | private, sorted(env)
+    assert SECRET not in json.dumps(env) and "ARTIFACTIZE_REMOTE" not in env
+    assert env["LANG"] == "C.UTF-8" and env["PATH"] == os.environ["PATH"]
+    assert env["ARTIFACTIZE_WORKSPACE_DIR"] == str(repo.path)
+    invocation = Path(env["HOME"]).parent
+    assert invocation.parent == repo.state / "runs" / run["id"]
+    for name in ("ARTIFACTIZE_OUTPUT_DIR", "ARTIFACTIZE_TMP_DIR", "XDG_CACHE_HOME"):
+        assert Path(env[name]).parent == invocation, name
+    assert env["TMPDIR"] == env["TMP"] == env["TEMP"] == env["ARTIFACTIZE_TMP_DIR"]
+    assert all(seen["usable"].values()) and set(seen["modes"].values()) == {"0o700"}
+    assert seen["cwd"] == str(repo.path / "probe")
+    assert not invocation.exists()  # removed after the run
+
+    assert requests["probe/ansi"]["child"]["stdout"] == "red plain\tend\n"
+
+    cat = requests["probe/cat"]
+    assert cat["argv"][-1] == str(repo.path / "data" / "input.txt")
+    assert cat["child"]["stdout"] == "the input\n"
+    assert set(cat["fingerprints"]) == {"probe", "data"}  # the operand is a dependency
+
+    at, past = requests["probe/cap_at"]["child"], requests["probe/cap_past"]["child"]
+    assert at["truncated"] == {"stdout": False, "stderr": False}
+    assert past["truncated"] == {"stdout": True, "stderr": True}
+    for child in (at, past):
+        assert child["stdout"] == "a" * RUNTIME_OUTPUT_MAX_BYTES
+        assert child["stderr"] == "b" * RUNTIME_OUTPUT_MAX_BYTES
+
+
+def test_editing_a_file_changes_the_key_and_runs_again(repo: Repo) -> None:
+    _, first = repo.verify("app/ok")
+    (repo.path / "app" / "main.txt").write_text("version 2\n", encoding="utf-8")
+    code, second = repo.verify("app/ok")
+    (request,) = second["requests"]
+    assert (code, request["status"], request["source"]) == (0, "GREEN", None)
+    assert request["key"] != first["requests"][0]["key"]
+    assert repo.calls() == 2
+
+
+def test_a_command_that_edits_its_own_input_gets_no_verdict(repo: Repo) -> None:
+    code, run = repo.verify("mutant/edit")
+    (request,) = run["requests"]
+    assert (code, request["status"], request["errorCode"]) == (2, "ERROR", "INPUT_CHANGED")
+    assert request["error"] == "Fingerprint changed during review."
+    assert request["result"] is None and request["child"]["exitCode"] == 0
+    assert "edited by the eval itself" in (repo.path / "data" / "input.txt").read_text()
+    code, listed = repo.cli("cache", "list")
+    assert (code, listed) == (0, [])
