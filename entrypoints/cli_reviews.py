@@ -21,6 +21,7 @@ import typer
 
 from domain.reviews.agent_review import ReviewPorts
 from domain.reviews.fingerprints import FingerprintError
+from domain.reviews.remote_sync import RemoteSync
 from domain.reviews.runtime_review import RuntimePorts
 from domain.reviews.verify import (
     RunResult,
@@ -33,6 +34,8 @@ from domain.reviews.verify import (
 from domain.state_home import StateLocationError, check_outside_repo, state_home
 from domain.tools.sessions import SessionPorts
 from entrypoints.cli_context import CliContext
+from ports.model import BackendUnavailable, ModelBackends
+from ports.review_store import RemoteConfigError, RemoteFailure
 from ports.state import KeyInUse, StateError, StateStore
 
 SESSIONS_FOLDER = "tool-sessions"
@@ -40,6 +43,10 @@ RUNS_FOLDER = "runs"
 EXIT_FOR_STATUS = {"GREEN": 0, "RED": 1, "ERROR": 2, "INCOMPLETE": 4}
 EXIT_CANCELLED = 2
 EXIT_MISSING = 4
+TEST_ENDPOINT_VARIABLES = {
+    "openai": "ARTIFACTIZE_OPENAI_BASE_URL",
+    "anthropic": "ARTIFACTIZE_ANTHROPIC_BASE_URL",
+}
 RUN_LIST_DEFAULT_LIMIT = 50
 
 run_app = typer.Typer(help="Show saved Runs.", no_args_is_help=True)
@@ -98,6 +105,7 @@ def private_runs_dir(state: str) -> Callable[[str], str]:
 async def _until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
     """Run ``work``; SIGINT or SIGTERM cancels it (its cleanup still runs). None if cancelled."""
     result: T | None = None
+    failure: Exception | None = None
     async with anyio.create_task_group() as group:
 
         async def watch() -> None:
@@ -107,8 +115,13 @@ async def _until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
                     return
 
         group.start_soon(watch)
-        result = await work()
+        try:
+            result = await work()
+        except Exception as exc:  # raised below, not wrapped in the task group's group
+            failure = exc
         group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
     return result
 
 
@@ -144,11 +157,13 @@ def verify(
         check_outside_repo(os.path.realpath(state), repo)
     except StateLocationError as exc:
         raise ReviewCommandError(str(exc)) from None
+    backends = container.model_backends()
+    remote = _remote_sync(state, backends)  # checked before any state is created
     store = open_state(create=True)
     assert store is not None
     review = ReviewPorts(
         clock=container.clock(),
-        backends=container.model_backends(),
+        backends=backends,
         tools=container.tool_ports(),
         sessions=session_ports(),
         reload=lambda: config.load(repo),
@@ -168,13 +183,29 @@ def verify(
             clock=container.clock(),
             environment=container.environment(),
         ),
+        remote=remote,
     )
     service = Verify(ports, workspace, VerifyOptions(repo=repo, state_dir=state, force=force))
     try:
         keys = service.prepare(refs)
     except FingerprintError as exc:
         raise ReviewCommandError(str(exc)) from None
-    outcome = anyio.run(_until_signal, lambda: service.run(refs, keys))
+
+    async def work() -> RunResult:
+        try:
+            return await service.run(refs, keys)
+        finally:
+            if remote is not None:
+                with anyio.CancelScope(shield=True):
+                    await remote.aclose()
+
+    try:
+        outcome = anyio.run(_until_signal, work)
+    except RemoteFailure as failure:
+        if service.result is not None and CliContext.options.json:
+            _emit_json({**run_view(service.result), "error": failure.message})
+            raise typer.Exit(EXIT_CANCELLED) from None
+        raise ReviewCommandError(failure.message) from None
     result = service.result
     if result is None:
         raise ReviewCommandError("The Run was cancelled before it started.")
@@ -184,6 +215,29 @@ def verify(
         typer.echo(run_text(result))
     code = EXIT_CANCELLED if outcome is None else EXIT_FOR_STATUS.get(result.status, 2)
     raise typer.Exit(code)
+
+
+def _remote_sync(state: str, backends: ModelBackends) -> RemoteSync | None:
+    """The team review store for this Run, or None. A test endpoint rules the store out, so
+    results of a fake provider can never reach a team's store."""
+    stores = CliContext.container.remote_stores()
+    try:
+        settings = stores.settings(state)
+    except RemoteConfigError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    if settings is None:
+        return None
+    for backend in TEST_ENDPOINT_VARIABLES:
+        try:
+            endpoint = backends.test_endpoint(backend)
+        except BackendUnavailable:
+            endpoint = "invalid"
+        if endpoint is not None:
+            raise ReviewCommandError(
+                f"{TEST_ENDPOINT_VARIABLES[backend]} is set, so verify will not use the remote "
+                "review store; set ARTIFACTIZE_REMOTE=off."
+            )
+    return RemoteSync(stores.open(settings), lambda message: typer.echo(message, err=True))
 
 
 def run_view(result: RunResult) -> dict[str, Any]:

@@ -22,11 +22,14 @@ import anyio
 from domain.declarations.model import AgentProfile, HumanProfile, Profile, RuntimeProfile
 from domain.reviews.agent_review import AgentReview, ReviewOutcome, ReviewPorts
 from domain.reviews.conversations import review_event, trace_events
+from domain.reviews.remote_records import MIRROR_PREFIX
+from domain.reviews.remote_sync import RemoteSync
 from domain.reviews.reuse_keys import KeyInputs, key_inputs
 from domain.reviews.runtime_review import RuntimePorts, RuntimeReview
 from domain.reviews.timestamps import elapsed_ms, new_run_id, timestamp
 from domain.workspace import EvalRef, UnknownName, Workspace
 from ports.conversations import ConversationStore
+from ports.review_store import RemoteFailure
 from ports.sessions import ProcessIdentity, ProcessTable
 from ports.state import ClaimOutcome, ExecutionRecord, RequestRecord, RunRecord, StateStore
 
@@ -51,6 +54,7 @@ class VerifyPorts:
     conversations: ConversationStore | None = None
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep
     runtime: RuntimePorts | None = None  # None: runtime evals stay UNREVIEWED
+    remote: RemoteSync | None = None  # the team review store, when one is configured
 
 
 @dataclass(frozen=True)
@@ -151,11 +155,18 @@ class Verify:
             self._request(run_id, ordinal, ref, key, created)
             for ordinal, (ref, key) in enumerate(zip(refs, keys, strict=True), start=1)
         ]
+        remote = self.ports.remote
+        if remote is not None and not self.options.force:
+            # Before anything is claimed; a refusal (fail closed) leaves no Run behind.
+            await remote.mirror([k.key for k in keys if k.key is not None], self.ports.state)
         self.ports.state.create_run(self._run_record(run), [_request_record(r) for r in requests])
         result = self.result = RunResult(run, requests)
         try:
             for ref, key, request in zip(refs, keys, requests, strict=True):
                 await self._settle_request(ref, key, request)
+        except RemoteFailure as failure:
+            run["error"] = failure.message
+            raise
         finally:
             with anyio.CancelScope(shield=True):
                 self._finish_run(result)
@@ -226,7 +237,7 @@ class Verify:
                 claim = self.ports.state.claim(execution, self._owner_alive)
                 if claim.outcome is ClaimOutcome.REUSED:
                     assert claim.record is not None
-                    self._reuse(request, claim.record, "joined" if joined else "cache")
+                    self._reuse(request, claim.record, _source_kind(claim.record, joined))
                     return
                 if claim.outcome is ClaimOutcome.OWNED:
                     break
@@ -268,6 +279,7 @@ class Verify:
                 "reusedUsage": data.get("usage"),
                 "toolCalls": [],
                 "producer": data.get("producer"),
+                "origin": data.get("origin"),
                 "sessionId": data.get("sessionId"),
                 "executionId": record.id,
                 "source": {
@@ -306,7 +318,9 @@ class Verify:
                 settled = outcome or review.cancelled_outcome()
                 if isinstance(review, AgentReview):
                     self._save_conversation(request, review, settled)
-                self._commit(request, execution, settled)
+                committed, recorded = self._commit(request, execution, settled)
+        if recorded and self.ports.remote is not None:
+            await self.ports.remote.publish(committed.data, committed.data["kinds"])
 
     def _review(self, ref: EvalRef, keys: KeyInputs, run_dir: str) -> AgentReview | RuntimeReview:
         """The review that executes this eval, by profile kind."""
@@ -349,7 +363,9 @@ class Verify:
 
     def _commit(
         self, request: dict[str, Any], execution: ExecutionRecord, outcome: ReviewOutcome
-    ) -> None:
+    ) -> tuple[ExecutionRecord, bool]:
+        """Save the request and its execution; the settled execution and whether it joined
+        the key's reuse history."""
         completed = self._now()
         provenance: dict[str, Any] = {
             "repoPath": self.options.repo,
@@ -390,6 +406,9 @@ class Verify:
             "key": request["key"],
             "evalDefHash": request["evalDefHash"],
             "fingerprints": request["fingerprints"],
+            "kinds": {
+                name: self.workspace.artifact(name).kind.value for name in request["fingerprints"]
+            },
             "profile": request["profile"],
             "status": outcome.status,
             "result": outcome.result,
@@ -416,8 +435,11 @@ class Verify:
             completed_at=completed,
             data=data,
         )
-        self.ports.state.complete_execution(settled, record=verdict and request["key"] is not None)
+        recorded = self.ports.state.complete_execution(
+            settled, record=verdict and request["key"] is not None
+        )
         self.ports.state.update_request(_request_record(request))
+        return settled, recorded
 
     def _finish_run(self, result: RunResult) -> None:
         run = result.run
@@ -432,7 +454,9 @@ class Verify:
                     }
                 )
                 self.ports.state.update_request(_request_record(request))
-        run["status"] = run_status([r["status"] for r in result.requests])
+        run["status"] = (
+            "ERROR" if run["error"] else run_status([r["status"] for r in result.requests])
+        )
         run["completedAt"] = self._now()
         run["summary"] = summary(result.requests, run["createdAt"], run["completedAt"])
         self.ports.state.update_run(self._run_record(run))
@@ -471,6 +495,13 @@ def summary(requests: list[dict[str, Any]], created: str, completed: str) -> dic
         "toolCalls": tool_calls,
         "wallMs": elapsed_ms(created, completed),
     }
+
+
+def _source_kind(record: ExecutionRecord, joined: bool) -> str:
+    """How a reused result was found: a mirrored store record, a wait, or local history."""
+    if record.id.startswith(MIRROR_PREFIX):
+        return "remote"
+    return "joined" if joined else "cache"
 
 
 def _request_record(request: Mapping[str, Any]) -> RequestRecord:
