@@ -22,6 +22,7 @@ import anyio
 from domain.declarations.model import AgentProfile, HumanProfile, Profile, RuntimeProfile
 from domain.reviews.agent_review import AgentReview, ReviewOutcome, ReviewPorts
 from domain.reviews.conversations import review_event, trace_events
+from domain.reviews.failures import FailureCode
 from domain.reviews.remote_records import MIRROR_PREFIX
 from domain.reviews.remote_sync import RemoteSync
 from domain.reviews.reuse_keys import KeyInputs, key_inputs
@@ -37,6 +38,7 @@ JOIN_POLL_SECONDS = 0.2
 SESSION_ID_BYTES = 16
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
 NOT_RUN_REASON = "{kind} evals are not run by this version of artifactize."
+UNEXPECTED = "The review failed unexpectedly"
 NO_RUNTIME_PORTS = "Runtime evals are not run here: no process runner is configured."
 
 
@@ -313,6 +315,10 @@ class Verify:
         outcome: ReviewOutcome | None = None
         try:
             outcome = await review.run()
+        except Exception as exc:  # a bug must still settle the request (sessions are stopped)
+            trace = review.trace if isinstance(review, AgentReview) else None
+            message = f"{UNEXPECTED}: {type(exc).__name__}: {exc}"
+            outcome = ReviewOutcome.failed(FailureCode.AGENT_ERROR, message, trace)
         finally:
             with anyio.CancelScope(shield=True):
                 settled = outcome or review.cancelled_outcome()

@@ -44,6 +44,7 @@ from tests.fakes.model import (
 from tests.integration.test_tool_sessions import (  # noqa: F401  (no_leftovers is a fixture)
     ACT,
     ENDED,
+    NOT_READY,
     Setup,
     no_leftovers,
     toml,
@@ -403,3 +404,34 @@ async def test_a_follow_up_of_an_unknown_session_is_refused(tmp_path: Path) -> N
     with pytest.raises(ConversationNotFound):
         await follow_up(setup, ScriptedBackend([]), conversations).send("abc123", "Hello?")
     assert setup.events() == []
+
+
+async def test_exit_before_readiness_is_the_call_error_and_saved_as_one(tmp_path: Path) -> None:
+    setup = ReviewSetup(tmp_path, start=("--exit-before-ready",))
+    session_id, conversations = await reviewed_session(
+        setup, [act("c1"), act("c2"), verdict_reply("RED")]
+    )
+    events = conversations.read(session_id)
+    assert {e["kind"] for e in events} <= {"review", "message", "attempt", "end"}
+    tool_messages = [e for e in events if e.get("role") == "tool"]
+    assert [(m["isError"], m["content"][0]["text"]) for m in tool_messages] == [
+        (True, NOT_READY),
+        (True, NOT_READY),  # the same startup error again, without a restart
+    ]
+    assert len(setup.events("start")) == 1
+    assert events[-1]["status"] == "RED"  # not PREPARATION_FAILED: the review went on
+
+
+async def test_a_review_that_fails_unexpectedly_still_stops_its_sessions(tmp_path: Path) -> None:
+    setup = ReviewSetup(tmp_path)
+
+    async def broken(request: TurnRequest) -> TurnResponse:
+        raise RuntimeError("a bug in a backend")
+
+    state = SqliteStateStores().open(str(tmp_path / "state"), create=True)
+    backends = ScriptedBackends(ScriptedBackend([act("c1"), broken]))
+    result = await verify_once(setup, backends, state)
+    (request,) = result.requests
+    assert (request["status"], request["errorCode"]) == ("ERROR", "AGENT_ERROR")
+    assert request["error"] == "The review failed unexpectedly: RuntimeError: a bug in a backend"
+    assert len(setup.events("stop")) == 1
