@@ -137,49 +137,26 @@ class AgentLoop:
         self.sleep = sleep
         self.trace = LoopTrace()
         self._call_ids: set[str] = set()
+        self._turns = 0
 
     async def run(
         self, instructions: str, user_text: str, tools: tuple[ToolSpec, ...]
     ) -> dict[str, Any]:
         """The validated verdict object; raises AgentFailure with the request's error code."""
         self.trace.items.append(UserText(user_text))
-        repairing = False
-        turn = 0
-        while True:
-            turn += 1
-            request = TurnRequest(
-                model=self.settings.model,
-                instructions=instructions,
-                items=tuple(self.trace.items),
-                # The repair turn keeps the tool list (a provider may refuse a conversation
-                # with tool calls but no tools) and forbids calling them.
-                tools=tools,
-                tool_choice="none" if repairing else "auto",
-                reasoning=self.settings.reasoning,
-            )
-            response = await self._turn(turn, request)
-            calls = response.turn.tool_calls
-            if not calls:
-                if response.finish != "stop":
-                    self._incomplete(response)
-                self.trace.items.append(response.turn)
-                try:
-                    return parse_final_text(response.turn.text, self.validator)
-                except InvalidVerdict as exc:
-                    if repairing:
-                        raise AgentFailure(
-                            FailureCode.INVALID_RESULT,
-                            f"Invalid final Agent result after one format repair: {exc.message}.",
-                        ) from None
-                    repairing = True
-                    self.trace.items.append(UserText(repair_message(exc)))
-                    continue
-            if repairing:
-                raise AgentFailure(FailureCode.INVALID_RESULT, TOOLS_WHILE_REPAIRING)
-            if response.finish not in ("tool_calls", "stop"):
-                self._incomplete(response)
-            self.trace.items.append(response.turn)
-            await self._run_calls(response)
+        text = await self._until_text(instructions, tools, repairing=False)
+        try:
+            return parse_final_text(text, self.validator)
+        except InvalidVerdict as exc:
+            self.trace.items.append(UserText(repair_message(exc)))
+        text = await self._until_text(instructions, tools, repairing=True)
+        try:
+            return parse_final_text(text, self.validator)
+        except InvalidVerdict as exc:
+            raise AgentFailure(
+                FailureCode.INVALID_RESULT,
+                f"Invalid final Agent result after one format repair: {exc.message}.",
+            ) from None
 
     async def answer(
         self,
@@ -197,24 +174,36 @@ class AgentLoop:
                 self._call_ids.update(call.call_id for call in item.tool_calls)
         self.trace.items.extend(history)
         self.trace.items.append(UserText(message))
-        turn = 0
+        text = await self._until_text(instructions, tools, repairing=False)
+        if not text.strip():
+            raise AgentFailure(FailureCode.INVALID_RESULT, EMPTY_ANSWER)
+        return text
+
+    async def _until_text(
+        self, instructions: str, tools: tuple[ToolSpec, ...], *, repairing: bool
+    ) -> str:
+        """Turns, running the tools the model calls, until it answers without a tool call.
+
+        The repair turn keeps the tool list (a provider may refuse a conversation with tool
+        calls but no tools) and forbids calling them."""
         while True:
-            turn += 1
+            self._turns += 1
             request = TurnRequest(
                 model=self.settings.model,
                 instructions=instructions,
                 items=tuple(self.trace.items),
                 tools=tools,
+                tool_choice="none" if repairing else "auto",
                 reasoning=self.settings.reasoning,
             )
-            response = await self._turn(turn, request)
+            response = await self._turn(self._turns, request)
             if not response.turn.tool_calls:
                 if response.finish != "stop":
                     self._incomplete(response)
                 self.trace.items.append(response.turn)
-                if not response.turn.text.strip():
-                    raise AgentFailure(FailureCode.INVALID_RESULT, EMPTY_ANSWER)
                 return response.turn.text
+            if repairing:
+                raise AgentFailure(FailureCode.INVALID_RESULT, TOOLS_WHILE_REPAIRING)
             if response.finish not in ("tool_calls", "stop"):
                 self._incomplete(response)
             self.trace.items.append(response.turn)

@@ -14,9 +14,9 @@ The order is the contract (seed 000, "Tool sessions"):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -37,10 +37,12 @@ from domain.reviews.verdicts import VerdictValidator
 from domain.scope import eval_scope, scope_entries
 from domain.tools.pinning import PinningError, pin_execution_paths
 from domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
-from domain.tools.sessions import SessionPorts
+from domain.tools.sessions import SessionPorts, ToolSessions
 from domain.workspace import EvalRef, Workspace
 from ports.clock import Clock
 from ports.model import BackendUnavailable, ModelBackend, ModelBackends, ToolSpec
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -157,24 +159,8 @@ class AgentReview:
             return await bound.call(name, arguments, self.output_root)
 
         self.loop = AgentLoop(backend, call_tool, validator, settings)
-        result: dict[str, Any] | None = None
-        failure: AgentFailure | None = None
-        try:
-            with anyio.move_on_after(self.profile.timeout_ms / 1000) as deadline:
-                result = await self.loop.run(prompt.instructions, prompt.user_text, tools)
-            if deadline.cancelled_caught:
-                failure = AgentFailure(FailureCode.TIMEOUT, TIMED_OUT)
-        except AgentFailure as exc:
-            failure = exc
-        finally:
-            with anyio.CancelScope(shield=True):
-                problems = await sessions.close()
-        if problems:
-            raise AgentFailure(FailureCode.SESSION_CLEANUP_FAILED, "; ".join(problems))
-        if failure is not None:
-            raise failure
-        assert result is not None
-        return result
+        work = self.loop.run(prompt.instructions, prompt.user_text, tools)
+        return await converse_then_close(work, self.profile.timeout_ms, sessions)
 
     async def _settle(self, result: dict[str, Any]) -> ReviewOutcome:
         """Input revalidation and the fingerprint recheck, after every session stopped."""
@@ -196,6 +182,30 @@ class AgentReview:
             if again.key != self.keys.key:
                 return ReviewOutcome.failed(FailureCode.INPUT_CHANGED, INPUT_CHANGED, trace)
         return ReviewOutcome(str(result["verdict"]), result=result, trace=trace)
+
+
+async def converse_then_close(work: Awaitable[T], timeout_ms: int, sessions: ToolSessions) -> T:
+    """``work`` (an Agent loop) under the review deadline, then, on every ending, the
+    sessions' stop and cleanup, shielded from cancellation. Raises AgentFailure: the loop's
+    own, TIMEOUT, or SESSION_CLEANUP_FAILED, which replaces any result."""
+    result: T | None = None
+    failure: AgentFailure | None = None
+    try:
+        with anyio.move_on_after(timeout_ms / 1000) as deadline:
+            result = await work
+        if deadline.cancelled_caught:
+            failure = AgentFailure(FailureCode.TIMEOUT, TIMED_OUT)
+    except AgentFailure as exc:
+        failure = exc
+    finally:
+        with anyio.CancelScope(shield=True):
+            problems = await sessions.close()
+    if problems:
+        raise AgentFailure(FailureCode.SESSION_CLEANUP_FAILED, "; ".join(problems))
+    if failure is not None:
+        raise failure
+    assert result is not None
+    return result
 
 
 def _definition_changed(before: Workspace, after: Workspace, qualified_id: str) -> bool:

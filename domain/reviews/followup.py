@@ -16,13 +16,13 @@ import anyio
 
 from domain.declarations.model import AgentProfile
 from domain.reviews.agent_loop import AgentLoop, LoopSettings
-from domain.reviews.agent_review import ReviewPorts
+from domain.reviews.agent_review import ReviewPorts, converse_then_close
 from domain.reviews.conversations import (
     ConversationError,
     item_event,
     load_conversation,
 )
-from domain.reviews.failures import TIMED_OUT, AgentFailure, FailureCode
+from domain.reviews.failures import AgentFailure, FailureCode
 from domain.reviews.timestamps import timestamp
 from domain.reviews.verdicts import VerdictValidator
 from domain.tools.registry import AgentToolRegistry
@@ -118,16 +118,13 @@ class FollowUp:
         loop = AgentLoop(backend, call_tool, VerdictValidator(None, None), settings)
         answer: str | None = None
         failure: AgentFailure | None = None
+        work = loop.answer(str(header["instructions"]), history, message, tools)
         try:
-            with anyio.move_on_after(profile.timeout_ms / 1000) as deadline:
-                answer = await loop.answer(str(header["instructions"]), history, message, tools)
-            if deadline.cancelled_caught:
-                failure = AgentFailure(FailureCode.TIMEOUT, TIMED_OUT)
+            answer = await converse_then_close(work, profile.timeout_ms, sessions)
         except AgentFailure as exc:
             failure = exc
         finally:
             with anyio.CancelScope(shield=True):
-                problems = await sessions.close()
                 await backend.aclose()
                 now = timestamp(self.ports.clock.now())
                 events.extend(item_event(i, now) for i in loop.trace.items[len(history) + 1 :])
@@ -135,8 +132,6 @@ class FollowUp:
                     {"kind": "attempt", "at": now, **a.to_json()} for a in loop.trace.attempts
                 )
         calls = [c.to_json() for c in loop.trace.tool_calls]
-        if problems:
-            failure = AgentFailure(FailureCode.SESSION_CLEANUP_FAILED, "; ".join(problems))
         if failure is not None:
             return self._failed(events, failure.code, failure.message, calls)
         events.append({"kind": "answer", "at": now, "text": answer})

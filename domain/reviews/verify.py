@@ -38,6 +38,17 @@ JOIN_POLL_SECONDS = 0.2
 SESSION_ID_BYTES = 16
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
 NOT_RUN_REASON = "{kind} evals are not run by this version of artifactize."
+# What an execution shares with the request that ran it, besides how it settled.
+EXECUTION_FIELDS_FROM_REQUEST = (
+    "runId",
+    "evalId",
+    "key",
+    "evalDefHash",
+    "fingerprints",
+    "profile",
+    "sessionId",
+    "startedAt",
+)
 UNEXPECTED = "The review failed unexpectedly"
 NO_RUNTIME_PORTS = "Runtime evals are not run here: no process runner is configured."
 
@@ -383,51 +394,29 @@ class Verify:
         }
         if outcome.execution_paths:
             provenance["executionPaths"] = {k: dict(v) for k, v in outcome.execution_paths.items()}
-        attempts = [attempt.to_json() for attempt in outcome.trace.attempts]
-        tool_calls = [call.to_json() for call in outcome.trace.tool_calls]
-        process = {
-            "cwd": outcome.cwd,
-            "argv": list(outcome.argv) if outcome.argv is not None else None,
-            "child": outcome.child,
-        }
-        request.update(
-            {
-                "status": outcome.status,
-                "result": outcome.result,
-                "error": outcome.error,
-                "errorCode": outcome.error_code,
-                "provenance": provenance,
-                "usage": attempts,
-                "toolCalls": tool_calls,
-                "producer": dict(self.ports.producer),
-                "completedAt": completed,
-                **process,
-            }
-        )
-        data = {
-            "id": execution.id,
-            "requestId": request["id"],
-            "runId": request["runId"],
-            "evalId": request["evalId"],
-            "key": request["key"],
-            "evalDefHash": request["evalDefHash"],
-            "fingerprints": request["fingerprints"],
-            "kinds": {
-                name: self.workspace.artifact(name).kind.value for name in request["fingerprints"]
-            },
-            "profile": request["profile"],
+        settled_fields = {
             "status": outcome.status,
             "result": outcome.result,
             "error": outcome.error,
             "errorCode": outcome.error_code,
             "provenance": provenance,
-            "usage": attempts,
-            "toolCalls": tool_calls,
+            "usage": [attempt.to_json() for attempt in outcome.trace.attempts],
+            "toolCalls": [call.to_json() for call in outcome.trace.tool_calls],
             "producer": dict(self.ports.producer),
-            "sessionId": request.get("sessionId"),
-            "startedAt": request["startedAt"],
             "completedAt": completed,
-            **copy.deepcopy(process),
+            "cwd": outcome.cwd,
+            "argv": list(outcome.argv) if outcome.argv is not None else None,
+            "child": outcome.child,
+        }
+        request.update(copy.deepcopy(settled_fields))
+        data = {
+            "id": execution.id,
+            "requestId": request["id"],
+            **{name: request[name] for name in EXECUTION_FIELDS_FROM_REQUEST},
+            "kinds": {
+                name: self.workspace.artifact(name).kind.value for name in request["fingerprints"]
+            },
+            **settled_fields,
         }
         verdict = outcome.status in ("GREEN", "RED")
         settled = ExecutionRecord(
