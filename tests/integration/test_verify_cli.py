@@ -112,15 +112,32 @@ class Repo:
         return [e for e in map(json.loads, path.read_text().splitlines()) if e["event"] == kind]
 
 
-def cli(
-    repo: Repo, fake: FakeProvider, *args: str, json_output: bool = True
-) -> tuple[int, Any, str]:
+def command(repo: Repo, *args: str, json_output: bool = True) -> list[str]:
+    """``artifactize --repo R --state-dir S [--json] ARGS`` as a fresh interpreter runs it."""
+    line = [sys.executable, "-m", "entrypoints.cli", "--repo", str(repo.path)]
+    line += ["--state-dir", str(repo.state), *(["--json"] if json_output else []), *args]
+    return line
+
+
+def environment(fake: FakeProvider, *, without: tuple[str, ...] = ()) -> dict[str, str]:
     env = {**os.environ, **fake.env(), "ARTIFACTIZE_REMOTE": "off"}
-    command = [sys.executable, "-m", "entrypoints.cli", "--repo", str(repo.path)]
-    command += ["--state-dir", str(repo.state)]
-    command += ["--json"] if json_output else []
+    return {k: v for k, v in env.items() if k not in without}
+
+
+def cli(
+    repo: Repo,
+    fake: FakeProvider,
+    *args: str,
+    json_output: bool = True,
+    without: tuple[str, ...] = (),
+) -> tuple[int, Any, str]:
     done = subprocess.run(
-        [*command, *args], capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=120
+        command(repo, *args, json_output=json_output),
+        capture_output=True,
+        text=True,
+        env=environment(fake, without=without),
+        cwd=REPO_ROOT,
+        timeout=120,
     )
     out: Any = done.stdout
     if json_output and done.stdout.strip():
@@ -313,28 +330,9 @@ def test_unknown_selector_and_missing_key(tmp_path: Path, fake: FakeProvider) ->
     repo = Repo(tmp_path)
     code, out, _ = cli(repo, fake, "verify", "doc/nope")
     assert (code, out) == (2, {"error": "Unknown eval: doc/nope"})
-    env_without_key = {k: v for k, v in fake.env().items() if k != "OPENAI_API_KEY"}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "entrypoints.cli",
-            "--repo",
-            str(repo.path),
-            "--state-dir",
-            str(repo.state),
-            "--json",
-            "verify",
-            EVAL,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=60,
-        env={**{k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}, **env_without_key},
-    )
-    request = json.loads(done.stdout)["requests"][0]
-    assert (done.returncode, request["errorCode"]) == (2, "PREPARATION_FAILED")
+    code, run, _ = cli(repo, fake, "verify", EVAL, without=("OPENAI_API_KEY",))
+    request = run["requests"][0]
+    assert (code, request["errorCode"]) == (2, "PREPARATION_FAILED")
     assert request["error"] == "OPENAI_API_KEY is required for this Agent backend."
 
 
@@ -343,24 +341,12 @@ def test_sigint_cancels_the_review_and_cleans_up_its_session(
 ) -> None:
     repo = Repo(tmp_path)
     fake.enqueue(openai_tool_call("call_1", "act_doc", {"sleep": 60}), hang())
-    env = {**os.environ, **fake.env(), "ARTIFACTIZE_REMOTE": "off"}
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "entrypoints.cli",
-            "--repo",
-            str(repo.path),
-            "--state-dir",
-            str(repo.state),
-            "--json",
-            "verify",
-            EVAL,
-        ],
+        command(repo, "verify", EVAL),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=environment(fake),
         cwd=REPO_ROOT,
     )
     deadline = time.monotonic() + 30
