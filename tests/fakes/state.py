@@ -1,0 +1,134 @@
+"""An in-memory state store with the port's semantics, for unit tests of the domain.
+
+Not a copy of the SQLite adapter: one dict per table and the rules the port states
+(one active execution per key, newest record wins, mirrors only when newer). The same
+behaviour tests run against it and the SQLite adapter (tests/integration/test_state_contract.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ports.state import (
+    ACTIVE_STATUSES,
+    Claim,
+    ClaimOutcome,
+    ExecutionRecord,
+    KeyInUse,
+    OwnerAlive,
+    RequestRecord,
+    RunRecord,
+    StateError,
+)
+
+VERDICTS = ("GREEN", "RED")
+
+
+@dataclass
+class MemoryStateStore:
+    runs: dict[str, RunRecord] = field(default_factory=dict)
+    requests: dict[str, RequestRecord] = field(default_factory=dict)
+    executions: dict[str, ExecutionRecord] = field(default_factory=dict)
+    history_ids: list[str] = field(default_factory=list)  # insertion order of records
+    touched: list[str] = field(default_factory=list)
+
+    def state_id(self) -> str:
+        return "00000000-0000-4000-8000-000000000000"
+
+    def create_run(self, run: RunRecord, requests: Sequence[RequestRecord]) -> None:
+        self.runs[run.id] = run
+        for request in requests:
+            self.requests[request.id] = request
+
+    def update_run(self, run: RunRecord) -> None:
+        if run.id not in self.runs:
+            raise StateError(f"Run not found: {run.id}")
+        self.runs[run.id] = run
+
+    def update_request(self, request: RequestRecord) -> None:
+        if request.id not in self.requests:
+            raise StateError(f"Request not found: {request.id}")
+        self.requests[request.id] = request
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        return self.runs.get(run_id)
+
+    def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
+        runs = [r for r in reversed(self.runs.values()) if repo is None or r.repo == repo]
+        return runs[offset : offset + limit]
+
+    def list_requests(self, run_id: str) -> list[RequestRecord]:
+        found = [r for r in self.requests.values() if r.run_id == run_id]
+        return sorted(found, key=lambda r: r.ordinal)
+
+    def get_request(self, request_id: str) -> RequestRecord | None:
+        return self.requests.get(request_id)
+
+    def _records(self, key: str) -> list[ExecutionRecord]:
+        records = [self.executions[i] for i in self.history_ids if self.executions[i].key == key]
+        order = {identifier: index for index, identifier in enumerate(self.history_ids)}
+        return sorted(records, key=lambda r: (r.completed_at or "", order[r.id]), reverse=True)
+
+    def latest_record(self, key: str, *, touch: bool) -> ExecutionRecord | None:
+        records = self._records(key)
+        if records and touch:
+            self.touched.append(records[0].id)
+        return records[0] if records else None
+
+    def claim(self, execution: ExecutionRecord, owner_alive: OwnerAlive) -> Claim:
+        assert execution.key is not None and execution.status == "RUNNING"
+        latest = self.latest_record(execution.key, touch=True)
+        if latest is not None:
+            return Claim(ClaimOutcome.REUSED, latest)
+        for holder in self.executions.values():
+            if holder.key == execution.key and holder.status in ACTIVE_STATUSES:
+                alive = owner_alive(holder.owner_pid, holder.owner_start_time)
+                if holder.status != "RUNNING" or alive:
+                    return Claim(ClaimOutcome.BUSY, holder)
+                data = {**holder.data, "status": "ERROR", "errorCode": "OWNER_DIED"}
+                self.executions[holder.id] = dataclasses.replace(holder, status="ERROR", data=data)
+        self.executions[execution.id] = execution
+        return Claim(ClaimOutcome.OWNED)
+
+    def insert_execution(self, execution: ExecutionRecord) -> None:
+        self.executions[execution.id] = dataclasses.replace(execution, key=None)
+
+    def complete_execution(self, execution: ExecutionRecord, *, record: bool) -> bool:
+        active = self.executions.get(execution.id)
+        if active is None or active.status not in ACTIVE_STATUSES:
+            raise StateError("Active execution not found.")
+        self.executions[execution.id] = execution
+        recorded = record and execution.key is not None and execution.status in VERDICTS
+        if recorded:
+            self.history_ids.append(execution.id)
+        return recorded
+
+    def add_mirror(self, execution: ExecutionRecord) -> bool:
+        assert execution.key is not None and execution.completed_at is not None
+        latest = self.latest_record(execution.key, touch=False)
+        newer = latest is None or (latest.completed_at or "") < execution.completed_at
+        if execution.id in self.executions or not newer:
+            return False
+        self.executions[execution.id] = execution
+        self.history_ids.append(execution.id)
+        return True
+
+    def get_execution(self, execution_id: str) -> ExecutionRecord | None:
+        return self.executions.get(execution_id)
+
+    def history(self, key: str) -> list[ExecutionRecord]:
+        return self._records(key)
+
+    def latest_records(self) -> list[tuple[ExecutionRecord, int]]:
+        keys = {self.executions[i].key for i in self.history_ids}
+        rows = [(self._records(k)[0], len(self._records(k))) for k in keys if k is not None]
+        return sorted(rows, key=lambda row: row[0].completed_at or "", reverse=True)
+
+    def remove_key(self, key: str) -> bool:
+        if any(e.key == key and e.status in ACTIVE_STATUSES for e in self.executions.values()):
+            raise KeyInUse(f"Key {key} is in use by an active execution or waiter.")
+        before = len(self.history_ids)
+        self.history_ids = [i for i in self.history_ids if self.executions[i].key != key]
+        return len(self.history_ids) != before

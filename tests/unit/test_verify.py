@@ -1,0 +1,279 @@
+"""``Verify`` through fake adapters: keys, reuse, joins, force, unkeyed evals, Run status.
+
+The workspace lives in a MemoryFilesystem, the model is scripted, the state is in memory;
+no process, file or socket is touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, cast
+
+import pytest
+
+from domain.config_service import ConfigService
+from domain.reviews.agent_review import ReviewPorts
+from domain.reviews.verify import (
+    NOT_RUN_REASON,
+    SelectionError,
+    Verify,
+    VerifyOptions,
+    VerifyPorts,
+    run_status,
+    select_evals,
+)
+from domain.tools.registry import ToolPorts
+from domain.workspace import Workspace
+from ports.sessions import ProcessIdentity
+from ports.state import ExecutionRecord
+from tests.fakes.filesystem import MemoryFilesystem
+from tests.fakes.model import ScriptedBackend, ScriptedBackends, call_reply, verdict_reply
+from tests.fakes.processes import FakeClock
+from tests.fakes.state import MemoryStateStore
+
+pytestmark = pytest.mark.anyio
+ME = ProcessIdentity(4242, 1000.0)
+OTHER = ProcessIdentity(5151, 2000.0)
+
+DOC = """name = "doc"
+[views.agent_tools]
+read = { builtin = "read" }
+[evals.review]
+title = "Notes are right"
+profile = { kind = "agent", backend = "openai", model = "m1" }
+payload.instruction = "Check {doc}."
+[evals.signoff]
+title = "Signed off"
+profile = { kind = "human" }
+payload.instruction = "Sign off {doc}."
+"""
+SCRATCH = """name = "scratch"
+fingerprint = false
+[evals.review]
+title = "Scratch"
+profile = { kind = "agent", backend = "openai", model = "m1" }
+payload.instruction = "Check {scratch}."
+"""
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Table:
+    def __init__(self) -> None:
+        self.alive = {ME, OTHER}
+
+    def own_identity(self) -> ProcessIdentity:
+        return ME
+
+    def is_alive(self, identity: ProcessIdentity) -> bool:
+        return identity in self.alive
+
+    def kill_group(self, leader: ProcessIdentity) -> bool:
+        raise AssertionError("verify never kills a group itself")
+
+
+class Setup:
+    def __init__(self, notes: bytes = b"The answer is 42.\n") -> None:
+        self.files = MemoryFilesystem(
+            {
+                "/repo": {
+                    "doc": {"index.artf": DOC.encode(), "notes.txt": notes},
+                    "scratch": {"index.artf": SCRATCH.encode()},
+                }
+            }
+        )
+        self.state = MemoryStateStore()
+        self.table = Table()
+        self.sleeps: list[float] = []
+
+    def workspace(self) -> Workspace:
+        return ConfigService(self.files).load("/repo")
+
+    def ports(self, backends: ScriptedBackends) -> VerifyPorts:
+        tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {})
+        review = ReviewPorts(FakeClock(), backends, tools, cast(Any, None), self.workspace)
+
+        async def sleep(seconds: float) -> None:
+            self.sleeps.append(seconds)
+            self.release_holder()
+
+        return VerifyPorts(
+            review, self.state, self.table, lambda run_id: "/out", {"name": "t@h"}, sleep=sleep
+        )
+
+    def release_holder(self) -> None:
+        """What another process does while we wait: settle its execution GREEN."""
+
+    async def verify(
+        self, backends: ScriptedBackends, selector: str, *, force: bool = False
+    ) -> list[dict[str, Any]]:
+        workspace = self.workspace()
+        options = VerifyOptions("/repo", "/state", force=force)
+        service = Verify(self.ports(backends), workspace, options)
+        refs = select_evals(workspace, selector, False)
+        result = await service.run(refs, service.prepare(refs))
+        self.last_run = result.run
+        return result.requests
+
+
+def backends(*replies: Any) -> ScriptedBackends:
+    return ScriptedBackends(ScriptedBackend(list(replies)))
+
+
+async def test_review_then_reuse_starts_nothing() -> None:
+    setup = Setup()
+    first = backends(call_reply(("c1", "read_doc", '{"path": "notes.txt"}')), verdict_reply())
+    (request,) = await setup.verify(first, "doc/review")
+    assert (request["status"], request["source"]) == ("GREEN", None)
+    assert request["toolCalls"][0]["name"] == "read_doc"
+    assert setup.last_run["status"] == "GREEN"
+
+    second = backends()
+    (again,) = await setup.verify(second, "doc/review")
+    assert again["source"] == {
+        "runId": request["runId"],
+        "requestId": request["id"],
+        "kind": "cache",
+    }
+    assert again["result"] == request["result"] and again["usage"] is None
+    assert second.opened == 0
+
+
+async def test_force_reviews_again_and_becomes_the_newest_record() -> None:
+    setup = Setup()
+    await setup.verify(backends(verdict_reply("GREEN")), "doc/review")
+    (forced,) = await setup.verify(backends(verdict_reply("RED")), "doc/review", force=True)
+    assert (forced["status"], forced["source"]) == ("RED", None)
+    (reused,) = await setup.verify(backends(), "doc/review")
+    assert (reused["status"], reused["source"]["requestId"]) == ("RED", forced["id"])
+
+
+async def test_a_changed_file_changes_the_key() -> None:
+    setup = Setup()
+    (first,) = await setup.verify(backends(verdict_reply()), "doc/review")
+    changed = Setup(notes=b"The answer is 43.\n")
+    changed.state = setup.state
+    (second,) = await changed.verify(backends(verdict_reply("RED")), "doc/review")
+    assert second["key"] != first["key"] and second["source"] is None
+
+
+async def test_errors_are_never_reused() -> None:
+    setup = Setup()
+    (failed,) = await setup.verify(
+        backends(verdict_reply("BLUE"), verdict_reply("BLUE")), "doc/review"
+    )
+    assert failed["errorCode"] == "INVALID_RESULT"
+    assert setup.last_run["status"] == "ERROR"
+    (again,) = await setup.verify(backends(verdict_reply()), "doc/review")
+    assert (again["status"], again["source"]) == ("GREEN", None)
+
+
+async def test_an_unkeyed_eval_is_reviewed_every_time() -> None:
+    setup = Setup()
+    (first,) = await setup.verify(backends(verdict_reply()), "scratch/review")
+    assert first["key"] is None
+    assert first["unkeyedReason"] == "Target Artifact `scratch` declares no fingerprint."
+    (second,) = await setup.verify(backends(verdict_reply()), "scratch/review")
+    assert second["source"] is None and setup.state.history_ids == []
+
+
+async def test_a_live_execution_of_the_key_is_joined() -> None:
+    setup = Setup()
+    (first,) = await setup.verify(backends(verdict_reply()), "doc/review")
+    key = first["key"]
+    setup.state.history_ids.clear()  # as if nothing were recorded yet ...
+    holder = ExecutionRecord(
+        "execution-other",
+        key,
+        first["evalDefHash"],
+        "RUNNING",
+        OTHER.pid,
+        OTHER.create_time,
+        "openai",
+        None,
+        {"id": "execution-other"},
+    )
+    setup.state.executions[holder.id] = holder  # ... and another process reviewed the key
+
+    def release() -> None:
+        data = {**setup.state.executions[first["executionId"]].data}
+        done = dataclasses.replace(
+            holder, status="GREEN", completed_at="2027-01-01T00:00:00.000000000Z", data=data
+        )
+        setup.state.complete_execution(done, record=True)
+
+    setup.release_holder = release  # type: ignore[method-assign]
+    waiting = backends()
+    (joined,) = await setup.verify(waiting, "doc/review")
+    assert joined["source"]["kind"] == "joined" and waiting.opened == 0
+    assert setup.sleeps == [0.2]
+
+
+async def test_a_dead_owner_is_taken_over() -> None:
+    setup = Setup()
+    (first,) = await setup.verify(backends(verdict_reply()), "doc/review")
+    setup.state.history_ids.clear()
+    holder = ExecutionRecord(
+        "execution-dead",
+        first["key"],
+        first["evalDefHash"],
+        "RUNNING",
+        OTHER.pid,
+        OTHER.create_time,
+        "openai",
+        None,
+        {"id": "execution-dead"},
+    )
+    setup.state.executions[holder.id] = holder
+    setup.table.alive.discard(OTHER)
+    (taken,) = await setup.verify(backends(verdict_reply("RED")), "doc/review")
+    assert (taken["status"], taken["source"]) == ("RED", None)
+    assert setup.state.executions["execution-dead"].data["errorCode"] == "OWNER_DIED"
+
+
+async def test_human_evals_are_not_run_and_the_run_is_incomplete() -> None:
+    setup = Setup()
+    requests = await setup.verify(backends(verdict_reply()), "doc")
+    by_eval = {r["evalId"]: r for r in requests}
+    assert by_eval["doc/signoff"]["status"] == "UNREVIEWED"
+    assert by_eval["doc/signoff"]["blockedReason"] == NOT_RUN_REASON.format(kind="Human")
+    assert by_eval["doc/review"]["status"] == "GREEN"
+    assert setup.last_run["status"] == "INCOMPLETE"
+    assert setup.last_run["summary"]["executed"] == {
+        "total": 1,
+        "runtime": 0,
+        "agent": 1,
+        "human": 0,
+    }
+
+
+def test_selection() -> None:
+    workspace = Setup().workspace()
+    assert [r.qualified_id for r in select_evals(workspace, "doc", False)] == [
+        "doc/review",
+        "doc/signoff",
+    ]
+    assert len(select_evals(workspace, None, True)) == 3
+    for selector, message in (
+        ("doc/nope", "Unknown eval: doc/nope"),
+        ("nope", "Unknown Artifact: nope"),
+        (None, "Select evals: ARTIFACT, ARTIFACT/EVAL, --eval ID or --all."),
+    ):
+        with pytest.raises(SelectionError, match=message):
+            select_evals(workspace, selector, False)
+
+
+@pytest.mark.parametrize(
+    ("statuses", "expected"),
+    [
+        (["GREEN", "GREEN"], "GREEN"),
+        (["GREEN", "RED"], "RED"),
+        (["RED", "ERROR"], "ERROR"),
+        (["GREEN", "UNREVIEWED"], "INCOMPLETE"),
+    ],
+)
+def test_run_status(statuses: list[str], expected: str) -> None:
+    assert run_status(statuses) == expected
