@@ -11,10 +11,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import httpx2
-
-from adapters.provider_errors import UnsupportedReasoning, failure, malformed
-from adapters.provider_http import post_json
+from adapters.provider_errors import UnsupportedReasoning, failure
+from adapters.provider_turns import (
+    Malformed,
+    ProviderBackend,
+    ReadTurn,
+    compact_json,
+    read_answer,
+    tool_result_blocks,
+)
 from adapters.provider_usage import UsagePath, collect_usage
 from ports.model import (
     AssistantTurn,
@@ -52,10 +57,6 @@ STOP_FINISH: Mapping[str, FinishReason] = {
 }
 
 
-def compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 # --- request ------------------------------------------------------------------------------
 
 
@@ -63,21 +64,17 @@ class _Unreplayable(Exception):
     """Internal: an assistant turn whose tool call arguments are not a JSON object."""
 
 
+def _text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _image_block(mime_type: str, data: str) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": mime_type, "data": data}}
+
+
 def tool_result_content(content: tuple[Mapping[str, Any], ...]) -> list[dict[str, Any]]:
     """Tool result blocks as Anthropic content blocks, kept separate and in order."""
-    blocks: list[dict[str, Any]] = []
-    for block in content:
-        kind = block.get("type")
-        if kind == "text":
-            blocks.append({"type": "text", "text": block["text"]})
-        elif kind == "json":
-            blocks.append({"type": "text", "text": compact_json(block["data"])})
-        elif kind == "image":
-            source = {"type": "base64", "media_type": block["mimeType"], "data": block["data"]}
-            blocks.append({"type": "image", "source": source})
-        else:
-            raise ValueError(f"Unsupported tool output block type: {kind!r}.")
-    return blocks
+    return tool_result_blocks(content, _text_block, _image_block)
 
 
 def _tool_input(call: ToolCall) -> dict[str, Any]:
@@ -174,29 +171,25 @@ def request_body(request: TurnRequest) -> dict[str, Any]:
 # --- response -----------------------------------------------------------------------------
 
 
-class _Malformed(Exception):
-    """Internal: the detail of an unreadable response, turned into a ProviderFailure."""
-
-
 def _read_content(content: list[Any]) -> tuple[str, list[ToolCall]]:
     texts: list[str] = []
     calls: list[ToolCall] = []
     for index, block in enumerate(content):
         where = f"content[{index}]"
         if not isinstance(block, dict):
-            raise _Malformed(f"{where} is not an object.")
+            raise Malformed(f"{where} is not an object.")
         kind = block.get("type")
         if kind == "text":
             text = block.get("text")
             if not isinstance(text, str):
-                raise _Malformed(f"{where} has no string 'text'.")
+                raise Malformed(f"{where} has no string 'text'.")
             texts.append(text)
         elif kind == "tool_use":
             call_id, name, tool_input = block.get("id"), block.get("name"), block.get("input")
             if not isinstance(call_id, str) or not isinstance(name, str):
-                raise _Malformed(f"{where} has no string 'id' and 'name'.")
+                raise Malformed(f"{where} has no string 'id' and 'name'.")
             if not isinstance(tool_input, dict):
-                raise _Malformed(f"{where} has no 'input' object.")
+                raise Malformed(f"{where} has no 'input' object.")
             calls.append(ToolCall(call_id=call_id, name=name, arguments=compact_json(tool_input)))
     return "".join(texts), calls
 
@@ -213,43 +206,29 @@ def usage_of(raw: Any) -> dict[str, int]:
     return usage
 
 
-def parse_response(data: dict[str, Any], secret: str) -> TurnResponse:
-    usage = usage_of(data.get("usage"))
-    try:
-        model = data.get("model")
-        if not isinstance(model, str):
-            raise _Malformed("it has no string 'model'.")
-        content = data.get("content")
-        if not isinstance(content, list):
-            raise _Malformed("it has no 'content' list.")
-        text, calls = _read_content(content)
-    except _Malformed as error:
-        raise malformed(PROVIDER, str(error), secret, usage) from None  # our own detail
+def _read_turn(data: Mapping[str, Any], content: list[Any]) -> ReadTurn:
+    text, calls = _read_content(content)
     stop_reason = data.get("stop_reason")
     stop_text = stop_reason if isinstance(stop_reason, str) else "none"
     finish = STOP_FINISH.get(stop_text, "other")
     detail = "" if finish in ("stop", "tool_calls") else stop_text
-    turn = AssistantTurn(text=text, tool_calls=tuple(calls), provider_items=tuple(content))
-    return TurnResponse(model=model, finish=finish, turn=turn, usage=usage, finish_detail=detail)
+    return text, calls, finish, detail
 
 
 # --- backend ------------------------------------------------------------------------------
 
 
-class AnthropicMessagesBackend:
+class AnthropicMessagesBackend(ProviderBackend):
     """``ModelBackend`` for Anthropic (or a compatible server at ``base_url``, the root)."""
 
-    name: str = "anthropic"
+    name = "anthropic"
+    provider = PROVIDER
+    path = "/v1/messages"
 
-    def __init__(self, api_key: str, base_url: str, client: httpx2.AsyncClient) -> None:
-        self._api_key = api_key
-        self._url = base_url.rstrip("/") + "/v1/messages"
-        self._client = client
+    def auth_headers(self, api_key: str) -> dict[str, str]:
+        return {"x-api-key": api_key, "anthropic-version": ANTHROPIC_VERSION}
 
-    def __repr__(self) -> str:  # never the key
-        return f"AnthropicMessagesBackend(url={self._url!r})"
-
-    async def turn(self, request: TurnRequest) -> TurnResponse:
+    def body_of(self, request: TurnRequest, secret: str) -> dict[str, Any]:
         problem: ProviderFailure | None = None
         body: dict[str, Any] = {}
         try:
@@ -258,19 +237,14 @@ class AnthropicMessagesBackend:
             problem = failure(
                 FailureKind.PROVIDER_ERROR,
                 f"Cannot send the conversation to {PROVIDER}: {error}",
-                self._api_key,
+                secret,
             )
         if problem is not None:
             raise problem
-        data = await post_json(
-            self._client,
-            self._url,
-            {"x-api-key": self._api_key, "anthropic-version": ANTHROPIC_VERSION},
-            body,
-            provider=PROVIDER,
-            secret=self._api_key,
-        )
-        return parse_response(data, self._api_key)
+        return body
 
-    async def aclose(self) -> None:
-        await self._client.aclose()
+    def response_of(self, data: dict[str, Any], secret: str) -> TurnResponse:
+        usage = usage_of(data.get("usage"))
+        return read_answer(
+            data, "content", _read_turn, provider=PROVIDER, secret=secret, usage=usage
+        )

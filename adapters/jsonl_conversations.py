@@ -15,12 +15,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from adapters.posix_private_files import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, write_all
 from ports.conversations import CONVERSATIONS_FOLDER, ConversationNotFound
 
 SESSION_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,127}\Z")
 _FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC
-_PRIVATE_FILE = 0o600
-_PRIVATE_DIRECTORY = 0o700
 
 
 class JsonlConversationStore:
@@ -33,18 +32,17 @@ class JsonlConversationStore:
         return self.folder / (session_id + suffix)
 
     def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
-        self.folder.mkdir(mode=_PRIVATE_DIRECTORY, parents=True, exist_ok=True)
+        self.folder.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
         data = "".join(
             json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events
         ).encode("utf-8")
         fd = os.open(
-            self._path(session_id), _FLAGS | os.O_WRONLY | os.O_APPEND | os.O_CREAT, _PRIVATE_FILE
+            self._path(session_id),
+            _FLAGS | os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+            PRIVATE_FILE_MODE,
         )
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            write_all(fd, data)
         finally:
             os.close(fd)
 
@@ -61,9 +59,9 @@ class JsonlConversationStore:
 
     @contextlib.contextmanager
     def locked(self, session_id: str) -> Iterator[None]:
-        self.folder.mkdir(mode=_PRIVATE_DIRECTORY, parents=True, exist_ok=True)
+        self.folder.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
         fd = os.open(
-            self._path(session_id, ".lock"), _FLAGS | os.O_RDWR | os.O_CREAT, _PRIVATE_FILE
+            self._path(session_id, ".lock"), _FLAGS | os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE
         )
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)

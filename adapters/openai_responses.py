@@ -8,14 +8,17 @@ the Agent loop runs tools one at a time.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-import httpx2
-
-from adapters.provider_errors import UnsupportedReasoning, malformed
-from adapters.provider_http import post_json
+from adapters.provider_errors import UnsupportedReasoning
+from adapters.provider_turns import (
+    Malformed,
+    ProviderBackend,
+    ReadTurn,
+    read_answer,
+    tool_result_blocks,
+)
 from adapters.provider_usage import UsagePath, collect_usage
 from ports.model import (
     AssistantTurn,
@@ -47,28 +50,20 @@ INCOMPLETE_FINISH: Mapping[str, FinishReason] = {
 }
 
 
-def compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 # --- request ------------------------------------------------------------------------------
+
+
+def _text_part(text: str) -> dict[str, Any]:
+    return {"type": "input_text", "text": text}
+
+
+def _image_part(mime_type: str, data: str) -> dict[str, Any]:
+    return {"type": "input_image", "image_url": f"data:{mime_type};base64,{data}"}
 
 
 def tool_output_parts(content: tuple[Mapping[str, Any], ...]) -> list[dict[str, Any]]:
     """Tool result blocks as Responses input parts, kept separate and in order."""
-    parts: list[dict[str, Any]] = []
-    for block in content:
-        kind = block.get("type")
-        if kind == "text":
-            parts.append({"type": "input_text", "text": block["text"]})
-        elif kind == "json":
-            parts.append({"type": "input_text", "text": compact_json(block["data"])})
-        elif kind == "image":
-            url = f"data:{block['mimeType']};base64,{block['data']}"
-            parts.append({"type": "input_image", "image_url": url})
-        else:
-            raise ValueError(f"Unsupported tool output block type: {kind!r}.")
-    return parts
+    return tool_result_blocks(content, _text_part, _image_part)
 
 
 def assistant_items(turn: AssistantTurn) -> list[dict[str, Any]]:
@@ -156,14 +151,10 @@ def request_body(request: TurnRequest) -> dict[str, Any]:
 # --- response -----------------------------------------------------------------------------
 
 
-class _Malformed(Exception):
-    """Internal: the detail of an unreadable response, turned into a ProviderFailure."""
-
-
 def _string(item: Mapping[str, Any], key: str, where: str) -> str:
     value = item.get(key)
     if not isinstance(value, str):
-        raise _Malformed(f"{where} has no string {key!r}.")
+        raise Malformed(f"{where} has no string {key!r}.")
     return value
 
 
@@ -175,15 +166,15 @@ def _read_output(output: list[Any]) -> tuple[str, str, list[ToolCall]]:
     for index, item in enumerate(output):
         where = f"output[{index}]"
         if not isinstance(item, dict):
-            raise _Malformed(f"{where} is not an object.")
+            raise Malformed(f"{where} is not an object.")
         kind = item.get("type")
         if kind == "message":
             content = item.get("content")
             if not isinstance(content, list):
-                raise _Malformed(f"{where} has no content list.")
+                raise Malformed(f"{where} has no content list.")
             for part in content:
                 if not isinstance(part, dict):
-                    raise _Malformed(f"{where} has a content part that is not an object.")
+                    raise Malformed(f"{where} has a content part that is not an object.")
                 if part.get("type") == "output_text":
                     texts.append(_string(part, "text", where))
                 elif part.get("type") == "refusal":
@@ -219,50 +210,30 @@ def _finish(data: Mapping[str, Any], refusal: str, has_calls: bool) -> tuple[Fin
     return "other", f"{detail}: {message}" if isinstance(message, str) else detail
 
 
-def parse_response(data: dict[str, Any], secret: str) -> TurnResponse:
-    usage = collect_usage(data.get("usage"), USAGE_PATHS)
-    try:
-        model = data.get("model")
-        if not isinstance(model, str):
-            raise _Malformed("it has no string 'model'.")
-        output = data.get("output")
-        if not isinstance(output, list):
-            raise _Malformed("it has no 'output' list.")
-        text, refusal, calls = _read_output(output)
-    except _Malformed as error:
-        raise malformed(PROVIDER, str(error), secret, usage) from None  # our own detail
+def _read_turn(data: Mapping[str, Any], output: list[Any]) -> ReadTurn:
+    text, refusal, calls = _read_output(output)
     finish, detail = _finish(data, refusal, bool(calls))
-    turn = AssistantTurn(text=text, tool_calls=tuple(calls), provider_items=tuple(output))
-    return TurnResponse(model=model, finish=finish, turn=turn, usage=usage, finish_detail=detail)
+    return text, calls, finish, detail
 
 
 # --- backend ------------------------------------------------------------------------------
 
 
-class OpenAIResponsesBackend:
+class OpenAIResponsesBackend(ProviderBackend):
     """``ModelBackend`` for OpenAI (or a compatible server at ``base_url``, the ``…/v1``)."""
 
-    name: str = "openai"
+    name = "openai"
+    provider = PROVIDER
+    path = "/responses"
 
-    def __init__(self, api_key: str, base_url: str, client: httpx2.AsyncClient) -> None:
-        self._api_key = api_key
-        self._url = base_url.rstrip("/") + "/responses"
-        self._client = client
+    def auth_headers(self, api_key: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {api_key}"}
 
-    def __repr__(self) -> str:  # never the key
-        return f"OpenAIResponsesBackend(url={self._url!r})"
+    def body_of(self, request: TurnRequest, secret: str) -> dict[str, Any]:
+        return request_body(request)
 
-    async def turn(self, request: TurnRequest) -> TurnResponse:
-        body = request_body(request)
-        data = await post_json(
-            self._client,
-            self._url,
-            {"authorization": f"Bearer {self._api_key}"},
-            body,
-            provider=PROVIDER,
-            secret=self._api_key,
+    def response_of(self, data: dict[str, Any], secret: str) -> TurnResponse:
+        usage = collect_usage(data.get("usage"), USAGE_PATHS)
+        return read_answer(
+            data, "output", _read_turn, provider=PROVIDER, secret=secret, usage=usage
         )
-        return parse_response(data, self._api_key)
-
-    async def aclose(self) -> None:
-        await self._client.aclose()

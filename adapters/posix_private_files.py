@@ -28,11 +28,11 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 @contextlib.contextmanager
-def open_directory(path: str, *, follow: bool) -> Iterator[int | None]:
-    """A descriptor of the directory ``path``, or None when it does not exist."""
-    flags = _DIR_FLAGS if follow else _DIR_FLAGS | os.O_NOFOLLOW
+def _directory(name: str, flags: int, path: str, dir_fd: int | None = None) -> Iterator[int | None]:
+    """A descriptor of the directory ``name`` (below ``dir_fd`` when given), or None when it
+    does not exist; ``path`` names it in errors."""
     try:
-        fd = os.open(path, flags)
+        fd = os.open(name, flags, dir_fd=dir_fd)
     except FileNotFoundError:
         yield None
         return
@@ -42,31 +42,27 @@ def open_directory(path: str, *, follow: bool) -> Iterator[int | None]:
         yield fd
     finally:
         os.close(fd)
+
+
+def open_directory(path: str, *, follow: bool) -> contextlib.AbstractContextManager[int | None]:
+    """A descriptor of the directory ``path``, or None when it does not exist."""
+    return _directory(path, _DIR_FLAGS if follow else _DIR_FLAGS | os.O_NOFOLLOW, path)
 
 
 @contextlib.contextmanager
 def open_private_directory(parent_fd: int, name: str, path: str) -> Iterator[int | None]:
     """The private subdirectory ``name`` of ``parent_fd``; None when missing. Never follows
     a symlink; refuses a directory of another user or one open to group or others."""
-    try:
-        fd = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=parent_fd)
-    except FileNotFoundError:
-        yield None
-        return
-    except OSError as exc:
-        raise _not_a_directory(path, exc) from None
-    try:
-        info = os.fstat(fd)
-        if info.st_uid != os.geteuid():
-            raise RemoteConfigError(f"{path}: the directory belongs to another user.")
-        if info.st_mode & GROUP_OTHER_BITS:
-            raise RemoteConfigError(
-                f"{path}: the directory must be private (mode 0700), "
-                f"not {stat.S_IMODE(info.st_mode):04o}."
-            )
+    with _directory(name, _DIR_FLAGS | os.O_NOFOLLOW, path, parent_fd) as fd:
+        if fd is not None:
+            info = os.fstat(fd)
+            _check_owner(info, path)
+            if info.st_mode & GROUP_OTHER_BITS:
+                raise RemoteConfigError(
+                    f"{path}: the directory must be private (mode 0700), "
+                    f"not {stat.S_IMODE(info.st_mode):04o}."
+                )
         yield fd
-    finally:
-        os.close(fd)
 
 
 def ensure_private_directory(parent_fd: int, name: str, path: str) -> None:
@@ -80,11 +76,15 @@ def ensure_private_directory(parent_fd: int, name: str, path: str) -> None:
     except OSError as exc:
         raise _not_a_directory(path, exc) from None
     try:
-        if os.fstat(fd).st_uid != os.geteuid():
-            raise RemoteConfigError(f"{path}: the directory belongs to another user.")
+        _check_owner(os.fstat(fd), path)
         os.fchmod(fd, PRIVATE_DIR_MODE)
     finally:
         os.close(fd)
+
+
+def _check_owner(info: os.stat_result, path: str) -> None:
+    if info.st_uid != os.geteuid():
+        raise RemoteConfigError(f"{path}: the directory belongs to another user.")
 
 
 def read_file(dir_fd: int, name: str, path: str, limit: int, *, private: bool) -> bytes | None:
@@ -138,10 +138,7 @@ def write_atomically(dir_fd: int, name: str, data: bytes, path: str) -> None:
         )
         try:
             os.fchmod(fd, PRIVATE_FILE_MODE)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            write_all(fd, data)
         finally:
             os.close(fd)
         os.rename(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -150,6 +147,14 @@ def write_atomically(dir_fd: int, name: str, data: bytes, path: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary, dir_fd=dir_fd)
         raise RemoteConfigError(f"{path}: cannot be written ({exc.strerror}).") from None
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (one write may take only part of it), then fsync."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)
 
 
 def remove_file(dir_fd: int, name: str, path: str) -> bool:

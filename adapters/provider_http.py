@@ -10,14 +10,13 @@ would keep a reference to the request, and with it the API key header.
 
 from __future__ import annotations
 
-import functools
 import json
-import ssl
 from collections.abc import Mapping
 from typing import Any
 
 import httpx2
 
+from adapters.http_clients import new_http_client
 from adapters.provider_errors import malformed, status_failure, transport_failure
 from ports.model import ProviderFailure
 
@@ -28,21 +27,9 @@ MAX_ERROR_BODY_BYTES = 64 * 1024
 """Of a non-2xx answer only this much is read: enough for the error message."""
 
 
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """One verifying TLS context per process: loading the trust store takes tens of
-    milliseconds, and a context is safe to share between clients."""
-    return httpx2.create_ssl_context(trust_env=False)
-
-
 def new_provider_client() -> httpx2.AsyncClient:
     """A client for one backend; the backend closes it in ``aclose``."""
-    return httpx2.AsyncClient(
-        verify=_tls_context(),
-        timeout=httpx2.Timeout(None, connect=CONNECT_TIMEOUT_SECONDS),
-        follow_redirects=False,
-        trust_env=False,
-    )
+    return new_http_client(total=None, connect=CONNECT_TIMEOUT_SECONDS)
 
 
 def encode_json(body: Mapping[str, Any]) -> bytes:

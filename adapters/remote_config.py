@@ -156,16 +156,24 @@ def _load_object(data: bytes, path: str, fields: tuple[str, ...]) -> dict[str, A
     return value
 
 
+def _read_object(
+    dir_fd: int | None, name: str, path: str, fields: tuple[str, ...], *, private: bool
+) -> dict[str, Any] | None:
+    """The JSON object with exactly ``fields`` in the file ``name`` below ``dir_fd``, or None
+    when the directory (``dir_fd`` None) or the file is missing."""
+    if dir_fd is None:
+        return None
+    data = read_file(dir_fd, name, path, CONFIG_MAX_BYTES, private=private)
+    return None if data is None else _load_object(data, path, fields)
+
+
 def _read_config(state_dir: str) -> dict[str, str] | None:
     """The validated ``remote.json`` (``url`` normalized), or None when there is none."""
     path = _config_path(state_dir)
     with open_directory(state_dir, follow=True) as state_fd:
-        if state_fd is None:
-            return None
-        data = read_file(state_fd, CONFIG_FILE, path, CONFIG_MAX_BYTES, private=False)
-    if data is None:
+        value = _read_object(state_fd, CONFIG_FILE, path, CONFIG_FIELDS, private=False)
+    if value is None:
         return None
-    value = _load_object(data, path, CONFIG_FIELDS)
     return {
         "url": normalize_store_url(value["url"], f"{path}: field `url`"),
         "share": check_share(value["share"], f"{path}: field `share`"),
@@ -180,12 +188,9 @@ def _read_token(state_dir: str) -> tuple[str, str] | None:
         if state_fd is None:
             return None
         with open_private_directory(state_fd, TOKEN_DIR, auth_path) as auth_fd:
-            if auth_fd is None:
-                return None
-            data = read_file(auth_fd, TOKEN_FILE, path, CONFIG_MAX_BYTES, private=True)
-    if data is None:
+            value = _read_object(auth_fd, TOKEN_FILE, path, TOKEN_FIELDS, private=True)
+    if value is None:
         return None
-    value = _load_object(data, path, TOKEN_FIELDS)
     token = check_token(value["token"], f"{path}: field `token`")
     origin = url_origin(normalize_store_url(value["origin"], f"{path}: field `origin`"))
     return origin, token

@@ -17,7 +17,6 @@ chained httpx2 exception keeps the request (and its header) alive.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import ssl
@@ -27,6 +26,7 @@ from typing import Any, NoReturn
 import anyio
 import httpx2
 
+from adapters.http_clients import new_http_client
 from adapters.provider_errors import bound_message, clean_text, redact
 from ports.review_store import (
     LOOKUP_KEYS_MAX,
@@ -53,19 +53,8 @@ ENTRIES_ROUTE = "v1/entries/"
 _KEY = re.compile(r"[0-9a-f]{64}")
 
 
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """One verifying TLS context per process (loading the trust store is not free)."""
-    return httpx2.create_ssl_context(trust_env=False)
-
-
 def new_store_client() -> httpx2.AsyncClient:
-    return httpx2.AsyncClient(
-        verify=_tls_context(),
-        timeout=httpx2.Timeout(TOTAL_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS),
-        follow_redirects=False,
-        trust_env=False,
-    )
+    return new_http_client(total=TOTAL_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS)
 
 
 class HttpRemoteStore:

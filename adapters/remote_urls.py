@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from adapters.loopback_endpoints import is_loopback_host
+from adapters.loopback_endpoints import is_loopback_host, split_http_url
 from ports.review_store import SHARE_MODES, RemoteConfigError
 
 TOKEN_MAX_CHARS = 4096
@@ -36,26 +36,13 @@ def normalize_store_url(value: str, source: str) -> str:
     ``source`` names where the value came from (a variable, a file field, an argument).
     Raises ``RemoteConfigError`` naming ``source`` and the rule that failed.
     """
-    # urlsplit silently drops tabs and newlines; refuse them (and spaces, backslashes) first.
-    if any(ord(char) <= 0x20 or ord(char) == 0x7F or char == "\\" for char in value):
-        raise _refuse(source, "it contains whitespace, control characters or a backslash")
-    try:
-        parts = urlsplit(value)
-        port = parts.port
-    except ValueError:
-        raise _refuse(source, "it is not a valid URL") from None
-    scheme = parts.scheme.lower()
-    if scheme not in DEFAULT_PORTS:
-        raise _refuse(source, "its scheme is not https or http")
-    if "@" in parts.netloc:
-        raise _refuse(source, "it must not contain user info (user:password@)")
-    if "?" in value:
-        raise _refuse(source, "it must not contain a query (?…)")
-    if "#" in value:
-        raise _refuse(source, "it must not contain a fragment (#…)")
-    host = (parts.hostname or "").lower()
-    if not host:
-        raise _refuse(source, "it has no host")
+    parts, port, host = split_http_url(
+        value,
+        lambda problem: _refuse(source, problem),
+        scheme_problem="its scheme is not https or http",
+        userinfo_problem="it must not contain user info (user:password@)",
+    )
+    scheme = parts.scheme
     if scheme == "http" and not is_loopback_host(host):
         raise _refuse(source, "plain http is allowed only on this machine; use https")
     shown_host = f"[{host}]" if ":" in host else host

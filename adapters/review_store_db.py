@@ -36,8 +36,10 @@ from adapters.sqlite_open import (
     BEGIN_MODE_OPTION,
     check_state_files,
     create_engine,
+    has_tables,
     make_private_directory,
     retry_busy,
+    schema_transaction,
 )
 from adapters.store_tokens import check_scopes, check_token_name, new_token, same_hash, token_hash
 from adapters.utc_timestamps import utc_timestamp
@@ -119,39 +121,29 @@ def open_review_store_db(
 
 def _initialize(engine: sa.Engine, database: str, create: bool) -> bool:
     """Check (with ``create``, make) the schema; False for an empty file opened to read."""
-    with engine.connect() as connection:
-        if create:
-            # Outside any transaction: SQLite cannot enter WAL inside one.
-            driver = connection.connection.driver_connection
-            assert driver is not None
-            mode = driver.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise ReviewStoreDbError(f"Cannot use WAL journal mode for {database} ({mode}).")
-        connection.execution_options(
-            **{BEGIN_MODE_OPTION: BEGIN_IMMEDIATE if create else BEGIN_DEFERRED}
-        )
-        with connection.begin():
-            version = int(connection.exec_driver_sql("PRAGMA user_version").scalar_one())
-            if version == STORE_SCHEMA_VERSION:
-                return True
-            if version > STORE_SCHEMA_VERSION:
-                raise ReviewStoreDbError(
-                    f"Unsupported review store schema version {version} in {database}; "
-                    "a newer artifactize wrote it."
-                )
-            tables = connection.exec_driver_sql(
-                "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
-            ).scalar_one()
-            if version != 0 or tables:
-                raise ReviewStoreDbError(
-                    f"{database} is not an artifactize review store (user_version {version}); "
-                    "move it away or choose another state directory."
-                )
-            if not create:
-                return False
-            metadata.create_all(connection, checkfirst=False)
-            connection.exec_driver_sql(f"PRAGMA user_version = {STORE_SCHEMA_VERSION}")
+
+    def wal_refused(mode: str) -> ReviewStoreDbError:
+        return ReviewStoreDbError(f"Cannot use WAL journal mode for {database} ({mode}).")
+
+    transaction = schema_transaction(engine, create=create, wal_refused=wal_refused)
+    with transaction as (connection, version):
+        if version == STORE_SCHEMA_VERSION:
             return True
+        if version > STORE_SCHEMA_VERSION:
+            raise ReviewStoreDbError(
+                f"Unsupported review store schema version {version} in {database}; "
+                "a newer artifactize wrote it."
+            )
+        if version != 0 or has_tables(connection):
+            raise ReviewStoreDbError(
+                f"{database} is not an artifactize review store (user_version {version}); "
+                "move it away or choose another state directory."
+            )
+        if not create:
+            return False
+        metadata.create_all(connection, checkfirst=False)
+        connection.exec_driver_sql(f"PRAGMA user_version = {STORE_SCHEMA_VERSION}")
+        return True
 
 
 def _chunks(values: Sequence[int]) -> Iterator[Sequence[int]]:

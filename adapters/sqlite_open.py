@@ -26,7 +26,7 @@ import stat
 import time
 import urllib.parse
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -147,11 +147,32 @@ def retry_busy(action: Callable[[], _T]) -> _T:
         time.sleep(OPEN_RETRY_INTERVAL_SECONDS)
 
 
-def _user_version(connection: sa.Connection) -> int:
-    return int(connection.exec_driver_sql("PRAGMA user_version").scalar_one())
+@contextlib.contextmanager
+def schema_transaction(
+    engine: sa.Engine, *, create: bool, wal_refused: Callable[[str], Exception]
+) -> Iterator[tuple[sa.Connection, int]]:
+    """(a connection, the file's ``user_version``) in the transaction a first open checks
+    (and with ``create``, makes) the schema in.
+
+    With ``create`` the file is first switched to WAL (outside any transaction: SQLite cannot
+    enter WAL inside one; ``wal_refused(mode)`` is raised when SQLite keeps another mode) and
+    the transaction begins IMMEDIATE; without, it begins DEFERRED and writes nothing."""
+    with engine.connect() as connection:
+        if create:
+            driver = connection.connection.driver_connection
+            assert driver is not None
+            mode = driver.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise wal_refused(str(mode))
+        begin = BEGIN_IMMEDIATE if create else BEGIN_DEFERRED
+        connection.execution_options(**{BEGIN_MODE_OPTION: begin})
+        with connection.begin():
+            version = int(connection.exec_driver_sql("PRAGMA user_version").scalar_one())
+            yield connection, version
 
 
-def _has_tables(connection: sa.Connection) -> bool:
+def has_tables(connection: sa.Connection) -> bool:
+    """Whether the database holds any table or index of its user (SQLite's own excepted)."""
     count = connection.exec_driver_sql(
         "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
     ).scalar_one()
@@ -175,32 +196,25 @@ def _read_state_id(connection: sa.Connection, database: str) -> str:
 
 
 def _initialize_once(engine: sa.Engine, database: str, create: bool) -> str | None:
-    with engine.connect() as connection:
-        if create:
-            # Outside any transaction: SQLite cannot enter WAL inside one.
-            driver = connection.connection.driver_connection
-            assert driver is not None
-            mode = driver.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise StateError(f"Cannot use WAL journal mode for {database} (got {mode}).")
-        begin = BEGIN_IMMEDIATE if create else BEGIN_DEFERRED
-        connection.execution_options(**{BEGIN_MODE_OPTION: begin})
-        with connection.begin():
-            version = _user_version(connection)
-            if version > SCHEMA_VERSION:
-                raise StateError(f"Unsupported state schema version: {version}")
-            if version == SCHEMA_VERSION:
-                return _read_state_id(connection, database)
-            if version != 0 or _has_tables(connection):
-                raise _foreign(database, version)
-            if not create:
-                return None  # an empty database: no data yet, and readers write nothing
-            metadata.create_all(connection, checkfirst=False)
-            connection.execute(
-                sa.insert(state_meta).values(name=STATE_ID_NAME, value=str(uuid.uuid4()))
-            )
-            connection.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    def wal_refused(mode: str) -> StateError:
+        return StateError(f"Cannot use WAL journal mode for {database} (got {mode}).")
+
+    transaction = schema_transaction(engine, create=create, wal_refused=wal_refused)
+    with transaction as (connection, version):
+        if version > SCHEMA_VERSION:
+            raise StateError(f"Unsupported state schema version: {version}")
+        if version == SCHEMA_VERSION:
             return _read_state_id(connection, database)
+        if version != 0 or has_tables(connection):
+            raise _foreign(database, version)
+        if not create:
+            return None  # an empty database: no data yet, and readers write nothing
+        metadata.create_all(connection, checkfirst=False)
+        connection.execute(
+            sa.insert(state_meta).values(name=STATE_ID_NAME, value=str(uuid.uuid4()))
+        )
+        connection.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        return _read_state_id(connection, database)
 
 
 def initialize(engine: sa.Engine, database: str, *, create: bool) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import anyio
@@ -33,6 +33,7 @@ from ports.model import (
     ToolOutput,
     ToolSpec,
     TurnRequest,
+    TurnResponse,
     UserText,
 )
 from tests.support.fake_provider import (
@@ -66,6 +67,10 @@ pytestmark = pytest.mark.anyio
 
 BACKENDS = ("openai", "anthropic")
 PROVIDER_NAMES = {"openai": "OpenAI", "anthropic": "Anthropic"}
+ENDPOINT_VARIABLES = {
+    "openai": "ARTIFACTIZE_OPENAI_BASE_URL",
+    "anthropic": "ARTIFACTIZE_ANTHROPIC_BASE_URL",
+}
 TOOLS = (
     ToolSpec(
         name="read_docs",
@@ -97,14 +102,18 @@ def fake() -> Iterator[FakeProvider]:
 
 
 @contextlib.asynccontextmanager
-async def opened(
-    fake: FakeProvider, name: str, **env_overrides: str
-) -> AsyncIterator[ModelBackend]:
-    backend = EnvModelBackends({**fake.env(), **env_overrides}).open(name)
+async def opened_on(environment: Mapping[str, str], name: str) -> AsyncIterator[ModelBackend]:
+    backend = EnvModelBackends(environment).open(name)
     try:
         yield backend
     finally:
         await backend.aclose()
+
+
+def opened(
+    fake: FakeProvider, name: str, **env_overrides: str
+) -> contextlib.AbstractAsyncContextManager[ModelBackend]:
+    return opened_on({**fake.env(), **env_overrides}, name)
 
 
 def simple_request(model: str = "m-1", **changes: Any) -> TurnRequest:
@@ -118,12 +127,29 @@ def simple_request(model: str = "m-1", **changes: Any) -> TurnRequest:
     return TurnRequest(**fields)
 
 
+async def turn_failure(
+    backend: ModelBackend, request: TurnRequest | None = None
+) -> ProviderFailure:
+    """The ``ProviderFailure`` one turn of ``backend`` raises."""
+    with pytest.raises(ProviderFailure) as caught:
+        await backend.turn(simple_request() if request is None else request)
+    return caught.value
+
+
 async def failure_of(fake: FakeProvider, name: str, *replies: Reply) -> ProviderFailure:
     fake.enqueue(*replies)
     async with opened(fake, name) as backend:
-        with pytest.raises(ProviderFailure) as caught:
-            await backend.turn(simple_request())
-    return caught.value
+        return await turn_failure(backend)
+
+
+async def response_of(
+    fake: FakeProvider, name: str, *replies: Reply, request: TurnRequest | None = None
+) -> TurnResponse:
+    """The response to one turn of ``name`` (``request``, else a simple one) once ``replies``
+    are queued."""
+    fake.enqueue(*replies)
+    async with opened(fake, name) as backend:
+        return await backend.turn(simple_request() if request is None else request)
 
 
 def closed_port() -> int:
@@ -403,10 +429,9 @@ async def test_anthropic_refuses_to_replay_arguments_that_are_not_an_object(
 ) -> None:
     turn = AssistantTurn(text="", tool_calls=(ToolCall("toolu_9", "read_docs", "[1]"),))
     async with opened(fake, "anthropic") as backend:
-        with pytest.raises(ProviderFailure) as caught:
-            await backend.turn(simple_request(items=(UserText("x"), turn)))
-    assert caught.value.kind is FailureKind.PROVIDER_ERROR
-    assert "'toolu_9'" in caught.value.message
+        failure = await turn_failure(backend, simple_request(items=(UserText("x"), turn)))
+    assert failure.kind is FailureKind.PROVIDER_ERROR
+    assert "'toolu_9'" in failure.message
     assert fake.requests == []
 
 
@@ -422,9 +447,9 @@ async def test_openai_text_answer_and_full_usage(fake: FakeProvider) -> None:
         "total_tokens": 15,
     }
     two_messages = [openai_message_item('{"verdict":'), openai_message_item(' "GREEN"}')]
-    fake.enqueue(openai_response(two_messages, usage=usage, model="gpt-other"))
-    async with opened(fake, "openai") as backend:
-        response = await backend.turn(simple_request())
+    response = await response_of(
+        fake, "openai", openai_response(two_messages, usage=usage, model="gpt-other")
+    )
     assert response.model == "gpt-other"  # reported as is: the loop compares
     assert response.finish == "stop" and response.finish_detail == ""
     assert response.turn.text == '{"verdict": "GREEN"}'
@@ -460,16 +485,17 @@ async def test_openai_text_answer_and_full_usage(fake: FakeProvider) -> None:
 async def test_openai_usage_keys_only_when_reported(
     fake: FakeProvider, usage: dict[str, Any] | None, expected: dict[str, int]
 ) -> None:
-    fake.enqueue(openai_text("{}", usage=usage))
-    async with opened(fake, "openai") as backend:
-        response = await backend.turn(simple_request())
+    response = await response_of(fake, "openai", openai_text("{}", usage=usage))
     assert response.usage == expected
 
 
 async def test_openai_tool_call_answer(fake: FakeProvider) -> None:
-    fake.enqueue(openai_tool_call("call_7", "read_docs", '{"path": "x"}', reasoning="enc"))
-    async with opened(fake, "openai") as backend:
-        response = await backend.turn(simple_request(model="gpt-x"))
+    response = await response_of(
+        fake,
+        "openai",
+        openai_tool_call("call_7", "read_docs", '{"path": "x"}', reasoning="enc"),
+        request=simple_request(model="gpt-x"),
+    )
     assert response.model == "gpt-x"
     assert response.finish == "tool_calls"
     assert response.turn.text == ""
@@ -508,9 +534,9 @@ async def test_openai_finish_reasons(
     finish: str,
     detail: str,
 ) -> None:
-    fake.enqueue(openai_response(output, status=status, incomplete_reason=reason))
-    async with opened(fake, "openai") as backend:
-        response = await backend.turn(simple_request())
+    response = await response_of(
+        fake, "openai", openai_response(output, status=status, incomplete_reason=reason)
+    )
     assert (response.finish, response.finish_detail) == (finish, detail)
 
 
@@ -520,9 +546,7 @@ async def test_openai_refusal_is_a_content_filter_finish(fake: FakeProvider) -> 
         "role": "assistant",
         "content": [{"type": "refusal", "refusal": "I can't help with that."}],
     }
-    fake.enqueue(openai_response([refusal]))
-    async with opened(fake, "openai") as backend:
-        response = await backend.turn(simple_request())
+    response = await response_of(fake, "openai", openai_response([refusal]))
     assert response.finish == "content_filter"
     assert response.finish_detail == "refusal: I can't help with that."
     assert response.turn.text == ""
@@ -536,7 +560,9 @@ async def test_anthropic_text_tool_use_and_usage(fake: FakeProvider) -> None:
         "cache_creation_input_tokens": 0,
         "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
     }
-    fake.enqueue(
+    response = await response_of(
+        fake,
+        "anthropic",
         anthropic_response(
             [
                 anthropic_text_block("Reading "),
@@ -545,10 +571,9 @@ async def test_anthropic_text_tool_use_and_usage(fake: FakeProvider) -> None:
             ],
             stop_reason="tool_use",
             usage=usage,
-        )
+        ),
+        request=simple_request(model="claude-x"),
     )
-    async with opened(fake, "anthropic") as backend:
-        response = await backend.turn(simple_request(model="claude-x"))
     assert response.model == "claude-x"
     assert response.finish == "tool_calls"
     assert response.turn.text == "Reading two files."
@@ -567,9 +592,11 @@ async def test_anthropic_text_tool_use_and_usage(fake: FakeProvider) -> None:
 
 
 async def test_anthropic_tool_use_after_thinking(fake: FakeProvider) -> None:
-    fake.enqueue(anthropic_tool_use("toolu_5", "read_docs", {"path": "a"}, thinking="Hmm."))
-    async with opened(fake, "anthropic") as backend:
-        response = await backend.turn(simple_request())
+    response = await response_of(
+        fake,
+        "anthropic",
+        anthropic_tool_use("toolu_5", "read_docs", {"path": "a"}, thinking="Hmm."),
+    )
     assert response.finish == "tool_calls"
     assert response.turn.tool_calls == (ToolCall("toolu_5", "read_docs", '{"path":"a"}'),)
     assert [block["type"] for block in response.turn.provider_items] == ["thinking", "tool_use"]
@@ -595,9 +622,7 @@ async def test_anthropic_tool_use_after_thinking(fake: FakeProvider) -> None:
 async def test_anthropic_usage_keys_only_when_reported(
     fake: FakeProvider, usage: dict[str, Any] | None, expected: dict[str, int]
 ) -> None:
-    fake.enqueue(anthropic_text("{}", usage=usage))
-    async with opened(fake, "anthropic") as backend:
-        response = await backend.turn(simple_request())
+    response = await response_of(fake, "anthropic", anthropic_text("{}", usage=usage))
     assert response.usage == expected
 
 
@@ -616,9 +641,9 @@ async def test_anthropic_usage_keys_only_when_reported(
 async def test_anthropic_finish_reasons(
     fake: FakeProvider, stop_reason: str | None, finish: str, detail: str
 ) -> None:
-    fake.enqueue(anthropic_response([anthropic_text_block("x")], stop_reason=stop_reason))
-    async with opened(fake, "anthropic") as backend:
-        response = await backend.turn(simple_request())
+    response = await response_of(
+        fake, "anthropic", anthropic_response([anthropic_text_block("x")], stop_reason=stop_reason)
+    )
     assert (response.finish, response.finish_detail) == (finish, detail)
 
 
@@ -807,9 +832,7 @@ async def test_a_closed_port_is_transient(fake: FakeProvider, name: str) -> None
     url = f"http://127.0.0.1:{closed_port()}"
     overrides = {"ARTIFACTIZE_OPENAI_BASE_URL": url, "ARTIFACTIZE_ANTHROPIC_BASE_URL": url}
     async with opened(fake, name, **overrides) as backend:
-        with pytest.raises(ProviderFailure) as caught:
-            await backend.turn(simple_request())
-    failure = caught.value
+        failure = await turn_failure(backend)
     assert failure.kind is FailureKind.TRANSIENT
     assert failure.message.startswith(f"{PROVIDER_NAMES[name]} request failed (ConnectError): ")
     # Nothing chained: an httpx2 exception would carry the request and its key header.
@@ -838,9 +861,7 @@ async def test_cancellation_interrupts_a_hung_turn_and_closes_the_connection(
 
 
 async def test_a_delayed_answer_is_awaited(fake: FakeProvider) -> None:
-    fake.enqueue(delayed(0.05, openai_text("late")))
-    async with opened(fake, "openai") as backend:
-        response = await backend.turn(simple_request())
+    response = await response_of(fake, "openai", delayed(0.05, openai_text("late")))
     assert response.turn.text == "late"
 
 
@@ -852,9 +873,7 @@ async def test_proxy_variables_are_ignored(
         monkeypatch.setenv(variable, dead)
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
-    fake.enqueue(openai_text("direct"))
-    async with opened(fake, "openai") as backend:
-        response = await backend.turn(simple_request())
+    response = await response_of(fake, "openai", openai_text("direct"))
     assert response.turn.text == "direct"
 
 
@@ -937,34 +956,25 @@ async def test_defaults_are_the_real_apis() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"),
+    ("backend", "value", "expected"),
     [
-        ("", None),
-        ("http://127.0.0.2:1", "http://127.0.0.2:1"),
-        ("http://127.0.0.1:8080/", "http://127.0.0.1:8080"),
-        ("https://127.255.255.254/base/", "https://127.255.255.254/base"),
-        ("http://localhost:9", "http://localhost:9"),
-        ("HTTP://LocalHost:9", "http://LocalHost:9"),
-        ("http://[::1]:9", "http://[::1]:9"),
+        ("openai", "", None),
+        ("openai", "http://127.0.0.2:1", "http://127.0.0.2:1"),
+        ("openai", "http://127.0.0.1:8080/", "http://127.0.0.1:8080"),
+        ("openai", "https://127.255.255.254/base/", "https://127.255.255.254/base"),
+        ("openai", "http://localhost:9", "http://localhost:9"),
+        ("openai", "HTTP://LocalHost:9", "http://LocalHost:9"),
+        ("openai", "http://[::1]:9", "http://[::1]:9"),
+        # The Anthropic variable names the root, but a trailing /v1 is tolerated.
+        ("anthropic", "http://127.0.0.1:9", "http://127.0.0.1:9"),
+        ("anthropic", "http://127.0.0.1:9/v1", "http://127.0.0.1:9"),
+        ("anthropic", "http://127.0.0.1:9/v1/", "http://127.0.0.1:9"),
+        ("anthropic", "http://127.0.0.1:9/proxy/v1", "http://127.0.0.1:9/proxy"),
     ],
 )
-def test_accepted_test_endpoints(value: str, expected: str | None) -> None:
-    backends = EnvModelBackends({"ARTIFACTIZE_OPENAI_BASE_URL": value})
-    assert backends.test_endpoint("openai") == expected
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        ("http://127.0.0.1:9", "http://127.0.0.1:9"),
-        ("http://127.0.0.1:9/v1", "http://127.0.0.1:9"),
-        ("http://127.0.0.1:9/v1/", "http://127.0.0.1:9"),
-        ("http://127.0.0.1:9/proxy/v1", "http://127.0.0.1:9/proxy"),
-    ],
-)
-def test_anthropic_root_tolerates_a_trailing_v1(value: str, expected: str) -> None:
-    backends = EnvModelBackends({"ARTIFACTIZE_ANTHROPIC_BASE_URL": value})
-    assert backends.test_endpoint("anthropic") == expected
+def test_accepted_test_endpoints(backend: str, value: str, expected: str | None) -> None:
+    backends = EnvModelBackends({ENDPOINT_VARIABLES[backend]: value})
+    assert backends.test_endpoint(backend) == expected
 
 
 @pytest.mark.parametrize(
@@ -1070,16 +1080,12 @@ async def test_an_echoing_server_never_gets_the_key_into_a_message(
 ) -> None:
     with FakeProvider(responder=echo_headers(status)) as fake:
         env = {**fake.env(openai_key=secret, anthropic_key=secret)}
-        backend = EnvModelBackends(env).open(name)
-        try:
-            with pytest.raises(ProviderFailure) as caught:
-                await backend.turn(simple_request())
-        finally:
-            await backend.aclose()
+        async with opened_on(env, name) as backend:
+            failure = await turn_failure(backend)
         (received,) = fake.posts()
     assert secret in json.dumps(received.headers)  # the server really had it to echo
-    assert "[REDACTED]" in caught.value.message
-    assert_no_secret(caught.value, secret)
+    assert "[REDACTED]" in failure.message
+    assert_no_secret(failure, secret)
     assert secret not in repr(backend)
 
 
@@ -1093,25 +1099,17 @@ async def test_a_key_echoed_in_a_long_raw_body_is_redacted_before_truncation(nam
         return raw(f"{head}{secret} tail".encode(), 500)
 
     with FakeProvider(responder=respond) as fake:
-        backend = EnvModelBackends(fake.env(openai_key=secret, anthropic_key=secret)).open(name)
-        try:
-            with pytest.raises(ProviderFailure) as caught:
-                await backend.turn(simple_request())
-        finally:
-            await backend.aclose()
-    assert_no_secret(caught.value, secret)
-    assert len(caught.value.message) <= MAX_PROVIDER_MESSAGE_CHARS
+        async with opened_on(fake.env(openai_key=secret, anthropic_key=secret), name) as backend:
+            failure = await turn_failure(backend)
+    assert_no_secret(failure, secret)
+    assert len(failure.message) <= MAX_PROVIDER_MESSAGE_CHARS
 
 
 async def test_a_transport_failure_message_never_holds_the_key() -> None:
     secret = "sk-TRANSPORT-SECRET-0123456789"
     url = f"http://127.0.0.1:{closed_port()}"
     env = {"ARTIFACTIZE_OPENAI_BASE_URL": url, "OPENAI_API_KEY": secret}
-    backend = EnvModelBackends(env).open("openai")
-    try:
-        with pytest.raises(ProviderFailure) as caught:
-            await backend.turn(simple_request())
-    finally:
-        await backend.aclose()
-    assert_no_secret(caught.value, secret)
-    assert caught.value.__context__ is None
+    async with opened_on(env, "openai") as backend:
+        failure = await turn_failure(backend)
+    assert_no_secret(failure, secret)
+    assert failure.__context__ is None

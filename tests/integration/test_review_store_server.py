@@ -213,6 +213,18 @@ def lookup(api: Api, token: str, body: Any) -> httpx2.Response:
     return api.http.post("/v1/lookup", content=content, headers=bearer(api.tokens[token]))
 
 
+def put_at_and_past_the_limit(api: Api, limit: int, *, full: bool) -> str:
+    """Publish a record of exactly ``limit`` bytes (201), then one of ``limit + 1`` under the
+    same key (413, naming the limit); the key."""
+    key = fresh_key()
+    at_limit = sized_body(key, limit, full=full)
+    assert put(api, "all", at_limit, key=key).status_code == 201
+    over = sized_body(key, limit + 1, full=full)
+    message = error_of(put(api, "all", over, key=key), 413)
+    assert str(limit) in message
+    return key
+
+
 # Authentication
 
 
@@ -390,20 +402,10 @@ class TestPublish:
         error_of(put(api, "all", b'{"schema": Infinity}'), 400)
 
     def test_summary_size_at_the_limit_and_one_past(self, api: Api) -> None:
-        key = fresh_key()
-        at_limit = sized_body(key, SUMMARY_RECORD_MAX_BYTES, full=False)
-        assert put(api, "all", at_limit, key=key).status_code == 201
-        over = sized_body(key, SUMMARY_RECORD_MAX_BYTES + 1, full=False)
-        message = error_of(put(api, "all", over, key=key), 413)
-        assert str(SUMMARY_RECORD_MAX_BYTES) in message
+        put_at_and_past_the_limit(api, SUMMARY_RECORD_MAX_BYTES, full=False)
 
     def test_full_size_at_the_limit_and_one_past(self, api: Api) -> None:
-        key = fresh_key()
-        at_limit = sized_body(key, FULL_RECORD_MAX_BYTES, full=True)
-        assert put(api, "all", at_limit, key=key).status_code == 201
-        over = sized_body(key, FULL_RECORD_MAX_BYTES + 1, full=True)
-        message = error_of(put(api, "all", over, key=key), 413)
-        assert str(FULL_RECORD_MAX_BYTES) in message
+        key = put_at_and_past_the_limit(api, FULL_RECORD_MAX_BYTES, full=True)
         (stored,) = lookup(api, "reader", {"keys": [key]}).json()["entries"]
         assert len(stored["execution"]["pad"]) > FULL_RECORD_MAX_BYTES - 1024
 

@@ -20,66 +20,46 @@ def test_blank_lines_and_comments_are_not_patterns(line: str) -> None:
     assert compile_pattern(line) is None
 
 
-def test_no_pattern_matches_gives_no_decision() -> None:
-    assert decide("*.log", "notes.md") is None
-
-
-def test_a_name_without_slash_matches_at_any_depth() -> None:
-    assert decide("*.log", "a.log") is True
-    assert decide("*.log", "deep/er/a.log") is True
-
-
-def test_a_slash_inside_anchors_to_the_file_folder() -> None:
-    assert decide("docs/*.tmp", "docs/a.tmp") is True
-    assert decide("docs/*.tmp", "x/docs/a.tmp") is None
-    assert decide("/top", "top") is True
-    assert decide("/top", "sub/top") is None
-
-
-def test_a_trailing_slash_matches_folders_only() -> None:
-    assert decide("build/", "build", is_dir=True) is True
-    assert decide("build/", "build", is_dir=False) is None
-
-
-def test_an_entry_is_matched_on_its_own_path_not_through_its_folder() -> None:
-    """The walk never enters an excluded folder; below a walked one, only the entry counts."""
-    assert decide("build/", "build/x") is None
-    assert decide("build", "build/x") is None
-
-
-def test_star_does_not_cross_folders_but_double_star_does() -> None:
-    assert decide("a/*.c", "a/b/x.c") is None
-    assert decide("a/**/x.c", "a/b/c/x.c") is True
-    assert decide("a/**/x.c", "a/x.c") is True
-    assert decide("foo/**", "foo/x/y") is True
-    assert decide("foo/**", "foo", is_dir=True) is None
-
-
-def test_star_matches_dotfiles() -> None:
-    assert decide("*", ".hidden") is True
-
-
-def test_matching_is_case_sensitive() -> None:
-    assert decide("README", "readme") is None
-
-
-def test_the_last_matching_line_wins_and_negation_re_includes() -> None:
-    assert decide("*.log\n!keep.log", "keep.log") is False
-    assert decide("*.log\n!keep.log", "other.log") is True
-    assert decide("!keep.log\n*.log", "keep.log") is True
-
-
-def test_escapes_make_leading_hash_and_bang_literal() -> None:
-    assert decide("\\#notes", "#notes") is True
-    assert decide("\\!bang", "!bang") is True
-    assert decide("\\!bang", "bang") is None
-
-
-def test_trailing_spaces_are_dropped_unless_escaped() -> None:
-    assert decide("trail   ", "trail") is True
-    assert decide("esc\\ ", "esc ") is True
-    assert decide("esc\\ ", "esc") is None
-
-
-def test_crlf_lines_are_accepted() -> None:
-    assert decide("*.log\r\n!keep.log\r\n", "keep.log") is False
+@pytest.mark.parametrize(
+    ("rules", "path", "is_dir", "decision"),
+    [
+        pytest.param("*.log", "notes.md", False, None, id="no-pattern-matches-no-decision"),
+        # A name without a slash matches at any depth.
+        pytest.param("*.log", "a.log", False, True, id="name-at-the-top"),
+        pytest.param("*.log", "deep/er/a.log", False, True, id="name-at-any-depth"),
+        # A slash inside anchors the pattern to the folder of the file.
+        pytest.param("docs/*.tmp", "docs/a.tmp", False, True, id="inner-slash-anchors"),
+        pytest.param("docs/*.tmp", "x/docs/a.tmp", False, None, id="inner-slash-not-deeper"),
+        pytest.param("/top", "top", False, True, id="leading-slash-anchors"),
+        pytest.param("/top", "sub/top", False, None, id="leading-slash-not-deeper"),
+        # A trailing slash matches folders only.
+        pytest.param("build/", "build", True, True, id="trailing-slash-folder"),
+        pytest.param("build/", "build", False, None, id="trailing-slash-not-a-file"),
+        # The walk never enters an excluded folder; below a walked one, only the entry counts.
+        pytest.param("build/", "build/x", False, None, id="own-path-not-through-folder"),
+        pytest.param("build", "build/x", False, None, id="own-path-not-through-name"),
+        # A star does not cross folders, a double star does.
+        pytest.param("a/*.c", "a/b/x.c", False, None, id="star-stays-in-its-folder"),
+        pytest.param("a/**/x.c", "a/b/c/x.c", False, True, id="double-star-crosses-folders"),
+        pytest.param("a/**/x.c", "a/x.c", False, True, id="double-star-matches-no-folder"),
+        pytest.param("foo/**", "foo/x/y", False, True, id="trailing-double-star-inside"),
+        pytest.param("foo/**", "foo", True, None, id="trailing-double-star-not-the-folder"),
+        pytest.param("*", ".hidden", False, True, id="star-matches-dotfiles"),
+        pytest.param("README", "readme", False, None, id="case-sensitive"),
+        # The last matching line wins, and a negation re-includes.
+        pytest.param("*.log\n!keep.log", "keep.log", False, False, id="negation-re-includes"),
+        pytest.param("*.log\n!keep.log", "other.log", False, True, id="negation-only-its-own"),
+        pytest.param("!keep.log\n*.log", "keep.log", False, True, id="last-matching-line-wins"),
+        # Escapes make a leading hash and bang literal.
+        pytest.param("\\#notes", "#notes", False, True, id="escaped-hash"),
+        pytest.param("\\!bang", "!bang", False, True, id="escaped-bang"),
+        pytest.param("\\!bang", "bang", False, None, id="escaped-bang-is-no-negation"),
+        # Trailing spaces are dropped unless escaped.
+        pytest.param("trail   ", "trail", False, True, id="trailing-spaces-dropped"),
+        pytest.param("esc\\ ", "esc ", False, True, id="escaped-trailing-space-kept"),
+        pytest.param("esc\\ ", "esc", False, None, id="escaped-trailing-space-required"),
+        pytest.param("*.log\r\n!keep.log\r\n", "keep.log", False, False, id="crlf-lines"),
+    ],
+)
+def test_decision(rules: str, path: str, is_dir: bool, decision: bool | None) -> None:
+    assert decide(rules, path, is_dir) is decision

@@ -130,26 +130,26 @@ def test_additional_properties_must_be_false(key: str, value: str) -> None:
     ]
 
 
-@pytest.mark.parametrize("key", SCHEMA_KEYS)
-@pytest.mark.parametrize("name", RESERVED_RESULT_FIELDS)
-def test_reserved_names_cannot_be_declared(key: str, name: str) -> None:
-    assert refused(key, f"{{ properties = {{ {name} = {{}} }} }}") == [
+def assert_reserved(key: str, name: str, schema_toml: str, where: str) -> None:
+    """``schema_toml`` is refused with one problem: ``name``, at ``where``, is reserved."""
+    assert refused(key, schema_toml) == [
         (
-            f"evals.e.{key}.properties.{name}",
+            f"evals.e.{key}.{where}",
             f"`{name}` is a result field reserved by artifactize; choose another name",
         )
     ]
+
+
+@pytest.mark.parametrize("key", SCHEMA_KEYS)
+@pytest.mark.parametrize("name", RESERVED_RESULT_FIELDS)
+def test_reserved_names_cannot_be_declared(key: str, name: str) -> None:
+    assert_reserved(key, name, f"{{ properties = {{ {name} = {{}} }} }}", f"properties.{name}")
 
 
 @pytest.mark.parametrize("key", SCHEMA_KEYS)
 @pytest.mark.parametrize("name", RESERVED_RESULT_FIELDS)
 def test_reserved_names_cannot_be_required(key: str, name: str) -> None:
-    assert refused(key, f'{{ required = ["note", "{name}"] }}') == [
-        (
-            f"evals.e.{key}.required[1]",
-            f"`{name}` is a result field reserved by artifactize; choose another name",
-        )
-    ]
+    assert_reserved(key, name, f'{{ required = ["note", "{name}"] }}', "required[1]")
 
 
 def test_every_problem_is_reported_with_the_compile_error() -> None:
