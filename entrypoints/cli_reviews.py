@@ -78,6 +78,16 @@ def _emit_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
+def _emit_rows(
+    rows: list[dict[str, Any]], empty: str, line: Callable[[dict[str, Any]], str]
+) -> None:
+    """Rows as a JSON array with --json, else one text line each (or ``empty``)."""
+    if CliContext.options.json:
+        _emit_json(rows)
+        return
+    typer.echo("\n".join(line(row) for row in rows) if rows else empty)
+
+
 def open_state(*, create: bool) -> StateStore | None:
     try:
         return CliContext.container.state_stores().open(state_dir(), create=create)
@@ -309,14 +319,12 @@ def run_list(
         }
         for run in runs
     ]
-    if CliContext.options.json:
-        _emit_json(rows)
-        return
-    if not rows:
-        typer.echo("No Runs.")
-    for row in rows:
+
+    def line(row: dict[str, Any]) -> str:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(row["counts"].items()))
-        typer.echo(f"{row['id']}  {row['status']:<10} {row['createdAt']}  {counts}")
+        return f"{row['id']}  {row['status']:<10} {row['createdAt']}  {counts}"
+
+    _emit_rows(rows, "No Runs.", line)
 
 
 @cache_app.command("list")
@@ -337,16 +345,14 @@ def cache_list() -> None:
         }
         for record, count in latest
     ]
-    if CliContext.options.json:
-        _emit_json(rows)
-        return
-    if not rows:
-        typer.echo("No reusable records.")
-    for row in rows:
-        typer.echo(
+
+    def line(row: dict[str, Any]) -> str:
+        return (
             f"{row['key']}  {row['verdict']:<5} {row['evalId']}  {row['completedAt']}  "
             f"{row['runId']}  records {row['records']}"
         )
+
+    _emit_rows(rows, "No reusable records.", line)
 
 
 @cache_app.command("show")
