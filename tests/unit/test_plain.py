@@ -109,6 +109,33 @@ def test_non_string_values_are_compact_json(value: Any, expected: str) -> None:
     assert substitute(("{v}", "--v={v}"), {"v": value}) == (expected, "--v=" + expected)
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (1e100, "1e100"),
+        (1.5e-7, "1.5e-7"),
+        (-2.5e-300, "-2.5e-300"),
+        (1234e30, "1.234e33"),
+        # the fixed layout up to the 21st digit before the point, and one past
+        (1e20, "100000000000000000000.0"),
+        (1e21, "1e21"),
+        (12340000000.0, "12340000000.0"),
+        # ... and down to 0.00001, and one past
+        (0.00001, "0.00001"),
+        (0.000001, "1e-6"),
+        (0.001234, "0.001234"),
+        (123.45, "123.45"),
+        (-0.0, "-0.0"),
+        (0.0, "0.0"),
+        (5e-324, "5e-324"),
+        (1.7976931348623157e308, "1.7976931348623157e308"),
+        ({"x": [1e100, 2.0]}, '{"x":[1e100,2.0]}'),
+    ],
+)
+def test_floats_are_written_as_serde_json_writes_them(value: Any, expected: str) -> None:
+    assert substitute(("{v}",), {"v": value}) == (expected,)
+
+
 def test_several_placeholders_in_one_token() -> None:
     assert substitute(("{a}:{b}/{a}",), {"a": "x", "b": 2}) == ("x:2/x",)
     assert substitute(("{a}{b}",), {"a": "{b}", "b": "{a}"}) == ("{b}{a}",)
