@@ -7,7 +7,9 @@ How a run goes:
    The spawn is synchronous, so a cancellation cannot separate the child from its handle.
    ``run_observed`` then reports the leader's identity (pid + start time) to its caller.
 2. stdin receives ``spec.stdin`` and is closed; stdout and stderr are read concurrently, each
-   kept up to ``spec.capture_limit_bytes`` with the excess read and discarded.
+   kept up to ``spec.capture_limit_bytes`` with the excess read and discarded. Every chunk
+   read, kept or not, is also shown to ``spec.observe_output`` when one is given (a screen
+   that shows a Human tool's lines live).
 3. The leader's exit is observed *without reaping it* (a pidfd, else ``waitid(WNOWAIT)``
    polling). While it is an unreaped zombie its pid, and with it the group id, cannot be
    reused, so signalling the group is safe. After a normal exit the group is SIGKILLed right
@@ -36,7 +38,14 @@ import anyio.lowlevel
 import psutil
 
 from adapters.process_status import exited_unreaped
-from ports.process import CAPTURE_LIMIT_BYTES, ProcessOutcome, ProcessSpec
+from ports.process import (
+    CAPTURE_LIMIT_BYTES,
+    STDERR,
+    STDOUT,
+    OutputObserver,
+    ProcessOutcome,
+    ProcessSpec,
+)
 from ports.sessions import ProcessIdentity, SpawnObserver
 
 __all__ = [
@@ -119,8 +128,10 @@ class _Capture:
         return data
 
 
-async def _drain(fd: int, capture: _Capture) -> None:
-    """Read ``fd`` (non-blocking) to EOF into ``capture``."""
+async def _drain(
+    fd: int, capture: _Capture, stream: str = STDOUT, observe: OutputObserver | None = None
+) -> None:
+    """Read ``fd`` (non-blocking) to EOF into ``capture``, showing every chunk to ``observe``."""
     while True:
         try:
             chunk = os.read(fd, _READ_CHUNK)
@@ -131,6 +142,8 @@ async def _drain(fd: int, capture: _Capture) -> None:
             capture.closed.set()
             return
         capture.add(chunk)
+        if observe is not None:
+            observe(stream, chunk)
         await anyio.lowlevel.checkpoint()
 
 
@@ -288,8 +301,9 @@ class PosixProcessRunner:
                 os.set_blocking(stream.fileno(), False)
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(_feed, popen, spec.stdin)
-                tasks.start_soon(_drain, popen.stdout.fileno(), stdout)
-                tasks.start_soon(_drain, popen.stderr.fileno(), stderr)
+                observe_output = spec.observe_output
+                tasks.start_soon(_drain, popen.stdout.fileno(), stdout, STDOUT, observe_output)
+                tasks.start_soon(_drain, popen.stderr.fileno(), stderr, STDERR, observe_output)
                 with anyio.move_on_after(spec.timeout_ms / 1000) as deadline:
                     await leader.wait_exited()
                 if deadline.cancelled_caught:

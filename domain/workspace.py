@@ -24,6 +24,7 @@ from domain.declarations.model import (
 )
 from domain.diagnostics import ConfigError, Problem
 from domain.discovery import DeclaredArtifact, Discovery, SourceFile
+from domain.templates import Operand, TemplateError, parse_human_operand
 
 
 class RelationKind(enum.Enum):
@@ -167,6 +168,7 @@ class _Builder:
         eval_inputs = self._references(artifacts)
         for artifact in artifacts.values():
             self._check_fingerprint_scope(artifact)
+            self._check_artifact_path_suffixes(artifact)
         self._check_published_names(artifacts)
         if self.problems:
             raise ConfigError(self.problems)
@@ -306,6 +308,21 @@ class _Builder:
                 continue
             self.fail(self.declared[artifact.name], f"fingerprint.files[{index}]", message)
 
+    def _check_artifact_path_suffixes(self, artifact: Artifact) -> None:
+        """``{artifactPath}`` of a file Artifact is the file itself: no ``/path`` below it."""
+        if artifact.kind is not ArtifactKind.FILE:
+            return
+        for tool in artifact.human_tools:
+            for index, arg in enumerate(tool.args):
+                operand = _human_operand(arg)
+                if operand is not None and operand.name == "artifactPath" and operand.suffix:
+                    self.fail(
+                        self.declared[artifact.name],
+                        f"views.human_tools.{tool.name}.args[{index}]",
+                        "`{artifactPath}` of a file Artifact names the file itself; "
+                        "it takes no /path suffix",
+                    )
+
     def _check_published_names(self, artifacts: Mapping[str, Artifact]) -> None:
         views: tuple[tuple[str, Callable[[Artifact], list[str]]], ...] = (
             ("agent_tools", lambda a: [t.name for t in a.agent_tools]),
@@ -328,3 +345,11 @@ class _Builder:
                         f"Artifact tool names collide: {published} (also published by "
                         f"`views.{view}.{other_name}` of {other.source.path})",
                     )
+
+
+def _human_operand(arg: str) -> Operand | None:
+    """The placeholder a Human argument holds; None for a literal (or an already refused) one."""
+    try:
+        return parse_human_operand(arg)
+    except TemplateError:
+        return None

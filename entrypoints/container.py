@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from dependency_injector import containers, providers
 
 from adapters.jsonl_conversations import JsonlConversationStore
 from adapters.model_backends import EnvModelBackends
 from adapters.posix_filesystem import PosixFilesystem
+from adapters.posix_launch import PosixDetachedLauncher
 from adapters.posix_process import PosixProcessRunner
 from adapters.posix_programs import PosixProgramFinder
 from adapters.posix_scratch import PosixScratchSpace
@@ -20,8 +22,14 @@ from adapters.ry_regex import RyRegexEngine
 from adapters.sqlite_state import SqliteStateStores
 from adapters.system_clock import SystemClock
 from domain.config_service import ConfigService
+from domain.tools.human_registry import HumanToolPorts
 from domain.tools.registry import ToolPorts
 from domain.tools.tools_check import ToolsCheck
+
+# The program a Human ``open`` tool hands its target to.
+DESKTOP_OPENER = "open" if sys.platform == "darwin" else "xdg-open"
+# How a Human ``graph`` tool starts artifactize itself (this interpreter, this code).
+SELF_COMMAND = (sys.executable, "-P", "-m", "entrypoints.cli")  # -P: never the cwd's modules
 
 
 class Container(containers.DeclarativeContainer):
@@ -38,6 +46,7 @@ class Container(containers.DeclarativeContainer):
     programs = providers.Singleton(PosixProgramFinder)
     scratch = providers.Singleton(PosixScratchSpace)
     launcher = providers.Singleton(PosixProcessLauncher)
+    detached_launcher = providers.Singleton(PosixDetachedLauncher)
     process_table = providers.Singleton(PsutilProcessTable)
     session_store = providers.Singleton(PosixSessionStore)
     state_stores = providers.Singleton(SqliteStateStores)
@@ -54,9 +63,21 @@ class Container(containers.DeclarativeContainer):
         scratch=scratch,
         environment=environment,
     )
+    human_tool_ports = providers.Factory(
+        HumanToolPorts,
+        filesystem=filesystem,
+        regex=regex,
+        processes=processes,
+        programs=programs,
+        launcher=detached_launcher,
+        environment=environment,
+        desktop_opener=DESKTOP_OPENER,
+        self_command=SELF_COMMAND,
+    )
     tools_check = providers.Factory(
         ToolsCheck,
         load=config_service.provided.load,
         ports=tool_ports,
         programs=programs,
+        human_ports=human_tool_ports,
     )

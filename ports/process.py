@@ -6,12 +6,20 @@ so every process started is cleaned up on every path (success, error, timeout, c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 # Each of stdout and stderr is kept up to this many bytes; the excess is read and discarded.
 CAPTURE_LIMIT_BYTES = 16 * 1024 * 1024
+
+STDOUT = "stdout"
+STDERR = "stderr"
+
+OutputObserver = Callable[[str, bytes], None]
+"""Called with (``STDOUT`` or ``STDERR``, a chunk) for every chunk read, as it is read and
+past the capture limit too, so a screen can show output live. It runs in the reading task:
+it must return quickly and must not raise."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +33,7 @@ class ProcessSpec:
     stdin: bytes = b""
     capture_limit_bytes: int = CAPTURE_LIMIT_BYTES
     extra: Mapping[str, str] = field(default_factory=dict)
+    observe_output: OutputObserver | None = None
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ HUMAN_BUILTINS = ("read", "list", "section", "help", "open", "graph")
 MODEL_INPUT_BUILTINS = ("read", "list", "glob", "grep", "view_image")
 PROTOCOLS = ("json", "plain")
 HUMAN_TOOL_KINDS = ("launch", "output")
+LAUNCH_BUILTINS = ("open", "graph")  # the other Human built-ins print output
 
 _COMMAND_TOOL_KEYS = (
     "description",
@@ -349,7 +350,7 @@ class ViewParser:
         declared_kind = reader.choice("kind", HUMAN_TOOL_KINDS)
         if builtin is None or args is None:
             return None
-        implied = "launch" if builtin == "open" else "output"
+        implied = "launch" if builtin in LAUNCH_BUILTINS else "output"
         if declared_kind is not None and declared_kind != implied:
             reader.fail(
                 "kind", f"the `{builtin}` built-in is of kind `{implied}`, not `{declared_kind}`"

@@ -22,7 +22,7 @@ _BUILTIN_PURPOSE = {
     "section": "Show one section of {target} of {artifactName}.",
     "help": "Show the --help text of {target}.",
     "open": "Open {target} with the desktop's default application.",
-    "graph": "Show the structure of the whole project.",
+    "graph": "Open a viewer of the whole project's structure: Artifacts, evals and relations.",
 }
 
 

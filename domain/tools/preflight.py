@@ -19,6 +19,7 @@ from domain.declarations.model import (
 )
 from domain.templates import TemplateError, parse_operand
 from domain.tools.command_prep import EXECUTABLE_OUTSIDE, CommandResolver
+from domain.tools.human_prep import HumanResolver
 from domain.tools.locations import resolve_location
 from domain.tools.results import ToolError
 from domain.workspace import Artifact
@@ -54,9 +55,13 @@ class Preflight:
         problems = [p for p in [self.resolver.owner_problem(owner)] if p]
         if isinstance(tool, BuiltinHumanTool):
             problems.extend(self._builtin(owner, tool.builtin, tool.args))
-        else:
-            operands = tuple(a for a in tool.args if "{artifactPath}" not in a)
-            problems.extend(self._command(owner, tool.command, operands, ()))
+        else:  # the same resolution a call makes, each argument reported on its own
+            human = HumanResolver(self.resolver)
+            checks: list[Callable[[], object]] = [
+                partial(self.resolver.program, owner, tool.command)
+            ]
+            checks.extend(partial(human.argument, owner, arg) for arg in tool.args)
+            problems.extend(p for p in map(_problem, checks) if p)
         return problems
 
     def _session_command(self, owner: Artifact, command: SessionCommand) -> Iterator[str]:

@@ -15,6 +15,7 @@ from domain.text import compact_json_size
 CONTENT_BLOCKS_MAX = 32
 BUILTIN_RESULT_MAX_BYTES = 512 * 1024
 BLANK_ERROR_TEXT = "Tool failed."
+LAUNCH_BLOCK_TYPE = "launch"  # Human launch results only (``HumanToolResult``)
 
 
 class ToolError(Exception):
@@ -35,6 +36,8 @@ class ToolResult:
             raise ValueError(f"a tool result holds 1-{CONTENT_BLOCKS_MAX} content blocks")
         if self.is_error and not _is_single_nonblank_text(self.content):
             raise ValueError("an error result holds exactly one nonblank text block")
+        if any(block.get("type") == LAUNCH_BLOCK_TYPE for block in self.content):
+            raise ValueError("Agent tool results never hold launch blocks; those are Human")
 
     @classmethod
     def error(cls, message: str) -> ToolResult:

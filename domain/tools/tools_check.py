@@ -1,7 +1,9 @@
 """``tools check``: declarations, scopes, schemas and per-tool readiness, and one explicit call.
 
 Static by default: it starts no owner process and creates no directory, database, Run,
-verdict or cache entry. ``--execute`` calls exactly one selected tool, as a reviewer would.
+verdict or cache entry. ``--execute`` calls exactly one selected tool, as a reviewer would:
+an Agent tool in the author's environment, a Human tool in the reviewer's real environment
+(a ``launch`` tool is handed over with its stdout and stderr disconnected).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from domain.diagnostics import ConfigError
 from domain.scope import artifact_scope, eval_scope
 from domain.tools.command_prep import CommandResolver
 from domain.tools.human_definitions import human_tools_of
+from domain.tools.human_registry import HumanToolPorts, HumanToolRegistry
 from domain.tools.preflight import Preflight
 from domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
 from domain.tools.sessions import SessionPorts
@@ -24,7 +27,7 @@ from ports.programs import ProgramFinder
 AUDIENCES = ("agent", "human")
 TOOL_NOT_REGISTERED = "The selected tool is not registered for this Artifact and audience."
 TOOL_RETURNED_ERROR = "The tool returned an error; no review result was created."
-HUMAN_EXECUTION_LATER = "Human tool execution is not available in this version of artifactize."
+NOT_WIRED = "This artifactize cannot run tools of this audience: no process ports are wired."
 
 
 class InvocationError(Exception):
@@ -78,6 +81,7 @@ class _Scope:
     names: tuple[str, ...]
     tools: list[Any] = field(default_factory=list)  # ToolDefinition or HumanToolDefinition
     registry: AgentToolRegistry | None = None
+    human_registry: HumanToolRegistry | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -120,6 +124,7 @@ class ToolsCheck:
     ports: ToolPorts
     programs: ProgramFinder
     session_ports: SessionPorts | None = None
+    human_ports: HumanToolPorts | None = None  # needed only to execute a Human tool
 
     async def run(self, repo: str, request: ToolsCheckRequest) -> tuple[dict[str, Any], int]:
         """The report and the exit code (0 ready, 1 not ready); raises ``InvocationError``."""
@@ -197,7 +202,15 @@ class ToolsCheck:
 
     def _fill(self, workspace: Workspace, scope: _Scope, report: Report) -> _Scope:
         if scope.audience == "human":
-            scope.tools = list(human_tools_of(workspace, scope.names))
+            if self.human_ports is None:
+                scope.tools = list(human_tools_of(workspace, scope.names))
+                return scope
+            try:
+                scope.human_registry = HumanToolRegistry(workspace, scope.names, self.human_ports)
+            except RegistryError as exc:
+                report.check("preflight", None, str(exc))
+                return scope
+            scope.tools = scope.human_registry.list()
             return scope
         try:
             scope.registry = AgentToolRegistry(workspace, scope.names, self.ports)
@@ -229,8 +242,11 @@ class ToolsCheck:
         self, selected: tuple[_Scope, Any], request: ToolsCheckRequest, report: Report
     ) -> None:
         scope, definition = selected
-        if scope.audience == "human" or scope.registry is None:
-            report.check("execute", definition.name, HUMAN_EXECUTION_LATER)
+        if scope.audience == "human":
+            await self._execute_human(scope, definition.name, report)
+            return
+        if scope.registry is None:
+            report.check("execute", definition.name, NOT_WIRED)
             return
         args = dict(request.args) if request.args is not None else {}
         registry = scope.registry
@@ -248,6 +264,15 @@ class ToolsCheck:
         report.check("execute", definition.name, TOOL_RETURNED_ERROR if result.is_error else None)
         if cleanup:
             report.check("execute", definition.name, "; ".join(cleanup))
+
+    async def _execute_human(self, scope: _Scope, name: str, report: Report) -> None:
+        """A real call in the reviewer's environment; a launch keeps its output disconnected."""
+        if scope.human_registry is None:
+            report.check("execute", name, NOT_WIRED)
+            return
+        result = await scope.human_registry.call(name)
+        report.result = result.to_json()
+        report.check("execute", name, TOOL_RETURNED_ERROR if result.is_error else None)
 
 
 def _is_bound(tool: Any) -> bool:

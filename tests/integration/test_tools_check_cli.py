@@ -9,10 +9,13 @@ may leave a Run, verdict, cache entry or any other state file behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +38,6 @@ EXECUTE_NEEDS = "--execute requires"
 HUMAN_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 DEFAULT_SCHEMA = {"type": "object", "additionalProperties": False}
 COMMAND_TOOLS_LATER = "command tools: next issue"
-HUMAN_TOOLS_LATER = "Human tool execution: a later issue"
 
 MARKER_SCRIPT = (
     "import os\n"
@@ -694,20 +696,108 @@ def test_seed_execute_human_tool_is_a_valid_invocation(
         capsys, "--repo", str(EXAMPLE), "tools", "check", "--execute", "--artifact", "docs",
         "--audience", "human", "--tool", "guide",
     )  # fmt: skip
-    assert run.code in (0, 1)
+    assert run.code == 0
     assert run.check("preflight", "guide_docs")["ok"] is True
-    assert run.check("execute", "guide_docs")["tool"] == "guide_docs"
+    assert run.check("execute", "guide_docs") == {
+        "stage": "execute",
+        "tool": "guide_docs",
+        "ok": True,
+        "message": None,
+    }
 
 
-@pytest.mark.skip(reason=HUMAN_TOOLS_LATER)
 def test_seed_execute_human_tool(env: Env, capsys: pytest.CaptureFixture[str]):
+    before = snapshot(EXAMPLE)
     run = cli(
         capsys, "--repo", str(EXAMPLE), "tools", "check", "--execute", "--artifact", "docs",
         "--audience", "human", "--tool", "guide",
     )  # fmt: skip
     assert run.code == 0
-    text = run.report["result"]["content"][0]["text"]
-    assert text == (EXAMPLE / "docs" / "guide.md").read_text(encoding="utf-8")
+    assert run.report["result"] == {
+        "content": [
+            {"type": "text", "text": (EXAMPLE / "docs" / "guide.md").read_text(encoding="utf-8")}
+        ],
+        "isError": False,
+    }
+    assert snapshot(EXAMPLE) == before
+    env.assert_no_state_files()
+
+
+def test_CHK_execute_a_human_command_tool(env: Env, capsys: pytest.CaptureFixture[str]):
+    root = full(env.tmp / "W")
+    run = cli(
+        capsys, "--repo", str(root), "tools", "check", "--execute", "--artifact", "a",
+        "--audience", "human", "--tool", "inspect",
+    )  # fmt: skip
+    assert run.code == 0
+    assert run.report["result"] == {
+        "content": [{"type": "text", "text": '{"content":[{"type":"text","text":"ran"}]}\n'}],
+        "isError": False,
+    }
+    assert run.check("execute", "inspect_a")["ok"] is True
+    assert (root / "a" / "spawned").exists()
+    env.assert_no_state_files()
+
+
+def test_CHK_execute_a_human_tool_by_eval(env: Env, capsys: pytest.CaptureFixture[str]):
+    root = full(env.tmp / "W")
+    run = cli(
+        capsys, "--repo", str(root), "tools", "check", "--execute", "--eval", "a/check",
+        "--tool", "guide_a",
+    )  # fmt: skip
+    assert run.code == 0
+    assert run.report["result"]["content"] == [
+        {"type": "text", "text": "# Guide\nDivide carefully.\n"}
+    ]
+    assert [t["name"] for t in run.report["scopes"][0]["tools"]] == ["guide_a"]
+    env.assert_no_state_files()
+
+
+def test_CHK_execute_a_failing_human_tool(env: Env, capsys: pytest.CaptureFixture[str]):
+    root = full(env.tmp / "W")
+    (root / "a" / "tool.py").write_text("import sys\nprint('half')\nsys.exit(4)\n")
+    run = cli(
+        capsys, "--repo", str(root), "tools", "check", "--execute", "--artifact", "a",
+        "--audience", "human", "--tool", "inspect_a",
+    )  # fmt: skip
+    assert run.code == 1
+    assert run.report["result"] == {
+        "content": [
+            {"type": "text", "text": "Human tool exited unsuccessfully (exit status: 4).\nhalf\n"}
+        ],
+        "isError": True,
+    }
+    assert run.check("execute", "inspect_a")["message"] == RETURNED_ERROR
+
+
+def test_CHK_execute_a_human_launch_tool(env: Env, capsys: pytest.CaptureFixture[str]):
+    root = full(env.tmp / "W")
+    index = root / "a" / "index.artf"
+    index.write_text(
+        index.read_text().replace(
+            "[views.human_tools]\n",
+            "[views.human_tools]\n"
+            'app = { description = "App", kind = "launch", command = "sh", '
+            'args = ["-c", "echo $$ > launched.pid; echo noise; echo noise >&2"] }\n',
+        )
+    )
+    run = cli(
+        capsys, "--repo", str(root), "tools", "check", "--execute", "--artifact", "a",
+        "--audience", "human", "--tool", "app",
+    )  # fmt: skip
+    assert run.code == 0
+    assert run.report["result"] == {
+        "content": [{"type": "launch", "launched": True}],
+        "isError": False,
+    }
+    pid_file = root / "a" / "launched.pid"
+    deadline = time.monotonic() + 5
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    pid = int(pid_file.read_text())
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)  # it exits by itself; make sure the test owns its end
+    assert "noise" not in run.out + run.err  # stdout and stderr stay disconnected
 
 
 def test_seed_execute_by_eval_is_a_valid_invocation(env: Env, capsys: pytest.CaptureFixture[str]):
