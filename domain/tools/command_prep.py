@@ -88,15 +88,18 @@ class CommandResolver:
         if target.name not in self.scope:
             raise ToolError(f"Artifact is outside this review: {target.name}")
         location = resolve_location(self.workspace, target.name, operand.suffix, self.scope)
+        physical = location.components
+        if location.is_file_artifact_root:
+            # A file Artifact, named directly or reached through a mount alias, is its
+            # target file, never the folder that happens to contain it.
+            assert location.artifact.target is not None
+            physical = (*physical, location.artifact.target)
         if operand.suffix:
-            kind = self.kind_at(location.components)
+            kind = self.kind_at(physical)
             if kind is None:
                 raise ToolError(f"Artifact input does not exist: {operand.suffix}")
             if kind is EntryKind.SYMLINK:
                 raise ToolError("Artifact symlinks are not supported.")
-        physical = location.components
-        if location.artifact.target is not None and not operand.suffix:
-            physical = (*physical, location.artifact.target)
         return operand.flag + self.absolute(physical)
 
     def execution_path(self, path: str) -> str:

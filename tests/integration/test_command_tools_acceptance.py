@@ -791,6 +791,22 @@ async def test_JSON_24_scoped_argv_references(W: Path, output_root: Path):
     assert argv == [f"{W}/data.txt", f"--in={W}/data.txt", "--mode=fast", str(W)]
 
 
+async def test_a_mounted_file_artifact_is_its_file_never_its_folder(W: Path, output_root: Path):
+    """``{a}/spec`` where ``spec`` mounts a file Artifact names that file; it must not hand
+    the tool the containing folder, which would expose the file's siblings."""
+    fx_c(W, args=[*PY, "{a}/spec", "--spec={a}/spec"])
+    shared = W / "shared"
+    shared.mkdir()
+    (shared / "spec.md").write_text("the spec", encoding="utf-8")
+    (shared / "secret.txt").write_text("not in scope", encoding="utf-8")
+    (shared / "spec.md.artf").write_text('name = "spec"\n', encoding="utf-8")
+    text = (W / "index.artf").read_text(encoding="utf-8")
+    (W / "index.artf").write_text('mounts = { spec = "spec" }\n' + text, encoding="utf-8")
+    h = harness(W, output_root)
+    argv = ok_json(await h.call(report("data = sys.argv[1:]")))
+    assert argv == [f"{shared}/spec.md", f"--spec={shared}/spec.md"]
+
+
 JSON_25_VARIANTS: dict[str, dict[str, Any]] = {
     "command-traversal": {"command": "../outside", "args": []},
     "command-through-link": {"command": "link/outside", "args": []},
