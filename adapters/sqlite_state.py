@@ -17,6 +17,9 @@ Choices beyond the port's docstrings:
 * A settled execution without ``completed_at`` gets the store's current time in the column.
 * GC runs after the settling transaction committed; its failure is logged ("Cache GC
   failed: …") and does not undo the settlement. The next record retries it.
+* A Human claim is the ``claimed_by``/``claimed_at`` columns of the request row
+  (``sqlite_human``); ``update_request`` never touches them, so a verifier saving its own
+  copy of a request cannot drop someone's claim.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from adapters import sqlite_history as hist
+from adapters import sqlite_human as human
 from adapters.sqlite_open import (
     BEGIN_DEFERRED,
     BEGIN_IMMEDIATE,
@@ -60,6 +64,9 @@ from ports.state import (
     Claim,
     ClaimOutcome,
     ExecutionRecord,
+    HumanClaim,
+    HumanSettled,
+    HumanSettlement,
     KeyInUse,
     OwnerAlive,
     RequestRecord,
@@ -360,6 +367,52 @@ class SqliteStateStore:
             if hist.active_holder(connection, key) is not None:
                 raise KeyInUse(f"Key {key} is in use by an active execution or waiter.")
             return hist.clear_history(connection, executions.c.key == key) > 0
+
+    # --- Human reviews -------------------------------------------------------------------
+
+    def all_requests(self) -> list[RequestRecord]:
+        with self._transaction(write=False) as connection:
+            return human.all_requests(connection)
+
+    def human_claim(self, request_id: str) -> HumanClaim | None:
+        with self._transaction(write=False) as connection:
+            return human.claim_of(human.read_request(connection, request_id))
+
+    def claim_human(self, request_id: str, reviewer: str, claimed_at: str) -> HumanClaim:
+        with self._transaction(write=True) as connection:
+            return human.claim(connection, request_id, reviewer, claimed_at)
+
+    def unclaim_human(self, request_id: str, reviewer: str) -> HumanClaim:
+        with self._transaction(write=True) as connection:
+            return human.unclaim(connection, request_id, reviewer)
+
+    def settle_human(self, settlement: HumanSettlement) -> HumanSettled:
+        execution = settlement.execution
+        if execution.status not in (*RECORDED_VERDICTS, "ERROR"):
+            raise ValueError(f"A Human settlement is GREEN, RED or ERROR, not {execution.status}")
+        text = dump_data(execution.data)
+        size = data_bytes(text)
+        recorded = (
+            settlement.record
+            and execution.key is not None
+            and execution.status in RECORDED_VERDICTS
+            and size <= self._record_max_bytes
+        )
+        values: dict[str, Any] = {
+            "status": execution.status,
+            "completed_at": execution.completed_at or self._now(),
+            "data": text,
+        }
+        if recorded:
+            values.update(key=execution.key, bytes=size, last_used=self._now())
+        with self._transaction(write=True) as connection:
+            followers = human.settle(connection, settlement, values)
+        if recorded:
+            try:
+                self.collect_garbage()
+            except StateError as error:
+                _log.warning("Cache GC failed: %s", error)
+        return HumanSettled(recorded, followers)
 
 
 class SqliteStateStores:

@@ -1,7 +1,7 @@
 """``verify``, ``run show/list`` and ``cache list/show/rm``: Runs, verdicts and their reuse.
 
-Exit codes of ``verify``: 0 GREEN, 1 RED, 2 ERROR, cancelled or invalid input, 4 INCOMPLETE.
-Readers (``run``, ``cache``) never create state.
+Exit codes of ``verify``: 0 GREEN, 1 RED, 2 ERROR, cancelled or invalid input, 3 Human
+wait timeout (``--wait``), 4 INCOMPLETE. Readers (``run``, ``cache``) never create state.
 """
 
 from __future__ import annotations
@@ -21,6 +21,11 @@ import typer
 
 from domain.reviews.agent_review import ReviewPorts
 from domain.reviews.fingerprints import FingerprintError
+from domain.reviews.human_requests import (
+    WAIT_NEEDS_WAIT,
+    WAIT_TIMEOUT_DEFAULT_MS,
+    check_wait_timeout,
+)
 from domain.reviews.remote_sync import RemoteSync
 from domain.reviews.runtime_review import RuntimePorts
 from domain.reviews.verify import (
@@ -42,12 +47,16 @@ SESSIONS_FOLDER = "tool-sessions"
 RUNS_FOLDER = "runs"
 EXIT_FOR_STATUS = {"GREEN": 0, "RED": 1, "ERROR": 2, "INCOMPLETE": 4}
 EXIT_CANCELLED = 2
+EXIT_WAIT_TIMED_OUT = 3
 EXIT_MISSING = 4
 TEST_ENDPOINT_VARIABLES = {
     "openai": "ARTIFACTIZE_OPENAI_BASE_URL",
     "anthropic": "ARTIFACTIZE_ANTHROPIC_BASE_URL",
 }
 RUN_LIST_DEFAULT_LIMIT = 50
+WAIT_TIMED_OUT_TEXT = (
+    "Human wait timed out after {ms} ms; the requests stay open (artifactize request list)."
+)
 
 run_app = typer.Typer(help="Show saved Runs.", no_args_is_help=True)
 cache_app = typer.Typer(help="Inspect and clear reusable verdicts.", no_args_is_help=True)
@@ -95,7 +104,7 @@ def open_state(*, create: bool) -> StateStore | None:
         raise ReviewCommandError(str(exc)) from None
 
 
-def _producer() -> dict[str, Any]:
+def producer() -> dict[str, Any]:
     try:
         user = getpass.getuser()
     except (KeyError, OSError):
@@ -112,7 +121,7 @@ def private_runs_dir(state: str) -> Callable[[str], str]:
     return make
 
 
-async def _until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
+async def until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
     """Run ``work``; SIGINT or SIGTERM cancels it (its cleanup still runs). None if cancelled."""
     result: T | None = None
     failure: Exception | None = None
@@ -144,16 +153,37 @@ def verify(
     force: Annotated[
         bool, typer.Option("--force", help="Review again; never reuse or join earlier results.")
     ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option("--wait", help="Stay until the Human reviews are submitted (same Run)."),
+    ] = False,
+    timeout_ms: Annotated[
+        int | None,
+        typer.Option(
+            "--timeout-ms",
+            help=f"With --wait: how long to wait, from when scheduling starts "
+            f"(default {WAIT_TIMEOUT_DEFAULT_MS}, 1-2147483647).",
+        ),
+    ] = None,
 ) -> None:
     """Review the selected evals, reusing every verdict whose key still holds.
 
-    Exit codes: 0 GREEN, 1 RED, 2 ERROR or cancelled, 4 INCOMPLETE (some eval not run).
+    Exit codes: 0 GREEN, 1 RED, 2 ERROR or cancelled, 3 Human wait timeout (--wait),
+    4 INCOMPLETE (some eval not run, or Human reviews still waiting).
     """
     given = [x for x in (selector, eval_id) if x is not None]
     if len(given) + int(select_all) != 1:
         raise ReviewCommandError(
             "Give exactly one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all."
         )
+    if timeout_ms is not None and not wait:
+        raise ReviewCommandError(WAIT_NEEDS_WAIT)
+    try:
+        wait_timeout_ms = check_wait_timeout(
+            WAIT_TIMEOUT_DEFAULT_MS if timeout_ms is None else timeout_ms
+        )
+    except ValueError as exc:
+        raise ReviewCommandError(str(exc)) from None
     container = CliContext.container
     repo = os.path.realpath(CliContext.options.repo)
     config = container.config_service()
@@ -183,7 +213,7 @@ def verify(
         state=store,
         processes=container.process_table(),
         make_output_root=private_runs_dir(state),
-        producer=_producer(),
+        producer=producer(),
         conversations=container.conversations(state_dir=state),
         runtime=RuntimePorts(
             processes=container.processes(),
@@ -194,8 +224,12 @@ def verify(
             environment=container.environment(),
         ),
         remote=remote,
+        progress=lambda message: typer.echo(message, err=True),
     )
-    service = Verify(ports, workspace, VerifyOptions(repo=repo, state_dir=state, force=force))
+    options = VerifyOptions(
+        repo=repo, state_dir=state, force=force, wait=wait, wait_timeout_ms=wait_timeout_ms
+    )
+    service = Verify(ports, workspace, options)
     try:
         keys = service.prepare(refs)
     except FingerprintError as exc:
@@ -210,7 +244,7 @@ def verify(
                     await remote.aclose()
 
     try:
-        outcome = anyio.run(_until_signal, work)
+        outcome = anyio.run(until_signal, work)
     except RemoteFailure as failure:
         if service.result is not None and CliContext.options.json:
             _emit_json({**run_view(service.result), "error": failure.message})
@@ -224,6 +258,8 @@ def verify(
     else:
         typer.echo(run_text(result))
     code = EXIT_CANCELLED if outcome is None else EXIT_FOR_STATUS.get(result.status, 2)
+    if outcome is not None and result.run.get("waitTimedOut"):
+        code = EXIT_WAIT_TIMED_OUT
     raise typer.Exit(code)
 
 
@@ -284,6 +320,8 @@ def run_text(result: RunResult) -> str:
         f"agent {reused.get('agent', 0)}, human {reused.get('human', 0)})"
     )
     lines.append(f"Execution: {run['status']}")
+    if run.get("waitTimedOut"):
+        lines.append(WAIT_TIMED_OUT_TEXT.format(ms=run.get("waitTimeoutMs")))
     return "\n".join(lines)
 
 

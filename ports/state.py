@@ -76,6 +76,44 @@ OwnerAlive = Callable[[int, float], bool]
 """Whether the process (pid, start time) that owns a RUNNING execution still lives."""
 
 
+@dataclass(frozen=True)
+class HumanClaim:
+    """The cooperative reviewer lock on a waiting Human request (a label, not auth)."""
+
+    request_id: str
+    reviewer: str
+    claimed_at: str
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "requestId": self.request_id,
+            "reviewer": self.reviewer,
+            "claimedAt": self.claimed_at,
+        }
+
+
+@dataclass(frozen=True)
+class HumanSettlement:
+    """A Human result to settle in one transaction (``StateStore.settle_human``).
+
+    ``request`` and ``execution`` are the original request and its execution as settled;
+    ``record`` asks to append a GREEN/RED keyed execution to its key's reuse history;
+    ``follower_fields`` are merged into the data of every other request still waiting on
+    the execution (its ``status`` field becomes their status)."""
+
+    request: RequestRecord
+    execution: ExecutionRecord
+    reviewer: str
+    record: bool
+    follower_fields: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class HumanSettled:
+    recorded: bool  # whether the execution joined its key's reuse history
+    followers: tuple[str, ...]  # the IDs of the follower requests settled with it
+
+
 class StateStore(Protocol):
     def state_id(self) -> str:
         """A random UUID created with the state; stable for its lifetime."""
@@ -153,9 +191,53 @@ class StateStore(Protocol):
         execution of the key is active."""
         ...
 
+    # --- Human reviews -------------------------------------------------------------------
+
+    def all_requests(self) -> list[RequestRecord]:
+        """Every saved request: newest Run first (as ``list_runs``), ordinal order within."""
+        ...
+
+    def human_claim(self, request_id: str) -> HumanClaim | None:
+        """The claim on a request, or None."""
+        ...
+
+    def claim_human(self, request_id: str, reviewer: str, claimed_at: str) -> HumanClaim:
+        """In one IMMEDIATE transaction: the request must be WAITING_HUMAN with its execution
+        WAITING_HUMAN (else HumanNotWaiting); insert the claim only if there is none; then
+        the claimant must be ``reviewer`` (else HumanClaimRefused). The same reviewer again
+        gets the existing claim back unchanged."""
+        ...
+
+    def unclaim_human(self, request_id: str, reviewer: str) -> HumanClaim:
+        """Release ``reviewer``'s claim while the request still waits; the released claim.
+        HumanNotWaiting when it no longer waits, HumanClaimRefused when ``reviewer`` does not
+        hold it."""
+        ...
+
+    def settle_human(self, settlement: HumanSettlement) -> HumanSettled:
+        """In one IMMEDIATE transaction: re-read that the request and its execution are still
+        WAITING_HUMAN and the claimant is still ``settlement.reviewer`` (else
+        HumanNotWaiting, writing nothing); write the request and the execution; with
+        ``record`` (GREEN/RED, a key, within RECORD_MAX_BYTES) append the execution to its
+        key's history; settle every other WAITING_HUMAN request on the execution with
+        ``follower_fields``; delete the claim. Garbage collection runs after the commit."""
+        ...
+
 
 class KeyInUse(Exception):
     """The key has an active execution or waiter."""
+
+
+class HumanNotWaiting(Exception):
+    """The request, or its execution, no longer waits for a Human review (or never did)."""
+
+
+class HumanClaimRefused(Exception):
+    """Another reviewer holds the claim (``claimant``), or nobody does (``None``)."""
+
+    def __init__(self, claimant: str | None) -> None:
+        super().__init__(f"claimed by {claimant}" if claimant else "not claimed")
+        self.claimant = claimant
 
 
 class StateError(Exception):

@@ -120,16 +120,21 @@ class VerdictValidator:
             raise InvalidVerdict(
                 _with_details(OWNER_MISMATCH, [_path_line((), "is nested too deeply to check")])
             ) from None
+        undeclared = [
+            f"- field {quote(_truncate(key))} is not declared."
+            for key in result
+            if key not in self._declared[verdict]
+        ]
         if errors:
-            raise InvalidVerdict(
-                _with_details(
-                    OWNER_MISMATCH, [_path_line(e.absolute_path, describe(e)) for e in errors]
-                )
-            )
-        undeclared = [key for key in result if key not in self._declared[verdict]]
-        if undeclared:
-            lines = [f"- field {quote(_truncate(key))} is not declared." for key in undeclared]
+            lines: list[str] = []
+            for error in errors:
+                if _is_root_extra(error) and undeclared:
+                    lines.extend(undeclared)  # name the fields, not just "undeclared ones"
+                else:
+                    lines.append(_path_line(error.absolute_path, describe(error)))
             raise InvalidVerdict(_with_details(OWNER_MISMATCH, lines))
+        if undeclared:
+            raise InvalidVerdict(_with_details(OWNER_MISMATCH, undeclared))
         return result
 
 
@@ -142,6 +147,11 @@ def _normalized(value: dict[str, Any]) -> dict[str, Any]:
         raise InvalidVerdict(RESULT_OVER_SIZE)
     result: dict[str, Any] = json.loads(canonical)
     return result
+
+
+def _is_root_extra(error: Any) -> bool:
+    """The branch schema's own ``additionalProperties: false`` refusing top-level keys."""
+    return bool(error.validator == "additionalProperties" and not error.absolute_path)
 
 
 def _error_order(error: Any) -> tuple[str, str]:

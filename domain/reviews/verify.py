@@ -4,8 +4,12 @@ For each selected Agent or runtime eval, in selection order: compute its key; re
 newest GREEN/RED record of that key (a reused result starts nothing: no pin, no backend, no
 tool, no session, no process); wait behind a live execution of the same key and reuse what
 it produced (``joined``); otherwise own a new execution, run the review (``AgentReview`` or
-``RuntimeReview``, by profile kind), and commit it. Human evals are reported as not run by
-this version.
+``RuntimeReview``, by profile kind), and commit it.
+
+A Human eval runs nothing here (``human_requests``): it reuses, follows a Human execution of
+its key that already waits, or asks a person (``WAITING_HUMAN``). Without ``wait`` the Run
+then ends INCOMPLETE; with it, ``verify`` polls until the people submitted (the verdicts
+settle this same Run) or the deadline passed (``waitTimedOut``; the requests stay open).
 """
 
 from __future__ import annotations
@@ -23,6 +27,16 @@ from domain.declarations.model import AgentProfile, HumanProfile, Profile, Runti
 from domain.reviews.agent_review import AgentReview, ReviewOutcome, ReviewPorts
 from domain.reviews.conversations import review_event, trace_events
 from domain.reviews.failures import FailureCode
+from domain.reviews.human_definition import human_definition, run_definitions
+from domain.reviews.human_requests import (
+    WAIT_TIMEOUT_DEFAULT_MS,
+    WAITING_HUMAN,
+    asking_fields,
+    check_wait_timeout,
+    following_fields,
+    wait_for_humans,
+    waiting_execution,
+)
 from domain.reviews.remote_records import MIRROR_PREFIX
 from domain.reviews.remote_sync import RemoteSync
 from domain.reviews.reuse_keys import KeyInputs, key_inputs
@@ -37,7 +51,11 @@ from ports.state import ClaimOutcome, ExecutionRecord, RequestRecord, RunRecord,
 JOIN_POLL_SECONDS = 0.2
 SESSION_ID_BYTES = 16
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
-NOT_RUN_REASON = "{kind} evals are not run by this version of artifactize."
+WAIT_CANCELLED = "The Run was cancelled while waiting for Human reviews."
+WAITING_NOTICE = (
+    "Waiting for Human reviews: {ids} (artifactize request claim/tool/submit, "
+    "from another terminal)."
+)
 # What an execution shares with the request that ran it, besides how it settled.
 EXECUTION_FIELDS_FROM_REQUEST = (
     "runId",
@@ -68,6 +86,7 @@ class VerifyPorts:
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep
     runtime: RuntimePorts | None = None  # None: runtime evals stay UNREVIEWED
     remote: RemoteSync | None = None  # the team review store, when one is configured
+    progress: Callable[[str], None] | None = None  # notices for the person at the terminal
 
 
 @dataclass(frozen=True)
@@ -75,6 +94,11 @@ class VerifyOptions:
     repo: str
     state_dir: str
     force: bool = False
+    wait: bool = False  # poll until the Run's Human requests settle
+    wait_timeout_ms: int = WAIT_TIMEOUT_DEFAULT_MS  # from when scheduling starts
+
+    def __post_init__(self) -> None:
+        check_wait_timeout(self.wait_timeout_ms)
 
 
 @dataclass
@@ -162,6 +186,10 @@ class Verify:
             "selection": [ref.qualified_id for ref in refs],
             "force": self.options.force,
             "jobs": 1,
+            "definitions": run_definitions(refs),
+            "executionsStarted": 0,
+            "waitTimeoutMs": self.options.wait_timeout_ms if self.options.wait else None,
+            "waitTimedOut": False,
             "error": None,
         }
         requests = [
@@ -174,9 +202,13 @@ class Verify:
             await remote.mirror([k.key for k in keys if k.key is not None], self.ports.state)
         self.ports.state.create_run(self._run_record(run), [_request_record(r) for r in requests])
         result = self.result = RunResult(run, requests)
+        clock = self.ports.review.clock
+        deadline = clock.monotonic() + self.options.wait_timeout_ms / 1000
         try:
             for ref, key, request in zip(refs, keys, requests, strict=True):
                 await self._settle_request(ref, key, request)
+            if self.options.wait:
+                await self._wait_for_humans(result, deadline)
         except RemoteFailure as failure:
             run["error"] = failure.message
             raise
@@ -229,9 +261,7 @@ class Verify:
         return RunRecord(run["id"], self.options.repo, run["status"], dict(run))
 
     def _not_run_reason(self, profile: Profile) -> str | None:
-        """Why this version does not review an eval of this kind, or None when it does."""
-        if isinstance(profile, HumanProfile):
-            return NOT_RUN_REASON.format(kind="Human")
+        """Why this ``verify`` does not review an eval of this kind, or None when it does."""
         if isinstance(profile, RuntimeProfile) and self.ports.runtime is None:
             return NO_RUNTIME_PORTS
         return None
@@ -243,8 +273,10 @@ class Verify:
             request["blockedReason"] = reason
             self.ports.state.update_request(_request_record(request))
             return
+        human = isinstance(ref.eval.profile, HumanProfile)
         execution = self._execution(request)
-        if keys.key is not None and not self.options.force:
+        holds_key = keys.key is not None and not self.options.force
+        if holds_key:
             joined = False
             while True:
                 claim = self.ports.state.claim(execution, self._owner_alive)
@@ -254,6 +286,10 @@ class Verify:
                     return
                 if claim.outcome is ClaimOutcome.OWNED:
                     break
+                assert claim.record is not None
+                if human and claim.record.status == WAITING_HUMAN:
+                    self._follow(request, claim.record)
+                    return
                 if not joined:
                     joined = True
                     request["blockedReason"] = WAITING_FOR_KEY
@@ -261,8 +297,61 @@ class Verify:
                 await self.ports.sleep(JOIN_POLL_SECONDS)
         else:
             execution = dataclasses.replace(execution, key=None)
-            self.ports.state.insert_execution(execution)
+            if not human:
+                self.ports.state.insert_execution(execution)
+        if human:
+            self._ask_human(ref, keys, request, execution, holds_key=holds_key)
+            return
         await self._execute(ref, keys, request, execution)
+
+    def _ask_human(
+        self,
+        ref: EvalRef,
+        keys: KeyInputs,
+        request: dict[str, Any],
+        execution: ExecutionRecord,
+        *,
+        holds_key: bool,
+    ) -> None:
+        """Record what a person will review and wait for them; no executor start.
+
+        An execution holding its key turns RUNNING -> WAITING_HUMAN in place (it keeps the
+        key), *after* the request is saved waiting: a crash in between leaves a RUNNING
+        execution of a dead owner, which the next claim of the key takes over, never a
+        waiting execution nobody can claim. An unkeyed or forced one holds no key and is
+        inserted waiting before the request that points at it."""
+        run_dir = self.ports.make_output_root(request["runId"])
+        definition = human_definition(self.workspace, self.options.repo, ref.qualified_id)
+        request.update(asking_fields(execution.id, definition, run_dir, self._now()))
+        kinds = {name: self.workspace.artifact(name).kind.value for name in keys.dependencies}
+        waiting = waiting_execution(execution, request, kinds)
+        if holds_key:
+            self.ports.state.update_request(_request_record(request))
+            self.ports.state.complete_execution(waiting, record=False)
+        else:
+            self.ports.state.insert_execution(waiting)
+            self.ports.state.update_request(_request_record(request))
+
+    def _follow(self, request: dict[str, Any], holder: ExecutionRecord) -> None:
+        """Share the result of another request's waiting Human execution of this key."""
+        request.update(following_fields(holder))
+        request["startedAt"] = self._now()
+        self.ports.state.update_request(_request_record(request))
+
+    async def _wait_for_humans(self, result: RunResult, deadline: float) -> None:
+        waiting = [r for r in result.requests if r["status"] == WAITING_HUMAN]
+        if not waiting:
+            return
+        if self.ports.progress is not None:
+            self.ports.progress(WAITING_NOTICE.format(ids=", ".join(r["id"] for r in waiting)))
+        try:
+            timed_out = await wait_for_humans(
+                self.ports.state, waiting, deadline, self.ports.review.clock, self.ports.sleep
+            )
+        except anyio.get_cancelled_exc_class():
+            result.run["error"] = WAIT_CANCELLED
+            raise
+        result.run["waitTimedOut"] = timed_out
 
     def _owner_alive(self, pid: int, start_time: float) -> bool:
         return self.ports.processes.is_alive(ProcessIdentity(pid, start_time))
@@ -322,6 +411,8 @@ class Verify:
             }
         )
         self.ports.state.update_request(_request_record(request))
+        assert self.result is not None
+        self.result.run["executionsStarted"] += 1
         review = self._review(ref, keys, self.ports.make_output_root(request["runId"]))
         outcome: ReviewOutcome | None = None
         try:
@@ -478,7 +569,7 @@ def summary(requests: list[dict[str, Any]], created: str, completed: str) -> dic
         if request["source"] is not None:
             reused["total"] += 1
             reused[kind] += 1
-        elif request["executionId"] is not None:
+        elif request["executionId"] is not None and request["status"] != WAITING_HUMAN:
             executed["total"] += 1
             executed[kind] += 1
             for call in request["toolCalls"]:

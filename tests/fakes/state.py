@@ -16,6 +16,11 @@ from ports.state import (
     Claim,
     ClaimOutcome,
     ExecutionRecord,
+    HumanClaim,
+    HumanClaimRefused,
+    HumanNotWaiting,
+    HumanSettled,
+    HumanSettlement,
     KeyInUse,
     OwnerAlive,
     RequestRecord,
@@ -33,6 +38,7 @@ class MemoryStateStore:
     executions: dict[str, ExecutionRecord] = field(default_factory=dict)
     history_ids: list[str] = field(default_factory=list)  # insertion order of records
     touched: list[str] = field(default_factory=list)
+    claims: dict[str, HumanClaim] = field(default_factory=dict)  # request ID -> claim
 
     def state_id(self) -> str:
         return "00000000-0000-4000-8000-000000000000"
@@ -132,3 +138,64 @@ class MemoryStateStore:
         before = len(self.history_ids)
         self.history_ids = [i for i in self.history_ids if self.executions[i].key != key]
         return len(self.history_ids) != before
+
+    # --- Human reviews -------------------------------------------------------------------
+
+    def all_requests(self) -> list[RequestRecord]:
+        order = list(reversed(self.runs))
+        found = [r for r in self.requests.values() if r.run_id in self.runs]
+        return sorted(found, key=lambda r: (order.index(r.run_id), r.ordinal))
+
+    def human_claim(self, request_id: str) -> HumanClaim | None:
+        return self.claims.get(request_id)
+
+    def _waiting(self, request_id: str) -> RequestRecord:
+        request = self.requests.get(request_id)
+        if request is None or request.status != "WAITING_HUMAN" or request.execution_id is None:
+            raise HumanNotWaiting(request_id)
+        execution = self.executions.get(request.execution_id)
+        if execution is None or execution.status != "WAITING_HUMAN":
+            raise HumanNotWaiting(request_id)
+        return request
+
+    def claim_human(self, request_id: str, reviewer: str, claimed_at: str) -> HumanClaim:
+        self._waiting(request_id)
+        held = self.claims.setdefault(request_id, HumanClaim(request_id, reviewer, claimed_at))
+        if held.reviewer != reviewer:
+            raise HumanClaimRefused(held.reviewer)
+        return held
+
+    def unclaim_human(self, request_id: str, reviewer: str) -> HumanClaim:
+        self._waiting(request_id)
+        held = self.claims.get(request_id)
+        if held is None or held.reviewer != reviewer:
+            raise HumanClaimRefused(held.reviewer if held is not None else None)
+        return self.claims.pop(request_id)
+
+    def settle_human(self, settlement: HumanSettlement) -> HumanSettled:
+        request, execution = settlement.request, settlement.execution
+        current = self._waiting(request.id)
+        held = self.claims.get(request.id)
+        if current.execution_id != execution.id or held is None:
+            raise HumanNotWaiting(request.id)
+        if held.reviewer != settlement.reviewer:
+            raise HumanNotWaiting(request.id)
+        self.executions[execution.id] = execution
+        recorded = settlement.record and execution.key is not None and execution.status in VERDICTS
+        if recorded:
+            self.history_ids.append(execution.id)
+        self.requests[request.id] = request
+        del self.claims[request.id]
+        fields = dict(settlement.follower_fields)
+        followers = [
+            r
+            for r in self.requests.values()
+            if r.execution_id == execution.id and r.status == "WAITING_HUMAN" and r.id != request.id
+        ]
+        for follower in followers:
+            data = {**follower.data, **fields}
+            self.requests[follower.id] = dataclasses.replace(
+                follower, status=fields["status"], data=data
+            )
+            self.claims.pop(follower.id, None)
+        return HumanSettled(recorded, tuple(f.id for f in followers))

@@ -3,6 +3,7 @@ so unit tests that use the fake rely on what the real store does."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,18 @@ from typing import Any
 import pytest
 
 from adapters.sqlite_state import SqliteStateStores
-from ports.state import ClaimOutcome, ExecutionRecord, KeyInUse, StateStore
+from ports.state import (
+    ClaimOutcome,
+    ExecutionRecord,
+    HumanClaim,
+    HumanClaimRefused,
+    HumanNotWaiting,
+    HumanSettlement,
+    KeyInUse,
+    RequestRecord,
+    RunRecord,
+    StateStore,
+)
 from tests.fakes.state import MemoryStateStore
 
 KEY = "a" * 64
@@ -112,3 +124,174 @@ def test_a_key_in_use_cannot_be_removed(store: StateStore) -> None:
     assert store.remove_key(KEY) is True
     assert store.latest_record(KEY, touch=False) is None
     assert store.remove_key(KEY) is False
+
+
+# --- Human claims and settlement ---------------------------------------------------------
+
+SETTLED_AT = "2026-01-01T00:00:00.000000000Z"
+
+
+def human_run(
+    store: StateStore, run_id: str, created: str, waits: list[tuple[str, str]]
+) -> list[RequestRecord]:
+    """A Run whose requests ``(request ID, execution ID)`` all wait for a Human."""
+    requests = [
+        RequestRecord(
+            request_id,
+            run_id,
+            f"doc/eval{ordinal}",
+            ordinal,
+            execution_id,
+            "WAITING_HUMAN",
+            {"id": request_id, "status": "WAITING_HUMAN"},
+        )
+        for ordinal, (request_id, execution_id) in enumerate(waits, start=1)
+    ]
+    store.create_run(RunRecord(run_id, "/repo", "RUNNING", {"createdAt": created}), requests)
+    return requests
+
+
+def waiting_execution(store: StateStore, identifier: str, key: str | None = KEY) -> ExecutionRecord:
+    """An execution waiting for a Human: holding ``key``, or (None) holding no key."""
+    execution = dataclasses.replace(running(identifier, key=key), status="WAITING_HUMAN")
+    if key is None:
+        store.insert_execution(execution)
+    else:
+        assert store.claim(running(identifier, key=key), alive).outcome is ClaimOutcome.OWNED
+        store.complete_execution(execution, record=False)
+    return execution
+
+
+def settlement(
+    request: RequestRecord,
+    execution: ExecutionRecord,
+    status: str = "GREEN",
+    reviewer: str = "alice",
+    key: str | None = KEY,
+) -> HumanSettlement:
+    data = {**execution.data, "status": status}
+    settled_execution = dataclasses.replace(
+        execution, key=key, status=status, completed_at=SETTLED_AT, data=data
+    )
+    settled_request = dataclasses.replace(
+        request, status=status, data={**request.data, "status": status}
+    )
+    return HumanSettlement(
+        settled_request,
+        settled_execution,
+        reviewer,
+        record=status != "ERROR" and key is not None,
+        follower_fields={"status": status, "source": {"kind": "joined"}},
+    )
+
+
+def test_a_claim_is_held_by_one_reviewer(store: StateStore) -> None:
+    execution = waiting_execution(store, "execution-1")
+    (request,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
+    assert store.human_claim(request.id) is None
+    first = store.claim_human(request.id, "alice", "t1")
+    assert first == HumanClaim(request.id, "alice", "t1")
+    assert store.claim_human(request.id, "alice", "t2") == first  # idempotent, unchanged
+    with pytest.raises(HumanClaimRefused) as refused:
+        store.claim_human(request.id, "bob", "t3")
+    assert refused.value.claimant == "alice"
+    assert store.human_claim(request.id) == first
+
+
+def test_only_waiting_requests_with_waiting_executions_are_claimed(store: StateStore) -> None:
+    running_execution = running("execution-1")
+    store.claim(running_execution, alive)  # RUNNING, not waiting for a Human
+    (request,) = human_run(store, "run-a", "1", [("run-a-1", running_execution.id)])
+    with pytest.raises(HumanNotWaiting):
+        store.claim_human(request.id, "alice", "t1")
+    with pytest.raises(HumanNotWaiting):
+        store.claim_human("run-missing-1", "alice", "t1")
+    with pytest.raises(HumanNotWaiting):
+        store.unclaim_human("run-missing-1", "alice")
+
+
+def test_only_the_claimant_releases_and_then_anyone_may_claim(store: StateStore) -> None:
+    execution = waiting_execution(store, "execution-1")
+    (request,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
+    with pytest.raises(HumanClaimRefused) as nobody:
+        store.unclaim_human(request.id, "alice")
+    assert nobody.value.claimant is None
+    claim = store.claim_human(request.id, "alice", "t1")
+    with pytest.raises(HumanClaimRefused):
+        store.unclaim_human(request.id, "bob")
+    assert store.unclaim_human(request.id, "alice") == claim
+    assert store.human_claim(request.id) is None
+    assert store.claim_human(request.id, "bob", "t2").reviewer == "bob"
+
+
+def test_update_request_keeps_the_claim(store: StateStore) -> None:
+    execution = waiting_execution(store, "execution-1")
+    (request,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
+    store.claim_human(request.id, "alice", "t1")
+    store.update_request(dataclasses.replace(request, data={**request.data, "note": 1}))
+    claim = store.human_claim(request.id)
+    assert claim is not None and claim.reviewer == "alice"
+
+
+def test_settlement_writes_records_settles_followers_and_drops_the_claim(
+    store: StateStore,
+) -> None:
+    execution = waiting_execution(store, "execution-1")
+    (original,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
+    (follower,) = human_run(store, "run-b", "2", [("run-b-1", execution.id)])
+    store.claim_human(original.id, "alice", "t1")
+    settled = store.settle_human(settlement(original, execution))
+    assert settled.recorded and settled.followers == ("run-b-1",)
+    saved = store.get_request(original.id)
+    assert saved is not None and (saved.status, saved.data["status"]) == ("GREEN", "GREEN")
+    joined = store.get_request(follower.id)
+    assert joined is not None and joined.status == "GREEN"
+    assert joined.data["source"] == {"kind": "joined"} and joined.data["id"] == follower.id
+    assert store.human_claim(original.id) is None
+    latest = store.latest_record(KEY, touch=False)
+    assert latest is not None and (latest.id, latest.status) == ("execution-1", "GREEN")
+
+
+def test_a_second_settlement_is_refused(store: StateStore) -> None:
+    execution = waiting_execution(store, "execution-1")
+    (request,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
+    store.claim_human(request.id, "alice", "t1")
+    store.settle_human(settlement(request, execution, "GREEN"))
+    with pytest.raises(HumanNotWaiting):
+        store.settle_human(settlement(request, execution, "RED"))
+    saved = store.get_request(request.id)
+    assert saved is not None and saved.status == "GREEN"
+
+
+def test_settlement_needs_the_claimant(store: StateStore) -> None:
+    execution = waiting_execution(store, "execution-1")
+    (request,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
+    with pytest.raises(HumanNotWaiting):  # nobody claimed it
+        store.settle_human(settlement(request, execution))
+    store.claim_human(request.id, "bob", "t1")
+    with pytest.raises(HumanNotWaiting):  # bob holds it, not alice
+        store.settle_human(settlement(request, execution, reviewer="alice"))
+    saved, held = store.get_request(request.id), store.human_claim(request.id)
+    assert saved is not None and saved.status == "WAITING_HUMAN"
+    assert held is not None and held.reviewer == "bob"
+    assert store.latest_record(KEY, touch=False) is None
+
+
+def test_errors_and_unkeyed_settlements_are_not_recorded(store: StateStore) -> None:
+    failed = waiting_execution(store, "execution-1")
+    unkeyed = waiting_execution(store, "execution-2", key=None)
+    one, two = human_run(store, "run-a", "1", [("run-a-1", failed.id), ("run-a-2", unkeyed.id)])
+    store.claim_human(one.id, "alice", "t1")
+    store.claim_human(two.id, "alice", "t1")
+    assert not store.settle_human(settlement(one, failed, "ERROR")).recorded
+    assert not store.settle_human(settlement(two, unkeyed, "GREEN", key=None)).recorded
+    assert store.latest_record(KEY, touch=False) is None
+    # the key is free again: a new claim owns it
+    assert store.claim(running("execution-3"), alive).outcome is ClaimOutcome.OWNED
+
+
+def test_all_requests_newest_run_first_in_ordinal_order(store: StateStore) -> None:
+    execution = waiting_execution(store, "execution-1")
+    human_run(store, "run-a", "2026-01-01", [("run-a-1", execution.id), ("run-a-2", execution.id)])
+    human_run(store, "run-b", "2026-01-02", [("run-b-1", execution.id)])
+    assert [r.id for r in store.all_requests()] == ["run-b-1", "run-a-1", "run-a-2"]

@@ -91,7 +91,7 @@ def test_missing_owner_schema_admits_only_the_verdict() -> None:
     }
     assert validator.validate({"verdict": "RED"}) == {"verdict": "RED"}
     assert refusal({"verdict": "GREEN", "note": "x"}, validator) == (
-        f'{OWNER_MISMATCH}\n- instancePath "": has properties the schema does not declare'
+        f'{OWNER_MISMATCH}\n- field "note" is not declared.'
     )
 
 

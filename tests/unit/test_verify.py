@@ -13,8 +13,8 @@ import pytest
 
 from domain.config_service import ConfigService
 from domain.reviews.agent_review import ReviewPorts
+from domain.reviews.human_requests import WAITING_FOR_HUMAN
 from domain.reviews.verify import (
-    NOT_RUN_REASON,
     SelectionError,
     Verify,
     VerifyOptions,
@@ -234,12 +234,12 @@ async def test_a_dead_owner_is_taken_over() -> None:
     assert setup.state.executions["execution-dead"].data["errorCode"] == "OWNER_DIED"
 
 
-async def test_human_evals_are_not_run_and_the_run_is_incomplete() -> None:
+async def test_human_evals_wait_for_a_person_and_the_run_is_incomplete() -> None:
     setup = Setup()
     requests = await setup.verify(backends(verdict_reply()), "doc")
     by_eval = {r["evalId"]: r for r in requests}
-    assert by_eval["doc/signoff"]["status"] == "UNREVIEWED"
-    assert by_eval["doc/signoff"]["blockedReason"] == NOT_RUN_REASON.format(kind="Human")
+    assert by_eval["doc/signoff"]["status"] == "WAITING_HUMAN"
+    assert by_eval["doc/signoff"]["blockedReason"] == WAITING_FOR_HUMAN
     assert by_eval["doc/review"]["status"] == "GREEN"
     assert setup.last_run["status"] == "INCOMPLETE"
     assert setup.last_run["summary"]["executed"] == {

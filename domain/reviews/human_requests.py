@@ -1,0 +1,119 @@
+"""The ``verify`` side of Human reviews: asking a person, following, and ``--wait``.
+
+A READY Human eval never runs anything in ``verify``. Its request either reuses a record,
+follows a Human execution of its key that already waits (a follower shares that
+execution's result when it settles), or asks: it owns a new execution that waits for a
+person (``WAITING_HUMAN``) and saves what it was recorded with (``humanDefinition``,
+``runDir``). A waiting execution keeps its key for as long as it takes: nobody's liveness
+matters, since any process may claim and submit it later. Asking uses no executor start.
+
+``verify --wait`` then polls the state until every such request settled (someone submitted
+from another process) or the deadline passed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from ports.clock import Clock
+from ports.state import ExecutionRecord, StateStore
+
+WAITING_HUMAN = "WAITING_HUMAN"
+WAITING_FOR_HUMAN = "Waiting for a Human claim and submission."
+FOLLOWING_HUMAN = "Waiting for the active Human execution of this reuse key."
+
+HUMAN_POLL_SECONDS = 0.2  # the longest a waiting verify takes to see a submission
+WAIT_TIMEOUT_DEFAULT_MS = 600_000
+WAIT_TIMEOUT_MIN_MS = 1
+WAIT_TIMEOUT_MAX_MS = 2_147_483_647
+WAIT_TIMEOUT_RANGE = (
+    f"--timeout-ms must be between {WAIT_TIMEOUT_MIN_MS} and {WAIT_TIMEOUT_MAX_MS}, got {{value}}."
+)
+WAIT_NEEDS_WAIT = "--timeout-ms requires --wait."
+
+
+def check_wait_timeout(value: int) -> int:
+    """``value`` when it is a valid ``--timeout-ms``; raises ValueError naming the range."""
+    if isinstance(value, bool) or not WAIT_TIMEOUT_MIN_MS <= value <= WAIT_TIMEOUT_MAX_MS:
+        raise ValueError(WAIT_TIMEOUT_RANGE.format(value=value))
+    return value
+
+
+def waiting_execution(
+    execution: ExecutionRecord, request: Mapping[str, Any], kinds: Mapping[str, str]
+) -> ExecutionRecord:
+    """``execution`` as it waits for a person: what any later process needs to settle and
+    publish it. What it was recorded with (``humanDefinition``, ``runDir``) stays on the
+    request: an execution becomes a reuse record, and may be shared with a team store,
+    which must never learn local paths."""
+    data = {
+        "id": execution.id,
+        "requestId": request["id"],
+        "runId": request["runId"],
+        "evalId": request["evalId"],
+        "key": request["key"],
+        "evalDefHash": request["evalDefHash"],
+        "fingerprints": copy.deepcopy(request["fingerprints"]),
+        "profile": copy.deepcopy(request["profile"]),
+        "startedAt": request["startedAt"],
+        "status": WAITING_HUMAN,
+        "kinds": dict(kinds),
+    }
+    return ExecutionRecord(
+        id=execution.id,
+        key=execution.key,
+        eval_def_hash=execution.eval_def_hash,
+        status=WAITING_HUMAN,
+        owner_pid=execution.owner_pid,
+        owner_start_time=execution.owner_start_time,
+        backend=None,
+        completed_at=None,
+        data=data,
+    )
+
+
+def asking_fields(
+    execution_id: str, definition: Mapping[str, Any], run_dir: str, now: str
+) -> dict[str, Any]:
+    """What a request that asks a person records."""
+    return {
+        "status": WAITING_HUMAN,
+        "startedAt": now,
+        "executionId": execution_id,
+        "blockedReason": WAITING_FOR_HUMAN,
+        "humanDefinition": copy.deepcopy(dict(definition)),
+        "runDir": run_dir,
+    }
+
+
+def following_fields(holder: ExecutionRecord) -> dict[str, Any]:
+    """What a request that follows another request's waiting Human execution records."""
+    return {"status": WAITING_HUMAN, "executionId": holder.id, "blockedReason": FOLLOWING_HUMAN}
+
+
+async def wait_for_humans(
+    state: StateStore,
+    requests: list[dict[str, Any]],
+    deadline: float,
+    clock: Clock,
+    sleep: Callable[[float], Awaitable[None]],
+) -> bool:
+    """Poll every HUMAN_POLL_SECONDS until no request of ``requests`` waits for a person,
+    replacing each settled one in place with its saved form; True when ``deadline``
+    (``clock.monotonic()`` seconds) passed first. Reads only: the requests stay open."""
+    while True:
+        for request in requests:
+            if request["status"] != WAITING_HUMAN:
+                continue
+            saved = state.get_request(request["id"])
+            if saved is not None and saved.status != WAITING_HUMAN:
+                request.clear()
+                request.update(copy.deepcopy(dict(saved.data)))
+        if all(request["status"] != WAITING_HUMAN for request in requests):
+            return False
+        remaining = deadline - clock.monotonic()
+        if remaining <= 0:
+            return True
+        await sleep(min(HUMAN_POLL_SECONDS, remaining))

@@ -1,0 +1,128 @@
+"""What a Human settlement writes: the request, its execution, and what followers receive.
+
+Pure: it builds the ``HumanSettlement`` that ``StateStore.settle_human`` writes in one
+transaction. A GREEN or RED verdict of a request with a reuse key joins the key's history
+(a forced request has a key too: its verdict becomes the newest record). An ERROR never
+does. Followers (requests of other Runs that waited on the same execution) receive the
+result the way a reuse hit does: status, result, provenance, reviewer and producer of the
+original, ``usage: null`` and ``source.kind`` ``joined``; an ERROR reaches them too.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ports.state import ExecutionRecord, HumanSettlement, RequestRecord
+
+VERDICT_STATUSES = ("GREEN", "RED")
+FOLLOWER_SOURCE_KIND = "joined"
+
+
+@dataclass(frozen=True)
+class HumanOutcome:
+    """How a Human request ends: a verdict with its result, or an ERROR with a code."""
+
+    status: str  # GREEN | RED | ERROR
+    result: Mapping[str, Any] | None = None
+    error: str | None = None
+    error_code: str | None = None
+
+    def __post_init__(self) -> None:
+        verdict = self.status in VERDICT_STATUSES
+        if not verdict and self.status != "ERROR":
+            raise ValueError(f"A Human outcome is GREEN, RED or ERROR, not {self.status}")
+        if verdict != (self.result is not None) or verdict == (self.error_code is not None):
+            raise ValueError("A verdict carries a result and no error; an ERROR the reverse")
+
+
+def build_settlement(
+    request: RequestRecord,
+    execution: ExecutionRecord,
+    reviewer: str,
+    producer: Mapping[str, Any],
+    outcome: HumanOutcome,
+    completed_at: str,
+) -> HumanSettlement:
+    data = request.data
+    provenance = {
+        "repoPath": (data.get("humanDefinition") or {}).get("repo"),
+        "runId": request.run_id,
+        "requestId": request.id,
+        "evalId": request.eval_id,
+        "evalDefHash": data.get("evalDefHash"),
+        "completedAt": completed_at,
+    }
+    settled: dict[str, Any] = {
+        "status": outcome.status,
+        "result": copy.deepcopy(dict(outcome.result)) if outcome.result is not None else None,
+        "error": outcome.error,
+        "errorCode": outcome.error_code,
+        "provenance": provenance,
+        "usage": [],
+        "toolCalls": [],
+        "producer": dict(producer),
+        "reviewer": reviewer,
+        "completedAt": completed_at,
+    }
+    request_data = {**copy.deepcopy(dict(data)), **settled, "blockedReason": None}
+    key = data.get("key")
+    verdict = outcome.status in VERDICT_STATUSES
+    execution_data = {**copy.deepcopy(dict(execution.data)), **copy.deepcopy(settled)}
+    settled_execution = ExecutionRecord(
+        id=execution.id,
+        key=key if verdict and key is not None else execution.key,
+        eval_def_hash=execution.eval_def_hash,
+        status=outcome.status,
+        owner_pid=execution.owner_pid,
+        owner_start_time=execution.owner_start_time,
+        backend=execution.backend,
+        completed_at=completed_at,
+        data=execution_data,
+    )
+    settled_request = RequestRecord(
+        id=request.id,
+        run_id=request.run_id,
+        eval_id=request.eval_id,
+        ordinal=request.ordinal,
+        execution_id=execution.id,
+        status=outcome.status,
+        data=request_data,
+    )
+    return HumanSettlement(
+        request=settled_request,
+        execution=settled_execution,
+        reviewer=reviewer,
+        record=verdict and key is not None,
+        follower_fields=follower_fields(settled_execution, completed_at),
+    )
+
+
+def follower_fields(execution: ExecutionRecord, completed_at: str) -> dict[str, Any]:
+    """What a follower of ``execution`` receives, like a reuse hit of it."""
+    data = execution.data
+    provenance = data["provenance"]
+    return {
+        "status": execution.status,
+        "result": copy.deepcopy(data.get("result")),
+        "error": data.get("error"),
+        "errorCode": data.get("errorCode"),
+        "profile": data.get("profile"),
+        "provenance": copy.deepcopy(provenance),
+        "usage": None,
+        "reusedUsage": copy.deepcopy(data.get("usage")),
+        "toolCalls": [],
+        "producer": data.get("producer"),
+        "reviewer": data.get("reviewer"),
+        "origin": data.get("origin"),
+        "executionId": execution.id,
+        "source": {
+            "runId": provenance["runId"],
+            "requestId": provenance["requestId"],
+            "kind": FOLLOWER_SOURCE_KIND,
+        },
+        "completedAt": completed_at,
+        "blockedReason": None,
+    }
