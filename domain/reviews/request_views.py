@@ -52,9 +52,13 @@ class RequestViews:
 
 
 def list_line(view: Mapping[str, Any]) -> str:
-    """One tab-separated row: request, Run, eval, status, reviewer (``-`` for no claim)."""
+    """One tab-separated row: request, Run, eval, status, reviewer: the claimant while the
+    request waits, whoever signed it off once settled (``-`` for neither)."""
     claim = view.get("claim")
-    reviewer = claim["reviewer"] if isinstance(claim, Mapping) else NO_REVIEWER
+    if isinstance(claim, Mapping):
+        reviewer = str(claim["reviewer"])
+    else:
+        reviewer = str(view.get("reviewer") or NO_REVIEWER)
     return "\t".join(
         (str(view["id"]), str(view["runId"]), str(view["evalId"]), str(view["status"]), reviewer)
     )

@@ -382,6 +382,7 @@ class Verify:
                 "toolCalls": [],
                 "producer": data.get("producer"),
                 "origin": data.get("origin"),
+                "reviewer": data.get("reviewer"),
                 "sessionId": data.get("sessionId"),
                 "executionId": record.id,
                 "source": {

@@ -746,6 +746,7 @@ async def test_a_run_without_saved_definitions_shows_none() -> None:
     shown = RequestViews(world.state).view(world.saved(request["id"]))
     assert shown["definition"] is None and shown["claim"] is None
     assert list_line(shown).endswith("\t-")
+    assert list_line({**shown, "reviewer": "bob"}).endswith("\tbob")  # who signed it off
 
 
 async def test_declarations_that_no_longer_load_refuse_reconnection() -> None:
