@@ -21,7 +21,14 @@ from domain.diagnostics import ConfigError
 from domain.graph import graph_text
 from domain.tools.tools_check import InvocationError, ToolsCheckRequest
 from domain.workspace import UnknownName
-from entrypoints import cli_remote, cli_requests, cli_reviews, cli_server, cli_sessions
+from entrypoints import (
+    cli_remote,
+    cli_requests,
+    cli_review,
+    cli_reviews,
+    cli_server,
+    cli_sessions,
+)
 from entrypoints.cli_context import CliContext as _State
 from entrypoints.cli_reviews import ReviewCommandError, session_ports
 from entrypoints.global_options import GlobalOptions, UsageError, split_global_options
@@ -53,6 +60,7 @@ app.command("verify")(cli_reviews.verify)
 app.add_typer(cli_reviews.run_app, name="run")
 app.add_typer(cli_reviews.cache_app, name="cache")
 app.add_typer(cli_requests.request_app, name="request")
+app.command("review")(cli_review.review_command)
 app.add_typer(cli_sessions.session_app, name="session")
 app.add_typer(cli_remote.remote_app, name="remote")
 app.add_typer(cli_server.server_app, name="server")

@@ -25,19 +25,11 @@ from domain.reviews.human_fields import (
     FieldsError,
     human_result,
 )
-from domain.reviews.human_reviews import HumanReviewPorts, HumanReviews
 from domain.reviews.request_views import LIST_COLUMNS, RequestViews, list_line
-from domain.reviews.reviewers import ReviewerError, default_reviewer
 from entrypoints.cli_context import CliContext
-from entrypoints.cli_reviews import (
-    ReviewCommandError,
-    open_state,
-    producer,
-    state_dir,
-    until_signal,
-)
-from ports.review_store import RemoteConfigError, RemoteStore
-from ports.state import StateError, StateStore
+from entrypoints.cli_reviews import ReviewCommandError, open_state, until_signal
+from entrypoints.human_wiring import existing_state, human_reviews, remote_store, reviewer_name
+from ports.state import StateError
 
 EXIT_TOOL_ERROR = 2
 LAUNCHED_TEXT = "Launched {tool}."
@@ -58,38 +50,6 @@ ReviewerOption = Annotated[
 
 def _emit_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
-
-
-def _reviewer(given: str | None) -> str:
-    """``--reviewer``, else ``$USER`` (``$USERNAME``); checked by the lifecycle as well."""
-    if given is not None:
-        return given
-    try:
-        return default_reviewer(os.environ)
-    except ReviewerError as exc:
-        raise ReviewCommandError(exc.message) from None
-
-
-def _store() -> StateStore:
-    """The existing state; actions never create one (no state: no request to act on)."""
-    store = open_state(create=False)
-    if store is None:
-        raise ReviewCommandError(REQUEST_NOT_FOUND)
-    return store
-
-
-def _reviews(store: StateStore) -> HumanReviews:
-    container = CliContext.container
-    return HumanReviews(
-        HumanReviewPorts(
-            state=store,
-            load=container.config_service().load,
-            tools=container.human_tool_ports(),
-            filesystem=container.filesystem(),
-            clock=container.clock(),
-            producer=producer(),
-        )
-    )
 
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
@@ -130,7 +90,7 @@ def request_list(
 @request_app.command("show")
 def request_show(request_id: Annotated[str, typer.Argument(help="A request ID.")]) -> None:
     """The request with its claim, source execution and saved definition, as JSON."""
-    store = _store()
+    store = existing_state()
     request = store.get_request(request_id)
     if request is None:
         raise ReviewCommandError(REQUEST_NOT_FOUND)
@@ -143,8 +103,8 @@ def request_claim(
     reviewer: ReviewerOption = None,
 ) -> None:
     """Take the reviewer lock (the same reviewer again is fine; another is refused)."""
-    name = _reviewer(reviewer)
-    reviews = _reviews(_store())
+    name = reviewer_name(reviewer)
+    reviews = human_reviews(existing_state())
     claim = _run(lambda: reviews.claim(request_id, name))
     _emit_json(claim.to_json())
 
@@ -155,8 +115,8 @@ def request_unclaim(
     reviewer: ReviewerOption = None,
 ) -> None:
     """Release your claim without a verdict, so someone else can claim the request."""
-    name = _reviewer(reviewer)
-    reviews = _reviews(_store())
+    name = reviewer_name(reviewer)
+    reviews = human_reviews(existing_state())
     claim = _run(lambda: reviews.unclaim(request_id, name))
     _emit_json(claim.to_json())
 
@@ -168,8 +128,8 @@ def request_tool(
     reviewer: ReviewerOption = None,
 ) -> None:
     """Run one Human tool of the request (claimant only). A tool error exits 2."""
-    name = _reviewer(reviewer)
-    reviews = _reviews(_store())
+    name = reviewer_name(reviewer)
+    reviews = human_reviews(existing_state())
     result = _run(lambda: reviews.run_human_tool(request_id, name, tool))
     if CliContext.options.json:
         _emit_json(result.to_json())
@@ -203,10 +163,10 @@ def request_submit(
         result = human_result(verdict, text)
     except FieldsError as exc:
         raise ReviewCommandError(exc.message) from None
-    name = _reviewer(reviewer)
-    store = _store()
-    reviews = _reviews(store)
-    remote = _remote_store()  # an invalid configuration fails before anything settles
+    name = reviewer_name(reviewer)
+    store = existing_state()
+    reviews = human_reviews(store)
+    remote = remote_store()  # an invalid configuration fails before anything settles
 
     async def work() -> Any:
         try:
@@ -222,15 +182,6 @@ def request_submit(
 
 def _warn(message: str) -> None:
     typer.echo(message, err=True)
-
-
-def _remote_store() -> RemoteStore | None:
-    stores = CliContext.container.remote_stores()
-    try:
-        settings = stores.settings(state_dir())
-    except RemoteConfigError as exc:
-        raise ReviewCommandError(str(exc)) from None
-    return stores.open(settings) if settings is not None else None
 
 
 def read_fields_file(path: str) -> bytes:

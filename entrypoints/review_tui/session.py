@@ -1,0 +1,185 @@
+"""The lifecycle calls one terminal review makes, and the claims it took (no urwid).
+
+The reviewer works through the same ``HumanReviews`` operations as ``request …``, in this
+process: reads are plain state queries, actions go through the lifecycle, and a submission
+is published to the team store exactly as ``request submit`` publishes it.
+
+Claim on first action: running a tool or submitting claims an unclaimed request first, and
+the session remembers the claims it took, so quitting can offer to release the ones still
+held (a claim taken elsewhere is never released on the way out).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from domain.reviews.human_errors import HumanReviewError
+from domain.reviews.human_reviews import HumanReviews, Submitted
+from domain.reviews.request_views import RequestViews
+from domain.tools.cancellation import Cancellation
+from domain.tools.human_lines import LineSink
+from domain.tools.human_results import HumanToolResult
+from entrypoints.review_tui.waiting import (
+    WAITING_HUMAN,
+    WaitingRow,
+    claimant,
+    waiting_row,
+)
+from ports.review_store import RemoteStore
+from ports.state import HumanClaim, RequestRecord, StateStore
+
+
+class ReviewActions(Protocol):
+    """What the reviewer's screens need from a review (``ReviewSession``; a fake in tests)."""
+
+    reviewer: str
+    warnings: list[str]
+
+    def waiting(self) -> list[WaitingRow]: ...
+
+    def view(self, request_id: str) -> dict[str, Any]: ...
+
+    async def commands(self, request_id: str) -> dict[str, dict[str, Any]]: ...
+
+    async def run_tool(
+        self, request_id: str, tool: str, cancellation: Cancellation, on_line: LineSink
+    ) -> HumanToolResult: ...
+
+    async def release(self, request_id: str) -> HumanClaim: ...
+
+    async def submit(
+        self, request_id: str, result: dict[str, Any], cancellation: Cancellation
+    ) -> Submitted: ...
+
+    def held(self) -> list[str]: ...
+
+    async def release_all(self) -> list[tuple[str, str]]: ...
+
+
+@dataclass
+class ReviewSession:
+    """One review: the state, the lifecycle, who reviews, and which repositories it lists
+    (``repo`` None: every repository)."""
+
+    store: StateStore
+    reviews: HumanReviews
+    reviewer: str
+    remote: RemoteStore | None
+    repo: str | None
+    now: Callable[[], datetime]
+    taken: list[str] = field(default_factory=list)  # request IDs claimed by this session
+    warnings: list[str] = field(default_factory=list)  # what publishing had to say
+
+    # --- reads ----------------------------------------------------------------------------
+
+    def waiting(self) -> list[WaitingRow]:
+        """The waiting requests of the listed repositories, newest Run first. A follower is
+        listed as the request it waits on (that is the one a reviewer claims and settles)."""
+        views = RequestViews(self.store)
+        now = self.now()
+        seen: set[str] = set()
+        rows: list[WaitingRow] = []
+        for request in self.store.all_requests():
+            if request.status != WAITING_HUMAN:
+                continue
+            repo = self._repo_of(request)
+            if self.repo is not None and repo != self.repo:
+                continue
+            original = self.reviews.resolve(request.id)
+            if original.id in seen or original.status != WAITING_HUMAN:
+                continue
+            seen.add(original.id)
+            rows.append(
+                waiting_row(views.view(original), self._repo_of(original), self.reviewer, now)
+            )
+        return rows
+
+    def _repo_of(self, request: RequestRecord) -> str:
+        run = self.store.get_run(request.run_id)
+        if run is not None:
+            return run.repo
+        definition = request.data.get("humanDefinition") or {}
+        return str(definition.get("repo", ""))
+
+    def view(self, request_id: str) -> dict[str, Any]:
+        """The request view (``request show``) of the request a reviewer acts on: for a
+        follower, the original. Raises HumanReviewError for an unknown ID."""
+        return RequestViews(self.store).view(self.reviews.resolve(request_id))
+
+    async def commands(self, request_id: str) -> dict[str, dict[str, Any]]:
+        """The resolved command lines of the request's command tools (nothing runs)."""
+        return await self.reviews.tool_commands(request_id)
+
+    # --- actions --------------------------------------------------------------------------
+
+    async def ensure_claim(self, request_id: str) -> bool:
+        """Claim the request for this reviewer unless they hold it; True if it was taken now."""
+        view = self.view(request_id)
+        if claimant(view) == self.reviewer:
+            return False
+        claim = await self.reviews.claim(request_id, self.reviewer)
+        if claim.request_id not in self.taken:
+            self.taken.append(claim.request_id)
+        return True
+
+    async def run_tool(
+        self, request_id: str, tool: str, cancellation: Cancellation, on_line: LineSink
+    ) -> HumanToolResult:
+        await self.ensure_claim(request_id)
+        return await self.reviews.run_human_tool(
+            request_id, self.reviewer, tool, cancellation, on_line
+        )
+
+    async def release(self, request_id: str) -> HumanClaim:
+        claim = await self.reviews.unclaim(request_id, self.reviewer)
+        self._forget(claim.request_id)
+        return claim
+
+    async def submit(
+        self, request_id: str, result: dict[str, Any], cancellation: Cancellation
+    ) -> Submitted:
+        """Claim if needed, submit, publish. A request that settled (a verdict, or an ERROR
+        from a recheck; also when publishing failed after the local settle) is no longer a
+        claim this session holds."""
+        await self.ensure_claim(request_id)
+        original = self.reviews.resolve(request_id).id
+        try:
+            return await self.reviews.submit_and_publish(
+                request_id, self.reviewer, result, self.remote, self.warnings.append, cancellation
+            )
+        finally:
+            if self.store.human_claim(original) is None:  # settled: the claim went with it
+                self._forget(original)
+
+    def held(self) -> list[str]:
+        """The claims this session took that this reviewer still holds on waiting requests."""
+        held: list[str] = []
+        for request_id in self.taken:
+            claim = self.store.human_claim(request_id)
+            request = self.store.get_request(request_id)
+            if claim is None or claim.reviewer != self.reviewer:
+                continue
+            if request is not None and request.status == WAITING_HUMAN:
+                held.append(request_id)
+        return held
+
+    async def release_all(self) -> list[tuple[str, str]]:
+        """Release every held claim; the ``(request, message)`` of each that failed."""
+        failures: list[tuple[str, str]] = []
+        for request_id in self.held():
+            try:
+                await self.release(request_id)
+            except HumanReviewError as exc:
+                failures.append((request_id, exc.message))
+        return failures
+
+    def _forget(self, request_id: str) -> None:
+        if request_id in self.taken:
+            self.taken.remove(request_id)
+
+    async def aclose(self) -> None:
+        if self.remote is not None:
+            await self.remote.aclose()

@@ -1,0 +1,324 @@
+"""``artifactize review`` in a real terminal (tmux), against real state and real tool processes.
+
+A temporary repository declares the Human eval ``doc/signoff`` (pass schema: ``approved``
+const true; fail schema: a required string ``reason``) with two output tools: ``show``
+(``cat {artifactPath}/notes.txt``) and ``wait`` (``sleep``, to cancel). ``verify`` leaves
+the request waiting; the reviewer runs in a detached tmux session of a fixed size, keys
+are sent with ``send-keys`` and the screen is read with ``capture-pane``. The outcome is
+checked with ``request show --json``. Every tmux server is killed in a ``finally``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psutil
+import pytest
+
+from entrypoints.cli import main
+from entrypoints.cli_context import CliContext
+from entrypoints.cli_review import ALL_WITH_REPO, JSON_REFUSED, NEEDS_TERMINAL
+from entrypoints.human_wiring import human_reviews
+from entrypoints.review_tui.session import ReviewSession
+from tests.support.processes import no_process_left_behind as no_process_left_behind_in
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+COLUMNS, ROWS = 120, 40
+WAIT_SECONDS = 15
+POLL_SECONDS = 0.05
+SLEEP_MARK = "987"  # the argument of the ``wait`` tool's sleep, to find it among processes
+EXITED = "review exited with status"
+
+DOC = """name = "doc"
+
+[views.human_tools.show]
+description = "Show the notes."
+kind = "output"
+command = "cat"
+args = ["{artifactPath}/notes.txt"]
+
+[views.human_tools.wait]
+description = "Wait for a long time."
+kind = "output"
+command = "sleep"
+args = ["987"]
+
+[evals.signoff]
+title = "Signed off"
+profile = { kind = "human" }
+payload.instruction = "Read the notes of {doc}, then sign off."
+
+[evals.signoff.pass_schema]
+type = "object"
+properties.approved = { const = true }
+required = ["approved"]
+additionalProperties = false
+
+[evals.signoff.fail_schema]
+type = "object"
+properties.reason = { type = "string" }
+required = ["reason"]
+"""
+
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+class Terminal:
+    """One detached tmux session on a private server, of a fixed size."""
+
+    def __init__(self) -> None:
+        self.socket = f"artifactize-review-{uuid.uuid4().hex[:12]}"
+        self.session = "review"
+
+    def _tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=check
+        )
+
+    def start(self, argv: list[str], environment: dict[str, str]) -> None:
+        """Run ``argv`` in the session; afterwards the shell says how it exited and waits."""
+        command = " ".join(
+            [
+                "env",
+                *(shlex.quote(f"{key}={value}") for key, value in environment.items()),
+                shlex.join(argv),
+                f'; echo "{EXITED} $?"; sleep 60',
+            ]
+        )
+        self._tmux(
+            "new-session",
+            "-d",
+            "-s",
+            self.session,
+            "-x",
+            str(COLUMNS),
+            "-y",
+            str(ROWS),
+            "-c",
+            str(REPO_ROOT),
+            command,
+        )
+
+    def keys(self, *keys: str) -> None:
+        self._tmux("send-keys", "-t", self.session, *keys)
+
+    def text(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", self.session).stdout
+
+    def wait_for(self, *parts: str) -> str:
+        """The screen once it shows every part; fails with the screen after WAIT_SECONDS."""
+        deadline = time.monotonic() + WAIT_SECONDS
+        while True:
+            screen = self.text()
+            if all(part in screen for part in parts):
+                return screen
+            if time.monotonic() > deadline:
+                pytest.fail(f"the screen never showed {parts!r}:\n{screen}")
+            time.sleep(POLL_SECONDS)
+
+    def kill(self) -> None:
+        """Stop the server (SIGHUP to the review and the shell) and remove its socket."""
+        self._tmux("kill-server", check=False)
+        folder = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+        (folder / self.socket).unlink(missing_ok=True)
+
+
+class Review:
+    def __init__(self, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.repo = root / "repo"
+        self.state = root / "state"
+        self.capsys = capsys
+        (self.repo / "doc").mkdir(parents=True)
+        (self.repo / "doc" / "index.artf").write_text(DOC, encoding="utf-8")
+        (self.repo / "doc" / "notes.txt").write_text("The answer is 42.\n", encoding="utf-8")
+
+    def cli(self, *args: str, json_output: bool = True) -> tuple[int, Any]:
+        """``artifactize ARGS`` in this process: the exit code and the JSON printed."""
+        self.capsys.readouterr()
+        flags = ["--json"] if json_output else []
+        with pytest.raises(SystemExit) as info:
+            main(["--repo", str(self.repo), "--state-dir", str(self.state), *flags, *args])
+        captured = self.capsys.readouterr()
+        code = int(info.value.code or 0)
+        return code, json.loads(captured.out) if json_output else captured.err
+
+    def waiting(self) -> str:
+        code, run = self.cli("verify", "--all")
+        assert code == 4, run
+        (request,) = run["requests"]
+        assert request["status"] == "WAITING_HUMAN"
+        return str(request["id"])
+
+    def show(self, request_id: str) -> Any:
+        code, view = self.cli("request", "show", request_id)
+        assert code == 0, view
+        return view
+
+    def review_argv(self, *args: str) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "entrypoints.cli",
+            "--repo",
+            str(self.repo),
+            "--state-dir",
+            str(self.state),
+            "review",
+            "--reviewer",
+            "alice",
+            *args,
+        ]
+
+
+def environment() -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith("ARTIFACTIZE_")}
+    return {
+        "PATH": keep.get("PATH", "/usr/bin:/bin"),
+        "HOME": keep.get("HOME", "/tmp"),
+        "LANG": "C.UTF-8",
+        "ARTIFACTIZE_REMOTE": "off",
+        "USER": "someone-else",  # --reviewer wins
+    }
+
+
+@pytest.fixture
+def review(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Review:
+    for key in [k for k in os.environ if k.startswith("ARTIFACTIZE_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("ARTIFACTIZE_REMOTE", "off")
+    return Review(tmp_path, capsys)
+
+
+@pytest.fixture
+def terminal() -> Iterator[Terminal]:
+    term = Terminal()
+    try:
+        yield term
+    finally:
+        term.kill()
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind() -> Iterator[None]:
+    with no_process_left_behind_in(grace=2):
+        yield
+
+
+def sleepers() -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["name", "cmdline"]):
+        cmdline = process.info.get("cmdline") or []
+        if len(cmdline) == 2 and cmdline[0].endswith("sleep") and cmdline[1] == SLEEP_MARK:
+            found.append(process)
+    return found
+
+
+@needs_tmux
+def test_run_a_tool_and_submit_green_through_the_form(review: Review, terminal: Terminal) -> None:
+    request_id = review.waiting()
+    terminal.start(review.review_argv(), environment())
+    terminal.wait_for("EVAL", "doc/signoff", request_id, str(review.repo))
+    terminal.keys("Enter")
+    terminal.wait_for(
+        "Read the notes of {doc}, then sign off.", "show_doc", "wait_doc", "Claim none"
+    )
+    terminal.keys("t")  # show_doc is selected first
+    terminal.wait_for("Run show_doc?", f"directory   {review.repo / 'doc'}")
+    terminal.keys("y")
+    screen = terminal.wait_for("The answer is 42.", "■ exit 0", "show_doc finished.")
+    assert "▶ " in screen and " · show · doc" in screen and "Claim alice (you)" in screen
+    terminal.keys("s")
+    terminal.wait_for("Which verdict for doc/signoff?")
+    terminal.keys("g")
+    terminal.wait_for("GREEN verdict for doc/signoff", "approved  true (fixed)")
+    terminal.keys("Enter")
+    screen = terminal.wait_for(f"{EXITED} 0")
+    assert f"Submitted GREEN for doc/signoff ({request_id})." in screen
+    view = review.show(request_id)
+    assert view["status"] == "GREEN" and view["reviewer"] == "alice"
+    assert view["result"] == {"verdict": "GREEN", "approved": True}
+    assert view["claim"] is None
+
+
+@needs_tmux
+def test_quitting_after_a_claim_offers_leave_and_release_clears_it(
+    review: Review, terminal: Terminal
+) -> None:
+    request_id = review.waiting()
+    terminal.start(review.review_argv(request_id), environment())
+    terminal.wait_for("wait_doc", "Claim none")
+    terminal.keys("j", "Enter")  # wait_doc: sleep until cancelled
+    terminal.wait_for("Run wait_doc?")
+    terminal.keys("y")
+    terminal.wait_for("Running wait_doc…")
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not sleepers() and time.monotonic() < deadline:
+        time.sleep(POLL_SECONDS)
+    assert sleepers(), "the tool never started"
+    terminal.keys("Escape")
+    terminal.wait_for("■ cancelled", "Claim alice (you)")
+    assert review.show(request_id)["claim"]["reviewer"] == "alice"
+    assert not sleepers(), "cancelling left the tool running"
+    terminal.keys("q")
+    terminal.wait_for("You claimed these requests in this review", request_id)
+    terminal.keys("u")
+    terminal.wait_for(f"{EXITED} 0")
+    view = review.show(request_id)
+    assert view["status"] == "WAITING_HUMAN" and view["claim"] is None
+
+
+def test_review_refuses_json_a_missing_terminal_and_all_with_repo(
+    review: Review, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    request_id = review.waiting()
+    monkeypatch.setattr(sys, "stdin", io.StringIO())  # not a terminal, even under pytest -s
+    assert review.cli("review") == (2, {"error": JSON_REFUSED})
+    code, err = review.cli("review", request_id, json_output=False)
+    assert (code, err) == (2, f"error: {NEEDS_TERMINAL}\n")
+    code, err = review.cli("review", "--all", json_output=False)
+    assert (code, err) == (2, f"error: {ALL_WITH_REPO}\n")
+
+
+def test_the_session_lists_a_follower_as_its_original_and_releases_what_it_took(
+    review: Review,
+) -> None:
+    original = review.waiting()
+    code, run = review.cli("verify", "doc/signoff")  # a second Run follows the first
+    assert code == 4
+    (follower,) = [r["id"] for r in run["requests"]]
+    assert follower != original
+    store = CliContext.container.state_stores().open(str(review.state), create=False)
+    assert store is not None
+    now = CliContext.container.clock().now
+
+    def session(repo: str | None) -> ReviewSession:
+        return ReviewSession(store, human_reviews(store), "alice", None, repo, now)
+
+    rows = session(os.path.realpath(review.repo)).waiting()
+    assert [(row.request_id, row.eval_id, row.claim) for row in rows] == [
+        (original, "doc/signoff", "-")
+    ]
+    assert session(None).waiting() == rows
+    assert session("/elsewhere").waiting() == []
+    mine = session(None)
+    assert mine.view(follower)["id"] == original
+    assert anyio.run(mine.ensure_claim, follower) is True
+    assert anyio.run(mine.ensure_claim, original) is False  # already yours: nothing taken
+    assert mine.taken == [original] and mine.held() == [original]
+    assert mine.waiting()[0].claim == "alice (you)"
+    assert anyio.run(mine.release_all) == []
+    assert mine.held() == [] and review.show(original)["claim"] is None
