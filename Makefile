@@ -24,13 +24,13 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# The example's runtime evals need no API key: the second verify reuses the first one's
+# calc-tests' runtime eval needs no API key: the second verify reuses the first one's
 # verdicts. State goes to build/state, outside the reviewed example.
 run: install
 	$(BIN)/artifactize --repo examples/handbook config check
 	$(BIN)/artifactize --repo examples/handbook config graph
-	$(BIN)/artifactize --repo examples/handbook --state-dir build/state verify calc/tests
-	$(BIN)/artifactize --repo examples/handbook --state-dir build/state verify calc/tests
+	$(BIN)/artifactize --repo examples/handbook --state-dir build/state verify calc-tests
+	$(BIN)/artifactize --repo examples/handbook --state-dir build/state verify calc-tests
 	$(BIN)/artifactize --repo examples/handbook --state-dir build/state cache list
 
 bench: install

@@ -153,6 +153,20 @@ def verify(
     force: Annotated[
         bool, typer.Option("--force", help="Review again; never reuse or join earlier results.")
     ] = False,
+    recursive: Annotated[
+        bool,
+        typer.Option(
+            "--recursive",
+            help="Also run every eval of the required scope (what the selection consumes).",
+        ),
+    ] = False,
+    ignore_gates: Annotated[
+        bool,
+        typer.Option(
+            "--ignore-gates",
+            help="Run evals before their inputs are GREEN; the obligations stay.",
+        ),
+    ] = False,
     wait: Annotated[
         bool,
         typer.Option("--wait", help="Stay until the Human reviews are submitted (same Run)."),
@@ -168,8 +182,12 @@ def verify(
 ) -> None:
     """Review the selected evals, reusing every verdict whose key still holds.
 
+    The selected evals' targets and everything they consume are the Run's obligation:
+    each needs all of its evals GREEN (or `basis = true`). An eval runs once every eval of
+    the Artifacts it consumes is GREEN; a RED input blocks it.
+
     Exit codes: 0 GREEN, 1 RED, 2 ERROR or cancelled, 3 Human wait timeout (--wait),
-    4 INCOMPLETE (some eval not run, or Human reviews still waiting).
+    4 INCOMPLETE (an obligation unmet: an eval not run, waiting or blocked).
     """
     given = [x for x in (selector, eval_id) if x is not None]
     if len(given) + int(select_all) != 1:
@@ -227,7 +245,13 @@ def verify(
         progress=lambda message: typer.echo(message, err=True),
     )
     options = VerifyOptions(
-        repo=repo, state_dir=state, force=force, wait=wait, wait_timeout_ms=wait_timeout_ms
+        repo=repo,
+        state_dir=state,
+        force=force,
+        wait=wait,
+        wait_timeout_ms=wait_timeout_ms,
+        recursive=recursive,
+        ignore_gates=ignore_gates,
     )
     service = Verify(ports, workspace, options)
     try:
@@ -298,6 +322,16 @@ def _exit_detail(request: dict[str, Any]) -> str | None:
     return f"exit {code}" if code is not None else None
 
 
+def validation_lines(validation: dict[str, Any] | None) -> list[str]:
+    """``Validation: SATISFIED | NOT SATISFIED`` and one line per unmet obligation."""
+    if not validation:
+        return []  # a Run saved before validation existed, or cancelled before it
+    unmet = validation.get("unmetObligations") or []
+    lines = [f"Validation: {'NOT SATISFIED' if unmet else 'SATISFIED'}"]
+    lines.extend(f"  Unmet obligation: {name}" for name in unmet)
+    return lines
+
+
 def run_text(result: RunResult) -> str:
     run = result.run
     lines = [f"Run: {run['id']}"]
@@ -319,6 +353,7 @@ def run_text(result: RunResult) -> str:
         f"reused {reused.get('total', 0)} (runtime {reused.get('runtime', 0)}, "
         f"agent {reused.get('agent', 0)}, human {reused.get('human', 0)})"
     )
+    lines.extend(validation_lines(run.get("validation")))
     lines.append(f"Execution: {run['status']}")
     if run.get("waitTimedOut"):
         lines.append(WAIT_TIMED_OUT_TEXT.format(ms=run.get("waitTimeoutMs")))

@@ -99,11 +99,15 @@ async def wait_for_humans(
     deadline: float,
     clock: Clock,
     sleep: Callable[[float], Awaitable[None]],
+    *,
+    first: bool = False,
 ) -> bool:
-    """Poll every HUMAN_POLL_SECONDS until no request of ``requests`` waits for a person,
+    """Poll every HUMAN_POLL_SECONDS until no request of ``requests`` waits for a person
+    (with ``first``: until one of them settled, so ``verify`` can run what it unblocks),
     replacing each settled one in place with its saved form; True when ``deadline``
     (``clock.monotonic()`` seconds) passed first. Reads only: the requests stay open."""
     while True:
+        settled = False
         for request in requests:
             if request["status"] != WAITING_HUMAN:
                 continue
@@ -111,7 +115,8 @@ async def wait_for_humans(
             if saved is not None and saved.status != WAITING_HUMAN:
                 request.clear()
                 request.update(copy.deepcopy(dict(saved.data)))
-        if all(request["status"] != WAITING_HUMAN for request in requests):
+                settled = True
+        if (first and settled) or all(r["status"] != WAITING_HUMAN for r in requests):
             return False
         remaining = deadline - clock.monotonic()
         if remaining <= 0:

@@ -1,10 +1,20 @@
 """``verify``: a Run over selected evals, reusing every verdict whose key still holds.
 
-For each selected Agent or runtime eval, in selection order: compute its key; reuse the
-newest GREEN/RED record of that key (a reused result starts nothing: no pin, no backend, no
-tool, no session, no process); wait behind a live execution of the same key and reuse what
-it produced (``joined``); otherwise own a new execution, run the review (``AgentReview`` or
-``RuntimeReview``, by profile kind), and commit it.
+The Run's obligation is its *required scope*: the selected evals' targets and every
+Artifact they consume, transitively (``gates.required_scope``); each needs all of its own
+evals GREEN, or ``basis``. Selected evals (with ``recursive``: every eval of the scope)
+get a request; the scope's other evals are only looked up for reuse and recorded in the
+Run's ``evidence`` (never executed). Every keyed selected eval first attaches the newest
+GREEN/RED record of its key, before any gate resolves (a reused result starts nothing: no
+pin, no backend, no tool, no session, no process).
+
+Then ``scheduler.schedule`` dispatches the first READY request in selection order (its
+gate: every eval of its direct input components GREEN), again after every result: claim
+the key, wait behind a live execution of it and reuse what it produced (``joined``), or
+own a new execution, run the review (``AgentReview`` or ``RuntimeReview``, by profile kind)
+and commit it. A request whose gate does not open is saved WAIT_DEPENDENCY or BLOCKED.
+``ignore_gates`` (or ``dependency_gates = "ignore"``) lets every eval run at once; the
+obligations stay.
 
 A Human eval runs nothing here (``human_requests``): it reuses, follows a Human execution of
 its key that already waits, or asks a person (``WAITING_HUMAN``). Without ``wait`` the Run
@@ -27,6 +37,7 @@ from domain.declarations.model import AgentProfile, HumanProfile, Profile, Runti
 from domain.reviews.agent_review import AgentReview, ReviewOutcome, ReviewPorts
 from domain.reviews.conversations import review_event, trace_events
 from domain.reviews.failures import FailureCode
+from domain.reviews.gates import Gate, Readiness, required_scope, scope_evals
 from domain.reviews.human_definition import human_definition, run_definitions
 from domain.reviews.human_requests import (
     WAIT_TIMEOUT_DEFAULT_MS,
@@ -41,6 +52,7 @@ from domain.reviews.remote_records import MIRROR_PREFIX
 from domain.reviews.remote_sync import RemoteSync
 from domain.reviews.reuse_keys import KeyInputs, key_inputs
 from domain.reviews.runtime_review import RuntimePorts, RuntimeReview
+from domain.reviews.scheduler import ScheduleActions, ScheduleInputs, schedule
 from domain.reviews.timestamps import elapsed_ms, new_run_id, timestamp
 from domain.workspace import EvalRef, UnknownName, Workspace
 from ports.conversations import ConversationStore
@@ -69,6 +81,13 @@ EXECUTION_FIELDS_FROM_REQUEST = (
 )
 UNEXPECTED = "The review failed unexpectedly"
 NO_RUNTIME_PORTS = "Runtime evals are not run here: no process runner is configured."
+NOT_SELECTED = (
+    "Not selected, and no reusable verdict of its key: select it, or verify with --recursive."
+)
+NOT_SELECTED_UNKEYED = (
+    "Not selected, and it has no reuse key ({reason}): select it, or verify with --recursive."
+)
+IGNORE_GATES = "ignore"  # review_policy.dependency_gates that bypasses execution gates
 
 
 class SelectionError(Exception):
@@ -95,6 +114,8 @@ class VerifyOptions:
     state_dir: str
     force: bool = False
     wait: bool = False  # poll until the Run's Human requests settle
+    recursive: bool = False  # execute every eval of the required scope, not only the selected
+    ignore_gates: bool = False  # run evals whose inputs are not GREEN yet (obligations stay)
     wait_timeout_ms: int = WAIT_TIMEOUT_DEFAULT_MS  # from when scheduling starts
 
     def __post_init__(self) -> None:
@@ -164,16 +185,39 @@ class Verify:
         self.options = options
         self.owner: ProcessIdentity = ports.processes.own_identity()
         self.result: RunResult | None = None  # set once the Run exists, even if cancelled
+        self._keys: dict[str, KeyInputs] = {}  # qualified eval ID -> key, from ``prepare``
+        self._announced: set[str] = set()  # request IDs named in a waiting notice
 
     def _now(self) -> str:
         return timestamp(self.ports.review.clock.now())
 
     def prepare(self, refs: list[EvalRef]) -> list[KeyInputs]:
-        """Fingerprints of every selected eval; raises FingerprintError before any Run."""
-        filesystem = self.ports.review.tools.filesystem
-        return [key_inputs(self.workspace, ref.qualified_id, filesystem) for ref in refs]
+        """Keys of every eval of the required scope (kept for ``run``); the selected evals'
+        in order. Raises FingerprintError before any Run exists."""
+        for ref in [*refs, *scope_evals(self.workspace, required_scope(self.workspace, refs))]:
+            self._key(ref)
+        return [self._key(ref) for ref in refs]
+
+    def _key(self, ref: EvalRef) -> KeyInputs:
+        found = self._keys.get(ref.qualified_id)
+        if found is None:
+            filesystem = self.ports.review.tools.filesystem
+            found = key_inputs(self.workspace, ref.qualified_id, filesystem)
+            self._keys[ref.qualified_id] = found
+        return found
+
+    @property
+    def ignore_gates(self) -> bool:
+        return self.options.ignore_gates or self.workspace.dependency_gates == IGNORE_GATES
 
     async def run(self, refs: list[EvalRef], keys: list[KeyInputs]) -> RunResult:
+        scope = required_scope(self.workspace, refs)
+        selected = {ref.qualified_id for ref in refs}
+        others = [r for r in scope_evals(self.workspace, scope) if r.qualified_id not in selected]
+        if self.options.recursive:  # the scope's other evals run too, in configuration order
+            refs, keys = [*refs, *others], [*keys, *(self._key(r) for r in others)]
+            others = []
+        other_keys = [self._key(ref) for ref in others]  # before the Run: may raise
         run_id = new_run_id()
         created = self._now()
         run: dict[str, Any] = {
@@ -183,42 +227,117 @@ class Verify:
             "status": "RUNNING",
             "createdAt": created,
             "completedAt": None,
-            "selection": [ref.qualified_id for ref in refs],
+            "selection": [ref.qualified_id for ref in refs if ref.qualified_id in selected],
+            "recursive": self.options.recursive,
+            "ignoreGates": self.ignore_gates,
             "force": self.options.force,
             "jobs": 1,
-            "definitions": run_definitions(refs),
+            "definitions": run_definitions([*refs, *others]),
             "executionsStarted": 0,
             "waitTimeoutMs": self.options.wait_timeout_ms if self.options.wait else None,
             "waitTimedOut": False,
+            "evidence": {},
+            "validation": None,
             "error": None,
         }
         requests = [
-            self._request(run_id, ordinal, ref, key, created)
+            self._request(run_id, ordinal, ref, key, created, ref.qualified_id in selected)
             for ordinal, (ref, key) in enumerate(zip(refs, keys, strict=True), start=1)
         ]
         remote = self.ports.remote
         if remote is not None and not self.options.force:
             # Before anything is claimed; a refusal (fail closed) leaves no Run behind.
-            await remote.mirror([k.key for k in keys if k.key is not None], self.ports.state)
+            wanted = [k.key for k in [*keys, *other_keys] if k.key is not None]
+            await remote.mirror(wanted, self.ports.state)
         self.ports.state.create_run(self._run_record(run), [_request_record(r) for r in requests])
         result = self.result = RunResult(run, requests)
+        settle = dict(zip((r["id"] for r in requests), zip(refs, keys, strict=True), strict=True))
         clock = self.ports.review.clock
         deadline = clock.monotonic() + self.options.wait_timeout_ms / 1000
+
+        async def settle_request(request: dict[str, Any]) -> None:
+            ref, key = settle[request["id"]]
+            await self._settle_request(ref, key, request)
+
+        async def wait_for_human(waiting: list[dict[str, Any]]) -> bool:
+            return await self._wait_for_human(result, waiting, deadline)
+
+        actions = ScheduleActions(
+            settle_request, self._park, wait_for_human if self.options.wait else None
+        )
         try:
-            for ref, key, request in zip(refs, keys, requests, strict=True):
-                await self._settle_request(ref, key, request)
-            if self.options.wait:
-                await self._wait_for_humans(result, deadline)
+            for ref, key in zip(others, other_keys, strict=True):
+                run["evidence"][ref.qualified_id] = self._evidence(key)
+            for key, request in zip(keys, requests, strict=True):
+                self._attach_cached(key, request)
+            await schedule(self._schedule_inputs(result, scope), actions)
         except RemoteFailure as failure:
             run["error"] = failure.message
             raise
         finally:
             with anyio.CancelScope(shield=True):
-                self._finish_run(result)
+                self._finish_run(result, self._schedule_inputs(result, scope))
         return result
 
+    def _schedule_inputs(self, result: RunResult, scope: tuple[str, ...]) -> ScheduleInputs:
+        evidence = result.run["evidence"]
+        return ScheduleInputs(self.workspace, scope, self.ignore_gates, result.requests, evidence)
+
+    def _evidence(self, keys: KeyInputs) -> dict[str, Any]:
+        """What the newest record of an eval's key says, for an eval this Run does not run."""
+        if keys.key is None:
+            reason = NOT_SELECTED_UNKEYED.format(reason=keys.unkeyed_reason)
+            return {"status": "UNREVIEWED", "key": None, "source": None, "reason": reason}
+        record = self.ports.state.latest_record(keys.key, touch=True)
+        if record is None:
+            return {"status": "UNREVIEWED", "key": keys.key, "source": None, "reason": NOT_SELECTED}
+        provenance = record.data["provenance"]
+        return {
+            "status": record.status,
+            "key": keys.key,
+            "executionId": record.id,
+            "source": {
+                "runId": provenance["runId"],
+                "requestId": provenance["requestId"],
+                "kind": _source_kind(record, joined=False),
+            },
+            "reason": None,
+        }
+
+    def _attach_cached(self, keys: KeyInputs, request: dict[str, Any]) -> None:
+        """Reuse the newest record of a selected eval's key before any gate resolves: a
+        lookup starts nothing, so it need not wait for the eval's inputs."""
+        if keys.key is None or self.options.force:
+            return
+        if self._not_run_reason(self.workspace.find_eval(request["evalId"]).eval.profile):
+            return
+        record = self.ports.state.latest_record(keys.key, touch=True)
+        if record is not None:
+            self._reuse(request, record, _source_kind(record, joined=False))
+
+    def _park(self, request: dict[str, Any], gate: Gate) -> None:
+        """Save a request whose gate is not open: WAIT_DEPENDENCY or BLOCKED, and why."""
+        blocked = gate.readiness is Readiness.BLOCKED
+        status = "BLOCKED" if blocked else "WAIT_DEPENDENCY"
+        blocked_by = gate.blocked_by if blocked else None
+        reason = gate.reason()
+        if (request["status"], request["blockedReason"], request.get("blockedBy")) == (
+            status,
+            reason,
+            blocked_by,
+        ):
+            return
+        request.update({"status": status, "blockedReason": reason, "blockedBy": blocked_by})
+        self.ports.state.update_request(_request_record(request))
+
     def _request(
-        self, run_id: str, ordinal: int, ref: EvalRef, keys: KeyInputs, created: str
+        self,
+        run_id: str,
+        ordinal: int,
+        ref: EvalRef,
+        keys: KeyInputs,
+        created: str,
+        selected: bool,
     ) -> dict[str, Any]:
         item = ref.eval
         return {
@@ -226,6 +345,7 @@ class Verify:
             "runId": run_id,
             "evalId": ref.qualified_id,
             "ordinal": ordinal,
+            "selected": selected,  # False: run only because of --recursive
             "target": ref.artifact.name,
             "title": item.title,
             "profile": profile_json(item.profile),
@@ -250,6 +370,7 @@ class Verify:
             "error": None,
             "errorCode": None,
             "blockedReason": None,
+            "blockedBy": None,
             "producer": None,
             "sessionId": None,
             "cwd": None,
@@ -338,20 +459,29 @@ class Verify:
         request["startedAt"] = self._now()
         self.ports.state.update_request(_request_record(request))
 
-    async def _wait_for_humans(self, result: RunResult, deadline: float) -> None:
-        waiting = [r for r in result.requests if r["status"] == WAITING_HUMAN]
-        if not waiting:
-            return
-        if self.ports.progress is not None:
-            self.ports.progress(WAITING_NOTICE.format(ids=", ".join(r["id"] for r in waiting)))
+    async def _wait_for_human(
+        self, result: RunResult, waiting: list[dict[str, Any]], deadline: float
+    ) -> bool:
+        """Wait until one of ``waiting`` settles (True: the deadline passed first); tell the
+        person at the terminal which requests wait, whenever new ones do."""
+        fresh = [r["id"] for r in waiting if r["id"] not in self._announced]
+        if fresh and self.ports.progress is not None:
+            self.ports.progress(WAITING_NOTICE.format(ids=", ".join(fresh)))
+        self._announced.update(fresh)
         try:
             timed_out = await wait_for_humans(
-                self.ports.state, waiting, deadline, self.ports.review.clock, self.ports.sleep
+                self.ports.state,
+                waiting,
+                deadline,
+                self.ports.review.clock,
+                self.ports.sleep,
+                first=True,
             )
         except anyio.get_cancelled_exc_class():
             result.run["error"] = WAIT_CANCELLED
             raise
         result.run["waitTimedOut"] = timed_out
+        return timed_out
 
     def _owner_alive(self, pid: int, start_time: float) -> bool:
         return self.ports.processes.is_alive(ProcessIdentity(pid, start_time))
@@ -528,7 +658,7 @@ class Verify:
         self.ports.state.update_request(_request_record(request))
         return settled, recorded
 
-    def _finish_run(self, result: RunResult) -> None:
+    def _finish_run(self, result: RunResult, inputs: ScheduleInputs) -> None:
         run = result.run
         for request in result.requests:
             if request["status"] in ("QUEUED", "RUNNING"):
@@ -541,22 +671,24 @@ class Verify:
                     }
                 )
                 self.ports.state.update_request(_request_record(request))
-        run["status"] = (
-            "ERROR" if run["error"] else run_status([r["status"] for r in result.requests])
-        )
+        statuses = [r["status"] for r in result.requests]
+        statuses.extend(entry["status"] for entry in run["evidence"].values())
+        graph = inputs.graph()  # after the cancelled requests settled ERROR
+        run["validation"] = graph.to_json()
+        run["status"] = "ERROR" if run["error"] else run_status(statuses, graph.satisfied)
         run["completedAt"] = self._now()
         run["summary"] = summary(result.requests, run["createdAt"], run["completedAt"])
         self.ports.state.update_run(self._run_record(run))
 
 
-def run_status(statuses: list[str]) -> str:
+def run_status(statuses: list[str], satisfied: bool) -> str:
+    """Any eval ERROR ⇒ ERROR, else any RED ⇒ RED, else GREEN when every obligation of the
+    required scope is met, else INCOMPLETE (``statuses``: requests' and evidence's)."""
     if "ERROR" in statuses:
         return "ERROR"
     if "RED" in statuses:
         return "RED"
-    if all(status == "GREEN" for status in statuses):
-        return "GREEN"
-    return "INCOMPLETE"
+    return "GREEN" if satisfied else "INCOMPLETE"
 
 
 def summary(requests: list[dict[str, Any]], created: str, completed: str) -> dict[str, Any]:

@@ -6,8 +6,8 @@ Fixture F: Artifact ``doc`` (a folder with ``notes.txt``; artifactsum fingerprin
 Human eval ``doc/signoff`` (pass: ``approved`` const true; fail: required string
 ``reason``) and the Human tools ``show`` (output: ``cat {artifactPath}/notes.txt``) and
 ``fail`` (output: ``false``); Artifact ``app`` with the runtime eval ``app/check``
-(``true {doc}``). This version evaluates no dependency gates, so ``app/check`` runs (and is
-reused) whatever ``doc/signoff`` says; the cases assert what the gates do not change.
+(``true {doc}``), which consumes ``doc``: its gate opens only once ``doc/signoff`` is GREEN
+(a RED sign-off blocks it), and under ``--wait`` it runs in the same Run after the submit.
 
 Most commands call ``entrypoints.cli.main`` in-process (same option parsing, dispatch and
 error formatting); case 11 and the race need other processes and use subprocesses.
@@ -183,7 +183,11 @@ def test_case_1_a_human_eval_waits_without_wait(fx: Fixture) -> None:
     outcome = fx.cli("verify", "--all")
     assert outcome.code == 4
     run = outcome.data
-    assert run["status"] == "INCOMPLETE" and run["executionsStarted"] == 1  # app/check only
+    assert run["status"] == "INCOMPLETE" and run["executionsStarted"] == 0
+    check = next(r for r in run["requests"] if r["evalId"] == "app/check")
+    assert check["status"] == "WAIT_DEPENDENCY" and check["executionId"] is None
+    assert check["blockedReason"] == "Waiting for doc (doc/signoff WAITING_HUMAN)."
+    assert run["validation"]["unmetObligations"] == ["app", "doc"]
     (waiting,) = [r for r in fx.requests() if r["status"] == "WAITING_HUMAN"]
     assert waiting["evalId"] == "doc/signoff" and waiting["blockedReason"] == WAITING
     assert waiting["claim"] is None and waiting["execution"]["status"] == "WAITING_HUMAN"
@@ -252,9 +256,14 @@ def test_case_5_submit_green_then_reuse(fx: Fixture) -> None:
     assert view["execution"]["status"] == "GREEN"
     again = fx.cli("verify", "--all")
     assert again.code == 0 and again.data["summary"]["reused"]["human"] == 1
+    check = next(r for r in again.data["requests"] if r["evalId"] == "app/check")
+    assert (check["status"], check["source"]) == ("GREEN", None)  # its gate opened: executed
+    assert again.data["executionsStarted"] == 1
+    assert again.data["validation"]["status"] == "SATISFIED"
     text = fx.cli("verify", "--all", json_output=False)
     run_id = request_id.rsplit("-", 1)[0]
     assert f"GREEN (reused from {run_id})" in text.out and text.code == 0
+    assert "Validation: SATISFIED" in text.out.splitlines()
 
 
 def test_case_6_a_red_submission_exits_0_and_blocks_verify(fx: Fixture) -> None:
@@ -263,6 +272,13 @@ def test_case_6_a_red_submission_exits_0_and_blocks_verify(fx: Fixture) -> None:
     assert submitted.code == 0 and submitted.data["status"] == "RED"
     again = fx.cli("verify", "--all")
     assert again.code == 1 and again.data["status"] == "RED"
+    check = next(r for r in again.data["requests"] if r["evalId"] == "app/check")
+    assert (check["status"], check["executionId"]) == ("BLOCKED", None)
+    assert check["blockedBy"] == ["doc", "doc/signoff"]
+    assert again.data["executionsStarted"] == 0
+    text = fx.cli("verify", "--all", json_output=False)
+    assert "Validation: NOT SATISFIED" in text.out.splitlines()
+    assert "  Unmet obligation: doc" in text.out.splitlines()
 
 
 def test_case_7_invalid_submissions_stay_correctable(fx: Fixture, tmp_path: Path) -> None:

@@ -78,7 +78,7 @@ def test_verdicts_travel_through_the_store_with_their_pins(
         code, run, err = run_cli(
             repo, s1, {**fake.env(), "ARTIFACTIZE_REMOTE": "off"}, "verify", EVAL
         )
-        assert code == 0, (run, err)
+        assert code == 4, (run, err)  # `doc/lint` is not selected yet: `doc` is unmet
         (produced,) = run["requests"]
         pins = produced["provenance"]["executionPaths"]
         assert set(pins) == {"app_doc.start"}

@@ -1,8 +1,9 @@
 """Runtime evals through the real CLI: ``python -m entrypoints.cli --json verify A/E`` with real
 processes, real files and real SQLite state.
 
-The repository has three Artifacts: ``data`` (a folder with ``input.txt``, no evals), ``app``
-(evals ``ok`` and ``fail``), ``probe`` (evals that report what the command sees) and ``slow``
+The repository has three Artifacts: ``data`` (a folder with ``input.txt``, no evals, so
+``basis = true``: a consumer's gate opens only on a basis input), ``app``
+(evals ``ok`` and ``fail``: selecting one leaves the other an unmet obligation, exit 4), ``probe`` (evals that report what the command sees) and ``slow``
 and ``mutant`` (a timeout, and a command that edits its own input). Every command is one
 probe script, kept outside the repository (so running it never changes a fingerprint), with
 a subcommand per behaviour.
@@ -85,7 +86,9 @@ class Repo:
         self.probe.parent.mkdir()
         self.probe.write_text(PROBE, encoding="utf-8")
         (self.path / "data").mkdir(parents=True)
-        (self.path / "data" / "index.artf").write_text('name = "data"\n', encoding="utf-8")
+        (self.path / "data" / "index.artf").write_text(
+            'name = "data"\nbasis = true\n', encoding="utf-8"
+        )
         (self.path / "data" / "input.txt").write_text("the input\n", encoding="utf-8")
         self.declare("app", {"ok": ["ok", str(self.log)], "fail": ["exit", "1"]})
         (self.path / "app" / "main.txt").write_text("version 1\n", encoding="utf-8")
@@ -172,7 +175,9 @@ def no_leftovers(tmp_path: Path) -> Iterator[None]:
 def test_green_then_reuse_starts_nothing(repo: Repo) -> None:
     code, run = repo.verify("app/ok")
     (request,) = run["requests"]
-    assert (code, run["status"], request["status"]) == (0, "GREEN", "GREEN")
+    # `app/fail` is not selected but `app` needs it GREEN: the Run is INCOMPLETE.
+    assert (code, run["status"], request["status"]) == (4, "INCOMPLETE", "GREEN")
+    assert run["validation"]["unmetObligations"] == ["app"]
     assert request["result"]["verdict"] == "GREEN" and request["result"]["exitCode"] == 0
     assert request["child"]["exitCode"] == 0 and request["child"]["durationMs"] >= 0
     assert request["cwd"] == str(repo.path / "app")
@@ -182,7 +187,7 @@ def test_green_then_reuse_starts_nothing(repo: Repo) -> None:
 
     code, again = repo.verify("app/ok")
     (reused,) = again["requests"]
-    assert (code, reused["status"]) == (0, "GREEN")
+    assert (code, reused["status"]) == (4, "GREEN")
     assert reused["source"] == {"runId": run["id"], "requestId": request["id"], "kind": "cache"}
     assert (reused["argv"], reused["cwd"], reused["child"]) == (None, None, None)
     assert reused["result"] == request["result"]
@@ -279,7 +284,7 @@ def test_editing_a_file_changes_the_key_and_runs_again(repo: Repo) -> None:
     (repo.path / "app" / "main.txt").write_text("version 2\n", encoding="utf-8")
     code, second = repo.verify("app/ok")
     (request,) = second["requests"]
-    assert (code, request["status"], request["source"]) == (0, "GREEN", None)
+    assert (code, request["status"], request["source"]) == (4, "GREEN", None)
     assert request["key"] != first["requests"][0]["key"]
     assert repo.calls() == 2
 

@@ -281,7 +281,10 @@ async def test_wait_ends_the_same_run_with_the_submitted_verdict() -> None:
     world.during_sleep = submit_on_second_poll
     (request,) = await world.verify("doc/signoff", wait=True)
     assert request["status"] == "GREEN" and request["reviewer"] == "alice"
-    assert world.run["status"] == "GREEN" and world.run["waitTimedOut"] is False
+    # `doc/note` is not selected but belongs to `doc`: the obligation stays unmet.
+    assert world.run["status"] == "INCOMPLETE" and world.run["waitTimedOut"] is False
+    assert world.run["evidence"]["doc/note"]["status"] == "UNREVIEWED"
+    assert world.run["validation"]["unmetObligations"] == ["doc"]
     assert world.sleeps == [HUMAN_POLL_SECONDS, HUMAN_POLL_SECONDS]
     assert world.run["summary"]["executed"] == {"total": 1, "runtime": 0, "agent": 0, "human": 1}
 

@@ -129,7 +129,9 @@ async def test_review_then_reuse_starts_nothing() -> None:
     (request,) = await setup.verify(first, "doc/review")
     assert (request["status"], request["source"]) == ("GREEN", None)
     assert request["toolCalls"][0]["name"] == "read_doc"
-    assert setup.last_run["status"] == "GREEN"
+    # `doc/signoff` is not selected, but `doc` needs it GREEN: the Run cannot be GREEN.
+    assert setup.last_run["status"] == "INCOMPLETE"
+    assert setup.last_run["evidence"]["doc/signoff"]["status"] == "UNREVIEWED"
 
     second = backends()
     (again,) = await setup.verify(second, "doc/review")
@@ -267,13 +269,14 @@ def test_selection() -> None:
 
 
 @pytest.mark.parametrize(
-    ("statuses", "expected"),
+    ("statuses", "satisfied", "expected"),
     [
-        (["GREEN", "GREEN"], "GREEN"),
-        (["GREEN", "RED"], "RED"),
-        (["RED", "ERROR"], "ERROR"),
-        (["GREEN", "UNREVIEWED"], "INCOMPLETE"),
+        (["GREEN", "GREEN"], True, "GREEN"),
+        (["GREEN", "GREEN"], False, "INCOMPLETE"),
+        (["GREEN", "RED"], False, "RED"),
+        (["RED", "ERROR"], False, "ERROR"),
+        (["GREEN", "UNREVIEWED"], False, "INCOMPLETE"),
     ],
 )
-def test_run_status(statuses: list[str], expected: str) -> None:
-    assert run_status(statuses) == expected
+def test_run_status(statuses: list[str], satisfied: bool, expected: str) -> None:
+    assert run_status(statuses, satisfied) == expected

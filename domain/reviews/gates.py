@@ -1,0 +1,302 @@
+"""Dependency gates and final obligations over a Run's required scope (pure).
+
+Relations point from a consumer Artifact to an input; strongly connected components are
+reviewed as one unit, inputs first (``domain.graph.components``). Two rules follow
+(reference/declarations.md §2.4, §4.1):
+
+- **Gate.** Every eval of a consumer component waits until *all* evals of its *direct*
+  input components are GREEN. Cycle peers never gate one another. An input Artifact without
+  evals is fulfilled only when it is ``basis = true``; otherwise nobody could ever fulfil it,
+  and its consumers wait (it is an unmet obligation too). Readiness is BLOCKED when an input
+  eval is RED or BLOCKED, WAIT when one is anything else but GREEN, READY otherwise.
+- **Obligation.** Every Artifact of the required scope (the selected evals' targets and
+  everything they consume, transitively) needs all of its own evals GREEN, or ``basis``.
+
+An eval's state follows from its readiness and its evidence: BLOCKED ⇒ BLOCKED, WAIT ⇒
+WAIT_DEPENDENCY, READY ⇒ the evidence (GREEN, RED, ERROR, WAITING_HUMAN, UNREVIEWED).
+``ignore_gates`` makes every eval READY, so the evidence alone decides: gate bypass lets
+evals run early but never waives an obligation.
+
+Everything here is recomputed from scratch on every call: the scheduler calls it after
+each result, and a scope is small enough that incremental bookkeeping would buy nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.graph import components, required_closure
+from domain.workspace import EvalRef, Workspace
+
+
+class Evidence(enum.Enum):
+    """What is known about an eval's verdict right now."""
+
+    GREEN = "GREEN"
+    RED = "RED"
+    ERROR = "ERROR"  # an operational failure: never a verdict, makes dependents wait
+    WAITING = "WAITING"  # someone is producing it (a Human review that waits for a person)
+    NONE = "NONE"  # nothing usable: not run yet, not run here, or not reusable
+
+
+class Readiness(enum.Enum):
+    READY = "READY"
+    WAIT = "WAIT"
+    BLOCKED = "BLOCKED"
+
+
+# Eval states (the ``status`` vocabulary of reference/declarations.md §4.1).
+GREEN = "GREEN"
+RED = "RED"
+ERROR = "ERROR"
+BLOCKED = "BLOCKED"
+WAIT_DEPENDENCY = "WAIT_DEPENDENCY"
+WAITING_HUMAN = "WAITING_HUMAN"
+UNREVIEWED = "UNREVIEWED"
+STATE_OF_EVIDENCE = {
+    Evidence.GREEN: GREEN,
+    Evidence.RED: RED,
+    Evidence.ERROR: ERROR,
+    Evidence.WAITING: WAITING_HUMAN,
+    Evidence.NONE: UNREVIEWED,
+}
+# An input eval in one of these states blocks its consumers; any other non-GREEN one makes
+# them wait.
+BLOCKING_STATES = frozenset({RED, BLOCKED})
+
+# Artifact validation statuses, and the order an unsatisfied Artifact takes the first of.
+BASIS = "BASIS"
+INCOMPLETE = "INCOMPLETE"
+WAIT = "WAIT"
+STALE = "STALE"
+ARTIFACT_STATUS_OF_EVAL_STATE = {
+    ERROR: ERROR,
+    RED: RED,
+    BLOCKED: BLOCKED,
+    WAIT_DEPENDENCY: WAIT,
+    WAITING_HUMAN: WAIT,
+    STALE: STALE,
+    UNREVIEWED: UNREVIEWED,
+}
+UNSATISFIED_ORDER = (ERROR, RED, BLOCKED, WAIT, STALE, UNREVIEWED)
+SATISFIED_STATUSES = frozenset({GREEN, BASIS})
+SATISFIED = "SATISFIED"
+NOT_SATISFIED = "NOT_SATISFIED"
+NO_EVALS = "no evals and not `basis`"
+
+# A request status, as evidence for the graph.
+EVIDENCE_OF_STATUS = {
+    "GREEN": Evidence.GREEN,
+    "RED": Evidence.RED,
+    "ERROR": Evidence.ERROR,
+    "WAITING_HUMAN": Evidence.WAITING,
+    "RUNNING": Evidence.WAITING,
+}
+
+
+def evidence_of(status: str) -> Evidence:
+    """The evidence a saved request status gives; a status without a verdict gives none."""
+    return EVIDENCE_OF_STATUS.get(status, Evidence.NONE)
+
+
+@dataclass(frozen=True)
+class Unfulfilled:
+    """An input Artifact that is not fulfilled, with its non-GREEN evals and their states."""
+
+    artifact: str
+    evals: tuple[tuple[str, str], ...]  # (qualified eval ID, state); empty: an eval-less input
+
+    def describe(self) -> str:
+        if not self.evals:
+            return f"{self.artifact} ({NO_EVALS})"
+        states = ", ".join(f"{eval_id} {state}" for eval_id, state in self.evals)
+        return f"{self.artifact} ({states})"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """An eval's readiness and the input Artifacts it waits for or is blocked by."""
+
+    readiness: Readiness
+    unfulfilled: tuple[Unfulfilled, ...] = ()
+
+    @property
+    def blocked_by(self) -> list[str]:
+        """The flat ``blockedBy`` list: each unfulfilled Artifact, then its non-GREEN evals."""
+        flat: list[str] = []
+        for item in self.unfulfilled:
+            flat.append(item.artifact)
+            flat.extend(eval_id for eval_id, _ in item.evals)
+        return flat
+
+    def reason(self) -> str | None:
+        """A ``blockedReason`` for a request parked behind this gate; None when READY."""
+        if self.readiness is Readiness.READY:
+            return None
+        what = "; ".join(item.describe() for item in self.unfulfilled)
+        verb = "Blocked by" if self.readiness is Readiness.BLOCKED else "Waiting for"
+        return f"{verb} {what}."
+
+
+READY_GATE = Gate(Readiness.READY)
+
+
+@dataclass(frozen=True)
+class GraphState:
+    """The gates, eval states and Artifact validation of one scope under some evidence."""
+
+    scope: tuple[str, ...]  # Artifact names, configuration order
+    gates: Mapping[str, Gate]  # qualified eval ID -> gate
+    evals: Mapping[str, str]  # qualified eval ID -> state
+    artifacts: Mapping[str, str]  # Artifact name -> validation status
+    unmet: tuple[str, ...] = field(default=())  # Artifacts whose obligation is unmet
+
+    @property
+    def satisfied(self) -> bool:
+        return not self.unmet
+
+    def to_json(self) -> dict[str, Any]:
+        """The Run's ``validation`` (camelCase JSON)."""
+        return {
+            "status": SATISFIED if self.satisfied else NOT_SATISFIED,
+            "scope": list(self.scope),
+            "artifacts": dict(self.artifacts),
+            "evals": dict(self.evals),
+            "unmetObligations": list(self.unmet),
+        }
+
+
+def required_scope(workspace: Workspace, refs: Iterable[EvalRef]) -> tuple[str, ...]:
+    """Every selected eval's target and all it consumes, transitively, in configuration order."""
+    names: set[str] = set()
+    for ref in refs:
+        if ref.artifact.name not in names:
+            names.update(required_closure(workspace, ref.artifact.name))
+    return tuple(name for name in workspace.artifacts if name in names)
+
+
+def scope_evals(workspace: Workspace, scope: Sequence[str]) -> list[EvalRef]:
+    """Every eval of the scope's Artifacts, in configuration order."""
+    return [
+        EvalRef(workspace.artifact(name), item)
+        for name in scope
+        for item in workspace.artifact(name).evals
+    ]
+
+
+def evaluate(
+    workspace: Workspace,
+    scope: Sequence[str],
+    evidence: Mapping[str, Evidence],
+    *,
+    ignore_gates: bool = False,
+) -> GraphState:
+    """Gates, eval states and validation of ``scope`` (closed under inputs) given
+    ``evidence`` per qualified eval ID (absent = ``Evidence.NONE``)."""
+    comps = components(workspace, scope)
+    component_of = {name: index for index, members in enumerate(comps) for name in members}
+    inputs = _direct_input_components(workspace, component_of)
+    gates: dict[str, Gate] = {}
+    states: dict[str, str] = {}
+    for index, members in enumerate(comps):  # inputs first: their states are known
+        gate = READY_GATE if ignore_gates else _gate(workspace, comps, inputs[index], states)
+        for name in members:
+            for item in workspace.artifact(name).evals:
+                qualified = f"{name}/{item.id}"
+                gates[qualified] = gate
+                states[qualified] = _state(gate, evidence.get(qualified, Evidence.NONE))
+    artifacts = _validation(workspace, comps, inputs, states)
+    ordered = {name: artifacts[name] for name in scope}
+    unmet = tuple(name for name, status in ordered.items() if status not in SATISFIED_STATUSES)
+    return GraphState(tuple(scope), gates, states, ordered, unmet)
+
+
+def _direct_input_components(
+    workspace: Workspace, component_of: Mapping[str, int]
+) -> list[list[int]]:
+    """Per component, the other components its members consume directly (sorted)."""
+    found: list[set[int]] = [set() for _ in range(max(component_of.values(), default=-1) + 1)]
+    for relation in workspace.relations:
+        consumer = component_of.get(relation.consumer)
+        source = component_of.get(relation.input)
+        if consumer is not None and source is not None and consumer != source:
+            found[consumer].add(source)
+    return [sorted(items) for items in found]
+
+
+def _gate(
+    workspace: Workspace,
+    comps: Sequence[Sequence[str]],
+    input_components: Sequence[int],
+    states: Mapping[str, str],
+) -> Gate:
+    unfulfilled: list[Unfulfilled] = []
+    blocking: list[Unfulfilled] = []
+    for index in input_components:
+        for name in comps[index]:
+            artifact = workspace.artifact(name)
+            if not artifact.evals:
+                if not artifact.declaration.basis:
+                    unfulfilled.append(Unfulfilled(name, ()))
+                continue
+            pending = tuple(
+                (f"{name}/{e.id}", states[f"{name}/{e.id}"])
+                for e in artifact.evals
+                if states[f"{name}/{e.id}"] != GREEN
+            )
+            if not pending:
+                continue
+            item = Unfulfilled(name, pending)
+            unfulfilled.append(item)
+            if any(state in BLOCKING_STATES for _, state in pending):
+                blocking.append(item)
+    if blocking:
+        return Gate(Readiness.BLOCKED, tuple(blocking))
+    if unfulfilled:
+        return Gate(Readiness.WAIT, tuple(unfulfilled))
+    return READY_GATE
+
+
+def _state(gate: Gate, evidence: Evidence) -> str:
+    if gate.readiness is Readiness.BLOCKED:
+        return BLOCKED
+    if gate.readiness is Readiness.WAIT:
+        return WAIT_DEPENDENCY
+    return STATE_OF_EVIDENCE[evidence]
+
+
+def _validation(
+    workspace: Workspace,
+    comps: Sequence[Sequence[str]],
+    inputs: Sequence[Sequence[int]],
+    states: Mapping[str, str],
+) -> dict[str, str]:
+    """Per Artifact: BASIS or GREEN when it and everything it consumes is fulfilled,
+    INCOMPLETE when only something it consumes is not, else its worst own eval state."""
+    own: dict[str, str | None] = {}  # None: its own obligation is met
+    for name in (n for members in comps for n in members):
+        artifact = workspace.artifact(name)
+        if not artifact.evals:
+            own[name] = None if artifact.declaration.basis else UNREVIEWED
+            continue
+        present = {
+            ARTIFACT_STATUS_OF_EVAL_STATE[states[f"{name}/{e.id}"]]
+            for e in artifact.evals
+            if states[f"{name}/{e.id}"] != GREEN
+        }
+        own[name] = next((s for s in UNSATISFIED_ORDER if s in present), None)
+    fulfilled: list[bool] = []  # per component: it and everything below it meets its obligation
+    result: dict[str, str] = {}
+    for index, members in enumerate(comps):
+        below = all(fulfilled[i] for i in inputs[index])
+        fulfilled.append(below and all(own[name] is None for name in members))
+        for name in members:
+            status = own[name]
+            if status is None:
+                met = BASIS if not workspace.artifact(name).evals else GREEN
+                status = met if fulfilled[index] else INCOMPLETE
+            result[name] = status
+    return result

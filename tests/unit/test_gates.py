@@ -1,0 +1,234 @@
+"""Dependency gates, eval states and final obligations (``domain.reviews.gates``), over
+small workspaces in a MemoryFilesystem. The evals are Human evals: the gate rules do not
+depend on the profile.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.config_service import ConfigService
+from domain.reviews.gates import (
+    BASIS,
+    BLOCKED,
+    ERROR,
+    GREEN,
+    INCOMPLETE,
+    RED,
+    UNREVIEWED,
+    WAIT,
+    WAIT_DEPENDENCY,
+    WAITING_HUMAN,
+    Evidence,
+    GraphState,
+    Readiness,
+    evaluate,
+    evidence_of,
+    required_scope,
+    scope_evals,
+)
+from domain.workspace import Workspace
+from tests.fakes.filesystem import MemoryFilesystem, Node
+
+
+def declare(
+    name: str, *evals: str, uses: tuple[str, ...] = (), basis: bool = False, mounts: str = ""
+) -> bytes:
+    """An Artifact whose evals all name ``uses`` in their instruction (one relation each);
+    ``mounts`` relates an Artifact that has no evals (``base`` -> that name)."""
+    lines = [f'name = "{name}"']
+    if basis:
+        lines.append("basis = true")
+    if mounts:
+        lines.append(f'mounts = {{ base = "{mounts}" }}')
+    names = " ".join(f"{{{used}}}" for used in uses) or f"{{{name}}}"
+    for eval_id in evals:
+        lines += [
+            f"[evals.{eval_id}]",
+            f'title = "{eval_id}"',
+            'profile = { kind = "human" }',
+            f'payload.instruction = "Review {names}."',
+        ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def workspace(**artifacts: bytes) -> Workspace:
+    tree: dict[str, Node] = {name: {"index.artf": text} for name, text in artifacts.items()}
+    return ConfigService(MemoryFilesystem({"/repo": tree})).load("/repo")
+
+
+def chain() -> Workspace:
+    """``top`` consumes ``app``, which consumes ``doc``."""
+    return workspace(
+        doc=declare("doc", "signoff", "spell"),
+        app=declare("app", "check", uses=("doc",)),
+        top=declare("top", "look", uses=("app",)),
+    )
+
+
+def graph(ws: Workspace, ignore_gates: bool = False, **evidence: Evidence) -> GraphState:
+    known = {name.replace("__", "/"): value for name, value in evidence.items()}
+    return evaluate(ws, tuple(ws.artifacts), known, ignore_gates=ignore_gates)
+
+
+def test_a_consumer_waits_until_every_eval_of_its_input_is_green() -> None:
+    ws = chain()
+    state = graph(ws, doc__signoff=Evidence.GREEN)
+    assert state.gates["doc/signoff"].readiness is Readiness.READY
+    gate = state.gates["app/check"]
+    assert gate.readiness is Readiness.WAIT
+    assert gate.reason() == "Waiting for doc (doc/spell UNREVIEWED)."
+    assert gate.blocked_by == ["doc", "doc/spell"]
+    assert state.evals == {
+        "doc/signoff": GREEN,
+        "doc/spell": UNREVIEWED,
+        "app/check": WAIT_DEPENDENCY,
+        "top/look": WAIT_DEPENDENCY,
+    }
+    assert state.artifacts == {"app": WAIT, "doc": UNREVIEWED, "top": WAIT}
+    assert state.unmet == ("app", "doc", "top") and not state.satisfied
+
+
+def test_green_inputs_open_the_gate_and_evidence_decides() -> None:
+    ws = chain()
+    state = graph(ws, doc__signoff=Evidence.GREEN, doc__spell=Evidence.GREEN)
+    assert state.gates["app/check"].readiness is Readiness.READY
+    assert state.evals["app/check"] == UNREVIEWED
+    assert state.gates["top/look"].readiness is Readiness.WAIT  # only direct inputs gate
+    assert state.artifacts["doc"] == GREEN and state.unmet == ("app", "top")
+
+
+def test_everything_green_satisfies_every_obligation() -> None:
+    ws = chain()
+    everything = {ref.qualified_id: Evidence.GREEN for ref in ws.evals()}
+    state = evaluate(ws, tuple(ws.artifacts), everything)
+    assert state.satisfied and set(state.artifacts.values()) == {GREEN}
+    assert state.to_json()["status"] == "SATISFIED"
+    assert state.to_json()["unmetObligations"] == []
+
+
+def test_a_red_input_blocks_consumers_transitively() -> None:
+    ws = chain()
+    state = graph(ws, doc__signoff=Evidence.RED, doc__spell=Evidence.GREEN)
+    app, top = state.gates["app/check"], state.gates["top/look"]
+    assert app.readiness is top.readiness is Readiness.BLOCKED
+    assert app.blocked_by == ["doc", "doc/signoff"]
+    assert app.reason() == "Blocked by doc (doc/signoff RED)."
+    assert top.blocked_by == ["app", "app/check"]
+    assert state.artifacts == {"app": BLOCKED, "doc": RED, "top": BLOCKED}
+
+
+@pytest.mark.parametrize("evidence", [Evidence.ERROR, Evidence.WAITING, Evidence.NONE])
+def test_operational_waiting_or_missing_evidence_makes_consumers_wait(
+    evidence: Evidence,
+) -> None:
+    state = graph(chain(), doc__signoff=evidence, doc__spell=Evidence.GREEN)
+    assert state.gates["app/check"].readiness is Readiness.WAIT
+
+
+def test_a_blocking_input_wins_over_a_waiting_one() -> None:
+    ws = workspace(
+        a=declare("a", "x"),
+        b=declare("b", "y"),
+        c=declare("c", "z", uses=("a", "b")),
+    )
+    state = graph(ws, a__x=Evidence.WAITING, b__y=Evidence.RED)
+    gate = state.gates["c/z"]
+    assert gate.readiness is Readiness.BLOCKED and gate.blocked_by == ["b", "b/y"]
+
+
+def test_cycle_peers_never_gate_one_another() -> None:
+    ws = workspace(
+        a=declare("a", "x", uses=("b",)),
+        b=declare("b", "y", uses=("a",)),
+        c=declare("c", "z", uses=("a",)),
+    )
+    state = graph(ws, a__x=Evidence.RED)
+    assert state.gates["a/x"].readiness is Readiness.READY
+    assert state.gates["b/y"].readiness is Readiness.READY
+    assert state.evals["b/y"] == UNREVIEWED
+    assert state.gates["c/z"].readiness is Readiness.BLOCKED  # the whole component gates c
+    assert state.gates["c/z"].blocked_by == ["a", "a/x"]  # what blocks, not all that waits
+
+
+def test_an_input_without_evals_is_fulfilled_only_as_basis() -> None:
+    ws = workspace(
+        guide=declare("guide", basis=True),
+        notes=declare("notes"),
+        post=declare("post", "read", uses=("guide",)),
+        draft=declare("draft", "read", uses=("notes",)),
+    )
+    state = graph(ws)
+    assert state.gates["post/read"].readiness is Readiness.READY
+    waiting = state.gates["draft/read"]
+    assert waiting.readiness is Readiness.WAIT
+    assert waiting.reason() == "Waiting for notes (no evals and not `basis`)."
+    assert waiting.blocked_by == ["notes"]
+    assert state.artifacts["guide"] == BASIS and state.artifacts["notes"] == UNREVIEWED
+    assert "guide" not in state.unmet and "notes" in state.unmet
+
+
+def test_own_evals_green_with_an_unmet_dependency_is_incomplete() -> None:
+    ws = workspace(
+        low=declare("low", "x"),
+        mid=declare("mid", mounts="low", basis=True),
+        top=declare("top", "y", uses=("mid",)),
+    )
+    state = graph(ws, top__y=Evidence.GREEN)
+    assert state.gates["top/y"].readiness is Readiness.READY  # mid is basis: a direct gate
+    assert state.artifacts == {"low": UNREVIEWED, "mid": INCOMPLETE, "top": INCOMPLETE}
+    assert state.unmet == ("low", "mid", "top")  # basis waives its own review only
+
+
+def test_ignoring_gates_lets_evidence_decide_but_keeps_the_obligations() -> None:
+    ws = chain()
+    state = graph(ws, ignore_gates=True, doc__signoff=Evidence.RED, app__check=Evidence.GREEN)
+    assert all(g.readiness is Readiness.READY for g in state.gates.values())
+    assert state.evals["app/check"] == GREEN and state.evals["doc/signoff"] == RED
+    assert state.artifacts["app"] == INCOMPLETE and state.artifacts["doc"] == RED
+    assert not state.satisfied
+
+
+def test_an_unsatisfied_artifact_takes_its_worst_eval_state() -> None:
+    ws = workspace(doc=declare("doc", "a", "b", "c"))
+    assert graph(ws, doc__a=Evidence.RED, doc__b=Evidence.ERROR).artifacts["doc"] == ERROR
+    assert graph(ws, doc__a=Evidence.RED, doc__b=Evidence.WAITING).artifacts["doc"] == RED
+    assert graph(ws, doc__a=Evidence.WAITING).artifacts["doc"] == WAIT
+    assert graph(ws, doc__a=Evidence.WAITING).evals["doc/a"] == WAITING_HUMAN
+
+
+def test_required_scope_and_its_evals_follow_configuration_order() -> None:
+    ws = chain()
+    assert required_scope(ws, [ws.find_eval("app/check")]) == ("app", "doc")
+    assert required_scope(ws, [ws.find_eval("doc/spell")]) == ("doc",)
+    assert required_scope(ws, [ws.find_eval("top/look"), ws.find_eval("doc/spell")]) == (
+        "app",
+        "doc",
+        "top",
+    )
+    evals = [r.qualified_id for r in scope_evals(ws, ("app", "doc"))]
+    assert evals == ["app/check", "doc/signoff", "doc/spell"]
+
+
+def test_a_partial_scope_sees_only_its_own_artifacts() -> None:
+    ws = chain()
+    state = evaluate(ws, ("doc",), {"doc/signoff": Evidence.GREEN, "doc/spell": Evidence.GREEN})
+    assert state.artifacts == {"doc": GREEN} and state.satisfied
+    assert set(state.gates) == {"doc/signoff", "doc/spell"}
+
+
+@pytest.mark.parametrize(
+    ("status", "evidence"),
+    [
+        ("GREEN", Evidence.GREEN),
+        ("RED", Evidence.RED),
+        ("ERROR", Evidence.ERROR),
+        ("WAITING_HUMAN", Evidence.WAITING),
+        ("QUEUED", Evidence.NONE),
+        ("UNREVIEWED", Evidence.NONE),
+        ("WAIT_DEPENDENCY", Evidence.NONE),
+        ("BLOCKED", Evidence.NONE),
+    ],
+)
+def test_request_statuses_as_evidence(status: str, evidence: Evidence) -> None:
+    assert evidence_of(status) is evidence

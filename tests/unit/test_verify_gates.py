@@ -1,0 +1,265 @@
+"""``verify`` with dependency gates, through fakes: reference cases 1, 5, 6 and 11
+(reviews-and-store.md §8) for a runtime eval ``app/check`` whose Artifact consumes ``doc``
+(Human eval ``doc/signoff``), plus ``--recursive``, ``--ignore-gates``, the root policy and
+the evidence of evals that are in the required scope but not selected.
+
+The real CLI and processes: tests/integration/test_human_reviews.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import pytest
+
+from domain.config_service import ConfigService
+from domain.reviews.agent_review import ReviewPorts
+from domain.reviews.human_requests import HUMAN_POLL_SECONDS
+from domain.reviews.human_reviews import HumanReviewPorts, HumanReviews
+from domain.reviews.runtime_review import RuntimePorts
+from domain.reviews.verify import NOT_SELECTED, Verify, VerifyOptions, VerifyPorts, select_evals
+from domain.tools.human_registry import HumanToolPorts
+from domain.tools.registry import ToolPorts
+from domain.workspace import Workspace
+from ports.process import ProcessOutcome
+from tests.fakes.filesystem import MemoryFilesystem, Node
+from tests.fakes.model import ScriptedBackend, ScriptedBackends
+from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch
+from tests.fakes.state import MemoryStateStore
+from tests.unit.test_human_registry import FakeLauncher, NoRegex
+from tests.unit.test_human_reviews import PRODUCER, Table
+
+pytestmark = pytest.mark.anyio
+RUN_DIR = "/state/runs/run-abc"
+
+DOC = b"""name = "doc"
+[evals.signoff]
+title = "Signed off"
+profile = { kind = "human" }
+payload.instruction = "Sign off {doc}."
+"""
+APP = b"""name = "app"
+[evals.check]
+title = "Check"
+profile = { kind = "runtime", command = "true", args = ["{doc}"] }
+payload.instruction = "Check the app against {doc}."
+"""
+IGNORE_POLICY = b"""name = "root"
+[review_policy]
+dependency_gates = "ignore"
+"""
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class World:
+    def __init__(self, *, policy: bytes | None = None, other: bool = False) -> None:
+        tree: dict[str, Node] = {"doc": {"index.artf": DOC}, "app": {"index.artf": APP}}
+        if other:  # a second, unrelated Human eval: `other/signoff`
+            tree["other"] = {"index.artf": DOC.replace(b"doc", b"other")}
+        if policy is not None:
+            tree["index.artf"] = policy
+        self.files = MemoryFilesystem({"/repo": tree, "/state": {"runs": {"run-abc": {}}}})
+        self.state = MemoryStateStore()
+        self.clock = FakeClock()
+        self.runner = FakeProcessRunner(ProcessOutcome(exit_code=0), clock=self.clock)
+        self.during_sleep: Any = None
+        self.sleeps: list[float] = []
+
+    def workspace(self) -> Workspace:
+        return ConfigService(self.files).load("/repo")
+
+    def reviews(self) -> HumanReviews:
+        tools = HumanToolPorts(
+            filesystem=self.files,
+            regex=cast(Any, NoRegex()),
+            processes=self.runner,
+            programs=FakePrograms(),
+            launcher=FakeLauncher(),
+            environment={"PATH": "/usr/bin"},
+        )
+        load = ConfigService(self.files).load
+        ports = HumanReviewPorts(self.state, load, tools, self.files, self.clock, PRODUCER)
+        return HumanReviews(ports)
+
+    def ports(self) -> VerifyPorts:
+        tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {})
+        backends = ScriptedBackends(ScriptedBackend([]))
+        review = ReviewPorts(self.clock, backends, tools, cast(Any, None), self.workspace)
+        runtime = RuntimePorts(
+            processes=self.runner,
+            scratch=FakeScratch(),
+            filesystem=self.files,
+            programs=FakePrograms(),
+            clock=self.clock,
+            environment={"PATH": "/usr/bin"},
+        )
+
+        async def sleep(seconds: float) -> None:
+            self.sleeps.append(seconds)
+            self.clock.advance(seconds)
+            if self.during_sleep is not None:
+                await self.during_sleep()
+
+        return VerifyPorts(
+            review,
+            self.state,
+            Table(),
+            lambda run_id: RUN_DIR,
+            PRODUCER,
+            sleep=sleep,
+            runtime=runtime,
+        )
+
+    async def verify(self, selector: str | None = None, **options: Any) -> dict[str, Any]:
+        """Run ``verify`` (``--all`` without a selector); the requests by eval ID."""
+        workspace = self.workspace()
+        service = Verify(self.ports(), workspace, VerifyOptions("/repo", "/state", **options))
+        refs = select_evals(workspace, selector, selector is None)
+        result = await service.run(refs, service.prepare(refs))
+        self.run = result.run
+        return {r["evalId"]: r for r in result.requests}
+
+    async def sign(self, verdict: str, eval_id: str = "doc/signoff") -> None:
+        """A person claims and submits the waiting request of ``eval_id``."""
+        (waiting,) = [
+            r
+            for r in self.state.all_requests()
+            if r.status == "WAITING_HUMAN" and r.eval_id == eval_id
+        ]
+        reviews = self.reviews()
+        await reviews.claim(waiting.id, "alice")
+        await reviews.submit(waiting.id, "alice", {"verdict": verdict})
+
+
+async def test_case_1_the_consumer_waits_for_the_human_input() -> None:
+    world = World()
+    requests = await world.verify()
+    check = requests["app/check"]
+    assert requests["doc/signoff"]["status"] == "WAITING_HUMAN"
+    assert check["status"] == "WAIT_DEPENDENCY" and check["executionId"] is None
+    assert check["blockedReason"] == "Waiting for doc (doc/signoff WAITING_HUMAN)."
+    assert world.runner.specs == [] and world.run["executionsStarted"] == 0
+    assert world.run["status"] == "INCOMPLETE"
+    assert world.run["validation"]["unmetObligations"] == ["app", "doc"]
+    assert world.state.requests[check["id"]].status == "WAIT_DEPENDENCY"  # saved parked
+
+
+async def test_case_5_a_green_signoff_opens_the_gate() -> None:
+    world = World()
+    await world.verify()
+    await world.sign("GREEN")
+    requests = await world.verify()
+    assert requests["doc/signoff"]["source"]["kind"] == "cache"
+    assert (requests["app/check"]["status"], requests["app/check"]["source"]) == ("GREEN", None)
+    assert len(world.runner.specs) == 1
+    assert world.run["status"] == "GREEN"
+    assert world.run["validation"]["status"] == "SATISFIED"
+
+
+async def test_case_6_a_red_signoff_blocks_the_consumer() -> None:
+    world = World()
+    await world.verify()
+    await world.sign("RED")
+    requests = await world.verify()
+    check = requests["app/check"]
+    assert check["status"] == "BLOCKED" and check["blockedBy"] == ["doc", "doc/signoff"]
+    assert check["blockedReason"] == "Blocked by doc (doc/signoff RED)."
+    assert world.runner.specs == [] and world.run["status"] == "RED"
+    assert world.run["validation"]["artifacts"] == {"app": "BLOCKED", "doc": "RED"}
+
+
+async def test_case_11_wait_runs_the_dependent_in_the_same_run() -> None:
+    world = World()
+    polls = 0
+
+    async def sign_on_second_poll() -> None:
+        nonlocal polls
+        polls += 1
+        if polls == 2:
+            await world.sign("GREEN")
+
+    world.during_sleep = sign_on_second_poll
+    requests = await world.verify(wait=True)
+    assert requests["doc/signoff"]["status"] == "GREEN"
+    check = requests["app/check"]
+    assert (check["status"], check["source"], check["blockedReason"]) == ("GREEN", None, None)
+    assert check["runId"] == requests["doc/signoff"]["runId"]
+    assert len(world.runner.specs) == 1 and world.sleeps == [HUMAN_POLL_SECONDS] * 2
+    assert world.run["status"] == "GREEN" and world.run["waitTimedOut"] is False
+
+
+async def test_wait_runs_a_dependent_as_soon_as_its_own_input_settles() -> None:
+    world = World(other=True)
+    polls = 0
+
+    async def sign_doc_only() -> None:
+        nonlocal polls
+        polls += 1
+        if polls == 1:
+            await world.sign("GREEN")
+
+    world.during_sleep = sign_doc_only
+    requests = await world.verify(wait=True, wait_timeout_ms=1000)
+    assert requests["app/check"]["status"] == "GREEN"  # while `other/signoff` still waits
+    assert requests["other/signoff"]["status"] == "WAITING_HUMAN"
+    assert world.run["waitTimedOut"] is True and world.run["status"] == "INCOMPLETE"
+
+
+async def test_wait_times_out_with_the_dependent_still_waiting() -> None:
+    world = World()
+    requests = await world.verify(wait=True, wait_timeout_ms=300)
+    assert requests["app/check"]["status"] == "WAIT_DEPENDENCY"
+    assert world.run["waitTimedOut"] is True and world.runner.specs == []
+
+
+async def test_a_scope_eval_that_is_not_selected_is_only_looked_up() -> None:
+    world = World()
+    requests = await world.verify("app/check")
+    assert list(requests) == ["app/check"]
+    assert requests["app/check"]["status"] == "WAIT_DEPENDENCY"
+    assert world.run["evidence"]["doc/signoff"]["status"] == "UNREVIEWED"
+    assert world.run["evidence"]["doc/signoff"]["reason"] == NOT_SELECTED
+    assert world.state.all_requests() and not any(
+        r.status == "WAITING_HUMAN" for r in world.state.all_requests()
+    )  # nobody was asked
+
+    await world.verify("doc/signoff")
+    await world.sign("GREEN")
+    requests = await world.verify("app/check")
+    evidence = world.run["evidence"]["doc/signoff"]
+    assert (evidence["status"], evidence["source"]["kind"]) == ("GREEN", "cache")
+    assert requests["app/check"]["status"] == "GREEN" and world.run["status"] == "GREEN"
+
+
+async def test_recursive_runs_every_eval_of_the_scope() -> None:
+    world = World()
+    requests = await world.verify("app/check", recursive=True)
+    assert list(requests) == ["app/check", "doc/signoff"]  # selection, then configuration
+    assert requests["doc/signoff"]["selected"] is False
+    assert requests["doc/signoff"]["status"] == "WAITING_HUMAN"
+    assert world.run["selection"] == ["app/check"] and world.run["recursive"] is True
+    assert world.run["evidence"] == {}
+
+
+@pytest.mark.parametrize("how", ["option", "policy"])
+async def test_ignoring_gates_runs_early_but_keeps_the_obligations(how: str) -> None:
+    world = World(policy=IGNORE_POLICY if how == "policy" else None)
+    requests = await world.verify(ignore_gates=how == "option")
+    assert requests["app/check"]["status"] == "GREEN" and len(world.runner.specs) == 1
+    assert world.run["ignoreGates"] is True
+    assert world.run["status"] == "INCOMPLETE"
+    assert world.run["validation"]["artifacts"] == {"app": "INCOMPLETE", "doc": "WAIT"}
+
+
+async def test_a_cached_consumer_attaches_before_its_gate_resolves() -> None:
+    world = World()
+    await world.verify(ignore_gates=True)  # app/check GREEN is recorded under its key
+    requests = await world.verify()
+    assert requests["app/check"]["source"]["kind"] == "cache"
+    assert len(world.runner.specs) == 1  # not run again
+    assert world.run["validation"]["evals"]["app/check"] == "WAIT_DEPENDENCY"
+    assert world.run["status"] == "INCOMPLETE"
