@@ -11,6 +11,7 @@ original, ``usage: null`` and ``source.kind`` ``joined``; an ERROR reaches them 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -71,25 +72,15 @@ def build_settlement(
     key = data.get("key")
     verdict = outcome.status in VERDICT_STATUSES
     execution_data = {**copy.deepcopy(dict(execution.data)), **copy.deepcopy(settled)}
-    settled_execution = ExecutionRecord(
-        id=execution.id,
+    settled_execution = dataclasses.replace(
+        execution,
         key=key if verdict and key is not None else execution.key,
-        eval_def_hash=execution.eval_def_hash,
         status=outcome.status,
-        owner_pid=execution.owner_pid,
-        owner_start_time=execution.owner_start_time,
-        backend=execution.backend,
         completed_at=completed_at,
         data=execution_data,
     )
-    settled_request = RequestRecord(
-        id=request.id,
-        run_id=request.run_id,
-        eval_id=request.eval_id,
-        ordinal=request.ordinal,
-        execution_id=execution.id,
-        status=outcome.status,
-        data=request_data,
+    settled_request = dataclasses.replace(
+        request, execution_id=execution.id, status=outcome.status, data=request_data
     )
     return HumanSettlement(
         request=settled_request,

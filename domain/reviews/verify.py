@@ -641,14 +641,10 @@ class Verify:
             **settled_fields,
         }
         verdict = outcome.status in ("GREEN", "RED")
-        settled = ExecutionRecord(
-            id=execution.id,
+        settled = dataclasses.replace(
+            execution,
             key=request["key"] if verdict else execution.key,
-            eval_def_hash=execution.eval_def_hash,
             status=outcome.status,
-            owner_pid=execution.owner_pid,
-            owner_start_time=execution.owner_start_time,
-            backend=execution.backend,
             completed_at=completed,
             data=data,
         )

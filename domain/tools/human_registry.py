@@ -62,7 +62,7 @@ from domain.tools.human_results import (
 )
 from domain.tools.registry import RegistryError
 from domain.tools.results import ToolError
-from domain.workspace import UnknownName, Workspace
+from domain.workspace import Artifact, UnknownName, Workspace
 from ports.filesystem import Filesystem
 from ports.launch import DetachedLauncher
 from ports.process import ProcessRunner, ProcessSpec
@@ -174,14 +174,21 @@ class HumanToolRegistry:
         )
         return HumanResolver(commands)
 
+    def _resolve_for(
+        self, definition: HumanToolDefinition
+    ) -> tuple[Artifact, dict[str, str], HumanResolver]:
+        """The tool's owning Artifact, a copy of the real environment, a resolver on that."""
+        owner = self.workspace.artifact(definition.artifact_id)
+        environment = dict(self.ports.environment)
+        return owner, environment, self._resolver(environment)
+
     def command(self, name: str) -> HumanCommand:
         """The resolved command line of a command tool; runs nothing. Raises ``ToolError``."""
         definition = self._lookup(name)
         tool = definition.declaration
         if not isinstance(tool, CommandHumanTool):
             raise ToolError(NO_COMMAND_LINE)
-        owner = self.workspace.artifact(definition.artifact_id)
-        resolver = self._resolver(dict(self.ports.environment))
+        owner, _, resolver = self._resolve_for(definition)
         try:
             resolver.check_inputs(owner)
             return resolver.command(owner, tool)
@@ -233,9 +240,7 @@ class HumanToolRegistry:
         token: Cancellation,
         lines: LineSplitter | None,
     ) -> HumanToolResult:
-        owner = self.workspace.artifact(definition.artifact_id)
-        environment = dict(self.ports.environment)
-        resolver = self._resolver(environment)
+        owner, environment, resolver = self._resolve_for(definition)
 
         def prepare() -> HumanCommand:
             resolver.check_inputs(owner)
@@ -287,9 +292,7 @@ class HumanToolRegistry:
         token: Cancellation,
         lines: LineSplitter | None,
     ) -> HumanToolResult:
-        owner = self.workspace.artifact(definition.artifact_id)
-        environment = dict(self.ports.environment)
-        resolver = self._resolver(environment)
+        owner, environment, resolver = self._resolve_for(definition)
         if tool.builtin in LAUNCH_BUILTINS:
             launch = await self._prepare(
                 lambda: self._launch_builtin(resolver, owner.name, tool, environment), token

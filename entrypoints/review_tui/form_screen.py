@@ -13,7 +13,8 @@ from urwid.widget import AbstractFlowWidget
 from entrypoints.review_tui.acts import Act
 from entrypoints.review_tui.form_keys import apply_key
 from entrypoints.review_tui.form_model import TEXT_KINDS, VerdictForm
-from entrypoints.review_tui.palette import FIELD_FOCUS, HEADING, MUTED, PROBLEM, TITLE
+from entrypoints.review_tui.layout import flow_walker, titled_frame
+from entrypoints.review_tui.palette import FIELD_FOCUS, HEADING, MUTED, PROBLEM
 
 HINTS = (
     "Tab/↓ next · Shift-Tab/↑ previous · Space/←/→ change · t/f true/false · "
@@ -29,13 +30,9 @@ class FormScreen:
         self.form = form
         self.eval_id = eval_id
         self.request_id = request_id
-        self._walker: urwid.SimpleFocusListWalker[AbstractFlowWidget] = urwid.SimpleFocusListWalker(
-            []
-        )
+        self._walker = flow_walker()
         title = f" {form.verdict} verdict for {eval_id} ({request_id}) "
-        self._widget: urwid.Widget = urwid.Frame(
-            urwid.ListBox(self._walker), header=urwid.AttrMap(urwid.Text(title), TITLE)
-        )
+        self._widget = titled_frame(urwid.ListBox(self._walker), title)
         self._build()
 
     @property

@@ -6,7 +6,8 @@ import urwid
 from urwid.widget import AbstractFlowWidget
 
 from entrypoints.review_tui.acts import Act
-from entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED, TITLE
+from entrypoints.review_tui.layout import flow_walker, titled_frame
+from entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
 from entrypoints.review_tui.waiting import NO_WAITING, WaitingRow, table
 
 TITLE_TEXT = " artifactize review · waiting Human reviews "
@@ -21,14 +22,9 @@ class ListScreen:
         self.rows = rows
         self.focus = 0
         self.problem: str | None = None  # a read that failed (the rows shown are older)
-        self._walker: urwid.SimpleFocusListWalker[AbstractFlowWidget] = urwid.SimpleFocusListWalker(
-            []
-        )
+        self._walker = flow_walker()
         self._problem = urwid.Text("")
-        self._widget: urwid.Widget = urwid.Frame(
-            urwid.ListBox(self._walker),
-            header=urwid.Pile([urwid.AttrMap(urwid.Text(TITLE_TEXT), TITLE), self._problem]),
-        )
+        self._widget = titled_frame(urwid.ListBox(self._walker), TITLE_TEXT, self._problem)
         self._build()
 
     @property

@@ -15,8 +15,9 @@ import urwid
 from urwid.widget import AbstractFlowWidget
 
 from entrypoints.review_tui.acts import Act
+from entrypoints.review_tui.layout import flow_walker, titled_frame
 from entrypoints.review_tui.log_pane import SCROLL_ROWS, LogPane
-from entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED, TITLE
+from entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
 from entrypoints.review_tui.tool_list import ToolInfo, recorded_tools, resolved_line
 from entrypoints.review_tui.tool_log import ToolLog
 from entrypoints.review_tui.waiting import claim_text, read_only_reason
@@ -53,9 +54,7 @@ class RequestScreen:
         self.pane = LogPane(log)
         self._pane_box = urwid.LineBox(self.pane, title=LOG_TITLE)
         self._pane_style = urwid.AttrMap(self._pane_box, None)
-        self._walker: urwid.SimpleFocusListWalker[AbstractFlowWidget] = urwid.SimpleFocusListWalker(
-            []
-        )
+        self._walker = flow_walker()
         self._title = urwid.Text("")
         body = urwid.Pile(
             [
@@ -63,7 +62,7 @@ class RequestScreen:
                 ("weight", LOG_WEIGHT, self._pane_style),
             ]
         )
-        self._widget: urwid.Widget = urwid.Frame(body, header=urwid.AttrMap(self._title, TITLE))
+        self._widget = titled_frame(body, self._title)
         self._build()
 
     @property

@@ -29,6 +29,7 @@ import pytest
 
 from entrypoints.cli import main
 from tests.support.fake_review_store import FakeReviewStore
+from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -39,36 +40,12 @@ FOLLOWING = "Waiting for the active Human execution of this reuse key."
 NOTES = "The answer is 42.\n"
 GREEN_FIELDS = '{"approved":true}'
 
-DOC = """name = "doc"
-
-[views.human_tools.show]
-description = "Show the notes."
-kind = "output"
-command = "cat"
-args = ["{artifactPath}/notes.txt"]
-
-[views.human_tools.fail]
-description = "Always fails."
-kind = "output"
-command = "false"
-args = []
-
-[evals.signoff]
-title = "Signed off"
-profile = { kind = "human" }
-payload.instruction = "Sign off {doc}."
-
-[evals.signoff.pass_schema]
-type = "object"
-properties.approved = { const = true }
-required = ["approved"]
-additionalProperties = false
-
-[evals.signoff.fail_schema]
-type = "object"
-properties.reason = { type = "string" }
-required = ["reason"]
-"""
+DOC = artifact(
+    "doc",
+    show_tool(),
+    human_tool("fail", "Always fails.", "false", []),
+    signoff_eval(),
+)
 APP = """name = "app"
 
 [evals.check]

@@ -32,6 +32,7 @@ from entrypoints.cli_context import CliContext
 from entrypoints.cli_review import ALL_WITH_REPO, JSON_REFUSED, NEEDS_TERMINAL
 from entrypoints.human_wiring import human_reviews
 from entrypoints.review_tui.session import ReviewSession
+from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -41,36 +42,12 @@ POLL_SECONDS = 0.05
 SLEEP_MARK = "987"  # the argument of the ``wait`` tool's sleep, to find it among processes
 EXITED = "review exited with status"
 
-DOC = """name = "doc"
-
-[views.human_tools.show]
-description = "Show the notes."
-kind = "output"
-command = "cat"
-args = ["{artifactPath}/notes.txt"]
-
-[views.human_tools.wait]
-description = "Wait for a long time."
-kind = "output"
-command = "sleep"
-args = ["987"]
-
-[evals.signoff]
-title = "Signed off"
-profile = { kind = "human" }
-payload.instruction = "Read the notes of {doc}, then sign off."
-
-[evals.signoff.pass_schema]
-type = "object"
-properties.approved = { const = true }
-required = ["approved"]
-additionalProperties = false
-
-[evals.signoff.fail_schema]
-type = "object"
-properties.reason = { type = "string" }
-required = ["reason"]
-"""
+DOC = artifact(
+    "doc",
+    show_tool(),
+    human_tool("wait", "Wait for a long time.", "sleep", [SLEEP_MARK]),
+    signoff_eval("Read the notes of {doc}, then sign off."),
+)
 
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 

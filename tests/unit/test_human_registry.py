@@ -8,8 +8,7 @@ Real processes are exercised in tests/integration/test_human_tools.py.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
 import anyio
 import pytest
@@ -21,10 +20,11 @@ from domain.tools.human_lines import OutputLine, ProgramEnded, ToolLogEvent
 from domain.tools.human_registry import HumanToolPorts, HumanToolRegistry
 from domain.tools.registry import RegistryError
 from domain.tools.results import ToolError
-from ports.launch import LaunchObserver
 from ports.process import ProcessOutcome, ProcessSpec
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeProcessRunner, FakePrograms, hang_forever
+from tests.support.human_workspace import artifact, human_eval, human_tool
+from tests.support.human_world import FakeLauncher, NoRegex
 
 pytestmark = pytest.mark.anyio
 
@@ -38,47 +38,23 @@ REVIEWER_ENV = {
     "SECRET_TOKEN": "hunter2",
 }
 
-APP = b"""name = "app"
-mounts = { lib = "lib" }
-
-[views.human_tools.inspect]
-description = "Inspect {artifactName}."
-kind = "output"
-command = "inspector"
-args = ["--all", "{artifactPath}", "--file={artifactPath}/notes.md", "{lib}/api.md", "{logo}"]
-timeout_ms = 5000
-
-[views.human_tools.start]
-description = "Start the viewer."
-kind = "launch"
-command = "app-viewer"
-args = ["{artifactPath}/notes.md"]
-
-[views.human_tools.leak]
-description = "Names an Artifact outside the review."
-kind = "output"
-command = "cat"
-args = ["{other}"]
-
-[views.human_tools.ghost]
-description = "Names a missing file."
-kind = "output"
-command = "cat"
-args = ["{artifactPath}/ghost.md"]
-
-[views.human_tools.linked]
-description = "Names a symlink."
-kind = "output"
-command = "cat"
-args = ["{artifactPath}/link.md"]
-
-[views.human_tools.local]
-description = "A program of the Artifact."
-kind = "output"
-command = "./run.sh"
-args = []
-
-[views.human_tools]
+APP = artifact(
+    "app",
+    human_tool(
+        "inspect",
+        "Inspect {artifactName}.",
+        "inspector",
+        ["--all", "{artifactPath}", "--file={artifactPath}/notes.md", "{lib}/api.md", "{logo}"],
+        extra="timeout_ms = 5000\n",
+    ),
+    human_tool(
+        "start", "Start the viewer.", "app-viewer", ["{artifactPath}/notes.md"], kind="launch"
+    ),
+    human_tool("leak", "Names an Artifact outside the review.", "cat", ["{other}"]),
+    human_tool("ghost", "Names a missing file.", "cat", ["{artifactPath}/ghost.md"]),
+    human_tool("linked", "Names a symlink.", "cat", ["{artifactPath}/link.md"]),
+    human_tool("local", "A program of the Artifact.", "./run.sh", []),
+    """[views.human_tools]
 notes = { builtin = "read", args = ["notes.md"] }
 folder = { builtin = "list", args = ["docs"] }
 root = { builtin = "list", args = ["{artifactPath}"] }
@@ -89,17 +65,15 @@ open_link = { builtin = "open", args = ["link.md"] }
 web = { builtin = "open", args = ["https://example.com/x"] }
 map = { builtin = "graph", args = [] }
 usage = { builtin = "help", args = ["tool", "sub"] }
-
-[evals.check]
-title = "Check"
-profile = { kind = "human" }
-payload.instruction = "Check {logo}."
-
-[evals.review]
+""",
+    human_eval("check", "Check", "Check {logo}."),
+    """[evals.review]
 title = "Review"
 profile = { kind = "agent", backend = "openai", model = "test" }
 payload.instruction = "Review."
-"""
+""",
+    settings='mounts = { lib = "lib" }\n',
+).encode()
 
 LIB = b"""name = "lib"
 
@@ -107,14 +81,7 @@ LIB = b"""name = "lib"
 notes = { builtin = "read", args = ["api.md"] }
 """
 
-LOGO = b"""name = "logo"
-
-[views.human_tools.view]
-description = "View the logo."
-kind = "output"
-command = "viewer"
-args = ["{artifactPath}"]
-"""
+LOGO = artifact("logo", human_tool("view", "View the logo.", "viewer", ["{artifactPath}"])).encode()
 
 
 def tree() -> dict[str, Node]:
@@ -130,34 +97,6 @@ def tree() -> dict[str, Node]:
         "pics": {"logo.svg": b"<svg/>", "logo.svg.artf": LOGO},
         "other": {"index.artf": b'name = "other"\n'},
     }
-
-
-@dataclass
-class FakeLauncher:
-    """Records every launch; ``error`` makes the spawn fail."""
-
-    error: OSError | None = None
-    launches: list[tuple[tuple[str, ...], str, Mapping[str, str], Any]] = field(
-        default_factory=list
-    )
-
-    def launch(
-        self,
-        argv: tuple[str, ...],
-        cwd: str,
-        env: Mapping[str, str],
-        observer: LaunchObserver | None = None,
-    ) -> None:
-        if self.error is not None:
-            raise self.error
-        self.launches.append((argv, cwd, dict(env), observer))
-
-
-class NoRegex:
-    """Human built-ins never search."""
-
-    def __getattr__(self, name: str) -> Any:
-        raise AssertionError("a Human built-in used the regex engine")
 
 
 class World:

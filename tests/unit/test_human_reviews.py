@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import pytest
 
-from domain.config_service import ConfigService
-from domain.reviews.agent_review import ReviewPorts
 from domain.reviews.human_definition import DEFINITION_CHANGED, EVAL_GONE
 from domain.reviews.human_errors import (
     CANCELLED,
@@ -36,84 +34,38 @@ from domain.reviews.human_requests import (
 )
 from domain.reviews.human_reviews import (
     HUMAN_RESULT_MAX_BYTES,
-    HumanReviewPorts,
-    HumanReviews,
 )
 from domain.reviews.request_views import RequestViews, list_line
 from domain.reviews.reviewers import INVALID_REVIEWER
 from domain.reviews.verify import WAIT_CANCELLED, Verify, VerifyOptions, VerifyPorts, select_evals
 from domain.tools.cancellation import Cancellation
-from domain.tools.human_registry import HumanToolPorts
-from domain.tools.registry import ToolPorts
 from domain.workspace import Workspace
 from ports.process import ProcessOutcome
 from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
-from ports.sessions import ProcessIdentity
 from tests.fakes.filesystem import MemoryFilesystem, Symlink
-from tests.fakes.model import ScriptedBackend, ScriptedBackends
-from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms
-from tests.fakes.state import MemoryStateStore
-from tests.unit.test_human_registry import FakeLauncher, NoRegex
+from tests.fakes.processes import FakeClock, FakeProcessRunner
+from tests.support.human_workspace import artifact, human_eval, human_tool, show_tool, signoff_eval
+from tests.support.human_world import PRODUCER, HumanWorld, Table
 
 pytestmark = pytest.mark.anyio
-ME = ProcessIdentity(4242, 1000.0)
-PRODUCER = {"name": "alice@host", "version": "1.0"}
 
-DOC = """name = "doc"
-[views.human_tools.show]
-description = "Show the notes."
-kind = "output"
-command = "cat"
-args = ["{artifactPath}/notes.txt"]
-[views.human_tools.fail]
-description = "Fails."
-kind = "output"
-command = "false"
-args = []
-[views.human_tools]
-notes = { builtin = "read", args = ["notes.txt"] }
-[evals.signoff]
-title = "Signed off"
-profile = { kind = "human" }
-payload.instruction = "Sign off {doc}."
-[evals.signoff.pass_schema]
-type = "object"
-properties.approved = { const = true }
-required = ["approved"]
-additionalProperties = false
-[evals.signoff.fail_schema]
-type = "object"
-properties.reason = { type = "string" }
-required = ["reason"]
-[evals.note]
-title = "A note"
-profile = { kind = "human" }
-payload.instruction = "Write a note on {doc}."
-pass_schema = { type = "object", properties.note = { type = "string" } }
-"""
-SCRATCH = """name = "scratch"
-fingerprint = false
-[evals.check]
-title = "Scratch"
-profile = { kind = "human" }
-payload.instruction = "Check {scratch}."
-"""
+DOC = artifact(
+    "doc",
+    show_tool(),
+    human_tool("fail", "Fails.", "false", []),
+    '[views.human_tools]\nnotes = { builtin = "read", args = ["notes.txt"] }\n',
+    signoff_eval(),
+    human_eval("note", "A note", "Write a note on {doc}.")
+    + 'pass_schema = { type = "object", properties.note = { type = "string" } }\n',
+)
+SCRATCH = artifact(
+    "scratch", human_eval("check", "Scratch", "Check {scratch}."), settings="fingerprint = false\n"
+)
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-class Table:
-    def own_identity(self) -> ProcessIdentity:
-        return ME
-
-    def is_alive(self, identity: ProcessIdentity) -> bool:
-        return True
-
-    def kill_group(self, leader: ProcessIdentity) -> bool:
-        raise AssertionError("verify never kills a group itself")
 
 
 class FakeStore:
@@ -143,57 +95,24 @@ class FakeStore:
         return None
 
 
-class World:
+class World(HumanWorld):
     def __init__(self) -> None:
         self.doc: dict[str, Any] = {"index.artf": DOC.encode(), "notes.txt": b"Notes.\n"}
         self.scratch: dict[str, Any] = {"index.artf": SCRATCH.encode()}
-        self.files = MemoryFilesystem({"/repo": {"doc": self.doc, "scratch": self.scratch}})
-        self.state = MemoryStateStore()
-        self.clock = FakeClock()
-        self.runner = FakeProcessRunner(ProcessOutcome(exit_code=0, stdout=b"Notes.\n"))
-        self.launcher = FakeLauncher()
-        self.sleeps: list[float] = []
-        self.during_sleep: Any = None  # an async callable run at each poll
-
-    def workspace(self) -> Workspace:
-        return ConfigService(self.files).load("/repo")
-
-    def reviews(self) -> HumanReviews:
-        tools = HumanToolPorts(
-            filesystem=self.files,
-            regex=cast(Any, NoRegex()),
-            processes=self.runner,
-            programs=FakePrograms(),
-            launcher=self.launcher,
-            environment={"PATH": "/usr/bin"},
+        super().__init__(
+            MemoryFilesystem({"/repo": {"doc": self.doc, "scratch": self.scratch}}),
+            FakeProcessRunner(ProcessOutcome(exit_code=0, stdout=b"Notes.\n")),
+            FakeClock(),
         )
-        load = ConfigService(self.files).load
-        ports = HumanReviewPorts(self.state, load, tools, self.files, self.clock, PRODUCER)
-        return HumanReviews(ports)
 
     def verify_ports(self) -> VerifyPorts:
-        tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {})
-        review = ReviewPorts(
-            self.clock,
-            ScriptedBackends(ScriptedBackend([])),
-            tools,
-            cast(Any, None),
-            self.workspace,
-        )
-
-        async def sleep(seconds: float) -> None:
-            self.sleeps.append(seconds)
-            self.clock.advance(seconds)
-            if self.during_sleep is not None:
-                await self.during_sleep()
-
         return VerifyPorts(
-            review,
+            self.review_ports(),
             self.state,
             Table(),
             lambda run_id: f"/state/runs/{run_id}",
             PRODUCER,
-            sleep=sleep,
+            sleep=self.sleep,
         )
 
     async def verify(

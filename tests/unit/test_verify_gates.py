@@ -8,26 +8,17 @@ The real CLI and processes: tests/integration/test_human_reviews.py.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
-from domain.config_service import ConfigService
-from domain.reviews.agent_review import ReviewPorts
 from domain.reviews.human_requests import HUMAN_POLL_SECONDS
-from domain.reviews.human_reviews import HumanReviewPorts, HumanReviews
 from domain.reviews.runtime_review import RuntimePorts
 from domain.reviews.verify import NOT_SELECTED, Verify, VerifyOptions, VerifyPorts, select_evals
-from domain.tools.human_registry import HumanToolPorts
-from domain.tools.registry import ToolPorts
-from domain.workspace import Workspace
 from ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node
-from tests.fakes.model import ScriptedBackend, ScriptedBackends
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch
-from tests.fakes.state import MemoryStateStore
-from tests.unit.test_human_registry import FakeLauncher, NoRegex
-from tests.unit.test_human_reviews import PRODUCER, Table
+from tests.support.human_world import PRODUCER, HumanWorld, Table
 
 pytestmark = pytest.mark.anyio
 RUN_DIR = "/state/runs/run-abc"
@@ -55,40 +46,21 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class World:
+class World(HumanWorld):
     def __init__(self, *, policy: bytes | None = None, other: bool = False) -> None:
         tree: dict[str, Node] = {"doc": {"index.artf": DOC}, "app": {"index.artf": APP}}
         if other:  # a second, unrelated Human eval: `other/signoff`
             tree["other"] = {"index.artf": DOC.replace(b"doc", b"other")}
         if policy is not None:
             tree["index.artf"] = policy
-        self.files = MemoryFilesystem({"/repo": tree, "/state": {"runs": {"run-abc": {}}}})
-        self.state = MemoryStateStore()
-        self.clock = FakeClock()
-        self.runner = FakeProcessRunner(ProcessOutcome(exit_code=0), clock=self.clock)
-        self.during_sleep: Any = None
-        self.sleeps: list[float] = []
-
-    def workspace(self) -> Workspace:
-        return ConfigService(self.files).load("/repo")
-
-    def reviews(self) -> HumanReviews:
-        tools = HumanToolPorts(
-            filesystem=self.files,
-            regex=cast(Any, NoRegex()),
-            processes=self.runner,
-            programs=FakePrograms(),
-            launcher=FakeLauncher(),
-            environment={"PATH": "/usr/bin"},
+        clock = FakeClock()
+        super().__init__(
+            MemoryFilesystem({"/repo": tree, "/state": {"runs": {"run-abc": {}}}}),
+            FakeProcessRunner(ProcessOutcome(exit_code=0), clock=clock),
+            clock,
         )
-        load = ConfigService(self.files).load
-        ports = HumanReviewPorts(self.state, load, tools, self.files, self.clock, PRODUCER)
-        return HumanReviews(ports)
 
     def ports(self) -> VerifyPorts:
-        tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {})
-        backends = ScriptedBackends(ScriptedBackend([]))
-        review = ReviewPorts(self.clock, backends, tools, cast(Any, None), self.workspace)
         runtime = RuntimePorts(
             processes=self.runner,
             scratch=FakeScratch(),
@@ -97,20 +69,13 @@ class World:
             clock=self.clock,
             environment={"PATH": "/usr/bin"},
         )
-
-        async def sleep(seconds: float) -> None:
-            self.sleeps.append(seconds)
-            self.clock.advance(seconds)
-            if self.during_sleep is not None:
-                await self.during_sleep()
-
         return VerifyPorts(
-            review,
+            self.review_ports(),
             self.state,
             Table(),
             lambda run_id: RUN_DIR,
             PRODUCER,
-            sleep=sleep,
+            sleep=self.sleep,
             runtime=runtime,
         )
 
