@@ -28,6 +28,7 @@ from entrypoints import (
     cli_reviews,
     cli_server,
     cli_sessions,
+    cli_status,
 )
 from entrypoints.cli_context import CliContext as _State
 from entrypoints.cli_reviews import ReviewCommandError, session_ports
@@ -57,6 +58,7 @@ app.add_typer(config_app, name="config")
 tools_app = typer.Typer(help="Inspect and try the tools reviewers see.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
 app.command("verify")(cli_reviews.verify)
+app.command("status")(cli_status.status_command)
 app.add_typer(cli_reviews.run_app, name="run")
 app.add_typer(cli_reviews.cache_app, name="cache")
 app.add_typer(cli_requests.request_app, name="request")

@@ -219,12 +219,14 @@ def verify(
     remote = _remote_sync(state, backends)  # checked before any state is created
     store = open_state(create=True)
     assert store is not None
+    scripts = container.fingerprint_scripts()
     review = ReviewPorts(
         clock=container.clock(),
         backends=backends,
         tools=container.tool_ports(),
         sessions=session_ports(),
         reload=lambda: config.load(repo),
+        scripts=scripts,
     )
     ports = VerifyPorts(
         review=review,
@@ -240,6 +242,7 @@ def verify(
             programs=container.programs(),
             clock=container.clock(),
             environment=container.environment(),
+            scripts=scripts,
         ),
         remote=remote,
         progress=lambda message: typer.echo(message, err=True),

@@ -22,6 +22,7 @@ from adapters.ry_regex import RyRegexEngine
 from adapters.sqlite_state import SqliteStateStores
 from adapters.system_clock import SystemClock
 from domain.config_service import ConfigService
+from domain.reviews.fingerprint_scripts import ProcessFingerprintScripts, ScriptPorts
 from domain.tools.human_registry import HumanToolPorts
 from domain.tools.registry import ToolPorts
 from domain.tools.tools_check import ToolsCheck
@@ -62,6 +63,17 @@ class Container(containers.DeclarativeContainer):
         programs=programs,
         scratch=scratch,
         environment=environment,
+    )
+    fingerprint_scripts = providers.Factory(
+        ProcessFingerprintScripts,
+        ports=providers.Factory(
+            ScriptPorts,
+            processes=processes,
+            scratch=scratch,
+            filesystem=filesystem,
+            programs=programs,
+            environment=environment,
+        ),
     )
     human_tool_ports = providers.Factory(
         HumanToolPorts,

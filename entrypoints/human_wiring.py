@@ -48,6 +48,7 @@ def human_reviews(store: StateStore) -> HumanReviews:
             filesystem=container.filesystem(),
             clock=container.clock(),
             producer=producer(),
+            scripts=container.fingerprint_scripts(),
         )
     )
 

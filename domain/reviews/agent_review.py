@@ -30,7 +30,7 @@ from domain.reviews.failures import (
     AgentFailure,
     FailureCode,
 )
-from domain.reviews.fingerprints import FingerprintError
+from domain.reviews.fingerprints import FingerprintError, FingerprintScripts
 from domain.reviews.prompt import AgentPrompt, build_prompt
 from domain.reviews.reuse_keys import KeyInputs, eval_def_hash, key_inputs
 from domain.reviews.verdicts import VerdictValidator
@@ -52,6 +52,7 @@ class ReviewPorts:
     tools: ToolPorts
     sessions: SessionPorts
     reload: Callable[[], Workspace]  # re-read the workspace for input revalidation
+    scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
 
 
 @dataclass
@@ -175,7 +176,11 @@ class AgentReview:
         if self.keys.key is not None:
             try:
                 again = await anyio.to_thread.run_sync(
-                    key_inputs, current, self.qualified_id, self.ports.tools.filesystem
+                    key_inputs,
+                    current,
+                    self.qualified_id,
+                    self.ports.tools.filesystem,
+                    self.ports.scripts,
                 )
             except FingerprintError as exc:
                 return ReviewOutcome.failed(FailureCode.FINGERPRINT_RECHECK_FAILED, str(exc), trace)

@@ -51,10 +51,15 @@ class FingerprintScripts(Protocol):
     afterwards, and ``script.timeout_ms``; it checks ``script.files`` (they must exist, no
     symlinks). It returns the raw stdout bytes: the domain validates them with
     ``script_output_value``. A nonzero exit, a timeout, a missing file or a failed cleanup
-    raises ``FingerprintError`` naming the Artifact (stderr is never shown).
+    raises ``FingerprintError`` naming the Artifact (stderr is never shown). The process
+    implementation is ``domain.reviews.fingerprint_scripts``; where ports hold ``None``
+    instead, scripts are "not supported" (``SCRIPTS_UNSUPPORTED``).
     """
 
-    def run(self, artifact: Artifact, script: ScriptFingerprint) -> bytes: ...
+    def run(self, workspace: Workspace, artifact: Artifact, script: ScriptFingerprint) -> bytes:
+        """The raw stdout; ``workspace`` is the one being fingerprinted (a recheck reloads
+        it), for the owner's folder and the ``{name}`` operands."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,7 @@ def compute_fingerprint(
         return ComputedFingerprint(result.value, result.manifest)
     if scripts is None:
         raise FingerprintError(f"Artifact `{artifact.name}`: {SCRIPTS_UNSUPPORTED}")
-    stdout = scripts.run(artifact, declared)
+    stdout = scripts.run(workspace, artifact, declared)
     try:
         return ComputedFingerprint(script_output_value(stdout))
     except FingerprintError as exc:

@@ -20,6 +20,7 @@ import anyio.to_thread
 from domain.diagnostics import ConfigError
 from domain.reviews.failures import FailureCode
 from domain.reviews.fingerprint_errors import FingerprintError
+from domain.reviews.fingerprints import FingerprintScripts
 from domain.reviews.human_definition import DEFINITION_CHANGED, DefinitionMismatch, check_definition
 from domain.reviews.human_errors import (
     CANCELLED,
@@ -69,6 +70,7 @@ async def recheck_key(
     recorded_key: str,
     filesystem: Filesystem,
     cancellation: Cancellation,
+    scripts: FingerprintScripts | None = None,
 ) -> HumanOutcome | None:
     """None when the fingerprints still give ``recorded_key``; otherwise the ERROR outcome to
     settle (INPUT_CHANGED, or FINGERPRINT_RECHECK_FAILED). A cancellation before or during
@@ -81,6 +83,7 @@ async def recheck_key(
             reconnected.workspace,
             reconnected.ref.qualified_id,
             filesystem,
+            scripts,
             abandon_on_cancel=True,
         )
     except FingerprintError as exc:

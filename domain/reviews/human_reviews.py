@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.declarations.model import CommandHumanTool
+from domain.reviews.fingerprints import FingerprintScripts
 from domain.reviews.human_errors import (
     NOT_CLAIMANT,
     NOT_WAITING,
@@ -80,6 +81,7 @@ class HumanReviewPorts:
     filesystem: Filesystem  # fingerprint rechecks
     clock: Clock
     producer: Mapping[str, Any]  # {"name": "user@host", "version": ...} saved with verdicts
+    scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
 
 
 @dataclass(frozen=True)
@@ -256,7 +258,9 @@ class HumanReviews:
         key = request.data.get("key")
         if not isinstance(key, str):
             return
-        failed = await recheck_key(reconnected, key, self.ports.filesystem, token)
+        failed = await recheck_key(
+            reconnected, key, self.ports.filesystem, token, self.ports.scripts
+        )
         if failed is not None:
             self._settle(request, execution, reviewer, failed)
             assert failed.error is not None

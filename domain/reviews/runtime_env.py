@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from domain.tools.command_tools import DEFAULT_LANG
+from ports.scratch import ScratchSpace
 
 # The only variables a runtime command inherits from the caller (an empty value counts as
 # unset; LANG then falls back to DEFAULT_LANG).
@@ -54,3 +55,31 @@ def runtime_environment(
         }
     )
     return env
+
+
+def create_private_dirs(
+    scratch: ScratchSpace, parent: str | None, created: list[str], prefix: str = INVOCATION_PREFIX
+) -> RuntimeDirs:
+    """A fresh private invocation directory below ``parent`` (None: the system's temporary
+    folder) holding the output, tmp, home and cache directories.
+
+    The root enters ``created`` as soon as it exists, so the caller can remove it with
+    ``remove_private_dirs`` on every path, a failed creation of a child included. Raises
+    ``OSError``."""
+    root = scratch.create_private_directory(parent, prefix)
+    created.append(root)
+    return RuntimeDirs(
+        root=root,
+        output=scratch.create_private_directory(root, OUTPUT_PREFIX),
+        tmp=scratch.create_private_directory(root, TMP_PREFIX),
+        home=scratch.create_private_directory(root, HOME_PREFIX),
+        cache=scratch.create_private_directory(root, CACHE_PREFIX),
+    )
+
+
+def remove_private_dirs(scratch: ScratchSpace, created: list[str]) -> None:
+    """Remove what ``create_private_dirs`` created; a path leaves ``created`` once it is gone,
+    so a retry after a failure (``OSError``) removes only what is left."""
+    while created:
+        scratch.remove_tree(created[-1])
+        created.pop()

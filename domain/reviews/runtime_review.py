@@ -27,15 +27,12 @@ import anyio
 from domain.declarations.model import RuntimeProfile
 from domain.reviews.agent_review import ReviewOutcome
 from domain.reviews.failures import INPUT_CHANGED, FailureCode
-from domain.reviews.fingerprints import FingerprintError
+from domain.reviews.fingerprints import FingerprintError, FingerprintScripts
 from domain.reviews.reuse_keys import KeyInputs, key_inputs
 from domain.reviews.runtime_env import (
-    CACHE_PREFIX,
-    HOME_PREFIX,
-    INVOCATION_PREFIX,
-    OUTPUT_PREFIX,
-    TMP_PREFIX,
     RuntimeDirs,
+    create_private_dirs,
+    remove_private_dirs,
     runtime_environment,
 )
 from domain.reviews.runtime_outcome import RUNTIME_OUTPUT_MAX_BYTES, runtime_outcome
@@ -69,6 +66,7 @@ class RuntimePorts:
     programs: ProgramFinder
     clock: Clock
     environment: Mapping[str, str]  # the caller's; only PATH and LANG reach the command
+    scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
 
 
 @dataclass(frozen=True)
@@ -190,26 +188,15 @@ class RuntimeReview:
                 path=parent, workspace=self.workspace.root_path
             )
             raise RuntimePreparationError(message) from None
-        scratch = self.ports.scratch
         try:
-            root = scratch.create_private_directory(parent, INVOCATION_PREFIX)
-            created.append(root)
-            return RuntimeDirs(
-                root=root,
-                output=scratch.create_private_directory(root, OUTPUT_PREFIX),
-                tmp=scratch.create_private_directory(root, TMP_PREFIX),
-                home=scratch.create_private_directory(root, HOME_PREFIX),
-                cache=scratch.create_private_directory(root, CACHE_PREFIX),
-            )
+            return create_private_dirs(self.ports.scratch, parent, created)
         except OSError as exc:
             message = RUN_DIR_UNUSABLE.format(path=parent, reason=exc.strerror or exc)
             raise RuntimePreparationError(message) from None
 
     def _remove(self, created: list[str]) -> None:
         """Remove the invocation directory; it leaves ``created`` once it is gone."""
-        while created:
-            self.ports.scratch.remove_tree(created[-1])
-            created.pop()
+        remove_private_dirs(self.ports.scratch, created)
 
     async def _recheck(self, outcome: ReviewOutcome) -> ReviewOutcome:
         """A verdict of a keyed request holds only if the fingerprints did not change."""
@@ -217,7 +204,11 @@ class RuntimeReview:
             return outcome
         try:
             again = await anyio.to_thread.run_sync(
-                key_inputs, self.workspace, self.qualified_id, self.ports.filesystem
+                key_inputs,
+                self.workspace,
+                self.qualified_id,
+                self.ports.filesystem,
+                self.ports.scripts,
             )
         except FingerprintError as exc:
             return self._replaced(outcome, FailureCode.FINGERPRINT_RECHECK_FAILED, str(exc))

@@ -201,8 +201,10 @@ class Verify:
     def _key(self, ref: EvalRef) -> KeyInputs:
         found = self._keys.get(ref.qualified_id)
         if found is None:
-            filesystem = self.ports.review.tools.filesystem
-            found = key_inputs(self.workspace, ref.qualified_id, filesystem)
+            review = self.ports.review
+            found = key_inputs(
+                self.workspace, ref.qualified_id, review.tools.filesystem, review.scripts
+            )
             self._keys[ref.qualified_id] = found
         return found
 

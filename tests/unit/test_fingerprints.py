@@ -698,7 +698,7 @@ class FakeScripts:
         self.stdout = stdout
         self.calls: list[tuple[str, ScriptFingerprint]] = []
 
-    def run(self, artifact: Artifact, script: ScriptFingerprint) -> bytes:
+    def run(self, workspace: Workspace, artifact: Artifact, script: ScriptFingerprint) -> bytes:
         self.calls.append((artifact.name, script))
         return self.stdout
 

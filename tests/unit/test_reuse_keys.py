@@ -401,7 +401,7 @@ class FakeScripts:
     def __init__(self, stdout: bytes) -> None:
         self.stdout = stdout
 
-    def run(self, artifact: Artifact, script: ScriptFingerprint) -> bytes:
+    def run(self, workspace: Workspace, artifact: Artifact, script: ScriptFingerprint) -> bytes:
         return self.stdout
 
 

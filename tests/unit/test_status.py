@@ -1,0 +1,268 @@
+"""``status``, through fakes: runtime eval ``app/check`` consumes ``doc`` (Human eval
+``doc/signoff``), as in tests/unit/test_verify_gates.py. Each test runs ``verify`` to put
+the state somewhere, then checks that ``status`` predicts it without touching anything.
+
+The real CLI on a real repository: tests/integration/test_status_cli.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from domain.reviews.human_requests import FOLLOWING_HUMAN
+from domain.reviews.runtime_review import RuntimePorts
+from domain.reviews.status import (
+    ASK_HUMAN,
+    EXECUTE_FORCED,
+    Status,
+    StatusOptions,
+    StatusPorts,
+    StatusReport,
+)
+from domain.reviews.verify import NOT_SELECTED, Verify, VerifyOptions, VerifyPorts, select_evals
+from ports.process import ProcessOutcome
+from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
+from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch
+from tests.support.human_world import PRODUCER, HumanWorld, Table
+
+pytestmark = pytest.mark.anyio
+
+DOC = b"""name = "doc"
+[evals.signoff]
+title = "Signed off"
+profile = { kind = "human" }
+payload.instruction = "Sign off {doc}."
+"""
+APP = b"""name = "app"
+[evals.check]
+title = "Check"
+profile = { kind = "runtime", command = "true", args = ["{doc}"] }
+payload.instruction = "Check the app against {doc}."
+"""
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class World(HumanWorld):
+    def __init__(self) -> None:
+        self.doc: dict[str, Node] = {"index.artf": DOC, "notes.txt": b"v1\n"}
+        self.tree: dict[str, Node] = {"doc": self.doc, "app": {"index.artf": APP}}
+        clock = FakeClock()
+        super().__init__(
+            MemoryFilesystem({"/repo": self.tree, "/state": {"runs": {"run-abc": {}}}}),
+            FakeProcessRunner(ProcessOutcome(exit_code=0), clock=clock),
+            clock,
+        )
+
+    async def verify(self, selector: str | None = None, **options: Any) -> dict[str, Any]:
+        runtime = RuntimePorts(
+            processes=self.runner,
+            scratch=FakeScratch(),
+            filesystem=self.files,
+            programs=FakePrograms(),
+            clock=self.clock,
+            environment={"PATH": "/usr/bin"},
+        )
+        ports = VerifyPorts(
+            self.review_ports(),
+            self.state,
+            Table(),
+            lambda run_id: "/state/runs/run-abc",
+            PRODUCER,
+            sleep=self.sleep,
+            runtime=runtime,
+        )
+        workspace = self.workspace()
+        service = Verify(ports, workspace, VerifyOptions("/repo", "/state", **options))
+        refs = select_evals(workspace, selector, selector is None)
+        result = await service.run(refs, service.prepare(refs))
+        self.run = result.run
+        return {r["evalId"]: r for r in result.requests}
+
+    async def sign(self, verdict: str) -> None:
+        (waiting,) = [r for r in self.state.all_requests() if r.status == "WAITING_HUMAN"]
+        reviews = self.reviews()
+        await reviews.claim(waiting.id, "alice")
+        await reviews.submit(waiting.id, "alice", {"verdict": verdict})
+
+    def status(
+        self, selector: str | None = None, *, fresh: bool = False, **options: Any
+    ) -> tuple[StatusReport, dict[str, Any]]:
+        """The report, and its evals' JSON by eval ID; ``fresh``: no state exists."""
+        workspace = self.workspace()
+        ports = StatusPorts(self.files, None if fresh else self.state)
+        report = Status(ports, workspace, StatusOptions(**options)).report(
+            select_evals(workspace, selector, selector is None)
+        )
+        return report, {e["evalId"]: e for e in report.to_json()["evals"]}
+
+    def snapshot(self) -> tuple[Any, ...]:
+        state = self.state
+        return (
+            dict(state.runs),
+            dict(state.requests),
+            dict(state.executions),
+            list(state.history_ids),
+            list(state.touched),
+        )
+
+
+def brief(evals: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {eval_id: (e["state"], e["action"]) for eval_id, e in evals.items()}
+
+
+async def test_nothing_reviewed_yet() -> None:
+    world = World()
+    report, evals = world.status(fresh=True)
+    assert brief(evals) == {
+        "app/check": ("WAIT_DEPENDENCY", "wait"),
+        "doc/signoff": ("UNREVIEWED", "execute"),
+    }
+    assert evals["doc/signoff"]["reason"] == ASK_HUMAN
+    assert evals["app/check"]["reason"] == "Waiting for doc (doc/signoff UNREVIEWED)."
+    assert report.artifacts == {"app": "WAIT_DEPENDENCY", "doc": "UNREVIEWED"}
+    assert report.unmet == ("app", "doc") and not report.satisfied
+    assert report.action_counts() == {"execute": 1, "reuse": 0, "wait": 1, "blocked": 0}
+    check = evals["app/check"]
+    assert check["selected"] and check["included"]
+    assert len(check["key"]) == 64 and len(check["evalDefHash"]) == 64
+    assert set(check["fingerprints"]) == {"app", "doc"}
+    assert check["fingerprint"] == check["fingerprints"]["app"]
+    assert check["last"] is None and check["changes"] is None
+
+
+async def test_a_waiting_human_review_is_reported_and_nothing_is_written() -> None:
+    world = World()
+    requests = await world.verify()
+    before = world.snapshot()
+    report, evals = world.status()
+    assert world.snapshot() == before
+    signoff = evals["doc/signoff"]
+    assert (signoff["state"], signoff["action"]) == ("WAITING_HUMAN", "wait")
+    assert signoff["reason"] == f"{FOLLOWING_HUMAN} ({requests['doc/signoff']['id']})"
+    assert signoff["key"] == requests["doc/signoff"]["key"]
+    assert evals["app/check"]["key"] == requests["app/check"]["key"]
+    assert report.artifacts == {"app": "WAIT_DEPENDENCY", "doc": "WAIT_DEPENDENCY"}
+
+
+async def test_after_green_everything_is_reused_without_touching_records() -> None:
+    world = World()
+    await world.verify()
+    await world.sign("GREEN")
+    await world.verify()
+    before = world.snapshot()
+    report, evals = world.status()
+    assert world.snapshot() == before  # `touched` included: no access time changed
+    assert brief(evals) == {"app/check": ("PASS", "reuse"), "doc/signoff": ("PASS", "reuse")}
+    assert report.satisfied and report.artifacts == {"app": "PASS", "doc": "PASS"}
+    assert report.action_counts()["reuse"] == 2
+
+
+async def test_a_red_input_blocks_its_consumer() -> None:
+    world = World()
+    await world.verify()
+    await world.sign("RED")
+    report, evals = world.status()
+    assert brief(evals) == {"app/check": ("BLOCKED", "blocked"), "doc/signoff": ("RED", "reuse")}
+    assert evals["app/check"]["reason"] == "Blocked by doc (doc/signoff RED)."
+    assert report.artifacts == {"app": "BLOCKED", "doc": "RED"}
+
+
+async def test_status_agrees_with_the_validation_verify_saves() -> None:
+    world = World()
+    await world.verify()
+    await world.sign("RED")
+    await world.verify()
+    report, evals = world.status()
+    validation = world.run["validation"]
+    renamed = {"GREEN": "PASS", "WAIT": "WAIT_DEPENDENCY"}
+    assert report.artifacts == {k: renamed.get(v, v) for k, v in validation["artifacts"].items()}
+    assert {k: e["state"] for k, e in evals.items()} == {
+        k: renamed.get(v, v) for k, v in validation["evals"].items()
+    }
+    assert list(report.unmet) == validation["unmetObligations"]
+
+
+async def test_an_edit_makes_the_verdict_stale_and_names_what_changed() -> None:
+    world = World()
+    await world.verify()
+    await world.sign("GREEN")
+    requests = await world.verify()
+    old = requests["doc/signoff"]
+    world.doc["notes.txt"] = b"v2\n"
+    report, evals = world.status()
+    signoff = evals["doc/signoff"]
+    assert (signoff["state"], signoff["action"]) == ("STALE", "execute")
+    assert signoff["key"] != old["key"]
+    assert signoff["last"] == {
+        "runId": old["provenance"]["runId"],
+        "verdict": "GREEN",
+        "fingerprint": old["fingerprints"]["doc"],
+    }
+    assert signoff["changes"]["dependencies"] == ["doc"]
+    assert signoff["changes"]["summary"] == (
+        f"Fingerprint changed since Run {old['provenance']['runId']}: Artifact doc changed"
+    )
+    check = evals["app/check"]  # its key covers `doc` too, and its gate closed again
+    assert (check["state"], check["action"]) == ("WAIT_DEPENDENCY", "wait")
+    assert check["changes"]["summary"].endswith("dependency doc changed")
+    assert report.artifacts == {"app": "WAIT_DEPENDENCY", "doc": "STALE"}
+
+
+async def test_a_scope_eval_that_is_not_selected_waits_for_a_selection() -> None:
+    world = World()
+    _, evals = world.status("app/check", fresh=True)
+    signoff = evals["doc/signoff"]
+    assert (signoff["selected"], signoff["included"]) == (False, False)
+    assert (signoff["action"], signoff["reason"]) == ("wait", NOT_SELECTED)
+    assert list(evals) == ["app/check", "doc/signoff"]
+
+    _, evals = world.status("app/check", fresh=True, recursive=True)
+    signoff = evals["doc/signoff"]
+    assert (signoff["selected"], signoff["included"], signoff["action"]) == (
+        False,
+        True,
+        "execute",
+    )
+
+
+async def test_ignoring_gates_executes_early_and_keeps_the_obligations() -> None:
+    world = World()
+    report, evals = world.status(fresh=True, ignore_gates=True)
+    assert brief(evals)["app/check"] == ("UNREVIEWED", "execute")
+    assert report.unmet == ("app", "doc")
+    await world.verify(ignore_gates=True)
+    report, evals = world.status(ignore_gates=True)
+    assert brief(evals)["app/check"] == ("PASS", "reuse")
+    assert report.artifacts == {"app": "INCOMPLETE", "doc": "WAIT_DEPENDENCY"}
+
+
+async def test_force_executes_what_would_be_reused() -> None:
+    world = World()
+    await world.verify(ignore_gates=True)  # app/check GREEN under its key
+    _, evals = world.status("app/check", force=True, ignore_gates=True)
+    assert (evals["app/check"]["action"], evals["app/check"]["reason"]) == (
+        "execute",
+        EXECUTE_FORCED,
+    )
+    _, evals = world.status("app/check", ignore_gates=True)
+    assert evals["app/check"]["action"] == "reuse"
+
+
+async def test_a_fingerprint_failure_is_an_error_of_every_eval_it_keys() -> None:
+    world = World()
+    world.doc["link"] = Symlink("notes.txt")
+    report, evals = world.status(fresh=True)
+    assert brief(evals) == {  # the gate decides the state first, as in verify
+        "app/check": ("WAIT_DEPENDENCY", "blocked"),
+        "doc/signoff": ("ERROR", "blocked"),
+    }
+    assert "symbolic link" in evals["doc/signoff"]["reason"]
+    assert evals["doc/signoff"]["key"] is None
+    assert report.fingerprint_failures == ("app/check", "doc/signoff")
+    assert report.artifacts == {"app": "WAIT_DEPENDENCY", "doc": "ERROR"}
