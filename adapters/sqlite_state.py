@@ -165,17 +165,21 @@ class SqliteStateStore:
         """Saves status, execution id and data (a request never changes Run, eval or
         ordinal)."""
         with self._transaction(write=True) as connection:
-            result = connection.execute(
-                sa.update(requests_table)
-                .where(requests_table.c.id == request.id, requests_table.c.run_id == request.run_id)
-                .values(
-                    execution_id=request.execution_id,
-                    status=request.status,
-                    data=dump_data(request.data),
-                )
+            self._write_request(connection, request)
+
+    @staticmethod
+    def _write_request(connection: sa.Connection, request: RequestRecord) -> None:
+        result = connection.execute(
+            sa.update(requests_table)
+            .where(requests_table.c.id == request.id, requests_table.c.run_id == request.run_id)
+            .values(
+                execution_id=request.execution_id,
+                status=request.status,
+                data=dump_data(request.data),
             )
-            if result.rowcount != 1:
-                raise StateError(f"Request not found: {request.id} (Run {request.run_id})")
+        )
+        if result.rowcount != 1:
+            raise StateError(f"Request not found: {request.id} (Run {request.run_id})")
 
     def get_run(self, run_id: str) -> RunRecord | None:
         with self._transaction(write=False) as connection:
@@ -266,7 +270,9 @@ class SqliteStateStore:
         with self._transaction(write=True) as connection:
             connection.execute(sa.insert(executions).values(execution_values(execution, key=None)))
 
-    def complete_execution(self, execution: ExecutionRecord, *, record: bool) -> bool:
+    def complete_execution(
+        self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
+    ) -> bool:
         text = dump_data(execution.data)
         size = data_bytes(text)
         settles = execution.status not in ACTIVE_EXECUTION_STATUSES
@@ -299,6 +305,8 @@ class SqliteStateStore:
             )
             if result.rowcount != 1:
                 raise StateError("Active execution not found.")
+            if request is not None:  # the same transaction: never one without the other
+                self._write_request(connection, request)
         if recorded:
             try:
                 self.collect_garbage()

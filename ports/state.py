@@ -161,8 +161,11 @@ class StateStore(Protocol):
         """Insert an execution that holds no key (unkeyed or forced)."""
         ...
 
-    def complete_execution(self, execution: ExecutionRecord, *, record: bool) -> bool:
-        """Settle an active execution (matched by id, owner and active status).
+    def complete_execution(
+        self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
+    ) -> bool:
+        """Settle an active execution (matched by id, owner and active status), and save
+        ``request`` in the same transaction when given, so neither is saved without the other.
 
         With ``record`` (GREEN/RED with a key) and a serialized size within
         RECORD_MAX_BYTES, append it to the key's reuse history, then collect garbage beyond

@@ -651,9 +651,10 @@ class Verify:
             data=data,
         )
         recorded = self.ports.state.complete_execution(
-            settled, record=verdict and request["key"] is not None
+            settled,
+            record=verdict and request["key"] is not None,
+            request=_request_record(request),
         )
-        self.ports.state.update_request(_request_record(request))
         return settled, recorded
 
     def _finish_run(self, result: RunResult, inputs: ScheduleInputs) -> None:

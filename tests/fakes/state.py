@@ -101,10 +101,14 @@ class MemoryStateStore:
     def insert_execution(self, execution: ExecutionRecord) -> None:
         self.executions[execution.id] = dataclasses.replace(execution, key=None)
 
-    def complete_execution(self, execution: ExecutionRecord, *, record: bool) -> bool:
+    def complete_execution(
+        self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
+    ) -> bool:
         active = self.executions.get(execution.id)
         if active is None or active.status not in ACTIVE_STATUSES:
             raise StateError("Active execution not found.")
+        if request is not None:
+            self.update_request(request)
         self.executions[execution.id] = execution
         recorded = record and execution.key is not None and execution.status in VERDICTS
         if recorded:

@@ -33,7 +33,7 @@ from domain.reviews.verify import Verify, VerifyOptions, VerifyPorts
 from domain.workspace import Workspace
 from ports.conversations import ConversationNotFound
 from ports.model import FailureKind, ProviderFailure, TurnRequest, TurnResponse, UserText
-from ports.state import ExecutionRecord, StateStore
+from ports.state import ExecutionRecord, RequestRecord, StateStore
 from tests.fakes.model import (
     ScriptedBackend,
     ScriptedBackends,
@@ -248,9 +248,11 @@ class RecordingStore:
         self._setup = setup
         self.commits: list[tuple[str, int]] = []
 
-    def complete_execution(self, execution: ExecutionRecord, *, record: bool) -> bool:
+    def complete_execution(
+        self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
+    ) -> bool:
         self.commits.append((execution.status, len(self._setup.events("stop"))))
-        return self._store.complete_execution(execution, record=record)
+        return self._store.complete_execution(execution, record=record, request=request)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

@@ -21,6 +21,7 @@ from ports.state import (
     KeyInUse,
     RequestRecord,
     RunRecord,
+    StateError,
     StateStore,
 )
 from tests.fakes.state import MemoryStateStore
@@ -295,3 +296,27 @@ def test_all_requests_newest_run_first_in_ordinal_order(store: StateStore) -> No
     human_run(store, "run-a", "2026-01-01", [("run-a-1", execution.id), ("run-a-2", execution.id)])
     human_run(store, "run-b", "2026-01-02", [("run-b-1", execution.id)])
     assert [r.id for r in store.all_requests()] == ["run-b-1", "run-a-1", "run-a-2"]
+
+
+# --- a request settles together with its execution -------------------------------------------
+
+
+def test_a_request_is_saved_with_its_execution_or_not_at_all(store: StateStore) -> None:
+    run = RunRecord("run-a", "/repo", "RUNNING", {"createdAt": SETTLED_AT})
+    queued = RequestRecord("run-a-1", "run-a", "doc/review", 1, None, "QUEUED", {"n": 1})
+    store.create_run(run, [queued])
+    first = running("execution-1")
+    assert store.claim(first, alive).outcome is ClaimOutcome.OWNED
+    green = settled(first, "GREEN", SETTLED_AT)
+    done = dataclasses.replace(queued, execution_id=first.id, status="GREEN", data={"n": 2})
+    assert store.complete_execution(green, record=True, request=done)
+    saved = store.get_request("run-a-1")
+    assert saved is not None and (saved.status, saved.data) == ("GREEN", {"n": 2})
+
+    second = running("execution-2", key=None)
+    store.insert_execution(second)
+    stranger = dataclasses.replace(done, id="run-a-9")  # a request that does not exist
+    with pytest.raises(StateError):
+        store.complete_execution(settled(second, "RED", SETTLED_AT), record=False, request=stranger)
+    unchanged = store.get_execution("execution-2")
+    assert unchanged is not None and unchanged.status == "RUNNING"  # rolled back together
