@@ -41,7 +41,7 @@ from domain.tools.sessions import SessionPorts
 from entrypoints.cli_context import CliContext
 from ports.model import BackendUnavailable, ModelBackends
 from ports.review_store import RemoteConfigError, RemoteFailure
-from ports.state import KeyInUse, StateError, StateStore
+from ports.state import KeyInUse, RunRecord, StateError, StateStore
 
 SESSIONS_FOLDER = "tool-sessions"
 RUNS_FOLDER = "runs"
@@ -54,6 +54,8 @@ TEST_ENDPOINT_VARIABLES = {
     "anthropic": "ARTIFACTIZE_ANTHROPIC_BASE_URL",
 }
 RUN_LIST_DEFAULT_LIMIT = 50
+RUNNING_STATUS = "RUNNING"  # a Run not finished yet (or whose verifier died)
+RUN_POLL_SECONDS = 0.1  # how often `run show --wait` reads the Run again (at most 0.2 s)
 WAIT_TIMED_OUT_TEXT = (
     "Human wait timed out after {ms} ms; the requests stay open (artifactize request list)."
 )
@@ -364,14 +366,59 @@ def run_text(result: RunResult) -> str:
 
 
 @run_app.command("show")
-def run_show(run_id: Annotated[str, typer.Argument(help="A Run ID, e.g. run-Hq2b9X.")]) -> None:
-    """Print a saved Run with its requests as JSON. Needs no repository; runs nothing."""
+def run_show(
+    run_id: Annotated[str, typer.Argument(help="A Run ID, e.g. run-Hq2b9X.")],
+    wait: Annotated[
+        bool,
+        typer.Option("--wait", help="Stay until the Run is no longer RUNNING; exit its code."),
+    ] = False,
+    timeout_ms: Annotated[
+        int | None,
+        typer.Option(
+            "--timeout-ms",
+            help=f"With --wait: how long to wait (default {WAIT_TIMEOUT_DEFAULT_MS}, "
+            "1-2147483647); then print the Run as it is and exit 3.",
+        ),
+    ] = None,
+) -> None:
+    """Print a saved Run with its requests as JSON. Needs no repository; runs nothing.
+
+    With --wait, poll until the Run settled (another terminal's `verify` finishes it), then
+    exit 0 GREEN, 1 RED, 2 ERROR, 4 INCOMPLETE; 3 when --timeout-ms passed first.
+    """
+    if timeout_ms is not None and not wait:
+        raise ReviewCommandError(WAIT_NEEDS_WAIT)
+    try:
+        limit_ms = check_wait_timeout(WAIT_TIMEOUT_DEFAULT_MS if timeout_ms is None else timeout_ms)
+    except ValueError as exc:
+        raise ReviewCommandError(str(exc)) from None
     store = open_state(create=False)
     run = store.get_run(run_id) if store is not None else None
     if run is None or store is None:
         raise ReviewCommandError(f"Unknown Run: {run_id}")
+    if wait:
+        clock = CliContext.container.clock()
+        deadline = clock.monotonic() + limit_ms / 1000
+        found, saved = run, store
+
+        async def poll() -> RunRecord:
+            current = found
+            while current.status == RUNNING_STATUS and clock.monotonic() < deadline:
+                await anyio.sleep(min(RUN_POLL_SECONDS, max(0.0, deadline - clock.monotonic())))
+                current = saved.get_run(run_id) or current
+            return current
+
+        polled = anyio.run(until_signal, poll)
+        if polled is None:
+            raise typer.Exit(EXIT_CANCELLED)
+        run = polled
     requests = [dict(r.data) for r in store.list_requests(run_id)]
     _emit_json({**run.data, "requests": requests})
+    if not wait:
+        return
+    if run.status == RUNNING_STATUS:
+        raise typer.Exit(EXIT_WAIT_TIMED_OUT)
+    raise typer.Exit(EXIT_FOR_STATUS.get(run.status, EXIT_CANCELLED))
 
 
 @run_app.command("list")

@@ -101,12 +101,16 @@ async def wait_for_humans(
     sleep: Callable[[float], Awaitable[None]],
     *,
     first: bool = False,
+    on_poll: Callable[[], Awaitable[None]] | None = None,
 ) -> bool:
     """Poll every HUMAN_POLL_SECONDS until no request of ``requests`` waits for a person
     (with ``first``: until one of them settled, so ``verify`` can run what it unblocks),
     replacing each settled one in place with its saved form; True when ``deadline``
-    (``clock.monotonic()`` seconds) passed first. Reads only: the requests stay open."""
+    (``clock.monotonic()`` seconds) passed first. Reads only: the requests stay open.
+    ``on_poll`` runs before each read (``verify`` refreshes remote records there)."""
     while True:
+        if on_poll is not None:
+            await on_poll()
         settled = False
         for request in requests:
             if request["status"] != WAITING_HUMAN:

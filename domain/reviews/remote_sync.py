@@ -4,6 +4,9 @@ Before the Run claims anything, one batched lookup asks the store for every key;
 valid answer newer than the local latest record is mirrored into the local history, so the
 ordinary claim reuses it (``source.kind`` ``remote``). After a local GREEN/RED keyed record
 is committed it is published (summary or full share), with its execution-path pins.
+During the Run, ``refresh`` asks again for keys still without a result, just before each
+keyed claim and on each Human wait poll, so a verdict published meanwhile by a teammate is
+reused; a per-key interval keeps these polls from flooding the store.
 
 Failures follow the store's rules: when the store is unreachable (fail open) one warning
 is printed and the rest of the Run goes on without it; when it refuses us (fail closed) the
@@ -30,6 +33,8 @@ CONTINUING = "{reason}; continuing without the remote review store."
 INVALID_RECORD = "Ignoring an invalid remote review record: {problem}"
 UNASKED_KEY = "the store answered for key {key}, which was not asked for"
 HUMAN_STAYS_LOCAL = "This result stays local: remote token {name} lacks the human scope."
+# At most one lookup per key per this many seconds during a Run (reviews-and-store §5.4).
+REFRESH_INTERVAL_SECONDS = 1.0
 
 
 class RemoteSync:
@@ -40,6 +45,8 @@ class RemoteSync:
         self.usable = True
         self.mirrored = 0
         self.published = 0
+        self.lookups = 0  # lookup calls made, for tests and diagnostics
+        self._looked_up: dict[str, float] = {}  # key -> clock.monotonic() of its last lookup
 
     async def _who(self) -> Principal:
         if self.principal is None:
@@ -52,14 +59,22 @@ class RemoteSync:
         self.usable = False
         self.warn(CONTINUING.format(reason=failure.message.rstrip(".")))
 
-    async def mirror(self, keys: Sequence[str], state: StateStore) -> None:
-        """Mirror the store's newer records of ``keys`` into the local reuse history."""
+    async def mirror(
+        self, keys: Sequence[str], state: StateStore, now: float | None = None
+    ) -> None:
+        """Mirror the store's newer records of ``keys`` into the local reuse history.
+
+        ``now`` (``clock.monotonic()``) marks the keys as just looked up, so an immediate
+        ``refresh`` of the same keys (the first claim right after this) asks nothing."""
         wanted = sorted(set(keys))
         if not wanted or not self.usable:
             return
         try:
             if READ_SCOPE not in (await self._who()).scopes:
                 return
+            if now is not None:
+                self._looked_up.update(dict.fromkeys(wanted, now))
+            self.lookups += 1
             answers = await self.store.lookup(wanted)
         except RemoteFailure as failure:
             self._fail_open(failure)
@@ -75,6 +90,17 @@ class RemoteSync:
                 continue
             if state.add_mirror(mirror_record(checked, self.store.settings.url)):
                 self.mirrored += 1
+
+    async def refresh(self, keys: Sequence[str], state: StateStore, now: float) -> None:
+        """``mirror`` the keys not looked up in the last REFRESH_INTERVAL_SECONDS (``now``:
+        ``clock.monotonic()``); the others are skipped, so polling loops may call this every
+        time round without asking the store more than once a second per key."""
+        due = [
+            key
+            for key in sorted(set(keys))
+            if key not in self._looked_up or now - self._looked_up[key] >= REFRESH_INTERVAL_SECONDS
+        ]
+        await self.mirror(due, state, now)
 
     async def publish(self, execution: Mapping[str, Any], kinds: Mapping[str, str]) -> None:
         """Publish a locally produced GREEN/RED keyed execution; mirrors never go back."""

@@ -20,6 +20,9 @@ A Human eval runs nothing here (``human_requests``): it reuses, follows a Human 
 its key that already waits, or asks a person (``WAITING_HUMAN``). Without ``wait`` the Run
 then ends INCOMPLETE; with it, ``verify`` polls until the people submitted (the verdicts
 settle this same Run) or the deadline passed (``waitTimedOut``; the requests stay open).
+
+With a team review store, keys still without a result are looked up again just before each
+keyed claim and on each wait poll (``RemoteSync.refresh``, rate-limited per key).
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ JOIN_POLL_SECONDS = 0.2
 SESSION_ID_BYTES = 16
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
 WAIT_CANCELLED = "The Run was cancelled while waiting for Human reviews."
+STARTED_NOTICE = "Started {run_id} (follow: artifactize run show {run_id} --wait)"
 WAITING_NOTICE = (
     "Waiting for Human reviews: {ids} (artifactize request claim/tool/submit, "
     "from another terminal)."
@@ -87,6 +91,8 @@ NOT_SELECTED = (
 NOT_SELECTED_UNKEYED = (
     "Not selected, and it has no reuse key ({reason}): select it, or verify with --recursive."
 )
+# Request statuses still without a result: their keys are looked up again in the store.
+UNRESOLVED = frozenset({"QUEUED", "WAIT_DEPENDENCY", "BLOCKED", WAITING_HUMAN})
 IGNORE_GATES = "ignore"  # review_policy.dependency_gates that bypasses execution gates
 
 
@@ -250,8 +256,10 @@ class Verify:
         if remote is not None and not self.options.force:
             # Before anything is claimed; a refusal (fail closed) leaves no Run behind.
             wanted = [k.key for k in [*keys, *other_keys] if k.key is not None]
-            await remote.mirror(wanted, self.ports.state)
+            await remote.mirror(wanted, self.ports.state, self.ports.review.clock.monotonic())
         self.ports.state.create_run(self._run_record(run), [_request_record(r) for r in requests])
+        if self.ports.progress is not None:  # so another terminal can follow this Run
+            self.ports.progress(STARTED_NOTICE.format(run_id=run_id))
         result = self.result = RunResult(run, requests)
         settle = dict(zip((r["id"] for r in requests), zip(refs, keys, strict=True), strict=True))
         clock = self.ports.review.clock
@@ -402,6 +410,7 @@ class Verify:
         if holds_key:
             joined = False
             while True:
+                await self._refresh_remote([request])
                 claim = self.ports.state.claim(execution, self._owner_alive)
                 if claim.outcome is ClaimOutcome.REUSED:
                     assert claim.record is not None
@@ -478,12 +487,22 @@ class Verify:
                 self.ports.review.clock,
                 self.ports.sleep,
                 first=True,
+                on_poll=lambda: self._refresh_remote(result.requests),
             )
         except anyio.get_cancelled_exc_class():
             result.run["error"] = WAIT_CANCELLED
             raise
         result.run["waitTimedOut"] = timed_out
         return timed_out
+
+    async def _refresh_remote(self, requests: list[dict[str, Any]]) -> None:
+        """Ask the team store again for the keys of ``requests`` still without a result
+        (rate-limited per key by ``RemoteSync.refresh``); never with ``force``."""
+        remote = self.ports.remote
+        if remote is None or self.options.force:
+            return
+        keys = [r["key"] for r in requests if r["key"] and r["status"] in UNRESOLVED]
+        await remote.refresh(keys, self.ports.state, self.ports.review.clock.monotonic())
 
     def _owner_alive(self, pid: int, start_time: float) -> bool:
         return self.ports.processes.is_alive(ProcessIdentity(pid, start_time))

@@ -448,3 +448,48 @@ def test_a_publishing_failure_keeps_the_local_verdict(
     assert failed.error.startswith("The Human result is saved locally, but publishing it failed: ")
     monkeypatch.setenv("ARTIFACTIZE_REMOTE", "off")
     assert fx.signoff()["status"] == "GREEN"
+
+
+def test_run_show_wait_follows_a_waiting_run_to_its_outcome(fx: Fixture) -> None:
+    waiter = fx.spawn("verify", "--all", "--wait", "--timeout-ms", "60000")
+    try:
+        deadline = time.monotonic() + 30
+        request: dict[str, Any] | None = None
+        while request is None or request["status"] != "WAITING_HUMAN":
+            assert time.monotonic() < deadline and waiter.poll() is None, "verify never waited"
+            time.sleep(0.05)
+            found = fx.cli("request", "list").data if fx.state.exists() else []
+            request = next((r for r in found if r["evalId"] == "doc/signoff"), None)
+        run_id = request["runId"]
+        early = fx.cli("run", "show", run_id, "--wait", "--timeout-ms", "300")
+        assert (early.code, early.data["status"]) == (3, "RUNNING"), early
+        assert fx.cli("request", "claim", request["id"]).code == 0
+        assert fx.submit(request["id"], "--verdict", "GREEN", "--fields", GREEN_FIELDS).code == 0
+        followed = fx.cli("run", "show", run_id, "--wait", "--timeout-ms", "30000")
+        out, err = waiter.communicate(timeout=30)
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+            waiter.communicate()
+    assert (followed.code, followed.data["status"]) == (0, "GREEN"), followed
+    assert [r["status"] for r in followed.data["requests"]] == ["GREEN", "GREEN"]
+    assert waiter.returncode == 0, err
+    # verify named the Run on stderr as soon as it existed; stdout stays one JSON document
+    started = f"Started {run_id} (follow: artifactize run show {run_id} --wait)"
+    assert err.splitlines()[0] == started
+    assert json.loads(out)["id"] == run_id
+
+
+def test_run_show_wait_options(fx: Fixture) -> None:
+    finished = fx.cli("verify", "--all")
+    assert finished.code == 4 and finished.data["status"] == "INCOMPLETE"  # stdout: JSON only
+    run_id = finished.data["id"]
+    assert f"Started {run_id} (follow: artifactize run show {run_id} --wait)" in finished.err
+    settled = fx.cli("run", "show", run_id, "--wait")
+    assert (settled.code, settled.data["id"]) == (4, run_id)  # already settled: no wait
+    assert fx.cli("run", "show", run_id).code == 0  # without --wait: always 0
+    refused = fx.cli("run", "show", run_id, "--timeout-ms", "300")
+    assert (refused.code, refused.error) == (2, "--timeout-ms requires --wait.")
+    for value in ("0", "2147483648"):
+        refused = fx.cli("run", "show", run_id, "--wait", "--timeout-ms", value)
+        assert refused.code == 2 and "between 1 and 2147483647" in refused.error

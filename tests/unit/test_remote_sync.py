@@ -1,0 +1,187 @@
+"""``RemoteSync.refresh``: at most one store lookup per key per REFRESH_INTERVAL_SECONDS,
+and the Human wait loop of ``verify`` refreshes through it (never with ``force``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import pytest
+
+from domain.reviews.human_requests import HUMAN_POLL_SECONDS
+from domain.reviews.remote_records import build_record
+from domain.reviews.remote_sync import REFRESH_INTERVAL_SECONDS, RemoteSync
+from domain.reviews.verify import Verify, VerifyOptions, VerifyPorts, select_evals
+from ports.review_store import Principal, RemoteSettings
+from ports.state import StateStore
+from tests.fakes.processes import FakeClock
+from tests.unit.test_verify import Setup, backends
+from tests.unit.test_verify_gates import World
+
+pytestmark = pytest.mark.anyio
+SETTINGS = RemoteSettings("https://store.example/", "summary", "tok", "env")
+# The person signs once a refresh interval has passed, so the batch lookup made before the
+# Run no longer covers the dependent's key.
+SIGN_ON_POLL = int(2 * REFRESH_INTERVAL_SECONDS / HUMAN_POLL_SECONDS)
+NO_STATE = cast(StateStore, None)  # nothing is mirrored when the store answers nothing
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class CountingStore:
+    """A store that knows no record and remembers every key it was asked for."""
+
+    settings = SETTINGS
+
+    def __init__(self, scopes: Sequence[str] = ("read",)) -> None:
+        self.principal = Principal("ci", tuple(scopes))
+        self.asked: list[list[str]] = []
+
+    async def whoami(self) -> Principal:
+        return self.principal
+
+    async def lookup(self, keys: Sequence[str]) -> list[Mapping[str, Any]]:
+        self.asked.append(list(keys))
+        return []
+
+    async def publish(self, key: str, record: Mapping[str, Any]) -> bool:
+        raise AssertionError("nothing is published here")
+
+    async def aclose(self) -> None:
+        pass
+
+    def count(self, key: str) -> int:
+        return sum(key in batch for batch in self.asked)
+
+
+def warn(message: str) -> None:
+    raise AssertionError(f"unexpected warning: {message}")
+
+
+async def test_a_key_is_looked_up_at_most_once_per_interval() -> None:
+    store = CountingStore()
+    sync = RemoteSync(store, warn)
+    await sync.refresh(["k1"], NO_STATE, 10.0)
+    await sync.refresh(["k1"], NO_STATE, 10.0 + REFRESH_INTERVAL_SECONDS / 2)
+    await sync.refresh(["k1", "k2"], NO_STATE, 10.9)  # only the new key is due
+    await sync.refresh(["k1", "k2"], NO_STATE, 10.0 + REFRESH_INTERVAL_SECONDS)
+    assert store.asked == [["k1"], ["k2"], ["k1"]]
+
+
+async def test_the_batched_mirror_counts_as_a_lookup_for_refresh() -> None:
+    store = CountingStore()
+    sync = RemoteSync(store, warn)
+    await sync.mirror(["k1", "k2"], NO_STATE, 5.0)
+    await sync.refresh(["k1", "k2"], NO_STATE, 5.1)  # the first claim right after
+    assert store.asked == [["k1", "k2"]]
+
+
+async def test_without_read_scope_refresh_asks_nothing() -> None:
+    store = CountingStore(scopes=("publish",))
+    sync = RemoteSync(store, warn)
+    await sync.refresh(["k1"], NO_STATE, 1.0)
+    assert store.asked == []
+
+
+async def run_waiting(*, force: bool) -> tuple[CountingStore, str, float, int]:
+    """``verify --wait`` of a Human eval nobody submits, through fakes: each poll's sleep
+    advances the fake clock; returns the store, the eval's key, the seconds waited and the
+    number of polls."""
+    setup = Setup()
+    store = CountingStore()
+    workspace = setup.workspace()
+    ports = setup.ports(backends())
+    clock = cast(FakeClock, ports.review.clock)
+    start = clock.monotonic()
+    polls: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        polls.append(seconds)
+        clock.advance(seconds)
+
+    ports = dataclasses.replace(ports, remote=RemoteSync(store, warn), sleep=sleep)
+    options = VerifyOptions("/repo", "/state", force=force, wait=True, wait_timeout_ms=3000)
+    service = Verify(ports, workspace, options)
+    refs = select_evals(workspace, "doc/signoff", False)
+    result = await service.run(refs, service.prepare(refs))
+    assert result.run["waitTimedOut"] is True
+    (request,) = result.requests
+    return store, str(request["key"]), clock.monotonic() - start, len(polls)
+
+
+async def test_the_human_wait_polls_the_store_once_a_second_per_key() -> None:
+    store, key, waited, polls = await run_waiting(force=False)
+    # One batched lookup before the Run, then at most one refresh per elapsed interval;
+    # the 0.2 s polls in between (and the claim right after the batch) ask nothing.
+    assert waited >= 3.0 and polls >= 15
+    assert 3 <= store.count(key) <= 1 + int(waited // REFRESH_INTERVAL_SECONDS)
+
+
+async def test_a_forced_run_never_looks_anything_up() -> None:
+    store, _, _, polls = await run_waiting(force=True)
+    assert polls >= 15
+    assert store.asked == []
+
+
+class PublishingStore(CountingStore):
+    """A store that answers with ``records`` once a teammate published them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[Mapping[str, Any]] = []
+
+    async def lookup(self, keys: Sequence[str]) -> list[Mapping[str, Any]]:
+        await super().lookup(keys)
+        return [r for r in self.records if r["key"] in keys]
+
+
+class RemoteWorld(World):
+    def __init__(self, store: CountingStore) -> None:
+        super().__init__()
+        self.remote = RemoteSync(store, warn)
+
+    def ports(self) -> VerifyPorts:
+        return dataclasses.replace(super().ports(), remote=self.remote)
+
+
+async def teammate_record() -> dict[str, Any]:
+    """The summary record of ``app/check`` as a teammate's own Run produced it."""
+    teammate = World()
+    signed = False
+
+    async def sign_once() -> None:
+        nonlocal signed
+        if not signed:
+            signed = True
+            await teammate.sign("GREEN")
+
+    teammate.during_sleep = sign_once
+    requests = await teammate.verify(wait=True)
+    execution = teammate.state.executions[requests["app/check"]["executionId"]]
+    return build_record(execution.data, execution.data["kinds"], "summary")
+
+
+async def test_a_record_published_while_the_run_waits_for_a_human_is_reused() -> None:
+    record = await teammate_record()
+    store = PublishingStore()
+    world = RemoteWorld(store)
+    polls = 0
+
+    async def publish_then_sign() -> None:
+        nonlocal polls
+        polls += 1
+        if polls == 1:  # the teammate publishes while this Run waits for `doc/signoff`
+            store.records.append(record)
+        if polls == SIGN_ON_POLL:
+            await world.sign("GREEN")
+
+    world.during_sleep = publish_then_sign
+    requests = await world.verify(wait=True)
+    check = requests["app/check"]
+    assert (check["status"], check["source"]["kind"]) == ("GREEN", "remote")
+    assert world.runner.specs == [] and world.run["executionsStarted"] == 0
+    assert store.count(record["key"]) >= 2  # the batch, then a refresh during the wait
