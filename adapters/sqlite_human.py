@@ -20,6 +20,7 @@ from ports.state import (
     HumanNotWaiting,
     HumanSettlement,
     RequestRecord,
+    Supersession,
 )
 
 WAITING_HUMAN = "WAITING_HUMAN"
@@ -117,6 +118,45 @@ def settle(
             .values(status=fields["status"], data=dump_data(data), claimed_by=None, claimed_at=None)
         )
     return tuple(follower.id for follower in followers)
+
+
+def supersede(connection: sa.Connection, key: str, supersession: Supersession) -> None:
+    """Merge ``supersession`` into the WAITING_HUMAN execution holding ``key`` (at most one)
+    and its WAITING_HUMAN requests, dropping their claims; nothing when none waits."""
+    waiting = connection.execute(
+        sa.select(executions).where(executions.c.key == key, executions.c.status == WAITING_HUMAN)
+    ).all()
+    execution_fields = dict(supersession.execution_fields)
+    request_fields = dict(supersession.request_fields)
+    for execution in waiting:
+        data = {**load_data(execution.data, "executions", execution.id), **execution_fields}
+        connection.execute(
+            sa.update(executions)
+            .where(executions.c.id == execution.id)
+            .values(
+                status=execution_fields["status"],
+                completed_at=execution_fields["completedAt"],
+                data=dump_data(data),
+            )
+        )
+        followers = connection.execute(
+            sa.select(requests).where(
+                requests.c.execution_id == execution.id, requests.c.status == WAITING_HUMAN
+            )
+        ).all()
+        for follower in followers:
+            merged = {**load_data(follower.data, "requests", follower.id), **request_fields}
+            connection.execute(
+                sa.update(requests)
+                .where(requests.c.id == follower.id)
+                .values(
+                    status=request_fields["status"],
+                    execution_id=request_fields["executionId"],
+                    data=dump_data(merged),
+                    claimed_by=None,
+                    claimed_at=None,
+                )
+            )
 
 
 def all_requests(connection: sa.Connection) -> list[RequestRecord]:

@@ -72,6 +72,7 @@ from ports.state import (
     RequestRecord,
     RunRecord,
     StateError,
+    Supersession,
 )
 
 __all__ = ["OWNER_DIED_CODE", "OWNER_DIED_ERROR", "SqliteStateStore", "SqliteStateStores"]
@@ -314,9 +315,10 @@ class SqliteStateStore:
                 _log.warning("Cache GC failed: %s", error)
         return recorded
 
-    def add_mirror(self, execution: ExecutionRecord) -> bool:
+    def add_mirror(self, execution: ExecutionRecord, supersede: Supersession) -> bool:
         """Insert a settled record mirrored from the remote store into its key's history,
-        unless that execution is known already or the local latest completed later."""
+        unless that execution is known already or the local latest completed later; then,
+        in the same transaction, ``supersede`` a Human wait of the key (``sqlite_human``)."""
         key, completed = execution.key, execution.completed_at
         if key is None or completed is None or execution.status not in RECORDED_VERDICTS:
             raise ValueError(f"A mirror is a completed, keyed GREEN/RED record: {execution.id}")
@@ -336,6 +338,7 @@ class SqliteStateStore:
             values = execution_values(execution, key=key)
             values.update(bytes=size, last_used=self._now())
             connection.execute(sa.insert(executions).values(values))
+            human.supersede(connection, key, supersede)
         try:
             self.collect_garbage()
         except StateError as error:

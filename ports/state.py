@@ -109,6 +109,21 @@ class HumanSettlement:
 
 
 @dataclass(frozen=True)
+class Supersession:
+    """What ``StateStore.add_mirror`` writes when the mirror ends a local Human wait.
+
+    Built by the domain (it decides what a superseded execution and its requests say); the
+    store only merges it, in the mirror's transaction, so no waiting request can outlive the
+    newer result that answers it. ``execution_fields`` are merged into the data of the key's
+    WAITING_HUMAN execution (their ``status`` and ``completedAt`` become its columns);
+    ``request_fields`` into every WAITING_HUMAN request of that execution (their ``status``
+    and ``executionId`` become its columns)."""
+
+    execution_fields: Mapping[str, Any]
+    request_fields: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
 class HumanSettled:
     recorded: bool  # whether the execution joined its key's reuse history
     followers: tuple[str, ...]  # the IDs of the follower requests settled with it
@@ -173,10 +188,13 @@ class StateStore(Protocol):
         an active execution). Returns whether it was recorded."""
         ...
 
-    def add_mirror(self, execution: ExecutionRecord) -> bool:
-        """Insert a completed GREEN/RED record mirrored from the remote review store into its
-        key's history (owner pid and start time 0), unless an execution with that id exists
-        or the key's local latest record completed at the same time or later."""
+    def add_mirror(self, execution: ExecutionRecord, supersede: Supersession) -> bool:
+        """In one IMMEDIATE transaction: insert a completed GREEN/RED record mirrored from
+        the remote review store into its key's history (owner pid and start time 0), unless
+        an execution with that id exists or the key's local latest record completed at the
+        same time or later; when inserted, apply ``supersede`` to the key's WAITING_HUMAN
+        execution (if any) and its WAITING_HUMAN requests, and delete their Human claims.
+        Returns whether the mirror was inserted."""
         ...
 
     def get_execution(self, execution_id: str) -> ExecutionRecord | None: ...

@@ -6,6 +6,10 @@ transaction. A GREEN or RED verdict of a request with a reuse key joins the key'
 does. Followers (requests of other Runs that waited on the same execution) receive the
 result the way a reuse hit does: status, result, provenance, reviewer and producer of the
 original, ``usage: null`` and ``source.kind`` ``joined``; an ERROR reaches them too.
+
+A newer verdict mirrored from the team review store also ends a local Human wait of its
+key (``supersession``): the waiting execution becomes ERROR / SUPERSEDED and all its
+waiting requests receive the mirror like a reuse of it (``source.kind`` ``remote``).
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ports.state import ExecutionRecord, HumanSettlement, RequestRecord
+from ports.state import ExecutionRecord, HumanSettlement, RequestRecord, Supersession
 
 VERDICT_STATUSES = ("GREEN", "RED")
 FOLLOWER_SOURCE_KIND = "joined"
+MIRROR_SOURCE_KIND = "remote"
+SUPERSEDED_CODE = "SUPERSEDED"
+SUPERSEDED_ERROR = "Superseded by the completed result {id} for this key."
 
 
 @dataclass(frozen=True)
@@ -91,8 +98,27 @@ def build_settlement(
     )
 
 
-def follower_fields(execution: ExecutionRecord, completed_at: str) -> dict[str, Any]:
-    """What a follower of ``execution`` receives, like a reuse hit of it."""
+def supersession(mirror: ExecutionRecord, completed_at: str) -> Supersession:
+    """What a mirrored record writes over a local Human wait of its key (reviews-and-store
+    §5.2): the wait is answered by a newer result, so asking a person is moot. Its requests
+    take the mirror as a reuse would (``source.kind`` ``remote``), at ``completed_at``."""
+    superseded = {
+        "status": "ERROR",
+        "errorCode": SUPERSEDED_CODE,
+        "error": SUPERSEDED_ERROR.format(id=mirror.id),
+        "completedAt": completed_at,
+    }
+    return Supersession(
+        execution_fields=superseded,
+        request_fields=follower_fields(mirror, completed_at, MIRROR_SOURCE_KIND),
+    )
+
+
+def follower_fields(
+    execution: ExecutionRecord, completed_at: str, kind: str = FOLLOWER_SOURCE_KIND
+) -> dict[str, Any]:
+    """What a request waiting on another's result receives, like a reuse hit of
+    ``execution`` found as ``kind`` (``joined`` for a Human settlement's followers)."""
     data = execution.data
     provenance = data["provenance"]
     return {
@@ -112,7 +138,7 @@ def follower_fields(execution: ExecutionRecord, completed_at: str) -> dict[str, 
         "source": {
             "runId": provenance["runId"],
             "requestId": provenance["requestId"],
-            "kind": FOLLOWER_SOURCE_KIND,
+            "kind": kind,
         },
         "completedAt": completed_at,
         "blockedReason": None,

@@ -6,7 +6,8 @@ ordinary claim reuses it (``source.kind`` ``remote``). After a local GREEN/RED k
 is committed it is published (summary or full share), with its execution-path pins.
 During the Run, ``refresh`` asks again for keys still without a result, just before each
 keyed claim and on each Human wait poll, so a verdict published meanwhile by a teammate is
-reused; a per-key interval keeps these polls from flooding the store.
+reused; a per-key interval keeps these polls from flooding the store. A mirrored record
+also ends a local Human wait of its key (``supersession``), in the mirror's transaction.
 
 Failures follow the store's rules: when the store is unreachable (fail open) one warning
 is printed and the rest of the Run goes on without it; when it refuses us (fail closed) the
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from domain.reviews.human_settlement import supersession
 from domain.reviews.remote_push import HUMAN_SCOPE, PUBLISH_SCOPE, READ_SCOPE
 from domain.reviews.remote_records import (
     RecordError,
@@ -60,12 +62,19 @@ class RemoteSync:
         self.warn(CONTINUING.format(reason=failure.message.rstrip(".")))
 
     async def mirror(
-        self, keys: Sequence[str], state: StateStore, now: float | None = None
+        self,
+        keys: Sequence[str],
+        state: StateStore,
+        now: float | None = None,
+        *,
+        settled_at: str,
     ) -> None:
         """Mirror the store's newer records of ``keys`` into the local reuse history.
 
         ``now`` (``clock.monotonic()``) marks the keys as just looked up, so an immediate
-        ``refresh`` of the same keys (the first claim right after this) asks nothing."""
+        ``refresh`` of the same keys (the first claim right after this) asks nothing.
+        ``settled_at`` (a timestamp) is when requests of a superseded Human wait got the
+        mirror: the store cannot tell the time itself without making the result untestable."""
         wanted = sorted(set(keys))
         if not wanted or not self.usable:
             return
@@ -88,10 +97,13 @@ class RemoteSync:
             if checked.key not in asked:
                 self.warn(INVALID_RECORD.format(problem=UNASKED_KEY.format(key=checked.key)))
                 continue
-            if state.add_mirror(mirror_record(checked, self.store.settings.url)):
+            mirrored = mirror_record(checked, self.store.settings.url)
+            if state.add_mirror(mirrored, supersession(mirrored, settled_at)):
                 self.mirrored += 1
 
-    async def refresh(self, keys: Sequence[str], state: StateStore, now: float) -> None:
+    async def refresh(
+        self, keys: Sequence[str], state: StateStore, now: float, *, settled_at: str
+    ) -> None:
         """``mirror`` the keys not looked up in the last REFRESH_INTERVAL_SECONDS (``now``:
         ``clock.monotonic()``); the others are skipped, so polling loops may call this every
         time round without asking the store more than once a second per key."""
@@ -100,7 +112,7 @@ class RemoteSync:
             for key in sorted(set(keys))
             if key not in self._looked_up or now - self._looked_up[key] >= REFRESH_INTERVAL_SECONDS
         ]
-        await self.mirror(due, state, now)
+        await self.mirror(due, state, now, settled_at=settled_at)
 
     async def publish(self, execution: Mapping[str, Any], kinds: Mapping[str, str]) -> None:
         """Publish a locally produced GREEN/RED keyed execution; mirrors never go back."""

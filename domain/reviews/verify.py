@@ -256,7 +256,12 @@ class Verify:
         if remote is not None and not self.options.force:
             # Before anything is claimed; a refusal (fail closed) leaves no Run behind.
             wanted = [k.key for k in [*keys, *other_keys] if k.key is not None]
-            await remote.mirror(wanted, self.ports.state, self.ports.review.clock.monotonic())
+            await remote.mirror(
+                wanted,
+                self.ports.state,
+                self.ports.review.clock.monotonic(),
+                settled_at=self._now(),
+            )
         self.ports.state.create_run(self._run_record(run), [_request_record(r) for r in requests])
         if self.ports.progress is not None:  # so another terminal can follow this Run
             self.ports.progress(STARTED_NOTICE.format(run_id=run_id))
@@ -502,7 +507,9 @@ class Verify:
         if remote is None or self.options.force:
             return
         keys = [r["key"] for r in requests if r["key"] and r["status"] in UNRESOLVED]
-        await remote.refresh(keys, self.ports.state, self.ports.review.clock.monotonic())
+        await remote.refresh(
+            keys, self.ports.state, self.ports.review.clock.monotonic(), settled_at=self._now()
+        )
 
     def _owner_alive(self, pid: int, start_time: float) -> bool:
         return self.ports.processes.is_alive(ProcessIdentity(pid, start_time))

@@ -26,6 +26,7 @@ from ports.state import (
     RequestRecord,
     RunRecord,
     StateError,
+    Supersession,
 )
 
 VERDICTS = ("GREEN", "RED")
@@ -115,7 +116,7 @@ class MemoryStateStore:
             self.history_ids.append(execution.id)
         return recorded
 
-    def add_mirror(self, execution: ExecutionRecord) -> bool:
+    def add_mirror(self, execution: ExecutionRecord, supersede: Supersession) -> bool:
         assert execution.key is not None and execution.completed_at is not None
         latest = self.latest_record(execution.key, touch=False)
         newer = latest is None or (latest.completed_at or "") < execution.completed_at
@@ -123,7 +124,32 @@ class MemoryStateStore:
             return False
         self.executions[execution.id] = execution
         self.history_ids.append(execution.id)
+        self._supersede(execution.key, supersede)
         return True
+
+    def _supersede(self, key: str, supersede: Supersession) -> None:
+        """The key's Human wait ends: its execution and waiting requests take the fields."""
+        execution_fields = dict(supersede.execution_fields)
+        request_fields = dict(supersede.request_fields)
+        waiting = [
+            e for e in self.executions.values() if e.key == key and e.status == "WAITING_HUMAN"
+        ]
+        for holder in waiting:
+            self.executions[holder.id] = dataclasses.replace(
+                holder,
+                status=execution_fields["status"],
+                completed_at=execution_fields["completedAt"],
+                data={**holder.data, **execution_fields},
+            )
+            for request in list(self.requests.values()):
+                if request.execution_id == holder.id and request.status == "WAITING_HUMAN":
+                    self.requests[request.id] = dataclasses.replace(
+                        request,
+                        status=request_fields["status"],
+                        execution_id=request_fields["executionId"],
+                        data={**request.data, **request_fields},
+                    )
+                    self.claims.pop(request.id, None)
 
     def get_execution(self, execution_id: str) -> ExecutionRecord | None:
         return self.executions.get(execution_id)

@@ -20,6 +20,8 @@ from typing import Any
 import psutil
 import pytest
 
+from tests.support.workspaces import toml_value as toml
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PYTHON = os.path.realpath(sys.executable)
 SECRET = "do-not-leak-51c9"
@@ -40,10 +42,6 @@ elif command == "hang":
     open(report, "w").write(str(os.getpid()))
     time.sleep(60)
 """
-
-
-def toml(value: Any) -> str:
-    return json.dumps(value)
 
 
 class Repo:

@@ -47,9 +47,9 @@ from tests.integration.test_tool_sessions import (  # noqa: F401  (no_leftovers 
     NOT_READY,
     Setup,
     no_leftovers,
-    toml,
     wait_until,
 )
+from tests.support.workspaces import toml_value as toml
 
 pytestmark = pytest.mark.anyio
 
@@ -71,8 +71,8 @@ class ReviewSetup(Setup):
         (self.repo / "harness.cfg").write_text("harness configuration\n", encoding="utf-8")
         text = (self.repo / "index.artf").read_text(encoding="utf-8")
         text = text.replace(
-            "[views.agent_sessions.app]\nstart = { command",
-            '[views.agent_sessions.app]\nstart = { execution_paths = ["harness.cfg"], command',
+            "[views.agent_sessions.app]\nstart = { ",
+            '[views.agent_sessions.app]\nstart = { execution_paths = ["harness.cfg"], ',
         )
         profile = {"kind": "agent", "backend": "openai", "model": "m1"}
         evals = [

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from adapters.sqlite_state import SqliteStateStores
+from domain.reviews.human_settlement import supersession
 from ports.state import (
     ClaimOutcome,
     ExecutionRecord,
@@ -103,15 +104,18 @@ def test_a_dead_owner_is_settled_and_the_key_taken(store: StateStore) -> None:
     assert dead is not None and dead.status == "ERROR" and dead.data["errorCode"] == "OWNER_DIED"
 
 
+MIRRORED_AT = "2026-02-01T00:00:00.000000000Z"
+
+
 def test_mirrors_join_only_when_newer(store: StateStore) -> None:
     local = running("execution-1")
     store.insert_execution(local)
     store.complete_execution(settled(local, "GREEN", "2026-01-02T00:00:00.000000000Z"), record=True)
-    older = settled(running("remote-x", pid=0), "RED", "2026-01-01T00:00:00.000000000Z")
-    newer = settled(running("remote-y", pid=0), "RED", "2026-01-03T00:00:00.000000000Z")
-    assert not store.add_mirror(older)
-    assert store.add_mirror(newer)
-    assert not store.add_mirror(newer)  # known already
+    older = mirror("remote-x", "RED", "2026-01-01T00:00:00.000000000Z")
+    newer = mirror("remote-y", "RED", "2026-01-03T00:00:00.000000000Z")
+    assert not store.add_mirror(older, supersession(older, MIRRORED_AT))
+    assert store.add_mirror(newer, supersession(newer, MIRRORED_AT))
+    assert not store.add_mirror(newer, supersession(newer, MIRRORED_AT))  # known already
     latest = store.latest_record(KEY, touch=False)
     assert latest is not None and latest.id == "remote-y"
 
@@ -320,3 +324,96 @@ def test_a_request_is_saved_with_its_execution_or_not_at_all(store: StateStore) 
         store.complete_execution(settled(second, "RED", SETTLED_AT), record=False, request=stranger)
     unchanged = store.get_execution("execution-2")
     assert unchanged is not None and unchanged.status == "RUNNING"  # rolled back together
+
+
+# --- a mirror supersedes a local Human wait ----------------------------------------------
+
+
+def mirror(identifier: str, status: str, completed: str) -> ExecutionRecord:
+    """A mirrored record as ``mirror_record`` makes it: self-contained, no owner."""
+    data: dict[str, Any] = {
+        "id": identifier,
+        "status": status,
+        "result": {"verdict": status},
+        "profile": {"kind": "human"},
+        "provenance": {"runId": "run-t", "requestId": "run-t-1", "completedAt": completed},
+        "usage": [],
+        "producer": {"name": "artifactize"},
+        "reviewer": "carol",
+        "origin": {"url": "https://store.example/", "publisher": "team"},
+    }
+    return ExecutionRecord(identifier, KEY, "d" * 64, status, 0, 0.0, None, completed, data)
+
+
+def waiting_owner_and_follower(store: StateStore) -> tuple[RequestRecord, RequestRecord]:
+    """A Human wait of KEY: its owner request (claimed by alice) and a follower (by bob)."""
+    execution = waiting_execution(store, "execution-1")
+    (owner,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
+    (follower,) = human_run(store, "run-b", "2", [("run-b-1", execution.id)])
+    store.claim_human(owner.id, "alice", "t1")
+    store.claim_human(follower.id, "bob", "t2")
+    return owner, follower
+
+
+@pytest.mark.parametrize("verdict", ["GREEN", "RED"])
+def test_a_newer_mirror_supersedes_the_waiting_execution_and_answers_its_requests(
+    store: StateStore, verdict: str
+) -> None:
+    owner, follower = waiting_owner_and_follower(store)
+    remote = mirror("remote-x", verdict, "2026-01-03T00:00:00.000000000Z")
+    assert store.add_mirror(remote, supersession(remote, MIRRORED_AT))
+    superseded = store.get_execution("execution-1")
+    assert superseded is not None
+    assert (superseded.status, superseded.completed_at) == ("ERROR", MIRRORED_AT)
+    assert superseded.data["errorCode"] == "SUPERSEDED"
+    assert superseded.data["error"] == ("Superseded by the completed result remote-x for this key.")
+    for waited in (owner, follower):
+        saved = store.get_request(waited.id)
+        assert saved is not None
+        assert (saved.status, saved.execution_id) == (verdict, "remote-x")
+        assert saved.data["id"] == waited.id  # merged into the request, not replaced
+        assert saved.data["source"] == {
+            "runId": "run-t",
+            "requestId": "run-t-1",
+            "kind": "remote",
+        }
+        assert (saved.data["usage"], saved.data["reusedUsage"]) == (None, [])
+        assert (saved.data["reviewer"], saved.data["completedAt"]) == ("carol", MIRRORED_AT)
+        assert saved.data["blockedReason"] is None
+        assert store.human_claim(waited.id) is None
+    with pytest.raises(HumanNotWaiting):
+        store.claim_human(owner.id, "alice", "t3")
+    latest = store.latest_record(KEY, touch=False)
+    assert latest is not None and latest.id == "remote-x"
+
+
+def test_an_older_mirror_leaves_the_human_wait_alone(store: StateStore) -> None:
+    owner, follower = waiting_owner_and_follower(store)
+    forced = running("execution-2", pid=11)  # a forced run recorded while the Human waits
+    store.insert_execution(forced)
+    store.complete_execution(
+        settled(forced, "GREEN", "2026-01-02T00:00:00.000000000Z"), record=True
+    )
+    remote = mirror("remote-x", "RED", "2026-01-01T00:00:00.000000000Z")
+    assert not store.add_mirror(remote, supersession(remote, MIRRORED_AT))
+    waiting = store.get_execution("execution-1")
+    assert waiting is not None and waiting.status == "WAITING_HUMAN"
+    for waited, reviewer in ((owner, "alice"), (follower, "bob")):
+        saved = store.get_request(waited.id)
+        assert saved is not None and (saved.status, saved.execution_id) == (
+            "WAITING_HUMAN",
+            "execution-1",
+        )
+        claim = store.human_claim(waited.id)
+        assert claim is not None and claim.reviewer == reviewer
+
+
+def test_a_mirror_leaves_other_keys_and_settled_requests_alone(store: StateStore) -> None:
+    other = waiting_execution(store, "execution-9", key="b" * 64)
+    (request,) = human_run(store, "run-c", "3", [("run-c-1", other.id)])
+    remote = mirror("remote-x", "GREEN", "2026-01-03T00:00:00.000000000Z")
+    assert store.add_mirror(remote, supersession(remote, MIRRORED_AT))
+    saved = store.get_request(request.id)
+    assert saved is not None and saved.status == "WAITING_HUMAN"
+    holder = store.get_execution(other.id)
+    assert holder is not None and holder.status == "WAITING_HUMAN"

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.workspaces import toml_value as toml
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PYTHON = os.path.realpath(sys.executable)
 STATE_FILE = "state.sqlite"
@@ -30,10 +32,6 @@ CLI = (
     "cli.main()\n"
 )
 LOG_SCRIPT = "import sys; open(sys.argv[1], 'a').write('ran\\n')"
-
-
-def toml(value: Any) -> str:
-    return json.dumps(value)
 
 
 class Repo:

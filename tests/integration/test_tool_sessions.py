@@ -59,6 +59,7 @@ from domain.tools.sessions import (
 from domain.tools.tools_check import ToolsCheck, ToolsCheckRequest
 from entrypoints import cli, cli_reviews
 from ports.sessions import JournalEntry, JournalRole, ProcessIdentity
+from tests.support.workspaces import toml_value as toml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HARNESS = str(Path(__file__).resolve().with_name("session_harness.py"))
@@ -171,18 +172,6 @@ def dead_identity() -> ProcessIdentity:
 
 
 # --- workspace, ports, calls --------------------------------------------------------------------
-
-
-def toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(toml(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {toml(v)}" for k, v in value.items()) + " }"
-    raise TypeError(value)
 
 
 @dataclass

@@ -21,7 +21,7 @@ from typing import Any
 import psutil
 import pytest
 
-from tests.integration.test_tool_sessions import HARNESS, PYTHON, harness_processes, toml
+from tests.integration.test_tool_sessions import HARNESS, PYTHON, harness_processes
 from tests.support.fake_provider import (
     FakeProvider,
     delayed,
@@ -30,6 +30,7 @@ from tests.support.fake_provider import (
     openai_text,
     openai_tool_call,
 )
+from tests.support.workspaces import toml_value as toml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVAL = "doc/review"

@@ -48,7 +48,7 @@ def declare_pinned_start_and_a_runtime_eval(repo: Repo) -> None:
     add a runtime eval (which needs no provider) to exercise verify's write-through."""
     (repo.path / "harness.cfg").write_text("config\n", encoding="utf-8")
     text = (repo.path / "index.artf").read_text(encoding="utf-8")
-    text = text.replace("start = { command", 'start = { execution_paths = ["harness.cfg"], command')
+    text = text.replace("start = { ", 'start = { execution_paths = ["harness.cfg"], ', 1)
     text += (
         "[evals.lint]\n"
         'title = "The notes exist"\n'

@@ -24,6 +24,7 @@ import psutil
 import pytest
 
 from domain.reviews.runtime_outcome import RUNTIME_OUTPUT_MAX_BYTES
+from tests.support.workspaces import toml_value as toml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PYTHON = os.path.realpath(sys.executable)
@@ -68,11 +69,6 @@ elif command == "edit":
     with open(rest[0], "a") as target:
         target.write("edited by the eval itself\n")
 """
-
-
-def toml(value: Any) -> str:
-    """Strings and string arrays as TOML (JSON's escapes are valid TOML basic strings)."""
-    return json.dumps(value)
 
 
 class Repo:

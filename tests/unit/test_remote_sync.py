@@ -24,6 +24,7 @@ SETTINGS = RemoteSettings("https://store.example/", "summary", "tok", "env")
 # The person signs once a refresh interval has passed, so the batch lookup made before the
 # Run no longer covers the dependent's key.
 SIGN_ON_POLL = int(2 * REFRESH_INTERVAL_SECONDS / HUMAN_POLL_SECONDS)
+AT = "2026-01-01T00:00:00.000000000Z"  # when superseded Human waits got a mirror
 NO_STATE = cast(StateStore, None)  # nothing is mirrored when the store answers nothing
 
 
@@ -65,25 +66,25 @@ def warn(message: str) -> None:
 async def test_a_key_is_looked_up_at_most_once_per_interval() -> None:
     store = CountingStore()
     sync = RemoteSync(store, warn)
-    await sync.refresh(["k1"], NO_STATE, 10.0)
-    await sync.refresh(["k1"], NO_STATE, 10.0 + REFRESH_INTERVAL_SECONDS / 2)
-    await sync.refresh(["k1", "k2"], NO_STATE, 10.9)  # only the new key is due
-    await sync.refresh(["k1", "k2"], NO_STATE, 10.0 + REFRESH_INTERVAL_SECONDS)
+    await sync.refresh(["k1"], NO_STATE, 10.0, settled_at=AT)
+    await sync.refresh(["k1"], NO_STATE, 10.0 + REFRESH_INTERVAL_SECONDS / 2, settled_at=AT)
+    await sync.refresh(["k1", "k2"], NO_STATE, 10.9, settled_at=AT)  # only the new key is due
+    await sync.refresh(["k1", "k2"], NO_STATE, 10.0 + REFRESH_INTERVAL_SECONDS, settled_at=AT)
     assert store.asked == [["k1"], ["k2"], ["k1"]]
 
 
 async def test_the_batched_mirror_counts_as_a_lookup_for_refresh() -> None:
     store = CountingStore()
     sync = RemoteSync(store, warn)
-    await sync.mirror(["k1", "k2"], NO_STATE, 5.0)
-    await sync.refresh(["k1", "k2"], NO_STATE, 5.1)  # the first claim right after
+    await sync.mirror(["k1", "k2"], NO_STATE, 5.0, settled_at=AT)
+    await sync.refresh(["k1", "k2"], NO_STATE, 5.1, settled_at=AT)  # the first claim right after
     assert store.asked == [["k1", "k2"]]
 
 
 async def test_without_read_scope_refresh_asks_nothing() -> None:
     store = CountingStore(scopes=("publish",))
     sync = RemoteSync(store, warn)
-    await sync.refresh(["k1"], NO_STATE, 1.0)
+    await sync.refresh(["k1"], NO_STATE, 1.0, settled_at=AT)
     assert store.asked == []
 
 
@@ -185,3 +186,43 @@ async def test_a_record_published_while_the_run_waits_for_a_human_is_reused() ->
     assert (check["status"], check["source"]["kind"]) == ("GREEN", "remote")
     assert world.runner.specs == [] and world.run["executionsStarted"] == 0
     assert store.count(record["key"]) >= 2  # the batch, then a refresh during the wait
+
+
+async def teammate_signoff_record() -> dict[str, Any]:
+    """The summary record of the Human eval ``doc/signoff`` as a teammate signed it."""
+    teammate = World()
+    await teammate.verify()
+    await teammate.sign("RED")
+    (signed,) = [e for e in teammate.state.executions.values() if e.status == "RED"]
+    return build_record(signed.data, signed.data["kinds"], "summary")
+
+
+async def test_a_record_for_the_waiting_human_key_ends_the_wait_with_its_verdict() -> None:
+    record = await teammate_signoff_record()
+    store = PublishingStore()
+    world = RemoteWorld(store)
+    polls = 0
+
+    async def claim_then_publish() -> None:
+        nonlocal polls
+        polls += 1
+        if polls == 1:  # someone here claimed the review, then the teammate's record lands
+            (waiting,) = [r for r in world.state.all_requests() if r.status == "WAITING_HUMAN"]
+            await world.reviews().claim(waiting.id, "alice")
+            store.records.append(record)
+
+    world.during_sleep = claim_then_publish
+    requests = await world.verify(wait=True)
+    signoff = requests["doc/signoff"]
+    mirror_id = "remote-" + record["executionId"]
+    assert (signoff["status"], signoff["executionId"]) == ("RED", mirror_id)
+    assert signoff["source"]["kind"] == "remote" and signoff["reviewer"] == record["reviewer"]
+    assert world.state.requests[signoff["id"]].status == "RED"  # saved, not only returned
+    assert world.state.human_claim(signoff["id"]) is None
+    (superseded,) = [e for e in world.state.executions.values() if e.status == "ERROR"]
+    assert superseded.data["errorCode"] == "SUPERSEDED"
+    assert superseded.data["error"] == (
+        f"Superseded by the completed result {mirror_id} for this key."
+    )
+    assert world.run["waitTimedOut"] is False
+    assert world.runner.specs == []  # the RED sign-off blocks the consumer: nothing ran
