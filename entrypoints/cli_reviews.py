@@ -6,6 +6,7 @@ wait timeout (``--wait``), 4 INCOMPLETE. Readers (``run``, ``cache``) never crea
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -45,6 +46,7 @@ from ports.state import KeyInUse, RunRecord, StateError, StateStore
 
 SESSIONS_FOLDER = "tool-sessions"
 RUNS_FOLDER = "runs"
+PRIVATE_DIRECTORY_MODE = 0o700
 EXIT_FOR_STATUS = {"GREEN": 0, "RED": 1, "ERROR": 2, "INCOMPLETE": 4}
 EXIT_CANCELLED = 2
 EXIT_WAIT_TIMED_OUT = 3
@@ -116,8 +118,10 @@ def producer() -> dict[str, Any]:
 
 def private_runs_dir(state: str) -> Callable[[str], str]:
     def make(run_id: str) -> str:
-        path = Path(state) / RUNS_FOLDER / run_id
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        runs = Path(state) / RUNS_FOLDER
+        runs.mkdir(mode=PRIVATE_DIRECTORY_MODE, parents=True, exist_ok=True)
+        path = runs / run_id
+        path.mkdir(mode=PRIVATE_DIRECTORY_MODE, exist_ok=True)
         return str(path)
 
     return make
@@ -282,6 +286,7 @@ def verify(
     result = service.result
     if result is None:
         raise ReviewCommandError("The Run was cancelled before it started.")
+    _remove_if_empty(Path(state) / RUNS_FOLDER / str(result.run["id"]))
     if CliContext.options.json:
         _emit_json(run_view(result))
     else:
@@ -313,6 +318,13 @@ def _remote_sync(state: str, backends: ModelBackends) -> RemoteSync | None:
                 "review store; set ARTIFACTIZE_REMOTE=off."
             )
     return RemoteSync(stores.open(settings), lambda message: typer.echo(message, err=True))
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """A Run's scratch folder, once every tool call removed its own private directories,
+    is empty: do not leave one empty folder per Run behind. Anything left in it stays."""
+    with contextlib.suppress(OSError):
+        folder.rmdir()
 
 
 def run_view(result: RunResult) -> dict[str, Any]:

@@ -163,6 +163,9 @@ def test_happy_path_with_a_tool_call_then_reuse(tmp_path: Path, fake: FakeProvid
     assert len(request["usage"]) == 2 and request["usage"][0]["usage"]["totalTokens"] > 0
     assert [c["name"] for c in request["toolCalls"]] == ["read_doc"]
     assert run["summary"]["executed"]["agent"] == 1
+    runs = repo.state / "runs"
+    assert list(runs.iterdir()) == []  # no scratch left behind, not even an empty folder
+    assert runs.stat().st_mode & 0o777 == 0o700
     second_body = fake.posts()[1].body
     outputs = [i for i in second_body["input"] if i.get("type") == "function_call_output"]
     assert "The answer is 42." in json.dumps(outputs)
