@@ -29,6 +29,7 @@ from domain.reviews.human_requests import (
 )
 from domain.reviews.remote_sync import RemoteSync
 from domain.reviews.runtime_review import RuntimePorts
+from domain.reviews.summaries import usage_text
 from domain.reviews.verify import (
     RunResult,
     SelectionError,
@@ -327,6 +328,11 @@ def _remove_if_empty(folder: Path) -> None:
         folder.rmdir()
 
 
+def _other_profile_text(count: int) -> str:
+    """The Summary line's note on reused results another profile produced (none: empty)."""
+    return f"; {count} produced by another profile" if count else ""
+
+
 def run_view(result: RunResult) -> dict[str, Any]:
     return {**result.run, "requests": result.requests}
 
@@ -369,7 +375,11 @@ def run_text(result: RunResult) -> str:
         f"agent {executed.get('agent', 0)}, human {executed.get('human', 0)}), "
         f"reused {reused.get('total', 0)} (runtime {reused.get('runtime', 0)}, "
         f"agent {reused.get('agent', 0)}, human {reused.get('human', 0)})"
+        + _other_profile_text(reused.get("otherProfile", 0))
     )
+    usage = usage_text(run.get("usage") or {})
+    if usage is not None:
+        lines.append(usage)
     lines.extend(validation_lines(run.get("validation")))
     lines.append(f"Execution: {run['status']}")
     if run.get("waitTimedOut"):

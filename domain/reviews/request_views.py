@@ -2,9 +2,10 @@
 
 A request view is the saved request (flattened) plus ``claim`` (for a follower, the
 original request's claim: that is who reviews it), ``execution`` (the source execution's
-JSON), and ``definition`` (the eval and its owning Artifact, tags included, joined from
-the Run's saved definitions; null for a Run without them). Reading needs no repository and
-runs nothing.
+JSON), ``definition`` (the eval and its owning Artifact, tags included, joined from the
+Run's saved definitions; null for a Run without them) and ``summary`` (its own accounting,
+``summaries.request_summary``, recomputed from the saved request so it is current even
+while the Run still waits). Reading needs no repository and runs nothing.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from domain.reviews.human_definition import request_definition
+from domain.reviews.summaries import request_summary
 from ports.state import RequestRecord, RunRecord, StateStore
 
 NO_REVIEWER = "-"
@@ -48,6 +50,7 @@ class RequestViews:
             "claim": claim.to_json() if claim is not None else None,
             "execution": dict(execution.data) if execution is not None else None,
             "definition": request_definition(run.data, request.data) if run else None,
+            "summary": request_summary(request.data),
         }
 
 

@@ -56,7 +56,8 @@ from domain.reviews.remote_sync import RemoteSync
 from domain.reviews.reuse_keys import KeyInputs, key_inputs
 from domain.reviews.runtime_review import RuntimePorts, RuntimeReview
 from domain.reviews.scheduler import ScheduleActions, ScheduleInputs, schedule
-from domain.reviews.timestamps import elapsed_ms, new_run_id, timestamp
+from domain.reviews.summaries import request_summary, run_summary, run_usage
+from domain.reviews.timestamps import new_run_id, timestamp
 from domain.workspace import EvalRef, UnknownName, Workspace
 from ports.conversations import ConversationStore
 from ports.review_store import RemoteFailure
@@ -702,7 +703,14 @@ class Verify:
         run["validation"] = graph.to_json()
         run["status"] = "ERROR" if run["error"] else run_status(statuses, graph.satisfied)
         run["completedAt"] = self._now()
-        run["summary"] = summary(result.requests, run["createdAt"], run["completedAt"])
+        for request in result.requests:
+            request["summary"] = request_summary(request)
+            if request["status"] != WAITING_HUMAN:  # a person may be settling it right now
+                self.ports.state.update_request(_request_record(request))
+        run["summary"] = run_summary(
+            list(result.requests), run["createdAt"], run["completedAt"], run["executionsStarted"]
+        )
+        run["usage"] = run_usage(result.requests, run["summary"])
         self.ports.state.update_run(self._run_record(run))
 
 
@@ -714,31 +722,6 @@ def run_status(statuses: list[str], satisfied: bool) -> str:
     if "RED" in statuses:
         return "RED"
     return "GREEN" if satisfied else "INCOMPLETE"
-
-
-def summary(requests: list[dict[str, Any]], created: str, completed: str) -> dict[str, Any]:
-    counts: dict[str, int] = {}
-    executed = {"total": 0, "runtime": 0, "agent": 0, "human": 0}
-    reused = {"total": 0, "runtime": 0, "agent": 0, "human": 0}
-    tool_calls: dict[str, int] = {}
-    for request in requests:
-        counts[request["status"]] = counts.get(request["status"], 0) + 1
-        kind = request["requestedProfile"]["kind"]
-        if request["source"] is not None:
-            reused["total"] += 1
-            reused[kind] += 1
-        elif request["executionId"] is not None and request["status"] != WAITING_HUMAN:
-            executed["total"] += 1
-            executed[kind] += 1
-            for call in request["toolCalls"]:
-                tool_calls[call["name"]] = tool_calls.get(call["name"], 0) + 1
-    return {
-        "counts": counts,
-        "executed": executed,
-        "reused": reused,
-        "toolCalls": tool_calls,
-        "wallMs": elapsed_ms(created, completed),
-    }
 
 
 def _source_kind(record: ExecutionRecord, joined: bool) -> str:

@@ -163,6 +163,9 @@ def test_happy_path_with_a_tool_call_then_reuse(tmp_path: Path, fake: FakeProvid
     assert len(request["usage"]) == 2 and request["usage"][0]["usage"]["totalTokens"] > 0
     assert [c["name"] for c in request["toolCalls"]] == ["read_doc"]
     assert run["summary"]["executed"]["agent"] == 1
+    reported_total = sum(a["usage"]["totalTokens"] for a in request["usage"])
+    assert run["summary"]["usageState"] == "reported"
+    assert run["usage"]["spent"]["totalTokens"] == reported_total
     runs = repo.state / "runs"
     assert list(runs.iterdir()) == []  # no scratch left behind, not even an empty folder
     assert runs.stat().st_mode & 0o777 == 0o700
@@ -183,6 +186,8 @@ def test_happy_path_with_a_tool_call_then_reuse(tmp_path: Path, fake: FakeProvid
     assert reused["usage"] is None and len(reused["reusedUsage"]) == 2
     assert len(fake.posts()) == requests_before  # the provider received nothing
     assert again["summary"]["reused"]["agent"] == 1
+    assert again["usage"]["saved"]["totalTokens"] == reported_total
+    assert again["summary"]["attempts"] == 0 and reused["summary"]["usageState"] == "none"
 
 
 def test_text_output_and_run_show(tmp_path: Path, fake: FakeProvider) -> None:
