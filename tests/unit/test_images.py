@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-import struct
-import zlib
 
 import pytest
 
@@ -26,38 +24,24 @@ from domain.tools.images import (
     decode_base64_image,
     detect_image_mime,
 )
-
-# --- fixtures (tools-cases.md, "Image fixtures") ---------------------------------------
-
-
-def chunk(kind: bytes, data: bytes) -> bytes:
-    crc = zlib.crc32(kind + data).to_bytes(4, "big")
-    return struct.pack(">I", len(data)) + kind + data + crc
-
-
-IHDR = chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
-TEXT = chunk(b"tEXt", b"note\0acTL")
-IDAT = chunk(b"IDAT", zlib.compress(b"\x00\x80"))
-IEND = chunk(b"IEND", b"")
-ACTL = chunk(b"acTL", bytes([0, 0, 0, 1, 0, 0, 0, 0]))
-
-PNG1 = PNG_SIGNATURE + IHDR + TEXT + IDAT + IEND
-APNG1 = PNG1[:33] + ACTL + PNG1[33:]
-JPEG1_B64 = (
-    "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAMCAgICAgMCAgIDAwMDBAYEBAQEBAgGBgUGCQgKCgkICQkKDA8MCgsO"
-    "CwkJDRENDg8QEBEQCgwSExIQEw8QEBD/wAALCAABAAEBAREA/8QAFAABAAAAAAAAAAAAAAAAAAAACf/EABQQAQAA"
-    "AAAAAAAAAAAAAAAAAAD/2gAIAQEAAD8AVN//2Q=="
+from tests.support.images import (
+    ACTL,
+    APNG1,
+    BMP1,
+    GIF1,
+    IDAT,
+    IEND,
+    IHDR,
+    JPEG1,
+    JPEG1_B64,
+    JPEGLS,
+    PNG1,
+    TEXT,
+    WEBP1,
+    WEBP1_B64,
+    b64,
 )
-JPEG1 = base64.b64decode(JPEG1_B64)
-WEBP1_B64 = "UklGRiQAAABXRUJQVlA4IBgAAAAwAQCdASoBAAEAAgA0JaQAA3AA/vuUAAA="
-WEBP1 = base64.b64decode(WEBP1_B64)
-GIF1 = b"GIF89a\x01\x00\x01\x00"
-BMP1 = b"BM\0\0\0\0"
-JPEGLS = b"\xff\xd8\xff\xf7"
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+from tests.support.images import png_chunk as chunk
 
 
 def png_of_size(size: int) -> bytes:
