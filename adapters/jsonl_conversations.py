@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from adapters.posix_private_files import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, write_all
+from adapters.posix.private_files import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, write_all
 from ports.conversations import CONVERSATIONS_FOLDER, ConversationNotFound
 
 SESSION_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,127}\Z")

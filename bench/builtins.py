@@ -64,12 +64,12 @@ from typing import Any
 import anyio
 import ry  # noqa: F401  # imported on the main thread on purpose: see the docstring
 
-from adapters.posix_filesystem import PosixFilesystem
-from adapters.posix_process import PosixProcessRunner
+from adapters.posix.filesystem import PosixFilesystem
+from adapters.posix.process import PosixProcessRunner
 from adapters.ry_regex import RyRegexEngine
 from domain.config_service import ConfigService
-from domain.tools.builtin_read import run_read
-from domain.tools.builtin_search import run_grep
+from domain.tools.builtins.read import run_read
+from domain.tools.builtins.search import run_grep
 from domain.tools.context import BuiltinContext
 from domain.tools.registry import AgentToolRegistry, ToolPorts
 

@@ -261,8 +261,8 @@ async def measure_spans(
     exit, group kill, reap), within it ``spawn`` (``Popen`` alone) and ``reap`` (group
     SIGKILL and ``waitpid``), ``normalize`` (the result), and ``call`` (the registry call).
     """
-    import adapters.posix_process as posix_process
-    from domain.tools import command_tools
+    import adapters.posix.process as posix_process
+    from domain.tools.commands import running as command_tools
 
     spans = Spans()
     runner = registry.command_runner()

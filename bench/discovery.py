@@ -42,7 +42,7 @@ from pathlib import Path
 
 import tomli
 
-from adapters.posix_filesystem import PosixFilesystem
+from adapters.posix.filesystem import PosixFilesystem
 from domain import json_schema
 from domain.config_service import ConfigService
 from domain.discovery import DECLARATION_MAX_BYTES

@@ -34,14 +34,14 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adapters.posix_filesystem import PosixFilesystem
-from adapters.psutil_process_table import PsutilProcessTable
-from adapters.sqlite_state import SqliteStateStores
+from adapters.posix.filesystem import PosixFilesystem
+from adapters.posix.process_table import PsutilProcessTable
+from adapters.sqlite.state import SqliteStateStores
 from adapters.system_clock import SystemClock
 from domain.config_service import ConfigService
-from domain.reviews.agent_review import ReviewPorts
-from domain.reviews.artifactsum import compute_artifactsum
-from domain.reviews.verify import Verify, VerifyOptions, VerifyPorts
+from domain.reviews.agent.review import ReviewPorts
+from domain.reviews.reuse.artifactsum import compute_artifactsum
+from domain.reviews.run.verify import Verify, VerifyOptions, VerifyPorts
 from domain.tools.registry import ToolPorts
 from ports.state import ExecutionRecord
 

@@ -8,29 +8,29 @@ import sys
 from dependency_injector import containers, providers
 
 from adapters.jsonl_conversations import JsonlConversationStore
-from adapters.model_backends import EnvModelBackends
-from adapters.posix_filesystem import PosixFilesystem
-from adapters.posix_launch import PosixDetachedLauncher
-from adapters.posix_process import PosixProcessRunner
-from adapters.posix_programs import PosixProgramFinder
-from adapters.posix_scratch import PosixScratchSpace
-from adapters.posix_session_process import PosixProcessLauncher
-from adapters.posix_session_store import PosixSessionStore
-from adapters.psutil_process_table import PsutilProcessTable
-from adapters.remote_config import RemoteConfigStores
+from adapters.llm.backends import EnvModelBackends
+from adapters.posix.filesystem import PosixFilesystem
+from adapters.posix.launch import PosixDetachedLauncher
+from adapters.posix.process import PosixProcessRunner
+from adapters.posix.process_table import PsutilProcessTable
+from adapters.posix.programs import PosixProgramFinder
+from adapters.posix.scratch import PosixScratchSpace
+from adapters.posix.session_process import PosixProcessLauncher
+from adapters.posix.session_store import PosixSessionStore
+from adapters.review_store.client_config import RemoteConfigStores
 from adapters.ry_regex import RyRegexEngine
-from adapters.sqlite_state import SqliteStateStores
+from adapters.sqlite.state import SqliteStateStores
 from adapters.system_clock import SystemClock
 from domain.config_service import ConfigService
-from domain.reviews.fingerprint_scripts import ProcessFingerprintScripts, ScriptPorts
-from domain.tools.human_registry import HumanToolPorts
+from domain.reviews.reuse.scripts import ProcessFingerprintScripts, ScriptPorts
+from domain.tools.human.registry import HumanToolPorts
 from domain.tools.registry import ToolPorts
 from domain.tools.tools_check import ToolsCheck
 
 # The program a Human ``open`` tool hands its target to.
 DESKTOP_OPENER = "open" if sys.platform == "darwin" else "xdg-open"
 # How a Human ``graph`` tool starts artifactize itself (this interpreter, this code).
-SELF_COMMAND = (sys.executable, "-P", "-m", "entrypoints.cli")  # -P: never the cwd's modules
+SELF_COMMAND = (sys.executable, "-P", "-m", "entrypoints.cli.app")  # -P: never the cwd's modules
 
 
 class Container(containers.DeclarativeContainer):

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 
-from domain.reviews.human_errors import REQUEST_NOT_FOUND
-from domain.reviews.human_reviews import HumanReviewPorts, HumanReviews
-from domain.reviews.reviewers import ReviewerError, default_reviewer
-from entrypoints.cli_context import CliContext
-from entrypoints.cli_reviews import ReviewCommandError, open_state, producer, state_dir
+from domain.reviews.human.errors import REQUEST_NOT_FOUND
+from domain.reviews.human.lifecycle import HumanReviewPorts, HumanReviews
+from domain.reviews.human.reviewers import ReviewerError, default_reviewer
+from entrypoints.cli.context import CliContext
+from entrypoints.cli.runs import ReviewCommandError, open_state, producer, state_dir
 from ports.review_store import RemoteConfigError, RemoteStore
 from ports.state import StateStore
 

@@ -1,7 +1,7 @@
 """Remote review store port: a team's shared reuse history, reached over HTTP.
 
 A client looks up the latest record of reuse keys and publishes its own GREEN/RED records.
-The domain validates every record it receives (``domain/reviews/remote_records.py``); the
+The domain validates every record it receives (``domain/reviews/remote/records.py``); the
 adapter only moves JSON and classifies failures as fail-open (the store is unreachable:
 continue without it) or fail-closed (the store refused us: stop with an error).
 """

@@ -18,8 +18,8 @@ from domain.declarations.model import (
     SessionCommand,
 )
 from domain.templates import TemplateError, parse_operand
-from domain.tools.command_prep import EXECUTABLE_OUTSIDE, CommandResolver
-from domain.tools.human_prep import HumanResolver
+from domain.tools.commands.prep import EXECUTABLE_OUTSIDE, CommandResolver
+from domain.tools.human.prep import HumanResolver
 from domain.tools.locations import resolve_location
 from domain.tools.results import ToolError
 from domain.workspace import Artifact

@@ -28,15 +28,15 @@ from domain.json_schema import compile_validator
 from domain.scope import artifact_scope, eval_scope, working_directory
 from domain.templates import render_description
 from domain.tools.arguments import ArgumentsRefused, admit_arguments
-from domain.tools.builtin_fixed import run_fixed_read, run_graph, run_section, run_view_image
-from domain.tools.builtin_help import run_help
-from domain.tools.builtin_list import run_list
-from domain.tools.builtin_read import run_read
-from domain.tools.builtin_search import run_glob, run_grep
-from domain.tools.builtin_specs import default_description, input_schema_for
+from domain.tools.builtins.fixed import run_fixed_read, run_graph, run_section, run_view_image
+from domain.tools.builtins.help import run_help
+from domain.tools.builtins.list_page import run_list
+from domain.tools.builtins.read import run_read
+from domain.tools.builtins.search import run_glob, run_grep
+from domain.tools.builtins.specs import default_description, input_schema_for
 from domain.tools.cancellation import CANCELLED_MESSAGE, Cancellation
-from domain.tools.command_prep import CommandResolver
-from domain.tools.command_tools import CommandRunner
+from domain.tools.commands.prep import CommandResolver
+from domain.tools.commands.running import CommandRunner
 from domain.tools.context import BuiltinContext
 from domain.tools.locations import open_directory_at
 from domain.tools.results import ToolError, ToolResult

@@ -40,7 +40,7 @@ from domain.declarations.model import (
     CommandAgentTool,
     SessionCommand,
 )
-from domain.tools.command_tools import CommandRunner
+from domain.tools.commands.running import CommandRunner
 from domain.tools.results import ToolError, ToolResult
 from domain.workspace import Artifact, published_name
 from ports.sessions import (

@@ -15,9 +15,9 @@ from typing import Any
 from domain.declarations.model import AgentProfile, CommandAgentTool, HumanProfile
 from domain.diagnostics import ConfigError
 from domain.scope import artifact_scope, eval_scope
-from domain.tools.command_prep import CommandResolver
-from domain.tools.human_definitions import human_tools_of
-from domain.tools.human_registry import HumanToolPorts, HumanToolRegistry
+from domain.tools.commands.prep import CommandResolver
+from domain.tools.human.descriptions import human_tools_of
+from domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
 from domain.tools.preflight import Preflight
 from domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
 from domain.tools.sessions import SessionPorts

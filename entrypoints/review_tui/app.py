@@ -29,7 +29,7 @@ import anyio
 import urwid
 from anyio.abc import TaskGroup
 
-from domain.reviews.human_errors import HumanReviewError
+from domain.reviews.human.errors import HumanReviewError
 from domain.tools.cancellation import Cancellation
 from entrypoints.review_tui.acts import Act, Screen
 from entrypoints.review_tui.busy import TICK_SECONDS, Busy

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from domain.reviews.human_fields import VERDICT_IN_FIELDS, FieldsError, human_result
-from entrypoints.cli_requests import read_fields_file
-from entrypoints.cli_reviews import ReviewCommandError
+from domain.reviews.human.submission import VERDICT_IN_FIELDS, FieldsError, human_result
+from entrypoints.cli.requests import read_fields_file
+from entrypoints.cli.runs import ReviewCommandError
 
 EDITOR_VARIABLES = ("VISUAL", "EDITOR")
 EDITOR_DEFAULT = "vi"

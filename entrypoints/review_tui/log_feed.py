@@ -16,7 +16,7 @@ import collections
 import threading
 from collections.abc import Callable
 
-from domain.tools.human_lines import OutputLine, ProgramEnded, ToolLogEvent
+from domain.tools.human.lines import OutputLine, ProgramEnded, ToolLogEvent
 from entrypoints.review_tui.tool_log import LogRun, ToolLog
 
 Wake = Callable[[], None]

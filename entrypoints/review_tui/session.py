@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from domain.reviews.human_errors import HumanReviewError
-from domain.reviews.human_reviews import HumanReviews, Submitted
-from domain.reviews.request_views import RequestViews
+from domain.reviews.human.errors import HumanReviewError
+from domain.reviews.human.lifecycle import HumanReviews, Submitted
+from domain.reviews.run.request_views import RequestViews
 from domain.tools.cancellation import Cancellation
-from domain.tools.human_lines import LineSink
-from domain.tools.human_results import HumanToolResult
+from domain.tools.human.lines import LineSink
+from domain.tools.human.results import HumanToolResult
 from entrypoints.review_tui.waiting import (
     WAITING_HUMAN,
     WaitingRow,

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from domain.reviews.human_errors import HumanReviewError
+from domain.reviews.human.errors import HumanReviewError
 from domain.tools.cancellation import Cancellation
-from domain.tools.human_results import HumanToolResult
+from domain.tools.human.results import HumanToolResult
 from entrypoints.review_tui.acts import Act
 from entrypoints.review_tui.dialogs import ConfirmScreen
 from entrypoints.review_tui.log_feed import LogFeed

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from domain.reviews.human_errors import HumanPublishError, HumanReviewError
+from domain.reviews.human.errors import HumanPublishError, HumanReviewError
 from domain.reviews.verdicts import VerdictValidator
 from domain.tools.cancellation import Cancellation
 from entrypoints.review_tui import editor

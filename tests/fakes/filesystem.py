@@ -1,6 +1,6 @@
 """In-memory filesystem fake for domain unit tests.
 
-It implements the same ports as ``adapters.posix_filesystem`` and raises the same exceptions,
+It implements the same ports as ``adapters.posix.filesystem`` and raises the same exceptions,
 with the same messages, for the same situations; ``tests/unit/test_memory_filesystem.py``
 runs one set of behavioural assertions against both to keep it faithful.
 

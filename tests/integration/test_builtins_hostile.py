@@ -30,8 +30,8 @@ from typing import Any
 import anyio
 import pytest
 
-from adapters.posix_filesystem import PosixFilesystem
-from adapters.posix_process import PosixProcessRunner
+from adapters.posix.filesystem import PosixFilesystem
+from adapters.posix.process import PosixProcessRunner
 from adapters.ry_regex import RyRegexEngine
 from domain.config_service import ConfigService
 from domain.text import compact_json_size, utf16_length

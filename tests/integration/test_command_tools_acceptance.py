@@ -35,15 +35,15 @@ import anyio
 import psutil
 import pytest
 
-from adapters.posix_filesystem import PosixFilesystem
+from adapters.posix.filesystem import PosixFilesystem
 from domain.config_service import ConfigService
 from domain.diagnostics import ConfigError
 from domain.text import compact_json, compact_json_size
 from domain.tools.cancellation import Cancellation
-from domain.tools.command_output import JSON_BLOCK_MAX_BYTES, RESULT_MAX_BYTES
+from domain.tools.commands.json_output import JSON_BLOCK_MAX_BYTES, RESULT_MAX_BYTES
+from domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, TRUNCATION_MARKER
 from domain.tools.registry import AgentToolRegistry, ToolPorts
 from domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
-from domain.tools.text_output import TEXT_BLOCK_MAX_BYTES, TRUNCATION_MARKER
 from tests.support.images import (
     BMP1,
     GIF1,

@@ -9,7 +9,7 @@ Human eval ``doc/signoff`` (pass: ``approved`` const true; fail: required string
 (``true {doc}``), which consumes ``doc``: its gate opens only once ``doc/signoff`` is GREEN
 (a RED sign-off blocks it), and under ``--wait`` it runs in the same Run after the submit.
 
-Most commands call ``entrypoints.cli.main`` in-process (same option parsing, dispatch and
+Most commands call ``entrypoints.cli.app.main`` in-process (same option parsing, dispatch and
 error formatting); case 11 and the race need other processes and use subprocesses.
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from entrypoints.cli import main
+from entrypoints.cli.app import main
 from tests.support.fake_review_store import FakeReviewStore
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
@@ -98,7 +98,7 @@ class Fixture:
 
     def command(self, *args: str, json_output: bool = True) -> list[str]:
         """``artifactize ARGS`` as another process runs it."""
-        return [sys.executable, "-m", "entrypoints.cli", *self.base(json_output), *args]
+        return [sys.executable, "-m", "entrypoints.cli.app", *self.base(json_output), *args]
 
     def spawn(self, *args: str, json_output: bool = True) -> subprocess.Popen[str]:
         return subprocess.Popen(

@@ -26,17 +26,17 @@ import anyio
 import psutil
 import pytest
 
-from adapters.posix_filesystem import PosixFilesystem
-from adapters.posix_launch import PosixDetachedLauncher
-from adapters.posix_process import PosixProcessRunner
-from adapters.posix_programs import PosixProgramFinder
+from adapters.posix.filesystem import PosixFilesystem
+from adapters.posix.launch import PosixDetachedLauncher
+from adapters.posix.process import PosixProcessRunner
+from adapters.posix.programs import PosixProgramFinder
 from adapters.ry_regex import RyRegexEngine
 from domain.config_service import ConfigService
 from domain.diagnostics import ConfigError
 from domain.tools.cancellation import Cancellation
-from domain.tools.human_lines import OutputLine, ProgramEnded, ToolLogEvent
-from domain.tools.human_registry import HumanToolPorts, HumanToolRegistry
-from domain.tools.human_results import HumanToolResult
+from domain.tools.human.lines import OutputLine, ProgramEnded, ToolLogEvent
+from domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
+from domain.tools.human.results import HumanToolResult
 from entrypoints.container import SELF_COMMAND
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.workspaces import declare, entries_under, write
@@ -528,7 +528,7 @@ def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env["ARTIFACTIZE_STATE_HOME"] = str(tmp_path / "state")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return subprocess.run(
-        [sys.executable, "-m", "entrypoints.cli", *args],
+        [sys.executable, "-m", "entrypoints.cli.app", *args],
         capture_output=True,
         text=True,
         env=env,

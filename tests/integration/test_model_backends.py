@@ -17,11 +17,11 @@ import anyio
 import httpx2
 import pytest
 
-from adapters.anthropic_messages import MAX_TOKENS_PER_TURN, AnthropicMessagesBackend
-from adapters.model_backends import EnvModelBackends
-from adapters.openai_responses import OpenAIResponsesBackend
-from adapters.provider_errors import MAX_PROVIDER_MESSAGE_CHARS, UnsupportedReasoning
-from adapters.provider_http import new_provider_client, post_json
+from adapters.llm.anthropic_messages import MAX_TOKENS_PER_TURN, AnthropicMessagesBackend
+from adapters.llm.backends import EnvModelBackends
+from adapters.llm.errors import MAX_PROVIDER_MESSAGE_CHARS, UnsupportedReasoning
+from adapters.llm.http import new_provider_client, post_json
+from adapters.llm.openai_responses import OpenAIResponsesBackend
 from ports.model import (
     AssistantTurn,
     BackendUnavailable,

@@ -15,8 +15,8 @@ from typing import TypeVar
 
 import pytest
 
-from adapters import posix_filesystem
-from adapters.posix_filesystem import PosixDirectoryHandle, PosixFilesystem
+from adapters.posix import filesystem as posix_filesystem
+from adapters.posix.filesystem import PosixDirectoryHandle, PosixFilesystem
 from ports.filesystem import (
     DirEntry,
     EntryKind,

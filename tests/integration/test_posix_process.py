@@ -20,8 +20,8 @@ import anyio
 import psutil
 import pytest
 
-from adapters import posix_process
-from adapters.posix_process import (
+from adapters.posix import process as posix_process
+from adapters.posix.process import (
     CAPTURE_LIMIT_BYTES,
     KILL_GRACE_SECONDS,
     PosixProcessRunner,

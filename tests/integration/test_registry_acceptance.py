@@ -22,14 +22,14 @@ from typing import Any
 
 import pytest
 
-from adapters.posix_filesystem import PosixFilesystem
-from adapters.posix_programs import PosixProgramFinder
-from adapters.posix_scratch import PosixScratchSpace
+from adapters.posix.filesystem import PosixFilesystem
+from adapters.posix.programs import PosixProgramFinder
+from adapters.posix.scratch import PosixScratchSpace
 from domain.config_service import ConfigService
 from domain.declarations.model import CommandAgentTool
 from domain.diagnostics import ConfigError
-from domain.tools import builtin_help
-from domain.tools.human_definitions import human_scope_for_eval, human_tools_of
+from domain.tools.builtins import help as builtin_help
+from domain.tools.human.descriptions import human_scope_for_eval, human_tools_of
 from domain.tools.registry import (
     UNKNOWN_TOOL,
     AgentToolRegistry,

@@ -3,7 +3,7 @@
 The HTTP adapter against a stdlib fake (every fail-open and fail-closed class, chunking,
 limits, the token kept secret), the configuration adapter on real files (URL rules,
 ``remote.json``, the private token file, origin binding), the ``remote`` commands through
-``entrypoints.cli.main``, and one round trip through the real store server.
+``entrypoints.cli.app.main``, and one round trip through the real store server.
 """
 
 from __future__ import annotations
@@ -24,19 +24,19 @@ import anyio
 import pytest
 from dependency_injector import providers
 
-from adapters import remote_store_http
-from adapters.remote_config import CONFIG_MAX_BYTES, RemoteConfigStores
-from adapters.remote_store_http import (
+from adapters.review_store import http_client as remote_store_http
+from adapters.review_store.client_config import CONFIG_MAX_BYTES, RemoteConfigStores
+from adapters.review_store.http_client import (
     ERROR_BODY_MAX_BYTES,
     MESSAGE_MAX_CHARS,
     NO_TOKEN_MESSAGE,
     HttpRemoteStore,
 )
-from adapters.remote_urls import TOKEN_MAX_CHARS, normalize_store_url
-from adapters.sqlite_state import SqliteStateStores
-from domain.reviews.remote_records import build_record, mirror_execution, validate_record
-from entrypoints import cli
-from entrypoints.cli_context import CliContext
+from adapters.review_store.urls import TOKEN_MAX_CHARS, normalize_store_url
+from adapters.sqlite.state import SqliteStateStores
+from domain.reviews.remote.records import build_record, mirror_execution, validate_record
+from entrypoints.cli import app as cli
+from entrypoints.cli.context import CliContext
 from ports.review_store import (
     LOOKUP_KEYS_MAX,
     FailureMode,
@@ -588,7 +588,7 @@ class Outcome:
 def run(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> Iterator[Any]:
-    """``artifactize --state-dir S remote …`` through ``entrypoints.cli.main``."""
+    """``artifactize --state-dir S remote …`` through ``entrypoints.cli.app.main``."""
     monkeypatch.setattr(CliContext, "options", CliContext.options)
     state = tmp_path / "state"
 
@@ -793,9 +793,9 @@ def test_push_without_a_state_pushes_nothing(run: Any, fake_store: FakeReviewSto
 
 @pytest.fixture
 def real_store(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
-    """The real server (``entrypoints/review_store_server.py``) on 127.0.0.1, port 0."""
-    server_module = pytest.importorskip("entrypoints.review_store_server")
-    from adapters.review_store_db import open_review_store_db
+    """The real server (``entrypoints/store_server.py``) on 127.0.0.1, port 0."""
+    server_module = pytest.importorskip("entrypoints.store_server")
+    from adapters.review_store.database import open_review_store_db
     from entrypoints.listen_address import bind, parse_listen
 
     db = open_review_store_db(str(tmp_path / "server"), create=True)

@@ -20,16 +20,16 @@ import anyio
 import pytest
 
 from adapters.jsonl_conversations import JsonlConversationStore
-from adapters.posix_filesystem import PosixFilesystem
-from adapters.psutil_process_table import PsutilProcessTable
-from adapters.sqlite_state import SqliteStateStores
+from adapters.posix.filesystem import PosixFilesystem
+from adapters.posix.process_table import PsutilProcessTable
+from adapters.sqlite.state import SqliteStateStores
 from adapters.system_clock import SystemClock
 from domain.config_service import ConfigService
-from domain.reviews.agent_review import AgentReview, ReviewPorts
-from domain.reviews.failures import TIMED_OUT, FailureCode
-from domain.reviews.followup import FollowUp
-from domain.reviews.reuse_keys import key_inputs
-from domain.reviews.verify import Verify, VerifyOptions, VerifyPorts
+from domain.reviews.agent.followup import FollowUp
+from domain.reviews.agent.review import AgentReview, ReviewPorts
+from domain.reviews.reuse.keys import key_inputs
+from domain.reviews.run.failures import TIMED_OUT, FailureCode
+from domain.reviews.run.verify import Verify, VerifyOptions, VerifyPorts
 from domain.workspace import Workspace
 from ports.conversations import ConversationNotFound
 from ports.model import FailureKind, ProviderFailure, TurnRequest, TurnResponse, UserText

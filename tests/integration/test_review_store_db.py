@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from adapters.review_store_db import (
+from adapters.review_store.database import (
     STORE_BYTES_MAX,
     STORE_FILE,
     STORE_RECORDS_MAX,
     SqliteReviewStoreDb,
     open_review_store_db,
 )
-from adapters.review_store_schema import STORE_SCHEMA_VERSION
-from adapters.store_tokens import TOKEN_NAME_MAX_CHARS
+from adapters.review_store.database_schema import STORE_SCHEMA_VERSION
+from adapters.review_store.tokens import TOKEN_NAME_MAX_CHARS
 from ports.review_store import Principal
-from ports.review_store_server import ReviewStoreDbError, StoreEntry, TokenRequestError
+from ports.store_server_storage import ReviewStoreDbError, StoreEntry, TokenRequestError
 
 START_NS = 1_800_000_000 * 1_000_000_000
 STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z")

@@ -27,9 +27,9 @@ import anyio
 import psutil
 import pytest
 
-from entrypoints.cli import main
-from entrypoints.cli_context import CliContext
-from entrypoints.cli_review import ALL_WITH_REPO, JSON_REFUSED, NEEDS_TERMINAL
+from entrypoints.cli.app import main
+from entrypoints.cli.context import CliContext
+from entrypoints.cli.terminal_reviewer import ALL_WITH_REPO, JSON_REFUSED, NEEDS_TERMINAL
 from entrypoints.human_wiring import human_reviews
 from entrypoints.review_tui.session import ReviewSession
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
@@ -147,7 +147,7 @@ class Review:
         return [
             sys.executable,
             "-m",
-            "entrypoints.cli",
+            "entrypoints.cli.app",
             "--repo",
             str(self.repo),
             "--state-dir",

@@ -24,9 +24,9 @@ import anyio
 import psutil
 import pytest
 
-from adapters.posix_session_process import PosixProcessLauncher
-from adapters.posix_session_store import PosixSessionStore
-from adapters.psutil_process_table import PsutilProcessTable
+from adapters.posix.process_table import PsutilProcessTable
+from adapters.posix.session_process import PosixProcessLauncher
+from adapters.posix.session_store import PosixSessionStore
 from ports.process import ProcessSpec
 from ports.sessions import (
     JournalEntry,

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from adapters.sqlite_state import SqliteStateStores
-from domain.reviews.human_settlement import supersession
+from adapters.sqlite.state import SqliteStateStores
+from domain.reviews.human.settlement import supersession
 from ports.state import (
     ClaimOutcome,
     ExecutionRecord,

@@ -34,13 +34,13 @@ import anyio
 import psutil
 import pytest
 
-from adapters.posix_filesystem import PosixFilesystem
-from adapters.posix_process import PosixProcessRunner
-from adapters.posix_programs import PosixProgramFinder
-from adapters.posix_scratch import PosixScratchSpace
-from adapters.posix_session_process import PosixProcessLauncher
-from adapters.posix_session_store import PosixSessionStore
-from adapters.psutil_process_table import PsutilProcessTable
+from adapters.posix.filesystem import PosixFilesystem
+from adapters.posix.process import PosixProcessRunner
+from adapters.posix.process_table import PsutilProcessTable
+from adapters.posix.programs import PosixProgramFinder
+from adapters.posix.scratch import PosixScratchSpace
+from adapters.posix.session_process import PosixProcessLauncher
+from adapters.posix.session_store import PosixSessionStore
 from adapters.ry_regex import RyRegexEngine
 from domain.config_service import ConfigService
 from domain.tools.cancellation import CANCELLED_MESSAGE, Cancellation
@@ -57,7 +57,8 @@ from domain.tools.sessions import (
     sweep,
 )
 from domain.tools.tools_check import ToolsCheck, ToolsCheckRequest
-from entrypoints import cli, cli_reviews
+from entrypoints.cli import app as cli
+from entrypoints.cli import runs as cli_reviews
 from ports.sessions import JournalEntry, JournalRole, ProcessIdentity
 from tests.support.workspaces import toml_value as toml
 
@@ -723,13 +724,13 @@ def test_dropping_after_the_callers_loop_ended_still_cleans_up(tmp_path: Path) -
 DRIVER = """\
 import json, sys
 import anyio
-from adapters.posix_filesystem import PosixFilesystem
-from adapters.posix_process import PosixProcessRunner
-from adapters.posix_programs import PosixProgramFinder
-from adapters.posix_scratch import PosixScratchSpace
-from adapters.posix_session_process import PosixProcessLauncher
-from adapters.posix_session_store import PosixSessionStore
-from adapters.psutil_process_table import PsutilProcessTable
+from adapters.posix.filesystem import PosixFilesystem
+from adapters.posix.process import PosixProcessRunner
+from adapters.posix.programs import PosixProgramFinder
+from adapters.posix.scratch import PosixScratchSpace
+from adapters.posix.session_process import PosixProcessLauncher
+from adapters.posix.session_store import PosixSessionStore
+from adapters.posix.process_table import PsutilProcessTable
 from adapters.ry_regex import RyRegexEngine
 from domain.config_service import ConfigService
 from domain.tools.registry import AgentToolRegistry, ToolPorts

@@ -1,7 +1,7 @@
 """``artifactize tools check`` through the real CLI: acceptance cases M and the seed's
 "Tool diagnostics" examples.
 
-A few cases run the CLI as a subprocess; the rest call ``entrypoints.cli.main`` in-process
+A few cases run the CLI as a subprocess; the rest call ``entrypoints.cli.app.main`` in-process
 (the same global-option splitting, typer dispatch and error formatting). Every run points
 the state home into ``tmp_path``: a static check must create nothing anywhere, and no check
 may leave a Run, verdict, cache entry or any other state file behind.
@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from entrypoints.cli import main
+from entrypoints.cli.app import main
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.workspaces import entries_under
 
@@ -207,7 +207,7 @@ def run_cli(env: Env, *args: str) -> Outcome:
     child_env = dict(os.environ)  # the fixture already pointed the state locations at tmp
     child_env["PYTHONDONTWRITEBYTECODE"] = "1"
     result = subprocess.run(
-        [sys.executable, "-m", "entrypoints.cli", *args],
+        [sys.executable, "-m", "entrypoints.cli.app", *args],
         capture_output=True,
         text=True,
         env=child_env,

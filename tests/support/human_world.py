@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from domain.config_service import ConfigService
-from domain.reviews.agent_review import ReviewPorts
-from domain.reviews.human_reviews import HumanReviewPorts, HumanReviews
-from domain.tools.human_registry import HumanToolPorts
+from domain.reviews.agent.review import ReviewPorts
+from domain.reviews.human.lifecycle import HumanReviewPorts, HumanReviews
+from domain.tools.human.registry import HumanToolPorts
 from domain.tools.registry import ToolPorts
 from domain.workspace import Workspace
 from ports.launch import LaunchObserver

@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 import pytest
 
-from adapters import posix_process
+from adapters.posix import process as posix_process
 from ports.process import ProcessSpec
 
 
@@ -41,7 +41,7 @@ def wait_group_gone(pgid: int, timeout: float = 2.0) -> list[int]:
 
 
 def record_spawns(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Record the pid of every leader ``adapters.posix_process`` spawns from now on."""
+    """Record the pid of every leader ``adapters.posix.process`` spawns from now on."""
     pids: list[int] = []
     real_spawn = posix_process._spawn
 

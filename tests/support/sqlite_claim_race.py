@@ -17,7 +17,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from adapters.sqlite_state import SqliteStateStores
+from adapters.sqlite.state import SqliteStateStores
 from ports.state import ClaimOutcome, ExecutionRecord
 
 GO_WAIT_SECONDS = 10.0

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from adapters.posix_filesystem import PosixFilesystem
-from adapters.posix_process import PosixProcessRunner
-from adapters.posix_programs import PosixProgramFinder
-from adapters.posix_scratch import PosixScratchSpace
+from adapters.posix.filesystem import PosixFilesystem
+from adapters.posix.process import PosixProcessRunner
+from adapters.posix.programs import PosixProgramFinder
+from adapters.posix.scratch import PosixScratchSpace
 from adapters.ry_regex import RyRegexEngine
 from domain.tools.registry import ToolPorts
 

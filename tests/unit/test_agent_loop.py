@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from domain.reviews.agent_loop import (
+from domain.reviews.agent.loop import (
     BAD_ARGUMENTS,
     BUDGET_TOKENS,
     BUDGET_TOOL_CALLS,
@@ -18,7 +18,7 @@ from domain.reviews.agent_loop import (
     AgentLoop,
     LoopSettings,
 )
-from domain.reviews.failures import AgentFailure, FailureCode
+from domain.reviews.run.failures import AgentFailure, FailureCode
 from domain.reviews.verdicts import VerdictValidator
 from domain.tools.results import ToolResult
 from ports.model import (

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.tools import builtin_read
-from domain.tools.builtin_read import (
+from domain.tools.builtins import read as builtin_read
+from domain.tools.builtins.read import (
     INVALID_UTF8,
     NUL_REFUSED,
     READ_PAGE_MAX_BYTES,

@@ -9,8 +9,8 @@ import pytest
 from dependency_injector import providers
 
 from domain.config_service import ConfigService
-from entrypoints import cli
-from entrypoints.cli_context import CliContext
+from entrypoints.cli import app as cli
+from entrypoints.cli.context import CliContext
 from entrypoints.container import Container
 from tests.fakes.filesystem import MemoryFilesystem, Node
 

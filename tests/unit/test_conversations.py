@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from domain.reviews.agent_loop import Attempt, LoopTrace
-from domain.reviews.conversations import (
+from domain.reviews.agent.conversations import (
     ConversationError,
     conversation_text,
     item_event,
@@ -17,6 +16,7 @@ from domain.reviews.conversations import (
     review_event,
     trace_events,
 )
+from domain.reviews.agent.loop import Attempt, LoopTrace
 from ports.model import AssistantTurn, ConversationItem, ToolCall, ToolOutput, ToolSpec, UserText
 
 AT = "2026-11-30T01:02:03.000000000Z"

@@ -9,20 +9,20 @@ import pytest
 
 from domain.config_service import ConfigService
 from domain.declarations.model import FINGERPRINT_SCRIPT_DEFAULT_TIMEOUT_MS
-from domain.reviews.fingerprint_scripts import (
+from domain.reviews.human.reconnect import Reconnected, recheck_key
+from domain.reviews.reuse.fingerprints import (
+    SCRIPT_OUTPUT_MAX_CHARS,
+    FingerprintError,
+    compute_fingerprint,
+)
+from domain.reviews.reuse.keys import key_inputs
+from domain.reviews.reuse.scripts import (
     SCRIPT_CAPTURE_BYTES,
     ProcessFingerprintScripts,
     ScriptPorts,
     stdin_payload,
 )
-from domain.reviews.fingerprints import (
-    SCRIPT_OUTPUT_MAX_CHARS,
-    FingerprintError,
-    compute_fingerprint,
-)
-from domain.reviews.human_reconnect import Reconnected, recheck_key
-from domain.reviews.reuse_keys import key_inputs
-from domain.reviews.runtime_env import INHERITED_VARIABLES
+from domain.reviews.runtime.env import INHERITED_VARIABLES
 from domain.tools.cancellation import Cancellation
 from domain.workspace import Workspace
 from ports.process import ProcessOutcome, ProcessSpec

@@ -15,7 +15,7 @@ import pytest
 
 from domain.config_service import ConfigService
 from domain.declarations.model import ScriptFingerprint
-from domain.reviews.artifactsum import (
+from domain.reviews.reuse.artifactsum import (
     ARTIFACTSUM_DEPTH_MAX,
     ARTIFACTSUM_ENTRIES_MAX,
     ARTIFACTSUM_FILE_BYTES_MAX,
@@ -25,8 +25,8 @@ from domain.reviews.artifactsum import (
     ArtifactsumLimits,
     build_manifest,
 )
-from domain.reviews.canonical_json import canonical_json
-from domain.reviews.fingerprints import (
+from domain.reviews.reuse.canonical_json import canonical_json
+from domain.reviews.reuse.fingerprints import (
     SCRIPT_OUTPUT_MAX_CHARS,
     ArtifactsumResult,
     FingerprintError,

@@ -1,4 +1,4 @@
-"""Dependency gates, eval states and final obligations (``domain.reviews.gates``), over
+"""Dependency gates, eval states and final obligations (``domain.reviews.run.gates``), over
 small workspaces in a MemoryFilesystem. The evals are Human evals: the gate rules do not
 depend on the profile.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from domain.config_service import ConfigService
-from domain.reviews.gates import (
+from domain.reviews.run.gates import (
     BASIS,
     BLOCKED,
     ERROR,

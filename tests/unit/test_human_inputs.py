@@ -6,7 +6,15 @@ import json
 
 import pytest
 
-from domain.reviews.human_fields import (
+from domain.reviews.human.reviewers import (
+    INVALID_REVIEWER,
+    NO_DEFAULT_REVIEWER,
+    REVIEWER_MAX_BYTES,
+    ReviewerError,
+    check_reviewer,
+    default_reviewer,
+)
+from domain.reviews.human.submission import (
     FIELDS_NOT_OBJECT,
     FIELDS_NOT_UTF8,
     FIELDS_TOO_LARGE,
@@ -14,14 +22,6 @@ from domain.reviews.human_fields import (
     VERDICT_IN_FIELDS,
     FieldsError,
     human_result,
-)
-from domain.reviews.reviewers import (
-    INVALID_REVIEWER,
-    NO_DEFAULT_REVIEWER,
-    REVIEWER_MAX_BYTES,
-    ReviewerError,
-    check_reviewer,
-    default_reviewer,
 )
 
 # --- reviewers -----------------------------------------------------------------------------

@@ -16,8 +16,8 @@ import pytest
 from domain.config_service import ConfigService
 from domain.diagnostics import ConfigError
 from domain.tools.cancellation import Cancellation
-from domain.tools.human_lines import OutputLine, ProgramEnded, ToolLogEvent
-from domain.tools.human_registry import HumanToolPorts, HumanToolRegistry
+from domain.tools.human.lines import OutputLine, ProgramEnded, ToolLogEvent
+from domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
 from domain.tools.registry import RegistryError
 from domain.tools.results import ToolError
 from ports.process import ProcessOutcome, ProcessSpec
@@ -107,7 +107,7 @@ class World:
         repo: dict[str, Node] | None = None,
         environment: Mapping[str, str] = REVIEWER_ENV,
         opener_missing: bool = False,
-        self_command: tuple[str, ...] = ("/py", "-m", "entrypoints.cli"),
+        self_command: tuple[str, ...] = ("/py", "-m", "entrypoints.cli.app"),
     ) -> None:
         self.repo = repo if repo is not None else tree()
         self.filesystem = MemoryFilesystem({"/repo": self.repo})
@@ -516,7 +516,7 @@ async def test_graph_launches_artifactize_config_graph_for_the_repository() -> N
     world = World()
     assert (await world.registry().call("map")).to_json() == LAUNCHED
     ((argv, cwd, env, _),) = world.launcher.launches
-    assert argv == ("/py", "-m", "entrypoints.cli", "--repo", "/repo", "config", "graph")
+    assert argv == ("/py", "-m", "entrypoints.cli.app", "--repo", "/repo", "config", "graph")
     assert cwd == "/repo" and env == REVIEWER_ENV
     nowhere = World(self_command=())
     result = await nowhere.registry().call("map")

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from domain.tools.human_lines import (
+from domain.tools.commands.text_output import TRUNCATION_MARKER
+from domain.tools.human.lines import (
     LINE_PIECE_MAX_BYTES,
     LineSplitter,
     OutputLine,
     ProgramEnded,
     ToolLogEvent,
 )
-from domain.tools.human_results import (
+from domain.tools.human.results import (
     HUMAN_CAPTURE_MAX_BYTES,
     HUMAN_TEXT_BLOCK_MAX_BYTES,
     STDERR_LABEL,
@@ -21,7 +22,6 @@ from domain.tools.human_results import (
     output_result,
 )
 from domain.tools.results import ToolResult
-from domain.tools.text_output import TRUNCATION_MARKER
 from ports.process import ProcessOutcome
 
 KIB = 1024

@@ -16,8 +16,12 @@ from typing import Any
 import anyio
 import pytest
 
-from domain.reviews.human_definition import DEFINITION_CHANGED, EVAL_GONE
-from domain.reviews.human_errors import (
+from domain.reviews.human.asking import (
+    FOLLOWING_HUMAN,
+    HUMAN_POLL_SECONDS,
+    WAITING_FOR_HUMAN,
+)
+from domain.reviews.human.errors import (
     CANCELLED,
     FINGERPRINT_CHANGED,
     NOT_CLAIMANT,
@@ -27,17 +31,19 @@ from domain.reviews.human_errors import (
     HumanPublishError,
     HumanReviewError,
 )
-from domain.reviews.human_requests import (
-    FOLLOWING_HUMAN,
-    HUMAN_POLL_SECONDS,
-    WAITING_FOR_HUMAN,
-)
-from domain.reviews.human_reviews import (
+from domain.reviews.human.lifecycle import (
     HUMAN_RESULT_MAX_BYTES,
 )
-from domain.reviews.request_views import RequestViews, list_line
-from domain.reviews.reviewers import INVALID_REVIEWER
-from domain.reviews.verify import WAIT_CANCELLED, Verify, VerifyOptions, VerifyPorts, select_evals
+from domain.reviews.human.recorded_declarations import DEFINITION_CHANGED, EVAL_GONE
+from domain.reviews.human.reviewers import INVALID_REVIEWER
+from domain.reviews.run.request_views import RequestViews, list_line
+from domain.reviews.run.verify import (
+    WAIT_CANCELLED,
+    Verify,
+    VerifyOptions,
+    VerifyPorts,
+    select_evals,
+)
 from domain.tools.cancellation import Cancellation
 from domain.workspace import Workspace
 from ports.process import ProcessOutcome

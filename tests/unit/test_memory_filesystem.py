@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.posix_filesystem import PosixFilesystem
+from adapters.posix.filesystem import PosixFilesystem
 from ports.filesystem import (
     DirectoryHandle,
     DirEntry,

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from domain.templates import TemplateError
-from domain.tools.plain import (
+from domain.tools.commands.plain import (
     PLAIN_FAILED_PREFIX,
     SubstitutionError,
     plain_result,
     substitute,
 )
-from domain.tools.text_output import (
+from domain.tools.commands.text_output import (
     TEXT_BLOCK_MAX_BYTES,
     TRUNCATION_MARKER,
     clean_output,

@@ -9,7 +9,7 @@ import pytest
 
 from adapters.ry_regex import RyRegexEngine
 from domain.config_service import ConfigService
-from domain.reviews.prompt import AgentPrompt, build_prompt
+from domain.reviews.agent.prompt import AgentPrompt, build_prompt
 from domain.reviews.verdicts import VerdictValidator
 from domain.scope import eval_scope
 from domain.tools.registry import AgentToolRegistry, ToolDefinition, ToolPorts

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from domain.reviews.remote_push import PushError, PushReport, local_candidates, push
+from domain.reviews.remote.push import PushError, PushReport, local_candidates, push
 from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from ports.state import ExecutionRecord
 from tests.support.remote_records import KINDS, execution, key_of

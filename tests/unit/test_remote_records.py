@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from domain.reviews.remote_records import (
+from domain.reviews.remote.records import (
     FULL_RECORD_MAX_BYTES,
     ID_MAX_CHARS,
     LABEL_MAX_BYTES,

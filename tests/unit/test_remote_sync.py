@@ -9,10 +9,10 @@ from typing import Any, cast
 
 import pytest
 
-from domain.reviews.human_requests import HUMAN_POLL_SECONDS
-from domain.reviews.remote_records import build_record
-from domain.reviews.remote_sync import REFRESH_INTERVAL_SECONDS, RemoteSync
-from domain.reviews.verify import Verify, VerifyOptions, VerifyPorts, select_evals
+from domain.reviews.human.asking import HUMAN_POLL_SECONDS
+from domain.reviews.remote.records import build_record
+from domain.reviews.remote.sync import REFRESH_INTERVAL_SECONDS, RemoteSync
+from domain.reviews.run.verify import Verify, VerifyOptions, VerifyPorts, select_evals
 from ports.review_store import Principal, RemoteSettings
 from ports.state import StateStore
 from tests.fakes.processes import FakeClock

@@ -22,9 +22,9 @@ from domain.declarations.model import (
     RuntimeProfile,
     ScriptFingerprint,
 )
-from domain.reviews.canonical_json import CanonicalJsonError, canonical_json
-from domain.reviews.fingerprints import FingerprintError
-from domain.reviews.reuse_keys import (
+from domain.reviews.reuse.canonical_json import CanonicalJsonError, canonical_json
+from domain.reviews.reuse.fingerprints import FingerprintError
+from domain.reviews.reuse.keys import (
     REUSE_KEY_VERSION,
     eval_def_hash,
     eval_dependencies,

@@ -23,11 +23,11 @@ import pytest
 import urwid
 import urwid.testing
 
-from domain.reviews.human_errors import NOT_CLAIMANT, REQUEST_NOT_FOUND, HumanReviewError
-from domain.reviews.human_reviews import Submitted
+from domain.reviews.human.errors import NOT_CLAIMANT, REQUEST_NOT_FOUND, HumanReviewError
+from domain.reviews.human.lifecycle import Submitted
 from domain.tools.cancellation import Cancellation
-from domain.tools.human_lines import LineSink, OutputLine, ProgramEnded
-from domain.tools.human_results import CANCELLED, HumanToolResult
+from domain.tools.human.lines import LineSink, OutputLine, ProgramEnded
+from domain.tools.human.results import CANCELLED, HumanToolResult
 from entrypoints.review_tui.app import ReviewApp
 from entrypoints.review_tui.waiting import WaitingRow, claim_text
 from ports.state import ExecutionRecord, HumanClaim, RequestRecord

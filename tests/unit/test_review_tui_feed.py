@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from domain.tools.cancellation import Cancellation
-from domain.tools.human_lines import OutputLine, ProgramEnded
+from domain.tools.human.lines import OutputLine, ProgramEnded
 from entrypoints.review_tui.busy import BUSY_HINTS, Busy
 from entrypoints.review_tui.log_feed import LogFeed
 from entrypoints.review_tui.tool_log import ToolLog

@@ -13,13 +13,13 @@ import anyio
 import pytest
 
 from domain.config_service import ConfigService
-from domain.reviews.agent_review import ReviewOutcome
-from domain.reviews.failures import INPUT_CHANGED
-from domain.reviews.reuse_keys import KeyInputs, key_inputs
-from domain.reviews.runtime_env import INHERITED_VARIABLES
-from domain.reviews.runtime_outcome import RUNTIME_OUTPUT_MAX_BYTES
-from domain.reviews.runtime_review import CANCELLED, RuntimePorts, RuntimeReview
-from domain.tools.command_tools import DEFAULT_LANG
+from domain.reviews.agent.review import ReviewOutcome
+from domain.reviews.reuse.keys import KeyInputs, key_inputs
+from domain.reviews.run.failures import INPUT_CHANGED
+from domain.reviews.runtime.env import INHERITED_VARIABLES
+from domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES
+from domain.reviews.runtime.review import CANCELLED, RuntimePorts, RuntimeReview
+from domain.tools.commands.running import DEFAULT_LANG
 from domain.workspace import Workspace
 from ports.process import ProcessOutcome, ProcessSpec
 from tests.fakes.filesystem import MemoryFilesystem, Node

@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from domain.reviews.human_requests import FOLLOWING_HUMAN
-from domain.reviews.runtime_review import RuntimePorts
-from domain.reviews.status import (
+from domain.reviews.human.asking import FOLLOWING_HUMAN
+from domain.reviews.run.status import (
     ASK_HUMAN,
     EXECUTE_FORCED,
     Status,
@@ -21,7 +20,8 @@ from domain.reviews.status import (
     StatusPorts,
     StatusReport,
 )
-from domain.reviews.verify import NOT_SELECTED, Verify, VerifyOptions, VerifyPorts, select_evals
+from domain.reviews.run.verify import NOT_SELECTED, Verify, VerifyOptions, VerifyPorts, select_evals
+from domain.reviews.runtime.review import RuntimePorts
 from ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch

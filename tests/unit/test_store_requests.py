@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from domain.reviews.store_requests import (
+from domain.reviews.remote.server_admission import (
     EXECUTION_ID_MAX_CHARS,
     FULL_RECORD_MAX_BYTES,
     SUMMARY_RECORD_MAX_BYTES,

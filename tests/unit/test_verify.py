@@ -12,9 +12,9 @@ from typing import Any, cast
 import pytest
 
 from domain.config_service import ConfigService
-from domain.reviews.agent_review import ReviewPorts
-from domain.reviews.human_requests import WAITING_FOR_HUMAN
-from domain.reviews.verify import (
+from domain.reviews.agent.review import ReviewPorts
+from domain.reviews.human.asking import WAITING_FOR_HUMAN
+from domain.reviews.run.verify import (
     SelectionError,
     Verify,
     VerifyOptions,

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from domain.reviews.human_requests import HUMAN_POLL_SECONDS
-from domain.reviews.runtime_review import RuntimePorts
-from domain.reviews.verify import NOT_SELECTED, Verify, VerifyOptions, VerifyPorts, select_evals
+from domain.reviews.human.asking import HUMAN_POLL_SECONDS
+from domain.reviews.run.verify import NOT_SELECTED, Verify, VerifyOptions, VerifyPorts, select_evals
+from domain.reviews.runtime.review import RuntimePorts
 from ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch

@@ -1,0 +1,1 @@
+"""Model backends: OpenAI Responses, Anthropic Messages, and the shared HTTP, retry and usage rules."""

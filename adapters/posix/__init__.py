@@ -1,0 +1,1 @@
+"""POSIX adapters: pinned directory descriptors, process groups, private files, sessions."""

@@ -1,0 +1,342 @@
+"""POSIX process adapter: one program in its own process group, with a deadline and bounded output.
+
+How a run goes:
+
+1. The program is started without a shell (explicit argv, cwd and the complete environment,
+   nothing inherited) as the leader of a new session, so its pid is also its process-group id.
+   The spawn is synchronous, so a cancellation cannot separate the child from its handle.
+   ``run_observed`` then reports the leader's identity (pid + start time) to its caller.
+2. stdin receives ``spec.stdin`` and is closed; stdout and stderr are read concurrently, each
+   kept up to ``spec.capture_limit_bytes`` with the excess read and discarded. Every chunk
+   read, kept or not, is also shown to ``spec.observe_output`` when one is given (a screen
+   that shows a Human tool's lines live).
+3. The leader's exit is observed *without reaping it* (a pidfd, else ``waitid(WNOWAIT)``
+   polling). While it is an unreaped zombie its pid, and with it the group id, cannot be
+   reused, so signalling the group is safe. After a normal exit the group is SIGKILLed right
+   away (background descendants do not survive); on deadline or cancellation it gets SIGTERM,
+   up to ``KILL_GRACE_SECONDS`` for the leader to exit, then SIGKILL. Only then is the leader
+   reaped.
+4. The pipes are read for at most ``KILL_GRACE_SECONDS`` more: a descendant that left the group
+   (``setsid``) and still holds them cannot make the run hang.
+
+Before any signal, the saved psutil identity (pid + create time) is checked, so a pid that
+something else reaped and the kernel reused is never signalled. Cleanup runs in a shielded
+``finally``, so the caller's cancellation (an anyio cancel scope) always reaches the group.
+Descendants that leave the group themselves (daemons) escape cleanup; commands are trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.lowlevel
+import psutil
+
+from adapters.posix.process_status import exited_unreaped
+from ports.process import (
+    CAPTURE_LIMIT_BYTES,
+    STDERR,
+    STDOUT,
+    OutputObserver,
+    ProcessOutcome,
+    ProcessSpec,
+)
+from ports.sessions import ProcessIdentity, SpawnObserver
+
+__all__ = [
+    "CAPTURE_LIMIT_BYTES",
+    "DEFAULT_TIMEOUT_MS",
+    "KILL_GRACE_SECONDS",
+    "TIMEOUT_MS_MAX",
+    "PosixProcessRunner",
+]
+
+DEFAULT_TIMEOUT_MS = 120_000
+TIMEOUT_MS_MAX = 2_147_483_647
+# After SIGTERM: how long the leader may take to exit before SIGKILL. After reaping: how long
+# the pipes may stay open before we stop reading them.
+KILL_GRACE_SECONDS = 1.0
+
+_READ_CHUNK = 64 * 1024
+_WRITE_CHUNK = 64 * 1024
+# Without a pidfd, the leader's exit is polled, backing off between these two intervals.
+_POLL_FIRST_SECONDS = 0.001
+_POLL_MAX_SECONDS = 0.05
+
+
+def _spawn(spec: ProcessSpec) -> subprocess.Popen[bytes]:
+    """Start the leader of a new session (pgid == sid == pid); raises OSError or ValueError."""
+    return subprocess.Popen(
+        list(spec.argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+        cwd=spec.cwd,
+        env=dict(spec.env),
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def _spawn_error_message(error: OSError | ValueError) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        if error.filename is not None:
+            return f"{error.strerror}: {os.fsdecode(error.filename)}"
+        return error.strerror
+    return str(error)
+
+
+def _open_pidfd(pid: int) -> int | None:
+    """A descriptor that turns readable when ``pid`` exits (Linux ≥ 5.3); None elsewhere."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return None
+    try:
+        fd: int = pidfd_open(pid)
+    except OSError:
+        return None
+    return fd
+
+
+@dataclass
+class _Capture:
+    """One output stream: the kept prefix, whether anything was dropped, whether EOF came."""
+
+    limit: int
+    data: bytearray = field(default_factory=bytearray)
+    truncated: bool = False
+    closed: anyio.Event = field(default_factory=anyio.Event)
+
+    def add(self, chunk: bytes) -> None:
+        room = self.limit - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+        if len(chunk) > room:
+            self.truncated = True
+
+    def take(self) -> bytes:
+        """The kept bytes; the buffer is released right away, so the two streams never each
+        hold a buffer and its copy at the same time (16 MiB less at the peak)."""
+        data = bytes(self.data)
+        self.data = bytearray()
+        return data
+
+
+async def _drain(
+    fd: int, capture: _Capture, stream: str = STDOUT, observe: OutputObserver | None = None
+) -> None:
+    """Read ``fd`` (non-blocking) to EOF into ``capture``, showing every chunk to ``observe``."""
+    while True:
+        try:
+            chunk = os.read(fd, _READ_CHUNK)
+        except BlockingIOError:
+            await anyio.wait_readable(fd)
+            continue
+        if not chunk:
+            capture.closed.set()
+            return
+        capture.add(chunk)
+        if observe is not None:
+            observe(stream, chunk)
+        await anyio.lowlevel.checkpoint()
+
+
+async def _feed(pipe: subprocess.Popen[bytes], data: bytes) -> None:
+    """Write ``data`` to the child's stdin, then close it; a child that stops reading is fine."""
+    stdin = pipe.stdin
+    assert stdin is not None
+    fd = stdin.fileno()
+    view = memoryview(data)
+    try:
+        while view:
+            try:
+                written = os.write(fd, view[:_WRITE_CHUNK])
+            except BlockingIOError:
+                await anyio.wait_writable(fd)
+                continue
+            view = view[written:]
+            await anyio.lowlevel.checkpoint()
+    except BrokenPipeError:
+        pass  # the child closed stdin or exited without reading it all
+    finally:
+        with contextlib.suppress(OSError):
+            stdin.close()
+
+
+class _Leader:
+    """The spawned group leader: its identity, exit watcher, group signals and reaping."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+        # Taken while the child is unreaped, so this identity (pid + create time) is ours.
+        self.identity = psutil.Process(self.pid)
+        self.pidfd = _open_pidfd(self.pid)
+        self.status: int | None = None
+        self.reaped = False
+        self.terminated_at: float | None = None
+
+    def has_exited(self) -> bool:
+        """Whether the leader has exited; it stays unreaped (a zombie) so its pid stays ours."""
+        return self.reaped or exited_unreaped(self.pid, self.identity)
+
+    async def wait_exited(self) -> None:
+        if self.pidfd is not None:
+            while not self.has_exited():
+                await anyio.wait_readable(self.pidfd)
+            return
+        delay = _POLL_FIRST_SECONDS
+        while not self.has_exited():
+            await anyio.sleep(delay)
+            delay = min(delay * 2, _POLL_MAX_SECONDS)
+
+    def signal_group(self, signum: signal.Signals) -> None:
+        """Signal every process of the group, unless the group id may no longer be ours."""
+        if self.reaped:
+            return  # after reaping, the group id may already belong to someone else
+        # If something else reaped the leader and its pid now names another process, our group
+        # is empty (the kernel does not reuse a pid still in use as a group id): leave it. If
+        # the pid is free, members may remain and the group id is still theirs.
+        if not self.identity.is_running() and psutil.pid_exists(self.pid):
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signum)
+
+    async def terminate_group(self) -> None:
+        """SIGTERM the group, then give the leader up to the grace period to exit."""
+        if self.terminated_at is None:
+            self.terminated_at = anyio.current_time()
+            self.signal_group(signal.SIGTERM)
+        remaining = self.terminated_at + KILL_GRACE_SECONDS - anyio.current_time()
+        with anyio.move_on_after(max(remaining, 0.0)):
+            await self.wait_exited()
+
+    async def kill_group_and_reap(self) -> None:
+        """SIGKILL the group while the leader's pid is still pinned, then reap the leader."""
+        self.signal_group(signal.SIGKILL)
+        await self.wait_exited()
+        if self.reaped:
+            return
+        self.reaped = True
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            self.popen.returncode = -1  # reaped elsewhere: the status is lost
+            return
+        self.status = status
+        self.popen.returncode = os.waitstatus_to_exitcode(status)
+
+    async def ensure_dead(self) -> None:
+        """The cleanup path: SIGTERM, grace, SIGKILL, reap; a no-op once reaped."""
+        if self.reaped:
+            return
+        if not self.has_exited():
+            await self.terminate_group()
+        await self.kill_group_and_reap()
+
+    def close(self) -> None:
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def exit_code_and_signal(self) -> tuple[int | None, int | None]:
+        if self.status is None:
+            return None, None
+        if os.WIFSIGNALED(self.status):
+            return None, os.WTERMSIG(self.status)
+        if os.WIFEXITED(self.status):
+            return os.WEXITSTATUS(self.status), None
+        return None, None
+
+
+def _check(spec: ProcessSpec) -> None:
+    if not spec.argv:
+        raise ValueError("argv must name a program")
+    if not 1 <= spec.timeout_ms <= TIMEOUT_MS_MAX:
+        raise ValueError(f"timeout_ms must be from 1 to {TIMEOUT_MS_MAX}, got {spec.timeout_ms}")
+    if spec.capture_limit_bytes < 0:
+        raise ValueError(f"capture_limit_bytes must not be negative: {spec.capture_limit_bytes}")
+
+
+class PosixProcessRunner:
+    """``ProcessRunner`` for POSIX systems (process groups, signals, pidfd on Linux)."""
+
+    async def run(self, spec: ProcessSpec) -> ProcessOutcome:
+        return await self.run_observed(spec, None)
+
+    async def run_observed(
+        self, spec: ProcessSpec, observe: SpawnObserver | None
+    ) -> ProcessOutcome:
+        """``run``, first reporting the leader's identity (pid + psutil create time) to
+        ``observe``, right after the spawn and before anything is awaited. Should ``observe``
+        raise, the group is killed and reaped and its error propagates."""
+        _check(spec)
+        await anyio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller starts nothing
+        try:
+            popen = _spawn(spec)
+        except (OSError, ValueError) as error:
+            return ProcessOutcome(spawn_error=_spawn_error_message(error))
+
+        stdout = _Capture(spec.capture_limit_bytes)
+        stderr = _Capture(spec.capture_limit_bytes)
+        timed_out = False
+        leader: _Leader | None = None
+        try:
+            leader = _Leader(popen)
+            if observe is not None:
+                observe(ProcessIdentity(leader.pid, leader.identity.create_time()))
+            assert popen.stdout is not None and popen.stderr is not None
+            for stream in (popen.stdin, popen.stdout, popen.stderr):
+                assert stream is not None
+                os.set_blocking(stream.fileno(), False)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_feed, popen, spec.stdin)
+                observe_output = spec.observe_output
+                tasks.start_soon(_drain, popen.stdout.fileno(), stdout, STDOUT, observe_output)
+                tasks.start_soon(_drain, popen.stderr.fileno(), stderr, STDERR, observe_output)
+                with anyio.move_on_after(spec.timeout_ms / 1000) as deadline:
+                    await leader.wait_exited()
+                if deadline.cancelled_caught:
+                    timed_out = True
+                    await leader.terminate_group()
+                await leader.kill_group_and_reap()
+                # The group is dead; only a descendant that left it can still hold the pipes.
+                with anyio.move_on_after(KILL_GRACE_SECONDS):
+                    await stdout.closed.wait()
+                    await stderr.closed.wait()
+                tasks.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                if leader is None:
+                    # No identity was taken; the child is unreaped, so its group id is still ours.
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(popen.pid, signal.SIGKILL)
+                    popen.wait()
+                    for stream in (popen.stdin, popen.stdout, popen.stderr):
+                        if stream is not None:
+                            stream.close()
+                else:
+                    await leader.ensure_dead()
+                    leader.close()
+
+        exit_code, signum = leader.exit_code_and_signal()
+        return ProcessOutcome(
+            exit_code=exit_code,
+            signal=signum,
+            stdout=stdout.take(),
+            stderr=stderr.take(),
+            stdout_truncated=stdout.truncated,
+            stderr_truncated=stderr.truncated,
+            timed_out=timed_out,
+            streams_held_open=not (stdout.closed.is_set() and stderr.closed.is_set()),
+        )

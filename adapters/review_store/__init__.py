@@ -1,0 +1,1 @@
+"""The team review store: the HTTP client, its configuration and URLs, and the server's database."""

@@ -1,0 +1,246 @@
+"""The remote review store over HTTP (httpx2): ``whoami``, ``lookup`` and ``publish``.
+
+Bounded and predictable: 2 s to connect, 5 s for a whole exchange (an anyio deadline over
+the request and the body), no redirects (a store that redirects is misconfigured, and a
+redirect could carry the token elsewhere), no retries, proxy variables ignored, answers
+read up to a size limit. Every failure is a ``RemoteFailure`` classified as
+
+- fail-open (the store is unavailable: continue without it): connection errors, timeouts,
+  HTTP 5xx;
+- fail-closed (the store refused us or answered nonsense: stop): 401/403, TLS failures,
+  every other 4xx (410 included), redirects, answers that are not the expected JSON.
+
+The token travels only in the ``Authorization`` header. It is redacted from every message
+built from the store's answer, and failures are raised outside ``except`` blocks so no
+chained httpx2 exception keeps the request (and its header) alive.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import ssl
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
+
+import anyio
+import httpx2
+
+from adapters.http_clients import new_http_client
+from adapters.llm.errors import bound_message, clean_text, redact
+from ports.review_store import (
+    LOOKUP_KEYS_MAX,
+    FailureMode,
+    Principal,
+    RemoteFailure,
+    RemoteSettings,
+)
+
+CONNECT_TIMEOUT_SECONDS = 2.0
+TOTAL_TIMEOUT_SECONDS = 5.0
+ANSWER_MAX_BYTES = 64 * 1024 * 1024
+"""Largest successful answer read; a lookup of 1000 summary records is far smaller."""
+ERROR_BODY_MAX_BYTES = 64 * 1024
+"""Of an error answer only this much is read: enough for its ``error`` text."""
+MESSAGE_MAX_CHARS = 500
+"""The store's (or the TLS library's) text is cut to this length in a message."""
+NO_TOKEN_MESSAGE = (
+    "No remote token; run `artifactize remote login URL` or set ARTIFACTIZE_REMOTE_TOKEN."
+)
+WHOAMI_ROUTE = "v1/whoami"
+LOOKUP_ROUTE = "v1/lookup"
+ENTRIES_ROUTE = "v1/entries/"
+_KEY = re.compile(r"[0-9a-f]{64}")
+
+
+def new_store_client() -> httpx2.AsyncClient:
+    return new_http_client(total=TOTAL_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS)
+
+
+class HttpRemoteStore:
+    """``RemoteStore`` over HTTP; one connection pool, closed by ``aclose``."""
+
+    def __init__(self, settings: RemoteSettings, client: httpx2.AsyncClient | None = None) -> None:
+        self.settings = settings
+        self._client = client if client is not None else new_store_client()
+
+    def __repr__(self) -> str:
+        return f"HttpRemoteStore(url={self.settings.url!r})"
+
+    async def whoami(self) -> Principal:
+        data = await self._exchange("GET", WHOAMI_ROUTE, None)
+        name = data.get("principal")
+        scopes = data.get("scopes")
+        if not (
+            isinstance(name, str)
+            and name
+            and isinstance(scopes, list)
+            and all(isinstance(scope, str) for scope in scopes)
+        ):
+            self._invalid("whoami", "expected {principal, scopes}")
+        return Principal(name=name, scopes=tuple(scopes))
+
+    async def lookup(self, keys: Sequence[str]) -> list[Mapping[str, Any]]:
+        entries: list[Mapping[str, Any]] = []
+        for start in range(0, len(keys), LOOKUP_KEYS_MAX):
+            chunk = list(keys[start : start + LOOKUP_KEYS_MAX])
+            data = await self._exchange("POST", LOOKUP_ROUTE, {"keys": chunk})
+            found = data.get("entries")
+            if not isinstance(found, list) or not all(isinstance(e, dict) for e in found):
+                self._invalid("lookup", "expected {entries: [object, …]}")
+            entries.extend(found)
+        return entries
+
+    async def publish(self, key: str, record: Mapping[str, Any]) -> bool:
+        if not _KEY.fullmatch(key):
+            raise RemoteFailure(
+                FailureMode.CLOSED, "A reuse key to publish must be 64 lowercase hex characters."
+            )
+        data = await self._exchange("PUT", ENTRIES_ROUTE + key, record)
+        created = data.get("created")
+        if not isinstance(created, bool):
+            self._invalid("publish", "expected {created: true|false}")
+        return created
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    # --- one exchange ----------------------------------------------------------------------
+
+    async def _exchange(
+        self, method: str, route: str, body: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        headers = {"accept": "application/json"}
+        content: bytes | None = None
+        if body is not None:
+            headers["content-type"] = "application/json"
+            content = json.dumps(
+                body, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            ).encode("utf-8")
+        if self.settings.token is not None:
+            headers["authorization"] = f"Bearer {self.settings.token}"
+        problem: RemoteFailure | None = None
+        status, payload, over = 0, b"", False
+        try:
+            with anyio.fail_after(TOTAL_TIMEOUT_SECONDS):
+                async with self._client.stream(
+                    method, self.settings.url + route, content=content, headers=headers
+                ) as answer:
+                    status = answer.status_code
+                    ok = 200 <= status < 300
+                    limit = ANSWER_MAX_BYTES if ok else ERROR_BODY_MAX_BYTES
+                    payload, over = await _read_at_most(answer, limit)
+        except (TimeoutError, httpx2.TimeoutException):
+            problem = RemoteFailure(
+                FailureMode.OPEN,
+                f"The remote store at {self.settings.url} did not answer within "
+                f"{TOTAL_TIMEOUT_SECONDS:g} s",
+            )
+        except httpx2.HTTPError as error:
+            problem = self._transport_failure(error)
+        if problem is not None:
+            raise problem
+        return self._answer(route, status, payload, over)
+
+    def _answer(self, route: str, status: int, payload: bytes, over: bool) -> dict[str, Any]:
+        if 200 <= status < 300:
+            if over:
+                self._invalid(route, f"the answer exceeds {ANSWER_MAX_BYTES} bytes")
+            data = _json_object(payload)
+            if data is None:
+                self._invalid(route, f"HTTP {status} with a body that is not a JSON object")
+            return data
+        text = self._error_text(payload)
+        detail = f": {text}" if text else "."
+        if status >= 500:
+            reason = f"The remote store failed (HTTP {status})"
+            raise RemoteFailure(FailureMode.OPEN, reason + (f": {text}" if text else ""), status)
+        if status in (401, 403):
+            if self.settings.token is None:
+                message = NO_TOKEN_MESSAGE
+            elif status == 403 and text:  # a valid token without the scope this route needs
+                message = f"The remote store refused the request (HTTP {status}){detail}"
+            else:
+                message = f"The remote store rejected the token (HTTP {status}){detail}"
+            raise RemoteFailure(FailureMode.CLOSED, message, status)
+        if 300 <= status < 400:
+            raise RemoteFailure(
+                FailureMode.CLOSED,
+                f"The remote store answered with a redirect (HTTP {status}), which is never "
+                "followed; check the store URL.",
+                status,
+            )
+        raise RemoteFailure(
+            FailureMode.CLOSED,
+            f"The remote store refused the request (HTTP {status}){detail}",
+            status,
+        )
+
+    def _error_text(self, payload: bytes) -> str:
+        """The store's ``error`` text, cleaned of control characters, redacted, bounded."""
+        data = _json_object(payload)
+        text = data.get("error") if data is not None else None
+        return self._safe(text) if isinstance(text, str) else ""
+
+    def _safe(self, text: str) -> str:
+        token = self.settings.token or ""
+        return bound_message(redact(clean_text(redact(text, token)), token), MESSAGE_MAX_CHARS)
+
+    def _transport_failure(self, error: httpx2.HTTPError) -> RemoteFailure:
+        tls = _tls_error(error)
+        if tls is not None:
+            detail = getattr(tls, "verify_message", None) or tls.reason or str(tls)
+            reason = self._safe(str(detail)) or type(tls).__name__
+            return RemoteFailure(FailureMode.CLOSED, f"TLS with the remote store failed: {reason}.")
+        detail = self._safe(str(error)) or type(error).__name__
+        if isinstance(error, httpx2.TransportError):
+            return RemoteFailure(
+                FailureMode.OPEN,
+                f"The remote store at {self.settings.url} is unreachable ({detail})",
+            )
+        return RemoteFailure(
+            FailureMode.CLOSED, f"The remote store's answer could not be read: {detail}."
+        )
+
+    def _invalid(self, route: str, problem: str) -> NoReturn:
+        raise RemoteFailure(
+            FailureMode.CLOSED, f"The remote store gave an invalid answer to {route}: {problem}."
+        )
+
+
+async def _read_at_most(answer: httpx2.Response, limit: int) -> tuple[bytes, bool]:
+    """(up to ``limit`` decoded bytes, whether more followed); stops reading past the limit."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in answer.aiter_bytes():
+        if len(chunk) > limit - size:
+            chunks.append(chunk[: limit - size])
+            return b"".join(chunks), True
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks), False
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json_object(payload: bytes) -> dict[str, Any] | None:
+    """The JSON object in ``payload``; None for anything else (NaN and Infinity included)."""
+    try:
+        data = json.loads(payload.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _tls_error(error: BaseException) -> ssl.SSLError | None:
+    """The ``ssl.SSLError`` behind a transport error, if the failure was TLS."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ssl.SSLError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None

@@ -1,0 +1,1 @@
+"""The SQLite state store: schema, connection, rows, history and Human request tables."""

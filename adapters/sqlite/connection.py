@@ -1,0 +1,227 @@
+"""Opening the SQLite state file: file checks, the engine, and schema creation.
+
+Why the care:
+
+* The state is shared by every artifactize process of a user, so the first opens may race.
+  The schema and ``PRAGMA user_version`` are written in one ``BEGIN IMMEDIATE`` transaction
+  (a racer either sees nothing or the whole schema), and SQLITE_BUSY during that start-up
+  (switching to WAL can refuse without waiting) is retried every
+  OPEN_RETRY_INTERVAL_SECONDS for up to OPEN_RETRY_SECONDS.
+* ``state.sqlite`` and its ``-wal``/``-shm`` companions must be regular files. They are
+  checked with ``lstat`` (a symlink is refused, never followed; a FIFO would block SQLite)
+  before SQLite opens them and again once the companions exist.
+* Readers (``create=False``) open the file with ``mode=rw``, which never creates it.
+
+Every transaction is begun by us (the driver's own BEGIN is disabled): ``BEGIN IMMEDIATE``
+for writes, so a writer takes the lock up front and waits on ``busy_timeout`` instead of
+failing on a read-to-write upgrade; ``BEGIN DEFERRED`` for reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import stat
+import time
+import urllib.parse
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from adapters.sqlite.schema import SCHEMA_VERSION, STATE_ID_NAME, metadata, state_meta
+from ports.state import StateError
+
+STATE_FILE = "state.sqlite"
+STATE_FILE_SUFFIXES = ("", "-wal", "-shm")
+BUSY_TIMEOUT_SECONDS = 5.0
+OPEN_RETRY_INTERVAL_SECONDS = 0.02
+OPEN_RETRY_SECONDS = 5.0
+PRIVATE_DIRECTORY_MODE = 0o700
+
+# Execution option read by the ``begin`` hook: how the next transaction begins.
+BEGIN_MODE_OPTION = "artifactize_begin"
+BEGIN_IMMEDIATE = "IMMEDIATE"
+BEGIN_DEFERRED = "DEFERRED"
+
+_SQLITE_BUSY = 5
+_SQLITE_LOCKED = 6
+_PRIMARY_CODE_MASK = 0xFF
+
+_T = TypeVar("_T")
+
+
+def state_file(state_dir: str) -> str:
+    return str(Path(state_dir) / STATE_FILE)
+
+
+def make_private_directory(state_dir: str) -> None:
+    """Create ``state_dir`` (mode 0700; missing parents with default modes) unless it is
+    already a directory."""
+    directory = Path(state_dir)
+    try:
+        if directory.is_dir():
+            return
+        directory.absolute().parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):  # a concurrent first open made it
+            directory.mkdir(PRIVATE_DIRECTORY_MODE)
+        if not directory.is_dir():
+            raise StateError(f"State directory is not a directory: {state_dir}")
+    except OSError as error:
+        raise StateError(f"Cannot create state directory {state_dir}: {error.strerror}") from error
+
+
+def check_state_files(database: str) -> bool:
+    """Refuse non-regular state files (without following symlinks); whether the database
+    file exists."""
+    exists = False
+    for suffix in STATE_FILE_SUFFIXES:
+        path = database + suffix
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        except NotADirectoryError as error:
+            directory = Path(database).parent
+            raise StateError(f"State directory is not a directory: {directory}") from error
+        except OSError as error:
+            raise StateError(f"Cannot inspect state file {path}: {error.strerror}") from error
+        if not stat.S_ISREG(info.st_mode):
+            raise StateError(f"State files must be regular files: {path}")
+        exists = exists or suffix == ""
+    return exists
+
+
+def create_engine(database: str, *, create: bool) -> sa.Engine:
+    """A pooled engine on ``database``; ``create=False`` never creates the file."""
+    mode = "rwc" if create else "rw"
+    uri = f"file:{urllib.parse.quote(str(Path(database).absolute()))}?mode={mode}"
+
+    def connect() -> sqlite3.Connection:
+        # isolation_level=None: the driver emits no BEGIN of its own; the hook below does.
+        return sqlite3.connect(
+            uri,
+            uri=True,
+            timeout=BUSY_TIMEOUT_SECONDS,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+
+    engine = sa.create_engine("sqlite+pysqlite://", creator=connect, poolclass=sa.pool.QueuePool)
+
+    @event.listens_for(engine, "connect")
+    def _configure(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.execute("PRAGMA foreign_keys = ON")
+        dbapi_connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: sa.Connection) -> None:
+        mode = connection.get_execution_options().get(BEGIN_MODE_OPTION, BEGIN_DEFERRED)
+        connection.exec_driver_sql(f"BEGIN {mode}")
+
+    return engine
+
+
+def is_busy(error: BaseException) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED, raw or wrapped by SQLAlchemy."""
+    original = getattr(error, "orig", error)
+    code = getattr(original, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & _PRIMARY_CODE_MASK in (_SQLITE_BUSY, _SQLITE_LOCKED)
+    return False
+
+
+def retry_busy(action: Callable[[], _T]) -> _T:
+    """Run ``action``, retrying on SQLITE_BUSY for up to OPEN_RETRY_SECONDS."""
+    deadline = time.monotonic() + OPEN_RETRY_SECONDS
+    while True:
+        try:
+            return action()
+        except (sa.exc.OperationalError, sqlite3.OperationalError) as error:
+            if not is_busy(error) or time.monotonic() >= deadline:
+                raise
+        time.sleep(OPEN_RETRY_INTERVAL_SECONDS)
+
+
+@contextlib.contextmanager
+def schema_transaction(
+    engine: sa.Engine, *, create: bool, wal_refused: Callable[[str], Exception]
+) -> Iterator[tuple[sa.Connection, int]]:
+    """(a connection, the file's ``user_version``) in the transaction a first open checks
+    (and with ``create``, makes) the schema in.
+
+    With ``create`` the file is first switched to WAL (outside any transaction: SQLite cannot
+    enter WAL inside one; ``wal_refused(mode)`` is raised when SQLite keeps another mode) and
+    the transaction begins IMMEDIATE; without, it begins DEFERRED and writes nothing."""
+    with engine.connect() as connection:
+        if create:
+            driver = connection.connection.driver_connection
+            assert driver is not None
+            mode = driver.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise wal_refused(str(mode))
+        begin = BEGIN_IMMEDIATE if create else BEGIN_DEFERRED
+        connection.execution_options(**{BEGIN_MODE_OPTION: begin})
+        with connection.begin():
+            version = int(connection.exec_driver_sql("PRAGMA user_version").scalar_one())
+            yield connection, version
+
+
+def has_tables(connection: sa.Connection) -> bool:
+    """Whether the database holds any table or index of its user (SQLite's own excepted)."""
+    count = connection.exec_driver_sql(
+        "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+    ).scalar_one()
+    return bool(count)
+
+
+def _foreign(database: str, version: int) -> StateError:
+    return StateError(
+        f"{database} is not an artifactize state of schema version {SCHEMA_VERSION} "
+        f"(user_version {version}); move it away or choose another state directory."
+    )
+
+
+def _read_state_id(connection: sa.Connection, database: str) -> str:
+    value = connection.execute(
+        sa.select(state_meta.c.value).where(state_meta.c.name == STATE_ID_NAME)
+    ).scalar_one_or_none()
+    if not isinstance(value, str) or not value:
+        raise StateError(f"Corrupt state {database}: it has no state id.")
+    return value
+
+
+def _initialize_once(engine: sa.Engine, database: str, create: bool) -> str | None:
+    def wal_refused(mode: str) -> StateError:
+        return StateError(f"Cannot use WAL journal mode for {database} (got {mode}).")
+
+    transaction = schema_transaction(engine, create=create, wal_refused=wal_refused)
+    with transaction as (connection, version):
+        if version > SCHEMA_VERSION:
+            raise StateError(f"Unsupported state schema version: {version}")
+        if version == SCHEMA_VERSION:
+            return _read_state_id(connection, database)
+        if version != 0 or has_tables(connection):
+            raise _foreign(database, version)
+        if not create:
+            return None  # an empty database: no data yet, and readers write nothing
+        metadata.create_all(connection, checkfirst=False)
+        connection.execute(
+            sa.insert(state_meta).values(name=STATE_ID_NAME, value=str(uuid.uuid4()))
+        )
+        connection.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        return _read_state_id(connection, database)
+
+
+def initialize(engine: sa.Engine, database: str, *, create: bool) -> str | None:
+    """Check (and with ``create``, make) the schema; the state id, or None for an empty
+    database opened without ``create``."""
+    try:
+        return retry_busy(lambda: _initialize_once(engine, database, create))
+    except (sa.exc.DBAPIError, sqlite3.Error) as error:
+        original = getattr(error, "orig", error)
+        raise StateError(f"Cannot open state {database}: {original}") from error

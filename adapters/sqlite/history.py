@@ -1,0 +1,121 @@
+"""Reuse-history queries over ``executions``: lookups, the active holder of a key, and the
+garbage-collection victim. Each function runs inside the caller's transaction.
+
+A record is in its key's history exactly while its history columns (``bytes``,
+``last_used``) are set. "Newest" is the latest ``completed_at``, ties broken by insertion
+order (``rowid``), so a record stored later wins a tie.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from adapters.sqlite.rows import execution_record
+from adapters.sqlite.schema import (
+    ACTIVE_EXECUTION_STATUSES,
+    ACTIVE_REQUEST_STATUSES,
+    RECORDED_VERDICTS,
+    executions,
+    requests,
+)
+from ports.state import ExecutionRecord
+
+_ROWID: sa.ColumnClause[int] = sa.literal_column("executions.rowid", sa.Integer)
+_NEWEST_FIRST = (executions.c.completed_at.desc(), _ROWID.desc())
+_IN_HISTORY = sa.and_(
+    executions.c.last_used.is_not(None), executions.c.status.in_(RECORDED_VERDICTS)
+)
+
+
+def _history_of(key: str) -> sa.Select[Any]:
+    return sa.select(executions).where(executions.c.key == key, _IN_HISTORY)
+
+
+def latest(connection: sa.Connection, key: str) -> ExecutionRecord | None:
+    row = connection.execute(_history_of(key).order_by(*_NEWEST_FIRST).limit(1)).one_or_none()
+    return None if row is None else execution_record(row)
+
+
+def history(connection: sa.Connection, key: str) -> list[ExecutionRecord]:
+    rows = connection.execute(_history_of(key).order_by(*_NEWEST_FIRST))
+    return [execution_record(row) for row in rows]
+
+
+def latest_per_key(connection: sa.Connection) -> list[tuple[ExecutionRecord, int]]:
+    ranked = (
+        sa.select(
+            executions,
+            _ROWID.label("position"),
+            sa.func.row_number()
+            .over(partition_by=executions.c.key, order_by=_NEWEST_FIRST)
+            .label("rank"),
+            sa.func.count().over(partition_by=executions.c.key).label("records"),
+        )
+        .where(_IN_HISTORY)
+        .subquery()
+    )
+    query = (
+        sa.select(ranked)
+        .where(ranked.c.rank == 1)
+        .order_by(ranked.c.completed_at.desc(), ranked.c.position.desc())
+    )
+    return [(execution_record(row), int(row.records)) for row in connection.execute(query)]
+
+
+def touch(connection: sa.Connection, execution_id: str, now: str) -> None:
+    connection.execute(
+        sa.update(executions).where(executions.c.id == execution_id).values(last_used=now)
+    )
+
+
+def active_holder(connection: sa.Connection, key: str) -> ExecutionRecord | None:
+    """The RUNNING or WAITING_HUMAN execution holding ``key`` (unique by index)."""
+    row = connection.execute(
+        sa.select(executions).where(
+            executions.c.key == key, executions.c.status.in_(ACTIVE_EXECUTION_STATUSES)
+        )
+    ).one_or_none()
+    return None if row is None else execution_record(row)
+
+
+def retained(connection: sa.Connection) -> tuple[int, int]:
+    """How many records the history retains, and their serialized bytes."""
+    count, total = connection.execute(
+        sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(executions.c.bytes), 0)).where(
+            executions.c.last_used.is_not(None)
+        )
+    ).one()
+    return int(count), int(total)
+
+
+def eviction_candidate(connection: sa.Connection) -> str | None:
+    """The least-recently-used record GC may drop: not of a key with an active execution,
+    and not pointed at by a request still waiting on it (a follower reads it on settle)."""
+    holder = executions.alias("holder")
+    key_active = sa.exists().where(
+        holder.c.key == executions.c.key, holder.c.status.in_(ACTIVE_EXECUTION_STATUSES)
+    )
+    request_waiting = sa.exists().where(
+        requests.c.execution_id == executions.c.id,
+        requests.c.status.in_(ACTIVE_REQUEST_STATUSES),
+    )
+    query = (
+        sa.select(executions.c.id)
+        .where(executions.c.last_used.is_not(None), ~key_active, ~request_waiting)
+        .order_by(executions.c.last_used, executions.c.key, executions.c.completed_at)
+        .limit(1)
+    )
+    value = connection.execute(query).scalar_one_or_none()
+    return None if value is None else str(value)
+
+
+def clear_history(connection: sa.Connection, where: sa.ColumnElement[bool]) -> int:
+    """Drop matching records from the history (the rows stay); how many were dropped."""
+    result = connection.execute(
+        sa.update(executions)
+        .where(where, executions.c.last_used.is_not(None))
+        .values(bytes=None, last_used=None)
+    )
+    return int(result.rowcount)

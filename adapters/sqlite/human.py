@@ -1,0 +1,173 @@
+"""Human claims and settlement inside the caller's (IMMEDIATE) transaction.
+
+The claim lives in the ``requests`` row itself (``claimed_by``, ``claimed_at``), so the
+claim, the request's status and the settlement are read and written under one write lock:
+a second submission re-reads a request that no longer waits and fails, whatever order the
+processes ran in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from adapters.sqlite.rows import dump_data, load_data, request_record
+from adapters.sqlite.schema import executions, requests, runs
+from ports.state import (
+    HumanClaim,
+    HumanClaimRefused,
+    HumanNotWaiting,
+    HumanSettlement,
+    RequestRecord,
+    Supersession,
+)
+
+WAITING_HUMAN = "WAITING_HUMAN"
+_RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
+
+
+def claim_of(row: sa.Row[Any] | None) -> HumanClaim | None:
+    if row is None or row.claimed_by is None:
+        return None
+    return HumanClaim(row.id, row.claimed_by, row.claimed_at)
+
+
+def read_request(connection: sa.Connection, request_id: str) -> sa.Row[Any] | None:
+    query = sa.select(requests).where(requests.c.id == request_id)
+    return connection.execute(query).one_or_none()
+
+
+def waiting_request(connection: sa.Connection, request_id: str) -> sa.Row[Any]:
+    """The request row, when it and its execution both wait for a Human; else HumanNotWaiting."""
+    row = read_request(connection, request_id)
+    if row is None or row.status != WAITING_HUMAN or row.execution_id is None:
+        raise HumanNotWaiting(request_id)
+    status = connection.execute(
+        sa.select(executions.c.status).where(executions.c.id == row.execution_id)
+    ).scalar_one_or_none()
+    if status != WAITING_HUMAN:
+        raise HumanNotWaiting(request_id)
+    return row
+
+
+def claim(connection: sa.Connection, request_id: str, reviewer: str, now: str) -> HumanClaim:
+    waiting_request(connection, request_id)
+    connection.execute(
+        sa.update(requests)
+        .where(requests.c.id == request_id, requests.c.claimed_by.is_(None))
+        .values(claimed_by=reviewer, claimed_at=now)
+    )
+    held = claim_of(read_request(connection, request_id))
+    assert held is not None  # inserted above, or already there
+    if held.reviewer != reviewer:
+        raise HumanClaimRefused(held.reviewer)
+    return held
+
+
+def unclaim(connection: sa.Connection, request_id: str, reviewer: str) -> HumanClaim:
+    held = claim_of(waiting_request(connection, request_id))
+    if held is None or held.reviewer != reviewer:
+        raise HumanClaimRefused(held.reviewer if held is not None else None)
+    connection.execute(
+        sa.update(requests)
+        .where(requests.c.id == request_id)
+        .values(claimed_by=None, claimed_at=None)
+    )
+    return held
+
+
+def settle(
+    connection: sa.Connection, settlement: HumanSettlement, execution_values: dict[str, Any]
+) -> tuple[str, ...]:
+    """Check, write the request and the execution, settle the followers; their IDs."""
+    request, execution = settlement.request, settlement.execution
+    row = waiting_request(connection, request.id)
+    if row.execution_id != execution.id or row.claimed_by != settlement.reviewer:
+        raise HumanNotWaiting(request.id)
+    written = connection.execute(
+        sa.update(executions)
+        .where(executions.c.id == execution.id, executions.c.status == WAITING_HUMAN)
+        .values(execution_values)
+    )
+    if written.rowcount != 1:
+        raise HumanNotWaiting(request.id)
+    connection.execute(
+        sa.update(requests)
+        .where(requests.c.id == request.id)
+        .values(
+            status=request.status,
+            data=dump_data(request.data),
+            claimed_by=None,
+            claimed_at=None,
+        )
+    )
+    followers = connection.execute(
+        sa.select(requests).where(
+            requests.c.execution_id == execution.id,
+            requests.c.status == WAITING_HUMAN,
+            requests.c.id != request.id,
+        )
+    ).all()
+    fields = dict(settlement.follower_fields)
+    for follower in followers:
+        data = {**load_data(follower.data, "requests", follower.id), **fields}
+        connection.execute(
+            sa.update(requests)
+            .where(requests.c.id == follower.id)
+            .values(status=fields["status"], data=dump_data(data), claimed_by=None, claimed_at=None)
+        )
+    return tuple(follower.id for follower in followers)
+
+
+def supersede(connection: sa.Connection, key: str, supersession: Supersession) -> None:
+    """Merge ``supersession`` into the WAITING_HUMAN execution holding ``key`` (at most one)
+    and its WAITING_HUMAN requests, dropping their claims; nothing when none waits."""
+    waiting = connection.execute(
+        sa.select(executions).where(executions.c.key == key, executions.c.status == WAITING_HUMAN)
+    ).all()
+    execution_fields = dict(supersession.execution_fields)
+    request_fields = dict(supersession.request_fields)
+    for execution in waiting:
+        data = {**load_data(execution.data, "executions", execution.id), **execution_fields}
+        connection.execute(
+            sa.update(executions)
+            .where(executions.c.id == execution.id)
+            .values(
+                status=execution_fields["status"],
+                completed_at=execution_fields["completedAt"],
+                data=dump_data(data),
+            )
+        )
+        followers = connection.execute(
+            sa.select(requests).where(
+                requests.c.execution_id == execution.id, requests.c.status == WAITING_HUMAN
+            )
+        ).all()
+        for follower in followers:
+            merged = {**load_data(follower.data, "requests", follower.id), **request_fields}
+            connection.execute(
+                sa.update(requests)
+                .where(requests.c.id == follower.id)
+                .values(
+                    status=request_fields["status"],
+                    execution_id=request_fields["executionId"],
+                    data=dump_data(merged),
+                    claimed_by=None,
+                    claimed_at=None,
+                )
+            )
+
+
+def all_requests(connection: sa.Connection) -> list[RequestRecord]:
+    """Newest Run first (by ``createdAt``, then insertion), ordinal order within a Run."""
+    query = (
+        sa.select(requests)
+        .join(runs, runs.c.id == requests.c.run_id)
+        .order_by(
+            sa.func.json_extract(runs.c.data, "$.createdAt").desc(),
+            _RUN_ROWID.desc(),
+            requests.c.ordinal,
+        )
+    )
+    return [request_record(row) for row in connection.execute(query)]

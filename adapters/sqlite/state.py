@@ -1,0 +1,464 @@
+"""The state store port on a SQLite file (``<state_dir>/state.sqlite``) via SQLAlchemy Core.
+
+Every method is one short transaction; writes begin IMMEDIATE, so concurrent processes
+serialize on SQLite's write lock (waiting up to the busy timeout) and every read-then-write
+decision (claim, settle, GC step) sees the state it acts on. The schema is in
+``sqlite_schema``; opening and creating the file in ``sqlite_open``.
+
+Choices beyond the port's docstrings:
+
+* ``insert_execution`` stores the row without a key (it holds none), whatever
+  ``execution.key`` says; ``complete_execution(record=True)`` later sets the key with the
+  history columns, which is how a forced GREEN/RED joins the history as its newest record.
+* ``complete_execution`` with a status that is itself active (RUNNING → WAITING_HUMAN)
+  rewrites the active row in place: it keeps holding its key, completes nothing and records
+  nothing. The port has no other way to hand a claimed execution to a Human.
+* Recording needs a key and a GREEN/RED status; otherwise ``record=True`` records nothing.
+* A settled execution without ``completed_at`` gets the store's current time in the column.
+* GC runs after the settling transaction committed; its failure is logged ("Cache GC
+  failed: …") and does not undo the settlement. The next record retries it.
+* A Human claim is the ``claimed_by``/``claimed_at`` columns of the request row
+  (``sqlite_human``); ``update_request`` never touches them, so a verifier saving its own
+  copy of a request cannot drop someone's claim.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from adapters.sqlite import history as hist
+from adapters.sqlite import human
+from adapters.sqlite.connection import (
+    BEGIN_DEFERRED,
+    BEGIN_IMMEDIATE,
+    BEGIN_MODE_OPTION,
+    check_state_files,
+    create_engine,
+    initialize,
+    make_private_directory,
+    state_file,
+)
+from adapters.sqlite.rows import (
+    data_bytes,
+    dump_data,
+    execution_record,
+    execution_values,
+    request_record,
+    request_values,
+    run_record,
+    run_values,
+)
+from adapters.sqlite.schema import ACTIVE_EXECUTION_STATUSES, RECORDED_VERDICTS, executions, runs
+from adapters.sqlite.schema import requests as requests_table
+from adapters.utc_timestamps import utc_timestamp
+from ports.state import (
+    HISTORY_BYTES_MAX,
+    HISTORY_RECORDS_MAX,
+    RECORD_MAX_BYTES,
+    Claim,
+    ClaimOutcome,
+    ExecutionRecord,
+    HumanClaim,
+    HumanSettled,
+    HumanSettlement,
+    KeyInUse,
+    OwnerAlive,
+    RequestRecord,
+    RunRecord,
+    StateError,
+    Supersession,
+)
+
+__all__ = ["OWNER_DIED_CODE", "OWNER_DIED_ERROR", "SqliteStateStore", "SqliteStateStores"]
+
+OWNER_DIED_CODE = "OWNER_DIED"
+OWNER_DIED_ERROR = "Execution owner died."
+
+_log = logging.getLogger(__name__)
+_RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
+
+
+def _positive(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+class SqliteStateStore:
+    """One open state. ``close()`` releases its connections (the port has no close)."""
+
+    def __init__(
+        self,
+        engine: sa.Engine,
+        database: str,
+        state_id: str,
+        *,
+        record_max_bytes: int = RECORD_MAX_BYTES,
+        history_records_max: int = HISTORY_RECORDS_MAX,
+        history_bytes_max: int = HISTORY_BYTES_MAX,
+        now_ns: Callable[[], int] = time.time_ns,
+    ) -> None:
+        self._engine = engine
+        self._database = database
+        self._state_id = state_id
+        self._record_max_bytes = _positive("record_max_bytes", record_max_bytes)
+        self._history_records_max = _positive("history_records_max", history_records_max)
+        self._history_bytes_max = _positive("history_bytes_max", history_bytes_max)
+        self._now_ns = now_ns
+
+    @property
+    def database(self) -> str:
+        return self._database
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def state_id(self) -> str:
+        return self._state_id
+
+    def _now(self) -> str:
+        return utc_timestamp(self._now_ns())
+
+    @contextlib.contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[sa.Connection]:
+        """One transaction, IMMEDIATE when it writes; database errors become StateError."""
+        try:
+            with self._engine.connect() as connection:
+                mode = BEGIN_IMMEDIATE if write else BEGIN_DEFERRED
+                connection.execution_options(**{BEGIN_MODE_OPTION: mode})
+                with connection.begin():
+                    yield connection
+        except sa.exc.DBAPIError as error:
+            raise StateError(f"State {self._database}: {error.orig}") from error
+
+    # --- Runs and requests -------------------------------------------------------------
+
+    def create_run(self, run: RunRecord, requests: Sequence[RequestRecord]) -> None:
+        for request in requests:
+            if request.run_id != run.id:
+                raise ValueError(
+                    f"Request {request.id} belongs to Run {request.run_id}, not {run.id}"
+                )
+        with self._transaction(write=True) as connection:
+            connection.execute(sa.insert(runs).values(run_values(run)))
+            if requests:
+                connection.execute(
+                    sa.insert(requests_table), [request_values(request) for request in requests]
+                )
+
+    def update_run(self, run: RunRecord) -> None:
+        with self._transaction(write=True) as connection:
+            result = connection.execute(
+                sa.update(runs)
+                .where(runs.c.id == run.id)
+                .values(repo=run.repo, status=run.status, data=dump_data(run.data))
+            )
+            if result.rowcount != 1:
+                raise StateError(f"Run not found: {run.id}")
+
+    def update_request(self, request: RequestRecord) -> None:
+        """Saves status, execution id and data (a request never changes Run, eval or
+        ordinal)."""
+        with self._transaction(write=True) as connection:
+            self._write_request(connection, request)
+
+    @staticmethod
+    def _write_request(connection: sa.Connection, request: RequestRecord) -> None:
+        result = connection.execute(
+            sa.update(requests_table)
+            .where(requests_table.c.id == request.id, requests_table.c.run_id == request.run_id)
+            .values(
+                execution_id=request.execution_id,
+                status=request.status,
+                data=dump_data(request.data),
+            )
+        )
+        if result.rowcount != 1:
+            raise StateError(f"Request not found: {request.id} (Run {request.run_id})")
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        with self._transaction(write=False) as connection:
+            row = connection.execute(sa.select(runs).where(runs.c.id == run_id)).one_or_none()
+            return None if row is None else run_record(row)
+
+    def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
+        """Newest first by the Run's ``createdAt`` (fixed-width UTC text), then insertion."""
+        if limit < 0 or offset < 0:
+            raise ValueError(f"limit and offset must not be negative, got {limit}, {offset}")
+        query = sa.select(runs)
+        if repo is not None:
+            query = query.where(runs.c.repo == repo)
+        query = (
+            query.order_by(
+                sa.func.json_extract(runs.c.data, "$.createdAt").desc(), _RUN_ROWID.desc()
+            )
+            .limit(limit)
+            .offset(offset)
+        )
+        with self._transaction(write=False) as connection:
+            return [run_record(row) for row in connection.execute(query)]
+
+    def list_requests(self, run_id: str) -> list[RequestRecord]:
+        query = (
+            sa.select(requests_table)
+            .where(requests_table.c.run_id == run_id)
+            .order_by(requests_table.c.ordinal)
+        )
+        with self._transaction(write=False) as connection:
+            return [request_record(row) for row in connection.execute(query)]
+
+    def get_request(self, request_id: str) -> RequestRecord | None:
+        query = sa.select(requests_table).where(requests_table.c.id == request_id)
+        with self._transaction(write=False) as connection:
+            row = connection.execute(query).one_or_none()
+            return None if row is None else request_record(row)
+
+    # --- executions and reuse ------------------------------------------------------------
+
+    def latest_record(self, key: str, *, touch: bool) -> ExecutionRecord | None:
+        with self._transaction(write=touch) as connection:
+            record = hist.latest(connection, key)
+            if record is not None and touch:
+                hist.touch(connection, record.id, self._now())
+            return record
+
+    def claim(self, execution: ExecutionRecord, owner_alive: OwnerAlive) -> Claim:
+        key = execution.key
+        if key is None:
+            raise ValueError(f"Execution {execution.id} has no key to claim")
+        if execution.status != "RUNNING":
+            raise ValueError(
+                f"A claim inserts a RUNNING execution; {execution.id} is {execution.status}"
+            )
+        with self._transaction(write=True) as connection:
+            record = hist.latest(connection, key)
+            if record is not None:
+                hist.touch(connection, record.id, self._now())
+                return Claim(ClaimOutcome.REUSED, record)
+            holder = hist.active_holder(connection, key)
+            if holder is not None:
+                # WAITING_HUMAN holders are never considered dead: a Human may still submit.
+                if holder.status != "RUNNING" or owner_alive(
+                    holder.owner_pid, holder.owner_start_time
+                ):
+                    return Claim(ClaimOutcome.BUSY, holder)
+                self._settle_owner_died(connection, holder)
+            connection.execute(sa.insert(executions).values(execution_values(execution, key=key)))
+            return Claim(ClaimOutcome.OWNED)
+
+    def _settle_owner_died(self, connection: sa.Connection, holder: ExecutionRecord) -> None:
+        now = self._now()
+        data = {
+            **holder.data,
+            "status": "ERROR",
+            "errorCode": OWNER_DIED_CODE,
+            "error": OWNER_DIED_ERROR,
+            "completedAt": now,
+        }
+        connection.execute(
+            sa.update(executions)
+            .where(executions.c.id == holder.id, executions.c.status == "RUNNING")
+            .values(status="ERROR", completed_at=now, data=dump_data(data))
+        )
+
+    def insert_execution(self, execution: ExecutionRecord) -> None:
+        with self._transaction(write=True) as connection:
+            connection.execute(sa.insert(executions).values(execution_values(execution, key=None)))
+
+    def complete_execution(
+        self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
+    ) -> bool:
+        text = dump_data(execution.data)
+        size = data_bytes(text)
+        settles = execution.status not in ACTIVE_EXECUTION_STATUSES
+        recorded = (
+            settles
+            and record
+            and execution.key is not None
+            and execution.status in RECORDED_VERDICTS
+            and size <= self._record_max_bytes
+        )
+        values: dict[str, Any] = {
+            "status": execution.status,
+            "backend": execution.backend,
+            "data": text,
+        }
+        if settles:
+            values["completed_at"] = execution.completed_at or self._now()
+        if recorded:
+            values.update(key=execution.key, bytes=size, last_used=self._now())
+        with self._transaction(write=True) as connection:
+            result = connection.execute(
+                sa.update(executions)
+                .where(
+                    executions.c.id == execution.id,
+                    executions.c.owner_pid == execution.owner_pid,
+                    executions.c.owner_start_time == execution.owner_start_time,
+                    executions.c.status.in_(ACTIVE_EXECUTION_STATUSES),
+                )
+                .values(values)
+            )
+            if result.rowcount != 1:
+                raise StateError("Active execution not found.")
+            if request is not None:  # the same transaction: never one without the other
+                self._write_request(connection, request)
+        if recorded:
+            try:
+                self.collect_garbage()
+            except StateError as error:
+                _log.warning("Cache GC failed: %s", error)
+        return recorded
+
+    def add_mirror(self, execution: ExecutionRecord, supersede: Supersession) -> bool:
+        """Insert a settled record mirrored from the remote store into its key's history,
+        unless that execution is known already or the local latest completed later; then,
+        in the same transaction, ``supersede`` a Human wait of the key (``sqlite_human``)."""
+        key, completed = execution.key, execution.completed_at
+        if key is None or completed is None or execution.status not in RECORDED_VERDICTS:
+            raise ValueError(f"A mirror is a completed, keyed GREEN/RED record: {execution.id}")
+        text = dump_data(execution.data)
+        size = data_bytes(text)
+        if size > self._record_max_bytes:
+            return False
+        with self._transaction(write=True) as connection:
+            known = connection.execute(
+                sa.select(executions.c.id).where(executions.c.id == execution.id)
+            ).first()
+            latest = hist.latest(connection, key)
+            if known is not None or (
+                latest is not None and (latest.completed_at or "") >= completed
+            ):
+                return False
+            values = execution_values(execution, key=key)
+            values.update(bytes=size, last_used=self._now())
+            connection.execute(sa.insert(executions).values(values))
+            human.supersede(connection, key, supersede)
+        try:
+            self.collect_garbage()
+        except StateError as error:
+            _log.warning("Cache GC failed: %s", error)
+        return True
+
+    def collect_garbage(self) -> int:
+        """Drop least-recently-used records while the history is over a cap, one short
+        IMMEDIATE transaction each; how many were dropped. Stops when nothing is eligible."""
+        dropped = 0
+        while True:
+            with self._transaction(write=True) as connection:
+                count, total = hist.retained(connection)
+                if count <= self._history_records_max and total <= self._history_bytes_max:
+                    return dropped
+                victim = hist.eviction_candidate(connection)
+                if victim is None:
+                    return dropped
+                dropped += hist.clear_history(connection, executions.c.id == victim)
+
+    def get_execution(self, execution_id: str) -> ExecutionRecord | None:
+        query = sa.select(executions).where(executions.c.id == execution_id)
+        with self._transaction(write=False) as connection:
+            row = connection.execute(query).one_or_none()
+            return None if row is None else execution_record(row)
+
+    def history(self, key: str) -> list[ExecutionRecord]:
+        with self._transaction(write=False) as connection:
+            return hist.history(connection, key)
+
+    def latest_records(self) -> list[tuple[ExecutionRecord, int]]:
+        with self._transaction(write=False) as connection:
+            return hist.latest_per_key(connection)
+
+    def remove_key(self, key: str) -> bool:
+        with self._transaction(write=True) as connection:
+            if hist.active_holder(connection, key) is not None:
+                raise KeyInUse(f"Key {key} is in use by an active execution or waiter.")
+            return hist.clear_history(connection, executions.c.key == key) > 0
+
+    # --- Human reviews -------------------------------------------------------------------
+
+    def all_requests(self) -> list[RequestRecord]:
+        with self._transaction(write=False) as connection:
+            return human.all_requests(connection)
+
+    def human_claim(self, request_id: str) -> HumanClaim | None:
+        with self._transaction(write=False) as connection:
+            return human.claim_of(human.read_request(connection, request_id))
+
+    def claim_human(self, request_id: str, reviewer: str, claimed_at: str) -> HumanClaim:
+        with self._transaction(write=True) as connection:
+            return human.claim(connection, request_id, reviewer, claimed_at)
+
+    def unclaim_human(self, request_id: str, reviewer: str) -> HumanClaim:
+        with self._transaction(write=True) as connection:
+            return human.unclaim(connection, request_id, reviewer)
+
+    def settle_human(self, settlement: HumanSettlement) -> HumanSettled:
+        execution = settlement.execution
+        if execution.status not in (*RECORDED_VERDICTS, "ERROR"):
+            raise ValueError(f"A Human settlement is GREEN, RED or ERROR, not {execution.status}")
+        text = dump_data(execution.data)
+        size = data_bytes(text)
+        recorded = (
+            settlement.record
+            and execution.key is not None
+            and execution.status in RECORDED_VERDICTS
+            and size <= self._record_max_bytes
+        )
+        values: dict[str, Any] = {
+            "status": execution.status,
+            "completed_at": execution.completed_at or self._now(),
+            "data": text,
+        }
+        if recorded:
+            values.update(key=execution.key, bytes=size, last_used=self._now())
+        with self._transaction(write=True) as connection:
+            followers = human.settle(connection, settlement, values)
+        if recorded:
+            try:
+                self.collect_garbage()
+            except StateError as error:
+                _log.warning("Cache GC failed: %s", error)
+        return HumanSettled(recorded, followers)
+
+
+class SqliteStateStores:
+    """Opens states; the caps apply to every store it opens (tests lower them)."""
+
+    def __init__(
+        self,
+        *,
+        record_max_bytes: int = RECORD_MAX_BYTES,
+        history_records_max: int = HISTORY_RECORDS_MAX,
+        history_bytes_max: int = HISTORY_BYTES_MAX,
+        now_ns: Callable[[], int] = time.time_ns,
+    ) -> None:
+        self._limits = {
+            "record_max_bytes": _positive("record_max_bytes", record_max_bytes),
+            "history_records_max": _positive("history_records_max", history_records_max),
+            "history_bytes_max": _positive("history_bytes_max", history_bytes_max),
+        }
+        self._now_ns = now_ns
+
+    def open(self, state_dir: str, *, create: bool) -> SqliteStateStore | None:
+        database = state_file(state_dir)
+        if create:
+            make_private_directory(state_dir)
+        if not check_state_files(database) and not create:
+            return None
+        engine = create_engine(database, create=create)
+        try:
+            state_id = initialize(engine, database, create=create)
+            if state_id is not None:
+                check_state_files(database)  # -wal and -shm exist now
+        except BaseException:
+            engine.dispose()
+            raise
+        if state_id is None:
+            engine.dispose()
+            return None
+        return SqliteStateStore(engine, database, state_id, now_ns=self._now_ns, **self._limits)

@@ -1,0 +1,151 @@
+"""``session send``: a follow-up question to a finished Agent review.
+
+The saved conversation is replayed to the same backend and model with the eval's tools as
+the workspace declares them now. Tool sessions are fresh and lazy: they start on the first
+bound call of this follow-up and are stopped and cleaned up when it ends, so a follow-up
+that calls no bound tool starts nothing. The answer is free text, not a verdict: nothing
+about the review's result, reuse or Run changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from domain.declarations.model import AgentProfile
+from domain.reviews.agent.conversations import (
+    ConversationError,
+    item_event,
+    load_conversation,
+)
+from domain.reviews.agent.loop import AgentLoop, LoopSettings
+from domain.reviews.agent.review import ReviewPorts, converse_then_close
+from domain.reviews.run.failures import AgentFailure, FailureCode
+from domain.reviews.timestamps import timestamp
+from domain.reviews.verdicts import VerdictValidator
+from domain.tools.registry import AgentToolRegistry
+from domain.workspace import UnknownName, Workspace
+from ports.conversations import ConversationStore
+from ports.model import BackendUnavailable, ToolSpec
+
+FOLLOW_UP_MAX_CHARS = 64 * 1024
+NOT_FINISHED = "The Agent review of this session has not finished; follow up once it has."
+
+
+@dataclass
+class FollowUpResult:
+    answer: str | None
+    error: str | None
+    error_code: str | None
+    tool_calls: list[dict[str, Any]]
+
+
+class FollowUp:
+    def __init__(
+        self,
+        ports: ReviewPorts,
+        conversations: ConversationStore,
+        load_workspace: Any,
+        output_root: str | None,
+    ) -> None:
+        self.ports = ports
+        self.conversations = conversations
+        self.load_workspace = load_workspace  # repo path -> Workspace
+        self.output_root = output_root
+
+    async def send(self, session_id: str, message: str) -> FollowUpResult:
+        if not message.strip():
+            raise ConversationError("The follow-up message is empty.")
+        if len(message) > FOLLOW_UP_MAX_CHARS:
+            raise ConversationError(
+                f"The follow-up message exceeds {FOLLOW_UP_MAX_CHARS} characters."
+            )
+        with self.conversations.locked(session_id):
+            saved = load_conversation(self.conversations.read(session_id))
+            if not saved.finished:
+                raise ConversationError(NOT_FINISHED)
+            header = saved.header
+            workspace: Workspace = await anyio.to_thread.run_sync(
+                self.load_workspace, str(header["repoPath"])
+            )
+            try:
+                found = workspace.find_eval(str(header["evalId"]))
+            except UnknownName:
+                raise ConversationError(
+                    f"The eval {header['evalId']} no longer exists; it cannot be followed up."
+                ) from None
+            profile = found.eval.profile
+            if not isinstance(profile, AgentProfile):
+                raise ConversationError(f"The eval {header['evalId']} is no longer an Agent eval.")
+            now = timestamp(self.ports.clock.now())
+            events: list[dict[str, Any]] = [{"kind": "send", "at": now, "text": message}]
+            result = await self._converse(
+                workspace, found.qualified_id, profile, header, saved.items, message, events
+            )
+            self.conversations.append(session_id, events)
+            return result
+
+    async def _converse(
+        self,
+        workspace: Workspace,
+        qualified_id: str,
+        profile: AgentProfile,
+        header: Any,
+        history: Any,
+        message: str,
+        events: list[dict[str, Any]],
+    ) -> FollowUpResult:
+        try:
+            backend = self.ports.backends.open(profile.backend)
+        except BackendUnavailable as exc:
+            return self._failed(events, FailureCode.PREPARATION_FAILED, str(exc), [])
+        registry = AgentToolRegistry.for_eval(workspace, qualified_id, self.ports.tools)
+        sessions = registry.sessions(self.ports.sessions)
+        bound = registry.with_sessions(sessions)
+        tools = tuple(ToolSpec(d.name, d.description, d.input_schema) for d in registry.list())
+
+        async def call_tool(name: str, arguments: Any) -> Any:
+            return await bound.call(name, arguments, self.output_root)
+
+        settings = LoopSettings(
+            str(header.get("model") or profile.model),
+            profile.reasoning,
+            profile.max_tool_calls,
+            profile.max_tokens,
+        )
+        loop = AgentLoop(backend, call_tool, VerdictValidator(None, None), settings)
+        answer: str | None = None
+        failure: AgentFailure | None = None
+        work = loop.answer(str(header["instructions"]), history, message, tools)
+        try:
+            answer = await converse_then_close(work, profile.timeout_ms, sessions)
+        except AgentFailure as exc:
+            failure = exc
+        finally:
+            with anyio.CancelScope(shield=True):
+                await backend.aclose()
+                now = timestamp(self.ports.clock.now())
+                events.extend(item_event(i, now) for i in loop.trace.items[len(history) + 1 :])
+                events.extend(
+                    {"kind": "attempt", "at": now, **a.to_json()} for a in loop.trace.attempts
+                )
+        calls = [c.to_json() for c in loop.trace.tool_calls]
+        if failure is not None:
+            return self._failed(events, failure.code, failure.message, calls)
+        events.append({"kind": "answer", "at": now, "text": answer})
+        return FollowUpResult(answer, None, None, calls)
+
+    def _failed(
+        self,
+        events: list[dict[str, Any]],
+        code: FailureCode,
+        message: str,
+        calls: list[dict[str, Any]],
+    ) -> FollowUpResult:
+        now = timestamp(self.ports.clock.now())
+        events.append(
+            {"kind": "answer", "at": now, "text": None, "error": message, "errorCode": code.value}
+        )
+        return FollowUpResult(None, message, code.value, calls)

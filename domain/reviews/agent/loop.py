@@ -1,0 +1,301 @@
+"""The Agent loop: turns with a model backend, tool calls through the registry, a verdict.
+
+The loop owns everything a provider must not decide: the deadline, the token and tool-call
+budgets, retries, the one format repair, and the validation of the final verdict. Tools run
+one at a time, in the order the model asked for them. The caller bounds the whole loop by
+the review's deadline (an anyio cancel scope); the loop itself never sleeps past it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from domain.reviews.run.failures import AgentFailure, FailureCode
+from domain.reviews.verdicts import (
+    InvalidVerdict,
+    VerdictValidator,
+    parse_final_text,
+    repair_message,
+)
+from domain.tools.results import ToolResult
+from ports.model import (
+    AssistantTurn,
+    ConversationItem,
+    FailureKind,
+    ModelBackend,
+    ProviderFailure,
+    ToolOutput,
+    ToolSpec,
+    TurnRequest,
+    TurnResponse,
+    UserText,
+    usage_total,
+)
+
+TURN_ATTEMPTS_MAX = 3  # one try and two retries
+RETRY_BACKOFF_SECONDS = (0.25, 0.5)
+NO_RETRY_WORDS = (
+    "quota",
+    "billing",
+    "credit",
+    "authentication",
+    "unauthorized",
+    "permission",
+    "usage limit",
+)
+AUDIT_SUMMARY_MAX_CHARS = 4096
+BAD_ARGUMENTS = "Tool arguments must be one JSON object."
+
+BUDGET_TOKENS = "PROVIDER_BUDGET_EXCEEDED: review exceeded its maxTokens budget."
+BUDGET_TOOL_CALLS = "PROVIDER_BUDGET_EXCEEDED: review exceeded its maxToolCalls budget."
+REPEATED_CALL_ID = "Provider repeated a tool-call ID; no further tools were executed."
+NO_CALLABLE_TOOL = "Provider ended with tool calls but supplied no callable tool."
+EMPTY_ANSWER = "The Agent gave an empty answer."
+TOOLS_WHILE_REPAIRING = "Invalid final Agent result after one format repair: tools are disabled."
+
+ToolCaller = Callable[[str, Any], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    model: str
+    reasoning: str | None
+    max_tool_calls: int | None
+    max_tokens: int | None
+
+
+@dataclass
+class Attempt:
+    """One provider request: ``{turn, attempt, usage, error?}`` as saved with the request."""
+
+    turn: int
+    attempt: int
+    usage: Mapping[str, int]
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "turn": self.turn,
+            "attempt": self.attempt,
+            "usage": dict(self.usage),
+        }
+        if self.error is not None:
+            data["error"] = self.error
+        return data
+
+
+@dataclass
+class ToolCallRecord:
+    """The audit of one tool call; ``error`` stays set until the call completes."""
+
+    order: int
+    name: str
+    arguments: Any
+    result: str = ""
+    is_error: bool = True
+    error: str | None = "Tool call did not complete."
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "order": self.order,
+            "name": self.name,
+            "arguments": self.arguments,
+            "result": self.result,
+            "isError": self.is_error,
+            "error": self.error,
+        }
+
+
+@dataclass
+class LoopTrace:
+    """What the loop did, kept even when it fails: attempts, tool calls and the conversation."""
+
+    attempts: list[Attempt] = field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    items: list[ConversationItem] = field(default_factory=list)
+    tokens_used: int = 0
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        backend: ModelBackend,
+        call_tool: ToolCaller,
+        validator: VerdictValidator,
+        settings: LoopSettings,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    ) -> None:
+        self.backend = backend
+        self.call_tool = call_tool
+        self.validator = validator
+        self.settings = settings
+        self.sleep = sleep
+        self.trace = LoopTrace()
+        self._call_ids: set[str] = set()
+        self._turns = 0
+
+    async def run(
+        self, instructions: str, user_text: str, tools: tuple[ToolSpec, ...]
+    ) -> dict[str, Any]:
+        """The validated verdict object; raises AgentFailure with the request's error code."""
+        self.trace.items.append(UserText(user_text))
+        text = await self._until_text(instructions, tools, repairing=False)
+        try:
+            return parse_final_text(text, self.validator)
+        except InvalidVerdict as exc:
+            self.trace.items.append(UserText(repair_message(exc)))
+        text = await self._until_text(instructions, tools, repairing=True)
+        try:
+            return parse_final_text(text, self.validator)
+        except InvalidVerdict as exc:
+            raise AgentFailure(
+                FailureCode.INVALID_RESULT,
+                f"Invalid final Agent result after one format repair: {exc.message}.",
+            ) from None
+
+    async def answer(
+        self,
+        instructions: str,
+        history: tuple[ConversationItem, ...],
+        message: str,
+        tools: tuple[ToolSpec, ...],
+    ) -> str:
+        """A follow-up: ``message`` after a saved conversation, answered in free text.
+
+        Tools stay available; the answer is not a verdict and is not validated. Call IDs of
+        the earlier conversation still count as used."""
+        for item in history:
+            if isinstance(item, AssistantTurn):
+                self._call_ids.update(call.call_id for call in item.tool_calls)
+        self.trace.items.extend(history)
+        self.trace.items.append(UserText(message))
+        text = await self._until_text(instructions, tools, repairing=False)
+        if not text.strip():
+            raise AgentFailure(FailureCode.INVALID_RESULT, EMPTY_ANSWER)
+        return text
+
+    async def _until_text(
+        self, instructions: str, tools: tuple[ToolSpec, ...], *, repairing: bool
+    ) -> str:
+        """Turns, running the tools the model calls, until it answers without a tool call.
+
+        The repair turn keeps the tool list (a provider may refuse a conversation with tool
+        calls but no tools) and forbids calling them."""
+        while True:
+            self._turns += 1
+            request = TurnRequest(
+                model=self.settings.model,
+                instructions=instructions,
+                items=tuple(self.trace.items),
+                tools=tools,
+                tool_choice="none" if repairing else "auto",
+                reasoning=self.settings.reasoning,
+            )
+            response = await self._turn(self._turns, request)
+            if not response.turn.tool_calls:
+                if response.finish != "stop":
+                    self._incomplete(response)
+                self.trace.items.append(response.turn)
+                return response.turn.text
+            if repairing:
+                raise AgentFailure(FailureCode.INVALID_RESULT, TOOLS_WHILE_REPAIRING)
+            if response.finish not in ("tool_calls", "stop"):
+                self._incomplete(response)
+            self.trace.items.append(response.turn)
+            await self._run_calls(response)
+
+    def _incomplete(self, response: TurnResponse) -> None:
+        if response.finish == "tool_calls":
+            raise AgentFailure(FailureCode.PROVIDER_ERROR, NO_CALLABLE_TOOL)
+        detail = response.finish_detail or response.finish
+        raise AgentFailure(
+            FailureCode.PROVIDER_ERROR, f"Provider response was incomplete: {detail}."
+        )
+
+    async def _turn(self, turn: int, request: TurnRequest) -> TurnResponse:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = await self.backend.turn(request)
+            except ProviderFailure as failure:
+                self.trace.attempts.append(Attempt(turn, attempt, failure.usage, failure.message))
+                self._count_tokens(failure.usage)
+                if not _retryable(failure) or attempt >= TURN_ATTEMPTS_MAX:
+                    raise AgentFailure(FailureCode(failure.kind.value), failure.message) from None
+                await self.sleep(_backoff(failure, attempt))
+                continue
+            self.trace.attempts.append(Attempt(turn, attempt, response.usage))
+            self._count_tokens(response.usage)
+            if response.model != self.settings.model:
+                raise AgentFailure(
+                    FailureCode.PROVIDER_ERROR,
+                    f"Provider model mismatch: requested {self.settings.model}, "
+                    f"received {response.model}.",
+                )
+            return response
+
+    def _count_tokens(self, usage: Mapping[str, int]) -> None:
+        self.trace.tokens_used += usage_total(usage)
+        budget = self.settings.max_tokens
+        if budget is not None and self.trace.tokens_used > budget:
+            raise AgentFailure(FailureCode.PROVIDER_BUDGET_EXCEEDED, BUDGET_TOKENS)
+
+    async def _run_calls(self, response: TurnResponse) -> None:
+        for call in response.turn.tool_calls:
+            if call.call_id in self._call_ids:
+                raise AgentFailure(FailureCode.PROVIDER_ERROR, REPEATED_CALL_ID)
+            self._call_ids.add(call.call_id)
+            budget = self.settings.max_tool_calls
+            if budget is not None and len(self.trace.tool_calls) >= budget:
+                raise AgentFailure(FailureCode.PROVIDER_BUDGET_EXCEEDED, BUDGET_TOOL_CALLS)
+            arguments = _parse_arguments(call.arguments)
+            record = ToolCallRecord(len(self.trace.tool_calls) + 1, call.name, arguments)
+            self.trace.tool_calls.append(record)
+            if arguments is _INVALID:
+                record.arguments = call.arguments
+                result = ToolResult.error(BAD_ARGUMENTS)
+            else:
+                result = await self.call_tool(call.name, arguments)
+            record.result = _summary(result)
+            record.is_error = result.is_error
+            record.error = result.error_text
+            self.trace.items.append(ToolOutput(call.call_id, result.content, result.is_error))
+
+
+_INVALID: Any = object()
+
+
+def _parse_arguments(text: str) -> Any:
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return _INVALID
+    return value if isinstance(value, dict) else _INVALID
+
+
+def _summary(result: ToolResult) -> str:
+    text = json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":"))
+    if len(text) <= AUDIT_SUMMARY_MAX_CHARS:
+        return text
+    return text[: AUDIT_SUMMARY_MAX_CHARS - 1] + "…"
+
+
+def _retryable(failure: ProviderFailure) -> bool:
+    if failure.kind not in (FailureKind.RATE_LIMIT, FailureKind.TRANSIENT):
+        return False
+    if failure.streamed or usage_total(failure.usage) > 0:
+        return False
+    lowered = failure.message.lower()
+    return not any(word in lowered for word in NO_RETRY_WORDS)
+
+
+def _backoff(failure: ProviderFailure, attempt: int) -> float:
+    if failure.retry_after is not None and failure.retry_after >= 0:
+        return failure.retry_after
+    return RETRY_BACKOFF_SECONDS[min(attempt, len(RETRY_BACKOFF_SECONDS)) - 1]

@@ -1,0 +1,1 @@
+"""Human reviews: asking a person from ``verify``, claims, submissions and settlement."""

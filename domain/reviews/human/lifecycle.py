@@ -1,0 +1,326 @@
+"""The Human review lifecycle: claim, run tools, submit a verdict (or release the claim).
+
+``verify`` leaves a Human request ``WAITING_HUMAN``; these operations settle it, from any
+process, against the open state:
+
+- ``claim`` takes the one reviewer lock (the same reviewer again is idempotent; another is
+  refused). There are no reservations, renewals or expiry timers.
+- ``unclaim`` releases it without a verdict; only the claimant, only while it waits.
+- ``run_human_tool`` (claimant only) reconnects to the recorded repository (changed
+  declarations refuse), checks the tool is registered, rechecks the fingerprint when the
+  request has a reuse key, re-checks the claim and runs the tool. Tool errors are
+  correctable actions, not verdicts; tool runs are not recorded.
+- ``tool_commands`` resolves the command tools' command lines without claiming or running.
+- ``submit`` (claimant only) reconnects, bounds and validates the result without repair
+  (an invalid one leaves the request waiting), rechecks the key, and settles request,
+  execution, reuse history, followers and claim in one transaction.
+  ``submit_and_publish`` then publishes a GREEN/RED keyed result to the team store.
+
+An ID of a follower (a request that waits on another request's execution) resolves to
+that original request. A changed fingerprint found by a recheck settles the request
+ERROR (``INPUT_CHANGED``, or ``FINGERPRINT_RECHECK_FAILED``) and fails the action.
+
+No transaction spans a tool run, a fingerprint recheck or an await: each state call is
+one short transaction, and settlement re-reads what it depends on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from domain.declarations.model import CommandHumanTool
+from domain.reviews.human.errors import (
+    NOT_CLAIMANT,
+    NOT_WAITING,
+    PUBLISH_FAILED,
+    REQUEST_NOT_FOUND,
+    RESULT_NOT_JSON,
+    RESULT_TOO_LARGE,
+    UNKNOWN_TOOL,
+    HumanPublishError,
+    HumanReviewError,
+)
+from domain.reviews.human.reconnect import Reconnected, recheck_key, reconnect
+from domain.reviews.human.reviewers import ReviewerError, check_reviewer
+from domain.reviews.human.settlement import HumanOutcome, build_settlement
+from domain.reviews.remote.sync import CONTINUING, RemoteSync
+from domain.reviews.reuse.fingerprints import FingerprintScripts
+from domain.reviews.timestamps import timestamp
+from domain.reviews.verdicts import InvalidVerdict, VerdictValidator
+from domain.text import compact_json_size
+from domain.tools.cancellation import Cancellation
+from domain.tools.human.lines import LineSink
+from domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
+from domain.tools.human.results import HumanToolResult
+from domain.tools.registry import RegistryError
+from domain.tools.results import ToolError
+from domain.workspace import Workspace
+from ports.clock import Clock
+from ports.filesystem import Filesystem
+from ports.review_store import RemoteFailure, RemoteStore
+from ports.state import (
+    ExecutionRecord,
+    HumanClaim,
+    HumanClaimRefused,
+    HumanNotWaiting,
+    RequestRecord,
+    StateStore,
+)
+
+HUMAN_RESULT_MAX_BYTES = 256_000  # compact UTF-8 JSON of a submitted result
+WAITING_HUMAN = "WAITING_HUMAN"
+
+
+@dataclass(frozen=True)
+class HumanReviewPorts:
+    state: StateStore
+    load: Callable[[str], Workspace]  # read the workspace of a repository again
+    tools: HumanToolPorts
+    filesystem: Filesystem  # fingerprint rechecks
+    clock: Clock
+    producer: Mapping[str, Any]  # {"name": "user@host", "version": ...} saved with verdicts
+    scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """A settled submission: the request and execution as saved, and whether it joined the
+    key's reuse history (only then is it published)."""
+
+    request: RequestRecord
+    execution: ExecutionRecord
+    recorded: bool
+    followers: tuple[str, ...]
+
+
+class HumanReviews:
+    def __init__(self, ports: HumanReviewPorts) -> None:
+        self.ports = ports
+
+    def _now(self) -> str:
+        return timestamp(self.ports.clock.now())
+
+    # --- resolution and authorization -------------------------------------------------
+
+    def resolve(self, request_id: str) -> RequestRecord:
+        """The request, or for a follower the original request whose execution it shares."""
+        state = self.ports.state
+        request = state.get_request(request_id)
+        if request is None:
+            raise HumanReviewError(REQUEST_NOT_FOUND)
+        execution = state.get_execution(request.execution_id) if request.execution_id else None
+        owner = execution.data.get("requestId") if execution is not None else None
+        if isinstance(owner, str) and owner != request.id:
+            original = state.get_request(owner)
+            if original is not None:
+                return original
+        return request
+
+    def _authorized(self, request_id: str, reviewer: str) -> tuple[RequestRecord, ExecutionRecord]:
+        """The waiting original request claimed by ``reviewer``, with its execution."""
+        reviewer = _checked(reviewer)
+        request = self.resolve(request_id)
+        execution = self._waiting_execution(request)
+        claim = self.ports.state.human_claim(request.id)
+        if claim is None or claim.reviewer != reviewer:
+            raise HumanReviewError(NOT_CLAIMANT)
+        return request, execution
+
+    def _waiting_execution(self, request: RequestRecord) -> ExecutionRecord:
+        execution = (
+            self.ports.state.get_execution(request.execution_id) if request.execution_id else None
+        )
+        if request.status != WAITING_HUMAN or execution is None:
+            raise HumanReviewError(NOT_WAITING)
+        if execution.status != WAITING_HUMAN:
+            raise HumanReviewError(NOT_WAITING)
+        return execution
+
+    # --- claims -------------------------------------------------------------------------
+
+    async def claim(self, request_id: str, reviewer: str) -> HumanClaim:
+        reviewer = _checked(reviewer)
+        request = self.resolve(request_id)
+        try:
+            return self.ports.state.claim_human(request.id, reviewer, self._now())
+        except HumanNotWaiting:
+            raise HumanReviewError(NOT_WAITING) from None
+        except HumanClaimRefused:
+            raise HumanReviewError(NOT_CLAIMANT) from None
+
+    async def unclaim(self, request_id: str, reviewer: str) -> HumanClaim:
+        reviewer = _checked(reviewer)
+        request = self.resolve(request_id)
+        try:
+            return self.ports.state.unclaim_human(request.id, reviewer)
+        except HumanNotWaiting:
+            raise HumanReviewError(NOT_WAITING) from None
+        except HumanClaimRefused:
+            raise HumanReviewError(NOT_CLAIMANT) from None
+
+    # --- tools --------------------------------------------------------------------------
+
+    async def run_human_tool(
+        self,
+        request_id: str,
+        reviewer: str,
+        tool: str,
+        cancellation: Cancellation | None = None,
+        on_line: LineSink | None = None,
+    ) -> HumanToolResult:
+        """Run one registered Human tool of the request for its claimant. A failing tool is
+        an error *result*; a refused action raises HumanReviewError."""
+        token = cancellation or Cancellation()
+        request, execution = self._authorized(request_id, reviewer)
+        reconnected = await reconnect(self.ports.load, request)
+        registry = self._registry(reconnected)
+        if registry.get(tool) is None:
+            raise HumanReviewError(UNKNOWN_TOOL)
+        await self._recheck(request, execution, reviewer, reconnected, token)
+        self._authorized(request.id, reviewer)  # still the claimant, still waiting
+        return await registry.call(tool, token, on_line)
+
+    async def tool_commands(self, request_id: str) -> dict[str, dict[str, Any]]:
+        """``{toolName: {repository, program, argv, cwd} | {error}}`` for the command tools of
+        the request's recorded scope; built-ins have no command line and are omitted."""
+        request = self.resolve(request_id)
+        reconnected = await reconnect(self.ports.load, request)
+        registry = self._registry(reconnected)
+        commands: dict[str, dict[str, Any]] = {}
+        for definition in registry.list():
+            if not isinstance(definition.declaration, CommandHumanTool):
+                continue
+            try:
+                commands[definition.name] = registry.command(definition.name).to_json()
+            except ToolError as exc:
+                commands[definition.name] = {"error": exc.message}
+        return commands
+
+    def _registry(self, reconnected: Reconnected) -> HumanToolRegistry:
+        try:
+            return HumanToolRegistry.for_eval(
+                reconnected.workspace, reconnected.ref.qualified_id, self.ports.tools
+            )
+        except RegistryError as exc:
+            raise HumanReviewError(str(exc)) from None
+
+    # --- submission ---------------------------------------------------------------------
+
+    async def submit(
+        self,
+        request_id: str,
+        reviewer: str,
+        result: Any,
+        cancellation: Cancellation | None = None,
+    ) -> Submitted:
+        """Settle the request with a GREEN/RED result valid for its owner schema."""
+        token = cancellation or Cancellation()
+        request, execution = self._authorized(request_id, reviewer)
+        reconnected = await reconnect(self.ports.load, request)
+        _check_size(result)
+        item = reconnected.ref.eval
+        try:
+            verdict = VerdictValidator(item.pass_schema, item.fail_schema).validate(result)
+        except InvalidVerdict as exc:
+            raise HumanReviewError(exc.message) from None
+        await self._recheck(request, execution, reviewer, reconnected, token)
+        outcome = HumanOutcome(verdict["verdict"], result=verdict)
+        return self._settle(request, execution, reviewer, outcome)
+
+    async def submit_and_publish(
+        self,
+        request_id: str,
+        reviewer: str,
+        result: Any,
+        remote: RemoteStore | None,
+        warn: Callable[[str], None],
+        cancellation: Cancellation | None = None,
+    ) -> Submitted:
+        """``submit``, then publish a recorded (GREEN/RED, keyed) result to the team store
+        (``warn`` gets notices such as a token without the human scope). A publishing
+        failure after the local settle raises HumanPublishError; the local result stands."""
+        submitted = await self.submit(request_id, reviewer, result, cancellation)
+        if remote is not None and submitted.recorded:
+            await publish(remote, warn, submitted.execution)
+        return submitted
+
+    async def _recheck(
+        self,
+        request: RequestRecord,
+        execution: ExecutionRecord,
+        reviewer: str,
+        reconnected: Reconnected,
+        token: Cancellation,
+    ) -> None:
+        """Only for a request with a reuse key: a changed or failed recheck settles ERROR."""
+        key = request.data.get("key")
+        if not isinstance(key, str):
+            return
+        failed = await recheck_key(
+            reconnected, key, self.ports.filesystem, token, self.ports.scripts
+        )
+        if failed is not None:
+            self._settle(request, execution, reviewer, failed)
+            assert failed.error is not None
+            raise HumanReviewError(failed.error, settled=True)
+
+    def _settle(
+        self,
+        request: RequestRecord,
+        execution: ExecutionRecord,
+        reviewer: str,
+        outcome: HumanOutcome,
+    ) -> Submitted:
+        settlement = build_settlement(
+            request, execution, reviewer, self.ports.producer, outcome, self._now()
+        )
+        try:
+            settled = self.ports.state.settle_human(settlement)
+        except HumanNotWaiting:
+            raise HumanReviewError(NOT_WAITING) from None
+        return Submitted(
+            settlement.request, settlement.execution, settled.recorded, settled.followers
+        )
+
+
+async def publish(
+    store: RemoteStore, warn: Callable[[str], None], execution: ExecutionRecord
+) -> None:
+    """Publish a settled Human execution with ``RemoteSync``'s rules (scopes, record shape).
+
+    A person who submits is told when publishing failed, so a store failure that ``verify``
+    would only warn about (fail open: unreachable) is an error here too: HumanPublishError.
+    """
+    failures: list[str] = []
+    fail_open = CONTINUING.format(reason="")
+
+    def notice(message: str) -> None:
+        if message.endswith(fail_open):
+            failures.append(message.removesuffix(fail_open))
+        else:
+            warn(message)
+
+    try:
+        await RemoteSync(store, notice).publish(execution.data, execution.data.get("kinds") or {})
+    except RemoteFailure as failure:
+        raise HumanPublishError(PUBLISH_FAILED.format(reason=failure.message)) from None
+    if failures:
+        raise HumanPublishError(PUBLISH_FAILED.format(reason=failures[0]))
+
+
+def _checked(reviewer: str) -> str:
+    try:
+        return check_reviewer(reviewer)
+    except ReviewerError as exc:
+        raise HumanReviewError(exc.message) from None
+
+
+def _check_size(result: Any) -> None:
+    try:
+        size = compact_json_size(result)
+    except (TypeError, ValueError, RecursionError):
+        raise HumanReviewError(RESULT_NOT_JSON) from None
+    if size > HUMAN_RESULT_MAX_BYTES:
+        raise HumanReviewError(RESULT_TOO_LARGE.format(limit=HUMAN_RESULT_MAX_BYTES))

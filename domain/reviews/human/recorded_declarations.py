@@ -1,0 +1,124 @@
+"""Saved declarations: what a Human request was recorded with, and what a Run selected.
+
+A Human request outlives the process that recorded it: the person claims, runs tools and
+submits later, from another process, maybe after the repository changed. So the request
+saves ``humanDefinition`` = ``{repo, eval, artifacts}``: the eval's declaration and the
+declarations of every Artifact in its admitted scope (Human tool commands included), as
+plain JSON. Every later action reopens the repository and rebuilds the same JSON; any
+difference refuses the action instead of running an updated declaration.
+
+The Run saves ``definitions`` (each selected eval and its owning Artifact, tags included),
+which ``request show`` joins without needing the repository.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from domain.reviews.reuse.canonical_json import canonical_json
+from domain.scope import eval_scope
+from domain.workspace import Artifact, EvalRef, UnknownName, Workspace
+
+EVAL_GONE = "Recorded Human eval no longer exists."
+DEFINITION_CHANGED = (
+    "Human Artifact scope or eval declarations changed since the request was recorded."
+)
+
+
+class DefinitionMismatch(Exception):
+    """The repository no longer declares what the request was recorded with."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def plain_json(value: Any) -> Any:
+    """A declaration value as JSON: dataclass fields in camelCase, enums by value, tuples as
+    lists. Mapping keys are kept as written (payloads and schemas are the owner's)."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, enum.Enum):
+        return plain_json(value.value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            _camel(item.name): plain_json(getattr(value, item.name))
+            for item in dataclasses.fields(value)
+        }
+    if isinstance(value, Mapping):
+        return {str(key): plain_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_json(item) for item in value]
+    raise TypeError(f"{type(value).__name__} has no JSON form in a saved declaration")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def eval_json(ref: EvalRef) -> dict[str, Any]:
+    return {"qualifiedId": ref.qualified_id, "artifact": ref.artifact.name, **plain_json(ref.eval)}
+
+
+def artifact_json(artifact: Artifact) -> dict[str, Any]:
+    """Where the Artifact is and how it is declared (tags, tools, evals, fingerprint...)."""
+    return {
+        "name": artifact.name,
+        "kind": artifact.kind.value,
+        "path": artifact.path,
+        "target": artifact.target,
+        "children": dict(artifact.children),
+        "mounts": dict(artifact.mounts),
+        "tags": list(artifact.declaration.tags),
+        "declaration": plain_json(artifact.declaration),
+    }
+
+
+def human_definition(workspace: Workspace, repo: str, qualified_eval_id: str) -> dict[str, Any]:
+    """``{repo, eval, artifacts}`` of a Human eval; raises UnknownName for a missing eval."""
+    ref = workspace.find_eval(qualified_eval_id)
+    scope = eval_scope(workspace, qualified_eval_id)
+    return {
+        "repo": repo,
+        "eval": eval_json(ref),
+        "artifacts": {name: artifact_json(workspace.artifact(name)) for name in scope},
+    }
+
+
+def check_definition(workspace: Workspace, recorded: Mapping[str, Any]) -> EvalRef:
+    """The recorded eval in ``workspace`` when nothing it was recorded with changed; raises
+    DefinitionMismatch otherwise (the eval gone, or any declaration in its scope changed)."""
+    qualified_id = str((recorded.get("eval") or {}).get("qualifiedId", ""))
+    try:
+        ref = workspace.find_eval(qualified_id)
+    except UnknownName:
+        raise DefinitionMismatch(EVAL_GONE) from None
+    current = human_definition(workspace, str(recorded.get("repo", "")), qualified_id)
+    if canonical_json(current) != canonical_json(recorded):
+        raise DefinitionMismatch(DEFINITION_CHANGED)
+    return ref
+
+
+def run_definitions(refs: Iterable[EvalRef]) -> dict[str, Any]:
+    """The Run's saved definitions: ``{evals: {id: eval}, artifacts: {name: artifact}}``."""
+    evals: dict[str, Any] = {}
+    artifacts: dict[str, Any] = {}
+    for ref in refs:
+        evals[ref.qualified_id] = eval_json(ref)
+        artifacts.setdefault(ref.artifact.name, artifact_json(ref.artifact))
+    return {"evals": evals, "artifacts": artifacts}
+
+
+def request_definition(run: Mapping[str, Any], request: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``{eval, artifact}`` of a request, joined from its Run; None for a Run without them."""
+    saved = run.get("definitions")
+    if not isinstance(saved, Mapping):
+        return None
+    found = (saved.get("evals") or {}).get(request.get("evalId"))
+    if found is None:
+        return None
+    return {"eval": found, "artifact": (saved.get("artifacts") or {}).get(found.get("artifact"))}

@@ -1,0 +1,151 @@
+"""``remote push``: send the local verdicts the team review store does not have yet.
+
+For each key, the newest locally produced (non-mirror) GREEN/RED record is a candidate.
+With the ``read`` scope the store is asked first, and a record that already is the store's
+latest is not sent. ``created: false`` and "already the latest" both count as *existing*.
+Human records without the ``human`` scope, records over the size limit and records that
+fail the client's own checks are *skipped*, each with a reason. Unlike ``verify``, push
+never fails open: every ``RemoteFailure`` propagates to the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.reviews.remote.records import (
+    RecordError,
+    build_record,
+    is_mirror,
+    validate_record,
+)
+from ports.review_store import RemoteStore
+from ports.state import ExecutionRecord, StateStore
+
+ASSUMED_KIND = "folder"
+"""The Artifact kind assumed for an execution saved without ``kinds`` (older executions)."""
+PUBLISH_SCOPE = "publish"
+READ_SCOPE = "read"
+HUMAN_SCOPE = "human"
+
+
+class PushError(Exception):
+    """The store cannot take a push at all (the token lacks the publish scope)."""
+
+
+@dataclass
+class PushReport:
+    dry_run: bool
+    pushed: int = 0
+    existing: int = 0
+    skipped: int = 0
+    reasons: list[str] = field(default_factory=list)  # one per skipped record
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dryRun": self.dry_run,
+            "pushed": self.pushed,
+            "existing": self.existing,
+            "skipped": self.skipped,
+        }
+
+    def text(self) -> str:
+        return (
+            f"Pushed {self.pushed}, already in the store {self.existing}, skipped {self.skipped}."
+        )
+
+
+@dataclass(frozen=True)
+class _Planned:
+    key: str
+    execution_id: str
+    record: dict[str, Any]
+
+
+def local_candidates(state: StateStore) -> list[ExecutionRecord]:
+    """The newest locally produced GREEN/RED record of every key, newest key first."""
+    chosen: list[ExecutionRecord] = []
+    for latest, _count in state.latest_records():
+        if _produced_here(latest):
+            chosen.append(latest)
+            continue
+        assert latest.key is not None  # reuse history holds keyed records only
+        older = next((r for r in state.history(latest.key) if _produced_here(r)), None)
+        if older is not None:
+            chosen.append(older)
+    return chosen
+
+
+def _produced_here(record: ExecutionRecord) -> bool:
+    return record.status in ("GREEN", "RED") and not is_mirror({**record.data, "id": record.id})
+
+
+def execution_kinds(data: Mapping[str, Any]) -> tuple[dict[str, str], bool]:
+    """The Artifact kinds of an execution's fingerprints, and whether they were assumed.
+
+    Executions record ``kinds``; one saved without them gets ``folder`` for every name (a
+    wrong guess makes the recomputed key differ, and the record is skipped, never sent).
+    """
+    recorded = data.get("kinds")
+    fingerprints = data.get("fingerprints") or {}
+    if isinstance(recorded, Mapping) and all(isinstance(v, str) for v in recorded.values()):
+        return {str(k): v for k, v in recorded.items()}, False
+    return {str(name): ASSUMED_KIND for name in fingerprints}, True
+
+
+async def push(
+    candidates: Sequence[ExecutionRecord], store: RemoteStore, report: PushReport
+) -> PushReport:
+    """Publish (with ``report.dry_run`` only count) the candidates the store lacks.
+
+    ``report`` is filled in as the push goes, so a caller still has the counts when a
+    ``RemoteFailure`` stops it halfway."""
+    principal = await store.whoami()
+    if PUBLISH_SCOPE not in principal.scopes:
+        raise PushError(
+            f"Remote token {principal.name} lacks the {PUBLISH_SCOPE} scope; "
+            "`remote push` needs it."
+        )
+    planned: list[_Planned] = []
+    for execution in candidates:
+        item = _plan(execution, store.settings.share, principal.name, principal.scopes)
+        if isinstance(item, str):
+            report.skipped += 1
+            report.reasons.append(item)
+        else:
+            planned.append(item)
+    if READ_SCOPE in principal.scopes and planned:
+        entries = await store.lookup([item.key for item in planned])
+        latest = {entry.get("key"): entry.get("executionId") for entry in entries}
+        sending = [item for item in planned if latest.get(item.key) != item.execution_id]
+        report.existing += len(planned) - len(sending)
+        planned = sending
+    for item in planned:
+        if report.dry_run or await store.publish(item.key, item.record):
+            report.pushed += 1
+        else:
+            report.existing += 1
+    return report
+
+
+def _plan(
+    execution: ExecutionRecord, share: str, principal: str, scopes: tuple[str, ...]
+) -> _Planned | str:
+    """The record to send, or why this execution is skipped."""
+    where = f"{execution.data.get('evalId')} ({execution.key})"
+    kinds, assumed = execution_kinds(execution.data)
+    try:
+        record = build_record({**execution.data, "id": execution.id}, kinds, share)
+    except RecordError as exc:
+        return f"Skipped {where}: {exc}."
+    checked = validate_record(record)
+    if isinstance(checked, str):
+        guess = f" (the execution records no Artifact kinds; `{ASSUMED_KIND}` was assumed)"
+        return f"Skipped {where}: {checked}{guess if assumed else ''}."
+    if checked.kind == "human" and HUMAN_SCOPE not in scopes:
+        return (
+            f"Skipped {where}: this result stays local: remote token {principal} lacks the "
+            f"{HUMAN_SCOPE} scope."
+        )
+    return _Planned(checked.key, checked.execution_id, record)

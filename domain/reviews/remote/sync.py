@@ -1,0 +1,144 @@
+"""Read- and write-through of the team review store during ``verify``.
+
+Before the Run claims anything, one batched lookup asks the store for every key; each
+valid answer newer than the local latest record is mirrored into the local history, so the
+ordinary claim reuses it (``source.kind`` ``remote``). After a local GREEN/RED keyed record
+is committed it is published (summary or full share), with its execution-path pins.
+During the Run, ``refresh`` asks again for keys still without a result, just before each
+keyed claim and on each Human wait poll, so a verdict published meanwhile by a teammate is
+reused; a per-key interval keeps these polls from flooding the store. A mirrored record
+also ends a local Human wait of its key (``supersession``), in the mirror's transaction.
+
+Failures follow the store's rules: when the store is unreachable (fail open) one warning
+is printed and the rest of the Run goes on without it; when it refuses us (fail closed) the
+error reaches the caller, which stops (exit 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from domain.reviews.human.settlement import supersession
+from domain.reviews.remote.push import HUMAN_SCOPE, PUBLISH_SCOPE, READ_SCOPE
+from domain.reviews.remote.records import (
+    RecordError,
+    build_record,
+    is_mirror,
+    mirror_record,
+    validate_record,
+)
+from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteStore
+from ports.state import StateStore
+
+CONTINUING = "{reason}; continuing without the remote review store."
+INVALID_RECORD = "Ignoring an invalid remote review record: {problem}"
+UNASKED_KEY = "the store answered for key {key}, which was not asked for"
+HUMAN_STAYS_LOCAL = "This result stays local: remote token {name} lacks the human scope."
+# At most one lookup per key per this many seconds during a Run (reviews-and-store §5.4).
+REFRESH_INTERVAL_SECONDS = 1.0
+
+
+class RemoteSync:
+    def __init__(self, store: RemoteStore, warn: Callable[[str], None]) -> None:
+        self.store = store
+        self.warn = warn
+        self.principal: Principal | None = None
+        self.usable = True
+        self.mirrored = 0
+        self.published = 0
+        self.lookups = 0  # lookup calls made, for tests and diagnostics
+        self._looked_up: dict[str, float] = {}  # key -> clock.monotonic() of its last lookup
+
+    async def _who(self) -> Principal:
+        if self.principal is None:
+            self.principal = await self.store.whoami()
+        return self.principal
+
+    def _fail_open(self, failure: RemoteFailure) -> None:
+        if failure.mode is FailureMode.CLOSED:
+            raise failure
+        self.usable = False
+        self.warn(CONTINUING.format(reason=failure.message.rstrip(".")))
+
+    async def mirror(
+        self,
+        keys: Sequence[str],
+        state: StateStore,
+        now: float | None = None,
+        *,
+        settled_at: str,
+    ) -> None:
+        """Mirror the store's newer records of ``keys`` into the local reuse history.
+
+        ``now`` (``clock.monotonic()``) marks the keys as just looked up, so an immediate
+        ``refresh`` of the same keys (the first claim right after this) asks nothing.
+        ``settled_at`` (a timestamp) is when requests of a superseded Human wait got the
+        mirror: the store cannot tell the time itself without making the result untestable."""
+        wanted = sorted(set(keys))
+        if not wanted or not self.usable:
+            return
+        try:
+            if READ_SCOPE not in (await self._who()).scopes:
+                return
+            if now is not None:
+                self._looked_up.update(dict.fromkeys(wanted, now))
+            self.lookups += 1
+            answers = await self.store.lookup(wanted)
+        except RemoteFailure as failure:
+            self._fail_open(failure)
+            return
+        asked = set(wanted)
+        for raw in answers:
+            checked = validate_record(raw)
+            if isinstance(checked, str):
+                self.warn(INVALID_RECORD.format(problem=checked))
+                continue
+            if checked.key not in asked:
+                self.warn(INVALID_RECORD.format(problem=UNASKED_KEY.format(key=checked.key)))
+                continue
+            mirrored = mirror_record(checked, self.store.settings.url)
+            if state.add_mirror(mirrored, supersession(mirrored, settled_at)):
+                self.mirrored += 1
+
+    async def refresh(
+        self, keys: Sequence[str], state: StateStore, now: float, *, settled_at: str
+    ) -> None:
+        """``mirror`` the keys not looked up in the last REFRESH_INTERVAL_SECONDS (``now``:
+        ``clock.monotonic()``); the others are skipped, so polling loops may call this every
+        time round without asking the store more than once a second per key."""
+        due = [
+            key
+            for key in sorted(set(keys))
+            if key not in self._looked_up or now - self._looked_up[key] >= REFRESH_INTERVAL_SECONDS
+        ]
+        await self.mirror(due, state, now, settled_at=settled_at)
+
+    async def publish(self, execution: Mapping[str, Any], kinds: Mapping[str, str]) -> None:
+        """Publish a locally produced GREEN/RED keyed execution; mirrors never go back."""
+        if not self.usable or is_mirror(execution):
+            return
+        try:
+            principal = await self._who()
+            if PUBLISH_SCOPE not in principal.scopes:
+                return
+            kind = (execution.get("profile") or {}).get("kind")
+            if kind == "human" and HUMAN_SCOPE not in principal.scopes:
+                self.warn(HUMAN_STAYS_LOCAL.format(name=principal.name))
+                return
+            try:
+                record = build_record(execution, kinds, self.store.settings.share)
+            except RecordError as exc:
+                self.warn(f"This result stays local: {exc}")
+                return
+            checked = validate_record(record)
+            if isinstance(checked, str):
+                self.warn(f"This result stays local: {checked}")
+                return
+            await self.store.publish(str(execution["key"]), record)
+            self.published += 1
+        except RemoteFailure as failure:
+            self._fail_open(failure)
+
+    async def aclose(self) -> None:
+        await self.store.aclose()

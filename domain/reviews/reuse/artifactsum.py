@@ -1,0 +1,375 @@
+"""Artifactsum: the content fingerprint of an Artifact (reference/declarations.md §3.1).
+
+Which files: each path of ``fingerprint.files`` (owner-relative; ``.`` is the whole owner
+folder, the working folder of the Artifact). A named file is always included; a named folder
+is walked. The walk skips child-Artifact folders and every ``*.artf``, and leaves out what the
+ignore rules exclude: the built-in ignores and the declared ``ignore`` globs (relative to the
+owner, always exclude), then every ``.gitignore`` from the workspace root down through the
+walked folders (nearest wins, negation allowed; see ``domain.reviews.reuse.ignore_rules`` for why an
+entry is matched on its own path). A symlink or special file that is not ignored is an error;
+so is a file name that is not UTF-8 (the hash is defined over UTF-8 path bytes).
+
+Hash: files sorted by owner-relative ``/`` path (UTF-8 byte order), SHA-256 over, per file,
+``path UTF-8 bytes + 0x00 + raw 32-byte SHA-256(file bytes)``; lowercase hex, prefixed
+``artifactsum:``. Only bytes count: modification times and permissions do not.
+
+Manifest (saved with an execution to explain "what changed"): ``{"inputs": <the artifactsum
+value>, "files": {path: first 16 hex of the file digest}}``; ``files`` is left out when the
+manifest's canonical JSON would exceed 64 KiB.
+
+Everything is read through pinned directory handles, one component at a time, never
+following a link, as ``domain.tools.pinning`` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.declarations.fingerprint import WHOLE_FOLDER
+from domain.declarations.model import ArtifactsumFingerprint
+from domain.discovery import DECLARATION_SUFFIX
+from domain.reviews.reuse.canonical_json import canonical_json
+from domain.reviews.reuse.errors import FingerprintError
+from domain.reviews.reuse.ignore_rules import BUILTIN_IGNORES, IgnoreRules
+from domain.workspace import Artifact, Workspace
+from ports.filesystem import (
+    DirectoryHandle,
+    EntryKind,
+    EntryNotFound,
+    Filesystem,
+    FilesystemError,
+    FileTooLarge,
+)
+
+ARTIFACTSUM_PREFIX = "artifactsum:"
+ARTIFACTSUM_ENTRIES_MAX = 10_000  # files in one fingerprint
+ARTIFACTSUM_FILE_BYTES_MAX = 1024 * 1024 * 1024
+ARTIFACTSUM_DEPTH_MAX = 256  # nested folders below a walked folder: one open handle each
+GITIGNORE_BYTES_MAX = 1024 * 1024
+MANIFEST_BYTES_MAX = 64 * 1024
+MANIFEST_DIGEST_HEX_CHARS = 16
+GITIGNORE_FILE = ".gitignore"
+_READ_CHUNK = 1024 * 1024
+
+_SYMLINK_TEXT = "a symbolic link"
+_SPECIAL_TEXT = "a special file (a FIFO, socket or device)"
+
+
+@dataclass(frozen=True)
+class ArtifactsumLimits:
+    """The limits of one computation; the defaults are the product's (tests lower them)."""
+
+    entries: int = ARTIFACTSUM_ENTRIES_MAX
+    file_bytes: int = ARTIFACTSUM_FILE_BYTES_MAX
+    depth: int = ARTIFACTSUM_DEPTH_MAX
+    gitignore_bytes: int = GITIGNORE_BYTES_MAX
+    manifest_bytes: int = MANIFEST_BYTES_MAX
+
+
+DEFAULT_LIMITS = ArtifactsumLimits()
+
+
+@dataclass(frozen=True)
+class ArtifactsumResult:
+    value: str  # "artifactsum:<64 hex>"
+    manifest: Mapping[str, Any]  # {"inputs": value, "files"?: {path: 16 hex}}
+
+
+def artifactsum_value(digests: Mapping[str, bytes]) -> str:
+    """The documented layout over ``{owner-relative path: raw SHA-256 of the file}``."""
+    combined = hashlib.sha256()
+    for path in sorted(digests, key=_utf8):
+        combined.update(_utf8(path) + b"\x00" + digests[path])
+    return ARTIFACTSUM_PREFIX + combined.hexdigest()
+
+
+def build_manifest(
+    value: str, digests: Mapping[str, bytes], max_bytes: int = MANIFEST_BYTES_MAX
+) -> dict[str, Any]:
+    """``{"inputs", "files"}``, without ``files`` when the whole would exceed ``max_bytes``."""
+    files = {
+        path: digests[path].hex()[:MANIFEST_DIGEST_HEX_CHARS] for path in sorted(digests, key=_utf8)
+    }
+    manifest: dict[str, Any] = {"inputs": value, "files": files}
+    if len(canonical_json(manifest)) > max_bytes:
+        return {"inputs": value}
+    return manifest
+
+
+def compute_artifactsum(
+    workspace: Workspace,
+    artifact_name: str,
+    filesystem: Filesystem,
+    *,
+    limits: ArtifactsumLimits = DEFAULT_LIMITS,
+) -> ArtifactsumResult:
+    """The artifactsum of an Artifact that declares one (or omits ``fingerprint``).
+
+    Raises ``FingerprintError`` for every rule above; ``UnknownName`` for an unknown Artifact.
+    """
+    artifact = workspace.artifact(artifact_name)
+    fingerprint = artifact.declaration.fingerprint
+    if not isinstance(fingerprint, ArtifactsumFingerprint):
+        raise FingerprintError(
+            f"Artifact `{artifact.name}`: it does not declare an artifactsum fingerprint"
+        )
+    walk = _Walk(workspace, artifact, fingerprint, filesystem, limits)
+    digests = walk.run()
+    value = artifactsum_value(digests)
+    return ArtifactsumResult(value, build_manifest(value, digests, limits.manifest_bytes))
+
+
+def _utf8(path: str) -> bytes:
+    return path.encode("utf-8")
+
+
+def _join(parent: str, name: str) -> str:
+    return f"{parent}/{name}" if parent else name
+
+
+def _size_text(count: int) -> str:
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count} bytes"
+
+
+def _printable(path: str) -> str:
+    """A path for a message, with undecodable name bytes shown as ``\\xNN``."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+@dataclass(frozen=True)
+class _Dir:
+    """An open folder on the way down, with its workspace-relative path."""
+
+    path: str
+    handle: DirectoryHandle
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """The rules of one ``.gitignore``, and the workspace folder they are relative to."""
+
+    base: str
+    rules: IgnoreRules
+
+    def decide(self, workspace_path: str, is_dir: bool) -> bool | None:
+        relative = workspace_path[len(self.base) + 1 :] if self.base else workspace_path
+        return self.rules.decide(relative, is_dir)
+
+
+@dataclass
+class _Walk:
+    workspace: Workspace
+    artifact: Artifact
+    fingerprint: ArtifactsumFingerprint
+    filesystem: Filesystem
+    limits: ArtifactsumLimits
+    digests: dict[str, bytes] = field(default_factory=dict)
+    file_bytes: int = 0
+    _gitignores: dict[str, IgnoreRules | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.always = IgnoreRules.from_lines([*BUILTIN_IGNORES, *self.fingerprint.ignore])
+        self.children = frozenset(self.artifact.children)
+        self.owner = self.artifact.folder
+
+    def fail(self, message: str) -> FingerprintError:
+        return FingerprintError(f"Artifact `{self.artifact.name}`: {message}")
+
+    def run(self) -> dict[str, bytes]:
+        with ExitStack() as stack:
+            chain = self._open_owner(stack)
+            for path in self.fingerprint.files:
+                self._named(chain, path)
+        return self.digests
+
+    # --- the way down -------------------------------------------------------------------
+
+    def _open_owner(self, stack: ExitStack) -> list[_Dir]:
+        """The workspace root and every folder down to the owner, all kept open."""
+        parts = self.owner.split("/") if self.owner else []
+        try:
+            chain = [
+                _Dir("", stack.enter_context(self.filesystem.open_root(self.workspace.root_path)))
+            ]
+            for index, part in enumerate(parts):
+                handle = stack.enter_context(chain[-1].handle.open_directory(part))
+                chain.append(_Dir("/".join(parts[: index + 1]), handle))
+        except FilesystemError as exc:
+            raise self.fail(
+                f"cannot open its folder `{_printable(self.owner or '.')}`: {exc.message}"
+            ) from None
+        return chain
+
+    def _named(self, chain: list[_Dir], path: str) -> None:
+        """One path of ``fingerprint.files``: a file is included, a folder is walked."""
+        if path == WHOLE_FOLDER:
+            self._walk(chain[-1].handle, "", self._layers(chain[:-1]), 0)
+            return
+        parts = path.split("/")
+        with ExitStack() as stack:
+            dirs = list(chain)
+            for index, name in enumerate(parts):
+                rel = "/".join(parts[: index + 1])
+                kind = self._named_kind(dirs[-1].handle, name, path)
+                last = index == len(parts) - 1
+                if kind is EntryKind.FILE and last:
+                    self._hash(dirs[-1].handle, name, rel)
+                    return
+                if kind is EntryKind.DIRECTORY:
+                    handle = stack.enter_context(self._open_directory(dirs[-1].handle, name, rel))
+                    dirs.append(_Dir(_join(self.owner, rel), handle))
+                    continue
+                if kind is EntryKind.FILE:
+                    raise self.fail(
+                        f"fingerprint path `{path}` does not exist: `{rel}` is a file, not a folder"
+                    )
+                what = _SYMLINK_TEXT if kind is EntryKind.SYMLINK else _SPECIAL_TEXT
+                raise self.fail(
+                    f"fingerprint path `{rel}` is {what}; fingerprints include only regular "
+                    "files and folders, and links are never followed"
+                )
+            self._walk(dirs[-1].handle, path, self._layers(dirs[:-1]), 0)
+
+    def _named_kind(self, handle: DirectoryHandle, name: str, path: str) -> EntryKind:
+        try:
+            return handle.entry(name).kind
+        except EntryNotFound:
+            raise self.fail(
+                f"fingerprint path `{path}` does not exist in "
+                f"`{_printable(self.owner or '.')}`; each path of `fingerprint.files` must exist"
+            ) from None
+        except FilesystemError as exc:
+            raise self.fail(f"fingerprint path `{path}` cannot be read: {exc.message}") from None
+
+    def _open_directory(self, handle: DirectoryHandle, name: str, rel: str) -> DirectoryHandle:
+        try:
+            return handle.open_directory(name)
+        except FilesystemError as exc:
+            raise self.fail(
+                f"fingerprint folder `{_printable(rel)}` cannot be opened: {exc.message}"
+            ) from None
+
+    # --- ignore rules -------------------------------------------------------------------
+
+    def _layers(self, dirs: list[_Dir]) -> tuple[_Layer, ...]:
+        """The ``.gitignore`` layers of ``dirs`` (root first), read once per folder."""
+        layers = (self._layer(d.handle, d.path) for d in dirs)
+        return tuple(layer for layer in layers if layer is not None)
+
+    def _layer(self, handle: DirectoryHandle, folder: str) -> _Layer | None:
+        if folder not in self._gitignores:
+            self._gitignores[folder] = self._read_gitignore(handle, folder)
+        rules = self._gitignores[folder]
+        return _Layer(folder, rules) if rules is not None else None
+
+    def _read_gitignore(self, handle: DirectoryHandle, folder: str) -> IgnoreRules | None:
+        """A regular ``.gitignore`` of at most the limit; a linked one is not followed."""
+        where = _printable(_join(folder, GITIGNORE_FILE))
+        try:
+            if handle.entry(GITIGNORE_FILE).kind is not EntryKind.FILE:
+                return None  # never followed; the walk reports the entry unless it is ignored
+            data = handle.read_file(GITIGNORE_FILE, self.limits.gitignore_bytes)
+        except EntryNotFound:
+            return None
+        except FileTooLarge:
+            limit = _size_text(self.limits.gitignore_bytes)
+            raise self.fail(
+                f"`{where}` (workspace path) is larger than {limit}; "
+                f"a .gitignore read by a fingerprint is capped at {limit}"
+            ) from None
+        except FilesystemError as exc:
+            raise self.fail(f"`{where}` (workspace path) cannot be read: {exc.message}") from None
+        return IgnoreRules.parse(data.decode("utf-8", "surrogateescape"))
+
+    def _ignored(self, rel: str, is_dir: bool, layers: tuple[_Layer, ...]) -> bool:
+        """Built-in and declared ignores always exclude; then the nearest ``.gitignore`` wins."""
+        if self.always.decide(rel, is_dir):
+            return True
+        workspace_path = _join(self.owner, rel)
+        for layer in reversed(layers):
+            decision = layer.decide(workspace_path, is_dir)
+            if decision is not None:
+                return decision
+        return False
+
+    # --- the walk -----------------------------------------------------------------------
+
+    def _walk(
+        self, handle: DirectoryHandle, rel: str, parent_layers: tuple[_Layer, ...], depth: int
+    ) -> None:
+        try:
+            entries = handle.entries()
+        except FilesystemError as exc:
+            raise self.fail(
+                f"fingerprint folder `{_printable(rel or '.')}` cannot be listed: {exc.message}"
+            ) from None
+        own = self._layer(handle, _join(self.owner, rel))
+        layers = (*parent_layers, own) if own is not None else parent_layers
+        for entry in entries:
+            child = _join(rel, entry.name)
+            is_dir = entry.kind is EntryKind.DIRECTORY
+            if is_dir and child in self.children:
+                continue  # a child Artifact is fingerprinted on its own
+            if not is_dir and entry.name.endswith(DECLARATION_SUFFIX):
+                continue
+            if self._ignored(child, is_dir, layers):
+                continue
+            if is_dir:
+                if depth >= self.limits.depth:
+                    raise self.fail(
+                        f"fingerprint folder `{_printable(child)}` is nested more than "
+                        f"{self.limits.depth} folders deep; ignore it or narrow `fingerprint.files`"
+                    )
+                with self._open_directory(handle, entry.name, child) as folder:
+                    self._walk(folder, child, layers, depth + 1)
+            elif entry.kind is EntryKind.FILE:
+                self._hash(handle, entry.name, child)
+            else:
+                what = _SYMLINK_TEXT if entry.kind is EntryKind.SYMLINK else _SPECIAL_TEXT
+                raise self.fail(
+                    f"fingerprint file `{_printable(child)}` is {what}; ignore it or remove it"
+                )
+
+    def _hash(self, handle: DirectoryHandle, name: str, rel: str) -> None:
+        if rel in self.digests:
+            return  # reached again through another named path
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            raise self.fail(
+                f"fingerprint file `{_printable(rel)}` has a name that is not valid UTF-8; "
+                "rename it or ignore it"
+            ) from None
+        if len(self.digests) >= self.limits.entries:
+            raise self.fail(
+                f"fingerprint covers more than {self.limits.entries:,} files (at `{rel}`); "
+                "ignore some or narrow `fingerprint.files`"
+            )
+        digest = hashlib.sha256()
+        try:
+            with handle.open_file(name) as file:
+                before = self.file_bytes
+                self._check_bytes(before + file.size, rel)  # before reading anything
+                read = 0
+                while chunk := file.read(_READ_CHUNK):
+                    read += len(chunk)
+                    self._check_bytes(before + read, rel)  # a file may grow while it is read
+                    digest.update(chunk)
+                self.file_bytes = before + max(file.size, read)
+        except FilesystemError as exc:
+            raise self.fail(f"fingerprint file `{rel}` cannot be read: {exc.message}") from None
+        self.digests[rel] = digest.digest()
+
+    def _check_bytes(self, total: int, rel: str) -> None:
+        if total > self.limits.file_bytes:
+            raise self.fail(
+                f"fingerprint covers more than {_size_text(self.limits.file_bytes)} of file "
+                f"bytes (at `{rel}`); ignore some or narrow `fingerprint.files`"
+            )

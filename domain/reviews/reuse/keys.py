@@ -1,0 +1,145 @@
+"""Reuse keys: when a verdict still holds (reference/declarations.md §3.2-3.4).
+
+An eval's key covers its definition (``eval_def_hash``) and, one hop only, the fingerprints of
+its target, the target's mounts, the target's child Artifacts and the Artifacts this eval names
+in its instruction or runtime args. Key layout (ours, version 2)::
+
+    SHA-256( "artifactize-key-v2\\n"
+             "eval <evalDefHash>\\n"
+             "artifact <name> <kind> <fingerprint>\\n"   per dependency, by name )
+
+as lowercase hex. ``kind`` is ``folder`` or ``file``; physical paths never enter the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.declarations.model import (
+    ArtifactKind,
+    Eval,
+    NoFingerprint,
+    Profile,
+    RuntimeProfile,
+)
+from domain.reviews.reuse.artifactsum import DEFAULT_LIMITS, ArtifactsumLimits
+from domain.reviews.reuse.canonical_json import canonical_json
+from domain.reviews.reuse.fingerprints import FingerprintScripts, compute_fingerprint
+from domain.workspace import Workspace
+from ports.filesystem import Filesystem
+
+REUSE_KEY_VERSION = "artifactize-key-v2"
+
+
+def eval_strategy(item: Eval, profile: Profile | None = None) -> dict[str, Any]:
+    """What the definition hash covers: kind, payload, schemas (+ command and args at runtime).
+
+    Left out on purpose: backend, model, reasoning, timeouts, budgets, the variant, the eval's
+    ID and title, tags, paths and every tool view. ``profile`` is the one in effect (a variant
+    of a runtime eval changes the hash only through its command or args).
+    """
+    effective = profile if profile is not None else item.profile
+    strategy: dict[str, Any] = {
+        "kind": effective.kind,
+        "payload": item.payload,
+        "passSchema": item.pass_schema,
+        "failSchema": item.fail_schema,
+    }
+    if isinstance(effective, RuntimeProfile):
+        strategy["command"] = effective.command
+        strategy["args"] = list(effective.args)
+    return strategy
+
+
+def eval_def_hash(item: Eval, profile: Profile | None = None) -> str:
+    """``evalDefHash``: lowercase hex SHA-256 of the canonical JSON of ``eval_strategy``."""
+    return hashlib.sha256(canonical_json(eval_strategy(item, profile))).hexdigest()
+
+
+def eval_dependencies(workspace: Workspace, qualified_eval_id: str) -> tuple[str, ...]:
+    """Target, its mounts, its child Artifacts and this eval's references, sorted by name."""
+    target = workspace.find_eval(qualified_eval_id).artifact
+    names = {target.name, *target.mounts.values(), *target.children.values()}
+    names.update(workspace.eval_inputs.get(qualified_eval_id, ()))
+    return tuple(sorted(names))
+
+
+def reuse_key(def_hash: str, deps: Mapping[str, tuple[ArtifactKind, str]]) -> str:
+    """The v2 key over the definition hash and ``{name: (kind, fingerprint)}``."""
+    lines = [f"{REUSE_KEY_VERSION}\n", f"eval {_field(def_hash, 'eval definition hash')}\n"]
+    for name in sorted(deps):
+        kind, fingerprint = deps[name]
+        lines.append(
+            f"artifact {_field(name, 'Artifact name')} {kind.value} "
+            f"{_field(fingerprint, f'fingerprint of `{name}`')}\n"
+        )
+    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+
+
+def _field(value: str, what: str) -> str:
+    """A key field must not contain a separator, or two inputs could write the same text."""
+    if not value or any(c.isspace() for c in value):
+        raise ValueError(f"{what} {value!r} cannot enter a reuse key: it is empty or has a space")
+    return value
+
+
+@dataclass(frozen=True)
+class KeyInputs:
+    """Everything an eval's reuse key is made of, computed at preparation and at the recheck.
+
+    ``key`` is None when an Artifact the key covers declares ``fingerprint = false``; then
+    ``unkeyed_reason`` names it and no fingerprint is computed (an unkeyed review has nothing
+    to recheck, and an unrelated fingerprint failure must not stop it).
+    """
+
+    def_hash: str
+    dependencies: tuple[str, ...]
+    fingerprints: Mapping[str, str]  # name -> value, every dependency (empty when unkeyed)
+    key: str | None
+    unkeyed_reason: str | None
+    manifests: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # artifactsum only
+
+
+def key_inputs(
+    workspace: Workspace,
+    qualified_eval_id: str,
+    filesystem: Filesystem,
+    scripts: FingerprintScripts | None = None,
+    *,
+    profile: Profile | None = None,
+    limits: ArtifactsumLimits = DEFAULT_LIMITS,
+) -> KeyInputs:
+    """Compute the key of an eval; raises ``FingerprintError`` when a fingerprint fails."""
+    ref = workspace.find_eval(qualified_eval_id)
+    def_hash = eval_def_hash(ref.eval, profile)
+    dependencies = eval_dependencies(workspace, qualified_eval_id)
+    reason = _unkeyed_reason(workspace, ref.artifact.name, dependencies)
+    if reason is not None:
+        return KeyInputs(def_hash, dependencies, {}, None, reason)
+    fingerprints: dict[str, str] = {}
+    manifests: dict[str, Mapping[str, Any]] = {}
+    for name in dependencies:
+        computed = compute_fingerprint(workspace, name, filesystem, scripts, limits=limits)
+        assert computed is not None  # _unkeyed_reason found no `fingerprint = false`
+        fingerprints[name] = computed.value
+        if computed.manifest is not None:
+            manifests[name] = computed.manifest
+    deps = {name: (workspace.artifact(name).kind, fingerprints[name]) for name in dependencies}
+    return KeyInputs(
+        def_hash, dependencies, fingerprints, reuse_key(def_hash, deps), None, manifests
+    )
+
+
+def _unkeyed_reason(workspace: Workspace, target: str, dependencies: tuple[str, ...]) -> str | None:
+    def declares_none(name: str) -> bool:
+        return isinstance(workspace.artifact(name).declaration.fingerprint, NoFingerprint)
+
+    if declares_none(target):
+        return f"Target Artifact `{target}` declares no fingerprint."
+    culprit = next((name for name in dependencies if declares_none(name)), None)
+    if culprit is not None:
+        return f"Dependency `{culprit}` declares no fingerprint."
+    return None

@@ -1,0 +1,1 @@
+"""A Run (``verify``): scheduling, dependency gates, status, summaries and request views."""

@@ -1,0 +1,67 @@
+"""What ``request list`` and ``request show`` print: saved requests with their audit.
+
+A request view is the saved request (flattened) plus ``claim`` (for a follower, the
+original request's claim: that is who reviews it), ``execution`` (the source execution's
+JSON), ``definition`` (the eval and its owning Artifact, tags included, joined from the
+Run's saved definitions; null for a Run without them) and ``summary`` (its own accounting,
+``summaries.request_summary``, recomputed from the saved request so it is current even
+while the Run still waits). Reading needs no repository and runs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from domain.reviews.human.recorded_declarations import request_definition
+from domain.reviews.run.summaries import request_summary
+from ports.state import RequestRecord, RunRecord, StateStore
+
+NO_REVIEWER = "-"
+LIST_COLUMNS = ("REQUEST", "RUN", "EVAL", "STATUS", "REVIEWER")
+
+
+class RequestViews:
+    def __init__(self, state: StateStore) -> None:
+        self.state = state
+        self._runs: dict[str, RunRecord | None] = {}
+
+    def _run(self, run_id: str) -> RunRecord | None:
+        if run_id not in self._runs:
+            self._runs[run_id] = self.state.get_run(run_id)
+        return self._runs[run_id]
+
+    def requests(self, run_id: str | None) -> list[RequestRecord]:
+        """Every saved request (newest Run first), or one Run's, in ordinal order."""
+        if run_id is None:
+            return self.state.all_requests()
+        return self.state.list_requests(run_id)
+
+    def view(self, request: RequestRecord) -> dict[str, Any]:
+        execution = self.state.get_execution(request.execution_id) if request.execution_id else None
+        claimed = request.id
+        owner = execution.data.get("requestId") if execution is not None else None
+        if request.status == "WAITING_HUMAN" and isinstance(owner, str):
+            claimed = owner  # a follower shows who reviews the execution it waits on
+        claim = self.state.human_claim(claimed)
+        run = self._run(request.run_id)
+        return {
+            **request.data,
+            "claim": claim.to_json() if claim is not None else None,
+            "execution": dict(execution.data) if execution is not None else None,
+            "definition": request_definition(run.data, request.data) if run else None,
+            "summary": request_summary(request.data),
+        }
+
+
+def list_line(view: Mapping[str, Any]) -> str:
+    """One tab-separated row: request, Run, eval, status, reviewer: the claimant while the
+    request waits, whoever signed it off once settled (``-`` for neither)."""
+    claim = view.get("claim")
+    if isinstance(claim, Mapping):
+        reviewer = str(claim["reviewer"])
+    else:
+        reviewer = str(view.get("reviewer") or NO_REVIEWER)
+    return "\t".join(
+        (str(view["id"]), str(view["runId"]), str(view["evalId"]), str(view["status"]), reviewer)
+    )

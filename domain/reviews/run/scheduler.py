@@ -1,0 +1,76 @@
+"""The scheduling loop of a Run: which request runs next, and when the Run may stop.
+
+Requests are dispatched one at a time (``jobs`` is 1), the first READY one in selection
+order, and the graph is evaluated again after every result, so a verdict opens (or closes)
+its consumers' gates at once. A request that is not READY is *parked*: saved
+WAIT_DEPENDENCY or BLOCKED with what it waits for, and dispatched later if its gate opens.
+
+With ``--wait``, when nothing is READY but Human requests of this Run wait for a person,
+the loop waits until one of them settles, feeds its verdict into the graph and goes on: a
+dependent that became READY runs in the same Run. Without it, or once nothing Human is
+pending, the loop stops and the still-parked requests keep their parked status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from domain.reviews.human.asking import WAITING_HUMAN
+from domain.reviews.run.gates import Evidence, Gate, GraphState, Readiness, evaluate, evidence_of
+from domain.workspace import Workspace
+
+Request = dict[str, Any]
+QUEUED = "QUEUED"
+
+
+@dataclass(frozen=True)
+class ScheduleInputs:
+    """What the graph is evaluated over: the scope, the Run's requests and the evidence
+    of the scope's other evals (looked up for reuse, never run here)."""
+
+    workspace: Workspace
+    scope: tuple[str, ...]
+    ignore_gates: bool
+    requests: Sequence[Request]  # selection order
+    evidence: Mapping[str, Mapping[str, Any]]  # qualified eval ID -> {"status": ...}
+
+    def graph(self) -> GraphState:
+        known: dict[str, Evidence] = {
+            eval_id: evidence_of(str(entry["status"])) for eval_id, entry in self.evidence.items()
+        }
+        for request in self.requests:
+            known[request["evalId"]] = evidence_of(request["status"])
+        return evaluate(self.workspace, self.scope, known, ignore_gates=self.ignore_gates)
+
+
+@dataclass(frozen=True)
+class ScheduleActions:
+    settle: Callable[[Request], Awaitable[None]]  # run, reuse, join or ask for one request
+    park: Callable[[Request, Gate], None]  # save a request that is not READY
+    # Wait until one of these WAITING_HUMAN requests settles; True when the deadline passed.
+    # None: the Run does not wait for people.
+    wait_for_human: Callable[[list[Request]], Awaitable[bool]] | None
+
+
+async def schedule(inputs: ScheduleInputs, actions: ScheduleActions) -> None:
+    """Settle every QUEUED request whose gate opens; park the rest."""
+    pending = [r for r in inputs.requests if r["status"] == QUEUED]
+    while True:
+        while True:
+            gates = inputs.graph().gates
+            ready = next(
+                (r for r in pending if gates[r["evalId"]].readiness is Readiness.READY), None
+            )
+            if ready is None:
+                break
+            pending.remove(ready)
+            await actions.settle(ready)
+        for request in pending:
+            actions.park(request, gates[request["evalId"]])
+        waiting = [r for r in inputs.requests if r["status"] == WAITING_HUMAN]
+        if actions.wait_for_human is None or not waiting:
+            return
+        if await actions.wait_for_human(waiting):
+            return

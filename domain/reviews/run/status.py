@@ -1,0 +1,365 @@
+"""``status``: what ``verify`` would do for a selection, without doing any of it (pure).
+
+For every eval of the selection's required scope it computes the reuse key (fingerprints
+only: no eval, tool or process runs, no Run is created) and looks up, read-only, what the
+state already knows, then evaluates the graph with the *same* rules ``verify`` settles a Run
+with (``gates.evaluate``): an eval's state comes from its gate first, its evidence second.
+
+- **Evidence.** The newest GREEN/RED record of the current key (``latest_record`` with
+  ``touch=False``: looking never extends a record's life), else a Human execution of the key
+  that waits for a person (``WAITING_HUMAN``), else nothing. A fingerprint failure is ERROR.
+- **STALE.** An eval without current evidence whose eval ID has an older GREEN/RED record
+  (under another key) is STALE instead of UNREVIEWED: it was reviewed, and something changed.
+- **Action.** What ``verify`` with the same flags would do: ``reuse`` a record (attached
+  before gates resolve, so even behind a closed gate), ``execute`` a READY eval without one
+  (for a Human eval: ask a person), ``wait`` for an input, a person, or a selection (an eval
+  only in the scope is looked up, never run, without ``--recursive``), ``blocked`` behind a
+  RED input. ``derive`` never applies: dependency evals are refused when declarations load.
+
+``selected`` is whether the selector named the eval; ``included`` whether ``verify`` would
+create a request for it (selected, or in the scope with ``--recursive``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.declarations.model import HumanProfile
+from domain.reviews.human.asking import FOLLOWING_HUMAN
+from domain.reviews.reuse.errors import FingerprintError
+from domain.reviews.reuse.fingerprints import FingerprintScripts
+from domain.reviews.reuse.keys import KeyInputs, key_inputs
+from domain.reviews.run import gates
+from domain.reviews.run.gates import Evidence, GraphState, Readiness
+from domain.reviews.run.verify import IGNORE_GATES, NOT_SELECTED, NOT_SELECTED_UNKEYED
+from domain.workspace import EvalRef, Workspace
+from ports.filesystem import Filesystem
+from ports.state import ExecutionRecord, RequestRecord, StateStore
+
+# ``status`` eval states (reference/declarations.md §4.1): a GREEN verdict reads PASS.
+PASS = "PASS"
+STALE = "STALE"
+EVAL_STATE_OF_GRAPH_STATE = {gates.GREEN: PASS}
+ARTIFACT_STATE_OF_VALIDATION = {gates.GREEN: PASS, gates.WAIT: gates.WAIT_DEPENDENCY}
+
+# Actions, in the order the summary line counts them.
+EXECUTE = "execute"
+REUSE = "reuse"
+WAIT = "wait"
+BLOCKED = "blocked"
+ACTIONS = (EXECUTE, REUSE, WAIT, BLOCKED)
+
+VERDICTS = ("GREEN", "RED")
+REUSE_REASON = "Reuses the {verdict} verdict of Run {run_id} (same key)."
+EXECUTE_REASON = "No reusable verdict of the current key."
+EXECUTE_UNKEYED = "It has no reuse key: {reason}"
+EXECUTE_FORCED = "--force: reviewed again, nothing reused."
+ASK_HUMAN = "A person will be asked (artifactize request list)."
+ASK_HUMAN_FORCED = "--force: a person will be asked again (artifactize request list)."
+FINGERPRINT_FAILED = "Fingerprint failed: {error}"
+
+
+@dataclass(frozen=True)
+class StatusPorts:
+    """Read-only: a missing state (``None``) means nothing was ever reviewed here."""
+
+    filesystem: Filesystem
+    state: StateStore | None
+    scripts: FingerprintScripts | None = None  # owner fingerprint scripts, when configured
+
+
+@dataclass(frozen=True)
+class StatusOptions:
+    recursive: bool = False
+    ignore_gates: bool = False
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class EvalStatus:
+    eval_id: str
+    kind: str  # the profile kind: runtime, agent or human
+    state: str
+    action: str
+    reason: str | None
+    selected: bool
+    included: bool
+    keys: KeyInputs | None  # None: its fingerprint failed
+    last: Mapping[str, Any] | None = None  # the newest verdict of this eval ID, any key
+    changes: Mapping[str, Any] | None = None  # against the newest record of its definition
+
+    def to_json(self) -> dict[str, Any]:
+        keys = self.keys
+        target = self.eval_id.split("/", 1)[0]
+        return {
+            "evalId": self.eval_id,
+            "kind": self.kind,
+            "state": self.state,
+            "action": self.action,
+            "reason": self.reason,
+            "selected": self.selected,
+            "included": self.included,
+            "evalDefHash": keys.def_hash if keys else None,
+            "fingerprint": keys.fingerprints.get(target) if keys else None,
+            "fingerprints": dict(keys.fingerprints) if keys else {},
+            "key": keys.key if keys else None,
+            "last": dict(self.last) if self.last is not None else None,
+            "changes": dict(self.changes) if self.changes is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    selection: tuple[str, ...]
+    scope: tuple[str, ...]
+    evals: tuple[EvalStatus, ...]  # selection order, then the scope's others in config order
+    artifacts: Mapping[str, str]  # Artifact name -> ``status`` Artifact state
+    unmet: tuple[str, ...]
+    fingerprint_failures: tuple[str, ...] = field(default=())  # qualified eval IDs
+
+    @property
+    def satisfied(self) -> bool:
+        return not self.unmet
+
+    def action_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(ACTIONS, 0)
+        for item in self.evals:
+            counts[item.action] += 1
+        return counts
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "satisfied": self.satisfied,
+            "selection": list(self.selection),
+            "scope": list(self.scope),
+            "evals": [item.to_json() for item in self.evals],
+            "artifacts": dict(self.artifacts),
+            "unmetObligations": list(self.unmet),
+            "actions": self.action_counts(),
+            "fingerprintFailures": list(self.fingerprint_failures),
+        }
+
+
+@dataclass
+class _Lookup:
+    """What the state knows about one eval: current record, waiting Human request, history."""
+
+    keys: KeyInputs | None
+    error: str | None = None
+    record: ExecutionRecord | None = None
+    waiting: RequestRecord | None = None
+    last: ExecutionRecord | None = None  # newest GREEN/RED record of the eval ID, any key
+    previous: ExecutionRecord | None = None  # newest one with the same evalDefHash
+
+    def evidence(self) -> Evidence:
+        if self.error is not None:
+            return Evidence.ERROR
+        if self.record is not None:
+            return gates.evidence_of(self.record.status)
+        return Evidence.WAITING if self.waiting is not None else Evidence.NONE
+
+
+class Status:
+    """One read-only projection of ``verify`` over a selection."""
+
+    def __init__(self, ports: StatusPorts, workspace: Workspace, options: StatusOptions) -> None:
+        self.ports = ports
+        self.workspace = workspace
+        self.options = options
+        self._history: list[ExecutionRecord] | None = None
+        self._waiting: dict[str, RequestRecord] | None = None
+
+    @property
+    def ignore_gates(self) -> bool:
+        return self.options.ignore_gates or self.workspace.dependency_gates == IGNORE_GATES
+
+    def report(self, refs: Sequence[EvalRef]) -> StatusReport:
+        """The status of every eval of ``refs``' required scope (``refs``: the selection)."""
+        scope = gates.required_scope(self.workspace, refs)
+        selected = [ref.qualified_id for ref in refs]
+        chosen = set(selected)
+        others = [
+            ref.qualified_id
+            for ref in gates.scope_evals(self.workspace, scope)
+            if ref.qualified_id not in chosen
+        ]
+        lookups = {eval_id: self._lookup(eval_id) for eval_id in [*selected, *others]}
+        evidence = {eval_id: lookup.evidence() for eval_id, lookup in lookups.items()}
+        graph = gates.evaluate(self.workspace, scope, evidence, ignore_gates=self.ignore_gates)
+        evals = tuple(
+            self._eval_status(
+                eval_id,
+                lookups[eval_id],
+                graph,
+                selected=eval_id in chosen,
+                included=eval_id in chosen or self.options.recursive,
+            )
+            for eval_id in [*selected, *others]
+        )
+        states = {item.eval_id: item.state for item in evals}
+        failures = tuple(e for e, lookup in lookups.items() if lookup.error is not None)
+        return StatusReport(
+            tuple(selected),
+            scope,
+            evals,
+            _artifact_states(self.workspace, graph, states),
+            graph.unmet,
+            failures,
+        )
+
+    # --- looking up ---------------------------------------------------------------------
+
+    def _lookup(self, eval_id: str) -> _Lookup:
+        try:
+            keys = key_inputs(self.workspace, eval_id, self.ports.filesystem, self.ports.scripts)
+        except FingerprintError as exc:
+            return _Lookup(None, error=FINGERPRINT_FAILED.format(error=exc))
+        found = _Lookup(keys)
+        state = self.ports.state
+        if state is None:
+            return found
+        if keys.key is not None:
+            found.record = state.latest_record(keys.key, touch=False)
+            if found.record is None:
+                found.waiting = self._waiting_requests().get(keys.key)
+        if found.record is None:
+            history = [r for r in self._records() if r.data.get("evalId") == eval_id]
+            found.last = history[0] if history else None
+            found.previous = next((r for r in history if r.eval_def_hash == keys.def_hash), None)
+        return found
+
+    def _records(self) -> list[ExecutionRecord]:
+        """The newest GREEN/RED record of every key, newest first (read once per report)."""
+        if self._history is None:
+            assert self.ports.state is not None
+            latest = self.ports.state.latest_records()
+            self._history = [r for r, _ in latest if r.status in VERDICTS]
+        return self._history
+
+    def _waiting_requests(self) -> dict[str, RequestRecord]:
+        """Key -> a saved request that waits for a person on it (read once per report)."""
+        if self._waiting is None:
+            assert self.ports.state is not None
+            self._waiting = {}
+            for request in self.ports.state.all_requests():
+                key = request.data.get("key")
+                if request.status == gates.WAITING_HUMAN and isinstance(key, str):
+                    self._waiting.setdefault(key, request)
+        return self._waiting
+
+    # --- deciding -----------------------------------------------------------------------
+
+    def _eval_status(
+        self,
+        eval_id: str,
+        lookup: _Lookup,
+        graph: GraphState,
+        *,
+        selected: bool,
+        included: bool,
+    ) -> EvalStatus:
+        item = self.workspace.find_eval(eval_id).eval
+        human = isinstance(item.profile, HumanProfile)
+        state = graph.evals[eval_id]
+        if state == gates.UNREVIEWED and lookup.last is not None:
+            state = STALE
+        action, reason = self._action(lookup, graph.gates[eval_id], human, included)
+        return EvalStatus(
+            eval_id=eval_id,
+            kind=item.profile.kind,
+            state=EVAL_STATE_OF_GRAPH_STATE.get(state, state),
+            action=action,
+            reason=reason,
+            selected=selected,
+            included=included,
+            keys=lookup.keys,
+            last=_last(lookup.last, eval_id),
+            changes=_changes(eval_id, lookup.keys, lookup.previous),
+        )
+
+    def _action(
+        self, lookup: _Lookup, gate: gates.Gate, human: bool, included: bool
+    ) -> tuple[str, str | None]:
+        """What ``verify`` would do with this eval, and why, in ``verify``'s order: a
+        fingerprint failure stops it, a record is attached before any gate, then the gate."""
+        if lookup.error is not None:
+            return BLOCKED, lookup.error
+        keys = lookup.keys
+        assert keys is not None
+        forced = self.options.force and included
+        if lookup.record is not None and not forced:
+            verdict = lookup.record.status
+            run_id = lookup.record.data.get("provenance", {}).get("runId")
+            return REUSE, REUSE_REASON.format(verdict=verdict, run_id=run_id)
+        if not included:
+            if lookup.waiting is not None:
+                return WAIT, f"{FOLLOWING_HUMAN} ({lookup.waiting.id})"
+            if keys.key is None:
+                return WAIT, NOT_SELECTED_UNKEYED.format(reason=keys.unkeyed_reason)
+            return WAIT, NOT_SELECTED
+        if gate.readiness is Readiness.BLOCKED:
+            return BLOCKED, gate.reason()
+        if gate.readiness is Readiness.WAIT:
+            return WAIT, gate.reason()
+        if lookup.waiting is not None and not forced:
+            return WAIT, f"{FOLLOWING_HUMAN} ({lookup.waiting.id})"
+        if human:
+            return EXECUTE, ASK_HUMAN_FORCED if forced else ASK_HUMAN
+        if forced:
+            return EXECUTE, EXECUTE_FORCED
+        if keys.key is None:
+            return EXECUTE, EXECUTE_UNKEYED.format(reason=keys.unkeyed_reason)
+        return EXECUTE, EXECUTE_REASON
+
+
+def _artifact_states(
+    workspace: Workspace, graph: GraphState, states: Mapping[str, str]
+) -> dict[str, str]:
+    """The graph's validation in the ``status`` vocabulary; an Artifact whose worst own
+    eval is STALE (not merely UNREVIEWED) reads STALE."""
+    result: dict[str, str] = {}
+    for name, status in graph.artifacts.items():
+        own = [states[f"{name}/{e.id}"] for e in workspace.artifact(name).evals]
+        if status == gates.UNREVIEWED and STALE in own:
+            status = STALE
+        result[name] = ARTIFACT_STATE_OF_VALIDATION.get(status, status)
+    return result
+
+
+def _last(record: ExecutionRecord | None, eval_id: str) -> dict[str, Any] | None:
+    """The newest historical verdict of the eval: ``{runId, verdict, fingerprint?}``."""
+    if record is None:
+        return None
+    last: dict[str, Any] = {
+        "runId": record.data.get("provenance", {}).get("runId"),
+        "verdict": record.status,
+    }
+    fingerprint = (record.data.get("fingerprints") or {}).get(eval_id.split("/", 1)[0])
+    if fingerprint is not None:
+        last["fingerprint"] = fingerprint
+    return last
+
+
+def _changes(
+    eval_id: str, keys: KeyInputs | None, previous: ExecutionRecord | None
+) -> dict[str, Any] | None:
+    """Which key inputs changed since the newest record of the same definition.
+
+    Records keep each dependency's fingerprint, not its file manifest, so the change is
+    named per Artifact (``dependencies``), never per file."""
+    if keys is None or previous is None or keys.key is None:
+        return None
+    before: Mapping[str, Any] = previous.data.get("fingerprints") or {}
+    names = sorted(set(before) | set(keys.fingerprints))
+    changed = [n for n in names if before.get(n) != keys.fingerprints.get(n)]
+    run_id = previous.data.get("provenance", {}).get("runId")
+    target = eval_id.split("/", 1)[0]
+    parts = [f"{'Artifact' if n == target else 'dependency'} {n} changed" for n in changed]
+    summary = "; ".join(parts) or "the key changed"
+    return {
+        "sinceRunId": run_id,
+        "dependencies": changed,
+        "summary": f"Fingerprint changed since Run {run_id}: {summary}",
+    }

@@ -1,0 +1,1 @@
+"""Runtime reviews: one command run, its environment, and its exit turned into a verdict."""

@@ -1,0 +1,85 @@
+"""The environment a runtime eval's command sees (reference/declarations.md §4.4).
+
+Nothing of the caller's environment is inherited except ``PATH`` and ``LANG``: no secrets,
+no ``ARTIFACTIZE_*`` settings, not the caller's ``HOME``. The command gets its own private
+home, cache, temporary and output directories instead, all inside one fresh private
+directory per invocation that is removed when the command has ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from domain.tools.commands.running import DEFAULT_LANG
+from ports.scratch import ScratchSpace
+
+# The only variables a runtime command inherits from the caller (an empty value counts as
+# unset; LANG then falls back to DEFAULT_LANG).
+INHERITED_VARIABLES = ("PATH", "LANG")
+# Prefixes of the private directories (the scratch port appends a random suffix).
+INVOCATION_PREFIX = "runtime-"
+OUTPUT_PREFIX = "output-"
+TMP_PREFIX = "tmp-"
+HOME_PREFIX = "home-"
+CACHE_PREFIX = "cache-"
+
+
+@dataclass(frozen=True)
+class RuntimeDirs:
+    """One invocation's private directories: ``root`` holds the four others."""
+
+    root: str
+    output: str
+    tmp: str
+    home: str
+    cache: str
+
+
+def runtime_environment(
+    inherited: Mapping[str, str], workspace_dir: str, dirs: RuntimeDirs
+) -> dict[str, str]:
+    """The complete environment of a runtime command."""
+    env = {name: inherited[name] for name in INHERITED_VARIABLES if inherited.get(name)}
+    env.setdefault("LANG", DEFAULT_LANG)
+    env.update(
+        {
+            "ARTIFACTIZE_WORKSPACE_DIR": workspace_dir,
+            "ARTIFACTIZE_OUTPUT_DIR": dirs.output,
+            "ARTIFACTIZE_TMP_DIR": dirs.tmp,
+            "HOME": dirs.home,
+            "XDG_CACHE_HOME": dirs.cache,
+            "TMPDIR": dirs.tmp,
+            "TMP": dirs.tmp,
+            "TEMP": dirs.tmp,
+        }
+    )
+    return env
+
+
+def create_private_dirs(
+    scratch: ScratchSpace, parent: str | None, created: list[str], prefix: str = INVOCATION_PREFIX
+) -> RuntimeDirs:
+    """A fresh private invocation directory below ``parent`` (None: the system's temporary
+    folder) holding the output, tmp, home and cache directories.
+
+    The root enters ``created`` as soon as it exists, so the caller can remove it with
+    ``remove_private_dirs`` on every path, a failed creation of a child included. Raises
+    ``OSError``."""
+    root = scratch.create_private_directory(parent, prefix)
+    created.append(root)
+    return RuntimeDirs(
+        root=root,
+        output=scratch.create_private_directory(root, OUTPUT_PREFIX),
+        tmp=scratch.create_private_directory(root, TMP_PREFIX),
+        home=scratch.create_private_directory(root, HOME_PREFIX),
+        cache=scratch.create_private_directory(root, CACHE_PREFIX),
+    )
+
+
+def remove_private_dirs(scratch: ScratchSpace, created: list[str]) -> None:
+    """Remove what ``create_private_dirs`` created; a path leaves ``created`` once it is gone,
+    so a retry after a failure (``OSError``) removes only what is left."""
+    while created:
+        scratch.remove_tree(created[-1])
+        created.pop()

@@ -1,0 +1,233 @@
+"""One runtime review: run the eval's command once and turn its exit into a verdict.
+
+The order is the contract:
+
+1. prepare, creating nothing: the program (a bare name from ``PATH``, a ``/``-path inside the
+   admitted scope with no symlinks, or an absolute path as given) and every ``{name}``
+   operand resolved to an absolute scoped path, exactly as command tools resolve them
+   (``CommandResolver``); a failure is ERROR ``PREPARATION_FAILED``;
+2. create one private invocation directory below the Run directory (refused inside the
+   workspace) holding ``output``, ``tmp``, ``home`` and ``cache`` directories;
+3. run the command in the target's working directory, in its own process group, with the
+   private environment (``runtime_env``), the profile's deadline and capped output;
+4. remove the invocation directory on every path (success, error, cancellation); a removal
+   failure replaces the verdict with ERROR ``RUNTIME_ERROR``;
+5. for a verdict of a keyed request, recheck the fingerprints: a changed key is ERROR
+   ``INPUT_CHANGED``, a failed recheck ERROR ``FINGERPRINT_RECHECK_FAILED``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import anyio
+
+from domain.declarations.model import RuntimeProfile
+from domain.reviews.agent.review import ReviewOutcome
+from domain.reviews.reuse.fingerprints import FingerprintError, FingerprintScripts
+from domain.reviews.reuse.keys import KeyInputs, key_inputs
+from domain.reviews.run.failures import INPUT_CHANGED, FailureCode
+from domain.reviews.runtime.env import (
+    RuntimeDirs,
+    create_private_dirs,
+    remove_private_dirs,
+    runtime_environment,
+)
+from domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES, runtime_outcome
+from domain.scope import eval_scope, working_directory
+from domain.state_home import StateLocationError, check_outside_repo
+from domain.tools.commands.prep import CommandResolver
+from domain.tools.results import ToolError
+from domain.workspace import EvalRef, Workspace
+from ports.clock import Clock
+from ports.filesystem import Filesystem, FilesystemError
+from ports.process import ProcessRunner, ProcessSpec
+from ports.programs import ProgramFinder
+from ports.scratch import ScratchSpace
+
+MILLISECONDS_PER_SECOND = 1000
+CANCELLED = "Runtime eval was cancelled."
+COMMAND_UNAVAILABLE = "Runtime command is unavailable or outside the eval's scope: {command}"
+ARGUMENT_UNRESOLVED = "Runtime argument {arg} cannot be resolved: {reason}"
+RUN_DIR_UNUSABLE = "The Run directory {path} cannot hold runtime output: {reason}"
+OUTPUT_INSIDE_WORKSPACE = "Runtime output directory {path} is inside the workspace {workspace}."
+CLEANUP_FAILED = "Runtime eval cleanup failed: {reason}"
+
+
+@dataclass(frozen=True)
+class RuntimePorts:
+    """What a runtime review needs from the world."""
+
+    processes: ProcessRunner
+    scratch: ScratchSpace
+    filesystem: Filesystem
+    programs: ProgramFinder
+    clock: Clock
+    environment: Mapping[str, str]  # the caller's; only PATH and LANG reach the command
+    scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
+
+
+@dataclass(frozen=True)
+class PreparedRuntime:
+    """What will run, and where: recorded on the request as ``argv`` and ``cwd``."""
+
+    argv: tuple[str, ...]
+    cwd: str
+
+
+class RuntimePreparationError(Exception):
+    """The command cannot be prepared; the message is what the request records."""
+
+
+class RuntimeReview:
+    """Runs one runtime eval. Create, ``await run()``.
+
+    When the caller cancels ``run()``, the process group is killed and the private
+    directories removed before the cancellation propagates; ``cancelled_outcome()`` gives
+    what to record."""
+
+    def __init__(
+        self,
+        ports: RuntimePorts,
+        workspace: Workspace,
+        eval_ref: EvalRef,
+        keys: KeyInputs,
+        run_dir: str,
+    ) -> None:
+        if not isinstance(eval_ref.eval.profile, RuntimeProfile):
+            raise ValueError("a runtime review needs a runtime eval")
+        self.ports = ports
+        self.workspace = workspace
+        self.eval_ref = eval_ref
+        self.profile: RuntimeProfile = eval_ref.eval.profile
+        self.keys = keys
+        self.run_dir = run_dir
+        self.qualified_id = eval_ref.qualified_id
+        self.prepared: PreparedRuntime | None = None  # set once preparation succeeded
+
+    def cancelled_outcome(self) -> ReviewOutcome:
+        return self._stamped(ReviewOutcome.failed(FailureCode.CANCELLED, CANCELLED))
+
+    async def run(self) -> ReviewOutcome:
+        created: list[str] = []  # the invocation directory, once it exists
+        try:
+            outcome = await self._execute(created)
+            try:
+                await anyio.to_thread.run_sync(self._remove, created)
+            except OSError as exc:
+                if outcome.status != "ERROR":  # an earlier error stays the reason
+                    outcome = self._replaced(outcome, FailureCode.RUNTIME_ERROR, _cleanup(exc))
+        finally:
+            if created:  # only after a failure or a cancellation
+                with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
+                    await anyio.to_thread.run_sync(self._remove, created)
+        return self._stamped(await self._recheck(outcome))
+
+    async def _execute(self, created: list[str]) -> ReviewOutcome:
+        try:
+            spec = await anyio.to_thread.run_sync(self._prepare, created)
+        except RuntimePreparationError as exc:
+            return ReviewOutcome.failed(FailureCode.PREPARATION_FAILED, str(exc))
+        started = self.ports.clock.monotonic()
+        process = await self.ports.processes.run(spec)
+        duration_ms = round((self.ports.clock.monotonic() - started) * MILLISECONDS_PER_SECOND)
+        return runtime_outcome(process, max(duration_ms, 0), self.profile.timeout_ms)
+
+    def _prepare(self, created: list[str]) -> ProcessSpec:
+        """Resolve argv and cwd (creating nothing), then the private directories."""
+        self.prepared = self._resolve()
+        dirs = self._create_dirs(created)
+        return ProcessSpec(
+            argv=self.prepared.argv,
+            cwd=self.prepared.cwd,
+            env=runtime_environment(self.ports.environment, self.workspace.root_path, dirs),
+            timeout_ms=self.profile.timeout_ms,
+            capture_limit_bytes=RUNTIME_OUTPUT_MAX_BYTES,
+        )
+
+    def _resolve(self) -> PreparedRuntime:
+        target = self.eval_ref.artifact
+        resolver = CommandResolver(
+            self.workspace,
+            self.ports.filesystem,
+            self.ports.programs,
+            self.ports.environment,
+            eval_scope(self.workspace, self.qualified_id),
+        )
+        problem = resolver.owner_problem(target)
+        if problem is not None:
+            raise RuntimePreparationError(problem)
+        try:
+            program = resolver.program(target, self.profile.command)
+        except ToolError:
+            message = COMMAND_UNAVAILABLE.format(command=self.profile.command)
+            raise RuntimePreparationError(message) from None
+        operands: list[str] = []
+        for arg in self.profile.args:
+            try:
+                operands.append(resolver.operand(target, arg))
+            except ToolError as exc:
+                message = ARGUMENT_UNRESOLVED.format(arg=arg, reason=exc.message)
+                raise RuntimePreparationError(message) from None
+        return PreparedRuntime((program, *operands), working_directory(self.workspace, target))
+
+    def _create_dirs(self, created: list[str]) -> RuntimeDirs:
+        """A fresh private invocation directory below the Run directory, never inside the
+        workspace (checked on the canonical path, links followed), with its four children."""
+        try:
+            parent = self.ports.filesystem.canonical_directory(self.run_dir)
+        except FilesystemError as exc:
+            message = RUN_DIR_UNUSABLE.format(path=self.run_dir, reason=exc.message)
+            raise RuntimePreparationError(message) from None
+        try:
+            check_outside_repo(parent, self.workspace.root_path)
+        except StateLocationError:
+            message = OUTPUT_INSIDE_WORKSPACE.format(
+                path=parent, workspace=self.workspace.root_path
+            )
+            raise RuntimePreparationError(message) from None
+        try:
+            return create_private_dirs(self.ports.scratch, parent, created)
+        except OSError as exc:
+            message = RUN_DIR_UNUSABLE.format(path=parent, reason=exc.strerror or exc)
+            raise RuntimePreparationError(message) from None
+
+    def _remove(self, created: list[str]) -> None:
+        """Remove the invocation directory; it leaves ``created`` once it is gone."""
+        remove_private_dirs(self.ports.scratch, created)
+
+    async def _recheck(self, outcome: ReviewOutcome) -> ReviewOutcome:
+        """A verdict of a keyed request holds only if the fingerprints did not change."""
+        if outcome.status not in ("GREEN", "RED") or self.keys.key is None:
+            return outcome
+        try:
+            again = await anyio.to_thread.run_sync(
+                key_inputs,
+                self.workspace,
+                self.qualified_id,
+                self.ports.filesystem,
+                self.ports.scripts,
+            )
+        except FingerprintError as exc:
+            return self._replaced(outcome, FailureCode.FINGERPRINT_RECHECK_FAILED, str(exc))
+        if again.key != self.keys.key:
+            return self._replaced(outcome, FailureCode.INPUT_CHANGED, INPUT_CHANGED)
+        return outcome
+
+    @staticmethod
+    def _replaced(outcome: ReviewOutcome, code: FailureCode, message: str) -> ReviewOutcome:
+        """An ERROR instead of the verdict, keeping the record of what ran."""
+        failed = ReviewOutcome.failed(code, message)
+        failed.child = outcome.child
+        return failed
+
+    def _stamped(self, outcome: ReviewOutcome) -> ReviewOutcome:
+        if self.prepared is not None:
+            outcome.cwd, outcome.argv = self.prepared.cwd, self.prepared.argv
+        return outcome
+
+
+def _cleanup(error: OSError) -> str:
+    return CLEANUP_FAILED.format(reason=error.strerror or error)

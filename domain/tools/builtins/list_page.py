@@ -1,0 +1,51 @@
+"""The ``list`` built-in: one page of a logical directory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.text import compact_json_size
+from domain.tools.builtins.listing import list_location
+from domain.tools.context import BuiltinContext
+from domain.tools.results import (
+    BUILTIN_RESULT_MAX_BYTES,
+    ToolError,
+    ToolResult,
+    bounded_json_result,
+)
+
+LIST_DEFAULT_LIMIT = 200
+LIST_MAX_LIMIT = 200
+_PAGE_OVERHEAD_BYTES = 1024
+
+
+def run_list(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
+    requested = args.get("path", "")
+    offset = int(args.get("offset", 0))
+    limit = int(args.get("limit", LIST_DEFAULT_LIMIT))
+    location = context.locate(requested, allow_virtual_root=True)
+    path = "" if location.is_file_artifact_root and requested == "." else requested
+    entries = list_location(context, location)
+    page = []
+    budget = _PAGE_OVERHEAD_BYTES + compact_json_size(path)
+    for entry in entries[offset : offset + limit]:
+        data = entry.to_json(path)
+        budget += compact_json_size(data) + 1
+        if budget > BUILTIN_RESULT_MAX_BYTES:
+            break
+        page.append(data)
+    if not page and offset < len(entries):
+        raise ToolError("Listing entry exceeds 512 KiB; narrow the path.")
+    following = offset + len(page)
+    truncated = following < len(entries)
+    return bounded_json_result(
+        {
+            "artifactId": context.owner,
+            "resolvedArtifactId": location.artifact.name,
+            "path": path,
+            "entries": page,
+            "totalEntries": len(entries),
+            "truncated": truncated,
+            "nextOffset": following if truncated else None,
+        }
+    )

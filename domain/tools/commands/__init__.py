@@ -1,0 +1,1 @@
+"""Command tools: resolving what runs, the ``json`` and ``plain`` protocols, output normalization."""

@@ -1,0 +1,1 @@
+"""Human tools: ``launch`` and ``output``, their registry, results and live lines."""

@@ -1,0 +1,210 @@
+"""The ``artifactize`` command line (typer).
+
+Exit codes: 0 success, 1 RED or not ready, 2 usage or operational error. With ``--json``
+an error is ``{"error": "..."}`` on stdout; otherwise the message goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from importlib.metadata import version
+from typing import Annotated, Any, NoReturn
+
+import anyio
+import typer
+from typer._click import exceptions as click_errors  # typer 0.29 vendors click
+
+from domain.config_service import summary_text
+from domain.diagnostics import ConfigError
+from domain.graph import graph_text
+from domain.tools.tools_check import InvocationError, ToolsCheckRequest
+from domain.workspace import UnknownName
+from entrypoints.cli import remote as cli_remote
+from entrypoints.cli import requests as cli_requests
+from entrypoints.cli import runs as cli_reviews
+from entrypoints.cli import server as cli_server
+from entrypoints.cli import sessions as cli_sessions
+from entrypoints.cli import status as cli_status
+from entrypoints.cli import terminal_reviewer as cli_review
+from entrypoints.cli.context import CliContext as _State
+from entrypoints.cli.global_options import GlobalOptions, UsageError, split_global_options
+from entrypoints.cli.runs import ReviewCommandError, session_ports
+from ports.filesystem import FilesystemError
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+GLOBAL_HELP = (
+    "Global options, accepted once each, before or after the subcommand: "
+    "--repo PATH (the repository, default: the current directory), "
+    "--state-dir PATH (default: $ARTIFACTIZE_STATE_HOME, else $XDG_STATE_HOME/artifactize, "
+    "else ~/.local/state/artifactize), --json (machine-readable output)."
+)
+
+app = typer.Typer(
+    name="artifactize",
+    help="Review the Artifacts of a repository through declared tools. " + GLOBAL_HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+config_app = typer.Typer(help="Check and describe the .artf declarations.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+tools_app = typer.Typer(help="Inspect and try the tools reviewers see.", no_args_is_help=True)
+app.add_typer(tools_app, name="tools")
+app.command("verify")(cli_reviews.verify)
+app.command("status")(cli_status.status_command)
+app.add_typer(cli_reviews.run_app, name="run")
+app.add_typer(cli_reviews.cache_app, name="cache")
+app.add_typer(cli_requests.request_app, name="request")
+app.command("review")(cli_review.review_command)
+app.add_typer(cli_sessions.session_app, name="session")
+app.add_typer(cli_remote.remote_app, name="remote")
+app.add_typer(cli_server.server_app, name="server")
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"artifactize {version('artifactize')}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version_callback, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """Review the Artifacts of a repository through declared tools."""
+
+
+def _emit(data: Any, text: str) -> None:
+    if _State.options.json:
+        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        typer.echo(text)
+
+
+@config_app.command("check")
+def config_check() -> None:
+    """Validate every .artf declaration. Runs no scripts, hashes no files, writes nothing."""
+    data = _State.container.config_service().check(_State.options.repo)
+    _emit(data, summary_text(data))
+
+
+@config_app.command("graph")
+def config_graph(
+    artifact: Annotated[
+        str | None,
+        typer.Argument(help="Show only this Artifact and everything it consumes."),
+    ] = None,
+) -> None:
+    """Show Artifacts, their evals and relations (inputs first)."""
+    report = _State.container.config_service().graph(_State.options.repo, artifact)
+    _emit(report, graph_text(report))
+
+
+@tools_app.command("check")
+def tools_check(
+    selector: Annotated[
+        str | None, typer.Argument(help="An Agent or Human eval (ARTIFACT/EVAL); same as --eval.")
+    ] = None,
+    eval_id: Annotated[str | None, typer.Option("--eval", help="An Agent or Human eval.")] = None,
+    artifact: Annotated[
+        str | None, typer.Option("--artifact", help="Check this Artifact and its children.")
+    ] = None,
+    audience: Annotated[
+        str | None, typer.Option("--audience", help="agent or human (with --artifact).")
+    ] = None,
+    tool: Annotated[
+        str | None, typer.Option("--tool", help="One tool, by short or published name.")
+    ] = None,
+    execute: Annotated[
+        bool, typer.Option("--execute", help="Call the selected tool once, as a reviewer would.")
+    ] = False,
+    args: Annotated[
+        str | None, typer.Option("--args", help="JSON arguments for an Agent tool call.")
+    ] = None,
+) -> None:
+    """Validate tools and report their readiness as JSON; static unless --execute is given.
+
+    Exit codes: 0 ready, 1 not ready or the tool failed, 2 invalid invocation.
+    """
+    if selector is not None and eval_id is not None:
+        raise InvocationError("Give the eval either as a positional selector or with --eval.")
+    parsed = _parse_args_json(args)
+    request = ToolsCheckRequest(
+        eval_id=selector or eval_id,
+        artifact=artifact,
+        audience=audience,
+        tool=tool,
+        execute=execute,
+        args=parsed,
+        args_given=args is not None,
+    )
+    service = _State.container.tools_check(session_ports=session_ports())
+    report, code = anyio.run(service.run, _State.options.repo, request)
+    typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    raise typer.Exit(code)
+
+
+def _parse_args_json(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvocationError(f"Invalid --args JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise InvocationError("Invalid --args JSON: expected an object")
+    return value
+
+
+def _fail(message: str, options: GlobalOptions, extra: dict[str, Any] | None = None) -> NoReturn:
+    if options.json:
+        sys.stdout.write(json.dumps({"error": message, **(extra or {})}, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write("".join(f"error: {line}\n" for line in message.splitlines()))
+    raise SystemExit(EXIT_USAGE)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point; ``argv`` defaults to ``sys.argv[1:]``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        options, rest = split_global_options(args)
+    except UsageError as exc:
+        _fail(str(exc), GlobalOptions(json="--json" in args))
+    _State.options = options
+    command = typer.main.get_command(app)
+    try:
+        # Without standalone mode, click returns a raised ``Exit``'s code instead of raising.
+        code = command.main(rest, prog_name="artifactize", standalone_mode=False)
+    except ConfigError as exc:
+        detail = {"problems": [p.to_json() for p in exc.problems]}
+        _fail(str(exc), options, detail)
+    except (UnknownName, InvocationError, ReviewCommandError) as exc:
+        _fail(str(exc), options)
+    except FilesystemError as exc:
+        _fail(f"cannot read the repository {options.repo}: {exc}", options)
+    except click_errors.NoArgsIsHelpError as exc:
+        sys.stderr.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
+        raise SystemExit(EXIT_USAGE) from None
+    except click_errors.UsageError as exc:
+        hint = f"\n{exc.ctx.get_usage()}" if exc.ctx and not options.json else ""
+        _fail(f"{exc.format_message()}{hint}", options)
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except typer.Abort:
+        _fail("aborted", options)
+    raise SystemExit(code if isinstance(code, int) else EXIT_OK)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,236 @@
+"""``remote login/logout/status/push``: the client side of the team review store.
+
+The token is read from one line of standard input (not echoed on a terminal), verified
+with ``whoami`` before anything is stored, and never printed. ``status`` exits 0 only when
+the store accepts the token. ``push`` never fails open: any remote failure is exit 2.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import typer
+
+from adapters.review_store.client_config import ENV_URL, OFF
+from adapters.review_store.urls import (
+    TOKEN_MAX_CHARS,
+    check_share,
+    check_token,
+    normalize_store_url,
+)
+from domain.reviews.remote.push import PushError, PushReport, local_candidates, push
+from entrypoints.cli.context import CliContext
+from entrypoints.cli.runs import ReviewCommandError, open_state, state_dir
+from ports.review_store import (
+    Principal,
+    RemoteConfigError,
+    RemoteFailure,
+    RemoteSettings,
+    RemoteStore,
+    RemoteStores,
+)
+
+EXIT_ACCEPTED = 0
+EXIT_NOT_ACCEPTED = 1
+TOKEN_LINE_MAX_CHARS = TOKEN_MAX_CHARS + 2  # room for CR LF; a longer line fails the check
+TOKEN_PROMPT = "Remote store token: "
+NOT_CONFIGURED = (
+    "No remote review store is configured; run `artifactize remote login URL` "
+    "or set ARTIFACTIZE_REMOTE."
+)
+
+T = TypeVar("T")
+
+remote_app = typer.Typer(
+    help="Share verdicts through a team review store: login, logout, status, push.",
+    no_args_is_help=True,
+)
+
+
+def _stores() -> RemoteStores:
+    stores: RemoteStores = CliContext.container.remote_stores()
+    return stores
+
+
+def _settings(stores: RemoteStores) -> RemoteSettings | None:
+    try:
+        return stores.settings(state_dir())
+    except RemoteConfigError as exc:
+        raise ReviewCommandError(str(exc)) from None
+
+
+def _with_store(
+    stores: RemoteStores, settings: RemoteSettings, work: Callable[[RemoteStore], Awaitable[T]]
+) -> T:
+    """Run ``work`` against an open store, closing it on every path."""
+
+    async def main() -> T:
+        store = stores.open(settings)
+        try:
+            return await work(store)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await store.aclose()
+
+    return anyio.run(main)
+
+
+def _read_token() -> str:
+    """One line of standard input without its line break; not echoed on a terminal."""
+    if sys.stdin.isatty():
+        return getpass.getpass(TOKEN_PROMPT)
+    line = sys.stdin.readline(TOKEN_LINE_MAX_CHARS + 1)
+    return line.removesuffix("\n").removesuffix("\r")
+
+
+def _emit(data: Any, text: str) -> None:
+    if CliContext.options.json:
+        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        typer.echo(text)
+
+
+@remote_app.command("login")
+def login(
+    url: Annotated[str, typer.Argument(help="The store URL (https://, or http:// on loopback).")],
+    share: Annotated[
+        str, typer.Option("--share", help="What to publish: summary (default) or full.")
+    ] = "summary",
+) -> None:
+    """Read a token from stdin, verify it with the store, then save it and the store URL."""
+    stores = _stores()
+    try:
+        normalized = normalize_store_url(url, "The store URL")
+        check_share(share, "--share")
+        token = check_token(_read_token(), "The token read from standard input")
+    except RemoteConfigError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    candidate = RemoteSettings(normalized, share, token, "file")
+    try:
+        principal = _with_store(stores, candidate, lambda store: store.whoami())
+    except RemoteFailure as exc:
+        raise ReviewCommandError(f"Login failed, nothing was saved: {exc.message}") from None
+    try:
+        stores.login(state_dir(), normalized, token, share)
+    except RemoteConfigError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    _emit(
+        {
+            "url": normalized,
+            "share": share,
+            "principal": principal.name,
+            "scopes": list(principal.scopes),
+        },
+        f"Logged in to {normalized} as {principal.name} "
+        f"(scopes: {', '.join(principal.scopes) or 'none'}; share: {share}).",
+    )
+
+
+@remote_app.command("logout")
+def logout() -> None:
+    """Delete the saved token and remote.json of this state."""
+    try:
+        removed = _stores().logout(state_dir())
+    except RemoteConfigError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    _emit(
+        {"removed": removed},
+        "Logged out." if removed else "Nothing to remove: not logged in.",
+    )
+
+
+@remote_app.command("status")
+def status() -> None:
+    """The store, share mode, token source, and whether the store accepts the token.
+
+    Exit codes: 0 the store accepts the token, 1 it does not (or none is configured),
+    2 invalid configuration.
+    """
+    stores = _stores()
+    settings = _settings(stores)
+    if settings is None:
+        switched_off = CliContext.container.environment().get(ENV_URL) == OFF
+        reason = f"{ENV_URL}={OFF}" if switched_off else NOT_CONFIGURED
+        _emit(
+            {
+                "configured": False,
+                "off": switched_off,
+                "url": None,
+                "share": None,
+                "tokenSource": None,
+                "reachable": False,
+                "accepted": False,
+                "principal": None,
+                "scopes": [],
+                "error": None,
+            },
+            f"Remote review store: not in use ({reason})",
+        )
+        raise typer.Exit(EXIT_NOT_ACCEPTED)
+    principal: Principal | None = None
+    failure: RemoteFailure | None = None
+    try:
+        principal = _with_store(stores, settings, lambda store: store.whoami())
+    except RemoteFailure as exc:
+        failure = exc
+    reachable = principal is not None or (failure is not None and failure.status is not None)
+    view = {
+        "configured": True,
+        "off": False,
+        "url": settings.url,
+        "share": settings.share,
+        "tokenSource": settings.token_source,
+        "reachable": reachable,
+        "accepted": principal is not None,
+        "principal": principal.name if principal else None,
+        "scopes": list(principal.scopes) if principal else [],
+        "error": failure.message if failure else None,
+    }
+    lines = [
+        f"URL: {settings.url}",
+        f"Share: {settings.share}",
+        f"Token: {settings.token_source}",
+        f"Reachable: {'yes' if reachable else 'no'}",
+    ]
+    if principal is not None:
+        lines.append(f"Principal: {principal.name}")
+        lines.append(f"Scopes: {', '.join(principal.scopes) or 'none'}")
+    if failure is not None:
+        lines.append(f"Error: {failure.message}")
+    _emit(view, "\n".join(lines))
+    raise typer.Exit(EXIT_ACCEPTED if principal is not None else EXIT_NOT_ACCEPTED)
+
+
+@remote_app.command("push")
+def push_command(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Count what would be sent; send nothing.")
+    ] = False,
+) -> None:
+    """Publish the newest local GREEN/RED record of every key that the store lacks.
+
+    Needs the publish scope (human for Human sign-offs). Any remote failure is exit 2.
+    """
+    stores = _stores()
+    settings = _settings(stores)
+    if settings is None:
+        raise ReviewCommandError(NOT_CONFIGURED)
+    state = open_state(create=False)
+    candidates = local_candidates(state) if state is not None else []
+    report = PushReport(dry_run=dry_run)
+    try:
+        _with_store(stores, settings, lambda store: push(candidates, store, report))
+    except (RemoteFailure, PushError) as exc:
+        message = exc.message if isinstance(exc, RemoteFailure) else str(exc)
+        raise ReviewCommandError(
+            f"Push failed: {message} (pushed {report.pushed} before the failure)"
+        ) from None
+    finally:
+        for reason in report.reasons:
+            typer.echo(reason, err=True)
+    _emit(report.to_json(), report.text())

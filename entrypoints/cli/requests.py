@@ -1,0 +1,214 @@
+"""``artifactize request …``: list, show, claim, release, run tools and submit Human reviews.
+
+Exit codes: 0 success (``request submit`` also for a RED verdict); 2 for a refused or
+failed action (not found, not waiting, not the claimant, changed declarations, invalid
+result, a recheck that settled the request ERROR, a publishing failure after the local
+settle) and for a Human tool that returned an error (``request tool``). Readers (``list``,
+``show``) never create state and need no repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import typer
+
+from domain.reviews.human.errors import REQUEST_NOT_FOUND, HumanReviewError
+from domain.reviews.human.submission import (
+    FIELDS_BOTH,
+    HUMAN_FIELDS_READ_BYTES,
+    FieldsError,
+    human_result,
+)
+from domain.reviews.run.request_views import LIST_COLUMNS, RequestViews, list_line
+from entrypoints.cli.context import CliContext
+from entrypoints.cli.runs import ReviewCommandError, open_state, until_signal
+from entrypoints.human_wiring import existing_state, human_reviews, remote_store, reviewer_name
+from ports.state import StateError
+
+EXIT_TOOL_ERROR = 2
+LAUNCHED_TEXT = "Launched {tool}."
+FIELDS_FILE_NOT_REGULAR = "The Human fields file must be a regular file: {path}"
+FIELDS_FILE_UNREADABLE = "Cannot read the Human fields file {path}: {reason}"
+NO_REQUESTS = "No requests."
+ACTION_CANCELLED = "The Human action was cancelled."
+
+request_app = typer.Typer(
+    help="List, claim and submit Human review requests.", no_args_is_help=True
+)
+
+T = TypeVar("T")
+ReviewerOption = Annotated[
+    str | None, typer.Option("--reviewer", help="Reviewer id (default: $USER).")
+]
+
+
+def _emit_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _run(work: Callable[[], Awaitable[T]]) -> T:
+    """Run a lifecycle action; Ctrl-C or SIGTERM cancels it (exit 2), errors exit 2."""
+    try:
+        outcome = anyio.run(until_signal, work)
+    except HumanReviewError as exc:
+        raise ReviewCommandError(exc.message) from None
+    except StateError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    if outcome is None:
+        raise ReviewCommandError(ACTION_CANCELLED)
+    return outcome
+
+
+@request_app.command("list")
+def request_list(
+    run_id: Annotated[str | None, typer.Option("--run", help="Only this Run's requests.")] = None,
+) -> None:
+    """Every saved request (waiting, claimed, settled), newest Run first."""
+    store = open_state(create=False)
+    if store is None:
+        views: list[dict[str, Any]] = []
+    else:
+        reader = RequestViews(store)
+        views = [reader.view(request) for request in reader.requests(run_id)]
+    if CliContext.options.json:
+        _emit_json(views)
+        return
+    if not views:
+        typer.echo(NO_REQUESTS)
+        return
+    typer.echo("\t".join(LIST_COLUMNS))
+    for view in views:
+        typer.echo(list_line(view))
+
+
+@request_app.command("show")
+def request_show(request_id: Annotated[str, typer.Argument(help="A request ID.")]) -> None:
+    """The request with its claim, source execution and saved definition, as JSON."""
+    store = existing_state()
+    request = store.get_request(request_id)
+    if request is None:
+        raise ReviewCommandError(REQUEST_NOT_FOUND)
+    _emit_json(RequestViews(store).view(request))
+
+
+@request_app.command("claim")
+def request_claim(
+    request_id: Annotated[str, typer.Argument(help="A waiting Human request ID.")],
+    reviewer: ReviewerOption = None,
+) -> None:
+    """Take the reviewer lock (the same reviewer again is fine; another is refused)."""
+    name = reviewer_name(reviewer)
+    reviews = human_reviews(existing_state())
+    claim = _run(lambda: reviews.claim(request_id, name))
+    _emit_json(claim.to_json())
+
+
+@request_app.command("unclaim")
+def request_unclaim(
+    request_id: Annotated[str, typer.Argument(help="A Human request ID you claimed.")],
+    reviewer: ReviewerOption = None,
+) -> None:
+    """Release your claim without a verdict, so someone else can claim the request."""
+    name = reviewer_name(reviewer)
+    reviews = human_reviews(existing_state())
+    claim = _run(lambda: reviews.unclaim(request_id, name))
+    _emit_json(claim.to_json())
+
+
+@request_app.command("tool")
+def request_tool(
+    request_id: Annotated[str, typer.Argument(help="A Human request ID you claimed.")],
+    tool: Annotated[str, typer.Argument(help="A Human tool: <name>_<artifact> or <name>.")],
+    reviewer: ReviewerOption = None,
+) -> None:
+    """Run one Human tool of the request (claimant only). A tool error exits 2."""
+    name = reviewer_name(reviewer)
+    reviews = human_reviews(existing_state())
+    result = _run(lambda: reviews.run_human_tool(request_id, name, tool))
+    if CliContext.options.json:
+        _emit_json(result.to_json())
+    elif result.is_launch:
+        typer.echo(LAUNCHED_TEXT.format(tool=tool))
+    else:
+        typer.echo(result.text_content)
+    if result.is_error:
+        raise typer.Exit(EXIT_TOOL_ERROR)
+
+
+@request_app.command("submit")
+def request_submit(
+    request_id: Annotated[str, typer.Argument(help="A Human request ID you claimed.")],
+    verdict: Annotated[str, typer.Option("--verdict", help="GREEN or RED.")],
+    fields: Annotated[
+        str | None, typer.Option("--fields", help="The owner fields as a JSON object.")
+    ] = None,
+    fields_file: Annotated[
+        str | None, typer.Option("--fields-file", help="A regular file holding --fields.")
+    ] = None,
+    reviewer: ReviewerOption = None,
+) -> None:
+    """Submit a verdict (claimant only); prints the settled request. Exit 0 also for RED."""
+    if fields is not None and fields_file is not None:
+        raise ReviewCommandError(FIELDS_BOTH)
+    text: str | bytes | None = fields
+    if fields_file is not None:
+        text = read_fields_file(fields_file)
+    try:
+        result = human_result(verdict, text)
+    except FieldsError as exc:
+        raise ReviewCommandError(exc.message) from None
+    name = reviewer_name(reviewer)
+    store = existing_state()
+    reviews = human_reviews(store)
+    remote = remote_store()  # an invalid configuration fails before anything settles
+
+    async def work() -> Any:
+        try:
+            return await reviews.submit_and_publish(request_id, name, result, remote, _warn)
+        finally:
+            if remote is not None:
+                with anyio.CancelScope(shield=True):
+                    await remote.aclose()
+
+    submitted = _run(work)
+    _emit_json(RequestViews(store).view(submitted.request))
+
+
+def _warn(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def read_fields_file(path: str) -> bytes:
+    """At most HUMAN_FIELDS_READ_BYTES of a regular file. The open is non-blocking, so a FIFO
+    is refused instead of waiting for a writer; what it is, is checked on the open file."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as exc:
+        raise ReviewCommandError(
+            FIELDS_FILE_UNREADABLE.format(path=path, reason=exc.strerror)
+        ) from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ReviewCommandError(FIELDS_FILE_NOT_REGULAR.format(path=path))
+        chunks: list[bytes] = []
+        remaining = HUMAN_FIELDS_READ_BYTES
+        while remaining > 0:
+            chunk = os.read(descriptor, remaining)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise ReviewCommandError(
+            FIELDS_FILE_UNREADABLE.format(path=path, reason=exc.strerror)
+        ) from None
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,527 @@
+"""``verify``, ``run show/list`` and ``cache list/show/rm``: Runs, verdicts and their reuse.
+
+Exit codes of ``verify``: 0 GREEN, 1 RED, 2 ERROR, cancelled or invalid input, 3 Human
+wait timeout (``--wait``), 4 INCOMPLETE. Readers (``run``, ``cache``) never create state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import json
+import os
+import signal
+import socket
+from collections.abc import Awaitable, Callable
+from importlib.metadata import version
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import typer
+
+from domain.reviews.agent.review import ReviewPorts
+from domain.reviews.human.asking import (
+    WAIT_NEEDS_WAIT,
+    WAIT_TIMEOUT_DEFAULT_MS,
+    check_wait_timeout,
+)
+from domain.reviews.remote.sync import RemoteSync
+from domain.reviews.reuse.fingerprints import FingerprintError
+from domain.reviews.run.summaries import usage_text
+from domain.reviews.run.verify import (
+    RunResult,
+    SelectionError,
+    Verify,
+    VerifyOptions,
+    VerifyPorts,
+    select_evals,
+)
+from domain.reviews.runtime.review import RuntimePorts
+from domain.state_home import StateLocationError, check_outside_repo, state_home
+from domain.tools.sessions import SessionPorts
+from entrypoints.cli.context import CliContext
+from ports.model import BackendUnavailable, ModelBackends
+from ports.review_store import RemoteConfigError, RemoteFailure
+from ports.state import KeyInUse, RunRecord, StateError, StateStore
+
+SESSIONS_FOLDER = "tool-sessions"
+RUNS_FOLDER = "runs"
+PRIVATE_DIRECTORY_MODE = 0o700
+EXIT_FOR_STATUS = {"GREEN": 0, "RED": 1, "ERROR": 2, "INCOMPLETE": 4}
+EXIT_CANCELLED = 2
+EXIT_WAIT_TIMED_OUT = 3
+EXIT_MISSING = 4
+TEST_ENDPOINT_VARIABLES = {
+    "openai": "ARTIFACTIZE_OPENAI_BASE_URL",
+    "anthropic": "ARTIFACTIZE_ANTHROPIC_BASE_URL",
+}
+RUN_LIST_DEFAULT_LIMIT = 50
+RUNNING_STATUS = "RUNNING"  # a Run not finished yet (or whose verifier died)
+RUN_POLL_SECONDS = 0.1  # how often `run show --wait` reads the Run again (at most 0.2 s)
+WAIT_TIMED_OUT_TEXT = (
+    "Human wait timed out after {ms} ms; the requests stay open (artifactize request list)."
+)
+
+run_app = typer.Typer(help="Show saved Runs.", no_args_is_help=True)
+cache_app = typer.Typer(help="Inspect and clear reusable verdicts.", no_args_is_help=True)
+
+T = TypeVar("T")
+
+
+class ReviewCommandError(Exception):
+    """An operational error of a review command (exit 2), with a message for the user."""
+
+
+def state_dir() -> str:
+    return state_home(os.environ, str(Path.home()), CliContext.options.state_dir)
+
+
+def session_ports() -> SessionPorts:
+    """Tool sessions live below the state home, never in the reviewed repository."""
+    container = CliContext.container
+    return SessionPorts(
+        launcher=container.launcher(),
+        table=container.process_table(),
+        store=container.session_store(),
+        parent=str(Path(state_dir()) / SESSIONS_FOLDER),
+    )
+
+
+def _emit_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _emit_rows(
+    rows: list[dict[str, Any]], empty: str, line: Callable[[dict[str, Any]], str]
+) -> None:
+    """Rows as a JSON array with --json, else one text line each (or ``empty``)."""
+    if CliContext.options.json:
+        _emit_json(rows)
+        return
+    typer.echo("\n".join(line(row) for row in rows) if rows else empty)
+
+
+def open_state(*, create: bool) -> StateStore | None:
+    try:
+        return CliContext.container.state_stores().open(state_dir(), create=create)
+    except StateError as exc:
+        raise ReviewCommandError(str(exc)) from None
+
+
+def producer() -> dict[str, Any]:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return {"name": f"{user}@{socket.gethostname()}", "version": version("artifactize")}
+
+
+def private_runs_dir(state: str) -> Callable[[str], str]:
+    def make(run_id: str) -> str:
+        runs = Path(state) / RUNS_FOLDER
+        runs.mkdir(mode=PRIVATE_DIRECTORY_MODE, parents=True, exist_ok=True)
+        path = runs / run_id
+        path.mkdir(mode=PRIVATE_DIRECTORY_MODE, exist_ok=True)
+        return str(path)
+
+    return make
+
+
+async def until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
+    """Run ``work``; SIGINT or SIGTERM cancels it (its cleanup still runs). None if cancelled."""
+    result: T | None = None
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    group.cancel_scope.cancel()
+                    return
+
+        group.start_soon(watch)
+        try:
+            result = await work()
+        except Exception as exc:  # raised below, not wrapped in the task group's group
+            failure = exc
+        group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return result
+
+
+def verify(
+    selector: Annotated[
+        str | None, typer.Argument(help="ARTIFACT (its evals) or ARTIFACT/EVAL.")
+    ] = None,
+    eval_id: Annotated[str | None, typer.Option("--eval", help="One eval, ARTIFACT/EVAL.")] = None,
+    select_all: Annotated[bool, typer.Option("--all", help="Every eval of the workspace.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Review again; never reuse or join earlier results.")
+    ] = False,
+    recursive: Annotated[
+        bool,
+        typer.Option(
+            "--recursive",
+            help="Also run every eval of the required scope (what the selection consumes).",
+        ),
+    ] = False,
+    ignore_gates: Annotated[
+        bool,
+        typer.Option(
+            "--ignore-gates",
+            help="Run evals before their inputs are GREEN; the obligations stay.",
+        ),
+    ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option("--wait", help="Stay until the Human reviews are submitted (same Run)."),
+    ] = False,
+    timeout_ms: Annotated[
+        int | None,
+        typer.Option(
+            "--timeout-ms",
+            help=f"With --wait: how long to wait, from when scheduling starts "
+            f"(default {WAIT_TIMEOUT_DEFAULT_MS}, 1-2147483647).",
+        ),
+    ] = None,
+) -> None:
+    """Review the selected evals, reusing every verdict whose key still holds.
+
+    The selected evals' targets and everything they consume are the Run's obligation:
+    each needs all of its evals GREEN (or `basis = true`). An eval runs once every eval of
+    the Artifacts it consumes is GREEN; a RED input blocks it.
+
+    Exit codes: 0 GREEN, 1 RED, 2 ERROR or cancelled, 3 Human wait timeout (--wait),
+    4 INCOMPLETE (an obligation unmet: an eval not run, waiting or blocked).
+    """
+    given = [x for x in (selector, eval_id) if x is not None]
+    if len(given) + int(select_all) != 1:
+        raise ReviewCommandError(
+            "Give exactly one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all."
+        )
+    if timeout_ms is not None and not wait:
+        raise ReviewCommandError(WAIT_NEEDS_WAIT)
+    try:
+        wait_timeout_ms = check_wait_timeout(
+            WAIT_TIMEOUT_DEFAULT_MS if timeout_ms is None else timeout_ms
+        )
+    except ValueError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    container = CliContext.container
+    repo = os.path.realpath(CliContext.options.repo)
+    config = container.config_service()
+    workspace = config.load(repo)
+    try:
+        refs = select_evals(workspace, given[0] if given else None, select_all)
+    except SelectionError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    state = state_dir()
+    try:
+        check_outside_repo(os.path.realpath(state), repo)
+    except StateLocationError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    backends = container.model_backends()
+    remote = _remote_sync(state, backends)  # checked before any state is created
+    store = open_state(create=True)
+    assert store is not None
+    scripts = container.fingerprint_scripts()
+    review = ReviewPorts(
+        clock=container.clock(),
+        backends=backends,
+        tools=container.tool_ports(),
+        sessions=session_ports(),
+        reload=lambda: config.load(repo),
+        scripts=scripts,
+    )
+    ports = VerifyPorts(
+        review=review,
+        state=store,
+        processes=container.process_table(),
+        make_output_root=private_runs_dir(state),
+        producer=producer(),
+        conversations=container.conversations(state_dir=state),
+        runtime=RuntimePorts(
+            processes=container.processes(),
+            scratch=container.scratch(),
+            filesystem=container.filesystem(),
+            programs=container.programs(),
+            clock=container.clock(),
+            environment=container.environment(),
+            scripts=scripts,
+        ),
+        remote=remote,
+        progress=lambda message: typer.echo(message, err=True),
+    )
+    options = VerifyOptions(
+        repo=repo,
+        state_dir=state,
+        force=force,
+        wait=wait,
+        wait_timeout_ms=wait_timeout_ms,
+        recursive=recursive,
+        ignore_gates=ignore_gates,
+    )
+    service = Verify(ports, workspace, options)
+    try:
+        keys = service.prepare(refs)
+    except FingerprintError as exc:
+        raise ReviewCommandError(str(exc)) from None
+
+    async def work() -> RunResult:
+        try:
+            return await service.run(refs, keys)
+        finally:
+            if remote is not None:
+                with anyio.CancelScope(shield=True):
+                    await remote.aclose()
+
+    try:
+        outcome = anyio.run(until_signal, work)
+    except RemoteFailure as failure:
+        if service.result is not None and CliContext.options.json:
+            _emit_json({**run_view(service.result), "error": failure.message})
+            raise typer.Exit(EXIT_CANCELLED) from None
+        raise ReviewCommandError(failure.message) from None
+    result = service.result
+    if result is None:
+        raise ReviewCommandError("The Run was cancelled before it started.")
+    _remove_if_empty(Path(state) / RUNS_FOLDER / str(result.run["id"]))
+    if CliContext.options.json:
+        _emit_json(run_view(result))
+    else:
+        typer.echo(run_text(result))
+    code = EXIT_CANCELLED if outcome is None else EXIT_FOR_STATUS.get(result.status, 2)
+    if outcome is not None and result.run.get("waitTimedOut"):
+        code = EXIT_WAIT_TIMED_OUT
+    raise typer.Exit(code)
+
+
+def _remote_sync(state: str, backends: ModelBackends) -> RemoteSync | None:
+    """The team review store for this Run, or None. A test endpoint rules the store out, so
+    results of a fake provider can never reach a team's store."""
+    stores = CliContext.container.remote_stores()
+    try:
+        settings = stores.settings(state)
+    except RemoteConfigError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    if settings is None:
+        return None
+    for backend in TEST_ENDPOINT_VARIABLES:
+        try:
+            endpoint = backends.test_endpoint(backend)
+        except BackendUnavailable:
+            endpoint = "invalid"
+        if endpoint is not None:
+            raise ReviewCommandError(
+                f"{TEST_ENDPOINT_VARIABLES[backend]} is set, so verify will not use the remote "
+                "review store; set ARTIFACTIZE_REMOTE=off."
+            )
+    return RemoteSync(stores.open(settings), lambda message: typer.echo(message, err=True))
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """A Run's scratch folder, once every tool call removed its own private directories,
+    is empty: do not leave one empty folder per Run behind. Anything left in it stays."""
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+
+
+def _other_profile_text(count: int) -> str:
+    """The Summary line's note on reused results another profile produced (none: empty)."""
+    return f"; {count} produced by another profile" if count else ""
+
+
+def run_view(result: RunResult) -> dict[str, Any]:
+    return {**result.run, "requests": result.requests}
+
+
+def _exit_detail(request: dict[str, Any]) -> str | None:
+    """``exit N`` for a RED runtime request, executed or reused (its result keeps the code)."""
+    if request["status"] != "RED" or request["profile"].get("kind") != "runtime":
+        return None
+    code = (request.get("result") or {}).get("exitCode")
+    return f"exit {code}" if code is not None else None
+
+
+def validation_lines(validation: dict[str, Any] | None) -> list[str]:
+    """``Validation: SATISFIED | NOT SATISFIED`` and one line per unmet obligation."""
+    if not validation:
+        return []  # a Run saved before validation existed, or cancelled before it
+    unmet = validation.get("unmetObligations") or []
+    lines = [f"Validation: {'NOT SATISFIED' if unmet else 'SATISFIED'}"]
+    lines.extend(f"  Unmet obligation: {name}" for name in unmet)
+    return lines
+
+
+def run_text(result: RunResult) -> str:
+    run = result.run
+    lines = [f"Run: {run['id']}"]
+    for request in result.requests:
+        line = f"  {request['evalId']} [{request['id']}]: {request['status']}"
+        source = request.get("source")
+        if source:
+            line += f" (reused from {source['runId']})"
+        detail = request.get("error") or request.get("blockedReason") or _exit_detail(request)
+        if detail:
+            line += f" — {detail}"
+        lines.append(line)
+    summary = run.get("summary") or {}
+    executed = summary.get("executed", {})
+    reused = summary.get("reused", {})
+    lines.append(
+        f"Summary: executed {executed.get('total', 0)} (runtime {executed.get('runtime', 0)}, "
+        f"agent {executed.get('agent', 0)}, human {executed.get('human', 0)}), "
+        f"reused {reused.get('total', 0)} (runtime {reused.get('runtime', 0)}, "
+        f"agent {reused.get('agent', 0)}, human {reused.get('human', 0)})"
+        + _other_profile_text(reused.get("otherProfile", 0))
+    )
+    usage = usage_text(run.get("usage") or {})
+    if usage is not None:
+        lines.append(usage)
+    lines.extend(validation_lines(run.get("validation")))
+    lines.append(f"Execution: {run['status']}")
+    if run.get("waitTimedOut"):
+        lines.append(WAIT_TIMED_OUT_TEXT.format(ms=run.get("waitTimeoutMs")))
+    return "\n".join(lines)
+
+
+@run_app.command("show")
+def run_show(
+    run_id: Annotated[str, typer.Argument(help="A Run ID, e.g. run-Hq2b9X.")],
+    wait: Annotated[
+        bool,
+        typer.Option("--wait", help="Stay until the Run is no longer RUNNING; exit its code."),
+    ] = False,
+    timeout_ms: Annotated[
+        int | None,
+        typer.Option(
+            "--timeout-ms",
+            help=f"With --wait: how long to wait (default {WAIT_TIMEOUT_DEFAULT_MS}, "
+            "1-2147483647); then print the Run as it is and exit 3.",
+        ),
+    ] = None,
+) -> None:
+    """Print a saved Run with its requests as JSON. Needs no repository; runs nothing.
+
+    With --wait, poll until the Run settled (another terminal's `verify` finishes it), then
+    exit 0 GREEN, 1 RED, 2 ERROR, 4 INCOMPLETE; 3 when --timeout-ms passed first.
+    """
+    if timeout_ms is not None and not wait:
+        raise ReviewCommandError(WAIT_NEEDS_WAIT)
+    try:
+        limit_ms = check_wait_timeout(WAIT_TIMEOUT_DEFAULT_MS if timeout_ms is None else timeout_ms)
+    except ValueError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    store = open_state(create=False)
+    run = store.get_run(run_id) if store is not None else None
+    if run is None or store is None:
+        raise ReviewCommandError(f"Unknown Run: {run_id}")
+    if wait:
+        clock = CliContext.container.clock()
+        deadline = clock.monotonic() + limit_ms / 1000
+        found, saved = run, store
+
+        async def poll() -> RunRecord:
+            current = found
+            while current.status == RUNNING_STATUS and clock.monotonic() < deadline:
+                await anyio.sleep(min(RUN_POLL_SECONDS, max(0.0, deadline - clock.monotonic())))
+                current = saved.get_run(run_id) or current
+            return current
+
+        polled = anyio.run(until_signal, poll)
+        if polled is None:
+            raise typer.Exit(EXIT_CANCELLED)
+        run = polled
+    requests = [dict(r.data) for r in store.list_requests(run_id)]
+    _emit_json({**run.data, "requests": requests})
+    if not wait:
+        return
+    if run.status == RUNNING_STATUS:
+        raise typer.Exit(EXIT_WAIT_TIMED_OUT)
+    raise typer.Exit(EXIT_FOR_STATUS.get(run.status, EXIT_CANCELLED))
+
+
+@run_app.command("list")
+def run_list(
+    all_repos: Annotated[bool, typer.Option("--all", help="Runs of every repository.")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1)] = RUN_LIST_DEFAULT_LIMIT,
+    offset: Annotated[int, typer.Option("--offset", min=0)] = 0,
+) -> None:
+    """Runs newest first, for this repository (or --all)."""
+    store = open_state(create=False)
+    repo = None if all_repos else os.path.realpath(CliContext.options.repo)
+    runs = store.list_runs(repo, limit, offset) if store is not None else []
+    rows = [
+        {
+            "id": run.id,
+            "repo": run.repo,
+            "status": run.status,
+            "createdAt": run.data.get("createdAt"),
+            "completedAt": run.data.get("completedAt"),
+            "counts": (run.data.get("summary") or {}).get("counts", {}),
+        }
+        for run in runs
+    ]
+
+    def line(row: dict[str, Any]) -> str:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(row["counts"].items()))
+        return f"{row['id']}  {row['status']:<10} {row['createdAt']}  {counts}"
+
+    _emit_rows(rows, "No Runs.", line)
+
+
+@cache_app.command("list")
+def cache_list() -> None:
+    """The latest reusable record of every key."""
+    store = open_state(create=False)
+    latest = store.latest_records() if store is not None else []
+    rows = [
+        {
+            "key": record.key,
+            "evalId": record.data.get("evalId"),
+            "verdict": record.status,
+            "completedAt": record.completed_at,
+            "executionId": record.id,
+            "runId": record.data.get("runId"),
+            "producer": (record.data.get("producer") or {}).get("name"),
+            "records": count,
+        }
+        for record, count in latest
+    ]
+
+    def line(row: dict[str, Any]) -> str:
+        return (
+            f"{row['key']}  {row['verdict']:<5} {row['evalId']}  {row['completedAt']}  "
+            f"{row['runId']}  records {row['records']}"
+        )
+
+    _emit_rows(rows, "No reusable records.", line)
+
+
+@cache_app.command("show")
+def cache_show(
+    key: Annotated[str, typer.Argument(help="A reuse key (64 hex).")],
+    history: Annotated[bool, typer.Option("--history", help="Every record, newest first.")] = False,
+) -> None:
+    """The latest saved execution of KEY as JSON; `null` and exit 4 when there is none."""
+    store = open_state(create=False)
+    if history:
+        records = store.history(key) if store is not None else []
+        _emit_json([dict(r.data) for r in records])
+        raise typer.Exit(0 if records else EXIT_MISSING)
+    record = store.latest_record(key, touch=False) if store is not None else None
+    _emit_json(dict(record.data) if record is not None else None)
+    raise typer.Exit(0 if record is not None else EXIT_MISSING)
+
+
+@cache_app.command("rm")
+def cache_rm(key: Annotated[str, typer.Argument(help="A reuse key (64 hex).")]) -> None:
+    """Forget KEY's reusable records; the Runs and executions stay."""
+    store = open_state(create=False)
+    try:
+        removed = store.remove_key(key) if store is not None else False
+    except KeyInUse:
+        raise ReviewCommandError(f"Key {key} is in use by an active execution or waiter.") from None
+    _emit_json({"removed": removed})

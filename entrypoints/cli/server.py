@@ -1,0 +1,208 @@
+"""``artifactize server …``: run the team review store and manage its tokens.
+
+The store lives in ``<state-dir>/review-store.sqlite``. Token commands and ``rm`` work while
+a server uses the same file. A token is printed once, by ``token add``, and never again.
+The server module (uvicorn, starlette) is imported only by ``run``, so other commands and
+``--help`` stay fast.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from adapters.review_store.database import SqliteReviewStoreDb, open_review_store_db
+from domain.reviews.remote.server_admission import is_reuse_key
+from entrypoints.cli.context import CliContext
+from entrypoints.cli.runs import ReviewCommandError, state_dir
+from entrypoints.listen_address import DEFAULT_LISTEN, ListenError, bind, parse_listen
+from ports.store_server_storage import ReviewStoreDbError, TokenInfo, TokenRequestError
+
+if TYPE_CHECKING:
+    from entrypoints.store_server import StoreServer
+
+NOT_REVOKED = "-"
+
+server_app = typer.Typer(
+    help="Run the team review store and manage its tokens.", no_args_is_help=True
+)
+token_app = typer.Typer(help="Issue, list and revoke review store tokens.", no_args_is_help=True)
+server_app.add_typer(token_app, name="token")
+
+
+def _emit_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _open(*, create: bool) -> SqliteReviewStoreDb | None:
+    try:
+        return open_review_store_db(state_dir(), create=create)
+    except ReviewStoreDbError as exc:
+        raise ReviewCommandError(str(exc)) from None
+
+
+@contextmanager
+def _store_errors() -> Iterator[None]:
+    """Storage and token-rule failures become exit 2 with their message."""
+    try:
+        yield
+    except (ReviewStoreDbError, TokenRequestError) as exc:
+        raise ReviewCommandError(str(exc)) from None
+
+
+@server_app.command("run")
+def run(
+    listen: Annotated[
+        str,
+        typer.Option(
+            "--listen",
+            help="HOST:PORT to serve plain HTTP on; port 0 picks a free port.",
+        ),
+    ] = DEFAULT_LISTEN,
+) -> None:
+    """Serve the review store until Ctrl-C or SIGTERM (then stop gracefully)."""
+    import anyio
+
+    from entrypoints import store_server as http
+
+    try:
+        address = parse_listen(listen)
+    except ListenError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    state = state_dir()
+    store = _open(create=True)
+    assert store is not None
+    try:
+        if not address.is_loopback:
+            typer.echo(
+                f"warning: {address} is not a loopback address; the review store speaks plain "
+                "HTTP, so tokens and records cross the network unencrypted. "
+                "Put a TLS proxy in front of it.",
+                err=True,
+            )
+        try:
+            sock = bind(address)
+        except OSError as exc:
+            raise ReviewCommandError(f"Cannot listen on {address}: {exc.strerror}") from None
+
+        def ready(server: StoreServer) -> None:
+            typer.echo(f"Review store listening on {server.url} (state: {state})", err=True)
+
+        anyio.run(http.serve_until_signal, http.StoreServer(http.create_app(store), sock), ready)
+    finally:
+        store.close()
+
+
+@token_app.command("add")
+def token_add(
+    name: Annotated[str, typer.Argument(help="1-64 characters of A-Z a-z 0-9 . _ -")],
+    scopes: Annotated[str, typer.Option("--scopes", help="Comma-separated: read, publish, human.")],
+) -> None:
+    """Issue a token and print it once (only its SHA-256 is kept)."""
+    wanted = [scope.strip() for scope in scopes.split(",")]
+    if any(not scope for scope in wanted):
+        raise ReviewCommandError(
+            f"Invalid --scopes {scopes!r}: give scope names separated by commas."
+        )
+    store = _open(create=True)
+    assert store is not None
+    try:
+        with _store_errors():
+            issued = store.add_token(name, wanted)
+    finally:
+        store.close()
+    if CliContext.options.json:
+        _emit_json(
+            {
+                "name": issued.name,
+                "scopes": list(issued.scopes),
+                "token": issued.token,
+                "createdAt": issued.created_at,
+            }
+        )
+        return
+    typer.echo(issued.token)
+    typer.echo(
+        f"Token {issued.name} ({', '.join(issued.scopes)}) created; it is shown only this once.",
+        err=True,
+    )
+
+
+def _token_view(info: TokenInfo) -> dict[str, Any]:
+    return {
+        "name": info.name,
+        "scopes": list(info.scopes),
+        "createdAt": info.created_at,
+        "revokedAt": info.revoked_at,
+    }
+
+
+@token_app.command("list")
+def token_list() -> None:
+    """Every token with its scopes and dates (never the token itself)."""
+    store = _open(create=False)
+    try:
+        with _store_errors():
+            tokens = store.list_tokens() if store is not None else []
+    finally:
+        if store is not None:
+            store.close()
+    if CliContext.options.json:
+        _emit_json([_token_view(info) for info in tokens])
+        return
+    if not tokens:
+        typer.echo("No tokens.")
+        return
+    rows = [("NAME", "SCOPES", "CREATED", "REVOKED")] + [
+        (t.name, ",".join(t.scopes), t.created_at, t.revoked_at or NOT_REVOKED) for t in tokens
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        typer.echo("  ".join([*cells, row[3]]))
+
+
+@token_app.command("revoke")
+def token_revoke(
+    name: Annotated[str, typer.Argument(help="The token's name.")],
+    purge: Annotated[
+        bool, typer.Option("--purge", help="Also delete every record this token published.")
+    ] = False,
+) -> None:
+    """Revoke a token at once; repeating it keeps the first revocation time."""
+    store = _open(create=False)
+    if store is None:
+        raise ReviewCommandError(f"No token is named {name!r}.")
+    try:
+        with _store_errors():
+            revocation = store.revoke_token(name, purge=purge)
+    finally:
+        store.close()
+    _emit_json(
+        {
+            "name": revocation.name,
+            "revokedAt": revocation.revoked_at,
+            "purgedEntries": revocation.purged_entries,
+        }
+    )
+
+
+@server_app.command("rm")
+def remove(key: Annotated[str, typer.Argument(help="A reuse key (64 lowercase hex).")]) -> None:
+    """Delete every record of KEY from the store."""
+    if not is_reuse_key(key):
+        raise ReviewCommandError(
+            f"Invalid key {key!r}: a reuse key is 64 lowercase hex characters."
+        )
+    store = _open(create=False)
+    try:
+        with _store_errors():
+            removed = store.remove(key) if store is not None else False
+    finally:
+        if store is not None:
+            store.close()
+    _emit_json({"removed": removed})

@@ -1,0 +1,118 @@
+"""``session show`` and ``session send``: saved Agent conversations and follow-ups.
+
+REF is a session ID, a request ID (``run-XXXXXX-N``), or a full reference
+``user@host/STATE_ID/RUN_ID/REQUEST_ID/SESSION_ID`` (its last part is the session ID).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated
+
+import anyio
+import typer
+
+from domain.reviews.agent.conversations import ConversationError, conversation_text
+from domain.reviews.agent.followup import FollowUp
+from domain.reviews.agent.review import ReviewPorts
+from entrypoints.cli.context import CliContext
+from entrypoints.cli.runs import (
+    ReviewCommandError,
+    open_state,
+    private_runs_dir,
+    session_ports,
+    state_dir,
+)
+from ports.conversations import ConversationNotFound, ConversationStore
+
+REQUEST_ID = re.compile(r"\Arun-[A-Za-z0-9]+-[0-9]+\Z")
+EXIT_ANSWER_FAILED = 2
+
+session_app = typer.Typer(
+    help="Saved Agent conversations and follow-up questions.", no_args_is_help=True
+)
+
+
+def _store() -> ConversationStore:
+    store: ConversationStore = CliContext.container.conversations(state_dir=state_dir())
+    return store
+
+
+def resolve_session(ref: str) -> str:
+    """The session ID a REF names; a request ID is looked up in the state."""
+    if "/" in ref:
+        return ref.rstrip("/").rsplit("/", 1)[1]
+    if REQUEST_ID.match(ref):
+        state = open_state(create=False)
+        request = state.get_request(ref) if state is not None else None
+        if request is None:
+            raise ReviewCommandError(f"Unknown request: {ref}")
+        session_id = request.data.get("sessionId")
+        if not session_id:
+            raise ReviewCommandError(f"Request {ref} has no saved Agent conversation.")
+        return str(session_id)
+    return ref
+
+
+@session_app.command("show")
+def session_show(
+    ref: Annotated[str, typer.Argument(help="A session ID, a request ID, or a full reference.")],
+    summary: Annotated[
+        bool, typer.Option("--summary", help="Only the review, follow-ups and endings.")
+    ] = False,
+) -> None:
+    """Print a saved Agent conversation: text, or its raw events with --json."""
+    session_id = resolve_session(ref)
+    try:
+        events = _store().read(session_id)
+    except ConversationNotFound as exc:
+        raise ReviewCommandError(str(exc)) from None
+    if CliContext.options.json:
+        typer.echo(json.dumps(events, ensure_ascii=False, indent=2))
+    else:
+        typer.echo(conversation_text(events, summary))
+
+
+@session_app.command("send")
+def session_send(
+    ref: Annotated[str, typer.Argument(help="A session ID, a request ID, or a full reference.")],
+    message: Annotated[str, typer.Argument(help="The follow-up question.")],
+) -> None:
+    """Ask a finished Agent review a follow-up question. Tools run as in the review, in fresh
+    tool sessions; the answer is not a verdict and changes no result."""
+    session_id = resolve_session(ref)
+    container = CliContext.container
+    config = container.config_service()
+    review = ReviewPorts(
+        clock=container.clock(),
+        backends=container.model_backends(),
+        tools=container.tool_ports(),
+        sessions=session_ports(),
+        reload=lambda: config.load(CliContext.options.repo),
+    )
+    output_root = private_runs_dir(state_dir())(f"followup-{session_id}")
+    service = FollowUp(review, _store(), config.load, output_root)
+    try:
+        result = anyio.run(service.send, session_id, message)
+    except (ConversationNotFound, ConversationError) as exc:
+        raise ReviewCommandError(str(exc)) from None
+    if CliContext.options.json:
+        typer.echo(
+            json.dumps(
+                {
+                    "sessionId": session_id,
+                    "answer": result.answer,
+                    "error": result.error,
+                    "errorCode": result.error_code,
+                    "toolCalls": result.tool_calls,
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+    elif result.answer is not None:
+        typer.echo(result.answer)
+    else:
+        typer.echo(f"error: {result.error}", err=True)
+    raise typer.Exit(0 if result.answer is not None else EXIT_ANSWER_FAILED)

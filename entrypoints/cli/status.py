@@ -1,0 +1,122 @@
+"""``status [SELECTOR]``: what ``verify`` would do, read-only (reference/declarations.md §4.5).
+
+It computes fingerprints and reads the state; it never runs an eval or a tool, never
+creates a Run or a state database (a missing one reads as "nothing reviewed yet"), and
+never updates a record's last-used time.
+
+Exit codes: 0 every obligation of the required scope is met, 1 some remain, 2 invalid
+input, an unusable state or a fingerprint failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Annotated
+
+import typer
+
+from domain.reviews.run.status import ACTIONS, Status, StatusOptions, StatusPorts, StatusReport
+from domain.reviews.run.verify import SelectionError, select_evals
+from entrypoints.cli.context import CliContext
+from entrypoints.cli.runs import ReviewCommandError, open_state
+from ports.state import StateError
+
+EXIT_SATISFIED = 0
+EXIT_UNMET = 1
+EXIT_INVALID = 2
+ONE_SELECTOR = "Give at most one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all."
+ACTION_WORDS = {
+    "execute": "will execute",
+    "reuse": "will reuse",
+    "wait": "wait",
+    "blocked": "blocked",
+}
+WAIT_EXPLAINED = (
+    "  wait: {count} eval(s) wait for an input, a person, or a selection "
+    "(select them, or verify with --recursive)."
+)
+FINGERPRINT_FAILED = "Fingerprints failed for: {evals}."
+
+
+def status_command(
+    selector: Annotated[
+        str | None, typer.Argument(help="ARTIFACT (its evals) or ARTIFACT/EVAL; default --all.")
+    ] = None,
+    eval_id: Annotated[str | None, typer.Option("--eval", help="One eval, ARTIFACT/EVAL.")] = None,
+    select_all: Annotated[
+        bool, typer.Option("--all", help="Every eval of the workspace (the default).")
+    ] = False,
+    recursive: Annotated[
+        bool,
+        typer.Option("--recursive", help="As verify --recursive: every scope eval would run."),
+    ] = False,
+    ignore_gates: Annotated[
+        bool,
+        typer.Option("--ignore-gates", help="As verify --ignore-gates: no eval waits for inputs."),
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="As verify --force: selected evals reuse nothing.")
+    ] = False,
+) -> None:
+    """Show what `verify` would do: per eval its state, action and reason. Runs nothing.
+
+    Exit codes: 0 every obligation is met, 1 obligations remain, 2 invalid input, state or
+    a fingerprint failure.
+    """
+    given = [x for x in (selector, eval_id) if x is not None]
+    if len(given) + int(select_all) > 1:
+        raise ReviewCommandError(ONE_SELECTOR)
+    container = CliContext.container
+    repo = os.path.realpath(CliContext.options.repo)
+    workspace = container.config_service().load(repo)
+    try:
+        refs = select_evals(workspace, given[0] if given else None, not given)
+    except SelectionError as exc:
+        raise ReviewCommandError(str(exc)) from None
+    ports = StatusPorts(
+        filesystem=container.filesystem(),
+        state=open_state(create=False),
+        scripts=container.fingerprint_scripts(),
+    )
+    options = StatusOptions(recursive=recursive, ignore_gates=ignore_gates, force=force)
+    try:
+        report = Status(ports, workspace, options).report(refs)
+    except StateError as exc:  # a state that opened but cannot be read
+        raise ReviewCommandError(str(exc)) from None
+    if CliContext.options.json:
+        typer.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        typer.echo(status_text(report))
+    raise typer.Exit(exit_code(report))
+
+
+def exit_code(report: StatusReport) -> int:
+    if report.fingerprint_failures:
+        return EXIT_INVALID
+    return EXIT_SATISFIED if report.satisfied else EXIT_UNMET
+
+
+def status_text(report: StatusReport) -> str:
+    """Evals, Artifacts, unmet obligations, then the ``Verify actions:`` summary."""
+    lines = ["Evals:"]
+    for item in report.evals:
+        marks = "selected" if item.selected else ("included" if item.included else "scope")
+        line = f"  {item.eval_id} [{marks}]: {item.state} -> {item.action}"
+        if item.reason:
+            line += f" — {item.reason}"
+        lines.append(line)
+        if item.changes is not None:
+            lines.append(f"    {item.changes['summary']}")
+    lines.append("Artifacts:")
+    lines.extend(f"  {name}: {state}" for name, state in report.artifacts.items())
+    lines.append(f"Validation: {'SATISFIED' if report.satisfied else 'NOT SATISFIED'}")
+    lines.extend(f"  Unmet obligation: {name}" for name in report.unmet)
+    if report.fingerprint_failures:
+        lines.append(FINGERPRINT_FAILED.format(evals=", ".join(report.fingerprint_failures)))
+    counts = report.action_counts()
+    summary = ", ".join(f"{ACTION_WORDS[action]} {counts[action]}" for action in ACTIONS)
+    lines.append(f"Verify actions: {summary}")
+    if counts["wait"]:
+        lines.append(WAIT_EXPLAINED.format(count=counts["wait"]))
+    return "\n".join(lines)

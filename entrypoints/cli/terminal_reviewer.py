@@ -1,0 +1,92 @@
+"""``artifactize review [REQUEST_ID] [--all] [--reviewer NAME]``: the terminal reviewer.
+
+Lists the waiting Human requests of the repository (``--repo``, default the current
+directory; ``--all``: every repository), or opens REQUEST_ID directly. It claims, runs
+tools, releases and submits through the same lifecycle calls as ``request …``, in this
+process, and publishes a submission to the team review store exactly like
+``request submit``. Interactive only: ``--json`` is refused, and so is a standard input or
+output that is not a terminal.
+
+Exit codes: 0 when the reviewer quits (also after a RED submission), 2 for an error
+before the screen opens (unknown request, invalid reviewer, no terminal, bad options).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import anyio
+import typer
+
+from domain.reviews.human.errors import REQUEST_NOT_FOUND, HumanReviewError
+from domain.reviews.human.reviewers import ReviewerError, check_reviewer
+from entrypoints.cli.context import CliContext
+from entrypoints.cli.global_options import GlobalOptions
+from entrypoints.cli.runs import ReviewCommandError, open_state
+from entrypoints.human_wiring import human_reviews, remote_store, reviewer_name
+from entrypoints.review_tui.app import ReviewApp
+from entrypoints.review_tui.session import ReviewSession
+from entrypoints.review_tui.waiting import NO_WAITING
+
+JSON_REFUSED = "review is interactive and has no --json output; use request list, show and submit."
+ALL_WITH_REPO = "Give either --all or --repo, not both."
+NEEDS_TERMINAL = "review needs an interactive terminal (standard input and output)."
+
+
+def review_command(
+    request_id: Annotated[
+        str | None, typer.Argument(help="Open this request directly (default: the list).")
+    ] = None,
+    all_repos: Annotated[
+        bool, typer.Option("--all", help="List the waiting requests of every repository.")
+    ] = False,
+    reviewer: Annotated[
+        str | None, typer.Option("--reviewer", help="Reviewer id (default: $USER).")
+    ] = None,
+) -> None:
+    """Review waiting Human requests in the terminal: run their tools, submit a verdict."""
+    options = CliContext.options
+    if options.json:
+        raise ReviewCommandError(JSON_REFUSED)
+    if all_repos and options.repo != GlobalOptions().repo:
+        raise ReviewCommandError(ALL_WITH_REPO)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ReviewCommandError(NEEDS_TERMINAL)
+    try:
+        name = check_reviewer(reviewer_name(reviewer))
+    except ReviewerError as exc:
+        raise ReviewCommandError(exc.message) from None
+    store = open_state(create=False)
+    if store is None:  # nothing was ever recorded: nothing waits
+        if request_id is not None:
+            raise ReviewCommandError(REQUEST_NOT_FOUND)
+        typer.echo(NO_WAITING)
+        return
+    reviews = human_reviews(store)
+    if request_id is not None:
+        try:
+            reviews.resolve(request_id)
+        except HumanReviewError as exc:
+            raise ReviewCommandError(exc.message) from None
+    remote = remote_store()  # an invalid configuration fails before the screen opens
+    session = ReviewSession(
+        store=store,
+        reviews=reviews,
+        reviewer=name,
+        remote=remote,
+        repo=None if all_repos else os.path.realpath(options.repo),
+        now=CliContext.container.clock().now,
+    )
+
+    async def work() -> str | None:
+        try:
+            return await ReviewApp(session, request_id).run()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await session.aclose()
+
+    message = anyio.run(work)
+    if message:
+        typer.echo(message)

@@ -1,0 +1,279 @@
+"""The team review store HTTP API (Starlette) and the uvicorn server that runs it.
+
+Routes (every answer is JSON; every error is ``{"error": "..."}``):
+
+``GET /v1/whoami``                 any live token → ``{"principal", "scopes"}``
+``POST /v1/lookup``                ``read`` → ``{"entries": [record, …]}``
+``PUT /v1/entries/{key}``          ``publish`` (+ ``human`` for Human sign-offs) → 201/200
+``PUT /v1/entries/{hash}/{fp}``    the 0.4 route → 410
+
+Only the ``Authorization: Bearer`` header authenticates: a token anywhere else (a query
+string, a cookie) is ignored. Tokens are never logged: uvicorn's access log (which would
+print query strings) is off. Authentication comes before the body is read, so an anonymous
+client cannot make the server buffer 16 MiB. Storage calls run in worker threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import socket
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import uvicorn
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from adapters.utc_timestamps import utc_now
+from domain.reviews.remote.server_admission import (
+    HUMAN_KIND,
+    REQUEST_BODY_MAX_BYTES,
+    Refusal,
+    StoreRequestError,
+    check_record,
+    is_reuse_key,
+    parse_lookup_keys,
+)
+from entrypoints.listen_address import ListenAddress
+from ports.review_store import Principal
+from ports.store_server_storage import (
+    SCOPE_HUMAN,
+    SCOPE_PUBLISH,
+    SCOPE_READ,
+    ReviewStoreDb,
+    ReviewStoreDbError,
+    StoreEntry,
+)
+
+GRACEFUL_STOP_SECONDS = 5  # open requests may finish; then they are cancelled
+READY_POLL_SECONDS = 0.01
+STATUS_FOR_REFUSAL = {Refusal.INVALID: 400, Refusal.GONE: 410, Refusal.TOO_LARGE: 413}
+LEGACY_ROUTE_GONE = (
+    "This route belongs to artifactize 0.4, which this store no longer serves. Upgrade artifactize."
+)
+HUMAN_SCOPE_REQUIRED = "Human sign-offs require the human scope."
+BEARER_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+
+
+class ApiError(HTTPException):
+    """An error answer; rendered as ``{"error": detail}``."""
+
+
+def _error_response(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+async def _http_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return _error_response(exc.status_code, str(exc.detail), dict(exc.headers or {}))
+
+
+async def _store_error(_request: Request, _exc: Exception) -> Response:
+    # A 5xx: clients fail open (continue without the store) rather than stop.
+    return _error_response(503, "The review store is unavailable; try again later.")
+
+
+async def _server_error(_request: Request, _exc: Exception) -> Response:
+    return _error_response(500, "Internal server error.")
+
+
+def _refused(error: StoreRequestError) -> ApiError:
+    return ApiError(STATUS_FOR_REFUSAL[error.kind], error.message)
+
+
+def _strict_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+async def _read_body(request: Request) -> bytes:
+    """The request body, refused (413) past REQUEST_BODY_MAX_BYTES without buffering more."""
+    too_large = ApiError(413, f"The request body exceeds {REQUEST_BODY_MAX_BYTES} bytes.")
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise ApiError(400, "Content-Length must be a decimal number.")
+        if int(declared) > REQUEST_BODY_MAX_BYTES:
+            raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > REQUEST_BODY_MAX_BYTES:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parse_json(body: bytes) -> Any:
+    try:
+        return json.loads(body.decode("utf-8"), parse_constant=_strict_constant)
+    except UnicodeDecodeError:
+        raise ApiError(400, "The request body must be UTF-8 JSON.") from None
+    except (ValueError, RecursionError) as exc:
+        raise ApiError(400, f"The request body is not valid JSON: {exc}") from None
+
+
+@dataclass(frozen=True)
+class _Api:
+    store: ReviewStoreDb
+    now: Callable[[], str]
+
+    async def _principal(self, request: Request) -> Principal:
+        header = request.headers.get("authorization")
+        if header is None:
+            raise ApiError(401, "Send a token: Authorization: Bearer <token>.", BEARER_CHALLENGE)
+        scheme, _, token = header.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise ApiError(
+                401, "The Authorization header must be: Bearer <token>.", BEARER_CHALLENGE
+            )
+        principal = await anyio.to_thread.run_sync(self.store.authenticate, token)
+        if principal is None:
+            raise ApiError(401, "Unknown or revoked token.", BEARER_CHALLENGE)
+        return principal
+
+    async def _with_scope(self, request: Request, scope: str) -> Principal:
+        principal = await self._principal(request)
+        if scope not in principal.scopes:
+            raise ApiError(403, f"This token lacks the {scope} scope.")
+        return principal
+
+    async def whoami(self, request: Request) -> Response:
+        principal = await self._principal(request)
+        return JSONResponse({"principal": principal.name, "scopes": list(principal.scopes)})
+
+    async def lookup(self, request: Request) -> Response:
+        await self._with_scope(request, SCOPE_READ)
+        body = _parse_json(await _read_body(request))
+        try:
+            keys = parse_lookup_keys(body)
+        except StoreRequestError as error:
+            raise _refused(error) from None
+        found = await anyio.to_thread.run_sync(self.store.lookup, keys)
+        # Stored data is JSON this server wrote, so it is spliced in without re-parsing.
+        content = '{"entries":[' + ",".join(found) + "]}"
+        return Response(content.encode("utf-8"), media_type="application/json")
+
+    async def put_entry(self, request: Request) -> Response:
+        principal = await self._with_scope(request, SCOPE_PUBLISH)
+        key = request.path_params["key"]
+        if not is_reuse_key(key):
+            raise ApiError(400, "The key in the path is not a reuse key (64 lowercase hex).")
+        body = await _read_body(request)
+        record = _parse_json(body)
+        try:
+            checked = check_record(key, record, len(body))
+        except StoreRequestError as error:
+            raise _refused(error) from None
+        if checked.profile_kind == HUMAN_KIND and SCOPE_HUMAN not in principal.scopes:
+            raise ApiError(403, HUMAN_SCOPE_REQUIRED)
+        stored = {**record, "publisher": principal.name, "publishedAt": self.now()}
+        entry = StoreEntry(
+            key=checked.key,
+            execution_id=checked.execution_id,
+            publisher=principal.name,
+            completed_at=checked.completed_at,
+            data=json.dumps(stored, ensure_ascii=False, separators=(",", ":")),
+        )
+        created = await anyio.to_thread.run_sync(self.store.put, entry)
+        return JSONResponse({"created": created}, status_code=201 if created else 200)
+
+    async def legacy_put(self, _request: Request) -> Response:
+        raise ApiError(410, LEGACY_ROUTE_GONE)
+
+
+def create_app(store: ReviewStoreDb, *, now: Callable[[], str] = utc_now) -> Starlette:
+    """The ASGI app over ``store``; ``now`` stamps ``publishedAt`` (the server's clock)."""
+    api = _Api(store, now)
+    routes = [
+        Route("/v1/whoami", api.whoami, methods=["GET"]),
+        Route("/v1/lookup", api.lookup, methods=["POST"]),
+        Route("/v1/entries/{key}", api.put_entry, methods=["PUT"]),
+        Route("/v1/entries/{hash}/{fp}", api.legacy_put, methods=["PUT"]),
+    ]
+    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+        HTTPException: _http_error,
+        ReviewStoreDbError: _store_error,
+        Exception: _server_error,
+    }
+    return Starlette(routes=routes, exception_handlers=handlers)
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn without its own signal handlers: it would re-raise SIGINT/SIGTERM after a
+    graceful stop (turning Ctrl-C into a traceback); ``serve_until_signal`` stops it."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+class StoreServer:
+    """One uvicorn server on an already bound socket. ``stop()`` may be called from any
+    thread; ``serve`` then finishes open requests (up to GRACEFUL_STOP_SECONDS)."""
+
+    def __init__(self, app: Starlette, sock: socket.socket) -> None:
+        self._sock = sock
+        host, port = sock.getsockname()[:2]
+        self.address = ListenAddress(host, port)
+        config = uvicorn.Config(
+            app,
+            lifespan="off",
+            access_log=False,
+            log_config=None,
+            log_level="warning",
+            ws="none",
+            http="h11",
+            timeout_graceful_shutdown=GRACEFUL_STOP_SECONDS,
+        )
+        self._server = _QuietServer(config)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.address}"
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+
+    async def serve(self, on_ready: Callable[[StoreServer], None] | None = None) -> None:
+        """Serve until ``stop()``; ``on_ready`` runs once the server accepts requests."""
+        async with anyio.create_task_group() as group:
+
+            async def announce() -> None:
+                while not self._server.started:
+                    await anyio.sleep(READY_POLL_SECONDS)
+                if on_ready is not None:
+                    on_ready(self)
+
+            group.start_soon(announce)
+            try:
+                await self._server.serve(sockets=[self._sock])
+            finally:
+                self._sock.close()
+                group.cancel_scope.cancel()
+
+
+async def serve_until_signal(
+    server: StoreServer, on_ready: Callable[[StoreServer], None] | None = None
+) -> None:
+    """Serve until SIGINT or SIGTERM, then stop gracefully (main thread only)."""
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    server.stop()
+                    return
+
+        group.start_soon(watch)
+        await server.serve(on_ready)
+        group.cancel_scope.cancel()

@@ -1,0 +1,111 @@
+"""Review store server port: the storage behind ``artifactize server`` (tokens and records).
+
+The HTTP layer (``entrypoints/store_server.py``) authenticates every request, checks
+the record envelope and then calls this port; the CLI (``artifactize server token …``,
+``server rm``) calls it directly, possibly while a server process uses the same store.
+
+Tokens are secrets: the port hands a token out exactly once (``IssuedToken``) and keeps
+only its SHA-256. ``TokenInfo`` never carries the token or its hash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ports.review_store import Principal
+
+SCOPE_READ = "read"
+SCOPE_PUBLISH = "publish"
+SCOPE_HUMAN = "human"
+TOKEN_SCOPES = (SCOPE_READ, SCOPE_PUBLISH, SCOPE_HUMAN)
+
+
+class ReviewStoreDbError(Exception):
+    """The store cannot be used: the file is not a regular file, has a foreign or newer
+    schema, or SQLite failed. The message names the file."""
+
+
+class TokenRequestError(Exception):
+    """A token command that cannot be carried out: invalid name or scopes, a name already
+    used, or an unknown name. The message names the input and the rule."""
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A new token; ``token`` is shown once and never stored."""
+
+    name: str
+    scopes: tuple[str, ...]
+    token: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """What ``token list`` shows: never the token, never its hash."""
+
+    name: str
+    scopes: tuple[str, ...]
+    created_at: str
+    revoked_at: str | None
+
+
+@dataclass(frozen=True)
+class Revocation:
+    """The outcome of ``token revoke``; ``revoked_at`` is the first revocation's time."""
+
+    name: str
+    revoked_at: str
+    purged_entries: int
+
+
+@dataclass(frozen=True)
+class StoreEntry:
+    """One published record: indexed columns plus the record's JSON text (``data``).
+
+    ``completed_at`` is the record's ``completedAt`` in the fixed-width stored form, so text
+    order is time order."""
+
+    key: str
+    execution_id: str
+    publisher: str
+    completed_at: str
+    data: str
+
+
+class ReviewStoreDb(Protocol):
+    def add_token(self, name: str, scopes: Sequence[str]) -> IssuedToken:
+        """Create a token. Raises TokenRequestError for an invalid name or scopes, or a name
+        that was ever used (revoked names too)."""
+        ...
+
+    def list_tokens(self) -> list[TokenInfo]:
+        """Every token, revoked ones included, by name."""
+        ...
+
+    def revoke_token(self, name: str, *, purge: bool) -> Revocation:
+        """Revoke ``name`` at once (repeatable: the first ``revoked_at`` stays); with
+        ``purge``, delete every record it published. TokenRequestError if unknown."""
+        ...
+
+    def authenticate(self, token: str) -> Principal | None:
+        """The owner of a live token; None for an unknown or revoked one."""
+        ...
+
+    def lookup(self, keys: Sequence[str]) -> list[str]:
+        """The latest record (by ``completed_at``, then storage order) of each found key,
+        as JSON text; marks each returned record as just used."""
+        ...
+
+    def put(self, entry: StoreEntry) -> bool:
+        """Store ``entry``; False (and no change) when (key, execution_id) exists. May
+        evict least recently used records, never the one just stored."""
+        ...
+
+    def remove(self, key: str) -> bool:
+        """Delete every record of ``key``; whether there was any."""
+        ...
+
+    def close(self) -> None: ...
