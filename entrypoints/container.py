@@ -1,31 +1,44 @@
-"""The composition root: the one place where ports meet their adapters."""
+"""The composition root: the one place where ports meet their adapters.
+
+Every adapter and every domain service is built here, and only here; ``entrypoints/
+bootstrap.py`` (beside it) turns them into the use cases a command calls. Adapters are
+imported inside their factory, when a command first asks for one, so ``--help`` never pays
+for SQLAlchemy and ``config check`` never for httpx2. The platform's adapters (POSIX today)
+are chosen here, once.
+
+Tests override providers with fakes:
+``with container.filesystem.override(providers.Object(MemoryFilesystem(...))): ...``
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from dependency_injector import containers, providers
 
-from adapters.jsonl_conversations import JsonlConversationStore
-from adapters.llm.backends import EnvModelBackends
-from adapters.posix.filesystem import PosixFilesystem
-from adapters.posix.launch import PosixDetachedLauncher
-from adapters.posix.process import PosixProcessRunner
-from adapters.posix.process_table import PsutilProcessTable
-from adapters.posix.programs import PosixProgramFinder
-from adapters.posix.scratch import PosixScratchSpace
-from adapters.posix.session_process import PosixProcessLauncher
-from adapters.posix.session_store import PosixSessionStore
-from adapters.review_store.client_config import RemoteConfigStores
-from adapters.ry_regex import RyRegexEngine
-from adapters.sqlite.state import SqliteStateStores
-from adapters.system_clock import SystemClock
-from domain.config_service import ConfigService
-from domain.reviews.reuse.scripts import ProcessFingerprintScripts, ScriptPorts
-from domain.tools.human.registry import HumanToolPorts
-from domain.tools.registry import ToolPorts
-from domain.tools.tools_check import ToolsCheck
+if TYPE_CHECKING:
+    from domain.config_service import ConfigService
+    from domain.reviews.reuse.scripts import ProcessFingerprintScripts
+    from domain.tools.human.registry import HumanToolPorts
+    from domain.tools.registry import ToolPorts
+    from domain.tools.sessions import SessionPorts
+    from domain.tools.tools_check import ToolsCheck
+    from ports.clock import Clock
+    from ports.conversations import ConversationStore
+    from ports.filesystem import Filesystem
+    from ports.launch import DetachedLauncher
+    from ports.model import ModelBackends
+    from ports.process import ProcessRunner
+    from ports.programs import ProgramFinder
+    from ports.regex import RegexEngine
+    from ports.review_store import RemoteStores
+    from ports.scratch import ScratchSpace
+    from ports.sessions import ProcessLauncher, ProcessTable, SessionStore
+    from ports.state import StateStores
+    from ports.store_server_storage import ReviewStoreDb
 
 # The program a Human ``open`` tool hands its target to.
 DESKTOP_OPENER = "open" if sys.platform == "darwin" else "xdg-open"
@@ -33,30 +46,211 @@ DESKTOP_OPENER = "open" if sys.platform == "darwin" else "xdg-open"
 SELF_COMMAND = (sys.executable, "-P", "-m", "entrypoints.cli.app")  # -P: never the cwd's modules
 
 
-class Container(containers.DeclarativeContainer):
-    """Wires adapters into domain services. Tests override providers with fakes:
+def _filesystem() -> Filesystem:
+    from adapters.posix.filesystem import PosixFilesystem
 
-    ``with container.filesystem.override(providers.Object(MemoryFilesystem(...))): ...``
-    """
+    return PosixFilesystem()
+
+
+def _clock() -> Clock:
+    from adapters.system_clock import SystemClock
+
+    return SystemClock()
+
+
+def _regex() -> RegexEngine:
+    from adapters.ry_regex import RyRegexEngine
+
+    return RyRegexEngine()
+
+
+def _processes() -> ProcessRunner:
+    from adapters.posix.process import PosixProcessRunner
+
+    return PosixProcessRunner()
+
+
+def _programs() -> ProgramFinder:
+    from adapters.posix.programs import PosixProgramFinder
+
+    return PosixProgramFinder()
+
+
+def _scratch() -> ScratchSpace:
+    from adapters.posix.scratch import PosixScratchSpace
+
+    return PosixScratchSpace()
+
+
+def _launcher() -> ProcessLauncher:
+    from adapters.posix.session_process import PosixProcessLauncher
+
+    return PosixProcessLauncher()
+
+
+def _detached_launcher() -> DetachedLauncher:
+    from adapters.posix.launch import PosixDetachedLauncher
+
+    return PosixDetachedLauncher()
+
+
+def _process_table() -> ProcessTable:
+    from adapters.posix.process_table import PsutilProcessTable
+
+    return PsutilProcessTable()
+
+
+def _session_store() -> SessionStore:
+    from adapters.posix.session_store import PosixSessionStore
+
+    return PosixSessionStore()
+
+
+def _state_stores() -> StateStores:
+    from adapters.sqlite.state import SqliteStateStores
+
+    return SqliteStateStores()
+
+
+def _conversations(state_dir: str) -> ConversationStore:
+    from adapters.jsonl_conversations import JsonlConversationStore
+
+    return JsonlConversationStore(state_dir)
+
+
+def _model_backends(environment: Mapping[str, str]) -> ModelBackends:
+    from adapters.llm.backends import EnvModelBackends
+
+    return EnvModelBackends(environment=environment)
+
+
+def _remote_stores(environment: Mapping[str, str]) -> RemoteStores:
+    from adapters.review_store.client_config import RemoteConfigStores
+
+    return RemoteConfigStores(environment=environment)
+
+
+def _review_store_db(state_dir: str, *, create: bool) -> ReviewStoreDb | None:
+    """The server's store file below ``state_dir``; raises ReviewStoreDbError."""
+    from adapters.review_store.database import open_review_store_db
+
+    return open_review_store_db(state_dir, create=create)
+
+
+def _stored_now() -> Callable[[], str]:
+    """The current wall-clock time in the stored timestamp form (the store server's clock)."""
+    from adapters.utc_timestamps import utc_now
+
+    return utc_now
+
+
+def _config_service(filesystem: Filesystem) -> ConfigService:
+    from domain.config_service import ConfigService
+
+    return ConfigService(filesystem=filesystem)
+
+
+def _tool_ports(
+    filesystem: Filesystem,
+    regex: RegexEngine,
+    processes: ProcessRunner,
+    programs: ProgramFinder,
+    scratch: ScratchSpace,
+    environment: Mapping[str, str],
+) -> ToolPorts:
+    from domain.tools.registry import ToolPorts
+
+    return ToolPorts(
+        filesystem=filesystem,
+        regex=regex,
+        processes=processes,
+        environment=environment,
+        programs=programs,
+        scratch=scratch,
+    )
+
+
+def _fingerprint_scripts(
+    processes: ProcessRunner,
+    scratch: ScratchSpace,
+    filesystem: Filesystem,
+    programs: ProgramFinder,
+    environment: Mapping[str, str],
+) -> ProcessFingerprintScripts:
+    from domain.reviews.reuse.scripts import ProcessFingerprintScripts, ScriptPorts
+
+    return ProcessFingerprintScripts(
+        ScriptPorts(
+            processes=processes,
+            scratch=scratch,
+            filesystem=filesystem,
+            programs=programs,
+            environment=environment,
+        )
+    )
+
+
+def _human_tool_ports(
+    filesystem: Filesystem,
+    regex: RegexEngine,
+    processes: ProcessRunner,
+    programs: ProgramFinder,
+    launcher: DetachedLauncher,
+    environment: Mapping[str, str],
+) -> HumanToolPorts:
+    from domain.tools.human.registry import HumanToolPorts
+
+    return HumanToolPorts(
+        filesystem=filesystem,
+        regex=regex,
+        processes=processes,
+        programs=programs,
+        launcher=launcher,
+        environment=environment,
+    )
+
+
+def _tools_check(
+    config: ConfigService,
+    ports: ToolPorts,
+    programs: ProgramFinder,
+    human_ports: HumanToolPorts,
+    session_ports: SessionPorts | None = None,
+) -> ToolsCheck:
+    from domain.tools.tools_check import ToolsCheck
+
+    return ToolsCheck(
+        load=config.load,
+        ports=ports,
+        programs=programs,
+        session_ports=session_ports,
+        human_ports=human_ports,
+    )
+
+
+class Container(containers.DeclarativeContainer):
+    """Wires adapters into domain services (see the module docstring for overrides)."""
 
     environment = providers.Object(os.environ)
-    filesystem = providers.Singleton(PosixFilesystem)
-    clock = providers.Singleton(SystemClock)
-    regex = providers.Singleton(RyRegexEngine)
-    processes = providers.Singleton(PosixProcessRunner)
-    programs = providers.Singleton(PosixProgramFinder)
-    scratch = providers.Singleton(PosixScratchSpace)
-    launcher = providers.Singleton(PosixProcessLauncher)
-    detached_launcher = providers.Singleton(PosixDetachedLauncher)
-    process_table = providers.Singleton(PsutilProcessTable)
-    session_store = providers.Singleton(PosixSessionStore)
-    state_stores = providers.Singleton(SqliteStateStores)
-    conversations = providers.Factory(JsonlConversationStore)  # call with state_dir=...
-    model_backends = providers.Factory(EnvModelBackends, environment=environment)
-    remote_stores = providers.Factory(RemoteConfigStores, environment=environment)
-    config_service = providers.Factory(ConfigService, filesystem=filesystem)
+    filesystem = providers.Singleton(_filesystem)
+    clock = providers.Singleton(_clock)
+    regex = providers.Singleton(_regex)
+    processes = providers.Singleton(_processes)
+    programs = providers.Singleton(_programs)
+    scratch = providers.Singleton(_scratch)
+    launcher = providers.Singleton(_launcher)
+    detached_launcher = providers.Singleton(_detached_launcher)
+    process_table = providers.Singleton(_process_table)
+    session_store = providers.Singleton(_session_store)
+    state_stores = providers.Singleton(_state_stores)
+    review_store_db = providers.Factory(_review_store_db)  # call with state_dir, create=
+    stored_now = providers.Singleton(_stored_now)
+    conversations = providers.Factory(_conversations)  # call with state_dir=...
+    model_backends = providers.Factory(_model_backends, environment=environment)
+    remote_stores = providers.Factory(_remote_stores, environment=environment)
+    config_service = providers.Factory(_config_service, filesystem=filesystem)
     tool_ports = providers.Factory(
-        ToolPorts,
+        _tool_ports,
         filesystem=filesystem,
         regex=regex,
         processes=processes,
@@ -65,30 +259,25 @@ class Container(containers.DeclarativeContainer):
         environment=environment,
     )
     fingerprint_scripts = providers.Factory(
-        ProcessFingerprintScripts,
-        ports=providers.Factory(
-            ScriptPorts,
-            processes=processes,
-            scratch=scratch,
-            filesystem=filesystem,
-            programs=programs,
-            environment=environment,
-        ),
+        _fingerprint_scripts,
+        processes=processes,
+        scratch=scratch,
+        filesystem=filesystem,
+        programs=programs,
+        environment=environment,
     )
     human_tool_ports = providers.Factory(
-        HumanToolPorts,
+        _human_tool_ports,
         filesystem=filesystem,
         regex=regex,
         processes=processes,
         programs=programs,
         launcher=detached_launcher,
         environment=environment,
-        desktop_opener=DESKTOP_OPENER,
-        self_command=SELF_COMMAND,
     )
     tools_check = providers.Factory(
-        ToolsCheck,
-        load=config_service.provided.load,
+        _tools_check,
+        config=config_service,
         ports=tool_ports,
         programs=programs,
         human_ports=human_tool_ports,

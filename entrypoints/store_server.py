@@ -32,7 +32,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from adapters.utc_timestamps import utc_now
 from domain.reviews.remote.server_admission import (
     HUMAN_KIND,
     REQUEST_BODY_MAX_BYTES,
@@ -191,7 +190,7 @@ class _Api:
         raise ApiError(410, LEGACY_ROUTE_GONE)
 
 
-def create_app(store: ReviewStoreDb, *, now: Callable[[], str] = utc_now) -> Starlette:
+def create_app(store: ReviewStoreDb, *, now: Callable[[], str]) -> Starlette:
     """The ASGI app over ``store``; ``now`` stamps ``publishedAt`` (the server's clock)."""
     api = _Api(store, now)
     routes = [

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 LOOKUP_KEYS_MAX = 1000  # per request; larger lookups are chunked by the client
 SHARE_MODES = ("summary", "full")
+TOKEN_MAX_CHARS = 4096  # a store token: 1-4096 printable ASCII characters without spaces
 
 
 @dataclass(frozen=True)
@@ -83,4 +84,18 @@ class RemoteStores(Protocol):
 
     def logout(self, state_dir: str) -> bool:
         """Delete the stored token and ``remote.json``; True when anything was removed."""
+        ...
+
+    def check_login(self, url: str, share: str) -> str:
+        """The normalized store URL of ``remote login URL --share SHARE``; raises
+        RemoteConfigError naming the argument and the rule (never echoing the URL)."""
+        ...
+
+    def check_token(self, token: str, source: str) -> str:
+        """``token`` when it follows the token rule; the error names ``source``, never the
+        token."""
+        ...
+
+    def switched_off(self) -> str | None:
+        """``ARTIFACTIZE_REMOTE=off`` when the environment switches the store off, else None."""
         ...

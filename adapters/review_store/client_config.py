@@ -57,6 +57,17 @@ class RemoteConfigStores:
         value = self._environment.get(name, "")
         return value or None
 
+    def check_login(self, url: str, share: str) -> str:
+        normalized = normalize_store_url(url, "The store URL")
+        check_share(share, "--share")
+        return normalized
+
+    def check_token(self, token: str, source: str) -> str:
+        return check_token(token, source)
+
+    def switched_off(self) -> str | None:
+        return f"{ENV_URL}={OFF}" if self._env(ENV_URL) == OFF else None
+
     def settings(self, state_dir: str) -> RemoteSettings | None:
         env_url = self._env(ENV_URL)
         if env_url == OFF:

@@ -9,18 +9,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from importlib.metadata import version
 from typing import Annotated, Any, NoReturn
 
 import anyio
 import typer
 from typer._click import exceptions as click_errors  # typer 0.29 vendors click
 
-from domain.config_service import summary_text
-from domain.diagnostics import ConfigError
-from domain.graph import graph_text
-from domain.tools.tools_check import InvocationError, ToolsCheckRequest
-from domain.workspace import UnknownName
 from entrypoints.cli import remote as cli_remote
 from entrypoints.cli import requests as cli_requests
 from entrypoints.cli import runs as cli_reviews
@@ -30,8 +24,7 @@ from entrypoints.cli import status as cli_status
 from entrypoints.cli import terminal_reviewer as cli_review
 from entrypoints.cli.context import CliContext as _State
 from entrypoints.cli.global_options import GlobalOptions, UsageError, split_global_options
-from entrypoints.cli.runs import ReviewCommandError, session_ports
-from ports.filesystem import FilesystemError
+from entrypoints.errors import CommandError
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -68,6 +61,8 @@ app.add_typer(cli_server.server_app, name="server")
 
 def _version_callback(value: bool) -> None:
     if value:
+        from importlib.metadata import version
+
         typer.echo(f"artifactize {version('artifactize')}")
         raise typer.Exit(EXIT_OK)
 
@@ -94,6 +89,8 @@ def _emit(data: Any, text: str) -> None:
 @config_app.command("check")
 def config_check() -> None:
     """Validate every .artf declaration. Runs no scripts, hashes no files, writes nothing."""
+    from domain.config_service import summary_text
+
     data = _State.container.config_service().check(_State.options.repo)
     _emit(data, summary_text(data))
 
@@ -106,6 +103,8 @@ def config_graph(
     ] = None,
 ) -> None:
     """Show Artifacts, their evals and relations (inputs first)."""
+    from domain.graph import graph_text
+
     report = _State.container.config_service().graph(_State.options.repo, artifact)
     _emit(report, graph_text(report))
 
@@ -136,6 +135,8 @@ def tools_check(
 
     Exit codes: 0 ready, 1 not ready or the tool failed, 2 invalid invocation.
     """
+    from domain.tools.tools_check import InvocationError, ToolsCheckRequest
+
     if selector is not None and eval_id is not None:
         raise InvocationError("Give the eval either as a positional selector or with --eval.")
     parsed = _parse_args_json(args)
@@ -148,13 +149,15 @@ def tools_check(
         args=parsed,
         args_given=args is not None,
     )
-    service = _State.container.tools_check(session_ports=session_ports())
+    service = _State.services().tools_check()
     report, code = anyio.run(service.run, _State.options.repo, request)
     typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
     raise typer.Exit(code)
 
 
 def _parse_args_json(text: str | None) -> dict[str, Any] | None:
+    from domain.tools.tools_check import InvocationError
+
     if text is None:
         return None
     try:
@@ -174,6 +177,24 @@ def _fail(message: str, options: GlobalOptions, extra: dict[str, Any] | None = N
     raise SystemExit(EXIT_USAGE)
 
 
+def _fail_known(exc: Exception, options: GlobalOptions) -> NoReturn:
+    """Exit 2 with the message of an error a command may raise; anything else is a bug and
+    propagates. The error types are imported here, so a command that never fails never
+    loads the modules that define them."""
+    from domain.diagnostics import ConfigError
+    from domain.tools.tools_check import InvocationError
+    from domain.workspace import UnknownName
+    from ports.filesystem import FilesystemError
+
+    if isinstance(exc, ConfigError):
+        _fail(str(exc), options, {"problems": [p.to_json() for p in exc.problems]})
+    if isinstance(exc, (UnknownName, InvocationError, CommandError)):
+        _fail(str(exc), options)
+    if isinstance(exc, FilesystemError):
+        _fail(f"cannot read the repository {options.repo}: {exc}", options)
+    raise exc
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point; ``argv`` defaults to ``sys.argv[1:]``."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -186,13 +207,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         # Without standalone mode, click returns a raised ``Exit``'s code instead of raising.
         code = command.main(rest, prog_name="artifactize", standalone_mode=False)
-    except ConfigError as exc:
-        detail = {"problems": [p.to_json() for p in exc.problems]}
-        _fail(str(exc), options, detail)
-    except (UnknownName, InvocationError, ReviewCommandError) as exc:
-        _fail(str(exc), options)
-    except FilesystemError as exc:
-        _fail(f"cannot read the repository {options.repo}: {exc}", options)
     except click_errors.NoArgsIsHelpError as exc:
         sys.stderr.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
         raise SystemExit(EXIT_USAGE) from None
@@ -203,6 +217,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
         _fail("aborted", options)
+    except Exception as exc:
+        _fail_known(exc, options)
     raise SystemExit(code if isinstance(code, int) else EXIT_OK)
 
 

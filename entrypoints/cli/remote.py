@@ -16,17 +16,10 @@ from typing import Annotated, Any, TypeVar
 import anyio
 import typer
 
-from adapters.review_store.client_config import ENV_URL, OFF
-from adapters.review_store.urls import (
-    TOKEN_MAX_CHARS,
-    check_share,
-    check_token,
-    normalize_store_url,
-)
-from domain.reviews.remote.push import PushError, PushReport, local_candidates, push
 from entrypoints.cli.context import CliContext
-from entrypoints.cli.runs import ReviewCommandError, open_state, state_dir
+from entrypoints.errors import CommandError
 from ports.review_store import (
+    TOKEN_MAX_CHARS,
     Principal,
     RemoteConfigError,
     RemoteFailure,
@@ -59,9 +52,9 @@ def _stores() -> RemoteStores:
 
 def _settings(stores: RemoteStores) -> RemoteSettings | None:
     try:
-        return stores.settings(state_dir())
+        return stores.settings(CliContext.services().state_dir())
     except RemoteConfigError as exc:
-        raise ReviewCommandError(str(exc)) from None
+        raise CommandError(str(exc)) from None
 
 
 def _with_store(
@@ -105,20 +98,19 @@ def login(
     """Read a token from stdin, verify it with the store, then save it and the store URL."""
     stores = _stores()
     try:
-        normalized = normalize_store_url(url, "The store URL")
-        check_share(share, "--share")
-        token = check_token(_read_token(), "The token read from standard input")
+        normalized = stores.check_login(url, share)
+        token = stores.check_token(_read_token(), "The token read from standard input")
     except RemoteConfigError as exc:
-        raise ReviewCommandError(str(exc)) from None
+        raise CommandError(str(exc)) from None
     candidate = RemoteSettings(normalized, share, token, "file")
     try:
         principal = _with_store(stores, candidate, lambda store: store.whoami())
     except RemoteFailure as exc:
-        raise ReviewCommandError(f"Login failed, nothing was saved: {exc.message}") from None
+        raise CommandError(f"Login failed, nothing was saved: {exc.message}") from None
     try:
-        stores.login(state_dir(), normalized, token, share)
+        stores.login(CliContext.services().state_dir(), normalized, token, share)
     except RemoteConfigError as exc:
-        raise ReviewCommandError(str(exc)) from None
+        raise CommandError(str(exc)) from None
     _emit(
         {
             "url": normalized,
@@ -135,9 +127,9 @@ def login(
 def logout() -> None:
     """Delete the saved token and remote.json of this state."""
     try:
-        removed = _stores().logout(state_dir())
+        removed = _stores().logout(CliContext.services().state_dir())
     except RemoteConfigError as exc:
-        raise ReviewCommandError(str(exc)) from None
+        raise CommandError(str(exc)) from None
     _emit(
         {"removed": removed},
         "Logged out." if removed else "Nothing to remove: not logged in.",
@@ -154,8 +146,9 @@ def status() -> None:
     stores = _stores()
     settings = _settings(stores)
     if settings is None:
-        switched_off = CliContext.container.environment().get(ENV_URL) == OFF
-        reason = f"{ENV_URL}={OFF}" if switched_off else NOT_CONFIGURED
+        off_reason = stores.switched_off()
+        switched_off = off_reason is not None
+        reason = off_reason or NOT_CONFIGURED
         _emit(
             {
                 "configured": False,
@@ -216,18 +209,20 @@ def push_command(
 
     Needs the publish scope (human for Human sign-offs). Any remote failure is exit 2.
     """
+    from domain.reviews.remote.push import PushError, PushReport, local_candidates, push
+
     stores = _stores()
     settings = _settings(stores)
     if settings is None:
-        raise ReviewCommandError(NOT_CONFIGURED)
-    state = open_state(create=False)
+        raise CommandError(NOT_CONFIGURED)
+    state = CliContext.services().open_state(create=False)
     candidates = local_candidates(state) if state is not None else []
     report = PushReport(dry_run=dry_run)
     try:
         _with_store(stores, settings, lambda store: push(candidates, store, report))
     except (RemoteFailure, PushError) as exc:
         message = exc.message if isinstance(exc, RemoteFailure) else str(exc)
-        raise ReviewCommandError(
+        raise CommandError(
             f"Push failed: {message} (pushed {report.pushed} before the failure)"
         ) from None
     finally:

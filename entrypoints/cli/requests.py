@@ -18,17 +18,9 @@ from typing import Annotated, Any, TypeVar
 import anyio
 import typer
 
-from domain.reviews.human.errors import REQUEST_NOT_FOUND, HumanReviewError
-from domain.reviews.human.submission import (
-    FIELDS_BOTH,
-    HUMAN_FIELDS_READ_BYTES,
-    FieldsError,
-    human_result,
-)
-from domain.reviews.run.request_views import LIST_COLUMNS, RequestViews, list_line
 from entrypoints.cli.context import CliContext
-from entrypoints.cli.runs import ReviewCommandError, open_state, until_signal
-from entrypoints.human_wiring import existing_state, human_reviews, remote_store, reviewer_name
+from entrypoints.cli.signals import until_signal
+from entrypoints.errors import CommandError
 from ports.state import StateError
 
 EXIT_TOOL_ERROR = 2
@@ -54,14 +46,16 @@ def _emit_json(data: Any) -> None:
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
     """Run a lifecycle action; Ctrl-C or SIGTERM cancels it (exit 2), errors exit 2."""
+    from domain.reviews.human.errors import HumanReviewError
+
     try:
         outcome = anyio.run(until_signal, work)
     except HumanReviewError as exc:
-        raise ReviewCommandError(exc.message) from None
+        raise CommandError(exc.message) from None
     except StateError as exc:
-        raise ReviewCommandError(str(exc)) from None
+        raise CommandError(str(exc)) from None
     if outcome is None:
-        raise ReviewCommandError(ACTION_CANCELLED)
+        raise CommandError(ACTION_CANCELLED)
     return outcome
 
 
@@ -70,7 +64,9 @@ def request_list(
     run_id: Annotated[str | None, typer.Option("--run", help="Only this Run's requests.")] = None,
 ) -> None:
     """Every saved request (waiting, claimed, settled), newest Run first."""
-    store = open_state(create=False)
+    from domain.reviews.run.request_views import LIST_COLUMNS, RequestViews, list_line
+
+    store = CliContext.services().open_state(create=False)
     if store is None:
         views: list[dict[str, Any]] = []
     else:
@@ -90,10 +86,13 @@ def request_list(
 @request_app.command("show")
 def request_show(request_id: Annotated[str, typer.Argument(help="A request ID.")]) -> None:
     """The request with its claim, source execution and saved definition, as JSON."""
-    store = existing_state()
+    from domain.reviews.human.errors import REQUEST_NOT_FOUND
+    from domain.reviews.run.request_views import RequestViews
+
+    store = CliContext.services().existing_state()
     request = store.get_request(request_id)
     if request is None:
-        raise ReviewCommandError(REQUEST_NOT_FOUND)
+        raise CommandError(REQUEST_NOT_FOUND)
     _emit_json(RequestViews(store).view(request))
 
 
@@ -103,8 +102,8 @@ def request_claim(
     reviewer: ReviewerOption = None,
 ) -> None:
     """Take the reviewer lock (the same reviewer again is fine; another is refused)."""
-    name = reviewer_name(reviewer)
-    reviews = human_reviews(existing_state())
+    name = CliContext.services().reviewer_name(reviewer)
+    reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
     claim = _run(lambda: reviews.claim(request_id, name))
     _emit_json(claim.to_json())
 
@@ -115,8 +114,8 @@ def request_unclaim(
     reviewer: ReviewerOption = None,
 ) -> None:
     """Release your claim without a verdict, so someone else can claim the request."""
-    name = reviewer_name(reviewer)
-    reviews = human_reviews(existing_state())
+    name = CliContext.services().reviewer_name(reviewer)
+    reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
     claim = _run(lambda: reviews.unclaim(request_id, name))
     _emit_json(claim.to_json())
 
@@ -128,8 +127,8 @@ def request_tool(
     reviewer: ReviewerOption = None,
 ) -> None:
     """Run one Human tool of the request (claimant only). A tool error exits 2."""
-    name = reviewer_name(reviewer)
-    reviews = human_reviews(existing_state())
+    name = CliContext.services().reviewer_name(reviewer)
+    reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
     result = _run(lambda: reviews.run_human_tool(request_id, name, tool))
     if CliContext.options.json:
         _emit_json(result.to_json())
@@ -154,19 +153,24 @@ def request_submit(
     reviewer: ReviewerOption = None,
 ) -> None:
     """Submit a verdict (claimant only); prints the settled request. Exit 0 also for RED."""
+    from domain.reviews.human.submission import FIELDS_BOTH, FieldsError, human_result
+    from domain.reviews.run.request_views import RequestViews
+
     if fields is not None and fields_file is not None:
-        raise ReviewCommandError(FIELDS_BOTH)
+        raise CommandError(FIELDS_BOTH)
     text: str | bytes | None = fields
     if fields_file is not None:
         text = read_fields_file(fields_file)
     try:
         result = human_result(verdict, text)
     except FieldsError as exc:
-        raise ReviewCommandError(exc.message) from None
-    name = reviewer_name(reviewer)
-    store = existing_state()
-    reviews = human_reviews(store)
-    remote = remote_store()  # an invalid configuration fails before anything settles
+        raise CommandError(exc.message) from None
+    name = CliContext.services().reviewer_name(reviewer)
+    store = CliContext.services().existing_state()
+    reviews = CliContext.services().human_reviews(store)
+    remote = (
+        CliContext.services().remote_store()
+    )  # an invalid configuration fails before anything settles
 
     async def work() -> Any:
         try:
@@ -187,16 +191,16 @@ def _warn(message: str) -> None:
 def read_fields_file(path: str) -> bytes:
     """At most HUMAN_FIELDS_READ_BYTES of a regular file. The open is non-blocking, so a FIFO
     is refused instead of waiting for a writer; what it is, is checked on the open file."""
+    from domain.reviews.human.submission import HUMAN_FIELDS_READ_BYTES
+
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
     try:
         descriptor = os.open(path, flags)
     except OSError as exc:
-        raise ReviewCommandError(
-            FIELDS_FILE_UNREADABLE.format(path=path, reason=exc.strerror)
-        ) from None
+        raise CommandError(FIELDS_FILE_UNREADABLE.format(path=path, reason=exc.strerror)) from None
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise ReviewCommandError(FIELDS_FILE_NOT_REGULAR.format(path=path))
+            raise CommandError(FIELDS_FILE_NOT_REGULAR.format(path=path))
         chunks: list[bytes] = []
         remaining = HUMAN_FIELDS_READ_BYTES
         while remaining > 0:
@@ -207,8 +211,6 @@ def read_fields_file(path: str) -> bytes:
             remaining -= len(chunk)
         return b"".join(chunks)
     except OSError as exc:
-        raise ReviewCommandError(
-            FIELDS_FILE_UNREADABLE.format(path=path, reason=exc.strerror)
-        ) from None
+        raise CommandError(FIELDS_FILE_UNREADABLE.format(path=path, reason=exc.strerror)) from None
     finally:
         os.close(descriptor)

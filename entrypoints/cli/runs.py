@@ -6,56 +6,32 @@ wait timeout (``--wait``), 4 INCOMPLETE. Readers (``run``, ``cache``) never crea
 
 from __future__ import annotations
 
-import contextlib
-import getpass
 import json
 import os
-import signal
-import socket
-from collections.abc import Awaitable, Callable
-from importlib.metadata import version
-from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
 
-from domain.reviews.agent.review import ReviewPorts
 from domain.reviews.human.asking import (
     WAIT_NEEDS_WAIT,
     WAIT_TIMEOUT_DEFAULT_MS,
     check_wait_timeout,
 )
-from domain.reviews.remote.sync import RemoteSync
-from domain.reviews.reuse.fingerprints import FingerprintError
-from domain.reviews.run.summaries import usage_text
-from domain.reviews.run.verify import (
-    RunResult,
-    SelectionError,
-    Verify,
-    VerifyOptions,
-    VerifyPorts,
-    select_evals,
-)
-from domain.reviews.runtime.review import RuntimePorts
-from domain.state_home import StateLocationError, check_outside_repo, state_home
-from domain.tools.sessions import SessionPorts
 from entrypoints.cli.context import CliContext
-from ports.model import BackendUnavailable, ModelBackends
-from ports.review_store import RemoteConfigError, RemoteFailure
-from ports.state import KeyInUse, RunRecord, StateError, StateStore
+from entrypoints.cli.signals import until_signal
+from entrypoints.errors import CommandError
+from ports.review_store import RemoteFailure
+from ports.state import KeyInUse, RunRecord
 
-SESSIONS_FOLDER = "tool-sessions"
-RUNS_FOLDER = "runs"
-PRIVATE_DIRECTORY_MODE = 0o700
+if TYPE_CHECKING:
+    from domain.reviews.run.verify import RunResult, VerifyOptions
+
 EXIT_FOR_STATUS = {"GREEN": 0, "RED": 1, "ERROR": 2, "INCOMPLETE": 4}
 EXIT_CANCELLED = 2
 EXIT_WAIT_TIMED_OUT = 3
 EXIT_MISSING = 4
-TEST_ENDPOINT_VARIABLES = {
-    "openai": "ARTIFACTIZE_OPENAI_BASE_URL",
-    "anthropic": "ARTIFACTIZE_ANTHROPIC_BASE_URL",
-}
 RUN_LIST_DEFAULT_LIMIT = 50
 RUNNING_STATUS = "RUNNING"  # a Run not finished yet (or whose verifier died)
 RUN_POLL_SECONDS = 0.1  # how often `run show --wait` reads the Run again (at most 0.2 s)
@@ -65,27 +41,6 @@ WAIT_TIMED_OUT_TEXT = (
 
 run_app = typer.Typer(help="Show saved Runs.", no_args_is_help=True)
 cache_app = typer.Typer(help="Inspect and clear reusable verdicts.", no_args_is_help=True)
-
-T = TypeVar("T")
-
-
-class ReviewCommandError(Exception):
-    """An operational error of a review command (exit 2), with a message for the user."""
-
-
-def state_dir() -> str:
-    return state_home(os.environ, str(Path.home()), CliContext.options.state_dir)
-
-
-def session_ports() -> SessionPorts:
-    """Tool sessions live below the state home, never in the reviewed repository."""
-    container = CliContext.container
-    return SessionPorts(
-        launcher=container.launcher(),
-        table=container.process_table(),
-        store=container.session_store(),
-        parent=str(Path(state_dir()) / SESSIONS_FOLDER),
-    )
 
 
 def _emit_json(data: Any) -> None:
@@ -100,55 +55,6 @@ def _emit_rows(
         _emit_json(rows)
         return
     typer.echo("\n".join(line(row) for row in rows) if rows else empty)
-
-
-def open_state(*, create: bool) -> StateStore | None:
-    try:
-        return CliContext.container.state_stores().open(state_dir(), create=create)
-    except StateError as exc:
-        raise ReviewCommandError(str(exc)) from None
-
-
-def producer() -> dict[str, Any]:
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = "unknown"
-    return {"name": f"{user}@{socket.gethostname()}", "version": version("artifactize")}
-
-
-def private_runs_dir(state: str) -> Callable[[str], str]:
-    def make(run_id: str) -> str:
-        runs = Path(state) / RUNS_FOLDER
-        runs.mkdir(mode=PRIVATE_DIRECTORY_MODE, parents=True, exist_ok=True)
-        path = runs / run_id
-        path.mkdir(mode=PRIVATE_DIRECTORY_MODE, exist_ok=True)
-        return str(path)
-
-    return make
-
-
-async def until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
-    """Run ``work``; SIGINT or SIGTERM cancels it (its cleanup still runs). None if cancelled."""
-    result: T | None = None
-    failure: Exception | None = None
-    async with anyio.create_task_group() as group:
-
-        async def watch() -> None:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    group.cancel_scope.cancel()
-                    return
-
-        group.start_soon(watch)
-        try:
-            result = await work()
-        except Exception as exc:  # raised below, not wrapped in the task group's group
-            failure = exc
-        group.cancel_scope.cancel()
-    if failure is not None:
-        raise failure
-    return result
 
 
 def verify(
@@ -198,96 +104,38 @@ def verify(
     """
     given = [x for x in (selector, eval_id) if x is not None]
     if len(given) + int(select_all) != 1:
-        raise ReviewCommandError(
-            "Give exactly one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all."
-        )
+        raise CommandError("Give exactly one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all.")
     if timeout_ms is not None and not wait:
-        raise ReviewCommandError(WAIT_NEEDS_WAIT)
-    try:
-        wait_timeout_ms = check_wait_timeout(
-            WAIT_TIMEOUT_DEFAULT_MS if timeout_ms is None else timeout_ms
+        raise CommandError(WAIT_NEEDS_WAIT)
+    wait_timeout_ms = _wait_timeout(timeout_ms)
+
+    from domain.reviews.run.verify import VerifyOptions
+
+    def options(repo: str, state: str) -> VerifyOptions:
+        return VerifyOptions(
+            repo=repo,
+            state_dir=state,
+            force=force,
+            wait=wait,
+            wait_timeout_ms=wait_timeout_ms,
+            recursive=recursive,
+            ignore_gates=ignore_gates,
         )
-    except ValueError as exc:
-        raise ReviewCommandError(str(exc)) from None
-    container = CliContext.container
-    repo = os.path.realpath(CliContext.options.repo)
-    config = container.config_service()
-    workspace = config.load(repo)
-    try:
-        refs = select_evals(workspace, given[0] if given else None, select_all)
-    except SelectionError as exc:
-        raise ReviewCommandError(str(exc)) from None
-    state = state_dir()
-    try:
-        check_outside_repo(os.path.realpath(state), repo)
-    except StateLocationError as exc:
-        raise ReviewCommandError(str(exc)) from None
-    backends = container.model_backends()
-    remote = _remote_sync(state, backends)  # checked before any state is created
-    store = open_state(create=True)
-    assert store is not None
-    scripts = container.fingerprint_scripts()
-    review = ReviewPorts(
-        clock=container.clock(),
-        backends=backends,
-        tools=container.tool_ports(),
-        sessions=session_ports(),
-        reload=lambda: config.load(repo),
-        scripts=scripts,
-    )
-    ports = VerifyPorts(
-        review=review,
-        state=store,
-        processes=container.process_table(),
-        make_output_root=private_runs_dir(state),
-        producer=producer(),
-        conversations=container.conversations(state_dir=state),
-        runtime=RuntimePorts(
-            processes=container.processes(),
-            scratch=container.scratch(),
-            filesystem=container.filesystem(),
-            programs=container.programs(),
-            clock=container.clock(),
-            environment=container.environment(),
-            scripts=scripts,
-        ),
-        remote=remote,
-        progress=lambda message: typer.echo(message, err=True),
-    )
-    options = VerifyOptions(
-        repo=repo,
-        state_dir=state,
-        force=force,
-        wait=wait,
-        wait_timeout_ms=wait_timeout_ms,
-        recursive=recursive,
-        ignore_gates=ignore_gates,
-    )
-    service = Verify(ports, workspace, options)
-    try:
-        keys = service.prepare(refs)
-    except FingerprintError as exc:
-        raise ReviewCommandError(str(exc)) from None
 
-    async def work() -> RunResult:
-        try:
-            return await service.run(refs, keys)
-        finally:
-            if remote is not None:
-                with anyio.CancelScope(shield=True):
-                    await remote.aclose()
-
+    prepared = CliContext.services().prepare_verify(
+        given[0] if given else None, select_all, options
+    )
     try:
-        outcome = anyio.run(until_signal, work)
+        outcome = anyio.run(until_signal, prepared.run)
     except RemoteFailure as failure:
-        if service.result is not None and CliContext.options.json:
-            _emit_json({**run_view(service.result), "error": failure.message})
+        if prepared.service.result is not None and CliContext.options.json:
+            _emit_json({**run_view(prepared.service.result), "error": failure.message})
             raise typer.Exit(EXIT_CANCELLED) from None
-        raise ReviewCommandError(failure.message) from None
-    result = service.result
+        raise CommandError(failure.message) from None
+    result = prepared.service.result
     if result is None:
-        raise ReviewCommandError("The Run was cancelled before it started.")
-    _remove_if_empty(Path(state) / RUNS_FOLDER / str(result.run["id"]))
+        raise CommandError("The Run was cancelled before it started.")
+    prepared.remove_empty_scratch(str(result.run["id"]))
     if CliContext.options.json:
         _emit_json(run_view(result))
     else:
@@ -298,34 +146,12 @@ def verify(
     raise typer.Exit(code)
 
 
-def _remote_sync(state: str, backends: ModelBackends) -> RemoteSync | None:
-    """The team review store for this Run, or None. A test endpoint rules the store out, so
-    results of a fake provider can never reach a team's store."""
-    stores = CliContext.container.remote_stores()
+def _wait_timeout(timeout_ms: int | None) -> int:
+    """``--timeout-ms`` checked (1-2147483647), or the default wait."""
     try:
-        settings = stores.settings(state)
-    except RemoteConfigError as exc:
-        raise ReviewCommandError(str(exc)) from None
-    if settings is None:
-        return None
-    for backend in TEST_ENDPOINT_VARIABLES:
-        try:
-            endpoint = backends.test_endpoint(backend)
-        except BackendUnavailable:
-            endpoint = "invalid"
-        if endpoint is not None:
-            raise ReviewCommandError(
-                f"{TEST_ENDPOINT_VARIABLES[backend]} is set, so verify will not use the remote "
-                "review store; set ARTIFACTIZE_REMOTE=off."
-            )
-    return RemoteSync(stores.open(settings), lambda message: typer.echo(message, err=True))
-
-
-def _remove_if_empty(folder: Path) -> None:
-    """A Run's scratch folder, once every tool call removed its own private directories,
-    is empty: do not leave one empty folder per Run behind. Anything left in it stays."""
-    with contextlib.suppress(OSError):
-        folder.rmdir()
+        return check_wait_timeout(WAIT_TIMEOUT_DEFAULT_MS if timeout_ms is None else timeout_ms)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _other_profile_text(count: int) -> str:
@@ -356,6 +182,8 @@ def validation_lines(validation: dict[str, Any] | None) -> list[str]:
 
 
 def run_text(result: RunResult) -> str:
+    from domain.reviews.run.summaries import usage_text
+
     run = result.run
     lines = [f"Run: {run['id']}"]
     for request in result.requests:
@@ -409,15 +237,12 @@ def run_show(
     exit 0 GREEN, 1 RED, 2 ERROR, 4 INCOMPLETE; 3 when --timeout-ms passed first.
     """
     if timeout_ms is not None and not wait:
-        raise ReviewCommandError(WAIT_NEEDS_WAIT)
-    try:
-        limit_ms = check_wait_timeout(WAIT_TIMEOUT_DEFAULT_MS if timeout_ms is None else timeout_ms)
-    except ValueError as exc:
-        raise ReviewCommandError(str(exc)) from None
-    store = open_state(create=False)
+        raise CommandError(WAIT_NEEDS_WAIT)
+    limit_ms = _wait_timeout(timeout_ms)
+    store = CliContext.services().open_state(create=False)
     run = store.get_run(run_id) if store is not None else None
     if run is None or store is None:
-        raise ReviewCommandError(f"Unknown Run: {run_id}")
+        raise CommandError(f"Unknown Run: {run_id}")
     if wait:
         clock = CliContext.container.clock()
         deadline = clock.monotonic() + limit_ms / 1000
@@ -450,7 +275,7 @@ def run_list(
     offset: Annotated[int, typer.Option("--offset", min=0)] = 0,
 ) -> None:
     """Runs newest first, for this repository (or --all)."""
-    store = open_state(create=False)
+    store = CliContext.services().open_state(create=False)
     repo = None if all_repos else os.path.realpath(CliContext.options.repo)
     runs = store.list_runs(repo, limit, offset) if store is not None else []
     rows = [
@@ -475,7 +300,7 @@ def run_list(
 @cache_app.command("list")
 def cache_list() -> None:
     """The latest reusable record of every key."""
-    store = open_state(create=False)
+    store = CliContext.services().open_state(create=False)
     latest = store.latest_records() if store is not None else []
     rows = [
         {
@@ -506,7 +331,7 @@ def cache_show(
     history: Annotated[bool, typer.Option("--history", help="Every record, newest first.")] = False,
 ) -> None:
     """The latest saved execution of KEY as JSON; `null` and exit 4 when there is none."""
-    store = open_state(create=False)
+    store = CliContext.services().open_state(create=False)
     if history:
         records = store.history(key) if store is not None else []
         _emit_json([dict(r.data) for r in records])
@@ -519,9 +344,9 @@ def cache_show(
 @cache_app.command("rm")
 def cache_rm(key: Annotated[str, typer.Argument(help="A reuse key (64 hex).")]) -> None:
     """Forget KEY's reusable records; the Runs and executions stay."""
-    store = open_state(create=False)
+    store = CliContext.services().open_state(create=False)
     try:
         removed = store.remove_key(key) if store is not None else False
     except KeyInUse:
-        raise ReviewCommandError(f"Key {key} is in use by an active execution or waiter.") from None
+        raise CommandError(f"Key {key} is in use by an active execution or waiter.") from None
     _emit_json({"removed": removed})

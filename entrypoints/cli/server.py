@@ -15,12 +15,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from adapters.review_store.database import SqliteReviewStoreDb, open_review_store_db
 from domain.reviews.remote.server_admission import is_reuse_key
 from entrypoints.cli.context import CliContext
-from entrypoints.cli.runs import ReviewCommandError, state_dir
+from entrypoints.errors import CommandError
 from entrypoints.listen_address import DEFAULT_LISTEN, ListenError, bind, parse_listen
-from ports.store_server_storage import ReviewStoreDbError, TokenInfo, TokenRequestError
+from ports.store_server_storage import (
+    ReviewStoreDb,
+    ReviewStoreDbError,
+    TokenInfo,
+    TokenRequestError,
+)
 
 if TYPE_CHECKING:
     from entrypoints.store_server import StoreServer
@@ -38,11 +42,8 @@ def _emit_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-def _open(*, create: bool) -> SqliteReviewStoreDb | None:
-    try:
-        return open_review_store_db(state_dir(), create=create)
-    except ReviewStoreDbError as exc:
-        raise ReviewCommandError(str(exc)) from None
+def _open(*, create: bool) -> ReviewStoreDb | None:
+    return CliContext.services().review_store_db(create=create)
 
 
 @contextmanager
@@ -51,7 +52,7 @@ def _store_errors() -> Iterator[None]:
     try:
         yield
     except (ReviewStoreDbError, TokenRequestError) as exc:
-        raise ReviewCommandError(str(exc)) from None
+        raise CommandError(str(exc)) from None
 
 
 @server_app.command("run")
@@ -72,8 +73,8 @@ def run(
     try:
         address = parse_listen(listen)
     except ListenError as exc:
-        raise ReviewCommandError(str(exc)) from None
-    state = state_dir()
+        raise CommandError(str(exc)) from None
+    state = CliContext.services().state_dir()
     store = _open(create=True)
     assert store is not None
     try:
@@ -87,12 +88,16 @@ def run(
         try:
             sock = bind(address)
         except OSError as exc:
-            raise ReviewCommandError(f"Cannot listen on {address}: {exc.strerror}") from None
+            raise CommandError(f"Cannot listen on {address}: {exc.strerror}") from None
 
         def ready(server: StoreServer) -> None:
             typer.echo(f"Review store listening on {server.url} (state: {state})", err=True)
 
-        anyio.run(http.serve_until_signal, http.StoreServer(http.create_app(store), sock), ready)
+        anyio.run(
+            http.serve_until_signal,
+            http.StoreServer(http.create_app(store, now=CliContext.container.stored_now()), sock),
+            ready,
+        )
     finally:
         store.close()
 
@@ -105,9 +110,7 @@ def token_add(
     """Issue a token and print it once (only its SHA-256 is kept)."""
     wanted = [scope.strip() for scope in scopes.split(",")]
     if any(not scope for scope in wanted):
-        raise ReviewCommandError(
-            f"Invalid --scopes {scopes!r}: give scope names separated by commas."
-        )
+        raise CommandError(f"Invalid --scopes {scopes!r}: give scope names separated by commas.")
     store = _open(create=True)
     assert store is not None
     try:
@@ -176,7 +179,7 @@ def token_revoke(
     """Revoke a token at once; repeating it keeps the first revocation time."""
     store = _open(create=False)
     if store is None:
-        raise ReviewCommandError(f"No token is named {name!r}.")
+        raise CommandError(f"No token is named {name!r}.")
     try:
         with _store_errors():
             revocation = store.revoke_token(name, purge=purge)
@@ -195,9 +198,7 @@ def token_revoke(
 def remove(key: Annotated[str, typer.Argument(help="A reuse key (64 lowercase hex).")]) -> None:
     """Delete every record of KEY from the store."""
     if not is_reuse_key(key):
-        raise ReviewCommandError(
-            f"Invalid key {key!r}: a reuse key is 64 lowercase hex characters."
-        )
+        raise CommandError(f"Invalid key {key!r}: a reuse key is 64 lowercase hex characters.")
     store = _open(create=False)
     try:
         with _store_errors():

@@ -13,18 +13,9 @@ from typing import Annotated
 import anyio
 import typer
 
-from domain.reviews.agent.conversations import ConversationError, conversation_text
-from domain.reviews.agent.followup import FollowUp
-from domain.reviews.agent.review import ReviewPorts
 from entrypoints.cli.context import CliContext
-from entrypoints.cli.runs import (
-    ReviewCommandError,
-    open_state,
-    private_runs_dir,
-    session_ports,
-    state_dir,
-)
-from ports.conversations import ConversationNotFound, ConversationStore
+from entrypoints.errors import CommandError
+from ports.conversations import ConversationNotFound
 
 REQUEST_ID = re.compile(r"\Arun-[A-Za-z0-9]+-[0-9]+\Z")
 EXIT_ANSWER_FAILED = 2
@@ -34,23 +25,18 @@ session_app = typer.Typer(
 )
 
 
-def _store() -> ConversationStore:
-    store: ConversationStore = CliContext.container.conversations(state_dir=state_dir())
-    return store
-
-
 def resolve_session(ref: str) -> str:
     """The session ID a REF names; a request ID is looked up in the state."""
     if "/" in ref:
         return ref.rstrip("/").rsplit("/", 1)[1]
     if REQUEST_ID.match(ref):
-        state = open_state(create=False)
+        state = CliContext.services().open_state(create=False)
         request = state.get_request(ref) if state is not None else None
         if request is None:
-            raise ReviewCommandError(f"Unknown request: {ref}")
+            raise CommandError(f"Unknown request: {ref}")
         session_id = request.data.get("sessionId")
         if not session_id:
-            raise ReviewCommandError(f"Request {ref} has no saved Agent conversation.")
+            raise CommandError(f"Request {ref} has no saved Agent conversation.")
         return str(session_id)
     return ref
 
@@ -63,11 +49,13 @@ def session_show(
     ] = False,
 ) -> None:
     """Print a saved Agent conversation: text, or its raw events with --json."""
+    from domain.reviews.agent.conversations import conversation_text
+
     session_id = resolve_session(ref)
     try:
-        events = _store().read(session_id)
+        events = CliContext.services().conversations().read(session_id)
     except ConversationNotFound as exc:
-        raise ReviewCommandError(str(exc)) from None
+        raise CommandError(str(exc)) from None
     if CliContext.options.json:
         typer.echo(json.dumps(events, ensure_ascii=False, indent=2))
     else:
@@ -81,22 +69,14 @@ def session_send(
 ) -> None:
     """Ask a finished Agent review a follow-up question. Tools run as in the review, in fresh
     tool sessions; the answer is not a verdict and changes no result."""
+    from domain.reviews.agent.conversations import ConversationError
+
     session_id = resolve_session(ref)
-    container = CliContext.container
-    config = container.config_service()
-    review = ReviewPorts(
-        clock=container.clock(),
-        backends=container.model_backends(),
-        tools=container.tool_ports(),
-        sessions=session_ports(),
-        reload=lambda: config.load(CliContext.options.repo),
-    )
-    output_root = private_runs_dir(state_dir())(f"followup-{session_id}")
-    service = FollowUp(review, _store(), config.load, output_root)
+    service = CliContext.services().followup(session_id)
     try:
         result = anyio.run(service.send, session_id, message)
     except (ConversationNotFound, ConversationError) as exc:
-        raise ReviewCommandError(str(exc)) from None
+        raise CommandError(str(exc)) from None
     if CliContext.options.json:
         typer.echo(
             json.dumps(

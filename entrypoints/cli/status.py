@@ -11,16 +11,15 @@ input, an unusable state or a fingerprint failure.
 from __future__ import annotations
 
 import json
-import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from domain.reviews.run.status import ACTIONS, Status, StatusOptions, StatusPorts, StatusReport
-from domain.reviews.run.verify import SelectionError, select_evals
 from entrypoints.cli.context import CliContext
-from entrypoints.cli.runs import ReviewCommandError, open_state
-from ports.state import StateError
+from entrypoints.errors import CommandError
+
+if TYPE_CHECKING:
+    from domain.reviews.run.status import StatusReport
 
 EXIT_SATISFIED = 0
 EXIT_UNMET = 1
@@ -66,24 +65,16 @@ def status_command(
     """
     given = [x for x in (selector, eval_id) if x is not None]
     if len(given) + int(select_all) > 1:
-        raise ReviewCommandError(ONE_SELECTOR)
-    container = CliContext.container
-    repo = os.path.realpath(CliContext.options.repo)
-    workspace = container.config_service().load(repo)
-    try:
-        refs = select_evals(workspace, given[0] if given else None, not given)
-    except SelectionError as exc:
-        raise ReviewCommandError(str(exc)) from None
-    ports = StatusPorts(
-        filesystem=container.filesystem(),
-        state=open_state(create=False),
-        scripts=container.fingerprint_scripts(),
-    )
+        raise CommandError(ONE_SELECTOR)
+    from domain.reviews.run.status import StatusOptions
+    from ports.state import StateError
+
     options = StatusOptions(recursive=recursive, ignore_gates=ignore_gates, force=force)
+    status, refs = CliContext.services().status(given[0] if given else None, options)
     try:
-        report = Status(ports, workspace, options).report(refs)
+        report = status.report(refs)
     except StateError as exc:  # a state that opened but cannot be read
-        raise ReviewCommandError(str(exc)) from None
+        raise CommandError(str(exc)) from None
     if CliContext.options.json:
         typer.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
@@ -114,6 +105,8 @@ def status_text(report: StatusReport) -> str:
     lines.extend(f"  Unmet obligation: {name}" for name in report.unmet)
     if report.fingerprint_failures:
         lines.append(FINGERPRINT_FAILED.format(evals=", ".join(report.fingerprint_failures)))
+    from domain.reviews.run.status import ACTIONS
+
     counts = report.action_counts()
     summary = ", ".join(f"{ACTION_WORDS[action]} {counts[action]}" for action in ACTIONS)
     lines.append(f"Verify actions: {summary}")

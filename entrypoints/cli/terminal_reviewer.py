@@ -20,15 +20,9 @@ from typing import Annotated
 import anyio
 import typer
 
-from domain.reviews.human.errors import REQUEST_NOT_FOUND, HumanReviewError
-from domain.reviews.human.reviewers import ReviewerError, check_reviewer
 from entrypoints.cli.context import CliContext
 from entrypoints.cli.global_options import GlobalOptions
-from entrypoints.cli.runs import ReviewCommandError, open_state
-from entrypoints.human_wiring import human_reviews, remote_store, reviewer_name
-from entrypoints.review_tui.app import ReviewApp
-from entrypoints.review_tui.session import ReviewSession
-from entrypoints.review_tui.waiting import NO_WAITING
+from entrypoints.errors import CommandError
 
 JSON_REFUSED = "review is interactive and has no --json output; use request list, show and submit."
 ALL_WITH_REPO = "Give either --all or --repo, not both."
@@ -47,30 +41,38 @@ def review_command(
     ] = None,
 ) -> None:
     """Review waiting Human requests in the terminal: run their tools, submit a verdict."""
+    from domain.reviews.human.errors import REQUEST_NOT_FOUND, HumanReviewError
+    from domain.reviews.human.reviewers import ReviewerError, check_reviewer
+    from entrypoints.review_tui.app import ReviewApp
+    from entrypoints.review_tui.session import ReviewSession
+    from entrypoints.review_tui.waiting import NO_WAITING
+
     options = CliContext.options
     if options.json:
-        raise ReviewCommandError(JSON_REFUSED)
+        raise CommandError(JSON_REFUSED)
     if all_repos and options.repo != GlobalOptions().repo:
-        raise ReviewCommandError(ALL_WITH_REPO)
+        raise CommandError(ALL_WITH_REPO)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise ReviewCommandError(NEEDS_TERMINAL)
+        raise CommandError(NEEDS_TERMINAL)
     try:
-        name = check_reviewer(reviewer_name(reviewer))
+        name = check_reviewer(CliContext.services().reviewer_name(reviewer))
     except ReviewerError as exc:
-        raise ReviewCommandError(exc.message) from None
-    store = open_state(create=False)
+        raise CommandError(exc.message) from None
+    store = CliContext.services().open_state(create=False)
     if store is None:  # nothing was ever recorded: nothing waits
         if request_id is not None:
-            raise ReviewCommandError(REQUEST_NOT_FOUND)
+            raise CommandError(REQUEST_NOT_FOUND)
         typer.echo(NO_WAITING)
         return
-    reviews = human_reviews(store)
+    reviews = CliContext.services().human_reviews(store)
     if request_id is not None:
         try:
             reviews.resolve(request_id)
         except HumanReviewError as exc:
-            raise ReviewCommandError(exc.message) from None
-    remote = remote_store()  # an invalid configuration fails before the screen opens
+            raise CommandError(exc.message) from None
+    remote = (
+        CliContext.services().remote_store()
+    )  # an invalid configuration fails before the screen opens
     session = ReviewSession(
         store=store,
         reviews=reviews,

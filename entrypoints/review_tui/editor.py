@@ -22,7 +22,7 @@ from typing import Any
 
 from domain.reviews.human.submission import VERDICT_IN_FIELDS, FieldsError, human_result
 from entrypoints.cli.requests import read_fields_file
-from entrypoints.cli.runs import ReviewCommandError
+from entrypoints.errors import CommandError
 
 EDITOR_VARIABLES = ("VISUAL", "EDITOR")
 EDITOR_DEFAULT = "vi"
@@ -75,7 +75,7 @@ def read_result(path: Path, verdict: str) -> dict[str, Any]:
     """The edited fields with the verdict: ``{"verdict": …, …}``; raises EditError."""
     try:
         data = read_fields_file(str(path))
-    except ReviewCommandError as exc:
+    except CommandError as exc:
         raise EditError(str(exc)) from None
     if not data.strip():
         raise EditError(EMPTY_EDIT)

@@ -32,13 +32,14 @@ from adapters.review_store.http_client import (
     NO_TOKEN_MESSAGE,
     HttpRemoteStore,
 )
-from adapters.review_store.urls import TOKEN_MAX_CHARS, normalize_store_url
+from adapters.review_store.urls import normalize_store_url
 from adapters.sqlite.state import SqliteStateStores
 from domain.reviews.remote.records import build_record, mirror_execution, validate_record
 from entrypoints.cli import app as cli
 from entrypoints.cli.context import CliContext
 from ports.review_store import (
     LOOKUP_KEYS_MAX,
+    TOKEN_MAX_CHARS,
     FailureMode,
     RemoteConfigError,
     RemoteFailure,
@@ -796,6 +797,7 @@ def real_store(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     """The real server (``entrypoints/store_server.py``) on 127.0.0.1, port 0."""
     server_module = pytest.importorskip("entrypoints.store_server")
     from adapters.review_store.database import open_review_store_db
+    from adapters.utc_timestamps import utc_now
     from entrypoints.listen_address import bind, parse_listen
 
     db = open_review_store_db(str(tmp_path / "server"), create=True)
@@ -803,7 +805,7 @@ def real_store(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     publisher = db.add_token("a", ["read", "publish", "human"]).token
     reader = db.add_token("ci", ["read"]).token
     server = server_module.StoreServer(
-        server_module.create_app(db), bind(parse_listen("127.0.0.1:0"))
+        server_module.create_app(db, now=utc_now), bind(parse_listen("127.0.0.1:0"))
     )
     ready = threading.Event()
     thread = threading.Thread(

@@ -30,7 +30,6 @@ import pytest
 from entrypoints.cli.app import main
 from entrypoints.cli.context import CliContext
 from entrypoints.cli.terminal_reviewer import ALL_WITH_REPO, JSON_REFUSED, NEEDS_TERMINAL
-from entrypoints.human_wiring import human_reviews
 from entrypoints.review_tui.session import ReviewSession
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
@@ -283,7 +282,9 @@ def test_the_session_lists_a_follower_as_its_original_and_releases_what_it_took(
     now = CliContext.container.clock().now
 
     def session(repo: str | None) -> ReviewSession:
-        return ReviewSession(store, human_reviews(store), "alice", None, repo, now)
+        return ReviewSession(
+            store, CliContext.services().human_reviews(store), "alice", None, repo, now
+        )
 
     rows = session(os.path.realpath(review.repo)).waiting()
     assert [(row.request_id, row.eval_id, row.claim) for row in rows] == [

@@ -24,13 +24,7 @@ from tests.support.workspaces import toml_value as toml
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PYTHON = os.path.realpath(sys.executable)
 STATE_FILE = "state.sqlite"
-# The CLI with `status` registered, whether or not entrypoints/cli/app.py registers it yet.
-CLI = (
-    "from entrypoints import cli, cli_status\n"
-    "if not any(c.name == 'status' for c in cli.app.registered_commands):\n"
-    "    cli.app.command('status')(cli_status.status_command)\n"
-    "cli.main()\n"
-)
+CLI = "from entrypoints.cli.app import main\nmain()\n"
 LOG_SCRIPT = "import sys; open(sys.argv[1], 'a').write('ran\\n')"
 
 

@@ -58,7 +58,7 @@ from domain.tools.sessions import (
 )
 from domain.tools.tools_check import ToolsCheck, ToolsCheckRequest
 from entrypoints.cli import app as cli
-from entrypoints.cli import runs as cli_reviews
+from entrypoints.cli.context import CliContext
 from ports.sessions import JournalEntry, JournalRole, ProcessIdentity
 from tests.support.workspaces import toml_value as toml
 
@@ -508,7 +508,7 @@ async def test_stop_fails_cleanup_still_kills_reaps_and_removes(tmp_path: Path) 
 def test_stop_bound_defaults_to_thirty_seconds(tmp_path: Path) -> None:
     assert STOP_TIMEOUT_SECONDS == 30.0
     assert Setup(tmp_path).session_ports().stop_timeout_seconds == 30.0
-    assert cli_reviews.session_ports().stop_timeout_seconds == 30.0
+    assert CliContext.services().session_ports().stop_timeout_seconds == 30.0
 
 
 async def test_close_cancels_and_awaits_in_flight_calls_before_stop(tmp_path: Path) -> None:

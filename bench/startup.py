@@ -1,0 +1,87 @@
+"""Start-up benchmark: how long ``artifactize`` takes to answer, against ``python -c pass``.
+
+Every case is a fresh process of this interpreter, so the reference (``python -c pass``)
+pays the same interpreter start and site import as artifactize does; what the ratio shows is
+what artifactize adds. Each case runs once as a warm-up (bytecode caches, page cache), then
+``--runs`` times (at least 7), interleaved so a burst of load on the machine hits every case
+alike. The median is reported, and its ratio to the reference's median.
+
+Targets (issue #9): ``--version`` and ``--help`` within 6x, ``config check`` on
+``examples/handbook`` within 15x.
+
+    .venv/bin/python bench/startup.py
+    .venv/bin/python bench/startup.py --runs 15 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+MIN_RUNS = 7
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "handbook"
+# The console script's own code path, with this interpreter (no PATH lookup, no shell).
+CLI = [sys.executable, "-c", "from entrypoints.cli.app import main; main()"]
+CASES: dict[str, list[str]] = {
+    "python -c pass": [sys.executable, "-c", "pass"],
+    "artifactize --version": [*CLI, "--version"],
+    "artifactize --help": [*CLI, "--help"],
+    "artifactize config check": [*CLI, "--repo", str(EXAMPLE), "config", "check"],
+}
+TARGETS = {
+    "artifactize --version": 6.0,
+    "artifactize --help": 6.0,
+    "artifactize config check": 15.0,
+}
+
+
+def once(argv: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, cwd=ROOT, env=os.environ)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--runs", type=int, default=MIN_RUNS)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    runs = max(args.runs, MIN_RUNS)
+    for argv in CASES.values():
+        once(argv)
+    times: dict[str, list[float]] = {name: [] for name in CASES}
+    for _ in range(runs):
+        for name, argv in CASES.items():
+            times[name].append(once(argv))
+    reference = statistics.median(times["python -c pass"])
+    rows = []
+    for name, samples in times.items():
+        median = statistics.median(samples)
+        rows.append(
+            {
+                "case": name,
+                "medianSeconds": round(median, 4),
+                "ratio": round(median / reference, 2),
+                "target": TARGETS.get(name),
+            }
+        )
+    if args.json:
+        print(json.dumps({"runs": runs, "cases": rows}, indent=2))
+        return
+    print(f"start-up, median of {runs} runs, ratio to python -c pass")
+    for row in rows:
+        target = f"  (target <= {row['target']}x)" if row["target"] else ""
+        print(
+            f"  {row['case']:<28} {row['medianSeconds'] * 1000:8.1f} ms  {row['ratio']:6.2f}x{target}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""SIGINT and SIGTERM cancel a command's async work; its cleanup still runs."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+
+T = TypeVar("T")
+
+
+async def until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
+    """Run ``work``; SIGINT or SIGTERM cancels it (its cleanup still runs). None if cancelled."""
+    result: T | None = None
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    group.cancel_scope.cancel()
+                    return
+
+        group.start_soon(watch)
+        try:
+            result = await work()
+        except Exception as exc:  # raised below, not wrapped in the task group's group
+            failure = exc
+        group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return result
