@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 MIN_RUNS = 7
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +62,7 @@ def main() -> None:
         for name, argv in CASES.items():
             times[name].append(once(argv))
     reference = statistics.median(times["python -c pass"])
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, samples in times.items():
         median = statistics.median(samples)
         rows.append(
