@@ -7,6 +7,8 @@ import sys
 
 from dependency_injector import containers, providers
 
+from adapters.collector import pause_collector
+from adapters.ids import SecretIds
 from adapters.jsonl_conversations import JsonlConversationStore
 from adapters.llm.backends import EnvModelBackends
 from adapters.posix.filesystem import PosixFilesystem
@@ -21,6 +23,7 @@ from adapters.review_store.client_config import RemoteConfigStores
 from adapters.ry_regex import RyRegexEngine
 from adapters.sqlite.state import SqliteStateStores
 from adapters.system_clock import SystemClock
+from adapters.threads import ThreadCleanupExecutor
 from domain.config_service import ConfigService
 from domain.reviews.reuse.scripts import ProcessFingerprintScripts, ScriptPorts
 from domain.tools.human.registry import HumanToolPorts
@@ -42,6 +45,8 @@ class Container(containers.DeclarativeContainer):
     environment = providers.Object(os.environ)
     filesystem = providers.Singleton(PosixFilesystem)
     clock = providers.Singleton(SystemClock)
+    ids = providers.Singleton(SecretIds)
+    cleanup_executor = providers.Singleton(ThreadCleanupExecutor)  # one pool per process
     regex = providers.Singleton(RyRegexEngine)
     processes = providers.Singleton(PosixProcessRunner)
     programs = providers.Singleton(PosixProgramFinder)
@@ -54,7 +59,9 @@ class Container(containers.DeclarativeContainer):
     conversations = providers.Factory(JsonlConversationStore)  # call with state_dir=...
     model_backends = providers.Factory(EnvModelBackends, environment=environment)
     remote_stores = providers.Factory(RemoteConfigStores, environment=environment)
-    config_service = providers.Factory(ConfigService, filesystem=filesystem)
+    config_service = providers.Factory(
+        ConfigService, filesystem=filesystem, pause_collector=providers.Object(pause_collector)
+    )
     tool_ports = providers.Factory(
         ToolPorts,
         filesystem=filesystem,

@@ -85,6 +85,7 @@ def session_ports() -> SessionPorts:
         table=container.process_table(),
         store=container.session_store(),
         parent=str(Path(state_dir()) / SESSIONS_FOLDER),
+        cleanup=container.cleanup_executor(),
     )
 
 
@@ -241,6 +242,7 @@ def verify(
         processes=container.process_table(),
         make_output_root=private_runs_dir(state),
         producer=producer(),
+        ids=container.ids(),
         conversations=container.conversations(state_dir=state),
         runtime=RuntimePorts(
             processes=container.processes(),
