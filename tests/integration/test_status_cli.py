@@ -26,7 +26,8 @@ PYTHON = os.path.realpath(sys.executable)
 STATE_FILE = "state.sqlite"
 # The CLI with `status` registered, whether or not entrypoints/cli/app.py registers it yet.
 CLI = (
-    "from entrypoints import cli, cli_status\n"
+    "from entrypoints.cli import app as cli\n"
+    "from entrypoints.cli import status as cli_status\n"
     "if not any(c.name == 'status' for c in cli.app.registered_commands):\n"
     "    cli.app.command('status')(cli_status.status_command)\n"
     "cli.main()\n"
