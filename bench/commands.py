@@ -261,7 +261,7 @@ async def measure_spans(
     exit, group kill, reap), within it ``spawn`` (``Popen`` alone) and ``reap`` (group
     SIGKILL and ``waitpid``), ``normalize`` (the result), and ``call`` (the registry call).
     """
-    import adapters.posix.process as posix_process
+    import adapters.posix.process_group as process_group
     from domain.tools.commands import running as command_tools
 
     spans = Spans()
@@ -278,12 +278,12 @@ async def measure_spans(
         ),
     )
     runner_class = command_tools.CommandRunner
-    saved = (runner_class.prepare, runner_class._result, posix_process._spawn)
-    saved_reap = posix_process._Leader.kill_group_and_reap
+    saved = (runner_class.prepare, runner_class._result, process_group.spawn)
+    saved_reap = process_group.GroupLeader.kill_group_and_reap
     runner_class.prepare = spans.wrap_sync("prepare", saved[0])  # type: ignore[method-assign]
     runner_class._result = spans.wrap_sync("normalize", saved[1])  # type: ignore[method-assign]
-    posix_process._spawn = spans.wrap_sync("spawn", saved[2])
-    posix_process._Leader.kill_group_and_reap = spans.wrap_async("reap", saved_reap)  # type: ignore[method-assign]
+    process_group.spawn = spans.wrap_sync("spawn", saved[2])
+    process_group.GroupLeader.kill_group_and_reap = spans.wrap_async("reap", saved_reap)  # type: ignore[method-assign]
     registry.command_runner = lambda: traced  # type: ignore[method-assign]
     try:
         for _ in range(5):
@@ -293,8 +293,8 @@ async def measure_spans(
             with spans.span("call"):
                 await call_tool(registry, name, "json", output_root)
     finally:
-        runner_class.prepare, runner_class._result, posix_process._spawn = saved  # type: ignore[method-assign]
-        posix_process._Leader.kill_group_and_reap = saved_reap  # type: ignore[method-assign]
+        runner_class.prepare, runner_class._result, process_group.spawn = saved  # type: ignore[method-assign]
+        process_group.GroupLeader.kill_group_and_reap = saved_reap  # type: ignore[method-assign]
         del registry.command_runner
     return spans.medians_ms()
 

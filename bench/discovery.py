@@ -6,7 +6,8 @@ folders, some behind plain directories) and file Artifacts (``NAME.ext.artf`` si
 beside real files), plus plain files, plain directories and a ``.git`` directory that
 both walks skip. Then, in this one process, it times:
 
-- ours: ``ConfigService(PosixFilesystem()).load(root)``, the whole load: walk through
+- ours: ``ConfigService(PosixFilesystem(), pause_collector).load(root)`` (as the CLI wires
+  it), the whole load: walk through
   pinned descriptors, read, TOML parse, validate every declaration, build the workspace;
 - bare: ``os.walk`` over the same tree (``.git`` pruned) opening and reading every
   ``.artf`` file, and nothing else.
@@ -42,6 +43,7 @@ from pathlib import Path
 
 import tomli
 
+from adapters.collector import pause_collector
 from adapters.posix.filesystem import PosixFilesystem
 from domain import json_schema
 from domain.config_service import ConfigService
@@ -289,7 +291,7 @@ def build_workspace_tree(root: Path, folders: int, files: int) -> TreeStats:
 
 
 def ours(root: str) -> int:
-    workspace = ConfigService(PosixFilesystem()).load(root)
+    workspace = ConfigService(PosixFilesystem(), pause_collector).load(root)
     return len(workspace.artifacts)
 
 

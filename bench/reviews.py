@@ -34,6 +34,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from adapters.ids import SecretIds
 from adapters.posix.filesystem import PosixFilesystem
 from adapters.posix.process_table import PsutilProcessTable
 from adapters.sqlite.state import SqliteStateStores
@@ -102,7 +103,9 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
     assert store is not None
     tools = ToolPorts(PosixFilesystem(), None, None, {})  # type: ignore[arg-type]
     review = ReviewPorts(SystemClock(), NoBackends(), tools, None, lambda: config.load(str(repo)))  # type: ignore[arg-type]
-    ports = VerifyPorts(review, store, PsutilProcessTable(), lambda run_id: str(state_dir), {})
+    ports = VerifyPorts(
+        review, store, PsutilProcessTable(), lambda run_id: str(state_dir), {}, SecretIds()
+    )
 
     def seed() -> None:
         workspace = config.load(str(repo))

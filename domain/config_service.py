@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,48 +11,36 @@ from domain.declarations.model import ArtifactKind
 from domain.discovery import discover
 from domain.graph import graph_report
 from domain.workspace import Workspace, build_workspace
+from ports.collector import CollectorPause
 from ports.filesystem import Filesystem
 
 
 @dataclass(frozen=True)
 class ConfigService:
-    """Reads declarations through the filesystem port; writes nothing anywhere."""
+    """Reads declarations through the filesystem port; writes nothing anywhere.
+
+    A load allocates a great many objects that all stay alive and makes next to no
+    reference cycles, so the composition root pauses the cyclic garbage collector for its
+    length (``pause_collector``; None: the collector runs as usual)."""
 
     filesystem: Filesystem
+    pause_collector: CollectorPause | None = None
 
     def load(self, repo: str) -> Workspace:
         root_path = self.filesystem.canonical_directory(repo)
-        with _collector_paused():
+        with self._paused():
             with self.filesystem.open_root(root_path) as root:
                 discovery = discover(root, root_path)
             return build_workspace(discovery)
+
+    def _paused(self) -> AbstractContextManager[None]:
+        return nullcontext() if self.pause_collector is None else self.pause_collector()
 
     def check(self, repo: str) -> dict[str, Any]:
         return summary(self.load(repo))
 
     def graph(self, repo: str, artifact: str | None) -> dict[str, Any]:
         return graph_report(self.load(repo), artifact)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the length of a load.
-
-    A load allocates hundreds of thousands of containers that all stay alive (parsed
-    tables, the typed model) and makes next to no reference cycles, so the collector
-    would traverse the growing heap again and again for nothing: about a sixth of the
-    load at 10,000 Artifacts. Reference counting still frees every temporary at once;
-    the rare cycle (an exception and its traceback) waits for the collector's next pass.
-    A collector that the caller already disabled stays disabled.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def summary(workspace: Workspace) -> dict[str, Any]:

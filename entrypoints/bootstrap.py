@@ -103,6 +103,7 @@ class Services:
             table=self.container.process_table(),
             store=self.container.session_store(),
             parent=str(Path(self.state_dir()) / SESSIONS_FOLDER),
+            cleanup=self.container.cleanup_executor(),
         )
 
     def open_state(self, *, create: bool) -> StateStore | None:
@@ -192,6 +193,7 @@ class Services:
             processes=container.process_table(),
             make_output_root=self.output_root,
             producer=self.producer(),
+            ids=container.ids(),
             conversations=container.conversations(state_dir=state),
             runtime=RuntimePorts(
                 processes=container.processes(),

@@ -23,21 +23,21 @@ Before any signal, the saved psutil identity (pid + create time) is checked, so 
 something else reaped and the kernel reused is never signalled. Cleanup runs in a shielded
 ``finally``, so the caller's cancellation (an anyio cancel scope) always reaches the group.
 Descendants that leave the group themselves (daemons) escape cleanup; commands are trusted.
+The spawn and the group leader are shared with tool sessions (``process_group``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.lowlevel
-import psutil
 
-from adapters.posix.process_status import exited_unreaped
+from adapters.posix import process_group
+from adapters.posix.process_group import KILL_GRACE_SECONDS, GroupLeader
 from ports.process import (
     CAPTURE_LIMIT_BYTES,
     STDERR,
@@ -46,7 +46,7 @@ from ports.process import (
     ProcessOutcome,
     ProcessSpec,
 )
-from ports.sessions import ProcessIdentity, SpawnObserver
+from ports.sessions import SpawnObserver
 
 __all__ = [
     "CAPTURE_LIMIT_BYTES",
@@ -58,30 +58,11 @@ __all__ = [
 
 DEFAULT_TIMEOUT_MS = 120_000
 TIMEOUT_MS_MAX = 2_147_483_647
-# After SIGTERM: how long the leader may take to exit before SIGKILL. After reaping: how long
-# the pipes may stay open before we stop reading them.
-KILL_GRACE_SECONDS = 1.0
+# KILL_GRACE_SECONDS (process_group): after SIGTERM, how long the leader may take to exit
+# before SIGKILL; after reaping, how long the pipes may stay open before we stop reading.
 
 _READ_CHUNK = 64 * 1024
 _WRITE_CHUNK = 64 * 1024
-# Without a pidfd, the leader's exit is polled, backing off between these two intervals.
-_POLL_FIRST_SECONDS = 0.001
-_POLL_MAX_SECONDS = 0.05
-
-
-def _spawn(spec: ProcessSpec) -> subprocess.Popen[bytes]:
-    """Start the leader of a new session (pgid == sid == pid); raises OSError or ValueError."""
-    return subprocess.Popen(
-        list(spec.argv),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        bufsize=0,
-        cwd=spec.cwd,
-        env=dict(spec.env),
-        start_new_session=True,
-        close_fds=True,
-    )
 
 
 def _spawn_error_message(error: OSError | ValueError) -> str:
@@ -90,18 +71,6 @@ def _spawn_error_message(error: OSError | ValueError) -> str:
             return f"{error.strerror}: {os.fsdecode(error.filename)}"
         return error.strerror
     return str(error)
-
-
-def _open_pidfd(pid: int) -> int | None:
-    """A descriptor that turns readable when ``pid`` exits (Linux ≥ 5.3); None elsewhere."""
-    pidfd_open = getattr(os, "pidfd_open", None)
-    if pidfd_open is None:
-        return None
-    try:
-        fd: int = pidfd_open(pid)
-    except OSError:
-        return None
-    return fd
 
 
 @dataclass
@@ -169,96 +138,6 @@ async def _feed(pipe: subprocess.Popen[bytes], data: bytes) -> None:
             stdin.close()
 
 
-class _Leader:
-    """The spawned group leader: its identity, exit watcher, group signals and reaping."""
-
-    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
-        self.popen = popen
-        self.pid = popen.pid
-        # Taken while the child is unreaped, so this identity (pid + create time) is ours.
-        self.identity = psutil.Process(self.pid)
-        self.pidfd = _open_pidfd(self.pid)
-        self.status: int | None = None
-        self.reaped = False
-        self.terminated_at: float | None = None
-
-    def has_exited(self) -> bool:
-        """Whether the leader has exited; it stays unreaped (a zombie) so its pid stays ours."""
-        return self.reaped or exited_unreaped(self.pid, self.identity)
-
-    async def wait_exited(self) -> None:
-        if self.pidfd is not None:
-            while not self.has_exited():
-                await anyio.wait_readable(self.pidfd)
-            return
-        delay = _POLL_FIRST_SECONDS
-        while not self.has_exited():
-            await anyio.sleep(delay)
-            delay = min(delay * 2, _POLL_MAX_SECONDS)
-
-    def signal_group(self, signum: signal.Signals) -> None:
-        """Signal every process of the group, unless the group id may no longer be ours."""
-        if self.reaped:
-            return  # after reaping, the group id may already belong to someone else
-        # If something else reaped the leader and its pid now names another process, our group
-        # is empty (the kernel does not reuse a pid still in use as a group id): leave it. If
-        # the pid is free, members may remain and the group id is still theirs.
-        if not self.identity.is_running() and psutil.pid_exists(self.pid):
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signum)
-
-    async def terminate_group(self) -> None:
-        """SIGTERM the group, then give the leader up to the grace period to exit."""
-        if self.terminated_at is None:
-            self.terminated_at = anyio.current_time()
-            self.signal_group(signal.SIGTERM)
-        remaining = self.terminated_at + KILL_GRACE_SECONDS - anyio.current_time()
-        with anyio.move_on_after(max(remaining, 0.0)):
-            await self.wait_exited()
-
-    async def kill_group_and_reap(self) -> None:
-        """SIGKILL the group while the leader's pid is still pinned, then reap the leader."""
-        self.signal_group(signal.SIGKILL)
-        await self.wait_exited()
-        if self.reaped:
-            return
-        self.reaped = True
-        try:
-            _, status = os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            self.popen.returncode = -1  # reaped elsewhere: the status is lost
-            return
-        self.status = status
-        self.popen.returncode = os.waitstatus_to_exitcode(status)
-
-    async def ensure_dead(self) -> None:
-        """The cleanup path: SIGTERM, grace, SIGKILL, reap; a no-op once reaped."""
-        if self.reaped:
-            return
-        if not self.has_exited():
-            await self.terminate_group()
-        await self.kill_group_and_reap()
-
-    def close(self) -> None:
-        if self.pidfd is not None:
-            os.close(self.pidfd)
-            self.pidfd = None
-        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-
-    def exit_code_and_signal(self) -> tuple[int | None, int | None]:
-        if self.status is None:
-            return None, None
-        if os.WIFSIGNALED(self.status):
-            return None, os.WTERMSIG(self.status)
-        if os.WIFEXITED(self.status):
-            return os.WEXITSTATUS(self.status), None
-        return None, None
-
-
 def _check(spec: ProcessSpec) -> None:
     if not spec.argv:
         raise ValueError("argv must name a program")
@@ -283,18 +162,18 @@ class PosixProcessRunner:
         _check(spec)
         await anyio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller starts nothing
         try:
-            popen = _spawn(spec)
+            popen = process_group.spawn(spec)
         except (OSError, ValueError) as error:
             return ProcessOutcome(spawn_error=_spawn_error_message(error))
 
         stdout = _Capture(spec.capture_limit_bytes)
         stderr = _Capture(spec.capture_limit_bytes)
         timed_out = False
-        leader: _Leader | None = None
+        leader: GroupLeader | None = None
         try:
-            leader = _Leader(popen)
+            leader = GroupLeader(popen, exit_fd=True)
             if observe is not None:
-                observe(ProcessIdentity(leader.pid, leader.identity.create_time()))
+                observe(leader.identity)
             assert popen.stdout is not None and popen.stderr is not None
             for stream in (popen.stdin, popen.stdout, popen.stderr):
                 assert stream is not None
@@ -319,12 +198,8 @@ class PosixProcessRunner:
             with anyio.CancelScope(shield=True):
                 if leader is None:
                     # No identity was taken; the child is unreaped, so its group id is still ours.
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(popen.pid, signal.SIGKILL)
-                    popen.wait()
-                    for stream in (popen.stdin, popen.stdout, popen.stderr):
-                        if stream is not None:
-                            stream.close()
+                    process_group.kill_unadmitted(popen)
+                    process_group.close_streams(popen)
                 else:
                     await leader.ensure_dead()
                     leader.close()

@@ -2,10 +2,11 @@
 
 How a session process goes:
 
-1. ``start`` spawns the program exactly like ``PosixProcessRunner`` (no shell, explicit argv,
-   cwd and complete environment, leader of a new session so its pid is its group id) and
-   reports the leader's identity (pid + psutil start time) to ``observe`` before anything
-   is awaited, so the caller can journal the group before admitting it.
+1. ``start`` spawns the program exactly like ``PosixProcessRunner`` (``process_group``:
+   no shell, explicit argv, cwd and complete environment, leader of a new session so its
+   pid is its group id) and reports the leader's identity (pid + psutil start time) to
+   ``observe`` before anything is awaited, so the caller can journal the group before
+   admitting it.
 2. One daemon thread per process owns the three pipes: it writes ``spec.stdin`` and closes
    stdin, keeps the first stdout line (up to ``READY_LINE_LIMIT`` bytes) for ``ready_line``,
    and reads and discards everything else on stdout and stderr, before and after readiness,
@@ -31,18 +32,15 @@ import contextlib
 import errno
 import os
 import selectors
-import signal
 import subprocess
 import threading
 from collections.abc import Callable
 
-import anyio
 import anyio.lowlevel
-import psutil
 
-from adapters.posix import process as posix_process
+from adapters.posix import process_group
 from adapters.posix.process import PosixProcessRunner
-from adapters.posix.process_status import exited_unreaped
+from adapters.posix.process_group import GroupLeader, poll_until
 from ports.process import ProcessOutcome, ProcessSpec
 from ports.sessions import ProcessIdentity, SpawnObserver
 
@@ -67,93 +65,6 @@ _EXIT_DRAIN_READS = 32
 _WRITE_CHUNK = 64 * 1024
 # The pipe thread wakes at least this often to check for a stop request or the leader's exit.
 _PIPES_TICK_SECONDS = 0.05
-# Waiting for thread-side state, back off between these two intervals.
-_POLL_FIRST_SECONDS = 0.001
-_POLL_MAX_SECONDS = 0.05
-
-
-async def _poll_until(condition: Callable[[], bool], timeout: float | None = None) -> bool:
-    """Sleep with backoff until ``condition()`` holds; False if ``timeout`` passed first."""
-    deadline = None if timeout is None else anyio.current_time() + timeout
-    delay = _POLL_FIRST_SECONDS
-    while not condition():
-        if deadline is not None and anyio.current_time() >= deadline:
-            return False
-        await anyio.sleep(delay)
-        delay = min(delay * 2, _POLL_MAX_SECONDS)
-    return True
-
-
-def _live_group_members(pgid: int) -> list[int]:
-    """Pids of the processes in group ``pgid`` that are not zombies."""
-    members = []
-    for pid in psutil.pids():
-        try:
-            if os.getpgid(pid) == pgid and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                members.append(pid)
-        except (ProcessLookupError, psutil.NoSuchProcess):
-            continue
-        except psutil.AccessDenied:
-            members.append(pid)  # cannot tell: never report the group gone on a guess
-    return members
-
-
-class _Leader:
-    """The spawned group leader: identity, exit (without reaping), group signals, reaping.
-
-    Thread-safe: a lock orders signals, exit checks and the reap, so no signal follows the
-    reap (after which the group id may belong to someone else)."""
-
-    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
-        self.popen = popen
-        self.pid = popen.pid
-        # Taken while the child is unreaped, so this identity (pid + create time) is ours.
-        self.process = psutil.Process(self.pid)
-        self.identity = ProcessIdentity(self.pid, self.process.create_time())
-        self.reaped = False
-        self._lock = threading.Lock()
-
-    def has_exited(self) -> bool:
-        with self._lock:
-            return self._has_exited()
-
-    def _has_exited(self) -> bool:
-        return self.reaped or exited_unreaped(self.pid, self.process)
-
-    def _pid_reused(self) -> bool:
-        """Someone else reaped the leader and its pid now names another process: our group
-        is empty (the kernel does not reuse a pid still in use as a group id)."""
-        return not self.process.is_running() and psutil.pid_exists(self.pid)
-
-    def kill_group(self) -> None:
-        """SIGKILL every process of the group, unless the group id may no longer be ours."""
-        with self._lock:
-            if self.reaped or self._pid_reused():
-                return
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pid, signal.SIGKILL)
-
-    def group_gone(self) -> bool:
-        """The leader has exited and no live member of its group is left."""
-        with self._lock:
-            if not self._has_exited():
-                return False
-            if self.reaped or self._pid_reused():
-                return True
-            return not _live_group_members(self.pid)
-
-    def reap(self) -> None:
-        """Collect the exited leader; from here on its pid, and the group id, are released."""
-        with self._lock:
-            if self.reaped:
-                return
-            self.reaped = True
-            try:
-                _, status = os.waitpid(self.pid, 0)
-            except ChildProcessError:
-                self.popen.returncode = -1  # reaped elsewhere: the status is lost
-                return
-            self.popen.returncode = os.waitstatus_to_exitcode(status)
 
 
 class _Pipes:
@@ -287,7 +198,7 @@ class _Pipes:
 class PosixRunningProcess:
     """A started harness (``RunningProcess``); see the module docstring."""
 
-    def __init__(self, leader: _Leader, pipes: _Pipes) -> None:
+    def __init__(self, leader: GroupLeader, pipes: _Pipes) -> None:
         self._leader = leader
         self._pipes = pipes
         self._confirmed = False
@@ -297,11 +208,11 @@ class PosixRunningProcess:
         return self._leader.identity
 
     async def ready_line(self) -> bytes | None:
-        await _poll_until(self._pipes.resolved.is_set)
+        await poll_until(self._pipes.resolved.is_set)
         return self._pipes.line
 
     async def wait_exit(self) -> None:
-        await _poll_until(self._leader.has_exited)
+        await self._leader.wait_exited()  # polled: no pidfd, so bound to no event loop
 
     def has_exited(self) -> bool:
         return self._leader.has_exited()
@@ -313,27 +224,11 @@ class PosixRunningProcess:
         for a later attempt. True once confirmed, and on every later call."""
         if self._confirmed:
             return True
-
-        def signalled_and_gone() -> bool:
-            if self._leader.group_gone():
-                return True
-            self._leader.kill_group()
-            return False
-
-        confirmed = await _poll_until(signalled_and_gone, KILL_CONFIRM_SECONDS)
-        if confirmed:
-            self._leader.reap()
+        confirmed = await self._leader.kill_until_gone(KILL_CONFIRM_SECONDS)
         self._pipes.stop()
-        await _poll_until(lambda: not self._pipes.is_alive(), _PIPES_STOP_SECONDS)
+        await poll_until(lambda: not self._pipes.is_alive(), _PIPES_STOP_SECONDS)
         self._confirmed = confirmed
         return confirmed
-
-
-def _kill_failed_start(popen: subprocess.Popen[bytes]) -> None:
-    """Kill a group whose start failed after the spawn; the unreaped leader pins its id."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(popen.pid, signal.SIGKILL)
-    popen.wait()
 
 
 class PosixProcessLauncher:
@@ -347,24 +242,21 @@ class PosixProcessLauncher:
             raise ValueError("argv must name a program")
         await anyio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller starts nothing
         try:
-            popen = posix_process._spawn(spec)
+            popen = process_group.spawn(spec)
         except ValueError as error:  # e.g. a NUL byte in an argument
             raise OSError(errno.EINVAL, str(error)) from error
         pipes: _Pipes | None = None
         try:
-            leader = _Leader(popen)
+            leader = GroupLeader(popen)
             observe(leader.identity)
             pipes = _Pipes(popen, spec.stdin, leader.has_exited)
             pipes.start()
         except BaseException:
-            _kill_failed_start(popen)
+            process_group.kill_unadmitted(popen)  # the unreaped leader pins its group id
             if pipes is not None and pipes.is_alive():
                 pipes.stop()
             else:
-                for stream in (popen.stdin, popen.stdout, popen.stderr):
-                    if stream is not None:
-                        with contextlib.suppress(OSError):
-                            stream.close()
+                process_group.close_streams(popen)
             raise
         return PosixRunningProcess(leader, pipes)
 

@@ -3,9 +3,10 @@ order, and Run IDs."""
 
 from __future__ import annotations
 
-import secrets
 import string
 from datetime import UTC, datetime
+
+from ports.ids import IdSource
 
 RUN_ID_RANDOM_CHARS = 6
 _ALPHABET = string.ascii_letters + string.digits
@@ -16,8 +17,8 @@ def timestamp(moment: datetime) -> str:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond * 1000:09d}Z"
 
 
-def new_run_id() -> str:
-    return "run-" + "".join(secrets.choice(_ALPHABET) for _ in range(RUN_ID_RANDOM_CHARS))
+def new_run_id(ids: IdSource) -> str:
+    return "run-" + ids.choose(_ALPHABET, RUN_ID_RANDOM_CHARS)
 
 
 def elapsed_ms(start: str, end: str) -> int:

@@ -1,30 +1,101 @@
-"""Cooperative cancellation for in-process tool work (built-ins run in a worker thread)."""
+"""Cooperative cancellation for tool work, and the one way tool work is cancelled by a token.
+
+A ``Cancellation`` is set once by the caller (Esc in the terminal reviewer, a cancelled
+caller of a built-in) and read by the work: a built-in running in a worker thread checks
+it between steps, a process-running call is cancelled when it fires (``until_cancelled``).
+
+The token is a plain flag, not a ``threading.Event``: nobody waits on it, and
+``Event.is_set`` is itself a plain read of the attribute that ``Event.set`` assigns, so an
+attribute gives the worker thread the very same guarantee, with no lock to create.
+"""
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
 
 from domain.tools.results import ToolError
 
 CANCELLED_MESSAGE = "Agent tool call was cancelled."
+CANCEL_POLL_SECONDS = 0.02  # how often a running call looks at its cancellation token
+
+T = TypeVar("T")
 
 
 class Cancellation:
     """Set once by the caller; checked by long-running built-ins between steps."""
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._cancelled = False
 
     def cancel(self) -> None:
-        self._event.set()
+        self._cancelled = True
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._cancelled
 
     def check(self) -> None:
-        if self._event.is_set():
+        if self._cancelled:
             raise ToolError(CANCELLED_MESSAGE)
 
+    async def fired(self) -> None:
+        """Return once the token is cancelled (it is polled, so any thread may set it)."""
+        while not self._cancelled:
+            await anyio.sleep(CANCEL_POLL_SECONDS)
 
-NEVER_CANCELLED = Cancellation()
+
+class _Never(Cancellation):
+    """The token of work nobody can cancel: ``cancel`` leaves it as it is."""
+
+    def cancel(self) -> None:
+        pass
+
+
+NEVER_CANCELLED: Cancellation = _Never()
+
+
+async def cancelled_by(work: Awaitable[T], trigger: Callable[[], Awaitable[object]]) -> T | None:
+    """Await ``work``; should ``trigger()`` return first, cancel ``work`` and give None.
+
+    What ``work`` raises propagates as it is (not wrapped in an exception group), and so
+    does the caller's own cancellation. Work that finished is never reported cancelled."""
+    result: T | None = None
+    finished = False
+    error: Exception | None = None
+    with anyio.CancelScope() as cancelled:
+
+        async def watch() -> None:
+            await trigger()
+            cancelled.cancel()
+
+        async with anyio.create_task_group() as watcher:
+            watcher.start_soon(watch)
+            try:
+                result = await work
+                finished = True
+            except Exception as exc:  # re-raised below, outside the task group
+                error = exc
+            watcher.cancel_scope.cancel()
+    if error is not None:
+        raise error
+    return result if finished else None
+
+
+async def until_cancelled(work: Awaitable[T], token: Cancellation) -> T | None:
+    """Await ``work``; cancelling ``token`` meanwhile cancels it (a process it runs is
+    killed with its group and reaped) and gives None."""
+    return await cancelled_by(work, token.fired)
+
+
+async def in_worker_thread(work: Callable[[], T], token: Cancellation) -> T:
+    """Run blocking ``work`` in a worker thread. A cancelled caller does not wait for it: the
+    token is cancelled, so the work stops at its next check, and the cancellation goes on."""
+    try:
+        return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        token.cancel()
+        raise

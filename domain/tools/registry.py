@@ -14,9 +14,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import anyio
-import anyio.to_thread
-
 from domain.declarations.model import (
     AgentProfile,
     AgentTool,
@@ -34,7 +31,12 @@ from domain.tools.builtins.list_page import run_list
 from domain.tools.builtins.read import run_read
 from domain.tools.builtins.search import run_glob, run_grep
 from domain.tools.builtins.specs import default_description, input_schema_for
-from domain.tools.cancellation import CANCELLED_MESSAGE, Cancellation
+from domain.tools.cancellation import (
+    CANCELLED_MESSAGE,
+    Cancellation,
+    in_worker_thread,
+    until_cancelled,
+)
 from domain.tools.commands.prep import CommandResolver
 from domain.tools.commands.running import CommandRunner
 from domain.tools.context import BuiltinContext
@@ -50,7 +52,6 @@ from ports.scratch import ScratchSpace
 
 UNKNOWN_TOOL = "Unknown registered Agent tool."
 TARGET_CHANGED = "File Artifact target must remain a regular file."
-CANCEL_POLL_SECONDS = 0.02  # how often a running command call looks at its cancellation token
 SESSIONS_NOT_YET = "This tool is bound to a tool session, and no session set is attached."
 
 
@@ -168,7 +169,7 @@ class AgentToolRegistry:
             admitted = admit_arguments(args, self._validator(definition))
             token.check()
             if self._has_file_targets:
-                await self._run_sync(self._check_file_targets, token)
+                await in_worker_thread(self._check_file_targets, token)
             return await self._dispatch(
                 definition, admitted, token, output_root, watch=cancellation is not None
             )
@@ -176,14 +177,6 @@ class AgentToolRegistry:
             return ToolResult.error(exc.message)
         except ToolError as exc:
             return ToolResult.error(exc.message)
-
-    async def _run_sync(self, work: Callable[[], Any], token: Cancellation) -> Any:
-        """Run blocking work in a thread; a cancelled caller stops it at its next check."""
-        try:
-            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            token.cancel()
-            raise
 
     def _check_file_targets(self) -> None:
         """Every call re-checks admitted file Artifacts: a swapped target runs nothing."""
@@ -285,14 +278,7 @@ class AgentToolRegistry:
             return await _cancellable(help_call, token, watch)
         context = self._context(definition, token)
         work = _builtin_work(tool, context, args)
-        result: ToolResult = await self._run_sync(work, token)
-        return result
-
-
-async def _watch(token: Cancellation, scope: anyio.CancelScope) -> None:
-    while not token.cancelled:
-        await anyio.sleep(CANCEL_POLL_SECONDS)
-    scope.cancel()
+        return await in_worker_thread(work, token)
 
 
 async def _cancellable(work: Awaitable[ToolResult], token: Cancellation, watch: bool) -> ToolResult:
@@ -301,18 +287,7 @@ async def _cancellable(work: Awaitable[ToolResult], token: Cancellation, watch: 
     caller's token (``watch`` false) nothing can cancel it but the caller's own scope."""
     if not watch:
         return await work
-    result: ToolResult | None = None
-    error: Exception | None = None
-    with anyio.CancelScope() as cancelled:
-        async with anyio.create_task_group() as watcher:
-            watcher.start_soon(_watch, token, cancelled)
-            try:
-                result = await work
-            except Exception as exc:  # re-raised below, outside the task group
-                error = exc
-            watcher.cancel_scope.cancel()
-    if error is not None:
-        raise error
+    result = await until_cancelled(work, token)
     return result if result is not None else ToolResult.error(CANCELLED_MESSAGE)
 
 

@@ -17,17 +17,16 @@ one review):
   reaped. Only when that is confirmed are the directory and its journal removed; otherwise
   the lease is released and the journal kept, so the next session start finishes the job.
 
-Cleanup runs on artifactize's own executor thread (with its own event loop), so it does not
-depend on the caller's event loop staying alive.
+Cleanup runs on the cleanup executor (``ports.cleanup``: a thread with an event loop of its
+own), so it does not depend on the caller's event loop staying alive; so does the watcher
+that notices an exit of ``start`` after readiness.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import enum
-import threading
-import weakref
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,9 +39,11 @@ from domain.declarations.model import (
     CommandAgentTool,
     SessionCommand,
 )
+from domain.tools.cancellation import cancelled_by
 from domain.tools.commands.running import CommandRunner
 from domain.tools.results import ToolError, ToolResult
 from domain.workspace import Artifact, published_name
+from ports.cleanup import CleanupExecutor, DropGuard
 from ports.sessions import (
     JournalEntry,
     JournalRole,
@@ -63,10 +64,6 @@ SWEEP_FAILED = (
 )
 CLEANUP_FAILED = "Tool session cleanup failed: {detail}"
 
-_EXECUTOR = concurrent.futures.ThreadPoolExecutor(
-    max_workers=2, thread_name_prefix="artifactize-session-cleanup"
-)
-
 
 class State(enum.Enum):
     IDLE = "idle"
@@ -81,6 +78,7 @@ class SessionPorts:
     table: ProcessTable
     store: SessionStore
     parent: str  # the directory that holds every session directory (in the state home)
+    cleanup: CleanupExecutor  # where cleanup and the harness watcher run
     stop_timeout_seconds: float = STOP_TIMEOUT_SECONDS
 
 
@@ -214,16 +212,14 @@ class ToolSession:
             await self._cleanup_now()
             self._fail(SESSION_NOT_READY.format(name=self.name))
         self.state = State.READY
-        threading.Thread(
-            target=anyio.run,
-            args=(self._retire_on_exit,),
-            daemon=True,
-            name=f"artifactize-session-{self.provenance_key}",
-        ).start()
+        self.ports.cleanup.start_watcher(
+            self._retire_on_exit, f"artifactize-session-{self.provenance_key}"
+        )
 
     async def _retire_on_exit(self) -> None:
-        """Runs on its own thread for the whole session: an exit of ``start`` after readiness
-        kills the rest of its group at once (bound calls in flight notice it themselves)."""
+        """Runs on a watcher thread of its own for the whole session: an exit of ``start``
+        after readiness kills the rest of its group at once (bound calls in flight notice
+        it themselves)."""
         assert self.process is not None
         await self.process.wait_exit()
         if self.state is State.READY:
@@ -276,11 +272,9 @@ class ToolSession:
         return record
 
     async def _cleanup_now(self) -> None:
-        """A start that never became ready is cleaned up at once, on our executor."""
+        """A start that never became ready is cleaned up at once, on the cleanup executor."""
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(
-                lambda: _EXECUTOR.submit(self.cleanup_blocking, False).result()
-            )
+            await self.ports.cleanup.run(lambda: self.cleanup(run_stop=False))
 
     async def on_harness_exit(self) -> None:
         """Start exited after readiness: kill its group now, cancel in-flight calls."""
@@ -299,10 +293,8 @@ class ToolSession:
         with anyio.CancelScope() as scope:
             self._in_flight.add(scope)
             try:
-                async with anyio.create_task_group() as group:
-                    group.start_soon(self._watch_harness, scope)
-                    result = await run(work_directory, self._journal(JournalRole.CALL, spawned))
-                    group.cancel_scope.cancel()
+                work = run(work_directory, self._journal(JournalRole.CALL, spawned))
+                result = await cancelled_by(work, self._harness_exited)
             finally:
                 self._in_flight.discard(scope)
                 with anyio.CancelScope(shield=True):
@@ -311,19 +303,17 @@ class ToolSession:
             raise self._ended()
         return result
 
-    async def _watch_harness(self, call_scope: anyio.CancelScope) -> None:
+    async def _harness_exited(self) -> None:
+        """Return once ``start`` exited, its group killed and in-flight calls cancelled."""
         assert self.process is not None
         await self.process.wait_exit()
         await self.on_harness_exit()
-        call_scope.cancel()
 
-    # --- cleanup, on artifactize's own executor -------------------------------------------
+    # --- cleanup, on the cleanup executor -------------------------------------------------
 
-    def cleanup_blocking(self, run_stop: bool = True) -> list[str]:
-        """Stop, kill, confirm, remove. Returns the problems; runs its own event loop."""
-        return anyio.run(self._cleanup, run_stop)
-
-    async def _cleanup(self, run_stop: bool) -> list[str]:
+    async def cleanup(self, run_stop: bool = True) -> list[str]:
+        """Stop, kill, confirm, remove. Returns the problems; runs on the cleanup executor,
+        in an event loop of its own."""
         problems: list[str] = []
         if self.directory is None:
             return problems
@@ -368,6 +358,19 @@ class ToolSession:
         await self._released_after(spawned)
 
 
+class _Unarmed:
+    """The drop guard of a set that started no session: there is nothing to clean up."""
+
+    def __call__(self) -> None:
+        pass
+
+    def detach(self) -> None:
+        pass
+
+
+_UNARMED: DropGuard = _Unarmed()
+
+
 @dataclass
 class ToolSessions:
     """The sessions of one review (or one ``tools check --execute``), started lazily."""
@@ -378,13 +381,17 @@ class ToolSessions:
     sessions: dict[str, ToolSession] = field(default_factory=dict)
     closed: bool = False
 
-    def __post_init__(self) -> None:
-        self._finalizer = weakref.finalize(self, _cleanup_dropped, self.sessions)
+    # Cleans up what a set dropped without ``close()`` started; armed once a session exists.
+    _finalizer: DropGuard = field(default_factory=lambda: _UNARMED, init=False, repr=False)
 
     def session_for(self, owner: Artifact, name: str) -> ToolSession:
         key = published_name(name, owner.name)
         if self.closed or (self.allowed is not None and key not in self.allowed):
             raise ToolError(SESSION_ENDED.format(name=name))
+        if self._finalizer is _UNARMED:
+            self._finalizer = self.ports.cleanup.on_drop(
+                self, functools.partial(_cleanup_dropped, self.sessions)
+            )
         if key not in self.sessions:
             declaration = next(s for s in owner.agent_sessions if s.name == name)
             self.sessions[key] = ToolSession(owner, declaration, self.runner_for(), self.ports)
@@ -403,8 +410,7 @@ class ToolSessions:
             for session in self.sessions.values():
                 if session.directory is None:
                     continue
-                future = _EXECUTOR.submit(session.cleanup_blocking)
-                problems.extend(await anyio.to_thread.run_sync(future.result))
+                problems.extend(await self.ports.cleanup.run(session.cleanup))
                 session.state = State.ENDED
         self._finalizer.detach()
         return problems
@@ -417,7 +423,7 @@ class ToolSessions:
 
 
 def _cleanup_dropped(sessions: dict[str, ToolSession]) -> None:
-    """A session set dropped without ``close()``: clean up on our executor anyway.
+    """A session set dropped without ``close()``: clean up on the cleanup executor anyway.
 
     A set still open when the interpreter exits is finalized after the executor stopped
     taking work: it is cleaned up right here, and where no thread may start any more
@@ -426,11 +432,8 @@ def _cleanup_dropped(sessions: dict[str, ToolSession]) -> None:
         if session.directory is None:
             continue
         try:
-            _EXECUTOR.submit(session.cleanup_blocking)
-        except RuntimeError:  # the interpreter is shutting down
-            try:
-                session.cleanup_blocking()
-            except Exception:
-                if session.directory is not None:
-                    with contextlib.suppress(OSError):
-                        _retire(session.ports, session.directory)
+            session.ports.cleanup.submit(session.cleanup)
+        except Exception:  # the inline cleanup of a shutting-down interpreter failed
+            if session.directory is not None:
+                with contextlib.suppress(OSError):
+                    _retire(session.ports, session.directory)

@@ -8,7 +8,7 @@ an Agent tool in the author's environment, a Human tool in the reviewer's real e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from domain.tools.preflight import Preflight
 from domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
 from domain.tools.sessions import SessionPorts
 from domain.workspace import UnknownName, Workspace
+from ports.callbacks import WorkspaceLoader
 from ports.programs import ProgramFinder
 
 AUDIENCES = ("agent", "human")
@@ -120,7 +121,7 @@ class Report:
 
 @dataclass(frozen=True)
 class ToolsCheck:
-    load: Callable[[str], Workspace]
+    load: WorkspaceLoader[Workspace]
     ports: ToolPorts
     programs: ProgramFinder
     session_ports: SessionPorts | None = None

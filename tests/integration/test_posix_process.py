@@ -20,7 +20,7 @@ import anyio
 import psutil
 import pytest
 
-from adapters.posix import process as posix_process
+from adapters.posix import process_group
 from adapters.posix.process import (
     CAPTURE_LIMIT_BYTES,
     KILL_GRACE_SECONDS,
@@ -312,7 +312,7 @@ async def test_cancelled_caller_starts_nothing(spawned: list[int]) -> None:
 async def test_without_pidfd_the_exit_is_polled(
     monkeypatch: pytest.MonkeyPatch, spawned: list[int]
 ) -> None:
-    monkeypatch.setattr(posix_process, "_open_pidfd", lambda pid: None)
+    monkeypatch.setattr(process_group, "_open_pidfd", lambda pid: None)
     outcome = await RUNNER.run(python("import sys; print('polled'); sys.exit(4)"))
     assert (outcome.exit_code, outcome.stdout) == (4, b"polled\n")
     timed_out, elapsed = await timed_run(python(SLEEP_TREE, timeout_ms=200))
@@ -372,8 +372,8 @@ async def test_a_leader_reaped_elsewhere_is_never_signalled(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """If something else reaps our leader and its pid is reused, the group is not ours to kill."""
-    popen = posix_process._spawn(spec(SLEEP, "0"))
-    leader = posix_process._Leader(popen)
+    popen = process_group.spawn(spec(SLEEP, "0"))
+    leader = process_group.GroupLeader(popen, exit_fd=True)
     os.waitpid(popen.pid, 0)  # "someone else" reaps it: the pid is free for reuse
     monkeypatch.setattr(psutil, "pid_exists", lambda pid: True)  # ...and reused
     signalled: list[tuple[int, int]] = []

@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 import pytest
 
+from adapters.ids import SecretIds
 from adapters.jsonl_conversations import JsonlConversationStore
 from adapters.posix.filesystem import PosixFilesystem
 from adapters.posix.process_table import PsutilProcessTable
@@ -272,7 +273,9 @@ def verify_ports(setup: ReviewSetup, backends: ScriptedBackends, store: Any) -> 
         path.mkdir(parents=True, exist_ok=True)
         return str(path)
 
-    return VerifyPorts(review, store, PsutilProcessTable(), output_root, {"name": "t@h"})
+    return VerifyPorts(
+        review, store, PsutilProcessTable(), output_root, {"name": "t@h"}, SecretIds()
+    )
 
 
 async def verify_once(setup: ReviewSetup, backends: ScriptedBackends, store: Any) -> Any:

@@ -42,6 +42,7 @@ from adapters.posix.scratch import PosixScratchSpace
 from adapters.posix.session_process import PosixProcessLauncher
 from adapters.posix.session_store import PosixSessionStore
 from adapters.ry_regex import RyRegexEngine
+from adapters.threads import ThreadCleanupExecutor
 from domain.config_service import ConfigService
 from domain.tools.cancellation import CANCELLED_MESSAGE, Cancellation
 from domain.tools.registry import UNKNOWN_TOOL, AgentToolRegistry, ToolPorts
@@ -68,6 +69,7 @@ PYTHON = os.path.realpath(sys.executable)
 ACT = "act_app"
 POKE = "poke_idle"  # never used: the tool ``poke`` of Artifact ``app`` is ``poke_app``
 ENDED = SESSION_ENDED.format(name="app")
+CLEANUP = ThreadCleanupExecutor()  # one per process, as the composition root wires it
 NOT_READY = SESSION_NOT_READY.format(name="app")
 NOT_STARTED = SESSION_NOT_STARTED.format(name="app")
 REFUSED = SWEEP_FAILED.format(name="app")
@@ -260,6 +262,7 @@ class Setup:
             self.table,
             PosixSessionStore(),
             parent=str(self.parent),
+            cleanup=CLEANUP,
             stop_timeout_seconds=self.stop_timeout,
         )
 
@@ -732,6 +735,7 @@ from adapters.posix.session_process import PosixProcessLauncher
 from adapters.posix.session_store import PosixSessionStore
 from adapters.posix.process_table import PsutilProcessTable
 from adapters.ry_regex import RyRegexEngine
+from adapters.threads import ThreadCleanupExecutor
 from domain.config_service import ConfigService
 from domain.tools.registry import AgentToolRegistry, ToolPorts
 from domain.tools.sessions import SessionPorts
@@ -739,7 +743,8 @@ from domain.tools.sessions import SessionPorts
 repo, parent, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 ports = ToolPorts(PosixFilesystem(), RyRegexEngine(), PosixProcessRunner(), {"PATH": "/usr/bin:/bin"},
                   programs=PosixProgramFinder(), scratch=PosixScratchSpace())
-session_ports = SessionPorts(PosixProcessLauncher(), PsutilProcessTable(), PosixSessionStore(), parent)
+session_ports = SessionPorts(PosixProcessLauncher(), PsutilProcessTable(), PosixSessionStore(), parent,
+                             ThreadCleanupExecutor())
 
 async def main():
     workspace = ConfigService(PosixFilesystem()).load(repo)

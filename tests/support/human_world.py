@@ -18,6 +18,7 @@ from domain.workspace import Workspace
 from ports.launch import LaunchObserver
 from ports.sessions import ProcessIdentity
 from tests.fakes.filesystem import MemoryFilesystem
+from tests.fakes.ids import CountingIds
 from tests.fakes.model import ScriptedBackend, ScriptedBackends
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms
 from tests.fakes.state import MemoryStateStore
@@ -75,6 +76,7 @@ class HumanWorld:
     ) -> None:
         self.files = files
         self.state = MemoryStateStore()
+        self.ids = CountingIds()
         self.clock = clock
         self.runner = runner
         self.launcher = FakeLauncher()

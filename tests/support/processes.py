@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 import pytest
 
-from adapters.posix import process as posix_process
+from adapters.posix import process_group
 from ports.process import ProcessSpec
 
 
@@ -41,16 +41,16 @@ def wait_group_gone(pgid: int, timeout: float = 2.0) -> list[int]:
 
 
 def record_spawns(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Record the pid of every leader ``adapters.posix.process`` spawns from now on."""
+    """Record the pid of every leader the POSIX process adapters spawn from now on."""
     pids: list[int] = []
-    real_spawn = posix_process._spawn
+    real_spawn = process_group.spawn
 
     def recording_spawn(spec: ProcessSpec) -> Any:
         popen = real_spawn(spec)
         pids.append(popen.pid)
         return popen
 
-    monkeypatch.setattr(posix_process, "_spawn", recording_spawn)
+    monkeypatch.setattr(process_group, "spawn", recording_spawn)
     return pids
 
 

@@ -118,6 +118,7 @@ class World(HumanWorld):
             Table(),
             lambda run_id: f"/state/runs/{run_id}",
             PRODUCER,
+            self.ids,
             sleep=self.sleep,
         )
 

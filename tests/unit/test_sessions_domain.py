@@ -7,12 +7,12 @@ declaration: Artifact ``app`` with the sessions ``app`` and ``idle`` and their b
 tools ``act`` and ``poke``; every command is the program ``harness`` found on ``PATH``.
 
 The fakes are thread-safe and loop-agnostic (they poll, like the real adapters), because
-the domain watches a harness from its own thread and cleans up on its own executor.
+the domain watches a harness from its own thread and cleans up on the cleanup executor.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
+import dataclasses
 import gc
 import json
 import threading
@@ -25,8 +25,8 @@ import anyio
 import pytest
 
 from adapters.ry_regex import RyRegexEngine
+from adapters.threads import ThreadCleanupExecutor
 from domain.config_service import ConfigService
-from domain.tools import sessions as sessions_module
 from domain.tools.cancellation import CANCELLED_MESSAGE, Cancellation
 from domain.tools.registry import AgentToolRegistry, ToolPorts
 from domain.tools.results import ToolResult
@@ -53,6 +53,7 @@ ME = ProcessIdentity(1, 1.0)
 ACT, POKE = "act_app", "poke_app"
 OK_OUTPUT = b'{"content":[{"type":"text","text":"ok"}]}'
 ENDED = SESSION_ENDED.format(name="app")
+CLEANUP = ThreadCleanupExecutor()  # one per process, as the composition root wires it
 DECLARATION = """\
 name = "app"
 
@@ -337,7 +338,12 @@ class World:
     @property
     def ports(self) -> SessionPorts:
         return SessionPorts(
-            self.launcher, self.table, self.store, PARENT, stop_timeout_seconds=self.stop_timeout
+            self.launcher,
+            self.table,
+            self.store,
+            PARENT,
+            CLEANUP,
+            stop_timeout_seconds=self.stop_timeout,
         )
 
     def sessions(self, selected_tool: str | None = None) -> ToolSessions:
@@ -678,15 +684,15 @@ async def test_dropped_at_interpreter_exit_still_kills_what_the_journal_names(
 ) -> None:
     sessions = world.sessions()
     await world.call(sessions)
-    stopped = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    stopped = ThreadCleanupExecutor(max_workers=1)
     stopped.shutdown()
-    monkeypatch.setattr(sessions_module, "_EXECUTOR", stopped)
     (session,) = sessions.sessions.values()
+    monkeypatch.setattr(session, "ports", dataclasses.replace(session.ports, cleanup=stopped))
 
-    def no_threads(run_stop: bool = True) -> list[str]:
+    async def no_threads(run_stop: bool = True) -> list[str]:
         raise RuntimeError("can't create new thread at interpreter shutdown")
 
-    monkeypatch.setattr(session, "cleanup_blocking", no_threads)
+    monkeypatch.setattr(session, "cleanup", no_threads)
     sessions._finalizer()
     assert world.session_directories() == []
     assert world.log.count_of("table.kill_group 101") == 1
@@ -749,4 +755,7 @@ async def test_the_sweep_runs_before_a_session_starts(world: World) -> None:
 
 def test_the_stop_bound_defaults_to_thirty_seconds(world: World) -> None:
     assert STOP_TIMEOUT_SECONDS == 30.0
-    assert SessionPorts(world.launcher, world.table, world.store, PARENT).stop_timeout_seconds == 30
+    assert (
+        SessionPorts(world.launcher, world.table, world.store, PARENT, CLEANUP).stop_timeout_seconds
+        == 30
+    )

@@ -74,6 +74,7 @@ class World(HumanWorld):
             Table(),
             lambda run_id: "/state/runs/run-abc",
             PRODUCER,
+            self.ids,
             sleep=self.sleep,
             runtime=runtime,
         )

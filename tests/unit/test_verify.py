@@ -27,6 +27,7 @@ from domain.workspace import Workspace
 from ports.sessions import ProcessIdentity
 from ports.state import ExecutionRecord
 from tests.fakes.filesystem import MemoryFilesystem
+from tests.fakes.ids import CountingIds
 from tests.fakes.model import ScriptedBackend, ScriptedBackends, call_reply, verdict_reply
 from tests.fakes.processes import FakeClock
 from tests.fakes.state import MemoryStateStore
@@ -86,6 +87,7 @@ class Setup:
             }
         )
         self.state = MemoryStateStore()
+        self.ids = CountingIds()
         self.table = Table()
         self.sleeps: list[float] = []
 
@@ -101,7 +103,13 @@ class Setup:
             self.release_holder()
 
         return VerifyPorts(
-            review, self.state, self.table, lambda run_id: "/out", {"name": "t@h"}, sleep=sleep
+            review,
+            self.state,
+            self.table,
+            lambda run_id: "/out",
+            {"name": "t@h"},
+            self.ids,
+            sleep=sleep,
         )
 
     def release_holder(self) -> None:

@@ -75,6 +75,7 @@ class World(HumanWorld):
             Table(),
             lambda run_id: RUN_DIR,
             PRODUCER,
+            self.ids,
             sleep=self.sleep,
             runtime=runtime,
         )

@@ -27,6 +27,7 @@ from domain.reviews.timestamps import timestamp
 from domain.reviews.verdicts import VerdictValidator
 from domain.tools.registry import AgentToolRegistry
 from domain.workspace import UnknownName, Workspace
+from ports.callbacks import WorkspaceLoader
 from ports.conversations import ConversationStore
 from ports.model import BackendUnavailable, ToolSpec
 
@@ -47,7 +48,7 @@ class FollowUp:
         self,
         ports: ReviewPorts,
         conversations: ConversationStore,
-        load_workspace: Any,
+        load_workspace: WorkspaceLoader[Workspace],
         output_root: str | None,
     ) -> None:
         self.ports = ports

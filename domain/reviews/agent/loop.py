@@ -23,6 +23,7 @@ from domain.reviews.verdicts import (
     repair_message,
 )
 from domain.tools.results import ToolResult
+from ports.clock import Sleeper
 from ports.model import (
     AssistantTurn,
     ConversationItem,
@@ -128,7 +129,7 @@ class AgentLoop:
         call_tool: ToolCaller,
         validator: VerdictValidator,
         settings: LoopSettings,
-        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        sleep: Sleeper = anyio.sleep,
     ) -> None:
         self.backend = backend
         self.call_tool = call_tool

@@ -14,7 +14,7 @@ The order is the contract (seed 000, "Tool sessions"):
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -39,6 +39,7 @@ from domain.tools.pinning import PinningError, pin_execution_paths
 from domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
 from domain.tools.sessions import SessionPorts, ToolSessions
 from domain.workspace import EvalRef, Workspace
+from ports.callbacks import WorkspaceReloader
 from ports.clock import Clock
 from ports.model import BackendUnavailable, ModelBackend, ModelBackends, ToolSpec
 
@@ -51,7 +52,7 @@ class ReviewPorts:
     backends: ModelBackends
     tools: ToolPorts
     sessions: SessionPorts
-    reload: Callable[[], Workspace]  # re-read the workspace for input revalidation
+    reload: WorkspaceReloader[Workspace]  # re-read the workspace for input revalidation
     scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
 
 

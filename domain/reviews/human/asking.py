@@ -17,7 +17,7 @@ import copy
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from ports.clock import Clock
+from ports.clock import Clock, Sleeper
 from ports.state import ExecutionRecord, StateStore
 
 WAITING_HUMAN = "WAITING_HUMAN"
@@ -98,7 +98,7 @@ async def wait_for_humans(
     requests: list[dict[str, Any]],
     deadline: float,
     clock: Clock,
-    sleep: Callable[[float], Awaitable[None]],
+    sleep: Sleeper,
     *,
     first: bool = False,
     on_poll: Callable[[], Awaitable[None]] | None = None,

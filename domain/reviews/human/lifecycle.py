@@ -26,7 +26,7 @@ one short transaction, and settlement re-reads what it depends on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,7 @@ from domain.tools.human.results import HumanToolResult
 from domain.tools.registry import RegistryError
 from domain.tools.results import ToolError
 from domain.workspace import Workspace
+from ports.callbacks import WarningSink, WorkspaceLoader
 from ports.clock import Clock
 from ports.filesystem import Filesystem
 from ports.review_store import RemoteFailure, RemoteStore
@@ -76,7 +77,7 @@ WAITING_HUMAN = "WAITING_HUMAN"
 @dataclass(frozen=True)
 class HumanReviewPorts:
     state: StateStore
-    load: Callable[[str], Workspace]  # read the workspace of a repository again
+    load: WorkspaceLoader[Workspace]  # read the workspace of a repository again
     tools: HumanToolPorts
     filesystem: Filesystem  # fingerprint rechecks
     clock: Clock
@@ -235,7 +236,7 @@ class HumanReviews:
         reviewer: str,
         result: Any,
         remote: RemoteStore | None,
-        warn: Callable[[str], None],
+        warn: WarningSink,
         cancellation: Cancellation | None = None,
     ) -> Submitted:
         """``submit``, then publish a recorded (GREEN/RED, keyed) result to the team store
@@ -285,9 +286,7 @@ class HumanReviews:
         )
 
 
-async def publish(
-    store: RemoteStore, warn: Callable[[str], None], execution: ExecutionRecord
-) -> None:
+async def publish(store: RemoteStore, warn: WarningSink, execution: ExecutionRecord) -> None:
     """Publish a settled Human execution with ``RemoteSync``'s rules (scopes, record shape).
 
     A person who submits is told when publishing failed, so a store failure that ``verify``

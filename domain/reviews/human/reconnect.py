@@ -11,7 +11,7 @@ while the person looked at it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import anyio
@@ -37,6 +37,7 @@ from domain.reviews.reuse.keys import key_inputs
 from domain.reviews.run.failures import FailureCode
 from domain.tools.cancellation import Cancellation
 from domain.workspace import EvalRef, Workspace
+from ports.callbacks import WorkspaceLoader
 from ports.filesystem import Filesystem, FilesystemError
 from ports.state import RequestRecord
 
@@ -49,7 +50,7 @@ class Reconnected:
     ref: EvalRef
 
 
-async def reconnect(load: Callable[[str], Workspace], request: RequestRecord) -> Reconnected:
+async def reconnect(load: WorkspaceLoader[Workspace], request: RequestRecord) -> Reconnected:
     """Reopen the request's recorded repository; raises HumanReviewError when it cannot be
     read or no longer declares exactly the recorded eval and scope."""
     recorded = request.data.get("humanDefinition")

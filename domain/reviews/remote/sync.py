@@ -16,7 +16,7 @@ error reaches the caller, which stops (exit 2).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from domain.reviews.human.settlement import supersession
@@ -28,6 +28,7 @@ from domain.reviews.remote.records import (
     mirror_record,
     validate_record,
 )
+from ports.callbacks import WarningSink
 from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteStore
 from ports.state import StateStore
 
@@ -40,7 +41,7 @@ REFRESH_INTERVAL_SECONDS = 1.0
 
 
 class RemoteSync:
-    def __init__(self, store: RemoteStore, warn: Callable[[str], None]) -> None:
+    def __init__(self, store: RemoteStore, warn: WarningSink) -> None:
         self.store = store
         self.warn = warn
         self.principal: Principal | None = None

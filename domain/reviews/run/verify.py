@@ -29,8 +29,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,13 +58,17 @@ from domain.reviews.run.summaries import request_summary, run_summary, run_usage
 from domain.reviews.runtime.review import RuntimePorts, RuntimeReview
 from domain.reviews.timestamps import new_run_id, timestamp
 from domain.workspace import EvalRef, UnknownName, Workspace
+from ports.callbacks import OutputRoots, ProgressSink
+from ports.clock import Sleeper
 from ports.conversations import ConversationStore
+from ports.ids import IdSource
 from ports.review_store import RemoteFailure
 from ports.sessions import ProcessIdentity, ProcessTable
 from ports.state import ClaimOutcome, ExecutionRecord, RequestRecord, RunRecord, StateStore
 
 JOIN_POLL_SECONDS = 0.2
-SESSION_ID_BYTES = 16
+SESSION_ID_CHARS = 32  # lowercase hex digits: 128 random bits
+_HEX_DIGITS = "0123456789abcdef"
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
 WAIT_CANCELLED = "The Run was cancelled while waiting for Human reviews."
 STARTED_NOTICE = "Started {run_id} (follow: artifactize run show {run_id} --wait)"
@@ -106,13 +109,14 @@ class VerifyPorts:
     review: ReviewPorts
     state: StateStore
     processes: ProcessTable
-    make_output_root: Callable[[str], str]  # Run ID -> a private output root for its tools
+    make_output_root: OutputRoots  # Run ID -> a private output root for its tools
     producer: Mapping[str, Any]  # {"name": "user@host", "version": "..."}
+    ids: IdSource  # Run and conversation IDs
     conversations: ConversationStore | None = None
-    sleep: Callable[[float], Awaitable[None]] = anyio.sleep
+    sleep: Sleeper = anyio.sleep
     runtime: RuntimePorts | None = None  # None: runtime evals stay UNREVIEWED
     remote: RemoteSync | None = None  # the team review store, when one is configured
-    progress: Callable[[str], None] | None = None  # notices for the person at the terminal
+    progress: ProgressSink | None = None  # notices for the person at the terminal
 
 
 @dataclass(frozen=True)
@@ -227,7 +231,7 @@ class Verify:
             refs, keys = [*refs, *others], [*keys, *(self._key(r) for r in others)]
             others = []
         other_keys = [self._key(ref) for ref in others]  # before the Run: may raise
-        run_id = new_run_id()
+        run_id = new_run_id(self.ports.ids)
         created = self._now()
         run: dict[str, Any] = {
             "id": run_id,
@@ -604,7 +608,7 @@ class Verify:
         store = self.ports.conversations
         if store is None or review.prompt is None:
             return
-        session_id = secrets.token_hex(SESSION_ID_BYTES)
+        session_id = self.ports.ids.choose(_HEX_DIGITS, SESSION_ID_CHARS)
         at = self._now()
         header = {
             "sessionId": session_id,

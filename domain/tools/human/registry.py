@@ -23,16 +23,13 @@ through the Human review lifecycle, which calls this registry.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-import anyio
-import anyio.to_thread
-
 from domain.declarations.model import BuiltinHumanTool, CommandHumanTool, HumanProfile
 from domain.scope import artifact_scope, eval_scope, working_directory
-from domain.tools.cancellation import Cancellation
+from domain.tools.cancellation import Cancellation, in_worker_thread, until_cancelled
 from domain.tools.commands.prep import CommandResolver
 from domain.tools.context import BuiltinContext
 from domain.tools.human.builtins import (
@@ -76,7 +73,6 @@ NO_COMMAND_LINE = "Built-in tools have no command line."
 NOT_A_HUMAN_EVAL = "Human tools require a Human eval."
 OPENER_UNAVAILABLE = "The desktop opener is unavailable: {opener}"
 GRAPH_UNAVAILABLE = "The project graph viewer is unavailable: artifactize cannot start itself here."
-CANCEL_POLL_SECONDS = 0.02  # how often a running call looks at its cancellation token
 
 T = TypeVar("T")
 
@@ -224,14 +220,11 @@ class HumanToolRegistry:
     async def _prepare(self, work: Callable[[], T], token: Cancellation) -> T:
         """Blocking resolution in a worker thread; its failures are preparation failures."""
         try:
-            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            return await in_worker_thread(work, token)
         except ProgramUnavailable:
             raise  # the caller decides: a launch that cannot start, or a preparation failure
         except ToolError as exc:
             raise ToolError(PREPARATION_FAILED.format(reason=exc.message)) from None
-        except anyio.get_cancelled_exc_class():
-            token.cancel()
-            raise
 
     async def _call_command(
         self,
@@ -263,7 +256,7 @@ class HumanToolRegistry:
             capture_limit_bytes=HUMAN_CAPTURE_MAX_BYTES,
             observe_output=lines.output if lines is not None else None,
         )
-        outcome = await _until_cancelled(self.ports.processes.run(spec), token)
+        outcome = await until_cancelled(self.ports.processes.run(spec), token)
         if outcome is None:
             return HumanToolResult.error(CANCELLED)
         if lines is not None:
@@ -302,7 +295,7 @@ class HumanToolRegistry:
             await self._prepare(lambda: resolver.check_inputs(owner), token)
             cwd = working_directory(self.workspace, owner)
             run = help_text(self.ports.processes, tool.args, cwd, environment)
-            text = await _until_cancelled(run, token)
+            text = await until_cancelled(run, token)
         else:
 
             def prepare() -> BuiltinTarget:
@@ -373,33 +366,5 @@ async def _in_thread(work: Callable[[], str], token: Cancellation) -> str | None
                 return None
             raise
 
-    try:
-        result = await anyio.to_thread.run_sync(guarded, abandon_on_cancel=True)
-    except anyio.get_cancelled_exc_class():
-        token.cancel()
-        raise
+    result = await in_worker_thread(guarded, token)
     return None if token.cancelled else result
-
-
-async def _watch(token: Cancellation, scope: anyio.CancelScope) -> None:
-    while not token.cancelled:
-        await anyio.sleep(CANCEL_POLL_SECONDS)
-    scope.cancel()
-
-
-async def _until_cancelled(work: Awaitable[T], token: Cancellation) -> T | None:
-    """Await ``work``; cancelling ``token`` meanwhile cancels it (a process it runs is killed
-    with its group and reaped) and gives None. The caller's own cancellation propagates."""
-    result: T | None = None
-    error: Exception | None = None
-    with anyio.CancelScope() as cancelled:
-        async with anyio.create_task_group() as watcher:
-            watcher.start_soon(_watch, token, cancelled)
-            try:
-                result = await work
-            except Exception as exc:  # re-raised below, outside the task group
-                error = exc
-            watcher.cancel_scope.cancel()
-    if error is not None:
-        raise error
-    return None if cancelled.cancelled_caught else result
