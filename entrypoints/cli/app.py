@@ -11,7 +11,6 @@ import sys
 from collections.abc import Sequence
 from typing import Annotated, Any, NoReturn
 
-import anyio
 import typer
 from typer._click import exceptions as click_errors  # typer 0.29 vendors click
 
@@ -135,6 +134,8 @@ def tools_check(
 
     Exit codes: 0 ready, 1 not ready or the tool failed, 2 invalid invocation.
     """
+    import anyio
+
     from domain.tools.tools_check import InvocationError, ToolsCheckRequest
 
     if selector is not None and eval_id is not None:

@@ -13,7 +13,6 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
-import anyio
 import typer
 
 from entrypoints.cli.context import CliContext
@@ -61,6 +60,7 @@ def _with_store(
     stores: RemoteStores, settings: RemoteSettings, work: Callable[[RemoteStore], Awaitable[T]]
 ) -> T:
     """Run ``work`` against an open store, closing it on every path."""
+    import anyio
 
     async def main() -> T:
         store = stores.open(settings)

@@ -15,7 +15,6 @@ import stat
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
-import anyio
 import typer
 
 from entrypoints.cli.context import CliContext
@@ -46,6 +45,8 @@ def _emit_json(data: Any) -> None:
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
     """Run a lifecycle action; Ctrl-C or SIGTERM cancels it (exit 2), errors exit 2."""
+    import anyio
+
     from domain.reviews.human.errors import HumanReviewError
 
     try:
@@ -153,6 +154,8 @@ def request_submit(
     reviewer: ReviewerOption = None,
 ) -> None:
     """Submit a verdict (claimant only); prints the settled request. Exit 0 also for RED."""
+    import anyio
+
     from domain.reviews.human.submission import FIELDS_BOTH, FieldsError, human_result
     from domain.reviews.run.request_views import RequestViews
 

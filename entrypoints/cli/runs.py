@@ -11,7 +11,6 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio
 import typer
 
 from domain.reviews.human.asking import (
@@ -102,6 +101,8 @@ def verify(
     Exit codes: 0 GREEN, 1 RED, 2 ERROR or cancelled, 3 Human wait timeout (--wait),
     4 INCOMPLETE (an obligation unmet: an eval not run, waiting or blocked).
     """
+    import anyio
+
     given = [x for x in (selector, eval_id) if x is not None]
     if len(given) + int(select_all) != 1:
         raise CommandError("Give exactly one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all.")
@@ -236,6 +237,8 @@ def run_show(
     With --wait, poll until the Run settled (another terminal's `verify` finishes it), then
     exit 0 GREEN, 1 RED, 2 ERROR, 4 INCOMPLETE; 3 when --timeout-ms passed first.
     """
+    import anyio
+
     if timeout_ms is not None and not wait:
         raise CommandError(WAIT_NEEDS_WAIT)
     limit_ms = _wait_timeout(timeout_ms)

@@ -10,7 +10,6 @@ import json
 import re
 from typing import Annotated
 
-import anyio
 import typer
 
 from entrypoints.cli.context import CliContext
@@ -69,6 +68,8 @@ def session_send(
 ) -> None:
     """Ask a finished Agent review a follow-up question. Tools run as in the review, in fresh
     tool sessions; the answer is not a verdict and changes no result."""
+    import anyio
+
     from domain.reviews.agent.conversations import ConversationError
 
     session_id = resolve_session(ref)

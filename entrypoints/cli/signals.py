@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
-
-import anyio
 
 T = TypeVar("T")
 
 
 async def until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
     """Run ``work``; SIGINT or SIGTERM cancels it (its cleanup still runs). None if cancelled."""
+    import signal
+
+    import anyio
+
     result: T | None = None
     failure: Exception | None = None
     async with anyio.create_task_group() as group:

@@ -17,7 +17,6 @@ import os
 import sys
 from typing import Annotated
 
-import anyio
 import typer
 
 from entrypoints.cli.context import CliContext
@@ -41,6 +40,8 @@ def review_command(
     ] = None,
 ) -> None:
     """Review waiting Human requests in the terminal: run their tools, submit a verdict."""
+    import anyio
+
     from domain.reviews.human.errors import REQUEST_NOT_FOUND, HumanReviewError
     from domain.reviews.human.reviewers import ReviewerError, check_reviewer
     from entrypoints.review_tui.app import ReviewApp
