@@ -74,10 +74,11 @@ from ports.state import (
     StateError,
     Supersession,
 )
+from ports.statuses import ErrorCode, ReviewStatus
 
 __all__ = ["OWNER_DIED_CODE", "OWNER_DIED_ERROR", "SqliteStateStore", "SqliteStateStores"]
 
-OWNER_DIED_CODE = "OWNER_DIED"
+OWNER_DIED_CODE = ErrorCode.OWNER_DIED
 OWNER_DIED_ERROR = "Execution owner died."
 
 _log = logging.getLogger(__name__)
@@ -232,7 +233,7 @@ class SqliteStateStore:
         key = execution.key
         if key is None:
             raise ValueError(f"Execution {execution.id} has no key to claim")
-        if execution.status != "RUNNING":
+        if execution.status != ReviewStatus.RUNNING:
             raise ValueError(
                 f"A claim inserts a RUNNING execution; {execution.id} is {execution.status}"
             )
@@ -244,7 +245,7 @@ class SqliteStateStore:
             holder = hist.active_holder(connection, key)
             if holder is not None:
                 # WAITING_HUMAN holders are never considered dead: a Human may still submit.
-                if holder.status != "RUNNING" or owner_alive(
+                if holder.status != ReviewStatus.RUNNING or owner_alive(
                     holder.owner_pid, holder.owner_start_time
                 ):
                     return Claim(ClaimOutcome.BUSY, holder)
@@ -256,15 +257,15 @@ class SqliteStateStore:
         now = self._now()
         data = {
             **holder.data,
-            "status": "ERROR",
+            "status": ReviewStatus.ERROR,
             "errorCode": OWNER_DIED_CODE,
             "error": OWNER_DIED_ERROR,
             "completedAt": now,
         }
         connection.execute(
             sa.update(executions)
-            .where(executions.c.id == holder.id, executions.c.status == "RUNNING")
-            .values(status="ERROR", completed_at=now, data=dump_data(data))
+            .where(executions.c.id == holder.id, executions.c.status == ReviewStatus.RUNNING)
+            .values(status=ReviewStatus.ERROR, completed_at=now, data=dump_data(data))
         )
 
     def insert_execution(self, execution: ExecutionRecord) -> None:
@@ -399,7 +400,7 @@ class SqliteStateStore:
 
     def settle_human(self, settlement: HumanSettlement) -> HumanSettled:
         execution = settlement.execution
-        if execution.status not in (*RECORDED_VERDICTS, "ERROR"):
+        if execution.status not in (*RECORDED_VERDICTS, ReviewStatus.ERROR):
             raise ValueError(f"A Human settlement is GREEN, RED or ERROR, not {execution.status}")
         text = dump_data(execution.data)
         size = data_bytes(text)

@@ -29,6 +29,7 @@ from domain.tools.registry import AgentToolRegistry
 from domain.workspace import UnknownName, Workspace
 from ports.conversations import ConversationStore
 from ports.model import BackendUnavailable, ToolSpec
+from ports.statuses import ErrorCode
 
 FOLLOW_UP_MAX_CHARS = 64 * 1024
 NOT_FINISHED = "The Agent review of this session has not finished; follow up once it has."
@@ -38,7 +39,7 @@ NOT_FINISHED = "The Agent review of this session has not finished; follow up onc
 class FollowUpResult:
     answer: str | None
     error: str | None
-    error_code: str | None
+    error_code: ErrorCode | None
     tool_calls: list[dict[str, Any]]
 
 
@@ -146,6 +147,6 @@ class FollowUp:
     ) -> FollowUpResult:
         now = timestamp(self.ports.clock.now())
         events.append(
-            {"kind": "answer", "at": now, "text": None, "error": message, "errorCode": code.value}
+            {"kind": "answer", "at": now, "text": None, "error": message, "errorCode": code}
         )
-        return FollowUpResult(None, message, code.value, calls)
+        return FollowUpResult(None, message, code, calls)

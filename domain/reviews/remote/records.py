@@ -38,6 +38,7 @@ from domain.reviews.reuse.keys import reuse_key
 from domain.reviews.rfc3339 import normalize_rfc3339
 from ports.review_store import SHARE_MODES
 from ports.state import ExecutionRecord
+from ports.statuses import PROFILE_KINDS, VERDICTS, ProfileKind
 
 RECORD_SCHEMA = 2
 SUMMARY_RECORD_MAX_BYTES = 256 * 1024
@@ -52,8 +53,6 @@ MIRROR_PREFIX = "remote-"
 SHOWN_NAME_MAX_CHARS = 64
 """A field name from the store is shown escaped and cut to this length in a problem."""
 
-VERDICTS = ("GREEN", "RED")
-PROFILE_KINDS = ("runtime", "agent", "human")
 ARTIFACT_KINDS = tuple(kind.value for kind in ArtifactKind)
 RUNTIME_RESULT_FIELDS = ("verdict", "exitCode", "durationMs", "truncated")
 OPTION_TEXT_FIELDS = ("backend", "model", "reasoning", "variant")
@@ -144,7 +143,7 @@ def is_mirror(execution: Mapping[str, Any]) -> bool:
 
 def summary_result(result: Any, kind: str) -> Any:
     """An Agent/Human result as is; a runtime result reduced to its verdict and exit facts."""
-    if kind != "runtime" or not isinstance(result, Mapping):
+    if kind != ProfileKind.RUNTIME or not isinstance(result, Mapping):
         return copy.deepcopy(result)
     return {name: result[name] for name in RUNTIME_RESULT_FIELDS if name in result}
 
@@ -418,7 +417,7 @@ def _check_result(result: Any, verdict: str, kind: str) -> None:
     _object(result, "result")
     if result.get("verdict") != verdict:
         raise _Invalid("field `result.verdict` must equal `verdict`")
-    if kind == "runtime":
+    if kind == ProfileKind.RUNTIME:
         extra = sorted(name for name in result if name not in RUNTIME_RESULT_FIELDS)
         if extra:
             raise _Invalid(f"unknown field {_shown('result.' + extra[0])} of a runtime result")

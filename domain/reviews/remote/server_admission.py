@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from ports.review_store import LOOKUP_KEYS_MAX
+from ports.statuses import PROFILE_KINDS, VERDICTS, ProfileKind
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -26,9 +27,7 @@ FULL_RECORD_MAX_BYTES = 16 * MIB  # a record that carries its full ``execution``
 REQUEST_BODY_SLACK_BYTES = 64 * KIB
 REQUEST_BODY_MAX_BYTES = FULL_RECORD_MAX_BYTES + REQUEST_BODY_SLACK_BYTES
 EXECUTION_ID_MAX_CHARS = 200
-VERDICTS = ("GREEN", "RED")
-PROFILE_KINDS = ("runtime", "agent", "human")
-HUMAN_KIND = "human"
+HUMAN_KIND = ProfileKind.HUMAN
 LOOKUP_FIELDS = frozenset({"keys"})
 STORED_FRACTION_DIGITS = 9
 
