@@ -2,8 +2,8 @@
 
 The server checks only the *envelope* of a record (the fields it indexes and the ones a
 reader relies on to pick the latest verdict); every client validates a record fully before
-reusing it. Checks here are pure, so the HTTP layer only maps a refusal's ``kind`` to a
-status code (400, 410, 413).
+reusing it (both shapes live in ``record_format``). Checks here are pure, so the HTTP layer
+only maps a refusal's ``kind`` to a status code (400, 410, 413).
 """
 
 from __future__ import annotations
@@ -13,20 +13,21 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
 
+from domain.reviews.remote.record_format import FULL_RECORD_MAX_BYTES as FULL_RECORD_MAX_BYTES
+from domain.reviews.remote.record_format import ID_MAX_CHARS, KIB, envelope_problem
+from domain.reviews.remote.record_format import RECORD_SCHEMA as RECORD_SCHEMA
+from domain.reviews.remote.record_format import (
+    SUMMARY_RECORD_MAX_BYTES as SUMMARY_RECORD_MAX_BYTES,
+)
+from domain.reviews.remote.record_format import record_size_limit as record_size_limit
 from ports.review_store import LOOKUP_KEYS_MAX
-from ports.statuses import PROFILE_KINDS, VERDICTS, ProfileKind
+from ports.statuses import ProfileKind
 
-KIB = 1024
-MIB = 1024 * KIB
-RECORD_SCHEMA = 2
-SUMMARY_RECORD_MAX_BYTES = 256 * KIB
-FULL_RECORD_MAX_BYTES = 16 * MIB  # a record that carries its full ``execution``
 # Room for the envelope around the largest record; a bigger body is refused unread.
 REQUEST_BODY_SLACK_BYTES = 64 * KIB
 REQUEST_BODY_MAX_BYTES = FULL_RECORD_MAX_BYTES + REQUEST_BODY_SLACK_BYTES
-EXECUTION_ID_MAX_CHARS = 200
+EXECUTION_ID_MAX_CHARS = ID_MAX_CHARS
 HUMAN_KIND = ProfileKind.HUMAN
 LOOKUP_FIELDS = frozenset({"keys"})
 STORED_FRACTION_DIGITS = 9
@@ -96,12 +97,6 @@ def parse_lookup_keys(body: object) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def record_size_limit(record: Mapping[str, Any]) -> int:
-    """A summary record is small; one that carries its full ``execution`` may be large."""
-    full = record.get("execution") is not None
-    return FULL_RECORD_MAX_BYTES if full else SUMMARY_RECORD_MAX_BYTES
-
-
 def check_record(path_key: str, record: object, size_bytes: int) -> CheckedRecord:
     """Check a published record against its path key and the size it arrived in."""
     if not is_reuse_key(path_key):
@@ -115,25 +110,16 @@ def check_record(path_key: str, record: object, size_bytes: int) -> CheckedRecor
             Refusal.TOO_LARGE,
             f"The record is {size_bytes} bytes; a {what} record may have at most {limit}.",
         )
-    schema = record.get("schema")
-    if type(schema) is not int or schema != RECORD_SCHEMA:
-        raise _invalid(f"schema must be {RECORD_SCHEMA}.")
-    if record.get("key") != path_key:
+    problem = envelope_problem(record)  # record_format.ENVELOPE_SHAPE
+    if problem is not None:
+        raise _invalid(problem)
+    if record["key"] != path_key:
         raise _invalid("key must equal the key in the path.")
-    verdict = record.get("verdict")
-    if verdict not in VERDICTS:
-        raise _invalid("verdict must be GREEN or RED.")
-    result = record.get("result")
-    if not isinstance(result, Mapping) or result.get("verdict") != verdict:
+    if record["result"].get("verdict") != record["verdict"]:
         raise _invalid("result.verdict must equal verdict.")
-    profile = record.get("profile")
-    kind = profile.get("kind") if isinstance(profile, Mapping) else None
-    if kind not in PROFILE_KINDS:
-        raise _invalid("profile.kind must be runtime, agent or human.")
-    execution_id = record.get("executionId")
-    if not isinstance(execution_id, str) or not 1 <= len(execution_id) <= EXECUTION_ID_MAX_CHARS:
-        raise _invalid(f"executionId must be a string of 1 to {EXECUTION_ID_MAX_CHARS} characters.")
-    completed_at = stored_timestamp(record.get("completedAt"))
+    kind = record["profile"]["kind"]
+    execution_id = record["executionId"]
+    completed_at = stored_timestamp(record["completedAt"])
     if completed_at is None:
         raise _invalid("completedAt must be an RFC 3339 timestamp.")
     return CheckedRecord(path_key, execution_id, completed_at, str(kind))
