@@ -50,7 +50,7 @@ class Container(containers.DeclarativeContainer):
     detached_launcher = providers.Singleton(PosixDetachedLauncher)
     process_table = providers.Singleton(PsutilProcessTable)
     session_store = providers.Singleton(PosixSessionStore)
-    state_stores = providers.Singleton(SqliteStateStores)
+    state_stores = providers.Singleton(SqliteStateStores, clock=clock)
     conversations = providers.Factory(JsonlConversationStore)  # call with state_dir=...
     model_backends = providers.Factory(EnvModelBackends, environment=environment)
     remote_stores = providers.Factory(RemoteConfigStores, environment=environment)

@@ -55,10 +55,10 @@ from domain.reviews.remote.record_format import (
 )
 from domain.reviews.remote.record_format import record_bytes as record_bytes
 from domain.reviews.reuse.keys import reuse_key
-from domain.reviews.rfc3339 import normalize_rfc3339
 from ports.review_store import SHARE_MODES
 from ports.state import ExecutionRecord
 from ports.statuses import VERDICTS, ProfileKind
+from ports.timestamps import normalize_rfc3339
 
 # The execution fields that must equal the record's (execution field, record field).
 _SAME_IN_EXECUTION = (

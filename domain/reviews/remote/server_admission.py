@@ -12,7 +12,6 @@ import enum
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, timezone
 
 from domain.reviews.remote.record_format import FULL_RECORD_MAX_BYTES as FULL_RECORD_MAX_BYTES
 from domain.reviews.remote.record_format import ID_MAX_CHARS, KIB, envelope_problem
@@ -23,6 +22,7 @@ from domain.reviews.remote.record_format import (
 from domain.reviews.remote.record_format import record_size_limit as record_size_limit
 from ports.review_store import LOOKUP_KEYS_MAX
 from ports.statuses import ProfileKind
+from ports.timestamps import normalize_rfc3339
 
 # Room for the envelope around the largest record; a bigger body is refused unread.
 REQUEST_BODY_SLACK_BYTES = 64 * KIB
@@ -30,16 +30,8 @@ REQUEST_BODY_MAX_BYTES = FULL_RECORD_MAX_BYTES + REQUEST_BODY_SLACK_BYTES
 EXECUTION_ID_MAX_CHARS = ID_MAX_CHARS
 HUMAN_KIND = ProfileKind.HUMAN
 LOOKUP_FIELDS = frozenset({"keys"})
-STORED_FRACTION_DIGITS = 9
 
 _REUSE_KEY = re.compile(r"[0-9a-f]{64}")
-_RFC3339 = re.compile(
-    r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})[Tt]"
-    r"(?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})(?:\.(?P<fraction>\d+))?"
-    r"(?:(?P<utc>[Zz])|(?P<sign>[+-])(?P<offset_hour>\d{2}):(?P<offset_minute>\d{2}))",
-    re.ASCII,  # \d is 0-9 only
-)
-
 OBJECT_KEYS_GONE = (
     "Lookup keys must be reuse keys; object keys come from artifactize 0.4, "
     "which this store no longer serves. Upgrade artifactize."
@@ -128,35 +120,6 @@ def check_record(path_key: str, record: object, size_bytes: int) -> CheckedRecor
 def stored_timestamp(value: object) -> str | None:
     """An RFC 3339 timestamp in the stored form (UTC, nine fractional digits), or None.
 
-    Digits past the ninth are dropped; a leap second (``:60``) is refused, as Python
-    cannot represent it."""
-    if not isinstance(value, str):
-        return None
-    match = _RFC3339.fullmatch(value)
-    if match is None:
-        return None
-    parts = {name: int(text) for name, text in match.groupdict().items() if text and text.isdigit()}
-    fraction = (match["fraction"] or "")[:STORED_FRACTION_DIGITS]
-    nanos = fraction.ljust(STORED_FRACTION_DIGITS, "0")
-    try:
-        offset = timedelta(0)
-        if match["sign"] is not None:
-            if parts["offset_hour"] > 23 or parts["offset_minute"] > 59:
-                return None
-            offset = timedelta(hours=parts["offset_hour"], minutes=parts["offset_minute"])
-            offset = -offset if match["sign"] == "-" else offset
-        moment = datetime(
-            parts["year"],
-            parts["month"],
-            parts["day"],
-            parts["hour"],
-            parts["minute"],
-            parts["second"],
-            tzinfo=timezone(offset),
-        ).astimezone(UTC)
-    except (ValueError, OverflowError):
-        return None
-    return (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
-        f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}.{nanos}Z"
-    )
+    Digits past the ninth are dropped (the server only orders by it); a leap second
+    (``:60``) is refused, as Python cannot represent it."""
+    return normalize_rfc3339(value, truncate=True) if isinstance(value, str) else None
