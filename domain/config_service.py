@@ -13,6 +13,7 @@ from domain.graph import graph_report
 from domain.workspace import Workspace, build_workspace
 from ports.collector import CollectorPause
 from ports.filesystem import Filesystem
+from ports.statuses import PROFILE_KINDS
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def summary(workspace: Workspace) -> dict[str, Any]:
         "folderArtifacts": kinds[ArtifactKind.FOLDER],
         "fileArtifacts": kinds[ArtifactKind.FILE],
         "evals": sum(profiles.values()),
-        "evalsByKind": {k: profiles[k] for k in ("runtime", "agent", "human")},
+        "evalsByKind": {k: profiles[k] for k in PROFILE_KINDS},
         "agentTools": sum(len(a.agent_tools) for a in workspace.artifacts.values()),
         "humanTools": sum(len(a.human_tools) for a in workspace.artifacts.values()),
         "agentSessions": sum(len(a.agent_sessions) for a in workspace.artifacts.values()),

@@ -22,6 +22,7 @@ from domain.declarations.model import (
     ScriptFingerprint,
 )
 from domain.workspace import Artifact, Workspace, published_name
+from ports.statuses import ProfileKind
 
 
 def required_closure(workspace: Workspace, name: str) -> tuple[str, ...]:
@@ -179,7 +180,7 @@ def _eval_json(artifact: Artifact, item: Eval, workspace: Workspace) -> dict[str
 def profile_json(profile: Profile) -> dict[str, Any]:
     if isinstance(profile, RuntimeProfile):
         return {
-            "kind": "runtime",
+            "kind": ProfileKind.RUNTIME,
             "command": profile.command,
             "args": list(profile.args),
             "timeoutMs": profile.timeout_ms,
@@ -187,7 +188,7 @@ def profile_json(profile: Profile) -> dict[str, Any]:
     if isinstance(profile, AgentProfile):
         return _drop_none(
             {
-                "kind": "agent",
+                "kind": ProfileKind.AGENT,
                 "backend": profile.backend,
                 "model": profile.model,
                 "reasoning": profile.reasoning,
@@ -196,7 +197,7 @@ def profile_json(profile: Profile) -> dict[str, Any]:
                 "maxTokens": profile.max_tokens,
             }
         )
-    return {"kind": "human"}
+    return {"kind": ProfileKind.HUMAN}
 
 
 def _agent_tool_json(

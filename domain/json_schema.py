@@ -98,7 +98,22 @@ def _registry_for(schema: Mapping[str, Any]) -> referencing.Registry[Any]:
     return registry
 
 
-def compile_validator(schema: Mapping[str, Any]) -> Any:
-    """A validator for an admitted schema that can never fetch anything."""
+def compile_validator(schema: Mapping[str, Any], *, strict_integers: bool = False) -> Any:
+    """A validator for an admitted schema that can never fetch anything.
+
+    ``strict_integers``: ``integer`` means a JSON integer as written (``2``), never a float
+    with a zero fraction (``2.0``), as our own documents' checks require."""
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    if strict_integers:
+        cls = _strict_integers(cls)
     return cls(schema, registry=_registry_for(schema))
+
+
+@lru_cache(maxsize=8)
+def _strict_integers(cls: Any) -> Any:
+    checker = cls.TYPE_CHECKER.redefine("integer", _is_strict_integer)
+    return jsonschema.validators.extend(cls, type_checker=checker)  # type: ignore[no-untyped-call]
+
+
+def _is_strict_integer(_checker: Any, instance: Any) -> bool:
+    return isinstance(instance, int) and not isinstance(instance, bool)

@@ -120,10 +120,10 @@ def _session_store() -> SessionStore:
     return PosixSessionStore()
 
 
-def _state_stores() -> StateStores:
+def _state_stores(clock: Clock) -> StateStores:
     from adapters.sqlite.state import SqliteStateStores
 
-    return SqliteStateStores()
+    return SqliteStateStores(clock=clock)
 
 
 def _conversations(state_dir: str) -> ConversationStore:
@@ -260,7 +260,7 @@ class Container(containers.DeclarativeContainer):
     detached_launcher = providers.Singleton(_detached_launcher)
     process_table = providers.Singleton(_process_table)
     session_store = providers.Singleton(_session_store)
-    state_stores = providers.Singleton(_state_stores)
+    state_stores = providers.Singleton(_state_stores, clock=clock)
     review_store_db = providers.Factory(_review_store_db)  # call with state_dir, create=
     stored_now = providers.Singleton(_stored_now)
     conversations = providers.Factory(_conversations)  # call with state_dir=...

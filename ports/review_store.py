@@ -16,6 +16,11 @@ from typing import Any, Protocol
 LOOKUP_KEYS_MAX = 1000  # per request; larger lookups are chunked by the client
 SHARE_MODES = ("summary", "full")
 TOKEN_MAX_CHARS = 4096  # a store token: 1-4096 printable ASCII characters without spaces
+# What a token may do: look records up, publish them, publish Human sign-offs.
+SCOPE_READ = "read"
+SCOPE_PUBLISH = "publish"
+SCOPE_HUMAN = "human"
+TOKEN_SCOPES = (SCOPE_READ, SCOPE_PUBLISH, SCOPE_HUMAN)
 
 
 @dataclass(frozen=True)

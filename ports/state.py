@@ -13,7 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-ACTIVE_STATUSES = ("RUNNING", "WAITING_HUMAN")
+from ports.statuses import ReviewStatus
+
+ACTIVE_STATUSES = (ReviewStatus.RUNNING, ReviewStatus.WAITING_HUMAN)
 RECORD_MAX_BYTES = 16 * 1024 * 1024  # a bigger execution settles its Run but is not reusable
 HISTORY_RECORDS_MAX = 10_000
 HISTORY_BYTES_MAX = 1024 * 1024 * 1024

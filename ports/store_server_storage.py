@@ -14,12 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ports.review_store import SCOPE_HUMAN as SCOPE_HUMAN
+from ports.review_store import SCOPE_PUBLISH as SCOPE_PUBLISH
+from ports.review_store import SCOPE_READ as SCOPE_READ
+from ports.review_store import TOKEN_SCOPES as TOKEN_SCOPES
 from ports.review_store import Principal
-
-SCOPE_READ = "read"
-SCOPE_PUBLISH = "publish"
-SCOPE_HUMAN = "human"
-TOKEN_SCOPES = (SCOPE_READ, SCOPE_PUBLISH, SCOPE_HUMAN)
 
 
 class ReviewStoreDbError(Exception):

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -53,7 +52,8 @@ from adapters.sqlite.connection import (
     retry_busy,
     schema_transaction,
 )
-from adapters.utc_timestamps import utc_timestamp
+from adapters.system_clock import SystemClock
+from ports.clock import Clock
 from ports.review_store import Principal
 from ports.state import StateError
 from ports.store_server_storage import (
@@ -64,6 +64,7 @@ from ports.store_server_storage import (
     TokenInfo,
     TokenRequestError,
 )
+from ports.timestamps import timestamp
 
 __all__ = [
     "STORE_BYTES_MAX",
@@ -98,7 +99,7 @@ def open_review_store_db(
     create: bool,
     max_records: int = STORE_RECORDS_MAX,
     max_bytes: int = STORE_BYTES_MAX,
-    now_ns: Callable[[], int] = time.time_ns,
+    clock: Clock | None = None,
 ) -> SqliteReviewStoreDb | None:
     """Open (with ``create``, make) the store of ``state_dir``. Without ``create``, None
     when there is no store yet; nothing is written then."""
@@ -127,7 +128,7 @@ def open_review_store_db(
         engine.dispose()
         return None
     _check_files(database)  # the -wal and -shm companions exist now
-    return SqliteReviewStoreDb(engine, database, max_records, max_bytes, now_ns)
+    return SqliteReviewStoreDb(engine, database, max_records, max_bytes, clock or SystemClock())
 
 
 def _initialize(engine: sa.Engine, database: str, create: bool) -> bool:
@@ -171,16 +172,16 @@ class SqliteReviewStoreDb:
         database: str,
         max_records: int,
         max_bytes: int,
-        now_ns: Callable[[], int],
+        clock: Clock,
     ) -> None:
         self._engine = engine
         self.database = database
         self.max_records = max_records
         self.max_bytes = max_bytes
-        self._now_ns = now_ns
+        self._clock = clock
 
     def _now(self) -> str:
-        return utc_timestamp(self._now_ns())
+        return timestamp(self._clock.now())
 
     @contextmanager
     def _transaction(self, mode: str) -> Iterator[sa.Connection]:

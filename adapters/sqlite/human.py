@@ -22,8 +22,9 @@ from ports.state import (
     RequestRecord,
     Supersession,
 )
+from ports.statuses import ReviewStatus
 
-WAITING_HUMAN = "WAITING_HUMAN"
+WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
 
 

@@ -23,19 +23,22 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from ports.state import ACTIVE_STATUSES
+from ports.statuses import VERDICTS, ReviewStatus
+
 SCHEMA_VERSION = 1
 STATE_ID_NAME = "id"
 
-ACTIVE_EXECUTION_STATUSES = ("RUNNING", "WAITING_HUMAN")
-RECORDED_VERDICTS = ("GREEN", "RED")
-EXECUTION_STATUSES = (*ACTIVE_EXECUTION_STATUSES, *RECORDED_VERDICTS, "ERROR")
+ACTIVE_EXECUTION_STATUSES: tuple[str, ...] = ACTIVE_STATUSES
+RECORDED_VERDICTS: tuple[str, ...] = VERDICTS
+EXECUTION_STATUSES = (*ACTIVE_EXECUTION_STATUSES, *RECORDED_VERDICTS, ReviewStatus.ERROR)
 # Requests in these states may still read the execution they point at: GC keeps it.
-ACTIVE_REQUEST_STATUSES = ("QUEUED", "RUNNING", "WAITING_HUMAN")
+ACTIVE_REQUEST_STATUSES = (ReviewStatus.QUEUED, ReviewStatus.RUNNING, ReviewStatus.WAITING_HUMAN)
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:
     """``column IN ('a', 'b')`` for a CHECK or a partial index (fixed literals only)."""
-    return f"{column} IN ({', '.join(repr(value) for value in values)})"
+    return f"{column} IN ({', '.join(repr(str(value)) for value in values)})"
 
 
 metadata = sa.MetaData()

@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -56,7 +55,8 @@ from adapters.sqlite.rows import (
 )
 from adapters.sqlite.schema import ACTIVE_EXECUTION_STATUSES, RECORDED_VERDICTS, executions, runs
 from adapters.sqlite.schema import requests as requests_table
-from adapters.utc_timestamps import utc_timestamp
+from adapters.system_clock import SystemClock
+from ports.clock import Clock
 from ports.state import (
     HISTORY_BYTES_MAX,
     HISTORY_RECORDS_MAX,
@@ -74,10 +74,12 @@ from ports.state import (
     StateError,
     Supersession,
 )
+from ports.statuses import ErrorCode, ReviewStatus
+from ports.timestamps import timestamp
 
 __all__ = ["OWNER_DIED_CODE", "OWNER_DIED_ERROR", "SqliteStateStore", "SqliteStateStores"]
 
-OWNER_DIED_CODE = "OWNER_DIED"
+OWNER_DIED_CODE = ErrorCode.OWNER_DIED
 OWNER_DIED_ERROR = "Execution owner died."
 
 _log = logging.getLogger(__name__)
@@ -102,7 +104,7 @@ class SqliteStateStore:
         record_max_bytes: int = RECORD_MAX_BYTES,
         history_records_max: int = HISTORY_RECORDS_MAX,
         history_bytes_max: int = HISTORY_BYTES_MAX,
-        now_ns: Callable[[], int] = time.time_ns,
+        clock: Clock | None = None,
     ) -> None:
         self._engine = engine
         self._database = database
@@ -110,7 +112,7 @@ class SqliteStateStore:
         self._record_max_bytes = _positive("record_max_bytes", record_max_bytes)
         self._history_records_max = _positive("history_records_max", history_records_max)
         self._history_bytes_max = _positive("history_bytes_max", history_bytes_max)
-        self._now_ns = now_ns
+        self._clock: Clock = clock or SystemClock()
 
     @property
     def database(self) -> str:
@@ -123,7 +125,7 @@ class SqliteStateStore:
         return self._state_id
 
     def _now(self) -> str:
-        return utc_timestamp(self._now_ns())
+        return timestamp(self._clock.now())
 
     @contextlib.contextmanager
     def _transaction(self, *, write: bool) -> Iterator[sa.Connection]:
@@ -232,7 +234,7 @@ class SqliteStateStore:
         key = execution.key
         if key is None:
             raise ValueError(f"Execution {execution.id} has no key to claim")
-        if execution.status != "RUNNING":
+        if execution.status != ReviewStatus.RUNNING:
             raise ValueError(
                 f"A claim inserts a RUNNING execution; {execution.id} is {execution.status}"
             )
@@ -244,7 +246,7 @@ class SqliteStateStore:
             holder = hist.active_holder(connection, key)
             if holder is not None:
                 # WAITING_HUMAN holders are never considered dead: a Human may still submit.
-                if holder.status != "RUNNING" or owner_alive(
+                if holder.status != ReviewStatus.RUNNING or owner_alive(
                     holder.owner_pid, holder.owner_start_time
                 ):
                     return Claim(ClaimOutcome.BUSY, holder)
@@ -256,15 +258,15 @@ class SqliteStateStore:
         now = self._now()
         data = {
             **holder.data,
-            "status": "ERROR",
+            "status": ReviewStatus.ERROR,
             "errorCode": OWNER_DIED_CODE,
             "error": OWNER_DIED_ERROR,
             "completedAt": now,
         }
         connection.execute(
             sa.update(executions)
-            .where(executions.c.id == holder.id, executions.c.status == "RUNNING")
-            .values(status="ERROR", completed_at=now, data=dump_data(data))
+            .where(executions.c.id == holder.id, executions.c.status == ReviewStatus.RUNNING)
+            .values(status=ReviewStatus.ERROR, completed_at=now, data=dump_data(data))
         )
 
     def insert_execution(self, execution: ExecutionRecord) -> None:
@@ -399,7 +401,7 @@ class SqliteStateStore:
 
     def settle_human(self, settlement: HumanSettlement) -> HumanSettled:
         execution = settlement.execution
-        if execution.status not in (*RECORDED_VERDICTS, "ERROR"):
+        if execution.status not in (*RECORDED_VERDICTS, ReviewStatus.ERROR):
             raise ValueError(f"A Human settlement is GREEN, RED or ERROR, not {execution.status}")
         text = dump_data(execution.data)
         size = data_bytes(text)
@@ -427,7 +429,9 @@ class SqliteStateStore:
 
 
 class SqliteStateStores:
-    """Opens states; the caps apply to every store it opens (tests lower them)."""
+    """Opens states; the caps apply to every store it opens (tests lower them). ``clock``
+    stamps what the store writes itself (a settled execution's missing ``completed_at``,
+    last-use times); the system clock when none is given."""
 
     def __init__(
         self,
@@ -435,14 +439,14 @@ class SqliteStateStores:
         record_max_bytes: int = RECORD_MAX_BYTES,
         history_records_max: int = HISTORY_RECORDS_MAX,
         history_bytes_max: int = HISTORY_BYTES_MAX,
-        now_ns: Callable[[], int] = time.time_ns,
+        clock: Clock | None = None,
     ) -> None:
         self._limits = {
             "record_max_bytes": _positive("record_max_bytes", record_max_bytes),
             "history_records_max": _positive("history_records_max", history_records_max),
             "history_bytes_max": _positive("history_bytes_max", history_bytes_max),
         }
-        self._now_ns = now_ns
+        self._clock = clock
 
     def open(self, state_dir: str, *, create: bool) -> SqliteStateStore | None:
         database = state_file(state_dir)
@@ -461,4 +465,4 @@ class SqliteStateStores:
         if state_id is None:
             engine.dispose()
             return None
-        return SqliteStateStore(engine, database, state_id, now_ns=self._now_ns, **self._limits)
+        return SqliteStateStore(engine, database, state_id, clock=self._clock, **self._limits)

@@ -23,10 +23,10 @@ from domain.identifiers import identifier_problem
 from domain.json_schema import SchemaError, admit_schema
 from domain.templates import instruction_references
 from domain.text import compact_json
+from ports.statuses import PROFILE_KINDS, ProfileKind
 
 PROFILE_VARIANTS_MAX = 64
 POSITIVE_INT_MAX = 2**63 - 1
-PROFILE_KINDS = ("runtime", "agent", "human")
 BACKENDS = ("openai", "anthropic", "codex")
 REMOVED_BACKENDS: Mapping[str, str] = {
     "chatgpt": "the `chatgpt` backend was removed; use `codex`",
@@ -161,10 +161,10 @@ class EvalParser:
                     f"expected one of `runtime`, `agent`, `human`, got {table['kind']!r}",
                 )
             return None
-        if kind == "human":
+        if kind == ProfileKind.HUMAN:
             TableReader(table, key_path, self.problems, ("kind",))
             return HumanProfile()
-        if kind == "runtime":
+        if kind == ProfileKind.RUNTIME:
             return self._runtime(table, key_path, eval_id)
         return self._agent(table, key_path)
 

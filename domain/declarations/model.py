@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ports.statuses import ProfileKind
+
 JsonObject = Mapping[str, Any]
 
 DEFAULT_INPUT_SCHEMA: JsonObject = {"type": "object", "additionalProperties": False}
@@ -117,7 +119,7 @@ class RuntimeProfile:
     command: str
     args: tuple[str, ...]
     timeout_ms: int = RUNTIME_DEFAULT_TIMEOUT_MS
-    kind: Literal["runtime"] = "runtime"
+    kind: Literal[ProfileKind.RUNTIME] = ProfileKind.RUNTIME
 
 
 @dataclass(frozen=True)
@@ -128,12 +130,12 @@ class AgentProfile:
     timeout_ms: int = AGENT_DEFAULT_TIMEOUT_MS
     max_tool_calls: int | None = None
     max_tokens: int | None = None
-    kind: Literal["agent"] = "agent"
+    kind: Literal[ProfileKind.AGENT] = ProfileKind.AGENT
 
 
 @dataclass(frozen=True)
 class HumanProfile:
-    kind: Literal["human"] = "human"
+    kind: Literal[ProfileKind.HUMAN] = ProfileKind.HUMAN
 
 
 Profile = RuntimeProfile | AgentProfile | HumanProfile

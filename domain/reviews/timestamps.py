@@ -4,17 +4,13 @@ order, and Run IDs."""
 from __future__ import annotations
 
 import string
-from datetime import UTC, datetime
+from datetime import datetime
 
 from ports.ids import IdSource
+from ports.timestamps import timestamp as timestamp  # the one writer of the saved form
 
 RUN_ID_RANDOM_CHARS = 6
 _ALPHABET = string.ascii_letters + string.digits
-
-
-def timestamp(moment: datetime) -> str:
-    utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond * 1000:09d}Z"
 
 
 def new_run_id(ids: IdSource) -> str:

@@ -23,9 +23,9 @@ from typing import Any, Literal
 from domain.json_schema import admit_schema, compile_validator
 from domain.reviews.schema_messages import describe, pointer
 from domain.text import compact_json, quote, utf16_length
+from ports.statuses import VERDICTS, ReviewStatus, Verdict
 
-Verdict = Literal["GREEN", "RED"]
-VERDICTS: tuple[Verdict, ...] = ("GREEN", "RED")
+VerdictText = Literal["GREEN", "RED"]  # a verdict as JSON text gives it
 VERDICT_FIELD = "verdict"
 
 RESULT_MAX_UTF16 = 256_000  # normalized (compact JSON) result, in UTF-16 code units
@@ -70,19 +70,19 @@ class VerdictValidator:
     def __init__(
         self, pass_schema: Mapping[str, Any] | None, fail_schema: Mapping[str, Any] | None
     ) -> None:
-        self._owner: dict[Verdict, Mapping[str, Any] | None] = {
-            "GREEN": pass_schema,
-            "RED": fail_schema,
+        self._owner: dict[str, Mapping[str, Any] | None] = {
+            ReviewStatus.GREEN: pass_schema,
+            ReviewStatus.RED: fail_schema,
         }
-        self._validators: dict[Verdict, Any] = {}
-        self._declared: dict[Verdict, frozenset[str]] = {}
+        self._validators: dict[str, Any] = {}
+        self._declared: dict[str, frozenset[str]] = {}
         for verdict in VERDICTS:
             schema = self.branch_schema(verdict)
             admit_schema(schema, require_object_root=True)  # raises SchemaError: no remote refs
             self._validators[verdict] = compile_validator(schema)
             self._declared[verdict] = frozenset(schema["properties"])
 
-    def branch_schema(self, verdict: Verdict) -> dict[str, Any]:
+    def branch_schema(self, verdict: Verdict | VerdictText) -> dict[str, Any]:
         """The owner schema of ``verdict`` closed over its declared fields, plus ``verdict``."""
         if verdict not in VERDICTS:
             raise ValueError(f"verdict must be GREEN or RED, got {verdict!r}")

@@ -22,12 +22,13 @@ from domain.logical_paths import logical_path_problem
 from domain.tools.locations import open_directory_at
 from domain.workspace import Workspace, published_name
 from ports.filesystem import DirectoryHandle, EntryKind, Filesystem, FilesystemError
+from ports.statuses import ErrorCode
 
 PIN_FILE_BYTES_MAX = 1024 * 1024 * 1024
 PIN_ENTRIES_MAX = 10_000
 _CHUNK = 1024 * 1024
 
-PREPARATION_FAILED = "PREPARATION_FAILED"
+PREPARATION_FAILED = ErrorCode.PREPARATION_FAILED
 
 
 class PinningError(Exception):

@@ -23,16 +23,22 @@ from entrypoints.cli.signals import until_signal
 from entrypoints.errors import CommandError
 from ports.review_store import RemoteFailure
 from ports.state import KeyInUse, RunRecord
+from ports.statuses import ProfileKind, ReviewStatus
 
 if TYPE_CHECKING:
     from domain.reviews.run.verify import RunResult, VerifyOptions
 
-EXIT_FOR_STATUS = {"GREEN": 0, "RED": 1, "ERROR": 2, "INCOMPLETE": 4}
+EXIT_FOR_STATUS: dict[str, int] = {
+    ReviewStatus.GREEN: 0,
+    ReviewStatus.RED: 1,
+    ReviewStatus.ERROR: 2,
+    ReviewStatus.INCOMPLETE: 4,
+}
 EXIT_CANCELLED = 2
 EXIT_WAIT_TIMED_OUT = 3
 EXIT_MISSING = 4
 RUN_LIST_DEFAULT_LIMIT = 50
-RUNNING_STATUS = "RUNNING"  # a Run not finished yet (or whose verifier died)
+RUNNING_STATUS = ReviewStatus.RUNNING  # a Run not finished yet (or whose verifier died)
 RUN_POLL_SECONDS = 0.1  # how often `run show --wait` reads the Run again (at most 0.2 s)
 WAIT_TIMED_OUT_TEXT = (
     "Human wait timed out after {ms} ms; the requests stay open (artifactize request list)."
@@ -166,7 +172,10 @@ def run_view(result: RunResult) -> dict[str, Any]:
 
 def _exit_detail(request: dict[str, Any]) -> str | None:
     """``exit N`` for a RED runtime request, executed or reused (its result keeps the code)."""
-    if request["status"] != "RED" or request["profile"].get("kind") != "runtime":
+    if (
+        request["status"] != ReviewStatus.RED
+        or request["profile"].get("kind") != ProfileKind.RUNTIME
+    ):
         return None
     code = (request.get("result") or {}).get("exitCode")
     return f"exit {code}" if code is not None else None

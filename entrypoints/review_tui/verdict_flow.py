@@ -24,6 +24,7 @@ from entrypoints.review_tui.form_model import FormError, editor_template, flat_f
 from entrypoints.review_tui.form_screen import FormScreen
 from entrypoints.review_tui.request_screen import RequestScreen
 from entrypoints.review_tui.shell import Shell
+from ports.statuses import ReviewStatus
 
 SUBMITTING = "Submitting {verdict}…"
 SUBMITTED = "Submitted {status} for {eval} ({request})."
@@ -34,7 +35,8 @@ def branch_schema(view: Mapping[str, Any], verdict: str) -> dict[str, Any]:
     """The recorded eval's schema for ``verdict``, as the lifecycle validates it."""
     definition = (view.get("humanDefinition") or {}).get("eval") or {}
     validator = VerdictValidator(definition.get("passSchema"), definition.get("failSchema"))
-    return validator.branch_schema("GREEN" if verdict == "GREEN" else "RED")
+    green = verdict == ReviewStatus.GREEN
+    return validator.branch_schema(ReviewStatus.GREEN if green else ReviewStatus.RED)
 
 
 class VerdictFlow:
@@ -53,7 +55,7 @@ class VerdictFlow:
         self.shell.show(screen)
         if act not in (Act.GREEN, Act.RED):
             return
-        verdict = "GREEN" if act is Act.GREEN else "RED"
+        verdict = ReviewStatus.GREEN if act is Act.GREEN else ReviewStatus.RED
         schema = branch_schema(screen.view, verdict)
         form = flat_form(verdict, schema)
         if form is None:

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-WAITING_HUMAN = "WAITING_HUMAN"
+from ports.statuses import ReviewStatus
+
+WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
 LIST_COLUMNS = ("EVAL", "REQUEST", "CLAIM", "WAITING", "REPO")
 NO_WAITING = "No Human reviews are waiting."
 NO_CLAIM = "-"

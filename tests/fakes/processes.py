@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import anyio
 
@@ -88,3 +88,19 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.monotonic_seconds += seconds
+
+
+@dataclass
+class TickingClock:
+    """A wall clock that advances ``step`` per reading, so the order of what a store stamps
+    (last use, storage time) is exact."""
+
+    wall: datetime = datetime(2026, 1, 1, tzinfo=UTC)
+    step: timedelta = timedelta(seconds=1)
+
+    def now(self) -> datetime:
+        self.wall += self.step
+        return self.wall
+
+    def monotonic(self) -> float:
+        return 0.0

@@ -28,8 +28,7 @@ from ports.state import (
     StateError,
     Supersession,
 )
-
-VERDICTS = ("GREEN", "RED")
+from ports.statuses import VERDICTS
 
 
 @dataclass

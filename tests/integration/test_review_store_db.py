@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
 import re
 import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -24,15 +24,17 @@ from adapters.review_store.database_schema import STORE_SCHEMA_VERSION
 from adapters.review_store.tokens import TOKEN_NAME_MAX_CHARS
 from ports.review_store import Principal
 from ports.store_server_storage import ReviewStoreDbError, StoreEntry, TokenRequestError
+from tests.fakes.processes import TickingClock
 
 START_NS = 1_800_000_000 * 1_000_000_000
 STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z")
 TOKEN = re.compile(r"azt_[A-Za-z0-9_-]{43}")
 
 
-def ticking_clock() -> itertools.count[int]:
-    """Every reading is one second after the previous one: a deterministic LRU order."""
-    return itertools.count(START_NS, 1_000_000_000)
+def ticking_clock() -> TickingClock:
+    """Every reading is one second after the previous one (the first is START_NS): a
+    deterministic LRU order."""
+    return TickingClock(datetime.fromtimestamp(START_NS // 1_000_000_000 - 1, UTC))
 
 
 def open_store(
@@ -42,7 +44,7 @@ def open_store(
     store = open_review_store_db(
         str(state),
         create=True,
-        now_ns=lambda: next(clock),
+        clock=clock,
         max_records=max_records,
         max_bytes=max_bytes,
     )

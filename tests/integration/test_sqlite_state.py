@@ -38,6 +38,7 @@ from ports.state import (
     StateStore,
     StateStores,
 )
+from tests.fakes.processes import TickingClock
 from tests.support.processes import no_process_left_behind
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -51,17 +52,6 @@ def serialized_size(data: dict[str, Any]) -> int:
 
 
 RECORD_SIZE = serialized_size(RECORD_DATA)
-
-
-class Ticker:
-    """A wall clock that advances one second per reading, so last-use order is exact."""
-
-    def __init__(self) -> None:
-        self.ns = START_NS
-
-    def __call__(self) -> int:
-        self.ns += 1_000_000_000
-        return self.ns
 
 
 def at(second: int) -> str:
@@ -123,7 +113,8 @@ def open_store(tmp_path: Path) -> Iterator[OpenStore]:
     opened: list[SqliteStateStore] = []
 
     def _open(state_dir: Path | None = None, **limits: int) -> SqliteStateStore:
-        stores = SqliteStateStores(now_ns=Ticker(), **limits)
+        clock = TickingClock(datetime.fromtimestamp(START_NS // 1_000_000_000, UTC))
+        stores = SqliteStateStores(clock=clock, **limits)
         store = stores.open(str(state_dir or tmp_path / "state"), create=True)
         assert store is not None
         opened.append(store)

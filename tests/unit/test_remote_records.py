@@ -27,7 +27,7 @@ from domain.reviews.remote.records import (
     record_bytes,
     validate_record,
 )
-from domain.reviews.rfc3339 import normalize_rfc3339
+from ports.timestamps import normalize_rfc3339
 from tests.support.remote_records import (
     DEF_HASH,
     FINGERPRINTS,

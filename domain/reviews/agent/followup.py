@@ -30,6 +30,7 @@ from domain.workspace import UnknownName, Workspace
 from ports.callbacks import WorkspaceLoader
 from ports.conversations import ConversationStore
 from ports.model import BackendUnavailable, ToolSpec
+from ports.statuses import ErrorCode
 
 FOLLOW_UP_MAX_CHARS = 64 * 1024
 NOT_FINISHED = "The Agent review of this session has not finished; follow up once it has."
@@ -39,7 +40,7 @@ NOT_FINISHED = "The Agent review of this session has not finished; follow up onc
 class FollowUpResult:
     answer: str | None
     error: str | None
-    error_code: str | None
+    error_code: ErrorCode | None
     tool_calls: list[dict[str, Any]]
 
 
@@ -147,6 +148,6 @@ class FollowUp:
     ) -> FollowUpResult:
         now = timestamp(self.ports.clock.now())
         events.append(
-            {"kind": "answer", "at": now, "text": None, "error": message, "errorCode": code.value}
+            {"kind": "answer", "at": now, "text": None, "error": message, "errorCode": code}
         )
-        return FollowUpResult(None, message, code.value, calls)
+        return FollowUpResult(None, message, code, calls)

@@ -26,6 +26,7 @@ from domain.reviews.verdicts import VerdictValidator
 from domain.templates import instruction_references
 from domain.tools.registry import ToolDefinition
 from domain.workspace import Artifact, EvalRef, RelationKind, Workspace
+from ports.statuses import ReviewStatus
 
 INSTRUCTION_KEY = "instruction"
 ROOT_PATH_SHOWN = "."  # the workspace root's path, which is "" in the model
@@ -78,8 +79,8 @@ def build_prompt(
     instructions = "\n\n".join(
         [
             PREAMBLE,
-            "GREEN result schema:\n" + _json(validator.branch_schema("GREEN")),
-            "RED result schema:\n" + _json(validator.branch_schema("RED")),
+            "GREEN result schema:\n" + _json(validator.branch_schema(ReviewStatus.GREEN)),
+            "RED result schema:\n" + _json(validator.branch_schema(ReviewStatus.RED)),
         ]
     )
     tool_names = _tool_names(tools)
@@ -96,9 +97,9 @@ def build_prompt(
         "Dependencies:\n" + _lines(_dependencies(workspace, eval_ref)),
         "Scope:\n" + _lines(_scope(workspace, target, scope, tool_names)),
         "GREEN owner schema (the fields of a GREEN result besides verdict):\n"
-        + _owner_schema(eval_ref.eval.pass_schema, "GREEN"),
+        + _owner_schema(eval_ref.eval.pass_schema, ReviewStatus.GREEN),
         "RED owner schema (the fields of a RED result besides verdict):\n"
-        + _owner_schema(eval_ref.eval.fail_schema, "RED"),
+        + _owner_schema(eval_ref.eval.fail_schema, ReviewStatus.RED),
     ]
     return AgentPrompt(instructions, "\n\n".join(sections))
 

@@ -42,6 +42,7 @@ from domain.workspace import EvalRef, Workspace
 from ports.callbacks import WorkspaceReloader
 from ports.clock import Clock
 from ports.model import BackendUnavailable, ModelBackend, ModelBackends, ToolSpec
+from ports.statuses import ErrorCode, ReviewStatus
 
 T = TypeVar("T")
 
@@ -63,10 +64,10 @@ class ReviewOutcome:
     ``cwd``, ``argv`` and ``child`` are set by runtime reviews only: where and what ran (once
     prepared) and how the process ended (once it started); see docs/runtime-evals.md."""
 
-    status: str  # GREEN | RED | ERROR
+    status: ReviewStatus  # GREEN | RED | ERROR
     result: dict[str, Any] | None = None
     error: str | None = None
-    error_code: str | None = None
+    error_code: ErrorCode | None = None
     execution_paths: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     trace: LoopTrace = field(default_factory=LoopTrace)
     cwd: str | None = None
@@ -77,7 +78,7 @@ class ReviewOutcome:
     def failed(
         cls, code: FailureCode, message: str, trace: LoopTrace | None = None
     ) -> ReviewOutcome:
-        return cls("ERROR", error=message, error_code=code.value, trace=trace or LoopTrace())
+        return cls(ReviewStatus.ERROR, error=message, error_code=code, trace=trace or LoopTrace())
 
 
 class AgentReview:
@@ -187,7 +188,7 @@ class AgentReview:
                 return ReviewOutcome.failed(FailureCode.FINGERPRINT_RECHECK_FAILED, str(exc), trace)
             if again.key != self.keys.key:
                 return ReviewOutcome.failed(FailureCode.INPUT_CHANGED, INPUT_CHANGED, trace)
-        return ReviewOutcome(str(result["verdict"]), result=result, trace=trace)
+        return ReviewOutcome(ReviewStatus(result["verdict"]), result=result, trace=trace)
 
 
 async def converse_then_close(work: Awaitable[T], timeout_ms: int, sessions: ToolSessions) -> T:

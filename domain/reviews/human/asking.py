@@ -19,8 +19,9 @@ from typing import Any
 
 from ports.clock import Clock, Sleeper
 from ports.state import ExecutionRecord, StateStore
+from ports.statuses import ReviewStatus
 
-WAITING_HUMAN = "WAITING_HUMAN"
+WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
 WAITING_FOR_HUMAN = "Waiting for a Human claim and submission."
 FOLLOWING_HUMAN = "Waiting for the active Human execution of this reuse key."
 

@@ -69,9 +69,10 @@ from ports.state import (
     RequestRecord,
     StateStore,
 )
+from ports.statuses import ReviewStatus
 
 HUMAN_RESULT_MAX_BYTES = 256_000  # compact UTF-8 JSON of a submitted result
-WAITING_HUMAN = "WAITING_HUMAN"
+WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,7 @@ class HumanReviews:
         except InvalidVerdict as exc:
             raise HumanReviewError(exc.message) from None
         await self._recheck(request, execution, reviewer, reconnected, token)
-        outcome = HumanOutcome(verdict["verdict"], result=verdict)
+        outcome = HumanOutcome(ReviewStatus(verdict["verdict"]), result=verdict)
         return self._settle(request, execution, reviewer, outcome)
 
     async def submit_and_publish(

@@ -40,6 +40,7 @@ from domain.workspace import EvalRef, Workspace
 from ports.callbacks import WorkspaceLoader
 from ports.filesystem import Filesystem, FilesystemError
 from ports.state import RequestRecord
+from ports.statuses import ReviewStatus
 
 
 @dataclass(frozen=True)
@@ -94,11 +95,11 @@ async def recheck_key(
     except FingerprintError as exc:
         if cancellation.cancelled:
             raise HumanReviewError(CANCELLED) from None
-        code = FailureCode.FINGERPRINT_RECHECK_FAILED.value
-        return HumanOutcome("ERROR", error=exc.message, error_code=code)
+        code = FailureCode.FINGERPRINT_RECHECK_FAILED
+        return HumanOutcome(ReviewStatus.ERROR, error=exc.message, error_code=code)
     if cancellation.cancelled:
         raise HumanReviewError(CANCELLED)
     if again.key != recorded_key:
-        code = FailureCode.INPUT_CHANGED.value
-        return HumanOutcome("ERROR", error=FINGERPRINT_CHANGED, error_code=code)
+        code = FailureCode.INPUT_CHANGED
+        return HumanOutcome(ReviewStatus.ERROR, error=FINGERPRINT_CHANGED, error_code=code)
     return None

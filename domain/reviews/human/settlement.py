@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ports.state import ExecutionRecord, HumanSettlement, RequestRecord, Supersession
+from ports.statuses import VERDICTS, ErrorCode, ReviewStatus, SourceKind
 
-VERDICT_STATUSES = ("GREEN", "RED")
-FOLLOWER_SOURCE_KIND = "joined"
-MIRROR_SOURCE_KIND = "remote"
-SUPERSEDED_CODE = "SUPERSEDED"
+FOLLOWER_SOURCE_KIND = SourceKind.JOINED
+MIRROR_SOURCE_KIND = SourceKind.REMOTE
+SUPERSEDED_CODE = ErrorCode.SUPERSEDED
 SUPERSEDED_ERROR = "Superseded by the completed result {id} for this key."
 
 
@@ -33,14 +33,14 @@ SUPERSEDED_ERROR = "Superseded by the completed result {id} for this key."
 class HumanOutcome:
     """How a Human request ends: a verdict with its result, or an ERROR with a code."""
 
-    status: str  # GREEN | RED | ERROR
+    status: ReviewStatus  # GREEN | RED | ERROR
     result: Mapping[str, Any] | None = None
     error: str | None = None
-    error_code: str | None = None
+    error_code: ErrorCode | None = None
 
     def __post_init__(self) -> None:
-        verdict = self.status in VERDICT_STATUSES
-        if not verdict and self.status != "ERROR":
+        verdict = self.status in VERDICTS
+        if not verdict and self.status != ReviewStatus.ERROR:
             raise ValueError(f"A Human outcome is GREEN, RED or ERROR, not {self.status}")
         if verdict != (self.result is not None) or verdict == (self.error_code is not None):
             raise ValueError("A verdict carries a result and no error; an ERROR the reverse")
@@ -77,7 +77,7 @@ def build_settlement(
     }
     request_data = {**copy.deepcopy(dict(data)), **settled, "blockedReason": None}
     key = data.get("key")
-    verdict = outcome.status in VERDICT_STATUSES
+    verdict = outcome.status in VERDICTS
     execution_data = {**copy.deepcopy(dict(execution.data)), **copy.deepcopy(settled)}
     settled_execution = dataclasses.replace(
         execution,
@@ -103,7 +103,7 @@ def supersession(mirror: ExecutionRecord, completed_at: str) -> Supersession:
     §5.2): the wait is answered by a newer result, so asking a person is moot. Its requests
     take the mirror as a reuse would (``source.kind`` ``remote``), at ``completed_at``."""
     superseded = {
-        "status": "ERROR",
+        "status": ReviewStatus.ERROR,
         "errorCode": SUPERSEDED_CODE,
         "error": SUPERSEDED_ERROR.format(id=mirror.id),
         "completedAt": completed_at,
@@ -115,7 +115,7 @@ def supersession(mirror: ExecutionRecord, completed_at: str) -> Supersession:
 
 
 def follower_fields(
-    execution: ExecutionRecord, completed_at: str, kind: str = FOLLOWER_SOURCE_KIND
+    execution: ExecutionRecord, completed_at: str, kind: SourceKind = FOLLOWER_SOURCE_KIND
 ) -> dict[str, Any]:
     """What a request waiting on another's result receives, like a reuse hit of
     ``execution`` found as ``kind`` (``joined`` for a Human settlement's followers)."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from domain.reviews.verdicts import VERDICT_FIELD, VERDICTS
+from domain.reviews.verdicts import VERDICT_FIELD
+from ports.statuses import VERDICTS
 
 HUMAN_FIELDS_MAX_BYTES = 256_000
 HUMAN_FIELDS_READ_BYTES = HUMAN_FIELDS_MAX_BYTES + 1  # enough to know a file is too big

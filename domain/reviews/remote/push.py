@@ -20,14 +20,15 @@ from domain.reviews.remote.records import (
     is_mirror,
     validate_record,
 )
-from ports.review_store import RemoteStore
+from ports.review_store import SCOPE_HUMAN, SCOPE_PUBLISH, SCOPE_READ, RemoteStore
 from ports.state import ExecutionRecord, StateStore
+from ports.statuses import VERDICTS, ProfileKind
 
 ASSUMED_KIND = "folder"
 """The Artifact kind assumed for an execution saved without ``kinds`` (older executions)."""
-PUBLISH_SCOPE = "publish"
-READ_SCOPE = "read"
-HUMAN_SCOPE = "human"
+PUBLISH_SCOPE = SCOPE_PUBLISH
+READ_SCOPE = SCOPE_READ
+HUMAN_SCOPE = SCOPE_HUMAN
 
 
 class PushError(Exception):
@@ -78,7 +79,7 @@ def local_candidates(state: StateStore) -> list[ExecutionRecord]:
 
 
 def _produced_here(record: ExecutionRecord) -> bool:
-    return record.status in ("GREEN", "RED") and not is_mirror({**record.data, "id": record.id})
+    return record.status in VERDICTS and not is_mirror({**record.data, "id": record.id})
 
 
 def execution_kinds(data: Mapping[str, Any]) -> tuple[dict[str, str], bool]:
@@ -143,7 +144,7 @@ def _plan(
     if isinstance(checked, str):
         guess = f" (the execution records no Artifact kinds; `{ASSUMED_KIND}` was assumed)"
         return f"Skipped {where}: {checked}{guess if assumed else ''}."
-    if checked.kind == "human" and HUMAN_SCOPE not in scopes:
+    if checked.kind == ProfileKind.HUMAN and HUMAN_SCOPE not in scopes:
         return (
             f"Skipped {where}: this result stays local: remote token {principal} lacks the "
             f"{HUMAN_SCOPE} scope."

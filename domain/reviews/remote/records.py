@@ -9,8 +9,9 @@ A record is one GREEN/RED verdict of one reuse key, as the team review store kee
   ``{turn, attempt, usage}`` per attempt; it never carries argv, stdout, stderr, the tool
   audit or the repository path. The *full* share adds ``execution``: the whole execution
   JSON minus ``provenance.repoPath``.
-- ``validate_record``: every check a client makes before it trusts a record from the store.
-  The store is shared and a publisher may be careless or hostile, so the record's key is
+- ``validate_record``: every check a client makes before it trusts a record from the store:
+  its shape (the JSON Schema ``record_format.RECORD_SHAPE``), then the rules that span
+  fields, in code. The store is shared and a publisher may be careless or hostile, so the record's key is
   recomputed from its own ``evalDefHash``, ``fingerprints`` and ``kinds``: a record can only
   ever answer for the key its inputs produce.
 - ``mirror_execution``: the self-contained local execution (``remote-<executionId>``) that
@@ -25,67 +26,40 @@ travel with remote records so a mirror carries the same provenance as the origin
 from __future__ import annotations
 
 import copy
-import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from domain.declarations.model import ArtifactKind
-from domain.identifiers import is_identifier
-from domain.reviews.reuse.fingerprints import SCRIPT_OUTPUT_CHARACTERS, SCRIPT_OUTPUT_MAX_CHARS
+from domain.reviews.remote.record_format import FULL_RECORD_MAX_BYTES as FULL_RECORD_MAX_BYTES
+from domain.reviews.remote.record_format import ID_MAX_CHARS as ID_MAX_CHARS
+from domain.reviews.remote.record_format import LABEL_MAX_BYTES as LABEL_MAX_BYTES
+from domain.reviews.remote.record_format import MIRROR_PREFIX as MIRROR_PREFIX
+from domain.reviews.remote.record_format import (
+    OPTION_COUNT_FIELDS,
+    OPTION_TEXT_FIELDS,
+    PRODUCER_FIELDS,
+    RUNTIME_RESULT_FIELDS,
+    TIME_RULE,
+    UNKNOWN_FIELD,
+    USAGE_FIELDS,
+    is_full,
+    record_problem,
+    record_size_limit,
+    shown,
+)
+from domain.reviews.remote.record_format import PUBLISHER_MAX_CHARS as PUBLISHER_MAX_CHARS
+from domain.reviews.remote.record_format import RECORD_SCHEMA as RECORD_SCHEMA
+from domain.reviews.remote.record_format import (
+    SUMMARY_RECORD_MAX_BYTES as SUMMARY_RECORD_MAX_BYTES,
+)
+from domain.reviews.remote.record_format import record_bytes as record_bytes
 from domain.reviews.reuse.keys import reuse_key
-from domain.reviews.rfc3339 import normalize_rfc3339
 from ports.review_store import SHARE_MODES
 from ports.state import ExecutionRecord
+from ports.statuses import VERDICTS, ProfileKind
+from ports.timestamps import normalize_rfc3339
 
-RECORD_SCHEMA = 2
-SUMMARY_RECORD_MAX_BYTES = 256 * 1024
-"""Largest serialized record without ``execution`` (compact UTF-8 JSON)."""
-FULL_RECORD_MAX_BYTES = 16 * 1024 * 1024
-"""Largest serialized record with ``execution``; the same bound as a local reuse record."""
-ID_MAX_CHARS = 200
-LABEL_MAX_BYTES = 200
-"""Reviewer names, producer fields and option strings: short labels, like reviewer IDs."""
-PUBLISHER_MAX_CHARS = 64
-MIRROR_PREFIX = "remote-"
-SHOWN_NAME_MAX_CHARS = 64
-"""A field name from the store is shown escaped and cut to this length in a problem."""
-
-VERDICTS = ("GREEN", "RED")
-PROFILE_KINDS = ("runtime", "agent", "human")
-ARTIFACT_KINDS = tuple(kind.value for kind in ArtifactKind)
-RUNTIME_RESULT_FIELDS = ("verdict", "exitCode", "durationMs", "truncated")
-OPTION_TEXT_FIELDS = ("backend", "model", "reasoning", "variant")
-OPTION_COUNT_FIELDS = ("timeoutMs", "maxToolCalls", "maxTokens")
-USAGE_FIELDS = ("turn", "attempt", "usage")
-PRODUCER_FIELDS = ("name", "version", "session")
-REQUIRED_FIELDS = (
-    "schema",
-    "key",
-    "evalDefHash",
-    "fingerprints",
-    "kinds",
-    "verdict",
-    "evalId",
-    "runId",
-    "requestId",
-    "executionId",
-    "profile",
-    "options",
-    "result",
-    "usage",
-    "startedAt",
-    "completedAt",
-)
-OPTIONAL_FIELDS = (
-    "reviewer",
-    "producer",
-    "executionPaths",
-    "execution",
-    "publisher",
-    "publishedAt",
-)
 # The execution fields that must equal the record's (execution field, record field).
 _SAME_IN_EXECUTION = (
     ("id", "executionId"),
@@ -98,12 +72,6 @@ _SAME_IN_EXECUTION = (
     ("status", "verdict"),
     ("completedAt", "completedAt"),
 )
-
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-_ID = re.compile(rf"[A-Za-z0-9._:-]{{1,{ID_MAX_CHARS}}}")
-_FINGERPRINT = re.compile(f"[{SCRIPT_OUTPUT_CHARACTERS}]{{1,{SCRIPT_OUTPUT_MAX_CHARS}}}")
-_PUBLISHER = re.compile(rf"[A-Za-z0-9._-]{{1,{PUBLISHER_MAX_CHARS}}}")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class RecordError(ValueError):
@@ -144,7 +112,7 @@ def is_mirror(execution: Mapping[str, Any]) -> bool:
 
 def summary_result(result: Any, kind: str) -> Any:
     """An Agent/Human result as is; a runtime result reduced to its verdict and exit facts."""
-    if kind != "runtime" or not isinstance(result, Mapping):
+    if kind != ProfileKind.RUNTIME or not isinstance(result, Mapping):
         return copy.deepcopy(result)
     return {name: result[name] for name in RUNTIME_RESULT_FIELDS if name in result}
 
@@ -238,12 +206,6 @@ def _need(execution: Mapping[str, Any], name: str) -> Any:
     return execution[name]
 
 
-def record_bytes(record: Mapping[str, Any]) -> int:
-    """The size of ``record`` as compact UTF-8 JSON; raises ValueError if it is not JSON."""
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return len(text.encode("utf-8"))
-
-
 # --- validation ----------------------------------------------------------------------------
 
 
@@ -260,48 +222,26 @@ def validate_record(raw: Any) -> RemoteRecord | str:
 
 
 def _validate(raw: Any) -> RemoteRecord:
+    """The shape first (``record_format.RECORD_SHAPE``), then what spans fields."""
     if not isinstance(raw, dict):
         raise _Invalid("a record must be a JSON object")
     _check_size(raw)
-    unknown = sorted(name for name in raw if name not in REQUIRED_FIELDS + OPTIONAL_FIELDS)
-    if unknown:
-        raise _Invalid(f"unknown field {_shown(unknown[0])}")
-    missing = [name for name in REQUIRED_FIELDS if name not in raw]
-    if missing:
-        raise _Invalid(f"field `{missing[0]}` is missing")
-    if type(raw["schema"]) is not int or raw["schema"] != RECORD_SCHEMA:
-        raise _Invalid(f"field `schema` must be {RECORD_SCHEMA}")
-    for name in ("key", "evalDefHash"):
-        _hex(raw[name], name)
-    _check_fingerprints(raw["fingerprints"], raw["kinds"])
+    problem = record_problem(raw)
+    if problem is not None:
+        raise _Invalid(problem)
+    if set(raw["kinds"]) != set(raw["fingerprints"]):
+        raise _Invalid("field `kinds` must name exactly the Artifacts of `fingerprints`")
     verdict = raw["verdict"]
-    if verdict not in VERDICTS:
-        raise _Invalid("field `verdict` must be GREEN or RED")
-    _check_eval_id(raw["evalId"])
-    for name in ("runId", "requestId", "executionId"):
-        _id(raw[name], name)
-    if raw["executionId"].startswith(MIRROR_PREFIX):
-        raise _Invalid("field `executionId` names a mirror; mirrors are never published")
-    kind = _check_profile(raw["profile"])
-    _check_options(raw["options"])
+    kind = str(raw["profile"]["kind"])
     _check_result(raw["result"], verdict, kind)
-    _check_usage(raw["usage"], "usage")
     started = None if raw["startedAt"] is None else _time(raw["startedAt"], "startedAt")
     completed = _time(raw["completedAt"], "completedAt")
-    reviewer = None if raw.get("reviewer") is None else _label(raw["reviewer"], "reviewer")
-    producer_name = _check_producer(raw.get("producer"))
-    if "executionPaths" in raw:
-        _check_execution_paths(raw["executionPaths"], "executionPaths")
-    publisher = raw.get("publisher")
-    if publisher is not None and not (
-        isinstance(publisher, str) and _PUBLISHER.fullmatch(publisher)
-    ):
-        raise _Invalid(f"field `publisher` must be 1-{PUBLISHER_MAX_CHARS} of [A-Za-z0-9._-]")
     published = raw.get("publishedAt")
     published = None if published is None else _time(published, "publishedAt")
     _check_key(raw)
     if "execution" in raw:
         _check_execution(raw["execution"], raw, kind)
+    producer = raw.get("producer")
     return RemoteRecord(
         key=raw["key"],
         execution_id=raw["executionId"],
@@ -310,18 +250,12 @@ def _validate(raw: Any) -> RemoteRecord:
         kind=kind,
         completed_at=completed,
         started_at=started,
-        publisher=publisher,
+        publisher=raw.get("publisher"),
         published_at=published,
-        reviewer=reviewer,
-        producer_name=producer_name,
+        reviewer=raw.get("reviewer"),
+        producer_name=producer["name"] if producer is not None else None,
         data=raw,
     )
-
-
-def _shown(name: str) -> str:
-    """A name from the store, escaped (no terminal control) and bounded."""
-    cut = name[:SHOWN_NAME_MAX_CHARS] + ("…" if len(name) > SHOWN_NAME_MAX_CHARS else "")
-    return json.dumps(cut, ensure_ascii=True)
 
 
 def _check_size(raw: Mapping[str, Any]) -> None:
@@ -329,21 +263,10 @@ def _check_size(raw: Mapping[str, Any]) -> None:
         size = record_bytes(raw)
     except (ValueError, TypeError):
         raise _Invalid("the record is not plain JSON") from None
-    full = raw.get("execution") is not None
-    limit = FULL_RECORD_MAX_BYTES if full else SUMMARY_RECORD_MAX_BYTES
+    limit = record_size_limit(raw)
     if size > limit:
-        which = "with" if full else "without"
+        which = "with" if is_full(raw) else "without"
         raise _Invalid(f"the record has {size} bytes; the limit {which} `execution` is {limit}")
-
-
-def _hex(value: Any, name: str) -> None:
-    if not (isinstance(value, str) and _HEX64.fullmatch(value)):
-        raise _Invalid(f"field `{name}` must be 64 lowercase hex characters")
-
-
-def _id(value: Any, name: str) -> None:
-    if not (isinstance(value, str) and _ID.fullmatch(value)):
-        raise _Invalid(f"field `{name}` must be 1-{ID_MAX_CHARS} of [A-Za-z0-9._:-]")
 
 
 def _object(value: Any, name: str) -> dict[str, Any]:
@@ -352,121 +275,20 @@ def _object(value: Any, name: str) -> dict[str, Any]:
     return value
 
 
-def _check_fingerprints(fingerprints: Any, kinds: Any) -> None:
-    _object(fingerprints, "fingerprints")
-    _object(kinds, "kinds")
-    if not fingerprints:
-        raise _Invalid("field `fingerprints` must name at least one Artifact")
-    for name, value in fingerprints.items():
-        if not is_identifier(name):
-            raise _Invalid(f"field `fingerprints` has an invalid Artifact name {_shown(name)}")
-        if not (isinstance(value, str) and _FINGERPRINT.fullmatch(value)):
-            raise _Invalid(
-                f"fingerprint of `{name}` must be 1-{SCRIPT_OUTPUT_MAX_CHARS} of "
-                f"[{SCRIPT_OUTPUT_CHARACTERS}]"
-            )
-    if set(kinds) != set(fingerprints):
-        raise _Invalid("field `kinds` must name exactly the Artifacts of `fingerprints`")
-    for name, value in kinds.items():
-        if value not in ARTIFACT_KINDS:
-            raise _Invalid(f"kind of `{name}` must be {' or '.join(ARTIFACT_KINDS)}")
-
-
-def _check_eval_id(value: Any) -> None:
-    parts = value.split("/") if isinstance(value, str) else []
-    if len(parts) != 2 or not all(is_identifier(part) for part in parts):
-        raise _Invalid("field `evalId` must be ARTIFACT/EVAL, two identifiers")
-
-
-def _check_profile(profile: Any) -> str:
-    _object(profile, "profile")
-    if set(profile) != {"kind"} or profile["kind"] not in PROFILE_KINDS:
-        raise _Invalid(f'field `profile` must be {{"kind": {" | ".join(PROFILE_KINDS)}}}')
-    return str(profile["kind"])
-
-
-def _label(value: Any, name: str) -> str:
-    if not (
-        isinstance(value, str)
-        and value.strip()
-        and len(value.encode("utf-8", "replace")) <= LABEL_MAX_BYTES
-        and not _CONTROL.search(value)
-    ):
-        raise _Invalid(
-            f"field `{name}` must be 1-{LABEL_MAX_BYTES} bytes of text without control characters"
-        )
-    return value
-
-
-def _count(value: Any, name: str) -> None:
-    if type(value) is not int or value < 0:
-        raise _Invalid(f"field `{name}` must be a non-negative integer")
-
-
-def _check_options(options: Any) -> None:
-    _object(options, "options")
-    for name, value in options.items():
-        if name in OPTION_TEXT_FIELDS:
-            _label(value, f"options.{name}")
-        elif name in OPTION_COUNT_FIELDS:
-            _count(value, f"options.{name}")
-        else:
-            raise _Invalid(f"unknown field {_shown('options.' + name)}")
-
-
-def _check_result(result: Any, verdict: str, kind: str) -> None:
-    _object(result, "result")
+def _check_result(result: Mapping[str, Any], verdict: str, kind: str) -> None:
     if result.get("verdict") != verdict:
         raise _Invalid("field `result.verdict` must equal `verdict`")
-    if kind == "runtime":
+    if kind == ProfileKind.RUNTIME:
         extra = sorted(name for name in result if name not in RUNTIME_RESULT_FIELDS)
         if extra:
-            raise _Invalid(f"unknown field {_shown('result.' + extra[0])} of a runtime result")
-
-
-def _check_usage(usage: Any, name: str) -> None:
-    if not isinstance(usage, list):
-        raise _Invalid(f"field `{name}` must be a list")
-    for index, attempt in enumerate(usage):
-        where = f"{name}[{index}]"
-        _object(attempt, where)
-        if set(attempt) != set(USAGE_FIELDS):
-            raise _Invalid(f"field `{where}` must have exactly {', '.join(USAGE_FIELDS)}")
-        _count(attempt["turn"], f"{where}.turn")
-        _count(attempt["attempt"], f"{where}.attempt")
-        for counter, value in _object(attempt["usage"], f"{where}.usage").items():
-            _count(value, f"{where}.usage.{_shown(counter)}")
-
-
-def _check_producer(producer: Any) -> str | None:
-    if producer is None:
-        return None
-    _object(producer, "producer")
-    extra = sorted(name for name in producer if name not in PRODUCER_FIELDS)
-    if extra:
-        raise _Invalid(f"unknown field {_shown('producer.' + extra[0])}")
-    name = _label(producer.get("name"), "producer.name")
-    _label(producer.get("version"), "producer.version")
-    if producer.get("session") is not None:
-        _label(producer["session"], "producer.session")
-    return name
-
-
-def _check_execution_paths(paths: Any, name: str) -> None:
-    for tool, pins in _object(paths, name).items():
-        if not tool:
-            raise _Invalid(f"field `{name}` has an empty tool name")
-        for path, digest in _object(pins, f"{name}.{_shown(tool)}").items():
-            if not path or not (isinstance(digest, str) and _HEX64.fullmatch(digest)):
-                raise _Invalid(
-                    f"field `{name}.{_shown(tool)}` must map paths to 64 lowercase hex digests"
-                )
+            unknown = UNKNOWN_FIELD.format(name=shown("result." + extra[0]))
+            raise _Invalid(f"{unknown} of a runtime result")
 
 
 def _time(value: Any, name: str) -> str:
     normalized = normalize_rfc3339(value) if isinstance(value, str) else None
     if normalized is None:
-        raise _Invalid(f"field `{name}` must be an RFC 3339 timestamp")
+        raise _Invalid(f"field `{name}` {TIME_RULE}")
     return normalized
 
 

@@ -2,8 +2,8 @@
 
 The server checks only the *envelope* of a record (the fields it indexes and the ones a
 reader relies on to pick the latest verdict); every client validates a record fully before
-reusing it. Checks here are pure, so the HTTP layer only maps a refusal's ``kind`` to a
-status code (400, 410, 413).
+reusing it (both shapes live in ``record_format``). Checks here are pure, so the HTTP layer
+only maps a refusal's ``kind`` to a status code (400, 410, 413).
 """
 
 from __future__ import annotations
@@ -12,34 +12,26 @@ import enum
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
 
+from domain.reviews.remote.record_format import FULL_RECORD_MAX_BYTES as FULL_RECORD_MAX_BYTES
+from domain.reviews.remote.record_format import ID_MAX_CHARS, KIB, envelope_problem
+from domain.reviews.remote.record_format import RECORD_SCHEMA as RECORD_SCHEMA
+from domain.reviews.remote.record_format import (
+    SUMMARY_RECORD_MAX_BYTES as SUMMARY_RECORD_MAX_BYTES,
+)
+from domain.reviews.remote.record_format import record_size_limit as record_size_limit
 from ports.review_store import LOOKUP_KEYS_MAX
+from ports.statuses import ProfileKind
+from ports.timestamps import normalize_rfc3339
 
-KIB = 1024
-MIB = 1024 * KIB
-RECORD_SCHEMA = 2
-SUMMARY_RECORD_MAX_BYTES = 256 * KIB
-FULL_RECORD_MAX_BYTES = 16 * MIB  # a record that carries its full ``execution``
 # Room for the envelope around the largest record; a bigger body is refused unread.
 REQUEST_BODY_SLACK_BYTES = 64 * KIB
 REQUEST_BODY_MAX_BYTES = FULL_RECORD_MAX_BYTES + REQUEST_BODY_SLACK_BYTES
-EXECUTION_ID_MAX_CHARS = 200
-VERDICTS = ("GREEN", "RED")
-PROFILE_KINDS = ("runtime", "agent", "human")
-HUMAN_KIND = "human"
+EXECUTION_ID_MAX_CHARS = ID_MAX_CHARS
+HUMAN_KIND = ProfileKind.HUMAN
 LOOKUP_FIELDS = frozenset({"keys"})
-STORED_FRACTION_DIGITS = 9
 
 _REUSE_KEY = re.compile(r"[0-9a-f]{64}")
-_RFC3339 = re.compile(
-    r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})[Tt]"
-    r"(?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})(?:\.(?P<fraction>\d+))?"
-    r"(?:(?P<utc>[Zz])|(?P<sign>[+-])(?P<offset_hour>\d{2}):(?P<offset_minute>\d{2}))",
-    re.ASCII,  # \d is 0-9 only
-)
-
 OBJECT_KEYS_GONE = (
     "Lookup keys must be reuse keys; object keys come from artifactize 0.4, "
     "which this store no longer serves. Upgrade artifactize."
@@ -97,12 +89,6 @@ def parse_lookup_keys(body: object) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def record_size_limit(record: Mapping[str, Any]) -> int:
-    """A summary record is small; one that carries its full ``execution`` may be large."""
-    full = record.get("execution") is not None
-    return FULL_RECORD_MAX_BYTES if full else SUMMARY_RECORD_MAX_BYTES
-
-
 def check_record(path_key: str, record: object, size_bytes: int) -> CheckedRecord:
     """Check a published record against its path key and the size it arrived in."""
     if not is_reuse_key(path_key):
@@ -116,25 +102,16 @@ def check_record(path_key: str, record: object, size_bytes: int) -> CheckedRecor
             Refusal.TOO_LARGE,
             f"The record is {size_bytes} bytes; a {what} record may have at most {limit}.",
         )
-    schema = record.get("schema")
-    if type(schema) is not int or schema != RECORD_SCHEMA:
-        raise _invalid(f"schema must be {RECORD_SCHEMA}.")
-    if record.get("key") != path_key:
+    problem = envelope_problem(record)  # record_format.ENVELOPE_SHAPE
+    if problem is not None:
+        raise _invalid(problem)
+    if record["key"] != path_key:
         raise _invalid("key must equal the key in the path.")
-    verdict = record.get("verdict")
-    if verdict not in VERDICTS:
-        raise _invalid("verdict must be GREEN or RED.")
-    result = record.get("result")
-    if not isinstance(result, Mapping) or result.get("verdict") != verdict:
+    if record["result"].get("verdict") != record["verdict"]:
         raise _invalid("result.verdict must equal verdict.")
-    profile = record.get("profile")
-    kind = profile.get("kind") if isinstance(profile, Mapping) else None
-    if kind not in PROFILE_KINDS:
-        raise _invalid("profile.kind must be runtime, agent or human.")
-    execution_id = record.get("executionId")
-    if not isinstance(execution_id, str) or not 1 <= len(execution_id) <= EXECUTION_ID_MAX_CHARS:
-        raise _invalid(f"executionId must be a string of 1 to {EXECUTION_ID_MAX_CHARS} characters.")
-    completed_at = stored_timestamp(record.get("completedAt"))
+    kind = record["profile"]["kind"]
+    execution_id = record["executionId"]
+    completed_at = stored_timestamp(record["completedAt"])
     if completed_at is None:
         raise _invalid("completedAt must be an RFC 3339 timestamp.")
     return CheckedRecord(path_key, execution_id, completed_at, str(kind))
@@ -143,35 +120,6 @@ def check_record(path_key: str, record: object, size_bytes: int) -> CheckedRecor
 def stored_timestamp(value: object) -> str | None:
     """An RFC 3339 timestamp in the stored form (UTC, nine fractional digits), or None.
 
-    Digits past the ninth are dropped; a leap second (``:60``) is refused, as Python
-    cannot represent it."""
-    if not isinstance(value, str):
-        return None
-    match = _RFC3339.fullmatch(value)
-    if match is None:
-        return None
-    parts = {name: int(text) for name, text in match.groupdict().items() if text and text.isdigit()}
-    fraction = (match["fraction"] or "")[:STORED_FRACTION_DIGITS]
-    nanos = fraction.ljust(STORED_FRACTION_DIGITS, "0")
-    try:
-        offset = timedelta(0)
-        if match["sign"] is not None:
-            if parts["offset_hour"] > 23 or parts["offset_minute"] > 59:
-                return None
-            offset = timedelta(hours=parts["offset_hour"], minutes=parts["offset_minute"])
-            offset = -offset if match["sign"] == "-" else offset
-        moment = datetime(
-            parts["year"],
-            parts["month"],
-            parts["day"],
-            parts["hour"],
-            parts["minute"],
-            parts["second"],
-            tzinfo=timezone(offset),
-        ).astimezone(UTC)
-    except (ValueError, OverflowError):
-        return None
-    return (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
-        f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}.{nanos}Z"
-    )
+    Digits past the ninth are dropped (the server only orders by it); a leap second
+    (``:60``) is refused, as Python cannot represent it."""
+    return normalize_rfc3339(value, truncate=True) if isinstance(value, str) else None

@@ -31,6 +31,7 @@ from domain.reviews.remote.records import (
 from ports.callbacks import WarningSink
 from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteStore
 from ports.state import StateStore
+from ports.statuses import ProfileKind
 
 CONTINUING = "{reason}; continuing without the remote review store."
 INVALID_RECORD = "Ignoring an invalid remote review record: {problem}"
@@ -124,7 +125,7 @@ class RemoteSync:
             if PUBLISH_SCOPE not in principal.scopes:
                 return
             kind = (execution.get("profile") or {}).get("kind")
-            if kind == "human" and HUMAN_SCOPE not in principal.scopes:
+            if kind == ProfileKind.HUMAN and HUMAN_SCOPE not in principal.scopes:
                 self.warn(HUMAN_STAYS_LOCAL.format(name=principal.name))
                 return
             try:

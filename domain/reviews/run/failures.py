@@ -2,28 +2,10 @@
 
 from __future__ import annotations
 
-import enum
+from ports.statuses import ErrorCode
 
-
-class FailureCode(enum.Enum):
-    AUTHENTICATION = "AUTHENTICATION"
-    QUOTA = "QUOTA"
-    RATE_LIMIT = "RATE_LIMIT"
-    TRANSIENT = "TRANSIENT"
-    TIMEOUT = "TIMEOUT"
-    CANCELLED = "CANCELLED"
-    PROVIDER_BUDGET_EXCEEDED = "PROVIDER_BUDGET_EXCEEDED"
-    INVALID_RESULT = "INVALID_RESULT"
-    PROVIDER_ERROR = "PROVIDER_ERROR"
-    AGENT_ERROR = "AGENT_ERROR"
-    PREPARATION_FAILED = "PREPARATION_FAILED"
-    INPUT_CHANGED = "INPUT_CHANGED"
-    FINGERPRINT_RECHECK_FAILED = "FINGERPRINT_RECHECK_FAILED"
-    SESSION_CLEANUP_FAILED = "SESSION_CLEANUP_FAILED"
-    SPAWN_FAILED = "SPAWN_FAILED"  # runtime: the command never started
-    ABNORMAL_EXIT = "ABNORMAL_EXIT"  # runtime: killed by a signal, or no exit status
-    RUNTIME_ERROR = "RUNTIME_ERROR"  # runtime: its private directories could not be removed
-
+# The saved ``errorCode`` values, defined once in ports (they cross into state and output).
+FailureCode = ErrorCode
 
 TIMED_OUT = "Agent review timed out."
 CANCELLED = "Agent review was cancelled."

@@ -30,14 +30,17 @@ from typing import Any
 
 from domain.graph import components, required_closure
 from domain.workspace import EvalRef, Workspace
+from ports.statuses import ReviewStatus
 
 
 class Evidence(enum.Enum):
     """What is known about an eval's verdict right now."""
 
-    GREEN = "GREEN"
-    RED = "RED"
-    ERROR = "ERROR"  # an operational failure: never a verdict, makes dependents wait
+    GREEN = ReviewStatus.GREEN.value
+    RED = ReviewStatus.RED.value
+    ERROR = (
+        ReviewStatus.ERROR.value
+    )  # an operational failure: never a verdict, makes dependents wait
     WAITING = "WAITING"  # someone is producing it (a Human review that waits for a person)
     NONE = "NONE"  # nothing usable: not run yet, not run here, or not reusable
 
@@ -48,14 +51,15 @@ class Readiness(enum.Enum):
     BLOCKED = "BLOCKED"
 
 
-# Eval states (the ``status`` vocabulary of reference/declarations.md §4.1).
-GREEN = "GREEN"
-RED = "RED"
-ERROR = "ERROR"
-BLOCKED = "BLOCKED"
-WAIT_DEPENDENCY = "WAIT_DEPENDENCY"
-WAITING_HUMAN = "WAITING_HUMAN"
-UNREVIEWED = "UNREVIEWED"
+# Eval states (the ``status`` vocabulary of reference/declarations.md §4.1): the request
+# statuses an eval's gate and evidence lead to.
+GREEN = ReviewStatus.GREEN
+RED = ReviewStatus.RED
+ERROR = ReviewStatus.ERROR
+BLOCKED = ReviewStatus.BLOCKED
+WAIT_DEPENDENCY = ReviewStatus.WAIT_DEPENDENCY
+WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
+UNREVIEWED = ReviewStatus.UNREVIEWED
 STATE_OF_EVIDENCE = {
     Evidence.GREEN: GREEN,
     Evidence.RED: RED,
@@ -69,7 +73,7 @@ BLOCKING_STATES = frozenset({RED, BLOCKED})
 
 # Artifact validation statuses, and the order an unsatisfied Artifact takes the first of.
 BASIS = "BASIS"
-INCOMPLETE = "INCOMPLETE"
+INCOMPLETE = ReviewStatus.INCOMPLETE
 WAIT = "WAIT"
 STALE = "STALE"
 ARTIFACT_STATUS_OF_EVAL_STATE = {
@@ -88,12 +92,12 @@ NOT_SATISFIED = "NOT_SATISFIED"
 NO_EVALS = "no evals and not `basis`"
 
 # A request status, as evidence for the graph.
-EVIDENCE_OF_STATUS = {
-    "GREEN": Evidence.GREEN,
-    "RED": Evidence.RED,
-    "ERROR": Evidence.ERROR,
-    "WAITING_HUMAN": Evidence.WAITING,
-    "RUNNING": Evidence.WAITING,
+EVIDENCE_OF_STATUS: Mapping[str, Evidence] = {
+    ReviewStatus.GREEN: Evidence.GREEN,
+    ReviewStatus.RED: Evidence.RED,
+    ReviewStatus.ERROR: Evidence.ERROR,
+    ReviewStatus.WAITING_HUMAN: Evidence.WAITING,
+    ReviewStatus.RUNNING: Evidence.WAITING,
 }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from domain.reviews.human.recorded_declarations import request_definition
 from domain.reviews.run.summaries import request_summary
 from ports.state import RequestRecord, RunRecord, StateStore
+from ports.statuses import ReviewStatus
 
 NO_REVIEWER = "-"
 LIST_COLUMNS = ("REQUEST", "RUN", "EVAL", "STATUS", "REVIEWER")
@@ -41,7 +42,7 @@ class RequestViews:
         execution = self.state.get_execution(request.execution_id) if request.execution_id else None
         claimed = request.id
         owner = execution.data.get("requestId") if execution is not None else None
-        if request.status == "WAITING_HUMAN" and isinstance(owner, str):
+        if request.status == ReviewStatus.WAITING_HUMAN and isinstance(owner, str):
             claimed = owner  # a follower shows who reviews the execution it waits on
         claim = self.state.human_claim(claimed)
         run = self._run(request.run_id)

@@ -20,9 +20,10 @@ from typing import Any
 from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.run.gates import Evidence, Gate, GraphState, Readiness, evaluate, evidence_of
 from domain.workspace import Workspace
+from ports.statuses import ReviewStatus
 
 Request = dict[str, Any]
-QUEUED = "QUEUED"
+QUEUED = ReviewStatus.QUEUED
 
 
 @dataclass(frozen=True)

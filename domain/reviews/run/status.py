@@ -37,12 +37,16 @@ from domain.reviews.run.verify import IGNORE_GATES, NOT_SELECTED, NOT_SELECTED_U
 from domain.workspace import EvalRef, Workspace
 from ports.filesystem import Filesystem
 from ports.state import ExecutionRecord, RequestRecord, StateStore
+from ports.statuses import VERDICTS, ProfileKind
 
 # ``status`` eval states (reference/declarations.md §4.1): a GREEN verdict reads PASS.
 PASS = "PASS"
 STALE = "STALE"
-EVAL_STATE_OF_GRAPH_STATE = {gates.GREEN: PASS}
-ARTIFACT_STATE_OF_VALIDATION = {gates.GREEN: PASS, gates.WAIT: gates.WAIT_DEPENDENCY}
+EVAL_STATE_OF_GRAPH_STATE: Mapping[str, str] = {gates.GREEN: PASS}
+ARTIFACT_STATE_OF_VALIDATION: Mapping[str, str] = {
+    gates.GREEN: PASS,
+    gates.WAIT: gates.WAIT_DEPENDENCY,
+}
 
 # Actions, in the order the summary line counts them.
 EXECUTE = "execute"
@@ -51,7 +55,6 @@ WAIT = "wait"
 BLOCKED = "blocked"
 ACTIONS = (EXECUTE, REUSE, WAIT, BLOCKED)
 
-VERDICTS = ("GREEN", "RED")
 REUSE_REASON = "Reuses the {verdict} verdict of Run {run_id} (same key)."
 EXECUTE_REASON = "No reusable verdict of the current key."
 EXECUTE_UNKEYED = "It has no reuse key: {reason}"
@@ -80,7 +83,7 @@ class StatusOptions:
 @dataclass(frozen=True)
 class EvalStatus:
     eval_id: str
-    kind: str  # the profile kind: runtime, agent or human
+    kind: ProfileKind
     state: str
     action: str
     reason: str | None

@@ -21,10 +21,11 @@ from typing import Any
 
 from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.timestamps import elapsed_ms
+from ports.statuses import PROFILE_KINDS, ProfileKind
 
-AGENT = "agent"
-HUMAN = "human"
-REVIEWER_KINDS = ("runtime", AGENT, HUMAN)
+AGENT = ProfileKind.AGENT
+HUMAN = ProfileKind.HUMAN
+REVIEWER_KINDS = PROFILE_KINDS
 LOCAL_SOURCE = "local"
 NON_AGENT_ATTEMPTS = 1  # a Runtime or Human execution: one attempt, usage unreported
 LOCAL_EXECUTOR_START = 1
@@ -147,8 +148,8 @@ def run_summary(
 ) -> dict[str, Any]:
     """The Run's totals over its local executions (each counted once) and what it reused."""
     counts: dict[str, int] = {}
-    executed = {"total": 0, **dict.fromkeys(REVIEWER_KINDS, 0)}
-    reused = {"total": 0, **dict.fromkeys(REVIEWER_KINDS, 0), "otherProfile": 0}
+    executed: Counters = {"total": 0, **dict.fromkeys(REVIEWER_KINDS, 0)}
+    reused: Counters = {"total": 0, **dict.fromkeys(REVIEWER_KINDS, 0), "otherProfile": 0}
     local: list[Mapping[str, Any]] = []
     seen: set[str] = set()
     for request in requests:

@@ -52,7 +52,7 @@ from domain.reviews.remote.records import MIRROR_PREFIX
 from domain.reviews.remote.sync import RemoteSync
 from domain.reviews.reuse.keys import KeyInputs, key_inputs
 from domain.reviews.run.failures import FailureCode
-from domain.reviews.run.gates import Gate, Readiness, required_scope, scope_evals
+from domain.reviews.run.gates import UNREVIEWED, Gate, Readiness, required_scope, scope_evals
 from domain.reviews.run.scheduler import ScheduleActions, ScheduleInputs, schedule
 from domain.reviews.run.summaries import request_summary, run_summary, run_usage
 from domain.reviews.runtime.review import RuntimePorts, RuntimeReview
@@ -65,6 +65,7 @@ from ports.ids import IdSource
 from ports.review_store import RemoteFailure
 from ports.sessions import ProcessIdentity, ProcessTable
 from ports.state import ClaimOutcome, ExecutionRecord, RequestRecord, RunRecord, StateStore
+from ports.statuses import VERDICTS, ErrorCode, ProfileKind, ReviewStatus, SourceKind
 
 JOIN_POLL_SECONDS = 0.2
 SESSION_ID_CHARS = 32  # lowercase hex digits: 128 random bits
@@ -96,7 +97,9 @@ NOT_SELECTED_UNKEYED = (
     "Not selected, and it has no reuse key ({reason}): select it, or verify with --recursive."
 )
 # Request statuses still without a result: their keys are looked up again in the store.
-UNRESOLVED = frozenset({"QUEUED", "WAIT_DEPENDENCY", "BLOCKED", WAITING_HUMAN})
+UNRESOLVED = frozenset(
+    {ReviewStatus.QUEUED, ReviewStatus.WAIT_DEPENDENCY, ReviewStatus.BLOCKED, WAITING_HUMAN}
+)
 IGNORE_GATES = "ignore"  # review_policy.dependency_gates that bypasses execution gates
 
 
@@ -166,7 +169,7 @@ def select_evals(workspace: Workspace, selector: str | None, select_all: bool) -
 def profile_json(profile: Profile) -> dict[str, Any]:
     if isinstance(profile, AgentProfile):
         data: dict[str, Any] = {
-            "kind": "agent",
+            "kind": ProfileKind.AGENT,
             "backend": profile.backend,
             "model": profile.model,
             "timeoutMs": profile.timeout_ms,
@@ -180,9 +183,9 @@ def profile_json(profile: Profile) -> dict[str, Any]:
                 data[key] = value
         return data
     if isinstance(profile, HumanProfile):
-        return {"kind": "human"}
+        return {"kind": ProfileKind.HUMAN}
     return {
-        "kind": "runtime",
+        "kind": ProfileKind.RUNTIME,
         "command": profile.command,
         "args": list(profile.args),
         "timeoutMs": profile.timeout_ms,
@@ -237,7 +240,7 @@ class Verify:
             "id": run_id,
             "repoPath": self.options.repo,
             "stateDir": self.options.state_dir,
-            "status": "RUNNING",
+            "status": ReviewStatus.RUNNING,
             "createdAt": created,
             "completedAt": None,
             "selection": [ref.qualified_id for ref in refs if ref.qualified_id in selected],
@@ -307,10 +310,10 @@ class Verify:
         """What the newest record of an eval's key says, for an eval this Run does not run."""
         if keys.key is None:
             reason = NOT_SELECTED_UNKEYED.format(reason=keys.unkeyed_reason)
-            return {"status": "UNREVIEWED", "key": None, "source": None, "reason": reason}
+            return {"status": UNREVIEWED, "key": None, "source": None, "reason": reason}
         record = self.ports.state.latest_record(keys.key, touch=True)
         if record is None:
-            return {"status": "UNREVIEWED", "key": keys.key, "source": None, "reason": NOT_SELECTED}
+            return {"status": UNREVIEWED, "key": keys.key, "source": None, "reason": NOT_SELECTED}
         provenance = record.data["provenance"]
         return {
             "status": record.status,
@@ -338,7 +341,7 @@ class Verify:
     def _park(self, request: dict[str, Any], gate: Gate) -> None:
         """Save a request whose gate is not open: WAIT_DEPENDENCY or BLOCKED, and why."""
         blocked = gate.readiness is Readiness.BLOCKED
-        status = "BLOCKED" if blocked else "WAIT_DEPENDENCY"
+        status = ReviewStatus.BLOCKED if blocked else ReviewStatus.WAIT_DEPENDENCY
         blocked_by = gate.blocked_by if blocked else None
         reason = gate.reason()
         if (request["status"], request["blockedReason"], request.get("blockedBy")) == (
@@ -382,7 +385,7 @@ class Verify:
             "usage": None,
             "reusedUsage": None,
             "toolCalls": [],
-            "status": "QUEUED",
+            "status": ReviewStatus.QUEUED,
             "createdAt": created,
             "startedAt": None,
             "completedAt": None,
@@ -410,7 +413,7 @@ class Verify:
     async def _settle_request(self, ref: EvalRef, keys: KeyInputs, request: dict[str, Any]) -> None:
         reason = self._not_run_reason(ref.eval.profile)
         if reason is not None:
-            request["status"] = "UNREVIEWED"
+            request["status"] = UNREVIEWED
             request["blockedReason"] = reason
             self.ports.state.update_request(_request_record(request))
             return
@@ -524,7 +527,7 @@ class Verify:
             id=f"execution-{request['id']}",
             key=request["key"],
             eval_def_hash=request["evalDefHash"],
-            status="RUNNING",
+            status=ReviewStatus.RUNNING,
             owner_pid=self.owner.pid,
             owner_start_time=self.owner.create_time,
             backend=request["profile"].get("backend"),
@@ -532,7 +535,7 @@ class Verify:
             data={"id": f"execution-{request['id']}", "requestId": request["id"]},
         )
 
-    def _reuse(self, request: dict[str, Any], record: ExecutionRecord, kind: str) -> None:
+    def _reuse(self, request: dict[str, Any], record: ExecutionRecord, kind: SourceKind) -> None:
         data = record.data
         request.update(
             {
@@ -568,7 +571,7 @@ class Verify:
     ) -> None:
         request.update(
             {
-                "status": "RUNNING",
+                "status": ReviewStatus.RUNNING,
                 "startedAt": self._now(),
                 "executionId": execution.id,
                 "blockedReason": None,
@@ -673,7 +676,7 @@ class Verify:
             },
             **settled_fields,
         }
-        verdict = outcome.status in ("GREEN", "RED")
+        verdict = outcome.status in VERDICTS
         settled = dataclasses.replace(
             execution,
             key=request["key"] if verdict else execution.key,
@@ -691,11 +694,11 @@ class Verify:
     def _finish_run(self, result: RunResult, inputs: ScheduleInputs) -> None:
         run = result.run
         for request in result.requests:
-            if request["status"] in ("QUEUED", "RUNNING"):
+            if request["status"] in (ReviewStatus.QUEUED, ReviewStatus.RUNNING):
                 request.update(
                     {
-                        "status": "ERROR",
-                        "errorCode": "CANCELLED",
+                        "status": ReviewStatus.ERROR,
+                        "errorCode": ErrorCode.CANCELLED,
                         "error": "The Run was cancelled before this request settled.",
                         "completedAt": self._now(),
                     }
@@ -705,7 +708,9 @@ class Verify:
         statuses.extend(entry["status"] for entry in run["evidence"].values())
         graph = inputs.graph()  # after the cancelled requests settled ERROR
         run["validation"] = graph.to_json()
-        run["status"] = "ERROR" if run["error"] else run_status(statuses, graph.satisfied)
+        run["status"] = (
+            ReviewStatus.ERROR if run["error"] else run_status(statuses, graph.satisfied)
+        )
         run["completedAt"] = self._now()
         for request in result.requests:
             request["summary"] = request_summary(request)
@@ -718,21 +723,21 @@ class Verify:
         self.ports.state.update_run(self._run_record(run))
 
 
-def run_status(statuses: list[str], satisfied: bool) -> str:
+def run_status(statuses: list[str], satisfied: bool) -> ReviewStatus:
     """Any eval ERROR ⇒ ERROR, else any RED ⇒ RED, else GREEN when every obligation of the
     required scope is met, else INCOMPLETE (``statuses``: requests' and evidence's)."""
-    if "ERROR" in statuses:
-        return "ERROR"
-    if "RED" in statuses:
-        return "RED"
-    return "GREEN" if satisfied else "INCOMPLETE"
+    if ReviewStatus.ERROR in statuses:
+        return ReviewStatus.ERROR
+    if ReviewStatus.RED in statuses:
+        return ReviewStatus.RED
+    return ReviewStatus.GREEN if satisfied else ReviewStatus.INCOMPLETE
 
 
-def _source_kind(record: ExecutionRecord, joined: bool) -> str:
+def _source_kind(record: ExecutionRecord, joined: bool) -> SourceKind:
     """How a reused result was found: a mirrored store record, a wait, or local history."""
     if record.id.startswith(MIRROR_PREFIX):
-        return "remote"
-    return "joined" if joined else "cache"
+        return SourceKind.REMOTE
+    return SourceKind.JOINED if joined else SourceKind.CACHE
 
 
 def _request_record(request: Mapping[str, Any]) -> RequestRecord:

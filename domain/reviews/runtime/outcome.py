@@ -15,6 +15,7 @@ from domain.reviews.agent.review import ReviewOutcome
 from domain.reviews.run.failures import FailureCode
 from domain.tools.commands.text_output import clean_output, decode_lossy
 from ports.process import ProcessOutcome
+from ports.statuses import ReviewStatus, Verdict
 
 # stdout and stderr are each kept up to this many bytes; the rest is read and discarded.
 RUNTIME_OUTPUT_MAX_BYTES = 128 * 1024
@@ -59,7 +60,7 @@ def runtime_outcome(process: ProcessOutcome, duration_ms: int, timeout_ms: int) 
         )
         outcome = ReviewOutcome.failed(FailureCode.ABNORMAL_EXIT, message)
     else:
-        verdict = "GREEN" if process.exit_code == 0 else "RED"
+        verdict: Verdict = ReviewStatus.GREEN if process.exit_code == 0 else ReviewStatus.RED
         result = {"verdict": verdict, "exitCode": process.exit_code, "durationMs": duration_ms}
         outcome = ReviewOutcome(verdict, result=result)
     outcome.child = child

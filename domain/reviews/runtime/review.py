@@ -46,6 +46,7 @@ from ports.filesystem import Filesystem, FilesystemError
 from ports.process import ProcessRunner, ProcessSpec
 from ports.programs import ProgramFinder
 from ports.scratch import ScratchSpace
+from ports.statuses import VERDICTS, ReviewStatus
 
 MILLISECONDS_PER_SECOND = 1000
 CANCELLED = "Runtime eval was cancelled."
@@ -117,7 +118,7 @@ class RuntimeReview:
             try:
                 await anyio.to_thread.run_sync(self._remove, created)
             except OSError as exc:
-                if outcome.status != "ERROR":  # an earlier error stays the reason
+                if outcome.status != ReviewStatus.ERROR:  # an earlier error stays the reason
                     outcome = self._replaced(outcome, FailureCode.RUNTIME_ERROR, _cleanup(exc))
         finally:
             if created:  # only after a failure or a cancellation
@@ -200,7 +201,7 @@ class RuntimeReview:
 
     async def _recheck(self, outcome: ReviewOutcome) -> ReviewOutcome:
         """A verdict of a keyed request holds only if the fingerprints did not change."""
-        if outcome.status not in ("GREEN", "RED") or self.keys.key is None:
+        if outcome.status not in VERDICTS or self.keys.key is None:
             return outcome
         try:
             again = await anyio.to_thread.run_sync(
