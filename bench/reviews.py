@@ -42,7 +42,8 @@ from adapters.system_clock import SystemClock
 from domain.config_service import ConfigService
 from domain.reviews.agent.review import ReviewPorts
 from domain.reviews.reuse.artifactsum import compute_artifactsum
-from domain.reviews.run.verify import Verify, VerifyOptions, VerifyPorts
+from domain.reviews.run.context import VerifyOptions, VerifyPorts
+from domain.reviews.run.verify import Verify
 from domain.tools.registry import ToolPorts
 from ports.state import ExecutionRecord
 

@@ -32,8 +32,10 @@ if TYPE_CHECKING:
     from domain.reviews.agent.followup import FollowUp
     from domain.reviews.human.lifecycle import HumanReviews
     from domain.reviews.remote.sync import RemoteSync
+    from domain.reviews.run.context import VerifyOptions
+    from domain.reviews.run.documents import RunResult
     from domain.reviews.run.status import Status, StatusOptions
-    from domain.reviews.run.verify import RunResult, Verify, VerifyOptions
+    from domain.reviews.run.verify import Verify
     from domain.tools.sessions import SessionPorts
     from domain.tools.tools_check import ToolsCheck
     from domain.workspace import EvalRef, Workspace
@@ -160,7 +162,8 @@ class Services:
         store, and compute the fingerprints. ``choose(repo, state_dir)`` gives the options."""
         from domain.reviews.agent.review import ReviewPorts
         from domain.reviews.reuse.fingerprints import FingerprintError
-        from domain.reviews.run.verify import Verify, VerifyPorts
+        from domain.reviews.run.context import VerifyPorts
+        from domain.reviews.run.verify import Verify
         from domain.reviews.runtime.review import RuntimePorts
         from domain.state_home import StateLocationError, check_outside_repo
 

@@ -26,7 +26,8 @@ from ports.state import KeyInUse, RunRecord
 from ports.statuses import ProfileKind, ReviewStatus
 
 if TYPE_CHECKING:
-    from domain.reviews.run.verify import RunResult, VerifyOptions
+    from domain.reviews.run.context import VerifyOptions
+    from domain.reviews.run.documents import RunResult
 
 EXIT_FOR_STATUS: dict[str, int] = {
     ReviewStatus.GREEN: 0,
@@ -116,7 +117,7 @@ def verify(
         raise CommandError(WAIT_NEEDS_WAIT)
     wait_timeout_ms = _wait_timeout(timeout_ms)
 
-    from domain.reviews.run.verify import VerifyOptions
+    from domain.reviews.run.context import VerifyOptions
 
     def options(repo: str, state: str) -> VerifyOptions:
         return VerifyOptions(

@@ -29,8 +29,9 @@ from domain.config_service import ConfigService
 from domain.reviews.agent.followup import FollowUp
 from domain.reviews.agent.review import AgentReview, ReviewPorts
 from domain.reviews.reuse.keys import key_inputs
+from domain.reviews.run.context import VerifyOptions, VerifyPorts
 from domain.reviews.run.failures import TIMED_OUT, FailureCode
-from domain.reviews.run.verify import Verify, VerifyOptions, VerifyPorts
+from domain.reviews.run.verify import Verify
 from domain.workspace import Workspace
 from ports.conversations import ConversationNotFound
 from ports.model import FailureKind, ProviderFailure, TurnRequest, TurnResponse, UserText

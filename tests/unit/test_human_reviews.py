@@ -36,14 +36,10 @@ from domain.reviews.human.lifecycle import (
 )
 from domain.reviews.human.recorded_declarations import DEFINITION_CHANGED, EVAL_GONE
 from domain.reviews.human.reviewers import INVALID_REVIEWER
+from domain.reviews.run.context import VerifyOptions, VerifyPorts
+from domain.reviews.run.human_wait import WAIT_CANCELLED
 from domain.reviews.run.request_views import RequestViews, list_line
-from domain.reviews.run.verify import (
-    WAIT_CANCELLED,
-    Verify,
-    VerifyOptions,
-    VerifyPorts,
-    select_evals,
-)
+from domain.reviews.run.verify import Verify, select_evals
 from domain.tools.cancellation import Cancellation
 from domain.workspace import Workspace
 from ports.process import ProcessOutcome

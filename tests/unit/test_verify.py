@@ -14,14 +14,9 @@ import pytest
 from domain.config_service import ConfigService
 from domain.reviews.agent.review import ReviewPorts
 from domain.reviews.human.asking import WAITING_FOR_HUMAN
-from domain.reviews.run.verify import (
-    SelectionError,
-    Verify,
-    VerifyOptions,
-    VerifyPorts,
-    run_status,
-    select_evals,
-)
+from domain.reviews.run.context import VerifyOptions, VerifyPorts
+from domain.reviews.run.documents import run_status
+from domain.reviews.run.verify import SelectionError, Verify, select_evals
 from domain.tools.registry import ToolPorts
 from domain.workspace import Workspace
 from ports.sessions import ProcessIdentity

@@ -32,8 +32,9 @@ from domain.reviews.reuse.errors import FingerprintError
 from domain.reviews.reuse.fingerprints import FingerprintScripts
 from domain.reviews.reuse.keys import KeyInputs, key_inputs
 from domain.reviews.run import gates
+from domain.reviews.run.context import IGNORE_GATES
 from domain.reviews.run.gates import Evidence, GraphState, Readiness
-from domain.reviews.run.verify import IGNORE_GATES, NOT_SELECTED, NOT_SELECTED_UNKEYED
+from domain.reviews.run.reuse import NOT_SELECTED, NOT_SELECTED_UNKEYED
 from domain.workspace import EvalRef, Workspace
 from ports.filesystem import Filesystem
 from ports.state import ExecutionRecord, RequestRecord, StateStore

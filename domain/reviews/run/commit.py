@@ -1,0 +1,153 @@
+"""Settling a Run: an outcome committed with its execution, the conversation kept, the end.
+
+A request and its execution are saved in one state transaction; a GREEN or RED outcome of
+a keyed eval also joins the key's reuse history. When the Run ends, every request still
+QUEUED or RUNNING (a cancellation) settles ERROR, and the Run gets its validation, status,
+summary and usage.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+from domain.reviews.agent.conversations import review_event, trace_events
+from domain.reviews.agent.review import AgentReview, ReviewOutcome
+from domain.reviews.human.asking import WAITING_HUMAN
+from domain.reviews.run.context import RunContext
+from domain.reviews.run.documents import (
+    EXECUTION_FIELDS_FROM_REQUEST,
+    RunResult,
+    request_record,
+    run_record,
+    run_status,
+)
+from domain.reviews.run.scheduler import ScheduleInputs
+from domain.reviews.run.summaries import request_summary, run_summary, run_usage
+from ports.state import ExecutionRecord
+from ports.statuses import VERDICTS, ErrorCode, ReviewStatus
+
+SESSION_ID_CHARS = 32  # lowercase hex digits: 128 random bits
+_HEX_DIGITS = "0123456789abcdef"
+CANCELLED_BEFORE_SETTLED = "The Run was cancelled before this request settled."
+
+
+def save_conversation(
+    ctx: RunContext, request: dict[str, Any], review: AgentReview, outcome: ReviewOutcome
+) -> None:
+    """Keep the conversation for ``session show`` and ``session send``."""
+    store = ctx.ports.conversations
+    if store is None or review.prompt is None:
+        return
+    session_id = ctx.ports.ids.choose(_HEX_DIGITS, SESSION_ID_CHARS)
+    at = ctx.now()
+    header = {
+        "sessionId": session_id,
+        "requestId": request["id"],
+        "runId": request["runId"],
+        "evalId": request["evalId"],
+        "repoPath": ctx.options.repo,
+        "backend": request["profile"].get("backend"),
+        "model": request["profile"].get("model"),
+    }
+    events = [review_event(header, review.prompt.instructions, review.tool_specs, at)]
+    events.extend(trace_events(outcome.trace, 0, at))
+    events.append(
+        {
+            "kind": "end",
+            "at": at,
+            "status": outcome.status,
+            "errorCode": outcome.error_code,
+            "error": outcome.error,
+        }
+    )
+    store.append(session_id, events)
+    request["sessionId"] = session_id
+
+
+def commit(
+    ctx: RunContext, request: dict[str, Any], execution: ExecutionRecord, outcome: ReviewOutcome
+) -> tuple[ExecutionRecord, bool]:
+    """Save the request and its execution; the settled execution and whether it joined the
+    key's reuse history."""
+    completed = ctx.now()
+    provenance: dict[str, Any] = {
+        "repoPath": ctx.options.repo,
+        "runId": request["runId"],
+        "requestId": request["id"],
+        "evalId": request["evalId"],
+        "evalDefHash": request["evalDefHash"],
+        "completedAt": completed,
+    }
+    if outcome.execution_paths:
+        provenance["executionPaths"] = {k: dict(v) for k, v in outcome.execution_paths.items()}
+    settled_fields = {
+        "status": outcome.status,
+        "result": outcome.result,
+        "error": outcome.error,
+        "errorCode": outcome.error_code,
+        "provenance": provenance,
+        "usage": [attempt.to_json() for attempt in outcome.trace.attempts],
+        "toolCalls": [call.to_json() for call in outcome.trace.tool_calls],
+        "producer": dict(ctx.ports.producer),
+        "completedAt": completed,
+        "cwd": outcome.cwd,
+        "argv": list(outcome.argv) if outcome.argv is not None else None,
+        "child": outcome.child,
+    }
+    request.update(copy.deepcopy(settled_fields))
+    data = {
+        "id": execution.id,
+        "requestId": request["id"],
+        **{name: request[name] for name in EXECUTION_FIELDS_FROM_REQUEST},
+        "kinds": {
+            name: ctx.workspace.artifact(name).kind.value for name in request["fingerprints"]
+        },
+        **settled_fields,
+    }
+    verdict = outcome.status in VERDICTS
+    settled = dataclasses.replace(
+        execution,
+        key=request["key"] if verdict else execution.key,
+        status=outcome.status,
+        completed_at=completed,
+        data=data,
+    )
+    recorded = ctx.ports.state.complete_execution(
+        settled,
+        record=verdict and request["key"] is not None,
+        request=request_record(request),
+    )
+    return settled, recorded
+
+
+def finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> None:
+    """Settle what the Run left unsettled, then save its validation, status and summary."""
+    run = result.run
+    for request in result.requests:
+        if request["status"] in (ReviewStatus.QUEUED, ReviewStatus.RUNNING):
+            request.update(
+                {
+                    "status": ReviewStatus.ERROR,
+                    "errorCode": ErrorCode.CANCELLED,
+                    "error": CANCELLED_BEFORE_SETTLED,
+                    "completedAt": ctx.now(),
+                }
+            )
+            ctx.save(request)
+    statuses = [r["status"] for r in result.requests]
+    statuses.extend(entry["status"] for entry in run["evidence"].values())
+    graph = inputs.graph()  # after the cancelled requests settled ERROR
+    run["validation"] = graph.to_json()
+    run["status"] = ReviewStatus.ERROR if run["error"] else run_status(statuses, graph.satisfied)
+    run["completedAt"] = ctx.now()
+    for request in result.requests:
+        request["summary"] = request_summary(request)
+        if request["status"] != WAITING_HUMAN:  # a person may be settling it right now
+            ctx.save(request)
+    run["summary"] = run_summary(
+        list(result.requests), run["createdAt"], run["completedAt"], run["executionsStarted"]
+    )
+    run["usage"] = run_usage(result.requests, run["summary"])
+    ctx.ports.state.update_run(run_record(run, ctx.options.repo))

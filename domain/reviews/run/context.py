@@ -1,0 +1,85 @@
+"""What every part of a Run works with: its ports, its options, the workspace and the clock.
+
+``Verify`` builds one ``RunContext`` and hands it to the modules that do the work
+(``documents``, ``reuse``, ``human_wait``, ``commit``), so each of them reads like the rule
+it owns instead of reaching into a 500-line class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from domain.declarations.model import Profile, RuntimeProfile
+from domain.reviews.agent.review import ReviewPorts
+from domain.reviews.human.asking import WAIT_TIMEOUT_DEFAULT_MS, check_wait_timeout
+from domain.reviews.remote.sync import RemoteSync
+from domain.reviews.run.documents import request_record
+from domain.reviews.runtime.review import RuntimePorts
+from domain.reviews.timestamps import timestamp
+from domain.workspace import Workspace
+from ports.callbacks import OutputRoots, ProgressSink
+from ports.clock import Sleeper
+from ports.conversations import ConversationStore
+from ports.ids import IdSource
+from ports.sessions import ProcessTable
+from ports.state import StateStore
+
+NO_RUNTIME_PORTS = "Runtime evals are not run here: no process runner is configured."
+IGNORE_GATES = "ignore"  # review_policy.dependency_gates that bypasses execution gates
+
+
+@dataclass(frozen=True)
+class VerifyPorts:
+    review: ReviewPorts
+    state: StateStore
+    processes: ProcessTable
+    make_output_root: OutputRoots  # Run ID -> a private output root for its tools
+    producer: Mapping[str, Any]  # {"name": "user@host", "version": "..."}
+    ids: IdSource  # Run and conversation IDs
+    conversations: ConversationStore | None = None
+    sleep: Sleeper = anyio.sleep
+    runtime: RuntimePorts | None = None  # None: runtime evals stay UNREVIEWED
+    remote: RemoteSync | None = None  # the team review store, when one is configured
+    progress: ProgressSink | None = None  # notices for the person at the terminal
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    repo: str
+    state_dir: str
+    force: bool = False
+    wait: bool = False  # poll until the Run's Human requests settle
+    recursive: bool = False  # execute every eval of the required scope, not only the selected
+    ignore_gates: bool = False  # run evals whose inputs are not GREEN yet (obligations stay)
+    wait_timeout_ms: int = WAIT_TIMEOUT_DEFAULT_MS  # from when scheduling starts
+
+    def __post_init__(self) -> None:
+        check_wait_timeout(self.wait_timeout_ms)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    ports: VerifyPorts
+    workspace: Workspace
+    options: VerifyOptions
+
+    def now(self) -> str:
+        return timestamp(self.ports.review.clock.now())
+
+    @property
+    def ignore_gates(self) -> bool:
+        return self.options.ignore_gates or self.workspace.dependency_gates == IGNORE_GATES
+
+    def save(self, request: Mapping[str, Any]) -> None:
+        """Save a request document as it is now."""
+        self.ports.state.update_request(request_record(request))
+
+    def not_run_reason(self, profile: Profile) -> str | None:
+        """Why this ``verify`` does not review an eval of this kind, or None when it does."""
+        if isinstance(profile, RuntimeProfile) and self.ports.runtime is None:
+            return NO_RUNTIME_PORTS
+        return None

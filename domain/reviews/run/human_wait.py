@@ -1,0 +1,111 @@
+"""The Human side of a Run: asking a person, following a waiting execution, ``--wait``.
+
+A Human eval runs nothing in ``verify``: it reuses, follows a Human execution of its key
+that already waits, or asks a person (``WAITING_HUMAN``). Without ``wait`` the Run then
+ends INCOMPLETE; with it, ``verify`` polls until the people submitted (the verdicts settle
+this same Run) or the deadline passed (``waitTimedOut``; the requests stay open).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from domain.reviews.human.asking import (
+    asking_fields,
+    following_fields,
+    wait_for_humans,
+    waiting_execution,
+)
+from domain.reviews.human.recorded_declarations import human_definition
+from domain.reviews.reuse.keys import KeyInputs
+from domain.reviews.run.context import RunContext
+from domain.reviews.run.documents import RunResult
+from domain.workspace import EvalRef
+from ports.state import ExecutionRecord
+
+WAIT_CANCELLED = "The Run was cancelled while waiting for Human reviews."
+WAITING_NOTICE = (
+    "Waiting for Human reviews: {ids} (artifactize request claim/tool/submit, "
+    "from another terminal)."
+)
+
+
+def ask_human(
+    ctx: RunContext,
+    ref: EvalRef,
+    keys: KeyInputs,
+    request: dict[str, Any],
+    execution: ExecutionRecord,
+    *,
+    holds_key: bool,
+) -> None:
+    """Record what a person will review and wait for them; no executor start.
+
+    An execution holding its key turns RUNNING -> WAITING_HUMAN in place (it keeps the
+    key), *after* the request is saved waiting: a crash in between leaves a RUNNING
+    execution of a dead owner, which the next claim of the key takes over, never a
+    waiting execution nobody can claim. An unkeyed or forced one holds no key and is
+    inserted waiting before the request that points at it."""
+    run_dir = ctx.ports.make_output_root(request["runId"])
+    definition = human_definition(ctx.workspace, ctx.options.repo, ref.qualified_id)
+    request.update(asking_fields(execution.id, definition, run_dir, ctx.now()))
+    kinds = {name: ctx.workspace.artifact(name).kind.value for name in keys.dependencies}
+    waiting = waiting_execution(execution, request, kinds)
+    state = ctx.ports.state
+    if holds_key:
+        ctx.save(request)
+        state.complete_execution(waiting, record=False)
+    else:
+        state.insert_execution(waiting)
+        ctx.save(request)
+
+
+def follow(ctx: RunContext, request: dict[str, Any], holder: ExecutionRecord) -> None:
+    """Share the result of another request's waiting Human execution of this key."""
+    request.update(following_fields(holder))
+    request["startedAt"] = ctx.now()
+    ctx.save(request)
+
+
+class HumanWait:
+    """``--wait``: poll until a waiting request settles or the Run's deadline passes."""
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        result: RunResult,
+        deadline: float,
+        on_poll: Callable[[], Awaitable[None]],
+    ) -> None:
+        self.ctx = ctx
+        self.result = result
+        self.deadline = deadline
+        self.on_poll = on_poll
+        self._announced: set[str] = set()  # request IDs named in a waiting notice
+
+    async def __call__(self, waiting: list[dict[str, Any]]) -> bool:
+        """Wait until one of ``waiting`` settles (True: the deadline passed first); tell the
+        person at the terminal which requests wait, whenever new ones do."""
+        ports = self.ctx.ports
+        fresh = [r["id"] for r in waiting if r["id"] not in self._announced]
+        if fresh and ports.progress is not None:
+            ports.progress(WAITING_NOTICE.format(ids=", ".join(fresh)))
+        self._announced.update(fresh)
+        try:
+            timed_out = await wait_for_humans(
+                ports.state,
+                waiting,
+                self.deadline,
+                ports.review.clock,
+                ports.sleep,
+                first=True,
+                on_poll=self.on_poll,
+            )
+        except anyio.get_cancelled_exc_class():
+            self.result.run["error"] = WAIT_CANCELLED
+            raise
+        self.result.run["waitTimedOut"] = timed_out
+        return timed_out

@@ -1,0 +1,96 @@
+"""Reuse inside a Run: what a record of an eval's key says, and a reused result copied in.
+
+A selected eval first attaches the newest GREEN/RED record of its key, before any gate
+resolves (a lookup starts nothing, so it need not wait for the eval's inputs); the scope's
+evals that this Run does not run are only looked up, as the Run's ``evidence``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from domain.reviews.remote.records import MIRROR_PREFIX
+from domain.reviews.reuse.keys import KeyInputs
+from domain.reviews.run.context import RunContext
+from domain.reviews.run.gates import UNREVIEWED
+from ports.state import ExecutionRecord
+from ports.statuses import SourceKind
+
+NOT_SELECTED = (
+    "Not selected, and no reusable verdict of its key: select it, or verify with --recursive."
+)
+NOT_SELECTED_UNKEYED = (
+    "Not selected, and it has no reuse key ({reason}): select it, or verify with --recursive."
+)
+
+
+def source_kind(record: ExecutionRecord, joined: bool) -> SourceKind:
+    """How a reused result was found: a mirrored store record, a wait, or local history."""
+    if record.id.startswith(MIRROR_PREFIX):
+        return SourceKind.REMOTE
+    return SourceKind.JOINED if joined else SourceKind.CACHE
+
+
+def evidence(ctx: RunContext, keys: KeyInputs) -> dict[str, Any]:
+    """What the newest record of an eval's key says, for an eval this Run does not run."""
+    if keys.key is None:
+        reason = NOT_SELECTED_UNKEYED.format(reason=keys.unkeyed_reason)
+        return {"status": UNREVIEWED, "key": None, "source": None, "reason": reason}
+    record = ctx.ports.state.latest_record(keys.key, touch=True)
+    if record is None:
+        return {"status": UNREVIEWED, "key": keys.key, "source": None, "reason": NOT_SELECTED}
+    provenance = record.data["provenance"]
+    return {
+        "status": record.status,
+        "key": keys.key,
+        "executionId": record.id,
+        "source": {
+            "runId": provenance["runId"],
+            "requestId": provenance["requestId"],
+            "kind": source_kind(record, joined=False),
+        },
+        "reason": None,
+    }
+
+
+def attach_cached(ctx: RunContext, keys: KeyInputs, request: dict[str, Any]) -> None:
+    """Reuse the newest record of a selected eval's key, unless ``force``."""
+    if keys.key is None or ctx.options.force:
+        return
+    if ctx.not_run_reason(ctx.workspace.find_eval(request["evalId"]).eval.profile):
+        return
+    record = ctx.ports.state.latest_record(keys.key, touch=True)
+    if record is not None:
+        reuse(ctx, request, record, source_kind(record, joined=False))
+
+
+def reuse(
+    ctx: RunContext, request: dict[str, Any], record: ExecutionRecord, kind: SourceKind
+) -> None:
+    """Settle ``request`` with the result ``record`` holds, and save it."""
+    data = record.data
+    request.update(
+        {
+            "status": data["status"],
+            "result": copy.deepcopy(data["result"]),
+            "profile": data["profile"],
+            "provenance": data["provenance"],
+            "usage": None,
+            "reusedUsage": data.get("usage"),
+            "toolCalls": [],
+            "producer": data.get("producer"),
+            "origin": data.get("origin"),
+            "reviewer": data.get("reviewer"),
+            "sessionId": data.get("sessionId"),
+            "executionId": record.id,
+            "source": {
+                "runId": data["provenance"]["runId"],
+                "requestId": data["provenance"]["requestId"],
+                "kind": kind,
+            },
+            "completedAt": ctx.now(),
+            "blockedReason": None,
+        }
+    )
+    ctx.save(request)
