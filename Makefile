@@ -32,8 +32,13 @@ lock:
 		--universal --python-version 3.11 --generate-hashes --extra dev \
 		--custom-compile-command "make lock" $(LOCK_FLAGS) pyproject.toml -o $(LOCK)
 
+# The tests start the CLI as a subprocess hundreds of times, with PYTHONDONTWRITEBYTECODE
+# set (here and in the tests): compiling our modules once up front saves ~0.3 s of CPU each.
+COMPILE := $(BIN)/python -m compileall -q domain ports adapters entrypoints
+
 # Parallel, one test file per worker at a time (module fixtures are built once).
 test: install
+	$(COMPILE)
 	$(BIN)/python -m pytest -n auto --dist loadfile tests/unit tests/integration
 
 # The session, process and state suites, five times in a row; every round must pass.
@@ -42,6 +47,7 @@ REPEAT_TESTS := tests/integration/test_tool_sessions.py tests/integration/test_s
 	tests/integration/test_sqlite_state.py tests/integration/test_state_contract.py \
 	tests/unit/test_sessions_domain.py
 test-repeat: install
+	$(COMPILE)
 	for round in 1 2 3 4 5; do \
 		echo "test-repeat: round $$round of 5"; \
 		$(BIN)/python -m pytest -n auto --dist loadfile $(REPEAT_TESTS) || exit 1; \
