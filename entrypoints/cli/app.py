@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import Annotated, Any, NoReturn
 
 import typer
-from typer._click import exceptions as click_errors  # typer 0.29 vendors click
 
 from entrypoints.cli import remote as cli_remote
 from entrypoints.cli import requests as cli_requests
@@ -208,11 +207,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         # Without standalone mode, click returns a raised ``Exit``'s code instead of raising.
         code = command.main(rest, prog_name="artifactize", standalone_mode=False)
-    except click_errors.NoArgsIsHelpError as exc:
-        sys.stderr.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
-        raise SystemExit(EXIT_USAGE) from None
-    except click_errors.UsageError as exc:
-        hint = f"\n{exc.ctx.get_usage()}" if exc.ctx and not options.json else ""
+    except typer.TyperException as exc:
+        # typer 0.29 vendors click privately: its usage errors are public only as a
+        # TyperException with click's usage exit code (2) and the failing command's context.
+        if exc.exit_code != EXIT_USAGE:
+            raise
+        ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError":  # told apart by name, as typer does
+            sys.stderr.write(ctx.get_help() + "\n" if ctx else "")
+            raise SystemExit(EXIT_USAGE) from None
+        hint = f"\n{ctx.get_usage()}" if ctx and not options.json else ""
         _fail(f"{exc.format_message()}{hint}", options)
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None

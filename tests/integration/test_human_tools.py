@@ -557,7 +557,9 @@ def test_tools_check_launch_survives_the_cli_with_output_disconnected(
     tmp_path: Path, launched: Launched
 ):
     W = fx_h(tmp_path / "W", {"app": human_tool(
-        "launch", "sh", "-c", "echo $$ > pid; sleep 1; echo late; touch launched-done"
+        # It finishes once told to (``go``), not after a fixed sleep that a slow CLI outlasts.
+        "launch", "sh", "-c",
+        "echo $$ > pid; while [ ! -e go ]; do sleep 0.02; done; echo late; touch launched-done",
     )})  # fmt: skip
     run = run_cli(tmp_path, "--repo", str(W), "tools", "check", "--execute", "--eval", "a/check",
                   "--tool", "app_a")  # fmt: skip
@@ -565,6 +567,7 @@ def test_tools_check_launch_survives_the_cli_with_output_disconnected(
     assert json.loads(run.stdout)["result"] == LAUNCHED
     pid = launched.track(read_pid(W / "pid"))
     assert alive(pid)  # the CLI has exited; the program runs on
+    (W / "go").touch()
     assert wait_until(lambda: (W / "launched-done").exists(), 5)
     assert "late" not in run.stdout
 

@@ -38,7 +38,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 COLUMNS, ROWS = 120, 40
 WAIT_SECONDS = 15
 POLL_SECONDS = 0.05
-SLEEP_MARK = "987"  # the argument of the ``wait`` tool's sleep, to find it among processes
+# The argument of the ``wait`` tool's sleep, to find it among all processes: unique to this
+# test process, so concurrent runs (xdist workers, other checkouts) never see each other's.
+SLEEP_MARK = f"987.{os.getpid()}"
 EXITED = "review exited with status"
 
 DOC = artifact(

@@ -18,6 +18,7 @@ harness process of the test, and no session directory anywhere below ``tmp_path`
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import gc
 import json
 import os
@@ -92,6 +93,11 @@ def anyio_backend() -> str:
 # --- processes and directories ------------------------------------------------------------------
 
 
+# How long a test polls for a dropped session set's cleanup thread to finish (a deadline,
+# not a pause: the poll ends as soon as the cleanup has), generous for a loaded machine.
+CLEANUP_SECONDS = 30.0
+
+
 def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -129,21 +135,36 @@ def children() -> list[psutil.Process]:
 
 
 def session_directories(root: Path) -> list[Path]:
-    return sorted(
-        path
-        for pattern in ("session-*", ".new-*")
-        for path in root.rglob(pattern)
-        if path.is_dir() and "records" not in path.parts
-    )
+    """Session directories (and ones being built) anywhere below ``root``.
+
+    Cleanup threads remove session directories while this looks, so it must tolerate a
+    folder vanishing mid-walk: ``os.walk`` skips a folder it can no longer list (``rglob``
+    raised FileNotFoundError), and ``is_dir`` is false for one already gone.
+    """
+    found = []
+    for folder, folders, files in os.walk(root):
+        for name in folders + files:
+            path = Path(folder, name)
+            if (
+                fnmatch.fnmatchcase(name, "session-*") or fnmatch.fnmatchcase(name, ".new-*")
+            ) and path.is_dir():
+                found.append(path)
+    return sorted(path for path in found if "records" not in path.parts)
 
 
 @pytest.fixture(autouse=True)
 def no_leftovers(tmp_path: Path) -> Iterator[None]:
+    # Children that were there before the test (another module's fixture sharing this
+    # worker, say) are not this test's to count or kill.
+    before = {p.pid for p in children()}
     yield
+
+    def ours() -> list[psutil.Process]:
+        return [p for p in children() if p.pid not in before]
 
     def leftovers() -> list[str]:
         return (
-            [f"child {p.pid}" for p in children()]
+            [f"child {p.pid}" for p in ours()]
             + [f"harness {p.pid}" for p in harness_processes(tmp_path)]
             + [str(d) for d in session_directories(tmp_path)]
         )
@@ -151,7 +172,7 @@ def no_leftovers(tmp_path: Path) -> Iterator[None]:
     if wait_until(lambda: not leftovers(), 5.0):
         return
     found = leftovers()
-    for process in harness_processes(tmp_path) + children():
+    for process in harness_processes(tmp_path) + ours():
         with contextlib.suppress(OSError, psutil.Error):
             process.kill()
     pytest.fail(f"left behind: {found}")
@@ -687,7 +708,9 @@ async def test_a_dropped_session_set_is_still_cleaned_up(tmp_path: Path) -> None
     del sessions
     gc.collect()
     await anyio.to_thread.run_sync(
-        lambda: wait_until(lambda: not setup.session_directories() and not is_running(harness))
+        lambda: wait_until(
+            lambda: not setup.session_directories() and not is_running(harness), CLEANUP_SECONDS
+        )
     )
     assert not is_running(harness)
     assert setup.session_directories() == []
@@ -720,7 +743,9 @@ def test_dropping_after_the_callers_loop_ended_still_cleans_up(tmp_path: Path) -
     sessions, harness = anyio.run(review, backend="asyncio")
     del sessions
     gc.collect()
-    assert wait_until(lambda: not is_running(harness) and not setup.session_directories())
+    assert wait_until(
+        lambda: not is_running(harness) and not setup.session_directories(), CLEANUP_SECONDS
+    )
     assert len(setup.events("stop")) == 1
 
 
@@ -785,7 +810,9 @@ def run_driver(setup: Setup, mode: str) -> tuple[subprocess.Popen[str], dict[str
 async def test_a_killed_owner_is_cleaned_up_by_the_next_session(
     tmp_path: Path, leader_exits: bool
 ) -> None:
-    options = ("--grandchild", "--exit-after=0.3") if leader_exits else ("--grandchild",)
+    # The first leader exits a while after readiness: long enough for the driver's call to
+    # land first on a loaded machine (0.3 s was not).
+    options = ("--grandchild", "--exit-after=1.0") if leader_exits else ("--grandchild",)
     setup = Setup(tmp_path, start=options)
     driver, first = await anyio.to_thread.run_sync(run_driver, setup, "crash")
     orphan = first["harness"]
@@ -799,6 +826,9 @@ async def test_a_killed_owner_is_cleaned_up_by_the_next_session(
     # outlives the owner.
     if leader_exits:
         assert wait_until(lambda: not is_running(orphan), 5.0)
+        # The next session's leader stays, so its call cannot race an exit of its own.
+        setup.start = ("--grandchild",)
+        setup.declare()
     else:
         assert is_running(orphan)
     assert is_running(grandchild["pid"])

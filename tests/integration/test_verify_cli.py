@@ -44,10 +44,14 @@ def fake() -> Iterator[FakeProvider]:
 
 @pytest.fixture(autouse=True)
 def no_leftovers(tmp_path: Path) -> Iterator[None]:
+    # Children that were there before the test (another module's fixture sharing this
+    # worker, say) are not this test's to count or kill.
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
     yield
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        left = psutil.Process().children(recursive=True) + harness_processes(tmp_path)
+        ours = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+        left = ours + harness_processes(tmp_path)
         if not left:
             break
         time.sleep(0.05)
