@@ -13,15 +13,9 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from entrypoints.cli import remote as cli_remote
-from entrypoints.cli import requests as cli_requests
-from entrypoints.cli import runs as cli_reviews
-from entrypoints.cli import server as cli_server
-from entrypoints.cli import sessions as cli_sessions
-from entrypoints.cli import status as cli_status
-from entrypoints.cli import terminal_reviewer as cli_review
 from entrypoints.cli.context import CliContext as _State
 from entrypoints.cli.global_options import GlobalOptions, UsageError, split_global_options
+from entrypoints.cli.lazy_commands import LazyCommand, LazyGroup
 from entrypoints.errors import CommandError
 
 EXIT_OK = 0
@@ -34,8 +28,57 @@ GLOBAL_HELP = (
     "else ~/.local/state/artifactize), --json (machine-readable output)."
 )
 
+# Every subcommand, in the order ``--help`` lists them. A command's module is imported only
+# when that command runs (see entrypoints/cli/lazy_commands.py); ``help`` is its short help
+# for the root's ``--help`` (tests/unit/test_lazy_commands.py keeps it true).
+COMMANDS: dict[str, LazyCommand] = {
+    "verify": LazyCommand(
+        "entrypoints.cli.runs",
+        "verify",
+        "Review the selected evals, reusing every verdict whose key still holds.",
+    ),
+    "status": LazyCommand(
+        "entrypoints.cli.status",
+        "status_command",
+        "Show what `verify` would do: per eval its state, action and reason. Runs nothing.",
+    ),
+    "review": LazyCommand(
+        "entrypoints.cli.terminal_reviewer",
+        "review_command",
+        "Review waiting Human requests in the terminal: run their tools, submit a verdict.",
+    ),
+    "config": LazyCommand(
+        "entrypoints.cli.app", "config_app", "Check and describe the .artf declarations."
+    ),
+    "tools": LazyCommand(
+        "entrypoints.cli.app", "tools_app", "Inspect and try the tools reviewers see."
+    ),
+    "run": LazyCommand("entrypoints.cli.runs", "run_app", "Show saved Runs."),
+    "cache": LazyCommand(
+        "entrypoints.cli.runs", "cache_app", "Inspect and clear reusable verdicts."
+    ),
+    "request": LazyCommand(
+        "entrypoints.cli.requests", "request_app", "List, claim and submit Human review requests."
+    ),
+    "session": LazyCommand(
+        "entrypoints.cli.sessions",
+        "session_app",
+        "Saved Agent conversations and follow-up questions.",
+    ),
+    "remote": LazyCommand(
+        "entrypoints.cli.remote",
+        "remote_app",
+        "Share verdicts through a team review store: login, logout, status, push.",
+    ),
+    "server": LazyCommand(
+        "entrypoints.cli.server", "server_app", "Run the team review store and manage its tokens."
+    ),
+}
+LazyGroup.LAZY = COMMANDS
+
 app = typer.Typer(
     name="artifactize",
+    cls=LazyGroup,
     help="Review the Artifacts of a repository through declared tools. " + GLOBAL_HELP,
     no_args_is_help=True,
     add_completion=False,
@@ -43,18 +86,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 config_app = typer.Typer(help="Check and describe the .artf declarations.", no_args_is_help=True)
-app.add_typer(config_app, name="config")
 tools_app = typer.Typer(help="Inspect and try the tools reviewers see.", no_args_is_help=True)
-app.add_typer(tools_app, name="tools")
-app.command("verify")(cli_reviews.verify)
-app.command("status")(cli_status.status_command)
-app.add_typer(cli_reviews.run_app, name="run")
-app.add_typer(cli_reviews.cache_app, name="cache")
-app.add_typer(cli_requests.request_app, name="request")
-app.command("review")(cli_review.review_command)
-app.add_typer(cli_sessions.session_app, name="session")
-app.add_typer(cli_remote.remote_app, name="remote")
-app.add_typer(cli_server.server_app, name="server")
 
 
 def _version_callback(value: bool) -> None:
