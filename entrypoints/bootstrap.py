@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from domain.tools.sessions import SessionPorts
     from domain.tools.tools_check import ToolsCheck
     from domain.workspace import EvalRef, Workspace
+    from entrypoints.monitor_tui.source import MonitorSource
     from ports.conversations import ConversationStore
     from ports.model import ModelBackends
     from ports.review_store import RemoteStore, RemoteStores
@@ -118,6 +119,18 @@ class Services:
         except StateError as exc:
             raise CommandError(str(exc)) from None
         return store
+
+    def monitor_source(self, *, all_repos: bool) -> MonitorSource:
+        """What ``monitor`` reads: Runs of this repository (or every one), through a
+        read-only state connection opened on first read (and again after a failure)."""
+        from entrypoints.monitor_tui.source import MonitorSource
+
+        state_dir = self.state_dir()
+        stores = self.container.state_stores()
+        return MonitorSource(
+            lambda: stores.open(state_dir, create=False, read_only=True),
+            None if all_repos else self.repo(),
+        )
 
     def existing_state(self) -> StateStore:
         """The existing state; actions never create one (no state: no request to act on)."""

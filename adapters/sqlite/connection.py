@@ -11,6 +11,8 @@ Why the care:
   checked with ``lstat`` (a symlink is refused, never followed; a FIFO would block SQLite)
   before SQLite opens them and again once the companions exist.
 * Readers (``create=False``) open the file with ``mode=rw``, which never creates it.
+  Watchers (``read_only=True``: the monitor) open it with ``mode=ro`` and
+  ``PRAGMA query_only``: they cannot write even by mistake.
 
 Every transaction is begun by us (the driver's own BEGIN is disabled): ``BEGIN IMMEDIATE``
 for writes, so a writer takes the lock up front and waits on ``busy_timeout`` instead of
@@ -96,9 +98,10 @@ def check_state_files(database: str) -> bool:
     return exists
 
 
-def create_engine(database: str, *, create: bool) -> sa.Engine:
-    """A pooled engine on ``database``; ``create=False`` never creates the file."""
-    mode = "rwc" if create else "rw"
+def create_engine(database: str, *, create: bool, read_only: bool = False) -> sa.Engine:
+    """A pooled engine on ``database``; ``create=False`` never creates the file;
+    ``read_only`` connections can neither create nor write it."""
+    mode = "ro" if read_only else "rwc" if create else "rw"
     uri = f"file:{urllib.parse.quote(str(Path(database).absolute()))}?mode={mode}"
 
     def connect() -> sqlite3.Connection:
@@ -117,6 +120,8 @@ def create_engine(database: str, *, create: bool) -> sa.Engine:
     def _configure(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.execute("PRAGMA foreign_keys = ON")
         dbapi_connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+        if read_only:
+            dbapi_connection.execute("PRAGMA query_only = ON")
 
     @event.listens_for(engine, "begin")
     def _begin(connection: sa.Connection) -> None:

@@ -448,13 +448,16 @@ class SqliteStateStores:
         }
         self._clock = clock
 
-    def open(self, state_dir: str, *, create: bool) -> SqliteStateStore | None:
+    def open(
+        self, state_dir: str, *, create: bool, read_only: bool = False
+    ) -> SqliteStateStore | None:
         database = state_file(state_dir)
-        if create:
+        if create and not read_only:
             make_private_directory(state_dir)
+        create = create and not read_only
         if not check_state_files(database) and not create:
             return None
-        engine = create_engine(database, create=create)
+        engine = create_engine(database, create=create, read_only=read_only)
         try:
             state_id = initialize(engine, database, create=create)
             if state_id is not None:

@@ -47,6 +47,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "review_command",
         "Review waiting Human requests in the terminal: run their tools, submit a verdict.",
     ),
+    "monitor": LazyCommand(
+        "entrypoints.cli.monitor",
+        "monitor_command",
+        "Watch Runs live; o hands a waiting Human review to `review`. Writes nothing.",
+    ),
     "config": LazyCommand(
         "entrypoints.cli.app", "config_app", "Check and describe the .artf declarations."
     ),

@@ -35,6 +35,7 @@ from entrypoints.review_tui.acts import Act, Screen
 from entrypoints.review_tui.busy import TICK_SECONDS, Busy
 from entrypoints.review_tui.dialogs import ConfirmScreen, LeaveScreen, VerdictScreen
 from entrypoints.review_tui.form_screen import FormScreen
+from entrypoints.review_tui.layout import KeyRouter
 from entrypoints.review_tui.list_screen import ListScreen
 from entrypoints.review_tui.log_feed import LogFeed
 from entrypoints.review_tui.palette import BUSY, HINTS, NOTICE, PALETTE, PROBLEM
@@ -60,21 +61,6 @@ def local_clock() -> str:
 
 def _message(exc: Exception) -> str:
     return exc.message if isinstance(exc, HumanReviewError) else str(exc)
-
-
-class _KeyRouter(urwid.WidgetWrap[urwid.Widget]):
-    """Every key goes to the app first; screens decide, not urwid's focus rules."""
-
-    def __init__(self, widget: urwid.Widget, on_key: Callable[[str], None]) -> None:
-        super().__init__(widget)
-        self._on_key = on_key
-
-    def selectable(self) -> bool:
-        return True
-
-    def keypress(self, size: tuple[int, ...], key: str) -> str | None:
-        self._on_key(key)
-        return None
 
 
 class ReviewApp:
@@ -182,7 +168,7 @@ class ReviewApp:
         guarded = urwid.GuardedEventLoop(
             urwid.AsyncioEventLoop(loop=asyncio.get_running_loop()), self._on_error
         )
-        root = _KeyRouter(self._frame, self._on_key)
+        root = KeyRouter(self._frame, self._on_key)
         self._loop = urwid.MainLoop(
             root, PALETTE, screen=display, event_loop=guarded, handle_mouse=False
         )

@@ -1,6 +1,9 @@
-"""Widget building the full-screen screens share: a list they refill, under a title bar."""
+"""Widget building the full-screen screens of the reviewer and the monitor share: a list they
+refill, under a title bar, and the key router that hands every key to the app."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import urwid
 from urwid.widget import AbstractFlowWidget
@@ -19,3 +22,18 @@ def titled_frame(body: urwid.Widget, title: str | urwid.Text, *below: urwid.Widg
     bar = urwid.AttrMap(text, TITLE)
     header: AbstractFlowWidget = urwid.Pile([bar, *below]) if below else bar
     return urwid.Frame(body, header=header)
+
+
+class KeyRouter(urwid.WidgetWrap[urwid.Widget]):
+    """Every key goes to the app first; screens decide, not urwid's focus rules."""
+
+    def __init__(self, widget: urwid.Widget, on_key: Callable[[str], None]) -> None:
+        super().__init__(widget)
+        self._on_key = on_key
+
+    def selectable(self) -> bool:
+        return True
+
+    def keypress(self, size: tuple[int, ...], key: str) -> str | None:
+        self._on_key(key)
+        return None

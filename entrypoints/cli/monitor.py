@@ -1,0 +1,61 @@
+"""``artifactize monitor [--all]``: watch Runs live, and hand a waiting Human review to
+``artifactize review`` in the same terminal.
+
+Read-only: a read-only state connection, no repository needed (``--repo`` only chooses
+whose Runs are listed), no owner code run. Interactive only: ``--json`` is refused, and so
+is a standard input or output that is not a terminal.
+
+Exit codes: 0 when the monitor quits, 2 for an error before the screen opens.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from entrypoints.cli.context import CliContext
+from entrypoints.cli.global_options import GlobalOptions
+from entrypoints.errors import CommandError
+
+JSON_REFUSED = "monitor is interactive and has no --json output; use run list and run show."
+ALL_WITH_REPO = "Give either --all or --repo, not both."
+NEEDS_TERMINAL = "monitor needs an interactive terminal (standard input and output)."
+
+
+def review_argv(request_id: str, state_dir: str, repo: str | None) -> list[str]:
+    """The child that reviews ``request_id``: this program, the same state directory and
+    the same repository selection."""
+    where = ["--all"] if repo is None else ["--repo", repo]
+    return [
+        sys.executable,
+        "-m",
+        "entrypoints.cli.app",
+        "--state-dir",
+        state_dir,
+        "review",
+        request_id,
+        *where,
+    ]
+
+
+def monitor_command(
+    all_repos: Annotated[
+        bool, typer.Option("--all", help="Show the Runs of every repository.")
+    ] = False,
+) -> None:
+    """Watch Runs live; o hands a waiting Human review to `review`. Writes nothing."""
+    from entrypoints.monitor_tui.app import MonitorApp
+
+    options = CliContext.options
+    if options.json:
+        raise CommandError(JSON_REFUSED)
+    if all_repos and options.repo != GlobalOptions().repo:
+        raise CommandError(ALL_WITH_REPO)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise CommandError(NEEDS_TERMINAL)
+    services = CliContext.services()
+    source = services.monitor_source(all_repos=all_repos)
+    state_dir = services.state_dir()
+    MonitorApp(source, lambda request: review_argv(request, state_dir, source.repo)).run()

@@ -1,0 +1,317 @@
+"""The monitor's two screens: the Run list and one Run (header, tree, detail).
+
+Screens hold their own state (the rows shown, the selection, the scroll) and turn keys
+into ``MonitorAct``s; reading the state, refreshing and handing over to ``review`` are the
+app's. Keys follow the terminal reviewer's: ``j``/``k``/arrows move, ``Enter`` opens,
+``r`` refreshes, ``Esc``/``Backspace`` go back, ``q`` quits.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import urwid
+from urwid.widget import AbstractFlowWidget
+
+from entrypoints.monitor_tui.views import (
+    NO_RUNS,
+    NodeKind,
+    RunRow,
+    TreeNode,
+    artifact_detail,
+    build_tree,
+    eval_detail,
+    run_header,
+    run_table,
+    visible,
+)
+from entrypoints.review_tui.layout import flow_walker, titled_frame
+from entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
+from ports.statuses import ReviewStatus
+
+LIST_TITLE = " artifactize monitor · Runs "
+RUN_TITLE = " artifactize monitor · {run} "
+LIST_HINTS = "j/k ↑/↓ move · Enter open · r refresh · q quit"
+RUN_HINTS = (
+    "j/k ↑/↓ move · l/→/Enter expand · h/← collapse · PgUp/PgDn detail · o review · "
+    "r refresh · Esc back · q quit"
+)
+DOWN_KEYS = ("j", "down")
+UP_KEYS = ("k", "up")
+EXPAND_KEYS = ("l", "right", "enter")
+COLLAPSE_KEYS = ("h", "left")
+BACK_KEYS = ("esc", "backspace")
+QUIT_KEYS = ("q",)
+SELECTED_MARK = "▶ "
+UNSELECTED_MARK = "  "
+DETAIL_SCROLL_ROWS = 10
+TREE_WEIGHT = 2
+DETAIL_WEIGHT = 3
+NOT_WAITING = "o hands a WAITING_HUMAN eval to review; this one is {status}."
+GONE = "This Run is no longer in the state."
+
+
+class MonitorAct(enum.Enum):
+    IGNORED = "ignored"
+    HANDLED = "handled"
+    QUIT = "quit"
+    BACK = "back"
+    OPEN = "open"
+    MORE = "more"  # moved past the last Run: page in older ones
+    REFRESH = "refresh"
+    REVIEW = "review"  # hand the selected waiting Human request to `artifactize review`
+
+
+def _marked(line: str, selected: bool) -> AbstractFlowWidget:
+    """A row with a selection mark, so the selection reads without colour too."""
+    text = urwid.Text((SELECTED_MARK if selected else UNSELECTED_MARK) + line, wrap="clip")
+    row: AbstractFlowWidget = urwid.AttrMap(text, SELECTED if selected else None)
+    return row
+
+
+class RunListScreen:
+    def __init__(self) -> None:
+        self.rows: list[RunRow] = []
+        self.focus = 0
+        self.now: datetime | None = None
+        self._walker = flow_walker()
+        self._problem = urwid.Text("")
+        self._widget = titled_frame(urwid.ListBox(self._walker), LIST_TITLE, self._problem)
+        self._build()
+
+    @property
+    def widget(self) -> urwid.Widget:
+        return self._widget
+
+    @property
+    def hints(self) -> str:
+        return LIST_HINTS
+
+    @property
+    def selected(self) -> RunRow | None:
+        return self.rows[self.focus] if self.rows else None
+
+    def update(self, rows: list[RunRow], now: datetime) -> None:
+        """New rows; the selection stays on the same Run while it is listed."""
+        chosen = self.selected
+        self.rows, self.now = rows, now
+        ids = [row.run_id for row in rows]
+        if chosen is not None and chosen.run_id in ids:
+            self.focus = ids.index(chosen.run_id)
+        self.focus = min(self.focus, max(0, len(rows) - 1))
+        self._build()
+
+    def step_down(self) -> bool:
+        """Move down one row; False at the last row."""
+        if self.focus + 1 < len(self.rows):
+            self.focus += 1
+            self._build()
+            return True
+        return False
+
+    def show_problem(self, problem: str | None) -> None:
+        self._problem.set_text((PROBLEM, problem) if problem else "")
+
+    def keypress(self, key: str) -> MonitorAct:
+        if key in DOWN_KEYS:
+            return MonitorAct.HANDLED if self.step_down() else MonitorAct.MORE
+        if key in UP_KEYS:
+            self.focus = max(0, self.focus - 1)
+            self._build()
+            return MonitorAct.HANDLED
+        if key == "enter":
+            return MonitorAct.OPEN if self.rows else MonitorAct.HANDLED
+        if key == "r":
+            return MonitorAct.REFRESH
+        if key in QUIT_KEYS:
+            return MonitorAct.QUIT
+        return MonitorAct.IGNORED
+
+    def _build(self) -> None:
+        if not self.rows or self.now is None:
+            self._walker[:] = [urwid.Text((MUTED, NO_RUNS))]
+            return
+        header, *lines = run_table(self.rows, self.now)
+        items: list[AbstractFlowWidget] = [urwid.Text((HEADING, UNSELECTED_MARK + header))]
+        items.extend(_marked(line, index == self.focus) for index, line in enumerate(lines))
+        self._walker[:] = items
+        self._walker.set_focus(self.focus + 1)
+
+
+class RunScreen:
+    """One Run: the header, the Artifact/eval tree (left) and the selected node's detail."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.run: Mapping[str, Any] = {}
+        self.requests: list[Mapping[str, Any]] = []
+        self.claims: dict[str, str | None] = {}
+        self.forest: list[TreeNode] = []
+        self.focus = 0
+        self.detail_top = 0
+        self._header = urwid.Text("")
+        self._problem = urwid.Text("")
+        self._tree = flow_walker()
+        self._detail = flow_walker()
+        columns = urwid.Columns(
+            [
+                (
+                    "weight",
+                    TREE_WEIGHT,
+                    urwid.LineBox(urwid.ListBox(self._tree), title="Artifacts"),
+                ),
+                (
+                    "weight",
+                    DETAIL_WEIGHT,
+                    urwid.LineBox(urwid.ListBox(self._detail), title="Detail"),
+                ),
+            ]
+        )
+        self._widget = titled_frame(
+            columns, RUN_TITLE.format(run=run_id), self._header, self._problem
+        )
+
+    @property
+    def widget(self) -> urwid.Widget:
+        return self._widget
+
+    @property
+    def hints(self) -> str:
+        return RUN_HINTS
+
+    @property
+    def rows(self) -> list[TreeNode]:
+        return visible(self.forest)
+
+    @property
+    def selected(self) -> TreeNode | None:
+        rows = self.rows
+        return rows[self.focus] if rows else None
+
+    def selected_request(self) -> Mapping[str, Any] | None:
+        node = self.selected
+        if node is None or node.kind != NodeKind.EVAL:
+            return None
+        return next((r for r in self.requests if r.get("id") == node.key), None)
+
+    def update(
+        self,
+        run: Mapping[str, Any],
+        requests: Sequence[Mapping[str, Any]],
+        claims: Mapping[str, str | None],
+        now: datetime,
+    ) -> None:
+        """New data; what was expanded stays expanded and the selection stays put."""
+        expanded = {_path(node) for node in _all(self.forest) if node.expanded}
+        chosen = self.selected
+        self.run, self.requests, self.claims = run, list(requests), dict(claims)
+        self.forest = build_tree(run, requests)
+        for node in _all(self.forest):
+            node.expanded = node.expandable and _path(node) in expanded
+        if not expanded and self.forest:
+            self.forest[0].expanded = self.forest[0].expandable  # open the first family
+        rows = self.rows
+        if chosen is not None:
+            keys = [(node.kind, node.key, node.depth) for node in rows]
+            wanted = (chosen.kind, chosen.key, chosen.depth)
+            if wanted in keys:
+                self.focus = keys.index(wanted)
+        self.focus = min(self.focus, max(0, len(rows) - 1))
+        self._header.set_text("\n".join(run_header(run, requests, now)))
+        self._build()
+
+    def show_problem(self, problem: str | None) -> None:
+        self._problem.set_text((PROBLEM, problem) if problem else "")
+
+    def keypress(self, key: str) -> MonitorAct:
+        rows = self.rows
+        node = self.selected
+        if key in DOWN_KEYS or key in UP_KEYS:
+            step = 1 if key in DOWN_KEYS else -1
+            self.focus = min(max(0, len(rows) - 1), max(0, self.focus + step))
+            self.detail_top = 0
+        elif key in EXPAND_KEYS:
+            if node is None or not node.expandable:
+                return MonitorAct.HANDLED
+            node.expanded = True
+        elif key in COLLAPSE_KEYS:
+            if node is not None and node.expanded:
+                node.expanded = False
+            elif node is not None:
+                self.focus = _parent_index(rows, self.focus)
+        elif key == "page down":
+            self.detail_top = min(
+                max(0, len(self._detail) - 1), self.detail_top + DETAIL_SCROLL_ROWS
+            )
+        elif key == "page up":
+            self.detail_top = max(0, self.detail_top - DETAIL_SCROLL_ROWS)
+        elif key == "o":
+            return MonitorAct.REVIEW
+        elif key == "r":
+            return MonitorAct.REFRESH
+        elif key in BACK_KEYS:
+            return MonitorAct.BACK
+        elif key in QUIT_KEYS:
+            return MonitorAct.QUIT
+        else:
+            return MonitorAct.IGNORED
+        self._build()
+        return MonitorAct.HANDLED
+
+    def waiting_request(self) -> tuple[str | None, str | None]:
+        """(request ID, None) for a selected WAITING_HUMAN eval, else (None, why not)."""
+        request = self.selected_request()
+        if request is None:
+            return None, NOT_WAITING.format(status="not an eval")
+        if request.get("status") != ReviewStatus.WAITING_HUMAN:
+            return None, NOT_WAITING.format(status=request.get("status"))
+        return str(request.get("id")), None
+
+    def detail_lines(self) -> list[str]:
+        node = self.selected
+        if node is None:
+            return [GONE] if not self.run else []
+        if node.kind == NodeKind.EVAL:
+            request = self.selected_request()
+            if request is None:
+                return [node.label.strip(), "Not requested in this Run."]
+            return eval_detail(request, self.claims.get(str(request.get("id"))))
+        return artifact_detail(self.run, node.key)
+
+    def _build(self) -> None:
+        rows = self.rows
+        self._tree[:] = [_marked(node.text(), i == self.focus) for i, node in enumerate(rows)] or [
+            urwid.Text((MUTED, "No saved definitions."))
+        ]
+        if rows:
+            self._tree.set_focus(self.focus)
+        lines = self.detail_lines()
+        self.detail_top = min(self.detail_top, max(0, len(lines) - 1))
+        self._detail[:] = [urwid.Text(line) for line in lines[self.detail_top :]] or [
+            urwid.Text("")
+        ]
+        self._detail.set_focus(0)
+
+
+def _all(forest: Sequence[TreeNode]) -> list[TreeNode]:
+    found: list[TreeNode] = []
+    for node in forest:
+        found.append(node)
+        found.extend(_all(node.children))
+    return found
+
+
+def _path(node: TreeNode) -> tuple[str, int, str]:
+    return (node.kind, node.depth, node.key)
+
+
+def _parent_index(rows: Sequence[TreeNode], index: int) -> int:
+    """The row of the nearest node above ``index`` one level up (itself at the top)."""
+    depth = rows[index].depth
+    for above in range(index - 1, -1, -1):
+        if rows[above].depth < depth:
+            return above
+    return index

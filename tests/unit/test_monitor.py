@@ -1,0 +1,443 @@
+"""The monitor without a terminal: its views as data, and each screen rendered on a canvas of
+a fixed size (urwid's headless rendering) while keys are pressed through the app.
+
+The state is the in-memory store (tests/fakes/state.py) behind the real ``MonitorSource``;
+the hand-over to ``review`` is a recorded child instead of a process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import urwid
+
+from entrypoints.monitor_tui.app import MONITOR_PALETTE, PAGE_ROWS, MonitorApp
+from entrypoints.monitor_tui.screens import LIST_HINTS, NOT_WAITING, RUN_HINTS
+from entrypoints.monitor_tui.source import MonitorSource
+from entrypoints.monitor_tui.views import (
+    NO_RUNS,
+    RunRow,
+    build_tree,
+    counts_text,
+    eval_detail,
+    run_header,
+    run_table,
+    visible,
+)
+from entrypoints.review_tui.palette import SELECTED
+from ports.state import HumanClaim, RequestRecord, RunRecord, StateStore
+from tests.fakes.state import MemoryStateStore
+
+NOW = datetime(2026, 12, 3, 12, 0, 0, tzinfo=UTC)
+REPO = "/repo/handbook"
+SIZE = (120, 40)
+
+
+def stamp(seconds_ago: int) -> str:
+    moment = datetime.fromtimestamp(NOW.timestamp() - seconds_ago, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.000000000Z")
+
+
+def definitions() -> dict[str, Any]:
+    """docs (owns docs/api, mounts calc, references style) with a Human and an Agent eval;
+    calc with a runtime eval; api (a child of docs) with an Agent eval."""
+
+    def artifact(name: str, path: str, **relations: Any) -> dict[str, Any]:
+        return {
+            "name": name,
+            "kind": "folder",
+            "path": path,
+            "children": relations.get("children", {}),
+            "mounts": relations.get("mounts", {}),
+            "tags": relations.get("tags", []),
+            "declaration": {"references": relations.get("references", [])},
+        }
+
+    def evaluation(artifact_name: str, eval_id: str, kind: str) -> dict[str, Any]:
+        return {
+            "qualifiedId": f"{artifact_name}/{eval_id}",
+            "artifact": artifact_name,
+            "id": eval_id,
+            "profile": {"kind": kind},
+        }
+
+    return {
+        "artifacts": {
+            "docs": artifact(
+                "docs",
+                "docs",
+                children={"api": "api"},
+                mounts={"impl": "calc"},
+                references=[{"name": "style"}],
+                tags=["type:docs"],
+            ),
+            "api": artifact("api", "docs/api"),
+            "calc": artifact("calc", "code"),
+        },
+        "evals": {
+            "docs/signoff": evaluation("docs", "signoff", "human"),
+            "docs/accuracy": evaluation("docs", "accuracy", "agent"),
+            "calc/tests": evaluation("calc", "tests", "runtime"),
+            "api/review": evaluation("api", "review", "agent"),
+        },
+    }
+
+
+def request(run_id: str, ordinal: int, eval_id: str, status: str, **extra: Any) -> RequestRecord:
+    profile = {"kind": extra.pop("kind", "runtime")}
+    data = {
+        "id": f"{run_id}-{ordinal}",
+        "runId": run_id,
+        "evalId": eval_id,
+        "status": status,
+        "profile": profile,
+        "requestedProfile": profile,
+        "executionId": f"exec-{run_id}-{ordinal}",
+        **extra,
+    }
+    return RequestRecord(data["id"], run_id, eval_id, ordinal, data["executionId"], status, data)
+
+
+def add_run(
+    store: MemoryStateStore,
+    run_id: str,
+    status: str,
+    requests: Sequence[RequestRecord],
+    *,
+    age: int = 60,
+    repo: str = REPO,
+    summary: dict[str, Any] | None = None,
+) -> None:
+    data = {
+        "id": run_id,
+        "repoPath": repo,
+        "status": status,
+        "createdAt": stamp(age),
+        "completedAt": None if status == "RUNNING" else stamp(age - 5),
+        "jobs": 4,
+        "maxExecutions": None,
+        "executionsStarted": len(requests),
+        "definitions": definitions(),
+        "validation": {"status": "NOT SATISFIED", "unmetObligations": ["docs"]},
+        "summary": summary or {},
+    }
+    store.create_run(RunRecord(run_id, repo, status, data), requests)
+
+
+def the_run(run_id: str = "run-AAAAAA") -> list[RequestRecord]:
+    return [
+        request(run_id, 1, "calc/tests", "GREEN", result={"verdict": "GREEN", "exitCode": 0}),
+        request(run_id, 2, "docs/signoff", "WAITING_HUMAN", kind="human"),
+        request(
+            run_id,
+            3,
+            "docs/accuracy",
+            "ERROR",
+            kind="agent",
+            errorCode="TIMEOUT",
+            error="The review ran out of time.",
+        ),
+        request(run_id, 4, "api/review", "RUNNING", kind="agent"),
+    ]
+
+
+class Store:
+    """The fake behind a switch: ``broken`` makes every open fail like a locked file."""
+
+    def __init__(self) -> None:
+        self.memory = MemoryStateStore()
+        self.broken = False
+        self.opens = 0
+
+    def open(self) -> StateStore | None:
+        self.opens += 1
+        if self.broken:
+            raise RuntimeError("database is locked")
+        return self.memory
+
+
+class Child:
+    def __init__(self, code: int = 0, effect: Any = None) -> None:
+        self.calls: list[list[str]] = []
+        self.code = code
+        self.effect = effect
+
+    def __call__(self, argv: Sequence[str]) -> int:
+        self.calls.append(list(argv))
+        if self.effect is not None:
+            self.effect()
+        return self.code
+
+
+def make_app(store: Store, repo: str | None = REPO, child: Child | None = None) -> MonitorApp:
+    source = MonitorSource(store.open, repo)
+    app = MonitorApp(
+        source,
+        lambda request_id: ["artifactize", "review", request_id],
+        now=lambda: NOW,
+        run_child=child or Child(),
+    )
+    app.refresh()
+    return app
+
+
+def screen_text(app: MonitorApp) -> str:
+    canvas = app.widget.render(SIZE, focus=True)
+    return "\n".join(line.decode("utf-8").rstrip() for line in canvas.text)
+
+
+def press(app: MonitorApp, *keys: str) -> None:
+    for key in keys:
+        app.on_key(key)
+
+
+# --- views ----------------------------------------------------------------------------------
+
+
+def test_counts_are_in_lifecycle_order_and_a_dash_when_empty() -> None:
+    assert counts_text({"GREEN": 2, "RUNNING": 1, "WAITING_HUMAN": 1}) == (
+        "RUNNING 1 · WAITING_HUMAN 1 · GREEN 2"
+    )
+    assert counts_text({}) == "–"
+
+
+def test_the_run_table_aligns_columns_and_shows_ages() -> None:
+    rows = [
+        RunRow("run-AAAAAA", REPO, "RUNNING", {"RUNNING": 1}, stamp(42)),
+        RunRow("run-BBBBBB", "/elsewhere", "GREEN", {"GREEN": 12}, stamp(7200)),
+    ]
+    header, first, second = run_table(rows, NOW)
+    assert header.split() == ["RUN", "STATUS", "REQUESTS", "AGE", "REPOSITORY"]
+    assert first.split() == ["run-AAAAAA", "▶", "RUNNING", "RUNNING", "1", "42s", REPO]
+    assert second.split()[-2:] == ["2h", "/elsewhere"]
+    assert header.index("AGE") == first.index("42s") == second.index("2h")
+
+
+def test_the_header_counts_requests_as_they_stand_not_the_saved_summary() -> None:
+    store = MemoryStateStore()
+    stale = {"counts": {"WAITING_HUMAN": 1}}
+    add_run(store, "run-AAAAAA", "RUNNING", the_run(), summary=stale)
+    run = store.runs["run-AAAAAA"].data
+    requests = [r.data for r in store.list_requests("run-AAAAAA")]
+    lines = run_header(run, requests, NOW)
+    assert lines[1] == "Requests: RUNNING 1 · WAITING_HUMAN 1 · GREEN 1 · ERROR 1"
+    assert "Validation: NOT SATISFIED (unmet: docs)" in lines
+    assert "Budgets: jobs 4 · max executions – · executions started 4" in lines
+    assert "Duration: 60.0s so far" in lines
+    assert "Running: api/review" in lines
+    assert "Waiting for a person: docs/signoff [run-AAAAAA-2] (o: review)" in lines
+    assert "Error: docs/accuracy: TIMEOUT The review ran out of time." in lines
+
+
+def test_the_tree_has_families_inputs_and_eval_glyphs() -> None:
+    store = MemoryStateStore()
+    add_run(store, "run-AAAAAA", "RUNNING", the_run())
+    forest = build_tree(store.runs["run-AAAAAA"].data, [r.data for r in the_run()])
+    assert [node.key for node in forest] == ["calc", "docs"]  # api is docs' child
+    docs = forest[1]
+    docs.expanded = True
+    labels = [node.label for node in visible(forest)]
+    assert labels[0] == "calc  code"
+    assert labels[1] == "docs  docs"
+    assert "! accuracy  ERROR  ⇐ api, calc, style" in labels
+    assert "◷ signoff  WAITING_HUMAN  ⇐ api, calc, style" in labels
+    assert "⇐ child api: api" in labels
+    assert "⇐ mount impl: calc" in labels
+    assert "⇐ reference: style" in labels
+    assert labels[-1] == "api  docs/api"  # the child family, collapsed
+    assert visible(forest)[-1].expandable and not visible(forest)[-1].expanded
+
+
+def test_a_cycle_is_marked_and_not_expanded_again() -> None:
+    run = {"definitions": definitions()}
+    run["definitions"]["artifacts"]["api"]["children"] = {"back": "docs"}
+    run["definitions"]["artifacts"]["docs"]["children"] = {"api": "api"}
+    forest = build_tree(run, [])
+    for node in forest:
+        node.expanded = True
+        for child in node.children:
+            child.expanded = True
+    labels = [node.label for node in visible(forest)]
+    assert labels[:2] == ["calc  code", "  tests  not requested"]
+    assert "api  docs/api" in labels  # every Artifact shows, though each owns the other
+    assert "↻ api (cycle)" in labels
+
+
+def test_eval_detail_shows_source_fingerprints_claim_calls_and_profiles() -> None:
+    data = request(
+        "run-AAAAAA",
+        1,
+        "docs/accuracy",
+        "GREEN",
+        kind="agent",
+        source={"kind": "cache", "runId": "run-OLDOLD", "requestId": "run-OLDOLD-1"},
+        fingerprints={"docs": "artifactsum:abc"},
+        key="k" * 64,
+        toolCalls=[{"name": "read_docs", "isError": False}, {"name": "grep_docs", "isError": True}],
+        requestedProfile={"kind": "agent", "model": "gpt-5.1"},
+        usage=[{"usage": {"input_tokens": 10}}],
+    ).data
+    lines = eval_detail(data, "alice since 2026-12-03T11:00:00Z")
+    assert "Claim: alice since 2026-12-03T11:00:00Z" in lines
+    assert "Reused: cache run-OLDOLD run-OLDOLD-1" in lines
+    assert "  docs: artifactsum:abc" in lines
+    assert "Tool calls: 2" in lines and "  grep_docs (error)" in lines
+    assert "Requested profile:" in lines and '    "model": "gpt-5.1"' in lines
+
+
+# --- screens ----------------------------------------------------------------------------------
+
+
+def test_the_run_list_shows_newest_first_with_hints() -> None:
+    store = Store()
+    add_run(
+        store.memory,
+        "run-OLDOLD",
+        "GREEN",
+        [request("run-OLDOLD", 1, "calc/tests", "GREEN")],
+        age=600,
+    )
+    add_run(store.memory, "run-NEWNEW", "RUNNING", the_run("run-NEWNEW"), age=30)
+    text = screen_text(make_app(store))
+    assert "artifactize monitor · Runs" in text
+    assert text.index("run-NEWNEW") < text.index("run-OLDOLD")
+    assert "▶ run-NEWNEW" in text
+    assert "30s" in text and "10m" in text
+    assert LIST_HINTS in text
+
+
+def test_an_empty_state_says_how_to_start_and_other_repositories_need_all() -> None:
+    store = Store()
+    add_run(store.memory, "run-OTHERS", "GREEN", [], repo="/elsewhere")
+    assert NO_RUNS in screen_text(make_app(store))
+    assert "run-OTHERS" in screen_text(make_app(store, repo=None))
+
+
+def test_moving_past_the_end_pages_in_older_runs() -> None:
+    store = Store()
+    for index in range(PAGE_ROWS + 5):
+        add_run(store.memory, f"run-{index:06d}", "GREEN", [], age=10_000 - index)
+    app = make_app(store)
+    assert len(app.list_screen.rows) == PAGE_ROWS
+    press(app, *["j"] * (PAGE_ROWS - 1))
+    assert app.list_screen.focus == PAGE_ROWS - 1
+    press(app, "j")  # past the end: the next page is read and the selection moves on
+    assert len(app.list_screen.rows) == PAGE_ROWS + 5
+    assert app.list_screen.focus == PAGE_ROWS
+    press(app, *["j"] * 10)  # the last Run: stays there
+    assert app.list_screen.focus == PAGE_ROWS + 4
+
+
+def test_opening_a_run_expanding_and_scrolling_the_detail() -> None:
+    store = Store()
+    add_run(store.memory, "run-AAAAAA", "RUNNING", the_run())
+    app = make_app(store)
+    press(app, "enter")
+    text = screen_text(app)
+    assert "artifactize monitor · run-AAAAAA" in text
+    assert "Requests: RUNNING 1 · WAITING_HUMAN 1 · GREEN 1 · ERROR 1" in text
+    assert "▶ ▾ calc  code" in text  # the first family opens by itself
+    assert "✓ tests  GREEN" in text
+    assert RUN_HINTS in text
+    press(app, "j", "j")  # onto docs, collapsed
+    assert "▶ ▸ docs  docs" in screen_text(app)
+    press(app, "l")
+    assert "◷ signoff  WAITING_HUMAN" in screen_text(app)
+    press(app, "h")
+    assert app.run_screen is not None
+    assert not any("signoff" in node.label for node in app.run_screen.rows)
+    press(app, "enter", "j")  # expand with Enter too, then onto the first eval
+    text = screen_text(app)
+    assert "docs/accuracy  [run-AAAAAA-3]" in text
+    assert "Error: TIMEOUT The review ran out of time." in text
+    press(app, "page down")
+    assert "docs/accuracy  [run-AAAAAA-3]" not in screen_text(app)
+    press(app, "page up")
+    assert "docs/accuracy  [run-AAAAAA-3]" in screen_text(app)
+    press(app, "esc")
+    assert "artifactize monitor · Runs" in screen_text(app)
+
+
+def test_a_refresh_follows_the_state_and_keeps_what_is_open() -> None:
+    store = Store()
+    add_run(store.memory, "run-AAAAAA", "RUNNING", the_run())
+    app = make_app(store)
+    press(app, "enter", "j", "j", "l", "j", "j")  # docs open, on signoff
+    assert "docs/signoff  [run-AAAAAA-2]" in screen_text(app)
+    settled = request("run-AAAAAA", 2, "docs/signoff", "GREEN", kind="human")
+    store.memory.update_request(settled)
+    app.refresh()
+    text = screen_text(app)
+    assert "✓ signoff  GREEN" in text
+    assert "docs/signoff  [run-AAAAAA-2]" in text  # the same node stays selected
+    assert "WAITING_HUMAN" not in text.split("Artifacts")[0]
+
+
+def test_a_failed_read_keeps_the_last_data_and_says_why() -> None:
+    store = Store()
+    add_run(store.memory, "run-AAAAAA", "GREEN", [])
+    app = make_app(store)
+    store.broken = True
+    app.source._store = None  # as after a failure: the next read opens the state again
+    app.refresh()
+    text = screen_text(app)
+    assert "run-AAAAAA" in text
+    assert "read failed at" in text and "database is locked" in text
+    store.broken = False
+    app.refresh()
+    assert "read failed" not in screen_text(app)
+
+
+def test_o_hands_a_waiting_human_eval_to_review_and_refreshes() -> None:
+    store = Store()
+    add_run(store.memory, "run-AAAAAA", "RUNNING", the_run())
+    store.memory.claims["run-AAAAAA-2"] = HumanClaim("run-AAAAAA-2", "alice", stamp(10))
+
+    def submit() -> None:
+        store.memory.update_request(request("run-AAAAAA", 2, "docs/signoff", "GREEN", kind="human"))
+
+    child = Child(effect=submit)
+    app = make_app(store, child=child)
+    press(app, "enter", "j", "j", "l", "j", "j")
+    assert "Claim: alice since" in screen_text(app)
+    press(app, "o")
+    assert child.calls == [["artifactize", "review", "run-AAAAAA-2"]]
+    assert "✓ signoff  GREEN" in screen_text(app)
+
+
+def test_o_elsewhere_explains_and_a_failed_review_keeps_its_line_until_the_next_key() -> None:
+    store = Store()
+    add_run(store.memory, "run-AAAAAA", "RUNNING", the_run())
+    child = Child(code=2)
+    app = make_app(store, child=child)
+    press(app, "enter", "j", "o")  # calc/tests is GREEN
+    assert NOT_WAITING.format(status="GREEN") in screen_text(app)
+    assert child.calls == []
+    press(app, "j", "l", "j", "j", "o")
+    assert "review of run-AAAAAA-2 ended with exit code 2" in screen_text(app)
+    app.refresh()  # a refresh does not wipe it
+    assert "review of run-AAAAAA-2 ended with exit code 2" in screen_text(app)
+    press(app, "k")
+    assert "ended with exit code" not in screen_text(app)
+
+
+def test_q_quits_from_either_screen() -> None:
+    store = Store()
+    add_run(store.memory, "run-AAAAAA", "GREEN", [])
+    app = make_app(store)
+    with pytest.raises(urwid.ExitMainLoop):
+        press(app, "q")
+    press(app, "enter")
+    with pytest.raises(urwid.ExitMainLoop):
+        press(app, "q")
+
+
+def test_monochrome_keeps_the_selection_visible() -> None:
+    mono = {entry[0]: entry[3] for entry in MONITOR_PALETTE}
+    assert mono[SELECTED] == "standout"
+    store = Store()
+    add_run(store.memory, "run-AAAAAA", "GREEN", [])
+    assert "▶ run-AAAAAA" in screen_text(make_app(store))  # a mark, not only a colour
