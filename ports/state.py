@@ -268,9 +268,7 @@ class StateError(Exception):
 
 
 class StateStores(Protocol):
-    def open(
-        self, state_dir: str, *, create: bool, read_only: bool = False
-    ) -> StateStore | None:
+    def open(self, state_dir: str, *, create: bool, read_only: bool = False) -> StateStore | None:
         """The state in ``state_dir``. With ``create=False`` a missing database is ``None``
         and nothing is written (readers never create state). ``read_only`` connections
         cannot write at all (the monitor watches Runs through them)."""

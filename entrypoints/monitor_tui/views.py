@@ -105,10 +105,11 @@ def run_header(
     """The Run view's header: what it is, where it stands, what it spent."""
     created = str(run.get("createdAt") or timestamp(now))
     completed = str(run.get("completedAt") or timestamp(now))
-    summary = run_summary(
-        list(requests), created, completed, int(run.get("executionsStarted") or 0)
-    )
+    saved_starts = int(run.get("executionsStarted") or 0)
+    summary = run_summary(list(requests), created, completed, saved_starts)
     executed, reused = summary["executed"], summary["reused"]
+    # A running Run saves its start count when it ends; meanwhile count what has started.
+    started = max(saved_starts, executed["runtime"] + executed["agent"])
     validation = run.get("validation") or {}
     unmet = _names(validation.get("unmetObligations"))
     jobs = run.get("jobs")
@@ -123,7 +124,7 @@ def run_header(
         + ("" if run.get("completedAt") else " so far"),
         f"Budgets: jobs {jobs if jobs is not None else EMPTY} · max executions "
         f"{max_executions if max_executions is not None else EMPTY} · executions started "
-        f"{summary['executorStarts']}",
+        f"{started}",
         f"Executed {executed['total']} (runtime {executed['runtime']}, agent "
         f"{executed['agent']}, human {executed['human']}) · reused {reused['total']} "
         f"(runtime {reused['runtime']}, agent {reused['agent']}, human {reused['human']})",
@@ -190,7 +191,7 @@ def _inputs(artifact: Mapping[str, Any]) -> list[tuple[str, str]]:
     declaration = artifact.get("declaration") or {}
     for reference in declaration.get("references") or []:
         name = reference.get("name") if isinstance(reference, Mapping) else reference
-        if name:
+        if name and name != artifact.get("name"):  # an instruction naming its own Artifact
             found.append(("reference", str(name)))
     return found
 

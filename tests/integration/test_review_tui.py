@@ -13,12 +13,8 @@ from __future__ import annotations
 import io
 import json
 import os
-import shlex
-import shutil
-import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,15 +29,16 @@ from entrypoints.cli.terminal_reviewer import ALL_WITH_REPO, JSON_REFUSED, NEEDS
 from entrypoints.review_tui.session import ReviewSession
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
+from tests.support.tmux import EXITED as COMMAND_EXITED
+from tests.support.tmux import Terminal, needs_tmux
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-COLUMNS, ROWS = 120, 40
 WAIT_SECONDS = 15
 POLL_SECONDS = 0.05
 # The argument of the ``wait`` tool's sleep, to find it among all processes: unique to this
 # test process, so concurrent runs (xdist workers, other checkouts) never see each other's.
 SLEEP_MARK = f"987.{os.getpid()}"
-EXITED = "review exited with status"
+EXITED = f"{COMMAND_EXITED} with status"
 
 DOC = artifact(
     "doc",
@@ -49,68 +46,6 @@ DOC = artifact(
     human_tool("wait", "Wait for a long time.", "sleep", [SLEEP_MARK]),
     signoff_eval("Read the notes of {doc}, then sign off."),
 )
-
-needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
-
-
-class Terminal:
-    """One detached tmux session on a private server, of a fixed size."""
-
-    def __init__(self) -> None:
-        self.socket = f"artifactize-review-{uuid.uuid4().hex[:12]}"
-        self.session = "review"
-
-    def _tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=check
-        )
-
-    def start(self, argv: list[str], environment: dict[str, str]) -> None:
-        """Run ``argv`` in the session; afterwards the shell says how it exited and waits."""
-        command = " ".join(
-            [
-                "env",
-                *(shlex.quote(f"{key}={value}") for key, value in environment.items()),
-                shlex.join(argv),
-                f'; echo "{EXITED} $?"; sleep 60',
-            ]
-        )
-        self._tmux(
-            "new-session",
-            "-d",
-            "-s",
-            self.session,
-            "-x",
-            str(COLUMNS),
-            "-y",
-            str(ROWS),
-            "-c",
-            str(REPO_ROOT),
-            command,
-        )
-
-    def keys(self, *keys: str) -> None:
-        self._tmux("send-keys", "-t", self.session, *keys)
-
-    def text(self) -> str:
-        return self._tmux("capture-pane", "-p", "-t", self.session).stdout
-
-    def wait_for(self, *parts: str) -> str:
-        """The screen once it shows every part; fails with the screen after WAIT_SECONDS."""
-        deadline = time.monotonic() + WAIT_SECONDS
-        while True:
-            screen = self.text()
-            if all(part in screen for part in parts):
-                return screen
-            if time.monotonic() > deadline:
-                pytest.fail(f"the screen never showed {parts!r}:\n{screen}")
-            time.sleep(POLL_SECONDS)
-
-    def kill(self) -> None:
-        """Stop the server (SIGHUP to the review and the shell) and remove its socket."""
-        self._tmux("kill-server", check=False)
-        folder = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
-        (folder / self.socket).unlink(missing_ok=True)
 
 
 class Review:
@@ -183,7 +118,7 @@ def review(
 
 @pytest.fixture
 def terminal() -> Iterator[Terminal]:
-    term = Terminal()
+    term = Terminal("review", cwd=REPO_ROOT)
     try:
         yield term
     finally:
