@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from domain.tools.tools_check import ToolsCheck
     from domain.workspace import EvalRef, Workspace
     from ports.conversations import ConversationStore
+    from ports.documents import ProducerDocument
     from ports.model import ModelBackends
     from ports.review_store import RemoteStore, RemoteStores
     from ports.state import StateStore
@@ -128,7 +129,7 @@ class Services:
             raise CommandError(REQUEST_NOT_FOUND)
         return store
 
-    def producer(self) -> dict[str, Any]:
+    def producer(self) -> ProducerDocument:
         from importlib.metadata import version
 
         try:
