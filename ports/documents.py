@@ -135,6 +135,42 @@ class RunUsage(TypedDict):
     saved: Counters
 
 
+class ArtifactDefinition(TypedDict):
+    """An Artifact as a request or Run recorded it: where it is and how it is declared."""
+
+    name: str
+    kind: str  # folder | file
+    path: str
+    target: str | None
+    children: dict[str, str]
+    mounts: dict[str, str]
+    tags: list[str]
+    declaration: dict[str, Any]  # the whole declaration as plain JSON: open by design
+
+
+class HumanDefinition(TypedDict):
+    """What a Human request was recorded with (``humanDefinition``): its repository, its
+    eval and every Artifact of its admitted scope; rebuilt and compared on every action."""
+
+    repo: str
+    eval: dict[str, Any]  # qualifiedId, artifact and the eval's declaration as plain JSON
+    artifacts: dict[str, ArtifactDefinition]
+
+
+class RunDefinitions(TypedDict):
+    """A Run's ``definitions``: each selected eval and its owning Artifact."""
+
+    evals: dict[str, dict[str, Any]]  # qualified eval ID -> the eval, as in HumanDefinition
+    artifacts: dict[str, ArtifactDefinition]
+
+
+class RequestDefinition(TypedDict):
+    """A request's eval and owning Artifact, joined from its Run's ``definitions``."""
+
+    eval: dict[str, Any]
+    artifact: ArtifactDefinition | None
+
+
 class RunDocument(TypedDict):
     """A saved Run (``run show --json``); ``summary`` and ``usage`` once it ended."""
 
@@ -149,7 +185,7 @@ class RunDocument(TypedDict):
     ignoreGates: bool
     force: bool
     jobs: int
-    definitions: dict[str, Any]  # the recorded declarations (recorded_declarations)
+    definitions: RunDefinitions
     executionsStarted: int
     waitTimeoutMs: int | None
     waitTimedOut: bool
@@ -205,8 +241,18 @@ class RequestDocument(TypedDict):
     summary: NotRequired[RequestSummary]
     origin: NotRequired[OriginDocument | None]
     reviewer: NotRequired[str | None]
-    humanDefinition: NotRequired[dict[str, Any]]  # recorded_declarations.human_definition
+    humanDefinition: NotRequired[HumanDefinition]
     runDir: NotRequired[str]
+
+
+class RequestView(RequestDocument):
+    """``request show --json``: the saved request, who claimed it (for a follower: who
+    reviews the execution it waits on), its source execution, its definition and its own
+    current summary."""
+
+    claim: HumanClaimDocument | None
+    execution: ExecutionDocument | None
+    definition: RequestDefinition | None
 
 
 class ExecutionDocument(TypedDict, total=False):
@@ -314,5 +360,5 @@ class RequestUpdate(SettledFields, total=False):
     source: SourceDocument | None
     blockedReason: str | None
     startedAt: str | None
-    humanDefinition: dict[str, Any]
+    humanDefinition: HumanDefinition
     runDir: str

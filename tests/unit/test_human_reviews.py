@@ -649,7 +649,7 @@ async def test_views_show_the_claim_execution_and_definition() -> None:
     follower = await world.waiting()
     await world.reviews().claim(original["id"], "alice")
     views = RequestViews(world.state)
-    shown = views.view(world.saved(follower["id"]))
+    shown: Any = views.view(world.saved(follower["id"]))
     assert shown["claim"]["requestId"] == original["id"]  # who reviews what it waits on
     assert shown["execution"]["id"] == original["executionId"]
     assert shown["definition"]["eval"]["qualifiedId"] == "doc/signoff"

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 from ports.clock import Clock, Sleeper
-from ports.documents import ExecutionDocument, RequestDocument, RequestUpdate
+from ports.documents import ExecutionDocument, HumanDefinition, RequestDocument, RequestUpdate
 from ports.state import ExecutionRecord, StateStore
 from ports.statuses import ReviewStatus
 
@@ -77,7 +77,7 @@ def waiting_execution(
 
 
 def asking_fields(
-    execution_id: str, definition: Mapping[str, Any], run_dir: str, now: str
+    execution_id: str, definition: HumanDefinition, run_dir: str, now: str
 ) -> RequestUpdate:
     """What a request that asks a person records."""
     return {
@@ -85,7 +85,7 @@ def asking_fields(
         "startedAt": now,
         "executionId": execution_id,
         "blockedReason": WAITING_FOR_HUMAN,
-        "humanDefinition": copy.deepcopy(dict(definition)),
+        "humanDefinition": copy.deepcopy(definition),
         "runDir": run_dir,
     }
 

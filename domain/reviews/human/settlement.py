@@ -63,8 +63,9 @@ def build_settlement(
     completed_at: str,
 ) -> HumanSettlement:
     data = request.data
+    definition = data.get("humanDefinition")
     provenance: ProvenanceDocument = {
-        "repoPath": (data.get("humanDefinition") or {}).get("repo"),
+        "repoPath": definition.get("repo") if definition else None,
         "runId": request.run_id,
         "requestId": request.id,
         "evalId": request.eval_id,

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
 
 from domain.declarations.model import AgentProfile, HumanProfile, Profile
 from domain.reviews.reuse.keys import KeyInputs
 from domain.workspace import EvalRef
-from ports.documents import ExecutionDocument, ProfileDocument, RequestDocument, RunDocument
+from ports.documents import (
+    ExecutionDocument,
+    ProfileDocument,
+    RequestDocument,
+    RunDefinitions,
+    RunDocument,
+)
 from ports.sessions import ProcessIdentity
 from ports.state import ExecutionRecord, RequestRecord, RunRecord
 from ports.statuses import ProfileKind, ReviewStatus
@@ -64,7 +69,7 @@ def new_run(
     recursive: bool,
     ignore_gates: bool,
     force: bool,
-    definitions: dict[str, Any],
+    definitions: RunDefinitions,
     wait_timeout_ms: int | None,
 ) -> RunDocument:
     """A RUNNING Run, before any of its requests settled."""
