@@ -91,6 +91,27 @@ class OriginDocument(TypedDict):
     publishedAt: str | None
 
 
+class ChildDocument(TypedDict):
+    """How a runtime eval's process ended and what it printed (a request's ``child``)."""
+
+    exitCode: int | None
+    signal: int | None
+    stdout: str
+    stderr: str
+    durationMs: int
+    truncated: dict[str, bool]  # stdout, stderr
+
+
+class ValidationDocument(TypedDict):
+    """A Run's ``validation``: whether its obligations are met, by Artifact and by eval."""
+
+    status: str  # SATISFIED | NOT SATISFIED
+    scope: list[str]
+    artifacts: dict[str, str]  # Artifact name -> validation status
+    evals: dict[str, str]  # qualified eval ID -> state
+    unmetObligations: list[str]
+
+
 class EvidenceDocument(TypedDict):
     """What the newest record of an eval's key says, for a scope eval the Run does not run."""
 
@@ -190,7 +211,7 @@ class RunDocument(TypedDict):
     waitTimeoutMs: int | None
     waitTimedOut: bool
     evidence: dict[str, EvidenceDocument]  # qualified eval ID -> evidence
-    validation: dict[str, Any] | None  # the obligation graph (gates.Graph.to_json)
+    validation: ValidationDocument | None
     error: str | None
     summary: NotRequired[RunSummary]
     usage: NotRequired[RunUsage]
@@ -237,7 +258,7 @@ class RequestDocument(TypedDict):
     sessionId: str | None
     cwd: str | None
     argv: list[str] | None
-    child: dict[str, Any] | None  # a runtime child's exit facts
+    child: ChildDocument | None  # runtime reviews only
     summary: NotRequired[RequestSummary]
     origin: NotRequired[OriginDocument | None]
     reviewer: NotRequired[str | None]
@@ -282,8 +303,55 @@ class ExecutionDocument(TypedDict, total=False):
     completedAt: str | None
     cwd: str | None
     argv: list[str] | None
-    child: dict[str, Any] | None
+    child: ChildDocument | None
     origin: OriginDocument
+
+
+class LastVerdict(TypedDict):
+    """``status``: the newest verdict of an eval ID under any key (``last``)."""
+
+    runId: str | None
+    verdict: str
+    fingerprint: NotRequired[str]  # the eval's target's, when the record has it
+
+
+class KeyChanges(TypedDict):
+    """``status``: which key inputs changed since the newest record of a definition."""
+
+    sinceRunId: str | None
+    dependencies: list[str]  # Artifact names, the target included
+    summary: str
+
+
+class EvalStatusDocument(TypedDict):
+    """One eval in ``status --json``: its state, what ``verify`` would do, and why."""
+
+    evalId: str
+    kind: str  # ProfileKind
+    state: str
+    action: str
+    reason: str | None
+    selected: bool
+    included: bool
+    evalDefHash: str | None
+    fingerprint: str | None
+    fingerprints: dict[str, str]
+    key: str | None
+    last: LastVerdict | None
+    changes: KeyChanges | None
+
+
+class StatusDocument(TypedDict):
+    """``status --json``: what ``verify`` would do, read-only."""
+
+    satisfied: bool
+    selection: list[str]
+    scope: list[str]
+    evals: list[EvalStatusDocument]
+    artifacts: dict[str, str]
+    unmetObligations: list[str]
+    actions: dict[str, int]
+    fingerprintFailures: list[str]
 
 
 class HumanClaimDocument(TypedDict):
@@ -346,7 +414,7 @@ class SettledFields(TypedDict, total=False):
     completedAt: str | None
     cwd: str | None
     argv: list[str] | None
-    child: dict[str, Any] | None
+    child: ChildDocument | None
 
 
 class RequestUpdate(SettledFields, total=False):

@@ -28,7 +28,7 @@ from ports.statuses import ProfileKind, ReviewStatus
 if TYPE_CHECKING:
     from domain.reviews.run.context import VerifyOptions
     from domain.reviews.run.documents import RunResult
-    from ports.documents import RequestDocument
+    from ports.documents import RequestDocument, ValidationDocument
 
 EXIT_FOR_STATUS: dict[str, int] = {
     ReviewStatus.GREEN: 0,
@@ -183,7 +183,7 @@ def _exit_detail(request: RequestDocument) -> str | None:
     return f"exit {code}" if code is not None else None
 
 
-def validation_lines(validation: dict[str, Any] | None) -> list[str]:
+def validation_lines(validation: ValidationDocument | None) -> list[str]:
     """``Validation: SATISFIED | NOT SATISFIED`` and one line per unmet obligation."""
     if not validation:
         return []  # a Run saved before validation existed, or cancelled before it
