@@ -205,7 +205,7 @@ def full_execution(execution: ExecutionDocument) -> ExecutionDocument:
     """The execution JSON as shared in full: everything but the local repository path."""
     shared = copy.deepcopy(execution)
     provenance = shared.get("provenance")
-    if provenance is not None:
+    if isinstance(provenance, dict):
         provenance.pop("repoPath", None)
     return shared
 
@@ -353,7 +353,7 @@ def mirror_execution(record: RemoteRecord, store_url: str) -> ExecutionDocument:
     """
     data = record.data
     shared = data.get("execution")
-    base: ExecutionDocument = copy.deepcopy(shared) if shared is not None else {}
+    base: ExecutionDocument = copy.deepcopy(shared) if isinstance(shared, dict) else {}
     # The shared execution's provenance (a full record), completed from the record below.
     provenance = cast(ProvenanceDocument, dict(base.get("provenance") or {}))
     provenance.update(

@@ -93,7 +93,7 @@ def is_local_execution(request: RequestDocument) -> bool:
 def execution_source(request: RequestDocument) -> str | None:
     """Where the result came from: the reuse kind, ``local``, or None before any."""
     source = request.get("source")
-    if source is not None:
+    if isinstance(source, Mapping):
         return str(source.get("kind"))
     return LOCAL_SOURCE if is_local_execution(request) else None
 
