@@ -139,7 +139,7 @@ def summary_usage(usage: Any) -> list[AttemptDocument]:
     return cast(list[AttemptDocument], projected)
 
 
-def record_options(profile: Mapping[str, Any]) -> dict[str, Any]:
+def record_options(profile: Mapping[str, Any]) -> dict[str, str | int]:
     """The profile's backend settings; never a runtime command or its args."""
     names = OPTION_TEXT_FIELDS + OPTION_COUNT_FIELDS
     return {name: profile[name] for name in names if profile.get(name) is not None}

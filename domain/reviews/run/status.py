@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from domain.declarations.model import HumanProfile
 from domain.reviews.human.asking import FOLLOWING_HUMAN
@@ -356,7 +355,7 @@ def _changes(
     named per Artifact (``dependencies``), never per file."""
     if keys is None or previous is None or keys.key is None:
         return None
-    before: Mapping[str, Any] = previous.data.get("fingerprints") or {}
+    before: Mapping[str, str] = previous.data.get("fingerprints") or {}
     names = sorted(set(before) | set(keys.fingerprints))
     changed = [n for n in names if before.get(n) != keys.fingerprints.get(n)]
     run_id = previous.data.get("provenance", {}).get("runId")
