@@ -71,6 +71,7 @@ run: install
 bench: install
 	$(BIN)/python bench/discovery.py
 	$(BIN)/python bench/builtins.py
+	$(BIN)/python bench/section.py
 	$(BIN)/python bench/commands.py
 	$(BIN)/python bench/reviews.py
 	$(BIN)/python bench/startup.py

@@ -114,7 +114,7 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
         refs = [workspace.find_eval("bench/review")]
         (keys,) = service.prepare(refs)
         me = PsutilProcessTable().own_identity()
-        data = {
+        data: Any = {  # a seed: only what a reuse hit reads
             "status": "GREEN",
             "result": {"verdict": "GREEN"},
             "profile": {"kind": "agent"},
@@ -153,7 +153,8 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
         service = Verify(ports, workspace, VerifyOptions(str(repo), str(state_dir)))
         refs = [workspace.find_eval("bench/review")]
         result = anyio.run(service.run, refs, service.prepare(refs))
-        assert result.requests[0]["source"]["kind"] == "cache", result.requests[0]
+        source = result.requests[0]["source"]
+        assert source is not None and source["kind"] == "cache", result.requests[0]
 
     return run
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from domain.workspace import EvalRef, Workspace
     from entrypoints.monitor_tui.source import MonitorSource
     from ports.conversations import ConversationStore
+    from ports.documents import ProducerDocument
     from ports.model import ModelBackends
     from ports.review_store import RemoteStore, RemoteStores
     from ports.state import StateStore
@@ -141,7 +142,7 @@ class Services:
             raise CommandError(REQUEST_NOT_FOUND)
         return store
 
-    def producer(self) -> dict[str, Any]:
+    def producer(self) -> ProducerDocument:
         from importlib.metadata import version
 
         try:

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ports.documents import StoreRecord
+
 LOOKUP_KEYS_MAX = 1000  # per request; larger lookups are chunked by the client
 SHARE_MODES = ("summary", "full")
 TOKEN_MAX_CHARS = 4096  # a store token: 1-4096 printable ASCII characters without spaces
@@ -67,7 +69,7 @@ class RemoteStore(Protocol):
         """The store's latest record per found key (raw JSON objects, not yet validated)."""
         ...
 
-    async def publish(self, key: str, record: Mapping[str, Any]) -> bool:
+    async def publish(self, key: str, record: StoreRecord) -> bool:
         """PUT the record; True when created, False when (key, executionId) existed."""
         ...
 

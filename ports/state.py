@@ -9,10 +9,18 @@ No write transaction spans a subprocess or an await: every method is one short t
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
+from ports.documents import (
+    ExecutionDocument,
+    HumanClaimDocument,
+    RequestDocument,
+    RequestUpdate,
+    RunDocument,
+    SettledFields,
+)
 from ports.statuses import ReviewStatus
 
 ACTIVE_STATUSES = (ReviewStatus.RUNNING, ReviewStatus.WAITING_HUMAN)
@@ -28,7 +36,7 @@ class RunRecord:
     id: str
     repo: str
     status: str
-    data: Mapping[str, Any]
+    data: RunDocument
 
 
 @dataclass(frozen=True)
@@ -41,7 +49,7 @@ class RequestRecord:
     ordinal: int
     execution_id: str | None
     status: str
-    data: Mapping[str, Any]
+    data: RequestDocument
 
 
 @dataclass(frozen=True)
@@ -59,7 +67,7 @@ class ExecutionRecord:
     owner_start_time: float
     backend: str | None
     completed_at: str | None
-    data: Mapping[str, Any]
+    data: ExecutionDocument
 
 
 class ClaimOutcome(enum.Enum):
@@ -86,7 +94,7 @@ class HumanClaim:
     reviewer: str
     claimed_at: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> HumanClaimDocument:
         return {
             "requestId": self.request_id,
             "reviewer": self.reviewer,
@@ -107,7 +115,7 @@ class HumanSettlement:
     execution: ExecutionRecord
     reviewer: str
     record: bool
-    follower_fields: Mapping[str, Any]
+    follower_fields: RequestUpdate
 
 
 @dataclass(frozen=True)
@@ -121,8 +129,8 @@ class Supersession:
     ``request_fields`` into every WAITING_HUMAN request of that execution (their ``status``
     and ``executionId`` become its columns)."""
 
-    execution_fields: Mapping[str, Any]
-    request_fields: Mapping[str, Any]
+    execution_fields: SettledFields
+    request_fields: RequestUpdate
 
 
 @dataclass(frozen=True)

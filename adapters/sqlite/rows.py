@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 
+from ports.documents import ExecutionDocument, RequestDocument, RunDocument
 from ports.state import ExecutionRecord, RequestRecord, RunRecord, StateError
 
 
@@ -45,7 +46,7 @@ def run_record(row: sa.Row[Any]) -> RunRecord:
         id=row.id,
         repo=row.repo,
         status=row.status,
-        data=load_data(row.data, "runs", row.id),
+        data=cast(RunDocument, load_data(row.data, "runs", row.id)),
     )
 
 
@@ -57,7 +58,7 @@ def request_record(row: sa.Row[Any]) -> RequestRecord:
         ordinal=row.ordinal,
         execution_id=row.execution_id,
         status=row.status,
-        data=load_data(row.data, "requests", row.id),
+        data=cast(RequestDocument, load_data(row.data, "requests", row.id)),
     )
 
 
@@ -71,7 +72,7 @@ def execution_record(row: sa.Row[Any]) -> ExecutionRecord:
         owner_start_time=row.owner_start_time,
         backend=row.backend,
         completed_at=row.completed_at,
-        data=load_data(row.data, "executions", row.id),
+        data=cast(ExecutionDocument, load_data(row.data, "executions", row.id)),
     )
 
 

@@ -20,6 +20,7 @@ import typer
 from entrypoints.cli.context import CliContext
 from entrypoints.cli.signals import until_signal
 from entrypoints.errors import CommandError
+from ports.documents import RequestView
 from ports.state import StateError
 
 EXIT_TOOL_ERROR = 2
@@ -69,7 +70,7 @@ def request_list(
 
     store = CliContext.services().open_state(create=False)
     if store is None:
-        views: list[dict[str, Any]] = []
+        views: list[RequestView] = []
     else:
         reader = RequestViews(store)
         views = [reader.view(request) for request in reader.requests(run_id)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -28,6 +28,7 @@ from ports.statuses import ProfileKind, ReviewStatus
 if TYPE_CHECKING:
     from domain.reviews.run.context import VerifyOptions
     from domain.reviews.run.documents import RunResult
+    from ports.documents import RequestDocument, ValidationDocument
 
 EXIT_FOR_STATUS: dict[str, int] = {
     ReviewStatus.GREEN: 0,
@@ -171,7 +172,7 @@ def run_view(result: RunResult) -> dict[str, Any]:
     return {**result.run, "requests": result.requests}
 
 
-def _exit_detail(request: dict[str, Any]) -> str | None:
+def _exit_detail(request: RequestDocument) -> str | None:
     """``exit N`` for a RED runtime request, executed or reused (its result keeps the code)."""
     if (
         request["status"] != ReviewStatus.RED
@@ -182,7 +183,7 @@ def _exit_detail(request: dict[str, Any]) -> str | None:
     return f"exit {code}" if code is not None else None
 
 
-def validation_lines(validation: dict[str, Any] | None) -> list[str]:
+def validation_lines(validation: ValidationDocument | None) -> list[str]:
     """``Validation: SATISFIED | NOT SATISFIED`` and one line per unmet obligation."""
     if not validation:
         return []  # a Run saved before validation existed, or cancelled before it
@@ -206,7 +207,7 @@ def run_text(result: RunResult) -> str:
         if detail:
             line += f" — {detail}"
         lines.append(line)
-    summary = run.get("summary") or {}
+    summary: Mapping[str, Any] = run.get("summary") or {}
     executed = summary.get("executed", {})
     reused = summary.get("reused", {})
     lines.append(
@@ -298,7 +299,7 @@ def run_list(
             "status": run.status,
             "createdAt": run.data.get("createdAt"),
             "completedAt": run.data.get("completedAt"),
-            "counts": (run.data.get("summary") or {}).get("counts", {}),
+            "counts": (run.data.get("summary") or dict[str, Any]()).get("counts", {}),
         }
         for run in runs
     ]
@@ -323,7 +324,7 @@ def cache_list() -> None:
             "completedAt": record.completed_at,
             "executionId": record.id,
             "runId": record.data.get("runId"),
-            "producer": (record.data.get("producer") or {}).get("name"),
+            "producer": (record.data.get("producer") or dict[str, Any]()).get("name"),
             "records": count,
         }
         for record, count in latest

@@ -13,10 +13,11 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from domain.reviews.run.summaries import run_summary, run_usage, usage_text
 from entrypoints.review_tui.waiting import age_text
+from ports.documents import RequestDocument
 from ports.statuses import ReviewStatus
 from ports.timestamps import timestamp
 
@@ -106,7 +107,9 @@ def run_header(
     created = str(run.get("createdAt") or timestamp(now))
     completed = str(run.get("completedAt") or timestamp(now))
     saved_starts = int(run.get("executionsStarted") or 0)
-    summary = run_summary(list(requests), created, completed, saved_starts)
+    # Read as saved (any version): the summaries read only the keys every request has.
+    typed = cast(list[RequestDocument], list(requests))
+    summary = run_summary(typed, created, completed, saved_starts)
     executed, reused = summary["executed"], summary["reused"]
     # A running Run saves its start count when it ends; meanwhile count what has started.
     started = max(saved_starts, executed["runtime"] + executed["agent"])
@@ -128,7 +131,7 @@ def run_header(
         f"Executed {executed['total']} (runtime {executed['runtime']}, agent "
         f"{executed['agent']}, human {executed['human']}) · reused {reused['total']} "
         f"(runtime {reused['runtime']}, agent {reused['agent']}, human {reused['human']})",
-        usage_text(run_usage(requests, summary)) or "Usage: none reported",
+        usage_text(run_usage(typed, summary)) or "Usage: none reported",
     ]
     running = [str(r.get("evalId")) for r in requests if r.get("status") == ReviewStatus.RUNNING]
     waiting = [

@@ -11,7 +11,7 @@ held (a claim taken elsewhere is never released on the way out).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -28,6 +28,7 @@ from entrypoints.review_tui.waiting import (
     claimant,
     waiting_row,
 )
+from ports.documents import RequestView
 from ports.review_store import RemoteStore
 from ports.state import HumanClaim, RequestRecord, StateStore
 
@@ -40,7 +41,7 @@ class ReviewActions(Protocol):
 
     def waiting(self) -> list[WaitingRow]: ...
 
-    def view(self, request_id: str) -> dict[str, Any]: ...
+    def view(self, request_id: str) -> Mapping[str, Any]: ...
 
     async def commands(self, request_id: str) -> dict[str, dict[str, Any]]: ...
 
@@ -101,10 +102,10 @@ class ReviewSession:
         run = self.store.get_run(request.run_id)
         if run is not None:
             return run.repo
-        definition = request.data.get("humanDefinition") or {}
+        definition: Mapping[str, Any] = request.data.get("humanDefinition") or {}
         return str(definition.get("repo", ""))
 
-    def view(self, request_id: str) -> dict[str, Any]:
+    def view(self, request_id: str) -> RequestView:
         """The request view (``request show``) of the request a reviewer acts on: for a
         follower, the original. Raises HumanReviewError for an unknown ID."""
         return RequestViews(self.store).view(self.reviews.resolve(request_id))

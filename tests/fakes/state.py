@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ports.documents import ExecutionDocument, RequestDocument
 from ports.state import (
     ACTIVE_STATUSES,
     Claim,
@@ -93,7 +94,11 @@ class MemoryStateStore:
                 alive = owner_alive(holder.owner_pid, holder.owner_start_time)
                 if holder.status != "RUNNING" or alive:
                     return Claim(ClaimOutcome.BUSY, holder)
-                data = {**holder.data, "status": "ERROR", "errorCode": "OWNER_DIED"}
+                data: ExecutionDocument = {
+                    **holder.data,
+                    "status": "ERROR",
+                    "errorCode": "OWNER_DIED",
+                }
                 self.executions[holder.id] = dataclasses.replace(holder, status="ERROR", data=data)
         self.executions[execution.id] = execution
         return Claim(ClaimOutcome.OWNED)
@@ -128,8 +133,8 @@ class MemoryStateStore:
 
     def _supersede(self, key: str, supersede: Supersession) -> None:
         """The key's Human wait ends: its execution and waiting requests take the fields."""
-        execution_fields = dict(supersede.execution_fields)
-        request_fields = dict(supersede.request_fields)
+        execution_fields = supersede.execution_fields
+        request_fields = supersede.request_fields
         waiting = [
             e for e in self.executions.values() if e.key == key and e.status == "WAITING_HUMAN"
         ]
@@ -215,14 +220,14 @@ class MemoryStateStore:
             self.history_ids.append(execution.id)
         self.requests[request.id] = request
         del self.claims[request.id]
-        fields = dict(settlement.follower_fields)
+        fields = settlement.follower_fields
         followers = [
             r
             for r in self.requests.values()
             if r.execution_id == execution.id and r.status == "WAITING_HUMAN" and r.id != request.id
         ]
         for follower in followers:
-            data = {**follower.data, **fields}
+            data: RequestDocument = {**follower.data, **fields}
             self.requests[follower.id] = dataclasses.replace(
                 follower, status=fields["status"], data=data
             )

@@ -183,7 +183,9 @@ def alive(pid: int) -> bool:
 def stop() -> None:
     json.load(sys.stdin)
     with open(os.path.join(RECORDS, "events.jsonl"), encoding="utf-8") as handle:
-        sleeping = [json.loads(line) for line in handle if '"call-sleeping"' in line]
+        # a line without its newline is still being appended by another harness process
+        lines = [line for line in handle if line.endswith("\n")]
+        sleeping = [json.loads(line) for line in lines if '"call-sleeping"' in line]
     record("stop", calls_alive=[e["pid"] for e in sleeping if alive(e["pid"])])
     if option("--hang") is not None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

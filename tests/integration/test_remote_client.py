@@ -46,6 +46,7 @@ from ports.review_store import (
     RemoteSettings,
 )
 from ports.state import ClaimOutcome, ExecutionRecord
+from tests.support.documents import opaque
 from tests.support.fake_review_store import Canned, FakeReviewStore, fake_store
 from tests.support.remote_records import KINDS, execution, key_of
 
@@ -724,14 +725,14 @@ def seed_state(state: Path, *executions: dict[str, Any]) -> None:
             )
             assert store.claim(running, lambda _pid, _start: True).outcome is ClaimOutcome.OWNED
             done = replace(
-                running, status=data["status"], completed_at=data["completedAt"], data=data
+                running, status=data["status"], completed_at=data["completedAt"], data=opaque(data)
             )
             assert store.complete_execution(done, record=True)
     finally:
         store.close()
 
 
-def keyed(number: int, **changes: Any) -> dict[str, Any]:
+def keyed(number: int, **changes: Any) -> Any:
     fingerprints = {"doc": f"v{number}", "lib": "v1"}
     base = {
         "id": f"execution-run-Abc-{number}",

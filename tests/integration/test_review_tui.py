@@ -16,6 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -216,7 +217,10 @@ def test_the_session_lists_a_follower_as_its_original_and_releases_what_it_took(
     assert follower != original
     store = CliContext.container.state_stores().open(str(review.state), create=False)
     assert store is not None
-    now = CliContext.container.clock().now
+    listed_at = CliContext.container.clock().now()
+
+    def now() -> datetime:  # one instant for every listing: no age ticks over between them
+        return listed_at
 
     def session(repo: str | None) -> ReviewSession:
         return ReviewSession(

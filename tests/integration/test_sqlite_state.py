@@ -39,6 +39,7 @@ from ports.state import (
     StateStores,
 )
 from tests.fakes.processes import TickingClock
+from tests.support.documents import opaque
 from tests.support.processes import no_process_left_behind
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -75,7 +76,7 @@ def execution(
         owner_start_time=start,
         backend=None,
         completed_at=None,
-        data={"id": execution_id} if data is None else data,
+        data=opaque({"id": execution_id} if data is None else data),
     )
 
 
@@ -91,7 +92,7 @@ def settled(
         running,
         status=status,
         completed_at=completed_at or at(0),
-        data=RECORD_DATA if data is None else data,
+        data=opaque(RECORD_DATA if data is None else data),
         key=running.key if key is None else key,
     )
 
@@ -167,7 +168,7 @@ def test_create_then_reopen_keeps_the_state(tmp_path: Path) -> None:
     store = SqliteStateStores().open(str(state_dir), create=True)
     assert store is not None
     state_id = store.state_id()
-    store.create_run(RunRecord("run-a", "/repo", "RUNNING", {"createdAt": at(1)}), [])
+    store.create_run(RunRecord("run-a", "/repo", "RUNNING", opaque({"createdAt": at(1)})), [])
     store.close()
 
     assert state_dir.stat().st_mode & 0o777 == 0o700
@@ -180,7 +181,7 @@ def test_create_then_reopen_keeps_the_state(tmp_path: Path) -> None:
         assert again is not None
         assert again.state_id() == state_id
         run = again.get_run("run-a")
-        assert run is not None and run.data == {"createdAt": at(1)}
+        assert run is not None and opaque(run.data) == {"createdAt": at(1)}
         assert isinstance(again, SqliteStateStore)
         again.close()
 
@@ -290,13 +291,15 @@ def request(run_id: str, ordinal: int, status: str = "QUEUED", **fields: Any) ->
         ordinal=ordinal,
         execution_id=fields.pop("execution_id", None),
         status=status,
-        data={"id": f"{run_id}-{ordinal}", **fields},
+        data=opaque({"id": f"{run_id}-{ordinal}", **fields}),
     )
 
 
 def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> None:
     store: StateStore = open_store()
-    run = RunRecord("run-a", "/repo", "RUNNING", {"createdAt": at(1), "title": "Übersicht ✓"})
+    run = RunRecord(
+        "run-a", "/repo", "RUNNING", opaque({"createdAt": at(1), "title": "Übersicht ✓"})
+    )
     store.create_run(run, [request("run-a", 2), request("run-a", 1)])
     assert store.get_run("run-a") == run
     assert [r.ordinal for r in store.list_requests("run-a")] == [1, 2]
@@ -315,7 +318,7 @@ def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> 
 
 def test_run_writes_are_checked(open_store: OpenStore) -> None:
     store = open_store()
-    run = RunRecord("run-a", "/repo", "RUNNING", {"createdAt": at(1)})
+    run = RunRecord("run-a", "/repo", "RUNNING", opaque({"createdAt": at(1)}))
     with pytest.raises(ValueError, match="run-b-1 belongs to Run run-b, not run-a"):
         store.create_run(run, [request("run-b", 1)])
     with pytest.raises(StateError, match="UNIQUE"):
@@ -338,7 +341,7 @@ def test_list_runs_newest_first_by_created_at_then_insertion(open_store: OpenSto
         ("run-3", "/a", at(2)),
         ("run-4", "/a", at(3)),
     ]:
-        store.create_run(RunRecord(run_id, repo, "GREEN", {"createdAt": created}), [])
+        store.create_run(RunRecord(run_id, repo, "GREEN", opaque({"createdAt": created})), [])
     assert [r.id for r in store.list_runs(None, 10, 0)] == ["run-4", "run-3", "run-1", "run-2"]
     assert [r.id for r in store.list_runs("/a", 2, 1)] == ["run-3", "run-1"]
     assert store.list_runs("/c", 10, 0) == []
@@ -579,7 +582,7 @@ def test_gc_skips_keys_with_an_active_execution(open_store: OpenStore) -> None:
 def test_gc_skips_records_an_active_request_points_at(open_store: OpenStore) -> None:
     store = open_store(history_records_max=1)
     record(store, "k1", "execution-1")
-    run = RunRecord("run-a", "/repo", "RUNNING", {"createdAt": at(1)})
+    run = RunRecord("run-a", "/repo", "RUNNING", opaque({"createdAt": at(1)}))
     follower = request("run-a", 1, "WAITING_HUMAN", execution_id="execution-1")
     store.create_run(run, [follower])
     record(store, "k2", "execution-2")

@@ -26,6 +26,7 @@ from ports.state import (
     StateStore,
 )
 from tests.fakes.state import MemoryStateStore
+from tests.support.documents import opaque
 
 KEY = "a" * 64
 
@@ -58,7 +59,7 @@ def settled(execution: ExecutionRecord, status: str, completed: str) -> Executio
         execution.owner_start_time,
         None,
         completed,
-        data,
+        opaque(data),
     )
 
 
@@ -148,11 +149,13 @@ def human_run(
             ordinal,
             execution_id,
             "WAITING_HUMAN",
-            {"id": request_id, "status": "WAITING_HUMAN"},
+            opaque({"id": request_id, "status": "WAITING_HUMAN"}),
         )
         for ordinal, (request_id, execution_id) in enumerate(waits, start=1)
     ]
-    store.create_run(RunRecord(run_id, "/repo", "RUNNING", {"createdAt": created}), requests)
+    store.create_run(
+        RunRecord(run_id, "/repo", "RUNNING", opaque({"createdAt": created})), requests
+    )
     return requests
 
 
@@ -176,7 +179,7 @@ def settlement(
 ) -> HumanSettlement:
     data = {**execution.data, "status": status}
     settled_execution = dataclasses.replace(
-        execution, key=key, status=status, completed_at=SETTLED_AT, data=data
+        execution, key=key, status=status, completed_at=SETTLED_AT, data=opaque(data)
     )
     settled_request = dataclasses.replace(
         request, status=status, data={**request.data, "status": status}
@@ -186,7 +189,7 @@ def settlement(
         settled_execution,
         reviewer,
         record=status != "ERROR" and key is not None,
-        follower_fields={"status": status, "source": {"kind": "joined"}},
+        follower_fields=opaque({"status": status, "source": {"kind": "joined"}}),
     )
 
 
@@ -233,7 +236,7 @@ def test_update_request_keeps_the_claim(store: StateStore) -> None:
     execution = waiting_execution(store, "execution-1")
     (request,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
     store.claim_human(request.id, "alice", "t1")
-    store.update_request(dataclasses.replace(request, data={**request.data, "note": 1}))
+    store.update_request(dataclasses.replace(request, data=opaque({**request.data, "note": 1})))
     claim = store.human_claim(request.id)
     assert claim is not None and claim.reviewer == "alice"
 
@@ -306,16 +309,16 @@ def test_all_requests_newest_run_first_in_ordinal_order(store: StateStore) -> No
 
 
 def test_a_request_is_saved_with_its_execution_or_not_at_all(store: StateStore) -> None:
-    run = RunRecord("run-a", "/repo", "RUNNING", {"createdAt": SETTLED_AT})
-    queued = RequestRecord("run-a-1", "run-a", "doc/review", 1, None, "QUEUED", {"n": 1})
+    run = RunRecord("run-a", "/repo", "RUNNING", opaque({"createdAt": SETTLED_AT}))
+    queued = RequestRecord("run-a-1", "run-a", "doc/review", 1, None, "QUEUED", opaque({"n": 1}))
     store.create_run(run, [queued])
     first = running("execution-1")
     assert store.claim(first, alive).outcome is ClaimOutcome.OWNED
     green = settled(first, "GREEN", SETTLED_AT)
-    done = dataclasses.replace(queued, execution_id=first.id, status="GREEN", data={"n": 2})
+    done = dataclasses.replace(queued, execution_id=first.id, status="GREEN", data=opaque({"n": 2}))
     assert store.complete_execution(green, record=True, request=done)
     saved = store.get_request("run-a-1")
-    assert saved is not None and (saved.status, saved.data) == ("GREEN", {"n": 2})
+    assert saved is not None and (saved.status, opaque(saved.data)) == ("GREEN", {"n": 2})
 
     second = running("execution-2", key=None)
     store.insert_execution(second)
@@ -342,7 +345,7 @@ def mirror(identifier: str, status: str, completed: str) -> ExecutionRecord:
         "reviewer": "carol",
         "origin": {"url": "https://store.example/", "publisher": "team"},
     }
-    return ExecutionRecord(identifier, KEY, "d" * 64, status, 0, 0.0, None, completed, data)
+    return ExecutionRecord(identifier, KEY, "d" * 64, status, 0, 0.0, None, completed, opaque(data))
 
 
 def waiting_owner_and_follower(store: StateStore) -> tuple[RequestRecord, RequestRecord]:

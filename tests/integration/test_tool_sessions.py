@@ -298,7 +298,11 @@ class Setup:
         path = self.records / "events.jsonl"
         if not path.exists():
             return []
-        entries = [json.loads(line) for line in path.read_text().splitlines()]
+        text = path.read_text()
+        # A harness may be appending right now, and a reader can see the first part of its
+        # line: a line without its newline is not written yet.
+        complete = text[: text.rfind("\n") + 1]
+        entries = [json.loads(line) for line in complete.splitlines()]
         return [e for e in entries if kind is None or e["event"] == kind]
 
     def wait_event(self, kind: str, count: int = 1, timeout: float = 10.0) -> list[dict[str, Any]]:

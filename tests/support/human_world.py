@@ -15,6 +15,7 @@ from domain.reviews.human.lifecycle import HumanReviewPorts, HumanReviews
 from domain.tools.human.registry import HumanToolPorts
 from domain.tools.registry import ToolPorts
 from domain.workspace import Workspace
+from ports.documents import ProducerDocument
 from ports.launch import LaunchObserver
 from ports.sessions import ProcessIdentity
 from tests.fakes.filesystem import MemoryFilesystem
@@ -24,7 +25,7 @@ from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms
 from tests.fakes.state import MemoryStateStore
 
 ME = ProcessIdentity(4242, 1000.0)
-PRODUCER = {"name": "alice@host", "version": "1.0"}
+PRODUCER: ProducerDocument = {"name": "alice@host", "version": "1.0"}
 
 
 @dataclass

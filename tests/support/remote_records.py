@@ -25,7 +25,7 @@ def key_of(def_hash: str, fingerprints: Mapping[str, str], kinds: Mapping[str, s
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def execution(**changes: Any) -> dict[str, Any]:
+def execution(**changes: Any) -> Any:
     data: dict[str, Any] = {
         "id": "execution-run-Hq2b9X-1",
         "requestId": "run-Hq2b9X-1",

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from adapters.sqlite.state import SqliteStateStores
 from ports.state import ClaimOutcome, ExecutionRecord
+from tests.support.documents import opaque
 
 GO_WAIT_SECONDS = 10.0
 
@@ -48,7 +49,7 @@ def main(argv: list[str]) -> int:
                 owner_start_time=float(worker),
                 backend=None,
                 completed_at=None,
-                data={"worker": worker},
+                data=opaque({"worker": worker}),
             )
             claim = store.claim(execution, lambda _pid, _start: True)
             outcomes[key] = claim.outcome.value

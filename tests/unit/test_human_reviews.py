@@ -46,6 +46,7 @@ from ports.process import ProcessOutcome
 from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from tests.fakes.filesystem import MemoryFilesystem, Symlink
 from tests.fakes.processes import FakeClock, FakeProcessRunner
+from tests.support.documents import opaque
 from tests.support.human_workspace import artifact, human_eval, human_tool, show_tool, signoff_eval
 from tests.support.human_world import PRODUCER, HumanWorld, Table
 
@@ -120,7 +121,7 @@ class World(HumanWorld):
 
     async def verify(
         self, selector: str, *, force: bool = False, wait: bool = False, timeout_ms: int = 600_000
-    ) -> list[dict[str, Any]]:
+    ) -> list[Any]:
         workspace = self.workspace()
         options = VerifyOptions(
             "/repo", "/state", force=force, wait=wait, wait_timeout_ms=timeout_ms
@@ -128,10 +129,10 @@ class World(HumanWorld):
         service = Verify(self.verify_ports(), workspace, options)
         refs = select_evals(workspace, selector, False)
         result = await service.run(refs, service.prepare(refs))
-        self.run = result.run
+        self.run: Any = result.run
         return result.requests
 
-    async def waiting(self, selector: str = "doc/signoff", **options: Any) -> dict[str, Any]:
+    async def waiting(self, selector: str = "doc/signoff", **options: Any) -> Any:
         (request,) = await self.verify(selector, **options)
         assert request["status"] == "WAITING_HUMAN"
         return request
@@ -648,7 +649,7 @@ async def test_views_show_the_claim_execution_and_definition() -> None:
     follower = await world.waiting()
     await world.reviews().claim(original["id"], "alice")
     views = RequestViews(world.state)
-    shown = views.view(world.saved(follower["id"]))
+    shown: Any = views.view(world.saved(follower["id"]))
     assert shown["claim"]["requestId"] == original["id"]  # who reviews what it waits on
     assert shown["execution"]["id"] == original["executionId"]
     assert shown["definition"]["eval"]["qualifiedId"] == "doc/signoff"
@@ -666,7 +667,7 @@ async def test_a_run_without_saved_definitions_shows_none() -> None:
     request = await world.waiting()
     run = world.state.runs[request["runId"]]
     world.state.runs[run.id] = dataclasses.replace(
-        run, data={k: v for k, v in run.data.items() if k != "definitions"}
+        run, data=opaque({k: v for k, v in run.data.items() if k != "definitions"})
     )
     shown = RequestViews(world.state).view(world.saved(request["id"]))
     assert shown["definition"] is None and shown["claim"] is None

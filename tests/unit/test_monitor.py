@@ -30,6 +30,7 @@ from entrypoints.monitor_tui.views import (
 from entrypoints.review_tui.palette import SELECTED
 from ports.state import HumanClaim, RequestRecord, RunRecord, StateStore
 from tests.fakes.state import MemoryStateStore
+from tests.support.documents import opaque
 
 NOW = datetime(2026, 12, 3, 12, 0, 0, tzinfo=UTC)
 REPO = "/repo/handbook"
@@ -98,7 +99,9 @@ def request(run_id: str, ordinal: int, eval_id: str, status: str, **extra: Any) 
         "executionId": f"exec-{run_id}-{ordinal}",
         **extra,
     }
-    return RequestRecord(data["id"], run_id, eval_id, ordinal, data["executionId"], status, data)
+    return RequestRecord(
+        data["id"], run_id, eval_id, ordinal, data["executionId"], status, opaque(data)
+    )
 
 
 def add_run(
@@ -124,7 +127,7 @@ def add_run(
         "validation": {"status": "NOT SATISFIED", "unmetObligations": ["docs"]},
         "summary": summary or {},
     }
-    store.create_run(RunRecord(run_id, repo, status, data), requests)
+    store.create_run(RunRecord(run_id, repo, status, opaque(data)), requests)
 
 
 def the_run(run_id: str = "run-AAAAAA") -> list[RequestRecord]:

@@ -11,6 +11,7 @@ import pytest
 from domain.reviews.remote.push import PushError, PushReport, local_candidates, push
 from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from ports.state import ExecutionRecord
+from tests.support.documents import opaque
 from tests.support.remote_records import KINDS, execution, key_of
 
 SETTINGS = RemoteSettings("https://store.example/", "summary", "tok", "env")
@@ -63,7 +64,7 @@ def row(number: int, **changes: Any) -> ExecutionRecord:
         owner_start_time=1.0,
         backend="openai",
         completed_at=data["completedAt"],
-        data=data,
+        data=opaque(data),
     )
 
 

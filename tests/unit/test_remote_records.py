@@ -40,11 +40,11 @@ from tests.support.remote_records import (
 )
 
 
-def summary(**changes: Any) -> dict[str, Any]:
+def summary(**changes: Any) -> Any:
     return build_record(execution(**changes), KINDS, "summary")
 
 
-def full(**changes: Any) -> dict[str, Any]:
+def full(**changes: Any) -> Any:
     return build_record(execution(**changes), KINDS, "full")
 
 
@@ -132,7 +132,7 @@ def test_runtime_summary_is_reduced_and_carries_no_argv() -> None:
 
 @pytest.mark.parametrize("share", ["summary", "full"])
 def test_execution_paths_travel_in_both_share_modes(share: str) -> None:
-    record = build_record(execution(), KINDS, share)
+    record: Any = build_record(execution(), KINDS, share)
     assert record["executionPaths"] == {"lint_doc": {"bin/lint": PIN}}
     if share == "full":
         assert record["execution"]["provenance"]["executionPaths"] == record["executionPaths"]
@@ -456,7 +456,7 @@ def test_mirror_of_a_summary_record() -> None:
 
 
 def test_mirror_of_a_full_record_keeps_the_audit_but_not_the_repo() -> None:
-    mirror = mirror_execution(accepted(full()), STORE)
+    mirror: Any = mirror_execution(accepted(full()), STORE)
     assert mirror["toolCalls"][0]["name"] == "read_doc"
     assert mirror["usage"][0]["error"] == "503 upstream overloaded"
     assert mirror["provenance"]["repoPath"] == ""

@@ -150,7 +150,7 @@ class RemoteWorld(World):
         return dataclasses.replace(super().ports(), remote=self.remote)
 
 
-async def teammate_record() -> dict[str, Any]:
+async def teammate_record() -> Any:
     """The summary record of ``app/check`` as a teammate's own Run produced it."""
     teammate = World()
     signed = False
@@ -189,7 +189,7 @@ async def test_a_record_published_while_the_run_waits_for_a_human_is_reused() ->
     assert store.count(record["key"]) >= 2  # the batch, then a refresh during the wait
 
 
-async def teammate_signoff_record() -> dict[str, Any]:
+async def teammate_signoff_record() -> Any:
     """The summary record of the Human eval ``doc/signoff`` as a teammate signed it."""
     teammate = World()
     await teammate.verify()

@@ -31,6 +31,7 @@ from domain.tools.human.results import CANCELLED, HumanToolResult
 from entrypoints.review_tui.app import ReviewApp
 from entrypoints.review_tui.waiting import WaitingRow, claim_text
 from ports.state import ExecutionRecord, HumanClaim, RequestRecord
+from tests.support.documents import opaque
 
 SIZE = (110, 40)
 CHANGED = "Human Artifact scope or eval declarations changed since the request was recorded."
@@ -172,7 +173,9 @@ class FakeSession:
         self.requests[request_id]["status"] = result["verdict"]
         self.claims.pop(request_id, None)
         self.taken.remove(request_id) if request_id in self.taken else None
-        saved = RequestRecord(request_id, "run-a", "doc/signoff", 1, None, result["verdict"], {})
+        saved = RequestRecord(
+            request_id, "run-a", "doc/signoff", 1, None, result["verdict"], opaque({})
+        )
         execution = ExecutionRecord("e", None, "h", result["verdict"], 1, 0.0, None, None, {})
         return Submitted(saved, execution, True, ())
 

@@ -84,7 +84,7 @@ class World(HumanWorld):
         service = Verify(ports, workspace, VerifyOptions("/repo", "/state", **options))
         refs = select_evals(workspace, selector, selector is None)
         result = await service.run(refs, service.prepare(refs))
-        self.run = result.run
+        self.run: Any = result.run
         return {r["evalId"]: r for r in result.requests}
 
     async def sign(self, verdict: str) -> None:

@@ -22,13 +22,13 @@ RUNTIME = {"kind": "runtime"}
 HUMAN = {"kind": "human"}
 
 
-def attempt(turn: int = 1, **usage: int) -> dict[str, Any]:
+def attempt(turn: int = 1, **usage: int) -> Any:
     return {"turn": turn, "attempt": 1, "usage": usage}
 
 
 def executed(
     profile: dict[str, Any], attempts: list[dict[str, Any]] | None = None, **changes: Any
-) -> dict[str, Any]:
+) -> Any:
     request: dict[str, Any] = {
         "id": f"run-x-{changes.pop('n', 1)}",
         "status": "GREEN",
@@ -47,9 +47,7 @@ def executed(
     return request
 
 
-def reused(
-    requested: dict[str, Any], original: list[dict[str, Any]], **changes: Any
-) -> dict[str, Any]:
+def reused(requested: dict[str, Any], original: list[dict[str, Any]], **changes: Any) -> Any:
     request = executed(requested, None, n=changes.pop("n", 1), execution="source", startedAt=None)
     request.update(
         {
@@ -62,7 +60,7 @@ def reused(
     return request
 
 
-def summarize(*requests: dict[str, Any], starts: int = 0) -> dict[str, Any]:
+def summarize(*requests: Any, starts: int = 0) -> Any:
     return run_summary(list(requests), CREATED, COMPLETED, starts)
 
 

@@ -26,6 +26,7 @@ from tests.fakes.ids import CountingIds
 from tests.fakes.model import ScriptedBackend, ScriptedBackends, call_reply, verdict_reply
 from tests.fakes.processes import FakeClock
 from tests.fakes.state import MemoryStateStore
+from tests.support.documents import opaque
 
 pytestmark = pytest.mark.anyio
 ME = ProcessIdentity(4242, 1000.0)
@@ -112,13 +113,13 @@ class Setup:
 
     async def verify(
         self, backends: ScriptedBackends, selector: str, *, force: bool = False
-    ) -> list[dict[str, Any]]:
+    ) -> list[Any]:
         workspace = self.workspace()
         options = VerifyOptions("/repo", "/state", force=force)
         service = Verify(self.ports(backends), workspace, options)
         refs = select_evals(workspace, selector, False)
         result = await service.run(refs, service.prepare(refs))
-        self.last_run = result.run
+        self.last_run: Any = result.run
         return result.requests
 
 
@@ -206,7 +207,7 @@ async def test_a_live_execution_of_the_key_is_joined() -> None:
     def release() -> None:
         data = {**setup.state.executions[first["executionId"]].data}
         done = dataclasses.replace(
-            holder, status="GREEN", completed_at="2027-01-01T00:00:00.000000000Z", data=data
+            holder, status="GREEN", completed_at="2027-01-01T00:00:00.000000000Z", data=opaque(data)
         )
         setup.state.complete_execution(done, record=True)
 

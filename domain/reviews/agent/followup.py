@@ -29,6 +29,7 @@ from domain.tools.registry import AgentToolRegistry
 from domain.workspace import UnknownName, Workspace
 from ports.callbacks import WorkspaceLoader
 from ports.conversations import ConversationStore
+from ports.documents import ToolCallDocument
 from ports.model import BackendUnavailable, ToolSpec
 from ports.statuses import ErrorCode
 
@@ -41,7 +42,7 @@ class FollowUpResult:
     answer: str | None
     error: str | None
     error_code: ErrorCode | None
-    tool_calls: list[dict[str, Any]]
+    tool_calls: list[ToolCallDocument]
 
 
 class FollowUp:
@@ -144,7 +145,7 @@ class FollowUp:
         events: list[dict[str, Any]],
         code: FailureCode,
         message: str,
-        calls: list[dict[str, Any]],
+        calls: list[ToolCallDocument],
     ) -> FollowUpResult:
         now = timestamp(self.ports.clock.now())
         events.append(

@@ -24,6 +24,7 @@ from domain.reviews.verdicts import (
 )
 from domain.tools.results import ToolResult
 from ports.clock import Sleeper
+from ports.documents import AttemptDocument, ToolCallDocument
 from ports.model import (
     AssistantTurn,
     ConversationItem,
@@ -79,8 +80,8 @@ class Attempt:
     usage: Mapping[str, int]
     error: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> AttemptDocument:
+        data: AttemptDocument = {
             "turn": self.turn,
             "attempt": self.attempt,
             "usage": dict(self.usage),
@@ -101,7 +102,7 @@ class ToolCallRecord:
     is_error: bool = True
     error: str | None = "Tool call did not complete."
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ToolCallDocument:
         return {
             "order": self.order,
             "name": self.name,

@@ -41,6 +41,7 @@ from domain.tools.sessions import SessionPorts, ToolSessions
 from domain.workspace import EvalRef, Workspace
 from ports.callbacks import WorkspaceReloader
 from ports.clock import Clock
+from ports.documents import ChildDocument
 from ports.model import BackendUnavailable, ModelBackend, ModelBackends, ToolSpec
 from ports.statuses import ErrorCode, ReviewStatus
 
@@ -72,7 +73,7 @@ class ReviewOutcome:
     trace: LoopTrace = field(default_factory=LoopTrace)
     cwd: str | None = None
     argv: tuple[str, ...] | None = None
-    child: dict[str, Any] | None = None
+    child: ChildDocument | None = None
 
     @classmethod
     def failed(

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ports.clock import Clock, Sleeper
+from ports.documents import ExecutionDocument, HumanDefinition, RequestDocument, RequestUpdate
 from ports.state import ExecutionRecord, StateStore
 from ports.statuses import ReviewStatus
 
@@ -43,13 +44,13 @@ def check_wait_timeout(value: int) -> int:
 
 
 def waiting_execution(
-    execution: ExecutionRecord, request: Mapping[str, Any], kinds: Mapping[str, str]
+    execution: ExecutionRecord, request: RequestDocument, kinds: Mapping[str, str]
 ) -> ExecutionRecord:
     """``execution`` as it waits for a person: what any later process needs to settle and
     publish it. What it was recorded with (``humanDefinition``, ``runDir``) stays on the
     request: an execution becomes a reuse record, and may be shared with a team store,
     which must never learn local paths."""
-    data = {
+    data: ExecutionDocument = {
         "id": execution.id,
         "requestId": request["id"],
         "runId": request["runId"],
@@ -76,27 +77,27 @@ def waiting_execution(
 
 
 def asking_fields(
-    execution_id: str, definition: Mapping[str, Any], run_dir: str, now: str
-) -> dict[str, Any]:
+    execution_id: str, definition: HumanDefinition, run_dir: str, now: str
+) -> RequestUpdate:
     """What a request that asks a person records."""
     return {
         "status": WAITING_HUMAN,
         "startedAt": now,
         "executionId": execution_id,
         "blockedReason": WAITING_FOR_HUMAN,
-        "humanDefinition": copy.deepcopy(dict(definition)),
+        "humanDefinition": copy.deepcopy(definition),
         "runDir": run_dir,
     }
 
 
-def following_fields(holder: ExecutionRecord) -> dict[str, Any]:
+def following_fields(holder: ExecutionRecord) -> RequestUpdate:
     """What a request that follows another request's waiting Human execution records."""
     return {"status": WAITING_HUMAN, "executionId": holder.id, "blockedReason": FOLLOWING_HUMAN}
 
 
 async def wait_for_humans(
     state: StateStore,
-    requests: list[dict[str, Any]],
+    requests: list[RequestDocument],
     deadline: float,
     clock: Clock,
     sleep: Sleeper,
@@ -118,8 +119,8 @@ async def wait_for_humans(
                 continue
             saved = state.get_request(request["id"])
             if saved is not None and saved.status != WAITING_HUMAN:
-                request.clear()
-                request.update(copy.deepcopy(dict(saved.data)))
+                cast("dict[str, Any]", request).clear()  # keys saved.data lacks go too
+                request.update(copy.deepcopy(saved.data))
                 settled = True
         if (first and settled) or all(r["status"] != WAITING_HUMAN for r in requests):
             return False

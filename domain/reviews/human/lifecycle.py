@@ -26,7 +26,6 @@ one short transaction, and settlement re-reads what it depends on.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +58,7 @@ from domain.tools.results import ToolError
 from domain.workspace import Workspace
 from ports.callbacks import WarningSink, WorkspaceLoader
 from ports.clock import Clock
+from ports.documents import ProducerDocument
 from ports.filesystem import Filesystem
 from ports.review_store import RemoteFailure, RemoteStore
 from ports.state import (
@@ -82,7 +82,7 @@ class HumanReviewPorts:
     tools: HumanToolPorts
     filesystem: Filesystem  # fingerprint rechecks
     clock: Clock
-    producer: Mapping[str, Any]  # {"name": "user@host", "version": ...} saved with verdicts
+    producer: ProducerDocument  # saved with verdicts
     scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
 
 

@@ -21,6 +21,14 @@ from typing import Any
 from domain.reviews.reuse.canonical_json import canonical_json
 from domain.scope import eval_scope
 from domain.workspace import Artifact, EvalRef, UnknownName, Workspace
+from ports.documents import (
+    ArtifactDefinition,
+    HumanDefinition,
+    RequestDefinition,
+    RequestDocument,
+    RunDefinitions,
+    RunDocument,
+)
 
 EVAL_GONE = "Recorded Human eval no longer exists."
 DEFINITION_CHANGED = (
@@ -64,7 +72,7 @@ def eval_json(ref: EvalRef) -> dict[str, Any]:
     return {"qualifiedId": ref.qualified_id, "artifact": ref.artifact.name, **plain_json(ref.eval)}
 
 
-def artifact_json(artifact: Artifact) -> dict[str, Any]:
+def artifact_json(artifact: Artifact) -> ArtifactDefinition:
     """Where the Artifact is and how it is declared (tags, tools, evals, fingerprint...)."""
     return {
         "name": artifact.name,
@@ -78,7 +86,7 @@ def artifact_json(artifact: Artifact) -> dict[str, Any]:
     }
 
 
-def human_definition(workspace: Workspace, repo: str, qualified_eval_id: str) -> dict[str, Any]:
+def human_definition(workspace: Workspace, repo: str, qualified_eval_id: str) -> HumanDefinition:
     """``{repo, eval, artifacts}`` of a Human eval; raises UnknownName for a missing eval."""
     ref = workspace.find_eval(qualified_eval_id)
     scope = eval_scope(workspace, qualified_eval_id)
@@ -103,22 +111,24 @@ def check_definition(workspace: Workspace, recorded: Mapping[str, Any]) -> EvalR
     return ref
 
 
-def run_definitions(refs: Iterable[EvalRef]) -> dict[str, Any]:
+def run_definitions(refs: Iterable[EvalRef]) -> RunDefinitions:
     """The Run's saved definitions: ``{evals: {id: eval}, artifacts: {name: artifact}}``."""
     evals: dict[str, Any] = {}
-    artifacts: dict[str, Any] = {}
+    artifacts: dict[str, ArtifactDefinition] = {}
     for ref in refs:
         evals[ref.qualified_id] = eval_json(ref)
         artifacts.setdefault(ref.artifact.name, artifact_json(ref.artifact))
     return {"evals": evals, "artifacts": artifacts}
 
 
-def request_definition(run: Mapping[str, Any], request: Mapping[str, Any]) -> dict[str, Any] | None:
+def request_definition(run: RunDocument, request: RequestDocument) -> RequestDefinition | None:
     """``{eval, artifact}`` of a request, joined from its Run; None for a Run without them."""
     saved = run.get("definitions")
     if not isinstance(saved, Mapping):
         return None
-    found = (saved.get("evals") or {}).get(request.get("evalId"))
+    found = (saved.get("evals") or {}).get(request["evalId"])
     if found is None:
         return None
-    return {"eval": found, "artifact": (saved.get("artifacts") or {}).get(found.get("artifact"))}
+    name = found.get("artifact")
+    artifacts = saved.get("artifacts") or {}
+    return {"eval": found, "artifact": artifacts.get(name) if isinstance(name, str) else None}

@@ -20,6 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ports.documents import (
+    ExecutionDocument,
+    ProducerDocument,
+    ProvenanceDocument,
+    RequestDocument,
+    RequestUpdate,
+    SettledFields,
+)
 from ports.state import ExecutionRecord, HumanSettlement, RequestRecord, Supersession
 from ports.statuses import VERDICTS, ErrorCode, ReviewStatus, SourceKind
 
@@ -50,20 +58,21 @@ def build_settlement(
     request: RequestRecord,
     execution: ExecutionRecord,
     reviewer: str,
-    producer: Mapping[str, Any],
+    producer: ProducerDocument,
     outcome: HumanOutcome,
     completed_at: str,
 ) -> HumanSettlement:
     data = request.data
-    provenance = {
-        "repoPath": (data.get("humanDefinition") or {}).get("repo"),
+    definition = data.get("humanDefinition")
+    provenance: ProvenanceDocument = {
+        "repoPath": definition.get("repo") if definition else None,
         "runId": request.run_id,
         "requestId": request.id,
         "evalId": request.eval_id,
         "evalDefHash": data.get("evalDefHash"),
         "completedAt": completed_at,
     }
-    settled: dict[str, Any] = {
+    settled: SettledFields = {
         "status": outcome.status,
         "result": copy.deepcopy(dict(outcome.result)) if outcome.result is not None else None,
         "error": outcome.error,
@@ -71,14 +80,14 @@ def build_settlement(
         "provenance": provenance,
         "usage": [],
         "toolCalls": [],
-        "producer": dict(producer),
+        "producer": producer.copy(),
         "reviewer": reviewer,
         "completedAt": completed_at,
     }
-    request_data = {**copy.deepcopy(dict(data)), **settled, "blockedReason": None}
+    request_data: RequestDocument = {**copy.deepcopy(data), **settled, "blockedReason": None}
     key = data.get("key")
     verdict = outcome.status in VERDICTS
-    execution_data = {**copy.deepcopy(dict(execution.data)), **copy.deepcopy(settled)}
+    execution_data: ExecutionDocument = {**copy.deepcopy(execution.data), **copy.deepcopy(settled)}
     settled_execution = dataclasses.replace(
         execution,
         key=key if verdict and key is not None else execution.key,
@@ -102,7 +111,7 @@ def supersession(mirror: ExecutionRecord, completed_at: str) -> Supersession:
     """What a mirrored record writes over a local Human wait of its key (reviews-and-store
     §5.2): the wait is answered by a newer result, so asking a person is moot. Its requests
     take the mirror as a reuse would (``source.kind`` ``remote``), at ``completed_at``."""
-    superseded = {
+    superseded: SettledFields = {
         "status": ReviewStatus.ERROR,
         "errorCode": SUPERSEDED_CODE,
         "error": SUPERSEDED_ERROR.format(id=mirror.id),
@@ -116,7 +125,7 @@ def supersession(mirror: ExecutionRecord, completed_at: str) -> Supersession:
 
 def follower_fields(
     execution: ExecutionRecord, completed_at: str, kind: SourceKind = FOLLOWER_SOURCE_KIND
-) -> dict[str, Any]:
+) -> RequestUpdate:
     """What a request waiting on another's result receives, like a reuse hit of
     ``execution`` found as ``kind`` (``joined`` for a Human settlement's followers)."""
     data = execution.data
@@ -126,7 +135,7 @@ def follower_fields(
         "result": copy.deepcopy(data.get("result")),
         "error": data.get("error"),
         "errorCode": data.get("errorCode"),
-        "profile": data.get("profile"),
+        "profile": data["profile"],
         "provenance": copy.deepcopy(provenance),
         "usage": None,
         "reusedUsage": copy.deepcopy(data.get("usage")),

@@ -20,6 +20,7 @@ from domain.reviews.remote.records import (
     is_mirror,
     validate_record,
 )
+from ports.documents import ExecutionDocument, StoreRecord
 from ports.review_store import SCOPE_HUMAN, SCOPE_PUBLISH, SCOPE_READ, RemoteStore
 from ports.state import ExecutionRecord, StateStore
 from ports.statuses import VERDICTS, ProfileKind
@@ -61,7 +62,7 @@ class PushReport:
 class _Planned:
     key: str
     execution_id: str
-    record: dict[str, Any]
+    record: StoreRecord
 
 
 def local_candidates(state: StateStore) -> list[ExecutionRecord]:
@@ -82,7 +83,7 @@ def _produced_here(record: ExecutionRecord) -> bool:
     return record.status in VERDICTS and not is_mirror({**record.data, "id": record.id})
 
 
-def execution_kinds(data: Mapping[str, Any]) -> tuple[dict[str, str], bool]:
+def execution_kinds(data: ExecutionDocument) -> tuple[dict[str, str], bool]:
     """The Artifact kinds of an execution's fingerprints, and whether they were assumed.
 
     Executions record ``kinds``; one saved without them gets ``folder`` for every name (a

@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from domain.declarations.model import ArtifactKind
 from domain.reviews.remote.record_format import FULL_RECORD_MAX_BYTES as FULL_RECORD_MAX_BYTES
@@ -55,6 +55,14 @@ from domain.reviews.remote.record_format import (
 )
 from domain.reviews.remote.record_format import record_bytes as record_bytes
 from domain.reviews.reuse.keys import reuse_key
+from ports.documents import (
+    AttemptDocument,
+    ExecutionDocument,
+    ProducerDocument,
+    ProfileDocument,
+    ProvenanceDocument,
+    StoreRecord,
+)
 from ports.review_store import SHARE_MODES
 from ports.state import ExecutionRecord
 from ports.statuses import VERDICTS, ProfileKind
@@ -97,7 +105,7 @@ class RemoteRecord:
     published_at: str | None  # normalized
     reviewer: str | None
     producer_name: str | None
-    data: Mapping[str, Any]
+    data: StoreRecord
 
 
 # --- building ----------------------------------------------------------------------------
@@ -117,26 +125,27 @@ def summary_result(result: Any, kind: str) -> Any:
     return {name: result[name] for name in RUNTIME_RESULT_FIELDS if name in result}
 
 
-def summary_usage(usage: Any) -> list[dict[str, Any]]:
-    """``{turn, attempt, usage}`` per attempt; provider error texts stay local."""
+def summary_usage(usage: Any) -> list[AttemptDocument]:
+    """``{turn, attempt, usage}`` per attempt; provider error texts stay local. (From a
+    saved or received execution: a field it lacks stays absent, and a record's shape check
+    refuses the record then.)"""
     if not isinstance(usage, list):
         return []
-    return [
+    projected = [
         {name: copy.deepcopy(attempt[name]) for name in USAGE_FIELDS if name in attempt}
         for attempt in usage
         if isinstance(attempt, Mapping)
     ]
+    return cast(list[AttemptDocument], projected)
 
 
-def record_options(profile: Mapping[str, Any]) -> dict[str, Any]:
+def record_options(profile: Mapping[str, Any]) -> dict[str, str | int]:
     """The profile's backend settings; never a runtime command or its args."""
     names = OPTION_TEXT_FIELDS + OPTION_COUNT_FIELDS
     return {name: profile[name] for name in names if profile.get(name) is not None}
 
 
-def build_record(
-    execution: Mapping[str, Any], kinds: Mapping[str, str], share: str
-) -> dict[str, Any]:
+def build_record(execution: ExecutionDocument, kinds: Mapping[str, str], share: str) -> StoreRecord:
     """The schema-2 record of a completed GREEN/RED keyed execution (its saved JSON).
 
     ``kinds`` gives the Artifact kind of every name in the execution's ``fingerprints``.
@@ -160,8 +169,8 @@ def build_record(
         raise RecordError(f"execution {identifier}: no Artifact kind for {', '.join(missing)}")
     profile = _need(execution, "profile")
     kind = profile.get("kind")
-    provenance = execution.get("provenance") or {}
-    record: dict[str, Any] = {
+    provenance = execution.get("provenance")
+    record: StoreRecord = {
         "schema": RECORD_SCHEMA,
         "key": key,
         "evalDefHash": _need(execution, "evalDefHash"),
@@ -181,19 +190,20 @@ def build_record(
     }
     if execution.get("reviewer") is not None:
         record["reviewer"] = execution["reviewer"]
-    producer = execution.get("producer")
+    producer: Mapping[str, Any] | None = execution.get("producer")
     if isinstance(producer, Mapping):
-        record["producer"] = {name: producer[name] for name in PRODUCER_FIELDS if name in producer}
-    if provenance.get("executionPaths"):
+        shared = {name: producer[name] for name in PRODUCER_FIELDS if name in producer}
+        record["producer"] = cast(ProducerDocument, shared)
+    if provenance is not None and provenance.get("executionPaths"):
         record["executionPaths"] = copy.deepcopy(dict(provenance["executionPaths"]))
     if share == "full":
         record["execution"] = full_execution(execution)
     return record
 
 
-def full_execution(execution: Mapping[str, Any]) -> dict[str, Any]:
+def full_execution(execution: ExecutionDocument) -> ExecutionDocument:
     """The execution JSON as shared in full: everything but the local repository path."""
-    shared = copy.deepcopy(dict(execution))
+    shared = copy.deepcopy(execution)
     provenance = shared.get("provenance")
     if isinstance(provenance, dict):
         provenance.pop("repoPath", None)
@@ -254,7 +264,7 @@ def _validate(raw: Any) -> RemoteRecord:
         published_at=published,
         reviewer=raw.get("reviewer"),
         producer_name=producer["name"] if producer is not None else None,
-        data=raw,
+        data=cast(StoreRecord, raw),  # its shape was checked above
     )
 
 
@@ -333,7 +343,7 @@ def _check_execution(execution: Any, raw: Mapping[str, Any], kind: str) -> None:
 # --- mirrors ---------------------------------------------------------------------------------
 
 
-def mirror_execution(record: RemoteRecord, store_url: str) -> dict[str, Any]:
+def mirror_execution(record: RemoteRecord, store_url: str) -> ExecutionDocument:
     """The local execution JSON that stands for ``record`` (id ``remote-<executionId>``).
 
     Self-contained: result, profile, provenance (with an empty repository path and the
@@ -343,8 +353,9 @@ def mirror_execution(record: RemoteRecord, store_url: str) -> dict[str, Any]:
     """
     data = record.data
     shared = data.get("execution")
-    base: dict[str, Any] = copy.deepcopy(shared) if isinstance(shared, dict) else {}
-    provenance: dict[str, Any] = dict(base.get("provenance") or {})
+    base: ExecutionDocument = copy.deepcopy(shared) if isinstance(shared, dict) else {}
+    # The shared execution's provenance (a full record), completed from the record below.
+    provenance = cast(ProvenanceDocument, dict(base.get("provenance") or {}))
     provenance.update(
         {
             "repoPath": "",
@@ -357,7 +368,7 @@ def mirror_execution(record: RemoteRecord, store_url: str) -> dict[str, Any]:
     )
     if "executionPaths" in data:
         provenance["executionPaths"] = copy.deepcopy(data["executionPaths"])
-    mirror = {
+    mirror: ExecutionDocument = {
         **base,
         "id": MIRROR_PREFIX + record.execution_id,
         "requestId": data["requestId"],
@@ -367,7 +378,8 @@ def mirror_execution(record: RemoteRecord, store_url: str) -> dict[str, Any]:
         "evalDefHash": data["evalDefHash"],
         "fingerprints": copy.deepcopy(data["fingerprints"]),
         "kinds": copy.deepcopy(data["kinds"]),
-        "profile": base.get("profile") or {"kind": record.kind, **data["options"]},
+        "profile": base.get("profile")
+        or cast(ProfileDocument, {"kind": record.kind, **data["options"]}),
         "status": record.verdict,
         "result": base.get("result", copy.deepcopy(data["result"])),
         "error": None,

@@ -17,7 +17,6 @@ error reaches the caller, which stops (exit 2).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from domain.reviews.human.settlement import supersession
 from domain.reviews.remote.push import HUMAN_SCOPE, PUBLISH_SCOPE, READ_SCOPE
@@ -29,6 +28,7 @@ from domain.reviews.remote.records import (
     validate_record,
 )
 from ports.callbacks import WarningSink
+from ports.documents import ExecutionDocument
 from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteStore
 from ports.state import StateStore
 from ports.statuses import ProfileKind
@@ -116,7 +116,7 @@ class RemoteSync:
         ]
         await self.mirror(due, state, now, settled_at=settled_at)
 
-    async def publish(self, execution: Mapping[str, Any], kinds: Mapping[str, str]) -> None:
+    async def publish(self, execution: ExecutionDocument, kinds: Mapping[str, str]) -> None:
         """Publish a locally produced GREEN/RED keyed execution; mirrors never go back."""
         if not self.usable or is_mirror(execution):
             return
@@ -124,7 +124,8 @@ class RemoteSync:
             principal = await self._who()
             if PUBLISH_SCOPE not in principal.scopes:
                 return
-            kind = (execution.get("profile") or {}).get("kind")
+            profile = execution.get("profile")
+            kind = profile.get("kind") if profile is not None else None
             if kind == ProfileKind.HUMAN and HUMAN_SCOPE not in principal.scopes:
                 self.warn(HUMAN_STAYS_LOCAL.format(name=principal.name))
                 return

@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any
 
 from domain.reviews.agent.conversations import review_event, trace_events
 from domain.reviews.agent.review import AgentReview, ReviewOutcome
 from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.run.context import RunContext
 from domain.reviews.run.documents import (
-    EXECUTION_FIELDS_FROM_REQUEST,
     RunResult,
+    execution_from_request,
     request_record,
     run_record,
     run_status,
 )
 from domain.reviews.run.scheduler import ScheduleInputs
 from domain.reviews.run.summaries import request_summary, run_summary, run_usage
+from ports.documents import ExecutionDocument, ProvenanceDocument, RequestDocument, SettledFields
 from ports.state import ExecutionRecord
 from ports.statuses import VERDICTS, ErrorCode, ReviewStatus
 
@@ -34,7 +34,7 @@ CANCELLED_BEFORE_SETTLED = "The Run was cancelled before this request settled."
 
 
 def save_conversation(
-    ctx: RunContext, request: dict[str, Any], review: AgentReview, outcome: ReviewOutcome
+    ctx: RunContext, request: RequestDocument, review: AgentReview, outcome: ReviewOutcome
 ) -> None:
     """Keep the conversation for ``session show`` and ``session send``."""
     store = ctx.ports.conversations
@@ -67,12 +67,12 @@ def save_conversation(
 
 
 def commit(
-    ctx: RunContext, request: dict[str, Any], execution: ExecutionRecord, outcome: ReviewOutcome
+    ctx: RunContext, request: RequestDocument, execution: ExecutionRecord, outcome: ReviewOutcome
 ) -> tuple[ExecutionRecord, bool]:
     """Save the request and its execution; the settled execution and whether it joined the
     key's reuse history."""
     completed = ctx.now()
-    provenance: dict[str, Any] = {
+    provenance: ProvenanceDocument = {
         "repoPath": ctx.options.repo,
         "runId": request["runId"],
         "requestId": request["id"],
@@ -82,7 +82,7 @@ def commit(
     }
     if outcome.execution_paths:
         provenance["executionPaths"] = {k: dict(v) for k, v in outcome.execution_paths.items()}
-    settled_fields = {
+    settled_fields: SettledFields = {
         "status": outcome.status,
         "result": outcome.result,
         "error": outcome.error,
@@ -90,17 +90,15 @@ def commit(
         "provenance": provenance,
         "usage": [attempt.to_json() for attempt in outcome.trace.attempts],
         "toolCalls": [call.to_json() for call in outcome.trace.tool_calls],
-        "producer": dict(ctx.ports.producer),
+        "producer": ctx.ports.producer.copy(),
         "completedAt": completed,
         "cwd": outcome.cwd,
         "argv": list(outcome.argv) if outcome.argv is not None else None,
         "child": outcome.child,
     }
-    request.update(copy.deepcopy(settled_fields))
-    data = {
-        "id": execution.id,
-        "requestId": request["id"],
-        **{name: request[name] for name in EXECUTION_FIELDS_FROM_REQUEST},
+    request.update({**request, **copy.deepcopy(settled_fields)})
+    data: ExecutionDocument = {
+        **execution_from_request(execution.id, request),
         "kinds": {
             name: ctx.workspace.artifact(name).kind.value for name in request["fingerprints"]
         },
@@ -141,13 +139,13 @@ def finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> No
     graph = inputs.graph()  # after the cancelled requests settled ERROR
     run["validation"] = graph.to_json()
     run["status"] = ReviewStatus.ERROR if run["error"] else run_status(statuses, graph.satisfied)
-    run["completedAt"] = ctx.now()
+    run["completedAt"] = completed = ctx.now()
     for request in result.requests:
         request["summary"] = request_summary(request)
         if request["status"] != WAITING_HUMAN:  # a person may be settling it right now
             ctx.save(request)
     run["summary"] = run_summary(
-        list(result.requests), run["createdAt"], run["completedAt"], run["executionsStarted"]
+        list(result.requests), run["createdAt"], completed, run["executionsStarted"]
     )
     run["usage"] = run_usage(result.requests, run["summary"])
     ctx.ports.state.update_run(run_record(run, ctx.options.repo))

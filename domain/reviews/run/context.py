@@ -7,9 +7,7 @@ it owns instead of reaching into a 500-line class.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 
@@ -24,6 +22,7 @@ from domain.workspace import Workspace
 from ports.callbacks import OutputRoots, ProgressSink
 from ports.clock import Sleeper
 from ports.conversations import ConversationStore
+from ports.documents import ProducerDocument, RequestDocument
 from ports.ids import IdSource
 from ports.sessions import ProcessTable
 from ports.state import StateStore
@@ -38,7 +37,7 @@ class VerifyPorts:
     state: StateStore
     processes: ProcessTable
     make_output_root: OutputRoots  # Run ID -> a private output root for its tools
-    producer: Mapping[str, Any]  # {"name": "user@host", "version": "..."}
+    producer: ProducerDocument
     ids: IdSource  # Run and conversation IDs
     conversations: ConversationStore | None = None
     sleep: Sleeper = anyio.sleep
@@ -74,7 +73,7 @@ class RunContext:
     def ignore_gates(self) -> bool:
         return self.options.ignore_gates or self.workspace.dependency_gates == IGNORE_GATES
 
-    def save(self, request: Mapping[str, Any]) -> None:
+    def save(self, request: RequestDocument) -> None:
         """Save a request document as it is now."""
         self.ports.state.update_request(request_record(request))
 

@@ -7,55 +7,47 @@ reader never meets a missing key; the state store keeps it beside its indexed co
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from domain.declarations.model import AgentProfile, HumanProfile, Profile
 from domain.reviews.reuse.keys import KeyInputs
 from domain.workspace import EvalRef
+from ports.documents import (
+    ExecutionDocument,
+    ProfileDocument,
+    RequestDocument,
+    RunDefinitions,
+    RunDocument,
+)
 from ports.sessions import ProcessIdentity
 from ports.state import ExecutionRecord, RequestRecord, RunRecord
 from ports.statuses import ProfileKind, ReviewStatus
 
-# What an execution shares with the request that ran it, besides how it settled.
-EXECUTION_FIELDS_FROM_REQUEST = (
-    "runId",
-    "evalId",
-    "key",
-    "evalDefHash",
-    "fingerprints",
-    "profile",
-    "sessionId",
-    "startedAt",
-)
-
 
 @dataclass
 class RunResult:
-    run: dict[str, Any]
-    requests: list[dict[str, Any]] = field(default_factory=list)
+    run: RunDocument
+    requests: list[RequestDocument] = field(default_factory=list)
 
     @property
     def status(self) -> str:
         return str(self.run["status"])
 
 
-def profile_json(profile: Profile) -> dict[str, Any]:
+def profile_json(profile: Profile) -> ProfileDocument:
     if isinstance(profile, AgentProfile):
-        data: dict[str, Any] = {
+        data: ProfileDocument = {
             "kind": ProfileKind.AGENT,
             "backend": profile.backend,
             "model": profile.model,
             "timeoutMs": profile.timeout_ms,
         }
-        for key, value in (
-            ("reasoning", profile.reasoning),
-            ("maxToolCalls", profile.max_tool_calls),
-            ("maxTokens", profile.max_tokens),
-        ):
-            if value is not None:
-                data[key] = value
+        if profile.reasoning is not None:
+            data["reasoning"] = profile.reasoning
+        if profile.max_tool_calls is not None:
+            data["maxToolCalls"] = profile.max_tool_calls
+        if profile.max_tokens is not None:
+            data["maxTokens"] = profile.max_tokens
         return data
     if isinstance(profile, HumanProfile):
         return {"kind": ProfileKind.HUMAN}
@@ -77,9 +69,9 @@ def new_run(
     recursive: bool,
     ignore_gates: bool,
     force: bool,
-    definitions: dict[str, Any],
+    definitions: RunDefinitions,
     wait_timeout_ms: int | None,
-) -> dict[str, Any]:
+) -> RunDocument:
     """A RUNNING Run, before any of its requests settled."""
     return {
         "id": run_id,
@@ -112,7 +104,7 @@ def new_request(
     *,
     selected: bool,
     force: bool,
-) -> dict[str, Any]:
+) -> RequestDocument:
     """A QUEUED request of ``ref`` in Run ``run_id``."""
     item = ref.eval
     return {
@@ -154,7 +146,7 @@ def new_request(
     }
 
 
-def new_execution(request: Mapping[str, Any], owner: ProcessIdentity) -> ExecutionRecord:
+def new_execution(request: RequestDocument, owner: ProcessIdentity) -> ExecutionRecord:
     """The RUNNING execution ``owner`` claims for ``request``."""
     return ExecutionRecord(
         id=f"execution-{request['id']}",
@@ -169,11 +161,27 @@ def new_execution(request: Mapping[str, Any], owner: ProcessIdentity) -> Executi
     )
 
 
-def run_record(run: Mapping[str, Any], repo: str) -> RunRecord:
-    return RunRecord(run["id"], repo, run["status"], dict(run))
+def execution_from_request(execution_id: str, request: RequestDocument) -> ExecutionDocument:
+    """What an execution shares with the request that ran it, besides how it settled."""
+    return {
+        "id": execution_id,
+        "requestId": request["id"],
+        "runId": request["runId"],
+        "evalId": request["evalId"],
+        "key": request["key"],
+        "evalDefHash": request["evalDefHash"],
+        "fingerprints": request["fingerprints"],
+        "profile": request["profile"],
+        "sessionId": request["sessionId"],
+        "startedAt": request["startedAt"],
+    }
 
 
-def request_record(request: Mapping[str, Any]) -> RequestRecord:
+def run_record(run: RunDocument, repo: str) -> RunRecord:
+    return RunRecord(run["id"], repo, run["status"], run.copy())
+
+
+def request_record(request: RequestDocument) -> RequestRecord:
     return RequestRecord(
         id=request["id"],
         run_id=request["runId"],
@@ -181,7 +189,7 @@ def request_record(request: Mapping[str, Any]) -> RequestRecord:
         ordinal=request["ordinal"],
         execution_id=request["executionId"],
         status=request["status"],
-        data=copy.deepcopy(dict(request)),
+        data=copy.deepcopy(request),
     )
 
 

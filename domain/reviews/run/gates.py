@@ -26,10 +26,10 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from domain.graph import components, required_closure
 from domain.workspace import EvalRef, Workspace
+from ports.documents import ValidationDocument
 from ports.statuses import ReviewStatus
 
 
@@ -162,7 +162,7 @@ class GraphState:
     def satisfied(self) -> bool:
         return not self.unmet
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ValidationDocument:
         """The Run's ``validation`` (camelCase JSON)."""
         return {
             "status": SATISFIED if self.satisfied else NOT_SATISFIED,

@@ -9,7 +9,6 @@ this same Run) or the deadline passed (``waitTimedOut``; the requests stay open)
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import anyio
 
@@ -24,6 +23,7 @@ from domain.reviews.reuse.keys import KeyInputs
 from domain.reviews.run.context import RunContext
 from domain.reviews.run.documents import RunResult
 from domain.workspace import EvalRef
+from ports.documents import RequestDocument
 from ports.state import ExecutionRecord
 
 WAIT_CANCELLED = "The Run was cancelled while waiting for Human reviews."
@@ -37,7 +37,7 @@ def ask_human(
     ctx: RunContext,
     ref: EvalRef,
     keys: KeyInputs,
-    request: dict[str, Any],
+    request: RequestDocument,
     execution: ExecutionRecord,
     *,
     holds_key: bool,
@@ -51,7 +51,7 @@ def ask_human(
     inserted waiting before the request that points at it."""
     run_dir = ctx.ports.make_output_root(request["runId"])
     definition = human_definition(ctx.workspace, ctx.options.repo, ref.qualified_id)
-    request.update(asking_fields(execution.id, definition, run_dir, ctx.now()))
+    request.update({**request, **asking_fields(execution.id, definition, run_dir, ctx.now())})
     kinds = {name: ctx.workspace.artifact(name).kind.value for name in keys.dependencies}
     waiting = waiting_execution(execution, request, kinds)
     state = ctx.ports.state
@@ -63,9 +63,9 @@ def ask_human(
         ctx.save(request)
 
 
-def follow(ctx: RunContext, request: dict[str, Any], holder: ExecutionRecord) -> None:
+def follow(ctx: RunContext, request: RequestDocument, holder: ExecutionRecord) -> None:
     """Share the result of another request's waiting Human execution of this key."""
-    request.update(following_fields(holder))
+    request.update({**request, **following_fields(holder)})
     request["startedAt"] = ctx.now()
     ctx.save(request)
 
@@ -86,7 +86,7 @@ class HumanWait:
         self.on_poll = on_poll
         self._announced: set[str] = set()  # request IDs named in a waiting notice
 
-    async def __call__(self, waiting: list[dict[str, Any]]) -> bool:
+    async def __call__(self, waiting: list[RequestDocument]) -> bool:
         """Wait until one of ``waiting`` settles (True: the deadline passed first); tell the
         person at the terminal which requests wait, whenever new ones do."""
         ports = self.ctx.ports

@@ -11,10 +11,10 @@ while the Run still waits). Reading needs no repository and runs nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from domain.reviews.human.recorded_declarations import request_definition
 from domain.reviews.run.summaries import request_summary
+from ports.documents import RequestView
 from ports.state import RequestRecord, RunRecord, StateStore
 from ports.statuses import ReviewStatus
 
@@ -38,7 +38,7 @@ class RequestViews:
             return self.state.all_requests()
         return self.state.list_requests(run_id)
 
-    def view(self, request: RequestRecord) -> dict[str, Any]:
+    def view(self, request: RequestRecord) -> RequestView:
         execution = self.state.get_execution(request.execution_id) if request.execution_id else None
         claimed = request.id
         owner = execution.data.get("requestId") if execution is not None else None
@@ -49,13 +49,13 @@ class RequestViews:
         return {
             **request.data,
             "claim": claim.to_json() if claim is not None else None,
-            "execution": dict(execution.data) if execution is not None else None,
+            "execution": execution.data.copy() if execution is not None else None,
             "definition": request_definition(run.data, request.data) if run else None,
             "summary": request_summary(request.data),
         }
 
 
-def list_line(view: Mapping[str, Any]) -> str:
+def list_line(view: RequestView) -> str:
     """One tab-separated row: request, Run, eval, status, reviewer: the claimant while the
     request waits, whoever signed it off once settled (``-`` for neither)."""
     claim = view.get("claim")

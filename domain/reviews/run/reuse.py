@@ -8,12 +8,12 @@ evals that this Run does not run are only looked up, as the Run's ``evidence``.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from domain.reviews.remote.records import MIRROR_PREFIX
 from domain.reviews.reuse.keys import KeyInputs
 from domain.reviews.run.context import RunContext
 from domain.reviews.run.gates import UNREVIEWED
+from ports.documents import EvidenceDocument, RequestDocument
 from ports.state import ExecutionRecord
 from ports.statuses import SourceKind
 
@@ -32,7 +32,7 @@ def source_kind(record: ExecutionRecord, joined: bool) -> SourceKind:
     return SourceKind.JOINED if joined else SourceKind.CACHE
 
 
-def evidence(ctx: RunContext, keys: KeyInputs) -> dict[str, Any]:
+def evidence(ctx: RunContext, keys: KeyInputs) -> EvidenceDocument:
     """What the newest record of an eval's key says, for an eval this Run does not run."""
     if keys.key is None:
         reason = NOT_SELECTED_UNKEYED.format(reason=keys.unkeyed_reason)
@@ -54,7 +54,7 @@ def evidence(ctx: RunContext, keys: KeyInputs) -> dict[str, Any]:
     }
 
 
-def attach_cached(ctx: RunContext, keys: KeyInputs, request: dict[str, Any]) -> None:
+def attach_cached(ctx: RunContext, keys: KeyInputs, request: RequestDocument) -> None:
     """Reuse the newest record of a selected eval's key, unless ``force``."""
     if keys.key is None or ctx.options.force:
         return
@@ -66,7 +66,7 @@ def attach_cached(ctx: RunContext, keys: KeyInputs, request: dict[str, Any]) -> 
 
 
 def reuse(
-    ctx: RunContext, request: dict[str, Any], record: ExecutionRecord, kind: SourceKind
+    ctx: RunContext, request: RequestDocument, record: ExecutionRecord, kind: SourceKind
 ) -> None:
     """Settle ``request`` with the result ``record`` holds, and save it."""
     data = record.data

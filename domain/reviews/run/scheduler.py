@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.run.gates import Evidence, Gate, GraphState, Readiness, evaluate, evidence_of
 from domain.workspace import Workspace
+from ports.documents import EvidenceDocument, RequestDocument
 from ports.statuses import ReviewStatus
 
-Request = dict[str, Any]
+Request = RequestDocument
 QUEUED = ReviewStatus.QUEUED
 
 
@@ -35,7 +35,7 @@ class ScheduleInputs:
     scope: tuple[str, ...]
     ignore_gates: bool
     requests: Sequence[Request]  # selection order
-    evidence: Mapping[str, Mapping[str, Any]]  # qualified eval ID -> {"status": ...}
+    evidence: Mapping[str, EvidenceDocument]  # qualified eval ID -> evidence
 
     def graph(self) -> GraphState:
         known: dict[str, Evidence] = {

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from domain.declarations.model import HumanProfile
 from domain.reviews.human.asking import FOLLOWING_HUMAN
@@ -36,6 +35,7 @@ from domain.reviews.run.context import IGNORE_GATES
 from domain.reviews.run.gates import Evidence, GraphState, Readiness
 from domain.reviews.run.reuse import NOT_SELECTED, NOT_SELECTED_UNKEYED
 from domain.workspace import EvalRef, Workspace
+from ports.documents import EvalStatusDocument, KeyChanges, LastVerdict, StatusDocument
 from ports.filesystem import Filesystem
 from ports.state import ExecutionRecord, RequestRecord, StateStore
 from ports.statuses import VERDICTS, ProfileKind
@@ -91,10 +91,10 @@ class EvalStatus:
     selected: bool
     included: bool
     keys: KeyInputs | None  # None: its fingerprint failed
-    last: Mapping[str, Any] | None = None  # the newest verdict of this eval ID, any key
-    changes: Mapping[str, Any] | None = None  # against the newest record of its definition
+    last: LastVerdict | None = None  # the newest verdict of this eval ID, any key
+    changes: KeyChanges | None = None  # against the newest record of its definition
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EvalStatusDocument:
         keys = self.keys
         target = self.eval_id.split("/", 1)[0]
         return {
@@ -109,8 +109,8 @@ class EvalStatus:
             "fingerprint": keys.fingerprints.get(target) if keys else None,
             "fingerprints": dict(keys.fingerprints) if keys else {},
             "key": keys.key if keys else None,
-            "last": dict(self.last) if self.last is not None else None,
-            "changes": dict(self.changes) if self.changes is not None else None,
+            "last": self.last.copy() if self.last is not None else None,
+            "changes": self.changes.copy() if self.changes is not None else None,
         }
 
 
@@ -133,7 +133,7 @@ class StatusReport:
             counts[item.action] += 1
         return counts
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> StatusDocument:
         return {
             "satisfied": self.satisfied,
             "selection": list(self.selection),
@@ -332,11 +332,11 @@ def _artifact_states(
     return result
 
 
-def _last(record: ExecutionRecord | None, eval_id: str) -> dict[str, Any] | None:
+def _last(record: ExecutionRecord | None, eval_id: str) -> LastVerdict | None:
     """The newest historical verdict of the eval: ``{runId, verdict, fingerprint?}``."""
     if record is None:
         return None
-    last: dict[str, Any] = {
+    last: LastVerdict = {
         "runId": record.data.get("provenance", {}).get("runId"),
         "verdict": record.status,
     }
@@ -348,14 +348,14 @@ def _last(record: ExecutionRecord | None, eval_id: str) -> dict[str, Any] | None
 
 def _changes(
     eval_id: str, keys: KeyInputs | None, previous: ExecutionRecord | None
-) -> dict[str, Any] | None:
+) -> KeyChanges | None:
     """Which key inputs changed since the newest record of the same definition.
 
     Records keep each dependency's fingerprint, not its file manifest, so the change is
     named per Artifact (``dependencies``), never per file."""
     if keys is None or previous is None or keys.key is None:
         return None
-    before: Mapping[str, Any] = previous.data.get("fingerprints") or {}
+    before: Mapping[str, str] = previous.data.get("fingerprints") or {}
     names = sorted(set(before) | set(keys.fingerprints))
     changed = [n for n in names if before.get(n) != keys.fingerprints.get(n)]
     run_id = previous.data.get("provenance", {}).get("runId")

@@ -17,10 +17,18 @@ work whose cost nobody measured.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.timestamps import elapsed_ms
+from ports.documents import (
+    AttemptDocument,
+    Counters,
+    RequestDocument,
+    RequestSummary,
+    RunSummary,
+    RunUsage,
+    UsageSummary,
+)
 from ports.statuses import PROFILE_KINDS, ProfileKind
 
 AGENT = ProfileKind.AGENT
@@ -35,15 +43,13 @@ USAGE_UNREPORTED = "unreported"
 USAGE_REPORTED = "reported"
 USAGE_PARTIAL = "partial"
 
-Counters = dict[str, int]
-
 
 def is_counter(value: object) -> bool:
     """A reported token counter: an integer (``bool`` is an ``int`` in Python but no count)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def attempt_counters(attempt: Mapping[str, Any]) -> Counters:
+def attempt_counters(attempt: AttemptDocument) -> Counters:
     """The counters one attempt reported (possibly none)."""
     usage = attempt.get("usage")
     if not isinstance(usage, Mapping):
@@ -66,16 +72,16 @@ def usage_state(attempts: int, reported: int) -> str:
     return USAGE_UNREPORTED if reported == 0 else USAGE_PARTIAL
 
 
-def reviewer_kind(request: Mapping[str, Any]) -> str:
+def reviewer_kind(request: RequestDocument) -> str:
     """The requested reviewer kind (runtime, agent, human) the counts are grouped by."""
     return str(request["requestedProfile"]["kind"])
 
 
-def is_reused(request: Mapping[str, Any]) -> bool:
+def is_reused(request: RequestDocument) -> bool:
     return request.get("source") is not None
 
 
-def is_local_execution(request: Mapping[str, Any]) -> bool:
+def is_local_execution(request: RequestDocument) -> bool:
     """This Run itself executed the request (a Human one: the person already submitted)."""
     return (
         not is_reused(request)
@@ -84,7 +90,7 @@ def is_local_execution(request: Mapping[str, Any]) -> bool:
     )
 
 
-def execution_source(request: Mapping[str, Any]) -> str | None:
+def execution_source(request: RequestDocument) -> str | None:
     """Where the result came from: the reuse kind, ``local``, or None before any."""
     source = request.get("source")
     if isinstance(source, Mapping):
@@ -92,7 +98,7 @@ def execution_source(request: Mapping[str, Any]) -> str | None:
     return LOCAL_SOURCE if is_local_execution(request) else None
 
 
-def _attempt_records(request: Mapping[str, Any]) -> list[Counters | None]:
+def _attempt_records(request: RequestDocument) -> list[Counters | None]:
     """One entry per attempt this request's own execution made: its counters, or None when
     the attempt reported nothing."""
     if not is_local_execution(request):
@@ -102,7 +108,7 @@ def _attempt_records(request: Mapping[str, Any]) -> list[Counters | None]:
     return [attempt_counters(a) or None for a in request.get("usage") or []]
 
 
-def _tool_counts(requests: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+def _tool_counts(requests: Iterable[RequestDocument]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for request in requests:
         for call in request.get("toolCalls") or []:
@@ -110,7 +116,7 @@ def _tool_counts(requests: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def _usage_fields(attempts: list[Counters | None]) -> dict[str, Any]:
+def _usage_fields(attempts: list[Counters | None]) -> UsageSummary:
     usage: Counters = {}
     reported = 0
     for counters in attempts:
@@ -126,7 +132,7 @@ def _usage_fields(attempts: list[Counters | None]) -> dict[str, Any]:
     }
 
 
-def request_summary(request: Mapping[str, Any]) -> dict[str, Any]:
+def request_summary(request: RequestDocument) -> RequestSummary:
     """One request's own accounting; a reused request reports none of its source's."""
     local = is_local_execution(request)
     started = request.get("startedAt") is not None
@@ -144,13 +150,13 @@ def request_summary(request: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run_summary(
-    requests: list[Mapping[str, Any]], created: str, completed: str, executor_starts: int
-) -> dict[str, Any]:
+    requests: list[RequestDocument], created: str, completed: str, executor_starts: int
+) -> RunSummary:
     """The Run's totals over its local executions (each counted once) and what it reused."""
     counts: dict[str, int] = {}
     executed: Counters = {"total": 0, **dict.fromkeys(REVIEWER_KINDS, 0)}
     reused: Counters = {"total": 0, **dict.fromkeys(REVIEWER_KINDS, 0), "otherProfile": 0}
-    local: list[Mapping[str, Any]] = []
+    local: list[RequestDocument] = []
     seen: set[str] = set()
     for request in requests:
         counts[request["status"]] = counts.get(request["status"], 0) + 1
@@ -161,7 +167,7 @@ def run_summary(
             if request.get("profile") != request.get("requestedProfile"):
                 reused["otherProfile"] += 1
         elif is_local_execution(request) and request["executionId"] not in seen:
-            seen.add(request["executionId"])
+            seen.add(str(request["executionId"]))
             executed["total"] += 1
             executed[kind] += 1
             local.append(request)
@@ -177,7 +183,7 @@ def run_summary(
     }
 
 
-def saved_usage(requests: Iterable[Mapping[str, Any]]) -> Counters:
+def saved_usage(requests: Iterable[RequestDocument]) -> Counters:
     """The original counters of every reused request's source execution."""
     saved: Counters = {}
     for request in requests:
@@ -187,12 +193,12 @@ def saved_usage(requests: Iterable[Mapping[str, Any]]) -> Counters:
     return saved
 
 
-def run_usage(requests: Iterable[Mapping[str, Any]], summary: Mapping[str, Any]) -> dict[str, Any]:
+def run_usage(requests: Iterable[RequestDocument], summary: RunSummary) -> RunUsage:
     """Top-level Run ``usage``: what this Run spent and what reuse saved it."""
     return {"spent": dict(summary["usage"]), "saved": saved_usage(requests)}
 
 
-def usage_text(usage: Mapping[str, Any]) -> str | None:
+def usage_text(usage: RunUsage | Mapping[str, Counters]) -> str | None:
     """``Usage: spent …; saved …``, or None when nothing reported any usage (so unknown
     cost never prints as zero)."""
     spent, saved = usage.get("spent") or {}, usage.get("saved") or {}

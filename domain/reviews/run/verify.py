@@ -33,7 +33,6 @@ keyed claim and on each wait poll (``RemoteSync.refresh``, rate-limited per key)
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import anyio
 
@@ -58,6 +57,7 @@ from domain.reviews.run.scheduler import ScheduleActions, ScheduleInputs, schedu
 from domain.reviews.runtime.review import RuntimeReview
 from domain.reviews.timestamps import new_run_id
 from domain.workspace import EvalRef, UnknownName, Workspace
+from ports.documents import RequestDocument
 from ports.review_store import RemoteFailure
 from ports.sessions import ProcessIdentity
 from ports.state import ClaimOutcome, ExecutionRecord
@@ -170,7 +170,7 @@ class Verify:
         settle = dict(zip((r["id"] for r in requests), zip(refs, keys, strict=True), strict=True))
         deadline = self.ports.review.clock.monotonic() + options.wait_timeout_ms / 1000
 
-        async def settle_request(request: dict[str, Any]) -> None:
+        async def settle_request(request: RequestDocument) -> None:
             ref, key = settle[request["id"]]
             await self._settle_request(ref, key, request)
 
@@ -199,7 +199,7 @@ class Verify:
             self.workspace, scope, self.ctx.ignore_gates, result.requests, evidence
         )
 
-    def _park(self, request: dict[str, Any], gate: Gate) -> None:
+    def _park(self, request: RequestDocument, gate: Gate) -> None:
         """Save a request whose gate is not open: WAIT_DEPENDENCY or BLOCKED, and why."""
         blocked = gate.readiness is Readiness.BLOCKED
         status = ReviewStatus.BLOCKED if blocked else ReviewStatus.WAIT_DEPENDENCY
@@ -214,7 +214,9 @@ class Verify:
         request.update({"status": status, "blockedReason": reason, "blockedBy": blocked_by})
         self.ctx.save(request)
 
-    async def _settle_request(self, ref: EvalRef, keys: KeyInputs, request: dict[str, Any]) -> None:
+    async def _settle_request(
+        self, ref: EvalRef, keys: KeyInputs, request: RequestDocument
+    ) -> None:
         """Reuse, join, follow, ask a person, or execute: whatever the key's claim allows."""
         ctx = self.ctx
         reason = ctx.not_run_reason(ref.eval.profile)
@@ -266,7 +268,7 @@ class Verify:
             wanted, self.ports.state, self.ports.review.clock.monotonic(), settled_at=self.ctx.now()
         )
 
-    async def _refresh_remote(self, requests: list[dict[str, Any]]) -> None:
+    async def _refresh_remote(self, requests: list[RequestDocument]) -> None:
         """Ask the team store again for the keys of ``requests`` still without a result
         (rate-limited per key by ``RemoteSync.refresh``); never with ``force``."""
         remote = self.ports.remote
@@ -284,7 +286,7 @@ class Verify:
         self,
         ref: EvalRef,
         keys: KeyInputs,
-        request: dict[str, Any],
+        request: RequestDocument,
         execution: ExecutionRecord,
     ) -> None:
         """Run the review this request owns, then commit it (also when cancelled)."""

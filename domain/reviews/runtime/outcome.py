@@ -9,11 +9,10 @@ terminal control sequences. Runtime pass/fail schemas are stored, not applied (Â
 
 from __future__ import annotations
 
-from typing import Any
-
 from domain.reviews.agent.review import ReviewOutcome
 from domain.reviews.run.failures import FailureCode
 from domain.tools.commands.text_output import clean_output, decode_lossy
+from ports.documents import ChildDocument
 from ports.process import ProcessOutcome
 from ports.statuses import ReviewStatus, Verdict
 
@@ -31,7 +30,7 @@ def clean_stream(data: bytes) -> str:
     return clean_output(decode_lossy(data))
 
 
-def child_record(process: ProcessOutcome, duration_ms: int) -> dict[str, Any]:
+def child_record(process: ProcessOutcome, duration_ms: int) -> ChildDocument:
     """The request's ``child`` field: how the process ended and what it printed."""
     return {
         "exitCode": process.exit_code,

@@ -1,0 +1,432 @@
+"""The JSON documents that cross layers: Runs, requests, executions, claims, store records.
+
+Each is a ``TypedDict``: at run time a plain ``dict`` (so saved state, ``--json`` output and
+store records are byte for byte what they were), to mypy a fixed set of camelCase keys with
+their types, so a mistyped key or a wrong value type is a type error. A key marked
+``NotRequired`` appears only once something wrote it (a summary, a Human's definition, a
+mirror's ``origin``). What stays ``dict[str, Any]`` inside them is open JSON by nature: a
+result shaped by the eval's own schemas, a tool's arguments, the Run's recorded
+declarations.
+
+Text read back from saved JSON is a plain ``str`` (statuses, kinds, codes), so those fields
+are typed ``str``; ``ports.statuses`` members are ``str`` too and are written as is.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, Required, TypedDict
+
+Counters = dict[str, int]
+"""Token counters of one provider attempt, by the provider's own names."""
+
+
+class ProfileDocument(TypedDict, total=False):
+    """An eval's reviewer profile as saved (``profile``, ``requestedProfile``)."""
+
+    kind: Required[str]  # ProfileKind
+    backend: str  # agent
+    model: str
+    timeoutMs: int  # agent, runtime
+    reasoning: str
+    maxToolCalls: int
+    maxTokens: int
+    command: str  # runtime
+    args: list[str]
+
+
+class AttemptDocument(TypedDict):
+    """One provider attempt's usage (``usage[]``); ``error`` when the attempt failed."""
+
+    turn: int
+    attempt: int
+    usage: Counters
+    error: NotRequired[str]
+
+
+class ToolCallDocument(TypedDict):
+    """The audit of one tool call (``toolCalls[]``)."""
+
+    order: int
+    name: str
+    arguments: Any  # the tool's own arguments: open JSON
+    result: str
+    isError: bool
+    error: str | None
+
+
+class ProducerDocument(TypedDict, total=False):
+    """Who produced a result: ``user@host`` and the artifactize version (both always
+    written by artifactize; a store record requires them)."""
+
+    name: str
+    version: str
+    session: str | None
+
+
+class ProvenanceDocument(TypedDict):
+    """Where a result was produced; ``repoPath`` is empty in a mirror, absent when shared."""
+
+    repoPath: NotRequired[str | None]
+    runId: str
+    requestId: str
+    evalId: str
+    evalDefHash: str | None
+    completedAt: str
+    executionPaths: NotRequired[dict[str, dict[str, str]]]  # tool -> path -> digest
+
+
+class SourceDocument(TypedDict):
+    """Where a reused result came from (a request's ``source``)."""
+
+    runId: str
+    requestId: str
+    kind: str  # SourceKind
+
+
+class OriginDocument(TypedDict):
+    """The team review store a mirrored result came from (``origin``)."""
+
+    storeUrl: str
+    publisher: str | None
+    publishedAt: str | None
+
+
+class ChildDocument(TypedDict):
+    """How a runtime eval's process ended and what it printed (a request's ``child``)."""
+
+    exitCode: int | None
+    signal: int | None
+    stdout: str
+    stderr: str
+    durationMs: int
+    truncated: dict[str, bool]  # stdout, stderr
+
+
+class ValidationDocument(TypedDict):
+    """A Run's ``validation``: whether its obligations are met, by Artifact and by eval."""
+
+    status: str  # SATISFIED | NOT SATISFIED
+    scope: list[str]
+    artifacts: dict[str, str]  # Artifact name -> validation status
+    evals: dict[str, str]  # qualified eval ID -> state
+    unmetObligations: list[str]
+
+
+class EvidenceDocument(TypedDict):
+    """What the newest record of an eval's key says, for a scope eval the Run does not run."""
+
+    status: str
+    key: str | None
+    executionId: NotRequired[str]
+    source: SourceDocument | None
+    reason: str | None
+
+
+class UsageSummary(TypedDict):
+    """The usage accounting shared by request and Run summaries (``summaries``)."""
+
+    attempts: int
+    reportedAttempts: int
+    unreportedAttempts: int
+    usageState: str
+    usage: Counters
+
+
+class RequestSummary(UsageSummary):
+    status: str
+    wallMs: int | None
+    executorStarts: int
+    toolCalls: dict[str, int]
+    executionSource: str | None
+
+
+class RunSummary(UsageSummary):
+    counts: dict[str, int]
+    executed: Counters
+    reused: Counters
+    wallMs: int
+    executorStarts: int
+    toolCalls: dict[str, int]
+
+
+class RunUsage(TypedDict):
+    """A Run's top-level ``usage``: what it spent, what reuse saved it."""
+
+    spent: Counters
+    saved: Counters
+
+
+class ArtifactDefinition(TypedDict):
+    """An Artifact as a request or Run recorded it: where it is and how it is declared."""
+
+    name: str
+    kind: str  # folder | file
+    path: str
+    target: str | None
+    children: dict[str, str]
+    mounts: dict[str, str]
+    tags: list[str]
+    declaration: dict[str, Any]  # the whole declaration as plain JSON: open by design
+
+
+class HumanDefinition(TypedDict):
+    """What a Human request was recorded with (``humanDefinition``): its repository, its
+    eval and every Artifact of its admitted scope; rebuilt and compared on every action."""
+
+    repo: str
+    eval: dict[str, Any]  # qualifiedId, artifact and the eval's declaration as plain JSON
+    artifacts: dict[str, ArtifactDefinition]
+
+
+class RunDefinitions(TypedDict):
+    """A Run's ``definitions``: each selected eval and its owning Artifact."""
+
+    evals: dict[str, dict[str, Any]]  # qualified eval ID -> the eval, as in HumanDefinition
+    artifacts: dict[str, ArtifactDefinition]
+
+
+class RequestDefinition(TypedDict):
+    """A request's eval and owning Artifact, joined from its Run's ``definitions``."""
+
+    eval: dict[str, Any]
+    artifact: ArtifactDefinition | None
+
+
+class RunDocument(TypedDict):
+    """A saved Run (``run show --json``); ``summary`` and ``usage`` once it ended."""
+
+    id: str
+    repoPath: str
+    stateDir: str
+    status: str  # ReviewStatus
+    createdAt: str
+    completedAt: str | None
+    selection: list[str]
+    recursive: bool
+    ignoreGates: bool
+    force: bool
+    jobs: int
+    definitions: RunDefinitions
+    executionsStarted: int
+    waitTimeoutMs: int | None
+    waitTimedOut: bool
+    evidence: dict[str, EvidenceDocument]  # qualified eval ID -> evidence
+    validation: ValidationDocument | None
+    error: str | None
+    summary: NotRequired[RunSummary]
+    usage: NotRequired[RunUsage]
+
+
+class RequestDocument(TypedDict):
+    """One eval of a Run as saved (``request show --json`` without its joined views).
+
+    ``selected`` is False for an eval run only because of ``--recursive``; ``source`` is
+    set when the result was reused; a Human request records ``humanDefinition`` and
+    ``runDir`` when it asks, and ``reviewer`` once someone signed it off."""
+
+    id: str
+    runId: str
+    evalId: str
+    ordinal: int
+    selected: bool
+    target: str
+    title: str | None
+    profile: ProfileDocument
+    requestedProfile: ProfileDocument
+    evalDefHash: str
+    payload: dict[str, Any]  # the eval's own payload: open JSON
+    key: str | None
+    fingerprints: dict[str, str]
+    unkeyedReason: str | None
+    force: bool
+    executionId: str | None
+    source: SourceDocument | None
+    provenance: ProvenanceDocument | None
+    usage: list[AttemptDocument] | None
+    reusedUsage: list[AttemptDocument] | None
+    toolCalls: list[ToolCallDocument]
+    status: str  # ReviewStatus
+    createdAt: str
+    startedAt: str | None
+    completedAt: str | None
+    result: dict[str, Any] | None  # shaped by the eval's pass/fail schema: open JSON
+    error: str | None
+    errorCode: str | None  # ErrorCode
+    blockedReason: str | None
+    blockedBy: list[str] | None
+    producer: ProducerDocument | None
+    sessionId: str | None
+    cwd: str | None
+    argv: list[str] | None
+    child: ChildDocument | None  # runtime reviews only
+    summary: NotRequired[RequestSummary]
+    origin: NotRequired[OriginDocument | None]
+    reviewer: NotRequired[str | None]
+    humanDefinition: NotRequired[HumanDefinition]
+    runDir: NotRequired[str]
+
+
+class RequestView(RequestDocument):
+    """``request show --json``: the saved request, who claimed it (for a follower: who
+    reviews the execution it waits on), its source execution, its definition and its own
+    current summary."""
+
+    claim: HumanClaimDocument | None
+    execution: ExecutionDocument | None
+    definition: RequestDefinition | None
+
+
+class ExecutionDocument(TypedDict, total=False):
+    """One execution as saved: at first only who runs it (``id``, ``requestId``), then what
+    it shares with its request, how it settled and (a mirror) where it came from."""
+
+    id: str  # always set; not Required only so a document may be built up from {}
+    requestId: str
+    runId: str
+    evalId: str
+    key: str | None
+    evalDefHash: str
+    fingerprints: dict[str, str]
+    kinds: dict[str, str]  # Artifact name -> folder | file
+    profile: ProfileDocument
+    sessionId: str | None
+    startedAt: str | None
+    status: str  # ReviewStatus
+    result: dict[str, Any] | None  # open JSON, as in a request
+    error: str | None
+    errorCode: str | None
+    provenance: ProvenanceDocument
+    usage: list[AttemptDocument] | None
+    toolCalls: list[ToolCallDocument]
+    producer: ProducerDocument | None
+    reviewer: str | None
+    completedAt: str | None
+    cwd: str | None
+    argv: list[str] | None
+    child: ChildDocument | None
+    origin: OriginDocument
+
+
+class LastVerdict(TypedDict):
+    """``status``: the newest verdict of an eval ID under any key (``last``)."""
+
+    runId: str | None
+    verdict: str
+    fingerprint: NotRequired[str]  # the eval's target's, when the record has it
+
+
+class KeyChanges(TypedDict):
+    """``status``: which key inputs changed since the newest record of a definition."""
+
+    sinceRunId: str | None
+    dependencies: list[str]  # Artifact names, the target included
+    summary: str
+
+
+class EvalStatusDocument(TypedDict):
+    """One eval in ``status --json``: its state, what ``verify`` would do, and why."""
+
+    evalId: str
+    kind: str  # ProfileKind
+    state: str
+    action: str
+    reason: str | None
+    selected: bool
+    included: bool
+    evalDefHash: str | None
+    fingerprint: str | None
+    fingerprints: dict[str, str]
+    key: str | None
+    last: LastVerdict | None
+    changes: KeyChanges | None
+
+
+class StatusDocument(TypedDict):
+    """``status --json``: what ``verify`` would do, read-only."""
+
+    satisfied: bool
+    selection: list[str]
+    scope: list[str]
+    evals: list[EvalStatusDocument]
+    artifacts: dict[str, str]
+    unmetObligations: list[str]
+    actions: dict[str, int]
+    fingerprintFailures: list[str]
+
+
+class HumanClaimDocument(TypedDict):
+    """The cooperative reviewer lock on a waiting Human request (``claim``)."""
+
+    requestId: str
+    reviewer: str
+    claimedAt: str
+
+
+class RecordProfile(TypedDict):
+    kind: str  # ProfileKind
+
+
+class StoreRecord(TypedDict):
+    """A remote review record, schema 2 (``domain/reviews/remote/record_format``).
+
+    ``options`` holds the profile's backend settings, never a runtime command; ``result``
+    is an Agent/Human result as is, a runtime one reduced to its verdict and exit facts;
+    ``execution`` (a full share) is the execution document without ``provenance.repoPath``.
+    """
+
+    schema: int
+    key: str
+    evalDefHash: str
+    fingerprints: dict[str, str]
+    kinds: dict[str, str]
+    verdict: str  # GREEN | RED
+    evalId: str
+    runId: str
+    requestId: str
+    executionId: str
+    profile: RecordProfile
+    options: dict[str, str | int]
+    result: dict[str, Any]  # open JSON, as in a request
+    usage: list[AttemptDocument]  # turn, attempt and usage only: error texts stay local
+    startedAt: str | None
+    completedAt: str
+    reviewer: NotRequired[str | None]
+    producer: NotRequired[ProducerDocument | None]
+    executionPaths: NotRequired[dict[str, dict[str, str]]]
+    execution: NotRequired[ExecutionDocument | None]
+    publisher: NotRequired[str | None]
+    publishedAt: NotRequired[str | None]
+
+
+class SettledFields(TypedDict, total=False):
+    """What settling writes over a request and over its execution alike (``commit``, a
+    Human settlement); a superseded wait writes only its status, code, error and time."""
+
+    status: str
+    result: dict[str, Any] | None  # open JSON, as in a request
+    error: str | None
+    errorCode: str | None
+    provenance: ProvenanceDocument
+    usage: list[AttemptDocument] | None
+    toolCalls: list[ToolCallDocument]
+    producer: ProducerDocument | None
+    reviewer: str | None
+    completedAt: str | None
+    cwd: str | None
+    argv: list[str] | None
+    child: ChildDocument | None
+
+
+class RequestUpdate(SettledFields, total=False):
+    """Fields written over a request document: a settlement's, and what asking a person,
+    following a waiting execution or receiving another request's result adds."""
+
+    profile: ProfileDocument
+    reusedUsage: list[AttemptDocument] | None
+    origin: OriginDocument | None
+    executionId: str | None
+    source: SourceDocument | None
+    blockedReason: str | None
+    startedAt: str | None
+    humanDefinition: HumanDefinition
+    runDir: str
