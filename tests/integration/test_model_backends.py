@@ -1027,8 +1027,8 @@ def test_a_refused_endpoint_does_not_echo_credentials() -> None:
 async def test_each_backend_owns_a_client_closed_by_aclose() -> None:
     created: list[httpx2.AsyncClient] = []
 
-    def factory() -> httpx2.AsyncClient:
-        created.append(new_provider_client())
+    def factory(proxy: str | None = None) -> httpx2.AsyncClient:
+        created.append(new_provider_client(proxy))
         return created[-1]
 
     backends = EnvModelBackends({"OPENAI_API_KEY": "a", "ANTHROPIC_API_KEY": "b"}, factory)

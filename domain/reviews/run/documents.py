@@ -53,6 +53,7 @@ def profile_json(profile: Profile) -> dict[str, Any]:
             ("reasoning", profile.reasoning),
             ("maxToolCalls", profile.max_tool_calls),
             ("maxTokens", profile.max_tokens),
+            ("baseUrl", profile.base_url),
         ):
             if value is not None:
                 data[key] = value
@@ -151,6 +152,7 @@ def new_request(
         "cwd": None,
         "argv": None,
         "child": None,
+        "agent": None,  # Agent reviews: endpoint and requested/reported model, once run
     }
 
 
