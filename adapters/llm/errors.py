@@ -37,6 +37,8 @@ AUTHENTICATION_STATUSES = frozenset({401, 403})
 RATE_LIMIT_STATUS = 429
 PAYMENT_REQUIRED_STATUS = 402
 SHOULD_RETRY_HEADER = "x-should-retry"
+STREAM_STATUS = 0
+"""The status of an error event inside a 200 stream: it has none, so its codes decide."""
 JITTER_MIN = 0.75
 """The SDKs' backoff jitter: the wait is multiplied by a factor drawn in (0.75, 1]."""
 
@@ -73,8 +75,8 @@ CODE_KINDS: Mapping[str, FailureKind] = {
     "context_length_exceeded": FailureKind.PROVIDER_ERROR,
 }
 GENERIC_CODES = frozenset({"invalid_request_error", "api_error"})
-"""Types so broad (Anthropic's credit-balance 400 is an ``invalid_request_error``) that a
-more specific code, or the status and words, decide before them."""
+"""Types so broad (Anthropic's credit-balance 400 is an ``invalid_request_error``) that
+they never decide over the status; in a stream's error event, with no status, they do."""
 
 # A 429 that mentions any of these is an exhausted quota, not a burst limit: retrying is
 # pointless and the backend should stop for the rest of the Run.
@@ -231,6 +233,10 @@ def classify_status(status: int, searchable: str, codes: tuple[str, ...] = ()) -
     known = [code for code in codes if code in CODE_KINDS and code not in GENERIC_CODES]
     if known:
         return CODE_KINDS[known[0]]
+    if status == STREAM_STATUS:
+        by_type = kind_of_codes(codes)
+        if by_type is not None:
+            return by_type
     if status in AUTHENTICATION_STATUSES:
         return FailureKind.AUTHENTICATION
     if status == RATE_LIMIT_STATUS:
@@ -243,9 +249,6 @@ def classify_status(status: int, searchable: str, codes: tuple[str, ...] = ()) -
         return FailureKind.QUOTA
     if status in TRANSIENT_STATUSES or status in SERVER_ERROR_STATUSES:
         return FailureKind.TRANSIENT
-    generic = kind_of_codes(codes)
-    if generic is not None:
-        return generic
     if OVERLOADED_WORD in lowered:
         return FailureKind.TRANSIENT
     return FailureKind.PROVIDER_ERROR

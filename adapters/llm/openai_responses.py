@@ -267,9 +267,12 @@ class ResponsesStream:
         if kind == "error":
             raise stream_error(PROVIDER, data, self._secret, started=self.started)
         response = data.get("response") if isinstance(data, dict) else None
-        if kind == FAILED_EVENT:
-            error = response.get("error") if isinstance(response, dict) else None
-            raise stream_error(PROVIDER, error, self._secret, started=self.started)
+        if kind == FAILED_EVENT and isinstance(response, dict):
+            error = response.get("error")
+            if isinstance(error, dict) and error.get("code"):  # classified by its code
+                raise stream_error(PROVIDER, error, self._secret, started=self.started)
+            self._final = response  # read as a failed response: "status failed"
+            return
         if kind not in QUIET_EVENTS:
             self.started = True
         if kind in FINAL_EVENTS and isinstance(response, dict):

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import httpx2
 
 from adapters.llm.errors import (
+    STREAM_STATUS,
     classify_status,
     clean_text,
     error_object_details,
@@ -32,9 +33,6 @@ from ports.model import (
     TurnRequest,
     TurnResponse,
 )
-
-STREAM_ERROR_STATUS = 0
-"""An error event inside a 200 stream has no status of its own; its codes decide."""
 
 ReadTurn = tuple[str, list[ToolCall], FinishReason, str]
 """(text, tool calls, finish reason, finish detail) read from an answer."""
@@ -101,7 +99,7 @@ def read_answer(
 def stream_error(provider: str, error: Any, secret: str, *, started: bool) -> ProviderFailure:
     """The failure an ``error`` event of a stream reports, classified by its codes."""
     details = error_object_details(error)
-    kind = classify_status(STREAM_ERROR_STATUS, details.searchable, details.codes)
+    kind = classify_status(STREAM_STATUS, details.searchable, details.codes)
     detail = clean_text(details.message) or "no error message"
     return failure(kind, f"{provider} stream reported an error: {detail}", secret, streamed=started)
 
