@@ -16,6 +16,7 @@ from adapters.llm.endpoints import is_loopback_host
 from ports.model import BackendUnavailable
 
 PROXY_SCHEMES = ("http", "https")
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _variable(environment: Mapping[str, str], name: str) -> tuple[str, str] | None:
@@ -57,7 +58,8 @@ def proxy_for(url: str, environment: Mapping[str, str]) -> str | None:
     if is_loopback_host(host):
         return None
     no_proxy = _variable(environment, "NO_PROXY")
-    if no_proxy is not None and _bypassed(host, parts.port, no_proxy[1]):
+    port = parts.port or DEFAULT_PORTS.get(parts.scheme)
+    if no_proxy is not None and _bypassed(host, port, no_proxy[1]):
         return None
     names = ("HTTPS_PROXY", "ALL_PROXY") if parts.scheme == "https" else ("HTTP_PROXY", "ALL_PROXY")
     for name in names:

@@ -24,7 +24,7 @@ from adapters.llm.errors import (
     failure,
     malformed,
 )
-from adapters.llm.http import StreamAssembler, post_turn
+from adapters.llm.http import STREAM_IDLE_TIMEOUT_SECONDS, StreamAssembler, post_turn
 from ports.model import (
     AssistantTurn,
     FinishReason,
@@ -118,6 +118,7 @@ class ProviderBackend(abc.ABC):
     provider: str
     path: str
     fixed_headers: ClassVar[Mapping[str, str]] = {}
+    stream_idle_timeout: float = STREAM_IDLE_TIMEOUT_SECONDS
 
     def __init__(self, api_key: str | None, base_url: str, client: httpx2.AsyncClient) -> None:
         self._api_key = api_key or ""
@@ -155,6 +156,7 @@ class ProviderBackend(abc.ABC):
             self.assembler(self._api_key),
             provider=self.provider,
             secret=self._api_key,
+            idle_timeout=self.stream_idle_timeout,
         )
         return self.response_of(data, self._api_key)
 
