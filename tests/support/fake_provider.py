@@ -117,6 +117,7 @@ class Reply:
     streamable: bool = False  # a protocol body: sent as events when the request streams
     stream_events: int | None = None  # send only this many events, then end the stream
     stall: bool = False  # after ``stream_events`` events, hold the stream open silently
+    model: str | None = None  # only answer a request for this model; None answers any
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,11 @@ def truncated(answer: Reply, events: int) -> Reply:
 def stalled(answer: Reply, events: int) -> Reply:
     """``answer``'s first ``events`` events, then silence on an open stream."""
     return dataclasses.replace(answer, stream_events=events, stall=True)
+
+
+def for_model(model: str, *answers: Reply) -> list[Reply]:
+    """``answers`` kept for requests naming ``model`` (two evals on one route, say)."""
+    return [dataclasses.replace(answer, model=model) for answer in answers]
 
 
 def unstreamed(answer: Reply) -> Reply:
@@ -913,8 +919,9 @@ class FakeProvider:
 
     def _next_reply(self, request: ReceivedRequest) -> Reply:
         with self._lock:
+            requested = request.body.get("model") if isinstance(request.body, dict) else None
             for index, candidate in enumerate(self._script):
-                if candidate.route in (None, request.path):
+                if candidate.route in (None, request.path) and candidate.model in (None, requested):
                     return self._script.pop(index)
             number = len(self._requests)
         if self._responder is not None:
