@@ -29,6 +29,7 @@ from entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
     from domain.config_service import ConfigService
+    from domain.doctor import Doctor
     from domain.reviews.agent.followup import FollowUp
     from domain.reviews.human.lifecycle import HumanReviews
     from domain.reviews.remote.sync import RemoteSync
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from domain.tools.tools_check import ToolsCheck
     from domain.workspace import EvalRef, Workspace
     from ports.conversations import ConversationStore
-    from ports.model import ModelBackends
+    from ports.model import ModelBackends, ModelCatalog
     from ports.review_store import RemoteStore, RemoteStores
     from ports.state import StateStore
     from ports.store_server_storage import ReviewStoreDb
@@ -343,6 +344,22 @@ class Services:
     def remote_stores(self) -> RemoteStores:
         stores: RemoteStores = self.container.remote_stores()
         return stores
+
+    def model_catalog(self) -> ModelCatalog:
+        catalog: ModelCatalog = self.container.model_catalog()
+        return catalog
+
+    def doctor(self) -> tuple[Doctor, Workspace | None, str | None]:
+        """The doctor, the workspace (None, with why, when it does not load)."""
+        from domain.doctor import Doctor
+        from entrypoints.doctor_checks import doctor_ports
+
+        workspace, error = None, None
+        try:
+            workspace = self.config().load(self.repo())
+        except Exception as exc:  # a broken workspace is one finding among others
+            error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return Doctor(doctor_ports(self)), workspace, error
 
     def remote_store(self) -> RemoteStore | None:
         """The configured team review store, or None. An invalid configuration is an error

@@ -192,6 +192,30 @@ class ModelBackends(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Probe:
+    """Whether an endpoint answered a model listing within the wait: ``status`` is its HTTP
+    status (None: no answer at all), ``detail`` a short, key-free reason when not ready."""
+
+    answered: bool
+    status: int | None
+    detail: str
+    seconds: float
+
+
+class ModelCatalog(Protocol):
+    """What an endpoint serves: ``artifactize models`` and ``artifactize doctor``."""
+
+    async def list_models(self, backend: str, base_url: str | None = None) -> list[str]:
+        """The model IDs the endpoint lists. Raises BackendUnavailable before connecting,
+        ProviderFailure when the endpoint fails or refuses."""
+        ...
+
+    async def probe(self, backend: str, base_url: str | None, timeout: float) -> Probe:
+        """Ask the endpoint for its models, waiting at most ``timeout`` seconds."""
+        ...
+
+
 def usage_total(usage: Mapping[str, int]) -> int:
     """Tokens a turn counts against ``max_tokens``: the reported total, else 0."""
     return int(usage.get("totalTokens", 0))

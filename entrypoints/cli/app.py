@@ -13,6 +13,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from entrypoints.cli import models as cli_models
 from entrypoints.cli import remote as cli_remote
 from entrypoints.cli import requests as cli_requests
 from entrypoints.cli import runs as cli_reviews
@@ -55,6 +56,8 @@ app.command("review")(cli_review.review_command)
 app.add_typer(cli_sessions.session_app, name="session")
 app.add_typer(cli_remote.remote_app, name="remote")
 app.add_typer(cli_server.server_app, name="server")
+app.command("models")(cli_models.models_command)
+app.command("doctor")(cli_models.doctor_command)
 
 
 def _version_callback(value: bool) -> None:
