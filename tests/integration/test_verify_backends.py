@@ -161,6 +161,25 @@ def test_an_agent_review_through_each_backend(
     assert fake.pending == 0 and fake.exhausted == 0
     fake.assert_sdk_valid()
 
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "entrypoints.cli.app",
+            "--state-dir",
+            str(tmp_path / "state"),
+            "run",
+            "show",
+            run["id"],
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=120,
+    )
+    saved = {r["evalId"]: r for r in json.loads(shown.stdout)["requests"]}[EVAL]
+    assert saved["agent"] == request["agent"]  # run show has both model names too
+
     posts = len(fake.posts())
     code, again = verify(repo, tmp_path / "state", fake, "--recursive", EVAL)
     assert_green_but_the_signoff(code, again)
