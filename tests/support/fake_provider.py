@@ -711,6 +711,7 @@ class FakeProvider:
         openai_models: Sequence[str] = FAKE_OPENAI_MODELS,
         anthropic_models: Sequence[str] = FAKE_ANTHROPIC_MODELS,
         dated_models: bool = True,
+        check_sdk: bool = True,
     ) -> None:
         """``responder`` answers POSTs the script does not cover. A ``required_*_key``
         makes the fake answer 401 to a request of that provider without that exact key.
@@ -718,6 +719,7 @@ class FakeProvider:
         real APIs do (False: they echo the requested name)."""
         self._responder = responder
         self._dated_models = dated_models
+        self._check_sdk = check_sdk  # False: no SDK validation (a benchmark's fake)
         self._required_keys = {
             OPENAI_RESPONSES: required_openai_key,
             OPENAI_CHAT: required_openai_key,
@@ -854,7 +856,7 @@ class FakeProvider:
         path = handler.path.split("?", 1)[0]
         received = ReceivedRequest(handler.command, path, headers, raw_body, body)
         problem = None
-        if handler.command == "POST" and path in TURN_ROUTES:
+        if handler.command == "POST" and path in TURN_ROUTES and self._check_sdk:
             from tests.support.sdk_types import request_problem
 
             problem = request_problem(path, body)
@@ -963,6 +965,8 @@ class FakeProvider:
         self._send(handler, answer.status, payload, answer.headers, answer.content_type)
 
     def _check_reply(self, route: str, body: Any) -> None:
+        if not self._check_sdk:
+            return
         from tests.support.sdk_types import reply_problem
 
         problem = reply_problem(route, body)
@@ -976,7 +980,7 @@ class FakeProvider:
         from tests.support.sdk_types import event_problem
 
         route = answer.route or ""
-        for event in events:
+        for event in events if self._check_sdk else ():
             problem = event_problem(route, event)
             if problem is not None:
                 with self._lock:
