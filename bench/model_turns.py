@@ -24,6 +24,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +40,14 @@ from tests.support.fake_provider import (
     OPENAI_CHAT,
     OPENAI_RESPONSES,
     FakeProvider,
+    Reply,
     anthropic_tool_use,
     chat_tool_call,
     openai_tool_call,
 )
 
 TEXT = "Looking at the outline first. " * 40  # ~1.2 KB of text before the call
-REPLIES = {
+REPLIES: dict[str, tuple[str, Callable[[], Reply]]] = {
     "openai": (OPENAI_RESPONSES, lambda: openai_tool_call("c1", "read_docs", {"path": "a.md"})),
     "anthropic": (
         ANTHROPIC_MESSAGES,
