@@ -145,6 +145,7 @@ async def post_turn(
     provider: str,
     secret: str,
     idle_timeout: float = STREAM_IDLE_TIMEOUT_SECONDS,
+    max_event_bytes: int = MAX_STREAM_EVENT_BYTES,
 ) -> dict[str, Any]:
     """POST a streaming turn and return the final answer as one JSON object.
 
@@ -172,7 +173,7 @@ async def post_turn(
                 error_body, _ = await _read_at_most(answer, MAX_ERROR_BODY_BYTES)
                 problem = status_failure(provider, status, answer.headers, error_body, secret)
             elif kind == EVENT_STREAM:
-                result = await _read_events(answer, assembler, provider, secret)
+                result = await _read_events(answer, assembler, provider, secret, max_event_bytes)
             else:
                 payload, over = await _read_at_most(answer, MAX_RESPONSE_BYTES)
                 if over:
@@ -191,10 +192,14 @@ async def post_turn(
 
 
 async def _read_events(
-    answer: httpx2.Response, assembler: StreamAssembler, provider: str, secret: str
+    answer: httpx2.Response,
+    assembler: StreamAssembler,
+    provider: str,
+    secret: str,
+    max_event_bytes: int,
 ) -> dict[str, Any]:
     problem: ProviderFailure | None = None
-    async for event in httpx2.EventSource(answer, max_event_size=MAX_STREAM_EVENT_BYTES):
+    async for event in httpx2.EventSource(answer, max_event_size=max_event_bytes):
         if event.data.strip() == DONE_DATA:
             assembler.feed(DONE_DATA, None)
             break

@@ -18,6 +18,7 @@ import pytest
 
 from adapters.llm.backends import EnvModelBackends
 from adapters.llm.errors import parse_retry_after
+from adapters.llm.http import MAX_STREAM_EVENT_BYTES, new_provider_client, post_turn
 from adapters.llm.openai_chat import IMAGES_INTRO
 from adapters.llm.proxies import proxy_for, without_credentials
 from adapters.llm.turns import ProviderBackend
@@ -726,3 +727,74 @@ def test_proxy_choice_by_scheme_and_credentials_hidden() -> None:
         proxy_for("https://api.example.test", {"HTTPS_PROXY": "ftp://x:1"})
     endpoint = EnvModelBackends({**env, "OPENAI_API_KEY": "k"}).endpoint("openai")
     assert endpoint.proxy == "http://b:3128"  # shown without its credentials
+
+
+# --- limits and hostile streams -----------------------------------------------------------
+
+
+class _Final:
+    """A minimal assembler: the last event's data is the answer."""
+
+    def __init__(self) -> None:
+        self.started = False
+        self.last: dict[str, Any] | None = None
+
+    def feed(self, event: str, data: Any) -> None:
+        self.started = True
+        self.last = data
+
+    def finish(self) -> dict[str, Any]:
+        assert self.last is not None
+        return self.last
+
+
+async def test_stream_event_size_at_the_limit_and_one_past(fake: FakeProvider) -> None:
+    data = '{"padding": "' + "x" * 200 + '"}'
+    frame = f"event: e\ndata: {data}\n\n".encode()
+    size = len("event: e") + len(f"data: {data}")  # the lines of the event, as counted
+    stream = Reply(raw=frame, content_type="text/event-stream")
+    fake.enqueue(stream, stream)
+    async with new_provider_client() as client:
+        url = f"{fake.base_url}/responses"
+        ok = await post_turn(
+            client, url, {}, {}, _Final(), provider="OpenAI", secret="k", max_event_bytes=size
+        )
+        assert ok == {"padding": "x" * 200}
+        with pytest.raises(ProviderFailure) as caught:
+            await post_turn(
+                client,
+                url,
+                {},
+                {},
+                _Final(),
+                provider="OpenAI",
+                secret="k",
+                max_event_bytes=size - 1,
+            )
+    assert caught.value.kind is FailureKind.PROVIDER_ERROR
+    assert f"exceeded the {size - 1} byte limit" in caught.value.message
+    assert MAX_STREAM_EVENT_BYTES == 8 * 1024 * 1024
+
+
+@pytest.mark.parametrize("name", ["openai", "anthropic", "openai-chat"])
+async def test_a_stream_error_event_echoing_the_key_is_redacted(name: str) -> None:
+    secret = "sk-SECRET-stream-0123456789abcdef"
+    with FakeProvider() as fake:
+        env = {
+            **fake.env(openai_key=secret, anthropic_key=secret),
+        }
+        event = {"type": "error", "error": {"type": "api_error", "message": f"bad key {secret}"}}
+        if name == "openai":
+            event = {"type": "error", "code": "server_error", "message": f"bad key {secret}"}
+        if name == "openai-chat":
+            event = {"error": {"message": f"bad key {secret}", "code": "server_error"}}
+        route = {"openai": OPENAI_RESPONSES, "anthropic": ANTHROPIC_MESSAGES}.get(name, OPENAI_CHAT)
+        fake.enqueue(Reply(raw=_sse(event, name), content_type="text/event-stream", route=route))
+        backend = EnvModelBackends(env).open(name)
+        try:
+            with pytest.raises(ProviderFailure) as caught:
+                await backend.turn(request())
+        finally:
+            await backend.aclose()
+    assert secret not in caught.value.message and "[REDACTED]" in caught.value.message
+    assert caught.value.kind is FailureKind.TRANSIENT
