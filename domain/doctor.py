@@ -75,6 +75,12 @@ class Doctor:
         store = await self.ports.store()
         if store.configured and not store.reachable:
             self.problems.append(f"Team store {store.url}: not reachable ({store.detail}).")
+        loopback = [b["backend"] for b in backends if b.get("loopback")]
+        if store.configured and loopback and not self.ports.backends.loopback_models_allowed():
+            self.problems.append(
+                f"verify will refuse the team store while {', '.join(loopback)} uses a loopback "
+                "endpoint: set ARTIFACTIZE_REMOTE=off, or ARTIFACTIZE_REMOTE_ALLOW_LOOPBACK_MODELS=1."
+            )
         state_problem = self.ports.state_problem()
         if state_problem is not None:
             self.problems.append(f"State home {self.ports.state_dir}: {state_problem}")

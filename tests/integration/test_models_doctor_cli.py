@@ -219,3 +219,23 @@ def test_doctor_without_a_workspace_still_checks_the_machine(tmp_path: Path) -> 
     assert report["stateHome"]["writable"] is True
     assert code == (0 if not report["problems"] else 1)
     assert all(p.startswith("Workspace: ") for p in report["problems"])
+
+
+def test_doctor_names_the_loopback_rule_against_a_configured_store(
+    tmp_path: Path, fake: FakeProvider
+) -> None:
+    workspace(tmp_path, '{ kind = "agent", backend = "openai", model = "m" }')
+    env = {
+        **fake.env(),
+        "ARTIFACTIZE_REMOTE": "http://127.0.0.1:9/",
+        "ARTIFACTIZE_REMOTE_TOKEN": "azt_x",
+    }
+    code, report, _ = run(tmp_path, env, "doctor")
+    assert code == 1
+    assert report["teamStore"]["configured"] is True and report["teamStore"]["reachable"] is False
+    assert any("verify will refuse the team store while openai" in p for p in report["problems"])
+    code, report, _ = run(
+        tmp_path, {**env, "ARTIFACTIZE_REMOTE_ALLOW_LOOPBACK_MODELS": "1"}, "doctor"
+    )
+    assert not any("verify will refuse" in p for p in report["problems"])
+    assert "lets its verdicts into the team store" in report["backends"][0]["loopbackRule"]
