@@ -75,6 +75,7 @@ bench: install
 	$(BIN)/python bench/commands.py
 	$(BIN)/python bench/reviews.py
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/model_turns.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -20,12 +20,16 @@ def _tls_context() -> ssl.SSLContext:
     return httpx2.create_ssl_context(trust_env=False)
 
 
-def new_http_client(*, total: float | None, connect: float) -> httpx2.AsyncClient:
+def new_http_client(
+    *, total: float | None, connect: float, proxy: str | None = None
+) -> httpx2.AsyncClient:
     """A client with ``total`` as its default timeout (None: none) and ``connect`` seconds to
-    connect; the caller closes it."""
+    connect, through ``proxy`` when one is named (chosen by the caller, never read from the
+    environment by httpx2); the caller closes it."""
     return httpx2.AsyncClient(
         verify=_tls_context(),
         timeout=httpx2.Timeout(total, connect=connect),
         follow_redirects=False,
         trust_env=False,
+        proxy=proxy,
     )

@@ -77,7 +77,7 @@ _PASS_SCHEMAS = [
 _MODELS = [
     ("anthropic", "claude-sonnet-4-5", "medium"),
     ("openai", "gpt-5.1", "high"),
-    ("codex", "gpt-5.1-codex", "low"),
+    ("openai-chat", "qwen3:8b", "low"),
 ]
 
 

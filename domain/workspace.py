@@ -130,6 +130,12 @@ def build_workspace(discovery: Discovery) -> Workspace:
     return _Builder(discovery).build()
 
 
+PUBLISHED_TOOL_NAME_MAX = 64
+"""Longest name an Agent tool is published under: OpenAI and Anthropic cap function names
+at 64 characters, and a longer one fails the first model request."""
+AGENT_VIEWS = ("agent_tools", "agent_sessions")
+
+
 def published_name(tool_name: str, artifact_name: str) -> str:
     """The name a tool is published under: ``<name>_<artifactId>``."""
     return f"{tool_name}_{artifact_name}"
@@ -334,6 +340,14 @@ class _Builder:
             for artifact in artifacts.values():
                 for name in names_of(artifact):
                     published = published_name(name, artifact.name)
+                    if view in AGENT_VIEWS and len(published) > PUBLISHED_TOOL_NAME_MAX:
+                        self.fail(
+                            self.declared[artifact.name],
+                            f"views.{view}.{name}",
+                            f"Agent tool name {published} is {len(published)} characters; "
+                            f"model APIs accept at most {PUBLISHED_TOOL_NAME_MAX} "
+                            "(<tool>_<Artifact>): shorten the tool or the Artifact name",
+                        )
                     first = seen.get(published)
                     if first is None:
                         seen[published] = (artifact, name)

@@ -29,6 +29,7 @@ from entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
     from domain.config_service import ConfigService
+    from domain.doctor import Doctor
     from domain.reviews.agent.followup import FollowUp
     from domain.reviews.human.lifecycle import HumanReviews
     from domain.reviews.remote.sync import RemoteSync
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from entrypoints.monitor_tui.source import MonitorSource
     from ports.conversations import ConversationStore
     from ports.documents import ProducerDocument
-    from ports.model import ModelBackends
+    from ports.model import ModelBackends, ModelCatalog
     from ports.review_store import RemoteStore, RemoteStores
     from ports.state import StateStore
     from ports.store_server_storage import ReviewStoreDb
@@ -53,7 +54,12 @@ PRIVATE_DIRECTORY_MODE = 0o700
 TEST_ENDPOINT_VARIABLES = {
     "openai": "ARTIFACTIZE_OPENAI_BASE_URL",
     "anthropic": "ARTIFACTIZE_ANTHROPIC_BASE_URL",
+    "openai-chat": "ARTIFACTIZE_OPENAI_CHAT_BASE_URL",
 }
+LOOPBACK_STORE_FIX = (
+    "set ARTIFACTIZE_REMOTE=off. (To publish verdicts of a local model such as Ollama, "
+    "set ARTIFACTIZE_REMOTE_ALLOW_LOOPBACK_MODELS=1.)"
+)
 
 
 @dataclass
@@ -192,7 +198,7 @@ class Services:
         except StateLocationError as exc:
             raise CommandError(str(exc)) from None
         backends = container.model_backends()
-        remote = self._remote_sync(state, backends)  # checked before any state is created
+        remote = self._remote_sync(state, backends, workspace)  # before any state is created
         store = self.open_state(create=True)
         assert store is not None
         scripts = container.fingerprint_scripts()
@@ -239,9 +245,13 @@ class Services:
         except SelectionError as exc:
             raise CommandError(str(exc)) from None
 
-    def _remote_sync(self, state: str, backends: ModelBackends) -> RemoteSync | None:
-        """The team review store for this Run, or None. A test endpoint rules the store out,
-        so results of a fake provider can never reach a team's store."""
+    def _remote_sync(
+        self, state: str, backends: ModelBackends, workspace: Workspace
+    ) -> RemoteSync | None:
+        """The team review store for this Run, or None. A loopback model endpoint (a test
+        variable, or a profile's ``base_url``) rules the store out, so results of a fake
+        provider can never reach a team's store, unless the user allows loopback models."""
+        from domain.declarations.model import AgentProfile
         from domain.reviews.remote.sync import RemoteSync
         from ports.model import BackendUnavailable
         from ports.review_store import RemoteConfigError
@@ -253,15 +263,30 @@ class Services:
             raise CommandError(str(exc)) from None
         if settings is None:
             return None
+        allowed = backends.loopback_models_allowed()
         for backend, variable in TEST_ENDPOINT_VARIABLES.items():
             try:
                 endpoint = backends.test_endpoint(backend)
+                loopback = endpoint is not None and backends.endpoint(backend).loopback
             except BackendUnavailable:
-                endpoint = "invalid"
-            if endpoint is not None:
+                loopback = True  # an invalid value: the review will say why; stay safe
+            if loopback and not allowed:
                 raise CommandError(
                     f"{variable} is set, so verify will not use the remote "
-                    "review store; set ARTIFACTIZE_REMOTE=off."
+                    f"review store; {LOOPBACK_STORE_FIX}"
+                )
+        for ref in workspace.evals():
+            profile = ref.eval.profile
+            if not isinstance(profile, AgentProfile) or profile.base_url is None:
+                continue
+            try:
+                loopback = backends.endpoint(profile.backend, profile.base_url).loopback
+            except BackendUnavailable:
+                loopback = True
+            if loopback and not allowed:
+                raise CommandError(
+                    f"The base_url of {ref.qualified_id} is a loopback endpoint, so verify "
+                    f"will not use the remote review store; {LOOPBACK_STORE_FIX}"
                 )
         return RemoteSync(stores.open(settings), self.progress)
 
@@ -333,6 +358,22 @@ class Services:
     def remote_stores(self) -> RemoteStores:
         stores: RemoteStores = self.container.remote_stores()
         return stores
+
+    def model_catalog(self) -> ModelCatalog:
+        catalog: ModelCatalog = self.container.model_catalog()
+        return catalog
+
+    def doctor(self) -> tuple[Doctor, Workspace | None, str | None]:
+        """The doctor, the workspace (None, with why, when it does not load)."""
+        from domain.doctor import Doctor
+        from entrypoints.doctor_checks import doctor_ports
+
+        workspace, error = None, None
+        try:
+            workspace = self.config().load(self.repo())
+        except Exception as exc:  # a broken workspace is one finding among others
+            error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return Doctor(doctor_ports(self)), workspace, error
 
     def remote_store(self) -> RemoteStore | None:
         """The configured team review store, or None. An invalid configuration is an error

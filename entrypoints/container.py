@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ports.filesystem import Filesystem
     from ports.ids import IdSource
     from ports.launch import DetachedLauncher
-    from ports.model import ModelBackends
+    from ports.model import ModelBackends, ModelCatalog
     from ports.process import ProcessRunner
     from ports.programs import ProgramFinder
     from ports.regex import RegexEngine
@@ -136,6 +136,12 @@ def _model_backends(environment: Mapping[str, str]) -> ModelBackends:
     from adapters.llm.backends import EnvModelBackends
 
     return EnvModelBackends(environment=environment)
+
+
+def _model_catalog(environment: Mapping[str, str]) -> ModelCatalog:
+    from adapters.llm.catalog import EnvModelCatalog
+
+    return EnvModelCatalog(environment=environment)
 
 
 def _remote_stores(environment: Mapping[str, str]) -> RemoteStores:
@@ -265,6 +271,7 @@ class Container(containers.DeclarativeContainer):
     stored_now = providers.Singleton(_stored_now)
     conversations = providers.Factory(_conversations)  # call with state_dir=...
     model_backends = providers.Factory(_model_backends, environment=environment)
+    model_catalog = providers.Factory(_model_catalog, environment=environment)
     remote_stores = providers.Factory(_remote_stores, environment=environment)
     config_service = providers.Factory(_config_service, filesystem=filesystem)
     tool_ports = providers.Factory(

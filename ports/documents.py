@@ -32,6 +32,18 @@ class ProfileDocument(TypedDict, total=False):
     maxTokens: int
     command: str  # runtime
     args: list[str]
+    baseUrl: str  # agent: a declared endpoint
+
+
+class AgentDocument(TypedDict):
+    """Who answered an Agent review (``agent``): the endpoint and where it came from, the
+    model requested and the one the provider reported (a dated snapshot of it)."""
+
+    backend: str
+    baseUrl: str | None
+    endpointSource: str | None
+    requestedModel: str
+    reportedModel: str | None
 
 
 class AttemptDocument(TypedDict):
@@ -259,6 +271,7 @@ class RequestDocument(TypedDict):
     cwd: str | None
     argv: list[str] | None
     child: ChildDocument | None  # runtime reviews only
+    agent: NotRequired[AgentDocument | None]  # Agent reviews only
     summary: NotRequired[RequestSummary]
     origin: NotRequired[OriginDocument | None]
     reviewer: NotRequired[str | None]
@@ -304,6 +317,7 @@ class ExecutionDocument(TypedDict, total=False):
     cwd: str | None
     argv: list[str] | None
     child: ChildDocument | None
+    agent: AgentDocument | None
     origin: OriginDocument
 
 
@@ -415,6 +429,7 @@ class SettledFields(TypedDict, total=False):
     cwd: str | None
     argv: list[str] | None
     child: ChildDocument | None
+    agent: AgentDocument | None
 
 
 class RequestUpdate(SettledFields, total=False):

@@ -109,7 +109,11 @@ class ProviderFailure(Exception):
     """A turn that did not complete. ``message`` is already cleaned and bounded.
 
     ``usage`` is what the provider reported before failing (usually nothing);
-    ``streamed`` says whether any output had arrived, which rules out a retry."""
+    ``streamed`` says whether any output had arrived, which rules out a retry;
+    ``should_retry`` is the provider's own say (``x-should-retry``), None when silent;
+    ``retry_after`` the wait it asked for, in seconds; ``backoff_jitter`` the factor in
+    (0.75, 1] the loop applies to its own backoff, drawn by the adapter because the domain
+    has no randomness of its own."""
 
     def __init__(
         self,
@@ -119,6 +123,8 @@ class ProviderFailure(Exception):
         retry_after: float | None = None,
         usage: Mapping[str, int] | None = None,
         streamed: bool = False,
+        should_retry: bool | None = None,
+        backoff_jitter: float = 1.0,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -126,11 +132,32 @@ class ProviderFailure(Exception):
         self.retry_after = retry_after
         self.usage: Mapping[str, int] = usage or {}
         self.streamed = streamed
+        self.should_retry = should_retry
+        self.backoff_jitter = backoff_jitter
 
 
 class BackendUnavailable(Exception):
     """The backend cannot be used at all (missing API key, invalid test endpoint, unknown
     backend name). Raised before any connection is made; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a backend's turns go, resolved and checked before any connection.
+
+    ``source`` says who chose ``base_url``: ``"default"`` (the public API), ``"profile"``
+    (the eval's ``base_url``) or the environment variable's name. ``proxy`` is the proxy URL
+    in effect without its credentials, None when the connection is direct (always for a
+    loopback endpoint). The key's value is never here, only whether it is set."""
+
+    backend: str
+    base_url: str
+    source: str
+    loopback: bool
+    key_variable: str
+    key_set: bool
+    key_required: bool
+    proxy: str | None = None
 
 
 class ModelBackend(Protocol):
@@ -144,12 +171,48 @@ class ModelBackend(Protocol):
 
 
 class ModelBackends(Protocol):
-    def open(self, backend: str) -> ModelBackend:
-        """A ready backend by name (``openai`` or ``anthropic``); raises BackendUnavailable."""
+    def open(self, backend: str, base_url: str | None = None) -> ModelBackend:
+        """A ready backend by name (``openai``, ``anthropic`` or ``openai-chat``) at the
+        endpoint ``endpoint(backend, base_url)`` names; raises BackendUnavailable."""
+        ...
+
+    def endpoint(self, backend: str, base_url: str | None = None) -> Endpoint:
+        """The endpoint in effect: the environment variable, else the profile's
+        ``base_url``, else the public default. Raises BackendUnavailable for an unknown
+        backend or an invalid URL (a missing key is reported in ``key_set``)."""
         ...
 
     def test_endpoint(self, backend: str) -> str | None:
-        """The loopback base URL override in effect for ``backend``, if any."""
+        """The base URL the environment variable sets for ``backend``, if any."""
+        ...
+
+    def loopback_models_allowed(self) -> bool:
+        """Whether verdicts of a loopback endpoint may reach the team store
+        (``ARTIFACTIZE_REMOTE_ALLOW_LOOPBACK_MODELS=1``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Whether an endpoint answered a model listing within the wait: ``status`` is its HTTP
+    status (None: no answer at all), ``detail`` a short, key-free reason when not ready."""
+
+    answered: bool
+    status: int | None
+    detail: str
+    seconds: float
+
+
+class ModelCatalog(Protocol):
+    """What an endpoint serves: ``artifactize models`` and ``artifactize doctor``."""
+
+    async def list_models(self, backend: str, base_url: str | None = None) -> list[str]:
+        """The model IDs the endpoint lists. Raises BackendUnavailable before connecting,
+        ProviderFailure when the endpoint fails or refuses."""
+        ...
+
+    async def probe(self, backend: str, base_url: str | None, timeout: float) -> Probe:
+        """Ask the endpoint for its models, waiting at most ``timeout`` seconds."""
         ...
 
 

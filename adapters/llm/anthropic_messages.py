@@ -1,23 +1,26 @@
-"""Anthropic Messages API backend: one non-streaming ``POST {root}/v1/messages`` per turn.
+"""Anthropic Messages API backend: one streamed ``POST {root}/v1/messages`` per turn.
 
-Authenticates with ``x-api-key`` and ``anthropic-version: 2023-06-01`` (the wire format the
-original tool speaks, and the one a fake or proxy expects). Thinking blocks come back signed
-and are replayed verbatim through ``AssistantTurn.provider_items``.
+Authenticates with ``x-api-key`` (when a key is set) and ``anthropic-version: 2023-06-01``.
+Thinking blocks come back signed and are replayed verbatim through
+``AssistantTurn.provider_items``. The stream is assembled block by block into the message the
+non-streaming API would send; ``message_delta`` carries the final usage and stop reason.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from adapters.llm.errors import UnsupportedReasoning, failure
+from adapters.llm.http import IncompleteStream
 from adapters.llm.turns import (
     Malformed,
     ProviderBackend,
     ReadTurn,
     compact_json,
     read_answer,
+    stream_error,
     tool_result_blocks,
 )
 from adapters.llm.usage import UsagePath, collect_usage
@@ -39,7 +42,7 @@ PROVIDER = "Anthropic"
 ANTHROPIC_VERSION = "2023-06-01"
 MAX_TOKENS_PER_TURN = 16384
 """Anthropic requires an output cap per request; this is it, not the review's token budget."""
-ANTHROPIC_REASONING_EFFORTS = ("low", "medium", "high", "max")
+ANTHROPIC_REASONING_EFFORTS = ("low", "medium", "high", "xhigh", "max")
 
 USAGE_PATHS: tuple[UsagePath, ...] = (
     (("input_tokens",), "inputTokens"),
@@ -53,6 +56,7 @@ STOP_FINISH: Mapping[str, FinishReason] = {
     "end_turn": "stop",
     "tool_use": "tool_calls",
     "max_tokens": "length",
+    "model_context_window_exceeded": "length",  # the context filled up: cut short, as max_tokens
     "refusal": "content_filter",
 }
 
@@ -87,11 +91,25 @@ def _tool_input(call: ToolCall) -> dict[str, Any]:
     return value
 
 
+REPLAY_KEYS: Mapping[str, tuple[str, ...]] = {
+    "text": ("type", "text"),
+    "tool_use": ("type", "id", "name", "input"),
+    "thinking": ("type", "thinking", "signature"),
+    "redacted_thinking": ("type", "data"),
+}
+"""The fields of each answer block a request may carry back; others (``citations: null``,
+``caller``) are answer-only, and blocks of other types are not replayed."""
+
+
 def assistant_content(turn: AssistantTurn) -> list[dict[str, Any]]:
     """The raw content blocks when we have them (signed thinking must go back verbatim),
     else text and ``tool_use`` blocks rebuilt from the provider-neutral turn."""
     if turn.provider_items:
-        return [dict(block) for block in turn.provider_items]
+        return [
+            {key: block[key] for key in REPLAY_KEYS[str(block.get("type"))] if key in block}
+            for block in turn.provider_items
+            if block.get("type") in REPLAY_KEYS
+        ]
     blocks: list[dict[str, Any]] = []
     if turn.text or not turn.tool_calls:
         blocks.append({"type": "text", "text": turn.text})
@@ -159,6 +177,7 @@ def request_body(request: TurnRequest) -> dict[str, Any]:
     if request.instructions:
         body["system"] = request.instructions
     body["messages"] = messages(request.items)
+    body["stream"] = True
     if request.tools:
         body["tools"] = tool_definitions(request.tools)
         body["tool_choice"] = {"type": request.tool_choice}
@@ -218,15 +237,97 @@ def _read_turn(data: Mapping[str, Any], content: list[Any]) -> ReadTurn:
 # --- backend ------------------------------------------------------------------------------
 
 
+class MessagesStream:
+    """Assembles a Messages stream (``message_start``, content block start/delta/stop,
+    ``message_delta``, ``message_stop``) into the message the non-streaming API sends."""
+
+    def __init__(self, secret: str) -> None:
+        self._secret = secret
+        self._message: dict[str, Any] | None = None
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._partial_json: dict[int, list[str]] = {}
+        self._stopped = False
+        self.started = False
+
+    def feed(self, event: str, data: Any) -> None:
+        if not isinstance(data, dict):
+            return
+        kind = data.get("type", event)
+        if kind == "error":
+            raise stream_error(PROVIDER, data.get("error"), self._secret, started=self.started)
+        if kind == "message_start" and isinstance(data.get("message"), dict):
+            self._message = dict(data["message"])
+            self._message["content"] = []
+        elif kind == "content_block_start":
+            self.started = True
+            block = data.get("content_block")
+            if isinstance(block, dict):
+                self._blocks[_index(data)] = dict(block)
+        elif kind == "content_block_delta":
+            self._delta(_index(data), data.get("delta"))
+        elif kind == "content_block_stop":
+            self._close_block(_index(data))
+        elif kind == "message_delta" and self._message is not None:
+            delta = data.get("delta")
+            if isinstance(delta, dict):
+                self._message.update({k: v for k, v in delta.items() if k.startswith("stop_")})
+            usage = data.get("usage")
+            if isinstance(usage, dict):
+                merged = dict(self._message.get("usage") or {})
+                merged.update({k: v for k, v in usage.items() if v is not None})
+                self._message["usage"] = merged
+        elif kind == "message_stop":
+            self._stopped = True
+
+    def _delta(self, index: int, delta: Any) -> None:
+        block = self._blocks.get(index)
+        if block is None or not isinstance(delta, dict):
+            return
+        kind = delta.get("type")
+        if kind == "text_delta":
+            block["text"] = str(block.get("text", "")) + str(delta.get("text", ""))
+        elif kind == "thinking_delta":
+            block["thinking"] = str(block.get("thinking", "")) + str(delta.get("thinking", ""))
+        elif kind == "signature_delta":
+            block["signature"] = str(block.get("signature", "")) + str(delta.get("signature", ""))
+        elif kind == "input_json_delta":
+            self._partial_json.setdefault(index, []).append(str(delta.get("partial_json", "")))
+
+    def _close_block(self, index: int) -> None:
+        block = self._blocks.get(index)
+        if block is not None and block.get("type") == "tool_use" and index in self._partial_json:
+            text = "".join(self._partial_json.pop(index))
+            try:
+                block["input"] = json.loads(text) if text.strip() else {}
+            except ValueError:
+                block["input"] = text  # read_answer reports it as malformed
+
+    def finish(self) -> dict[str, Any]:
+        if self._message is None or not self._stopped:
+            raise IncompleteStream("no message_stop event")
+        message = dict(self._message)
+        message["content"] = [self._blocks[index] for index in sorted(self._blocks)]
+        return message
+
+
+def _index(data: Mapping[str, Any]) -> int:
+    index = data.get("index")
+    return index if isinstance(index, int) else -1
+
+
 class AnthropicMessagesBackend(ProviderBackend):
     """``ModelBackend`` for Anthropic (or a compatible server at ``base_url``, the root)."""
 
     name = "anthropic"
     provider = PROVIDER
     path = "/v1/messages"
+    fixed_headers: ClassVar[Mapping[str, str]] = {"anthropic-version": ANTHROPIC_VERSION}
 
     def auth_headers(self, api_key: str) -> dict[str, str]:
-        return {"x-api-key": api_key, "anthropic-version": ANTHROPIC_VERSION}
+        return {"x-api-key": api_key}
+
+    def assembler(self, secret: str) -> MessagesStream:
+        return MessagesStream(secret)
 
     def body_of(self, request: TurnRequest, secret: str) -> dict[str, Any]:
         problem: ProviderFailure | None = None

@@ -1,10 +1,11 @@
-"""Validation of the test endpoint variables (``ARTIFACTIZE_*_BASE_URL``).
+"""Validation of model endpoints: a profile's ``base_url`` and ``ARTIFACTIZE_*_BASE_URL``.
 
-A test endpoint exists so a fake provider on this machine can stand in for the real one. It
-receives the API key, so it must be loopback: ``localhost``, an address in 127.0.0.0/8 or
-``[::1]``, over http or https, with no credentials, query or fragment. Anything else is
-refused before a connection is made, and the error names the variable and the rule. The
-value itself is not echoed: it may hold credentials.
+An endpoint receives the API key, so plain http is allowed only on a loopback host
+(``localhost``, 127.0.0.0/8, ``[::1]``: a local Ollama, vLLM or our fake provider); any
+other host needs https. Credentials, query and fragment are refused (keys travel in headers,
+from their own variables). Everything is checked before a connection is made, and the error
+names the variable or key and the rule. The value itself is not echoed: it may hold
+credentials.
 
 ``split_http_url`` and ``is_loopback_host`` also serve the remote store's URL rules
 (``remote_urls``), which word their errors their own way.
@@ -22,11 +23,14 @@ ALLOWED_SCHEMES = ("http", "https")
 LOOPBACK_NAMES = ("localhost",)
 LOOPBACK_V4 = ipaddress.IPv4Network("127.0.0.0/8")
 LOOPBACK_V6 = ipaddress.IPv6Address("::1")
-LOOPBACK_RULE = "an http(s) URL on localhost, 127.0.0.0/8 or [::1]"
+ENDPOINT_RULE = (
+    "an https:// URL, or an http:// URL on localhost, 127.0.0.0/8 or [::1], "
+    "without credentials, query or fragment"
+)
 
 
-def _refuse(variable: str, problem: str) -> BackendUnavailable:
-    return BackendUnavailable(f"{variable} must be {LOOPBACK_RULE}; {problem}.")
+def _refuse(name: str, problem: str) -> BackendUnavailable:
+    return BackendUnavailable(f"{name} must be {ENDPOINT_RULE}; {problem}. Correct or unset it.")
 
 
 def is_loopback_host(host: str) -> bool:
@@ -75,18 +79,25 @@ def split_http_url(
     return parts, port, host
 
 
-def validate_test_endpoint(variable: str, value: str) -> str | None:
-    """The normalized base URL (no trailing slash), or None when ``value`` is empty (unset).
+def validate_base_url(name: str, value: str) -> str:
+    """The normalized base URL (no trailing slash) of ``value``, named ``name`` in errors.
 
-    Raises ``BackendUnavailable`` naming ``variable`` and the rule it breaks."""
-    if value == "":
-        return None
+    Raises ``BackendUnavailable`` naming ``name``, the rule and the fix. The value itself is
+    not echoed: it may hold credentials."""
     parts, _, host = split_http_url(
         value,
-        lambda problem: _refuse(variable, problem),
-        scheme_problem="its scheme is not http or https",
-        userinfo_problem="it must not contain credentials (user:password@)",
+        lambda problem: _refuse(name, problem),
+        scheme_problem="its scheme is not https (or http on a loopback host)",
+        userinfo_problem="it must not contain credentials (user:password@); "
+        "keys travel in headers, from their own variables",
     )
-    if not is_loopback_host(host):
-        raise _refuse(variable, f"host {host!r} is not loopback")
+    if parts.scheme == "http" and not is_loopback_host(host):
+        raise _refuse(name, f"host {host!r} is not loopback, so it needs https://")
     return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+
+
+def validate_test_endpoint(variable: str, value: str) -> str | None:
+    """``validate_base_url`` of a variable's value, or None when it is empty (unset)."""
+    if value == "":
+        return None
+    return validate_base_url(variable, value)

@@ -1,8 +1,11 @@
-"""The HTTP exchange shared by the model backends: one JSON POST, bounded, no retries.
+"""The HTTP exchange shared by the model backends: one JSON POST per turn, streamed as
+server-sent events, bounded, no retries (the Agent loop retries).
 
-The client never follows redirects, ignores proxy variables (so ``HTTP_PROXY`` cannot reroute
-a loopback test endpoint or see the API key), and has only a connect timeout: the review
-deadline is enforced by the caller with an anyio cancel scope, which interrupts any await.
+The client never follows redirects and never reads proxy variables itself: the backend
+chooses the proxy (``proxies.proxy_for``; never for loopback, so ``HTTP_PROXY`` cannot see a
+local endpoint's traffic). A turn has a connect timeout and, while streaming, an idle-read
+timeout; the review deadline is enforced by the caller with an anyio cancel scope, which
+interrupts any await.
 
 Failures are raised outside the ``except`` blocks on purpose: a chained httpx2 exception
 would keep a reference to the request, and with it the API key header.
@@ -12,13 +15,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import httpx2
 
 from adapters.http_clients import new_http_client
-from adapters.llm.errors import malformed, status_failure, transport_failure
-from ports.model import ProviderFailure
+from adapters.llm.errors import failure, malformed, status_failure, transport_failure
+from ports.model import FailureKind, ProviderFailure
 
 CONNECT_TIMEOUT_SECONDS = 10.0
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
@@ -27,9 +30,10 @@ MAX_ERROR_BODY_BYTES = 64 * 1024
 """Of a non-2xx answer only this much is read: enough for the error message."""
 
 
-def new_provider_client() -> httpx2.AsyncClient:
-    """A client for one backend; the backend closes it in ``aclose``."""
-    return new_http_client(total=None, connect=CONNECT_TIMEOUT_SECONDS)
+def new_provider_client(proxy: str | None = None) -> httpx2.AsyncClient:
+    """A client for one backend, through ``proxy`` when one is in effect; the backend
+    closes it in ``aclose``."""
+    return new_http_client(total=None, connect=CONNECT_TIMEOUT_SECONDS, proxy=proxy)
 
 
 def encode_json(body: Mapping[str, Any]) -> bytes:
@@ -101,3 +105,122 @@ def _json_object(payload: bytes, provider: str, secret: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise malformed(provider, "the answer is not a JSON object.", secret)
     return data
+
+
+STREAM_IDLE_TIMEOUT_SECONDS = 120.0
+"""Longest silence between two reads of a streamed answer; the review deadline still bounds
+the whole turn. A provider thinking for long sends keep-alive events (Anthropic ``ping``)."""
+MAX_STREAM_EVENT_BYTES = 8 * 1024 * 1024
+"""Largest single server-sent event; one event carries at most one output item."""
+EVENT_STREAM = "text/event-stream"
+DONE_DATA = "[DONE]"  # Chat Completions' end marker
+
+
+class StreamAssembler(Protocol):
+    """Builds a backend's final answer from its server-sent events.
+
+    ``feed`` takes each event's name and parsed JSON data (may raise ``ProviderFailure``
+    for an error event); ``finish`` returns the answer as the non-streaming API would have
+    sent it, or raises ``IncompleteStream`` when the final event never came. ``started``:
+    some output arrived, so the turn can no longer be retried."""
+
+    started: bool
+
+    def feed(self, event: str, data: Any) -> None: ...
+
+    def finish(self) -> dict[str, Any]: ...
+
+
+class IncompleteStream(Exception):
+    """Raised by ``StreamAssembler.finish`` when the stream ended before its final event."""
+
+
+async def post_turn(
+    client: httpx2.AsyncClient,
+    url: str,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    assembler: StreamAssembler,
+    *,
+    provider: str,
+    secret: str,
+    idle_timeout: float = STREAM_IDLE_TIMEOUT_SECONDS,
+    max_event_bytes: int = MAX_STREAM_EVENT_BYTES,
+) -> dict[str, Any]:
+    """POST a streaming turn and return the final answer as one JSON object.
+
+    An answer of ``text/event-stream`` goes through ``assembler``; a server that ignores
+    ``stream`` and answers one JSON object is read as ``post_json`` reads it. Raises
+    ``ProviderFailure`` as ``post_json`` does, and TRANSIENT (not to be retried once output
+    arrived) when the stream stalls past ``idle_timeout`` or ends before its final event."""
+    content = encode_json(body)
+    request_headers = {
+        "content-type": "application/json",
+        "accept": f"{EVENT_STREAM}, application/json",
+    }
+    request_headers.update(headers)
+    timeout = httpx2.Timeout(None, connect=CONNECT_TIMEOUT_SECONDS, read=idle_timeout)
+    problem: ProviderFailure | None = None
+    payload: bytes | None = None
+    result: dict[str, Any] | None = None
+    try:
+        async with client.stream(
+            "POST", url, content=content, headers=request_headers, timeout=timeout
+        ) as answer:
+            status = answer.status_code
+            kind = answer.headers.get("content-type", "").partition(";")[0].strip().lower()
+            if not 200 <= status < 300:
+                error_body, _ = await _read_at_most(answer, MAX_ERROR_BODY_BYTES)
+                problem = status_failure(provider, status, answer.headers, error_body, secret)
+            elif kind == EVENT_STREAM:
+                result = await _read_events(answer, assembler, provider, secret, max_event_bytes)
+            else:
+                payload, over = await _read_at_most(answer, MAX_RESPONSE_BYTES)
+                if over:
+                    problem = malformed(
+                        provider, f"the answer exceeds {MAX_RESPONSE_BYTES} bytes.", secret
+                    )
+    except ProviderFailure as failed:
+        problem = failed
+    except httpx2.HTTPError as error:
+        problem = transport_failure(provider, error, secret, streamed=assembler.started)
+    if problem is not None:
+        raise problem
+    if result is not None:
+        return result
+    return _json_object(payload or b"", provider, secret)
+
+
+async def _read_events(
+    answer: httpx2.Response,
+    assembler: StreamAssembler,
+    provider: str,
+    secret: str,
+    max_event_bytes: int,
+) -> dict[str, Any]:
+    problem: ProviderFailure | None = None
+    async for event in httpx2.EventSource(answer, max_event_size=max_event_bytes):
+        if event.data.strip() == DONE_DATA:
+            assembler.feed(DONE_DATA, None)
+            break
+        if not event.data:
+            continue  # a keep-alive
+        try:
+            data = json.loads(event.data)
+        except ValueError:
+            problem = malformed(provider, f"stream event {event.event!r} is not JSON.", secret)
+            break
+        assembler.feed(event.event, data)
+    if problem is not None:
+        problem.streamed = assembler.started
+        raise problem
+    try:
+        return assembler.finish()
+    except IncompleteStream as error:
+        problem = failure(
+            FailureKind.TRANSIENT,
+            f"{provider} stream ended before its final event ({error}).",
+            secret,
+            streamed=True,
+        )
+    raise problem

@@ -1,9 +1,11 @@
-"""OpenAI Responses API backend: one non-streaming ``POST {base}/responses`` per turn.
+"""OpenAI Responses API backend: one streamed ``POST {base}/responses`` per turn.
 
 Nothing is stored on OpenAI's side (``store: false``), so every turn resends the whole
-conversation; reasoning items come back with their encrypted content and are replayed
-verbatim through ``AssistantTurn.provider_items``. Parallel tool calls are disabled because
-the Agent loop runs tools one at a time.
+conversation, and nothing may point at a stored item: messages and function calls are
+replayed without their server item IDs, reasoning items as the API requires them (their
+``id`` with their ``encrypted_content``). Parallel tool calls are disabled because the
+Agent loop runs tools one at a time. The stream's final event (``response.completed`` or
+``response.incomplete``) carries the whole response, usage included.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from adapters.llm.errors import UnsupportedReasoning
+from adapters.llm.http import IncompleteStream
 from adapters.llm.turns import (
     Malformed,
     ProviderBackend,
     ReadTurn,
     read_answer,
+    stream_error,
     tool_result_blocks,
 )
 from adapters.llm.usage import UsagePath, collect_usage
@@ -40,6 +44,7 @@ USAGE_PATHS: tuple[UsagePath, ...] = (
     (("output_tokens",), "outputTokens"),
     (("total_tokens",), "totalTokens"),
     (("input_tokens_details", "cached_tokens"), "cacheReadTokens"),
+    (("input_tokens_details", "cache_write_tokens"), "cacheWriteTokens"),
     (("output_tokens_details", "reasoning_tokens"), "reasoningTokens"),
 )
 
@@ -66,29 +71,52 @@ def tool_output_parts(content: tuple[Mapping[str, Any], ...]) -> list[dict[str, 
     return tool_result_blocks(content, _text_part, _image_part)
 
 
+REASONING_REPLAY_KEYS = ("type", "id", "summary", "encrypted_content")
+"""What a reasoning item keeps on replay: under ``store: false`` the API finds it by its
+encrypted content, and its type requires the ``id`` and ``summary``."""
+
+
+def _assistant_message(text: str) -> dict[str, Any]:
+    """An assistant message as input: no item ID, so nothing refers to a stored item."""
+    return {"type": "message", "role": "assistant", "content": text}
+
+
+def _function_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments}
+
+
+def _replay_item(item: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One output item as the next request may send it under ``store: false``."""
+    kind = item.get("type")
+    if kind == "reasoning":
+        return {key: item[key] for key in REASONING_REPLAY_KEYS if key in item}
+    if kind == "message":
+        parts = item.get("content")
+        texts = [
+            str(part.get("text") if part.get("type") == "output_text" else part.get("refusal"))
+            for part in (parts if isinstance(parts, list) else [])
+            if isinstance(part, dict) and part.get("type") in ("output_text", "refusal")
+        ]
+        return _assistant_message("".join(texts)) if texts else None
+    if kind == "function_call":
+        return _function_call(
+            str(item.get("call_id")), str(item.get("name")), str(item.get("arguments"))
+        )
+    return None  # an item type we neither read nor can replay without its stored ID
+
+
 def assistant_items(turn: AssistantTurn) -> list[dict[str, Any]]:
-    """The raw output items when we have them (reasoning must go back verbatim), else a
-    message and function calls rebuilt from the provider-neutral turn."""
+    """The output items replayed without server item IDs (reasoning with its ID and
+    encrypted content), else a message and function calls rebuilt from the
+    provider-neutral turn."""
     if turn.provider_items:
-        return [dict(item) for item in turn.provider_items]
+        replayed = [_replay_item(item) for item in turn.provider_items]
+        return [item for item in replayed if item is not None]
     items: list[dict[str, Any]] = []
     if turn.text:
-        items.append(
-            {
-                "type": "message",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": turn.text}],
-            }
-        )
+        items.append(_assistant_message(turn.text))
     for call in turn.tool_calls:
-        items.append(
-            {
-                "type": "function_call",
-                "call_id": call.call_id,
-                "name": call.name,
-                "arguments": call.arguments,
-            }
-        )
+        items.append(_function_call(call.call_id, call.name, call.arguments))
     return items
 
 
@@ -141,6 +169,7 @@ def request_body(request: TurnRequest) -> dict[str, Any]:
         body["tools"] = tool_definitions(request.tools)
         body["tool_choice"] = request.tool_choice
     body["store"] = False
+    body["stream"] = True
     body["parallel_tool_calls"] = False
     body["include"] = ["reasoning.encrypted_content"]
     if request.reasoning is not None:
@@ -219,6 +248,42 @@ def _read_turn(data: Mapping[str, Any], output: list[Any]) -> ReadTurn:
 # --- backend ------------------------------------------------------------------------------
 
 
+FINAL_EVENTS = ("response.completed", "response.incomplete")
+FAILED_EVENT = "response.failed"
+QUIET_EVENTS = ("response.created", "response.in_progress", "response.queued")
+"""Events before any output: a failure after them can still be retried."""
+
+
+class ResponsesStream:
+    """Assembles a Responses stream: the final event carries the whole response."""
+
+    def __init__(self, secret: str) -> None:
+        self._secret = secret
+        self._final: dict[str, Any] | None = None
+        self.started = False
+
+    def feed(self, event: str, data: Any) -> None:
+        kind = data.get("type", event) if isinstance(data, dict) else event
+        if kind == "error":
+            raise stream_error(PROVIDER, data, self._secret, started=self.started)
+        response = data.get("response") if isinstance(data, dict) else None
+        if kind == FAILED_EVENT and isinstance(response, dict):
+            error = response.get("error")
+            if isinstance(error, dict) and error.get("code"):  # classified by its code
+                raise stream_error(PROVIDER, error, self._secret, started=self.started)
+            self._final = response  # read as a failed response: "status failed"
+            return
+        if kind not in QUIET_EVENTS:
+            self.started = True
+        if kind in FINAL_EVENTS and isinstance(response, dict):
+            self._final = response
+
+    def finish(self) -> dict[str, Any]:
+        if self._final is None:
+            raise IncompleteStream(f"no {' or '.join(FINAL_EVENTS)} event")
+        return self._final
+
+
 class OpenAIResponsesBackend(ProviderBackend):
     """``ModelBackend`` for OpenAI (or a compatible server at ``base_url``, the ``…/v1``)."""
 
@@ -231,6 +296,9 @@ class OpenAIResponsesBackend(ProviderBackend):
 
     def body_of(self, request: TurnRequest, secret: str) -> dict[str, Any]:
         return request_body(request)
+
+    def assembler(self, secret: str) -> ResponsesStream:
+        return ResponsesStream(secret)
 
     def response_of(self, data: dict[str, Any], secret: str) -> TurnResponse:
         usage = collect_usage(data.get("usage"), USAGE_PATHS)

@@ -1,9 +1,10 @@
 """What the model backends do alike around one turn: the backend shell, tool result blocks,
-and the first checks of an answer.
+stream error events, and the first checks of an answer.
 
-A backend names its provider, its path below the base URL and its auth headers, and turns a
-``TurnRequest`` into its wire body and the answer back into a ``TurnResponse``; the POST, the
-error mapping and the size limits are ``provider_http.post_json``'s.
+A backend names its provider, its path below the base URL and its headers, turns a
+``TurnRequest`` into its wire body, assembles its stream into the answer the non-streaming
+API would send, and reads that answer into a ``TurnResponse``; the POST, the error mapping
+and the limits are ``http.post_turn``'s.
 """
 
 from __future__ import annotations
@@ -11,13 +12,27 @@ from __future__ import annotations
 import abc
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx2
 
-from adapters.llm.errors import malformed
-from adapters.llm.http import post_json
-from ports.model import AssistantTurn, FinishReason, ToolCall, TurnRequest, TurnResponse
+from adapters.llm.errors import (
+    STREAM_STATUS,
+    classify_status,
+    clean_text,
+    error_object_details,
+    failure,
+    malformed,
+)
+from adapters.llm.http import STREAM_IDLE_TIMEOUT_SECONDS, StreamAssembler, post_turn
+from ports.model import (
+    AssistantTurn,
+    FinishReason,
+    ProviderFailure,
+    ToolCall,
+    TurnRequest,
+    TurnResponse,
+)
 
 ReadTurn = tuple[str, list[ToolCall], FinishReason, str]
 """(text, tool calls, finish reason, finish detail) read from an answer."""
@@ -81,20 +96,32 @@ def read_answer(
     return TurnResponse(model=model, finish=finish, turn=turn, usage=usage, finish_detail=detail)
 
 
+def stream_error(provider: str, error: Any, secret: str, *, started: bool) -> ProviderFailure:
+    """The failure an ``error`` event of a stream reports, classified by its codes."""
+    details = error_object_details(error)
+    kind = classify_status(STREAM_STATUS, details.searchable, details.codes)
+    detail = clean_text(details.message) or "no error message"
+    return failure(kind, f"{provider} stream reported an error: {detail}", secret, streamed=started)
+
+
 class ProviderBackend(abc.ABC):
-    """A ``ModelBackend`` shell: one ``post_json`` to ``base_url`` + ``path`` per turn.
+    """A ``ModelBackend`` shell: one streamed ``post_turn`` to ``base_url`` + ``path`` per
+    turn.
 
     Subclasses set ``name``, ``provider`` (as messages name it) and ``path``, and implement
-    ``auth_headers``, ``body_of`` (the wire body; raise before anything is sent) and
-    ``response_of`` (a 2xx JSON object to a ``TurnResponse``); ``secret`` is the API key,
-    to redact from messages."""
+    ``auth_headers``, ``body_of`` (the wire body; raise before anything is sent),
+    ``assembler`` (a fresh ``StreamAssembler``) and ``response_of`` (a 2xx JSON object to a
+    ``TurnResponse``); ``secret`` is the API key, to redact from messages. Without a key
+    (a keyless local server) no auth header is sent; ``fixed_headers`` always are."""
 
     name: str
     provider: str
     path: str
+    fixed_headers: ClassVar[Mapping[str, str]] = {}
+    stream_idle_timeout: float = STREAM_IDLE_TIMEOUT_SECONDS
 
-    def __init__(self, api_key: str, base_url: str, client: httpx2.AsyncClient) -> None:
-        self._api_key = api_key
+    def __init__(self, api_key: str | None, base_url: str, client: httpx2.AsyncClient) -> None:
+        self._api_key = api_key or ""
         self._url = base_url.rstrip("/") + self.path
         self._client = client
 
@@ -110,15 +137,26 @@ class ProviderBackend(abc.ABC):
     @abc.abstractmethod
     def response_of(self, data: dict[str, Any], secret: str) -> TurnResponse: ...
 
+    @abc.abstractmethod
+    def assembler(self, secret: str) -> StreamAssembler: ...
+
+    def headers(self) -> dict[str, str]:
+        headers = dict(self.fixed_headers)
+        if self._api_key:
+            headers.update(self.auth_headers(self._api_key))
+        return headers
+
     async def turn(self, request: TurnRequest) -> TurnResponse:
         body = self.body_of(request, self._api_key)
-        data = await post_json(
+        data = await post_turn(
             self._client,
             self._url,
-            self.auth_headers(self._api_key),
+            self.headers(),
             body,
+            self.assembler(self._api_key),
             provider=self.provider,
             secret=self._api_key,
+            idle_timeout=self.stream_idle_timeout,
         )
         return self.response_of(data, self._api_key)
 

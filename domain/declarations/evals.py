@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from domain.declarations.base_url import base_url_problem
 from domain.declarations.commands import read_command, read_operand_args
 from domain.declarations.model import (
     AGENT_DEFAULT_TIMEOUT_MS,
@@ -27,15 +28,17 @@ from ports.statuses import PROFILE_KINDS, ProfileKind
 
 PROFILE_VARIANTS_MAX = 64
 POSITIVE_INT_MAX = 2**63 - 1
-BACKENDS = ("openai", "anthropic", "codex")
+BACKENDS = ("openai", "anthropic", "openai-chat")
 REMOVED_BACKENDS: Mapping[str, str] = {
-    "chatgpt": "the `chatgpt` backend was removed; use `codex`",
+    "chatgpt": "the `chatgpt` backend was removed; use `openai`",
     "claude": "the `claude` backend was removed; use `anthropic`",
+    "codex": "the `codex` backend is not supported; use one of `openai`, `anthropic`, "
+    "`openai-chat`",
 }
 REASONING: Mapping[str, tuple[str, ...]] = {
     "openai": ("none", "minimal", "low", "medium", "high", "xhigh", "max"),
-    "codex": ("none", "minimal", "low", "medium", "high", "xhigh", "max"),
-    "anthropic": ("low", "medium", "high", "max"),
+    "anthropic": ("low", "medium", "high", "xhigh", "max"),
+    "openai-chat": ("none", "minimal", "low", "medium", "high", "xhigh"),
 }
 RESERVED_RESULT_FIELDS = (
     "verdict",
@@ -193,7 +196,16 @@ class EvalParser:
             table,
             key_path,
             self.problems,
-            ("kind", "backend", "model", "reasoning", "timeout_ms", "max_tool_calls", "max_tokens"),
+            (
+                "kind",
+                "backend",
+                "model",
+                "reasoning",
+                "base_url",
+                "timeout_ms",
+                "max_tool_calls",
+                "max_tokens",
+            ),
             ("backend", "model"),
         )
         start = len(self.problems.items)
@@ -203,6 +215,11 @@ class EvalParser:
         elif backend is not None:
             backend = reader.choice("backend", BACKENDS)
         model = reader.string("model")
+        base_url = reader.string("base_url")
+        if base_url is not None:
+            problem = base_url_problem(base_url)
+            if problem is not None:
+                reader.fail("base_url", problem)
         reasoning = None
         if backend is not None and backend in REASONING:
             reasoning = reader.choice("reasoning", REASONING[backend])
@@ -211,7 +228,9 @@ class EvalParser:
         max_tokens = reader.integer("max_tokens", 1, POSITIVE_INT_MAX)
         if len(self.problems.items) > start or backend is None or model is None:
             return None
-        return AgentProfile(backend, model, reasoning, timeout_ms, max_tool_calls, max_tokens)
+        return AgentProfile(
+            backend, model, reasoning, timeout_ms, max_tool_calls, max_tokens, base_url=base_url
+        )
 
     def payload(self, reader: TableReader, eval_id: str) -> Mapping[str, Any] | None:
         payload = reader.table_at("payload")

@@ -131,6 +131,7 @@ class AgentProfile:
     max_tool_calls: int | None = None
     max_tokens: int | None = None
     kind: Literal[ProfileKind.AGENT] = ProfileKind.AGENT
+    base_url: str | None = None  # the team's shared server; ARTIFACTIZE_*_BASE_URL wins
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,17 @@ COMMANDS: dict[str, LazyCommand] = {
         "session_app",
         "Saved Agent conversations and follow-up questions.",
     ),
+    "models": LazyCommand(
+        "entrypoints.cli.models",
+        "models_command",
+        "List the models the backend's endpoint serves (one ID a line).",
+    ),
+    "doctor": LazyCommand(
+        "entrypoints.cli.models",
+        "doctor_command",
+        "Check keys, endpoints, proxies, the state home, the team store and the Human tools "
+        "the workspace needs.",
+    ),
     "remote": LazyCommand(
         "entrypoints.cli.remote",
         "remote_app",

@@ -9,6 +9,7 @@ from typing import Any
 from ports.model import (
     AssistantTurn,
     BackendUnavailable,
+    Endpoint,
     FinishReason,
     ProviderFailure,
     ToolCall,
@@ -69,11 +70,25 @@ class ScriptedBackends:
     backend: ScriptedBackend | None
     opened: int = 0
 
-    def open(self, backend: str) -> ScriptedBackend:
+    def open(self, backend: str, base_url: str | None = None) -> ScriptedBackend:
         if self.backend is None:
             raise BackendUnavailable("OPENAI_API_KEY is required for this Agent backend.")
         self.opened += 1
         return self.backend
 
+    def endpoint(self, backend: str, base_url: str | None = None) -> Endpoint:
+        return Endpoint(
+            backend=backend,
+            base_url=base_url or "https://scripted.invalid/v1",
+            source="profile" if base_url else "default",
+            loopback=False,
+            key_variable="OPENAI_API_KEY",
+            key_set=self.backend is not None,
+            key_required=True,
+        )
+
     def test_endpoint(self, backend: str) -> str | None:
         return None
+
+    def loopback_models_allowed(self) -> bool:
+        return False

@@ -49,6 +49,7 @@ from tests.support.fake_provider import (
     anthropic_text_block,
     anthropic_tool_use,
     anthropic_tool_use_block,
+    chat_text,
     delayed,
     disconnect,
     error,
@@ -65,11 +66,16 @@ from tests.support.images import PNG1, b64
 
 pytestmark = pytest.mark.anyio
 
-BACKENDS = ("openai", "anthropic")
-PROVIDER_NAMES = {"openai": "OpenAI", "anthropic": "Anthropic"}
+BACKENDS = ("openai", "anthropic", "openai-chat")
+PROVIDER_NAMES = {
+    "openai": "OpenAI",
+    "anthropic": "Anthropic",
+    "openai-chat": "OpenAI-compatible server",
+}
 ENDPOINT_VARIABLES = {
     "openai": "ARTIFACTIZE_OPENAI_BASE_URL",
     "anthropic": "ARTIFACTIZE_ANTHROPIC_BASE_URL",
+    "openai-chat": "ARTIFACTIZE_OPENAI_CHAT_BASE_URL",
 }
 TOOLS = (
     ToolSpec(
@@ -198,6 +204,7 @@ async def test_openai_request_is_exactly_the_responses_wire_format(fake: FakePro
         "tools": [tool_json],
         "tool_choice": "auto",
         "store": False,
+        "stream": True,
         "parallel_tool_calls": False,
         "include": ["reasoning.encrypted_content"],
         "reasoning": {"effort": "high"},
@@ -213,11 +220,7 @@ async def test_openai_request_is_exactly_the_responses_wire_format(fake: FakePro
         "instructions": "Be strict.",
         "input": [
             user,
-            {
-                "type": "message",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": "Looking."}],
-            },
+            {"type": "message", "role": "assistant", "content": "Looking."},
             {
                 "type": "function_call",
                 "call_id": "call_1",
@@ -233,8 +236,13 @@ async def test_openai_request_is_exactly_the_responses_wire_format(fake: FakePro
                     {"type": "input_image", "image_url": f"data:image/png;base64,{IMAGE}"},
                 ],
             },
-            reasoning_item,  # replayed verbatim, encrypted content included
-            openai_function_call_item("call_2", "read_docs", {"path": "b.md"}),
+            reasoning_item,  # replayed with its ID and encrypted content, as store:false needs
+            {  # without its server item ID (fc_…) and status: nothing is stored
+                "type": "function_call",
+                "call_id": "call_2",
+                "name": "read_docs",
+                "arguments": '{"path":"b.md"}',
+            },
             {
                 "type": "function_call_output",
                 "call_id": "call_2",
@@ -244,9 +252,12 @@ async def test_openai_request_is_exactly_the_responses_wire_format(fake: FakePro
         "tools": [tool_json],
         "tool_choice": "none",
         "store": False,
+        "stream": True,
         "parallel_tool_calls": False,
         "include": ["reasoning.encrypted_content"],
     }
+    assert openai_function_call_item("call_2", "read_docs", {"path": "b.md"})["id"] == "fc_call_2"
+    fake.assert_sdk_valid()
 
 
 async def test_anthropic_request_is_exactly_the_messages_wire_format(fake: FakeProvider) -> None:
@@ -291,6 +302,7 @@ async def test_anthropic_request_is_exactly_the_messages_wire_format(fake: FakeP
         "max_tokens": MAX_TOKENS_PER_TURN,
         "system": "Be strict.",
         "messages": [user],
+        "stream": True,
         "tools": [tool_json],
         "tool_choice": {"type": "auto"},
         "thinking": {"type": "adaptive"},
@@ -373,16 +385,18 @@ async def test_anthropic_request_is_exactly_the_messages_wire_format(fake: FakeP
                 ],
             },
         ],
+        "stream": True,
         "tools": [tool_json],
         "tool_choice": {"type": "none"},
     }
+    fake.assert_sdk_valid()
 
 
 @pytest.mark.parametrize("name", BACKENDS)
 async def test_without_tools_neither_tools_nor_tool_choice_is_sent(
     fake: FakeProvider, name: str
 ) -> None:
-    fake.enqueue(openai_text("{}"), anthropic_text("{}"))
+    fake.enqueue(openai_text("{}"), anthropic_text("{}"), chat_text("{}"))
     async with opened(fake, name) as backend:
         await backend.turn(simple_request(tools=(), tool_choice="none", instructions=""))
     (sent,) = fake.posts()
@@ -400,7 +414,12 @@ async def test_without_tools_neither_tools_nor_tool_choice_is_sent(
             ["none", "minimal", "low", "medium", "high", "xhigh", "max"],
             ["adaptive", "HIGH", ""],
         ),
-        ("anthropic", ["low", "medium", "high", "max"], ["none", "minimal", "xhigh", "Max"]),
+        ("anthropic", ["low", "medium", "high", "xhigh", "max"], ["none", "minimal", "Max"]),
+        (
+            "openai-chat",
+            ["none", "minimal", "low", "medium", "high", "xhigh"],
+            ["max", "adaptive", ""],
+        ),
     ],
 )
 async def test_reasoning_values_are_checked_before_connecting(
@@ -415,13 +434,15 @@ async def test_reasoning_values_are_checked_before_connecting(
             assert repr(value) in str(caught.value) and name in str(caught.value)
         assert fake.requests == []
         for value in accepted:
-            fake.enqueue(openai_text("{}") if name == "openai" else anthropic_text("{}"))
+            fake.enqueue(openai_text("{}"), anthropic_text("{}"), chat_text("{}"))
             await backend.turn(simple_request(reasoning=value))
     efforts = [
-        (r.body.get("reasoning") or r.body.get("output_config") or {}).get("effort")
+        r.body.get("reasoning_effort")
+        or (r.body.get("reasoning") or r.body.get("output_config") or {}).get("effort")
         for r in fake.posts()
     ]
     assert efforts == accepted
+    fake.assert_sdk_valid()  # xhigh included: the SDK types take it
 
 
 async def test_anthropic_refuses_to_replay_arguments_that_are_not_an_object(
@@ -496,7 +517,7 @@ async def test_openai_tool_call_answer(fake: FakeProvider) -> None:
         openai_tool_call("call_7", "read_docs", '{"path": "x"}', reasoning="enc"),
         request=simple_request(model="gpt-x"),
     )
-    assert response.model == "gpt-x"
+    assert response.model == "gpt-x-2025-11-13"  # the fake answers as the API: a snapshot
     assert response.finish == "tool_calls"
     assert response.turn.text == ""
     assert response.turn.tool_calls == (ToolCall("call_7", "read_docs", '{"path": "x"}'),)
@@ -574,7 +595,7 @@ async def test_anthropic_text_tool_use_and_usage(fake: FakeProvider) -> None:
         ),
         request=simple_request(model="claude-x"),
     )
-    assert response.model == "claude-x"
+    assert response.model == "claude-x-20250929"
     assert response.finish == "tool_calls"
     assert response.turn.text == "Reading two files."
     assert response.turn.tool_calls == (
@@ -729,6 +750,8 @@ async def test_answer_size_limit_at_the_limit_and_one_past(fake: FakeProvider) -
         (error(429, "Too many.", code="insufficient_quota"), FailureKind.QUOTA),
         (error(400, "Your credit balance is too low."), FailureKind.QUOTA),
         (error(402, "Payment required."), FailureKind.QUOTA),
+        (error(408, "Request timeout."), FailureKind.TRANSIENT),
+        (error(409, "Lock conflict."), FailureKind.TRANSIENT),
         (error(500, "Internal error."), FailureKind.TRANSIENT),
         (error(502, "Bad gateway."), FailureKind.TRANSIENT),
         (error(503, "Unavailable."), FailureKind.TRANSIENT),
@@ -765,7 +788,7 @@ async def test_error_message_is_the_providers_message(fake: FakeProvider, name: 
         ({"Retry-After": "0"}, 0.0),
         ({"Retry-After": "1.5"}, 1.5),
         ({"retry-after-ms": "250", "Retry-After": "1"}, 0.25),
-        ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, None),
+        ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date past: no wait
         ({"Retry-After": "-3"}, None),
         ({"Retry-After": "nan"}, None),
         ({}, None),
@@ -830,7 +853,7 @@ async def test_error_message_bound_at_the_limit_and_one_past(fake: FakeProvider,
 @pytest.mark.parametrize("name", BACKENDS)
 async def test_a_closed_port_is_transient(fake: FakeProvider, name: str) -> None:
     url = f"http://127.0.0.1:{closed_port()}"
-    overrides = {"ARTIFACTIZE_OPENAI_BASE_URL": url, "ARTIFACTIZE_ANTHROPIC_BASE_URL": url}
+    overrides = {variable: url for variable in ENDPOINT_VARIABLES.values()}
     async with opened(fake, name, **overrides) as backend:
         failure = await turn_failure(backend)
     assert failure.kind is FailureKind.TRANSIENT
@@ -934,7 +957,9 @@ def test_unknown_backend(name: str) -> None:
     backends = EnvModelBackends({"OPENAI_API_KEY": "k"})
     with pytest.raises(BackendUnavailable) as caught:
         backends.open(name)
-    assert str(caught.value) == f"Unknown Agent backend: {name}"
+    assert str(caught.value) == (
+        f"Unknown Agent backend: {name}; use one of: openai, anthropic, openai-chat."
+    )
     with pytest.raises(BackendUnavailable):
         backends.test_endpoint(name)
 
@@ -970,6 +995,15 @@ async def test_defaults_are_the_real_apis() -> None:
         ("anthropic", "http://127.0.0.1:9/v1", "http://127.0.0.1:9"),
         ("anthropic", "http://127.0.0.1:9/v1/", "http://127.0.0.1:9"),
         ("anthropic", "http://127.0.0.1:9/proxy/v1", "http://127.0.0.1:9/proxy"),
+        # Remote endpoints over https: Azure's v1 API, OpenRouter, a gateway.
+        (
+            "openai",
+            "https://my-resource.openai.azure.com/openai/v1/",
+            "https://my-resource.openai.azure.com/openai/v1",
+        ),
+        ("openai-chat", "https://openrouter.ai/api/v1", "https://openrouter.ai/api/v1"),
+        ("openai-chat", "http://localhost:11434/v1", "http://localhost:11434/v1"),
+        ("anthropic", "https://llm-gateway.example.com/v1", "https://llm-gateway.example.com"),
     ],
 )
 def test_accepted_test_endpoints(backend: str, value: str, expected: str | None) -> None:
@@ -980,18 +1014,19 @@ def test_accepted_test_endpoints(backend: str, value: str, expected: str | None)
 @pytest.mark.parametrize(
     ("value", "rule"),
     [
-        ("http://example.com", "host 'example.com' is not loopback"),
+        ("http://example.com", "host 'example.com' is not loopback, so it needs https://"),
         ("http://128.0.0.1", "host '128.0.0.1' is not loopback"),
         ("http://10.0.0.1:80", "is not loopback"),
         ("http://[::2]", "host '::2' is not loopback"),
         ("http://[::ffff:127.0.0.1]", "is not loopback"),
         ("http://localhost.example.com", "is not loopback"),
         ("http://127.1", "is not loopback"),
-        ("ftp://127.0.0.1", "its scheme is not http or https"),
-        ("127.0.0.1:8080", "its scheme is not http or https"),
+        ("ftp://127.0.0.1", "its scheme is not https (or http on a loopback host)"),
+        ("127.0.0.1:8080", "its scheme is not https"),
         ("http://user:pw@127.0.0.1", "must not contain credentials"),
-        ("http://token@127.0.0.1", "must not contain credentials"),
+        ("https://token@api.example.com", "must not contain credentials"),
         ("http://127.0.0.1/?a=1", "must not contain a query"),
+        ("https://api.example.com/v1?api-version=1", "must not contain a query"),
         ("http://127.0.0.1/?", "must not contain a query"),
         ("http://127.0.0.1/#x", "must not contain a fragment"),
         ("http:///path", "it has no host"),
@@ -1001,20 +1036,35 @@ def test_accepted_test_endpoints(backend: str, value: str, expected: str | None)
         ("http://127.0.0.1\\@evil.com", "whitespace, control characters or a backslash"),
     ],
 )
-@pytest.mark.parametrize(
-    ("backend", "variable"),
-    [("openai", "ARTIFACTIZE_OPENAI_BASE_URL"), ("anthropic", "ARTIFACTIZE_ANTHROPIC_BASE_URL")],
-)
+@pytest.mark.parametrize(("backend", "variable"), list(ENDPOINT_VARIABLES.items()))
 def test_refused_test_endpoints(value: str, rule: str, backend: str, variable: str) -> None:
     backends = EnvModelBackends({variable: value, "OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
-    for attempt in (backends.test_endpoint, backends.open):
+    for attempt in (backends.test_endpoint, backends.open, backends.endpoint):
         with pytest.raises(BackendUnavailable) as caught:
             attempt(backend)
         message = str(caught.value)
         assert message.startswith(
-            f"{variable} must be an http(s) URL on localhost, 127.0.0.0/8 or [::1]; "
+            f"{variable} must be an https:// URL, or an http:// URL on localhost, "
+            "127.0.0.0/8 or [::1], without credentials, query or fragment; "
         )
         assert rule in message
+        assert message.endswith("Correct or unset it.")
+
+
+@pytest.mark.parametrize(
+    ("value", "rule"),
+    [
+        ("http://ollama.lan:11434/v1", "is not loopback, so it needs https://"),
+        ("https://user:pw@gateway.example.com", "must not contain credentials"),
+    ],
+)
+def test_a_refused_profile_base_url_names_the_key(value: str, rule: str) -> None:
+    backends = EnvModelBackends({"OPENAI_API_KEY": "k"})
+    with pytest.raises(BackendUnavailable) as caught:
+        backends.open("openai-chat", value)
+    assert str(caught.value).startswith("base_url must be an https:// URL")
+    assert rule in str(caught.value)
+    assert "pw" not in str(caught.value)
 
 
 def test_a_refused_endpoint_does_not_echo_credentials() -> None:
@@ -1027,8 +1077,8 @@ def test_a_refused_endpoint_does_not_echo_credentials() -> None:
 async def test_each_backend_owns_a_client_closed_by_aclose() -> None:
     created: list[httpx2.AsyncClient] = []
 
-    def factory() -> httpx2.AsyncClient:
-        created.append(new_provider_client())
+    def factory(proxy: str | None = None) -> httpx2.AsyncClient:
+        created.append(new_provider_client(proxy))
         return created[-1]
 
     backends = EnvModelBackends({"OPENAI_API_KEY": "a", "ANTHROPIC_API_KEY": "b"}, factory)

@@ -37,7 +37,7 @@ from domain.tools.registry import (
     ToolPorts,
 )
 from domain.tools.results import ToolResult
-from domain.workspace import Workspace
+from domain.workspace import PUBLISHED_TOOL_NAME_MAX, Workspace
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.workspaces import declare, real_tool_ports
 from tests.support.workspaces import entries_under as snapshot
@@ -536,7 +536,8 @@ def test_REG_05_stray_braces_rejected(tmp_path: Path, description: str):
 def test_REG_05_the_length_limit_applies_to_the_template(tmp_path: Path):
     template = "{artifactName}" + "x" * (4000 - len("{artifactName}"))
     root = tmp_path / "W"
-    long_name = "n" * 64
+    # The longest Artifact name whose published tool name (read_<name>) the APIs accept.
+    long_name = "n" * (PUBLISHED_TOOL_NAME_MAX - len("read_"))
     declare(
         root / "a",
         artifact(long_name, {"read": {"builtin": "read", "description": template}}),
@@ -545,7 +546,7 @@ def test_REG_05_the_length_limit_applies_to_the_template(tmp_path: Path):
     registry = AgentToolRegistry.for_artifact(workspace, long_name, tool_ports())
     (definition,) = registry.list()
     assert definition.description.startswith(long_name + "x")
-    assert len(definition.description) == 4000 - len("{artifactName}") + 64
+    assert len(definition.description) == 4000 - len("{artifactName}") + len(long_name)
 
 
 def reg_06(tmp_path: Path) -> Workspace:

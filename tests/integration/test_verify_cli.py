@@ -345,7 +345,10 @@ def test_unknown_selector_and_missing_key(tmp_path: Path, fake: FakeProvider) ->
     repo = Repo(tmp_path)
     code, out, _ = cli(repo, fake, "verify", "doc/nope")
     assert (code, out) == (2, {"error": "Unknown eval: doc/nope"})
-    code, run, _ = cli(repo, fake, "verify", EVAL, without=("OPENAI_API_KEY",))
+    # The public endpoint needs its key (a test endpoint, like any other, would not).
+    code, run, _ = cli(
+        repo, fake, "verify", EVAL, without=("OPENAI_API_KEY", "ARTIFACTIZE_OPENAI_BASE_URL")
+    )
     request = run["requests"][0]
     assert (code, request["errorCode"]) == (2, "PREPARATION_FAILED")
     assert request["error"] == "OPENAI_API_KEY is required for this Agent backend."

@@ -111,11 +111,58 @@ def test_a_test_endpoint_rules_the_store_out(tmp_path: Path, fake: FakeProvider)
     env = {**fake.env(), **remote("http://127.0.0.1:9/", "azt_x")}
     code, out, _ = run_cli(repo, tmp_path / "s1", env, "verify", EVAL)
     assert code == 2
-    assert out["error"] == (
+    assert out["error"].startswith(
         "ARTIFACTIZE_OPENAI_BASE_URL is set, so verify will not use the remote review store; "
         "set ARTIFACTIZE_REMOTE=off."
     )
+    assert "ARTIFACTIZE_REMOTE_ALLOW_LOOPBACK_MODELS=1" in out["error"]  # the other way out
     assert fake.posts() == [] and not (tmp_path / "s1" / "state.sqlite").exists()
+
+
+def test_a_loopback_profile_base_url_rules_the_store_out(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    index = repo.path / "index.artf"
+    index.write_text(
+        index.read_text().replace(
+            'backend = "openai", model = "m1"',
+            'backend = "openai-chat", model = "m1", base_url = "http://localhost:11434/v1"',
+        )
+    )
+    code, out, _ = run_cli(
+        repo, tmp_path / "s1", remote("http://127.0.0.1:9/", "azt_x"), "verify", EVAL
+    )
+    assert code == 2
+    assert out["error"].startswith(
+        "The base_url of doc/review is a loopback endpoint, so verify will not use the remote "
+        "review store; set ARTIFACTIZE_REMOTE=off."
+    )
+    assert not (tmp_path / "s1" / "state.sqlite").exists()
+
+
+def test_allowing_loopback_models_lets_a_local_model_publish(
+    tmp_path: Path, fake: FakeProvider
+) -> None:
+    repo = Repo(tmp_path)
+    store_state = tmp_path / "store"
+    token = add_token(store_state, "a", "read,publish")
+    with serving(store_state) as running:
+        fake.enqueue(openai_text(GREEN))
+        env = {
+            **fake.env(),
+            **remote(running.url, token),
+            "ARTIFACTIZE_REMOTE_ALLOW_LOOPBACK_MODELS": "1",
+        }
+        code, run, err = run_cli(repo, tmp_path / "s1", env, "verify", EVAL)
+        assert code in (0, 4), (run, err)
+        (request,) = run["requests"]
+        assert request["status"] == "GREEN"
+        assert request["agent"]["reportedModel"] == "m1-2025-11-13"
+        # Another machine, no provider: the verdict comes from the store.
+        code, again, err = run_cli(
+            repo, tmp_path / "s2", remote(running.url, token), "verify", EVAL
+        )
+        (reused,) = again["requests"]
+        assert reused["source"]["kind"] == "remote", (again, err)
 
 
 def test_an_unreachable_store_fails_open(tmp_path: Path) -> None:

@@ -1,19 +1,32 @@
-"""A scripted fake of the OpenAI Responses and Anthropic Messages APIs on 127.0.0.1.
+"""A scripted fake of the OpenAI Responses, OpenAI Chat Completions and Anthropic Messages
+APIs on 127.0.0.1.
 
-One real HTTP server (stdlib ``ThreadingHTTPServer`` in a background thread) serves both
-providers at one base URL, so it can stand behind both test endpoint variables:
+One real HTTP server (stdlib ``ThreadingHTTPServer`` in a background thread) serves all three
+at one base URL, so it can stand behind every endpoint variable:
 
 - ``POST /responses`` and ``GET /models``        (``ARTIFACTIZE_OPENAI_BASE_URL=<base_url>``)
+- ``POST /chat/completions``                     (``ARTIFACTIZE_OPENAI_CHAT_BASE_URL=<base_url>``)
 - ``POST /v1/messages`` and ``GET /v1/models``   (``ARTIFACTIZE_ANTHROPIC_BASE_URL=<base_url>``)
 
 Each POST takes the next queued :class:`Reply` whose ``route`` is None or its own path, so a
-single-provider script is just a list, and replies built with the ``openai_*`` and
-``anthropic_*`` helpers only ever answer their own provider. A reply is a JSON body with a
-status and headers, optionally after a delay; or "hang until the client closes"; or "drop
+single-provider script is just a list, and replies built with the ``openai_*``, ``chat_*``
+and ``anthropic_*`` helpers only ever answer their own protocol. A reply is a JSON body with
+a status and headers, optionally after a delay; or "hang until the client closes"; or "drop
 the connection without answering". When nothing matches, the ``responder`` (if given) is
 asked, else the fake answers 500 with a message saying the script is exhausted (and counts
 it in ``exhausted``). Every request is recorded (method, path, lower-cased headers, raw and
-parsed JSON body). By default a reply's ``model`` echoes the model the request asked for.
+parsed JSON body).
+
+Like the real APIs, a helper-built reply answers with the dated snapshot of the model the
+request named (``gpt-5.1`` → ``gpt-5.1-2025-11-13``, ``claude-x`` → ``claude-x-20250929``;
+``FakeProvider(dated_models=False)`` echoes the name instead), and when the request asked
+for ``stream: true`` it is sent as that protocol's server-sent events, built from the final
+body (``truncated`` cuts a stream short; ``stalled`` stops sending and holds it open).
+
+The official SDKs are the reference: every turn request is validated with the SDK's request
+type (unknown fields forbidden) into ``invalid_requests``, and every reply body and stream
+event the helpers built with the SDK's response models into ``invalid_replies``; a test
+asserts both stay empty (``assert_sdk_valid``).
 
 Example::
 
@@ -52,9 +65,18 @@ from typing import Any, Literal
 import pytest
 
 OPENAI_RESPONSES = "/responses"
+OPENAI_CHAT = "/chat/completions"
 OPENAI_MODELS = "/models"
 ANTHROPIC_MESSAGES = "/v1/messages"
 ANTHROPIC_MODELS = "/v1/models"
+TURN_ROUTES = (OPENAI_RESPONSES, OPENAI_CHAT, ANTHROPIC_MESSAGES)
+OPENAI_SNAPSHOT = "-2025-11-13"
+ANTHROPIC_SNAPSHOT = "-20250929"
+SNAPSHOTS = {
+    OPENAI_RESPONSES: OPENAI_SNAPSHOT,
+    OPENAI_CHAT: OPENAI_SNAPSHOT,
+    ANTHROPIC_MESSAGES: ANTHROPIC_SNAPSHOT,
+}
 
 FAKE_OPENAI_KEY = "sk-fake-openai-0123456789"
 FAKE_ANTHROPIC_KEY = "sk-ant-fake-0123456789"
@@ -62,8 +84,15 @@ FAKE_OPENAI_MODELS = ("gpt-fake", "gpt-fake-mini")
 FAKE_ANTHROPIC_MODELS = ("claude-fake", "claude-fake-haiku")
 PLACEHOLDER_MODEL = "fake-model"  # when echoing and the request named no model
 
-OPENAI_USAGE: Mapping[str, Any] = {"input_tokens": 100, "output_tokens": 20, "total_tokens": 120}
+OPENAI_USAGE: Mapping[str, Any] = {
+    "input_tokens": 100,
+    "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+    "output_tokens": 20,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 120,
+}
 ANTHROPIC_USAGE: Mapping[str, Any] = {"input_tokens": 100, "output_tokens": 20}
+CHAT_USAGE: Mapping[str, Any] = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
 
 HANG_POLL_SECONDS = 0.02
 SHUTDOWN_POLL_SECONDS = 0.005  # how soon close() returns; tests start many fakes
@@ -84,7 +113,11 @@ class Reply:
     delay: float = 0.0  # seconds to wait before answering (cut short by close())
     action: Literal["respond", "hang", "disconnect"] = "respond"
     route: str | None = None  # only answer this path; None answers any POST
-    echo_model: bool = False  # replace body["model"] with the request's model
+    echo_model: bool = False  # replace body["model"] with the request's model (or snapshot)
+    streamable: bool = False  # a protocol body: sent as events when the request streams
+    stream_events: int | None = None  # send only this many events, then end the stream
+    stall: bool = False  # after ``stream_events`` events, hold the stream open silently
+    model: str | None = None  # only answer a request for this model; None answers any
 
 
 @dataclass(frozen=True)
@@ -149,6 +182,28 @@ def delayed(seconds: float, answer: Reply) -> Reply:
     return dataclasses.replace(answer, delay=seconds)
 
 
+def truncated(answer: Reply, events: int) -> Reply:
+    """``answer``'s stream cut after its first ``events`` events: it ends cleanly, but
+    before the final event (no ``response.completed``, ``message_stop``, finish reason)."""
+    return dataclasses.replace(answer, stream_events=events)
+
+
+def stalled(answer: Reply, events: int) -> Reply:
+    """``answer``'s first ``events`` events, then silence on an open stream."""
+    return dataclasses.replace(answer, stream_events=events, stall=True)
+
+
+def for_model(model: str, *answers: Reply) -> list[Reply]:
+    """``answers`` kept for requests naming ``model`` (two evals on one route, say)."""
+    return [dataclasses.replace(answer, model=model) for answer in answers]
+
+
+def unstreamed(answer: Reply) -> Reply:
+    """``answer`` as one JSON body even when the request asked for a stream (as a server
+    that ignores ``stream`` would)."""
+    return dataclasses.replace(answer, streamable=False)
+
+
 def hang(*, route: str | None = None) -> Reply:
     """Never answer; hold the connection until the client closes it (or the fake stops)."""
     return Reply(action="hang", route=route)
@@ -210,16 +265,24 @@ def openai_response(
     body: dict[str, Any] = {
         "id": "resp_fake",
         "object": "response",
+        "created_at": 1764547200,
         "status": status,
         "model": model or PLACEHOLDER_MODEL,
         "output": [dict(item) for item in output],
+        "parallel_tool_calls": False,
+        "tool_choice": "auto",
+        "tools": [],
     }
     if incomplete_reason is not None:
         body["incomplete_details"] = {"reason": incomplete_reason}
     if usage is not None:
         body["usage"] = dict(usage)
     return Reply(
-        body=body, headers=dict(headers or {}), route=OPENAI_RESPONSES, echo_model=model is None
+        body=body,
+        headers=dict(headers or {}),
+        route=OPENAI_RESPONSES,
+        echo_model=model is None,
+        streamable=True,
     )
 
 
@@ -289,7 +352,11 @@ def anthropic_response(
     if usage is not None:
         body["usage"] = dict(usage)
     return Reply(
-        body=body, headers=dict(headers or {}), route=ANTHROPIC_MESSAGES, echo_model=model is None
+        body=body,
+        headers=dict(headers or {}),
+        route=ANTHROPIC_MESSAGES,
+        echo_model=model is None,
+        streamable=True,
     )
 
 
@@ -318,6 +385,278 @@ def anthropic_tool_use(
     blocks = [anthropic_thinking_block(thinking)] if thinking is not None else []
     call = anthropic_tool_use_block(call_id, name, tool_input)
     return anthropic_response([*blocks, call], stop_reason="tool_use", model=model, usage=usage)
+
+
+# --- reply builders: OpenAI Chat Completions ---------------------------------------------
+
+
+def chat_tool_call_item(
+    call_id: str, name: str, arguments: str | Mapping[str, Any]
+) -> dict[str, Any]:
+    text = arguments if isinstance(arguments, str) else _compact(arguments)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+
+
+def chat_response(
+    message: Mapping[str, Any],
+    *,
+    finish_reason: str | None = "stop",
+    model: str | None = None,
+    usage: Mapping[str, Any] | None = CHAT_USAGE,
+    headers: Mapping[str, str] | None = None,
+) -> Reply:
+    """A ``chat.completion`` with one choice. ``model=None`` answers with the snapshot of
+    the requested model; ``usage=None`` omits the usage object."""
+    body: dict[str, Any] = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1764547200,
+        "model": model or PLACEHOLDER_MODEL,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", **dict(message)},
+                "finish_reason": finish_reason,
+                "logprobs": None,
+            }
+        ],
+    }
+    if usage is not None:
+        body["usage"] = dict(usage)
+    return Reply(
+        body=body,
+        headers=dict(headers or {}),
+        route=OPENAI_CHAT,
+        echo_model=model is None,
+        streamable=True,
+    )
+
+
+def chat_text(
+    text: str, *, model: str | None = None, usage: Mapping[str, Any] | None = CHAT_USAGE
+) -> Reply:
+    """A final text answer (``finish_reason: stop``)."""
+    return chat_response({"content": text}, model=model, usage=usage)
+
+
+def chat_tool_call(
+    call_id: str,
+    name: str,
+    arguments: str | Mapping[str, Any],
+    *,
+    text: str | None = None,
+    model: str | None = None,
+    usage: Mapping[str, Any] | None = CHAT_USAGE,
+) -> Reply:
+    """One tool call (``finish_reason: tool_calls``), after optional text."""
+    message = {"content": text, "tool_calls": [chat_tool_call_item(call_id, name, arguments)]}
+    return chat_response(message, finish_reason="tool_calls", model=model, usage=usage)
+
+
+# --- stream events, built from a final body -------------------------------------------------
+
+
+def responses_events(response: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The Responses stream of ``response``: created, each output item added (with its
+    text or arguments as deltas) and done, then the final event carrying the response."""
+    start = {**response, "status": "in_progress", "output": []}
+    start.pop("usage", None)
+    start.pop("incomplete_details", None)
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": start},
+        {"type": "response.in_progress", "response": start},
+    ]
+    for index, item in enumerate(response.get("output") or []):
+        item_id = str(item.get("id", f"item_{index}"))
+        if item.get("type") == "message":
+            opened = {**item, "status": "in_progress", "content": []}
+        elif item.get("type") == "function_call":
+            opened = {**item, "status": "in_progress", "arguments": ""}
+        else:
+            opened = dict(item)
+        events.append({"type": "response.output_item.added", "output_index": index, "item": opened})
+        if item.get("type") == "message":
+            for part_index, part in enumerate(item.get("content") or []):
+                if part.get("type") != "output_text":
+                    continue
+                where = {"item_id": item_id, "output_index": index, "content_index": part_index}
+                text = str(part.get("text", ""))
+                for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
+                    events.append(
+                        {
+                            "type": "response.output_text.delta",
+                            **where,
+                            "delta": piece,
+                            "logprobs": [],
+                        }
+                    )
+                events.append(
+                    {"type": "response.output_text.done", **where, "text": text, "logprobs": []}
+                )
+        elif item.get("type") == "function_call":
+            where = {"item_id": item_id, "output_index": index}
+            arguments = str(item.get("arguments", ""))
+            events.append(
+                {"type": "response.function_call_arguments.delta", **where, "delta": arguments}
+            )
+            events.append(
+                {
+                    "type": "response.function_call_arguments.done",
+                    **where,
+                    "arguments": arguments,
+                    "name": item.get("name"),
+                }
+            )
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    final = {
+        "completed": "response.completed",
+        "incomplete": "response.incomplete",
+        "failed": "response.failed",
+    }.get(str(response.get("status")), "response.completed")
+    events.append({"type": final, "response": dict(response)})
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return events
+
+
+def messages_events(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The Messages stream of ``message``: message_start, each block started, its text,
+    thinking, signature or JSON input as deltas, stopped; message_delta with the stop
+    reason and the usage, message_stop."""
+    usage = message.get("usage")
+    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None}
+    if isinstance(usage, dict):
+        start["usage"] = {
+            **usage,
+            **(
+                {"output_tokens": min(1, usage["output_tokens"])}
+                if "output_tokens" in usage
+                else {}
+            ),
+        }
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(message.get("content") or []):
+        kind = block.get("type")
+        where = {"index": index}
+        if kind == "text":
+            events.append(
+                {
+                    "type": "content_block_start",
+                    **where,
+                    "content_block": {"type": "text", "text": ""},
+                }
+            )
+            text = str(block.get("text", ""))
+            for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
+                events.append(
+                    {
+                        "type": "content_block_delta",
+                        **where,
+                        "delta": {"type": "text_delta", "text": piece},
+                    }
+                )
+        elif kind == "tool_use":
+            opened = {**block, "input": {}}
+            events.append({"type": "content_block_start", **where, "content_block": opened})
+            partial = block.get("input")
+            text = partial if isinstance(partial, str) else _compact(partial)
+            for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
+                events.append(
+                    {
+                        "type": "content_block_delta",
+                        **where,
+                        "delta": {"type": "input_json_delta", "partial_json": piece},
+                    }
+                )
+        elif kind == "thinking":
+            opened = {"type": "thinking", "thinking": "", "signature": ""}
+            events.append({"type": "content_block_start", **where, "content_block": opened})
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    **where,
+                    "delta": {"type": "thinking_delta", "thinking": block.get("thinking", "")},
+                }
+            )
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    **where,
+                    "delta": {"type": "signature_delta", "signature": block.get("signature", "")},
+                }
+            )
+        else:
+            events.append({"type": "content_block_start", **where, "content_block": dict(block)})
+        events.append({"type": "content_block_stop", **where})
+    delta: dict[str, Any] = {
+        "type": "message_delta",
+        "delta": {
+            "stop_reason": message.get("stop_reason"),
+            "stop_sequence": message.get("stop_sequence"),
+        },
+    }
+    if isinstance(usage, dict):
+        delta["usage"] = dict(usage)
+    events.append(delta)
+    events.append({"type": "message_stop"})
+    return events
+
+
+def chat_events(completion: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The Chat Completions stream of ``completion``: a role chunk, content in two
+    pieces, each tool call opened then given its arguments, the finish reason, and a last
+    chunk with the usage and no choices."""
+    head = {key: completion[key] for key in ("id", "created", "model") if key in completion}
+    head["object"] = "chat.completion.chunk"
+    choice = (completion.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    text = message.get("content")
+    if isinstance(text, str) and text:
+        for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
+            events.append(chunk({"content": piece}))
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call.get("function") or {}
+        events.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call.get("id"),
+                            "type": "function",
+                            "function": {"name": function.get("name"), "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        events.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {"index": index, "function": {"arguments": function.get("arguments")}}
+                    ]
+                }
+            )
+        )
+    if isinstance(message.get("refusal"), str):
+        events.append(chunk({"refusal": message["refusal"]}))
+    events.append(chunk({}, choice.get("finish_reason")))
+    if "usage" in completion:
+        events.append({**head, "choices": [], "usage": completion["usage"]})
+    return events
+
+
+EVENT_BUILDERS: Mapping[str, Callable[[Mapping[str, Any]], list[dict[str, Any]]]] = {
+    OPENAI_RESPONSES: responses_events,
+    ANTHROPIC_MESSAGES: messages_events,
+    OPENAI_CHAT: chat_events,
+}
 
 
 # --- the server ---------------------------------------------------------------------------
@@ -371,12 +710,19 @@ class FakeProvider:
         required_anthropic_key: str | None = None,
         openai_models: Sequence[str] = FAKE_OPENAI_MODELS,
         anthropic_models: Sequence[str] = FAKE_ANTHROPIC_MODELS,
+        dated_models: bool = True,
+        check_sdk: bool = True,
     ) -> None:
         """``responder`` answers POSTs the script does not cover. A ``required_*_key``
-        makes the fake answer 401 to a request of that provider without that exact key."""
+        makes the fake answer 401 to a request of that provider without that exact key.
+        ``dated_models``: helper replies name the requested model's dated snapshot, as the
+        real APIs do (False: they echo the requested name)."""
         self._responder = responder
+        self._dated_models = dated_models
+        self._check_sdk = check_sdk  # False: no SDK validation (a benchmark's fake)
         self._required_keys = {
             OPENAI_RESPONSES: required_openai_key,
+            OPENAI_CHAT: required_openai_key,
             OPENAI_MODELS: required_openai_key,
             ANTHROPIC_MESSAGES: required_anthropic_key,
             ANTHROPIC_MODELS: required_anthropic_key,
@@ -394,6 +740,8 @@ class FakeProvider:
         self._thread: threading.Thread | None = None
         self.exhausted = 0  # POSTs answered 500 because nothing was scripted for them
         self.disconnects = 0  # hung requests released because the client closed
+        self.invalid_requests: list[tuple[str, str]] = []  # (path, what the SDK refused)
+        self.invalid_replies: list[tuple[str, str]] = []  # (path, what the SDK refused)
 
     # lifecycle
 
@@ -444,10 +792,11 @@ class FakeProvider:
     def env(
         self, openai_key: str = FAKE_OPENAI_KEY, anthropic_key: str = FAKE_ANTHROPIC_KEY
     ) -> dict[str, str]:
-        """Environment variables pointing both backends at this fake, with fake keys."""
+        """Environment variables pointing every backend at this fake, with fake keys."""
         return {
             "ARTIFACTIZE_OPENAI_BASE_URL": self.base_url,
             "ARTIFACTIZE_ANTHROPIC_BASE_URL": self.base_url,
+            "ARTIFACTIZE_OPENAI_CHAT_BASE_URL": self.base_url,
             "OPENAI_API_KEY": openai_key,
             "ANTHROPIC_API_KEY": anthropic_key,
         }
@@ -472,6 +821,12 @@ class FakeProvider:
     def posts(self, path: str | None = None) -> list[ReceivedRequest]:
         """The POSTs received so far, optionally only those to ``path``."""
         return [r for r in self.requests if r.method == "POST" and path in (None, r.path)]
+
+    def assert_sdk_valid(self) -> None:
+        """Every turn request passed the SDK's request type, every helper reply and stream
+        event the SDK's response models."""
+        assert self.invalid_requests == [], self.invalid_requests
+        assert self.invalid_replies == [], self.invalid_replies
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[ReceivedRequest]:
         """Block until ``count`` requests arrived; AssertionError after ``timeout`` seconds."""
@@ -500,8 +855,15 @@ class FakeProvider:
         headers = {name.lower(): value for name, value in handler.headers.items()}
         path = handler.path.split("?", 1)[0]
         received = ReceivedRequest(handler.command, path, headers, raw_body, body)
+        problem = None
+        if handler.command == "POST" and path in TURN_ROUTES and self._check_sdk:
+            from tests.support.sdk_types import request_problem
+
+            problem = request_problem(path, body)
         with self._lock:
             self._requests.append(received)
+            if problem is not None:
+                self.invalid_requests.append((path, problem))
             self._lock.notify_all()
         return received
 
@@ -514,7 +876,7 @@ class FakeProvider:
         if request.method == "GET":
             self._serve_models(handler, request)
             return
-        if request.path not in (OPENAI_RESPONSES, ANTHROPIC_MESSAGES):
+        if request.path not in TURN_ROUTES:
             message = f"Fake provider has no route POST {request.path}."
             self._send(handler, 404, _error_body("not_found_error", message))
             return
@@ -524,7 +886,7 @@ class FakeProvider:
         required = self._required_keys.get(request.path)
         if required is None:
             return True
-        if request.path in (OPENAI_RESPONSES, OPENAI_MODELS):
+        if request.path in (OPENAI_RESPONSES, OPENAI_CHAT, OPENAI_MODELS):
             return request.header("authorization") == f"Bearer {required}"
         return request.header("x-api-key") == required
 
@@ -559,8 +921,9 @@ class FakeProvider:
 
     def _next_reply(self, request: ReceivedRequest) -> Reply:
         with self._lock:
+            requested = request.body.get("model") if isinstance(request.body, dict) else None
             for index, candidate in enumerate(self._script):
-                if candidate.route in (None, request.path):
+                if candidate.route in (None, request.path) and candidate.model in (None, requested):
                     return self._script.pop(index)
             number = len(self._requests)
         if self._responder is not None:
@@ -590,9 +953,65 @@ class FakeProvider:
             if answer.echo_model and isinstance(body, dict) and isinstance(request.body, dict):
                 requested = request.body.get("model")
                 if isinstance(requested, str):
-                    body = {**body, "model": requested}
+                    suffix = SNAPSHOTS.get(request.path, "") if self._dated_models else ""
+                    body = {**body, "model": requested + suffix}
+            if answer.streamable and answer.route is not None:
+                self._check_reply(answer.route, body)
+                streaming = isinstance(request.body, dict) and request.body.get("stream") is True
+                if streaming and answer.status == 200:
+                    self._stream(handler, answer, EVENT_BUILDERS[answer.route](body))
+                    return
             payload = _compact(body).encode()
         self._send(handler, answer.status, payload, answer.headers, answer.content_type)
+
+    def _check_reply(self, route: str, body: Any) -> None:
+        if not self._check_sdk:
+            return
+        from tests.support.sdk_types import reply_problem
+
+        problem = reply_problem(route, body)
+        if problem is not None:
+            with self._lock:
+                self.invalid_replies.append((route, problem))
+
+    def _stream(self, handler: _Handler, answer: Reply, events: list[dict[str, Any]]) -> None:
+        """``events`` as server-sent events (each checked with the SDK's event models), cut
+        or stalled as ``answer`` says; the connection closes after the stream."""
+        from tests.support.sdk_types import event_problem
+
+        route = answer.route or ""
+        for event in events if self._check_sdk else ():
+            problem = event_problem(route, event)
+            if problem is not None:
+                with self._lock:
+                    self.invalid_replies.append((route, f"{event.get('type')}: {problem}"))
+        complete = answer.stream_events is None
+        sent = events if complete else events[: answer.stream_events]
+        handler.close_connection = True
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.send_header("Cache-Control", "no-cache")
+            handler.send_header("Connection", "close")
+            for name, value in answer.headers.items():
+                handler.send_header(name, value)
+            handler.end_headers()
+            for event in sent:
+                if route == OPENAI_CHAT:
+                    frame = f"data: {_compact(event)}\n\n"
+                else:
+                    frame = f"event: {event['type']}\ndata: {_compact(event)}\n\n"
+                handler.wfile.write(frame.encode())
+                if route == ANTHROPIC_MESSAGES and event["type"] == "message_start":
+                    handler.wfile.write(b'event: ping\ndata: {"type": "ping"}\n\n')
+                handler.wfile.flush()
+            if route == OPENAI_CHAT and complete:
+                handler.wfile.write(b"data: [DONE]\n\n")
+                handler.wfile.flush()
+        except OSError:
+            return
+        if answer.stall:
+            self._hang(handler)
 
     def _hang(self, handler: _Handler) -> None:
         """Hold the request until the client closes its end or the fake stops."""

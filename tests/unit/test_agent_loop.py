@@ -14,9 +14,11 @@ from domain.reviews.agent.loop import (
     BUDGET_TOOL_CALLS,
     NO_CALLABLE_TOOL,
     REPEATED_CALL_ID,
+    RETRY_WAIT_MAX_SECONDS,
     TURN_ATTEMPTS_MAX,
     AgentLoop,
     LoopSettings,
+    serves_requested_model,
 )
 from domain.reviews.run.failures import AgentFailure, FailureCode
 from domain.reviews.verdicts import VerdictValidator
@@ -210,7 +212,52 @@ async def test_model_mismatch_is_a_provider_error() -> None:
     loop, *_ = make_loop([verdict_reply(summary="x", model="m2")])
     with pytest.raises(AgentFailure) as caught:
         await run(loop)
-    assert caught.value.message == "Provider model mismatch: requested m1, received m2."
+    assert caught.value.message.startswith("Provider model mismatch: requested m1, received m2.")
+    assert 'Declare the exact model ID the provider serves (model = "m2")' in caught.value.message
+    assert caught.value.code is FailureCode.PROVIDER_ERROR
+    assert loop.trace.reported_model == "m2"
+
+
+@pytest.mark.parametrize(
+    ("requested", "reported"),
+    [
+        ("gpt-5.1", "gpt-5.1"),
+        ("gpt-5.1", "gpt-5.1-2025-11-13"),
+        ("claude-sonnet-4-5", "claude-sonnet-4-5-20250929"),
+        ("gpt-4o-mini", "gpt-4o-mini-2024-07-18"),
+    ],
+)
+def test_a_dated_snapshot_serves_the_requested_model(requested: str, reported: str) -> None:
+    assert serves_requested_model(requested, reported)
+
+
+@pytest.mark.parametrize(
+    ("requested", "reported"),
+    [
+        ("gpt-5.1", "gpt-5.1-mini"),  # another model
+        ("gpt-5.1", "gpt-5.1-2025-11"),  # not a full date
+        ("gpt-5.1", "gpt-5.1-2025111"),  # seven digits
+        ("gpt-5.1", "gpt-5.1-202511130"),  # nine digits
+        ("gpt-5.1", "gpt-5.1-2025-11-13-preview"),
+        ("gpt-5.1", "gpt-5.1_2025-11-13"),
+        ("gpt-5.1-2025-11-13", "gpt-5.1"),  # a snapshot never matches its alias back
+        ("gpt-5", "gpt-5.1-2025-11-13"),
+        ("claude-sonnet-4-5", "claude-opus-4-5-20250929"),
+    ],
+)
+def test_other_names_are_not_the_requested_model(requested: str, reported: str) -> None:
+    assert not serves_requested_model(requested, reported)
+
+
+async def test_a_snapshot_answer_runs_and_records_both_names() -> None:
+    loop, *_ = make_loop(
+        [
+            call_reply(("c1", "read_doc", "{}"), model="m1-2025-11-13"),
+            verdict_reply(summary="x", model="m1-20251113"),
+        ]
+    )
+    assert (await run(loop))["verdict"] == "GREEN"
+    assert loop.trace.reported_model == "m1-20251113"
 
 
 async def test_incomplete_and_empty_tool_call_finishes() -> None:
@@ -258,6 +305,52 @@ async def test_failures_that_are_never_retried(failure: ProviderFailure) -> None
     with pytest.raises(AgentFailure) as caught:
         await run(loop)
     assert caught.value.code is FailureCode(failure.kind.value)
+    assert sleeps == [] and len(backend.requests) == 1
+
+
+async def test_x_should_retry_decides_when_the_provider_says() -> None:
+    never = ProviderFailure(FailureKind.TRANSIENT, "HTTP 503", should_retry=False)
+    loop, backend, _, sleeps = make_loop([never, verdict_reply(summary="x")])
+    with pytest.raises(AgentFailure):
+        await run(loop)
+    assert sleeps == [] and len(backend.requests) == 1
+    forced = ProviderFailure(FailureKind.PROVIDER_ERROR, "HTTP 400", should_retry=True)
+    loop, backend, _, sleeps = make_loop([forced, verdict_reply(summary="x")])
+    assert (await run(loop))["verdict"] == "GREEN"
+    assert sleeps == [0.25] and len(backend.requests) == 2
+
+
+async def test_backoff_is_exponential_with_the_adapters_jitter() -> None:
+    busy = ProviderFailure(FailureKind.TRANSIENT, "HTTP 500", backoff_jitter=0.8)
+    loop, _, _, sleeps = make_loop([busy, busy, verdict_reply(summary="x")])
+    await run(loop)
+    assert sleeps == [0.25 * 0.8, 0.5 * 0.8]
+
+
+@pytest.mark.parametrize(
+    ("wait", "retried"),
+    [(RETRY_WAIT_MAX_SECONDS, True), (RETRY_WAIT_MAX_SECONDS + 0.001, False), (3600.0, False)],
+)
+async def test_a_wait_over_the_limit_fails_at_once(wait: float, retried: bool) -> None:
+    busy = ProviderFailure(FailureKind.RATE_LIMIT, "HTTP 429", retry_after=wait)
+    loop, backend, _, sleeps = make_loop([busy, verdict_reply(summary="x")])
+    if retried:
+        assert (await run(loop))["verdict"] == "GREEN"
+        assert sleeps == [wait]
+    else:
+        with pytest.raises(AgentFailure) as caught:
+            await run(loop)
+        assert caught.value.code is FailureCode.RATE_LIMIT
+        assert sleeps == [] and len(backend.requests) == 1
+
+
+async def test_a_wait_past_the_review_deadline_fails_at_once() -> None:
+    busy = ProviderFailure(FailureKind.RATE_LIMIT, "HTTP 429", retry_after=30.0)
+    loop, backend, _, sleeps = make_loop([busy, verdict_reply(summary="x")])
+    with anyio.fail_after(10):  # the review's deadline: 10 s left, 30 s asked
+        with pytest.raises(AgentFailure) as caught:
+            await run(loop)
+    assert caught.value.code is FailureCode.RATE_LIMIT
     assert sleeps == [] and len(backend.requests) == 1
 
 

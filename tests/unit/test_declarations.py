@@ -711,12 +711,12 @@ def test_agent_profile_required_fields() -> None:
         "evals.e.profile",
         "missing required key `backend`",
     )
-    assert one_problem(eval_text('{ kind = "agent", backend = "codex" }')) == (
+    assert one_problem(eval_text('{ kind = "agent", backend = "openai" }')) == (
         "evals.e.profile",
         "missing required key `model`",
     )
     assert_problem(
-        eval_text('{ kind = "agent", backend = "codex", model = " " }'),
+        eval_text('{ kind = "agent", backend = "openai-chat", model = " " }'),
         "evals.e.profile.model",
         "blank",
     )
@@ -726,11 +726,18 @@ def test_agent_backend_choices() -> None:
     assert_problem(
         eval_text('{ kind = "agent", backend = "gemini", model = "m" }'),
         "evals.e.profile.backend",
-        "expected one of `openai`, `anthropic`, `codex`",
+        "expected one of `openai`, `anthropic`, `openai-chat`",
     )
 
 
-@pytest.mark.parametrize(("removed", "successor"), [("chatgpt", "codex"), ("claude", "anthropic")])
+def test_codex_is_refused_naming_the_supported_backends() -> None:
+    path, message = one_problem(eval_text('{ kind = "agent", backend = "codex", model = "m" }'))
+    assert path == "evals.e.profile.backend"
+    assert "`codex` backend is not supported" in message
+    assert "`openai`, `anthropic`, `openai-chat`" in message
+
+
+@pytest.mark.parametrize(("removed", "successor"), [("chatgpt", "openai"), ("claude", "anthropic")])
 def test_removed_backends_name_their_replacement(removed: str, successor: str) -> None:
     path, message = one_problem(
         eval_text(f'{{ kind = "agent", backend = "{removed}", model = "m" }}')
@@ -741,6 +748,46 @@ def test_removed_backends_name_their_replacement(removed: str, successor: str) -
 
 
 @pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.openai.azure.com/openai/v1",
+        "https://openrouter.ai/api/v1",
+        "http://localhost:11434/v1",
+        "http://127.0.0.1:8000/v1",
+        "http://[::1]:1234/v1",
+        "HTTPS://gateway.example.com:4000",
+    ],
+)
+def test_a_base_url_is_declared(url: str) -> None:
+    profile = f'{{ kind = "agent", backend = "openai-chat", model = "m", base_url = "{url}" }}'
+    (only,) = ok(eval_text(profile)).evals
+    assert isinstance(only.profile, AgentProfile) and only.profile.base_url == url
+
+
+@pytest.mark.parametrize(
+    ("url", "fault"),
+    [
+        ("http://gateway.example.com/v1", "is not loopback, so it needs https://"),
+        ("ftp://127.0.0.1", "its scheme is not https"),
+        ("localhost:11434", "its scheme is not https"),
+        ("https://user:pw@example.com", "must not contain credentials"),
+        ("https://example.com/v1?key=1", "must not contain a query"),
+        ("https://example.com/v1#x", "must not contain a fragment"),
+        ("https:///v1", "has no host"),
+        ("https://example.com /v1", "whitespace"),
+        (" ", "blank"),
+    ],
+)
+def test_a_bad_base_url_is_refused_naming_the_fix(url: str, fault: str) -> None:
+    profile = f'{{ kind = "agent", backend = "openai", model = "m", base_url = "{url}" }}'
+    path, message = one_problem(eval_text(profile))
+    assert path == "evals.e.profile.base_url"
+    assert fault in message
+    if fault != "blank":
+        assert "use an https:// URL, or http:// on localhost" in message
+
+
+@pytest.mark.parametrize(
     ("backend", "good", "bad"),
     [
         (
@@ -748,8 +795,8 @@ def test_removed_backends_name_their_replacement(removed: str, successor: str) -
             ["none", "minimal", "low", "medium", "high", "xhigh", "max"],
             ["extreme", "HIGH"],
         ),
-        ("codex", ["none", "minimal", "low", "medium", "high", "xhigh", "max"], ["extreme"]),
-        ("anthropic", ["low", "medium", "high", "max"], ["none", "minimal", "xhigh"]),
+        ("openai-chat", ["none", "minimal", "low", "medium", "high", "xhigh"], ["max", "x"]),
+        ("anthropic", ["low", "medium", "high", "xhigh", "max"], ["none", "minimal"]),
     ],
 )
 def test_reasoning_per_backend(backend: str, good: list[str], bad: list[str]) -> None:

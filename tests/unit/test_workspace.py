@@ -8,7 +8,14 @@ import pytest
 
 from domain.config_service import ConfigService
 from domain.diagnostics import ConfigError, Problem
-from domain.workspace import Relation, RelationKind, UnknownName, Workspace, published_name
+from domain.workspace import (
+    PUBLISHED_TOOL_NAME_MAX,
+    Relation,
+    RelationKind,
+    UnknownName,
+    Workspace,
+    published_name,
+)
 from tests.fakes.filesystem import MemoryFilesystem, Node
 
 
@@ -526,3 +533,31 @@ def test_the_same_short_tool_name_on_two_artifacts_is_fine() -> None:
         "read",
         "read",
     ]
+
+
+@pytest.mark.parametrize(
+    ("template", "view"), [(AGENT_TOOL, "agent_tools"), (SESSION, "agent_sessions")]
+)
+def test_an_agent_tool_name_at_the_limit_is_published(template: str, view: str) -> None:
+    tool = "t" * (PUBLISHED_TOOL_NAME_MAX - len("_app"))
+    workspace = load({"index.artf": decl("app", template.format(tool=tool))})
+    assert len(published_name(tool, "app")) == PUBLISHED_TOOL_NAME_MAX
+    assert len(workspace.artifacts) == 1
+
+
+@pytest.mark.parametrize(
+    ("template", "view"), [(AGENT_TOOL, "agent_tools"), (SESSION, "agent_sessions")]
+)
+def test_an_agent_tool_name_one_past_the_limit_is_refused(template: str, view: str) -> None:
+    tool = "t" * (PUBLISHED_TOOL_NAME_MAX - len("_app") + 1)
+    problem = only_problem({"index.artf": decl("app", template.format(tool=tool))})
+    assert problem.key_path == f"views.{view}.{tool}"
+    assert f"Agent tool name {tool}_app is 65 characters" in problem.message
+    assert "at most 64" in problem.message
+    assert "shorten the tool or the Artifact name" in problem.message
+
+
+def test_a_long_human_tool_name_is_not_an_agent_tool_name() -> None:
+    tool = "t" * PUBLISHED_TOOL_NAME_MAX
+    workspace = load({"index.artf": decl("app", HUMAN_TOOL.format(tool=tool))})
+    assert len(workspace.artifacts) == 1

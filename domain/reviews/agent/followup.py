@@ -101,7 +101,7 @@ class FollowUp:
         events: list[dict[str, Any]],
     ) -> FollowUpResult:
         try:
-            backend = self.ports.backends.open(profile.backend)
+            backend = self.ports.backends.open(profile.backend, profile.base_url)
         except BackendUnavailable as exc:
             return self._failed(events, FailureCode.PREPARATION_FAILED, str(exc), [])
         registry = AgentToolRegistry.for_eval(workspace, qualified_id, self.ports.tools)

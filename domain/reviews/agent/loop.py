@@ -9,6 +9,7 @@ the review's deadline (an anyio cancel scope); the loop itself never sleeps past
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +41,11 @@ from ports.model import (
 )
 
 TURN_ATTEMPTS_MAX = 3  # one try and two retries
-RETRY_BACKOFF_SECONDS = (0.25, 0.5)
+RETRY_BACKOFF_INITIAL_SECONDS = 0.25  # then doubled per retry: 0.25 s, 0.5 s
+RETRY_BACKOFF_MAX_SECONDS = 8.0
+RETRY_WAIT_MAX_SECONDS = 60.0
+"""A provider asking for a longer wait (``retry-after: 3600``) fails the turn at once: the
+review would only time out waiting."""
 NO_RETRY_WORDS = (
     "quota",
     "billing",
@@ -59,6 +64,14 @@ REPEATED_CALL_ID = "Provider repeated a tool-call ID; no further tools were exec
 NO_CALLABLE_TOOL = "Provider ended with tool calls but supplied no callable tool."
 EMPTY_ANSWER = "The Agent gave an empty answer."
 TOOLS_WHILE_REPAIRING = "Invalid final Agent result after one format repair: tools are disabled."
+
+MODEL_MISMATCH = (
+    "Provider model mismatch: requested {requested}, received {reported}. "
+    'Declare the exact model ID the provider serves (model = "{reported}") '
+    "if that model is the one you want."
+)
+SNAPSHOT_SUFFIX = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8})")
+"""A dated snapshot name: the alias with ``-YYYY-MM-DD`` or ``-YYYYMMDD`` appended."""
 
 ToolCaller = Callable[[str, Any], Awaitable[ToolResult]]
 
@@ -121,6 +134,7 @@ class LoopTrace:
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     items: list[ConversationItem] = field(default_factory=list)
     tokens_used: int = 0
+    reported_model: str | None = None  # the model the provider said served the last turn
 
 
 class AgentLoop:
@@ -228,17 +242,23 @@ class AgentLoop:
             except ProviderFailure as failure:
                 self.trace.attempts.append(Attempt(turn, attempt, failure.usage, failure.message))
                 self._count_tokens(failure.usage)
-                if not _retryable(failure) or attempt >= TURN_ATTEMPTS_MAX:
+                wait = _backoff(failure, attempt)
+                if (
+                    not _retryable(failure)
+                    or attempt >= TURN_ATTEMPTS_MAX
+                    or wait > RETRY_WAIT_MAX_SECONDS
+                    or wait > _time_left()
+                ):
                     raise AgentFailure(FailureCode(failure.kind.value), failure.message) from None
-                await self.sleep(_backoff(failure, attempt))
+                await self.sleep(wait)
                 continue
             self.trace.attempts.append(Attempt(turn, attempt, response.usage))
             self._count_tokens(response.usage)
-            if response.model != self.settings.model:
+            self.trace.reported_model = response.model
+            if not serves_requested_model(self.settings.model, response.model):
                 raise AgentFailure(
                     FailureCode.PROVIDER_ERROR,
-                    f"Provider model mismatch: requested {self.settings.model}, "
-                    f"received {response.model}.",
+                    MODEL_MISMATCH.format(requested=self.settings.model, reported=response.model),
                 )
             return response
 
@@ -270,6 +290,18 @@ class AgentLoop:
             self.trace.items.append(ToolOutput(call.call_id, result.content, result.is_error))
 
 
+def serves_requested_model(requested: str, reported: str) -> bool:
+    """Whether ``reported`` is the model asked for: the same ID, or a dated snapshot of it.
+
+    Providers answer an alias with the snapshot that served it (``gpt-5.1`` →
+    ``gpt-5.1-2025-11-13``, ``claude-sonnet-4-5`` → ``claude-sonnet-4-5-20250929``); any
+    other name is a different model and must be declared as such."""
+    if reported == requested:
+        return True
+    suffix = reported.removeprefix(requested)
+    return suffix != reported and SNAPSHOT_SUFFIX.fullmatch(suffix) is not None
+
+
 _INVALID: Any = object()
 
 
@@ -289,15 +321,27 @@ def _summary(result: ToolResult) -> str:
 
 
 def _retryable(failure: ProviderFailure) -> bool:
-    if failure.kind not in (FailureKind.RATE_LIMIT, FailureKind.TRANSIENT):
-        return False
+    """Never once output arrived; else the provider's ``x-should-retry`` decides when it
+    said; else transient failures and rate limits, unless their words say quota or auth."""
     if failure.streamed or usage_total(failure.usage) > 0:
+        return False
+    if failure.should_retry is not None:
+        return failure.should_retry
+    if failure.kind not in (FailureKind.RATE_LIMIT, FailureKind.TRANSIENT):
         return False
     lowered = failure.message.lower()
     return not any(word in lowered for word in NO_RETRY_WORDS)
 
 
 def _backoff(failure: ProviderFailure, attempt: int) -> float:
+    """The provider's wait when it gave one, else exponential backoff with the adapter's
+    jitter (as the SDKs: the factor is drawn in (0.75, 1])."""
     if failure.retry_after is not None and failure.retry_after >= 0:
         return failure.retry_after
-    return RETRY_BACKOFF_SECONDS[min(attempt, len(RETRY_BACKOFF_SECONDS)) - 1]
+    base = min(RETRY_BACKOFF_INITIAL_SECONDS * 2.0 ** (attempt - 1), RETRY_BACKOFF_MAX_SECONDS)
+    return base * failure.backoff_jitter
+
+
+def _time_left() -> float:
+    """Seconds until the enclosing deadline (the review's ``timeout_ms``), inf without one."""
+    return float(anyio.current_effective_deadline() - anyio.current_time())

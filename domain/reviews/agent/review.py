@@ -41,8 +41,8 @@ from domain.tools.sessions import SessionPorts, ToolSessions
 from domain.workspace import EvalRef, Workspace
 from ports.callbacks import WorkspaceReloader
 from ports.clock import Clock
-from ports.documents import ChildDocument
-from ports.model import BackendUnavailable, ModelBackend, ModelBackends, ToolSpec
+from ports.documents import AgentDocument, ChildDocument
+from ports.model import BackendUnavailable, Endpoint, ModelBackend, ModelBackends, ToolSpec
 from ports.statuses import ErrorCode, ReviewStatus
 
 T = TypeVar("T")
@@ -74,6 +74,7 @@ class ReviewOutcome:
     cwd: str | None = None
     argv: tuple[str, ...] | None = None
     child: ChildDocument | None = None
+    agent: AgentDocument | None = None  # Agent reviews: endpoint, requested/reported model
 
     @classmethod
     def failed(
@@ -110,6 +111,7 @@ class AgentReview:
         self.loop: AgentLoop | None = None
         self.prompt: AgentPrompt | None = None  # set once the conversation starts
         self.tool_specs: tuple[ToolSpec, ...] = ()
+        self.endpoint: Endpoint | None = None  # set once the backend is opened
 
     @property
     def trace(self) -> LoopTrace:
@@ -118,19 +120,36 @@ class AgentReview:
     def cancelled_outcome(self) -> ReviewOutcome:
         outcome = ReviewOutcome.failed(FailureCode.CANCELLED, CANCELLED, self.trace)
         outcome.execution_paths = self.pins
+        outcome.agent = self.agent_record()
         return outcome
 
     async def run(self) -> ReviewOutcome:
         outcome = await self._review()
         outcome.execution_paths = self.pins
+        outcome.agent = self.agent_record()
         return outcome
+
+    def agent_record(self) -> AgentDocument:
+        """What the execution records of the model: the endpoint it went to (never the key)
+        and the model requested and reported (a dated snapshot of an alias, say)."""
+        endpoint = self.endpoint
+        return {
+            "backend": self.profile.backend,
+            "baseUrl": endpoint.base_url if endpoint is not None else None,
+            "endpointSource": endpoint.source if endpoint is not None else None,
+            "requestedModel": self.profile.model,
+            "reportedModel": self.trace.reported_model,
+        }
 
     async def _review(self) -> ReviewOutcome:
         try:
             self.pins = await anyio.to_thread.run_sync(
                 pin_execution_paths, self.workspace, self.ports.tools.filesystem, self.scope
             )
-            backend = self.ports.backends.open(self.profile.backend)
+            self.endpoint = self.ports.backends.endpoint(
+                self.profile.backend, self.profile.base_url
+            )
+            backend = self.ports.backends.open(self.profile.backend, self.profile.base_url)
         except (PinningError, BackendUnavailable, RegistryError) as exc:
             return ReviewOutcome.failed(FailureCode.PREPARATION_FAILED, str(exc))
         try:

@@ -95,6 +95,7 @@ def commit(
         "cwd": outcome.cwd,
         "argv": list(outcome.argv) if outcome.argv is not None else None,
         "child": outcome.child,
+        "agent": outcome.agent,
     }
     request.update({**request, **copy.deepcopy(settled_fields)})
     data: ExecutionDocument = {

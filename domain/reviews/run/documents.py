@@ -48,6 +48,8 @@ def profile_json(profile: Profile) -> ProfileDocument:
             data["maxToolCalls"] = profile.max_tool_calls
         if profile.max_tokens is not None:
             data["maxTokens"] = profile.max_tokens
+        if profile.base_url is not None:
+            data["baseUrl"] = profile.base_url
         return data
     if isinstance(profile, HumanProfile):
         return {"kind": ProfileKind.HUMAN}
@@ -143,6 +145,7 @@ def new_request(
         "cwd": None,
         "argv": None,
         "child": None,
+        "agent": None,  # Agent reviews: endpoint and requested/reported model, once run
     }
 
 
