@@ -121,6 +121,27 @@ def request_unclaim(
     _emit_json(claim.to_json())
 
 
+@request_app.command("cancel")
+def request_cancel(
+    request_id: Annotated[str, typer.Argument(help="A waiting Human request ID.")],
+    reason: Annotated[
+        str | None, typer.Option("--reason", help="Why, recorded with the request.")
+    ] = None,
+    reviewer: ReviewerOption = None,
+) -> None:
+    """End a waiting request without a verdict (CANCELLED): the claimant, or anyone while it
+    is unclaimed. Followers end with it. Prints the cancelled request."""
+    from domain.reviews.run.request_views import RequestViews
+
+    name = CliContext.services().reviewer_name(reviewer)
+    store = CliContext.services().existing_state()
+    reviews = CliContext.services().human_reviews(store)
+    ended = _run(lambda: reviews.cancel(request_id, name, reason))
+    request = store.get_request(ended[0])
+    assert request is not None  # just written
+    _emit_json(RequestViews(store).view(request))
+
+
 @request_app.command("tool")
 def request_tool(
     request_id: Annotated[str, typer.Argument(help="A Human request ID you claimed.")],

@@ -239,6 +239,8 @@ class Verify:
                     break
                 assert claim.record is not None
                 if human and claim.record.status == WAITING_HUMAN:
+                    if human_wait.supersede_if_stale(ctx, ref, request, claim.record):
+                        continue  # the stale wait ended: claim the key again, then ask
                     human_wait.follow(ctx, request, claim.record)
                     return
                 if not joined:
