@@ -22,10 +22,12 @@ from entrypoints.cli import status as cli_status
 from entrypoints.cli import terminal_reviewer as cli_review
 from entrypoints.cli.context import CliContext as _State
 from entrypoints.cli.global_options import GlobalOptions, UsageError, split_global_options
+from entrypoints.cli.usage import conventional_usage
 from entrypoints.errors import CommandError
 
 EXIT_OK = 0
 EXIT_USAGE = 2
+HELP_HINT = "Try '{command} --help' for help."
 
 GLOBAL_HELP = (
     "Global options, accepted once each, before or after the subcommand: "
@@ -169,11 +171,19 @@ def _parse_args_json(text: str | None) -> dict[str, Any] | None:
     return value
 
 
-def _fail(message: str, options: GlobalOptions, extra: dict[str, Any] | None = None) -> NoReturn:
+def _fail(
+    message: str,
+    options: GlobalOptions,
+    extra: dict[str, Any] | None = None,
+    *,
+    usage: str = "",
+) -> NoReturn:
+    """Exit 2: ``error: …`` on stderr (then ``usage``, unprefixed), or the JSON error."""
     if options.json:
         sys.stdout.write(json.dumps({"error": message, **(extra or {})}, ensure_ascii=False) + "\n")
     else:
         sys.stderr.write("".join(f"error: {line}\n" for line in message.splitlines()))
+        sys.stderr.write(f"{usage}\n" if usage else "")
     raise SystemExit(EXIT_USAGE)
 
 
@@ -203,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except UsageError as exc:
         _fail(str(exc), GlobalOptions(json="--json" in args))
     _State.options = options
-    command = typer.main.get_command(app)
+    command = conventional_usage(typer.main.get_command(app))
     try:
         # Without standalone mode, click returns a raised ``Exit``'s code instead of raising.
         code = command.main(rest, prog_name="artifactize", standalone_mode=False)
@@ -216,8 +226,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         if type(exc).__name__ == "NoArgsIsHelpError":  # told apart by name, as typer does
             sys.stderr.write(ctx.get_help() + "\n" if ctx else "")
             raise SystemExit(EXIT_USAGE) from None
-        hint = f"\n{ctx.get_usage()}" if ctx and not options.json else ""
-        _fail(f"{exc.format_message()}{hint}", options)
+        hint = f"{ctx.get_usage()}\n{HELP_HINT.format(command=ctx.command_path)}" if ctx else ""
+        _fail(exc.format_message(), options, usage=hint)
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:

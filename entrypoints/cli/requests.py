@@ -27,6 +27,7 @@ LAUNCHED_TEXT = "Launched {tool}."
 FIELDS_FILE_NOT_REGULAR = "The Human fields file must be a regular file: {path}"
 FIELDS_FILE_UNREADABLE = "Cannot read the Human fields file {path}: {reason}"
 NO_REQUESTS = "No requests."
+STATUS_AND_WAITING = "Give --status or --waiting, not both (--waiting is --status WAITING_HUMAN)."
 ACTION_CANCELLED = "The Human action was cancelled."
 
 request_app = typer.Typer(
@@ -63,16 +64,42 @@ def _run(work: Callable[[], Awaitable[T]]) -> T:
 @request_app.command("list")
 def request_list(
     run_id: Annotated[str | None, typer.Option("--run", help="Only this Run's requests.")] = None,
+    status: Annotated[
+        str | None,
+        typer.Option("--status", help="Only these statuses, comma-separated: S[,S]."),
+    ] = None,
+    waiting: Annotated[
+        bool, typer.Option("--waiting", help="Only requests waiting for a person.")
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="At most this many (default: all).")
+    ] = None,
 ) -> None:
-    """Every saved request (waiting, claimed, settled), newest Run first."""
-    from domain.reviews.run.request_views import LIST_COLUMNS, RequestViews, list_line
+    """Saved requests (waiting, claimed, settled), newest Run first; filters narrow them."""
+    from domain.reviews.run.request_views import (
+        LIST_COLUMNS,
+        RequestViews,
+        list_line,
+        parse_statuses,
+        select,
+    )
+    from ports.statuses import ReviewStatus
 
+    if status is not None and waiting:
+        raise CommandError(STATUS_AND_WAITING)
+    try:
+        statuses = parse_statuses(status) if status is not None else None
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    if waiting:
+        statuses = frozenset({ReviewStatus.WAITING_HUMAN})
     store = CliContext.services().open_state(create=False)
     if store is None:
         views: list[dict[str, Any]] = []
     else:
         reader = RequestViews(store)
-        views = [reader.view(request) for request in reader.requests(run_id)]
+        chosen = select(reader.requests(run_id), statuses, limit)
+        views = [reader.view(request) for request in chosen]
     if CliContext.options.json:
         _emit_json(views)
         return

@@ -307,6 +307,9 @@ def run_list(
         counts = ", ".join(f"{k} {v}" for k, v in sorted(row["counts"].items()))
         return f"{row['id']}  {row['status']:<10} {row['createdAt']}  {counts}"
 
+    if rows and not CliContext.options.json:  # a header row names the columns
+        width = len(rows[0]["id"])
+        typer.echo(f"{'RUN':<{width}}  {'STATUS':<10} {'CREATED':<30}  COUNTS")
     _emit_rows(rows, "No Runs.", line)
 
 
