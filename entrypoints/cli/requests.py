@@ -74,6 +74,9 @@ def request_list(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="At most this many (default: all).")
     ] = None,
+    ids: Annotated[
+        bool, typer.Option("--ids", help="Only the request IDs, one a line (for scripts).")
+    ] = False,
 ) -> None:
     """Saved requests (waiting, claimed, settled), newest Run first; filters narrow them."""
     from domain.reviews.run.request_views import (
@@ -102,6 +105,9 @@ def request_list(
         views = [reader.view(request) for request in chosen]
     if CliContext.options.json:
         _emit_json(views)
+        return
+    if ids:
+        typer.echo("".join(f"{view['id']}\n" for view in views), nl=False)
         return
     if not views:
         typer.echo(NO_REQUESTS)

@@ -163,3 +163,11 @@ def test_run_list_has_a_header_row_and_a_limit(fx: Fixture) -> None:
     assert header.index("STATUS") == rows[0].index("INCOMPLETE")
     limited = fx.cli("run", "list", "--limit", "1", json_output=False).out.splitlines()
     assert limited[0] == header and len(limited) == 2
+
+
+def test_request_list_ids_prints_only_ids_for_scripts(fx: Fixture) -> None:
+    request_id = fx.waiting()
+    assert fx.cli("request", "list", "--waiting", "--ids", json_output=False).out == (
+        f"{request_id}\n"
+    )
+    assert fx.cli("request", "list", "--status", "GREEN", "--ids", json_output=False).out == ""
