@@ -232,6 +232,7 @@ def _tools_check(
     programs: ProgramFinder,
     human_ports: HumanToolPorts,
     session_ports: SessionPorts | None = None,
+    clock: Clock | None = None,
 ) -> ToolsCheck:
     from domain.tools.tools_check import ToolsCheck
 
@@ -241,6 +242,7 @@ def _tools_check(
         programs=programs,
         session_ports=session_ports,
         human_ports=human_ports,
+        clock=clock,
     )
 
 
@@ -299,4 +301,5 @@ class Container(containers.DeclarativeContainer):
         ports=tool_ports,
         programs=programs,
         human_ports=human_tool_ports,
+        clock=clock,
     )

@@ -15,6 +15,7 @@ from typing import Any
 from domain.declarations.model import AgentProfile, CommandAgentTool, HumanProfile
 from domain.diagnostics import ConfigError
 from domain.scope import artifact_scope, eval_scope
+from domain.tools.commands.diagnostics import recording
 from domain.tools.commands.prep import CommandResolver
 from domain.tools.human.descriptions import human_tools_of
 from domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
@@ -23,6 +24,7 @@ from domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
 from domain.tools.sessions import SessionPorts
 from domain.workspace import UnknownName, Workspace
 from ports.callbacks import WorkspaceLoader
+from ports.clock import Clock
 from ports.programs import ProgramFinder
 
 AUDIENCES = ("agent", "human")
@@ -98,6 +100,7 @@ class Report:
     scopes: list[_Scope] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] | None = None
+    diagnostics: dict[str, Any] | None = None  # for the tool's author, beside ``result``
 
     def check(self, stage: str, tool: str | None, problem: str | None) -> None:
         self.checks.append(
@@ -116,6 +119,8 @@ class Report:
         }
         if self.result is not None:
             data["result"] = self.result
+        if self.diagnostics is not None:
+            data["diagnostics"] = self.diagnostics
         return data
 
 
@@ -126,6 +131,7 @@ class ToolsCheck:
     programs: ProgramFinder
     session_ports: SessionPorts | None = None
     human_ports: HumanToolPorts | None = None  # needed only to execute a Human tool
+    clock: Clock | None = None  # the diagnostics' duration; none without it
 
     async def run(self, repo: str, request: ToolsCheckRequest) -> tuple[dict[str, Any], int]:
         """The report and the exit code (0 ready, 1 not ready); raises ``InvocationError``."""
@@ -252,16 +258,25 @@ class ToolsCheck:
         args = dict(request.args) if request.args is not None else {}
         registry = scope.registry
         cleanup: list[str] = []
-        if self.session_ports is not None and _is_bound(definition.declaration):
-            # A fresh lazy session: it starts on this call and is cleaned up right after.
-            sessions = registry.sessions(self.session_ports, definition.name)
-            try:
-                result = await registry.with_sessions(sessions).call(definition.name, args, None)
-            finally:
-                cleanup = await sessions.close()
-        else:
-            result = await registry.call(definition.name, args, None)
+        # Diagnostics are recorded for this one call only, for the author reading this
+        # report; nothing a reviewer sees or a review stores ever records them.
+        with recording() as recorder:
+            started = self.clock.monotonic() if self.clock is not None else None
+            if self.session_ports is not None and _is_bound(definition.declaration):
+                # A fresh lazy session: it starts on this call and is cleaned up right after.
+                sessions = registry.sessions(self.session_ports, definition.name)
+                try:
+                    result = await registry.with_sessions(sessions).call(
+                        definition.name, args, None
+                    )
+                finally:
+                    cleanup = await sessions.close()
+            else:
+                result = await registry.call(definition.name, args, None)
+            if started is not None and self.clock is not None:
+                recorder.duration_ms = round((self.clock.monotonic() - started) * 1000)
         report.result = result.to_json()
+        report.diagnostics = recorder.to_json()
         report.check("execute", definition.name, TOOL_RETURNED_ERROR if result.is_error else None)
         if cleanup:
             report.check("execute", definition.name, "; ".join(cleanup))
