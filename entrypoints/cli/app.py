@@ -13,6 +13,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from entrypoints.cli import completion as cli_completion
 from entrypoints.cli import remote as cli_remote
 from entrypoints.cli import requests as cli_requests
 from entrypoints.cli import runs as cli_reviews
@@ -57,6 +58,7 @@ app.command("review")(cli_review.review_command)
 app.add_typer(cli_sessions.session_app, name="session")
 app.add_typer(cli_remote.remote_app, name="remote")
 app.add_typer(cli_server.server_app, name="server")
+app.command("completion")(cli_completion.completion_command)
 
 
 def _version_callback(value: bool) -> None:
@@ -213,6 +215,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except UsageError as exc:
         _fail(str(exc), GlobalOptions(json="--json" in args))
     _State.options = options
+    cli_completion.enable_if_requested()
     command = conventional_usage(typer.main.get_command(app))
     try:
         # Without standalone mode, click returns a raised ``Exit``'s code instead of raising.
