@@ -14,6 +14,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from entrypoints.cli import completion as cli_completion
+from entrypoints.cli import init as cli_init
 from entrypoints.cli import remote as cli_remote
 from entrypoints.cli import requests as cli_requests
 from entrypoints.cli import runs as cli_reviews
@@ -59,6 +60,7 @@ app.add_typer(cli_sessions.session_app, name="session")
 app.add_typer(cli_remote.remote_app, name="remote")
 app.add_typer(cli_server.server_app, name="server")
 app.command("completion")(cli_completion.completion_command)
+app.command("init")(cli_init.init_command)
 
 
 def _version_callback(value: bool) -> None:
