@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from domain.workspace import EvalRef, Workspace
     from ports.conversations import ConversationStore
     from ports.model import ModelBackends
+    from ports.progress import RunObserver
     from ports.review_store import RemoteStore, RemoteStores
     from ports.state import StateStore
     from ports.store_server_storage import ReviewStoreDb
@@ -86,6 +87,7 @@ class Services:
     container: Container
     options: GlobalOptions
     progress: Callable[[str], None] = print
+    observer: RunObserver | None = None  # verify's live progress (entrypoints/cli/progress.py)
 
     # Where things are ------------------------------------------------------------------
     def repo(self) -> str:
@@ -209,6 +211,7 @@ class Services:
             ),
             remote=remote,
             progress=self.progress,
+            observer=self.observer,
         )
         service = Verify(ports, workspace, choose(repo, state))
         try:

@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 
 from domain.reviews.human.asking import (
+    WAITING_HUMAN,
     asking_fields,
     following_fields,
     wait_for_humans,
@@ -136,5 +137,8 @@ class HumanWait:
         except anyio.get_cancelled_exc_class():
             self.result.run["error"] = WAIT_CANCELLED
             raise
+        for request in waiting:  # settled from another process: show how
+            if request["status"] != WAITING_HUMAN:
+                self.ctx.observe(request)
         self.result.run["waitTimedOut"] = timed_out
         return timed_out

@@ -303,6 +303,8 @@ class Verify:
         assert self.result is not None
         self.result.run["executionsStarted"] += 1
         review = self._review(ref, keys, self.ports.make_output_root(request["runId"]))
+        if isinstance(review, AgentReview) and self.ports.observer is not None:
+            review.activity = self.ports.observer.agent(request["id"])
         outcome: ReviewOutcome | None = None
         try:
             outcome = await review.run()
