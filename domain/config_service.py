@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.declarations.model import ArtifactKind
+from domain.diagnostics import ConfigError
 from domain.discovery import discover
 from domain.graph import graph_report
 from domain.workspace import Workspace, build_workspace
@@ -38,7 +39,15 @@ class ConfigService:
         return nullcontext() if self.pause_collector is None else self.pause_collector()
 
     def check(self, repo: str) -> dict[str, Any]:
-        return summary(self.load(repo))
+        """``summary`` of a workspace that loads and whose tool operands stay within the
+        scopes their tools run in; raises ConfigError (file, line, key, fix) otherwise."""
+        from domain.tool_scopes import scope_problems
+
+        workspace = self.load(repo)
+        problems = scope_problems(workspace)
+        if problems:
+            raise ConfigError(problems)
+        return summary(workspace)
 
     def graph(self, repo: str, artifact: str | None) -> dict[str, Any]:
         return graph_report(self.load(repo), artifact)

@@ -258,6 +258,8 @@ class _Walker:
         path = _join(rel, entry.name)
         target = entry.name[: -len(DECLARATION_SUFFIX)]
         problem = _sidecar_target_problem(target, by_name.get(target))
+        if problem is not None and target not in by_name:
+            problem += _sidecar_suggestion(entry.name, target, by_name)
         if problem is not None:
             self.problem(path, problem)
             return
@@ -270,6 +272,25 @@ class _Walker:
         self.result.artifacts.append(
             DeclaredArtifact(declaration, source, _join(rel, target), rel, target, owner, names)
         )
+
+
+SIDECAR_SUGGESTIONS_MAX = 3  # candidates named in a "did you mean" hint
+
+
+def _sidecar_suggestion(name: str, target: str, by_name: dict[str, DirEntry]) -> str:
+    """``; did you mean diagram.png.artf (it declares diagram.png)?`` when files beside the
+    sidecar start with its target and an extension; else nothing."""
+    candidates = sorted(
+        other
+        for other, entry in by_name.items()
+        if other.startswith(f"{target}.")
+        and not other.endswith(DECLARATION_SUFFIX)
+        and entry.kind is EntryKind.FILE
+    )[:SIDECAR_SUGGESTIONS_MAX]
+    if not candidates:
+        return ""
+    shown = " or ".join(f"{c}{DECLARATION_SUFFIX}" for c in candidates)
+    return f"; a sidecar is named after the whole file name: rename {name} to {shown}"
 
 
 def _sidecar_target_problem(target: str, entry: DirEntry | None) -> str | None:

@@ -37,12 +37,87 @@ def parse_toml(text: str) -> dict[str, Any]:
         match = _SYNTAX_POSITION.match(str(exc))
         if match is None:
             end = _END_OF_DOCUMENT.match(str(exc))
-            if end is not None:  # tomllib gives no position there: it is the text's end
-                line = text.count("\n") + 1
-                column = len(text) - (text.rfind("\n") + 1) + 1
-                raise TomlSyntaxError(end["msg"], line, column) from None
-            raise TomlSyntaxError(str(exc), None, None) from None
-        raise TomlSyntaxError(match["msg"], int(match["line"]), int(match["col"])) from None
+            if end is None:
+                raise TomlSyntaxError(str(exc), None, None) from None
+            # tomllib gives no position there: it is the text's end
+            line = text.count("\n") + 1
+            column = len(text) - (text.rfind("\n") + 1) + 1
+            raise _located(text, end["msg"], line, column) from None
+        raise _located(text, match["msg"], int(match["line"]), int(match["col"])) from None
+
+
+def _located(text: str, message: str, line: int, column: int) -> TomlSyntaxError:
+    """tomllib notices an unclosed array where the next thing fails to parse, often a later
+    line (or the end): the mistake is where the bracket opened, so that is the location.
+    A failure on a line that starts a table or a key, inside an array opened earlier, is
+    that unclosed array too."""
+    opened = open_bracket_before(text, line, column)
+    if opened is None:
+        return TomlSyntaxError(message, line, column)
+    if message.startswith(UNCLOSED):
+        return TomlSyntaxError(message, opened[0], opened[1])
+    outermost = opened[2]
+    if outermost[0] != line:
+        row = text.split("\n")[line - 1] if line - 1 < text.count("\n") + 1 else ""
+        if _STARTS_TABLE_OR_KEY.match(row):
+            return TomlSyntaxError(UNCLOSED_BEFORE.format(line=line), outermost[0], outermost[1])
+        message += INSIDE_OPEN.format(line=outermost[0])
+    return TomlSyntaxError(message, line, column)
+
+
+_STARTS_TABLE_OR_KEY = re.compile(r"^\s*(\[|[A-Za-z0-9_.\"'-]+\s*=)")
+UNCLOSED_BEFORE = "Unclosed array or inline table (a table or key follows at line {line})"
+UNCLOSED = "Unclosed"
+INSIDE_OPEN = " (inside the array or inline table opened at line {line}: is it closed?)"
+
+
+def open_bracket_before(
+    text: str, line: int, column: int
+) -> tuple[int, int, tuple[int, int]] | None:
+    """(line, column) of the innermost value array or inline table still open at ``line``,
+    ``column`` (1-based), with the (line, column) of the outermost one; or None. A small scanner: strings and comments are skipped, and a
+    ``[`` that starts a line outside any value is a table header, not an array."""
+    lines = text.split("\n")
+    end = sum(len(item) + 1 for item in lines[: line - 1]) + column - 1
+    stack: list[tuple[int, int]] = []
+    row, row_start, index = 1, 0, 0
+    while index < min(end, len(text)):
+        char = text[index]
+        if char == "\n":
+            row, row_start = row + 1, index + 1
+        elif char == "#":
+            newline = text.find("\n", index)
+            index = newline if newline != -1 else len(text)
+            continue  # the newline is counted next
+        elif char in "\"'":
+            after = _string_end(text, index)
+            newlines = text.count("\n", index, after)  # multi-line strings
+            if newlines:
+                row, row_start = row + newlines, text.rfind("\n", index, after) + 1
+            index = after
+            continue
+        elif char == "[" and not stack and not text[row_start:index].strip():
+            newline = text.find("\n", index)  # a table header, not an array
+            index = newline if newline != -1 else len(text)
+            continue
+        elif char in "[{":
+            stack.append((row, index - row_start + 1))
+        elif char in "]}" and stack:
+            stack.pop()
+        index += 1
+    return (*stack[-1], stack[0]) if stack else None
+
+
+def _string_end(text: str, start: int) -> int:
+    """The index after the TOML string starting at ``start`` (basic, literal, multi-line)."""
+    quote = text[start]
+    if text.startswith(quote * 3, start):
+        close = text.find(quote * 3, start + 3)
+        return len(text) if close == -1 else close + 3
+    index = start + 1
+    while index < len(text) and text[index] not in (quote, "\n"):
+        index += 2 if quote == '"' and text[index] == "\\" else 1
+    return index + 1
 
 
 def reject_non_json_values(value: Any, key_path: str, problems: KeyProblems) -> None:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ports.conversations import ConversationStore
     from ports.documents import ProducerDocument
     from ports.model import ModelBackends, ModelCatalog
+    from ports.progress import RunObserver
     from ports.review_store import RemoteStore, RemoteStores
     from ports.state import StateStore
     from ports.store_server_storage import ReviewStoreDb
@@ -94,6 +95,7 @@ class Services:
     container: Container
     options: GlobalOptions
     progress: Callable[[str], None] = print
+    observer: RunObserver | None = None  # verify's live progress (entrypoints/cli/progress.py)
 
     # Where things are ------------------------------------------------------------------
     def repo(self) -> str:
@@ -229,6 +231,7 @@ class Services:
             ),
             remote=remote,
             progress=self.progress,
+            observer=self.observer,
         )
         service = Verify(ports, workspace, choose(repo, state))
         try:

@@ -238,6 +238,7 @@ def _tools_check(
     programs: ProgramFinder,
     human_ports: HumanToolPorts,
     session_ports: SessionPorts | None = None,
+    clock: Clock | None = None,
 ) -> ToolsCheck:
     from domain.tools.tools_check import ToolsCheck
 
@@ -247,6 +248,7 @@ def _tools_check(
         programs=programs,
         session_ports=session_ports,
         human_ports=human_ports,
+        clock=clock,
     )
 
 
@@ -306,4 +308,5 @@ class Container(containers.DeclarativeContainer):
         ports=tool_ports,
         programs=programs,
         human_ports=human_tool_ports,
+        clock=clock,
     )

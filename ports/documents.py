@@ -272,6 +272,8 @@ class RequestDocument(TypedDict):
     argv: list[str] | None
     child: ChildDocument | None  # runtime reviews only
     agent: NotRequired[AgentDocument | None]  # Agent reviews only
+    reason: NotRequired[str]  # a wait that ended without a verdict: superseded or cancelled
+    endedBy: NotRequired[str | None]  # who cancelled it (None: superseded by verify)
     summary: NotRequired[RequestSummary]
     origin: NotRequired[OriginDocument | None]
     reviewer: NotRequired[str | None]

@@ -9,9 +9,9 @@ No write transaction spans a subprocess or an await: every method is one short t
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from ports.documents import (
     ExecutionDocument,
@@ -139,6 +139,25 @@ class HumanSettled:
     followers: tuple[str, ...]  # the IDs of the follower requests settled with it
 
 
+@dataclass(frozen=True)
+class HumanEnding:
+    """A waiting Human execution that ends without a verdict (``StateStore.end_human``).
+
+    Its requests become ``request_fields["status"]``: SUPERSEDED (``verify`` found the
+    declarations they were recorded with stale) or CANCELLED (``request cancel``); the
+    execution becomes ``execution_fields["status"]`` (ERROR, with its error code), so it
+    never joins the reuse history. The fields are merged into the execution, its original
+    request and every follower still waiting on it, in one transaction, and the claim is
+    released. ``reviewer`` None ends the wait whoever holds the claim (supersession); a
+    name ends it only when that reviewer holds the claim or nobody does (a cancellation)."""
+
+    request_id: str  # the original request, whose execution it is
+    execution_id: str
+    request_fields: Mapping[str, Any]
+    execution_fields: Mapping[str, Any]
+    reviewer: str | None = None
+
+
 class StateStore(Protocol):
     def state_id(self) -> str:
         """A random UUID created with the state; stable for its lifetime."""
@@ -252,6 +271,15 @@ class StateStore(Protocol):
         ``record`` (GREEN/RED, a key, within RECORD_MAX_BYTES) append the execution to its
         key's history; settle every other WAITING_HUMAN request on the execution with
         ``follower_fields``; delete the claim. Garbage collection runs after the commit."""
+        ...
+
+    def end_human(self, ending: HumanEnding) -> tuple[str, ...]:
+        """In one IMMEDIATE transaction: re-read that the request and its execution are still
+        WAITING_HUMAN (else HumanNotWaiting) and, for a named ``reviewer``, that the claim
+        is theirs or nobody's (else HumanClaimRefused); merge ``execution_fields`` into the
+        execution and ``request_fields`` into the request and every request waiting on the
+        execution (their ``status`` fields become the columns); release their claims. The IDs of every request it ended, the original first. Nothing joins the
+        reuse history."""
         ...
 
 

@@ -19,6 +19,9 @@ class ReviewStatus(enum.StrEnum):
     A request goes QUEUED → (WAIT_DEPENDENCY | BLOCKED)* → RUNNING or WAITING_HUMAN → GREEN,
     RED or ERROR, or stays UNREVIEWED when this ``verify`` does not review its kind; an
     execution is RUNNING or WAITING_HUMAN while it holds its key, then GREEN, RED or ERROR.
+    A Human wait may also end without a verdict: SUPERSEDED (a later ``verify`` found the
+    declarations it was recorded with changed, and asked again) or CANCELLED (``request
+    cancel``). Neither is evidence: the eval is simply not reviewed by that request.
     A Run is RUNNING, then GREEN, RED, ERROR or INCOMPLETE (an obligation is unmet)."""
 
     QUEUED = "QUEUED"
@@ -30,6 +33,8 @@ class ReviewStatus(enum.StrEnum):
     GREEN = "GREEN"
     RED = "RED"
     ERROR = "ERROR"
+    SUPERSEDED = "SUPERSEDED"  # a Human wait whose recorded declarations went stale
+    CANCELLED = "CANCELLED"  # a Human wait ended by `request cancel`
     INCOMPLETE = "INCOMPLETE"  # a Run only
 
 

@@ -17,6 +17,7 @@ from adapters.sqlite.schema import executions, requests, runs
 from ports.state import (
     HumanClaim,
     HumanClaimRefused,
+    HumanEnding,
     HumanNotWaiting,
     HumanSettlement,
     RequestRecord,
@@ -119,6 +120,46 @@ def settle(
             .values(status=fields["status"], data=dump_data(data), claimed_by=None, claimed_at=None)
         )
     return tuple(follower.id for follower in followers)
+
+
+def end(connection: sa.Connection, ending: HumanEnding) -> tuple[str, ...]:
+    """End a waiting Human execution without a verdict: check, then write ``ending.fields``
+    into the execution, its original request and its waiting followers; release claims."""
+    row = waiting_request(connection, ending.request_id)
+    if row.execution_id != ending.execution_id:
+        raise HumanNotWaiting(ending.request_id)
+    if ending.reviewer is not None and row.claimed_by not in (None, ending.reviewer):
+        raise HumanClaimRefused(row.claimed_by)
+    execution_fields = dict(ending.execution_fields)
+    execution = connection.execute(
+        sa.select(executions).where(executions.c.id == ending.execution_id)
+    ).one()
+    data = {**load_data(execution.data, "executions", execution.id), **execution_fields}
+    connection.execute(
+        sa.update(executions)
+        .where(executions.c.id == execution.id, executions.c.status == WAITING_HUMAN)
+        .values(
+            status=execution_fields["status"],
+            completed_at=execution_fields["completedAt"],
+            data=dump_data(data),
+        )
+    )
+    fields = dict(ending.request_fields)
+    waiting = connection.execute(
+        sa.select(requests)
+        .where(requests.c.execution_id == execution.id, requests.c.status == WAITING_HUMAN)
+        .order_by(requests.c.id != ending.request_id)
+    ).all()
+    for request in waiting:
+        merged = {**load_data(request.data, "requests", request.id), **fields}
+        connection.execute(
+            sa.update(requests)
+            .where(requests.c.id == request.id)
+            .values(
+                status=fields["status"], data=dump_data(merged), claimed_by=None, claimed_at=None
+            )
+        )
+    return tuple(request.id for request in waiting)
 
 
 def supersede(connection: sa.Connection, key: str, supersession: Supersession) -> None:

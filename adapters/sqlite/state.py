@@ -65,6 +65,7 @@ from ports.state import (
     ClaimOutcome,
     ExecutionRecord,
     HumanClaim,
+    HumanEnding,
     HumanSettled,
     HumanSettlement,
     KeyInUse,
@@ -426,6 +427,10 @@ class SqliteStateStore:
             except StateError as error:
                 _log.warning("Cache GC failed: %s", error)
         return HumanSettled(recorded, followers)
+
+    def end_human(self, ending: HumanEnding) -> tuple[str, ...]:
+        with self._transaction(write=True) as connection:
+            return human.end(connection, ending)
 
 
 class SqliteStateStores:

@@ -34,6 +34,17 @@ _BOUNDS: Mapping[str, str] = {
     "pattern": "must match the pattern {}",
     "format": "must be a valid {}",
 }
+# The same bounds when the schema's value is 1: "at least 1 character", not "characters".
+_SINGULAR: Mapping[str, str] = {
+    "minLength": "must be at least 1 character long",
+    "maxLength": "must be at most 1 character long",
+    "minItems": "must have at least 1 item",
+    "maxItems": "must have at most 1 item",
+    "minProperties": "must have at least 1 property",
+    "maxProperties": "must have at most 1 property",
+    "minContains": "must contain at least 1 matching item",
+    "maxContains": "must contain at most 1 matching item",
+}
 _FIXED: Mapping[str, str] = {
     "additionalProperties": "has properties the schema does not declare",
     "unevaluatedProperties": "has properties the schema does not evaluate",
@@ -58,6 +69,8 @@ def describe(error: Any) -> str:
         # (its path stays at the parent), so the schema path says where it was.
         where = quote(pointer(error.absolute_schema_path))
         return f"holds a value a false subschema at schema path {where} does not allow"
+    if keyword in _SINGULAR and error.validator_value == 1:
+        return _SINGULAR[keyword]
     if keyword in _BOUNDS:
         return _BOUNDS[keyword].format(_schema_value(error.validator_value))
     if keyword in _FIXED:

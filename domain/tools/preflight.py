@@ -17,6 +17,7 @@ from domain.declarations.model import (
     HumanTool,
     SessionCommand,
 )
+from domain.scope import working_directory
 from domain.templates import TemplateError, parse_operand
 from domain.tools.commands.prep import EXECUTABLE_OUTSIDE, CommandResolver
 from domain.tools.human.prep import HumanResolver
@@ -34,9 +35,16 @@ def _problem(check: Callable[[], object]) -> str | None:
     return None
 
 
+OPENER_MISSING = (
+    "The desktop opener {opener} is not on PATH: `open` cannot hand anything over on this "
+    "machine (install it, e.g. Debian's xdg-utils, or declare an output tool instead)."
+)
+
+
 @dataclass(frozen=True)
 class Preflight:
     resolver: CommandResolver
+    desktop_opener: str | None = None  # what Human `open` hands over to; None: not checked
 
     def agent_tool(self, owner: Artifact, tool: AgentTool) -> list[str]:
         problems = [p for p in [self.resolver.owner_problem(owner)] if p]
@@ -78,6 +86,11 @@ class Preflight:
     def _builtin(
         self, owner: Artifact, builtin: str, args: tuple[str, ...] | None
     ) -> Iterator[str]:
+        if builtin == "open" and self.desktop_opener is not None:
+            path = self.resolver.environment.get("PATH", "")
+            cwd = working_directory(self.resolver.workspace, owner)
+            if self.resolver.programs.find_on_path(self.desktop_opener, path, cwd) is None:
+                yield OPENER_MISSING.format(opener=self.desktop_opener)
         if args is None or builtin == "graph":
             return
         target = args[0]

@@ -15,14 +15,17 @@ from typing import Any
 from domain.declarations.model import AgentProfile, CommandAgentTool, HumanProfile
 from domain.diagnostics import ConfigError
 from domain.scope import artifact_scope, eval_scope
+from domain.toml_source import KeyLocator
+from domain.tools.commands.diagnostics import recording
 from domain.tools.commands.prep import CommandResolver
 from domain.tools.human.descriptions import human_tools_of
 from domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
 from domain.tools.preflight import Preflight
 from domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
 from domain.tools.sessions import SessionPorts
-from domain.workspace import UnknownName, Workspace
+from domain.workspace import Artifact, UnknownName, Workspace
 from ports.callbacks import WorkspaceLoader
+from ports.clock import Clock
 from ports.programs import ProgramFinder
 
 AUDIENCES = ("agent", "human")
@@ -92,17 +95,47 @@ class _Scope:
             "tools": [t.to_json() for t in self.tools],
         }
 
+    @property
+    def label(self) -> str:
+        """How the grouped report names the scope: ``eval docs/signoff``, ``docs (agent)``."""
+        if self.eval_id is not None:
+            return f"eval {self.eval_id}"
+        return f"Artifact {self.artifact_id} ({self.audience})"
+
 
 @dataclass
 class Report:
     scopes: list[_Scope] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] | None = None
+    diagnostics: dict[str, Any] | None = None  # for the tool's author, beside ``result``
+    grouped: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # id(scope) ->
 
-    def check(self, stage: str, tool: str | None, problem: str | None) -> None:
-        self.checks.append(
-            {"stage": stage, "tool": tool, "ok": problem is None, "message": problem}
-        )
+    def check(
+        self, stage: str, tool: str | None, problem: str | None, scope: _Scope | None = None
+    ) -> None:
+        entry = {"stage": stage, "tool": tool, "ok": problem is None, "message": problem}
+        self.checks.append(entry)
+        if scope is not None:
+            self.grouped.setdefault(id(scope), []).append(entry)
+
+    def by_scope(self) -> list[dict[str, Any]]:
+        """The checks grouped by the scope (eval or Artifact) they ran in, so a failure says
+        which scope failed even when the same tool appears in several."""
+        groups = []
+        for scope in self.scopes:
+            checks = self.grouped.get(id(scope), [])
+            groups.append(
+                {
+                    "scope": scope.label,
+                    "evalId": scope.eval_id,
+                    "artifactId": scope.artifact_id,
+                    "audience": scope.audience,
+                    "ok": all(c["ok"] for c in checks),
+                    "checks": checks,
+                }
+            )
+        return groups
 
     @property
     def ok(self) -> bool:
@@ -113,9 +146,12 @@ class Report:
             "ok": self.ok,
             "scopes": [s.to_json() for s in self.scopes],
             "checks": self.checks,
+            "byScope": self.by_scope(),
         }
         if self.result is not None:
             data["result"] = self.result
+        if self.diagnostics is not None:
+            data["diagnostics"] = self.diagnostics
         return data
 
 
@@ -126,6 +162,7 @@ class ToolsCheck:
     programs: ProgramFinder
     session_ports: SessionPorts | None = None
     human_ports: HumanToolPorts | None = None  # needed only to execute a Human tool
+    clock: Clock | None = None  # the diagnostics' duration; none without it
 
     async def run(self, repo: str, request: ToolsCheckRequest) -> tuple[dict[str, Any], int]:
         """The report and the exit code (0 ready, 1 not ready); raises ``InvocationError``."""
@@ -143,14 +180,14 @@ class ToolsCheck:
             )
         selected = self._select(scopes, request.tool, report)
         for scope, definition in selected:
+            environment = self.ports.environment
+            if scope.audience == "human" and self.human_ports is not None:
+                environment = self.human_ports.environment  # where Human tools run
             preflight = Preflight(
                 CommandResolver(
-                    workspace,
-                    self.ports.filesystem,
-                    self.programs,
-                    self.ports.environment,
-                    scope.names,
-                )
+                    workspace, self.ports.filesystem, self.programs, environment, scope.names
+                ),
+                self.human_ports.desktop_opener if self.human_ports is not None else None,
             )
             owner = workspace.artifact(definition.artifact_id)
             problems = (
@@ -158,7 +195,8 @@ class ToolsCheck:
                 if scope.audience == "agent"
                 else preflight.human_tool(owner, definition.declaration)
             )
-            report.check("preflight", definition.name, "; ".join(problems) or None)
+            located = located_problems(owner, scope.audience, definition.declaration, problems)
+            report.check("preflight", definition.name, located, scope)
         if request.execute and report.ok and len(selected) == 1:
             await self._execute(selected[0], request, report)
         return report.to_json(), 0 if report.ok else 1
@@ -252,19 +290,29 @@ class ToolsCheck:
         args = dict(request.args) if request.args is not None else {}
         registry = scope.registry
         cleanup: list[str] = []
-        if self.session_ports is not None and _is_bound(definition.declaration):
-            # A fresh lazy session: it starts on this call and is cleaned up right after.
-            sessions = registry.sessions(self.session_ports, definition.name)
-            try:
-                result = await registry.with_sessions(sessions).call(definition.name, args, None)
-            finally:
-                cleanup = await sessions.close()
-        else:
-            result = await registry.call(definition.name, args, None)
+        # Diagnostics are recorded for this one call only, for the author reading this
+        # report; nothing a reviewer sees or a review stores ever records them.
+        with recording() as recorder:
+            started = self.clock.monotonic() if self.clock is not None else None
+            if self.session_ports is not None and _is_bound(definition.declaration):
+                # A fresh lazy session: it starts on this call and is cleaned up right after.
+                sessions = registry.sessions(self.session_ports, definition.name)
+                try:
+                    result = await registry.with_sessions(sessions).call(
+                        definition.name, args, None
+                    )
+                finally:
+                    cleanup = await sessions.close()
+            else:
+                result = await registry.call(definition.name, args, None)
+            if started is not None and self.clock is not None:
+                recorder.duration_ms = round((self.clock.monotonic() - started) * 1000)
         report.result = result.to_json()
-        report.check("execute", definition.name, TOOL_RETURNED_ERROR if result.is_error else None)
+        report.diagnostics = recorder.to_json()
+        problem = TOOL_RETURNED_ERROR if result.is_error else None
+        report.check("execute", definition.name, problem, scope)
         if cleanup:
-            report.check("execute", definition.name, "; ".join(cleanup))
+            report.check("execute", definition.name, "; ".join(cleanup), scope)
 
     async def _execute_human(self, scope: _Scope, name: str, report: Report) -> None:
         """A real call in the reviewer's environment; a launch keeps its output disconnected."""
@@ -273,7 +321,33 @@ class ToolsCheck:
             return
         result = await scope.human_registry.call(name)
         report.result = result.to_json()
-        report.check("execute", name, TOOL_RETURNED_ERROR if result.is_error else None)
+        report.check("execute", name, TOOL_RETURNED_ERROR if result.is_error else None, scope)
+
+
+OUTSIDE_REVIEW = "Artifact is outside this review: "
+OUTSIDE_FIX = (
+    ' (add a mount to {owner}: mounts = {{ {name} = "{name}" }}, or reference {{{name}}} in '
+    "the eval's instruction)"
+)
+
+
+def located_problems(
+    owner: Artifact, audience: str, declaration: Any, problems: list[str]
+) -> str | None:
+    """The preflight problems of one tool as ``config check`` names them: the declaration
+    file, line and key, then each problem (an Artifact outside the review with its fix)."""
+    if not problems:
+        return None
+    key = f"views.{'agent_tools' if audience == 'agent' else 'human_tools'}.{declaration.name}"
+    line = KeyLocator(owner.source.text).line_of(key)
+    where = owner.source.path if line is None else f"{owner.source.path}:{line}"
+    texts = [
+        p + OUTSIDE_FIX.format(owner=owner.name, name=p.removeprefix(OUTSIDE_REVIEW))
+        if p.startswith(OUTSIDE_REVIEW)
+        else p
+        for p in problems
+    ]
+    return f"{where}: {key}: {'; '.join(texts)}"
 
 
 def _is_bound(tool: Any) -> bool:

@@ -20,6 +20,7 @@ from entrypoints.errors import CommandError
 
 EXIT_OK = 0
 EXIT_USAGE = 2
+HELP_HINT = "Try '{command} --help' for help."
 
 GLOBAL_HELP = (
     "Global options, accepted once each, before or after the subcommand: "
@@ -32,6 +33,11 @@ GLOBAL_HELP = (
 # when that command runs (see entrypoints/cli/lazy_commands.py); ``help`` is its short help
 # for the root's ``--help`` (tests/unit/test_lazy_commands.py keeps it true).
 COMMANDS: dict[str, LazyCommand] = {
+    "init": LazyCommand(
+        "entrypoints.cli.init",
+        "init_command",
+        "Write a starter index.artf and .artfignore for a Python, JS/TS, Rust or Go project.",
+    ),
     "verify": LazyCommand(
         "entrypoints.cli.runs",
         "verify",
@@ -80,6 +86,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "doctor_command",
         "Check keys, endpoints, proxies, the state home, the team store and the Human tools "
         "the workspace needs.",
+    ),
+    "completion": LazyCommand(
+        "entrypoints.cli.completion",
+        "completion_command",
+        "Print the completion script of SHELL (bash, zsh or fish); see docs/cli.md.",
     ),
     "remote": LazyCommand(
         "entrypoints.cli.remote",
@@ -217,11 +228,19 @@ def _parse_args_json(text: str | None) -> dict[str, Any] | None:
     return value
 
 
-def _fail(message: str, options: GlobalOptions, extra: dict[str, Any] | None = None) -> NoReturn:
+def _fail(
+    message: str,
+    options: GlobalOptions,
+    extra: dict[str, Any] | None = None,
+    *,
+    usage: str = "",
+) -> NoReturn:
+    """Exit 2: ``error: …`` on stderr (then ``usage``, unprefixed), or the JSON error."""
     if options.json:
         sys.stdout.write(json.dumps({"error": message, **(extra or {})}, ensure_ascii=False) + "\n")
     else:
         sys.stderr.write("".join(f"error: {line}\n" for line in message.splitlines()))
+        sys.stderr.write(f"{usage}\n" if usage else "")
     raise SystemExit(EXIT_USAGE)
 
 
@@ -251,7 +270,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     except UsageError as exc:
         _fail(str(exc), GlobalOptions(json="--json" in args))
     _State.options = options
-    command = typer.main.get_command(app)
+    from entrypoints.cli.completion import enable_if_requested
+
+    enable_if_requested()
+    command = typer.main.get_command(app)  # each subcommand's usage is adjusted as it loads
     try:
         # Without standalone mode, click returns a raised ``Exit``'s code instead of raising.
         code = command.main(rest, prog_name="artifactize", standalone_mode=False)
@@ -264,8 +286,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         if type(exc).__name__ == "NoArgsIsHelpError":  # told apart by name, as typer does
             sys.stderr.write(ctx.get_help() + "\n" if ctx else "")
             raise SystemExit(EXIT_USAGE) from None
-        hint = f"\n{ctx.get_usage()}" if ctx and not options.json else ""
-        _fail(f"{exc.format_message()}{hint}", options)
+        hint = f"{ctx.get_usage()}\n{HELP_HINT.format(command=ctx.command_path)}" if ctx else ""
+        _fail(exc.format_message(), options, usage=hint)
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:

@@ -17,6 +17,8 @@ from typing import Any, ClassVar
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from entrypoints.cli.usage import conventional_usage
+
 
 @dataclass(frozen=True)
 class LazyCommand:
@@ -27,7 +29,7 @@ class LazyCommand:
 
 def _load(name: str, entry: LazyCommand) -> Any:
     """The click command for ``entry``, built the way ``app.add_typer``/``app.command``
-    would build it."""
+    would build it, with usage lines in the usual convention."""
     target = getattr(importlib.import_module(entry.module), entry.attribute)
     if isinstance(target, typer.Typer):
         wrapper = typer.Typer(rich_markup_mode=None)
@@ -40,7 +42,7 @@ def _load(name: str, entry: LazyCommand) -> Any:
         wrapper.callback()(_no_options)
     group = typer.main.get_command(wrapper)
     assert isinstance(group, TyperGroup)
-    return group.commands[name]
+    return conventional_usage(group.commands[name])
 
 
 def _no_options() -> None:

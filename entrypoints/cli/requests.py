@@ -28,6 +28,7 @@ LAUNCHED_TEXT = "Launched {tool}."
 FIELDS_FILE_NOT_REGULAR = "The Human fields file must be a regular file: {path}"
 FIELDS_FILE_UNREADABLE = "Cannot read the Human fields file {path}: {reason}"
 NO_REQUESTS = "No requests."
+STATUS_AND_WAITING = "Give --status or --waiting, not both (--waiting is --status WAITING_HUMAN)."
 ACTION_CANCELLED = "The Human action was cancelled."
 
 request_app = typer.Typer(
@@ -64,18 +65,50 @@ def _run(work: Callable[[], Awaitable[T]]) -> T:
 @request_app.command("list")
 def request_list(
     run_id: Annotated[str | None, typer.Option("--run", help="Only this Run's requests.")] = None,
+    status: Annotated[
+        str | None,
+        typer.Option("--status", help="Only these statuses, comma-separated: S[,S]."),
+    ] = None,
+    waiting: Annotated[
+        bool, typer.Option("--waiting", help="Only requests waiting for a person.")
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="At most this many (default: all).")
+    ] = None,
+    ids: Annotated[
+        bool, typer.Option("--ids", help="Only the request IDs, one a line (for scripts).")
+    ] = False,
 ) -> None:
-    """Every saved request (waiting, claimed, settled), newest Run first."""
-    from domain.reviews.run.request_views import LIST_COLUMNS, RequestViews, list_line
+    """Saved requests (waiting, claimed, settled), newest Run first; filters narrow them."""
+    from domain.reviews.run.request_views import (
+        LIST_COLUMNS,
+        RequestViews,
+        list_line,
+        parse_statuses,
+        select,
+    )
+    from ports.statuses import ReviewStatus
 
+    if status is not None and waiting:
+        raise CommandError(STATUS_AND_WAITING)
+    try:
+        statuses = parse_statuses(status) if status is not None else None
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    if waiting:
+        statuses = frozenset({ReviewStatus.WAITING_HUMAN})
     store = CliContext.services().open_state(create=False)
     if store is None:
         views: list[RequestView] = []
     else:
         reader = RequestViews(store)
-        views = [reader.view(request) for request in reader.requests(run_id)]
+        chosen = select(reader.requests(run_id), statuses, limit)
+        views = [reader.view(request) for request in chosen]
     if CliContext.options.json:
         _emit_json(views)
+        return
+    if ids:
+        typer.echo("".join(f"{view['id']}\n" for view in views), nl=False)
         return
     if not views:
         typer.echo(NO_REQUESTS)
@@ -120,6 +153,27 @@ def request_unclaim(
     reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
     claim = _run(lambda: reviews.unclaim(request_id, name))
     _emit_json(claim.to_json())
+
+
+@request_app.command("cancel")
+def request_cancel(
+    request_id: Annotated[str, typer.Argument(help="A waiting Human request ID.")],
+    reason: Annotated[
+        str | None, typer.Option("--reason", help="Why, recorded with the request.")
+    ] = None,
+    reviewer: ReviewerOption = None,
+) -> None:
+    """End a waiting request without a verdict (CANCELLED): the claimant, or anyone while it
+    is unclaimed. Followers end with it. Prints the cancelled request."""
+    from domain.reviews.run.request_views import RequestViews
+
+    name = CliContext.services().reviewer_name(reviewer)
+    store = CliContext.services().existing_state()
+    reviews = CliContext.services().human_reviews(store)
+    ended = _run(lambda: reviews.cancel(request_id, name, reason))
+    request = store.get_request(ended[0])
+    assert request is not None  # just written
+    _emit_json(RequestViews(store).view(request))
 
 
 @request_app.command("tool")

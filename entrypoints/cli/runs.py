@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -40,6 +41,7 @@ EXIT_CANCELLED = 2
 EXIT_WAIT_TIMED_OUT = 3
 EXIT_MISSING = 4
 RUN_LIST_DEFAULT_LIMIT = 50
+READING_PHASE = "Reading declarations and fingerprints"
 RUNNING_STATUS = ReviewStatus.RUNNING  # a Run not finished yet (or whose verifier died)
 RUN_POLL_SECONDS = 0.1  # how often `run show --wait` reads the Run again (at most 0.2 s)
 WAIT_TIMED_OUT_TEXT = (
@@ -99,6 +101,10 @@ def verify(
             f"(default {WAIT_TIMEOUT_DEFAULT_MS}, 1-2147483647).",
         ),
     ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", help="Only the per-eval result lines and the summary."),
+    ] = False,
 ) -> None:
     """Review the selected evals, reusing every verdict whose key still holds.
 
@@ -131,16 +137,24 @@ def verify(
             ignore_gates=ignore_gates,
         )
 
-    prepared = CliContext.services().prepare_verify(
-        given[0] if given else None, select_all, options
-    )
-    try:
-        outcome = anyio.run(until_signal, prepared.run)
-    except RemoteFailure as failure:
-        if prepared.service.result is not None and CliContext.options.json:
-            _emit_json({**run_view(prepared.service.result), "error": failure.message})
-            raise typer.Exit(EXIT_CANCELLED) from None
-        raise CommandError(failure.message) from None
+    from entrypoints.cli.progress import display_for_verify
+
+    display = display_for_verify(sys.stderr, quiet=quiet).start()
+    services = CliContext.services()
+    services.progress, services.observer = display.notice, display
+    try:  # the display is closed (its block cleared) on every path
+        display.phase(READING_PHASE)
+        prepared = services.prepare_verify(given[0] if given else None, select_all, options)
+        display.phase(None)
+        try:
+            outcome = anyio.run(until_signal, prepared.run)
+        except RemoteFailure as failure:
+            if prepared.service.result is not None and CliContext.options.json:
+                _emit_json({**run_view(prepared.service.result), "error": failure.message})
+                raise typer.Exit(EXIT_CANCELLED) from None
+            raise CommandError(failure.message) from None
+    finally:
+        display.close()
     result = prepared.service.result
     if result is None:
         raise CommandError("The Run was cancelled before it started.")
@@ -308,6 +322,9 @@ def run_list(
         counts = ", ".join(f"{k} {v}" for k, v in sorted(row["counts"].items()))
         return f"{row['id']}  {row['status']:<10} {row['createdAt']}  {counts}"
 
+    if rows and not CliContext.options.json:  # a header row names the columns
+        width = len(str(rows[0]["id"]))
+        typer.echo(f"{'RUN':<{width}}  {'STATUS':<10} {'CREATED':<30}  COUNTS")
     _emit_rows(rows, "No Runs.", line)
 
 

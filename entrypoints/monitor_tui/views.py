@@ -34,6 +34,8 @@ GLYPHS: dict[str, str] = {
     ReviewStatus.RED: "✗",
     ReviewStatus.ERROR: "!",
     ReviewStatus.INCOMPLETE: "◌",
+    ReviewStatus.SUPERSEDED: "↷",
+    ReviewStatus.CANCELLED: "⌀",
     "STALE": "~",
     NOT_REQUESTED: " ",
 }

@@ -23,6 +23,7 @@ class Act(enum.Enum):
     RUN_TOOL = "run-tool"
     SUBMIT = "submit"
     RELEASE = "release"
+    END_REQUEST = "end-request"  # ask to cancel the request (`request cancel`)
     CONFIRM = "confirm"
     CANCEL = "cancel"
     GREEN = "green"

@@ -33,7 +33,12 @@ from domain.reviews.human.errors import HumanReviewError
 from domain.tools.cancellation import Cancellation
 from entrypoints.review_tui.acts import Act, Screen
 from entrypoints.review_tui.busy import TICK_SECONDS, Busy
-from entrypoints.review_tui.dialogs import ConfirmScreen, LeaveScreen, VerdictScreen
+from entrypoints.review_tui.dialogs import (
+    ConfirmScreen,
+    EndRequestScreen,
+    LeaveScreen,
+    VerdictScreen,
+)
 from entrypoints.review_tui.form_screen import FormScreen
 from entrypoints.review_tui.layout import KeyRouter
 from entrypoints.review_tui.list_screen import ListScreen
@@ -51,6 +56,8 @@ READ_FAILED = "read failed at {time}: {reason}"
 NOT_CLAIMED = "The request is not claimed."
 RELEASING = "Releasing…"
 RELEASED = "Released your claim on {request}."
+CANCELLING = "Cancelling…"
+CANCELLED = "Cancelled {request}."
 CLOCK_FORMAT = "%H:%M:%S"
 SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
@@ -282,6 +289,8 @@ class ReviewApp:
             self._request_act(screen, act)
         elif isinstance(screen, LeaveScreen):
             self._leave_act(act)
+        elif isinstance(screen, EndRequestScreen):
+            self._end_act(screen, act)
         elif request is None:
             return
         elif isinstance(screen, ConfirmScreen):
@@ -317,6 +326,9 @@ class ReviewApp:
             self.verdicts.choose(screen)
         elif act is Act.RELEASE:
             self._release(screen)
+        elif act is Act.END_REQUEST:
+            reason = screen.commands_problem
+            self.show(EndRequestScreen(screen.widget, screen.request_id, reason))
         elif act is Act.REFRESH:
             self.reload_request(screen)
             self._spawn(lambda: self._load_commands(screen))
@@ -334,6 +346,26 @@ class ReviewApp:
             self.start_busy(RELEASING, self._release_all)
         elif act is Act.CANCEL:
             self.show(self._before_leave)
+
+    def _end_act(self, screen: EndRequestScreen, act: Act) -> None:
+        request = self.request
+        if request is None:
+            return
+        if act is Act.CANCEL:
+            self.show(request)
+            return
+        if act is not Act.CONFIRM:
+            return
+
+        async def cancel() -> None:
+            await self.session.cancel(screen.request_id, screen.reason)
+            self.request = None
+            self._reload_list()
+            self.show(self.list_screen)
+            self.say(CANCELLED.format(request=screen.request_id))
+
+        self.show(request)
+        self.start_busy(CANCELLING, cancel)
 
     # --- list, request, release, leave ------------------------------------------------------
 

@@ -18,6 +18,7 @@ DIALOG_WIDTH_PERCENT = 80
 CONFIRM_HINTS = "y/Enter run (and remember this command line) · n/q/Esc cancel"
 VERDICT_HINTS = "g GREEN · r RED · Esc/q back"
 LEAVE_HINTS = "k keep and quit · u release all and quit · Esc stay"
+END_HINTS = "y cancel the request · n/q/Esc keep it"
 
 
 def _dialog(base: urwid.Widget, title: str, lines: list[urwid.Widget]) -> urwid.Widget:
@@ -134,5 +135,37 @@ class LeaveScreen:
         if key in ("u", "r", "y"):
             return Act.RELEASE_ALL
         if key == "esc":
+            return Act.CANCEL
+        return Act.IGNORED
+
+
+class EndRequestScreen:
+    """Before cancelling a request (``request cancel``): it ends without a verdict, with
+    its followers, and ``reason`` is recorded (why it cannot reconnect, when it cannot)."""
+
+    def __init__(self, base: urwid.Widget, request_id: str, reason: str | None) -> None:
+        self.request_id = request_id
+        self.reason = reason
+        lines: list[urwid.Widget] = [
+            urwid.Text(f"Cancel request {request_id}? It ends without a verdict (CANCELLED),"),
+            urwid.Text("and every request waiting on it ends with it."),
+        ]
+        if reason:
+            lines += [urwid.Divider(), urwid.Text((PROBLEM, f"Reason: {reason}"))]
+        lines += [urwid.Divider(), urwid.Text(END_HINTS)]
+        self._widget = _dialog(base, "Cancel request", lines)
+
+    @property
+    def widget(self) -> urwid.Widget:
+        return self._widget
+
+    @property
+    def hints(self) -> str:
+        return END_HINTS
+
+    def keypress(self, key: str) -> Act:
+        if key == "y":
+            return Act.CONFIRM
+        if key in ("n", "q", "esc"):
             return Act.CANCEL
         return Act.IGNORED

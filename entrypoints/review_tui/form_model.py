@@ -222,10 +222,14 @@ def _string_rule(schema: Mapping[str, Any]) -> str:
     if low is not None and high is not None:
         return f"text, {low}-{high} characters"
     if low is not None:
-        return f"text, at least {low} characters"
+        return f"text, at least {_characters(low)}"
     if high is not None:
-        return f"text, at most {high} characters"
+        return f"text, at most {_characters(high)}"
     return "text"
+
+
+def _characters(count: Any) -> str:
+    return f"{count} character" if count == 1 else f"{count} characters"
 
 
 def _number_rule(kind_name: str, schema: Mapping[str, Any]) -> str:

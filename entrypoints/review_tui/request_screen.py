@@ -1,7 +1,9 @@
 """The Request screen: one request's instruction, owner schemas, tools and Tool log.
 
 Opening a request claims nothing. ``j``/``k`` select a tool, ``Enter``/``t`` run it, ``s``
-submits a verdict, ``u`` releases your claim, ``PgUp``/``PgDn`` scroll the output,
+submits a verdict, ``u`` releases your claim, ``x`` cancels the request (offered
+by name when it cannot reconnect: its declarations changed or its repository is gone),
+``PgUp``/``PgDn`` scroll the output,
 ``r`` refreshes, ``Esc``/``Backspace`` go back to the list, ``q`` quits.
 """
 
@@ -22,7 +24,12 @@ from entrypoints.review_tui.tool_list import ToolInfo, recorded_tools, resolved_
 from entrypoints.review_tui.tool_log import ToolLog
 from entrypoints.review_tui.waiting import claim_text, read_only_reason
 
-HINTS = "j/k tool · Enter/t run · s submit · u release · PgUp/PgDn scroll · r refresh · Esc back · q quit"
+HINTS = (
+    "j/k tool · Enter/t run · s submit · u release · x cancel request · PgUp/PgDn scroll"
+    " · r refresh · Esc back · q quit"
+)
+CANNOT_RECONNECT = "This request cannot reconnect: {reason}"
+OFFER_CANCEL = "Press x to cancel it (artifactize request cancel {id}); the next verify asks again."
 LOG_TITLE = "Tool log"
 OUTPUT_TITLE = "Output · {tool}"
 TOOL_ERROR_TITLE = "{tool} · tool error"
@@ -126,7 +133,13 @@ class RequestScreen:
         if key == "page down":
             self.pane.scroll(-SCROLL_ROWS)
             return Act.HANDLED
-        acts = {"s": Act.SUBMIT, "u": Act.RELEASE, "r": Act.REFRESH, "q": Act.QUIT}
+        acts = {
+            "s": Act.SUBMIT,
+            "u": Act.RELEASE,
+            "x": Act.END_REQUEST,
+            "r": Act.REFRESH,
+            "q": Act.QUIT,
+        }
         if key in RUN_KEYS:
             return Act.RUN_TOOL
         if key in BACK_KEYS:
@@ -163,7 +176,9 @@ class RequestScreen:
             urwid.Text((HEADING, "Tools")),
         ]
         if self.commands_problem:
-            lines.append(urwid.Text((PROBLEM, self.commands_problem)))
+            problem = CANNOT_RECONNECT.format(reason=self.commands_problem)
+            lines.append(urwid.Text((PROBLEM, problem)))
+            lines.append(urwid.Text(OFFER_CANCEL.format(id=self.request_id)))
         if not self.tools:
             lines.append(urwid.Text((MUTED, NO_TOOLS)))
         first_tool = len(lines)

@@ -51,6 +51,8 @@ class ReviewActions(Protocol):
 
     async def release(self, request_id: str) -> HumanClaim: ...
 
+    async def cancel(self, request_id: str, reason: str | None) -> tuple[str, ...]: ...
+
     async def submit(
         self, request_id: str, result: dict[str, Any], cancellation: Cancellation
     ) -> Submitted: ...
@@ -138,6 +140,13 @@ class ReviewSession:
         claim = await self.reviews.unclaim(request_id, self.reviewer)
         self._forget(claim.request_id)
         return claim
+
+    async def cancel(self, request_id: str, reason: str | None) -> tuple[str, ...]:
+        """``request cancel`` as this reviewer; the claim (if this session took it) ends."""
+        original = self.reviews.resolve(request_id).id
+        ended = await self.reviews.cancel(request_id, self.reviewer, reason)
+        self._forget(original)
+        return ended
 
     async def submit(
         self, request_id: str, result: dict[str, Any], cancellation: Cancellation

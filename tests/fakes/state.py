@@ -19,6 +19,7 @@ from ports.state import (
     ExecutionRecord,
     HumanClaim,
     HumanClaimRefused,
+    HumanEnding,
     HumanNotWaiting,
     HumanSettled,
     HumanSettlement,
@@ -30,6 +31,7 @@ from ports.state import (
     Supersession,
 )
 from ports.statuses import VERDICTS
+from tests.support.documents import opaque
 
 
 @dataclass
@@ -233,3 +235,32 @@ class MemoryStateStore:
             )
             self.claims.pop(follower.id, None)
         return HumanSettled(recorded, tuple(f.id for f in followers))
+
+    def end_human(self, ending: HumanEnding) -> tuple[str, ...]:
+        current = self._waiting(ending.request_id)
+        if current.execution_id != ending.execution_id:
+            raise HumanNotWaiting(ending.request_id)
+        held = self.claims.get(ending.request_id)
+        if ending.reviewer is not None and held is not None and held.reviewer != ending.reviewer:
+            raise HumanClaimRefused(held.reviewer)
+        fields = dict(ending.request_fields)
+        done = dict(ending.execution_fields)
+        execution = self.executions[ending.execution_id]
+        self.executions[execution.id] = dataclasses.replace(
+            execution,
+            status=done["status"],
+            completed_at=done["completedAt"],
+            data=opaque({**execution.data, **done}),
+        )
+        waiting = [
+            r
+            for r in self.requests.values()
+            if r.execution_id == execution.id and r.status == "WAITING_HUMAN"
+        ]
+        waiting.sort(key=lambda r: r.id != ending.request_id)
+        for request in waiting:
+            self.requests[request.id] = dataclasses.replace(
+                request, status=fields["status"], data=opaque({**request.data, **fields})
+            )
+            self.claims.pop(request.id, None)
+        return tuple(r.id for r in waiting)

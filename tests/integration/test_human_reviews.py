@@ -211,7 +211,10 @@ def test_case_4_non_claimants_and_unknown_tools_are_refused(fx: Fixture) -> None
     bob = fx.cli("request", "tool", request_id, "show_doc", "--reviewer", "bob")
     assert (bob.code, bob.error) == (2, NOT_CLAIMANT)
     unknown = fx.cli("request", "tool", request_id, "nope_doc")
-    assert (unknown.code, unknown.error) == (2, "Unknown registered Human tool.")
+    assert (unknown.code, unknown.error) == (
+        2,
+        "Unknown Human tool `nope_doc`; this request's Human tools: fail_doc, show_doc.",
+    )
     bob = fx.submit(request_id, "--verdict", "GREEN", "--fields", GREEN_FIELDS, "--reviewer", "bob")
     assert (bob.code, bob.error) == (2, NOT_CLAIMANT)
     request = fx.signoff()

@@ -581,6 +581,8 @@ def test_tools_check_preflight_resolves_human_placeholders_without_running(tmp_p
                   "--audience", "human")  # fmt: skip
     assert run.returncode == 1, run.stderr
     checks = {c["tool"]: c for c in json.loads(run.stdout)["checks"]}
-    assert checks["ghost_a"]["message"] == "Artifact input does not exist: ghost.md"
+    assert checks["ghost_a"]["message"] == (  # issue 12: preflight problems are located
+        "index.artf:2: views.human_tools.ghost: Artifact input does not exist: ghost.md"
+    )
     assert checks["fine_a"]["ok"] is True
     assert not (W / "ran").exists()

@@ -17,6 +17,7 @@ from ports.state import (
     ExecutionRecord,
     HumanClaim,
     HumanClaimRefused,
+    HumanEnding,
     HumanNotWaiting,
     HumanSettlement,
     KeyInUse,
@@ -283,6 +284,51 @@ def test_settlement_needs_the_claimant(store: StateStore) -> None:
     assert saved is not None and saved.status == "WAITING_HUMAN"
     assert held is not None and held.reviewer == "bob"
     assert store.latest_record(KEY, touch=False) is None
+
+
+def ending(request: RequestRecord, execution: ExecutionRecord, reviewer: str | None) -> HumanEnding:
+    done = {"reason": "why", "endedBy": reviewer, "completedAt": "t2"}
+    return HumanEnding(
+        request.id,
+        execution.id,
+        request_fields={"status": "CANCELLED", **done},
+        execution_fields={"status": "ERROR", "errorCode": "CANCELLED", **done},
+        reviewer=reviewer,
+    )
+
+
+def test_ending_a_wait_ends_followers_releases_the_claim_and_frees_the_key(
+    store: StateStore,
+) -> None:
+    execution = waiting_execution(store, "execution-1")
+    (original,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
+    human_run(store, "run-b", "2", [("run-b-1", execution.id)])  # a follower
+    store.claim_human(original.id, "alice", "t1")
+    with pytest.raises(HumanClaimRefused):  # bob may not end alice's claim
+        store.end_human(ending(original, execution, "bob"))
+    assert store.end_human(ending(original, execution, "alice")) == ("run-a-1", "run-b-1")
+    for request_id in ("run-a-1", "run-b-1"):
+        saved = store.get_request(request_id)
+        assert saved is not None and (saved.status, saved.data["reason"]) == ("CANCELLED", "why")
+    ended = store.get_execution(execution.id)
+    assert ended is not None and (ended.status, ended.data["errorCode"]) == ("ERROR", "CANCELLED")
+    assert store.human_claim(original.id) is None
+    with pytest.raises(HumanNotWaiting):
+        store.end_human(ending(original, execution, "alice"))
+    assert store.latest_record(KEY, touch=False) is None
+    assert store.claim(running("execution-2"), alive).outcome is ClaimOutcome.OWNED
+
+
+def test_an_unclaimed_wait_is_ended_by_anyone_and_a_supersession_ignores_claims(
+    store: StateStore,
+) -> None:
+    first = waiting_execution(store, "execution-1")
+    (one,) = human_run(store, "run-a", "1", [("run-a-1", first.id)])
+    assert store.end_human(ending(one, first, "bob")) == ("run-a-1",)
+    second = waiting_execution(store, "execution-2")
+    (two,) = human_run(store, "run-b", "2", [("run-b-1", second.id)])
+    store.claim_human(two.id, "alice", "t1")
+    assert store.end_human(ending(two, second, None)) == ("run-b-1",)
 
 
 def test_errors_and_unkeyed_settlements_are_not_recorded(store: StateStore) -> None:

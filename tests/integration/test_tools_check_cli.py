@@ -185,6 +185,12 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
     monkeypatch.setenv("ARTIFACTIZE_STATE_HOME", str(found.state))
     monkeypatch.setenv("XDG_STATE_HOME", str(found.xdg))
     monkeypatch.setenv("HOME", str(home))
+    # A desktop opener, as a reviewer's machine has one: static checks of `open` look for it.
+    opener = tmp_path / "desktop-bin"
+    opener.mkdir()
+    (opener / "xdg-open").write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    (opener / "xdg-open").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{opener}{os.pathsep}{os.environ['PATH']}")
     return found
 
 
@@ -244,6 +250,18 @@ def test_CHK_01_static_report_runs_nothing(env: Env):
             }
         ],
         "checks": [{"stage": "preflight", "tool": "inspect_a", "ok": True, "message": None}],
+        "byScope": [  # issue 12: the checks grouped by scope
+            {
+                "scope": "eval a/review",
+                "evalId": "a/review",
+                "artifactId": None,
+                "audience": "agent",
+                "ok": True,
+                "checks": [
+                    {"stage": "preflight", "tool": "inspect_a", "ok": True, "message": None}
+                ],
+            }
+        ],
     }
     assert not (root / "spawned").exists()
     assert snapshot(root) == before
@@ -580,7 +598,7 @@ def test_CHK_reports_are_json_with_or_without_the_flag(
     flagged = cli(capsys, "--json", "--repo", str(root), "tools", "check", "a/review")
     after = cli(capsys, "--repo", str(root), "tools", "check", "a/review", "--json")
     assert plain == flagged == after
-    assert set(plain.report) == {"ok", "scopes", "checks"}
+    assert set(plain.report) == {"ok", "scopes", "checks", "byScope"}  # byScope: issue 12
     for check in plain.report["checks"]:
         assert set(check) == {"stage", "tool", "ok", "message"}
 
@@ -819,3 +837,55 @@ def test_seed_execute_by_eval(env: Env, capsys: pytest.CaptureFixture[str]):
     assert run.code == 0
     assert "isError" not in run.report["result"]
     env.assert_no_state_files()
+
+
+def test_static_check_of_open_needs_the_desktop_opener(
+    env: Env, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 12: a static check passed `open` on a machine without xdg-open."""
+    without = [p for p in os.environ["PATH"].split(os.pathsep) if "desktop-bin" not in p]
+    monkeypatch.setenv("PATH", os.pathsep.join(without))
+    if any((Path(p) / "xdg-open").exists() for p in without):
+        pytest.skip("this machine has a real xdg-open")
+    run = cli(capsys, "--repo", str(EXAMPLE), "tools", "check", "docs/signoff")
+    assert run.code == 1
+    failed = {c["tool"]: c["message"] for c in run.report["checks"] if not c["ok"]}
+    assert list(failed) == ["open_guide_docs"]
+    assert failed["open_guide_docs"].startswith(
+        "docs/index.artf:33: views.human_tools.open_guide: The desktop opener xdg-open is not "
+        "on PATH"
+    )
+    (group,) = run.report["byScope"]
+    assert (group["scope"], group["ok"]) == ("eval docs/signoff", False)
+
+
+def test_a_preflight_problem_names_file_line_key_and_the_fix(
+    env: Env, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 12: "Artifact is outside this review: tests" came with no file, line, key or
+    fix, in a flat list that did not say which scope failed."""
+    root = env.tmp / "S"
+    (root / "app").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "tests" / "index.artf").write_text('name = "tests"\n', encoding="utf-8")
+    (root / "app" / "index.artf").write_text(
+        'name = "app"\n\n[views.human_tools.run]\ndescription = "Run."\nkind = "output"\n'
+        'command = "echo"\nargs = ["{tests}"]\n' + HUMAN_EVAL.replace("Check.", "Check {app}."),
+        encoding="utf-8",
+    )
+    run = cli(capsys, "--repo", str(root), "tools", "check", "app/check")
+    assert run.code == 1
+    (failed,) = [c for c in run.report["checks"] if not c["ok"]]
+    assert failed["message"] == (
+        "app/index.artf:3: views.human_tools.run: Artifact is outside this review: tests "
+        '(add a mount to app: mounts = { tests = "tests" }, or reference {tests} in the '
+        "eval's instruction)"
+    )
+    (group,) = run.report["byScope"]
+    assert (group["scope"], group["ok"], group["checks"]) == ("eval app/check", False, [failed])
+    checked = cli(capsys, "--repo", str(root), "config", "check")
+    assert checked.code == 2
+    assert checked.err.startswith(
+        "error: app/index.artf:7: views.human_tools.run.args[0]: {tests} names the Artifact "
+        "tests, which is outside the scope of the eval app/check (app); add a mount to app"
+    )

@@ -46,6 +46,17 @@ Example::
 
 In a test module, ``from tests.support.fake_provider import fake_provider`` and take the
 ``fake_provider`` fixture as an argument for the same thing with automatic cleanup.
+
+Run as a program, it is the README tour's **stand-in** for a model provider, so an Agent
+review can be tried without an API key::
+
+    python3 tests/support/fake_provider.py -- artifactize verify calc/review
+
+It serves both providers, runs the command with the environment pointing at itself (fake
+keys included), answers every Agent review at once with the smallest GREEN result that the
+eval's GREEN schema (from the prompt) accepts, and stops when the command ends, exiting
+with its code. It reviews nothing: it shows the plumbing (keys, reuse, follow-ups), not a
+verdict anyone should trust.
 """
 
 from __future__ import annotations
@@ -1049,6 +1060,96 @@ class FakeProvider:
             handler.wfile.write(payload)
         except OSError:
             handler.close_connection = True  # the client went away; nothing to tell it
+
+
+# --- the stand-in reviewer (``python3 tests/support/fake_provider.py -- COMMAND``) ------------
+
+GREEN_SCHEMA_MARK = "GREEN result schema:\n"
+STAND_IN_TEXT = "stand-in"
+STAND_IN_USAGE = "usage: python3 tests/support/fake_provider.py -- COMMAND [ARG...]"
+
+
+def least_instance(schema: Any) -> Any:
+    """The smallest value ``schema`` accepts, for the schemas evals declare (const, enum,
+    objects with required properties, bounded arrays, strings and numbers)."""
+    if not isinstance(schema, Mapping):
+        return None
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind == "object" or "properties" in schema:
+        properties = schema.get("properties") or {}
+        return {name: least_instance(properties.get(name)) for name in schema.get("required", [])}
+    if kind == "array":
+        return [least_instance(schema.get("items")) for _ in range(schema.get("minItems", 0))]
+    if kind == "string":
+        return STAND_IN_TEXT.ljust(schema.get("minLength", 0), "!")
+    if kind in ("integer", "number"):
+        if "minimum" in schema:
+            return schema["minimum"]
+        if "exclusiveMinimum" in schema:
+            return schema["exclusiveMinimum"] + 1
+        return 1
+    if kind == "boolean":
+        return True
+    return None
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def stand_in_verdict(request: ReceivedRequest) -> Reply:
+    """A GREEN answer to any Agent review: the least the prompt's GREEN schema accepts."""
+    result: Any = {"verdict": "GREEN"}
+    for text in _strings(request.body):
+        start = text.find(GREEN_SCHEMA_MARK)
+        if start != -1:
+            schema, _ = json.JSONDecoder().raw_decode(text, start + len(GREEN_SCHEMA_MARK))
+            result = least_instance(schema)
+            break
+    answer = json.dumps(result)
+    return anthropic_text(answer) if request.path == ANTHROPIC_MESSAGES else openai_text(answer)
+
+
+def main(argv: Sequence[str]) -> int:
+    """Serve the stand-in, run ``argv`` (after ``--``) against it, exit with its code."""
+    import os
+    import subprocess
+    import sys
+
+    command = list(argv[1:] if argv[:1] == ["--"] else argv)
+    if not command:
+        print(STAND_IN_USAGE, file=sys.stderr)
+        return 2
+    with FakeProvider(responder=stand_in_verdict) as fake:
+        child = subprocess.Popen(command, env={**os.environ, **fake.env()})
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            child.terminate()
+            return child.wait()
+
+
+if __name__ == "__main__":
+    # Run as a script (the README tour): the checkout's root makes ``tests.support`` (the
+    # SDK request checks) importable, as it is under pytest.
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    raise SystemExit(main(sys.argv[1:]))
 
 
 @pytest.fixture

@@ -126,6 +126,12 @@ def test_fields_must_be_json(fields: str) -> None:
     assert refusal("GREEN", fields).startswith("Human fields are not valid JSON: ")
 
 
-@pytest.mark.parametrize("verdict", ["green", "BLUE", ""])
+@pytest.mark.parametrize("verdict", ["gren", "BLUE", ""])
 def test_the_verdict_is_green_or_red(verdict: str) -> None:
     assert refusal(verdict, None) == f"--verdict must be GREEN or RED, got {json.dumps(verdict)}."
+
+
+@pytest.mark.parametrize(("verdict", "saved"), [("green", "GREEN"), ("Red", "RED")])
+def test_the_verdict_is_read_in_any_case(verdict: str, saved: str) -> None:
+    """Issue 12 changed this: `--verdict green` used to be refused for its case."""
+    assert human_result(verdict, None) == {"verdict": saved}

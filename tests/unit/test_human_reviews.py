@@ -25,9 +25,10 @@ from domain.reviews.human.errors import (
     CANCELLED,
     FINGERPRINT_CHANGED,
     NOT_CLAIMANT,
+    NOT_CLAIMED,
     NOT_WAITING,
     REQUEST_NOT_FOUND,
-    UNKNOWN_TOOL,
+    UNKNOWN_TOOL_NAMED,
     HumanPublishError,
     HumanReviewError,
 )
@@ -322,10 +323,12 @@ async def test_the_claimant_runs_a_registered_tool_and_nothing_is_recorded() -> 
     world = World()
     request = await world.waiting()
     reviews = world.reviews()
-    await refused(NOT_CLAIMANT, reviews.run_human_tool(request["id"], "alice", "show_doc"))
+    not_claimed = NOT_CLAIMED.format(id=request["id"])
+    await refused(not_claimed, reviews.run_human_tool(request["id"], "alice", "show_doc"))
     await reviews.claim(request["id"], "alice")
     await refused(NOT_CLAIMANT, reviews.run_human_tool(request["id"], "bob", "show_doc"))
-    await refused(UNKNOWN_TOOL, reviews.run_human_tool(request["id"], "alice", "nope_doc"))
+    unknown = UNKNOWN_TOOL_NAMED.format(tool="nope_doc", names="fail_doc, notes_doc, show_doc")
+    await refused(unknown, reviews.run_human_tool(request["id"], "alice", "nope_doc"))
     assert world.runner.specs == []
     result = await reviews.run_human_tool(request["id"], "alice", "show")
     assert result.to_json() == {"content": [{"type": "text", "text": "Notes.\n"}], "isError": False}
@@ -567,7 +570,8 @@ async def test_only_the_claimant_submits() -> None:
     request = await world.waiting()
     reviews = world.reviews()
     result = {"verdict": "GREEN", "approved": True}
-    await refused(NOT_CLAIMANT, reviews.submit(request["id"], "alice", result))
+    not_claimed = NOT_CLAIMED.format(id=request["id"])
+    await refused(not_claimed, reviews.submit(request["id"], "alice", result))
     await reviews.claim(request["id"], "alice")
     await refused(NOT_CLAIMANT, reviews.submit(request["id"], "bob", result))
 
@@ -636,7 +640,8 @@ async def test_the_claim_is_checked_again_right_before_the_tool_runs() -> None:
         return workspace
 
     object.__setattr__(reviews.ports, "load", load_then_release)
-    await refused(NOT_CLAIMANT, reviews.run_human_tool(request["id"], "alice", "show_doc"))
+    not_claimed = NOT_CLAIMED.format(id=request["id"])
+    await refused(not_claimed, reviews.run_human_tool(request["id"], "alice", "show_doc"))
     assert world.runner.specs == []
 
 

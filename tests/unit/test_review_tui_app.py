@@ -102,6 +102,8 @@ class FakeSession:
     taken: list[str] = field(default_factory=list)
     submitted: list[dict[str, Any]] = field(default_factory=list)
     refuse_release: set[str] = field(default_factory=set)
+    stale: set[str] = field(default_factory=set)  # requests whose declarations changed
+    cancelled: list[tuple[str, str | None]] = field(default_factory=list)
     threads: list[threading.Thread] = field(default_factory=list)
 
     def waiting(self) -> list[WaitingRow]:
@@ -120,6 +122,8 @@ class FakeSession:
         return found
 
     async def commands(self, request_id: str) -> dict[str, dict[str, Any]]:
+        if request_id in self.stale:
+            raise HumanReviewError(CHANGED)
         return {name: command(f"/bin/{name}") for name in ("show_doc", "slow_doc", "launch_doc")}
 
     def _claim(self, request_id: str) -> None:
@@ -162,6 +166,14 @@ class FakeSession:
         del self.claims[request_id]
         self.taken.remove(request_id)
         return HumanClaim(request_id, self.reviewer, "2026-01-01T00:00:00.000000000Z")
+
+    async def cancel(self, request_id: str, reason: str | None) -> tuple[str, ...]:
+        if self.claims.get(request_id) not in (None, self.reviewer):
+            raise HumanReviewError(NOT_CLAIMANT)
+        self.cancelled.append((request_id, reason))
+        self.requests[request_id]["status"] = "CANCELLED"
+        self.claims.pop(request_id, None)
+        return (request_id,)
 
     async def submit(
         self, request_id: str, result: dict[str, Any], cancellation: Cancellation
@@ -451,3 +463,32 @@ def test_an_unknown_request_shows_why_and_the_list(session: FakeSession) -> None
     app = new_app(session, "run-zzz")
     screen = run_app(app, [Step(["r"]), Step(["q"])])
     assert screen.seen(REQUEST_NOT_FOUND) and screen.seen("doc/signoff")
+
+
+def test_a_request_that_cannot_reconnect_says_why_and_offers_cancel(
+    session: FakeSession,
+) -> None:
+    session.stale.add("run-a-1")
+    app = new_app(session, "run-a-1")
+    screen = run_app(
+        app,
+        [
+            Step([], when=lambda: app.request is not None and bool(app.request.commands_problem)),
+            Step(["x"]),
+            Step(["esc"]),  # keep it
+            Step(["x"]),
+            Step(["y"]),
+            Step(["q"]),
+        ],
+    )
+    assert screen.seen("This request cannot reconnect: Human Artifact scope or eval")
+    assert screen.seen("Press x to cancel it (artifactize request cancel run-a-1)")
+    assert screen.seen("Cancel request run-a-1?") and screen.seen("Reason: Human Artifact")
+    assert session.cancelled == [("run-a-1", CHANGED)]
+    assert screen.seen("Cancelled run-a-1.") and "run-a-1 " not in screen.text()
+
+
+def test_cancel_of_a_request_that_reconnects_records_no_reason(session: FakeSession) -> None:
+    app = new_app(session, "run-a-2")
+    run_app(app, [Step(["x"]), Step(["y"]), Step(["q"])])
+    assert session.cancelled == [("run-a-2", None)]

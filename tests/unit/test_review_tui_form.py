@@ -185,3 +185,16 @@ def test_the_editor_template_fills_constants_and_first_choices() -> None:
         "count": None,
         "score": None,
     }
+
+
+def test_a_minimum_of_one_character_is_singular() -> None:
+    """Issue 12: the hint said "at least 1 characters"."""
+
+    def schema(low: int) -> dict[str, Any]:
+        reason = {"type": "string", "minLength": low}
+        return {"type": "object", "properties": {"reason": reason}}
+
+    form = flat_form("RED", schema(1))
+    assert form is not None and form.fields[0].hint == "text, at least 1 character"
+    form = flat_form("RED", schema(2))
+    assert form is not None and form.fields[0].hint == "text, at least 2 characters"

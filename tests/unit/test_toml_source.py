@@ -247,3 +247,24 @@ def test_locator_counts_crlf_lines() -> None:
     text = 'a = 1\r\n[t]\r\nb = "x"\r\n'
     locator = KeyLocator(text)
     assert locator.line_of("t.b") == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line", "column"),
+    [
+        ('a = 1\nb = ["x",\n\n[t]\n', "Unclosed array or inline table (a table", 2, 5),
+        ('a = 1\nb = ["x",\nc = 1\n', "Unclosed array or inline table (a table", 2, 5),
+        ('a = "["\nb = [1, # ]\n2\n', "Unclosed array", 2, 5),
+        ("[t]\nx = {a = 1\n", "Unclosed inline table", 2, 5),
+        ('a = """x\n[\n"""\nb = [[1,2], [3\n', "Unclosed array", 4, 13),
+        ("a = [1,\n 2,\n foo]\n", "Invalid value (inside the array or inline table opened", 3, 2),
+    ],
+)
+def test_an_unclosed_array_is_located_where_it_opens(
+    text: str, message: str, line: int, column: int
+) -> None:
+    """tomllib notices it later (the next table, key or the end); the opener is the mistake.
+    Strings, multi-line strings and comments holding brackets are skipped."""
+    error = syntax_error(text)
+    assert error.message.startswith(message)
+    assert (error.line, error.column) == (line, column)

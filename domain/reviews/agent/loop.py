@@ -39,6 +39,7 @@ from ports.model import (
     UserText,
     usage_total,
 )
+from ports.progress import AgentActivity
 
 TURN_ATTEMPTS_MAX = 3  # one try and two retries
 RETRY_BACKOFF_INITIAL_SECONDS = 0.25  # then doubled per retry: 0.25 s, 0.5 s
@@ -145,7 +146,9 @@ class AgentLoop:
         validator: VerdictValidator,
         settings: LoopSettings,
         sleep: Sleeper = anyio.sleep,
+        activity: AgentActivity | None = None,
     ) -> None:
+        self.activity = activity  # told each turn and tool call, for live progress
         self.backend = backend
         self.call_tool = call_tool
         self.validator = validator
@@ -234,6 +237,8 @@ class AgentLoop:
         )
 
     async def _turn(self, turn: int, request: TurnRequest) -> TurnResponse:
+        if self.activity is not None:
+            self.activity.turn_started(turn)
         attempt = 0
         while True:
             attempt += 1
@@ -283,7 +288,13 @@ class AgentLoop:
                 record.arguments = call.arguments
                 result = ToolResult.error(BAD_ARGUMENTS)
             else:
-                result = await self.call_tool(call.name, arguments)
+                if self.activity is not None:
+                    self.activity.tool_started(call.name, len(self.trace.tool_calls))
+                try:
+                    result = await self.call_tool(call.name, arguments)
+                finally:
+                    if self.activity is not None:
+                        self.activity.tool_finished(call.name)
             record.result = _summary(result)
             record.is_error = result.is_error
             record.error = result.error_text

@@ -43,6 +43,7 @@ from ports.callbacks import WorkspaceReloader
 from ports.clock import Clock
 from ports.documents import AgentDocument, ChildDocument
 from ports.model import BackendUnavailable, Endpoint, ModelBackend, ModelBackends, ToolSpec
+from ports.progress import AgentActivity
 from ports.statuses import ErrorCode, ReviewStatus
 
 T = TypeVar("T")
@@ -112,6 +113,7 @@ class AgentReview:
         self.prompt: AgentPrompt | None = None  # set once the conversation starts
         self.tool_specs: tuple[ToolSpec, ...] = ()
         self.endpoint: Endpoint | None = None  # set once the backend is opened
+        self.activity: AgentActivity | None = None  # live progress: turns and tool calls
 
     @property
     def trace(self) -> LoopTrace:
@@ -181,7 +183,7 @@ class AgentReview:
         async def call_tool(name: str, arguments: Any) -> Any:
             return await bound.call(name, arguments, self.output_root)
 
-        self.loop = AgentLoop(backend, call_tool, validator, settings)
+        self.loop = AgentLoop(backend, call_tool, validator, settings, activity=self.activity)
         work = self.loop.run(prompt.instructions, prompt.user_text, tools)
         return await converse_then_close(work, self.profile.timeout_ms, sessions)
 

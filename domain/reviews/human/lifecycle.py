@@ -10,6 +10,8 @@ process, against the open state:
   declarations refuse), checks the tool is registered, rechecks the fingerprint when the
   request has a reuse key, re-checks the claim and runs the tool. Tool errors are
   correctable actions, not verdicts; tool runs are not recorded.
+- ``cancel`` ends a waiting request without a verdict (CANCELLED, with who and why): the
+  claimant, or anyone while it is unclaimed; followers settle with it (``ending``).
 - ``tool_commands`` resolves the command tools' command lines without claiming or running.
 - ``submit`` (claimant only) reconnects, bounds and validates the result without repair
   (an invalid one leaves the request waiting), rechecks the key, and settles request,
@@ -30,14 +32,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain.declarations.model import CommandHumanTool
+from domain.reviews.human.ending import cancellation_of, check_cancel_reason
 from domain.reviews.human.errors import (
+    CLAIMED_BY_OTHER,
+    NO_TOOLS,
     NOT_CLAIMANT,
+    NOT_CLAIMED,
     NOT_WAITING,
     PUBLISH_FAILED,
     REQUEST_NOT_FOUND,
     RESULT_NOT_JSON,
     RESULT_TOO_LARGE,
-    UNKNOWN_TOOL,
+    UNKNOWN_TOOL_NAMED,
     HumanPublishError,
     HumanReviewError,
 )
@@ -126,7 +132,9 @@ class HumanReviews:
         request = self.resolve(request_id)
         execution = self._waiting_execution(request)
         claim = self.ports.state.human_claim(request.id)
-        if claim is None or claim.reviewer != reviewer:
+        if claim is None:
+            raise HumanReviewError(NOT_CLAIMED.format(id=request_id))
+        if claim.reviewer != reviewer:
             raise HumanReviewError(NOT_CLAIMANT)
         return request, execution
 
@@ -162,6 +170,39 @@ class HumanReviews:
         except HumanClaimRefused:
             raise HumanReviewError(NOT_CLAIMANT) from None
 
+    async def cancel(self, request_id: str, reviewer: str, reason: str | None) -> tuple[str, ...]:
+        """End a waiting request without a verdict (CANCELLED, with who and why): the
+        claimant, or anyone while nobody holds the claim. Followers settle with it; no
+        reconnect is needed, so a request whose declarations changed can be cancelled.
+        The IDs of every request it ended, the original first."""
+        reviewer = _checked(reviewer)
+        try:
+            reason = check_cancel_reason(reason)
+        except ValueError as exc:
+            raise HumanReviewError(str(exc)) from None
+        request = self.resolve(request_id)
+        execution = self._waiting_execution(request)
+        ending = cancellation_of(request, execution.id, reviewer, reason, self._now())
+        try:
+            return self.ports.state.end_human(ending)
+        except HumanNotWaiting:
+            raise HumanReviewError(NOT_WAITING) from None
+        except HumanClaimRefused as refused:
+            claimant = refused.claimant or "another reviewer"
+            raise HumanReviewError(
+                CLAIMED_BY_OTHER.format(id=request.id, claimant=claimant)
+            ) from None
+
+    async def reconnect_problem(self, request_id: str) -> str | None:
+        """Why Human actions on this waiting request are refused (its declarations changed,
+        its repository is gone), or None when it reconnects. The terminal reviewer shows it
+        and offers ``cancel``."""
+        try:
+            await reconnect(self.ports.load, self.resolve(request_id))
+        except HumanReviewError as exc:
+            return exc.message
+        return None
+
     # --- tools --------------------------------------------------------------------------
 
     async def run_human_tool(
@@ -179,7 +220,8 @@ class HumanReviews:
         reconnected = await reconnect(self.ports.load, request)
         registry = self._registry(reconnected)
         if registry.get(tool) is None:
-            raise HumanReviewError(UNKNOWN_TOOL)
+            names = ", ".join(sorted(d.name for d in registry.list())) or NO_TOOLS
+            raise HumanReviewError(UNKNOWN_TOOL_NAMED.format(tool=tool, names=names))
         await self._recheck(request, execution, reviewer, reconnected, token)
         self._authorized(request.id, reviewer)  # still the claimant, still waiting
         return await registry.call(tool, token, on_line)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 REVIEWER_MAX_BYTES = 200
 REVIEWER_VARIABLES = ("USER", "USERNAME")  # USERNAME: the Windows fallback
 INVALID_REVIEWER = "A reviewer id of 1–200 bytes without control characters is required."
-NO_DEFAULT_REVIEWER = "Set USER or provide a reviewer id."
+NO_DEFAULT_REVIEWER = "No reviewer id: set USER or pass --reviewer NAME."
 
 
 class ReviewerError(ValueError):

@@ -32,8 +32,9 @@ class FieldsError(ValueError):
 
 def human_result(verdict: str, fields: str | bytes | None) -> dict[str, Any]:
     """``{"verdict": verdict, **fields}``; ``None`` fields are ``{}``. Raises FieldsError."""
-    if verdict not in VERDICTS:
+    if verdict.upper() not in VERDICTS:  # `green` is GREEN: the case carries no meaning
         raise FieldsError(BAD_VERDICT.format(value=json.dumps(verdict, ensure_ascii=False)))
+    verdict = verdict.upper()
     parsed = _parse(fields) if fields is not None else {}
     if VERDICT_FIELD in parsed:
         raise FieldsError(VERDICT_IN_FIELDS)

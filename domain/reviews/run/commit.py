@@ -118,6 +118,7 @@ def commit(
         record=verdict and request["key"] is not None,
         request=request_record(request),
     )
+    ctx.observe(request)
     return settled, recorded
 
 

@@ -24,6 +24,7 @@ from ports.clock import Sleeper
 from ports.conversations import ConversationStore
 from ports.documents import ProducerDocument, RequestDocument
 from ports.ids import IdSource
+from ports.progress import RunObserver
 from ports.sessions import ProcessTable
 from ports.state import StateStore
 
@@ -44,6 +45,7 @@ class VerifyPorts:
     runtime: RuntimePorts | None = None  # None: runtime evals stay UNREVIEWED
     remote: RemoteSync | None = None  # the team review store, when one is configured
     progress: ProgressSink | None = None  # notices for the person at the terminal
+    observer: RunObserver | None = None  # live progress: requests as saved, Agent activity
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,14 @@ class RunContext:
         return self.options.ignore_gates or self.workspace.dependency_gates == IGNORE_GATES
 
     def save(self, request: RequestDocument) -> None:
-        """Save a request document as it is now."""
+        """Save a request document as it is now (and show it to the observer)."""
         self.ports.state.update_request(request_record(request))
+        self.observe(request)
+
+    def observe(self, request: RequestDocument) -> None:
+        """Tell the progress observer (if any) what the request is now."""
+        if self.ports.observer is not None:
+            self.ports.observer.request_changed(request)
 
     def not_run_reason(self, profile: Profile) -> str | None:
         """Why this ``verify`` does not review an eval of this kind, or None when it does."""

@@ -8,25 +8,32 @@ this same Run) or the deadline passed (``waitTimedOut``; the requests stay open)
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 
 import anyio
 
 from domain.reviews.human.asking import (
+    WAITING_HUMAN,
     asking_fields,
     following_fields,
     wait_for_humans,
     waiting_execution,
 )
+from domain.reviews.human.ending import is_stale, original_request_id, supersession_of
 from domain.reviews.human.recorded_declarations import human_definition
 from domain.reviews.reuse.keys import KeyInputs
 from domain.reviews.run.context import RunContext
 from domain.reviews.run.documents import RunResult
 from domain.workspace import EvalRef
 from ports.documents import RequestDocument
-from ports.state import ExecutionRecord
+from ports.state import ExecutionRecord, HumanNotWaiting
 
 WAIT_CANCELLED = "The Run was cancelled while waiting for Human reviews."
+SUPERSEDED_NOTICE = (
+    "Superseded Human request {old}: its declarations changed since it was asked; "
+    "asking again as {new}."
+)
 WAITING_NOTICE = (
     "Waiting for Human reviews: {ids} (artifactize request claim/tool/submit, "
     "from another terminal)."
@@ -61,6 +68,29 @@ def ask_human(
     else:
         state.insert_execution(waiting)
         ctx.save(request)
+
+
+def supersede_if_stale(
+    ctx: RunContext, ref: EvalRef, request: RequestDocument, holder: ExecutionRecord
+) -> bool:
+    """Whether the waiting ``holder`` was asked with declarations other than the current
+    ones; if so it is superseded (with its followers, claim released, in one transaction),
+    so the caller claims the key again and asks anew. A follower never joins such a wait:
+    every Human action on it is refused, so it could only strand."""
+    state = ctx.ports.state
+    owner = original_request_id(holder)
+    original = state.get_request(owner) if owner is not None else None
+    if original is None:
+        return False
+    current = human_definition(ctx.workspace, ctx.options.repo, ref.qualified_id)
+    if not is_stale(original, current):
+        return False
+    ending = supersession_of(original, holder, request["runId"], request["id"], ctx.now())
+    with contextlib.suppress(HumanNotWaiting):  # settled or ended meanwhile: claiming
+        state.end_human(ending)  # again sees what it became
+    if ctx.ports.progress is not None:
+        ctx.ports.progress(SUPERSEDED_NOTICE.format(old=original.id, new=request["id"]))
+    return True
 
 
 def follow(ctx: RunContext, request: RequestDocument, holder: ExecutionRecord) -> None:
@@ -107,5 +137,8 @@ class HumanWait:
         except anyio.get_cancelled_exc_class():
             self.result.run["error"] = WAIT_CANCELLED
             raise
+        for request in waiting:  # settled from another process: show how
+            if request["status"] != WAITING_HUMAN:
+                self.ctx.observe(request)
         self.result.run["waitTimedOut"] = timed_out
         return timed_out

@@ -19,6 +19,31 @@ from ports.state import RequestRecord, RunRecord, StateStore
 from ports.statuses import ReviewStatus
 
 NO_REVIEWER = "-"
+UNKNOWN_STATUS = "--status: unknown status {value}; one of {names} (comma-separated)."
+EMPTY_STATUS = "--status needs at least one status, e.g. --status WAITING_HUMAN."
+REQUEST_STATUSES = tuple(s for s in ReviewStatus if s is not ReviewStatus.INCOMPLETE)
+
+
+def parse_statuses(text: str) -> frozenset[str]:
+    """``--status S[,S]`` (any case) as statuses; raises ValueError naming the valid ones."""
+    wanted = [part.strip().upper() for part in text.split(",") if part.strip()]
+    if not wanted:
+        raise ValueError(EMPTY_STATUS)
+    for value in wanted:
+        if value not in REQUEST_STATUSES:
+            names = ", ".join(REQUEST_STATUSES)
+            raise ValueError(UNKNOWN_STATUS.format(value=value, names=names))
+    return frozenset(wanted)
+
+
+def select(
+    requests: list[RequestRecord], statuses: frozenset[str] | None, limit: int | None
+) -> list[RequestRecord]:
+    """The requests whose status is one of ``statuses`` (None: any), the first ``limit``."""
+    chosen = [r for r in requests if statuses is None or r.status in statuses]
+    return chosen if limit is None else chosen[:limit]
+
+
 LIST_COLUMNS = ("REQUEST", "RUN", "EVAL", "STATUS", "REVIEWER")
 
 

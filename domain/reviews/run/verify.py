@@ -241,6 +241,8 @@ class Verify:
                     break
                 assert claim.record is not None
                 if human and claim.record.status == WAITING_HUMAN:
+                    if human_wait.supersede_if_stale(ctx, ref, request, claim.record):
+                        continue  # the stale wait ended: claim the key again, then ask
                     human_wait.follow(ctx, request, claim.record)
                     return
                 if not joined:
@@ -303,6 +305,8 @@ class Verify:
         assert self.result is not None
         self.result.run["executionsStarted"] += 1
         review = self._review(ref, keys, self.ports.make_output_root(request["runId"]))
+        if isinstance(review, AgentReview) and self.ports.observer is not None:
+            review.activity = self.ports.observer.agent(request["id"])
         outcome: ReviewOutcome | None = None
         try:
             outcome = await review.run()

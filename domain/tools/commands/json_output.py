@@ -36,7 +36,12 @@ OutputFileReader = Callable[[tuple[str, ...]], bytes]
 
 
 class InvalidOutput(Exception):
-    """The command's stdout broke the protocol; the reviewer gets the generic message."""
+    """The command's stdout broke the protocol; the reviewer gets the generic message.
+    ``where`` (line, column, offset) says where JSON parsing failed, for the author."""
+
+    def __init__(self, message: str, where: dict[str, int | str] | None = None) -> None:
+        super().__init__(message)
+        self.where = where
 
 
 def _reject_constant(name: str) -> Any:
@@ -47,7 +52,18 @@ def parse_result_object(stdout: bytes) -> dict[str, Any]:
     try:
         text = stdout.decode("utf-8")
         value = json.loads(text, parse_constant=_reject_constant)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except json.JSONDecodeError as exc:
+        where: dict[str, int | str] = {
+            "message": exc.msg,
+            "line": exc.lineno,
+            "column": exc.colno,
+            "offset": exc.pos,
+        }
+        raise InvalidOutput("stdout is not one JSON document", where) from None
+    except UnicodeDecodeError as exc:
+        where = {"message": "not valid UTF-8", "offset": exc.start}
+        raise InvalidOutput("stdout is not one JSON document", where) from None
+    except RecursionError:
         raise InvalidOutput("stdout is not one JSON document") from None
     if not isinstance(value, dict):
         raise InvalidOutput("the result is not a JSON object")

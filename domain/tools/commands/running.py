@@ -18,6 +18,7 @@ import anyio
 from domain.declarations.model import CommandAgentTool
 from domain.scope import physical_path, scope_entries, working_directory
 from domain.text import compact_json
+from domain.tools.commands import diagnostics
 from domain.tools.commands.json_output import (
     EXECUTION_FAILED,
     INVALID_OUTPUT,
@@ -121,7 +122,10 @@ class CommandRunner:
             else:
                 rest = substitute(tool.args, args)
             paths = {p: self.resolver.execution_path(p) for p in tool.execution_paths}
-        except (ToolError, SubstitutionError):
+        except (ToolError, SubstitutionError) as exc:
+            recorder = diagnostics.current()
+            if recorder is not None:  # only `tools check --execute` records (for the author)
+                recorder.preparation_error = str(exc)
             raise ToolError(PREPARATION_FAILED) from None
         return PreparedCommand((program, *rest), working_directory(self.workspace, owner), paths)
 
@@ -255,6 +259,9 @@ class CommandRunner:
     def _result(
         self, tool: CommandAgentTool, outcome: ProcessOutcome, output_dir: str
     ) -> ToolResult:
+        recorder = diagnostics.current()  # set only by `tools check --execute`
+        if recorder is not None:
+            recorder.process_ended(outcome)
         if outcome.spawn_error is not None:
             return ToolResult.error(EXECUTION_FAILED)
         if outcome.timed_out:
@@ -264,12 +271,17 @@ class CommandRunner:
         if outcome.exit_code != 0:
             return ToolResult.error(EXECUTION_FAILED)
         if outcome.stdout_truncated or outcome.stderr_truncated:
+            if recorder is not None:
+                stream = "stdout" if outcome.stdout_truncated else "stderr"
+                recorder.output_refused(outcome.stdout, f"{stream} exceeded its capture limit")
             return ToolResult.error(INVALID_OUTPUT)
         try:
             return normalize_json_output(
                 outcome.stdout, output_dir, lambda parts: self._read_output(output_dir, parts)
             )
-        except InvalidOutput:
+        except InvalidOutput as exc:
+            if recorder is not None:
+                recorder.output_refused(outcome.stdout, str(exc), exc.where)
             return ToolResult.error(INVALID_OUTPUT)
 
     def _read_output(self, output_dir: str, components: tuple[str, ...]) -> bytes:

@@ -1,0 +1,48 @@
+"""``artifactize completion SHELL``: print the shell completion script for bash, zsh or fish.
+
+typer's completion machinery does the work: the script calls ``artifactize`` back with
+``_ARTIFACTIZE_COMPLETE=complete_<shell>`` set, and typer answers with the commands and
+options that fit the words typed so far. Printing the script (rather than typer's
+``--install-completion``, which edits shell start-up files) leaves where it goes to the user:
+
+    eval "$(artifactize completion bash)"                        # in ~/.bashrc
+    artifactize completion zsh > "${fpath[1]}/_artifactize"      # zsh, once
+    artifactize completion fish > ~/.config/fish/completions/artifactize.fish
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from entrypoints.errors import CommandError
+
+PROG_NAME = "artifactize"
+COMPLETE_VARIABLE = "_ARTIFACTIZE_COMPLETE"
+SHELLS = ("bash", "zsh", "fish")
+UNKNOWN_SHELL = "Unknown shell {shell!r}: completion is available for bash, zsh and fish."
+
+
+def completion_command(
+    shell: Annotated[str, typer.Argument(help="bash, zsh or fish.")],
+) -> None:
+    """Print the completion script of SHELL (bash, zsh or fish); see docs/cli.md."""
+    from typer._completion_shared import get_completion_script
+
+    if shell not in SHELLS:
+        raise CommandError(UNKNOWN_SHELL.format(shell=shell))
+    script = get_completion_script(prog_name=PROG_NAME, complete_var=COMPLETE_VARIABLE, shell=shell)
+    typer.echo(script)
+
+
+def enable_if_requested() -> None:
+    """When a completion script calls back (its variable is set), register typer's shell
+    completion classes, which ``add_completion=False`` leaves unregistered; else nothing
+    (so an ordinary start imports nothing more)."""
+    import os
+
+    if COMPLETE_VARIABLE in os.environ:
+        from typer._completion_classes import completion_init
+
+        completion_init()
