@@ -7,7 +7,6 @@ and are replayed verbatim through ``AssistantTurn.provider_items``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +20,7 @@ from adapters.llm.turns import (
     tool_result_blocks,
 )
 from adapters.llm.usage import UsagePath, collect_usage
+from ports.bounded_json import JsonRefused, read_json
 from ports.model import (
     AssistantTurn,
     ConversationItem,
@@ -79,8 +79,8 @@ def tool_result_content(content: tuple[Mapping[str, Any], ...]) -> list[dict[str
 
 def _tool_input(call: ToolCall) -> dict[str, Any]:
     try:
-        value = json.loads(call.arguments)
-    except ValueError:
+        value = read_json(call.arguments)
+    except JsonRefused:
         value = None
     if not isinstance(value, dict):
         raise _Unreplayable(f"the arguments of tool call {call.call_id!r} are not a JSON object.")

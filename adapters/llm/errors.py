@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx2
 
+from ports.bounded_json import JsonRefused, read_json
 from ports.model import BackendUnavailable, FailureKind, ProviderFailure
 
 MAX_PROVIDER_MESSAGE_CHARS = 4096
@@ -105,8 +106,8 @@ def error_details(body: bytes) -> tuple[str, str]:
     Both providers answer ``{"error": {"message", "type", "code"?}}``; anything else falls
     back to the body as text so the reader still sees what came back."""
     try:
-        data: Any = json.loads(body)
-    except ValueError:
+        data: Any = read_json(body)
+    except JsonRefused:
         text = body.decode("utf-8", errors="replace")
         return text, text
     error = data.get("error") if isinstance(data, dict) else None

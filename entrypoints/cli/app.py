@@ -157,13 +157,14 @@ def tools_check(
 
 def _parse_args_json(text: str | None) -> dict[str, Any] | None:
     from domain.tools.tools_check import InvocationError
+    from ports.bounded_json import JsonRefused, read_json
 
     if text is None:
         return None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvocationError(f"Invalid --args JSON: {exc.msg}") from None
+        value = read_json(text)
+    except JsonRefused as exc:
+        raise InvocationError(f"Invalid --args JSON: {exc.reason}") from None
     if not isinstance(value, dict):
         raise InvocationError("Invalid --args JSON: expected an object")
     return value

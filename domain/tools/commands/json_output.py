@@ -9,7 +9,6 @@ name a file below the call's output directory are read and embedded as base64 he
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +17,7 @@ from domain.text import compact_json_size
 from domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES
 from domain.tools.images import ImageError, check_image_bytes, decode_base64_image
 from domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
+from ports.bounded_json import JsonRefused, read_json
 
 JSON_BLOCK_MAX_BYTES = 512 * 1024
 RESULT_MAX_BYTES = 8 * 1024 * 1024
@@ -39,16 +39,14 @@ class InvalidOutput(Exception):
     """The command's stdout broke the protocol; the reviewer gets the generic message."""
 
 
-def _reject_constant(name: str) -> Any:
-    raise InvalidOutput(f"non-finite number {name}")
-
-
 def parse_result_object(stdout: bytes) -> dict[str, Any]:
+    """One JSON object, read by the bounded reader (``ports.bounded_json``): a non-finite
+    number, an over-long integer, too deep a nesting or a duplicate key (``isError`` twice
+    must not read as its last value) is invalid output like any other."""
     try:
-        text = stdout.decode("utf-8")
-        value = json.loads(text, parse_constant=_reject_constant)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise InvalidOutput("stdout is not one JSON document") from None
+        value = read_json(stdout)
+    except JsonRefused as exc:
+        raise InvalidOutput(f"stdout is not one JSON document we accept: {exc.reason}") from None
     if not isinstance(value, dict):
         raise InvalidOutput("the result is not a JSON object")
     return value
