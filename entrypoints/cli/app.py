@@ -133,9 +133,12 @@ def tools_check(
 
     Exit codes: 0 ready, 1 not ready or the tool failed, 2 invalid invocation.
     """
+    import functools
+
     import anyio
 
-    from domain.tools.tools_check import InvocationError, ToolsCheckRequest
+    from domain.tools.tools_check import InvocationError, Report, ToolsCheckRequest
+    from entrypoints.cli.signals import until_signal
 
     if selector is not None and eval_id is not None:
         raise InvocationError("Give the eval either as a positional selector or with --eval.")
@@ -150,8 +153,14 @@ def tools_check(
         args_given=args is not None,
     )
     service = _State.services().tools_check()
-    report, code = anyio.run(service.run, _State.options.repo, request)
-    typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    report = Report()
+    # SIGINT and SIGTERM cancel the call like `verify`: its cleanup runs, then exit 2.
+    work = functools.partial(service.run, _State.options.repo, request, report)
+    outcome = anyio.run(until_signal, work)
+    if outcome is None:
+        report.cancel()
+    document, code = (report.to_json(), EXIT_USAGE) if outcome is None else outcome
+    typer.echo(json.dumps(document, ensure_ascii=False, indent=2))
     raise typer.Exit(code)
 
 
