@@ -13,7 +13,6 @@ import pytest
 
 from tests.integration.test_tools_check_cli import (
     Env,
-    env,  # noqa: F401  (the module's fixture: state locations under tmp)
     full,
     run_cli,
 )
@@ -45,7 +44,7 @@ def json_tool(root: Path, prints: str) -> Path:
 
 
 @pytest.mark.parametrize("name", list(PRINTS))
-def test_a_json_tool_printing_extreme_json_is_invalid_output(env: Env, name: str) -> None:  # noqa: F811
+def test_a_json_tool_printing_extreme_json_is_invalid_output(env: Env, name: str) -> None:
     root = json_tool(full(env.tmp / "W"), PRINTS[name])
     run = run_cli(
         env, "--repo", str(root), "tools", "check", "--execute", "--artifact", "a",
@@ -68,7 +67,7 @@ ARGS = {
 
 
 @pytest.mark.parametrize("name", list(ARGS))
-def test_extreme_args_are_exit_2_without_a_traceback(env: Env, name: str) -> None:  # noqa: F811
+def test_extreme_args_are_exit_2_without_a_traceback(env: Env, name: str) -> None:
     root = full(env.tmp / "W")
     for flags in ([], ["--json"]):
         run = run_cli(

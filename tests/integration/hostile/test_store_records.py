@@ -18,7 +18,6 @@ from ports.review_store import RemoteSettings
 from ports.store_server_storage import StoreEntry
 from tests.integration.test_review_store_server import (
     Api,
-    api,  # noqa: F401  (the module's fixture: one real server for these tests)
     compact,
     error_of,
     fresh_key,
@@ -26,7 +25,7 @@ from tests.integration.test_review_store_server import (
     put,
     record,
 )
-from tests.support.fake_review_store import Canned, FakeReviewStore, fake_store  # noqa: F401
+from tests.support.fake_review_store import Canned, FakeReviewStore
 from tests.support.remote_records import KINDS, execution
 
 POISONS = [
@@ -42,7 +41,7 @@ def poisoned(body: bytes, tail: str) -> bytes:
 
 
 @pytest.mark.parametrize(("name", "tail"), POISONS, ids=[n for n, _ in POISONS])
-def test_put_refuses_a_record_the_bounded_reader_refuses(api: Api, name: str, tail: str) -> None:  # noqa: F811
+def test_put_refuses_a_record_the_bounded_reader_refuses(api: Api, name: str, tail: str) -> None:
     key = fresh_key()
     message = error_of(put(api, "all", poisoned(compact(record(key)), tail), key=key), 400)
     assert message.startswith("The request body is not valid JSON: ")
@@ -50,7 +49,7 @@ def test_put_refuses_a_record_the_bounded_reader_refuses(api: Api, name: str, ta
     assert lookup(api, "reader", {"keys": [key]}).json() == {"entries": []}
 
 
-def test_deep_nesting_in_a_request_body_is_400(api: Api) -> None:  # noqa: F811
+def test_deep_nesting_in_a_request_body_is_400(api: Api) -> None:
     key = fresh_key()
     body = compact(record(key))[:-1] + b',"x":' + b"[" * 50_000 + b"]" * 50_000 + b"}"
     assert "nesting deeper than 512" in error_of(put(api, "all", body, key=key), 400)
@@ -58,7 +57,7 @@ def test_deep_nesting_in_a_request_body_is_400(api: Api) -> None:  # noqa: F811
     assert "nesting deeper" in error_of(lookup(api, "reader", deep_lookup), 400)
 
 
-def test_a_poisoned_stored_record_is_left_out_of_lookups(api: Api) -> None:  # noqa: F811
+def test_a_poisoned_stored_record_is_left_out_of_lookups(api: Api) -> None:
     key, other = fresh_key(), fresh_key()
     assert put(api, "agents", record(other, executionId="good")).status_code == 201
     # A row written before PUT used the bounded reader (or by hand): Infinity inside.
@@ -71,7 +70,7 @@ def test_a_poisoned_stored_record_is_left_out_of_lookups(api: Api) -> None:  # n
 
 
 def test_the_client_skips_an_invalid_record_with_one_warning_and_keeps_the_batch(
-    fake_store: FakeReviewStore,  # noqa: F811
+    fake_store: FakeReviewStore,
 ) -> None:
     good = build_record(execution(), KINDS, "summary")
     bad_a = {**good, "executionId": "bad-a"}
@@ -97,7 +96,7 @@ def test_the_client_skips_an_invalid_record_with_one_warning_and_keeps_the_batch
 
 
 def test_remote_sync_warns_once_per_invalid_record(
-    fake_store: FakeReviewStore,  # noqa: F811
+    fake_store: FakeReviewStore,
     tmp_path: Path,
 ) -> None:
     from adapters.sqlite.state import SqliteStateStores

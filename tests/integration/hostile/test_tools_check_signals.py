@@ -19,7 +19,6 @@ import pytest
 from domain.tools.tools_check import CANCELLED
 from tests.integration.test_tools_check_cli import (
     Env,
-    env,  # noqa: F401  (the module's fixture: state locations under tmp)
     fx_c,
 )
 from tests.support.hostile import GROUP_CHILDREN, reap_strays, spawning_tool_script, survivors
@@ -43,7 +42,7 @@ def start_check(env: Env, tmpdir: Path) -> tuple[subprocess.Popen[str], Path]:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_cancels_the_call_cleans_up_and_reports(env: Env, signum: int) -> None:  # noqa: F811
+def test_a_signal_cancels_the_call_cleans_up_and_reports(env: Env, signum: int) -> None:
     tmpdir = env.tmp / "tmpdir"
     tmpdir.mkdir()
     process, pid_file = start_check(env, tmpdir)
