@@ -127,12 +127,18 @@ class VerdictValidator:
             if key not in self._declared[verdict]
         ]
         if errors:
+            # The failing instance paths first, then the undeclared fields (named, not just
+            # "undeclared ones"): within DETAIL_LINES_MAX lines, many undeclared fields must
+            # not hide a real type error.
             lines: list[str] = []
+            extra = False
             for error in errors:
                 if _is_root_extra(error) and undeclared:
-                    lines.extend(undeclared)  # name the fields, not just "undeclared ones"
+                    extra = True
                 else:
                     lines.append(_path_line(error.absolute_path, describe(error)))
+            if extra:
+                lines.extend(undeclared)
             raise InvalidVerdict(_with_details(OWNER_MISMATCH, lines))
         if undeclared:
             raise InvalidVerdict(_with_details(OWNER_MISMATCH, undeclared))
