@@ -117,7 +117,17 @@ class Services:
             )
         except StateError as exc:
             raise CommandError(str(exc)) from None
+        if store is not None:
+            self.settle_dead_runs(store)
         return store
+
+    def settle_dead_runs(self, store: StateStore) -> tuple[str, ...]:
+        """Every reader of the state first settles the Runs whose owner died (ERROR /
+        OWNER_DIED, with their requests) and removes their scratch folders, so a killed
+        ``verify`` never leaves a Run RUNNING for good (``entrypoints/dead_owners.py``)."""
+        from entrypoints.dead_owners import settle_dead_runs
+
+        return settle_dead_runs(store, self.container, self.state_dir())
 
     def existing_state(self) -> StateStore:
         """The existing state; actions never create one (no state: no request to act on)."""

@@ -4,7 +4,12 @@ someone cleans it up, and checks by psutil identity (pid + start time, never a b
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -77,3 +82,141 @@ def reap_strays(identities: list[tuple[int, float]]) -> None:
                 process.kill()
         except psutil.NoSuchProcess:
             continue
+
+
+# --- a workspace with one process-starting thing of every kind ----------------------------
+
+PYTHON = os.path.realpath(sys.executable)
+QUICK_TOOL = 'print(\'{"content":[{"type":"text","text":"quick"}]}\')\n'
+CLI_SECONDS = 120
+
+
+def _toml(value: object) -> str:
+    return json.dumps(value)
+
+
+@dataclass
+class HostileRepo:
+    """``tools`` (an Agent json tool and a Human output tool that each lead a group of four,
+    and a ``quick`` Agent tool), ``runtime`` (a runtime eval leading such a group) and ``fp``
+    (a fingerprint script leading one). Each group writes its pids to ``pids(kind)``."""
+
+    root: Path
+
+    def __post_init__(self) -> None:
+        self.path = self.root / "repo"
+        self.state = self.root / "state"
+        self.home = self.root / "home"
+        self.home.mkdir(parents=True, exist_ok=True)
+        scripts = self.root / "bin"
+        scripts.mkdir(exist_ok=True)
+        tools = self.path / "tools"
+        tools.mkdir(parents=True)
+        (tools / "spawn.py").write_text(spawning_tool_script(self.pids("agent")), "utf-8")
+        (tools / "spawn_human.py").write_text(spawning_tool_script(self.pids("human")), "utf-8")
+        (tools / "quick.py").write_text(QUICK_TOOL, "utf-8")
+        (tools / "index.artf").write_text(
+            'name = "tools"\n'
+            "[views.agent_tools.spawn]\n"
+            'description = "Spawn."\nprotocol = "json"\ncommand = "python3"\n'
+            'args = ["spawn.py"]\n'
+            "[views.agent_tools.quick]\n"
+            'description = "Quick."\nprotocol = "json"\ncommand = "python3"\n'
+            'args = ["quick.py"]\n'
+            "[views.human_tools.spawn_human]\n"
+            'description = "Spawn by hand."\nkind = "output"\ncommand = "python3"\n'
+            'args = ["spawn_human.py"]\n',
+            "utf-8",
+        )
+        runtime_script = scripts / "runtime.py"
+        runtime_script.write_text(spawning_tool_script(self.pids("runtime")), "utf-8")
+        (self.path / "runtime").mkdir()
+        (self.path / "runtime" / "index.artf").write_text(
+            'name = "runtime"\n[evals.spawn]\ntitle = "Spawn"\n'
+            f'profile = {{ kind = "runtime", command = {_toml(PYTHON)}, '
+            f"args = {_toml(['-S', str(runtime_script)])} }}\n"
+            'payload.instruction = "Run."\n',
+            "utf-8",
+        )
+        fingerprint_script = scripts / "fingerprint.py"
+        fingerprint_script.write_text(spawning_tool_script(self.pids("fingerprint")), "utf-8")
+        (self.path / "fp").mkdir()
+        (self.path / "fp" / "main.txt").write_text("main\n", "utf-8")
+        (self.path / "fp" / "index.artf").write_text(
+            'name = "fp"\n'
+            f"fingerprint = {{ script = {{ command = {_toml(PYTHON)}, "
+            f'args = {_toml(["-S", str(fingerprint_script)])}, files = ["main.txt"] }} }}\n'
+            '[evals.ok]\ntitle = "ok"\n'
+            f'profile = {{ kind = "runtime", command = {_toml(PYTHON)}, args = ["-S", "-c", ""] }}\n'
+            'payload.instruction = "Run ok."\n',
+            "utf-8",
+        )
+
+    def pids(self, kind: str) -> Path:
+        return self.root / f"{kind}.pids"
+
+    def env(self) -> dict[str, str]:
+        """The CLI's environment: this test's own home (and so its own group journal)."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ARTIFACTIZE_")}
+        for name in ("XDG_RUNTIME_DIR", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+            env.pop(name, None)
+        env.update(
+            HOME=str(self.home),
+            ARTIFACTIZE_REMOTE="off",
+            PYTHONDONTWRITEBYTECODE="1",
+            TMPDIR=str(self.tmpdir()),
+        )
+        return env
+
+    def tmpdir(self) -> Path:
+        folder = self.root / "tmp"
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    def argv(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(self.path),
+                "--state-dir", str(self.state), *args]  # fmt: skip
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            self.argv(*args),
+            env=self.env(),
+            cwd=REPO_ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            self.argv(*args), env=self.env(), cwd=REPO_ROOT, capture_output=True, text=True,
+            timeout=CLI_SECONDS, check=False,
+        )  # fmt: skip
+
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# The commands that start a group, by kind: the CLI arguments and which pid file they fill.
+COMMAND_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "tools-check-agent": (
+        ("tools", "check", "--execute", "--artifact", "tools", "--audience", "agent",
+         "--tool", "spawn"),
+        "agent",
+    ),
+    "tools-check-human": (
+        ("tools", "check", "--execute", "--artifact", "tools", "--audience", "human",
+         "--tool", "spawn_human"),
+        "human",
+    ),
+    "verify-runtime": (("--json", "verify", "runtime/spawn"), "runtime"),
+    "status-fingerprint": (("--json", "status", "fp"), "fingerprint"),
+}  # fmt: skip
+NEXT_COMMAND = ("tools", "check", "--execute", "--artifact", "tools", "--audience", "agent",
+                "--tool", "quick")  # fmt: skip
+
+
+def kill_hard(process: subprocess.Popen[str]) -> None:
+    """``kill -9`` the CLI and collect it (its group, a session of its own, runs on)."""
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=CLI_SECONDS)
