@@ -220,3 +220,32 @@ def kill_hard(process: subprocess.Popen[str]) -> None:
     """``kill -9`` the CLI and collect it (its group, a session of its own, runs on)."""
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=CLI_SECONDS)
+
+
+# --- counts, and the 10x soak ------------------------------------------------------------
+
+SCALE_VARIABLE = "HOSTILE_SCALE"  # `make soak` sets 10; CI runs the suite at 1
+COUNTS_VARIABLE = "HOSTILE_COUNTS_FILE"  # where each test appends its counts (JSON lines)
+
+
+def scale() -> int:
+    value = os.environ.get(SCALE_VARIABLE, "1")
+    return int(value) if value.isdigit() and int(value) > 0 else 1
+
+
+def scaled(count: int) -> int:
+    """``count`` in CI, ten times it under ``make soak``."""
+    return count * scale()
+
+
+def record_counts(name: str, trials: int, failures: int) -> None:
+    """Append one count line for ``make soak`` to print (nothing when not soaking)."""
+    target = os.environ.get(COUNTS_VARIABLE)
+    if not target:
+        return
+    line = json.dumps({"name": name, "trials": trials, "failures": failures}) + "\n"
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
