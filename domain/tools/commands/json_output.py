@@ -96,7 +96,7 @@ def _block(block: Any, output_dir: str, read_output_file: OutputFileReader) -> d
     kind = block.get("type")
     if kind == "image":
         return _image_block(block, output_dir, read_output_file)
-    if kind not in _BLOCK_FIELDS or set(block) != _BLOCK_FIELDS[kind]:
+    if not isinstance(kind, str) or kind not in _BLOCK_FIELDS or set(block) != _BLOCK_FIELDS[kind]:
         raise InvalidOutput("unknown block type or fields")
     if kind == "text":
         text = block["text"]

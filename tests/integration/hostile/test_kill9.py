@@ -10,6 +10,8 @@ scratch folder is removed.
 from __future__ import annotations
 
 import json
+import random
+import time
 from pathlib import Path
 
 import pytest
@@ -22,9 +24,14 @@ from tests.support.hostile import (
     alive,
     kill_hard,
     reap_strays,
+    record_counts,
+    scaled,
     survivors,
     wait_for_pids,
 )
+
+RANDOM_KILLS = 3
+KILL_WITHIN_SECONDS = 3.0
 
 
 @pytest.fixture
@@ -44,7 +51,9 @@ def test_no_survivors_once_the_next_command_started(repo: HostileRepo, kind: str
         assert len(alive(group)) == GROUP_CHILDREN + 1  # the killed CLI cleaned up nothing
         after = repo.run(*NEXT_COMMAND)
         assert after.returncode == 0, after.stderr
-        assert survivors(group) == []
+        left = survivors(group)
+        record_counts("kill -9 then next command: processes (failures: survivors)", 4, len(left))
+        assert left == []
     finally:
         reap_strays(group)
         if process.poll() is None:
@@ -99,3 +108,41 @@ def test_run_show_wait_returns_once_the_owner_is_dead(repo: HostileRepo) -> None
             if started is not None and started.poll() is None:
                 started.kill()
                 started.communicate()
+
+
+def test_kill_9_of_verify_at_random_points_then_read_the_state(repo: HostileRepo) -> None:
+    """Killed anywhere (before its Run exists, while its group starts, while it runs), a
+    ``verify`` leaves no Run RUNNING, no scratch folder and no process once the next
+    command read the state and started a process."""
+    seed = random.randrange(1 << 32)
+    chooser = random.Random(seed)
+    trials, failures = scaled(RANDOM_KILLS), []
+    for trial in range(trials):
+        repo.pids("runtime").unlink(missing_ok=True)
+        process = repo.start("--json", "verify", "runtime/spawn")
+        time.sleep(chooser.uniform(0, KILL_WITHIN_SECONDS))
+        group = []
+        try:
+            if repo.pids("runtime").exists():
+                group = wait_for_pids(repo.pids("runtime"))
+            kill_hard(process)
+            listed = repo.run("--json", "run", "list")
+            after = repo.run(*NEXT_COMMAND)
+            problems = []
+            if listed.returncode != 0 or "Traceback" in listed.stderr + after.stderr:
+                problems.append(f"a read failed: {listed.stderr}")
+            runs = json.loads(listed.stdout) if listed.returncode == 0 else []
+            problems += [f"{r['id']} is {r['status']}" for r in runs if r["status"] == "RUNNING"]
+            folders = repo.state / "runs"
+            if folders.exists():
+                problems += [f"scratch left: {p.name}" for p in folders.iterdir()]
+            problems += [f"survivor {pid}" for pid in survivors(group)]
+            if problems:
+                failures.append((trial, problems))
+        finally:
+            reap_strays(group)
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    record_counts("kill -9 of verify at random points (failures: bad state)", trials, len(failures))
+    assert failures == [], f"seed {seed}: {failures}"
