@@ -5,6 +5,7 @@ under ``make soak``) and the database is off, so a CI run is quick and repeatabl
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -146,10 +147,8 @@ def test_tool_results_are_a_result_or_invalid_output() -> None:
     def check(text: str, as_latin1: bool) -> None:
         count()
         data = text.encode("latin-1", "replace") if as_latin1 else text.encode("utf-8", "replace")
-        try:
+        with contextlib.suppress(InvalidOutput):
             normalize_json_output(data, "/out", no_file)
-        except InvalidOutput:
-            pass
 
     check()
     count.report()  # type: ignore[attr-defined]
@@ -195,7 +194,7 @@ def test_fields_are_a_result_or_a_fields_error() -> None:
 
 BASE_RECORD = build_record(execution(), KINDS, "summary")
 RECORD_CHANGES = st.dictionaries(
-    st.sampled_from(sorted(BASE_RECORD) + ["durationMs", "execution", "extra"]), VALUES, max_size=3
+    st.sampled_from([*sorted(BASE_RECORD), "durationMs", "execution", "extra"]), VALUES, max_size=3
 )
 
 
@@ -224,10 +223,8 @@ def test_store_records_are_a_record_or_a_refusal(side: str) -> None:
             record = read_json(text)
         except JsonRefused:
             return  # HTTP 400
-        try:
+        with contextlib.suppress(StoreRequestError):
             check_record(BASE_RECORD["key"], record, len(text.encode("utf-8", "replace")))
-        except StoreRequestError:
-            pass
 
     check()
     count.report()  # type: ignore[attr-defined]
