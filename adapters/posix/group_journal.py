@@ -97,6 +97,7 @@ class GroupJournal:
         self._table = table or PsutilProcessTable()
         self._owner: ProcessIdentity | None = None
         self._swept = False
+        self.prepared = False  # ``ready`` succeeded once: later spawns skip it
         self._lock = threading.Lock()
 
     # --- the owner's side ------------------------------------------------------------------
@@ -106,10 +107,10 @@ class GroupJournal:
         anything is spawned when it cannot hold records. The first call also sweeps."""
         _private_directories(self.directory)
         with self._lock:
-            if self._swept:
-                return
-            self._swept = True
-        self.sweep()
+            first, self._swept = not self._swept, True
+        if first:
+            self.sweep()
+        self.prepared = True
 
     def admit(self, leader: ProcessIdentity) -> str:
         """Record the group led by ``leader`` (owned by this process); the record's path."""
@@ -121,9 +122,12 @@ class GroupJournal:
         token = secrets.token_hex(6)
         building = os.path.join(self.directory, f"{_NEW_PREFIX}{leader.pid}-{token}")
         final = os.path.join(self.directory, f"{RECORD_PREFIX}{leader.pid}-{token}{RECORD_SUFFIX}")
-        fd = os.open(
-            building, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, _PRIVATE_FILE
-        )
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+        try:
+            fd = os.open(building, flags, _PRIVATE_FILE)
+        except FileNotFoundError:  # the directory was removed meanwhile: make it again
+            _private_directories(self.directory)
+            fd = os.open(building, flags, _PRIVATE_FILE)
         try:
             data = json.dumps(record).encode()
             view = memoryview(data)

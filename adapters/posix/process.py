@@ -187,7 +187,7 @@ class PosixProcessRunner:
         _check(spec)
         await anyio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller starts nothing
         journal = self._journal
-        if journal is not None:
+        if journal is not None and not journal.prepared:
             try:  # the directory first (and, once, the sweep): a spawn must be recordable
                 await anyio.to_thread.run_sync(journal.ready)
             except OSError as error:
