@@ -69,6 +69,7 @@ def test_eight_racing_claims_have_one_winner(fx: Fixture) -> None:
 
 def test_two_racing_submits_have_one_winner(fx: Fixture) -> None:
     rounds, failures = scaled(ROUNDS), 0
+    seen: list[object] = []
     for round_number in range(rounds):
         request_id = fx.claimed()
         racers = [
@@ -81,10 +82,13 @@ def test_two_racing_submits_have_one_winner(fx: Fixture) -> None:
         winner = [data for code, data in results if code == 0]
         if codes != [0, 2] or loser != [{"error": NOT_WAITING}]:
             failures += 1
+            seen.append(results)
         else:
             key = winner[0]["key"]  # type: ignore[index]
-            if len(fx.cli("cache", "show", key, "--history").data) != 1:
+            history = fx.cli("cache", "show", key, "--history").data
+            if len(history) != 1:
                 failures += 1  # a lost or doubled write
+                seen.append(history)
         (fx.repo / "doc" / "notes.txt").write_text(f"round {round_number}\n", encoding="utf-8")
     record_counts(
         f"{SUBMITTERS} racing submits (failures: not one winner, one record)", rounds, failures
