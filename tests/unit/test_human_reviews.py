@@ -699,7 +699,7 @@ async def test_a_settlement_between_the_reads_of_a_submit_is_not_waiting() -> No
     stale_execution = world.state.executions[request["executionId"]]
     await reviews.submit(request["id"], "alice", {"verdict": "GREEN", "approved": True})
     fresh_resolve, fresh_execution = reviews.resolve, world.state.get_execution
-    stale = {"request": [stale_request], "execution": [stale_execution]}
+    stale: dict[str, list[Any]] = {"request": [stale_request], "execution": [stale_execution]}
 
     def resolve(request_id: str) -> Any:  # the loser's first read predates the settlement
         return stale["request"].pop() if stale["request"] else fresh_resolve(request_id)
