@@ -7,7 +7,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Every package `make install` puts in .venv (runtime and dev, transitive too), with hashes.
 LOCK := requirements/lock.txt
 
-.PHONY: install lock test test-repeat lint run bench clean
+.PHONY: install lock test test-repeat soak lint run bench clean
 
 install: $(STAMP)
 
@@ -52,6 +52,16 @@ test-repeat: install
 		echo "test-repeat: round $$round of 5"; \
 		$(BIN)/python -m pytest -n auto --dist loadfile $(REPEAT_TESTS) || exit 1; \
 	done
+
+# The hostile suite (tests/integration/hostile, part of `make test` at CI counts) at ten
+# times its counts, outside CI; then each check's trials and failures.
+SOAK_COUNTS := build/soak-counts.jsonl
+soak: install
+	$(COMPILE)
+	mkdir -p build && rm -f $(SOAK_COUNTS)
+	HOSTILE_SCALE=10 HOSTILE_COUNTS_FILE=$(CURDIR)/$(SOAK_COUNTS) \
+		$(BIN)/python -m pytest -n auto --dist loadfile tests/integration/hostile; \
+		status=$$?; $(BIN)/python -m tests.support.soak_report $(SOAK_COUNTS) && exit $$status
 
 lint: install
 	$(BIN)/ruff check .

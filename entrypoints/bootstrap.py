@@ -127,6 +127,8 @@ class Services:
             )
         except StateError as exc:
             raise CommandError(str(exc)) from None
+        if store is not None:
+            self.settle_dead_runs(store)
         return store
 
     def monitor_source(self, *, all_repos: bool) -> MonitorSource:
@@ -140,6 +142,14 @@ class Services:
             lambda: stores.open(state_dir, create=False, read_only=True),
             None if all_repos else self.repo(),
         )
+
+    def settle_dead_runs(self, store: StateStore) -> tuple[str, ...]:
+        """Every reader of the state first settles the Runs whose owner died (ERROR /
+        OWNER_DIED, with their requests) and removes their scratch folders, so a killed
+        ``verify`` never leaves a Run RUNNING for good (``entrypoints/dead_owners.py``)."""
+        from entrypoints.dead_owners import settle_dead_runs
+
+        return settle_dead_runs(store, self.container, self.state_dir())
 
     def existing_state(self) -> StateStore:
         """The existing state; actions never create one (no state: no request to act on)."""

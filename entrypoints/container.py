@@ -79,9 +79,13 @@ def _regex() -> RegexEngine:
 
 
 def _processes() -> ProcessRunner:
+    from pathlib import Path
+
+    from adapters.posix.group_journal import GroupJournal, default_journal_directory
     from adapters.posix.process import PosixProcessRunner
 
-    return PosixProcessRunner()
+    # Every group is journalled; the first run sweeps the groups of owners that died.
+    return PosixProcessRunner(GroupJournal(default_journal_directory(os.environ, str(Path.home()))))
 
 
 def _programs() -> ProgramFinder:

@@ -42,6 +42,7 @@ from domain.reviews.remote.server_admission import (
     parse_lookup_keys,
 )
 from entrypoints.listen_address import ListenAddress
+from ports.bounded_json import JsonRefused, read_json
 from ports.review_store import Principal
 from ports.store_server_storage import (
     SCOPE_HUMAN,
@@ -88,10 +89,6 @@ def _refused(error: StoreRequestError) -> ApiError:
     return ApiError(STATUS_FOR_REFUSAL[error.kind], error.message)
 
 
-def _strict_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 async def _read_body(request: Request) -> bytes:
     """The request body, refused (413) past REQUEST_BODY_MAX_BYTES without buffering more."""
     too_large = ApiError(413, f"The request body exceeds {REQUEST_BODY_MAX_BYTES} bytes.")
@@ -113,11 +110,21 @@ async def _read_body(request: Request) -> bytes:
 
 def _parse_json(body: bytes) -> Any:
     try:
-        return json.loads(body.decode("utf-8"), parse_constant=_strict_constant)
+        text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise ApiError(400, "The request body must be UTF-8 JSON.") from None
-    except (ValueError, RecursionError) as exc:
-        raise ApiError(400, f"The request body is not valid JSON: {exc}") from None
+    try:
+        return read_json(text)
+    except JsonRefused as exc:
+        raise ApiError(400, f"The request body is not valid JSON: {exc.reason}") from None
+
+
+def _readable(stored: str) -> bool:
+    try:
+        read_json(stored)
+    except JsonRefused:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -158,8 +165,10 @@ class _Api:
         except StoreRequestError as error:
             raise _refused(error) from None
         found = await anyio.to_thread.run_sync(self.store.lookup, keys)
-        # Stored data is JSON this server wrote, so it is spliced in without re-parsing.
-        content = '{"entries":[' + ",".join(found) + "]}"
+        # Stored data is JSON this server wrote and is spliced in as it is, except a record
+        # stored before PUT read bodies with the bounded reader: one with a non-finite number
+        # (written out as ``Infinity``) or a duplicate key would poison every client's answer.
+        content = '{"entries":[' + ",".join(filter(_readable, found)) + "]}"
         return Response(content.encode("utf-8"), media_type="application/json")
 
     async def put_entry(self, request: Request) -> Response:

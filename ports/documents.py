@@ -204,6 +204,13 @@ class RequestDefinition(TypedDict):
     artifact: ArtifactDefinition | None
 
 
+class OwnerDocument(TypedDict):
+    """The process that runs a Run: its pid and start time, so a reader can tell it died."""
+
+    pid: int
+    startTime: float
+
+
 class RunDocument(TypedDict):
     """A saved Run (``run show --json``); ``summary`` and ``usage`` once it ended."""
 
@@ -227,6 +234,8 @@ class RunDocument(TypedDict):
     error: str | None
     summary: NotRequired[RunSummary]
     usage: NotRequired[RunUsage]
+    owner: NotRequired[OwnerDocument | None]  # the process running it (dead owners settle)
+    errorCode: NotRequired[str | None]  # ErrorCode: why it ended ERROR (OWNER_DIED)
 
 
 class RequestDocument(TypedDict):

@@ -175,6 +175,13 @@ class StateStore(Protocol):
 
     def get_run(self, run_id: str) -> RunRecord | None: ...
 
+    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[str, ...]:
+        """Settle every RUNNING Run whose recorded ``owner`` ({pid, startTime}) is dead, in
+        one transaction each: the Run and its unsettled requests (not WAITING_HUMAN) become
+        ERROR / OWNER_DIED ("Run owner died."), and the RUNNING executions that owner held
+        ERROR / OWNER_DIED ("Execution owner died."). The IDs of the Runs settled."""
+        ...
+
     def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
         """Runs newest first, for one canonical repo or (``None``) every repo."""
         ...

@@ -8,7 +8,6 @@ non-streaming API would send; ``message_delta`` carries the final usage and stop
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -24,6 +23,7 @@ from adapters.llm.turns import (
     tool_result_blocks,
 )
 from adapters.llm.usage import UsagePath, collect_usage
+from ports.bounded_json import JsonRefused, read_json
 from ports.model import (
     AssistantTurn,
     ConversationItem,
@@ -83,8 +83,8 @@ def tool_result_content(content: tuple[Mapping[str, Any], ...]) -> list[dict[str
 
 def _tool_input(call: ToolCall) -> dict[str, Any]:
     try:
-        value = json.loads(call.arguments)
-    except ValueError:
+        value = read_json(call.arguments)
+    except JsonRefused:
         value = None
     if not isinstance(value, dict):
         raise _Unreplayable(f"the arguments of tool call {call.call_id!r} are not a JSON object.")
@@ -298,7 +298,7 @@ class MessagesStream:
         if block is not None and block.get("type") == "tool_use" and index in self._partial_json:
             text = "".join(self._partial_json.pop(index))
             try:
-                block["input"] = json.loads(text) if text.strip() else {}
+                block["input"] = read_json(text) if text.strip() else {}
             except ValueError:
                 block["input"] = text  # read_answer reports it as malformed
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx2
 
+from ports.bounded_json import JsonRefused, read_json
 from ports.model import BackendUnavailable, FailureKind, ProviderFailure
 
 MAX_PROVIDER_MESSAGE_CHARS = 4096
@@ -192,8 +193,8 @@ def error_details(body: bytes) -> ErrorDetails:
     providers); anything else falls back to the body as text so the reader still sees
     what came back."""
     try:
-        data: Any = json.loads(body)
-    except ValueError:
+        data: Any = read_json(body)
+    except JsonRefused:
         text = body.decode("utf-8", errors="replace")
         return ErrorDetails(text, (), text)
     return error_object_details(data.get("error") if isinstance(data, dict) else None, body)

@@ -21,6 +21,7 @@ import httpx2
 
 from adapters.http_clients import new_http_client
 from adapters.llm.errors import failure, malformed, status_failure, transport_failure
+from ports.bounded_json import JsonRefused, read_json
 from ports.model import FailureKind, ProviderFailure
 
 CONNECT_TIMEOUT_SECONDS = 10.0
@@ -97,9 +98,10 @@ def _json_object(payload: bytes, provider: str, secret: str) -> dict[str, Any]:
     problem: ProviderFailure | None = None
     data: Any = None
     try:
-        data = json.loads(payload)
-    except ValueError:
-        problem = malformed(provider, "the answer is not JSON.", secret)
+        data = read_json(payload)
+    except JsonRefused as exc:
+        detail = "" if exc.syntax else f" we accept: {exc.reason}"
+        problem = malformed(provider, f"the answer is not JSON{detail}.", secret)
     if problem is not None:
         raise problem
     if not isinstance(data, dict):

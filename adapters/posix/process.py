@@ -37,6 +37,7 @@ import anyio
 import anyio.lowlevel
 
 from adapters.posix import process_group
+from adapters.posix.group_journal import GroupJournal
 from adapters.posix.process_group import KILL_GRACE_SECONDS, GroupLeader
 from ports.process import (
     CAPTURE_LIMIT_BYTES,
@@ -147,8 +148,24 @@ def _check(spec: ProcessSpec) -> None:
         raise ValueError(f"capture_limit_bytes must not be negative: {spec.capture_limit_bytes}")
 
 
+class _Unrecorded(Exception):
+    """The group's journal record could not be written: it is killed, never admitted."""
+
+
+def _unrecorded(error: OSError) -> str:
+    return f"cannot record the process group: {_spawn_error_message(error)}"
+
+
 class PosixProcessRunner:
-    """``ProcessRunner`` for POSIX systems (process groups, signals, pidfd on Linux)."""
+    """``ProcessRunner`` for POSIX systems (process groups, signals, pidfd on Linux).
+
+    With a ``journal`` (the CLI always gives one), every group is recorded right after its
+    spawn, before anything is awaited, and its record dropped once its cleanup is
+    confirmed; the first run also sweeps the groups of owners that died
+    (``group_journal``)."""
+
+    def __init__(self, journal: GroupJournal | None = None) -> None:
+        self._journal = journal
 
     async def run(self, spec: ProcessSpec) -> ProcessOutcome:
         return await self.run_observed(spec, None)
@@ -156,11 +173,25 @@ class PosixProcessRunner:
     async def run_observed(
         self, spec: ProcessSpec, observe: SpawnObserver | None
     ) -> ProcessOutcome:
+        try:
+            return await self._run_observed(spec, observe)
+        except _Unrecorded as unrecorded:  # the group is already dead and reaped
+            return ProcessOutcome(spawn_error=str(unrecorded))
+
+    async def _run_observed(
+        self, spec: ProcessSpec, observe: SpawnObserver | None
+    ) -> ProcessOutcome:
         """``run``, first reporting the leader's identity (pid + psutil create time) to
         ``observe``, right after the spawn and before anything is awaited. Should ``observe``
         raise, the group is killed and reaped and its error propagates."""
         _check(spec)
         await anyio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller starts nothing
+        journal = self._journal
+        if journal is not None and not journal.prepared:
+            try:  # the directory first (and, once, the sweep): a spawn must be recordable
+                await anyio.to_thread.run_sync(journal.ready)
+            except OSError as error:
+                return ProcessOutcome(spawn_error=_unrecorded(error))
         try:
             popen = process_group.spawn(spec)
         except (OSError, ValueError) as error:
@@ -170,8 +201,14 @@ class PosixProcessRunner:
         stderr = _Capture(spec.capture_limit_bytes)
         timed_out = False
         leader: GroupLeader | None = None
+        record: str | None = None
         try:
             leader = GroupLeader(popen, exit_fd=True)
+            if journal is not None:
+                try:
+                    record = journal.admit(leader.identity)
+                except OSError as error:
+                    raise _Unrecorded(_unrecorded(error)) from None
             if observe is not None:
                 observe(leader.identity)
             assert popen.stdout is not None and popen.stderr is not None
@@ -203,6 +240,8 @@ class PosixProcessRunner:
                 else:
                     await leader.ensure_dead()
                     leader.close()
+                    if record is not None and journal is not None:
+                        journal.release(record)  # the group is dead: the lease ends
 
         exit_code, signum = leader.exit_code_and_signal()
         return ProcessOutcome(

@@ -28,6 +28,7 @@ import httpx2
 
 from adapters.http_clients import new_http_client
 from adapters.llm.errors import bound_message, clean_text, redact
+from ports.bounded_json import JsonRefused, RefusedValue, read_json, read_json_batch
 from ports.review_store import (
     LOOKUP_KEYS_MAX,
     FailureMode,
@@ -84,9 +85,13 @@ class HttpRemoteStore:
         entries: list[Mapping[str, Any]] = []
         for start in range(0, len(keys), LOOKUP_KEYS_MAX):
             chunk = list(keys[start : start + LOOKUP_KEYS_MAX])
-            data = await self._exchange("POST", LOOKUP_ROUTE, {"keys": chunk})
+            data = await self._exchange("POST", LOOKUP_ROUTE, {"keys": chunk}, batch=True)
             found = data.get("entries")
-            if not isinstance(found, list) or not all(isinstance(e, dict) for e in found):
+            # An entry the bounded reader refused (a RefusedValue, or one inside) is kept
+            # for the caller to skip with a warning: one bad record must not cost the batch.
+            if not isinstance(found, list) or not all(
+                isinstance(e, (dict, RefusedValue)) for e in found
+            ):
                 self._invalid("lookup", "expected {entries: [object, …]}")
             entries.extend(found)
         return entries
@@ -108,7 +113,7 @@ class HttpRemoteStore:
     # --- one exchange ----------------------------------------------------------------------
 
     async def _exchange(
-        self, method: str, route: str, body: Mapping[str, Any] | None
+        self, method: str, route: str, body: Mapping[str, Any] | None, *, batch: bool = False
     ) -> dict[str, Any]:
         headers = {"accept": "application/json"}
         content: bytes | None = None
@@ -140,13 +145,15 @@ class HttpRemoteStore:
             problem = self._transport_failure(error)
         if problem is not None:
             raise problem
-        return self._answer(route, status, payload, over)
+        return self._answer(route, status, payload, over, batch)
 
-    def _answer(self, route: str, status: int, payload: bytes, over: bool) -> dict[str, Any]:
+    def _answer(
+        self, route: str, status: int, payload: bytes, over: bool, batch: bool = False
+    ) -> dict[str, Any]:
         if 200 <= status < 300:
             if over:
                 self._invalid(route, f"the answer exceeds {ANSWER_MAX_BYTES} bytes")
-            data = _json_object(payload)
+            data = _json_object(payload, batch)
             if data is None:
                 self._invalid(route, f"HTTP {status} with a body that is not a JSON object")
             return data
@@ -221,15 +228,12 @@ async def _read_at_most(answer: httpx2.Response, limit: int) -> tuple[bytes, boo
     return b"".join(chunks), False
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _json_object(payload: bytes) -> dict[str, Any] | None:
-    """The JSON object in ``payload``; None for anything else (NaN and Infinity included)."""
+def _json_object(payload: bytes, batch: bool = False) -> dict[str, Any] | None:
+    """The JSON object in ``payload``; None for anything the bounded reader refuses. With
+    ``batch``, refused numbers and objects stay in place as ``RefusedValue``s."""
     try:
-        data = json.loads(payload.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        data = read_json_batch(payload) if batch else read_json(payload)
+    except JsonRefused:
         return None
     return data if isinstance(data, dict) else None
 

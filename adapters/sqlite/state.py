@@ -31,8 +31,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from adapters.sqlite import dead_runs, human
 from adapters.sqlite import history as hist
-from adapters.sqlite import human
 from adapters.sqlite.connection import (
     BEGIN_DEFERRED,
     BEGIN_IMMEDIATE,
@@ -184,6 +184,19 @@ class SqliteStateStore:
         )
         if result.rowcount != 1:
             raise StateError(f"Request not found: {request.id} (Run {request.run_id})")
+
+    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[str, ...]:
+        """Settle every RUNNING Run whose owner died (``adapters.sqlite.dead_runs``); each
+        Run with its requests and executions in one IMMEDIATE transaction. Only a Run that
+        looks dead is written, so a reader of a healthy state takes no write lock."""
+        with self._transaction(write=False) as connection:
+            candidates = dead_runs.dead_running_runs(connection, owner_alive)
+        settled = []
+        for run_id in candidates:
+            with self._transaction(write=True) as connection:
+                if dead_runs.settle_dead_run(connection, run_id, self._now()):
+                    settled.append(run_id)
+        return tuple(settled)
 
     def get_run(self, run_id: str) -> RunRecord | None:
         with self._transaction(write=False) as connection:

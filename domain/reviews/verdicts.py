@@ -23,6 +23,7 @@ from typing import Any, Literal
 from domain.json_schema import admit_schema, compile_validator
 from domain.reviews.schema_messages import describe, pointer
 from domain.text import compact_json, quote, utf16_length
+from ports.bounded_json import JsonRefused, read_json
 from ports.statuses import VERDICTS, ReviewStatus, Verdict
 
 VerdictText = Literal["GREEN", "RED"]  # a verdict as JSON text gives it
@@ -126,12 +127,18 @@ class VerdictValidator:
             if key not in self._declared[verdict]
         ]
         if errors:
+            # The failing instance paths first, then the undeclared fields (named, not just
+            # "undeclared ones"): within DETAIL_LINES_MAX lines, many undeclared fields must
+            # not hide a real type error.
             lines: list[str] = []
+            extra = False
             for error in errors:
                 if _is_root_extra(error) and undeclared:
-                    lines.extend(undeclared)  # name the fields, not just "undeclared ones"
+                    extra = True
                 else:
                     lines.append(_path_line(error.absolute_path, describe(error)))
+            if extra:
+                lines.extend(undeclared)
             raise InvalidVerdict(_with_details(OWNER_MISMATCH, lines))
         if undeclared:
             raise InvalidVerdict(_with_details(OWNER_MISMATCH, undeclared))
@@ -197,21 +204,13 @@ def parse_final_text(text: str, validator: VerdictValidator) -> dict[str, Any]:
     if fenced is not None:
         body = fenced["body"]
     try:
-        value = json.loads(body, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as exc:
-        raise InvalidVerdict(
-            f"{NOT_JSON_TEXT} (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    except (ValueError, RecursionError):
-        raise InvalidVerdict(NOT_JSON_TEXT) from None
+        value = read_json(body)
+    except JsonRefused as exc:
+        where = f"line {exc.line}, column {exc.column}: " if exc.line else ""
+        raise InvalidVerdict(f"{NOT_JSON_TEXT} ({where}{exc.problem})") from None
     if not isinstance(value, dict):
         raise InvalidVerdict(NOT_AN_OBJECT)
     return validator.validate(value)
-
-
-def _refuse_constant(name: str) -> Any:
-    """``NaN`` and ``Infinity`` are Python's JSON extensions, not JSON."""
-    raise ValueError(f"{name} is not JSON")
 
 
 def _utf8_size_exceeds(text: str, limit: int) -> bool:

@@ -31,6 +31,7 @@ from ports.programs import ProgramFinder
 AUDIENCES = ("agent", "human")
 TOOL_NOT_REGISTERED = "The selected tool is not registered for this Artifact and audience."
 TOOL_RETURNED_ERROR = "The tool returned an error; no review result was created."
+CANCELLED = "Cancelled by a signal: the call was stopped and its processes and directories removed."
 NOT_WIRED = "This artifactize cannot run tools of this audience: no process ports are wired."
 
 
@@ -110,6 +111,13 @@ class Report:
     result: dict[str, Any] | None = None
     diagnostics: dict[str, Any] | None = None  # for the tool's author, beside ``result``
     grouped: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # id(scope) ->
+    executing: str | None = None  # the tool being called, while it is
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        """The command was cancelled (SIGINT/SIGTERM); its cleanup has already run."""
+        self.cancelled = True
+        self.check("execute", self.executing, CANCELLED)
 
     def check(
         self, stage: str, tool: str | None, problem: str | None, scope: _Scope | None = None
@@ -152,6 +160,8 @@ class Report:
             data["result"] = self.result
         if self.diagnostics is not None:
             data["diagnostics"] = self.diagnostics
+        if self.cancelled:
+            data["cancelled"] = True
         return data
 
 
@@ -164,10 +174,15 @@ class ToolsCheck:
     human_ports: HumanToolPorts | None = None  # needed only to execute a Human tool
     clock: Clock | None = None  # the diagnostics' duration; none without it
 
-    async def run(self, repo: str, request: ToolsCheckRequest) -> tuple[dict[str, Any], int]:
-        """The report and the exit code (0 ready, 1 not ready); raises ``InvocationError``."""
+    async def run(
+        self, repo: str, request: ToolsCheckRequest, report: Report | None = None
+    ) -> tuple[dict[str, Any], int]:
+        """The report and the exit code (0 ready, 1 not ready); raises ``InvocationError``.
+
+        ``report`` is filled as the check goes, so a caller that cancels the check (on a
+        signal) still has it to print, with ``Report.cancel``."""
         validate_request(request)
-        report = Report()
+        report = Report() if report is None else report
         try:
             workspace = self.load(repo)
         except ConfigError as exc:
@@ -281,6 +296,7 @@ class ToolsCheck:
         self, selected: tuple[_Scope, Any], request: ToolsCheckRequest, report: Report
     ) -> None:
         scope, definition = selected
+        report.executing = definition.name
         if scope.audience == "human":
             await self._execute_human(scope, definition.name, report)
             return

@@ -192,9 +192,12 @@ def tools_check(
 
     Exit codes: 0 ready, 1 not ready or the tool failed, 2 invalid invocation.
     """
+    import functools
+
     import anyio
 
-    from domain.tools.tools_check import InvocationError, ToolsCheckRequest
+    from domain.tools.tools_check import InvocationError, Report, ToolsCheckRequest
+    from entrypoints.cli.signals import until_signal
 
     if selector is not None and eval_id is not None:
         raise InvocationError("Give the eval either as a positional selector or with --eval.")
@@ -209,20 +212,27 @@ def tools_check(
         args_given=args is not None,
     )
     service = _State.services().tools_check()
-    report, code = anyio.run(service.run, _State.options.repo, request)
-    typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    report = Report()
+    # SIGINT and SIGTERM cancel the call like `verify`: its cleanup runs, then exit 2.
+    work = functools.partial(service.run, _State.options.repo, request, report)
+    outcome = anyio.run(until_signal, work)
+    if outcome is None:
+        report.cancel()
+    document, code = (report.to_json(), EXIT_USAGE) if outcome is None else outcome
+    typer.echo(json.dumps(document, ensure_ascii=False, indent=2))
     raise typer.Exit(code)
 
 
 def _parse_args_json(text: str | None) -> dict[str, Any] | None:
     from domain.tools.tools_check import InvocationError
+    from ports.bounded_json import JsonRefused, read_json
 
     if text is None:
         return None
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvocationError(f"Invalid --args JSON: {exc.msg}") from None
+        value = read_json(text)
+    except JsonRefused as exc:
+        raise InvocationError(f"Invalid --args JSON: {exc.reason}") from None
     if not isinstance(value, dict):
         raise InvocationError("Invalid --args JSON: expected an object")
     return value

@@ -280,6 +280,7 @@ def run_show(
             current = found
             while current.status == RUNNING_STATUS and clock.monotonic() < deadline:
                 await anyio.sleep(min(RUN_POLL_SECONDS, max(0.0, deadline - clock.monotonic())))
+                CliContext.services().settle_dead_runs(saved)  # a dead owner ends the wait
                 current = saved.get_run(run_id) or current
             return current
 

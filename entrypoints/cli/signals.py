@@ -18,13 +18,14 @@ async def until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
 
-        async def watch() -> None:
+        async def watch(*, task_status: anyio.abc.TaskStatus[None]) -> None:
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                task_status.started()  # handlers are in place before any work starts
                 async for _ in signals:
                     group.cancel_scope.cancel()
                     return
 
-        group.start_soon(watch)
+        await group.start(watch)
         try:
             result = await work()
         except Exception as exc:  # raised below, not wrapped in the task group's group

@@ -33,6 +33,8 @@ from ports.state import (
 from ports.statuses import VERDICTS
 from tests.support.documents import opaque
 
+_DEAD_OWNER_SETTLES = ("QUEUED", "RUNNING", "WAIT_DEPENDENCY", "BLOCKED")
+
 
 @dataclass
 class MemoryStateStore:
@@ -42,6 +44,7 @@ class MemoryStateStore:
     history_ids: list[str] = field(default_factory=list)  # insertion order of records
     touched: list[str] = field(default_factory=list)
     claims: dict[str, HumanClaim] = field(default_factory=dict)  # request ID -> claim
+    settled_at: str = "2026-01-01T00:00:00.000000000Z"  # what settle_dead_runs stamps
 
     def state_id(self) -> str:
         return "00000000-0000-4000-8000-000000000000"
@@ -63,6 +66,41 @@ class MemoryStateStore:
 
     def get_run(self, run_id: str) -> RunRecord | None:
         return self.runs.get(run_id)
+
+    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[str, ...]:
+        settled = []
+        died = {"status": "ERROR", "errorCode": "OWNER_DIED", "completedAt": self.settled_at}
+        for run in list(self.runs.values()):
+            owner = run.data.get("owner")
+            if run.status != "RUNNING" or not owner:
+                continue
+            if owner_alive(owner["pid"], owner["startTime"]):
+                continue
+            data = {**run.data, **died, "error": "Run owner died."}
+            self.runs[run.id] = dataclasses.replace(run, status="ERROR", data=opaque(data))
+            for request in list(self.requests.values()):
+                if request.run_id != run.id or request.status not in _DEAD_OWNER_SETTLES:
+                    continue
+                data = {**request.data, **died, "error": "Run owner died."}
+                self.requests[request.id] = dataclasses.replace(
+                    request, status="ERROR", data=opaque(data)
+                )
+                execution = self.executions.get(request.execution_id or "")
+                if (
+                    execution is not None
+                    and execution.status == "RUNNING"
+                    and (execution.owner_pid, execution.owner_start_time)
+                    == (owner["pid"], owner["startTime"])
+                ):
+                    data = {**execution.data, **died, "error": "Execution owner died."}
+                    self.executions[execution.id] = dataclasses.replace(
+                        execution,
+                        status="ERROR",
+                        completed_at=self.settled_at,
+                        data=opaque(data),
+                    )
+            settled.append(run.id)
+        return tuple(settled)
 
     def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
         runs = [r for r in reversed(self.runs.values()) if repo is None or r.repo == repo]

@@ -499,3 +499,10 @@ def test_mixed_blocks_keep_their_order_and_normal_form() -> None:
     }
     assert list(result.content[0]) == ["type", "text"]
     assert list(result.content[1]["data"]) == ["b", "a"], "key order is kept"
+
+
+@pytest.mark.parametrize("kind", ["[]", "{}", "[1]", "1", "null", "true"])
+def test_a_block_type_that_is_not_a_string_is_invalid_output(kind: str) -> None:
+    """Found by fuzzing: an unhashable ``type`` raised TypeError (a traceback)."""
+    with pytest.raises(InvalidOutput):
+        normalize_json_output(f'{{"content":[{{"type":{kind}}}]}}'.encode(), OUT, Reader())

@@ -533,3 +533,14 @@ def test_graph_declared_as_an_output_tool_is_refused_at_load() -> None:
     )
     with pytest.raises(ConfigError, match="is of kind `launch`"):
         World(repo=repo)
+
+
+async def test_open_ends_at_the_handover_and_only_graph_logs_its_program() -> None:
+    """Seed 002: ``open`` ends ``■ launched``; ``graph`` logs its viewer until it exits."""
+    world = World()
+    registry = world.registry()
+    for name in ("open_notes", "map"):
+        assert (await registry.call(name, on_line=lambda *_: None)).to_json() == LAUNCHED
+    observers = [launch[3] for launch in world.launcher.launches]
+    assert observers[0] is None  # the opener's output and exit never reach the Tool log
+    assert observers[1] is not None

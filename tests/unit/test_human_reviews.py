@@ -690,3 +690,31 @@ async def test_declarations_that_no_longer_load_refuse_reconnection() -> None:
     assert error.message.startswith(DEFINITION_CHANGED + "\n") and "unknown_key" in error.message
     assert not error.settled and world.runner.specs == []
     assert world.saved(request["id"]).status == "WAITING_HUMAN"
+
+
+async def test_a_settlement_between_the_reads_of_a_submit_is_not_waiting() -> None:
+    """Two racing submits: the loser read the request and execution while they waited, then
+    the winner's settlement released the claim before the loser read it. The loser must hear
+    that the request is no longer waiting, not that it never held the claim (found by the
+    hostile suite's racing submits: 1 round in 10 under load)."""
+    world = World()
+    request = await world.waiting()
+    reviews = world.reviews()
+    await reviews.claim(request["id"], "alice")
+    stale_request = world.state.requests[request["id"]]
+    stale_execution = world.state.executions[request["executionId"]]
+    await reviews.submit(request["id"], "alice", {"verdict": "GREEN", "approved": True})
+    fresh_resolve, fresh_execution = reviews.resolve, world.state.get_execution
+    stale: dict[str, list[Any]] = {"request": [stale_request], "execution": [stale_execution]}
+
+    def resolve(request_id: str) -> Any:  # the loser's first read predates the settlement
+        return stale["request"].pop() if stale["request"] else fresh_resolve(request_id)
+
+    def get_execution(execution_id: str) -> Any:
+        return stale["execution"].pop() if stale["execution"] else fresh_execution(execution_id)
+
+    reviews.resolve = resolve  # type: ignore[method-assign]
+    world.state.get_execution = get_execution  # type: ignore[method-assign]
+    await refused(
+        NOT_WAITING, reviews.submit(request["id"], "alice", {"verdict": "RED", "reason": "x"})
+    )

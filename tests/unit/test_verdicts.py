@@ -261,6 +261,21 @@ def test_undeclared_fields_are_listed_at_most_five() -> None:
     assert lines == [OWNER_MISMATCH] + [f'- field "x{i}" is not declared.' for i in range(5)]
 
 
+def test_failing_instance_paths_come_before_undeclared_fields_five_lines_in_all() -> None:
+    """Seed 002: five undeclared fields and two type errors show the two paths first."""
+    owner = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
+    value = {"verdict": "GREEN", "a": "x", "b": 1, **{f"u{i}": 1 for i in range(5)}}
+    lines = refusal(value, VerdictValidator(owner, None)).splitlines()
+    assert lines == [
+        OWNER_MISMATCH,
+        '- instancePath "/a": must be of type "integer"',
+        '- instancePath "/b": must be of type "string"',
+        '- field "u0" is not declared.',
+        '- field "u1" is not declared.',
+        '- field "u2" is not declared.',
+    ]
+
+
 def test_a_root_reference_cannot_widen_the_envelope() -> None:
     owner = {"$ref": "#/$defs/r", "$defs": {"r": {"properties": {"a": {"type": "string"}}}}}
     assert refusal({"verdict": "GREEN", "a": "s"}, VerdictValidator(owner, None)).startswith(

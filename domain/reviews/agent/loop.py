@@ -24,6 +24,7 @@ from domain.reviews.verdicts import (
     repair_message,
 )
 from domain.tools.results import ToolResult
+from ports.bounded_json import JsonRefused, read_json
 from ports.clock import Sleeper
 from ports.documents import AttemptDocument, ToolCallDocument
 from ports.model import (
@@ -318,8 +319,8 @@ _INVALID: Any = object()
 
 def _parse_arguments(text: str) -> Any:
     try:
-        value = json.loads(text) if text.strip() else {}
-    except ValueError:
+        value = read_json(text) if text.strip() else {}
+    except JsonRefused:
         return _INVALID
     return value if isinstance(value, dict) else _INVALID
 

@@ -132,9 +132,12 @@ class HumanReviews:
         request = self.resolve(request_id)
         execution = self._waiting_execution(request)
         claim = self.ports.state.human_claim(request.id)
-        if claim is None:
-            raise HumanReviewError(NOT_CLAIMED.format(id=request_id))
-        if claim.reviewer != reviewer:
+        if claim is None or claim.reviewer != reviewer:
+            # A settlement releases the claim: one that committed between the reads above
+            # means the request is no longer waiting, not that this reviewer never held it.
+            self._waiting_execution(self.resolve(request_id))
+            if claim is None:
+                raise HumanReviewError(NOT_CLAIMED.format(id=request_id))
             raise HumanReviewError(NOT_CLAIMANT)
         return request, execution
 

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from domain.reviews.verdicts import VERDICT_FIELD
+from ports.bounded_json import JsonRefused, read_json
 from ports.statuses import VERDICTS
 
 HUMAN_FIELDS_MAX_BYTES = 256_000
@@ -50,16 +51,9 @@ def _parse(fields: str | bytes) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise FieldsError(FIELDS_NOT_UTF8) from None
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as exc:
-        reason = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
-        raise FieldsError(FIELDS_NOT_JSON.format(reason=reason)) from None
-    except (ValueError, RecursionError) as exc:
-        raise FieldsError(FIELDS_NOT_JSON.format(reason=exc)) from None
+        value = read_json(text)
+    except JsonRefused as exc:
+        raise FieldsError(FIELDS_NOT_JSON.format(reason=exc.reason)) from None
     if not isinstance(value, dict):
         raise FieldsError(FIELDS_NOT_OBJECT)
     return value
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")

@@ -55,6 +55,7 @@ from domain.reviews.remote.record_format import (
 )
 from domain.reviews.remote.record_format import record_bytes as record_bytes
 from domain.reviews.reuse.keys import reuse_key
+from ports.bounded_json import first_refusal
 from ports.documents import (
     AttemptDocument,
     ExecutionDocument,
@@ -225,6 +226,9 @@ def validate_record(raw: Any) -> RemoteRecord | str:
     The problem names the field and the rule, never echoes a value, and is meant for
     "Ignoring an invalid remote review record: <problem>".
     """
+    refused = first_refusal(raw)
+    if refused is not None:
+        return f"the record is not JSON we accept: {refused}"
     try:
         return _validate(raw)
     except _Invalid as problem:

@@ -73,8 +73,10 @@ def new_run(
     force: bool,
     definitions: RunDefinitions,
     wait_timeout_ms: int | None,
+    owner: ProcessIdentity | None = None,
 ) -> RunDocument:
-    """A RUNNING Run, before any of its requests settled."""
+    """A RUNNING Run, before any of its requests settled. ``owner`` (the process running
+    it) lets a reader settle the Run should that process die (``StateStore.settle_dead_runs``)."""
     return {
         "id": run_id,
         "repoPath": repo,
@@ -94,6 +96,7 @@ def new_run(
         "evidence": {},
         "validation": None,
         "error": None,
+        "owner": None if owner is None else {"pid": owner.pid, "startTime": owner.create_time},
     }
 
 

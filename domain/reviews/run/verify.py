@@ -147,6 +147,7 @@ class Verify:
             force=options.force,
             definitions=run_definitions([*refs, *others]),
             wait_timeout_ms=options.wait_timeout_ms if options.wait else None,
+            owner=self.owner,
         )
         requests = [
             new_request(

@@ -9,7 +9,6 @@ name a file below the call's output directory are read and embedded as base64 he
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +17,7 @@ from domain.text import compact_json_size
 from domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES
 from domain.tools.images import ImageError, check_image_bytes, decode_base64_image
 from domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
+from ports.bounded_json import JsonRefused, read_json
 
 JSON_BLOCK_MAX_BYTES = 512 * 1024
 RESULT_MAX_BYTES = 8 * 1024 * 1024
@@ -44,27 +44,29 @@ class InvalidOutput(Exception):
         self.where = where
 
 
-def _reject_constant(name: str) -> Any:
-    raise InvalidOutput(f"non-finite number {name}")
+def _where(refused: JsonRefused) -> dict[str, int | str] | None:
+    """Where parsing failed, for the tool's author (``tools check`` diagnostics); None for
+    JSON refused past a limit rather than for its syntax."""
+    if not refused.syntax:
+        return None
+    where: dict[str, int | str] = {"message": refused.problem}
+    if refused.line:
+        where.update(line=refused.line, column=refused.column)
+    if refused.offset is not None:
+        where["offset"] = refused.offset
+    return where
 
 
 def parse_result_object(stdout: bytes) -> dict[str, Any]:
+    """One JSON object, read by the bounded reader (``ports.bounded_json``): a non-finite
+    number, an over-long integer, too deep a nesting or a duplicate key (``isError`` twice
+    must not read as its last value) is invalid output like any other."""
     try:
-        text = stdout.decode("utf-8")
-        value = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        where: dict[str, int | str] = {
-            "message": exc.msg,
-            "line": exc.lineno,
-            "column": exc.colno,
-            "offset": exc.pos,
-        }
-        raise InvalidOutput("stdout is not one JSON document", where) from None
-    except UnicodeDecodeError as exc:
-        where = {"message": "not valid UTF-8", "offset": exc.start}
-        raise InvalidOutput("stdout is not one JSON document", where) from None
-    except RecursionError:
-        raise InvalidOutput("stdout is not one JSON document") from None
+        value = read_json(stdout)
+    except JsonRefused as exc:
+        raise InvalidOutput(
+            f"stdout is not one JSON document we accept: {exc.reason}", _where(exc)
+        ) from None
     if not isinstance(value, dict):
         raise InvalidOutput("the result is not a JSON object")
     return value
@@ -114,7 +116,7 @@ def _block(block: Any, output_dir: str, read_output_file: OutputFileReader) -> d
     kind = block.get("type")
     if kind == "image":
         return _image_block(block, output_dir, read_output_file)
-    if kind not in _BLOCK_FIELDS or set(block) != _BLOCK_FIELDS[kind]:
+    if not isinstance(kind, str) or kind not in _BLOCK_FIELDS or set(block) != _BLOCK_FIELDS[kind]:
         raise InvalidOutput("unknown block type or fields")
     if kind == "text":
         text = block["text"]

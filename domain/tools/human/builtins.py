@@ -26,6 +26,7 @@ from ports.process import ProcessRunner
 
 TEXT_BUILTINS = ("read", "list", "section", "help")
 LAUNCH_BUILTINS = ("open", "graph")
+LOGGED_LAUNCHES = ("graph",)  # a launch built-in whose program output the Tool log shows
 URL_PREFIXES = ("http://", "https://")
 EMPTY_FOLDER = "(empty folder)"
 

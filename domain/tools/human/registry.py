@@ -34,6 +34,7 @@ from domain.tools.commands.prep import CommandResolver
 from domain.tools.context import BuiltinContext
 from domain.tools.human.builtins import (
     LAUNCH_BUILTINS,
+    LOGGED_LAUNCHES,
     graph_argv,
     help_text,
     is_url,
@@ -290,7 +291,9 @@ class HumanToolRegistry:
             launch = await self._prepare(
                 lambda: self._launch_builtin(resolver, owner.name, tool, environment), token
             )
-            return self._launch(launch, lines, token)
+            # Only ``graph`` logs its viewer until it exits; ``open`` ends at the handover
+            # (``■ launched``): the desktop opener's own output and exit are nobody's news.
+            return self._launch(launch, lines if tool.builtin in LOGGED_LAUNCHES else None, token)
         if tool.builtin == "help":
             await self._prepare(lambda: resolver.check_inputs(owner), token)
             cwd = working_directory(self.workspace, owner)

@@ -1,0 +1,116 @@
+"""Runs whose owner died: found and settled ERROR / OWNER_DIED inside the caller's
+(IMMEDIATE) transaction, with their unsettled requests and the RUNNING executions the dead
+owner held.
+
+A ``verify`` killed with SIGKILL cannot finish its Run; without this, the Run and its
+requests would say RUNNING for good and ``run show --wait`` would wait out its timeout. A
+Run records its owner (``owner: {pid, startTime}``); a reader that finds a RUNNING Run whose
+owner (that very process: pid *and* start time) is gone settles it. A request waiting for a
+person (WAITING_HUMAN) stays: a reviewer may still answer it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from adapters.sqlite.rows import dump_data, load_data
+from adapters.sqlite.schema import executions, runs
+from adapters.sqlite.schema import requests as requests_table
+from ports.state import OwnerAlive
+from ports.statuses import ErrorCode, ReviewStatus
+
+RUN_OWNER_DIED_ERROR = "Run owner died."
+EXECUTION_OWNER_DIED_ERROR = "Execution owner died."
+SETTLED_REQUEST_STATUSES = (
+    ReviewStatus.QUEUED,
+    ReviewStatus.RUNNING,
+    ReviewStatus.WAIT_DEPENDENCY,
+    ReviewStatus.BLOCKED,
+)
+
+
+def run_owner(data: dict[str, Any]) -> tuple[int, float] | None:
+    """The Run's recorded owner (pid, start time); None for a Run saved without one."""
+    owner = data.get("owner")
+    if not isinstance(owner, dict):
+        return None
+    pid, start = owner.get("pid"), owner.get("startTime")
+    if isinstance(pid, bool) or not isinstance(pid, int) or not isinstance(start, int | float):
+        return None
+    return pid, float(start)
+
+
+def dead_running_runs(connection: sa.Connection, owner_alive: OwnerAlive) -> list[str]:
+    """IDs of RUNNING Runs whose recorded owner is no longer alive."""
+    rows = connection.execute(
+        sa.select(runs.c.id, runs.c.data).where(runs.c.status == ReviewStatus.RUNNING)
+    )
+    dead = []
+    for row in rows:
+        owner = run_owner(load_data(row.data, "runs", row.id))
+        if owner is not None and not owner_alive(*owner):
+            dead.append(row.id)
+    return dead
+
+
+def settle_dead_run(connection: sa.Connection, run_id: str, now: str) -> bool:
+    """Settle one Run (still RUNNING) with its requests and its owner's executions."""
+    row = connection.execute(
+        sa.select(runs.c.data).where(runs.c.id == run_id, runs.c.status == ReviewStatus.RUNNING)
+    ).one_or_none()
+    if row is None:
+        return False  # settled meanwhile, by its owner or by another reader
+    data = load_data(row.data, "runs", run_id)
+    owner = run_owner(data)
+    died = {"status": ReviewStatus.ERROR, "errorCode": ErrorCode.OWNER_DIED, "completedAt": now}
+    connection.execute(
+        sa.update(runs)
+        .where(runs.c.id == run_id)
+        .values(
+            status=ReviewStatus.ERROR,
+            data=dump_data({**data, **died, "error": RUN_OWNER_DIED_ERROR}),
+        )
+    )
+    pending = connection.execute(
+        sa.select(requests_table).where(
+            requests_table.c.run_id == run_id,
+            requests_table.c.status.in_([str(s) for s in SETTLED_REQUEST_STATUSES]),
+        )
+    )
+    for request in pending:
+        request_data = load_data(request.data, "requests", request.id)
+        connection.execute(
+            sa.update(requests_table)
+            .where(requests_table.c.id == request.id)
+            .values(
+                status=ReviewStatus.ERROR,
+                data=dump_data({**request_data, **died, "error": RUN_OWNER_DIED_ERROR}),
+            )
+        )
+        if request.execution_id is not None and owner is not None:
+            _settle_execution(connection, request.execution_id, owner, died)
+    return True
+
+
+def _settle_execution(
+    connection: sa.Connection, execution_id: str, owner: tuple[int, float], died: dict[str, Any]
+) -> None:
+    """The dead owner's RUNNING execution (never another process's) ends OWNER_DIED too."""
+    match = (
+        executions.c.id == execution_id,
+        executions.c.status == ReviewStatus.RUNNING,
+        executions.c.owner_pid == owner[0],
+        executions.c.owner_start_time == owner[1],
+    )
+    row = connection.execute(sa.select(executions.c.data).where(*match)).one_or_none()
+    if row is None:
+        return
+    data = {**load_data(row.data, "executions", execution_id), **died}
+    data["error"] = EXECUTION_OWNER_DIED_ERROR
+    connection.execute(
+        sa.update(executions)
+        .where(*match)
+        .values(status=ReviewStatus.ERROR, completed_at=died["completedAt"], data=dump_data(data))
+    )

@@ -1,0 +1,99 @@
+"""``StateStore.settle_dead_runs`` on real SQLite: which Runs, requests and executions a
+reader settles when a Run's owner died, and what it never touches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.sqlite.state import SqliteStateStore, SqliteStateStores
+from ports.state import ExecutionRecord, RequestRecord, RunRecord
+from tests.support.documents import opaque
+
+DEAD = (111, 1.5)
+LIVE = (222, 2.5)
+
+
+def alive(pid: int, start: float) -> bool:
+    return (pid, start) == LIVE
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStateStore]:
+    opened = SqliteStateStores().open(str(tmp_path / "state"), create=True)
+    assert opened is not None
+    yield opened
+    opened.close()
+
+
+def run(run_id: str, owner: tuple[int, float] | None, status: str = "RUNNING") -> RunRecord:
+    data: dict[str, Any] = {"id": run_id, "status": status, "createdAt": "2026-01-01T00:00:00Z"}
+    if owner is not None:
+        data["owner"] = {"pid": owner[0], "startTime": owner[1]}
+    return RunRecord(run_id, "/repo", status, opaque(data))
+
+
+def request(run_id: str, ordinal: int, status: str, execution: str | None = None) -> RequestRecord:
+    request_id = f"{run_id}-{ordinal}"
+    data = {"id": request_id, "status": status, "executionId": execution}
+    return RequestRecord(
+        request_id, run_id, f"a/e{ordinal}", ordinal, execution, status, opaque(data)
+    )
+
+
+def execution(
+    execution_id: str, owner: tuple[int, float], status: str = "RUNNING"
+) -> ExecutionRecord:
+    return ExecutionRecord(
+        execution_id, None, "h", status, owner[0], owner[1], None, None, {"id": execution_id}
+    )
+
+
+def test_a_dead_owners_run_settles_with_its_requests_and_executions(
+    store: SqliteStateStore,
+) -> None:
+    store.insert_execution(execution("x-1", DEAD))
+    store.insert_execution(execution("x-other", LIVE))
+    store.create_run(
+        run("run-dead", DEAD),
+        [
+            request("run-dead", 1, "RUNNING", "x-1"),
+            request("run-dead", 2, "QUEUED"),
+            request("run-dead", 3, "WAITING_HUMAN"),
+            request("run-dead", 4, "GREEN"),
+            request("run-dead", 5, "BLOCKED", "x-other"),
+        ],
+    )
+    assert store.settle_dead_runs(alive) == ("run-dead",)
+    settled = store.get_run("run-dead")
+    assert settled is not None and settled.status == "ERROR"
+    assert (settled.data["errorCode"], settled.data["error"]) == ("OWNER_DIED", "Run owner died.")
+    statuses = [(r.status, r.data.get("errorCode")) for r in store.list_requests("run-dead")]
+    assert statuses == [
+        ("ERROR", "OWNER_DIED"),
+        ("ERROR", "OWNER_DIED"),
+        ("WAITING_HUMAN", None),  # a person may still answer it
+        ("GREEN", None),
+        ("ERROR", "OWNER_DIED"),
+    ]
+    dead_execution = store.get_execution("x-1")
+    assert dead_execution is not None and dead_execution.status == "ERROR"
+    assert dead_execution.data["error"] == "Execution owner died."
+    other = store.get_execution("x-other")  # another process's execution: never touched
+    assert other is not None and other.status == "RUNNING"
+    assert store.settle_dead_runs(alive) == ()  # settled once
+
+
+def test_live_unowned_and_finished_runs_are_left_alone(store: SqliteStateStore) -> None:
+    store.create_run(run("run-live", LIVE), [request("run-live", 1, "RUNNING")])
+    store.create_run(run("run-old", None), [request("run-old", 1, "RUNNING")])
+    store.create_run(run("run-done", DEAD, "GREEN"), [request("run-done", 1, "GREEN")])
+    assert store.settle_dead_runs(alive) == ()
+    assert [store.get_run(r).status for r in ("run-live", "run-old", "run-done")] == [  # type: ignore[union-attr]
+        "RUNNING",
+        "RUNNING",
+        "GREEN",
+    ]
