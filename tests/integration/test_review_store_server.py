@@ -42,7 +42,9 @@ from tests.support.server_cli import run_in_process, subprocess_argv
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED_AT = "2030-01-01T00:00:00.000000000Z"
-READY = re.compile(r"Review store listening on http://(?P<address>\S+) \(state: (?P<state>.+)\)")
+READY = re.compile(
+    r"Review store listening on http://(?P<address>\S+) \((?P<where>state|database): (?P<state>.+)\)"
+)
 START_SECONDS = 15.0
 STOP_SECONDS = 5.0
 TRAFFIC_PAUSE_SECONDS = 0.005
@@ -595,8 +597,10 @@ def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
 
 
 @contextmanager
-def server_process(state: Path, listen: str = "127.0.0.1:0") -> Iterator[ServerProcess]:
-    argv = subprocess_argv(["--state-dir", str(state), "server", "run", "--listen", listen])
+def server_process(
+    state: Path, listen: str = "127.0.0.1:0", extra: tuple[str, ...] = ()
+) -> Iterator[ServerProcess]:
+    argv = subprocess_argv(["--state-dir", str(state), "server", "run", "--listen", listen, *extra])
     process = subprocess.Popen(
         argv,
         cwd=REPO,
@@ -619,7 +623,8 @@ def server_process(state: Path, listen: str = "127.0.0.1:0") -> Iterator[ServerP
             seen.append(line)
             match = READY.search(line)
             if match:
-                assert match["state"] == str(state)
+                if match["where"] == "state":
+                    assert match["state"] == str(state)
                 break
         yield ServerProcess(process, f"http://{match['address']}", seen)
     finally:

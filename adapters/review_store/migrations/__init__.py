@@ -1,0 +1,1 @@
+"""Alembic revisions of the review store database (run by ``adapters.review_store.database``)."""

@@ -1,0 +1,1 @@
+"""Alembic revisions of the local state database (run by ``adapters.sqlite.connection``)."""
