@@ -29,10 +29,12 @@ from adapters.review_store.tokens import TOKEN_NAME_MAX_CHARS
 from ports.review_store import Principal
 from ports.store_server_storage import ReviewStoreDbError, StoreEntry, TokenRequestError
 from tests.fakes.processes import TickingClock
-from tests.support.postgres import PostgresServer, postgresql_server  # noqa: F401
+from tests.support import postgres
+from tests.support.postgres import PostgresServer
 
 STORE_SCHEMA_VERSION = len(STORE_MIGRATIONS.order)
 MakeStore = Callable[..., SqlReviewStoreDb]
+postgresql_server = postgres.postgresql_server
 
 START_NS = 1_800_000_000 * 1_000_000_000
 STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z")

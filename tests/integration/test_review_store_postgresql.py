@@ -19,8 +19,11 @@ from tests.integration.test_review_store_server import (
     record,
     server_process,
 )
-from tests.support.postgres import postgresql_server, postgresql_url  # noqa: F401
+from tests.support import postgres
 from tests.support.processes import no_process_left_behind
+
+postgresql_server = postgres.postgresql_server
+postgresql_url = postgres.postgresql_url
 
 KEY = "cd" * 32
 RACERS = 8

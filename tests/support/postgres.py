@@ -10,7 +10,9 @@ runs as the ``postgres`` user (``setpriv``) and its directory belongs to that us
 Fixtures: ``postgresql_server`` (one server per test process, started on first use) and
 ``postgresql_url`` (a fresh database on it per test, dropped afterwards)::
 
-    from tests.support.postgres import postgresql_server, postgresql_url  # noqa: F401
+    from tests.support import postgres
+    postgresql_server = postgres.postgresql_server
+    postgresql_url = postgres.postgresql_url
 """
 
 from __future__ import annotations
