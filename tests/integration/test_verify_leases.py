@@ -154,3 +154,33 @@ def waiting_for_lease(state: Path) -> bool:
         return False
     reasons = [json.loads(data).get("blockedReason") or "" for (data,) in rows]
     return any(reason.startswith("Waiting for ci's review") for reason in reasons)
+
+
+def test_remote_status_shows_the_leases_held(tmp_path: Path) -> None:
+    token = add_token(tmp_path / "store", "ci", "read,publish")
+    key = "ab" * 32
+    with server_process(tmp_path / "store") as store:
+        with client(store.url) as http:
+            took = http.post(f"/v1/leases/{key}", json={"holder": "m1"}, headers=bearer(token))
+            assert took.json()["granted"] is True
+        env = {"ARTIFACTIZE_REMOTE": store.url, "ARTIFACTIZE_REMOTE_TOKEN": token}
+        base = {k: v for k, v in os.environ.items() if not k.startswith("ARTIFACTIZE_")}
+        command = [sys.executable, "-m", "entrypoints.cli.app", "--state-dir"]
+        command += [str(tmp_path / "s1"), "--json", "remote", "status"]
+        done = subprocess.run(
+            command, env={**base, **env}, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
+        )
+        text = subprocess.run(
+            [c for c in command if c != "--json"],
+            env={**base, **env},
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr
+    (lease,) = json.loads(done.stdout)["leases"]
+    assert (lease["key"], lease["principal"], lease["holder"]) == (key, "ci", "m1")
+    assert "Leases held: 1" in text.stdout
+    assert f"{key} by ci until {lease['expiresAt']}" in text.stdout
+    assert token not in done.stdout + text.stdout
