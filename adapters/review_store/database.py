@@ -30,8 +30,10 @@ Choices beyond the port:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
@@ -44,6 +46,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from adapters.review_store.database_schema import entries, entry_rowid, leases
 from adapters.review_store.database_schema import tokens as tokens_table
+from adapters.review_store.migrations import REVISIONS as STORE_REVISIONS
 from adapters.review_store.tokens import (
     check_scopes,
     check_token_name,
@@ -95,7 +98,7 @@ STORE_RECORDS_MAX = 100_000
 STORE_BYTES_MAX = 4 * 1024 * 1024 * 1024
 # SQLite caps bound parameters per statement; deletes and bumps go in chunks of this size.
 SQL_CHUNK = 500
-STORE_MIGRATIONS = Migrations(Path(__file__).parent / "migrations", "review store")
+STORE_MIGRATIONS = Migrations(Path(__file__).parent / "migrations", "review store", STORE_REVISIONS)
 # PostgreSQL advisory lock ids ("artf" + 1, "artf" + 2): writers, and schema migrations.
 STORE_WRITE_LOCK = 0x61727466_01
 STORE_MIGRATION_LOCK = 0x61727466_02
@@ -294,6 +297,10 @@ class SqlReviewStoreDb:
         self.max_bytes = max_bytes
         self._clock = clock
         self.dialect = engine.dialect.name  # "sqlite" or "postgresql"
+        # SQLite's busy handler is not a queue: under load a writer thread may keep losing
+        # the lock until its busy timeout ends (a 503). This server's own writers line up
+        # here first, so the busy timeout only arbitrates between processes.
+        self._sqlite_writers = threading.Lock()
 
     def _now(self) -> str:
         return timestamp(self._clock.now())
@@ -301,8 +308,13 @@ class SqlReviewStoreDb:
     @contextmanager
     def _transaction(self, mode: str) -> Iterator[sa.Connection]:
         """One transaction; BEGIN_IMMEDIATE ones are serialized with every other writer."""
+        queue = (
+            self._sqlite_writers
+            if self.dialect == "sqlite" and mode == BEGIN_IMMEDIATE
+            else contextlib.nullcontext()
+        )
         try:
-            with self._engine.connect() as connection:
+            with queue, self._engine.connect() as connection:
                 if self.dialect == "sqlite":
                     connection.execution_options(**{BEGIN_MODE_OPTION: mode})
                 with connection.begin():

@@ -38,6 +38,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from adapters.schema_migrations import Migrations, SchemaVersionError
+from adapters.sqlite.migrations import REVISIONS as STATE_REVISIONS
 from adapters.sqlite.schema import STATE_ID_NAME, state_meta
 from ports.state import StateError
 
@@ -47,7 +48,7 @@ BUSY_TIMEOUT_SECONDS = 5.0
 OPEN_RETRY_INTERVAL_SECONDS = 0.02
 OPEN_RETRY_SECONDS = 5.0
 PRIVATE_DIRECTORY_MODE = 0o700
-STATE_MIGRATIONS = Migrations(Path(__file__).parent / "migrations", "state")
+STATE_MIGRATIONS = Migrations(Path(__file__).parent / "migrations", "state", STATE_REVISIONS)
 
 # Execution option read by the ``begin`` hook: how the next transaction begins.
 BEGIN_MODE_OPTION = "artifactize_begin"

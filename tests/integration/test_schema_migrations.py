@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +37,7 @@ from ports.store_server_storage import ReviewStoreDbError
 from tests.support import postgres
 
 FIXTURES = Path(__file__).parent / "fixtures" / "migrations"
+REPO = Path(__file__).resolve().parents[2]
 postgresql_server = postgres.postgresql_server
 postgresql_url = postgres.postgresql_url
 
@@ -207,7 +210,7 @@ def broken_migrations(tmp_path: Path) -> Iterator[Migrations]:
         "    op.create_table('half', sa.Column('x', sa.Integer))\n"
         "    raise RuntimeError('migration failed halfway')\n"
     )
-    yield Migrations(location, "state")
+    yield Migrations(location, "state", (*STATE_MIGRATIONS.order, "state_0002"))
 
 
 def test_a_failing_migration_leaves_the_database_as_it_was(
@@ -265,3 +268,26 @@ def test_the_store_head_revision_matches_the_tables_the_code_uses(
         url = request.getfixturevalue("postgresql_url")
     open_review_store_db("unused", create=True, database=url).close()  # type: ignore[union-attr]
     assert _differences(STORE_MIGRATIONS, url, store_metadata) == []
+
+
+def test_the_listed_revisions_are_the_revision_files_in_order() -> None:
+    assert STATE_MIGRATIONS.order == STATE_MIGRATIONS.script_order()
+    assert STORE_MIGRATIONS.order == STORE_MIGRATIONS.script_order()
+
+
+def test_an_open_at_the_head_revision_imports_no_alembic(tmp_path: Path) -> None:
+    """Every command opens the state: at the head revision that must not cost Alembic."""
+    code = (
+        "import sys\n"
+        "from adapters.sqlite.state import SqliteStateStores\n"
+        "from adapters.review_store.database import open_review_store_db\n"
+        f"SqliteStateStores().open({str(tmp_path)!r}, create=False).close()\n"
+        f"open_review_store_db({str(tmp_path)!r}, create=False).close()\n"
+        "print(any(name.startswith('alembic') for name in sys.modules))\n"
+    )
+    SqliteStateStores().open(str(tmp_path), create=True).close()  # type: ignore[union-attr]
+    open_review_store_db(str(tmp_path), create=True).close()  # type: ignore[union-attr]
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+    assert done.stdout.strip() == "False", done.stderr
