@@ -36,8 +36,10 @@ lock:
 # set (here and in the tests): compiling our modules once up front saves ~0.3 s of CPU each.
 COMPILE := $(BIN)/python -m compileall -q domain ports adapters entrypoints
 
-# Parallel, one test file per worker at a time (module fixtures are built once).
+# Parallel, one test file per worker at a time (module fixtures are built once). The store
+# tests start their own PostgreSQL server: .ci/ensure-postgresql installs it where missing.
 test: install
+	bash .ci/ensure-postgresql
 	$(COMPILE)
 	$(BIN)/python -m pytest -n auto --dist loadfile tests/unit tests/integration
 
@@ -47,6 +49,7 @@ REPEAT_TESTS := tests/integration/test_tool_sessions.py tests/integration/test_s
 	tests/integration/test_sqlite_state.py tests/integration/test_state_contract.py \
 	tests/unit/test_sessions_domain.py
 test-repeat: install
+	bash .ci/ensure-postgresql
 	$(COMPILE)
 	for round in 1 2 3 4 5; do \
 		echo "test-repeat: round $$round of 5"; \
@@ -86,6 +89,8 @@ bench: install
 	$(BIN)/python bench/reviews.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/model_turns.py
+	bash .ci/ensure-postgresql
+	$(BIN)/python bench/store.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

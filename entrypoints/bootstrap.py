@@ -400,14 +400,25 @@ class Services:
             raise CommandError(str(exc)) from None
         return stores.open(settings) if settings is not None else None
 
-    def review_store_db(self, *, create: bool) -> ReviewStoreDb | None:
-        """The store a team server keeps in ``<state-dir>/review-store.sqlite``."""
+    def review_store_db(self, *, create: bool, database: str | None = None) -> ReviewStoreDb | None:
+        """The store a team server keeps in ``database`` (a SQLAlchemy URL), by default in
+        ``<state-dir>/review-store.sqlite``."""
         from ports.store_server_storage import ReviewStoreDbError
 
         try:
             db: ReviewStoreDb | None = self.container.review_store_db(
-                self.state_dir(), create=create
+                self.state_dir(), create=create, database=database
             )
         except ReviewStoreDbError as exc:
             raise CommandError(str(exc)) from None
         return db
+
+    def review_store_location(self, database: str) -> str:
+        """``database`` as messages show it: a file path, or the URL without its password."""
+        from ports.store_server_storage import ReviewStoreDbError
+
+        try:
+            shown: str = self.container.review_store_location(self.state_dir(), database)
+        except ReviewStoreDbError as exc:
+            raise CommandError(str(exc)) from None
+        return shown

@@ -154,11 +154,20 @@ def _remote_stores(environment: Mapping[str, str]) -> RemoteStores:
     return RemoteConfigStores(environment=environment)
 
 
-def _review_store_db(state_dir: str, *, create: bool) -> ReviewStoreDb | None:
-    """The server's store file below ``state_dir``; raises ReviewStoreDbError."""
+def _review_store_db(
+    state_dir: str, *, create: bool, database: str | None = None
+) -> ReviewStoreDb | None:
+    """The server's store: ``database`` (a URL) or the file below ``state_dir``; raises
+    ReviewStoreDbError."""
     from adapters.review_store.database import open_review_store_db
 
-    return open_review_store_db(state_dir, create=create)
+    return open_review_store_db(state_dir, create=create, database=database)
+
+
+def _review_store_location(state_dir: str, database: str | None) -> str:
+    from adapters.review_store.database import describe_database
+
+    return describe_database(state_dir, database)
 
 
 def _stored_now() -> Callable[[], str]:
@@ -274,6 +283,7 @@ class Container(containers.DeclarativeContainer):
     session_store = providers.Singleton(_session_store)
     state_stores = providers.Singleton(_state_stores, clock=clock)
     review_store_db = providers.Factory(_review_store_db)  # call with state_dir, create=
+    review_store_location = providers.Factory(_review_store_location)
     stored_now = providers.Singleton(_stored_now)
     conversations = providers.Factory(_conversations)  # call with state_dir=...
     model_backends = providers.Factory(_model_backends, environment=environment)

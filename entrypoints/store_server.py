@@ -2,10 +2,18 @@
 
 Routes (every answer is JSON; every error is ``{"error": "..."}``):
 
+``GET /v1/health``                 no token → ``{"status": "ok"}`` (503 when the database
+                                   does not answer)
 ``GET /v1/whoami``                 any live token → ``{"principal", "scopes"}``
 ``POST /v1/lookup``                ``read`` → ``{"entries": [record, …]}``
 ``PUT /v1/entries/{key}``          ``publish`` (+ ``human`` for Human sign-offs) → 201/200
 ``PUT /v1/entries/{hash}/{fp}``    the 0.4 route → 410
+``POST /v1/leases/{key}``          ``publish``, ``{"holder"}`` → the lease (``granted`` or not)
+``POST /v1/leases/{key}/release``  ``publish``, ``{"holder"}`` → ``{"released"}``
+``GET /v1/leases``                 ``read`` → ``{"leases": [...], "leaseSeconds"}``
+
+Every request is logged as one JSON line (method, path, status, duration, principal name;
+never a token, never a query string) through ``log``.
 
 Only the ``Authorization: Bearer`` header authenticates: a token anywhere else (a query
 string, a cookie) is ignored. Tokens are never logged: uvicorn's access log (which would
@@ -19,6 +27,7 @@ import contextlib
 import json
 import signal
 import socket
+import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any
@@ -30,8 +39,9 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
+from domain.reviews.remote.leases import LEASE_SECONDS_DEFAULT, parse_lease_request
 from domain.reviews.remote.server_admission import (
     HUMAN_KIND,
     REQUEST_BODY_MAX_BYTES,
@@ -48,6 +58,7 @@ from ports.store_server_storage import (
     SCOPE_HUMAN,
     SCOPE_PUBLISH,
     SCOPE_READ,
+    Lease,
     ReviewStoreDb,
     ReviewStoreDbError,
     StoreEntry,
@@ -127,10 +138,21 @@ def _readable(stored: str) -> bool:
     return True
 
 
+def _lease_view(lease: Lease) -> dict[str, str]:
+    return {
+        "key": lease.key,
+        "holder": lease.holder,
+        "principal": lease.principal,
+        "acquiredAt": lease.acquired_at,
+        "expiresAt": lease.expires_at,
+    }
+
+
 @dataclass(frozen=True)
 class _Api:
     store: ReviewStoreDb
     now: Callable[[], str]
+    lease_seconds: int
 
     async def _principal(self, request: Request) -> Principal:
         header = request.headers.get("authorization")
@@ -145,6 +167,7 @@ class _Api:
         principal = await anyio.to_thread.run_sync(self.store.authenticate, token)
         if principal is None:
             raise ApiError(401, "Unknown or revoked token.", BEARER_CHALLENGE)
+        request.state.principal = principal.name  # for the request log line
         return principal
 
     async def _with_scope(self, request: Request, scope: str) -> Principal:
@@ -198,11 +221,126 @@ class _Api:
     async def legacy_put(self, _request: Request) -> Response:
         raise ApiError(410, LEGACY_ROUTE_GONE)
 
+    async def health(self, _request: Request) -> Response:
+        await anyio.to_thread.run_sync(self.store.ping)
+        return JSONResponse({"status": "ok"})
 
-def create_app(store: ReviewStoreDb, *, now: Callable[[], str]) -> Starlette:
-    """The ASGI app over ``store``; ``now`` stamps ``publishedAt`` (the server's clock)."""
-    api = _Api(store, now)
+    def _lease_key(self, request: Request) -> str:
+        key = str(request.path_params["key"])
+        if not is_reuse_key(key):
+            raise ApiError(400, "The key in the path is not a reuse key (64 lowercase hex).")
+        return key
+
+    async def _lease_holder(self, request: Request) -> str:
+        try:
+            return parse_lease_request(_parse_json(await _read_body(request)))
+        except StoreRequestError as error:
+            raise _refused(error) from None
+
+    async def acquire_lease(self, request: Request) -> Response:
+        principal = await self._with_scope(request, SCOPE_PUBLISH)
+        key = self._lease_key(request)
+        holder = await self._lease_holder(request)
+        answer = await anyio.to_thread.run_sync(
+            self.store.acquire_lease, key, holder, principal.name, self.lease_seconds
+        )
+        return JSONResponse(
+            {
+                "granted": answer.granted,
+                **_lease_view(answer.lease),
+                "leaseSeconds": self.lease_seconds,
+            }
+        )
+
+    async def release_lease(self, request: Request) -> Response:
+        await self._with_scope(request, SCOPE_PUBLISH)
+        key = self._lease_key(request)
+        holder = await self._lease_holder(request)
+        released = await anyio.to_thread.run_sync(self.store.release_lease, key, holder)
+        return JSONResponse({"released": released})
+
+    async def list_leases(self, request: Request) -> Response:
+        await self._with_scope(request, SCOPE_READ)
+        found = await anyio.to_thread.run_sync(self.store.list_leases)
+        return JSONResponse(
+            {"leases": [_lease_view(lease) for lease in found], "leaseSeconds": self.lease_seconds}
+        )
+
+
+class RequestLog:
+    """ASGI middleware: one JSON line per HTTP request, written through ``log``.
+
+    It records the method, the route's path template (``/v1/entries/{key}``: never the raw
+    path or the query string, where a careless client might put a token; ``-`` for a path
+    no route serves), the reuse key when the path holds one, the status, the duration and
+    the principal's name once authenticated."""
+
+    def __init__(
+        self,
+        app: Any,
+        log: Callable[[str], None],
+        clock: Callable[[], float],
+        now: Callable[[], str],
+    ) -> None:
+        self.app = app
+        self.log = log
+        self.clock = clock
+        self.now = now
+        self.routes: list[Route] = list(getattr(app, "routes", []))
+
+    def _route(self, scope: Any) -> str:
+        for route in self.routes:
+            match, _ = route.matches(scope)
+            if match is Match.FULL:
+                return route.path
+        return "-"
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = self.clock()
+        status = 500  # what the client gets when the app fails before answering
+
+        async def record_status(message: Any) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, record_status)
+        finally:
+            state = scope.get("state") or {}
+            key = (scope.get("path_params") or {}).get("key")
+            line = {
+                "time": self.now(),
+                "method": scope["method"],
+                "path": self._route(scope),
+                "key": key if is_reuse_key(key) else None,
+                "status": status,
+                "durationMs": round((self.clock() - started) * 1000, 3),
+                "principal": state.get("principal"),
+            }
+            self.log(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
+
+
+def create_app(
+    store: ReviewStoreDb,
+    *,
+    now: Callable[[], str],
+    lease_seconds: int = LEASE_SECONDS_DEFAULT,
+    log: Callable[[str], None] | None = None,
+) -> Any:
+    """The ASGI app over ``store``; ``now`` stamps ``publishedAt`` (the server's clock);
+    ``lease_seconds`` is how long a lease lives unrenewed; ``log`` receives one JSON line per
+    request (None: no request log)."""
+    api = _Api(store, now, lease_seconds)
     routes = [
+        Route("/v1/health", api.health, methods=["GET"]),
+        Route("/v1/leases", api.list_leases, methods=["GET"]),
+        Route("/v1/leases/{key}", api.acquire_lease, methods=["POST"]),
+        Route("/v1/leases/{key}/release", api.release_lease, methods=["POST"]),
         Route("/v1/whoami", api.whoami, methods=["GET"]),
         Route("/v1/lookup", api.lookup, methods=["POST"]),
         Route("/v1/entries/{key}", api.put_entry, methods=["PUT"]),
@@ -213,7 +351,10 @@ def create_app(store: ReviewStoreDb, *, now: Callable[[], str]) -> Starlette:
         ReviewStoreDbError: _store_error,
         Exception: _server_error,
     }
-    return Starlette(routes=routes, exception_handlers=handlers)
+    app = Starlette(routes=routes, exception_handlers=handlers)
+    if log is None:
+        return app
+    return RequestLog(app, log, time.monotonic, now)
 
 
 class _QuietServer(uvicorn.Server):
@@ -229,7 +370,7 @@ class StoreServer:
     """One uvicorn server on an already bound socket. ``stop()`` may be called from any
     thread; ``serve`` then finishes open requests (up to GRACEFUL_STOP_SECONDS)."""
 
-    def __init__(self, app: Starlette, sock: socket.socket) -> None:
+    def __init__(self, app: Any, sock: socket.socket) -> None:
         self._sock = sock
         host, port = sock.getsockname()[:2]
         self.address = ListenAddress(host, port)

@@ -60,6 +60,21 @@ class RemoteConfigError(Exception):
     """Invalid remote configuration (URL, share mode, token, file); names the source."""
 
 
+@dataclass(frozen=True)
+class RemoteLease:
+    """The store's answer about a review lease: ``granted`` to the asker (new or renewed),
+    or held by ``principal`` (whose opaque ``holder`` id is another machine's review) until
+    ``expires_at``. ``lease_seconds`` is the store's term; holders renew within it."""
+
+    granted: bool
+    key: str
+    holder: str
+    principal: str
+    acquired_at: str
+    expires_at: str
+    lease_seconds: int
+
+
 class RemoteStore(Protocol):
     settings: RemoteSettings
 
@@ -71,6 +86,19 @@ class RemoteStore(Protocol):
 
     async def publish(self, key: str, record: StoreRecord) -> bool:
         """PUT the record; True when created, False when (key, executionId) existed."""
+        ...
+
+    async def acquire_lease(self, key: str, holder: str) -> RemoteLease | None:
+        """Ask for (or, as its ``holder``, renew) the lease of ``key``; None when the store
+        serves no leases (an older server)."""
+        ...
+
+    async def release_lease(self, key: str, holder: str) -> bool:
+        """Give the lease back; whether ``holder`` held it (False from an older server)."""
+        ...
+
+    async def list_leases(self) -> list[RemoteLease] | None:
+        """The store's live leases (``granted`` False); None from an older server."""
         ...
 
     async def aclose(self) -> None: ...

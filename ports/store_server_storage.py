@@ -23,7 +23,8 @@ from ports.review_store import Principal
 
 class ReviewStoreDbError(Exception):
     """The store cannot be used: the file is not a regular file, has a foreign or newer
-    schema, or SQLite failed. The message names the file."""
+    schema, or the database failed. The message names the file or the URL (never its
+    password)."""
 
 
 class TokenRequestError(Exception):
@@ -74,6 +75,28 @@ class StoreEntry:
     data: str
 
 
+@dataclass(frozen=True)
+class Lease:
+    """A client's claim to review ``key`` until ``expires_at`` (the store's clock).
+
+    ``holder`` is the client's opaque id for one review; ``principal`` its token's name."""
+
+    key: str
+    holder: str
+    principal: str
+    acquired_at: str
+    expires_at: str
+
+
+@dataclass(frozen=True)
+class LeaseAnswer:
+    """The outcome of asking for a lease: ``granted`` (``lease`` is the caller's, new or
+    renewed), or not (``lease`` is the live one someone else holds)."""
+
+    granted: bool
+    lease: Lease
+
+
 class ReviewStoreDb(Protocol):
     def add_token(self, name: str, scopes: Sequence[str]) -> IssuedToken:
         """Create a token. Raises TokenRequestError for an invalid name or scopes, or a name
@@ -105,6 +128,23 @@ class ReviewStoreDb(Protocol):
 
     def remove(self, key: str) -> bool:
         """Delete every record of ``key``; whether there was any."""
+        ...
+
+    def acquire_lease(self, key: str, holder: str, principal: str, seconds: int) -> LeaseAnswer:
+        """Take (or, for the same ``holder``, renew) the lease of ``key`` for ``seconds``,
+        unless another holder's lease is still live; one transaction, first asker wins."""
+        ...
+
+    def release_lease(self, key: str, holder: str) -> bool:
+        """Drop ``holder``'s lease of ``key``; whether it held one."""
+        ...
+
+    def list_leases(self) -> list[Lease]:
+        """The live leases, by key."""
+        ...
+
+    def ping(self) -> None:
+        """Raise ReviewStoreDbError unless the database answers (the health check)."""
         ...
 
     def close(self) -> None: ...

@@ -1,10 +1,20 @@
-"""The review store server's storage: ``<state-dir>/review-store.sqlite`` via SQLAlchemy Core.
+"""The review store server's storage via SQLAlchemy Core: one SQLite file or PostgreSQL.
 
-The server process and ``artifactize server token …`` commands use the file at the same
-time, so every operation is one short transaction; writes begin IMMEDIATE (they take the
-write lock up front and wait up to the busy timeout instead of failing on a lock upgrade),
-in WAL mode readers never wait for writers. File checks, the engine and busy retries come
-from ``sqlite_open``; the schema is in ``review_store_schema``.
+The database is ``<state-dir>/review-store.sqlite`` by default, or any
+``sqlite:///PATH`` or ``postgresql+psycopg://…`` URL (``server … --database URL``). The
+server process (several of them, on PostgreSQL) and ``artifactize server token …``
+commands use it at the same time, so every operation is one short transaction, and writes
+are serialized: on SQLite they begin IMMEDIATE (they take the write lock up front and wait
+up to the busy timeout instead of failing on a lock upgrade; in WAL mode readers never wait
+for writers); on PostgreSQL they first take one transaction-scoped advisory lock
+(STORE_WRITE_LOCK), the same discipline, so "first writer wins" and the caps hold across
+replicas exactly as on one file. Every query is written once; the dialect differences
+(how a write transaction begins, the insert that skips duplicates, how the new row's
+storage order is read back) stay in this module.
+
+On open, Alembic revisions (``migrations/``) bring the schema to the head inside one
+transaction (on PostgreSQL under STORE_MIGRATION_LOCK, so replicas starting together
+migrate once); a database of a newer artifactize is refused and left untouched.
 
 Choices beyond the port:
 
@@ -13,27 +23,30 @@ Choices beyond the port:
   even if that one alone is over the byte cap.
 * A lookup reads without a write lock; only when it found something does it take one to
   mark the returned records as used. A record deleted in between is simply not bumped.
-* Readers (``create=False``) never create the file: a missing or empty store has no data.
+* Readers (``create=False``) never create the store: a missing or empty store has no data.
+* Leases expire by the store's clock (never a client's); an expired lease is free for the
+  next asker, and expired rows are deleted whenever a lease is taken.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from adapters.review_store.database_schema import (
-    STORE_SCHEMA_VERSION,
-    entries,
-    entry_rowid,
-    metadata,
-)
+from adapters.review_store.database_schema import entries, entry_rowid, leases
 from adapters.review_store.database_schema import tokens as tokens_table
+from adapters.review_store.migrations import REVISIONS as STORE_REVISIONS
 from adapters.review_store.tokens import (
     check_scopes,
     check_token_name,
@@ -41,14 +54,15 @@ from adapters.review_store.tokens import (
     same_hash,
     token_hash,
 )
+from adapters.schema_migrations import Migrations, SchemaVersionError
 from adapters.sqlite.connection import (
     BEGIN_DEFERRED,
     BEGIN_IMMEDIATE,
     BEGIN_MODE_OPTION,
     check_state_files,
     create_engine,
-    has_tables,
     make_private_directory,
+    migrate_sqlite,
     retry_busy,
     schema_transaction,
 )
@@ -58,6 +72,8 @@ from ports.review_store import Principal
 from ports.state import StateError
 from ports.store_server_storage import (
     IssuedToken,
+    Lease,
+    LeaseAnswer,
     ReviewStoreDbError,
     Revocation,
     StoreEntry,
@@ -69,7 +85,9 @@ from ports.timestamps import timestamp
 __all__ = [
     "STORE_BYTES_MAX",
     "STORE_FILE",
+    "STORE_MIGRATIONS",
     "STORE_RECORDS_MAX",
+    "SqlReviewStoreDb",
     "SqliteReviewStoreDb",
     "open_review_store_db",
     "store_file",
@@ -80,6 +98,15 @@ STORE_RECORDS_MAX = 100_000
 STORE_BYTES_MAX = 4 * 1024 * 1024 * 1024
 # SQLite caps bound parameters per statement; deletes and bumps go in chunks of this size.
 SQL_CHUNK = 500
+STORE_MIGRATIONS = Migrations(Path(__file__).parent / "migrations", "review store", STORE_REVISIONS)
+# PostgreSQL advisory lock ids ("artf" + 1, "artf" + 2): writers, and schema migrations.
+STORE_WRITE_LOCK = 0x61727466_01
+STORE_MIGRATION_LOCK = 0x61727466_02
+POSTGRESQL_DRIVER = "postgresql+psycopg"
+POSTGRESQL_CONNECT_TIMEOUT_SECONDS = 10
+SQLITE_DRIVERS = ("sqlite", "sqlite+pysqlite")
+POSTGRESQL_DRIVERS = ("postgresql", POSTGRESQL_DRIVER)
+URL_RULE = "use sqlite:///PATH or postgresql+psycopg://USER@HOST:PORT/DATABASE"
 
 
 def store_file(state_dir: str) -> str:
@@ -93,69 +120,159 @@ def _check_files(database: str) -> bool:
         raise ReviewStoreDbError(str(error)) from None
 
 
+def _positive_caps(max_records: int, max_bytes: int) -> None:
+    for name, value in (("max_records", max_records), ("max_bytes", max_bytes)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _parse_url(database: str) -> sa.URL:
+    """The SQLAlchemy URL of ``--database``; the error never repeats the URL (it may hold a
+    password)."""
+    try:
+        url = sa.make_url(database)
+    except (sa.exc.ArgumentError, ValueError):
+        raise ReviewStoreDbError(f"Invalid --database URL: {URL_RULE}.") from None
+    if url.drivername in SQLITE_DRIVERS:
+        if not url.database or url.database == ":memory:" or url.query:
+            raise ReviewStoreDbError(
+                f"Invalid --database URL: a SQLite store needs a file path; {URL_RULE}."
+            )
+        return url
+    if url.drivername in POSTGRESQL_DRIVERS:
+        if not url.database:
+            raise ReviewStoreDbError(
+                f"Invalid --database URL: name the PostgreSQL database; {URL_RULE}."
+            )
+        return url.set(drivername=POSTGRESQL_DRIVER)
+    raise ReviewStoreDbError(f"Unsupported --database URL scheme {url.drivername!r}: {URL_RULE}.")
+
+
+def describe_database(state_dir: str, database: str | None) -> str:
+    """Where the store lives, for messages: the file, or the URL without its password."""
+    if database is None:
+        return store_file(state_dir)
+    url = _parse_url(database)
+    if url.drivername in SQLITE_DRIVERS:
+        return str(url.database)
+    return url.render_as_string(hide_password=True)
+
+
 def open_review_store_db(
     state_dir: str,
     *,
     create: bool,
+    database: str | None = None,
     max_records: int = STORE_RECORDS_MAX,
     max_bytes: int = STORE_BYTES_MAX,
     clock: Clock | None = None,
-) -> SqliteReviewStoreDb | None:
-    """Open (with ``create``, make) the store of ``state_dir``. Without ``create``, None
-    when there is no store yet; nothing is written then."""
-    for name, value in (("max_records", max_records), ("max_bytes", max_bytes)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    database = store_file(state_dir)
+) -> SqlReviewStoreDb | None:
+    """Open (with ``create``, make) the store: ``database`` (a SQLAlchemy URL) or the file
+    of ``state_dir``. Without ``create``, None when there is no store yet; nothing is
+    written then. Older schemas are migrated; newer ones are refused."""
+    _positive_caps(max_records, max_bytes)
+    chosen_clock = clock or SystemClock()
+    if database is not None:
+        url = _parse_url(database)
+        if url.drivername in POSTGRESQL_DRIVERS:
+            return _open_postgresql(url, create, max_records, max_bytes, chosen_clock)
+        path = str(url.database)
+        directory = str(Path(path).absolute().parent)
+    else:
+        path, directory = store_file(state_dir), state_dir
+    return _open_sqlite(path, directory, create, max_records, max_bytes, chosen_clock)
+
+
+def _open_sqlite(
+    path: str, directory: str, create: bool, max_records: int, max_bytes: int, clock: Clock
+) -> SqlReviewStoreDb | None:
     if create:
         try:
-            make_private_directory(state_dir)
+            make_private_directory(directory)
         except StateError as error:
             raise ReviewStoreDbError(str(error)) from None
-    if not _check_files(database) and not create:
+    if not _check_files(path) and not create:
         return None
-    engine = create_engine(database, create=create)
+    engine = create_engine(path, create=create)
     try:
-        ready = retry_busy(lambda: _initialize(engine, database, create))
+        ready = retry_busy(lambda: _initialize_sqlite(engine, path, create))
     except (sa.exc.DBAPIError, sqlite3.Error) as error:
         engine.dispose()
         original = getattr(error, "orig", error)
-        raise ReviewStoreDbError(f"Cannot open the review store {database}: {original}") from None
+        raise ReviewStoreDbError(f"Cannot open the review store {path}: {original}") from None
     except ReviewStoreDbError:
         engine.dispose()
         raise
     if not ready:
         engine.dispose()
         return None
-    _check_files(database)  # the -wal and -shm companions exist now
-    return SqliteReviewStoreDb(engine, database, max_records, max_bytes, clock or SystemClock())
+    _check_files(path)  # the -wal and -shm companions exist now
+    return SqlReviewStoreDb(engine, path, max_records, max_bytes, clock)
 
 
-def _initialize(engine: sa.Engine, database: str, create: bool) -> bool:
-    """Check (with ``create``, make) the schema; False for an empty file opened to read."""
+def _foreign(database: str, version: int) -> ReviewStoreDbError:
+    return ReviewStoreDbError(
+        f"{database} is not an artifactize review store (user_version {version}); "
+        "move it away or choose another state directory."
+    )
+
+
+def _initialize_sqlite(engine: sa.Engine, database: str, create: bool) -> bool:
+    """Check and migrate (with ``create``, make) the schema; False for an empty file opened
+    to read."""
 
     def wal_refused(mode: str) -> ReviewStoreDbError:
         return ReviewStoreDbError(f"Cannot use WAL journal mode for {database} ({mode}).")
 
     transaction = schema_transaction(engine, create=create, wal_refused=wal_refused)
     with transaction as (connection, version):
-        if version == STORE_SCHEMA_VERSION:
-            return True
-        if version > STORE_SCHEMA_VERSION:
-            raise ReviewStoreDbError(
-                f"Unsupported review store schema version {version} in {database}; "
-                "a newer artifactize wrote it."
+        try:
+            return migrate_sqlite(
+                connection,
+                version,
+                STORE_MIGRATIONS,
+                database,
+                create=create,
+                foreign=lambda found: _foreign(database, found),
             )
-        if version != 0 or has_tables(connection):
-            raise ReviewStoreDbError(
-                f"{database} is not an artifactize review store (user_version {version}); "
-                "move it away or choose another state directory."
-            )
-        if not create:
-            return False
-        metadata.create_all(connection, checkfirst=False)
-        connection.exec_driver_sql(f"PRAGMA user_version = {STORE_SCHEMA_VERSION}")
-        return True
+        except SchemaVersionError as error:
+            raise ReviewStoreDbError(str(error)) from None
+
+
+def _open_postgresql(
+    url: sa.URL, create: bool, max_records: int, max_bytes: int, clock: Clock
+) -> SqlReviewStoreDb | None:
+    shown = url.render_as_string(hide_password=True)
+    connect_args: dict[str, Any] = {}
+    if "connect_timeout" not in url.query:
+        connect_args["connect_timeout"] = POSTGRESQL_CONNECT_TIMEOUT_SECONDS
+    engine = sa.create_engine(url, pool_pre_ping=True, connect_args=connect_args)
+    try:
+        with engine.connect() as connection, connection.begin():
+            connection.execute(sa.select(sa.func.pg_advisory_xact_lock(STORE_MIGRATION_LOCK)))
+            current = STORE_MIGRATIONS.current(connection)
+            if current is None:
+                if sa.inspect(connection).get_table_names():
+                    raise ReviewStoreDbError(
+                        f"{shown} is not an artifactize review store (it has tables but no "
+                        "artifactize schema revision); choose another database."
+                    )
+                if not create:
+                    engine.dispose()
+                    return None
+            else:
+                STORE_MIGRATIONS.check_known(current, shown)
+            STORE_MIGRATIONS.upgrade(connection, current)
+    except SchemaVersionError as error:
+        engine.dispose()
+        raise ReviewStoreDbError(str(error)) from None
+    except sa.exc.DBAPIError as error:
+        engine.dispose()
+        raise ReviewStoreDbError(f"Cannot open the review store {shown}: {error.orig}") from None
+    except ReviewStoreDbError:
+        engine.dispose()
+        raise
+    return SqlReviewStoreDb(engine, shown, max_records, max_bytes, clock)
 
 
 def _chunks(values: Sequence[int]) -> Iterator[Sequence[int]]:
@@ -163,8 +280,8 @@ def _chunks(values: Sequence[int]) -> Iterator[Sequence[int]]:
         yield values[start : start + SQL_CHUNK]
 
 
-class SqliteReviewStoreDb:
-    """The ``ReviewStoreDb`` port on one SQLite file; safe to share between threads."""
+class SqlReviewStoreDb:
+    """The ``ReviewStoreDb`` port on SQLite or PostgreSQL; safe to share between threads."""
 
     def __init__(
         self,
@@ -179,16 +296,31 @@ class SqliteReviewStoreDb:
         self.max_records = max_records
         self.max_bytes = max_bytes
         self._clock = clock
+        self.dialect = engine.dialect.name  # "sqlite" or "postgresql"
+        # SQLite's busy handler is not a queue: under load a writer thread may keep losing
+        # the lock until its busy timeout ends (a 503). This server's own writers line up
+        # here first, so the busy timeout only arbitrates between processes.
+        self._sqlite_writers = threading.Lock()
 
     def _now(self) -> str:
         return timestamp(self._clock.now())
 
     @contextmanager
     def _transaction(self, mode: str) -> Iterator[sa.Connection]:
+        """One transaction; BEGIN_IMMEDIATE ones are serialized with every other writer."""
+        queue = (
+            self._sqlite_writers
+            if self.dialect == "sqlite" and mode == BEGIN_IMMEDIATE
+            else contextlib.nullcontext()
+        )
         try:
-            with self._engine.connect() as connection:
-                connection.execution_options(**{BEGIN_MODE_OPTION: mode})
+            with queue, self._engine.connect() as connection:
+                if self.dialect == "sqlite":
+                    connection.execution_options(**{BEGIN_MODE_OPTION: mode})
                 with connection.begin():
+                    if mode == BEGIN_IMMEDIATE and self.dialect == "postgresql":
+                        lock = sa.func.pg_advisory_xact_lock(STORE_WRITE_LOCK)
+                        connection.execute(sa.select(lock))
                     yield connection
         except sa.exc.IntegrityError:
             raise
@@ -305,25 +437,36 @@ class SqliteReviewStoreDb:
         return [rows[key].data for key in wanted if key in rows]
 
     def put(self, entry: StoreEntry) -> bool:
-        size = len(entry.data.encode("utf-8"))
-        statement = (
-            sqlite_insert(entries)
-            .values(
-                key=entry.key,
-                execution_id=entry.execution_id,
-                publisher=entry.publisher,
-                completed_at=entry.completed_at,
-                bytes=size,
-                last_used=self._now(),
-                data=entry.data,
-            )
-            .on_conflict_do_nothing(index_elements=["key", "execution_id"])
-        )
+        values = {
+            "key": entry.key,
+            "execution_id": entry.execution_id,
+            "publisher": entry.publisher,
+            "completed_at": entry.completed_at,
+            "bytes": len(entry.data.encode("utf-8")),
+            "last_used": self._now(),
+            "data": entry.data,
+        }
+        conflict = ["key", "execution_id"]
         with self._transaction(BEGIN_IMMEDIATE) as connection:
-            result = connection.execute(statement)
-            if result.rowcount != 1:
+            inserted: int | None
+            if self.dialect == "postgresql":
+                statement = (
+                    postgresql_insert(entries)
+                    .values(values)
+                    .on_conflict_do_nothing(index_elements=conflict)
+                    .returning(entry_rowid)
+                )
+                inserted = connection.execute(statement).scalar_one_or_none()
+            else:
+                statement_sqlite = (
+                    sqlite_insert(entries)
+                    .values(values)
+                    .on_conflict_do_nothing(index_elements=conflict)
+                )
+                result = connection.execute(statement_sqlite)
+                inserted = result.lastrowid if result.rowcount == 1 else None
+            if inserted is None:
                 return False
-            inserted = result.lastrowid
             self._evict(connection, keep=int(inserted))
         return True
 
@@ -363,5 +506,61 @@ class SqliteReviewStoreDb:
                 connection.execute(sa.select(sa.func.count()).select_from(entries)).scalar_one()
             )
 
+    # Leases
+
+    def acquire_lease(self, key: str, holder: str, principal: str, seconds: int) -> LeaseAnswer:
+        moment = self._clock.now()
+        now = timestamp(moment)
+        expires_at = timestamp(moment + timedelta(seconds=seconds))
+        with self._transaction(BEGIN_IMMEDIATE) as connection:
+            connection.execute(sa.delete(leases).where(leases.c.expires_at <= now))
+            row = connection.execute(sa.select(leases).where(leases.c.key == key)).one_or_none()
+            if row is not None and row.holder != holder:
+                held = Lease(row.key, row.holder, row.principal, row.acquired_at, row.expires_at)
+                return LeaseAnswer(False, held)
+            if row is None:
+                acquired_at = now
+                connection.execute(
+                    sa.insert(leases).values(
+                        key=key,
+                        holder=holder,
+                        principal=principal,
+                        acquired_at=now,
+                        expires_at=expires_at,
+                    )
+                )
+            else:  # the holder renews
+                acquired_at = row.acquired_at
+                connection.execute(
+                    sa.update(leases).where(leases.c.key == key).values(expires_at=expires_at)
+                )
+        return LeaseAnswer(True, Lease(key, holder, principal, acquired_at, expires_at))
+
+    def release_lease(self, key: str, holder: str) -> bool:
+        with self._transaction(BEGIN_IMMEDIATE) as connection:
+            deleted = connection.execute(
+                sa.delete(leases).where(leases.c.key == key, leases.c.holder == holder)
+            ).rowcount
+        return deleted > 0
+
+    def list_leases(self) -> list[Lease]:
+        now = self._now()
+        with self._transaction(BEGIN_DEFERRED) as connection:
+            rows = connection.execute(
+                sa.select(leases).where(leases.c.expires_at > now).order_by(leases.c.key)
+            ).all()
+        return [
+            Lease(row.key, row.holder, row.principal, row.acquired_at, row.expires_at)
+            for row in rows
+        ]
+
+    def ping(self) -> None:
+        with self._transaction(BEGIN_DEFERRED) as connection:
+            connection.execute(sa.select(1))
+
     def close(self) -> None:
         self._engine.dispose()
+
+
+# The name from before PostgreSQL: the class serves both engines.
+SqliteReviewStoreDb = SqlReviewStoreDb

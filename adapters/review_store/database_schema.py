@@ -1,4 +1,8 @@
-"""The review store schema (``PRAGMA user_version`` = STORE_SCHEMA_VERSION), SQLAlchemy Core.
+"""The review store schema as SQLAlchemy Core tables: what the code reads and writes.
+
+The database itself is made by the Alembic revisions in ``adapters/review_store/migrations``
+(on SQLite and PostgreSQL alike); a test checks that the head revision and these tables
+agree, so a change here needs a revision.
 
 ``tokens``
     One row per token ever issued; ``hash`` is the SHA-256 of the token (never the token),
@@ -8,13 +12,15 @@
     Published records: the record's JSON text in ``data`` plus the columns lookups, LRU
     eviction and purges need. ``bytes`` is the UTF-8 size of ``data``; ``completed_at`` and
     ``last_used`` are fixed-width UTC text, so text order is time order.
+``leases``
+    One row per reuse key a client is reviewing: ``holder`` (the client's opaque id),
+    ``principal`` (its token's name), ``acquired_at`` and ``expires_at`` (server clock).
+    A row past ``expires_at`` is free for the next client to take.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
-
-STORE_SCHEMA_VERSION = 1
 
 metadata = sa.MetaData()
 
@@ -44,5 +50,17 @@ entries = sa.Table(
     sa.Index("entries_by_publisher", "publisher"),
 )
 
-# SQLite's implicit row id: storage order, the tie-breaker after ``completed_at``.
+leases = sa.Table(
+    "leases",
+    metadata,
+    sa.Column("key", sa.Text, primary_key=True),
+    sa.Column("holder", sa.Text, nullable=False),
+    sa.Column("principal", sa.Text, nullable=False),
+    sa.Column("acquired_at", sa.Text, nullable=False),
+    sa.Column("expires_at", sa.Text, nullable=False),
+    sa.Index("leases_by_expiry", "expires_at"),
+)
+
+# SQLite's implicit row id (an identity column of that name on PostgreSQL): storage order,
+# the tie-breaker after ``completed_at``.
 entry_rowid: sa.ColumnClause[int] = sa.literal_column("entries.rowid", sa.Integer)

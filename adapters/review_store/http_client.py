@@ -1,4 +1,4 @@
-"""The remote review store over HTTP (httpx2): ``whoami``, ``lookup`` and ``publish``.
+"""The remote review store over HTTP (httpx2): ``whoami``, ``lookup``, ``publish`` and leases.
 
 Bounded and predictable: 2 s to connect, 5 s for a whole exchange (an anyio deadline over
 the request and the body), no redirects (a store that redirects is misconfigured, and a
@@ -34,6 +34,7 @@ from ports.review_store import (
     FailureMode,
     Principal,
     RemoteFailure,
+    RemoteLease,
     RemoteSettings,
 )
 
@@ -51,6 +52,9 @@ NO_TOKEN_MESSAGE = (
 WHOAMI_ROUTE = "v1/whoami"
 LOOKUP_ROUTE = "v1/lookup"
 ENTRIES_ROUTE = "v1/entries/"
+LEASES_ROUTE = "v1/leases"
+# A store from before leases answers their routes with these: it serves no leases.
+NO_LEASE_STATUSES = (404, 405)
 _KEY = re.compile(r"[0-9a-f]{64}")
 
 
@@ -106,6 +110,63 @@ class HttpRemoteStore:
         if not isinstance(created, bool):
             self._invalid("publish", "expected {created: true|false}")
         return created
+
+    async def acquire_lease(self, key: str, holder: str) -> RemoteLease | None:
+        self._check_key(key, "lease")
+        data = await self._lease_exchange("POST", f"{LEASES_ROUTE}/{key}", {"holder": holder})
+        if data is None:
+            return None
+        lease = _lease(data, "granted")
+        if lease is None:
+            self._invalid("lease", "expected {granted, key, holder, principal, expiresAt, …}")
+        return lease
+
+    async def release_lease(self, key: str, holder: str) -> bool:
+        self._check_key(key, "release")
+        route = f"{LEASES_ROUTE}/{key}/release"
+        data = await self._lease_exchange("POST", route, {"holder": holder})
+        if data is None:
+            return False
+        released = data.get("released")
+        if not isinstance(released, bool):
+            self._invalid("release", "expected {released: true|false}")
+        return released
+
+    async def list_leases(self) -> list[RemoteLease] | None:
+        data = await self._lease_exchange("GET", LEASES_ROUTE, None)
+        if data is None:
+            return None
+        found = data.get("leases")
+        seconds = data.get("leaseSeconds")
+        if not isinstance(found, list):
+            self._invalid("leases", "expected {leases: [object, …], leaseSeconds}")
+        leases = [
+            _lease({**item, "granted": False, "leaseSeconds": seconds}, "granted")
+            if isinstance(item, dict)
+            else None
+            for item in found
+        ]
+        checked = [lease for lease in leases if lease is not None]
+        if len(checked) != len(found):
+            self._invalid("leases", "expected {leases: [object, …], leaseSeconds}")
+        return checked
+
+    def _check_key(self, key: str, action: str) -> None:
+        if not _KEY.fullmatch(key):
+            raise RemoteFailure(
+                FailureMode.CLOSED, f"A reuse key to {action} must be 64 lowercase hex characters."
+            )
+
+    async def _lease_exchange(
+        self, method: str, route: str, body: Mapping[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """``_exchange``, but None when the store has no lease routes (an older server)."""
+        try:
+            return await self._exchange(method, route, body)
+        except RemoteFailure as failure:
+            if failure.status in NO_LEASE_STATUSES:
+                return None
+            raise
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -226,6 +287,26 @@ async def _read_at_most(answer: httpx2.Response, limit: int) -> tuple[bytes, boo
         chunks.append(chunk)
         size += len(chunk)
     return b"".join(chunks), False
+
+
+def _lease(data: Mapping[str, Any], granted_field: str) -> RemoteLease | None:
+    """The lease in a store answer, or None when a field is missing or of the wrong type."""
+    texts = ("key", "holder", "principal", "acquiredAt", "expiresAt")
+    granted = data.get(granted_field)
+    seconds = data.get("leaseSeconds")
+    if not isinstance(granted, bool) or not all(isinstance(data.get(f), str) for f in texts):
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds < 1:
+        return None
+    return RemoteLease(
+        granted,
+        data["key"],
+        data["holder"],
+        data["principal"],
+        data["acquiredAt"],
+        data["expiresAt"],
+        seconds,
+    )
 
 
 def _json_object(payload: bytes, batch: bool = False) -> dict[str, Any] | None:

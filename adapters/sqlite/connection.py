@@ -13,6 +13,10 @@ Why the care:
 * Readers (``create=False``) open the file with ``mode=rw``, which never creates it.
   Watchers (``read_only=True``: the monitor) open it with ``mode=ro`` and
   ``PRAGMA query_only``: they cannot write even by mistake.
+* The schema is made and upgraded by Alembic revisions (``adapters/sqlite/migrations``,
+  run by ``schema_migrations``) inside that same first transaction: an open either finds
+  the head revision, or upgrades to it, or (a newer or foreign file) refuses and writes
+  nothing.
 
 Every transaction is begun by us (the driver's own BEGIN is disabled): ``BEGIN IMMEDIATE``
 for writes, so a writer takes the lock up front and waits on ``busy_timeout`` instead of
@@ -35,7 +39,9 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from adapters.sqlite.schema import SCHEMA_VERSION, STATE_ID_NAME, metadata, state_meta
+from adapters.schema_migrations import Migrations, SchemaVersionError
+from adapters.sqlite.migrations import REVISIONS as STATE_REVISIONS
+from adapters.sqlite.schema import STATE_ID_NAME, state_meta
 from ports.state import StateError
 
 STATE_FILE = "state.sqlite"
@@ -44,6 +50,7 @@ BUSY_TIMEOUT_SECONDS = 5.0
 OPEN_RETRY_INTERVAL_SECONDS = 0.02
 OPEN_RETRY_SECONDS = 5.0
 PRIVATE_DIRECTORY_MODE = 0o700
+STATE_MIGRATIONS = Migrations(Path(__file__).parent / "migrations", "state", STATE_REVISIONS)
 
 # Execution option read by the ``begin`` hook: how the next transaction begins.
 BEGIN_MODE_OPTION = "artifactize_begin"
@@ -186,9 +193,47 @@ def has_tables(connection: sa.Connection) -> bool:
 
 def _foreign(database: str, version: int) -> StateError:
     return StateError(
-        f"{database} is not an artifactize state of schema version {SCHEMA_VERSION} "
-        f"(user_version {version}); move it away or choose another state directory."
+        f"{database} is not an artifactize state (user_version {version}); "
+        "move it away or choose another state directory."
     )
+
+
+def migrate_sqlite(
+    connection: sa.Connection,
+    version: int,
+    migrations: Migrations,
+    database: str,
+    *,
+    create: bool,
+    foreign: Callable[[int], Exception],
+) -> bool:
+    """Bring an SQLite file to the head revision inside the open's transaction.
+
+    ``version`` is the file's ``user_version``. False for an empty file opened without
+    ``create`` (nothing is written then). A file of a newer artifactize raises
+    SchemaVersionError before anything is written; a file that is not ours raises
+    ``foreign(version)``."""
+    if version > len(migrations.order):
+        raise SchemaVersionError(
+            f"Unsupported {migrations.label} schema version {version} in {database}: a newer "
+            "artifactize wrote it. Upgrade artifactize; the database was left unchanged."
+        )
+    current = migrations.current(connection)
+    if current is not None:
+        migrations.check_known(current, database)
+    elif version == 0:
+        if has_tables(connection):
+            raise foreign(version)
+        if not create:
+            return False
+    elif version == migrations.ordinal(migrations.first):
+        migrations.stamp(connection, migrations.first)  # made before migrations existed
+        current = migrations.first
+    else:
+        raise foreign(version)
+    if migrations.upgrade(connection, current):
+        connection.exec_driver_sql(f"PRAGMA user_version = {migrations.ordinal(migrations.head)}")
+    return True
 
 
 def _read_state_id(connection: sa.Connection, database: str) -> str:
@@ -206,19 +251,23 @@ def _initialize_once(engine: sa.Engine, database: str, create: bool) -> str | No
 
     transaction = schema_transaction(engine, create=create, wal_refused=wal_refused)
     with transaction as (connection, version):
-        if version > SCHEMA_VERSION:
-            raise StateError(f"Unsupported state schema version: {version}")
-        if version == SCHEMA_VERSION:
-            return _read_state_id(connection, database)
-        if version != 0 or has_tables(connection):
-            raise _foreign(database, version)
-        if not create:
+        try:
+            ready = migrate_sqlite(
+                connection,
+                version,
+                STATE_MIGRATIONS,
+                database,
+                create=create,
+                foreign=lambda found: _foreign(database, found),
+            )
+        except SchemaVersionError as error:
+            raise StateError(str(error)) from None
+        if not ready:
             return None  # an empty database: no data yet, and readers write nothing
-        metadata.create_all(connection, checkfirst=False)
-        connection.execute(
-            sa.insert(state_meta).values(name=STATE_ID_NAME, value=str(uuid.uuid4()))
-        )
-        connection.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        if version == 0:  # just created: a new state gets its id
+            connection.execute(
+                sa.insert(state_meta).values(name=STATE_ID_NAME, value=str(uuid.uuid4()))
+            )
         return _read_state_id(connection, database)
 
 

@@ -1,4 +1,7 @@
-"""The SQLite state schema (``PRAGMA user_version`` = SCHEMA_VERSION) as SQLAlchemy Core tables.
+"""The SQLite state schema as SQLAlchemy Core tables: what the code reads and writes.
+
+The database itself is made by the Alembic revisions in ``adapters/sqlite/migrations``; a
+test checks that the head revision and these tables agree. A change here needs a revision.
 
 Four tables; every row keeps its full camelCase JSON document in ``data`` and duplicates a
 few fields as columns so they can be indexed and constrained:
@@ -26,7 +29,6 @@ import sqlalchemy as sa
 from ports.state import ACTIVE_STATUSES
 from ports.statuses import VERDICTS, ReviewStatus
 
-SCHEMA_VERSION = 1
 STATE_ID_NAME = "id"
 
 ACTIVE_EXECUTION_STATUSES: tuple[str, ...] = ACTIVE_STATUSES

@@ -18,10 +18,12 @@ import typer
 from entrypoints.cli.context import CliContext
 from entrypoints.errors import CommandError
 from ports.review_store import (
+    SCOPE_READ,
     TOKEN_MAX_CHARS,
     Principal,
     RemoteConfigError,
     RemoteFailure,
+    RemoteLease,
     RemoteSettings,
     RemoteStore,
     RemoteStores,
@@ -136,9 +138,20 @@ def logout() -> None:
     )
 
 
+def _lease_view(lease: RemoteLease) -> dict[str, Any]:
+    return {
+        "key": lease.key,
+        "principal": lease.principal,
+        "holder": lease.holder,
+        "acquiredAt": lease.acquired_at,
+        "expiresAt": lease.expires_at,
+    }
+
+
 @remote_app.command("status")
 def status() -> None:
-    """The store, share mode, token source, and whether the store accepts the token.
+    """The store, share mode, token source, whether the store accepts the token, and the
+    review leases held in the store (with the read scope; null from a store without leases).
 
     Exit codes: 0 the store accepts the token, 1 it does not (or none is configured),
     2 invalid configuration.
@@ -160,6 +173,7 @@ def status() -> None:
                 "accepted": False,
                 "principal": None,
                 "scopes": [],
+                "leases": None,
                 "error": None,
             },
             f"Remote review store: not in use ({reason})",
@@ -167,8 +181,15 @@ def status() -> None:
         raise typer.Exit(EXIT_NOT_ACCEPTED)
     principal: Principal | None = None
     failure: RemoteFailure | None = None
+    leases: list[RemoteLease] | None = None
+
+    async def ask(store: RemoteStore) -> tuple[Principal, list[RemoteLease] | None]:
+        who = await store.whoami()
+        held = await store.list_leases() if SCOPE_READ in who.scopes else None
+        return who, held
+
     try:
-        principal = _with_store(stores, settings, lambda store: store.whoami())
+        principal, leases = _with_store(stores, settings, ask)
     except RemoteFailure as exc:
         failure = exc
     reachable = principal is not None or (failure is not None and failure.status is not None)
@@ -182,6 +203,7 @@ def status() -> None:
         "accepted": principal is not None,
         "principal": principal.name if principal else None,
         "scopes": list(principal.scopes) if principal else [],
+        "leases": None if leases is None else [_lease_view(lease) for lease in leases],
         "error": failure.message if failure else None,
     }
     lines = [
@@ -193,6 +215,11 @@ def status() -> None:
     if principal is not None:
         lines.append(f"Principal: {principal.name}")
         lines.append(f"Scopes: {', '.join(principal.scopes) or 'none'}")
+    if leases is not None:
+        lines.append(f"Leases held: {len(leases)}")
+        lines.extend(
+            f"  {lease.key} by {lease.principal} until {lease.expires_at}" for lease in leases
+        )
     if failure is not None:
         lines.append(f"Error: {failure.message}")
     _emit(view, "\n".join(lines))

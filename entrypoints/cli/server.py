@@ -1,7 +1,9 @@
 """``artifactize server …``: run the team review store and manage its tokens.
 
-The store lives in ``<state-dir>/review-store.sqlite``. Token commands and ``rm`` work while
-a server uses the same file. A token is printed once, by ``token add``, and never again.
+The store lives in ``<state-dir>/review-store.sqlite``, or in the database ``--database
+URL`` names (``sqlite:///PATH`` or ``postgresql+psycopg://…``; also
+``$ARTIFACTIZE_STORE_DATABASE``, which keeps a password off the command line). Token
+commands and ``rm`` work while servers use the same database. A token is printed once, by ``token add``, and never again.
 The server module (uvicorn, starlette) is imported only by ``run``, so other commands and
 ``--help`` stay fast.
 """
@@ -15,6 +17,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from domain.reviews.remote.leases import (
+    LEASE_SECONDS_DEFAULT,
+    LEASE_SECONDS_MAX,
+    LEASE_SECONDS_MIN,
+    check_lease_seconds,
+)
 from domain.reviews.remote.server_admission import is_reuse_key
 from entrypoints.cli.context import CliContext
 from entrypoints.errors import CommandError
@@ -30,6 +38,19 @@ if TYPE_CHECKING:
     from entrypoints.store_server import StoreServer
 
 NOT_REVOKED = "-"
+DATABASE_ENV = "ARTIFACTIZE_STORE_DATABASE"
+
+DatabaseOption = Annotated[
+    str | None,
+    typer.Option(
+        "--database",
+        envvar=DATABASE_ENV,
+        show_envvar=True,
+        help="SQLAlchemy URL of the store: sqlite:///PATH or "
+        "postgresql+psycopg://USER:PASSWORD@HOST:PORT/DATABASE "
+        "(default: review-store.sqlite in the state directory).",
+    ),
+]
 
 server_app = typer.Typer(
     help="Run the team review store and manage its tokens.", no_args_is_help=True
@@ -42,8 +63,9 @@ def _emit_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-def _open(*, create: bool) -> ReviewStoreDb | None:
-    return CliContext.services().review_store_db(create=create)
+def _open(*, create: bool, database: str | None) -> ReviewStoreDb | None:
+    with _store_errors():
+        return CliContext.services().review_store_db(create=create, database=database)
 
 
 @contextmanager
@@ -64,18 +86,39 @@ def run(
             help="HOST:PORT to serve plain HTTP on; port 0 picks a free port.",
         ),
     ] = DEFAULT_LISTEN,
+    database: DatabaseOption = None,
+    lease_seconds: Annotated[
+        int,
+        typer.Option(
+            "--lease-seconds",
+            help=f"How long a review lease lives unless its holder renews it "
+            f"({LEASE_SECONDS_MIN}-{LEASE_SECONDS_MAX}): a dead holder's lease lapses "
+            "within this time.",
+        ),
+    ] = LEASE_SECONDS_DEFAULT,
 ) -> None:
-    """Serve the review store until Ctrl-C or SIGTERM (then stop gracefully)."""
+    """Serve the review store until Ctrl-C or SIGTERM (then stop gracefully).
+
+    Every request is logged on stderr as one JSON line (method, path, status, durationMs,
+    principal; never a token)."""
     import anyio
 
     from entrypoints import store_server as http
 
     try:
         address = parse_listen(listen)
+        check_lease_seconds(lease_seconds)
     except ListenError as exc:
         raise CommandError(str(exc)) from None
-    state = CliContext.services().state_dir()
-    store = _open(create=True)
+    except ValueError as exc:
+        raise CommandError(f"Invalid --lease-seconds: {exc}") from None
+    services = CliContext.services()
+    where = (
+        f"state: {services.state_dir()}"
+        if database is None
+        else f"database: {services.review_store_location(database)}"
+    )
+    store = _open(create=True, database=database)
     assert store is not None
     try:
         if not address.is_loopback:
@@ -91,13 +134,18 @@ def run(
             raise CommandError(f"Cannot listen on {address}: {exc.strerror}") from None
 
         def ready(server: StoreServer) -> None:
-            typer.echo(f"Review store listening on {server.url} (state: {state})", err=True)
+            typer.echo(f"Review store listening on {server.url} ({where})", err=True)
 
-        anyio.run(
-            http.serve_until_signal,
-            http.StoreServer(http.create_app(store, now=CliContext.container.stored_now()), sock),
-            ready,
+        def log(line: str) -> None:
+            typer.echo(line, err=True)
+
+        app = http.create_app(
+            store,
+            now=CliContext.container.stored_now(),
+            lease_seconds=lease_seconds,
+            log=log,
         )
+        anyio.run(http.serve_until_signal, http.StoreServer(app, sock), ready)
     finally:
         store.close()
 
@@ -106,12 +154,13 @@ def run(
 def token_add(
     name: Annotated[str, typer.Argument(help="1-64 characters of A-Z a-z 0-9 . _ -")],
     scopes: Annotated[str, typer.Option("--scopes", help="Comma-separated: read, publish, human.")],
+    database: DatabaseOption = None,
 ) -> None:
     """Issue a token and print it once (only its SHA-256 is kept)."""
     wanted = [scope.strip() for scope in scopes.split(",")]
     if any(not scope for scope in wanted):
         raise CommandError(f"Invalid --scopes {scopes!r}: give scope names separated by commas.")
-    store = _open(create=True)
+    store = _open(create=True, database=database)
     assert store is not None
     try:
         with _store_errors():
@@ -145,9 +194,9 @@ def _token_view(info: TokenInfo) -> dict[str, Any]:
 
 
 @token_app.command("list")
-def token_list() -> None:
+def token_list(database: DatabaseOption = None) -> None:
     """Every token with its scopes and dates (never the token itself)."""
-    store = _open(create=False)
+    store = _open(create=False, database=database)
     try:
         with _store_errors():
             tokens = store.list_tokens() if store is not None else []
@@ -175,9 +224,10 @@ def token_revoke(
     purge: Annotated[
         bool, typer.Option("--purge", help="Also delete every record this token published.")
     ] = False,
+    database: DatabaseOption = None,
 ) -> None:
     """Revoke a token at once; repeating it keeps the first revocation time."""
-    store = _open(create=False)
+    store = _open(create=False, database=database)
     if store is None:
         raise CommandError(f"No token is named {name!r}.")
     try:
@@ -195,11 +245,14 @@ def token_revoke(
 
 
 @server_app.command("rm")
-def remove(key: Annotated[str, typer.Argument(help="A reuse key (64 lowercase hex).")]) -> None:
+def remove(
+    key: Annotated[str, typer.Argument(help="A reuse key (64 lowercase hex).")],
+    database: DatabaseOption = None,
+) -> None:
     """Delete every record of KEY from the store."""
     if not is_reuse_key(key):
         raise CommandError(f"Invalid key {key!r}: a reuse key is 64 lowercase hex characters.")
-    store = _open(create=False)
+    store = _open(create=False, database=database)
     try:
         with _store_errors():
             removed = store.remove(key) if store is not None else False

@@ -630,6 +630,7 @@ def test_login_status_logout(run: Any, fake_store: FakeReviewStore) -> None:
         "accepted": True,
         "principal": "alice",
         "scopes": ["read", "publish"],
+        "leases": None,  # the fake serves no lease routes, like a store before leases
         "error": None,
     }
     text = run("status")

@@ -246,7 +246,10 @@ def test_newer_schema_version_is_refused(
     open_store().close()
     database = tmp_path / "state" / "state.sqlite"
     raw(database, "PRAGMA user_version = 2")
-    with pytest.raises(StateError, match=r"^Unsupported state schema version: 2$"):
+    with pytest.raises(
+        StateError,
+        match=r"^Unsupported state schema version 2 in .*state.sqlite: a newer artifactize wrote it",
+    ):
         SqliteStateStores().open(str(tmp_path / "state"), create=create)
 
 

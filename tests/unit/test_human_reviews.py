@@ -47,6 +47,7 @@ from ports.process import ProcessOutcome
 from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from tests.fakes.filesystem import MemoryFilesystem, Symlink
 from tests.fakes.processes import FakeClock, FakeProcessRunner
+from tests.fakes.remote_leases import NoLeases
 from tests.support.documents import opaque
 from tests.support.human_workspace import artifact, human_eval, human_tool, show_tool, signoff_eval
 from tests.support.human_world import PRODUCER, HumanWorld, Table
@@ -72,7 +73,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class FakeStore:
+class FakeStore(NoLeases):
     """A RemoteStore that records publications, or fails with ``failure``."""
 
     def __init__(

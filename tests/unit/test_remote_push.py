@@ -11,13 +11,14 @@ import pytest
 from domain.reviews.remote.push import PushError, PushReport, local_candidates, push
 from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from ports.state import ExecutionRecord
+from tests.fakes.remote_leases import NoLeases
 from tests.support.documents import opaque
 from tests.support.remote_records import KINDS, execution, key_of
 
 SETTINGS = RemoteSettings("https://store.example/", "summary", "tok", "env")
 
 
-class MemoryStore:
+class MemoryStore(NoLeases):
     def __init__(self, scopes: Sequence[str], stored: Mapping[Any, str] | None = None) -> None:
         self.settings = SETTINGS
         self.principal = Principal("ci", tuple(scopes))

@@ -17,6 +17,7 @@ from domain.reviews.run.verify import Verify, select_evals
 from ports.review_store import Principal, RemoteSettings
 from ports.state import StateStore
 from tests.fakes.processes import FakeClock
+from tests.fakes.remote_leases import NoLeases
 from tests.unit.test_verify import Setup, backends
 from tests.unit.test_verify_gates import World
 
@@ -34,7 +35,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class CountingStore:
+class CountingStore(NoLeases):
     """A store that knows no record and remembers every key it was asked for."""
 
     settings = SETTINGS

@@ -9,6 +9,13 @@ keyed claim and on each Human wait poll, so a verdict published meanwhile by a t
 reused; a per-key interval keeps these polls from flooding the store. A mirrored record
 also ends a local Human wait of its key (``supersession``), in the mirror's transaction.
 
+Review leases (``leases``): with the ``publish`` scope, ``take_lease`` asks the store for the
+lease of a key before an Agent or runtime review of it runs here; the holder renews it
+(``renew_lease``) while it works and gives it back (``release_lease``) once its verdict is
+published, and another machine that finds the lease held waits for that verdict. A store
+without lease routes, or without the scope, means no leases: every machine reviews for
+itself, as before.
+
 Failures follow the store's rules: when the store is unreachable (fail open) one warning
 is printed and the rest of the Run goes on without it; when it refuses us (fail closed) the
 error reaches the caller, which stops (exit 2).
@@ -29,7 +36,7 @@ from domain.reviews.remote.records import (
 )
 from ports.callbacks import WarningSink
 from ports.documents import ExecutionDocument
-from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteStore
+from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteLease, RemoteStore
 from ports.state import StateStore
 from ports.statuses import ProfileKind
 
@@ -37,6 +44,10 @@ CONTINUING = "{reason}; continuing without the remote review store."
 INVALID_RECORD = "Ignoring an invalid remote review record: {problem}"
 UNASKED_KEY = "the store answered for key {key}, which was not asked for"
 HUMAN_STAYS_LOCAL = "This result stays local: remote token {name} lacks the human scope."
+LEASE_LOST = (
+    "The review lease of key {key} is now held by {principal}; this review goes on and "
+    "publishes its verdict too."
+)
 # At most one lookup per key per this many seconds during a Run (reviews-and-store §5.4).
 REFRESH_INTERVAL_SECONDS = 1.0
 
@@ -51,6 +62,8 @@ class RemoteSync:
         self.published = 0
         self.lookups = 0  # lookup calls made, for tests and diagnostics
         self._looked_up: dict[str, float] = {}  # key -> clock.monotonic() of its last lookup
+        self.leases_served = True  # False once the store answered that it has no leases
+        self.leases_taken = 0  # leases granted to this Run (renewals not counted)
 
     async def _who(self) -> Principal:
         if self.principal is None:
@@ -142,6 +155,52 @@ class RemoteSync:
             self.published += 1
         except RemoteFailure as failure:
             self._fail_open(failure)
+
+    async def take_lease(self, key: str, holder: str) -> RemoteLease | None:
+        """Ask for the lease of ``key`` for ``holder`` (one review). None when leases do not
+        apply: the store is unusable or failed open now, the token lacks ``publish``, or
+        the store serves no leases. A refusal (fail closed) raises."""
+        if not self.usable or not self.leases_served:
+            return None
+        try:
+            if PUBLISH_SCOPE not in (await self._who()).scopes:
+                return None
+            lease = await self.store.acquire_lease(key, holder)
+        except RemoteFailure as failure:
+            self._fail_open(failure)
+            return None
+        if lease is None:
+            self.leases_served = False
+            return None
+        if lease.granted:
+            self.leases_taken += 1
+        return lease
+
+    async def renew_lease(self, lease: RemoteLease) -> bool:
+        """Renew the lease this Run holds; False when renewing should stop (the store
+        failed or another machine holds the key now: the review goes on either way)."""
+        if not self.usable:
+            return False
+        try:
+            renewed = await self.store.acquire_lease(lease.key, lease.holder)
+        except RemoteFailure as failure:
+            if failure.mode is FailureMode.CLOSED:
+                return False  # the review goes on; its lease lapses
+            self._fail_open(failure)
+            return False
+        if renewed is not None and not renewed.granted:
+            self.warn(LEASE_LOST.format(key=lease.key, principal=renewed.principal))
+            return False
+        return renewed is not None
+
+    async def release_lease(self, lease: RemoteLease) -> None:
+        """Give the lease back; any failure is ignored (the lease then lapses by itself)."""
+        if not self.usable:
+            return
+        try:
+            await self.store.release_lease(lease.key, lease.holder)
+        except RemoteFailure:
+            return
 
     async def aclose(self) -> None:
         await self.store.aclose()

@@ -27,7 +27,9 @@ documents), ``reuse`` (evidence and reused results), ``human_wait`` (asking, fol
 options they share.
 
 With a team review store, keys still without a result are looked up again just before each
-keyed claim and on each wait poll (``RemoteSync.refresh``, rate-limited per key).
+keyed claim and on each wait poll (``RemoteSync.refresh``, rate-limited per key), and an
+Agent or runtime review first takes the key's lease in the store (``leases``), so machines
+sharing the store pay for each review once.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.human.recorded_declarations import run_definitions
 from domain.reviews.reuse.keys import KeyInputs, key_inputs
 from domain.reviews.run import commit, human_wait, reuse
+from domain.reviews.run import leases as run_leases
 from domain.reviews.run.context import RunContext, VerifyOptions, VerifyPorts
 from domain.reviews.run.documents import (
     RunResult,
@@ -58,10 +61,10 @@ from domain.reviews.runtime.review import RuntimeReview
 from domain.reviews.timestamps import new_run_id
 from domain.workspace import EvalRef, UnknownName, Workspace
 from ports.documents import RequestDocument
-from ports.review_store import RemoteFailure
+from ports.review_store import RemoteFailure, RemoteLease
 from ports.sessions import ProcessIdentity
 from ports.state import ClaimOutcome, ExecutionRecord
-from ports.statuses import ReviewStatus
+from ports.statuses import ReviewStatus, SourceKind
 
 JOIN_POLL_SECONDS = 0.2
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
@@ -229,17 +232,34 @@ class Verify:
         human = isinstance(ref.eval.profile, HumanProfile)
         execution = new_execution(request, self.owner)
         holds_key = keys.key is not None and not self.options.force
+        remote = run_leases.applies(ctx, ref.eval.profile, keys.key)
+        lease: RemoteLease | None = None
         if holds_key:
-            joined = False
+            joined = lease_waited = False
             while True:
                 await self._refresh_remote([request])
+                if remote is not None:
+                    lease, held = await run_leases.acquire(
+                        ctx, remote, request, execution.id, lease_waited
+                    )
+                    if held and not run_leases.verdict_arrived(ctx, request):
+                        lease_waited = True  # another machine reviews it: wait for its verdict
+                        await self.ports.sleep(run_leases.LEASE_POLL_SECONDS)
+                        continue
+                    lease_waited = lease_waited or held
                 claim = self.ports.state.claim(execution, self._owner_alive)
                 if claim.outcome is ClaimOutcome.REUSED:
                     assert claim.record is not None
-                    reuse.reuse(ctx, request, claim.record, reuse.source_kind(claim.record, joined))
+                    await run_leases.release(remote, lease)
+                    kind = reuse.source_kind(claim.record, joined)
+                    reuse.reuse(
+                        ctx, request, claim.record, SourceKind.JOINED if lease_waited else kind
+                    )
                     return
                 if claim.outcome is ClaimOutcome.OWNED:
                     break
+                await run_leases.release(remote, lease)  # a local execution has the key
+                lease = None
                 assert claim.record is not None
                 if human and claim.record.status == WAITING_HUMAN:
                     if human_wait.supersede_if_stale(ctx, ref, request, claim.record):
@@ -258,7 +278,10 @@ class Verify:
         if human:
             human_wait.ask_human(ctx, ref, keys, request, execution, holds_key=holds_key)
             return
-        await self._execute(ref, keys, request, execution)
+        try:
+            await self._execute(ref, keys, request, execution, lease)
+        finally:
+            await run_leases.release(remote, lease)
 
     async def _mirror_remote(self, keys: list[KeyInputs]) -> None:
         """Before anything is claimed, mirror the team store's records of the Run's keys
@@ -291,8 +314,10 @@ class Verify:
         keys: KeyInputs,
         request: RequestDocument,
         execution: ExecutionRecord,
+        lease: RemoteLease | None = None,
     ) -> None:
-        """Run the review this request owns, then commit it (also when cancelled)."""
+        """Run the review this request owns (renewing its store lease, if it holds one),
+        then commit it (also when cancelled)."""
         ctx = self.ctx
         request.update(
             {
@@ -310,7 +335,10 @@ class Verify:
             review.activity = self.ports.observer.agent(request["id"])
         outcome: ReviewOutcome | None = None
         try:
-            outcome = await review.run()
+            if lease is not None and self.ports.remote is not None:
+                outcome = await run_leases.renewing(ctx, self.ports.remote, lease, review.run())
+            else:
+                outcome = await review.run()
         except Exception as exc:  # a bug must still settle the request (sessions are stopped)
             trace = review.trace if isinstance(review, AgentReview) else None
             message = f"{UNEXPECTED}: {type(exc).__name__}: {exc}"

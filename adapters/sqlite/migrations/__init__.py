@@ -1,0 +1,6 @@
+"""Alembic revisions of the local state database (run by ``adapters.sqlite.connection``).
+
+``REVISIONS`` lists them oldest first; add a new revision's id here too.
+"""
+
+REVISIONS = ("state_0001",)

@@ -1,0 +1,1 @@
+"""One module per revision, oldest first; never edit a released one."""

@@ -1,0 +1,59 @@
+"""Lease methods for fake remote stores.
+
+``NoLeases`` is a store from before leases (every lease call answers "not served"), for
+fakes that exercise other routes. ``MemoryLeases`` keeps leases in memory, by the fake's
+own clock (``now`` in seconds), for the domain's lease rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ports.review_store import RemoteLease
+
+
+class NoLeases:
+    async def acquire_lease(self, key: str, holder: str) -> RemoteLease | None:
+        return None
+
+    async def release_lease(self, key: str, holder: str) -> bool:
+        return False
+
+    async def list_leases(self) -> list[RemoteLease] | None:
+        return None
+
+
+@dataclass
+class MemoryLeases:
+    """Leases of ``lease_seconds`` that expire when ``now`` passes them; every call is
+    recorded in ``calls`` as (action, key, holder)."""
+
+    lease_seconds: int = 3
+    principal: str = "ci"
+    now: float = 0.0
+    held: dict[str, tuple[str, float]] = field(default_factory=dict)
+    calls: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def _view(self, key: str, granted: bool) -> RemoteLease:
+        holder, expires = self.held[key]
+        return RemoteLease(
+            granted, key, holder, self.principal, "t0", f"t{expires:g}", self.lease_seconds
+        )
+
+    async def acquire_lease(self, key: str, holder: str) -> RemoteLease | None:
+        self.calls.append(("acquire", key, holder))
+        current = self.held.get(key)
+        if current is not None and current[0] != holder and current[1] > self.now:
+            return self._view(key, False)
+        self.held[key] = (holder, self.now + self.lease_seconds)
+        return self._view(key, True)
+
+    async def release_lease(self, key: str, holder: str) -> bool:
+        self.calls.append(("release", key, holder))
+        if self.held.get(key, ("", 0.0))[0] != holder:
+            return False
+        del self.held[key]
+        return True
+
+    async def list_leases(self) -> list[RemoteLease] | None:
+        return [self._view(key, False) for key in sorted(self.held)]

@@ -1,0 +1,293 @@
+"""Schema migrations on open: a state and a store made before migrations existed (dumps of
+files today's code wrote, ``fixtures/migrations/*-v1.sql``) are upgraded in place; a
+database of a newer artifactize is refused and left byte for byte as it was; a failing
+migration leaves nothing behind; the head revisions match the tables the code uses; replicas
+opening one PostgreSQL database together migrate it once."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from adapters.review_store.database import STORE_FILE, STORE_MIGRATIONS, open_review_store_db
+from adapters.review_store.database_schema import metadata as store_metadata
+from adapters.schema_migrations import VERSION_TABLE, Migrations, SchemaVersionError
+from adapters.sqlite.connection import (
+    BEGIN_IMMEDIATE,
+    BEGIN_MODE_OPTION,
+    STATE_FILE,
+    STATE_MIGRATIONS,
+    create_engine,
+    migrate_sqlite,
+)
+from adapters.sqlite.schema import metadata as state_metadata
+from adapters.sqlite.state import SqliteStateStores
+from ports.state import StateError
+from ports.store_server_storage import ReviewStoreDbError
+from tests.support import postgres
+
+FIXTURES = Path(__file__).parent / "fixtures" / "migrations"
+REPO = Path(__file__).resolve().parents[2]
+postgresql_server = postgres.postgresql_server
+postgresql_url = postgres.postgresql_url
+
+
+def rebuild(dump: str, target: Path) -> Path:
+    """The SQLite file ``dump`` (an iterdump of a file today's code made) describes."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(target) as raw:
+        raw.executescript((FIXTURES / dump).read_text())
+    return target
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def query(database: str, statement: str) -> list[Any]:
+    engine = sa.create_engine(database)
+    try:
+        with engine.connect() as connection:
+            return list(connection.exec_driver_sql(statement).all())
+    finally:
+        engine.dispose()
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+class TestStateUpgrades:
+    def test_a_state_made_by_todays_code_is_upgraded_and_keeps_its_data(
+        self, tmp_path: Path
+    ) -> None:
+        database = rebuild("state-v1.sql", tmp_path / "state" / STATE_FILE)
+        before_id = query(sqlite_url(database), "SELECT value FROM state_meta")
+        runs = query(sqlite_url(database), "SELECT id FROM runs")
+        assert runs and before_id
+        stores = SqliteStateStores()
+        state = stores.open(str(tmp_path / "state"), create=False)
+        assert state is not None
+        assert state.state_id() == before_id[0][0]
+        assert sorted(run.id for run in state.list_runs(None, 100, 0)) == sorted(r[0] for r in runs)
+        state.close()
+        url = sqlite_url(database)
+        assert query(url, f"SELECT version_num FROM {VERSION_TABLE}") == [(STATE_MIGRATIONS.head,)]
+        assert query(url, "PRAGMA user_version") == [(len(STATE_MIGRATIONS.order),)]
+
+    def test_a_newer_state_is_refused_and_untouched(self, tmp_path: Path) -> None:
+        stores = SqliteStateStores()
+        stores.open(str(tmp_path / "state"), create=True).close()  # type: ignore[union-attr]
+        database = tmp_path / "state" / STATE_FILE
+        with sqlite3.connect(database) as raw:
+            raw.execute(f"UPDATE {VERSION_TABLE} SET version_num = 'state_9999'")
+        before = digest(database)
+        for create in (True, False):
+            with pytest.raises(StateError, match="schema revision state_9999, which this"):
+                stores.open(str(tmp_path / "state"), create=create)
+        assert digest(database) == before
+
+
+class TestStoreUpgrades:
+    def test_a_store_made_by_todays_code_is_upgraded_and_keeps_its_data(
+        self, tmp_path: Path
+    ) -> None:
+        database = rebuild("review-store-v1.sql", tmp_path / "state" / STORE_FILE)
+        store = open_review_store_db(str(tmp_path / "state"), create=False)
+        assert store is not None
+        assert [token.name for token in store.list_tokens()] == ["ci"]
+        keys = [f"{n:064x}" for n in range(3)]
+        assert len(store.lookup(keys)) == 3
+        assert store.acquire_lease(keys[0], "h", "ci", 5).granted  # the new table works
+        store.close()
+        url = sqlite_url(database)
+        assert query(url, f"SELECT version_num FROM {VERSION_TABLE}") == [(STORE_MIGRATIONS.head,)]
+        assert query(url, "PRAGMA user_version") == [(len(STORE_MIGRATIONS.order),)]
+
+    def test_a_newer_store_is_refused_and_untouched(self, tmp_path: Path) -> None:
+        state = tmp_path / "state"
+        open_review_store_db(str(state), create=True).close()  # type: ignore[union-attr]
+        with sqlite3.connect(state / STORE_FILE) as raw:
+            raw.execute(f"UPDATE {VERSION_TABLE} SET version_num = 'store_9999'")
+        before = digest(state / STORE_FILE)
+        with pytest.raises(ReviewStoreDbError, match="a newer artifactize migrated it"):
+            open_review_store_db(str(state), create=True)
+        assert digest(state / STORE_FILE) == before
+
+    def test_a_postgresql_store_at_revision_one_is_upgraded(self, postgresql_url: str) -> None:
+        engine = sa.create_engine(postgresql_url)
+        with engine.connect() as connection, connection.begin():
+            upgrade_to(STORE_MIGRATIONS, connection, STORE_MIGRATIONS.first)
+        engine.dispose()
+        assert query(postgresql_url, f"SELECT version_num FROM {VERSION_TABLE}") == [
+            (STORE_MIGRATIONS.first,)
+        ]
+        store = open_review_store_db("unused", create=False, database=postgresql_url)
+        assert store is not None
+        store.close()
+        assert query(postgresql_url, f"SELECT version_num FROM {VERSION_TABLE}") == [
+            (STORE_MIGRATIONS.head,)
+        ]
+
+    def test_a_newer_postgresql_store_is_refused_and_untouched(self, postgresql_url: str) -> None:
+        open_review_store_db("unused", create=True, database=postgresql_url).close()  # type: ignore[union-attr]
+        engine = sa.create_engine(postgresql_url)
+        with engine.begin() as connection:
+            connection.exec_driver_sql(f"UPDATE {VERSION_TABLE} SET version_num = 'store_9999'")
+        engine.dispose()
+        tables = query(postgresql_url, "SELECT tablename FROM pg_tables ORDER BY 1")
+        with pytest.raises(ReviewStoreDbError, match="schema revision store_9999"):
+            open_review_store_db("unused", create=True, database=postgresql_url)
+        assert query(postgresql_url, "SELECT tablename FROM pg_tables ORDER BY 1") == tables
+
+    def test_a_foreign_postgresql_database_is_refused(self, postgresql_url: str) -> None:
+        engine = sa.create_engine(postgresql_url)
+        with engine.begin() as connection:
+            connection.exec_driver_sql("CREATE TABLE other (x int)")
+        engine.dispose()
+        with pytest.raises(ReviewStoreDbError, match="is not an artifactize review store"):
+            open_review_store_db("unused", create=True, database=postgresql_url)
+
+    def test_replicas_opening_together_migrate_once(self, postgresql_url: str) -> None:
+        racers = 4
+        barrier = threading.Barrier(racers)
+        failures: list[BaseException] = []
+
+        def open_one() -> None:
+            barrier.wait()
+            try:
+                store = open_review_store_db("unused", create=True, database=postgresql_url)
+                assert store is not None
+                store.close()
+            except BaseException as exc:
+                failures.append(exc)
+
+        threads = [threading.Thread(target=open_one) for _ in range(racers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert failures == []
+        assert query(postgresql_url, f"SELECT version_num FROM {VERSION_TABLE}") == [
+            (STORE_MIGRATIONS.head,)
+        ]
+
+
+def upgrade_to(migrations: Migrations, connection: sa.Connection, destination: str) -> None:
+    """Run the revisions up to ``destination`` only (a database an older release made)."""
+    from alembic.operations import Operations
+    from alembic.runtime.migration import MigrationContext
+
+    def steps(revision: Any, _context: Any) -> Any:
+        return migrations.script._upgrade_revs(destination, revision)
+
+    context = MigrationContext.configure(connection, opts={"fn": steps})
+    with Operations.context(context):
+        context.run_migrations()
+
+
+@pytest.fixture
+def broken_migrations(tmp_path: Path) -> Iterator[Migrations]:
+    """The state's revisions plus one that creates a table and then fails."""
+    location = tmp_path / "broken"
+    shutil.copytree(STATE_MIGRATIONS.location / "versions", location / "versions")
+    (location / "versions" / "state_0002_broken.py").write_text(
+        "import sqlalchemy as sa\n"
+        "from alembic import op\n"
+        "revision = 'state_0002'\n"
+        "down_revision = 'state_0001'\n"
+        "def upgrade():\n"
+        "    op.create_table('half', sa.Column('x', sa.Integer))\n"
+        "    raise RuntimeError('migration failed halfway')\n"
+    )
+    yield Migrations(location, "state", (*STATE_MIGRATIONS.order, "state_0002"))
+
+
+def test_a_failing_migration_leaves_the_database_as_it_was(
+    tmp_path: Path, broken_migrations: Migrations
+) -> None:
+    database = rebuild("state-v1.sql", tmp_path / "state" / STATE_FILE)
+    before = query(sqlite_url(database), "SELECT name FROM sqlite_master ORDER BY 1")
+    engine = create_engine(str(database), create=False)  # the state's own engine
+    with pytest.raises(RuntimeError, match="halfway"), engine.connect() as connection:
+        connection.execution_options(**{BEGIN_MODE_OPTION: BEGIN_IMMEDIATE})
+        connection.begin()
+        version = connection.exec_driver_sql("PRAGMA user_version").scalar_one()
+        migrate_sqlite(
+            connection,
+            version,
+            broken_migrations,
+            str(database),
+            create=False,
+            foreign=lambda found: SchemaVersionError(str(found)),
+        )
+    engine.dispose()
+    assert query(sqlite_url(database), "SELECT name FROM sqlite_master ORDER BY 1") == before
+    assert query(sqlite_url(database), "PRAGMA user_version") == [(1,)]
+
+
+def _differences(migrations: Migrations, url: str, metadata: sa.MetaData) -> list[Any]:
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            context = MigrationContext.configure(connection)
+            found = compare_metadata(context, metadata)
+    finally:
+        engine.dispose()
+    # PostgreSQL's storage-order column stands in for SQLite's implicit rowid (revision 1).
+    return [d for d in found if not (d[0] == "remove_column" and d[3].name == "rowid")]
+
+
+def test_the_state_head_revision_matches_the_tables_the_code_uses(tmp_path: Path) -> None:
+    stores = SqliteStateStores()
+    stores.open(str(tmp_path / "state"), create=True).close()  # type: ignore[union-attr]
+    url = sqlite_url(tmp_path / "state" / STATE_FILE)
+    assert _differences(STATE_MIGRATIONS, url, state_metadata) == []
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
+def test_the_store_head_revision_matches_the_tables_the_code_uses(
+    tmp_path: Path, engine: str, request: pytest.FixtureRequest
+) -> None:
+    if engine == "sqlite":
+        url = sqlite_url(tmp_path / "store.sqlite")
+    else:
+        url = request.getfixturevalue("postgresql_url")
+    open_review_store_db("unused", create=True, database=url).close()  # type: ignore[union-attr]
+    assert _differences(STORE_MIGRATIONS, url, store_metadata) == []
+
+
+def test_the_listed_revisions_are_the_revision_files_in_order() -> None:
+    assert STATE_MIGRATIONS.order == STATE_MIGRATIONS.script_order()
+    assert STORE_MIGRATIONS.order == STORE_MIGRATIONS.script_order()
+
+
+def test_an_open_at_the_head_revision_imports_no_alembic(tmp_path: Path) -> None:
+    """Every command opens the state: at the head revision that must not cost Alembic."""
+    code = (
+        "import sys\n"
+        "from adapters.sqlite.state import SqliteStateStores\n"
+        "from adapters.review_store.database import open_review_store_db\n"
+        f"SqliteStateStores().open({str(tmp_path)!r}, create=False).close()\n"
+        f"open_review_store_db({str(tmp_path)!r}, create=False).close()\n"
+        "print(any(name.startswith('alembic') for name in sys.modules))\n"
+    )
+    SqliteStateStores().open(str(tmp_path), create=True).close()  # type: ignore[union-attr]
+    open_review_store_db(str(tmp_path), create=True).close()  # type: ignore[union-attr]
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+    assert done.stdout.strip() == "False", done.stderr
