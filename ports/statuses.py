@@ -27,6 +27,8 @@ class ReviewStatus(enum.StrEnum):
     BLOCKED = "BLOCKED"
     WAITING_HUMAN = "WAITING_HUMAN"
     UNREVIEWED = "UNREVIEWED"
+    STALE = "STALE"  # a request only: --reuse-only found no reusable verdict
+    BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"  # a request only: past --max-executions
     GREEN = "GREEN"
     RED = "RED"
     ERROR = "ERROR"
@@ -80,3 +82,4 @@ class SourceKind(enum.StrEnum):
     CACHE = "cache"  # the key's local reuse history
     JOINED = "joined"  # another request's execution of the same key, waited for
     REMOTE = "remote"  # a record mirrored from the team review store
+    DERIVED = "derived"  # a dependency eval: its verdict follows from its targets' evals

@@ -18,6 +18,7 @@ from domain.reviews.human.asking import (
     WAIT_TIMEOUT_DEFAULT_MS,
     check_wait_timeout,
 )
+from entrypoints.cli import ci_reports, policy_options
 from entrypoints.cli.context import CliContext
 from entrypoints.cli.signals import until_signal
 from entrypoints.errors import CommandError
@@ -98,6 +99,15 @@ def verify(
             f"(default {WAIT_TIMEOUT_DEFAULT_MS}, 1-2147483647).",
         ),
     ] = None,
+    evals: policy_options.EvalsOption = None,
+    artifacts: policy_options.ArtifactsOption = None,
+    profile: policy_options.ProfileOption = None,
+    reuse_only: policy_options.ReuseOnlyOption = None,
+    jobs: policy_options.JobsOption = None,
+    max_executions: policy_options.MaxExecutionsOption = None,
+    fingerprint_jobs: policy_options.FingerprintJobsOption = None,
+    junit: ci_reports.JunitOption = None,
+    quiet: ci_reports.QuietOption = False,
 ) -> None:
     """Review the selected evals, reusing every verdict whose key still holds.
 
@@ -110,12 +120,19 @@ def verify(
     """
     import anyio
 
-    given = [x for x in (selector, eval_id) if x is not None]
-    if len(given) + int(select_all) != 1:
-        raise CommandError("Give exactly one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all.")
+    chosen = policy_options.selection(selector, eval_id, evals, artifacts, select_all)
     if timeout_ms is not None and not wait:
         raise CommandError(WAIT_NEEDS_WAIT)
     wait_timeout_ms = _wait_timeout(timeout_ms)
+    policy = policy_options.run_policy(
+        reuse_only=reuse_only,
+        jobs=jobs,
+        max_executions=max_executions,
+        fingerprint_jobs=fingerprint_jobs,
+        profile=profile,
+        force=force,
+    )
+    report = ci_reports.CiReports.from_environment(junit, CliContext.options.repo, quiet=quiet)
 
     from domain.reviews.run.context import VerifyOptions
 
@@ -128,11 +145,11 @@ def verify(
             wait_timeout_ms=wait_timeout_ms,
             recursive=recursive,
             ignore_gates=ignore_gates,
+            policy=policy,
         )
 
-    prepared = CliContext.services().prepare_verify(
-        given[0] if given else None, select_all, options
-    )
+    prepared = CliContext.services().prepare_verify(chosen, chosen.select_all, options)
+    report.check_outside_artifacts(prepared.service.options.repo, prepared.service.workspace)
     try:
         outcome = anyio.run(until_signal, prepared.run)
     except RemoteFailure as failure:
@@ -147,7 +164,8 @@ def verify(
     if CliContext.options.json:
         _emit_json(run_view(result))
     else:
-        typer.echo(run_text(result))
+        typer.echo(report.text(result, run_text))
+    report.write(result, prepared.service.workspace, json_output=CliContext.options.json)
     code = EXIT_CANCELLED if outcome is None else EXIT_FOR_STATUS.get(result.status, 2)
     if outcome is not None and result.run.get("waitTimedOut"):
         code = EXIT_WAIT_TIMED_OUT

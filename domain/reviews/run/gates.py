@@ -43,6 +43,7 @@ class Evidence(enum.Enum):
     )  # an operational failure: never a verdict, makes dependents wait
     WAITING = "WAITING"  # someone is producing it (a Human review that waits for a person)
     NONE = "NONE"  # nothing usable: not run yet, not run here, or not reusable
+    STALE = "STALE"  # nothing current, and this Run may not produce it (--reuse-only)
 
 
 class Readiness(enum.Enum):
@@ -66,6 +67,7 @@ STATE_OF_EVIDENCE = {
     Evidence.ERROR: ERROR,
     Evidence.WAITING: WAITING_HUMAN,
     Evidence.NONE: UNREVIEWED,
+    Evidence.STALE: ReviewStatus.STALE,
 }
 # An input eval in one of these states blocks its consumers; any other non-GREEN one makes
 # them wait.
@@ -98,6 +100,7 @@ EVIDENCE_OF_STATUS: Mapping[str, Evidence] = {
     ReviewStatus.ERROR: Evidence.ERROR,
     ReviewStatus.WAITING_HUMAN: Evidence.WAITING,
     ReviewStatus.RUNNING: Evidence.WAITING,
+    ReviewStatus.STALE: Evidence.STALE,
 }
 
 

@@ -34,7 +34,9 @@ from domain.reviews.reuse.keys import KeyInputs, key_inputs
 from domain.reviews.run import gates
 from domain.reviews.run.context import IGNORE_GATES
 from domain.reviews.run.gates import Evidence, GraphState, Readiness
+from domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
 from domain.reviews.run.reuse import NOT_SELECTED, NOT_SELECTED_UNKEYED
+from domain.reviews.run.reuse_only import miss_reason
 from domain.workspace import EvalRef, Workspace
 from ports.filesystem import Filesystem
 from ports.state import ExecutionRecord, RequestRecord, StateStore
@@ -55,6 +57,10 @@ REUSE = "reuse"
 WAIT = "wait"
 BLOCKED = "blocked"
 ACTIONS = (EXECUTE, REUSE, WAIT, BLOCKED)
+STALE_ACTION = "stale"  # --reuse-only: nothing to reuse, and this kind may not run
+DERIVE = "derive"  # a dependency eval: its verdict follows from its targets' evals
+# Counted only when some eval takes them, so the summary of a plain status stays as it was.
+EXTRA_ACTIONS = (DERIVE, STALE_ACTION)
 
 REUSE_REASON = "Reuses the {verdict} verdict of Run {run_id} (same key)."
 EXECUTE_REASON = "No reusable verdict of the current key."
@@ -79,6 +85,7 @@ class StatusOptions:
     recursive: bool = False
     ignore_gates: bool = False
     force: bool = False
+    policy: RunPolicy = DEFAULT_POLICY  # --reuse-only: show what a reuse-only run would do
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,7 @@ class StatusReport:
     def action_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(ACTIONS, 0)
         for item in self.evals:
-            counts[item.action] += 1
+            counts[item.action] = counts.get(item.action, 0) + 1
         return counts
 
     def to_json(self) -> dict[str, Any]:
@@ -191,6 +198,9 @@ class Status:
         ]
         lookups = {eval_id: self._lookup(eval_id) for eval_id in [*selected, *others]}
         evidence = {eval_id: lookup.evidence() for eval_id, lookup in lookups.items()}
+        for eval_id, lookup in lookups.items():
+            if self._reuse_only_miss(eval_id, lookup, included=eval_id in chosen):
+                evidence[eval_id] = Evidence.STALE
         graph = gates.evaluate(self.workspace, scope, evidence, ignore_gates=self.ignore_gates)
         evals = tuple(
             self._eval_status(
@@ -255,6 +265,18 @@ class Status:
 
     # --- deciding -----------------------------------------------------------------------
 
+    def _reuse_only_miss(self, eval_id: str, lookup: _Lookup, *, included: bool) -> bool:
+        """An eval ``verify --reuse-only`` would settle STALE: a request of a reuse-only
+        kind, nothing to reuse, and no fingerprint failure."""
+        included = included or self.options.recursive
+        kind = self.workspace.find_eval(eval_id).eval.profile.kind
+        return (
+            included
+            and self.options.policy.reuses_only(kind)
+            and lookup.error is None
+            and lookup.record is None
+        )
+
     def _eval_status(
         self,
         eval_id: str,
@@ -270,6 +292,10 @@ class Status:
         if state == gates.UNREVIEWED and lookup.last is not None:
             state = STALE
         action, reason = self._action(lookup, graph.gates[eval_id], human, included)
+        if self._reuse_only_miss(eval_id, lookup, included=included):
+            assert lookup.keys is not None
+            state, action = STALE, STALE_ACTION
+            reason = miss_reason(item.profile.kind, eval_id, lookup.keys.unkeyed_reason)
         return EvalStatus(
             eval_id=eval_id,
             kind=item.profile.kind,

@@ -42,7 +42,7 @@ from domain.reviews.agent.review import AgentReview, ReviewOutcome
 from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.human.recorded_declarations import run_definitions
 from domain.reviews.reuse.keys import KeyInputs, key_inputs
-from domain.reviews.run import commit, human_wait, reuse
+from domain.reviews.run import commit, human_wait, reuse, reuse_only
 from domain.reviews.run.context import RunContext, VerifyOptions, VerifyPorts
 from domain.reviews.run.documents import (
     RunResult,
@@ -148,6 +148,7 @@ class Verify:
             definitions=run_definitions([*refs, *others]),
             wait_timeout_ms=options.wait_timeout_ms if options.wait else None,
         )
+        run.update(options.policy.run_fields())
         requests = [
             new_request(
                 run_id,
@@ -184,6 +185,7 @@ class Verify:
                 run["evidence"][ref.qualified_id] = reuse.evidence(ctx, key)
             for key, request in zip(keys, requests, strict=True):
                 reuse.attach_cached(ctx, key, request)
+            reuse_only.settle_misses(requests, options.policy.reuse_only, ctx.save)
             await schedule(self._schedule_inputs(result, scope), actions)
         except RemoteFailure as failure:
             run["error"] = failure.message
