@@ -8,8 +8,11 @@ Run's ``evidence`` (never executed). Every keyed selected eval first attaches th
 GREEN/RED record of its key, before any gate resolves (a reused result starts nothing: no
 pin, no backend, no tool, no session, no process).
 
-Then ``scheduler.schedule`` dispatches the first READY request in selection order (its
-gate: every eval of its direct input components GREEN), again after every result: claim
+Then ``scheduler.schedule`` dispatches READY requests in selection order, up to ``--jobs``
+at once (its gate: every eval of its direct input components GREEN), again after every
+result; past ``--max-executions`` a request that would start an executor settles
+BUDGET_EXHAUSTED (``budget``), and with ``--reuse-only`` a miss already settled STALE
+(``reuse_only``). Each request: claim
 the key, wait behind a live execution of it and reuse what it produced (``joined``), or
 own a new execution, run the review (``AgentReview`` or ``RuntimeReview``, by profile kind)
 and commit it. A request whose gate does not open is saved WAIT_DEPENDENCY or BLOCKED.
@@ -43,6 +46,7 @@ from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.human.recorded_declarations import run_definitions
 from domain.reviews.reuse.keys import KeyInputs, key_inputs
 from domain.reviews.run import commit, human_wait, reuse, reuse_only
+from domain.reviews.run.budget import BUDGET_EXHAUSTED, ExecutionBudget
 from domain.reviews.run.context import RunContext, VerifyOptions, VerifyPorts
 from domain.reviews.run.documents import (
     RunResult,
@@ -106,6 +110,7 @@ class Verify:
         self.owner: ProcessIdentity = ports.processes.own_identity()
         self.result: RunResult | None = None  # set once the Run exists, even if cancelled
         self._keys: dict[str, KeyInputs] = {}  # qualified eval ID -> key, from ``prepare``
+        self.budget = ExecutionBudget(options.policy.max_executions)
 
     def prepare(self, refs: list[EvalRef]) -> list[KeyInputs]:
         """Keys of every eval of the required scope (kept for ``run``); the selected evals'
@@ -186,7 +191,7 @@ class Verify:
             for key, request in zip(keys, requests, strict=True):
                 reuse.attach_cached(ctx, key, request)
             reuse_only.settle_misses(requests, options.policy.reuse_only, ctx.save)
-            await schedule(self._schedule_inputs(result, scope), actions)
+            await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
         except RemoteFailure as failure:
             run["error"] = failure.message
             raise
@@ -226,6 +231,10 @@ class Verify:
             ctx.save(request)
             return
         human = isinstance(ref.eval.profile, HumanProfile)
+        if not human and not self.budget.reserve():  # an executor start, past the limit
+            request.update({"status": BUDGET_EXHAUSTED, "blockedReason": self.budget.reason()})
+            ctx.save(request)
+            return
         execution = new_execution(request, self.owner)
         holds_key = keys.key is not None and not self.options.force
         if holds_key:
@@ -236,6 +245,8 @@ class Verify:
                 if claim.outcome is ClaimOutcome.REUSED:
                     assert claim.record is not None
                     reuse.reuse(ctx, request, claim.record, reuse.source_kind(claim.record, joined))
+                    if not human:
+                        self.budget.release()
                     return
                 if claim.outcome is ClaimOutcome.OWNED:
                     break
