@@ -186,7 +186,10 @@ def _other_profile_text(count: int) -> str:
 
 
 def run_view(result: RunResult) -> dict[str, Any]:
-    return {**result.run, "requests": result.requests}
+    """The Run with its requests, its summaries computed from them as they stand."""
+    from domain.reviews.run.current import current_run
+
+    return current_run(result.run, result.requests)
 
 
 def _exit_detail(request: dict[str, Any]) -> str | None:
@@ -290,8 +293,9 @@ def run_show(
         if polled is None:
             raise typer.Exit(EXIT_CANCELLED)
         run = polled
-    requests = [dict(r.data) for r in store.list_requests(run_id)]
-    _emit_json({**run.data, "requests": requests})
+    from domain.reviews.run.current import current_run
+
+    _emit_json(current_run(run.data, [r.data for r in store.list_requests(run_id)]))
     if not wait:
         return
     if run.status == RUNNING_STATUS:
@@ -308,6 +312,8 @@ def run_list(
     """Runs newest first, for this repository (or --all)."""
     store = CliContext.services().open_state(create=False)
     repo = None if all_repos else os.path.realpath(CliContext.options.repo)
+    from domain.reviews.run.current import status_counts
+
     runs = store.list_runs(repo, limit, offset) if store is not None else []
     rows = [
         {
@@ -316,7 +322,9 @@ def run_list(
             "status": run.status,
             "createdAt": run.data.get("createdAt"),
             "completedAt": run.data.get("completedAt"),
-            "counts": (run.data.get("summary") or {}).get("counts", {}),
+            "counts": status_counts([r.data for r in store.list_requests(run.id)])
+            if store is not None
+            else {},
         }
         for run in runs
     ]

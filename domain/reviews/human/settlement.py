@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from domain.reviews.run.current import settle_run
 from ports.state import ExecutionRecord, HumanSettlement, RequestRecord, Supersession
 from ports.statuses import VERDICTS, ErrorCode, ReviewStatus, SourceKind
 
@@ -95,6 +96,7 @@ def build_settlement(
         reviewer=reviewer,
         record=verdict and key is not None,
         follower_fields=follower_fields(settled_execution, completed_at),
+        settle_run=settle_run,
     )
 
 
