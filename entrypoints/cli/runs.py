@@ -214,15 +214,16 @@ def validation_lines(validation: dict[str, Any] | None) -> list[str]:
 
 
 def run_text(result: RunResult) -> str:
+    from domain.reviews.run.sources import source_text
     from domain.reviews.run.summaries import usage_text
 
     run = result.run
     lines = [f"Run: {run['id']}"]
     for request in result.requests:
         line = f"  {request['evalId']} [{request['id']}]: {request['status']}"
-        source = request.get("source")
+        source = source_text(request)
         if source:
-            line += f" (reused from {source['runId']})"
+            line += f" ({source})"
         detail = request.get("error") or request.get("blockedReason") or _exit_detail(request)
         if detail:
             line += f" — {detail}"

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from domain.reviews.human.asking import WAITING_HUMAN
+from domain.reviews.run.sources import other_profile
 from domain.reviews.timestamps import elapsed_ms
 from ports.statuses import PROFILE_KINDS, ProfileKind
 
@@ -158,7 +159,7 @@ def run_summary(
         if is_reused(request):
             reused["total"] += 1
             reused[kind] += 1
-            if request.get("profile") != request.get("requestedProfile"):
+            if other_profile(request.get("profile"), request["requestedProfile"]):
                 reused["otherProfile"] += 1
         elif is_local_execution(request) and request["executionId"] not in seen:
             seen.add(request["executionId"])
