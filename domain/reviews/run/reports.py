@@ -29,7 +29,7 @@ from ports.statuses import ProfileKind, ReviewStatus
 TAIL_MAX_LINES = 20
 TAIL_MAX_BYTES = 4 * 1024
 TAIL_STREAMS = ("stderr", "stdout")  # stderr first: that is where failures explain themselves
-TAIL_INDENT = "    "
+TAIL_INDENT = "  "
 TAIL_LABEL = "{stream} (last {lines} lines):"
 TAIL_TRUNCATED = "[… {bytes} earlier bytes of this tail not shown]"
 MILLISECONDS_PER_SECOND = 1000
