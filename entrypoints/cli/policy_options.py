@@ -7,6 +7,7 @@ domain values or raise ``CommandError`` (exit 2, before any Run) naming the flag
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -78,7 +79,13 @@ def run_policy(
 ) -> RunPolicy:
     """The checked policy, or exit 2 naming the flag and the rule."""
     from domain.identifiers import identifier_problem
-    from domain.reviews.run.policy import JOBS_DEFAULT, PolicyError, RunPolicy, parse_reuse_only
+    from domain.reviews.run.policy import (
+        FINGERPRINT_JOBS_MAX,
+        JOBS_DEFAULT,
+        PolicyError,
+        RunPolicy,
+        parse_reuse_only,
+    )
 
     try:
         kinds = parse_reuse_only(reuse_only)
@@ -92,7 +99,11 @@ def run_policy(
             reuse_only=kinds,
             jobs=JOBS_DEFAULT if jobs is None else jobs,
             max_executions=max_executions,
-            fingerprint_jobs=fingerprint_jobs,
+            fingerprint_jobs=(
+                min(os.cpu_count() or 1, FINGERPRINT_JOBS_MAX)
+                if fingerprint_jobs is None
+                else fingerprint_jobs
+            ),
             profile=profile,
         )
     except PolicyError as exc:

@@ -33,6 +33,7 @@ from domain.reviews.reuse.fingerprints import FingerprintScripts
 from domain.reviews.reuse.keys import KeyInputs, key_inputs
 from domain.reviews.run import gates
 from domain.reviews.run.context import IGNORE_GATES
+from domain.reviews.run.fingerprint_jobs import compute_all
 from domain.reviews.run.gates import Evidence, GraphState, Readiness
 from domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
 from domain.reviews.run.reuse import NOT_SELECTED, NOT_SELECTED_UNKEYED
@@ -196,7 +197,9 @@ class Status:
             for ref in gates.scope_evals(self.workspace, scope)
             if ref.qualified_id not in chosen
         ]
-        lookups = {eval_id: self._lookup(eval_id) for eval_id in [*selected, *others]}
+        ids = [*selected, *others]
+        keys = compute_all(self._key, ids, self.options.policy.fingerprint_jobs or 1)
+        lookups = {eval_id: self._lookup(eval_id, keys[eval_id]) for eval_id in ids}
         evidence = {eval_id: lookup.evidence() for eval_id, lookup in lookups.items()}
         for eval_id, lookup in lookups.items():
             if self._reuse_only_miss(eval_id, lookup, included=eval_id in chosen):
@@ -225,11 +228,16 @@ class Status:
 
     # --- looking up ---------------------------------------------------------------------
 
-    def _lookup(self, eval_id: str) -> _Lookup:
+    def _key(self, eval_id: str) -> KeyInputs | FingerprintError:
+        """The eval's key, or the failure that stopped it (``--fingerprint-jobs`` at once)."""
         try:
-            keys = key_inputs(self.workspace, eval_id, self.ports.filesystem, self.ports.scripts)
+            return key_inputs(self.workspace, eval_id, self.ports.filesystem, self.ports.scripts)
         except FingerprintError as exc:
-            return _Lookup(None, error=FINGERPRINT_FAILED.format(error=exc))
+            return exc
+
+    def _lookup(self, eval_id: str, keys: KeyInputs | FingerprintError) -> _Lookup:
+        if isinstance(keys, FingerprintError):
+            return _Lookup(None, error=FINGERPRINT_FAILED.format(error=keys))
         found = _Lookup(keys)
         state = self.ports.state
         if state is None:

@@ -45,7 +45,7 @@ from domain.reviews.agent.review import AgentReview, ReviewOutcome
 from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.human.recorded_declarations import run_definitions
 from domain.reviews.reuse.keys import KeyInputs, key_inputs
-from domain.reviews.run import commit, human_wait, reuse, reuse_only
+from domain.reviews.run import commit, fingerprint_jobs, human_wait, reuse, reuse_only
 from domain.reviews.run.budget import BUDGET_EXHAUSTED, ExecutionBudget
 from domain.reviews.run.context import RunContext, VerifyOptions, VerifyPorts
 from domain.reviews.run.documents import (
@@ -115,8 +115,20 @@ class Verify:
     def prepare(self, refs: list[EvalRef]) -> list[KeyInputs]:
         """Keys of every eval of the required scope (kept for ``run``); the selected evals'
         in order. Raises FingerprintError before any Run exists."""
-        for ref in [*refs, *scope_evals(self.workspace, required_scope(self.workspace, refs))]:
-            self._key(ref)
+        wanted = [*refs, *scope_evals(self.workspace, required_scope(self.workspace, refs))]
+        missing = list(
+            dict.fromkeys(r.qualified_id for r in wanted if r.qualified_id not in self._keys)
+        )
+        review = self.ports.review
+        self._keys.update(
+            fingerprint_jobs.compute_all(
+                lambda eval_id: key_inputs(
+                    self.workspace, eval_id, review.tools.filesystem, review.scripts
+                ),
+                missing,
+                self.options.policy.fingerprint_jobs or 1,
+            )
+        )
         return [self._key(ref) for ref in refs]
 
     def _key(self, ref: EvalRef) -> KeyInputs:
