@@ -49,12 +49,16 @@ def test_reuse_only_kinds() -> None:
     ],
 )
 def test_policy_limits_at_and_past(field: str, low: int, high: int) -> None:
-    assert getattr(RunPolicy(**{field: low}), field) == low
-    assert getattr(RunPolicy(**{field: high}), field) == high
+    def policy(value: int) -> RunPolicy:
+        options: dict[str, Any] = {field: value}
+        return RunPolicy(**options)
+
+    assert getattr(policy(low), field) == low
+    assert getattr(policy(high), field) == high
     flag = "--" + field.replace("_", "-")
     for value in (low - 1, high + 1):
         with pytest.raises(PolicyError, match=f"{flag} must be between {low} and {high}"):
-            RunPolicy(**{field: value})
+            policy(value)
 
 
 def test_a_run_records_its_policy() -> None:
