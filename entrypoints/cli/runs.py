@@ -116,7 +116,11 @@ def verify(
     the Artifacts it consumes is GREEN; a RED input blocks it.
 
     Exit codes: 0 GREEN, 1 RED, 2 ERROR or cancelled, 3 Human wait timeout (--wait),
-    4 INCOMPLETE (an obligation unmet: an eval not run, waiting or blocked).
+    4 INCOMPLETE (an obligation unmet: an eval not run, waiting or blocked, past
+    --max-executions, or a --reuse-only miss).
+
+    In CI: `verify --all --reuse-only agent,human --junit PATH`; with GITHUB_ACTIONS=true it
+    also writes the step summary and ::error annotations (docs/ci.md).
     """
     import anyio
 
