@@ -71,9 +71,11 @@ class ProfileKind(enum.StrEnum):
     RUNTIME = "runtime"
     AGENT = "agent"
     HUMAN = "human"
+    DEPENDENCY = "dependency"  # no reviewer: its verdict is derived from its targets' evals
 
 
-PROFILE_KINDS: tuple[ProfileKind, ...] = tuple(ProfileKind)
+# The kinds that review (and are counted, reused and published); a dependency eval derives.
+PROFILE_KINDS: tuple[ProfileKind, ...] = (ProfileKind.RUNTIME, ProfileKind.AGENT, ProfileKind.HUMAN)
 
 
 class SourceKind(enum.StrEnum):

@@ -242,6 +242,8 @@ def run_text(result: RunResult) -> str:
         f"agent {reused.get('agent', 0)}, human {reused.get('human', 0)})"
         + _other_profile_text(reused.get("otherProfile", 0))
     )
+    if summary.get("derived"):
+        lines.append(f"Derived: {summary['derived']} dependency evals (no execution).")
     usage = usage_text(run.get("usage") or {})
     if usage is not None:
         lines.append(usage)

@@ -25,7 +25,7 @@ from domain.reviews.run.reuse_only import miss_reason, settle_misses
 from domain.reviews.run.selection import LIST_MAX, Selection, SelectionError, split_list
 from domain.reviews.run.sources import other_profile, source_text
 from ports.state import RequestRecord, RunRecord
-from ports.statuses import ProfileKind, ReviewStatus
+from ports.statuses import PROFILE_KINDS, ProfileKind, ReviewStatus
 
 # --- policy -----------------------------------------------------------------------------
 
@@ -33,7 +33,7 @@ from ports.statuses import ProfileKind, ReviewStatus
 def test_reuse_only_kinds() -> None:
     assert parse_reuse_only(None) == frozenset()
     assert parse_reuse_only(" agent , human ") == {ProfileKind.AGENT, ProfileKind.HUMAN}
-    assert parse_reuse_only("runtime,agent,human,agent") == set(ProfileKind)
+    assert parse_reuse_only("runtime,agent,human,agent") == set(PROFILE_KINDS)
     with pytest.raises(PolicyError, match="unknown kind 'robot'"):
         parse_reuse_only("agent,robot")
     with pytest.raises(PolicyError, match="empty list"):

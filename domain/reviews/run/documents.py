@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.declarations.model import AgentProfile, HumanProfile, Profile
+from domain.declarations.model import AgentProfile, DependencyProfile, HumanProfile, Profile
 from domain.reviews.reuse.keys import KeyInputs
 from domain.workspace import EvalRef
 from ports.sessions import ProcessIdentity
@@ -59,6 +59,8 @@ def profile_json(profile: Profile) -> dict[str, Any]:
         return data
     if isinstance(profile, HumanProfile):
         return {"kind": ProfileKind.HUMAN}
+    if isinstance(profile, DependencyProfile):
+        return {"kind": ProfileKind.DEPENDENCY, "dependsOn": list(profile.depends_on)}
     return {
         "kind": ProfileKind.RUNTIME,
         "command": profile.command,

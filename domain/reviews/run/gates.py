@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from domain.declarations.model import DependencyProfile
 from domain.graph import components, required_closure
 from domain.workspace import EvalRef, Workspace
 from ports.statuses import ReviewStatus
@@ -210,11 +211,18 @@ def evaluate(
     states: dict[str, str] = {}
     for index, members in enumerate(comps):  # inputs first: their states are known
         gate = READY_GATE if ignore_gates else _gate(workspace, comps, inputs[index], states)
+        derived: list[str] = []
         for name in members:
             for item in workspace.artifact(name).evals:
                 qualified = f"{name}/{item.id}"
+                if isinstance(item.profile, DependencyProfile):
+                    derived.append(qualified)
+                    continue
                 gates[qualified] = gate
                 states[qualified] = _state(gate, evidence.get(qualified, Evidence.NONE))
+        for qualified in derived:  # after their component's other evals (cycle peers)
+            gates[qualified] = _derived_gate(workspace, qualified, states)
+            states[qualified] = _derived_state(gates[qualified])
     artifacts = _validation(workspace, comps, inputs, states)
     ordered = {name: artifacts[name] for name in scope}
     unmet = tuple(name for name, status in ordered.items() if status not in SATISFIED_STATUSES)
@@ -265,6 +273,33 @@ def _gate(
     if unfulfilled:
         return Gate(Readiness.WAIT, tuple(unfulfilled))
     return READY_GATE
+
+
+def _derived_gate(workspace: Workspace, qualified: str, states: Mapping[str, str]) -> Gate:
+    """A dependency eval's gate, from its ``depends_on`` targets only and never bypassed:
+    a target is fulfilled when every one of its evals is GREEN (one without evals, basis
+    or not, always is); any RED or BLOCKED eval blocks it; anything else makes it wait."""
+    unfulfilled: list[Unfulfilled] = []
+    blocking = False
+    for target in workspace.eval_inputs.get(qualified, ()):
+        pending = tuple(
+            (f"{target}/{e.id}", states.get(f"{target}/{e.id}", UNREVIEWED))
+            for e in workspace.artifact(target).evals
+            if states.get(f"{target}/{e.id}") != GREEN
+        )
+        if pending:
+            unfulfilled.append(Unfulfilled(target, pending))
+            blocking = blocking or any(state in BLOCKING_STATES for _, state in pending)
+    if not unfulfilled:
+        return READY_GATE
+    return Gate(Readiness.BLOCKED if blocking else Readiness.WAIT, tuple(unfulfilled))
+
+
+def _derived_state(gate: Gate) -> str:
+    """A dependency eval's state is its verdict: GREEN once its gate opens."""
+    if gate.readiness is Readiness.READY:
+        return GREEN
+    return BLOCKED if gate.readiness is Readiness.BLOCKED else WAIT_DEPENDENCY
 
 
 def _state(gate: Gate, evidence: Evidence) -> str:

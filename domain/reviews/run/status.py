@@ -14,7 +14,8 @@ with (``gates.evaluate``): an eval's state comes from its gate first, its eviden
   before gates resolve, so even behind a closed gate), ``execute`` a READY eval without one
   (for a Human eval: ask a person), ``wait`` for an input, a person, or a selection (an eval
   only in the scope is looked up, never run, without ``--recursive``), ``blocked`` behind a
-  RED input. ``derive`` never applies: dependency evals are refused when declarations load.
+  RED input. ``derive``: a dependency eval, whose state follows from its targets' evals
+  (PASS once all are GREEN); it never executes and has no key.
 
 ``selected`` is whether the selector named the eval; ``included`` whether ``verify`` would
 create a request for it (selected, or in the scope with ``--recursive``).
@@ -30,9 +31,10 @@ from domain.declarations.model import HumanProfile
 from domain.reviews.human.asking import FOLLOWING_HUMAN
 from domain.reviews.reuse.errors import FingerprintError
 from domain.reviews.reuse.fingerprints import FingerprintScripts
-from domain.reviews.reuse.keys import KeyInputs, key_inputs
+from domain.reviews.reuse.keys import DERIVED_NO_KEY, KeyInputs, key_inputs
 from domain.reviews.run import gates
 from domain.reviews.run.context import IGNORE_GATES
+from domain.reviews.run.derived import pulled_in
 from domain.reviews.run.fingerprint_jobs import compute_all
 from domain.reviews.run.gates import Evidence, GraphState, Readiness
 from domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
@@ -65,6 +67,7 @@ EXTRA_ACTIONS = (DERIVE, STALE_ACTION)
 
 REUSE_REASON = "Reuses the {verdict} verdict of Run {run_id} (same key)."
 EXECUTE_REASON = "No reusable verdict of the current key."
+DERIVED_PASS = "Derived: every eval of its depends_on targets is GREEN."
 EXECUTE_UNKEYED = "It has no reuse key: {reason}"
 EXECUTE_FORCED = "--force: reviewed again, nothing reused."
 ASK_HUMAN = "A person will be asked (artifactize request list)."
@@ -200,9 +203,10 @@ class Status:
         ids = [*selected, *others]
         keys = compute_all(self._key, ids, self.options.policy.fingerprint_jobs or 1)
         lookups = {eval_id: self._lookup(eval_id, keys[eval_id]) for eval_id in ids}
+        pulled = {ref.qualified_id for ref in pulled_in(self.workspace, refs)}
         evidence = {eval_id: lookup.evidence() for eval_id, lookup in lookups.items()}
         for eval_id, lookup in lookups.items():
-            if self._reuse_only_miss(eval_id, lookup, included=eval_id in chosen):
+            if self._reuse_only_miss(eval_id, lookup, included=eval_id in chosen | pulled):
                 evidence[eval_id] = Evidence.STALE
         graph = gates.evaluate(self.workspace, scope, evidence, ignore_gates=self.ignore_gates)
         evals = tuple(
@@ -211,7 +215,7 @@ class Status:
                 lookups[eval_id],
                 graph,
                 selected=eval_id in chosen,
-                included=eval_id in chosen or self.options.recursive,
+                included=eval_id in chosen or eval_id in pulled or self.options.recursive,
             )
             for eval_id in [*selected, *others]
         )
@@ -324,6 +328,14 @@ class Status:
         fingerprint failure stops it, a record is attached before any gate, then the gate."""
         if lookup.error is not None:
             return BLOCKED, lookup.error
+        if (
+            gate is not None
+            and lookup.keys is not None
+            and lookup.keys.unkeyed_reason == DERIVED_NO_KEY
+        ):
+            if gate.readiness is Readiness.READY:
+                return DERIVE, DERIVED_PASS
+            return DERIVE, gate.reason()
         keys = lookup.keys
         assert keys is not None
         forced = self.options.force and included

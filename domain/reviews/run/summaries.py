@@ -22,7 +22,7 @@ from typing import Any
 from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.run.sources import other_profile
 from domain.reviews.timestamps import elapsed_ms
-from ports.statuses import PROFILE_KINDS, ProfileKind
+from ports.statuses import PROFILE_KINDS, ProfileKind, SourceKind
 
 AGENT = ProfileKind.AGENT
 HUMAN = ProfileKind.HUMAN
@@ -153,10 +153,13 @@ def run_summary(
     reused: Counters = {"total": 0, **dict.fromkeys(REVIEWER_KINDS, 0), "otherProfile": 0}
     local: list[Mapping[str, Any]] = []
     seen: set[str] = set()
+    derived = 0
     for request in requests:
         counts[request["status"]] = counts.get(request["status"], 0) + 1
         kind = reviewer_kind(request)
-        if is_reused(request):
+        if execution_source(request) == SourceKind.DERIVED:
+            derived += 1  # a dependency eval: neither executed nor reused
+        elif is_reused(request):
             reused["total"] += 1
             reused[kind] += 1
             if other_profile(request.get("profile"), request["requestedProfile"]):
@@ -171,6 +174,7 @@ def run_summary(
         "counts": counts,
         "executed": executed,
         "reused": reused,
+        "derived": derived,
         "wallMs": elapsed_ms(created, completed),
         "executorStarts": executor_starts,
         **_usage_fields(attempts),

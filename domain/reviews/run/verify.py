@@ -45,7 +45,7 @@ from domain.reviews.agent.review import AgentReview, ReviewOutcome
 from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.human.recorded_declarations import run_definitions
 from domain.reviews.reuse.keys import KeyInputs, key_inputs
-from domain.reviews.run import commit, fingerprint_jobs, human_wait, reuse, reuse_only
+from domain.reviews.run import commit, derived, fingerprint_jobs, human_wait, reuse, reuse_only
 from domain.reviews.run.budget import BUDGET_EXHAUSTED, ExecutionBudget
 from domain.reviews.run.context import RunContext, VerifyOptions, VerifyPorts
 from domain.reviews.run.documents import (
@@ -150,6 +150,11 @@ class Verify:
         if options.recursive:  # the scope's other evals run too, in configuration order
             refs, keys = [*refs, *others], [*keys, *(self._key(r) for r in others)]
             others = []
+        pulled = derived.pulled_in(self.workspace, refs)  # a dependency eval's targets run
+        if pulled:
+            ids = {r.qualified_id for r in pulled}
+            refs, keys = [*refs, *pulled], [*keys, *(self._key(r) for r in pulled)]
+            others = [r for r in others if r.qualified_id not in ids]
         other_keys = [self._key(ref) for ref in others]  # before the Run: may raise
         run_id = new_run_id(self.ports.ids)
         created = ctx.now()
@@ -241,6 +246,9 @@ class Verify:
             request["status"] = UNREVIEWED
             request["blockedReason"] = reason
             ctx.save(request)
+            return
+        if derived.is_dependency(request):  # READY: every eval of its targets is GREEN
+            derived.settle_derived(request, ctx.now(), ctx.save)
             return
         human = isinstance(ref.eval.profile, HumanProfile)
         if not human and not self.budget.reserve():  # an executor start, past the limit
