@@ -518,3 +518,96 @@ def test_jobs_at_its_limit_is_accepted(repo: Repo) -> None:
     ci_workspace(repo)
     code, run, _ = repo.cli("verify", "code", "--jobs", str(JOBS_MAX))
     assert code == 0 and run["jobs"] == JOBS_MAX
+
+
+# --- dependency evals -------------------------------------------------------------------
+
+
+def dependency_eval(eval_id: str, *names: str) -> str:
+    return (
+        f"[evals.{eval_id}]\n"
+        f"title = {toml(eval_id)}\n"
+        f'profile = {{ kind = "dependency", depends_on = {toml(list(names))} }}\n'
+    )
+
+
+def dependency_workspace(repo: Repo) -> None:
+    repo.declare("good", repo.runtime_eval("t", "ok"))
+    repo.declare("bad", repo.runtime_eval("t", "fail", "1"))
+    repo.declare("docs", HUMAN_EVAL)
+    (repo.path / "base").mkdir()
+    (repo.path / "base" / "index.artf").write_text('name = "base"\nbasis = true\n')
+    repo.declare(
+        "release",
+        'mounts = { g = "good" }',
+        dependency_eval("green", "g", "base"),
+        dependency_eval("blocked", "bad"),
+        dependency_eval("waiting", "docs"),
+    )
+
+
+def test_dependency_evals_derive_every_outcome(repo: Repo) -> None:
+    dependency_workspace(repo)
+    code, run, _ = repo.cli("verify", "release")
+    requests = repo.requests_of(run)
+    assert code == 1 and run["status"] == "RED"  # bad/t ran (pulled in) and is RED
+    green = requests["release/green"]
+    assert green["status"] == "GREEN" and green["source"]["kind"] == "derived"
+    assert (green["key"], green["executionId"]) == (None, None)
+    blocked = requests["release/blocked"]
+    assert blocked["status"] == "BLOCKED" and blocked["blockedBy"] == ["bad", "bad/t"]
+    waiting = requests["release/waiting"]
+    assert waiting["status"] == "WAIT_DEPENDENCY"
+    assert waiting["blockedBy"] == ["docs", "docs/signoff"]
+    assert requests["good/t"]["status"] == "GREEN" and requests["good/t"]["selected"] is False
+    assert requests["docs/signoff"]["status"] == "WAITING_HUMAN"
+    assert run["summary"]["derived"] == 1 and run["executionsStarted"] == 2
+    assert run["summary"]["executed"]["total"] == 2
+    code, records, _ = repo.cli("cache", "list")
+    assert {r["evalId"] for r in records} == {"good/t", "bad/t"}  # nothing derived is kept
+
+    code, text, _ = repo.cli("verify", "release/green", json_output=False)
+    assert code == 1, text  # release's obligation takes in its other evals: bad/t is RED
+    assert "release/green [" in text and "GREEN (derived)" in text
+    assert "Derived: 1 dependency evals (no execution)." in text.splitlines()
+    code, report, _ = repo.cli("status", "release/green")
+    states = {e["evalId"]: (e["state"], e["action"]) for e in report["evals"]}
+    assert states["release/green"] == ("PASS", "derive")
+    assert states["good/t"] == ("PASS", "reuse")
+
+
+def test_ignore_gates_never_changes_a_derived_verdict(repo: Repo) -> None:
+    dependency_workspace(repo)
+    code, run, _ = repo.cli("verify", "release/blocked", "--ignore-gates")
+    assert code == 1 and run["ignoreGates"] is True  # bad/t ran and is RED
+    assert repo.requests_of(run)["release/blocked"]["status"] == "BLOCKED"
+
+
+@pytest.mark.parametrize(
+    ("blocks", "message"),
+    [
+        ((dependency_eval("r", "nowhere"),), "`nowhere` names no Artifact and no mount alias"),
+        ((dependency_eval("r", "release"),), "cannot depend on its own Artifact"),
+        (('mounts = { g = "good" }', dependency_eval("r", "g", "good")), "a second time"),
+    ],
+)
+def test_config_check_refuses_bad_targets(
+    repo: Repo, blocks: tuple[str, ...], message: str
+) -> None:
+    repo.declare("good", repo.runtime_eval("t", "ok"))
+    repo.declare("release", *blocks)
+    code, out, _ = repo.cli("config", "check")
+    assert code == 2 and any(message in p["message"] for p in out["problems"]), out
+
+
+def test_config_check_refuses_a_wait_cycle(repo: Repo) -> None:
+    repo.declare("one", dependency_eval("ready", "two"))
+    repo.declare("two", dependency_eval("ready", "one"))
+    code, out, _ = repo.cli("config", "check")
+    assert code == 2
+    (problem,) = out["problems"]
+    assert (
+        "dependency evals wait for each other: one/ready -> two/ready -> one/ready"
+        in (problem["message"])
+        or "two/ready -> one/ready -> two/ready" in problem["message"]
+    )

@@ -227,7 +227,8 @@ class Verify:
         """Save a request whose gate is not open: WAIT_DEPENDENCY or BLOCKED, and why."""
         blocked = gate.readiness is Readiness.BLOCKED
         status = ReviewStatus.BLOCKED if blocked else ReviewStatus.WAIT_DEPENDENCY
-        blocked_by = gate.blocked_by if blocked else None
+        # A dependency eval names what it waits for too (its derived verdict's inputs).
+        blocked_by = gate.blocked_by if blocked or derived.is_dependency(request) else None
         reason = gate.reason()
         if (request["status"], request["blockedReason"], request.get("blockedBy")) == (
             status,
