@@ -12,6 +12,11 @@ reviewed as one unit, inputs first (``domain.graph.components``). Two rules foll
 - **Obligation.** Every Artifact of the required scope (the selected evals' targets and
   everything they consume, transitively) needs all of its own evals GREEN, or ``basis``.
 
+- **Dependency evals.** A ``kind = "dependency"`` eval's gate looks only at its
+  ``depends_on`` targets, and is never bypassed: READY once every eval of every target is
+  GREEN (a target without evals always counts), BLOCKED on a RED or BLOCKED one, WAIT
+  otherwise. Its state *is* that derived verdict: GREEN, BLOCKED or WAIT_DEPENDENCY.
+
 An eval's state follows from its readiness and its evidence: BLOCKED ⇒ BLOCKED, WAIT ⇒
 WAIT_DEPENDENCY, READY ⇒ the evidence (GREEN, RED, ERROR, WAITING_HUMAN, UNREVIEWED).
 ``ignore_gates`` makes every eval READY, so the evidence alone decides: gate bypass lets

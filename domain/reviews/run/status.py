@@ -328,11 +328,7 @@ class Status:
         fingerprint failure stops it, a record is attached before any gate, then the gate."""
         if lookup.error is not None:
             return BLOCKED, lookup.error
-        if (
-            gate is not None
-            and lookup.keys is not None
-            and lookup.keys.unkeyed_reason == DERIVED_NO_KEY
-        ):
+        if lookup.keys is not None and lookup.keys.unkeyed_reason == DERIVED_NO_KEY:
             if gate.readiness is Readiness.READY:
                 return DERIVE, DERIVED_PASS
             return DERIVE, gate.reason()
