@@ -91,6 +91,7 @@ bench: install
 	$(BIN)/python bench/model_turns.py
 	bash .ci/ensure-postgresql
 	$(BIN)/python bench/store.py
+	$(BIN)/python bench/scheduling.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -15,6 +15,7 @@ from domain.declarations.model import (
     BuiltinAgentTool,
     BuiltinHumanTool,
     CommandAgentTool,
+    DependencyProfile,
     Eval,
     NoFingerprint,
     Profile,
@@ -197,6 +198,8 @@ def profile_json(profile: Profile) -> dict[str, Any]:
                 "maxTokens": profile.max_tokens,
             }
         )
+    if isinstance(profile, DependencyProfile):
+        return {"kind": ProfileKind.DEPENDENCY, "dependsOn": list(profile.depends_on)}
     return {"kind": ProfileKind.HUMAN}
 
 

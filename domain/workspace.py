@@ -17,6 +17,7 @@ from domain.declarations.model import (
     ArtifactKind,
     ArtifactsumFingerprint,
     Declaration,
+    DependencyProfile,
     Eval,
     HumanTool,
     Reference,
@@ -32,6 +33,7 @@ class RelationKind(enum.Enum):
     MOUNT = "mount"
     INSTRUCTION = "instruction"
     ARGV = "argv"
+    DEPENDENCY = "dependency"  # a dependency eval's ``depends_on`` target
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,7 @@ class _Builder:
             for name, d in self.declared.items()
         }
         eval_inputs = self._references(artifacts)
+        self._dependency_targets(artifacts, eval_inputs)
         for artifact in artifacts.values():
             self._check_fingerprint_scope(artifact)
             self._check_artifact_path_suffixes(artifact)
@@ -270,6 +273,92 @@ class _Builder:
                         seen.add(relation)
                         self.relations.append(relation)
         return {key: tuple(names) for key, names in inputs.items()}
+
+    def _dependency_targets(
+        self, artifacts: Mapping[str, Artifact], eval_inputs: dict[str, tuple[str, ...]]
+    ) -> None:
+        """Resolve every dependency eval's ``depends_on`` (a mount alias of the declaring
+        Artifact first, then a global name) into ``eval_inputs`` and ``dependency``
+        relations; then refuse wait cycles between dependency evals."""
+        seen = set(self.relations)
+        for artifact in artifacts.values():
+            for item in artifact.evals:
+                profile = item.profile
+                if not isinstance(profile, DependencyProfile):
+                    continue
+                declared = self.declared[artifact.name]
+                targets: list[str] = []
+                for index, name in enumerate(profile.depends_on):
+                    key_path = f"evals.{item.id}.profile.depends_on[{index}]"
+                    target = artifact.mounts.get(name, name)
+                    if target not in artifacts:
+                        self.fail(
+                            declared,
+                            key_path,
+                            f"`{name}` names no Artifact and no mount alias of `{artifact.name}`",
+                        )
+                    elif target == artifact.name:
+                        self.fail(
+                            declared,
+                            key_path,
+                            "a dependency eval cannot depend on its own Artifact",
+                        )
+                    elif target in targets:
+                        self.fail(declared, key_path, f"`{name}` names `{target}` a second time")
+                    else:
+                        targets.append(target)
+                        relation = Relation(artifact.name, target, RelationKind.DEPENDENCY, item.id)
+                        if relation not in seen:
+                            seen.add(relation)
+                            self.relations.append(relation)
+                eval_inputs[f"{artifact.name}/{item.id}"] = tuple(targets)
+        self._check_wait_cycles(artifacts, eval_inputs)
+
+    def _check_wait_cycles(
+        self, artifacts: Mapping[str, Artifact], eval_inputs: Mapping[str, tuple[str, ...]]
+    ) -> None:
+        """A dependency eval waits for every eval of its targets; two that wait for each
+        other (directly or around a longer loop) could never settle."""
+        waits: dict[str, list[str]] = {}
+        for artifact in artifacts.values():
+            for item in artifact.evals:
+                if isinstance(item.profile, DependencyProfile):
+                    qualified = f"{artifact.name}/{item.id}"
+                    waits[qualified] = [
+                        f"{target}/{other.id}"
+                        for target in eval_inputs.get(qualified, ())
+                        for other in artifacts[target].evals
+                        if isinstance(other.profile, DependencyProfile)
+                    ]
+        done: set[str] = set()
+        for start in waits:
+            path: list[str] = []
+            on_path: set[str] = set()
+            stack = [(start, iter(waits[start]))]
+            path.append(start)
+            on_path.add(start)
+            while stack:
+                node, children = stack[-1]
+                child = next(children, None)
+                if child is None:
+                    stack.pop()
+                    path.pop()
+                    on_path.discard(node)
+                    done.add(node)
+                    continue
+                if child in on_path:
+                    loop = [*path[path.index(child) :], child]
+                    owner, _, eval_id = child.partition("/")
+                    self.fail(
+                        self.declared[owner],
+                        f"evals.{eval_id}.profile.depends_on",
+                        f"dependency evals wait for each other: {' -> '.join(loop)}",
+                    )
+                    return
+                if child not in done:
+                    path.append(child)
+                    on_path.add(child)
+                    stack.append((child, iter(waits[child])))
 
     def _resolve(
         self, artifacts: Mapping[str, Artifact], owner: Artifact, reference: Reference

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from domain.reviews.remote.sync import RemoteSync
     from domain.reviews.run.context import VerifyOptions
     from domain.reviews.run.documents import RunResult
+    from domain.reviews.run.selection import Selection
     from domain.reviews.run.status import Status, StatusOptions
     from domain.reviews.run.verify import Verify
     from domain.tools.sessions import SessionPorts
@@ -188,13 +189,17 @@ class Services:
 
     # Runs ------------------------------------------------------------------------------
     def prepare_verify(
-        self, selector: str | None, select_all: bool, choose: Callable[[str, str], VerifyOptions]
+        self,
+        selector: str | Selection | None,
+        select_all: bool,
+        choose: Callable[[str, str], VerifyOptions],
     ) -> PreparedRun:
         """Load the workspace, select, check the state location, open the state and the team
         store, and compute the fingerprints. ``choose(repo, state_dir)`` gives the options."""
         from domain.reviews.agent.review import ReviewPorts
         from domain.reviews.reuse.fingerprints import FingerprintError
         from domain.reviews.run.context import VerifyPorts
+        from domain.reviews.run.variants import with_variant
         from domain.reviews.run.verify import Verify
         from domain.reviews.runtime.review import RuntimePorts
         from domain.state_home import StateLocationError, check_outside_repo
@@ -202,9 +207,12 @@ class Services:
         container = self.container
         repo = self.repo()
         config = self.config()
-        workspace = config.load(repo)
-        refs = self.select(workspace, selector, select_all)
         state = self.state_dir()
+        options = choose(repo, state)
+        variant = options.policy.profile
+        loaded = config.load(repo)
+        refs = self.select(loaded, selector, select_all)
+        workspace, refs = self.with_variant(loaded, refs, variant)
         try:
             check_outside_repo(os.path.realpath(state), repo)
         except StateLocationError as exc:
@@ -219,7 +227,7 @@ class Services:
             backends=backends,
             tools=container.tool_ports(),
             sessions=self.session_ports(),
-            reload=lambda: config.load(repo),
+            reload=lambda: with_variant(config.load(repo), variant),
             scripts=scripts,
         )
         ports = VerifyPorts(
@@ -243,20 +251,41 @@ class Services:
             progress=self.progress,
             observer=self.observer,
         )
-        service = Verify(ports, workspace, choose(repo, state))
+        service = Verify(ports, workspace, options)
         try:
             keys = service.prepare(refs)
         except FingerprintError as exc:
             raise CommandError(str(exc)) from None
         return PreparedRun(service, refs, keys, remote, Path(state) / RUNS_FOLDER)
 
-    def select(self, workspace: Workspace, selector: str | None, select_all: bool) -> list[EvalRef]:
+    def select(
+        self, workspace: Workspace, selector: str | Selection | None, select_all: bool
+    ) -> list[EvalRef]:
+        from domain.reviews.run import selection
         from domain.reviews.run.verify import SelectionError, select_evals
 
         try:
+            if isinstance(selector, selection.Selection):
+                return selector.select(workspace)
             return select_evals(workspace, selector, select_all)
-        except SelectionError as exc:
+        except (SelectionError, selection.SelectionError) as exc:
             raise CommandError(str(exc)) from None
+
+    def with_variant(
+        self, workspace: Workspace, refs: list[EvalRef], variant: str | None
+    ) -> tuple[Workspace, list[EvalRef]]:
+        """``--profile``: the workspace with the variant swapped in, and the same selection
+        over it; a variant none of ``refs`` declares is refused (exit 2)."""
+        from domain.reviews.run import variants
+
+        if variant is None:
+            return workspace, refs
+        try:
+            variants.check_variant(refs, variant)
+        except variants.UnknownVariant as exc:
+            raise CommandError(str(exc)) from None
+        swapped = variants.with_variant(workspace, variant)
+        return swapped, variants.reselect(swapped, refs)
 
     def _remote_sync(
         self, state: str, backends: ModelBackends, workspace: Workspace
@@ -303,12 +332,15 @@ class Services:
                 )
         return RemoteSync(stores.open(settings), self.progress)
 
-    def status(self, selector: str | None, options: StatusOptions) -> tuple[Status, list[EvalRef]]:
+    def status(
+        self, selector: str | Selection | None, options: StatusOptions
+    ) -> tuple[Status, list[EvalRef]]:
         """``status`` over the existing state (none reads as "nothing reviewed yet")."""
         from domain.reviews.run.status import Status, StatusPorts
 
-        workspace = self.config().load(self.repo())
-        refs = self.select(workspace, selector, selector is None)
+        loaded = self.config().load(self.repo())
+        refs = self.select(loaded, selector, selector is None)
+        workspace, refs = self.with_variant(loaded, refs, options.policy.profile)
         ports = StatusPorts(
             filesystem=self.container.filesystem(),
             state=self.open_state(create=False),

@@ -33,6 +33,7 @@ class ProfileDocument(TypedDict, total=False):
     command: str  # runtime
     args: list[str]
     baseUrl: str  # agent: a declared endpoint
+    dependsOn: list[str]  # dependency: the Artifacts its verdict is derived from
 
 
 class AgentDocument(TypedDict):
@@ -156,6 +157,7 @@ class RunSummary(UsageSummary):
     counts: dict[str, int]
     executed: Counters
     reused: Counters
+    derived: NotRequired[int]  # dependency evals: neither executed nor reused
     wallMs: int
     executorStarts: int
     toolCalls: dict[str, int]
@@ -211,6 +213,16 @@ class OwnerDocument(TypedDict):
     startTime: float
 
 
+class RunPolicyFields(TypedDict):
+    """What a Run records of its policy (``verify`` flags)."""
+
+    reuseOnly: list[str]  # ProfileKind values that only reuse
+    jobs: int
+    maxExecutions: int | None
+    fingerprintJobs: int | None
+    profileVariant: str | None
+
+
 class RunDocument(TypedDict):
     """A saved Run (``run show --json``); ``summary`` and ``usage`` once it ended."""
 
@@ -235,6 +247,10 @@ class RunDocument(TypedDict):
     summary: NotRequired[RunSummary]
     usage: NotRequired[RunUsage]
     owner: NotRequired[OwnerDocument | None]  # the process running it (dead owners settle)
+    reuseOnly: NotRequired[list[str]]
+    maxExecutions: NotRequired[int | None]
+    fingerprintJobs: NotRequired[int | None]
+    profileVariant: NotRequired[str | None]
     errorCode: NotRequired[str | None]  # ErrorCode: why it ended ERROR (OWNER_DIED)
 
 

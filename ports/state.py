@@ -116,6 +116,10 @@ class HumanSettlement:
     reviewer: str
     record: bool
     follower_fields: RequestUpdate
+    # Called in the same transaction, once the requests are written, for every Run a settled
+    # request belongs to, with all of its requests: a returned Run is saved (its status may
+    # settle with its last waiting request); None leaves it as it is.
+    settle_run: Callable[[RunRecord, list[RequestRecord]], RunRecord | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,8 @@ class ReviewStatus(enum.StrEnum):
     BLOCKED = "BLOCKED"
     WAITING_HUMAN = "WAITING_HUMAN"
     UNREVIEWED = "UNREVIEWED"
+    STALE = "STALE"  # a request only: --reuse-only found no reusable verdict
+    BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"  # a request only: past --max-executions
     GREEN = "GREEN"
     RED = "RED"
     ERROR = "ERROR"
@@ -74,9 +76,11 @@ class ProfileKind(enum.StrEnum):
     RUNTIME = "runtime"
     AGENT = "agent"
     HUMAN = "human"
+    DEPENDENCY = "dependency"  # no reviewer: its verdict is derived from its targets' evals
 
 
-PROFILE_KINDS: tuple[ProfileKind, ...] = tuple(ProfileKind)
+# The kinds that review (and are counted, reused and published); a dependency eval derives.
+PROFILE_KINDS: tuple[ProfileKind, ...] = (ProfileKind.RUNTIME, ProfileKind.AGENT, ProfileKind.HUMAN)
 
 
 class SourceKind(enum.StrEnum):
@@ -85,3 +89,4 @@ class SourceKind(enum.StrEnum):
     CACHE = "cache"  # the key's local reuse history
     JOINED = "joined"  # another request's execution of the same key, waited for
     REMOTE = "remote"  # a record mirrored from the team review store
+    DERIVED = "derived"  # a dependency eval: its verdict follows from its targets' evals

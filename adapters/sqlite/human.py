@@ -8,11 +8,12 @@ processes ran in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 
-from adapters.sqlite.rows import dump_data, load_data, request_record
+from adapters.sqlite.rows import dump_data, load_data, request_record, run_record
 from adapters.sqlite.schema import executions, requests, runs
 from ports.state import (
     HumanClaim,
@@ -21,6 +22,7 @@ from ports.state import (
     HumanNotWaiting,
     HumanSettlement,
     RequestRecord,
+    RunRecord,
     Supersession,
 )
 from ports.statuses import ReviewStatus
@@ -119,6 +121,10 @@ def settle(
             .where(requests.c.id == follower.id)
             .values(status=fields["status"], data=dump_data(data), claimed_by=None, claimed_at=None)
         )
+    if settlement.settle_run is not None:
+        run_ids = dict.fromkeys([request.run_id, *(f.run_id for f in followers)])
+        for run_id in run_ids:
+            settle_run(connection, run_id, settlement.settle_run)
     return tuple(follower.id for follower in followers)
 
 
@@ -160,6 +166,27 @@ def end(connection: sa.Connection, ending: HumanEnding) -> tuple[str, ...]:
             )
         )
     return tuple(request.id for request in waiting)
+
+
+def settle_run(
+    connection: sa.Connection,
+    run_id: str,
+    decide: Callable[[RunRecord, list[RequestRecord]], RunRecord | None],
+) -> None:
+    """Let ``decide`` settle one Run from its requests as now written; save what it returns."""
+    row = connection.execute(sa.select(runs).where(runs.c.id == run_id)).one_or_none()
+    if row is None:
+        return
+    rows = connection.execute(
+        sa.select(requests).where(requests.c.run_id == run_id).order_by(requests.c.ordinal)
+    ).all()
+    settled = decide(run_record(row), [request_record(r) for r in rows])
+    if settled is not None:
+        connection.execute(
+            sa.update(runs)
+            .where(runs.c.id == run_id)
+            .values(status=settled.status, data=dump_data(settled.data))
+        )
 
 
 def supersede(connection: sa.Connection, key: str, supersession: Supersession) -> None:

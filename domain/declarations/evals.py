@@ -11,6 +11,7 @@ from domain.declarations.model import (
     AGENT_DEFAULT_TIMEOUT_MS,
     RUNTIME_DEFAULT_TIMEOUT_MS,
     AgentProfile,
+    DependencyProfile,
     Eval,
     HumanProfile,
     Profile,
@@ -55,6 +56,16 @@ RESERVED_RESULT_FIELDS = (
 )
 OWNER_SCHEMA_TYPE = "object"
 REFUSED_ROOT_COMBINATORS = ("allOf", "anyOf", "oneOf", "not")
+DEPENDS_ON_MIN = 1
+DEPENDS_ON_MAX = 64
+DEPENDENCY_ONLY = "a dependency eval declares only `title` and `profile`"
+
+
+def _is_dependency(value: Mapping[str, Any]) -> bool:
+    profile = value.get("profile")
+    return isinstance(profile, dict) and profile.get("kind") == "dependency"
+
+
 _EVAL_KEYS = ("title", "profile", "payload", "pass_schema", "fail_schema", "profile_variants")
 
 
@@ -128,6 +139,8 @@ class EvalParser:
         if problem:
             self.problems.add(key_path, problem)
             return None
+        if _is_dependency(value):
+            return self._dependency_eval(eval_id, value, key_path)
         start = len(self.problems.items)  # missing keys count too
         reader = TableReader(
             value, key_path, self.problems, _EVAL_KEYS, ("title", "profile", "payload")
@@ -143,16 +156,63 @@ class EvalParser:
         assert title is not None and profile is not None and payload is not None
         return Eval(eval_id, title, profile, payload, pass_schema, fail_schema, variants)
 
+    def _dependency_eval(
+        self, eval_id: str, value: Mapping[str, Any], key_path: str
+    ) -> Eval | None:
+        """A dependency eval: ``title`` and ``profile`` only (no payload, schemas or
+        variants, not even empty ones)."""
+        start = len(self.problems.items)
+        refused = {k: DEPENDENCY_ONLY for k in ("payload", "pass_schema", "fail_schema")}
+        refused["profile_variants"] = DEPENDENCY_ONLY
+        reader = TableReader(
+            value, key_path, self.problems, ("title", "profile"), ("title",), refused
+        )
+        title = reader.string("title")
+        table = reader.table_at("profile")
+        profile = None
+        if table is not None:
+            profile_reader = TableReader(
+                table,
+                reader.path("profile"),
+                self.problems,
+                ("kind", "depends_on"),
+                ("depends_on",),
+            )
+            names = profile_reader.string_list("depends_on")
+            if names is not None:
+                profile = self._depends_on(profile_reader, names)
+        if len(self.problems.items) > start or title is None or profile is None:
+            return None
+        return Eval(eval_id, title, profile, {}, None, None)
+
+    def _depends_on(self, reader: TableReader, names: tuple[str, ...]) -> DependencyProfile | None:
+        if not DEPENDS_ON_MIN <= len(names) <= DEPENDS_ON_MAX:
+            reader.fail(
+                "depends_on",
+                f"must list {DEPENDS_ON_MIN}-{DEPENDS_ON_MAX} Artifact names or mount aliases, "
+                f"got {len(names)}",
+            )
+            return None
+        for index, name in enumerate(names):
+            problem = identifier_problem(name, "Artifact name or mount alias")
+            if problem:
+                reader.fail(f"depends_on[{index}]", problem)
+                return None
+            if name in names[:index]:
+                reader.fail(f"depends_on[{index}]", f"`{name}` is listed twice")
+                return None
+        return DependencyProfile(names)
+
     def profile(self, parent: TableReader, key: str, eval_id: str) -> Profile | None:
         table = parent.table_at(key)
         if table is None:
             return None
         key_path = parent.path(key)
         kind = table.get("kind")
-        if kind == "dependency":
+        if kind == "dependency":  # only a variant reaches here: the eval itself is parsed above
             self.problems.add(
                 join_key(key_path, "kind"),
-                "dependency evals are not supported by this version of artifactize",
+                "a profile variant cannot be a dependency profile; dependency evals take none",
             )
             return None
         if kind not in PROFILE_KINDS:

@@ -139,7 +139,17 @@ class HumanProfile:
     kind: Literal[ProfileKind.HUMAN] = ProfileKind.HUMAN
 
 
-Profile = RuntimeProfile | AgentProfile | HumanProfile
+@dataclass(frozen=True)
+class DependencyProfile:
+    """``{ kind = "dependency", depends_on = [...] }``: no reviewer; GREEN once every eval of
+    the listed Artifacts is (reference/declarations.md §2.4). Names as written: Artifact
+    names or mount aliases of the declaring Artifact (``Workspace.eval_inputs`` resolves)."""
+
+    depends_on: tuple[str, ...]
+    kind: Literal[ProfileKind.DEPENDENCY] = ProfileKind.DEPENDENCY
+
+
+Profile = RuntimeProfile | AgentProfile | HumanProfile | DependencyProfile
 
 
 @dataclass(frozen=True)
@@ -154,7 +164,7 @@ class Eval:
 
     @property
     def instruction(self) -> str:
-        return str(self.payload["instruction"])
+        return str(self.payload.get("instruction", ""))
 
 
 # --- fingerprints ---------------------------------------------------------------------

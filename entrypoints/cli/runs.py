@@ -19,6 +19,7 @@ from domain.reviews.human.asking import (
     WAIT_TIMEOUT_DEFAULT_MS,
     check_wait_timeout,
 )
+from entrypoints.cli import ci_reports, policy_options
 from entrypoints.cli.context import CliContext
 from entrypoints.cli.signals import until_signal
 from entrypoints.errors import CommandError
@@ -101,10 +102,15 @@ def verify(
             f"(default {WAIT_TIMEOUT_DEFAULT_MS}, 1-2147483647).",
         ),
     ] = None,
-    quiet: Annotated[
-        bool,
-        typer.Option("--quiet", help="Only the per-eval result lines and the summary."),
-    ] = False,
+    evals: policy_options.EvalsOption = None,
+    artifacts: policy_options.ArtifactsOption = None,
+    profile: policy_options.ProfileOption = None,
+    reuse_only: policy_options.ReuseOnlyOption = None,
+    jobs: policy_options.JobsOption = None,
+    max_executions: policy_options.MaxExecutionsOption = None,
+    fingerprint_jobs: policy_options.FingerprintJobsOption = None,
+    junit: ci_reports.JunitOption = None,
+    quiet: ci_reports.QuietOption = False,
 ) -> None:
     """Review the selected evals, reusing every verdict whose key still holds.
 
@@ -113,16 +119,27 @@ def verify(
     the Artifacts it consumes is GREEN; a RED input blocks it.
 
     Exit codes: 0 GREEN, 1 RED, 2 ERROR or cancelled, 3 Human wait timeout (--wait),
-    4 INCOMPLETE (an obligation unmet: an eval not run, waiting or blocked).
+    4 INCOMPLETE (an obligation unmet: an eval not run, waiting or blocked, past
+    --max-executions, or a --reuse-only miss).
+
+    In CI: `verify --all --reuse-only agent,human --junit PATH`; with GITHUB_ACTIONS=true it
+    also writes the step summary and ::error annotations (docs/ci.md).
     """
     import anyio
 
-    given = [x for x in (selector, eval_id) if x is not None]
-    if len(given) + int(select_all) != 1:
-        raise CommandError("Give exactly one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all.")
+    chosen = policy_options.selection(selector, eval_id, evals, artifacts, select_all)
     if timeout_ms is not None and not wait:
         raise CommandError(WAIT_NEEDS_WAIT)
     wait_timeout_ms = _wait_timeout(timeout_ms)
+    policy = policy_options.run_policy(
+        reuse_only=reuse_only,
+        jobs=jobs,
+        max_executions=max_executions,
+        fingerprint_jobs=fingerprint_jobs,
+        profile=profile,
+        force=force,
+    )
+    report = ci_reports.CiReports.from_environment(junit, CliContext.options.repo, quiet=quiet)
 
     from domain.reviews.run.context import VerifyOptions
 
@@ -135,6 +152,7 @@ def verify(
             wait_timeout_ms=wait_timeout_ms,
             recursive=recursive,
             ignore_gates=ignore_gates,
+            policy=policy,
         )
 
     from entrypoints.cli.progress import display_for_verify
@@ -144,7 +162,8 @@ def verify(
     services.progress, services.observer = display.notice, display
     try:  # the display is closed (its block cleared) on every path
         display.phase(READING_PHASE)
-        prepared = services.prepare_verify(given[0] if given else None, select_all, options)
+        prepared = services.prepare_verify(chosen, chosen.select_all, options)
+        report.check_outside_artifacts(prepared.service.options.repo, prepared.service.workspace)
         display.phase(None)
         try:
             outcome = anyio.run(until_signal, prepared.run)
@@ -162,7 +181,8 @@ def verify(
     if CliContext.options.json:
         _emit_json(run_view(result))
     else:
-        typer.echo(run_text(result))
+        typer.echo(report.text(result, run_text))
+    report.write(result, prepared.service.workspace, json_output=CliContext.options.json)
     code = EXIT_CANCELLED if outcome is None else EXIT_FOR_STATUS.get(result.status, 2)
     if outcome is not None and result.run.get("waitTimedOut"):
         code = EXIT_WAIT_TIMED_OUT
@@ -183,7 +203,10 @@ def _other_profile_text(count: int) -> str:
 
 
 def run_view(result: RunResult) -> dict[str, Any]:
-    return {**result.run, "requests": result.requests}
+    """The Run with its requests, its summaries computed from them as they stand."""
+    from domain.reviews.run.current import current_run
+
+    return current_run(result.run, result.requests)
 
 
 def _exit_detail(request: RequestDocument) -> str | None:
@@ -208,15 +231,16 @@ def validation_lines(validation: ValidationDocument | None) -> list[str]:
 
 
 def run_text(result: RunResult) -> str:
+    from domain.reviews.run.sources import source_text
     from domain.reviews.run.summaries import usage_text
 
     run = result.run
     lines = [f"Run: {run['id']}"]
     for request in result.requests:
         line = f"  {request['evalId']} [{request['id']}]: {request['status']}"
-        source = request.get("source")
+        source = source_text(request)
         if source:
-            line += f" (reused from {source['runId']})"
+            line += f" ({source})"
         detail = request.get("error") or request.get("blockedReason") or _exit_detail(request)
         if detail:
             line += f" — {detail}"
@@ -231,6 +255,8 @@ def run_text(result: RunResult) -> str:
         f"agent {reused.get('agent', 0)}, human {reused.get('human', 0)})"
         + _other_profile_text(reused.get("otherProfile", 0))
     )
+    if summary.get("derived"):
+        lines.append(f"Derived: {summary['derived']} dependency evals (no execution).")
     usage = usage_text(run.get("usage") or {})
     if usage is not None:
         lines.append(usage)
@@ -288,8 +314,9 @@ def run_show(
         if polled is None:
             raise typer.Exit(EXIT_CANCELLED)
         run = polled
-    requests = [dict(r.data) for r in store.list_requests(run_id)]
-    _emit_json({**run.data, "requests": requests})
+    from domain.reviews.run.current import current_run
+
+    _emit_json(current_run(run.data, [r.data for r in store.list_requests(run_id)]))
     if not wait:
         return
     if run.status == RUNNING_STATUS:
@@ -306,6 +333,8 @@ def run_list(
     """Runs newest first, for this repository (or --all)."""
     store = CliContext.services().open_state(create=False)
     repo = None if all_repos else os.path.realpath(CliContext.options.repo)
+    from domain.reviews.run.current import status_counts
+
     runs = store.list_runs(repo, limit, offset) if store is not None else []
     rows = [
         {
@@ -314,7 +343,9 @@ def run_list(
             "status": run.status,
             "createdAt": run.data.get("createdAt"),
             "completedAt": run.data.get("completedAt"),
-            "counts": (run.data.get("summary") or dict[str, Any]()).get("counts", {}),
+            "counts": status_counts([r.data for r in store.list_requests(run.id)])
+            if store is not None
+            else {},
         }
         for run in runs
     ]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from entrypoints.cli import policy_options
 from entrypoints.cli.context import CliContext
 from entrypoints.errors import CommandError
 
@@ -30,6 +31,8 @@ ACTION_WORDS = {
     "reuse": "will reuse",
     "wait": "wait",
     "blocked": "blocked",
+    "derive": "will derive",
+    "stale": "stale (reuse-only)",
 }
 WAIT_EXPLAINED = (
     "  wait: {count} eval(s) wait for an input, a person, or a selection "
@@ -57,6 +60,13 @@ def status_command(
     force: Annotated[
         bool, typer.Option("--force", help="As verify --force: selected evals reuse nothing.")
     ] = False,
+    evals: policy_options.EvalsOption = None,
+    artifacts: policy_options.ArtifactsOption = None,
+    profile: policy_options.ProfileOption = None,
+    reuse_only: policy_options.ReuseOnlyOption = None,
+    jobs: policy_options.JobsOption = None,
+    max_executions: policy_options.MaxExecutionsOption = None,
+    fingerprint_jobs: policy_options.FingerprintJobsOption = None,
 ) -> None:
     """Show what `verify` would do: per eval its state, action and reason. Runs nothing.
 
@@ -66,11 +76,24 @@ def status_command(
     given = [x for x in (selector, eval_id) if x is not None]
     if len(given) + int(select_all) > 1:
         raise CommandError(ONE_SELECTOR)
+    chosen = policy_options.selection(
+        selector, eval_id, evals, artifacts, select_all, default_all=True
+    )
     from domain.reviews.run.status import StatusOptions
     from ports.state import StateError
 
-    options = StatusOptions(recursive=recursive, ignore_gates=ignore_gates, force=force)
-    status, refs = CliContext.services().status(given[0] if given else None, options)
+    policy = policy_options.run_policy(
+        reuse_only=reuse_only,
+        jobs=jobs,
+        max_executions=max_executions,
+        fingerprint_jobs=fingerprint_jobs,
+        profile=profile,
+        force=force,
+    )
+    options = StatusOptions(
+        recursive=recursive, ignore_gates=ignore_gates, force=force, policy=policy
+    )
+    status, refs = CliContext.services().status(chosen, options)
     try:
         report = status.report(refs)
     except StateError as exc:  # a state that opened but cannot be read
@@ -105,10 +128,13 @@ def status_text(report: StatusReport) -> str:
     lines.extend(f"  Unmet obligation: {name}" for name in report.unmet)
     if report.fingerprint_failures:
         lines.append(FINGERPRINT_FAILED.format(evals=", ".join(report.fingerprint_failures)))
-    from domain.reviews.run.status import ACTIONS
+    from domain.reviews.run.status import ACTIONS, EXTRA_ACTIONS
 
     counts = report.action_counts()
     summary = ", ".join(f"{ACTION_WORDS[action]} {counts[action]}" for action in ACTIONS)
+    summary += "".join(
+        f", {ACTION_WORDS[action]} {counts[action]}" for action in EXTRA_ACTIONS if action in counts
+    )
     lines.append(f"Verify actions: {summary}")
     if counts["wait"]:
         lines.append(WAIT_EXPLAINED.format(count=counts["wait"]))

@@ -36,11 +36,12 @@ GLYPHS: dict[str, str] = {
     ReviewStatus.INCOMPLETE: "◌",
     ReviewStatus.SUPERSEDED: "↷",
     ReviewStatus.CANCELLED: "⌀",
-    "STALE": "~",
+    ReviewStatus.STALE: "~",
+    ReviewStatus.BUDGET_EXHAUSTED: "$",
     NOT_REQUESTED: " ",
 }
 UNKNOWN_GLYPH = "?"
-COUNT_ORDER = [str(status) for status in ReviewStatus] + ["STALE"]
+COUNT_ORDER = [str(status) for status in ReviewStatus]
 NO_RUNS = "No Runs yet. Start one with `artifactize verify`."
 RUN_COLUMNS = ("RUN", "STATUS", "REQUESTS", "AGE", "REPOSITORY")
 EMPTY = "–"

@@ -272,6 +272,18 @@ class MemoryStateStore:
                 follower, status=fields["status"], data=data
             )
             self.claims.pop(follower.id, None)
+        if settlement.settle_run is not None:
+            for run_id in dict.fromkeys([request.run_id, *(f.run_id for f in followers)]):
+                run = self.runs.get(run_id)
+                if run is None:
+                    continue
+                listed = sorted(
+                    (r for r in self.requests.values() if r.run_id == run_id),
+                    key=lambda r: r.ordinal,
+                )
+                settled = settlement.settle_run(run, listed)
+                if settled is not None:
+                    self.runs[run_id] = settled
         return HumanSettled(recorded, tuple(f.id for f in followers))
 
     def end_human(self, ending: HumanEnding) -> tuple[str, ...]:

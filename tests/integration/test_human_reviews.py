@@ -242,7 +242,7 @@ def test_case_5_submit_green_then_reuse(fx: Fixture) -> None:
     assert again.data["validation"]["status"] == "SATISFIED"
     text = fx.cli("verify", "--all", json_output=False)
     run_id = request_id.rsplit("-", 1)[0]
-    assert f"GREEN (reused from {run_id})" in text.out and text.code == 0
+    assert f"GREEN (reused: local cache, {run_id} by alice)" in text.out and text.code == 0
     assert "Validation: SATISFIED" in text.out.splitlines()
 
 

@@ -11,8 +11,10 @@ a subcommand per behaviour.
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -201,7 +203,9 @@ def test_a_nonzero_exit_is_red_and_the_text_names_the_code(repo: Repo) -> None:
     code, text = repo.cli("verify", "app/fail", json_output=False)
     again = text.splitlines()[0].removeprefix("Run: ")
     assert code == 1
-    assert f"  app/fail [{again}-1]: RED (reused from {run_id}) — exit 1" in text.splitlines()
+    producer = f"{getpass.getuser()}@{socket.gethostname()}"
+    reused = f"RED (reused: local cache, {run_id} by {producer}) — exit 1"
+    assert f"  app/fail [{again}-1]: {reused}" in text.splitlines()
 
 
 def test_a_timeout_kills_the_group_with_a_sigterm_ignoring_grandchild(repo: Repo) -> None:

@@ -23,6 +23,7 @@ from domain.declarations.model import (
     CommandAgentTool,
     CommandHumanTool,
     Declaration,
+    DependencyProfile,
     HumanProfile,
     NoFingerprint,
     Reference,
@@ -627,11 +628,46 @@ def test_profile_kind_is_required_and_chosen() -> None:
     )
 
 
-def test_dependency_profile_is_refused_with_an_explanation() -> None:
+def test_a_dependency_eval_takes_no_payload_with_an_explanation() -> None:
+    # Dependency evals are supported now (issue 11); the payload they may not have is refused.
     assert_problem(
         eval_text('{ kind = "dependency", depends_on = ["x"] }'),
-        "evals.e.profile.kind",
-        "not supported",
+        "evals.e.payload",
+        "a dependency eval declares only `title` and `profile`",
+    )
+
+
+DEPENDENCY = '[evals.e]\ntitle = "T"\nprofile = {{ kind = "dependency", depends_on = {names} }}\n'
+
+
+def test_a_dependency_eval() -> None:
+    (only,) = ok(HEAD + DEPENDENCY.format(names='["a", "b"]')).evals
+    assert only.profile == DependencyProfile(("a", "b")) and only.payload == {}
+
+
+@pytest.mark.parametrize(
+    ("names", "key_path", "message"),
+    [
+        ("[]", "evals.e.profile.depends_on", "must list 1-64"),
+        (json.dumps([f"a{n}" for n in range(65)]), "evals.e.profile.depends_on", "got 65"),
+        ('["a", "a"]', "evals.e.profile.depends_on[1]", "listed twice"),
+        ('["a b"]', "evals.e.profile.depends_on[0]", "must be 1-64 letters"),
+    ],
+)
+def test_depends_on_rules(names: str, key_path: str, message: str) -> None:
+    assert_problem(HEAD + DEPENDENCY.format(names=names), key_path, message)
+
+
+def test_depends_on_at_its_limit() -> None:
+    names = json.dumps([f"a{n}" for n in range(64)])
+    (only,) = ok(HEAD + DEPENDENCY.format(names=names)).evals
+    assert isinstance(only.profile, DependencyProfile) and len(only.profile.depends_on) == 64
+
+
+@pytest.mark.parametrize("key", ["payload", "pass_schema", "fail_schema", "profile_variants"])
+def test_a_dependency_eval_refuses_even_empty_tables(key: str) -> None:
+    assert_problem(
+        HEAD + DEPENDENCY.format(names='["a"]') + f"{key} = {{}}\n", f"evals.e.{key}", "only"
     )
 
 

@@ -56,6 +56,7 @@ _RELATION_TEXT: Mapping[RelationKind, str] = {
     RelationKind.MOUNT: "mounted as {label}",
     RelationKind.INSTRUCTION: "named in the instruction",
     RelationKind.ARGV: "named in the runtime arguments",
+    RelationKind.DEPENDENCY: "listed by a dependency eval",
 }
 
 

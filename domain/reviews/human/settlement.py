@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from domain.reviews.run.current import settle_run
 from ports.documents import (
     ExecutionDocument,
     ProducerDocument,
@@ -104,6 +105,7 @@ def build_settlement(
         reviewer=reviewer,
         record=verdict and key is not None,
         follower_fields=follower_fields(settled_execution, completed_at),
+        settle_run=settle_run,
     )
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from domain.declarations.model import (
     ArtifactKind,
+    DependencyProfile,
     Eval,
     NoFingerprint,
     Profile,
@@ -32,6 +33,7 @@ from domain.workspace import Workspace
 from ports.filesystem import Filesystem
 
 REUSE_KEY_VERSION = "artifactize-key-v2"
+DERIVED_NO_KEY = "a dependency eval derives its verdict; it has no reuse key"
 
 
 def eval_strategy(item: Eval, profile: Profile | None = None) -> dict[str, Any]:
@@ -115,6 +117,8 @@ def key_inputs(
     """Compute the key of an eval; raises ``FingerprintError`` when a fingerprint fails."""
     ref = workspace.find_eval(qualified_eval_id)
     def_hash = eval_def_hash(ref.eval, profile)
+    if isinstance(ref.eval.profile, DependencyProfile):  # derived: nothing to key or reuse
+        return KeyInputs(def_hash, (), {}, None, DERIVED_NO_KEY)
     dependencies = eval_dependencies(workspace, qualified_eval_id)
     reason = _unkeyed_reason(workspace, ref.artifact.name, dependencies)
     if reason is not None:

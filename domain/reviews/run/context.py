@@ -16,6 +16,7 @@ from domain.reviews.agent.review import ReviewPorts
 from domain.reviews.human.asking import WAIT_TIMEOUT_DEFAULT_MS, check_wait_timeout
 from domain.reviews.remote.sync import RemoteSync
 from domain.reviews.run.documents import request_record
+from domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
 from domain.reviews.runtime.review import RuntimePorts
 from domain.reviews.timestamps import timestamp
 from domain.workspace import Workspace
@@ -57,6 +58,7 @@ class VerifyOptions:
     recursive: bool = False  # execute every eval of the required scope, not only the selected
     ignore_gates: bool = False  # run evals whose inputs are not GREEN yet (obligations stay)
     wait_timeout_ms: int = WAIT_TIMEOUT_DEFAULT_MS  # from when scheduling starts
+    policy: RunPolicy = DEFAULT_POLICY  # --reuse-only, --jobs, --max-executions, --profile
 
     def __post_init__(self) -> None:
         check_wait_timeout(self.wait_timeout_ms)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from domain.declarations.model import AgentProfile, HumanProfile, Profile
+from domain.declarations.model import AgentProfile, DependencyProfile, HumanProfile, Profile
 from domain.reviews.reuse.keys import KeyInputs
 from domain.workspace import EvalRef
 from ports.documents import (
@@ -53,6 +53,8 @@ def profile_json(profile: Profile) -> ProfileDocument:
         return data
     if isinstance(profile, HumanProfile):
         return {"kind": ProfileKind.HUMAN}
+    if isinstance(profile, DependencyProfile):
+        return {"kind": ProfileKind.DEPENDENCY, "dependsOn": list(profile.depends_on)}
     return {
         "kind": ProfileKind.RUNTIME,
         "command": profile.command,

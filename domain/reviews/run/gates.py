@@ -12,6 +12,11 @@ reviewed as one unit, inputs first (``domain.graph.components``). Two rules foll
 - **Obligation.** Every Artifact of the required scope (the selected evals' targets and
   everything they consume, transitively) needs all of its own evals GREEN, or ``basis``.
 
+- **Dependency evals.** A ``kind = "dependency"`` eval's gate looks only at its
+  ``depends_on`` targets, and is never bypassed: READY once every eval of every target is
+  GREEN (a target without evals always counts), BLOCKED on a RED or BLOCKED one, WAIT
+  otherwise. Its state *is* that derived verdict: GREEN, BLOCKED or WAIT_DEPENDENCY.
+
 An eval's state follows from its readiness and its evidence: BLOCKED ⇒ BLOCKED, WAIT ⇒
 WAIT_DEPENDENCY, READY ⇒ the evidence (GREEN, RED, ERROR, WAITING_HUMAN, UNREVIEWED).
 ``ignore_gates`` makes every eval READY, so the evidence alone decides: gate bypass lets
@@ -27,6 +32,7 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from domain.declarations.model import DependencyProfile
 from domain.graph import components, required_closure
 from domain.workspace import EvalRef, Workspace
 from ports.documents import ValidationDocument
@@ -43,6 +49,7 @@ class Evidence(enum.Enum):
     )  # an operational failure: never a verdict, makes dependents wait
     WAITING = "WAITING"  # someone is producing it (a Human review that waits for a person)
     NONE = "NONE"  # nothing usable: not run yet, not run here, or not reusable
+    STALE = "STALE"  # nothing current, and this Run may not produce it (--reuse-only)
 
 
 class Readiness(enum.Enum):
@@ -66,6 +73,7 @@ STATE_OF_EVIDENCE = {
     Evidence.ERROR: ERROR,
     Evidence.WAITING: WAITING_HUMAN,
     Evidence.NONE: UNREVIEWED,
+    Evidence.STALE: ReviewStatus.STALE,
 }
 # An input eval in one of these states blocks its consumers; any other non-GREEN one makes
 # them wait.
@@ -98,6 +106,7 @@ EVIDENCE_OF_STATUS: Mapping[str, Evidence] = {
     ReviewStatus.ERROR: Evidence.ERROR,
     ReviewStatus.WAITING_HUMAN: Evidence.WAITING,
     ReviewStatus.RUNNING: Evidence.WAITING,
+    ReviewStatus.STALE: Evidence.STALE,
 }
 
 
@@ -207,11 +216,18 @@ def evaluate(
     states: dict[str, str] = {}
     for index, members in enumerate(comps):  # inputs first: their states are known
         gate = READY_GATE if ignore_gates else _gate(workspace, comps, inputs[index], states)
+        derived: list[str] = []
         for name in members:
             for item in workspace.artifact(name).evals:
                 qualified = f"{name}/{item.id}"
+                if isinstance(item.profile, DependencyProfile):
+                    derived.append(qualified)
+                    continue
                 gates[qualified] = gate
                 states[qualified] = _state(gate, evidence.get(qualified, Evidence.NONE))
+        for qualified in derived:  # after their component's other evals (cycle peers)
+            gates[qualified] = _derived_gate(workspace, qualified, states)
+            states[qualified] = _derived_state(gates[qualified])
     artifacts = _validation(workspace, comps, inputs, states)
     ordered = {name: artifacts[name] for name in scope}
     unmet = tuple(name for name, status in ordered.items() if status not in SATISFIED_STATUSES)
@@ -262,6 +278,33 @@ def _gate(
     if unfulfilled:
         return Gate(Readiness.WAIT, tuple(unfulfilled))
     return READY_GATE
+
+
+def _derived_gate(workspace: Workspace, qualified: str, states: Mapping[str, str]) -> Gate:
+    """A dependency eval's gate, from its ``depends_on`` targets only and never bypassed:
+    a target is fulfilled when every one of its evals is GREEN (one without evals, basis
+    or not, always is); any RED or BLOCKED eval blocks it; anything else makes it wait."""
+    unfulfilled: list[Unfulfilled] = []
+    blocking = False
+    for target in workspace.eval_inputs.get(qualified, ()):
+        pending = tuple(
+            (f"{target}/{e.id}", states.get(f"{target}/{e.id}", UNREVIEWED))
+            for e in workspace.artifact(target).evals
+            if states.get(f"{target}/{e.id}") != GREEN
+        )
+        if pending:
+            unfulfilled.append(Unfulfilled(target, pending))
+            blocking = blocking or any(state in BLOCKING_STATES for _, state in pending)
+    if not unfulfilled:
+        return READY_GATE
+    return Gate(Readiness.BLOCKED if blocking else Readiness.WAIT, tuple(unfulfilled))
+
+
+def _derived_state(gate: Gate) -> str:
+    """A dependency eval's state is its verdict: GREEN once its gate opens."""
+    if gate.readiness is Readiness.READY:
+        return GREEN
+    return BLOCKED if gate.readiness is Readiness.BLOCKED else WAIT_DEPENDENCY
 
 
 def _state(gate: Gate, evidence: Evidence) -> str:

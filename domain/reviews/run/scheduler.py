@@ -1,9 +1,15 @@
 """The scheduling loop of a Run: which request runs next, and when the Run may stop.
 
-Requests are dispatched one at a time (``jobs`` is 1), the first READY one in selection
-order, and the graph is evaluated again after every result, so a verdict opens (or closes)
-its consumers' gates at once. A request that is not READY is *parked*: saved
-WAIT_DEPENDENCY or BLOCKED with what it waits for, and dispatched later if its gate opens.
+Up to ``jobs`` requests settle at once (``verify --jobs``, default 4), the READY ones in
+selection order, and the graph is evaluated again after every result, so a verdict opens
+(or closes) its consumers' gates at once. Cache hits were attached before scheduling and
+take no slot; a Human request holds its slot only while it is being asked (it then waits
+as WAITING_HUMAN without one); a joiner holds its slot while it polls the live execution
+of its key. A request that is not READY is *parked*: saved WAIT_DEPENDENCY or BLOCKED
+with what it waits for, and dispatched later if its gate opens.
+
+The requests run as tasks of one anyio task group: a failure of one (a team store that
+refuses) cancels the others and is raised as itself, not wrapped in an exception group.
 
 With ``--wait``, when nothing is READY but Human requests of this Run wait for a person,
 the loop waits until one of them settles, feeds its verdict into the graph and goes on: a
@@ -15,6 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+import anyio
+import anyio.abc
 
 from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.run.gates import Evidence, Gate, GraphState, Readiness, evaluate, evidence_of
@@ -55,23 +64,45 @@ class ScheduleActions:
     wait_for_human: Callable[[list[Request]], Awaitable[bool]] | None
 
 
-async def schedule(inputs: ScheduleInputs, actions: ScheduleActions) -> None:
-    """Settle every QUEUED request whose gate opens; park the rest."""
+async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int = 1) -> None:
+    """Settle every QUEUED request whose gate opens, ``jobs`` at a time; park the rest."""
     pending = [r for r in inputs.requests if r["status"] == QUEUED]
-    while True:
+    running: set[str] = set()
+    failures: list[Exception] = []
+    changed = anyio.Event()
+
+    async def settle(request: Request, group: anyio.abc.TaskGroup) -> None:
+        nonlocal changed
+        try:
+            await actions.settle(request)
+        except Exception as exc:  # raised below as itself, once every task stopped
+            failures.append(exc)
+            group.cancel_scope.cancel()
+        finally:
+            running.discard(request["id"])
+            changed.set()
+
+    async with anyio.create_task_group() as group:
         while True:
             gates = inputs.graph().gates
-            ready = next(
-                (r for r in pending if gates[r["evalId"]].readiness is Readiness.READY), None
-            )
-            if ready is None:
+            for request in list(pending):
+                if len(running) >= jobs:
+                    break
+                if gates[request["evalId"]].readiness is Readiness.READY:
+                    pending.remove(request)
+                    running.add(request["id"])
+                    group.start_soon(settle, request, group)
+            for request in pending:
+                if gates[request["evalId"]].readiness is not Readiness.READY:
+                    actions.park(request, gates[request["evalId"]])
+            if running:
+                changed = anyio.Event()
+                await changed.wait()
+                continue
+            waiting = [r for r in inputs.requests if r["status"] == WAITING_HUMAN]
+            if actions.wait_for_human is None or not waiting:
                 break
-            pending.remove(ready)
-            await actions.settle(ready)
-        for request in pending:
-            actions.park(request, gates[request["evalId"]])
-        waiting = [r for r in inputs.requests if r["status"] == WAITING_HUMAN]
-        if actions.wait_for_human is None or not waiting:
-            return
-        if await actions.wait_for_human(waiting):
-            return
+            if await actions.wait_for_human(waiting):
+                break
+    if failures:
+        raise failures[0]

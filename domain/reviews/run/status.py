@@ -14,7 +14,8 @@ with (``gates.evaluate``): an eval's state comes from its gate first, its eviden
   before gates resolve, so even behind a closed gate), ``execute`` a READY eval without one
   (for a Human eval: ask a person), ``wait`` for an input, a person, or a selection (an eval
   only in the scope is looked up, never run, without ``--recursive``), ``blocked`` behind a
-  RED input. ``derive`` never applies: dependency evals are refused when declarations load.
+  RED input. ``derive``: a dependency eval, whose state follows from its targets' evals
+  (PASS once all are GREEN); it never executes and has no key.
 
 ``selected`` is whether the selector named the eval; ``included`` whether ``verify`` would
 create a request for it (selected, or in the scope with ``--recursive``).
@@ -29,11 +30,15 @@ from domain.declarations.model import HumanProfile
 from domain.reviews.human.asking import FOLLOWING_HUMAN
 from domain.reviews.reuse.errors import FingerprintError
 from domain.reviews.reuse.fingerprints import FingerprintScripts
-from domain.reviews.reuse.keys import KeyInputs, key_inputs
+from domain.reviews.reuse.keys import DERIVED_NO_KEY, KeyInputs, key_inputs
 from domain.reviews.run import gates
 from domain.reviews.run.context import IGNORE_GATES
+from domain.reviews.run.derived import pulled_in
+from domain.reviews.run.fingerprint_jobs import compute_all
 from domain.reviews.run.gates import Evidence, GraphState, Readiness
+from domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
 from domain.reviews.run.reuse import NOT_SELECTED, NOT_SELECTED_UNKEYED
+from domain.reviews.run.reuse_only import miss_reason
 from domain.workspace import EvalRef, Workspace
 from ports.documents import EvalStatusDocument, KeyChanges, LastVerdict, StatusDocument
 from ports.filesystem import Filesystem
@@ -55,9 +60,14 @@ REUSE = "reuse"
 WAIT = "wait"
 BLOCKED = "blocked"
 ACTIONS = (EXECUTE, REUSE, WAIT, BLOCKED)
+STALE_ACTION = "stale"  # --reuse-only: nothing to reuse, and this kind may not run
+DERIVE = "derive"  # a dependency eval: its verdict follows from its targets' evals
+# Counted only when some eval takes them, so the summary of a plain status stays as it was.
+EXTRA_ACTIONS = (DERIVE, STALE_ACTION)
 
 REUSE_REASON = "Reuses the {verdict} verdict of Run {run_id} (same key)."
 EXECUTE_REASON = "No reusable verdict of the current key."
+DERIVED_PASS = "Derived: every eval of its depends_on targets is GREEN."
 EXECUTE_UNKEYED = "It has no reuse key: {reason}"
 EXECUTE_FORCED = "--force: reviewed again, nothing reused."
 ASK_HUMAN = "A person will be asked (artifactize request list)."
@@ -79,6 +89,7 @@ class StatusOptions:
     recursive: bool = False
     ignore_gates: bool = False
     force: bool = False
+    policy: RunPolicy = DEFAULT_POLICY  # --reuse-only: show what a reuse-only run would do
 
 
 @dataclass(frozen=True)
@@ -130,7 +141,7 @@ class StatusReport:
     def action_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(ACTIONS, 0)
         for item in self.evals:
-            counts[item.action] += 1
+            counts[item.action] = counts.get(item.action, 0) + 1
         return counts
 
     def to_json(self) -> StatusDocument:
@@ -189,8 +200,14 @@ class Status:
             for ref in gates.scope_evals(self.workspace, scope)
             if ref.qualified_id not in chosen
         ]
-        lookups = {eval_id: self._lookup(eval_id) for eval_id in [*selected, *others]}
+        ids = [*selected, *others]
+        keys = compute_all(self._key, ids, self.options.policy.fingerprint_jobs or 1)
+        lookups = {eval_id: self._lookup(eval_id, keys[eval_id]) for eval_id in ids}
+        pulled = {ref.qualified_id for ref in pulled_in(self.workspace, refs)}
         evidence = {eval_id: lookup.evidence() for eval_id, lookup in lookups.items()}
+        for eval_id, lookup in lookups.items():
+            if self._reuse_only_miss(eval_id, lookup, included=eval_id in chosen | pulled):
+                evidence[eval_id] = Evidence.STALE
         graph = gates.evaluate(self.workspace, scope, evidence, ignore_gates=self.ignore_gates)
         evals = tuple(
             self._eval_status(
@@ -198,7 +215,7 @@ class Status:
                 lookups[eval_id],
                 graph,
                 selected=eval_id in chosen,
-                included=eval_id in chosen or self.options.recursive,
+                included=eval_id in chosen or eval_id in pulled or self.options.recursive,
             )
             for eval_id in [*selected, *others]
         )
@@ -215,11 +232,16 @@ class Status:
 
     # --- looking up ---------------------------------------------------------------------
 
-    def _lookup(self, eval_id: str) -> _Lookup:
+    def _key(self, eval_id: str) -> KeyInputs | FingerprintError:
+        """The eval's key, or the failure that stopped it (``--fingerprint-jobs`` at once)."""
         try:
-            keys = key_inputs(self.workspace, eval_id, self.ports.filesystem, self.ports.scripts)
+            return key_inputs(self.workspace, eval_id, self.ports.filesystem, self.ports.scripts)
         except FingerprintError as exc:
-            return _Lookup(None, error=FINGERPRINT_FAILED.format(error=exc))
+            return exc
+
+    def _lookup(self, eval_id: str, keys: KeyInputs | FingerprintError) -> _Lookup:
+        if isinstance(keys, FingerprintError):
+            return _Lookup(None, error=FINGERPRINT_FAILED.format(error=keys))
         found = _Lookup(keys)
         state = self.ports.state
         if state is None:
@@ -255,6 +277,18 @@ class Status:
 
     # --- deciding -----------------------------------------------------------------------
 
+    def _reuse_only_miss(self, eval_id: str, lookup: _Lookup, *, included: bool) -> bool:
+        """An eval ``verify --reuse-only`` would settle STALE: a request of a reuse-only
+        kind, nothing to reuse, and no fingerprint failure."""
+        included = included or self.options.recursive
+        kind = self.workspace.find_eval(eval_id).eval.profile.kind
+        return (
+            included
+            and self.options.policy.reuses_only(kind)
+            and lookup.error is None
+            and lookup.record is None
+        )
+
     def _eval_status(
         self,
         eval_id: str,
@@ -270,6 +304,10 @@ class Status:
         if state == gates.UNREVIEWED and lookup.last is not None:
             state = STALE
         action, reason = self._action(lookup, graph.gates[eval_id], human, included)
+        if self._reuse_only_miss(eval_id, lookup, included=included):
+            assert lookup.keys is not None
+            state, action = STALE, STALE_ACTION
+            reason = miss_reason(item.profile.kind, eval_id, lookup.keys.unkeyed_reason)
         return EvalStatus(
             eval_id=eval_id,
             kind=item.profile.kind,
@@ -290,6 +328,10 @@ class Status:
         fingerprint failure stops it, a record is attached before any gate, then the gate."""
         if lookup.error is not None:
             return BLOCKED, lookup.error
+        if lookup.keys is not None and lookup.keys.unkeyed_reason == DERIVED_NO_KEY:
+            if gate.readiness is Readiness.READY:
+                return DERIVE, DERIVED_PASS
+            return DERIVE, gate.reason()
         keys = lookup.keys
         assert keys is not None
         forced = self.options.force and included

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from domain.reviews.human.asking import WAITING_HUMAN
+from domain.reviews.run.sources import other_profile
 from domain.reviews.timestamps import elapsed_ms
 from ports.documents import (
     AttemptDocument,
@@ -29,7 +30,7 @@ from ports.documents import (
     RunUsage,
     UsageSummary,
 )
-from ports.statuses import PROFILE_KINDS, ProfileKind
+from ports.statuses import PROFILE_KINDS, ProfileKind, SourceKind
 
 AGENT = ProfileKind.AGENT
 HUMAN = ProfileKind.HUMAN
@@ -158,13 +159,16 @@ def run_summary(
     reused: Counters = {"total": 0, **dict.fromkeys(REVIEWER_KINDS, 0), "otherProfile": 0}
     local: list[RequestDocument] = []
     seen: set[str] = set()
+    derived = 0
     for request in requests:
         counts[request["status"]] = counts.get(request["status"], 0) + 1
         kind = reviewer_kind(request)
-        if is_reused(request):
+        if execution_source(request) == SourceKind.DERIVED:
+            derived += 1  # a dependency eval: neither executed nor reused
+        elif is_reused(request):
             reused["total"] += 1
             reused[kind] += 1
-            if request.get("profile") != request.get("requestedProfile"):
+            if other_profile(request.get("profile"), request["requestedProfile"]):
                 reused["otherProfile"] += 1
         elif is_local_execution(request) and request["executionId"] not in seen:
             seen.add(str(request["executionId"]))
@@ -176,6 +180,7 @@ def run_summary(
         "counts": counts,
         "executed": executed,
         "reused": reused,
+        "derived": derived,
         "wallMs": elapsed_ms(created, completed),
         "executorStarts": executor_starts,
         **_usage_fields(attempts),

@@ -8,8 +8,11 @@ Run's ``evidence`` (never executed). Every keyed selected eval first attaches th
 GREEN/RED record of its key, before any gate resolves (a reused result starts nothing: no
 pin, no backend, no tool, no session, no process).
 
-Then ``scheduler.schedule`` dispatches the first READY request in selection order (its
-gate: every eval of its direct input components GREEN), again after every result: claim
+Then ``scheduler.schedule`` dispatches READY requests in selection order, up to ``--jobs``
+at once (its gate: every eval of its direct input components GREEN), again after every
+result; past ``--max-executions`` a request that would start an executor settles
+BUDGET_EXHAUSTED (``budget``), and with ``--reuse-only`` a miss already settled STALE
+(``reuse_only``). Each request: claim
 the key, wait behind a live execution of it and reuse what it produced (``joined``), or
 own a new execution, run the review (``AgentReview`` or ``RuntimeReview``, by profile kind)
 and commit it. A request whose gate does not open is saved WAIT_DEPENDENCY or BLOCKED.
@@ -43,8 +46,9 @@ from domain.reviews.agent.review import AgentReview, ReviewOutcome
 from domain.reviews.human.asking import WAITING_HUMAN
 from domain.reviews.human.recorded_declarations import run_definitions
 from domain.reviews.reuse.keys import KeyInputs, key_inputs
-from domain.reviews.run import commit, human_wait, reuse
+from domain.reviews.run import commit, derived, fingerprint_jobs, human_wait, reuse, reuse_only
 from domain.reviews.run import leases as run_leases
+from domain.reviews.run.budget import BUDGET_EXHAUSTED, ExecutionBudget
 from domain.reviews.run.context import RunContext, VerifyOptions, VerifyPorts
 from domain.reviews.run.documents import (
     RunResult,
@@ -109,12 +113,25 @@ class Verify:
         self.owner: ProcessIdentity = ports.processes.own_identity()
         self.result: RunResult | None = None  # set once the Run exists, even if cancelled
         self._keys: dict[str, KeyInputs] = {}  # qualified eval ID -> key, from ``prepare``
+        self.budget = ExecutionBudget(options.policy.max_executions)
 
     def prepare(self, refs: list[EvalRef]) -> list[KeyInputs]:
         """Keys of every eval of the required scope (kept for ``run``); the selected evals'
         in order. Raises FingerprintError before any Run exists."""
-        for ref in [*refs, *scope_evals(self.workspace, required_scope(self.workspace, refs))]:
-            self._key(ref)
+        wanted = [*refs, *scope_evals(self.workspace, required_scope(self.workspace, refs))]
+        missing = list(
+            dict.fromkeys(r.qualified_id for r in wanted if r.qualified_id not in self._keys)
+        )
+        review = self.ports.review
+        self._keys.update(
+            fingerprint_jobs.compute_all(
+                lambda eval_id: key_inputs(
+                    self.workspace, eval_id, review.tools.filesystem, review.scripts
+                ),
+                missing,
+                self.options.policy.fingerprint_jobs or 1,
+            )
+        )
         return [self._key(ref) for ref in refs]
 
     def _key(self, ref: EvalRef) -> KeyInputs:
@@ -136,6 +153,11 @@ class Verify:
         if options.recursive:  # the scope's other evals run too, in configuration order
             refs, keys = [*refs, *others], [*keys, *(self._key(r) for r in others)]
             others = []
+        pulled = derived.pulled_in(self.workspace, refs)  # a dependency eval's targets run
+        if pulled:
+            ids = {r.qualified_id for r in pulled}
+            refs, keys = [*refs, *pulled], [*keys, *(self._key(r) for r in pulled)]
+            others = [r for r in others if r.qualified_id not in ids]
         other_keys = [self._key(ref) for ref in others]  # before the Run: may raise
         run_id = new_run_id(self.ports.ids)
         created = ctx.now()
@@ -152,6 +174,7 @@ class Verify:
             wait_timeout_ms=options.wait_timeout_ms if options.wait else None,
             owner=self.owner,
         )
+        run.update({**run, **options.policy.run_fields()})
         requests = [
             new_request(
                 run_id,
@@ -188,7 +211,8 @@ class Verify:
                 run["evidence"][ref.qualified_id] = reuse.evidence(ctx, key)
             for key, request in zip(keys, requests, strict=True):
                 reuse.attach_cached(ctx, key, request)
-            await schedule(self._schedule_inputs(result, scope), actions)
+            reuse_only.settle_misses(requests, options.policy.reuse_only, ctx.save)
+            await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
         except RemoteFailure as failure:
             run["error"] = failure.message
             raise
@@ -207,7 +231,8 @@ class Verify:
         """Save a request whose gate is not open: WAIT_DEPENDENCY or BLOCKED, and why."""
         blocked = gate.readiness is Readiness.BLOCKED
         status = ReviewStatus.BLOCKED if blocked else ReviewStatus.WAIT_DEPENDENCY
-        blocked_by = gate.blocked_by if blocked else None
+        # A dependency eval names what it waits for too (its derived verdict's inputs).
+        blocked_by = gate.blocked_by if blocked or derived.is_dependency(request) else None
         reason = gate.reason()
         if (request["status"], request["blockedReason"], request.get("blockedBy")) == (
             status,
@@ -229,7 +254,14 @@ class Verify:
             request["blockedReason"] = reason
             ctx.save(request)
             return
+        if derived.is_dependency(request):  # READY: every eval of its targets is GREEN
+            derived.settle_derived(request, ctx.now(), ctx.save)
+            return
         human = isinstance(ref.eval.profile, HumanProfile)
+        if not human and not self.budget.reserve():  # an executor start, past the limit
+            request.update({"status": BUDGET_EXHAUSTED, "blockedReason": self.budget.reason()})
+            ctx.save(request)
+            return
         execution = new_execution(request, self.owner)
         holds_key = keys.key is not None and not self.options.force
         remote = run_leases.applies(ctx, ref.eval.profile, keys.key)
@@ -255,6 +287,8 @@ class Verify:
                     reuse.reuse(
                         ctx, request, claim.record, SourceKind.JOINED if lease_waited else kind
                     )
+                    if not human:
+                        self.budget.release()
                     return
                 if claim.outcome is ClaimOutcome.OWNED:
                     break

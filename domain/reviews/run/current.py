@@ -1,0 +1,114 @@
+"""A Run as it stands now, not as it was when ``verify`` returned.
+
+A Run that ended INCOMPLETE because a person had not submitted yet keeps living: a later
+submission settles its request (and the followers of that execution, in other Runs). So:
+
+- **Summaries are computed when read.** ``run show``, ``run list`` and ``verify --json``
+  compute each request's ``summary`` and the Run's ``summary`` and ``usage`` from the
+  requests as they stand (``current_run``); the saved ones are only what was true at the end.
+- **The status settles with the last waiting request.** ``settle_run`` is called by the
+  state store inside the transaction that writes a Human settlement, for every ended Run a
+  settled request belongs to: once none of its requests waits any more, its validation is
+  recomputed from the Run's saved validation with the requests' current statuses (a
+  request's eval state is its status; an eval the Run only looked up keeps its evidence)
+  and its status moves from INCOMPLETE to GREEN, RED or ERROR when the rules say so
+  (``documents.run_status``). A Run that is still RUNNING is left to its ``verify``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from domain.reviews.run.documents import run_status
+from domain.reviews.run.summaries import request_summary, run_summary, run_usage
+from ports.documents import RequestDocument, RunDocument
+from ports.state import RequestRecord, RunRecord
+from ports.statuses import ReviewStatus
+
+# Request statuses that may still change without a new Run.
+UNSETTLED = frozenset({ReviewStatus.QUEUED, ReviewStatus.RUNNING, ReviewStatus.WAITING_HUMAN})
+SATISFIED_ARTIFACT = frozenset({ReviewStatus.GREEN, "BASIS"})
+
+
+def current_run(run: Mapping[str, Any], requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The Run document with ``summary``, ``usage`` and each request's ``summary`` computed
+    from ``requests`` as they stand; ``requests`` included."""
+    data = copy.deepcopy(dict(run))
+    typed = cast(Sequence[RequestDocument], requests)  # as saved: the documents' keys
+    listed = [
+        cast(RequestDocument, {**copy.deepcopy(dict(r)), "summary": request_summary(r)})
+        for r in typed
+    ]
+    completed = data.get("completedAt")
+    if completed:  # a Run still RUNNING keeps what its verify saved so far
+        summary = run_summary(
+            listed, data["createdAt"], completed, int(data.get("executionsStarted") or 0)
+        )
+        data["summary"] = summary
+        data["usage"] = run_usage(listed, summary)
+    data["requests"] = listed
+    return data
+
+
+def status_counts(requests: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for request in requests:
+        counts[request["status"]] = counts.get(request["status"], 0) + 1
+    return counts
+
+
+def settle_run(run: RunRecord, requests: Sequence[RequestRecord]) -> RunRecord | None:
+    """``run`` with its status, validation and summary settled by its requests' current
+    statuses, or None when nothing changes (still RUNNING, or a request still waits)."""
+    data = run.data
+    if run.status != ReviewStatus.INCOMPLETE or not data.get("completedAt"):
+        return None
+    if any(r.status in UNSETTLED for r in requests):
+        return None
+    validation = data.get("validation")
+    if not isinstance(validation, Mapping):
+        return None
+    states = dict(validation.get("evals") or {})
+    for request in requests:
+        states[request.eval_id] = request.status
+    artifacts = _artifact_states(validation, states)
+    unmet = [name for name, status in artifacts.items() if status not in SATISFIED_ARTIFACT]
+    statuses = [str(s) for s in states.values()]
+    status = run_status(statuses, not unmet)
+    if status == run.status:
+        return None
+    settled = current_run(data, [r.data for r in requests])
+    settled.pop("requests")
+    settled["status"] = status
+    settled["validation"] = {
+        **dict(validation),
+        "status": "SATISFIED" if not unmet else "NOT_SATISFIED",
+        "artifacts": artifacts,
+        "evals": states,
+        "unmetObligations": unmet,
+    }
+    return RunRecord(run.id, run.repo, status, cast(RunDocument, settled))
+
+
+def _artifact_states(validation: Mapping[str, Any], states: Mapping[str, str]) -> dict[str, str]:
+    """An Artifact with evals is GREEN when all of them are; one without keeps its saved
+    status (BASIS, or UNREVIEWED: unmet for good)."""
+    saved: Mapping[str, str] = validation.get("artifacts") or {}
+    own: dict[str, list[str]] = {}
+    for eval_id, state in states.items():
+        own.setdefault(eval_id.split("/", 1)[0], []).append(state)
+    result = {}
+    for name, status in saved.items():
+        if name not in own:
+            result[name] = status
+        elif all(state == ReviewStatus.GREEN for state in own[name]):
+            result[name] = ReviewStatus.GREEN
+        else:
+            worst = next(
+                (s for s in ("ERROR", "RED", "BLOCKED", "WAIT_DEPENDENCY") if s in own[name]),
+                ReviewStatus.INCOMPLETE,
+            )
+            result[name] = "WAIT" if worst == "WAIT_DEPENDENCY" else worst
+    return result

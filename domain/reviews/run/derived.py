@@ -1,0 +1,68 @@
+"""Dependency evals in a Run: a derived verdict, with no execution (reference §2.4).
+
+A dependency eval's gate looks only at its ``depends_on`` targets (``gates``): READY once
+every eval of every target is GREEN. The scheduler dispatches it like any READY request,
+and settling it is only this: GREEN with ``source.kind = "derived"``, no claim, no key, no
+execution, no cache or team store record, no executor start. While its gate is closed it
+is parked BLOCKED (a RED or BLOCKED target eval) or WAIT_DEPENDENCY, with ``blockedBy``.
+``--force``, ``--reuse-only`` and ``--max-executions`` do not apply to it. Selecting one
+pulls its targets' evals into the Run (``pulled_in``): they get requests and run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from domain.declarations.model import DependencyProfile
+from domain.workspace import EvalRef, Workspace
+from ports.documents import RequestDocument
+from ports.statuses import ProfileKind, ReviewStatus, SourceKind
+
+DERIVED_RESULT: Mapping[str, Any] = {"verdict": ReviewStatus.GREEN}
+
+
+def is_dependency(request: Mapping[str, Any]) -> bool:
+    return str(request["requestedProfile"]["kind"]) == ProfileKind.DEPENDENCY
+
+
+def settle_derived(
+    request: RequestDocument, now: str, save: Callable[[RequestDocument], None]
+) -> None:
+    """Settle a READY dependency eval's request GREEN (its targets' evals all are)."""
+    request.update(
+        {
+            "status": ReviewStatus.GREEN,
+            "result": dict(DERIVED_RESULT),
+            "source": {
+                "runId": request["runId"],
+                "requestId": request["id"],
+                "kind": SourceKind.DERIVED,
+            },
+            "completedAt": now,
+            "blockedReason": None,
+            "blockedBy": None,
+        }
+    )
+    save(request)
+
+
+def pulled_in(workspace: Workspace, refs: Sequence[EvalRef]) -> list[EvalRef]:
+    """The evals a selected dependency eval pulls into the Run: every eval of its targets
+    (and, for a target's own dependency evals, of theirs), in configuration order, except
+    those already selected."""
+    chosen = {ref.qualified_id for ref in refs}
+    wanted: set[str] = set()
+    queue = [ref for ref in refs if isinstance(ref.eval.profile, DependencyProfile)]
+    while queue:
+        ref = queue.pop()
+        for target in workspace.eval_inputs.get(ref.qualified_id, ()):
+            artifact = workspace.artifact(target)
+            for item in artifact.evals:
+                qualified = f"{target}/{item.id}"
+                if qualified in wanted or qualified in chosen:
+                    continue
+                wanted.add(qualified)
+                if isinstance(item.profile, DependencyProfile):
+                    queue.append(EvalRef(artifact, item))
+    return [ref for ref in workspace.evals() if ref.qualified_id in wanted]

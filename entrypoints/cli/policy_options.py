@@ -1,0 +1,131 @@
+"""The selection and policy flags ``verify`` and ``status`` share, and their checks.
+
+Each flag is an ``Annotated`` type, so both commands declare it with one line and the help
+text is written once. ``run_policy`` and ``selection`` turn the raw values into checked
+domain values or raise ``CommandError`` (exit 2, before any Run) naming the flag and rule.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from entrypoints.errors import CommandError
+
+if TYPE_CHECKING:
+    from domain.reviews.run.policy import RunPolicy
+    from domain.reviews.run.selection import Selection
+
+EvalsOption = Annotated[
+    str | None,
+    typer.Option("--evals", help="Evals to select, comma-separated: A/E,B/F (selection order)."),
+]
+ArtifactsOption = Annotated[
+    str | None,
+    typer.Option("--artifacts", help="Artifacts whose evals to select, comma-separated: A,B."),
+]
+ProfileOption = Annotated[
+    str | None,
+    typer.Option(
+        "--profile",
+        help="Use each eval's profile variant NAME (profile_variants); unknown: exit 2.",
+    ),
+]
+ReuseOnlyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--reuse-only",
+        help="Comma-separated kinds (runtime, agent, human) that may only reuse a verdict "
+        "(local cache or team store): a miss is STALE, nothing runs, no person is asked, "
+        "the Run is INCOMPLETE (exit 4).",
+    ),
+]
+JobsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs", help="Evals run at once (default 4, 1-256); a waiting Human eval takes none."
+    ),
+]
+MaxExecutionsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-executions",
+        help="Executor starts this Run may make (default unlimited, 0 allowed); READY "
+        "evals past it are BUDGET_EXHAUSTED (exit 4).",
+    ),
+]
+FingerprintJobsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--fingerprint-jobs", help="Fingerprints computed at once (default: CPUs, 1-256)."
+    ),
+]
+
+FORCE_WITH_REUSE_ONLY = (
+    "--force and --reuse-only conflict: --force reuses nothing, --reuse-only only reuses."
+)
+
+
+def run_policy(
+    *,
+    reuse_only: str | None = None,
+    jobs: int | None = None,
+    max_executions: int | None = None,
+    fingerprint_jobs: int | None = None,
+    profile: str | None = None,
+    force: bool = False,
+) -> RunPolicy:
+    """The checked policy, or exit 2 naming the flag and the rule."""
+    from domain.identifiers import identifier_problem
+    from domain.reviews.run.policy import (
+        FINGERPRINT_JOBS_MAX,
+        JOBS_DEFAULT,
+        PolicyError,
+        RunPolicy,
+        parse_reuse_only,
+    )
+
+    try:
+        kinds = parse_reuse_only(reuse_only)
+        if kinds and force:
+            raise PolicyError(FORCE_WITH_REUSE_ONLY)
+        if profile is not None:
+            problem = identifier_problem(profile, "profile variant name")
+            if problem is not None:
+                raise PolicyError(f"--profile: {problem}")
+        return RunPolicy(
+            reuse_only=kinds,
+            jobs=JOBS_DEFAULT if jobs is None else jobs,
+            max_executions=max_executions,
+            fingerprint_jobs=(
+                min(os.cpu_count() or 1, FINGERPRINT_JOBS_MAX)
+                if fingerprint_jobs is None
+                else fingerprint_jobs
+            ),
+            profile=profile,
+        )
+    except PolicyError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def selection(
+    selector: str | None,
+    eval_id: str | None,
+    evals: str | None,
+    artifacts: str | None,
+    select_all: bool,
+    *,
+    default_all: bool = False,
+) -> Selection:
+    """The one selector given, checked (``default_all``: none given means ``--all``)."""
+    from domain.reviews.run.selection import ONE_SELECTOR, Selection, SelectionError
+
+    if selector is not None and eval_id is not None:
+        raise CommandError(ONE_SELECTOR)
+    chosen = Selection(selector if selector is not None else eval_id, evals, artifacts, select_all)
+    try:
+        return chosen.check(default_all=default_all)
+    except SelectionError as exc:
+        raise CommandError(str(exc)) from None

@@ -1,0 +1,307 @@
+"""The pure parts of ``verify`` in CI: policy limits, selections, reuse-only reasons, output
+tails, JUnit and GitHub renderers, late Run settlement, the execution budget, reuse source
+text, and the concurrent scheduler (driven through fakes, no process)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from domain.reviews.run import reports
+from domain.reviews.run.budget import ExecutionBudget
+from domain.reviews.run.current import current_run, settle_run
+from domain.reviews.run.fingerprint_jobs import compute_all
+from domain.reviews.run.policy import (
+    FINGERPRINT_JOBS_MAX,
+    JOBS_MAX,
+    MAX_EXECUTIONS_MAX,
+    PolicyError,
+    RunPolicy,
+    parse_reuse_only,
+)
+from domain.reviews.run.reuse_only import miss_reason, settle_misses
+from domain.reviews.run.selection import LIST_MAX, Selection, SelectionError, split_list
+from domain.reviews.run.sources import other_profile, source_text
+from ports.state import RequestRecord, RunRecord
+from ports.statuses import PROFILE_KINDS, ProfileKind, ReviewStatus
+from tests.support.documents import opaque
+
+# --- policy -----------------------------------------------------------------------------
+
+
+def test_reuse_only_kinds() -> None:
+    assert parse_reuse_only(None) == frozenset()
+    assert parse_reuse_only(" agent , human ") == {ProfileKind.AGENT, ProfileKind.HUMAN}
+    assert parse_reuse_only("runtime,agent,human,agent") == set(PROFILE_KINDS)
+    with pytest.raises(PolicyError, match="unknown kind 'robot'"):
+        parse_reuse_only("agent,robot")
+    with pytest.raises(PolicyError, match="empty list"):
+        parse_reuse_only(" , ")
+
+
+@pytest.mark.parametrize(
+    ("field", "low", "high"),
+    [
+        ("jobs", 1, JOBS_MAX),
+        ("max_executions", 0, MAX_EXECUTIONS_MAX),
+        ("fingerprint_jobs", 1, FINGERPRINT_JOBS_MAX),
+    ],
+)
+def test_policy_limits_at_and_past(field: str, low: int, high: int) -> None:
+    def policy(value: int) -> RunPolicy:
+        options: dict[str, Any] = {field: value}
+        return RunPolicy(**options)
+
+    assert getattr(policy(low), field) == low
+    assert getattr(policy(high), field) == high
+    flag = "--" + field.replace("_", "-")
+    for value in (low - 1, high + 1):
+        with pytest.raises(PolicyError, match=f"{flag} must be between {low} and {high}"):
+            policy(value)
+
+
+def test_a_run_records_its_policy() -> None:
+    policy = RunPolicy(frozenset({ProfileKind.HUMAN, ProfileKind.AGENT}), 2, 5, 3, "quick")
+    assert policy.run_fields() == {
+        "reuseOnly": ["agent", "human"],
+        "jobs": 2,
+        "maxExecutions": 5,
+        "fingerprintJobs": 3,
+        "profileVariant": "quick",
+    }
+
+
+# --- selections -------------------------------------------------------------------------
+
+
+def test_list_limit_at_and_past() -> None:
+    assert len(split_list("--evals", ",".join(["a/b"] * LIST_MAX))) == LIST_MAX
+    with pytest.raises(SelectionError, match=f"at most {LIST_MAX} IDs, got {LIST_MAX + 1}"):
+        split_list("--evals", ",".join(["a/b"] * (LIST_MAX + 1)))
+
+
+def test_exactly_one_selector() -> None:
+    assert Selection().check(default_all=True) == Selection(select_all=True)
+    with pytest.raises(SelectionError, match="Select evals"):
+        Selection().check()
+    with pytest.raises(SelectionError, match="exactly one selector"):
+        Selection(evals="a/b", artifacts="a").check()
+    with pytest.raises(SelectionError, match="qualified eval IDs"):
+        Selection(evals="a").check()
+
+
+# --- reuse-only -------------------------------------------------------------------------
+
+
+def request(eval_id: str, kind: str, status: str = "QUEUED", **extra: Any) -> dict[str, Any]:
+    return {
+        "id": f"run-x-{eval_id}",
+        "evalId": eval_id,
+        "status": status,
+        "requestedProfile": {"kind": kind},
+        "profile": {"kind": kind},
+        "blockedReason": None,
+        "unkeyedReason": None,
+        **extra,
+    }
+
+
+def test_reuse_only_settles_only_queued_requests_of_its_kinds() -> None:
+    saved: list[str] = []
+    queued_agent = request("d/review", "agent")
+    reused_agent = request("d/other", "agent", "GREEN")
+    runtime = request("c/tests", "runtime")
+    human = request("d/signoff", "human", unkeyedReason="`d` declares fingerprint = false")
+    settled = settle_misses(
+        opaque([queued_agent, reused_agent, runtime, human]),
+        frozenset({ProfileKind.AGENT, ProfileKind.HUMAN}),
+        lambda r: saved.append(r["id"]),
+    )
+    assert settled == [queued_agent, human] and saved == [queued_agent["id"], human["id"]]
+    assert queued_agent["status"] == ReviewStatus.STALE and runtime["status"] == "QUEUED"
+    assert queued_agent["blockedReason"] == miss_reason("agent", "d/review")
+    assert "with a model key" in queued_agent["blockedReason"]
+    assert "it has no reuse key (`d` declares fingerprint = false)" in human["blockedReason"]
+
+
+# --- output tails -----------------------------------------------------------------------
+
+
+def red_runtime(stdout: str, stderr: str = "") -> dict[str, Any]:
+    return request(
+        "c/t",
+        "runtime",
+        "RED",
+        result={"verdict": "RED", "exitCode": 1},
+        child={"stdout": stdout, "stderr": stderr},
+    )
+
+
+def numbered(count: int, prefix: str = "line") -> str:
+    return "".join(f"{prefix} {n}\n" for n in range(1, count + 1))
+
+
+def test_tail_lines_at_and_past_the_limit() -> None:
+    at = reports.output_tail(red_runtime(numbered(reports.TAIL_MAX_LINES)))
+    assert at[0] == f"stdout (last {reports.TAIL_MAX_LINES} lines):"
+    assert at[1:] == [f"  line {n}" for n in range(1, reports.TAIL_MAX_LINES + 1)]
+    past = reports.output_tail(red_runtime(numbered(reports.TAIL_MAX_LINES + 1)))
+    assert past[1:] == [f"  line {n}" for n in range(2, reports.TAIL_MAX_LINES + 2)]
+
+
+def test_tail_bytes_at_and_past_the_limit_stderr_first() -> None:
+    at = "x" * reports.TAIL_MAX_BYTES
+    lines = reports.output_tail(red_runtime("ignored", at))
+    assert lines == ["stderr (last 1 lines):", "  " + at]  # the budget is spent on stderr
+    lines = reports.output_tail(red_runtime("", "é" + at))
+    assert lines[1] == "  " + reports.TAIL_TRUNCATED.format(bytes=2)
+    assert lines[2] == "  " + at
+
+
+def test_no_tail_for_green_agent_or_reused_requests() -> None:
+    assert reports.output_tail({**red_runtime("x"), "status": "GREEN"}) == []
+    assert reports.output_tail({**red_runtime("x"), "profile": {"kind": "agent"}}) == []
+    assert reports.output_tail({**red_runtime("x"), "child": None}) == []
+
+
+# --- JUnit and GitHub -------------------------------------------------------------------
+
+
+def test_junit_escapes_and_counts() -> None:
+    run = {"id": "run-x", "status": "RED", "createdAt": "2026-01-01T00:00:00.000000000Z"}
+    red = red_runtime("<&>\n")
+    red.update(createdAt="2026-01-01T00:00:00.000000000Z")
+    red.update(completedAt="2026-01-01T00:00:01.500000000Z", startedAt=None)
+    stale = request("d/r", "agent", "STALE", blockedReason="--reuse-only agent: none")
+    text = reports.junit_xml(run, [red, stale])
+    assert 'tests="2" failures="1" errors="0" skipped="1" time="1.500"' in text
+    assert "&lt;&amp;&gt;" in text and 'message="STALE: --reuse-only agent: none"' in text
+
+
+def test_github_annotation_escapes_its_properties_and_message() -> None:
+    red = request("a/e", "agent", "RED", result={"verdict": "RED", "why": "50%\nbad"})
+    (line,) = reports.github_annotations(None, [red])
+    assert line == '::error title=a/e RED::RED: 50%25%0Abad%0A{"why": "50%25\\nbad"}'
+
+
+# --- late settlement and summaries ------------------------------------------------------
+
+
+def saved_run(status: str = "INCOMPLETE") -> RunRecord:
+    data = {
+        "id": "run-x",
+        "status": status,
+        "createdAt": "2026-01-01T00:00:00.000000000Z",
+        "completedAt": "2026-01-01T00:00:01.000000000Z",
+        "executionsStarted": 0,
+        "validation": {
+            "status": "NOT_SATISFIED",
+            "scope": ["doc", "base"],
+            "artifacts": {"doc": "WAIT", "base": "BASIS"},
+            "evals": {"doc/signoff": "WAITING_HUMAN"},
+            "unmetObligations": ["doc"],
+        },
+        "summary": {"counts": {"WAITING_HUMAN": 1}},
+    }
+    return RunRecord("run-x", "/repo", status, opaque(data))
+
+
+def record(status: str) -> RequestRecord:
+    data = {
+        **request("doc/signoff", "human", status),
+        "runId": "run-x",
+        "createdAt": "2026-01-01T00:00:00.000000000Z",
+        "completedAt": "2026-01-01T00:00:02.000000000Z",
+        "executionId": "execution-1",
+        "source": None,
+    }
+    return RequestRecord(data["id"], "run-x", "doc/signoff", 1, "execution-1", status, opaque(data))
+
+
+def test_the_last_settled_request_settles_the_run() -> None:
+    settled = settle_run(saved_run(), [record("GREEN")])
+    assert settled is not None and settled.status == "GREEN"
+    validation = settled.data["validation"]
+    assert validation is not None
+    assert validation["unmetObligations"] == []
+    assert validation["artifacts"] == {"doc": "GREEN", "base": "BASIS"}
+    assert settled.data["summary"]["counts"] == {"GREEN": 1}
+    red = settle_run(saved_run(), [record("RED")])
+    assert red is not None and red.status == "RED"
+    assert settle_run(saved_run(), [record("WAITING_HUMAN")]) is None
+    assert settle_run(saved_run("RUNNING"), [record("GREEN")]) is None  # its verify settles it
+
+
+def test_summaries_are_computed_when_read() -> None:
+    shown = current_run(saved_run().data, [record("GREEN").data])
+    assert shown["summary"]["counts"] == {"GREEN": 1}
+    assert shown["requests"][0]["summary"]["status"] == "GREEN"
+
+
+def test_budget_reserves_and_releases() -> None:
+    budget = ExecutionBudget(1)
+    assert budget.reserve() and not budget.reserve()
+    budget.release()
+    assert budget.reserve()
+    unlimited = ExecutionBudget(None)
+    assert all(unlimited.reserve() for _ in range(100))
+
+
+def test_reuse_source_text_and_profiles_that_matter() -> None:
+    reused = request("a/e", "agent", "GREEN", source={"runId": "run-k", "kind": "remote"})
+    reused["producer"] = {"name": "bob@ci"}
+    reused["origin"] = {"publisher": "team"}
+    assert source_text(reused) == "reused: team store, run-k by bob@ci"
+    assert source_text({**reused, "reviewer": "alice"}) == "reused: team store, run-k by alice"
+    assert source_text({**reused, "source": None}) is None
+    requested = {"kind": "agent", "backend": "openai", "model": "m1", "timeoutMs": 1}
+    assert not other_profile({"kind": "agent", "backend": "openai", "model": "m1"}, requested)
+    assert other_profile({"kind": "agent", "backend": "openai", "model": "m2"}, requested)
+    runtime = {"kind": "runtime", "command": "a", "args": [], "timeoutMs": 1}
+    assert not other_profile({"kind": "runtime"}, runtime)  # a store record keeps no command
+    assert other_profile({"kind": "runtime", "command": "b", "args": []}, runtime)
+
+
+def test_fingerprint_jobs_compute_each_once_and_raise_the_first_failure() -> None:
+    names = [f"e{n}" for n in range(8)]
+    assert compute_all(str.upper, names, 4) == {n: n.upper() for n in names}
+
+    def failing(name: str) -> str:
+        raise ValueError(name)
+
+    with pytest.raises(ValueError):  # as itself, not in an exception group
+        compute_all(failing, names, 4)
+
+
+# --- the scheduler ----------------------------------------------------------------------
+
+
+def test_the_scheduler_runs_up_to_jobs_at_once() -> None:
+    from domain.reviews.run.scheduler import ScheduleActions, schedule
+
+    class Inputs:
+        def __init__(self, requests: list[dict[str, Any]]) -> None:
+            self.requests = requests
+
+        def graph(self) -> Any:
+            from types import SimpleNamespace
+
+            from domain.reviews.run.gates import READY_GATE
+
+            return SimpleNamespace(gates={r["evalId"]: READY_GATE for r in self.requests})
+
+    requests = [request(f"a/e{n}", "runtime") for n in range(6)]
+    busy = {"now": 0, "most": 0}
+
+    async def settle(item: dict[str, Any]) -> None:
+        busy["now"] += 1
+        busy["most"] = max(busy["most"], busy["now"])
+        await anyio.sleep(0.01)
+        busy["now"] -= 1
+        item["status"] = "GREEN"
+
+    actions = ScheduleActions(opaque(settle), lambda r, g: None, None)
+    anyio.run(schedule, Inputs(requests), actions, 4)  # type: ignore[arg-type]
+    assert busy["most"] == 4 and all(r["status"] == "GREEN" for r in requests)
