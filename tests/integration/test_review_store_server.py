@@ -43,8 +43,12 @@ from tests.support.server_cli import run_in_process, subprocess_argv
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED_AT = "2030-01-01T00:00:00.000000000Z"
 READY = re.compile(r"Review store listening on http://(?P<address>\S+) \(state: (?P<state>.+)\)")
-START_SECONDS = 15.0
-STOP_SECONDS = 5.0
+# Bounds for a hung process, never speed checks: a loaded 2-core CI machine (beside
+# PostgreSQL and Wine lanes) can take many seconds to start our CLI, so each is generous
+# and is only ever waited out by a failing test.
+START_SECONDS = 60.0
+STOP_SECONDS = 30.0
+COMMAND_SECONDS = 120.0  # one CLI command started beside others and the traffic thread
 TRAFFIC_PAUSE_SECONDS = 0.005
 KEY = "ab" * 32
 
@@ -727,7 +731,7 @@ def test_token_commands_race_on_the_same_file_while_the_server_runs(state: Path)
             )
             for args in commands
         ]
-        results = [(p.communicate(timeout=START_SECONDS), p.returncode) for p in processes]
+        results = [(p.communicate(timeout=COMMAND_SECONDS), p.returncode) for p in processes]
         stop_traffic.set()
         load.join(STOP_SECONDS)
 
