@@ -473,7 +473,7 @@ class FakeProvider:
         """The POSTs received so far, optionally only those to ``path``."""
         return [r for r in self.requests if r.method == "POST" and path in (None, r.path)]
 
-    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[ReceivedRequest]:
+    def wait_for_requests(self, count: int, timeout: float = 30.0) -> list[ReceivedRequest]:
         """Block until ``count`` requests arrived; AssertionError after ``timeout`` seconds."""
         with self._lock:
             if not self._lock.wait_for(lambda: len(self._requests) >= count, timeout):
