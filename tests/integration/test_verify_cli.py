@@ -251,7 +251,8 @@ def test_retries_then_success_and_authentication_failure(
 def test_the_review_deadline(tmp_path: Path, fake: FakeProvider) -> None:
     # The provider never answers: only the 500 ms deadline can end this run (else cli()'s
     # own timeout fails the test), and the provider sees the abandoned request's connection
-    # closed. No wall-clock bound on the run: on a loaded machine it may take seconds.
+    # closed. No wall-clock bound on the run: on a loaded machine it may take seconds, and
+    # the deadline may even strike before the request is sent (then nothing reached it).
     repo = Repo(tmp_path, timeout_ms=500)
     fake.enqueue(hang())
     code, run, _ = cli(repo, fake, "verify", EVAL)
@@ -262,9 +263,9 @@ def test_the_review_deadline(tmp_path: Path, fake: FakeProvider) -> None:
         "Agent review timed out.",
     )
     deadline = time.monotonic() + DISCONNECT_WAIT_SECONDS
-    while fake.disconnects < 1 and time.monotonic() < deadline:
+    while fake.disconnects != len(fake.posts()) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert fake.disconnects == 1
+    assert fake.disconnects == len(fake.posts()) <= 1
 
 
 def test_model_change_reuses_instruction_change_reviews_again(
