@@ -147,6 +147,11 @@ class ReviewApp:
         except (HumanReviewError, StateError) as exc:
             self.say(READ_FAILED.format(time=self.clock_text(), reason=_message(exc)), problem=True)
 
+    @property
+    def ending(self) -> bool:
+        """The app decided to end; the event loop may still turn a few times before it stops."""
+        return self._done is not None and self._done.is_set()
+
     def submitted(self, message: str, *, problem: bool = False) -> None:
         notes = [message, *self.session.warnings]
         self.session.warnings.clear()
@@ -268,6 +273,8 @@ class ReviewApp:
     # --- keys -------------------------------------------------------------------------------
 
     def _on_key(self, key: str) -> None:
+        if self.ending:  # a key typed while the app winds down must not start anything
+            return
         if self.busy is not None:
             self._busy_key(key)
             return

@@ -47,6 +47,9 @@ profile = { kind = "agent", backend = "openai", model = "test" }
 payload = { instruction = "INSTRUCTION" }
 """
 
+# Opening a FIFO without a writer blocks forever; any finite bound proves it was not opened,
+# so the bound is generous enough for a loaded CI machine.
+NOT_BLOCKED_SECONDS = 30
 FIVE_BUILTINS = """
 [views.agent_tools.read]
 builtin = "read"
@@ -262,7 +265,7 @@ async def test_PATH_11_special_files_refused_without_blocking(W: Path) -> None:
         for name, args in calls:
             started = time.monotonic()
             text = await t.err(name, args)
-            assert time.monotonic() - started < 2
+            assert time.monotonic() - started < NOT_BLOCKED_SECONDS
             if special == "fifo":
                 assert text == SPECIAL, (name, text)
             else:
@@ -687,7 +690,7 @@ async def test_LIST_06_links_and_special_entries_listed_not_followed(W: Path) ->
     (W / "a/d/dead").symlink_to("missing")
     started = time.monotonic()
     data = await tools(W).ok("list_a", {"path": "d"})
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < NOT_BLOCKED_SECONDS
     assert {e["name"]: e["kind"] for e in data["entries"]} == {
         "dead": "symlink",
         "fifo": "other",

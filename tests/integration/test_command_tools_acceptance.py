@@ -114,6 +114,11 @@ def ports(environment: dict[str, str] | None = None) -> ToolPorts:
 # The json tool used by most G cases: it follows instructions in its arguments, so one
 # workspace serves many variants. ``@outputDir@``, ``@tmpDir@``, ``@tmpName@`` and
 # ``@artifactPath@`` in paths and stdout are replaced by the request's values.
+# The deadline tests run code that sleeps 60 s: finishing in under half of that proves the
+# deadline cut it, with room for a loaded CI machine (no speed is measured here).
+NOT_WAITED_OUT_SECONDS = 30
+# Polls for a process to go or a file to appear: bounds for a failing run only.
+GONE_WAIT_SECONDS = 30.0
 ECHO_TOOL = f"""\
 import base64, json, os, sys
 raw = sys.stdin.buffer.read()
@@ -1223,7 +1228,7 @@ async def test_PROC_01_deadline(W: Path, output_root: Path):
     h = harness(W, output_root)
     started = time.monotonic()
     assert error_text(await h.call({"code": "import time; time.sleep(60)"})) == TIMED_OUT
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < NOT_WAITED_OUT_SECONDS  # the 60 s sleep was cut
 
 
 async def test_PROC_01_plain_deadline(W: Path, output_root: Path):
@@ -1231,7 +1236,7 @@ async def test_PROC_01_plain_deadline(W: Path, output_root: Path):
     h = harness(W, output_root)
     started = time.monotonic()
     assert error_text(await h.call()) == TIMED_OUT
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < NOT_WAITED_OUT_SECONDS  # the 60 s sleep was cut
 
 
 def test_PROC_deadline_default_and_range(W: Path):
@@ -1270,7 +1275,7 @@ async def test_PROC_02_group_killed_on_timeout(W: Path, output_root: Path):
     )
     assert error_text(await h.call({"code": code})) == TIMED_OUT
     pid = int((W / "child.pid").read_text())
-    assert _gone_within(pid, 3)
+    assert _gone_within(pid, GONE_WAIT_SECONDS)
 
 
 async def test_PROC_02_background_descendants_die_with_a_normal_exit(W: Path, output_root: Path):
@@ -1283,7 +1288,7 @@ async def test_PROC_02_background_descendants_die_with_a_normal_exit(W: Path, ou
     )
     result = await h.call({"code": code, "stdout": out(text("done"))})
     assert ok_text(result) == "done"
-    assert _gone_within(int((W / "child.pid").read_text()), 3)
+    assert _gone_within(int((W / "child.pid").read_text()), GONE_WAIT_SECONDS)
 
 
 @pytest.mark.parametrize("protocol", ["json", "plain"])
@@ -1300,7 +1305,7 @@ async def test_PROC_05_pre_cancelled_call(W: Path, output_root: Path, protocol: 
     assert not h.spawned()
 
 
-async def _wait_for(path: Path, seconds: float = 10) -> str:
+async def _wait_for(path: Path, seconds: float = GONE_WAIT_SECONDS) -> str:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if path.exists() and path.read_text():
@@ -1332,8 +1337,8 @@ async def test_PROC_06_abandoned_call_cleans_up(W: Path, output_root: Path):
         pid = int(await _wait_for(W / "started"))
         tasks.cancel_scope.cancel()
     assert not finished
-    assert _gone_within(pid, 5)
-    assert time.monotonic() - started < 10
+    assert _gone_within(pid, GONE_WAIT_SECONDS)
+    assert time.monotonic() - started < NOT_WAITED_OUT_SECONDS  # the 60 s sleep was cut
     only_retained(output_root)
 
 
@@ -1352,7 +1357,7 @@ async def test_PROC_06_cancelled_token_stops_a_running_call(W: Path, output_root
             pid = int(await _wait_for(W / "started"))
             token.cancel()
     assert "cancelled" in error_text(results[0])
-    assert _gone_within(pid, 5)
+    assert _gone_within(pid, GONE_WAIT_SECONDS)
 
 
 async def test_PROC_07_executable_resolution(W: Path, output_root: Path):

@@ -221,6 +221,10 @@ async def test_deadline_kills_the_whole_tree(spawned: list[int]) -> None:
     assert wait_group_gone(spawned[0]) == []
 
 
+# The children here sleep 60 s: a run ending within half of that was cut after the grace,
+# not waited out, and the bound leaves a loaded CI machine room (no speed is measured).
+SLEEP_CUT_SECONDS = 30
+
 # The shell sets SIGTERM to ignored and execs: the disposition survives exec, with no window.
 IGNORING_TERM = f'trap "" TERM; exec {SLEEP} 60'
 
@@ -229,7 +233,7 @@ async def test_sigterm_ignoring_leader_is_sigkilled_after_the_grace() -> None:
     outcome, elapsed = await timed_run(spec(SH, "-c", IGNORING_TERM, timeout_ms=300))
     assert outcome.timed_out
     assert (outcome.exit_code, outcome.signal) == (None, signal.SIGKILL)
-    assert 0.3 + KILL_GRACE_SECONDS <= elapsed < 0.3 + KILL_GRACE_SECONDS + 1.0
+    assert 0.3 + KILL_GRACE_SECONDS <= elapsed < SLEEP_CUT_SECONDS
 
 
 async def test_sigterm_ignoring_descendants_die_with_the_leader(spawned: list[int]) -> None:
@@ -265,7 +269,7 @@ print(escapee.pid, flush=True)
     try:
         assert outcome.exit_code == 0
         assert outcome.streams_held_open
-        assert KILL_GRACE_SECONDS <= elapsed < KILL_GRACE_SECONDS + 1.0
+        assert KILL_GRACE_SECONDS <= elapsed < SLEEP_CUT_SECONDS
     finally:
         escapee.kill()  # it left the group, so cleaning it up is ours, not the adapter's
         assert wait_gone(escapee)

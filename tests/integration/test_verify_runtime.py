@@ -31,8 +31,14 @@ from tests.support.workspaces import toml_value as toml
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PYTHON = os.path.realpath(sys.executable)
 SECRET = "do-not-leak-7f3a"
-TIMEOUT_MS = 1500
-GRANDCHILD_START_SECONDS = 10
+# The hang eval's child and its grandchild must both be up (SIGTERM ignored, pid written)
+# before the deadline strikes; 5 s leaves a loaded 2-core machine room to start two Pythons.
+TIMEOUT_MS = 5000
+# How long the hang eval's child and grandchild sleep: far beyond the CLI run's own 60 s
+# timeout, so a runner that waited for either (or for the grandchild's copy of the output
+# pipes) fails the test instead of passing slowly.
+HANG_SECONDS = 600
+GONE_WAIT_SECONDS = 30.0  # a bound for a failing run only; a killed grandchild goes at once
 
 PROBE = r"""
 import json, os, signal, subprocess, sys, time
@@ -63,10 +69,10 @@ elif command == "hang":
         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
         f"open({pidfile!r} + '.tmp', 'w').write(str(os.getpid()))\n"
         f"os.rename({pidfile!r} + '.tmp', {pidfile!r})\n"
-        "time.sleep(60)\n"
+        "time.sleep(HANG_SECONDS)\n"
     )
     subprocess.Popen([sys.executable, "-S", "-c", code])
-    time.sleep(60)
+    time.sleep(HANG_SECONDS)
 elif command == "edit":
     with open(rest[0], "a") as target:
         target.write("edited by the eval itself\n")
@@ -82,7 +88,7 @@ class Repo:
         self.pidfile = root / "grandchild.pid"
         self.probe = root / "bin" / "probe.py"
         self.probe.parent.mkdir()
-        self.probe.write_text(PROBE, encoding="utf-8")
+        self.probe.write_text(PROBE.replace("HANG_SECONDS", str(HANG_SECONDS)), encoding="utf-8")
         (self.path / "data").mkdir(parents=True)
         (self.path / "data" / "index.artf").write_text(
             'name = "data"\nbasis = true\n', encoding="utf-8"
@@ -216,10 +222,10 @@ def test_a_timeout_kills_the_group_with_a_sigterm_ignoring_grandchild(repo: Repo
     assert (code, request["status"], request["errorCode"]) == (2, "ERROR", "TIMEOUT")
     assert request["error"] == f"Runtime eval timed out after {TIMEOUT_MS} ms."
     assert request["child"]["signal"] == 9  # SIGTERM was ignored, SIGKILL followed
-    assert elapsed < TIMEOUT_MS / 1000 + GRANDCHILD_START_SECONDS
+    assert elapsed < HANG_SECONDS, "the run waited the hang out instead of killing it"
     assert repo.pidfile.exists(), "the grandchild never started"
     grandchild = int(repo.pidfile.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + GONE_WAIT_SECONDS
     while time.monotonic() < deadline:
         try:
             if psutil.Process(grandchild).status() == psutil.STATUS_ZOMBIE:

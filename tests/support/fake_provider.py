@@ -839,7 +839,7 @@ class FakeProvider:
         assert self.invalid_requests == [], self.invalid_requests
         assert self.invalid_replies == [], self.invalid_replies
 
-    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[ReceivedRequest]:
+    def wait_for_requests(self, count: int, timeout: float = 30.0) -> list[ReceivedRequest]:
         """Block until ``count`` requests arrived; AssertionError after ``timeout`` seconds."""
         with self._lock:
             if not self._lock.wait_for(lambda: len(self._requests) >= count, timeout):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 COLUMNS, ROWS = 120, 40
-WAIT_SECONDS = 15
+WAIT_SECONDS = 60  # a deadline, not a pause: a loaded CI machine can take long to start the CLI
 POLL_SECONDS = 0.05
 EXITED = "command exited"
 

@@ -237,6 +237,8 @@ class PacedScreen(urwid.testing.ScriptedScreen):
     def _next(self) -> list[str]:
         if not self.steps:
             raise urwid.ExitMainLoop
+        if self.app.ending:  # it ended by itself: what is left of the script is never fed
+            return []
         step = self.steps[0]
         ready = step.when() if step.when is not None else self.app.busy is None
         if not ready:  # poll again; as the pending feed, so a draw does not feed twice

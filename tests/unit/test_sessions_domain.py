@@ -51,6 +51,9 @@ pytestmark = pytest.mark.anyio
 PARENT = "/state/tool-sessions"
 ME = ProcessIdentity(1, 1.0)
 ACT, POKE = "act_app", "poke_app"
+# A fake stop that hangs sleeps 3600 s; close() ending well within that proves the bound
+# held, with room for a loaded CI machine.
+HUNG_STOP_BOUND_SECONDS = 60
 OK_OUTPUT = b'{"content":[{"type":"text","text":"ok"}]}'
 ENDED = SESSION_ENDED.format(name="app")
 CLEANUP = ThreadCleanupExecutor()  # one per process, as the composition root wires it
@@ -98,7 +101,7 @@ async def poll(condition: Callable[[], bool], timeout: float | None = None) -> b
     return True
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -619,7 +622,7 @@ async def test_a_hanging_stop_is_bounded_and_cleanup_goes_on() -> None:
     await world.call(sessions)
     began = time.monotonic()
     assert await sessions.close() == []
-    assert time.monotonic() - began < 5
+    assert time.monotonic() - began < HUNG_STOP_BOUND_SECONDS  # the stop sleeps an hour
     assert "cancelled stop 103" in world.log
     assert world.session_directories() == []
 
