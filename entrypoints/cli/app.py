@@ -13,6 +13,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from entrypoints.cli import mcp as cli_mcp
 from entrypoints.cli import remote as cli_remote
 from entrypoints.cli import requests as cli_requests
 from entrypoints.cli import runs as cli_reviews
@@ -55,6 +56,7 @@ app.command("review")(cli_review.review_command)
 app.add_typer(cli_sessions.session_app, name="session")
 app.add_typer(cli_remote.remote_app, name="remote")
 app.add_typer(cli_server.server_app, name="server")
+app.add_typer(cli_mcp.mcp_app, name="mcp")
 
 
 def _version_callback(value: bool) -> None:
