@@ -543,7 +543,28 @@ async def test_http_serves_the_same_behind_a_bearer_token(world: McpWorld) -> No
                     "Accept": "application/json, text/event-stream",
                 },
             )
+            allowed = {
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            }
+            hello = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+            rebound = await raw.post(url, json=hello, headers={**allowed, "Host": "evil.example"})
+            foreign = await raw.post(
+                url, json=hello, headers={**allowed, "Origin": "http://evil.example"}
+            )
+            elsewhere = await raw.get(url.removesuffix("/mcp") + "/other", headers=allowed)
         assert [r.status_code for r in (missing, wrong, other)] == [401, 401, 401]
+        assert (rebound.status_code, foreign.status_code, elsewhere.status_code) == (421, 403, 404)
         assert "bearer token" in missing.json()["error"]
         assert big.status_code == 413
         async with (
@@ -587,3 +608,25 @@ async def test_http_session_ends_when_the_client_disconnects(world: McpWorld) ->
             assert wait_until(lambda: not _alive(server), EXIT_SECONDS)
     assert not harness_processes(world.records)
     assert len(world.events("stop")) == 2
+
+
+async def test_after_kill_9_the_next_session_start_sweeps(world: McpWorld) -> None:
+    async with stdio(world, "--eval", EVAL) as client:
+        first = await client.call_tool("act_doc", {})
+        harness = psutil.Process(first.structured_content["harness"])
+        server = server_process(world)
+        server.kill()  # no cleanup can run: the harness and its directory are left
+        assert wait_until(lambda: not _alive(server), EXIT_SECONDS)
+        with contextlib.suppress(Exception):
+            await client.call_tool("read_doc", {"path": "notes.txt"})
+    assert _alive(harness) and session_directories(world.state)
+    killed = only_session(world)
+    assert killed["session"]["endedAt"] is None  # the server never ended it
+    async with stdio(world, "--eval", EVAL) as client:
+        again = await client.call_tool("act_doc", {})
+        assert not again.is_error, text_of(again)
+        assert wait_until(lambda: not _alive(harness), EXIT_SECONDS)  # swept on start
+        assert len(session_directories(world.state)) == 1
+    assert wait_until(lambda: not session_directories(world.state), EXIT_SECONDS)
+    text = cli(world, "mcp", "log")
+    assert text.returncode == 0 and "(running or killed)" in text.stdout
