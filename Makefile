@@ -73,6 +73,7 @@ bench: install
 	$(BIN)/python bench/builtins.py
 	$(BIN)/python bench/commands.py
 	$(BIN)/python bench/reviews.py
+	$(BIN)/python bench/mcp.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

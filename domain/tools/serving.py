@@ -11,7 +11,9 @@ with ``isError``, its duration and a result summary of at most AUDIT_SUMMARY_MAX
 characters after it; a call past the budget (``--max-tool-calls``) is audited too, and
 refused with an error result.
 
-Tool sessions are lazy per client connection, as in a review: a connection's set starts
+The audit is written inline, one short transaction each (as the state is everywhere): a
+hop to a worker thread cost more than the write itself (bench/mcp.py). Tool sessions are
+lazy per client connection, as in a review: a connection's set starts
 nothing until a bound tool is called, and is stopped and cleaned up when the connection
 ends (``end_connection``) or the server stops (``close``), whichever comes first.
 """
@@ -23,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import anyio.to_thread
 
 from domain.declarations.model import AgentProfile, HumanProfile
 from domain.reviews.agent.loop import AUDIT_SUMMARY_MAX_CHARS
@@ -228,7 +229,7 @@ class ServingRun:
             self.session_id = self.new_session_id()
         record = McpSessionRecord(self.session_id, self.repo, self._now(), None, self._document())
         try:
-            await anyio.to_thread.run_sync(self.ports.audit.start_session, record)
+            self.ports.audit.start_session(record)
         except StateError as exc:
             raise ServeRefused(str(exc)) from None
 
@@ -252,7 +253,7 @@ class ServingRun:
             self.session_id, ordinal, name, compact_json_size(arguments), self._now()
         )
         try:
-            await anyio.to_thread.run_sync(self.ports.audit.start_call, entry)
+            self.ports.audit.start_call(entry)
         except StateError as exc:
             return ToolResult.error(AUDIT_FAILED.format(detail=exc))
         result = ToolResult.error(UNFINISHED_CALL)
@@ -272,13 +273,10 @@ class ServingRun:
             outcome = McpCallOutcome(
                 self._now(), result.is_error, round(elapsed * 1000), result_summary(result)
             )
-            with anyio.CancelScope(shield=True):
-                try:
-                    await anyio.to_thread.run_sync(
-                        self.ports.audit.finish_call, self.session_id, ordinal, outcome
-                    )
-                except StateError as exc:
-                    self.problems.append(f"audit entry {ordinal} not completed: {exc}")
+            try:
+                self.ports.audit.finish_call(self.session_id, ordinal, outcome)
+            except StateError as exc:
+                self.problems.append(f"audit entry {ordinal} not completed: {exc}")
         return result
 
     async def end_connection(self, key: ConnectionKey) -> None:
@@ -297,9 +295,7 @@ class ServingRun:
             for key in list(self._connections):
                 await self.end_connection(key)
             try:
-                await anyio.to_thread.run_sync(
-                    self.ports.audit.end_session, self.session_id, self._now(), self._document()
-                )
+                self.ports.audit.end_session(self.session_id, self._now(), self._document())
             except StateError as exc:
                 self.problems.append(f"MCP session end not recorded: {exc}")
         return list(self.problems)
