@@ -18,12 +18,6 @@ from entrypoints.errors import CommandError
 from ports.mcp_audit import McpAuditStore
 
 
-class PreparationFailed(CommandError):
-    """A path could not be pinned: the message a review records as PREPARATION_FAILED."""
-
-    code = "PREPARATION_FAILED"
-
-
 @dataclass
 class PreparedServer:
     run: ServingRun
@@ -48,9 +42,7 @@ def prepare_server(services: Services, selection: ServeSelection, transport: str
     workspace = services.config().load(repo)
     try:
         served: ServedScope = prepare_scope(workspace, selection, container.tool_ports())
-    except ServeRefused as exc:
-        if exc.code is not None:
-            raise PreparationFailed(exc.message) from None
+    except ServeRefused as exc:  # a pin failure carries the review's PREPARATION_FAILED text
         raise CommandError(exc.message) from None
     state = services.state_dir()
     try:

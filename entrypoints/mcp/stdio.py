@@ -89,6 +89,9 @@ def private_stdio() -> Iterator[tuple[FdLines, FdWriter]]:
     wire_out = os.dup(1)
     saved_in = os.dup(0)
     saved_out = os.dup(1)
+    # O_NONBLOCK belongs to the open file, which a terminal shares with the shell: put the
+    # original modes back, or the shell would find its terminal non-blocking afterwards.
+    blocking = {fd: os.get_blocking(fd) for fd in (wire_in, wire_out)}
     try:
         null = os.open(os.devnull, os.O_RDONLY)
         try:
@@ -98,6 +101,9 @@ def private_stdio() -> Iterator[tuple[FdLines, FdWriter]]:
         os.dup2(2, 1)
         yield FdLines(wire_in), FdWriter(wire_out)
     finally:
+        for fd, mode in blocking.items():
+            with contextlib.suppress(OSError):
+                os.set_blocking(fd, mode)
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
         for fd in (wire_in, wire_out, saved_in, saved_out):
