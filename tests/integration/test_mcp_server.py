@@ -13,6 +13,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -412,6 +413,7 @@ async def test_the_review_is_served_as_a_prompt(world: McpWorld) -> None:
         (("--eval", EVAL, "--http", "example.com:80"), "Invalid listen address"),
         ((), "Give exactly one of --eval"),
         (("--eval", EVAL, "--artifact", "doc"), "Give exactly one of --eval"),
+        (("--eval", EVAL, "log"), "`mcp log` takes none of them"),
     ],
 )
 def test_refusals_exit_2_before_serving(
@@ -424,6 +426,20 @@ def test_refusals_exit_2_before_serving(
     as_json = cli(world, "--json", "mcp", *args)
     assert as_json.returncode == 2 and message in json.loads(as_json.stdout)["error"]
     assert not (world.state / "state.sqlite").exists()
+
+
+def test_a_taken_port_exits_2_before_serving(world: McpWorld) -> None:
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = cli(world, "mcp", "--eval", EVAL, "--http", f"127.0.0.1:{port}")
+    finally:
+        taken.close()
+    assert result.returncode == 2 and result.stdout == ""
+    assert f"Cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert audit(world) == []  # no MCP session was recorded
 
 
 def test_unpinnable_path_fails_the_start_as_preparation_failed(world: McpWorld) -> None:
