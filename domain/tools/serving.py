@@ -243,7 +243,7 @@ class ServingRun:
 
     async def call(self, name: str, arguments: Any, connection: ConnectionKey = None) -> ToolResult:
         """One audited tools/call. Never raises for a tool failure; a cancelled call is
-        audited as such (shielded) before the cancellation goes on."""
+        audited as such before the cancellation goes on."""
         limit = self.served.max_tool_calls
         self.calls_started += 1
         ordinal = self.calls_started

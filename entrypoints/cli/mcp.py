@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ports.mcp_audit import McpCallRecord, McpSessionRecord
 
 LOG_LIMIT_DEFAULT = 20
+EXIT_CLEANUP_FAILED = 2
 # A built-in runs in a worker thread while the SDK keeps the event loop busy with its own
 # tasks; at CPython's default 5 ms switch interval the worker waited that long for the GIL
 # on every call (bench/mcp.py: a served read went from ~18 ms to ~3 ms in process).
@@ -73,7 +74,8 @@ def mcp_command(
     """Serve the tools (no subcommand), or show the audit (``mcp log``).
 
     Exit codes: 0 the client disconnected or the server was stopped (SIGINT/SIGTERM),
-    2 refused before serving.
+    2 refused before serving, or a tool session or audit entry could not be finished
+    (each problem on stderr, and in ``mcp log``).
     """
     given = eval_id is not None or artifact is not None or http is not None
     if ctx.invoked_subcommand is not None:
@@ -150,9 +152,10 @@ def _serve(selection: Any, address: Any) -> None:
         if sock is not None:
             sock.close()
         prepared.finish()
-    if run.problems:
+    if run.problems:  # a tool session that could not be cleaned up, an audit write that failed
         for problem in run.problems:
-            typer.echo(f"warning: {problem}", err=True)
+            typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(EXIT_CLEANUP_FAILED)
 
 
 def _announce(url: str, token: str, session_id: str) -> None:
