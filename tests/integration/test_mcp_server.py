@@ -286,13 +286,16 @@ async def test_session_bound_tool_is_cleaned_up_on_disconnect(world: McpWorld) -
     assert only_session(world)["session"]["endedAt"] is not None
 
 
-async def test_sigterm_stops_sessions_and_ends_the_server(world: McpWorld) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+async def test_a_signal_stops_sessions_and_ends_the_server(
+    world: McpWorld, stop: signal.Signals
+) -> None:
     with anyio.fail_after(120):
         async with stdio(world, "--eval", EVAL) as client:
             result = await client.call_tool("act_doc", {})
             assert not result.is_error, text_of(result)
             server = server_process(world)
-            server.send_signal(signal.SIGTERM)
+            server.send_signal(stop)
             assert wait_until(lambda: not _alive(server), EXIT_SECONDS)
     assert not harness_processes(world.records)
     assert world.events("stop")
