@@ -92,6 +92,7 @@ bench: install
 	bash .ci/ensure-postgresql
 	$(BIN)/python bench/store.py
 	$(BIN)/python bench/scheduling.py
+	$(BIN)/python bench/mcp.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

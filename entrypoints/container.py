@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ports.filesystem import Filesystem
     from ports.ids import IdSource
     from ports.launch import DetachedLauncher
+    from ports.mcp_audit import McpAuditStores
     from ports.model import ModelBackends, ModelCatalog
     from ports.process import ProcessRunner
     from ports.programs import ProgramFinder
@@ -128,6 +129,12 @@ def _state_stores(clock: Clock) -> StateStores:
     from adapters.sqlite.state import SqliteStateStores
 
     return SqliteStateStores(clock=clock)
+
+
+def _mcp_audit_stores(clock: Clock) -> McpAuditStores:
+    from adapters.sqlite.mcp_audit import SqliteMcpAuditStores
+
+    return SqliteMcpAuditStores(clock=clock)
 
 
 def _conversations(state_dir: str) -> ConversationStore:
@@ -282,6 +289,7 @@ class Container(containers.DeclarativeContainer):
     process_table = providers.Singleton(_process_table)
     session_store = providers.Singleton(_session_store)
     state_stores = providers.Singleton(_state_stores, clock=clock)
+    mcp_audit_stores = providers.Singleton(_mcp_audit_stores, clock=clock)
     review_store_db = providers.Factory(_review_store_db)  # call with state_dir, create=
     review_store_location = providers.Factory(_review_store_location)
     stored_now = providers.Singleton(_stored_now)

@@ -92,6 +92,12 @@ COMMANDS: dict[str, LazyCommand] = {
         "completion_command",
         "Print the completion script of SHELL (bash, zsh or fish); see docs/cli.md.",
     ),
+    "mcp": LazyCommand(
+        "entrypoints.cli.mcp",
+        "mcp_app",
+        "Serve an Agent eval's tools to any MCP client (Claude Code, Cursor, VS Code, Codex "
+        "CLI, Claude Desktop): stdio by default, or streamable HTTP on loopback with --http.",
+    ),
     "remote": LazyCommand(
         "entrypoints.cli.remote",
         "remote_app",

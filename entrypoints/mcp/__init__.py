@@ -1,0 +1,1 @@
+"""``artifactize mcp``: an eval's Agent tools over the Model Context Protocol (the ``mcp`` SDK)."""
