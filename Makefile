@@ -7,7 +7,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Every package `make install` puts in .venv (runtime and dev, transitive too), with hashes.
 LOCK := requirements/lock.txt
 
-.PHONY: install lock test test-repeat lint run bench clean
+.PHONY: install lock test test-repeat test-windows lint run bench clean
 
 install: $(STAMP)
 
@@ -52,6 +52,12 @@ test-repeat: install
 		echo "test-repeat: round $$round of 5"; \
 		$(BIN)/python -m pytest -n auto --dist loadfile $(REPEAT_TESTS) || exit 1; \
 	done
+
+# The contract tests and the Windows adapters' tests on Windows CPython under Wine (wine64 is
+# installed from Debian's packages when missing); see tests/windows/lane.py and docs/windows.md.
+PYTEST_ARGS ?=
+test-windows: install
+	$(BIN)/python tests/windows/lane.py $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
