@@ -149,8 +149,9 @@ def ensure_python() -> None:
 
 def apply_wine_workarounds() -> None:
     """Wine 8.0's gaps, fixed in the lane's interpreter folder (never in the product)."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    import standin_dll
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.windows import standin_dll
 
     (PYTHON_DIR / standin_dll.DLL_NAME).write_bytes(standin_dll.build())
     wmi = PYTHON_DIR / "_wmi.pyd"

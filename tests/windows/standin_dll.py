@@ -100,7 +100,9 @@ def build() -> bytes:
         0,  # loader flags
         _DATA_DIRECTORIES,
     )
-    directories = struct.pack("<II", _SECTION_RVA, len(section)) + bytes(8 * (_DATA_DIRECTORIES - 1))
+    directories = struct.pack("<II", _SECTION_RVA, len(section)) + bytes(
+        8 * (_DATA_DIRECTORIES - 1)
+    )
     section_header = struct.pack(
         "<8sIIIIIIHHI",
         b".edata",
