@@ -1,0 +1,109 @@
+"""The adapters of this platform, as the composition root would choose them, for the contract
+tests: every test in ``tests/contract`` runs against the POSIX adapters on Linux (``make
+test``) and against the Windows adapters on Windows CPython under Wine (``make
+test-windows``)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+from ports.process import ProcessRunner
+from ports.programs import ProgramFinder
+
+WINDOWS = sys.platform == "win32"
+# Variables a child needs to start at all on Windows (CPython needs SYSTEMROOT).
+_WINDOWS_BASE = ("SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "TEMP", "TMP", "PATHEXT", "COMSPEC")
+
+
+def running_under_wine() -> bool:
+    """Whether this is Windows CPython under Wine (its ntdll exports ``wine_get_version``)."""
+    if not WINDOWS:
+        return False
+    import ctypes
+
+    return hasattr(ctypes.CDLL("ntdll"), "wine_get_version")
+
+
+def added_by_wine(name: str) -> bool:
+    """Wine's loader adds its own ``WINE…`` variables to every process it starts; on real
+    Windows a child's environment is exactly the block it was given."""
+    return running_under_wine() and name.upper().startswith("WINE")
+
+
+def process_runner() -> ProcessRunner:
+    if WINDOWS:
+        from adapters.windows.process import WindowsProcessRunner
+
+        return WindowsProcessRunner()
+    from adapters.posix.process import PosixProcessRunner
+
+    return PosixProcessRunner()
+
+
+def program_finder() -> ProgramFinder:
+    if WINDOWS:
+        from adapters.windows.programs import WindowsProgramFinder
+
+        return WindowsProgramFinder(os.environ.get("PATHEXT"))
+    from adapters.posix.programs import PosixProgramFinder
+
+    return PosixProgramFinder()
+
+
+def base_environment() -> dict[str, str]:
+    """A small complete environment a Python child starts with on this platform."""
+    if WINDOWS:
+        upper = {key.upper(): value for key, value in os.environ.items()}
+        base = {key: upper[key] for key in _WINDOWS_BASE if key in upper}
+        base["PATH"] = upper.get("PATH", "")
+        return base
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+
+
+def make_program(directory: Path, name: str) -> Path:
+    """An executable program called ``name`` (a bare name) in ``directory``: a batch file on
+    Windows, a shell script on POSIX. Returns its path."""
+    if WINDOWS:
+        path = directory / f"{name}.cmd"
+        path.write_text("@echo off\r\necho %~n0\r\n")
+        return path
+    path = directory / name
+    path.write_text("#!/bin/sh\necho \"$0\"\n")
+    path.chmod(0o755)
+    return path
+
+
+def make_non_executable(directory: Path, name: str) -> Path:
+    """A regular file called ``name`` that is not a program on this platform."""
+    path = directory / (f"{name}.txt" if WINDOWS else name)
+    path.write_text("not a program\n")
+    if not WINDOWS:
+        path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    return path
+
+
+def same_path(found: str | None, expected: Path) -> bool:
+    return found is not None and os.path.normcase(found) == os.path.normcase(str(expected))
+
+
+def wait_gone(pids: list[int], timeout: float = 5.0) -> list[int]:
+    """The pids still running after up to ``timeout`` seconds (zombies count as gone)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = [pid for pid in pids if _running(pid)]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.02)
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
