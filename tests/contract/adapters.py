@@ -74,7 +74,7 @@ def make_program(directory: Path, name: str) -> Path:
         path.write_text("@echo off\r\necho %~n0\r\n")
         return path
     path = directory / name
-    path.write_text("#!/bin/sh\necho \"$0\"\n")
+    path.write_text('#!/bin/sh\necho "$0"\n')
     path.chmod(0o755)
     return path
 
