@@ -19,13 +19,13 @@ pytestmark = pytest.mark.skipif(sys.platform != "win32", reason="Windows PATHEXT
 ECHO_ARGS = "@echo off\r\necho [%1] [%2] [%3]\r\n"
 
 
-def finder(pathext: str | None):  # type: ignore[no-untyped-def]
+def finder(pathext: str | None):
     from adapters.windows.programs import WindowsProgramFinder
 
     return WindowsProgramFinder(pathext)
 
 
-def run(argv: tuple[str, ...], cwd: Path):  # type: ignore[no-untyped-def]
+def run(argv: tuple[str, ...], cwd: Path):
     from adapters.windows.process import WindowsProcessRunner
 
     spec = ProcessSpec(argv=argv, cwd=str(cwd), env=base_environment(), timeout_ms=30_000)
