@@ -3,8 +3,8 @@
 Every adapter and every domain service is built here, and only here; ``entrypoints/
 bootstrap.py`` (beside it) turns them into the use cases a command calls. Adapters are
 imported inside their factory, when a command first asks for one, so ``--help`` never pays
-for SQLAlchemy and ``config check`` never for httpx2. The platform's adapters (POSIX today)
-are chosen here, once.
+for SQLAlchemy and ``config check`` never for httpx2. The platform's adapters are chosen
+here, once (``ON_WINDOWS``): ``adapters/windows`` on Windows where one exists, POSIX elsewhere.
 
 Tests override providers with fakes:
 ``with container.filesystem.override(providers.Object(MemoryFilesystem(...))): ...``
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from ports.state import StateStores
     from ports.store_server_storage import ReviewStoreDb
 
+# The one platform decision: Windows gets the adapters of ``adapters/windows``.
+ON_WINDOWS = sys.platform == "win32"
 # The program a Human ``open`` tool hands its target to.
 DESKTOP_OPENER = "open" if sys.platform == "darwin" else "xdg-open"
 # How a Human ``graph`` tool starts artifactize itself (this interpreter, this code).
@@ -79,12 +81,20 @@ def _regex() -> RegexEngine:
 
 
 def _processes() -> ProcessRunner:
+    if ON_WINDOWS:
+        from adapters.windows.process import WindowsProcessRunner
+
+        return WindowsProcessRunner()
     from adapters.posix.process import PosixProcessRunner
 
     return PosixProcessRunner()
 
 
 def _programs() -> ProgramFinder:
+    if ON_WINDOWS:
+        from adapters.windows.programs import WindowsProgramFinder
+
+        return WindowsProgramFinder(os.environ.get("PATHEXT"))
     from adapters.posix.programs import PosixProgramFinder
 
     return PosixProgramFinder()
