@@ -51,6 +51,10 @@ SELF_COMMAND = (sys.executable, "-P", "-m", "entrypoints.cli.app")  # -P: never 
 
 
 def _filesystem() -> Filesystem:
+    if ON_WINDOWS:
+        from adapters.windows.filesystem import WindowsFilesystem
+
+        return WindowsFilesystem()
     from adapters.posix.filesystem import PosixFilesystem
 
     return PosixFilesystem()

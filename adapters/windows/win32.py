@@ -134,6 +134,7 @@ class _Kernel32:
             ctypes.POINTER(dword),
             ctypes.c_void_p,
         )
+        self.GetFileType = _declare(dll, "GetFileType", dword, handle)
         self.GetCurrentProcess = _declare(dll, "GetCurrentProcess", handle)
         self.LocalFree = _declare(dll, "LocalFree", ctypes.c_void_p, ctypes.c_void_p)
 

@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
+from ports.filesystem import Filesystem
 from ports.process import ProcessRunner
 from ports.programs import ProgramFinder
 
@@ -30,6 +32,14 @@ def running_under_wine() -> bool:
     return hasattr(ctypes.CDLL("ntdll"), "wine_get_version")
 
 
+# Wine 8 cannot create reparse points: ``mklink /J`` fails and ``CreateSymbolicLinkW``
+# reports success but creates nothing. Tests that need one run on Linux and on real Windows.
+needs_reparse_points = pytest.mark.skipif(
+    running_under_wine(),
+    reason="needs real Windows: Wine 8 cannot create symbolic links or junctions",
+)
+
+
 def added_by_wine(name: str) -> bool:
     """Wine's loader adds its own ``WINE…`` variables to every process it starts; on real
     Windows a child's environment is exactly the block it was given."""
@@ -44,6 +54,25 @@ def process_runner() -> ProcessRunner:
     from adapters.posix.process import PosixProcessRunner
 
     return PosixProcessRunner()
+
+
+def filesystem() -> Filesystem:
+    if WINDOWS:
+        from adapters.windows.filesystem import WindowsFilesystem
+
+        return WindowsFilesystem()
+    from adapters.posix.filesystem import PosixFilesystem
+
+    return PosixFilesystem()
+
+
+def make_symlink(link: Path, target: Path, *, directory: bool = False) -> None:
+    """A symbolic link; skips the test where this system cannot create one (Windows without
+    the privilege or developer mode)."""
+    try:
+        link.symlink_to(target, target_is_directory=directory)
+    except OSError as error:
+        pytest.skip(f"cannot create a symbolic link here: {error}")
 
 
 def program_finder() -> ProgramFinder:

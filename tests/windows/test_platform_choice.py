@@ -14,21 +14,25 @@ def test_on_windows_is_decided_by_sys_platform() -> None:
 
 
 def test_windows_gets_the_job_runner_and_pathext_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    from adapters.windows.filesystem import WindowsFilesystem
     from adapters.windows.process import WindowsProcessRunner
     from adapters.windows.programs import WindowsProgramFinder
 
     monkeypatch.setattr(container, "ON_WINDOWS", True)
     monkeypatch.setenv("PATHEXT", ".CMD;.EXE")
     assert isinstance(container._processes(), WindowsProcessRunner)
+    assert isinstance(container._filesystem(), WindowsFilesystem)
     programs = container._programs()
     assert isinstance(programs, WindowsProgramFinder)
     assert programs.candidates("npx") == ["npx.cmd", "npx.exe"]
 
 
 def test_elsewhere_the_posix_adapters(monkeypatch: pytest.MonkeyPatch) -> None:
+    from adapters.posix.filesystem import PosixFilesystem
     from adapters.posix.process import PosixProcessRunner
     from adapters.posix.programs import PosixProgramFinder
 
     monkeypatch.setattr(container, "ON_WINDOWS", False)
     assert isinstance(container._processes(), PosixProcessRunner)
     assert isinstance(container._programs(), PosixProgramFinder)
+    assert isinstance(container._filesystem(), PosixFilesystem)
