@@ -105,6 +105,10 @@ def _programs() -> ProgramFinder:
 
 
 def _scratch() -> ScratchSpace:
+    if ON_WINDOWS:
+        from adapters.windows.scratch import WindowsScratchSpace
+
+        return WindowsScratchSpace()
     from adapters.posix.scratch import PosixScratchSpace
 
     return PosixScratchSpace()

@@ -211,6 +211,31 @@ class _Advapi32:
             wintypes.DWORD,
             ctypes.POINTER(wintypes.DWORD),
         )
+        self.OpenProcessToken = _declare(
+            dll,
+            "OpenProcessToken",
+            boolean,
+            wintypes.HANDLE,
+            wintypes.DWORD,
+            ctypes.POINTER(wintypes.HANDLE),
+        )
+        self.GetTokenInformation = _declare(
+            dll,
+            "GetTokenInformation",
+            boolean,
+            wintypes.HANDLE,
+            ctypes.c_int,
+            ctypes.c_void_p,
+            wintypes.DWORD,
+            ctypes.POINTER(wintypes.DWORD),
+        )
+        self.ConvertSidToStringSidW = _declare(
+            dll,
+            "ConvertSidToStringSidW",
+            boolean,
+            ctypes.c_void_p,
+            ctypes.POINTER(wintypes.LPWSTR),
+        )
         self.ConvertSecurityDescriptorToStringSecurityDescriptorW = _declare(
             dll,
             "ConvertSecurityDescriptorToStringSecurityDescriptorW",

@@ -17,6 +17,7 @@ import pytest
 from ports.filesystem import Filesystem
 from ports.process import ProcessRunner
 from ports.programs import ProgramFinder
+from ports.scratch import ScratchSpace
 
 WINDOWS = sys.platform == "win32"
 # Variables a child needs to start at all on Windows (CPython needs SYSTEMROOT).
@@ -73,6 +74,46 @@ def make_symlink(link: Path, target: Path, *, directory: bool = False) -> None:
         link.symlink_to(target, target_is_directory=directory)
     except OSError as error:
         pytest.skip(f"cannot create a symbolic link here: {error}")
+
+
+def scratch_space() -> ScratchSpace:
+    if WINDOWS:
+        from adapters.windows.scratch import WindowsScratchSpace
+
+        return WindowsScratchSpace()
+    from adapters.posix.scratch import PosixScratchSpace
+
+    return PosixScratchSpace()
+
+
+# Wine keeps no ACLs on files: SetFileSecurityW succeeds and GetFileSecurityW reports a default.
+needs_real_acls = pytest.mark.skipif(
+    running_under_wine(), reason="needs real Windows: Wine 8 does not store file ACLs"
+)
+
+
+def is_private(path: str) -> bool:
+    """Only the current user may access ``path``: no group/other bits on POSIX; on Windows a
+    protected DACL with the one owner-only entry."""
+    if not WINDOWS:
+        return os.stat(path).st_mode & 0o077 == 0
+    import ctypes
+    from ctypes import wintypes
+
+    from adapters.windows import win32
+    from adapters.windows.private_acl import owner_only_sddl, user_sid
+
+    advapi32 = win32.advapi32()
+    buffer = ctypes.create_string_buffer(4096)
+    needed = wintypes.DWORD()
+    dacl = 0x4
+    assert advapi32.GetFileSecurityW(path, dacl, buffer, len(buffer), ctypes.byref(needed))
+    text = wintypes.LPWSTR()
+    assert advapi32.ConvertSecurityDescriptorToStringSecurityDescriptorW(
+        buffer, 1, dacl, ctypes.byref(text), None
+    )
+    folder = os.path.isdir(path)
+    return text.value == owner_only_sddl(user_sid(), folder=folder)
 
 
 def program_finder() -> ProgramFinder:

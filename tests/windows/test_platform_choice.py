@@ -27,6 +27,7 @@ def test_windows_gets_the_job_runner_and_pathext_lookup(monkeypatch: pytest.Monk
     assert programs.candidates("npx") == ["npx.cmd", "npx.exe"]
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="the POSIX adapters need a POSIX os module")
 def test_elsewhere_the_posix_adapters(monkeypatch: pytest.MonkeyPatch) -> None:
     from adapters.posix.filesystem import PosixFilesystem
     from adapters.posix.process import PosixProcessRunner
