@@ -115,6 +115,10 @@ def _scratch() -> ScratchSpace:
 
 
 def _launcher() -> ProcessLauncher:
+    if ON_WINDOWS:
+        from adapters.windows.session_process import WindowsProcessLauncher
+
+        return WindowsProcessLauncher()
     from adapters.posix.session_process import PosixProcessLauncher
 
     return PosixProcessLauncher()
@@ -127,12 +131,20 @@ def _detached_launcher() -> DetachedLauncher:
 
 
 def _process_table() -> ProcessTable:
+    if ON_WINDOWS:
+        from adapters.windows.process_table import WindowsProcessTable
+
+        return WindowsProcessTable()
     from adapters.posix.process_table import PsutilProcessTable
 
     return PsutilProcessTable()
 
 
 def _session_store() -> SessionStore:
+    if ON_WINDOWS:
+        from adapters.windows.session_store import WindowsSessionStore
+
+        return WindowsSessionStore()
     from adapters.posix.session_store import PosixSessionStore
 
     return PosixSessionStore()

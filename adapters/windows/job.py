@@ -36,6 +36,9 @@ _JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x2000
 _JOB_OBJECT_BASIC_ACCOUNTING_INFORMATION = 1
 _JOB_OBJECT_BASIC_PROCESS_ID_LIST = 3
 _JOB_OBJECT_EXTENDED_LIMIT_INFORMATION = 9
+_JOB_OBJECT_QUERY = 0x0004
+_JOB_OBJECT_TERMINATE = 0x0008
+_ERROR_INVALID_NAME = 123
 # What the Windows adapters need on a child's process handle.
 PROCESS_TERMINATE = 0x0001
 PROCESS_SET_QUOTA = 0x0100
@@ -112,12 +115,13 @@ class JobStartError(OSError):
 class Job:
     """One kill-on-close Job object, owned by this process until ``close``."""
 
-    def __init__(self, name: str | None = None) -> None:
+    def __init__(self, name: str | None = None, *, existing_handle: int | None = None) -> None:
         api = win32.kernel32()
         self.name = name
-        self._handle: int | None = win32.check_handle(
-            api.CreateJobObjectW(None, name), "CreateJobObjectW"
-        )
+        if existing_handle is not None:
+            self._handle: int | None = existing_handle
+            return
+        self._handle = win32.check_handle(api.CreateJobObjectW(None, name), "CreateJobObjectW")
         limits = _ExtendedLimits()
         limits.BasicLimitInformation.LimitFlags = _JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
         try:
@@ -133,6 +137,20 @@ class Job:
         except BaseException:
             self.close()
             raise
+
+    @classmethod
+    def open_existing(cls, name: str) -> Job | None:
+        """The live Job called ``name`` (to end it from another process: recovery), or None
+        when no such Job exists any more (it ended with its last handle)."""
+        handle = win32.kernel32().OpenJobObjectW(
+            _JOB_OBJECT_QUERY | _JOB_OBJECT_TERMINATE, False, name
+        )
+        if not handle:
+            code = win32.last_error()
+            if code in (win32.ERROR_FILE_NOT_FOUND, _ERROR_INVALID_NAME):
+                return None
+            raise win32.windows_error(code, "OpenJobObjectW")
+        return cls(name, existing_handle=handle)
 
     def _job(self) -> int:
         if self._handle is None:

@@ -32,7 +32,6 @@ from typing import IO
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
-import psutil
 
 from adapters.windows.command_line import UnsafeArguments
 from adapters.windows.job import JOB_TERMINATION_BOUND_SECONDS, Job
@@ -45,7 +44,7 @@ from ports.process import (
     ProcessOutcome,
     ProcessSpec,
 )
-from ports.sessions import ProcessIdentity, SpawnObserver
+from ports.sessions import SpawnObserver
 
 __all__ = [
     "CAPTURE_LIMIT_BYTES",
@@ -164,11 +163,6 @@ async def end_job(job: Job, timeout: float = JOB_TERMINATION_BOUND_SECONDS) -> b
     return await poll_until(job.is_empty, timeout)
 
 
-def identity_of(pid: int) -> ProcessIdentity:
-    """pid + start time, taken while we hold the child's handle (its pid cannot be reused)."""
-    return ProcessIdentity(pid, psutil.Process(pid).create_time())
-
-
 class WindowsProcessRunner:
     """``ProcessRunner`` for Windows (Job objects); see the module docstring."""
 
@@ -178,22 +172,21 @@ class WindowsProcessRunner:
     async def run_observed(
         self, spec: ProcessSpec, observe: SpawnObserver | None
     ) -> ProcessOutcome:
-        """``run``, first reporting the child's identity to ``observe``. Should ``observe``
-        raise, the Job is ended and its error propagates."""
+        """``run``, first reporting the child's identity to ``observe`` (while it is still
+        suspended). Should ``observe`` raise, the child is ended before it ran and the error
+        propagates."""
         _check(spec)
         await anyio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller starts nothing
         try:
-            child = spawn_in_job(spec)
+            child = spawn_in_job(spec, observe)
         except UnsafeArguments as error:
             return ProcessOutcome(spawn_error=str(error))
         except (OSError, ValueError) as error:
             return ProcessOutcome(spawn_error=_spawn_error_message(error))
-        return await _supervise(child, spec, observe)
+        return await _supervise(child, spec)
 
 
-async def _supervise(
-    child: JobChild, spec: ProcessSpec, observe: SpawnObserver | None
-) -> ProcessOutcome:
+async def _supervise(child: JobChild, spec: ProcessSpec) -> ProcessOutcome:
     popen = child.popen
     assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
     stdout = _Capture(spec.capture_limit_bytes)
@@ -203,8 +196,6 @@ async def _supervise(
         target=_feed, args=(popen.stdin, spec.stdin), name="artifactize-stdin", daemon=True
     )
     try:
-        if observe is not None:
-            observe(identity_of(popen.pid))
         feeder.start()
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(_drain, popen.stdout, stdout, STDOUT, spec.observe_output)

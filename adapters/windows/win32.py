@@ -100,6 +100,9 @@ class _Kernel32:
             dword,
             ctypes.POINTER(dword),
         )
+        self.OpenJobObjectW = _declare(
+            dll, "OpenJobObjectW", handle, dword, boolean, wintypes.LPCWSTR
+        )
         self.AssignProcessToJobObject = _declare(
             dll, "AssignProcessToJobObject", boolean, handle, handle
         )

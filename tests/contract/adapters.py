@@ -18,6 +18,7 @@ from ports.filesystem import Filesystem
 from ports.process import ProcessRunner
 from ports.programs import ProgramFinder
 from ports.scratch import ScratchSpace
+from ports.sessions import ProcessLauncher, ProcessTable, SessionStore
 
 WINDOWS = sys.platform == "win32"
 # Variables a child needs to start at all on Windows (CPython needs SYSTEMROOT).
@@ -114,6 +115,28 @@ def is_private(path: str) -> bool:
     )
     folder = os.path.isdir(path)
     return text.value == owner_only_sddl(user_sid(), folder=folder)
+
+
+def session_adapters() -> tuple[ProcessLauncher, ProcessTable, SessionStore, int]:
+    """(launcher, process table, session store, readiness line limit) of this platform."""
+    if WINDOWS:
+        from adapters.windows.pipes import READY_LINE_LIMIT
+        from adapters.windows.process_table import WindowsProcessTable
+        from adapters.windows.session_process import WindowsProcessLauncher
+        from adapters.windows.session_store import WindowsSessionStore
+
+        return (
+            WindowsProcessLauncher(),
+            WindowsProcessTable(),
+            WindowsSessionStore(),
+            READY_LINE_LIMIT,
+        )
+    from adapters.posix.process_table import PsutilProcessTable
+    from adapters.posix.session_process import READY_LINE_LIMIT as POSIX_LIMIT
+    from adapters.posix.session_process import PosixProcessLauncher
+    from adapters.posix.session_store import PosixSessionStore
+
+    return PosixProcessLauncher(), PsutilProcessTable(), PosixSessionStore(), POSIX_LIMIT
 
 
 def program_finder() -> ProgramFinder:
