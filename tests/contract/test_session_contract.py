@@ -62,9 +62,11 @@ def spec(code: str, *, stdin: bytes = b"", cwd: str | None = None, **env: str) -
     )
 
 
-async def start(code: str, **kwargs: str) -> tuple[RunningProcess, list[ProcessIdentity]]:
+async def start(
+    code: str, *, stdin: bytes = b"", cwd: str | None = None, **env: str
+) -> tuple[RunningProcess, list[ProcessIdentity]]:
     seen: list[ProcessIdentity] = []
-    process = await LAUNCHER.start(spec(code, **kwargs), seen.append)
+    process = await LAUNCHER.start(spec(code, stdin=stdin, cwd=cwd, **env), seen.append)
     return process, seen
 
 
