@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 # The one platform decision: Windows gets the adapters of ``adapters/windows``.
 ON_WINDOWS = sys.platform == "win32"
 # The program a Human ``open`` tool hands its target to.
-DESKTOP_OPENER = "open" if sys.platform == "darwin" else "xdg-open"
+# On Windows the shell itself: the Windows launcher hands the target to ShellExecuteW.
+DESKTOP_OPENER = "explorer" if ON_WINDOWS else "open" if sys.platform == "darwin" else "xdg-open"
 # How a Human ``graph`` tool starts artifactize itself (this interpreter, this code).
 SELF_COMMAND = (sys.executable, "-P", "-m", "entrypoints.cli.app")  # -P: never the cwd's modules
 
@@ -125,6 +126,10 @@ def _launcher() -> ProcessLauncher:
 
 
 def _detached_launcher() -> DetachedLauncher:
+    if ON_WINDOWS:
+        from adapters.windows.launch import WindowsDetachedLauncher
+
+        return WindowsDetachedLauncher()
     from adapters.posix.launch import PosixDetachedLauncher
 
     return PosixDetachedLauncher()

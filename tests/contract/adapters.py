@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from ports.filesystem import Filesystem
+from ports.launch import DetachedLauncher
 from ports.process import ProcessRunner
 from ports.programs import ProgramFinder
 from ports.scratch import ScratchSpace
@@ -137,6 +138,16 @@ def session_adapters() -> tuple[ProcessLauncher, ProcessTable, SessionStore, int
     from adapters.posix.session_store import PosixSessionStore
 
     return PosixProcessLauncher(), PsutilProcessTable(), PosixSessionStore(), POSIX_LIMIT
+
+
+def detached_launcher() -> DetachedLauncher:
+    if WINDOWS:
+        from adapters.windows.launch import WindowsDetachedLauncher
+
+        return WindowsDetachedLauncher()
+    from adapters.posix.launch import PosixDetachedLauncher
+
+    return PosixDetachedLauncher()
 
 
 def program_finder() -> ProgramFinder:
