@@ -196,18 +196,48 @@ def same_path(found: str | None, expected: Path) -> bool:
     return found is not None and os.path.normcase(found) == os.path.normcase(str(expected))
 
 
-def wait_gone(pids: list[int], timeout: float = 5.0) -> list[int]:
-    """The pids still running after up to ``timeout`` seconds (zombies count as gone)."""
+def wait_gone(
+    processes: list[int] | list[psutil.Process],
+    timeout: float = 5.0,
+    command_contains: str = "",
+) -> list[int]:
+    """The processes still running after up to ``timeout`` seconds (zombies count as gone).
+
+    Windows and Wine hand out freed pids again quickly, so a pid alone may name another
+    process by now: give ``psutil.Process`` objects taken while the processes ran (a reused
+    pid has another start time), or ``command_contains``, a part of their command line."""
+    tracked = [p if isinstance(p, psutil.Process) else _process(p) for p in processes]
     deadline = time.monotonic() + timeout
     while True:
-        alive = [pid for pid in pids if _running(pid)]
+        alive = [
+            process.pid
+            for process in tracked
+            if process is not None and _running(process, command_contains)
+        ]
         if not alive or time.monotonic() > deadline:
             return alive
         time.sleep(0.02)
 
 
-def _running(pid: int) -> bool:
+def track(pids: list[int]) -> list[psutil.Process]:
+    """The processes behind ``pids`` now, to check later by identity (see ``wait_gone``)."""
+    found = [_process(pid) for pid in pids]
+    return [process for process in found if process is not None]
+
+
+def _process(pid: int) -> psutil.Process | None:
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return None
+
+
+def _running(process: psutil.Process, command_contains: str = "") -> bool:
+    try:
+        if not process.is_running() or process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return not command_contains or command_contains in " ".join(process.cmdline())
     except psutil.NoSuchProcess:
         return False
+    except psutil.AccessDenied:
+        return True  # cannot tell: never call a process gone on a guess

@@ -53,7 +53,7 @@ def nothing_survives() -> Iterator[None]:
     me = psutil.Process()
     before = {child.pid for child in me.children(recursive=True)}
     yield
-    started = [child.pid for child in me.children(recursive=True) if child.pid not in before]
+    started = [child for child in me.children(recursive=True) if child.pid not in before]
     assert wait_gone(started) == [], "a child process survived the run"
 
 
@@ -87,6 +87,8 @@ async def timed_run(process: ProcessSpec) -> tuple[ProcessOutcome, float]:
     return outcome, time.monotonic() - started
 
 
+# What the command line of every sleeping child and grandchild here contains.
+SLEEPING = "time.sleep(60)"
 # A child that starts a grandchild sleeping 60 s, prints both pids and sleeps 60 s itself.
 TREE = """
 import os, subprocess, sys, time
@@ -216,7 +218,7 @@ async def test_deadline_ends_the_child_and_its_grandchild() -> None:
     assert elapsed < 3 + END_BOUND_SECONDS
     pids = [int(pid) for pid in outcome.stdout.split()]
     assert len(pids) == 2
-    assert wait_gone(pids) == []
+    assert wait_gone(pids, command_contains=SLEEPING) == []
 
 
 async def test_a_grandchild_that_outlives_its_parent_is_still_ended() -> None:
@@ -233,7 +235,7 @@ print(grandchild.pid, flush=True)
     outcome, elapsed = await timed_run(python(code))
     assert (outcome.exit_code, outcome.timed_out, outcome.streams_held_open) == (0, False, False)
     assert elapsed < END_BOUND_SECONDS * 2
-    assert wait_gone([int(outcome.stdout)]) == []
+    assert wait_gone([int(outcome.stdout)], command_contains=SLEEPING) == []
 
 
 async def test_a_grandchild_holding_the_pipes_cannot_keep_the_run_going() -> None:
@@ -245,7 +247,7 @@ print(grandchild.pid, flush=True)
     outcome, elapsed = await timed_run(python(code))
     assert (outcome.exit_code, outcome.timed_out) == (0, False)
     assert elapsed < END_BOUND_SECONDS * 2
-    assert wait_gone([int(outcome.stdout)]) == []
+    assert wait_gone([int(outcome.stdout)], command_contains=SLEEPING) == []
 
 
 async def test_caller_cancellation_ends_the_tree() -> None:

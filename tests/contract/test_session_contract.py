@@ -22,7 +22,13 @@ import pytest
 
 from ports.process import ProcessSpec
 from ports.sessions import JournalEntry, JournalRole, ProcessIdentity, RunningProcess
-from tests.contract.adapters import WINDOWS, base_environment, session_adapters, wait_gone
+from tests.contract.adapters import (
+    WINDOWS,
+    base_environment,
+    session_adapters,
+    track,
+    wait_gone,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -48,7 +54,7 @@ def nothing_survives() -> Iterator[None]:
     me = psutil.Process()
     before = {child.pid for child in me.children(recursive=True)}
     yield
-    started = [child.pid for child in me.children(recursive=True) if child.pid not in before]
+    started = [child for child in me.children(recursive=True) if child.pid not in before]
     assert wait_gone(started) == [], "a process survived"
 
 
@@ -317,13 +323,23 @@ def test_only_session_directories_are_listed(tmp_path: Path) -> None:
 
 # --- hostile: the owner dies, the next session start recovers -----------------------------------
 
+# The owner picks its adapters itself: importing the test helpers would import pytest, which
+# costs seconds per process under Wine.
 OWNER = """
-import anyio, json, sys
-from tests.contract.adapters import base_environment, session_adapters
+import anyio, json, os, sys
 from ports.process import ProcessSpec
 from ports.sessions import JournalEntry, JournalRole
 
-launcher, table, store, _ = session_adapters()
+if sys.platform == "win32":
+    from adapters.windows.process_table import WindowsProcessTable as Table
+    from adapters.windows.session_process import WindowsProcessLauncher as Launcher
+    from adapters.windows.session_store import WindowsSessionStore as Store
+else:
+    from adapters.posix.process_table import PsutilProcessTable as Table
+    from adapters.posix.session_process import PosixProcessLauncher as Launcher
+    from adapters.posix.session_store import PosixSessionStore as Store
+launcher, table, store = Launcher(), Table(), Store()
+environment = json.loads(sys.argv[2])
 parent = sys.argv[1]
 harness = '''
 import subprocess, sys, time
@@ -336,7 +352,7 @@ async def main():
     directory = store.create(parent, table.own_identity())
     record = lambda identity: store.append(directory, JournalEntry(JournalRole.START, identity))
     spec = ProcessSpec(
-        argv=(sys.executable, "-c", harness), cwd=parent, env=base_environment(),
+        argv=(sys.executable, "-c", harness), cwd=parent, env=environment,
         timeout_ms=2_147_483_647,
     )
     process = await launcher.start(spec, record)
@@ -358,7 +374,7 @@ def test_an_owner_killed_mid_session_is_recovered_by_the_next_sweep(tmp_path: Pa
     parent.mkdir()
     repo = str(Path(__file__).resolve().parents[2])
     owner = subprocess.Popen(
-        [PYTHON, "-c", OWNER, str(parent)],
+        [PYTHON, "-c", OWNER, str(parent), json.dumps(base_environment())],
         cwd=repo,
         env={**os.environ, "PYTHONPATH": repo},
         stdout=subprocess.PIPE,
@@ -366,13 +382,14 @@ def test_an_owner_killed_mid_session_is_recovered_by_the_next_sweep(tmp_path: Pa
     try:
         assert owner.stdout is not None
         directory, harness, grandchild = json.loads(owner.stdout.readline())
-        assert psutil.pid_exists(harness) and psutil.pid_exists(grandchild)
+        tree = track([harness, grandchild])
+        assert len(tree) == 2
     finally:
         owner.kill()  # no cleanup of its own can run
         owner.wait()
     if WINDOWS:
         # Windows closed the owner's handles, and the kill-on-close Job ended with them.
-        assert wait_gone([harness, grandchild], timeout=10) == []
+        assert wait_gone(tree, timeout=10) == []
     ports = SessionPorts(
         launcher=LAUNCHER,
         table=TABLE,
@@ -383,4 +400,4 @@ def test_an_owner_killed_mid_session_is_recovered_by_the_next_sweep(tmp_path: Pa
     sweep(ports)
     assert STORE.directories(str(parent)) == []
     assert not os.path.exists(directory)
-    assert wait_gone([harness, grandchild]) == []
+    assert wait_gone(tree) == []

@@ -53,7 +53,7 @@ def test_the_job_lists_the_child_and_its_grandchild_and_terminate_ends_both() ->
         job.terminate()
         assert job.wait_empty()
         assert child.wait(10) == TERMINATED_EXIT_CODE
-        assert wait_gone(pids) == []
+        assert wait_gone(pids, command_contains="time.sleep(60)") == []
     finally:
         job.close()
 
@@ -67,7 +67,7 @@ def test_closing_the_last_handle_ends_the_job_kill_on_close() -> None:
     pids = read_pids(child)
     job.close()
     child.wait(10)
-    assert wait_gone(pids) == []
+    assert wait_gone(pids, command_contains="time.sleep(60)") == []
 
 
 def test_a_process_started_suspended_runs_nothing_before_admission(tmp_path) -> None:
