@@ -139,6 +139,24 @@ def _remove_tree(directory: str) -> None:
         shutil.rmtree(directory, onerror=lambda f, p, info: handle(f, p, info[1]))
 
 
+def _remove_in_order(directory: str) -> None:
+    """``work`` first, then the other records, the journal last, then the folder itself."""
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return
+    ordered = sorted(names, key=lambda name: (name != WORK_DIRECTORY, name == JOURNAL_FILE))
+    for name in ordered:
+        path = os.path.join(directory, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            _remove_tree(path)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+    with contextlib.suppress(FileNotFoundError):
+        os.rmdir(directory)
+
+
 class WindowsSessionStore:
     """``SessionStore`` on Windows; see the module docstring."""
 
@@ -237,12 +255,16 @@ class WindowsSessionStore:
 
     def remove(self, directory: str) -> None:
         """Remove the directory, retrying while Windows still holds one of its files open,
-        for at most ``HANDLE_RELEASE_SECONDS``; then the last error is raised."""
+        for at most ``HANDLE_RELEASE_SECONDS``; then the last error is raised.
+
+        The harness's ``work`` folder goes first and the journal last, so a removal that
+        fails part-way keeps the journal (what the next sweep needs) whatever order the
+        volume lists the entries in."""
         deadline = time.monotonic() + self._release_seconds
         delay = _RETRY_FIRST_SECONDS
         while True:
             try:
-                _remove_tree(directory)
+                _remove_in_order(directory)
                 return
             except PermissionError:
                 if time.monotonic() >= deadline:
