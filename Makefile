@@ -39,13 +39,14 @@ COMPILE := $(BIN)/python -m compileall -q domain ports adapters entrypoints
 # Parallel, one test file per worker at a time (module fixtures are built once).
 test: install
 	$(COMPILE)
-	$(BIN)/python -m pytest -n auto --dist loadfile tests/unit tests/integration
+	$(BIN)/python -m pytest -n auto --dist loadfile tests/unit tests/integration tests/contract tests/windows
 
 # The session, process and state suites, five times in a row; every round must pass.
 REPEAT_TESTS := tests/integration/test_tool_sessions.py tests/integration/test_session_adapters.py \
 	tests/integration/test_review_sessions.py tests/integration/test_posix_process.py \
 	tests/integration/test_sqlite_state.py tests/integration/test_state_contract.py \
-	tests/unit/test_sessions_domain.py
+	tests/unit/test_sessions_domain.py tests/contract/test_session_contract.py \
+	tests/contract/test_process_runner_contract.py
 test-repeat: install
 	$(COMPILE)
 	for round in 1 2 3 4 5; do \
