@@ -7,7 +7,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Every package `make install` puts in .venv (runtime and dev, transitive too), with hashes.
 LOCK := requirements/lock.txt
 
-.PHONY: install lock test test-repeat soak lint run bench clean
+.PHONY: install lock test test-repeat test-windows soak lint run bench clean
 
 install: $(STAMP)
 
@@ -41,13 +41,14 @@ COMPILE := $(BIN)/python -m compileall -q domain ports adapters entrypoints
 test: install
 	bash .ci/ensure-postgresql
 	$(COMPILE)
-	$(BIN)/python -m pytest -n auto --dist loadfile tests/unit tests/integration
+	$(BIN)/python -m pytest -n auto --dist loadfile tests/unit tests/integration tests/contract tests/windows
 
 # The session, process and state suites, five times in a row; every round must pass.
 REPEAT_TESTS := tests/integration/test_tool_sessions.py tests/integration/test_session_adapters.py \
 	tests/integration/test_review_sessions.py tests/integration/test_posix_process.py \
 	tests/integration/test_sqlite_state.py tests/integration/test_state_contract.py \
-	tests/unit/test_sessions_domain.py
+	tests/unit/test_sessions_domain.py tests/contract/test_session_contract.py \
+	tests/contract/test_process_runner_contract.py
 test-repeat: install
 	bash .ci/ensure-postgresql
 	$(COMPILE)
@@ -65,6 +66,12 @@ soak: install
 	HOSTILE_SCALE=10 HOSTILE_COUNTS_FILE=$(CURDIR)/$(SOAK_COUNTS) \
 		$(BIN)/python -m pytest -n auto --dist loadfile tests/integration/hostile; \
 		status=$$?; $(BIN)/python -m tests.support.soak_report $(SOAK_COUNTS) && exit $$status
+
+# The contract tests and the Windows adapters' tests on Windows CPython under Wine (wine64 is
+# installed from Debian's packages when missing); see tests/windows/lane.py and docs/windows.md.
+PYTEST_ARGS ?=
+test-windows: install
+	$(BIN)/python tests/windows/lane.py $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

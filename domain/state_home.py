@@ -9,15 +9,20 @@ class StateLocationError(ValueError):
     """The state directory would live inside the reviewed repository."""
 
 
-def state_home(env: Mapping[str, str], home: str, override: str | None = None) -> str:
+def state_home(
+    env: Mapping[str, str], home: str, override: str | None = None, *, windows: bool = False
+) -> str:
     """``--state-dir``, else ``$ARTIFACTIZE_STATE_HOME``, else ``$XDG_STATE_HOME/artifactize``,
-    else ``~/.local/state/artifactize``. Empty variables count as unset."""
+    else (on Windows) ``%LOCALAPPDATA%\\artifactize``, else ``~/.local/state/artifactize``.
+    Empty variables count as unset. The composition root says whether this is Windows."""
     if override:
         return override
     if env.get("ARTIFACTIZE_STATE_HOME"):
         return env["ARTIFACTIZE_STATE_HOME"]
     if env.get("XDG_STATE_HOME"):
         return env["XDG_STATE_HOME"].rstrip("/") + "/artifactize"
+    if windows and env.get("LOCALAPPDATA"):
+        return env["LOCALAPPDATA"].rstrip("\\/") + "\\artifactize"
     return home.rstrip("/") + "/.local/state/artifactize"
 
 

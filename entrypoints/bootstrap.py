@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from entrypoints.cli.global_options import GlobalOptions
-from entrypoints.container import Container
+from entrypoints.container import ON_WINDOWS, Container
 from entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class Services:
     def state_dir(self) -> str:
         from domain.state_home import state_home
 
-        return state_home(os.environ, str(Path.home()), self.options.state_dir)
+        return state_home(os.environ, str(Path.home()), self.options.state_dir, windows=ON_WINDOWS)
 
     def session_ports(self) -> SessionPorts:
         """Tool sessions live below the state home, never in the reviewed repository."""
@@ -372,13 +372,14 @@ class Services:
 
     # Human reviews ---------------------------------------------------------------------
     def reviewer_name(self, given: str | None) -> str:
-        """``--reviewer``, else ``$USER`` (``$USERNAME``); checked by the lifecycle as well."""
+        """``--reviewer``, else ``$USER`` (``$USERNAME`` on Windows); checked by the lifecycle
+        as well."""
         from domain.reviews.human.reviewers import ReviewerError, default_reviewer
 
         if given is not None:
             return given
         try:
-            return default_reviewer(os.environ)
+            return default_reviewer(os.environ, windows=ON_WINDOWS)
         except ReviewerError as exc:
             raise CommandError(exc.message) from None
 

@@ -3,8 +3,8 @@
 Every adapter and every domain service is built here, and only here; ``entrypoints/
 bootstrap.py`` (beside it) turns them into the use cases a command calls. Adapters are
 imported inside their factory, when a command first asks for one, so ``--help`` never pays
-for SQLAlchemy and ``config check`` never for httpx2. The platform's adapters (POSIX today)
-are chosen here, once.
+for SQLAlchemy and ``config check`` never for httpx2. The platform's adapters are chosen
+here, once (``ON_WINDOWS``): ``adapters/windows`` on Windows where one exists, POSIX elsewhere.
 
 Tests override providers with fakes:
 ``with container.filesystem.override(providers.Object(MemoryFilesystem(...))): ...``
@@ -43,13 +43,20 @@ if TYPE_CHECKING:
     from ports.state import StateStores
     from ports.store_server_storage import ReviewStoreDb
 
+# The one platform decision: Windows gets the adapters of ``adapters/windows``.
+ON_WINDOWS = sys.platform == "win32"
 # The program a Human ``open`` tool hands its target to.
-DESKTOP_OPENER = "open" if sys.platform == "darwin" else "xdg-open"
+# On Windows the shell itself: the Windows launcher hands the target to ShellExecuteW.
+DESKTOP_OPENER = "explorer" if ON_WINDOWS else "open" if sys.platform == "darwin" else "xdg-open"
 # How a Human ``graph`` tool starts artifactize itself (this interpreter, this code).
 SELF_COMMAND = (sys.executable, "-P", "-m", "entrypoints.cli.app")  # -P: never the cwd's modules
 
 
 def _filesystem() -> Filesystem:
+    if ON_WINDOWS:
+        from adapters.windows.filesystem import WindowsFilesystem
+
+        return WindowsFilesystem()
     from adapters.posix.filesystem import PosixFilesystem
 
     return PosixFilesystem()
@@ -80,6 +87,10 @@ def _regex() -> RegexEngine:
 
 
 def _processes() -> ProcessRunner:
+    if ON_WINDOWS:
+        from adapters.windows.process import WindowsProcessRunner
+
+        return WindowsProcessRunner()
     from pathlib import Path
 
     from adapters.posix.group_journal import GroupJournal, default_journal_directory
@@ -90,36 +101,60 @@ def _processes() -> ProcessRunner:
 
 
 def _programs() -> ProgramFinder:
+    if ON_WINDOWS:
+        from adapters.windows.programs import WindowsProgramFinder
+
+        return WindowsProgramFinder(os.environ.get("PATHEXT"))
     from adapters.posix.programs import PosixProgramFinder
 
     return PosixProgramFinder()
 
 
 def _scratch() -> ScratchSpace:
+    if ON_WINDOWS:
+        from adapters.windows.scratch import WindowsScratchSpace
+
+        return WindowsScratchSpace()
     from adapters.posix.scratch import PosixScratchSpace
 
     return PosixScratchSpace()
 
 
 def _launcher() -> ProcessLauncher:
+    if ON_WINDOWS:
+        from adapters.windows.session_process import WindowsProcessLauncher
+
+        return WindowsProcessLauncher()
     from adapters.posix.session_process import PosixProcessLauncher
 
     return PosixProcessLauncher()
 
 
 def _detached_launcher() -> DetachedLauncher:
+    if ON_WINDOWS:
+        from adapters.windows.launch import WindowsDetachedLauncher
+
+        return WindowsDetachedLauncher()
     from adapters.posix.launch import PosixDetachedLauncher
 
     return PosixDetachedLauncher()
 
 
 def _process_table() -> ProcessTable:
+    if ON_WINDOWS:
+        from adapters.windows.process_table import WindowsProcessTable
+
+        return WindowsProcessTable()
     from adapters.posix.process_table import PsutilProcessTable
 
     return PsutilProcessTable()
 
 
 def _session_store() -> SessionStore:
+    if ON_WINDOWS:
+        from adapters.windows.session_store import WindowsSessionStore
+
+        return WindowsSessionStore()
     from adapters.posix.session_store import PosixSessionStore
 
     return PosixSessionStore()

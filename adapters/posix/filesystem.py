@@ -143,13 +143,20 @@ class PosixDirectoryHandle(_OwnedDescriptor):
         return _join(self._physical_path, name)
 
     def entries(self) -> list[DirEntry]:
-        """Enumerate the pinned descriptor (``scandir`` dups and rewinds it), sorted by name.
+        """Enumerate the pinned directory, sorted by name.
 
+        The listing reads a fresh descriptor of the same directory (``.`` opened relative to
+        the pinned one): ``scandir`` on a dup would share the pinned descriptor's read
+        position, so two listings at once (threads) would each see part of the entries.
         Names are returned exactly as the OS gives them; a name that is not valid UTF-8 keeps
         its undecodable bytes as lone surrogates (``surrogateescape``) and sorts by code point.
         """
-        with os.scandir(self._descriptor()) as scan:
-            found = [DirEntry(entry.name, _kind_of_entry(entry)) for entry in scan]
+        listing = os.open(".", _DIRECTORY_FLAGS, dir_fd=self._descriptor())
+        try:
+            with os.scandir(listing) as scan:
+                found = [DirEntry(entry.name, _kind_of_entry(entry)) for entry in scan]
+        finally:
+            os.close(listing)
         return sorted(found, key=lambda entry: entry.name)
 
     def entry(self, name: str) -> DirEntry:

@@ -1,7 +1,8 @@
 """Hostile tests of the POSIX adapter on real files: links, FIFOs, swaps and leaks.
 
-The shared behaviour (also checked against the in-memory fake) lives in
-``tests/unit/test_memory_filesystem.py``; this file covers what only a real kernel can show.
+The shared behaviour lives in ``tests/unit/test_memory_filesystem.py`` (against the in-memory
+fake too) and ``tests/contract/test_filesystem_contract.py`` (every real adapter: POSIX here,
+Windows under Wine); this file covers what only a POSIX kernel can show.
 """
 
 from __future__ import annotations
@@ -172,36 +173,6 @@ def test_socket_is_classified_other_and_refused(tmp_path: Path) -> None:
                 run_with_timeout(lambda: handle.read_file("sock", 10))
 
 
-def test_a_directory_is_not_read_as_a_file(root: PosixDirectoryHandle) -> None:
-    with pytest.raises(NotRegularFile):
-        root.read_file("docs", 1000)
-
-
-# --- sizes ---------------------------------------------------------------------------------
-
-
-def test_read_file_limit_is_exact(root: PosixDirectoryHandle, workspace: Path) -> None:
-    (workspace / "data").write_bytes(b"x" * 100)
-    assert root.read_file("data", 100) == b"x" * 100
-    with pytest.raises(FileTooLarge) as caught:
-        root.read_file("data", 99)
-    assert caught.value.limit == 99
-    assert caught.value.name == "data"
-
-
-def test_read_file_larger_than_one_chunk(root: PosixDirectoryHandle, workspace: Path) -> None:
-    data = os.urandom((3 << 20) + 17)
-    (workspace / "big").write_bytes(data)
-    assert root.read_file("big", len(data)) == data
-    with pytest.raises(FileTooLarge):
-        root.read_file("big", len(data) - 1)
-
-
-def test_empty_file_with_zero_limit(root: PosixDirectoryHandle, workspace: Path) -> None:
-    (workspace / "empty").write_bytes(b"")
-    assert root.read_file("empty", 0) == b""
-
-
 # --- listing -------------------------------------------------------------------------------
 
 
@@ -236,30 +207,6 @@ def test_names_that_are_not_utf8_are_kept_as_given(root: PosixDirectoryHandle) -
     name = os.fsdecode(b"\xff.txt")
     assert DirEntry(name, EntryKind.FILE) in root.entries()
     assert root.read_file(name, 10) == b"odd"
-
-
-def test_entries_see_changes_on_every_call(root: PosixDirectoryHandle, workspace: Path) -> None:
-    """scandir on a descriptor dups and rewinds it, so a second listing is fresh and full."""
-    first = root.entries()
-    (workspace / "new").write_bytes(b"")
-    assert root.entries() == sorted([*first, DirEntry("new", EntryKind.FILE)], key=_name)
-
-
-def _name(entry: DirEntry) -> str:
-    return entry.name
-
-
-# --- names ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "../repo", "docs/", "a\0b"])
-def test_names_must_be_single_components(root: PosixDirectoryHandle, name: str) -> None:
-    with pytest.raises(ValueError):
-        root.open_directory(name)
-    with pytest.raises(ValueError):
-        root.read_file(name, 10)
-    with pytest.raises(ValueError):
-        root.entry(name)
 
 
 # --- swaps ---------------------------------------------------------------------------------
@@ -310,13 +257,6 @@ def test_canonical_directory_follows_links_once(tmp_path: Path, workspace: Path)
     assert canonical == os.path.realpath(workspace)
     with fs.open_root(canonical) as handle:
         assert handle.entry("docs").kind is EntryKind.DIRECTORY
-
-
-def test_canonical_directory_resolves_relative_paths(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(workspace)
-    assert PosixFilesystem().canonical_directory("docs") == os.path.realpath(workspace / "docs")
 
 
 def test_canonical_directory_errors_name_the_path(workspace: Path) -> None:

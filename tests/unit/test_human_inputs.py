@@ -9,6 +9,7 @@ import pytest
 from domain.reviews.human.reviewers import (
     INVALID_REVIEWER,
     NO_DEFAULT_REVIEWER,
+    NO_DEFAULT_REVIEWER_WINDOWS,
     REVIEWER_MAX_BYTES,
     ReviewerError,
     check_reviewer,
@@ -62,14 +63,26 @@ def test_invalid_reviewer_ids(name: str) -> None:
         ({"USER": "", "USERNAME": "win"}, "win"),
     ],
 )
-def test_default_reviewer(environment: dict[str, str], expected: str) -> None:
-    assert default_reviewer(environment) == expected
+def test_default_reviewer_on_windows_falls_back_to_username(
+    environment: dict[str, str], expected: str
+) -> None:
+    assert default_reviewer(environment, windows=True) == expected
+
+
+def test_default_reviewer_elsewhere_is_user_only() -> None:
+    assert default_reviewer({"USER": "alice", "USERNAME": "win"}) == "alice"
+    with pytest.raises(ReviewerError) as info:
+        default_reviewer({"USERNAME": "win"})
+    assert info.value.message == NO_DEFAULT_REVIEWER
 
 
 def test_no_default_reviewer() -> None:
     with pytest.raises(ReviewerError) as info:
         default_reviewer({"USER": "", "HOME": "/home/x"})
     assert info.value.message == NO_DEFAULT_REVIEWER
+    with pytest.raises(ReviewerError) as info:
+        default_reviewer({"USER": "", "USERNAME": ""}, windows=True)
+    assert info.value.message == NO_DEFAULT_REVIEWER_WINDOWS
 
 
 def test_an_invalid_user_variable_is_refused() -> None:

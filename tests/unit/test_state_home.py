@@ -77,3 +77,30 @@ def test_state_outside_the_repository_is_accepted(state: str) -> None:
 def test_a_repository_at_the_filesystem_root_contains_everything() -> None:
     with pytest.raises(StateLocationError):
         check_outside_repo("/var/state", "/")
+
+
+WINDOWS_HOME = "C:\\Users\\ann"
+
+
+def test_windows_uses_localappdata_when_neither_variable_is_set() -> None:
+    env = {"LOCALAPPDATA": "C:\\Users\\ann\\AppData\\Local"}
+    expected = "C:\\Users\\ann\\AppData\\Local\\artifactize"
+    assert state_home(env, WINDOWS_HOME, windows=True) == expected
+    assert state_home({"LOCALAPPDATA": "C:\\Local\\"}, WINDOWS_HOME, windows=True) == (
+        "C:\\Local\\artifactize"
+    )
+
+
+def test_windows_still_prefers_the_variables_and_the_option() -> None:
+    env = {"LOCALAPPDATA": "C:\\Local", "XDG_STATE_HOME": "D:/xdg"}
+    assert state_home(env, WINDOWS_HOME, windows=True) == "D:/xdg/artifactize"
+    env = {**env, "ARTIFACTIZE_STATE_HOME": "E:\\state"}
+    assert state_home(env, WINDOWS_HOME, windows=True) == "E:\\state"
+    assert state_home(env, WINDOWS_HOME, "F:\\opt", windows=True) == "F:\\opt"
+
+
+def test_localappdata_is_ignored_elsewhere_and_when_empty() -> None:
+    assert state_home({"LOCALAPPDATA": "/la"}, HOME) == "/home/ann/.local/state/artifactize"
+    assert state_home({"LOCALAPPDATA": ""}, WINDOWS_HOME, windows=True) == (
+        "C:\\Users\\ann/.local/state/artifactize"
+    )

@@ -12,9 +12,11 @@ import unicodedata
 from collections.abc import Mapping
 
 REVIEWER_MAX_BYTES = 200
-REVIEWER_VARIABLES = ("USER", "USERNAME")  # USERNAME: the Windows fallback
+REVIEWER_VARIABLES = ("USER",)
+WINDOWS_REVIEWER_VARIABLES = ("USER", "USERNAME")  # USERNAME: the Windows fallback only
 INVALID_REVIEWER = "A reviewer id of 1–200 bytes without control characters is required."
 NO_DEFAULT_REVIEWER = "No reviewer id: set USER or pass --reviewer NAME."
+NO_DEFAULT_REVIEWER_WINDOWS = "No reviewer id: set USER or USERNAME, or pass --reviewer NAME."
 
 
 class ReviewerError(ValueError):
@@ -35,10 +37,13 @@ def check_reviewer(reviewer: str) -> str:
     return reviewer
 
 
-def default_reviewer(environment: Mapping[str, str]) -> str:
-    """``$USER``, else ``$USERNAME`` (empty values count as unset), checked."""
-    for name in REVIEWER_VARIABLES:
+def default_reviewer(environment: Mapping[str, str], *, windows: bool = False) -> str:
+    """``$USER``, else on Windows only ``$USERNAME`` (empty values count as unset), checked.
+
+    ``USERNAME`` is what Windows sets for the signed-in user; elsewhere it is an arbitrary
+    variable, so it is not taken as a name there. The composition root says which OS."""
+    for name in WINDOWS_REVIEWER_VARIABLES if windows else REVIEWER_VARIABLES:
         value = environment.get(name)
         if value:
             return check_reviewer(value)
-    raise ReviewerError(NO_DEFAULT_REVIEWER)
+    raise ReviewerError(NO_DEFAULT_REVIEWER_WINDOWS if windows else NO_DEFAULT_REVIEWER)
