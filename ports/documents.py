@@ -316,7 +316,27 @@ class RequestView(RequestDocument):
     definition: RequestDefinition | None
 
 
-class ExecutionDocument(TypedDict, total=False):
+class SettledFields(TypedDict, total=False):
+    """What settling writes over a request and over its execution alike (``commit``, a
+    Human settlement); a superseded wait writes only its status, code, error and time."""
+
+    status: str
+    result: dict[str, Any] | None  # open JSON, as in a request
+    error: str | None
+    errorCode: str | None
+    provenance: ProvenanceDocument
+    usage: list[AttemptDocument] | None
+    toolCalls: list[ToolCallDocument]
+    producer: ProducerDocument | None
+    reviewer: str | None
+    completedAt: str | None
+    cwd: str | None
+    argv: list[str] | None
+    child: ChildDocument | None
+    agent: AgentDocument | None
+
+
+class ExecutionDocument(SettledFields, total=False):
     """One execution as saved: at first only who runs it (``id``, ``requestId``), then what
     it shares with its request, how it settled and (a mirror) where it came from."""
 
@@ -331,20 +351,6 @@ class ExecutionDocument(TypedDict, total=False):
     profile: ProfileDocument
     sessionId: str | None
     startedAt: str | None
-    status: str  # ReviewStatus
-    result: dict[str, Any] | None  # open JSON, as in a request
-    error: str | None
-    errorCode: str | None
-    provenance: ProvenanceDocument
-    usage: list[AttemptDocument] | None
-    toolCalls: list[ToolCallDocument]
-    producer: ProducerDocument | None
-    reviewer: str | None
-    completedAt: str | None
-    cwd: str | None
-    argv: list[str] | None
-    child: ChildDocument | None
-    agent: AgentDocument | None
     origin: OriginDocument
 
 
@@ -437,26 +443,6 @@ class StoreRecord(TypedDict):
     execution: NotRequired[ExecutionDocument | None]
     publisher: NotRequired[str | None]
     publishedAt: NotRequired[str | None]
-
-
-class SettledFields(TypedDict, total=False):
-    """What settling writes over a request and over its execution alike (``commit``, a
-    Human settlement); a superseded wait writes only its status, code, error and time."""
-
-    status: str
-    result: dict[str, Any] | None  # open JSON, as in a request
-    error: str | None
-    errorCode: str | None
-    provenance: ProvenanceDocument
-    usage: list[AttemptDocument] | None
-    toolCalls: list[ToolCallDocument]
-    producer: ProducerDocument | None
-    reviewer: str | None
-    completedAt: str | None
-    cwd: str | None
-    argv: list[str] | None
-    child: ChildDocument | None
-    agent: AgentDocument | None
 
 
 class RequestUpdate(SettledFields, total=False):

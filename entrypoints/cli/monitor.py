@@ -16,11 +16,10 @@ from typing import Annotated
 import typer
 
 from entrypoints.cli.context import CliContext
-from entrypoints.cli.global_options import GlobalOptions
-from entrypoints.errors import CommandError
+from entrypoints.cli.terminal_reviewer import ALL_WITH_REPO as ALL_WITH_REPO
+from entrypoints.cli.terminal_reviewer import check_interactive
 
 JSON_REFUSED = "monitor is interactive and has no --json output; use run list and run show."
-ALL_WITH_REPO = "Give either --all or --repo, not both."
 NEEDS_TERMINAL = "monitor needs an interactive terminal (standard input and output)."
 
 
@@ -48,13 +47,7 @@ def monitor_command(
     """Watch Runs live; o hands a waiting Human review to `review`. Writes nothing."""
     from entrypoints.monitor_tui.app import MonitorApp
 
-    options = CliContext.options
-    if options.json:
-        raise CommandError(JSON_REFUSED)
-    if all_repos and options.repo != GlobalOptions().repo:
-        raise CommandError(ALL_WITH_REPO)
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise CommandError(NEEDS_TERMINAL)
+    check_interactive(all_repos, JSON_REFUSED, NEEDS_TERMINAL)
     services = CliContext.services()
     source = services.monitor_source(all_repos=all_repos)
     state_dir = services.state_dir()

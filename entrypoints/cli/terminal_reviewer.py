@@ -28,6 +28,19 @@ ALL_WITH_REPO = "Give either --all or --repo, not both."
 NEEDS_TERMINAL = "review needs an interactive terminal (standard input and output)."
 
 
+def check_interactive(all_repos: bool, json_refused: str, needs_terminal: str) -> None:
+    """What a full-screen command (``review``, ``monitor``) refuses before its screen opens:
+    ``--json``, ``--all`` beside ``--repo``, and a standard input or output that is no
+    terminal (exit 2 each)."""
+    options = CliContext.options
+    if options.json:
+        raise CommandError(json_refused)
+    if all_repos and options.repo != GlobalOptions().repo:
+        raise CommandError(ALL_WITH_REPO)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise CommandError(needs_terminal)
+
+
 def review_command(
     request_id: Annotated[
         str | None, typer.Argument(help="Open this request directly (default: the list).")
@@ -49,12 +62,7 @@ def review_command(
     from entrypoints.review_tui.waiting import NO_WAITING
 
     options = CliContext.options
-    if options.json:
-        raise CommandError(JSON_REFUSED)
-    if all_repos and options.repo != GlobalOptions().repo:
-        raise CommandError(ALL_WITH_REPO)
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise CommandError(NEEDS_TERMINAL)
+    check_interactive(all_repos, JSON_REFUSED, NEEDS_TERMINAL)
     try:
         name = check_reviewer(CliContext.services().reviewer_name(reviewer))
     except ReviewerError as exc:
