@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from dependency_injector import containers, providers
+from entrypoints.injector_import import containers, providers
 
 if TYPE_CHECKING:
     from domain.config_service import ConfigService
