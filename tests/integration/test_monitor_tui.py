@@ -132,11 +132,15 @@ def test_the_monitor_reads_through_a_connection_that_cannot_write(
     state = tmp_path / "state"
     writer = SqliteStateStores().open(str(state), create=True)
     assert writer is not None
+    writer.close()
     watcher = SqliteStateStores().open(str(state), create=False, read_only=True)
     assert watcher is not None
-    with pytest.raises(Exception, match="readonly"):
-        watcher.remove_key("0" * 64)
-    assert watcher.list_runs(None, 10, 0) == []
+    try:
+        with pytest.raises(Exception, match="readonly"):
+            watcher.remove_key("0" * 64)
+        assert watcher.list_runs(None, 10, 0) == []
+    finally:
+        watcher.close()  # no descriptor into the test tree outlives the test
     # A missing state is no Runs, and stays missing: the watcher creates nothing.
     assert SqliteStateStores().open(str(tmp_path / "none"), create=True, read_only=True) is None
     assert not (tmp_path / "none").exists()
