@@ -289,6 +289,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     from entrypoints.cli.completion import enable_if_requested
 
     enable_if_requested()
+    from entrypoints.cli.parameter_coercion import install
+
+    install()  # plain option values without importing pydantic
     command = typer.main.get_command(app)  # each subcommand's usage is adjusted as it loads
     try:
         # Without standalone mode, click returns a raised ``Exit``'s code instead of raising.

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from domain.reviews.remote.leases import LEASE_SECONDS_MAX, LEASE_SECONDS_MIN
 from entrypoints.cli.context import CliContext
 from tests.integration.test_review_store_server import (
+    STOP_SECONDS,
     add_token,
     bearer,
     cli,
@@ -82,6 +84,10 @@ def test_health_needs_no_token_and_every_request_is_logged(tmp_path: Path) -> No
         http.get("/v1/whoami", headers=bearer(token))
         http.get(f"/v1/whoami?token={token}")
         http.post("/v1/lookup", json={"keys": [KEY]}, headers=bearer("azt_wrong"))
+        # A graceful stop: a line is written as its request ends, which can come just after
+        # the client has the response; a killed server could lose the last line.
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(STOP_SECONDS) == 0
     lines = [json.loads(line) for line in server.stderr if line.startswith("{")]
     assert [(line["method"], line["path"], line["status"]) for line in lines] == [
         ("GET", "/v1/health", 200),
