@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,6 +14,7 @@ import typer
 import typer.core
 from typer._coercion import build_runtime_param as _typer_build_runtime_param
 
+from entrypoints.cli import app as cli
 from entrypoints.cli import parameter_coercion
 
 REPO = Path(__file__).resolve().parents[2]
@@ -99,6 +101,23 @@ def test_plain_values_take_the_fast_path_and_the_rest_falls_back(
     assert fallbacks == ["51", "007"]
 
 
+def _every_parameter(command: Any) -> Iterator[tuple[str, Any]]:
+    context = command.context_class(command)
+    for name in getattr(command, "list_commands", lambda _: [])(context):
+        yield from _every_parameter(command.get_command(context, name))
+    for parameter in command.params:
+        yield f"{command.name} {parameter.name}", parameter
+
+
+def test_every_option_of_every_command_takes_the_fast_path() -> None:
+    """A ``Path``, enum or parser option would bring pydantic back to that command's start."""
+    root = typer.main.get_command(cli.app)
+    found = list(_every_parameter(root))
+    assert len(found) > 100
+    slow = [name for name, p in found if not parameter_coercion._plain(p.type_descriptor)]
+    assert slow == []
+
+
 def _imported_by(argv: list[str]) -> set[str]:
     code = (
         "import sys\n"
@@ -117,6 +136,19 @@ def test_config_check_imports_neither_pydantic_nor_yaml_nor_starlette() -> None:
     imported = _imported_by(["--repo", str(REPO / "examples" / "handbook"), "config", "check"])
     assert {"dependency_injector", "typer", "jsonschema"} <= imported
     assert imported.isdisjoint({"pydantic", "pydantic_core", "yaml", "starlette"})
+
+
+def test_verify_with_every_option_imports_no_pydantic(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "docs" / "index.artf").write_text(
+        'name = "docs"\n[evals.ok]\ntitle = "ok"\nprofile = { kind = "runtime", command = "true", args = [] }\npayload.instruction = "ok"\n'
+    )
+    argv = ["--repo", str(repo), "--state-dir", str(tmp_path / "state"), "--json", "verify"]
+    argv += ["--all", "--jobs", "2", "--max-executions", "5", "--junit", str(tmp_path / "j.xml")]
+    imported = _imported_by(argv)
+    assert "sqlalchemy" in imported and "pydantic" not in imported
+    assert "<testsuite" in (tmp_path / "j.xml").read_text()
 
 
 def test_the_integrations_skipped_at_the_containers_import_stay_importable() -> None:
