@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ports.ids import IdSource
     from ports.launch import DetachedLauncher
     from ports.mcp_audit import McpAuditStores
-    from ports.model import ModelBackends, ModelCatalog
+    from ports.model import Endpoint, ModelBackend, ModelBackends, ModelCatalog
     from ports.process import ProcessRunner
     from ports.programs import ProgramFinder
     from ports.regex import RegexEngine
@@ -178,10 +178,37 @@ def _conversations(state_dir: str) -> ConversationStore:
     return JsonlConversationStore(state_dir)
 
 
-def _model_backends(environment: Mapping[str, str]) -> ModelBackends:
-    from adapters.llm.backends import EnvModelBackends
+class _ModelBackendsOnFirstUse:
+    """The model backends, imported when first asked for: the HTTP stack they bring (httpx2
+    and three wire formats, a twentieth of a ``verify``'s start) is never needed by a Run
+    whose evals all run commands or wait for people."""
 
-    return EnvModelBackends(environment=environment)
+    def __init__(self, environment: Mapping[str, str]) -> None:
+        self._environment = environment
+        self._loaded: ModelBackends | None = None
+
+    def _backends(self) -> ModelBackends:
+        if self._loaded is None:
+            from adapters.llm.backends import EnvModelBackends
+
+            self._loaded = EnvModelBackends(environment=self._environment)
+        return self._loaded
+
+    def open(self, backend: str, base_url: str | None = None) -> ModelBackend:
+        return self._backends().open(backend, base_url)
+
+    def endpoint(self, backend: str, base_url: str | None = None) -> Endpoint:
+        return self._backends().endpoint(backend, base_url)
+
+    def test_endpoint(self, backend: str) -> str | None:
+        return self._backends().test_endpoint(backend)
+
+    def loopback_models_allowed(self) -> bool:
+        return self._backends().loopback_models_allowed()
+
+
+def _model_backends(environment: Mapping[str, str]) -> ModelBackends:
+    return _ModelBackendsOnFirstUse(environment)
 
 
 def _model_catalog(environment: Mapping[str, str]) -> ModelCatalog:
