@@ -10,6 +10,10 @@ becomes that ``int``. Every other value (bytes, a number out of range, ``1_000``
 anything not plain) and every other annotation go to typer's own coercion unchanged, so its
 results and its error messages are exactly typer's (tests/unit/test_parameter_coercion.py
 compares the two over a corpus of inputs).
+
+This leans on typer's private coercion layer (``typer._coercion``, and the name
+``typer.core.build_runtime_param``), deliberately: typer is pinned exactly (``==0.29.2`` in
+pyproject.toml and the lock), and the tests above fail on an upgrade that changes either.
 """
 
 from __future__ import annotations
