@@ -138,7 +138,9 @@ def test_config_check_imports_neither_pydantic_nor_yaml_nor_starlette() -> None:
     assert imported.isdisjoint({"pydantic", "pydantic_core", "yaml", "starlette"})
 
 
-def test_verify_of_runtime_evals_imports_neither_pydantic_nor_the_http_stack(tmp_path: Path) -> None:
+def test_verify_of_runtime_evals_imports_neither_pydantic_nor_the_http_stack(
+    tmp_path: Path,
+) -> None:
     repo = tmp_path / "repo"
     (repo / "docs").mkdir(parents=True)
     (repo / "docs" / "index.artf").write_text(
