@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import anyio
 
@@ -59,10 +59,14 @@ class FdLines:
 
 
 class FdWriter:
-    """Async ``write``/``flush`` of text on a descriptor, waiting while the pipe is full."""
+    """Async ``write``/``flush`` of text on a descriptor, waiting while the pipe is full.
+
+    ``after_write``, when set, runs once each message is wholly written: the server writes
+    the audit completions there, after the answer is on its way (``ServingRun``)."""
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        self.after_write: Callable[[], None] | None = None
         self._poll = _waits(fd)
         if self._poll:
             os.set_blocking(fd, False)
@@ -76,6 +80,8 @@ class FdWriter:
                 await anyio.wait_writable(self._fd)
                 continue
             data = data[written:]
+        if self.after_write is not None:
+            self.after_write()
         return len(text)
 
     async def flush(self) -> None:
