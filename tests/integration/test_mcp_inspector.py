@@ -1,11 +1,15 @@
-"""``artifactize mcp`` driven by a client that is not ours: the MCP Inspector CLI
-(``tests/support/npm_clients.py``, pinned, installed into ``build/npm`` on first use),
-configured exactly as ``docs/mcp.md`` tells a user — its Cursor ``mcp.json`` for stdio and
-for streamable HTTP, which the Inspector reads with ``--config``.
+"""``artifactize mcp`` driven by clients that are not ours (``tests/support/npm_clients.py``,
+pinned, installed into ``build/npm`` on first use), configured exactly as ``docs/mcp.md``
+tells a user:
 
-The Inspector starts the stdio server itself (from ``artifactize`` on the PATH, as the docs
-require), lists, calls and disconnects; every call is then in ``mcp log``, and no process
-whose command line names the test's repository is left, whoever started it.
+- the MCP Inspector CLI, with the docs' Cursor ``mcp.json`` (``--config``) and the docs'
+  Inspector lines, over stdio and over streamable HTTP with the bearer header: it lists,
+  calls (a result, a refused call) and disconnects; every call is then in ``mcp log``;
+- Claude Code, with the docs' ``claude mcp add`` lines (stdio and HTTP): ``claude mcp
+  list`` starts or reaches each server and reports it connected (no login needed).
+
+Each test ends with no process whose command line names its repository, whoever started
+it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,12 @@ import pytest
 
 from tests.integration.test_tool_sessions import harness_processes, wait_until
 from tests.support.mcp_world import McpWorld
-from tests.support.npm_clients import INSPECTOR_PACKAGE, INSPECTOR_VERSION, inspector_cli
+from tests.support.npm_clients import (
+    INSPECTOR_PACKAGE,
+    INSPECTOR_VERSION,
+    claude_code,
+    inspector_cli,
+)
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "mcp.md"
 SERVER_NAME = "artifactize-calc"  # the name the docs' examples use
@@ -40,6 +49,11 @@ EXIT_TOOL_IS_ERROR = 5  # the Inspector CLI's exit code for an isError result
 @pytest.fixture(scope="module")
 def inspector() -> Path:
     return inspector_cli()
+
+
+@pytest.fixture(scope="module")
+def claude() -> Path:
+    return claude_code()
 
 
 def docs_config() -> dict[str, Any]:
@@ -239,3 +253,79 @@ def test_without_npm_the_inspector_tests_skip_and_say_why(
     with pytest.raises(pytest.skip.Exception, match="npm is not on the PATH"):
         inspector_cli(tmp_path / "npm")
     assert not (tmp_path / "npm").exists()
+
+
+# --- Claude Code ------------------------------------------------------------------------------
+
+
+def docs_claude_lines() -> list[list[str]]:
+    """The two ``claude mcp add`` commands of docs/mcp.md (stdio, then HTTP)."""
+    text = DOCS.read_text(encoding="utf-8")
+    section = text[text.index("**Claude Code**") : text.index("**Cursor**")]
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.DOTALL)
+    lines = [shlex.split(block.replace("\\\n", " ")) for block in blocks]
+    assert [line[:3] for line in lines] == [["claude", "mcp", "add"]] * 2
+    return [line[1:] for line in lines]
+
+
+def run_claude(claude: Path, world: McpWorld, *args: str) -> subprocess.CompletedProcess[str]:
+    project = world.root / "project"  # Claude Code keeps a local config per project folder
+    project.mkdir(exist_ok=True)
+    environment = client_env(world)
+    environment.update(
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_TELEMETRY="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
+    return subprocess.run(
+        [str(claude), *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=project,
+        timeout=CLIENT_SECONDS,
+    )
+
+
+def listed_status(claude: Path, world: McpWorld) -> str:
+    """The line ``claude mcp list`` prints for the server (after its health check)."""
+    listed = run_claude(claude, world, "mcp", "list")
+    assert listed.returncode == 0, listed.stderr
+    lines = [line for line in listed.stdout.splitlines() if line.startswith(SERVER_NAME)]
+    assert len(lines) == 1, listed.stdout
+    return lines[0]
+
+
+def test_claude_code_connects_over_stdio_and_http_as_the_docs_add_it(
+    claude: Path, tmp_path: Path
+) -> None:
+    world = McpWorld(tmp_path)
+    over_stdio, over_http = docs_claude_lines()
+    added = run_claude(claude, world, *as_in_docs(over_stdio, world))
+    assert added.returncode == 0, added.stderr
+    status = listed_status(claude, world)
+    assert status.endswith("Connected") and f"--repo {world.repo} mcp --eval {EVAL}" in status
+    nothing_left(world)
+    sessions = json.loads(mcp_log(world, default_state(world)).stdout)
+    assert len(sessions) == 1 and sessions[0]["endedAt"]  # a real server run, ended
+
+    assert run_claude(claude, world, "mcp", "remove", SERVER_NAME).returncode == 0
+    server = subprocess.Popen(
+        world.cli_args("--json", "mcp", "--eval", EVAL, "--http", "127.0.0.1:0"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=world.env(),
+        text=True,
+    )
+    assert server.stdout is not None
+    try:
+        announced = json.loads(server.stdout.readline())
+        values = {DOCS_URL: announced["url"], "TOKEN": announced["token"]}
+        added = run_claude(claude, world, *as_in_docs(over_http, world, **values))
+        assert added.returncode == 0, added.stderr
+        assert listed_status(claude, world).endswith("Connected")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=EXIT_SECONDS) == 0
+        server.stdout.close()
+    nothing_left(world)
