@@ -18,7 +18,12 @@ from mcp.client.stdio import StdioServerParameters
 
 from adapters.schema_migrations import VERSION_TABLE
 from adapters.sqlite.connection import STATE_FILE, STATE_MIGRATIONS
-from adapters.sqlite.mcp_audit import AUDIT_SYNCHRONOUS, SqliteMcpAuditStores
+from adapters.sqlite.mcp_audit import (
+    AUDIT_CHECKPOINT_CALLS,
+    AUDIT_SYNCHRONOUS,
+    SqliteMcpAudit,
+    SqliteMcpAuditStores,
+)
 from adapters.sqlite.schema import mcp_calls, mcp_sessions
 from adapters.sqlite.state import SqliteStateStores
 from ports.mcp_audit import McpCallOutcome, McpCallRecord, McpSessionRecord
@@ -151,6 +156,30 @@ def test_a_write_is_committed_at_once_and_a_refused_one_names_the_state(tmp_path
             audit.start_call(McpCallRecord("mcp-1", 1, "again", 2, "s"))  # same ordinal
     finally:
         audit.close()
+
+
+def test_the_writer_checkpoints_after_every_n_completions_and_at_close(tmp_path: Path) -> None:
+    """No automatic checkpoint inside an entry's commit: the writer checkpoints after the
+    AUDIT_CHECKPOINT_CALLS-th completion (not the one before), and when it closes."""
+    state = tmp_path / "state"
+    audit = SqliteMcpAuditStores().open(str(state), create=True)
+    assert isinstance(audit, SqliteMcpAudit)
+    database = state / STATE_FILE
+    audit.start_session(McpSessionRecord("mcp-1", "/repo", "2026-01-01", None, {}))
+    writer = cast(Any, audit)._writer.driver_connection
+    assert writer.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    outcome = McpCallOutcome("e", False, 1, "x" * 4096)
+    for ordinal in range(1, AUDIT_CHECKPOINT_CALLS):
+        audit.start_call(McpCallRecord("mcp-1", ordinal, "t", 2, "s"))
+        audit.finish_call("mcp-1", ordinal, outcome)
+    assert audit.checkpoints == 0
+    size_before = database.stat().st_size
+    audit.start_call(McpCallRecord("mcp-1", AUDIT_CHECKPOINT_CALLS, "t", 2, "s"))
+    audit.finish_call("mcp-1", AUDIT_CHECKPOINT_CALLS, outcome)
+    assert audit.checkpoints == 1
+    assert database.stat().st_size > size_before  # the WAL's pages are in the file now
+    audit.close()
+    assert audit.checkpoints == 2
 
 
 @pytest.fixture
