@@ -3,8 +3,8 @@
 The database itself is made by the Alembic revisions in ``adapters/sqlite/migrations``; a
 test checks that the head revision and these tables agree. A change here needs a revision.
 
-Four tables; every row keeps its full camelCase JSON document in ``data`` and duplicates a
-few fields as columns so they can be indexed and constrained:
+Six tables; every row of the first four keeps its full camelCase JSON document in ``data``
+and duplicates a few fields as columns so they can be indexed and constrained:
 
 ``runs``
     One row per Run.
@@ -17,6 +17,12 @@ few fields as columns so they can be indexed and constrained:
     collection and ``remove_key`` clear them; rows are never deleted.
 ``state_meta``
     Named values; row ``id`` is the random UUID of this state.
+``mcp_sessions`` (revision 2)
+    One row per ``artifactize mcp`` server run: ``id``, ``repo``, ``started_at``,
+    ``ended_at`` and the full camelCase document (scope, pins, transport) in ``data``.
+``mcp_calls`` (revision 2)
+    One row per tools/call, keyed by (``session_id``, ``ordinal``); written before the
+    call runs, completed after it (``adapters/sqlite/mcp_audit.py``).
 
 The partial unique index ``active_key`` is what makes a claim exclusive: at most one
 RUNNING or WAITING_HUMAN execution per key, whatever the callers do.
@@ -123,4 +129,28 @@ state_meta = sa.Table(
     metadata,
     sa.Column("name", sa.Text, primary_key=True),
     sa.Column("value", sa.Text, nullable=False),
+)
+
+mcp_sessions = sa.Table(
+    "mcp_sessions",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("repo", sa.Text, nullable=False),
+    sa.Column("started_at", sa.Text, nullable=False),
+    sa.Column("ended_at", sa.Text, nullable=True),
+    sa.Column("data", sa.Text, nullable=False),
+)
+
+mcp_calls = sa.Table(
+    "mcp_calls",
+    metadata,
+    sa.Column("session_id", sa.Text, sa.ForeignKey("mcp_sessions.id"), primary_key=True),
+    sa.Column("ordinal", sa.Integer, primary_key=True),
+    sa.Column("tool", sa.Text, nullable=False),
+    sa.Column("argument_bytes", sa.Integer, nullable=False),
+    sa.Column("started_at", sa.Text, nullable=False),
+    sa.Column("completed_at", sa.Text, nullable=True),
+    sa.Column("is_error", sa.Boolean, nullable=True),
+    sa.Column("duration_ms", sa.Integer, nullable=True),
+    sa.Column("summary", sa.Text, nullable=True),
 )

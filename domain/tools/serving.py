@@ -12,7 +12,14 @@ characters after it; a call past the budget (``--max-tool-calls``) is audited to
 refused with an error result.
 
 The audit is written inline, one short transaction each (as the state is everywhere): a
-hop to a worker thread cost more than the write itself (bench/mcp.py). Tool sessions are
+hop to a worker thread cost more than the write itself (bench/mcp.py). The entry of a call
+is always written before the call runs. Its completion is written right after the call
+too, unless the transport sets ``defer_completions`` (stdio does): then a call that
+finished (not one that was cancelled) keeps its completion pending until the transport has
+written the answer to the client and calls ``flush_completions``, so the answer does not
+wait for a second commit; ``close`` flushes whatever is still pending before it ends the
+session. A server killed between an answer and its flush leaves that entry without its
+completion, as a kill during the call would. Tool sessions are
 lazy per client connection, as in a review: a connection's set starts
 nothing until a bound tool is called, and is stopped and cleaned up when the connection
 ends (``end_connection``) or the server stops (``close``), whichever comes first.
@@ -21,7 +28,7 @@ ends (``end_connection``) or the server stops (``close``), whichever comes first
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -208,7 +215,9 @@ class ServingRun:
     session_id: str = ""
     calls_started: int = 0
     problems: list[str] = field(default_factory=list)
+    defer_completions: bool = False
     _connections: dict[ConnectionKey, _Connection] = field(default_factory=dict)
+    _pending: list[tuple[int, ToolResult, McpCallOutcome]] = field(default_factory=list)
     _closed: bool = False
 
     def new_session_id(self) -> str:
@@ -256,7 +265,8 @@ class ServingRun:
             self.ports.audit.start_call(entry)
         except StateError as exc:
             return ToolResult.error(AUDIT_FAILED.format(detail=exc))
-        result = ToolResult.error(UNFINISHED_CALL)
+        result: ToolResult | None = None
+        cancelled = False
         try:
             if not admitted:
                 result = ToolResult.error(BUDGET_SPENT.format(limit=limit))
@@ -267,17 +277,38 @@ class ServingRun:
                 result = await registry.call(name, arguments, self.output_root)
         except anyio.get_cancelled_exc_class():
             result = ToolResult.error(CANCELLED_MESSAGE)
+            cancelled = True
             raise
         finally:
+            finished = result if result is not None else ToolResult.error(UNFINISHED_CALL)
             elapsed = self.ports.clock.monotonic() - started
+            # the summary is made when the completion is written (``_complete``)
             outcome = McpCallOutcome(
-                self._now(), result.is_error, round(elapsed * 1000), result_summary(result)
+                self._now(), finished.is_error, round(elapsed * 1000), summary=""
             )
+            if self.defer_completions and not cancelled and result is not None:
+                self._pending.append((ordinal, finished, outcome))
+            else:
+                self._complete(ordinal, finished, outcome)
+        return finished
+
+    def _complete(self, ordinal: int, result: ToolResult, outcome: McpCallOutcome) -> None:
+        summarized = replace(outcome, summary=result_summary(result))
+        try:
+            self.ports.audit.finish_call(self.session_id, ordinal, summarized)
+        except StateError as exc:
+            self.problems.append(f"audit entry {ordinal} not completed: {exc}")
+
+    def flush_completions(self) -> None:
+        """Write the pending completions, oldest first (the transport calls it once it has
+        written an answer; ``close`` calls it too). Never raises: a failure is a problem of
+        the run, reported when it ends."""
+        pending, self._pending = self._pending, []
+        for ordinal, result, outcome in pending:
             try:
-                self.ports.audit.finish_call(self.session_id, ordinal, outcome)
-            except StateError as exc:
+                self._complete(ordinal, result, outcome)
+            except Exception as exc:  # the writer of the wire must never die of it
                 self.problems.append(f"audit entry {ordinal} not completed: {exc}")
-        return result
 
     async def end_connection(self, key: ConnectionKey) -> None:
         """A client connection ended: stop and clean up its tool sessions (shielded)."""
@@ -292,6 +323,7 @@ class ServingRun:
         Shielded; returns the problems (cleanup failures, audit failures)."""
         self._closed = True
         with anyio.CancelScope(shield=True):
+            self.flush_completions()
             for key in list(self._connections):
                 await self.end_connection(key)
             try:

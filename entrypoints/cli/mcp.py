@@ -130,6 +130,14 @@ def _serve(selection: Any, address: Any) -> None:
             raise CommandError(f"Cannot listen on {address}: {exc.strerror or exc}") from None
     target = selection.eval_id or selection.artifact
 
+    import gc
+
+    # Everything loaded so far (the SDK, the workspace, the registry) lives as long as the
+    # server: moved out of the collector's generations, each collection the SDK's per-request
+    # objects trigger no longer walks it (bench/mcp.py: ~0.3 ms less per served call).
+    gc.collect()
+    gc.freeze()
+
     async def work() -> None:
         try:
             await run.start()

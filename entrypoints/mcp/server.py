@@ -160,6 +160,10 @@ async def serve_stdio(run: ServingRun) -> None:
         async with anyio.create_task_group() as cleanup:
             server.spawn = lambda work: cleanup.start_soon(work)
             with private_stdio() as (wire_in, wire_out):
+                # the completion of a call's audit entry is written once its answer is
+                # (one commit fewer on the answer's path; the entry itself precedes the call)
+                run.defer_completions = True
+                wire_out.after_write = run.flush_completions
                 stdin = cast("anyio.AsyncFile[str]", wire_in)
                 stdout = cast("anyio.AsyncFile[str]", wire_out)
                 async with stdio_server(stdin, stdout) as (read, write):

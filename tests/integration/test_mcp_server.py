@@ -31,12 +31,13 @@ from mcp.client.streamable_http import streamable_http_client
 from adapters.posix.filesystem import PosixFilesystem
 from domain.config_service import ConfigService
 from domain.reviews.agent.loop import AUDIT_SUMMARY_MAX_CHARS
-from domain.tools.arguments import ARGUMENTS_MAX_BYTES
+from domain.tools.arguments import ARGUMENTS_MAX_BYTES, NOT_AN_OBJECT
 from domain.tools.cancellation import CANCELLED_MESSAGE
 from domain.tools.pinning import PinningError, pin_execution_paths
 from domain.tools.registry import UNKNOWN_TOOL, AgentToolRegistry
 from domain.tools.serving import BUDGET_SPENT, MAX_TOOL_CALLS_MIN
 from entrypoints.mcp.content import call_tool_result
+from entrypoints.mcp.stdio import INVALID_REQUEST, OVERSIZED_MESSAGE, STDIO_MESSAGE_MAX_BYTES
 from tests.integration.test_tool_sessions import children, harness_processes, wait_until
 from tests.support.images import PNG1, b64
 from tests.support.mcp_world import INSTRUCTION, McpWorld
@@ -497,6 +498,82 @@ def test_bad_lines_on_stdio_get_errors_and_the_server_lives_on(world: McpWorld) 
         server.stdin.close()
         assert server.wait(timeout=EXIT_SECONDS) == 0
         server.stdout.close()
+
+
+def test_a_stdio_request_at_the_size_limit_is_served_and_one_past_it_answered(
+    world: McpWorld,
+) -> None:
+    """A message of STDIO_MESSAGE_MAX_BYTES is read (its 4 MiB argument is then refused by
+    the registry's admission); one byte more is never read and gets a JSON-RPC error under
+    its id; the server goes on."""
+    server = subprocess.Popen(
+        world.cli_args("mcp", "--eval", EVAL),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=world.env(),
+    )
+    assert server.stdin is not None and server.stdout is not None
+
+    def call_of_size(request_id: int, size: int) -> bytes:
+        def encoded(path: str) -> bytes:
+            arguments = {"name": "read_doc", "arguments": {"path": path}}
+            message = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": arguments,
+            }
+            return json.dumps(message, separators=(",", ":")).encode()
+
+        line = encoded("x" * (size - len(encoded(""))))
+        assert len(line) == size
+        return line + b"\n"
+
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    try:
+        send(server, hello)
+        assert answer(server, 1)["result"]["serverInfo"]["name"] == "artifactize"
+        send(server, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for line in (
+            call_of_size(2, STDIO_MESSAGE_MAX_BYTES),
+            call_of_size(3, STDIO_MESSAGE_MAX_BYTES + 1),
+        ):
+            server.stdin.write(line)
+            server.stdin.flush()
+        at_limit = answer(server, 2)["result"]
+        assert at_limit["isError"] is True
+        assert at_limit["content"][0]["text"] == NOT_AN_OBJECT  # the registry's own limit
+        past_limit = answer(server, 3)
+        assert past_limit["error"] == {
+            "code": INVALID_REQUEST,
+            "message": OVERSIZED_MESSAGE.format(limit=STDIO_MESSAGE_MAX_BYTES),
+        }
+        send(
+            server,
+            {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "tools/call",
+                "params": {"name": "read_doc", "arguments": {"path": "notes.txt"}},
+            },
+        )
+        assert answer(server, 4)["result"]["structuredContent"]["path"] == "notes.txt"
+    finally:
+        server.stdin.close()
+        assert server.wait(timeout=EXIT_SECONDS) == 0
+        server.stdout.close()
+    calls = only_session(world)["calls"]
+    assert [(c["ordinal"], c["isError"]) for c in calls] == [(1, True), (2, False)]
 
 
 def send(server: subprocess.Popen[bytes], message: dict[str, Any]) -> None:

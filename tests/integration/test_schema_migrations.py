@@ -201,16 +201,16 @@ def broken_migrations(tmp_path: Path) -> Iterator[Migrations]:
     """The state's revisions plus one that creates a table and then fails."""
     location = tmp_path / "broken"
     shutil.copytree(STATE_MIGRATIONS.location / "versions", location / "versions")
-    (location / "versions" / "state_0002_broken.py").write_text(
+    (location / "versions" / "state_9999_broken.py").write_text(
         "import sqlalchemy as sa\n"
         "from alembic import op\n"
-        "revision = 'state_0002'\n"
-        "down_revision = 'state_0001'\n"
+        "revision = 'state_9999'\n"
+        f"down_revision = {STATE_MIGRATIONS.head!r}\n"
         "def upgrade():\n"
         "    op.create_table('half', sa.Column('x', sa.Integer))\n"
         "    raise RuntimeError('migration failed halfway')\n"
     )
-    yield Migrations(location, "state", (*STATE_MIGRATIONS.order, "state_0002"))
+    yield Migrations(location, "state", (*STATE_MIGRATIONS.order, "state_9999"))
 
 
 def test_a_failing_migration_leaves_the_database_as_it_was(

@@ -42,6 +42,8 @@ from tests.fakes.processes import TickingClock
 from tests.support.documents import opaque
 from tests.support.processes import no_process_left_behind
 
+HEAD_ORDINAL = len(sqlite_open.STATE_MIGRATIONS.order)  # user_version at the head revision
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_NS = 1_767_225_600 * 1_000_000_000  # 2026-01-01T00:00:00Z
 RECORD_DATA = {"verdict": "GREEN", "note": "é" * 10}
@@ -173,7 +175,7 @@ def test_create_then_reopen_keeps_the_state(tmp_path: Path) -> None:
 
     assert state_dir.stat().st_mode & 0o777 == 0o700
     database = state_dir / "state.sqlite"
-    assert raw(database, "PRAGMA user_version") == [(1,)]
+    assert raw(database, "PRAGMA user_version") == [(HEAD_ORDINAL,)]
     assert raw(database, "PRAGMA journal_mode") == [("wal",)]
 
     for create in (False, True):
@@ -210,7 +212,7 @@ def test_reader_open_of_an_empty_database_is_no_data(tmp_path: Path) -> None:
     store = SqliteStateStores().open(str(tmp_path), create=True)
     assert store is not None
     store.close()
-    assert raw(tmp_path / "state.sqlite", "PRAGMA user_version") == [(1,)]
+    assert raw(tmp_path / "state.sqlite", "PRAGMA user_version") == [(HEAD_ORDINAL,)]
 
 
 @pytest.mark.parametrize("create", [True, False])
@@ -245,10 +247,11 @@ def test_newer_schema_version_is_refused(
 ) -> None:
     open_store().close()
     database = tmp_path / "state" / "state.sqlite"
-    raw(database, "PRAGMA user_version = 2")
+    raw(database, f"PRAGMA user_version = {HEAD_ORDINAL + 1}")
     with pytest.raises(
         StateError,
-        match=r"^Unsupported state schema version 2 in .*state.sqlite: a newer artifactize wrote it",
+        match=rf"^Unsupported state schema version {HEAD_ORDINAL + 1} in .*state.sqlite: "
+        "a newer artifactize wrote it",
     ):
         SqliteStateStores().open(str(tmp_path / "state"), create=create)
 

@@ -222,6 +222,44 @@ async def test_a_cancelled_call_is_audited_before_the_cancellation_goes_on() -> 
     await run.close()
 
 
+async def test_deferred_completions_wait_for_the_flush_and_the_close() -> None:
+    """With ``defer_completions`` (stdio) the entry is written before the call runs and its
+    completion once the transport flushes (after the answer is written), oldest first; a
+    cancelled call is completed at once; ``close`` flushes what is left before the end."""
+    audit = MemoryMcpAudit()
+    run = serving(served(ServeSelection(artifact="doc"), FakeProcessRunner(hang_forever)), audit)
+    run.defer_completions = True
+    await run.start()
+    await run.call("read_doc", {"path": "notes.txt"})
+    await run.call("nope_doc", {})
+    pending = audit.calls(run.session_id)
+    assert [(c.ordinal, c.completed_at) for c in pending] == [(1, None), (2, None)]
+    run.flush_completions()
+    flushed = audit.calls(run.session_id)
+    assert [(c.ordinal, c.is_error) for c in flushed] == [(1, False), (2, True)]
+    assert all(c.completed_at and c.summary for c in flushed)
+    with anyio.move_on_after(0.2):
+        await run.call("slow_doc", {})
+    assert audit.calls(run.session_id)[2].completed_at is not None  # not deferred
+    await run.call("read_doc", {"path": "notes.txt"})
+    assert audit.calls(run.session_id)[3].completed_at is None
+    assert await run.close() == []
+    assert audit.calls(run.session_id)[3].completed_at is not None
+    assert audit.records[run.session_id].ended_at is not None
+
+
+async def test_a_completion_that_fails_to_flush_is_a_problem_of_the_run() -> None:
+    audit = MemoryMcpAudit()
+    run = serving(served(ServeSelection(artifact="doc")), audit)
+    run.defer_completions = True
+    await run.start()
+    await run.call("read_doc", {"path": "notes.txt"})
+    audit.entries.clear()  # the completion has no entry left to update: the fake raises
+    run.flush_completions()  # never raises
+    assert run.problems and "audit entry 1 not completed" in run.problems[0]
+    await run.close()
+
+
 def test_result_summaries_stop_at_the_limit() -> None:
     overhead = len(result_summary(ToolResult.text("")))
     at_limit = ToolResult.text("x" * (AUDIT_SUMMARY_MAX_CHARS - overhead))
