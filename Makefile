@@ -7,7 +7,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Every package `make install` puts in .venv (runtime and dev, transitive too), with hashes.
 LOCK := requirements/lock.txt
 
-.PHONY: install lock test test-repeat test-windows soak lint run bench clean
+.PHONY: install lock test test-repeat test-windows test-clients soak lint run bench clean
 
 install: $(STAMP)
 
@@ -69,6 +69,13 @@ soak: install
 	HOSTILE_SCALE=10 HOSTILE_COUNTS_FILE=$(CURDIR)/$(SOAK_COUNTS) \
 		$(BIN)/python -m pytest -n auto --dist loadfile tests/integration/hostile; \
 		status=$$?; $(BIN)/python -m tests.support.soak_report $(SOAK_COUNTS) && exit $$status
+
+# `artifactize mcp` driven by MCP clients that are not ours, from npm (the MCP Inspector and
+# Claude Code, pinned, installed into build/npm on first use: about 350 MB), as docs/mcp.md
+# configures them. Kept out of `make test` for that download; .ci/run runs it.
+test-clients: install
+	$(COMPILE)
+	$(BIN)/python -m pytest -n auto --dist loadfile tests/clients
 
 # The contract tests and the Windows adapters' tests on Windows CPython under Wine (wine64 is
 # installed from Debian's packages when missing); see tests/windows/lane.py and docs/windows.md.
