@@ -49,6 +49,15 @@ ON_WINDOWS = sys.platform == "win32"
 # The program a Human ``open`` tool hands its target to.
 # On Windows the shell itself: the Windows launcher hands the target to ShellExecuteW.
 DESKTOP_OPENER = "explorer" if ON_WINDOWS else "open" if sys.platform == "darwin" else "xdg-open"
+
+
+# The terminal reviewer's editor when neither $VISUAL nor $EDITOR is set
+# (reference/platforms.md): Notepad on Windows, where no vi is to be expected.
+def fallback_editor(windows: bool) -> str:
+    return "notepad" if windows else "vi"
+
+
+FALLBACK_EDITOR = fallback_editor(ON_WINDOWS)
 # How a Human ``graph`` tool starts artifactize itself (this interpreter, this code).
 SELF_COMMAND = (sys.executable, "-P", "-m", "entrypoints.cli.app")  # -P: never the cwd's modules
 

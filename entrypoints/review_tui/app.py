@@ -39,6 +39,7 @@ from entrypoints.review_tui.dialogs import (
     LeaveScreen,
     VerdictScreen,
 )
+from entrypoints.review_tui.editor import EDITOR_DEFAULT
 from entrypoints.review_tui.form_screen import FormScreen
 from entrypoints.review_tui.layout import KeyRouter
 from entrypoints.review_tui.list_screen import ListScreen
@@ -77,6 +78,9 @@ class ReviewApp:
         first_request: str | None = None,
         clock_text: Callable[[], str] = local_clock,
         environment: Mapping[str, str] = os.environ,
+        fallback_editor: str = EDITOR_DEFAULT,
+        *,
+        windows: bool = False,
     ) -> None:
         self._session = session
         self.first_request = first_request
@@ -90,7 +94,7 @@ class ReviewApp:
         self._before_leave: Screen = self.list_screen
         self.feed = LogFeed()
         self.tools = ToolFlow(self, self.feed)
-        self.verdicts = VerdictFlow(self, environment)
+        self.verdicts = VerdictFlow(self, environment, fallback_editor, windows=windows)
         self._notice = urwid.Text("")
         self._hints = urwid.Text("")
         self._frame: urwid.Frame[urwid.Widget, None, urwid.Pile] = urwid.Frame(

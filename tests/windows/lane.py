@@ -289,7 +289,9 @@ def wine_environment() -> dict[str, str]:
     environment.update(
         WINEPREFIX=str(PREFIX),
         WINEDEBUG="-all",
-        WINEDLLOVERRIDES="mscoree,mshtml=",  # no Mono/Gecko installer prompts
+        # No Mono/Gecko installer prompts; no debugger waiting on a crashed process (it
+        # ends with its exception code instead, which the test then reports).
+        WINEDLLOVERRIDES="mscoree,mshtml=;winedbg.exe=d",
         WINEARCH="win64",
         PYTHONUTF8="1",
         PYTHONIOENCODING="utf-8",
