@@ -23,11 +23,10 @@ async def until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
     """Run ``work``; SIGINT or SIGTERM cancels it (its cleanup still runs). None if cancelled."""
     import anyio
 
-    watch = _watch_windows_interrupts if sys.platform == "win32" else _watch_signals
     result: T | None = None
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
-        await group.start(watch, group.cancel_scope)
+        await group.start(watch_interrupts, group.cancel_scope.cancel)
         try:
             result = await work()
         except Exception as exc:  # raised below, not wrapped in the task group's group
@@ -38,22 +37,32 @@ async def until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
     return result
 
 
+async def watch_interrupts(
+    on_interrupt: Callable[[], None], *, task_status: anyio.abc.TaskStatus[None] | None = None
+) -> None:
+    """Call ``on_interrupt`` once at the first SIGINT or SIGTERM (on Windows: Ctrl-C or
+    Ctrl-Break), then return; ``task_status`` is told once the handlers are in place."""
+    watch = _watch_windows_interrupts if sys.platform == "win32" else _watch_signals
+    await watch(on_interrupt, task_status)
+
+
 async def _watch_signals(
-    scope: anyio.CancelScope, *, task_status: anyio.abc.TaskStatus[None]
+    on_interrupt: Callable[[], None], task_status: anyio.abc.TaskStatus[None] | None
 ) -> None:
     import signal
 
     import anyio
 
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        task_status.started()  # handlers are in place before any work starts
+        if task_status is not None:
+            task_status.started()  # handlers are in place before any work starts
         async for _ in signals:
-            scope.cancel()
+            on_interrupt()
             return
 
 
 async def _watch_windows_interrupts(
-    scope: anyio.CancelScope, *, task_status: anyio.abc.TaskStatus[None]
+    on_interrupt: Callable[[], None], task_status: anyio.abc.TaskStatus[None] | None
 ) -> None:
     import asyncio
     import signal
@@ -69,9 +78,10 @@ async def _watch_windows_interrupts(
     numbers = [getattr(signal, name) for name in WINDOWS_INTERRUPTS if hasattr(signal, name)]
     previous = {number: signal.signal(number, handler) for number in numbers}
     try:
-        task_status.started()  # handlers are in place before any work starts
+        if task_status is not None:
+            task_status.started()  # handlers are in place before any work starts
         await interrupted.wait()
-        scope.cancel()
+        on_interrupt()
     finally:
         for number, old in previous.items():
             signal.signal(number, old)

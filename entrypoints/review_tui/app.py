@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -60,7 +61,11 @@ RELEASED = "Released your claim on {request}."
 CANCELLING = "Cancelling…"
 CANCELLED = "Cancelled {request}."
 CLOCK_FORMAT = "%H:%M:%S"
-SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+# SIGHUP exists on POSIX only; on Windows the event loop watches no signals at all (Ctrl-C
+# reaches the screen as a key there).
+SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name)
+)
 
 
 def local_clock() -> str:
@@ -223,6 +228,8 @@ class ReviewApp:
             self._done.set()
 
     async def _watch_signals(self) -> None:
+        if sys.platform == "win32":
+            return  # no add_signal_handler there
         with anyio.open_signal_receiver(*SIGNALS) as signals:
             async for _ in signals:
                 self._exit()
