@@ -6,6 +6,10 @@ closed the pipe. Here the wire is moved to private descriptors and read without 
 (``anyio.wait_readable``), so a signal ends the server at once; fd 0 then points at the
 null device and fd 1 at stderr while serving (what the SDK does too), so tool processes
 and stray prints never touch the protocol. Both are restored afterwards.
+
+On Windows a pipe can be neither polled nor made non-blocking (``wait_readable`` takes
+sockets only): each read runs in a worker thread that a cancellation abandons, so a
+Ctrl-C still ends the server at once (the abandoned read ends with the process).
 """
 
 from __future__ import annotations
@@ -13,17 +17,20 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 from collections.abc import Iterator
 
 import anyio
 
 READ_CHUNK_BYTES = 64 * 1024
+# Windows pipes cannot be polled: reads and writes go through worker threads there.
+THREADED_PIPES = sys.platform == "win32"
 
 
 def _waits(fd: int) -> bool:
     """Whether ``fd`` can be polled (pipes, sockets, terminals); regular files cannot and
     never block."""
-    return not stat.S_ISREG(os.fstat(fd).st_mode)
+    return not THREADED_PIPES and not stat.S_ISREG(os.fstat(fd).st_mode)
 
 
 class FdLines:
@@ -42,6 +49,13 @@ class FdLines:
 
     async def __anext__(self) -> str:
         while b"\n" not in self._buffer and not self._eof:
+            if THREADED_PIPES:
+                chunk = await anyio.to_thread.run_sync(
+                    os.read, self._fd, READ_CHUNK_BYTES, abandon_on_cancel=True
+                )
+                self._buffer += chunk
+                self._eof = not chunk
+                continue
             if self._poll:
                 await anyio.wait_readable(self._fd)
             try:
@@ -69,6 +83,9 @@ class FdWriter:
 
     async def write(self, text: str) -> int:
         data = memoryview(text.encode("utf-8"))
+        if THREADED_PIPES:
+            await anyio.to_thread.run_sync(_write_all, self._fd, bytes(data))
+            return len(text)
         while data:
             try:
                 written = os.write(self._fd, data)
@@ -82,6 +99,12 @@ class FdWriter:
         return None
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 @contextlib.contextmanager
 def private_stdio() -> Iterator[tuple[FdLines, FdWriter]]:
     """The wire on private descriptors; fd 0 is the null device and fd 1 stderr meanwhile."""
@@ -91,7 +114,7 @@ def private_stdio() -> Iterator[tuple[FdLines, FdWriter]]:
     saved_out = os.dup(1)
     # O_NONBLOCK belongs to the open file, which a terminal shares with the shell: put the
     # original modes back, or the shell would find its terminal non-blocking afterwards.
-    blocking = {fd: os.get_blocking(fd) for fd in (wire_in, wire_out)}
+    blocking = {} if THREADED_PIPES else {fd: os.get_blocking(fd) for fd in (wire_in, wire_out)}
     try:
         null = os.open(os.devnull, os.O_RDONLY)
         try:

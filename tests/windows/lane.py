@@ -168,9 +168,21 @@ def apply_wine_workarounds() -> None:
     wmi = PYTHON_DIR / "_wmi.pyd"
     if wmi.exists():
         wmi.rename(PYTHON_DIR / "_wmi.pyd.moved-aside-for-wine")
-    # The interpreter's path: its standard library, our site-packages, the repository.
+    # The interpreter's path: its standard library, our site-packages, the folders the
+    # site-packages' .pth files name (an embeddable CPython with a ._pth file reads no .pth
+    # file; pywin32's names win32 and win32\lib, which mcp imports on Windows), the
+    # repository.
+    pth_folders = [
+        windows_path(SITE_DIR / line.strip().replace("\\", "/"))
+        for pth in sorted(SITE_DIR.glob("*.pth"))
+        for line in pth.read_text().splitlines()
+        if line.strip()
+        and not line.startswith(("#", "import"))
+        and (SITE_DIR / line.strip().replace("\\", "/")).is_dir()
+    ]
     (PYTHON_DIR / "python313._pth").write_text(
-        "\n".join(["python313.zip", ".", windows_path(SITE_DIR), windows_path(REPO)]) + "\n"
+        "\n".join(["python313.zip", ".", windows_path(SITE_DIR), *pth_folders, windows_path(REPO)])
+        + "\n"
     )
 
 

@@ -7,8 +7,9 @@ by the interpreter's absolute path with the platform's separators and with ``/``
 platform-native script, ``.cmd`` on Windows and ``.sh`` elsewhere) and an Agent eval answered
 by the fake provider over real HTTP on 127.0.0.1 (its conversation saved through the
 platform's private files and read back by ``session show``); verdict reuse on a second run;
-``status`` and ``run list``; bad input exiting 2 with ``{"error": ...}``; and the default state
-home (``%LOCALAPPDATA%\\artifactize`` on Windows, ``$XDG_STATE_HOME/artifactize`` elsewhere).
+``status`` and ``run list``; ``mcp`` over stdio; bad input exiting 2 with ``{"error": ...}``;
+and the default state home (``%LOCALAPPDATA%\\artifactize`` on Windows,
+``$XDG_STATE_HOME/artifactize`` elsewhere).
 No command may print a traceback.
 """
 
@@ -97,10 +98,13 @@ class World:
         environment.update(self.fake.env())
         return environment
 
-    def cli(self, *args: str, json_output: bool = True) -> tuple[int, Any, str]:
+    def cli(
+        self, *args: str, json_output: bool = True, stdin: str | None = None
+    ) -> tuple[int, Any, str]:
         command = [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(self.repo)]
         done = subprocess.run(
             [*command, *(["--json"] if json_output else []), *args],
+            input=stdin,
             capture_output=True,
             text=True,
             encoding="utf-8",
@@ -195,3 +199,29 @@ def test_red_output_tail_and_bad_input(world: World) -> None:
     assert code == 2 and set(answer) == {"error"} and "winrepo/nope" in answer["error"]
     code, _, stderr = world.cli("verify", "winrepo/nope", json_output=False)
     assert code == 2 and "winrepo/nope" in stderr
+
+
+def test_mcp_over_stdio_answers_then_ends_with_its_input(world: World) -> None:
+    """The MCP wire is the process's stdin and stdout (pipes, read in a worker thread on
+    Windows, where pipes cannot be polled)."""
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    wire = "".join(json.dumps(m) + "\n" for m in messages)
+    code, out, stderr = world.cli("mcp", "--artifact", "winrepo", json_output=False, stdin=wire)
+    assert code == 0, stderr
+    answers = {a["id"]: a for a in map(json.loads, out.splitlines())}
+    assert answers[1]["result"]["serverInfo"]["name"] == "artifactize"
+    assert answers[2]["result"] == {"tools": []}
+    assert "serving 0 tools of winrepo" in stderr
