@@ -11,10 +11,12 @@ Steps (each cached under ``build/windows`` and redone only when its input change
    environment markers for the Linux interpreter it runs on, so the closure is computed here:
    every wheel's ``Requires-Dist`` is read and its markers evaluated for Windows (that is how
    ``colorama`` comes in), following the extras one wheel asks of another (``pyjwt[crypto]``
-   brings ``cryptography``).
+   brings ``cryptography``). The folders the wheels' ``.pth`` files name (pywin32's) go on the
+   interpreter's ``._pth`` path, since an embeddable CPython reads no ``.pth`` file.
 4. Wine 8.0's gaps, worked around in the lane only: a stand-in ``bcryptprimitives.dll``
-   (``standin_dll.py``), and ``_wmi.pyd`` moved aside (``platform.system()`` aborts the process
-   through it, and SQLAlchemy calls it at import).
+   (``standin_dll.py``), ``_wmi.pyd`` moved aside (``platform.system()`` aborts the process
+   through it, and SQLAlchemy calls it at import), and no ``winedbg`` (Wine 8 now and then
+   faults in a thread of an exiting process; its debugger would wait forever).
 5. pytest under ``wine64 python.exe``, in a Wine prefix outside the checkout (``PREFIX``).
    Its output is captured through a pipe (Windows CPython
    under Wine refuses a regular file as stdout) and the lane waits on the process, not on the
