@@ -1,73 +1,55 @@
 """Saved Agent conversations as ``<state>/agent-sessions/<sessionId>.jsonl`` (+ ``.lock``).
 
-Files are created 0600 in a 0700 folder and opened with ``O_NOFOLLOW``: a symlink planted
-in the folder is refused, never followed. Each append is one ``O_APPEND`` write plus fsync.
+Files go through the platform's ``PrivateFiles``: created private (0600 in a 0700 folder on
+POSIX, owner-only DACLs on Windows), never opened through a link (a symlink or junction
+planted in the folder is refused, never followed). Each append is one write plus a flush to
+disk; the lock is the platform's exclusive file lock.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from adapters.posix.private_files import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, write_all
 from ports.conversations import CONVERSATIONS_FOLDER, ConversationNotFound
+from ports.private_files import PrivateFileError, PrivateFiles
 
 SESSION_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,127}\Z")
-_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class JsonlConversationStore:
-    def __init__(self, state_dir: str) -> None:
+    def __init__(self, state_dir: str, *, private_files: PrivateFiles) -> None:
+        self.state_dir = state_dir
         self.folder = Path(state_dir) / CONVERSATIONS_FOLDER
+        self._files = private_files
 
-    def _path(self, session_id: str, suffix: str = ".jsonl") -> Path:
+    def _names(self, session_id: str, suffix: str = ".jsonl") -> tuple[str, str]:
         if not SESSION_ID.match(session_id):
             raise ConversationNotFound(f"Not a session ID: {session_id!r}")
-        return self.folder / (session_id + suffix)
+        return CONVERSATIONS_FOLDER, session_id + suffix
 
     def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
-        self.folder.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
         data = "".join(
             json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events
         ).encode("utf-8")
-        fd = os.open(
-            self._path(session_id),
-            _FLAGS | os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-            PRIVATE_FILE_MODE,
-        )
-        try:
-            write_all(fd, data)
-        finally:
-            os.close(fd)
+        self._files.append(self.state_dir, self._names(session_id), data)
 
     def read(self, session_id: str) -> list[dict[str, Any]]:
         try:
-            fd = os.open(self._path(session_id), _FLAGS | os.O_RDONLY)
-        except FileNotFoundError:
-            raise ConversationNotFound(f"Unknown Agent session: {session_id}") from None
-        except OSError as exc:
+            data = self._files.read(self.state_dir, self._names(session_id), None, private=False)
+        except PrivateFileError as exc:
             raise ConversationNotFound(f"Cannot read Agent session {session_id}: {exc}") from None
-        with os.fdopen(fd, "rb") as handle:
-            lines = handle.read().decode("utf-8").splitlines()
+        if data is None:
+            raise ConversationNotFound(f"Unknown Agent session: {session_id}")
+        lines = data.decode("utf-8").splitlines()
         return [json.loads(line) for line in lines if line.strip()]
 
-    @contextlib.contextmanager
-    def locked(self, session_id: str) -> Iterator[None]:
-        self.folder.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
-        fd = os.open(
-            self._path(session_id, ".lock"), _FLAGS | os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE
-        )
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+    def locked(self, session_id: str) -> AbstractContextManager[None]:
+        return self._files.locked(self.state_dir, self._names(session_id, ".lock"))
 
     def session_ids(self) -> Iterator[str]:
         try:

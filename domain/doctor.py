@@ -53,6 +53,7 @@ class DoctorPorts:
     state_problem: Callable[[], str | None]  # why the state home is not writable, or None
     store: Callable[[], Awaitable[StoreCheck]]
     desktop_opener: str = "xdg-open"
+    fallback_editor: str = DEFAULT_EDITOR  # the root names Notepad on Windows
     cwd: str = "/"
 
 
@@ -171,12 +172,13 @@ class Doctor:
             value = self.ports.environment.get(variable, "").strip()
             if value:
                 return {"variable": variable, "command": value, "needed": needed}
+        fallback = self.ports.fallback_editor
         found = self.ports.programs.find_on_path(
-            DEFAULT_EDITOR, self.ports.environment.get("PATH", ""), self.ports.cwd
+            fallback, self.ports.environment.get("PATH", ""), self.ports.cwd
         )
         if needed and found is None:
             self.problems.append(
-                "Human reviews: neither $VISUAL nor $EDITOR is set and vi is not on PATH."
+                f"Human reviews: neither $VISUAL nor $EDITOR is set and {fallback} is not on PATH."
             )
         return {"variable": None, "command": found, "needed": needed}
 

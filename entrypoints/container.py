@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ports.launch import DetachedLauncher
     from ports.mcp_audit import McpAuditStores
     from ports.model import Endpoint, ModelBackend, ModelBackends, ModelCatalog
+    from ports.private_files import PrivateFiles
     from ports.process import ProcessRunner
     from ports.programs import ProgramFinder
     from ports.regex import RegexEngine
@@ -48,6 +49,15 @@ ON_WINDOWS = sys.platform == "win32"
 # The program a Human ``open`` tool hands its target to.
 # On Windows the shell itself: the Windows launcher hands the target to ShellExecuteW.
 DESKTOP_OPENER = "explorer" if ON_WINDOWS else "open" if sys.platform == "darwin" else "xdg-open"
+
+
+# The terminal reviewer's editor when neither $VISUAL nor $EDITOR is set
+# (reference/platforms.md): Notepad on Windows, where no vi is to be expected.
+def fallback_editor(windows: bool) -> str:
+    return "notepad" if windows else "vi"
+
+
+FALLBACK_EDITOR = fallback_editor(ON_WINDOWS)
 # How a Human ``graph`` tool starts artifactize itself (this interpreter, this code).
 SELF_COMMAND = (sys.executable, "-P", "-m", "entrypoints.cli.app")  # -P: never the cwd's modules
 
@@ -160,6 +170,16 @@ def _session_store() -> SessionStore:
     return PosixSessionStore()
 
 
+def _private_files() -> PrivateFiles:
+    if ON_WINDOWS:
+        from adapters.windows.private_files import WindowsPrivateFiles
+
+        return WindowsPrivateFiles()
+    from adapters.posix.private_files import PosixPrivateFiles
+
+    return PosixPrivateFiles()
+
+
 def _state_stores(clock: Clock) -> StateStores:
     from adapters.sqlite.state import SqliteStateStores
 
@@ -172,10 +192,10 @@ def _mcp_audit_stores(clock: Clock) -> McpAuditStores:
     return SqliteMcpAuditStores(clock=clock)
 
 
-def _conversations(state_dir: str) -> ConversationStore:
+def _conversations(state_dir: str, private_files: PrivateFiles) -> ConversationStore:
     from adapters.jsonl_conversations import JsonlConversationStore
 
-    return JsonlConversationStore(state_dir)
+    return JsonlConversationStore(state_dir, private_files=private_files)
 
 
 class _ModelBackendsOnFirstUse:
@@ -217,10 +237,10 @@ def _model_catalog(environment: Mapping[str, str]) -> ModelCatalog:
     return EnvModelCatalog(environment=environment)
 
 
-def _remote_stores(environment: Mapping[str, str]) -> RemoteStores:
+def _remote_stores(environment: Mapping[str, str], private_files: PrivateFiles) -> RemoteStores:
     from adapters.review_store.client_config import RemoteConfigStores
 
-    return RemoteConfigStores(environment=environment)
+    return RemoteConfigStores(environment=environment, private_files=private_files)
 
 
 def _review_store_db(
@@ -350,15 +370,18 @@ class Container(containers.DeclarativeContainer):
     detached_launcher = providers.Singleton(_detached_launcher)
     process_table = providers.Singleton(_process_table)
     session_store = providers.Singleton(_session_store)
+    private_files = providers.Singleton(_private_files)
     state_stores = providers.Singleton(_state_stores, clock=clock)
     mcp_audit_stores = providers.Singleton(_mcp_audit_stores, clock=clock)
     review_store_db = providers.Factory(_review_store_db)  # call with state_dir, create=
     review_store_location = providers.Factory(_review_store_location)
     stored_now = providers.Singleton(_stored_now)
-    conversations = providers.Factory(_conversations)  # call with state_dir=...
+    conversations = providers.Factory(_conversations, private_files=private_files)  # state_dir=
     model_backends = providers.Factory(_model_backends, environment=environment)
     model_catalog = providers.Factory(_model_catalog, environment=environment)
-    remote_stores = providers.Factory(_remote_stores, environment=environment)
+    remote_stores = providers.Factory(
+        _remote_stores, environment=environment, private_files=private_files
+    )
     config_service = providers.Factory(_config_service, filesystem=filesystem)
     tool_ports = providers.Factory(
         _tool_ports,

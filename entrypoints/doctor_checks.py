@@ -36,6 +36,7 @@ def state_problem(path: str) -> str | None:
 
 
 def doctor_ports(services: Services) -> DoctorPorts:
+    from entrypoints.container import DESKTOP_OPENER, FALLBACK_EDITOR
     from ports.review_store import RemoteConfigError, RemoteFailure
 
     container = services.container
@@ -71,5 +72,7 @@ def doctor_ports(services: Services) -> DoctorPorts:
         state_dir=state,
         state_problem=lambda: state_problem(state),
         store=store,
+        desktop_opener=DESKTOP_OPENER,
+        fallback_editor=FALLBACK_EDITOR,
         cwd=services.repo(),
     )

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
 import socket
 import time
 from collections.abc import Awaitable, Callable, Generator
@@ -415,14 +414,9 @@ async def serve_until_signal(
     server: StoreServer, on_ready: Callable[[StoreServer], None] | None = None
 ) -> None:
     """Serve until SIGINT or SIGTERM, then stop gracefully (main thread only)."""
+    from entrypoints.cli.signals import watch_interrupts
+
     async with anyio.create_task_group() as group:
-
-        async def watch() -> None:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    server.stop()
-                    return
-
-        group.start_soon(watch)
+        group.start_soon(watch_interrupts, server.stop)  # Ctrl-C/Ctrl-Break on Windows
         await server.serve(on_ready)
         group.cancel_scope.cancel()

@@ -6,6 +6,10 @@ from typing import Protocol
 
 
 class ProgramFinder(Protocol):
+    windows_paths: bool
+    """Whether programs are named by Windows paths here (``C:\\…``, UNC), for the domain's
+    rule of which commands are absolute (``domain/program_paths.py``)."""
+
     def find_on_path(self, name: str, path_variable: str, cwd: str) -> str | None:
         """The first executable regular file ``name`` in ``path_variable`` (relative entries
         are taken from ``cwd``; the cwd itself is never searched implicitly)."""

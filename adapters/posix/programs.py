@@ -7,6 +7,8 @@ import stat
 
 
 class PosixProgramFinder:
+    windows_paths = False  # an absolute program path starts with "/"
+
     def find_on_path(self, name: str, path_variable: str, cwd: str) -> str | None:
         if not name or "/" in name or "\0" in name:
             return None

@@ -11,25 +11,20 @@ must not be able to send its verdicts, or its reviewers' token, anywhere.
   and ``ARTIFACTIZE_REMOTE_SHARE`` override the files; an empty variable counts as unset.
 
 The environment is given to the constructor (the composition root passes ``os.environ``);
-nothing here reads ``os.environ``.
+nothing here reads ``os.environ``. So are the platform's private files (``PrivateFiles``): how
+a file is opened without following links and kept private differs between POSIX and Windows.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from adapters.posix.private_files import (
-    ensure_private_directory,
-    open_directory,
-    open_private_directory,
-    read_file,
-    remove_file,
-    write_atomically,
-)
 from adapters.review_store.urls import check_share, check_token, normalize_store_url, url_origin
+from ports.private_files import PrivateFileError, PrivateFiles
 from ports.review_store import RemoteConfigError, RemoteSettings, RemoteStore
 
 ENV_URL = "ARTIFACTIZE_REMOTE"
@@ -44,14 +39,23 @@ TOKEN_FILE = "remote-token.json"
 TOKEN_FIELDS = ("origin", "token")
 CONFIG_MAX_BYTES = 64 * 1024
 """Both files are a few hundred bytes; anything larger is not ours."""
-STATE_DIR_MODE = 0o700
+
+
+@contextlib.contextmanager
+def _config_errors() -> Iterator[None]:
+    """A file that cannot be used is a configuration error (it names the path and rule)."""
+    try:
+        yield
+    except PrivateFileError as exc:
+        raise RemoteConfigError(str(exc)) from None
 
 
 class RemoteConfigStores:
     """``RemoteStores`` over the state directory's files and the given environment."""
 
-    def __init__(self, environment: Mapping[str, str]) -> None:
+    def __init__(self, environment: Mapping[str, str], *, private_files: PrivateFiles) -> None:
         self._environment = environment
+        self._files = private_files
 
     def _env(self, name: str) -> str | None:
         value = self._environment.get(name, "")
@@ -72,7 +76,7 @@ class RemoteConfigStores:
         env_url = self._env(ENV_URL)
         if env_url == OFF:
             return None
-        config = _read_config(state_dir)
+        config = self._read_config(state_dir)
         if env_url is not None:
             url = normalize_store_url(env_url, ENV_URL)
         elif config is not None:
@@ -87,7 +91,7 @@ class RemoteConfigStores:
         env_token = self._env(ENV_TOKEN)
         if env_token is not None:
             return RemoteSettings(url, share, check_token(env_token, ENV_TOKEN), "env")
-        stored = _read_token(state_dir)
+        stored = self._read_token(state_dir)
         if stored is None:
             return RemoteSettings(url, share, None, "none")
         origin, token = stored
@@ -108,31 +112,49 @@ class RemoteConfigStores:
         url = normalize_store_url(url, "The store URL")
         token = check_token(token, "The token")
         share = check_share(share, "The share mode")
-        Path(state_dir).mkdir(mode=STATE_DIR_MODE, parents=True, exist_ok=True)
-        with open_directory(state_dir, follow=True) as state_fd:
-            if state_fd is None:
-                raise RemoteConfigError(f"{state_dir}: the state directory cannot be created.")
-            auth_path = str(Path(state_dir) / TOKEN_DIR)
-            ensure_private_directory(state_fd, TOKEN_DIR, auth_path)
-            with open_private_directory(state_fd, TOKEN_DIR, auth_path) as auth_fd:
-                assert auth_fd is not None  # just ensured
-                token_data = _encode({"origin": url_origin(url), "token": token})
-                write_atomically(auth_fd, TOKEN_FILE, token_data, _token_path(state_dir))
-            config_data = _encode({"url": url, "share": share})
-            write_atomically(state_fd, CONFIG_FILE, config_data, _config_path(state_dir))
+        token_data = _encode({"origin": url_origin(url), "token": token})
+        config_data = _encode({"url": url, "share": share})
+        with _config_errors():
+            self._files.write(state_dir, (TOKEN_DIR, TOKEN_FILE), token_data)
+            self._files.write(state_dir, (CONFIG_FILE,), config_data)
         return RemoteSettings(url, share, token, "file")
 
     def logout(self, state_dir: str) -> bool:
-        removed = False
-        with open_directory(state_dir, follow=True) as state_fd:
-            if state_fd is None:
-                return False
-            auth_path = str(Path(state_dir) / TOKEN_DIR)
-            with open_private_directory(state_fd, TOKEN_DIR, auth_path) as auth_fd:
-                if auth_fd is not None:
-                    removed = remove_file(auth_fd, TOKEN_FILE, _token_path(state_dir))
-            removed = remove_file(state_fd, CONFIG_FILE, _config_path(state_dir)) or removed
-        return removed
+        with _config_errors():
+            removed = self._files.remove(state_dir, (TOKEN_DIR, TOKEN_FILE))
+            return self._files.remove(state_dir, (CONFIG_FILE,)) or removed
+
+    def _read_object(
+        self, state_dir: str, names: tuple[str, ...], fields: tuple[str, ...], *, private: bool
+    ) -> dict[str, Any] | None:
+        """The JSON object with exactly ``fields`` in the file ``names`` below the state
+        directory, or None when the directory or the file is missing."""
+        path = str(Path(state_dir, *names))
+        with _config_errors():
+            data = self._files.read(state_dir, names, CONFIG_MAX_BYTES, private=private)
+        return None if data is None else _load_object(data, path, fields)
+
+    def _read_config(self, state_dir: str) -> dict[str, str] | None:
+        """The validated ``remote.json`` (``url`` normalized), or None when there is none."""
+        path = _config_path(state_dir)
+        value = self._read_object(state_dir, (CONFIG_FILE,), CONFIG_FIELDS, private=False)
+        if value is None:
+            return None
+        return {
+            "url": normalize_store_url(value["url"], f"{path}: field `url`"),
+            "share": check_share(value["share"], f"{path}: field `share`"),
+        }
+
+    def _read_token(self, state_dir: str) -> tuple[str, str] | None:
+        """``(origin, token)`` of the stored token, or None when there is none."""
+        path = _token_path(state_dir)
+        names = (TOKEN_DIR, TOKEN_FILE)
+        value = self._read_object(state_dir, names, TOKEN_FIELDS, private=True)
+        if value is None:
+            return None
+        token = check_token(value["token"], f"{path}: field `token`")
+        origin = url_origin(normalize_store_url(value["origin"], f"{path}: field `origin`"))
+        return origin, token
 
 
 def _config_path(state_dir: str) -> str:
@@ -165,43 +187,3 @@ def _load_object(data: bytes, path: str, fields: tuple[str, ...]) -> dict[str, A
         if not isinstance(value.get(name), str):
             raise RemoteConfigError(f"{path}: field `{name}` must be a string.")
     return value
-
-
-def _read_object(
-    dir_fd: int | None, name: str, path: str, fields: tuple[str, ...], *, private: bool
-) -> dict[str, Any] | None:
-    """The JSON object with exactly ``fields`` in the file ``name`` below ``dir_fd``, or None
-    when the directory (``dir_fd`` None) or the file is missing."""
-    if dir_fd is None:
-        return None
-    data = read_file(dir_fd, name, path, CONFIG_MAX_BYTES, private=private)
-    return None if data is None else _load_object(data, path, fields)
-
-
-def _read_config(state_dir: str) -> dict[str, str] | None:
-    """The validated ``remote.json`` (``url`` normalized), or None when there is none."""
-    path = _config_path(state_dir)
-    with open_directory(state_dir, follow=True) as state_fd:
-        value = _read_object(state_fd, CONFIG_FILE, path, CONFIG_FIELDS, private=False)
-    if value is None:
-        return None
-    return {
-        "url": normalize_store_url(value["url"], f"{path}: field `url`"),
-        "share": check_share(value["share"], f"{path}: field `share`"),
-    }
-
-
-def _read_token(state_dir: str) -> tuple[str, str] | None:
-    """``(origin, token)`` of the stored token, or None when there is none."""
-    path = _token_path(state_dir)
-    auth_path = str(Path(state_dir) / TOKEN_DIR)
-    with open_directory(state_dir, follow=True) as state_fd:
-        if state_fd is None:
-            return None
-        with open_private_directory(state_fd, TOKEN_DIR, auth_path) as auth_fd:
-            value = _read_object(auth_fd, TOKEN_FILE, path, TOKEN_FIELDS, private=True)
-    if value is None:
-        return None
-    token = check_token(value["token"], f"{path}: field `token`")
-    origin = url_origin(normalize_store_url(value["origin"], f"{path}: field `origin`"))
-    return origin, token

@@ -32,6 +32,8 @@ def path_extensions(pathext: str | None) -> tuple[str, ...]:
 class WindowsProgramFinder:
     """``ProgramFinder`` for Windows; ``pathext`` is the environment's ``PATHEXT``."""
 
+    windows_paths = True  # C:\tools\x.exe, C:/tools/x.cmd and UNC paths are absolute
+
     def __init__(self, pathext: str | None = None) -> None:
         self._extensions = path_extensions(pathext)
 

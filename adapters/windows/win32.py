@@ -138,6 +138,32 @@ class _Kernel32:
             ctypes.c_void_p,
         )
         self.GetFileType = _declare(dll, "GetFileType", dword, handle)
+        self.CreateFileW = _declare(
+            dll,
+            "CreateFileW",
+            handle,
+            wintypes.LPCWSTR,
+            dword,
+            dword,
+            ctypes.c_void_p,  # SECURITY_ATTRIBUTES*
+            dword,
+            dword,
+            handle,
+        )
+        self.WriteFile = _declare(
+            dll,
+            "WriteFile",
+            boolean,
+            handle,
+            ctypes.c_void_p,
+            dword,
+            ctypes.POINTER(dword),
+            ctypes.c_void_p,
+        )
+        self.FlushFileBuffers = _declare(dll, "FlushFileBuffers", boolean, handle)
+        self.LockFileEx = _declare(
+            dll, "LockFileEx", boolean, handle, dword, dword, dword, dword, ctypes.c_void_p
+        )
         self.GetCurrentProcess = _declare(dll, "GetCurrentProcess", handle)
         self.LocalFree = _declare(dll, "LocalFree", ctypes.c_void_p, ctypes.c_void_p)
 

@@ -93,9 +93,28 @@ def init_command() -> None:
     )
 
 
+# Flags only POSIX has (Windows has none of them; there an exclusive create already refuses
+# a link at the name, and handles are not inherited unless asked for).
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def _is_reparse_point(path: Path) -> bool:
+    """A symbolic link, junction or other reparse point (Windows); False when missing."""
+    import stat
+
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    attributes = getattr(info, "st_file_attributes", 0)
+    return stat.S_ISLNK(info.st_mode) or bool(attributes & stat.FILE_ATTRIBUTE_REPARSE_POINT)
+
+
 def _create(path: Path, text: str) -> None:
     """Write ``text`` to a new file (never an existing one, never through a symlink)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
     try:
         descriptor = os.open(path, flags, 0o644)
     except FileExistsError:
@@ -109,8 +128,10 @@ def _create(path: Path, text: str) -> None:
 def _read_small(repo: Path, name: str, limit: int) -> str:
     """At most ``limit`` bytes of a regular marker file, as text ('' when unreadable)."""
     path = repo / name
+    if not _NOFOLLOW and _is_reparse_point(path):
+        return ""  # Windows: no O_NOFOLLOW; a marker is only a hint, a race costs nothing
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
     except OSError:
         return ""
     with os.fdopen(descriptor, "rb") as handle:

@@ -57,6 +57,7 @@ def review_command(
 
     from domain.reviews.human.errors import REQUEST_NOT_FOUND, HumanReviewError
     from domain.reviews.human.reviewers import ReviewerError, check_reviewer
+    from entrypoints.container import FALLBACK_EDITOR, ON_WINDOWS
     from entrypoints.review_tui.app import ReviewApp
     from entrypoints.review_tui.session import ReviewSession
     from entrypoints.review_tui.waiting import NO_WAITING
@@ -93,7 +94,12 @@ def review_command(
 
     async def work() -> str | None:
         try:
-            return await ReviewApp(session, request_id).run()
+            return await ReviewApp(
+                session,
+                request_id,
+                fallback_editor=FALLBACK_EDITOR,
+                windows=ON_WINDOWS,
+            ).run()
         finally:
             with anyio.CancelScope(shield=True):
                 await session.aclose()

@@ -12,6 +12,10 @@ an HTTP request body (4 MiB; it has none on stdio, where one endless line would 
 memory whole). A longer line is not kept: its bytes are skipped up to its newline, and
 ``oversized`` (set by the server) answers it with a JSON-RPC error naming the limit, under
 the id found in its first bytes (``null`` if none), so the client is not left waiting.
+
+On Windows a pipe can be neither polled nor made non-blocking (``wait_readable`` takes
+sockets only): each read runs in a worker thread that a cancellation abandons, so a
+Ctrl-C still ends the server at once (the abandoned read ends with the process).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Awaitable, Callable, Iterator
 
 import anyio
@@ -34,6 +39,8 @@ OVERSIZED_MESSAGE = (
     "Request larger than {limit} bytes (the limit of artifactize mcp on one stdio message, "
     "as the MCP SDK's on an HTTP body); it was not read."
 )
+# Windows pipes cannot be polled: reads and writes go through worker threads there.
+THREADED_PIPES = sys.platform == "win32"
 _ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 
 
@@ -54,7 +61,7 @@ def oversized_answer(head: bytes) -> str:
 def _waits(fd: int) -> bool:
     """Whether ``fd`` can be polled (pipes, sockets, terminals); regular files cannot and
     never block."""
-    return not stat.S_ISREG(os.fstat(fd).st_mode)
+    return not THREADED_PIPES and not stat.S_ISREG(os.fstat(fd).st_mode)
 
 
 class FdLines:
@@ -80,6 +87,13 @@ class FdLines:
         return self
 
     async def _fill(self) -> None:
+        if THREADED_PIPES:
+            chunk = await anyio.to_thread.run_sync(
+                os.read, self._fd, READ_CHUNK_BYTES, abandon_on_cancel=True
+            )
+            self._buffer += chunk
+            self._eof = not chunk
+            return
         if self._poll:
             await anyio.wait_readable(self._fd)
         try:
@@ -133,6 +147,9 @@ class FdWriter:
     async def write(self, text: str) -> int:
         data = memoryview(text.encode("utf-8"))
         async with self._lock:
+            if THREADED_PIPES:
+                await anyio.to_thread.run_sync(_write_all, self._fd, bytes(data))
+                data = data[len(data) :]
             while data:
                 try:
                     written = os.write(self._fd, data)
@@ -148,6 +165,12 @@ class FdWriter:
         return None
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 @contextlib.contextmanager
 def private_stdio() -> Iterator[tuple[FdLines, FdWriter]]:
     """The wire on private descriptors; fd 0 is the null device and fd 1 stderr meanwhile."""
@@ -157,7 +180,7 @@ def private_stdio() -> Iterator[tuple[FdLines, FdWriter]]:
     saved_out = os.dup(1)
     # O_NONBLOCK belongs to the open file, which a terminal shares with the shell: put the
     # original modes back, or the shell would find its terminal non-blocking afterwards.
-    blocking = {fd: os.get_blocking(fd) for fd in (wire_in, wire_out)}
+    blocking = {} if THREADED_PIPES else {fd: os.get_blocking(fd) for fd in (wire_in, wire_out)}
     try:
         null = os.open(os.devnull, os.O_RDONLY)
         try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -39,6 +40,7 @@ from entrypoints.review_tui.dialogs import (
     LeaveScreen,
     VerdictScreen,
 )
+from entrypoints.review_tui.editor import EDITOR_DEFAULT
 from entrypoints.review_tui.form_screen import FormScreen
 from entrypoints.review_tui.layout import KeyRouter
 from entrypoints.review_tui.list_screen import ListScreen
@@ -59,7 +61,11 @@ RELEASED = "Released your claim on {request}."
 CANCELLING = "Cancelling…"
 CANCELLED = "Cancelled {request}."
 CLOCK_FORMAT = "%H:%M:%S"
-SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+# SIGHUP exists on POSIX only; on Windows the event loop watches no signals at all (Ctrl-C
+# reaches the screen as a key there).
+SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name)
+)
 
 
 def local_clock() -> str:
@@ -77,6 +83,9 @@ class ReviewApp:
         first_request: str | None = None,
         clock_text: Callable[[], str] = local_clock,
         environment: Mapping[str, str] = os.environ,
+        fallback_editor: str = EDITOR_DEFAULT,
+        *,
+        windows: bool = False,
     ) -> None:
         self._session = session
         self.first_request = first_request
@@ -90,7 +99,7 @@ class ReviewApp:
         self._before_leave: Screen = self.list_screen
         self.feed = LogFeed()
         self.tools = ToolFlow(self, self.feed)
-        self.verdicts = VerdictFlow(self, environment)
+        self.verdicts = VerdictFlow(self, environment, fallback_editor, windows=windows)
         self._notice = urwid.Text("")
         self._hints = urwid.Text("")
         self._frame: urwid.Frame[urwid.Widget, None, urwid.Pile] = urwid.Frame(
@@ -219,6 +228,8 @@ class ReviewApp:
             self._done.set()
 
     async def _watch_signals(self) -> None:
+        if sys.platform == "win32":
+            return  # no add_signal_handler there
         with anyio.open_signal_receiver(*SIGNALS) as signals:
             async for _ in signals:
                 self._exit()

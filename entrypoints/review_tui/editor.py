@@ -1,4 +1,5 @@
-"""Editing the owner fields as JSON in ``$VISUAL``/``$EDITOR`` (default ``vi``).
+"""Editing the owner fields as JSON in ``$VISUAL``/``$EDITOR`` (default ``vi``; the
+composition root names Notepad on Windows, ``container.FALLBACK_EDITOR``).
 
 For a schema the form cannot show (nested objects, arrays, composition, ``$ref``), or on
 ``Ctrl-E`` from the form. The fields go to a private temporary file
@@ -42,12 +43,24 @@ class EditError(Exception):
         self.message = message
 
 
-def editor_command(environment: Mapping[str, str]) -> list[str]:
+def editor_command(
+    environment: Mapping[str, str], fallback: str = EDITOR_DEFAULT, *, windows: bool = False
+) -> list[str]:
+    """``$VISUAL``, else ``$EDITOR`` (split into words), else ``fallback``. On Windows a
+    backslash is a path separator, not an escape: ``C:\\Tools\\ed.exe -w`` keeps its
+    backslashes, and double quotes group a path with spaces."""
     for name in EDITOR_VARIABLES:
-        words = shlex.split(environment.get(name) or "")
+        words = _words(environment.get(name) or "", windows=windows)
         if words:
             return words
-    return [EDITOR_DEFAULT]
+    return [fallback]
+
+
+def _words(value: str, *, windows: bool) -> list[str]:
+    if not windows:
+        return shlex.split(value)
+    words = shlex.split(value, posix=False)
+    return [w[1:-1] if len(w) >= 2 and w[0] == w[-1] == '"' else w for w in words]
 
 
 def write_template(template: Mapping[str, Any]) -> Path:

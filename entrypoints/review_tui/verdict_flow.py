@@ -40,9 +40,18 @@ def branch_schema(view: Mapping[str, Any], verdict: str) -> dict[str, Any]:
 
 
 class VerdictFlow:
-    def __init__(self, shell: Shell, environment: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        shell: Shell,
+        environment: Mapping[str, str],
+        fallback_editor: str = editor.EDITOR_DEFAULT,
+        *,
+        windows: bool = False,
+    ) -> None:
         self.shell = shell
         self.environment = environment
+        self.fallback_editor = fallback_editor  # chosen by the composition root
+        self.windows = windows
 
     def choose(self, screen: RequestScreen) -> None:
         reason = screen.read_only
@@ -84,7 +93,12 @@ class VerdictFlow:
         path = editor.write_template(editor_template(schema))
         try:
             with self.shell.paused():
-                editor.run_editor(editor.editor_command(self.environment), path)
+                editor.run_editor(
+                    editor.editor_command(
+                        self.environment, self.fallback_editor, windows=self.windows
+                    ),
+                    path,
+                )
             result = editor.read_result(path, verdict)
         except editor.EditError as exc:
             self.shell.say(exc.message, problem=True)

@@ -16,6 +16,7 @@ import pytest
 
 from ports.filesystem import Filesystem
 from ports.launch import DetachedLauncher
+from ports.private_files import PrivateFiles
 from ports.process import ProcessRunner
 from ports.programs import ProgramFinder
 from ports.scratch import ScratchSpace
@@ -57,6 +58,16 @@ def process_runner() -> ProcessRunner:
     from adapters.posix.process import PosixProcessRunner
 
     return PosixProcessRunner()
+
+
+def private_files() -> PrivateFiles:
+    if WINDOWS:
+        from adapters.windows.private_files import WindowsPrivateFiles
+
+        return WindowsPrivateFiles()
+    from adapters.posix.private_files import PosixPrivateFiles
+
+    return PosixPrivateFiles()
 
 
 def filesystem() -> Filesystem:

@@ -67,6 +67,7 @@ class FakePrograms:
     """Programs found on PATH live in ``/usr/bin``; ``missing`` names are found nowhere."""
 
     missing: frozenset[str] = frozenset()
+    windows_paths: bool = False
 
     def find_on_path(self, name: str, path_variable: str, cwd: str) -> str | None:
         return None if name in self.missing or not path_variable else f"/usr/bin/{name}"

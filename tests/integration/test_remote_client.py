@@ -24,6 +24,7 @@ import anyio
 import pytest
 from dependency_injector import providers
 
+from adapters.posix.private_files import PosixPrivateFiles
 from adapters.review_store import http_client as remote_store_http
 from adapters.review_store.client_config import CONFIG_MAX_BYTES, RemoteConfigStores
 from adapters.review_store.http_client import (
@@ -54,6 +55,11 @@ __all__ = ["fake_store"]  # the fixture
 
 TOKEN = "tok-a"
 SECRET = "azt_SECRET-token-0123456789"
+
+
+def _stores(environment: dict[str, str]) -> RemoteConfigStores:
+    """The client configuration over this platform's (POSIX) private files."""
+    return RemoteConfigStores(environment, private_files=PosixPrivateFiles())
 
 
 def settings(url: str, token: str | None = TOKEN, share: str = "summary") -> RemoteSettings:
@@ -358,9 +364,7 @@ def test_refused_urls_name_the_source_and_the_rule(url: str, words: str) -> None
     ],
 )
 def test_token_rules(tmp_path: Path, token: str, ok: bool) -> None:
-    stores = RemoteConfigStores(
-        {"ARTIFACTIZE_REMOTE": "https://s.example", "ARTIFACTIZE_REMOTE_TOKEN": token}
-    )
+    stores = _stores({"ARTIFACTIZE_REMOTE": "https://s.example", "ARTIFACTIZE_REMOTE_TOKEN": token})
     if ok:
         got = stores.settings(str(tmp_path))
         assert got is not None and (got.token, got.token_source) == (token, "env")
@@ -382,22 +386,22 @@ def write_config(state: Path, data: Any) -> Path:
 
 
 def test_nothing_configured_is_none(tmp_path: Path) -> None:
-    assert RemoteConfigStores({}).settings(str(tmp_path / "missing")) is None
-    assert RemoteConfigStores({"ARTIFACTIZE_REMOTE": ""}).settings(str(tmp_path)) is None
+    assert _stores({}).settings(str(tmp_path / "missing")) is None
+    assert _stores({"ARTIFACTIZE_REMOTE": ""}).settings(str(tmp_path)) is None
 
 
 def test_off_wins_over_everything(tmp_path: Path) -> None:
     write_config(tmp_path, {"url": "ftp://broken", "share": "x"})
     env = {"ARTIFACTIZE_REMOTE": "off", "ARTIFACTIZE_REMOTE_TOKEN": "t"}
-    assert RemoteConfigStores(env).settings(str(tmp_path)) is None
+    assert _stores(env).settings(str(tmp_path)) is None
 
 
 def test_remote_json_and_environment_overrides(tmp_path: Path) -> None:
     write_config(tmp_path, {"url": "https://a.example/team", "share": "full"})
-    got = RemoteConfigStores({}).settings(str(tmp_path))
+    got = _stores({}).settings(str(tmp_path))
     assert got == RemoteSettings("https://a.example/team/", "full", None, "none")
     env = {"ARTIFACTIZE_REMOTE": "https://b.example", "ARTIFACTIZE_REMOTE_SHARE": "summary"}
-    got = RemoteConfigStores(env).settings(str(tmp_path))
+    got = _stores(env).settings(str(tmp_path))
     assert got == RemoteSettings("https://b.example/", "summary", None, "none")
 
 
@@ -415,23 +419,23 @@ def test_remote_json_and_environment_overrides(tmp_path: Path) -> None:
 def test_invalid_remote_json_names_the_file(tmp_path: Path, content: Any, words: str) -> None:
     path = write_config(tmp_path, content)
     with pytest.raises(RemoteConfigError) as caught:
-        RemoteConfigStores({}).settings(str(tmp_path))
+        _stores({}).settings(str(tmp_path))
     assert str(caught.value).startswith(str(path)) and words in str(caught.value)
 
 
 def test_invalid_share_variable(tmp_path: Path) -> None:
     env = {"ARTIFACTIZE_REMOTE": "https://a.example", "ARTIFACTIZE_REMOTE_SHARE": "everything"}
     with pytest.raises(RemoteConfigError, match="ARTIFACTIZE_REMOTE_SHARE must be summary or full"):
-        RemoteConfigStores(env).settings(str(tmp_path))
+        _stores(env).settings(str(tmp_path))
 
 
 def test_remote_json_size_at_the_limit_and_one_past(tmp_path: Path) -> None:
     text = json.dumps({"url": "https://a.example", "share": "full"})
     write_config(tmp_path, text + " " * (CONFIG_MAX_BYTES - len(text)))
-    assert RemoteConfigStores({}).settings(str(tmp_path)) is not None
+    assert _stores({}).settings(str(tmp_path)) is not None
     write_config(tmp_path, text + " " * (CONFIG_MAX_BYTES + 1 - len(text)))
     with pytest.raises(RemoteConfigError, match=f"larger than {CONFIG_MAX_BYTES} bytes"):
-        RemoteConfigStores({}).settings(str(tmp_path))
+        _stores({}).settings(str(tmp_path))
 
 
 @pytest.mark.parametrize("kind", ["symlink", "directory", "fifo"])
@@ -445,7 +449,7 @@ def test_remote_json_must_be_a_regular_file(tmp_path: Path, kind: str) -> None:
     else:
         os.mkfifo(path)
     with pytest.raises(RemoteConfigError) as caught:
-        RemoteConfigStores({}).settings(str(tmp_path))
+        _stores({}).settings(str(tmp_path))
     assert str(caught.value).startswith(str(path))
 
 
@@ -458,7 +462,7 @@ def token_file(state: Path) -> Path:
 
 def test_login_stores_a_private_token_bound_to_the_origin(tmp_path: Path) -> None:
     state = tmp_path / "state"
-    stores = RemoteConfigStores({})
+    stores = _stores({})
     got = stores.login(str(state), "https://Store.example/team", SECRET, "full")
     assert got == RemoteSettings("https://store.example/team/", "full", SECRET, "file")
     assert stat.S_IMODE((state / "auth").stat().st_mode) == 0o700
@@ -474,7 +478,7 @@ def test_login_stores_a_private_token_bound_to_the_origin(tmp_path: Path) -> Non
     assert stores.settings(str(state)) == got
     assert sorted(p.name for p in state.iterdir()) == ["auth", "remote.json"]  # no temp files
     # the same origin under another path still uses the token
-    other_path = RemoteConfigStores({"ARTIFACTIZE_REMOTE": "https://store.example/other"})
+    other_path = _stores({"ARTIFACTIZE_REMOTE": "https://store.example/other"})
     assert other_path.settings(str(state)).token == SECRET  # type: ignore[union-attr]
 
 
@@ -482,30 +486,30 @@ def test_login_stores_a_private_token_bound_to_the_origin(tmp_path: Path) -> Non
     "url", ["https://other.example/team", "https://store.example:8443/team", "http://localhost/"]
 )
 def test_the_stored_token_is_refused_for_another_origin(tmp_path: Path, url: str) -> None:
-    RemoteConfigStores({}).login(str(tmp_path), "https://store.example/team", SECRET, "summary")
+    _stores({}).login(str(tmp_path), "https://store.example/team", SECRET, "summary")
     with pytest.raises(RemoteConfigError) as caught:
-        RemoteConfigStores({"ARTIFACTIZE_REMOTE": url}).settings(str(tmp_path))
+        _stores({"ARTIFACTIZE_REMOTE": url}).settings(str(tmp_path))
     message = str(caught.value)
     assert "was issued for https://store.example" in message and "log in again" in message
     assert SECRET not in message
 
 
 def test_the_environment_token_wins_over_the_stored_one(tmp_path: Path) -> None:
-    RemoteConfigStores({}).login(str(tmp_path), "https://store.example", SECRET, "summary")
+    _stores({}).login(str(tmp_path), "https://store.example", SECRET, "summary")
     env = {"ARTIFACTIZE_REMOTE": "https://other.example", "ARTIFACTIZE_REMOTE_TOKEN": "t2"}
-    got = RemoteConfigStores(env).settings(str(tmp_path))
+    got = _stores(env).settings(str(tmp_path))
     assert got is not None and (got.token, got.token_source) == ("t2", "env")
 
 
 def test_a_symlinked_token_file_is_refused(tmp_path: Path) -> None:
-    RemoteConfigStores({}).login(str(tmp_path), "https://store.example", SECRET, "summary")
+    _stores({}).login(str(tmp_path), "https://store.example", SECRET, "summary")
     planted = tmp_path / "planted.json"
     planted.write_text(token_file(tmp_path).read_text())
     planted.chmod(0o600)
     token_file(tmp_path).unlink()
     token_file(tmp_path).symlink_to(planted)
     with pytest.raises(RemoteConfigError, match="symbolic link, which is never followed") as caught:
-        RemoteConfigStores({}).settings(str(tmp_path))
+        _stores({}).settings(str(tmp_path))
     assert SECRET not in str(caught.value)
 
 
@@ -514,7 +518,7 @@ def test_login_replaces_a_planted_symlink_without_writing_its_target(tmp_path: P
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
     token_file(tmp_path).symlink_to(victim)
-    RemoteConfigStores({}).login(str(tmp_path), "https://store.example", SECRET, "summary")
+    _stores({}).login(str(tmp_path), "https://store.example", SECRET, "summary")
     assert victim.read_text() == "keep me"
     assert token_file(tmp_path).is_file() and not token_file(tmp_path).is_symlink()
 
@@ -525,26 +529,26 @@ def test_a_symlinked_auth_directory_is_refused(tmp_path: Path) -> None:
     (tmp_path / "state").mkdir()
     (tmp_path / "state" / "auth").symlink_to(elsewhere)
     with pytest.raises(RemoteConfigError, match="must be a directory, not a symbolic link"):
-        RemoteConfigStores({}).login(str(tmp_path / "state"), "https://s.example", SECRET, "full")
+        _stores({}).login(str(tmp_path / "state"), "https://s.example", SECRET, "full")
     assert list(elsewhere.iterdir()) == []
     env = {"ARTIFACTIZE_REMOTE": "https://s.example"}
     with pytest.raises(RemoteConfigError, match="must be a directory"):
-        RemoteConfigStores(env).settings(str(tmp_path / "state"))
+        _stores(env).settings(str(tmp_path / "state"))
 
 
 def test_a_hard_linked_or_readable_token_file_is_refused(tmp_path: Path) -> None:
-    RemoteConfigStores({}).login(str(tmp_path), "https://store.example", SECRET, "summary")
+    _stores({}).login(str(tmp_path), "https://store.example", SECRET, "summary")
     os.link(token_file(tmp_path), tmp_path / "second-link")
     with pytest.raises(RemoteConfigError, match="single link"):
-        RemoteConfigStores({}).settings(str(tmp_path))
+        _stores({}).settings(str(tmp_path))
     (tmp_path / "second-link").unlink()
     token_file(tmp_path).chmod(0o644)
     with pytest.raises(RemoteConfigError, match="must be private"):
-        RemoteConfigStores({}).settings(str(tmp_path))
+        _stores({}).settings(str(tmp_path))
     token_file(tmp_path).chmod(0o600)
     (tmp_path / "auth").chmod(0o755)
     with pytest.raises(RemoteConfigError, match="directory must be private"):
-        RemoteConfigStores({}).settings(str(tmp_path))
+        _stores({}).settings(str(tmp_path))
 
 
 @pytest.mark.parametrize(
@@ -556,15 +560,15 @@ def test_a_hard_linked_or_readable_token_file_is_refused(tmp_path: Path) -> None
     ],
 )
 def test_an_invalid_token_file_names_the_file(tmp_path: Path, content: Any, words: str) -> None:
-    RemoteConfigStores({}).login(str(tmp_path), "https://store.example", SECRET, "summary")
+    _stores({}).login(str(tmp_path), "https://store.example", SECRET, "summary")
     token_file(tmp_path).write_text(json.dumps(content))
     with pytest.raises(RemoteConfigError) as caught:
-        RemoteConfigStores({}).settings(str(tmp_path))
+        _stores({}).settings(str(tmp_path))
     assert str(caught.value).startswith(str(token_file(tmp_path))) and words in str(caught.value)
 
 
 def test_logout_removes_both_files(tmp_path: Path) -> None:
-    stores = RemoteConfigStores({})
+    stores = _stores({})
     assert stores.logout(str(tmp_path / "missing")) is False
     stores.login(str(tmp_path), "https://store.example", SECRET, "summary")
     assert stores.logout(str(tmp_path)) is True

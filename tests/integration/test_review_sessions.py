@@ -22,6 +22,7 @@ import pytest
 from adapters.ids import SecretIds
 from adapters.jsonl_conversations import JsonlConversationStore
 from adapters.posix.filesystem import PosixFilesystem
+from adapters.posix.private_files import PosixPrivateFiles
 from adapters.posix.process_table import PsutilProcessTable
 from adapters.sqlite.state import SqliteStateStores
 from adapters.system_clock import SystemClock
@@ -354,7 +355,9 @@ async def test_a_waited_on_result_starts_nothing(tmp_path: Path) -> None:
 
 async def reviewed_session(setup: ReviewSetup, replies: list[Any]) -> tuple[str, Any]:
     """Run one verify with a saved conversation; the session ID and the conversation store."""
-    conversations = JsonlConversationStore(str(setup.root / "state"))
+    conversations = JsonlConversationStore(
+        str(setup.root / "state"), private_files=PosixPrivateFiles()
+    )
     state = SqliteStateStores().open(str(setup.root / "state"), create=True)
     ports = dataclasses.replace(
         verify_ports(setup, ScriptedBackends(ScriptedBackend(replies)), state),
@@ -406,7 +409,9 @@ async def test_a_follow_up_gets_its_own_fresh_session(tmp_path: Path) -> None:
 
 async def test_a_follow_up_of_an_unknown_session_is_refused(tmp_path: Path) -> None:
     setup = ReviewSetup(tmp_path)
-    conversations = JsonlConversationStore(str(tmp_path / "state"))
+    conversations = JsonlConversationStore(
+        str(tmp_path / "state"), private_files=PosixPrivateFiles()
+    )
     with pytest.raises(ConversationNotFound):
         await follow_up(setup, ScriptedBackend([]), conversations).send("abc123", "Hello?")
     assert setup.events() == []

@@ -106,6 +106,7 @@ class World:
         repo: dict[str, Node] | None = None,
         environment: Mapping[str, str] = CALLER_ENV,
         run_dir: str = RUN_DIR,
+        programs: FakePrograms | None = None,
     ) -> None:
         self.repo = repo if repo is not None else tree()
         roots: dict[str, Node] = {"/repo": self.repo, "/state": {"runs": {"run-abc": {}}}}
@@ -120,7 +121,7 @@ class World:
             processes=self.runner,
             scratch=self.scratch,
             filesystem=self.filesystem,
-            programs=FakePrograms(missing=frozenset({"nope"})),
+            programs=programs or FakePrograms(missing=frozenset({"nope"})),
             clock=self.clock,
             environment=environment,
         )
@@ -249,6 +250,46 @@ async def test_a_relative_command_resolves_inside_the_scope() -> None:
     outcome = await world.run("app/local")
     assert world.spec.argv == ("/repo/run.sh",)
     assert outcome.status == "GREEN"
+
+
+WINDOWS_PROGRAMS = (
+    "C:\\tools\\check.exe",
+    "C:/tools/check.cmd",
+    "\\\\server\\share\\check.exe",
+    "//server/share/check.exe",
+)
+
+
+@pytest.mark.parametrize("program", WINDOWS_PROGRAMS)
+async def test_an_absolute_windows_program_runs_as_given_on_windows(program: str) -> None:
+    repo = tree()
+    eval_text = (
+        '\n[evals.win]\ntitle = "An absolute Windows program"\n'
+        f"profile = {{ kind = \"runtime\", command = '{program}', args = [] }}\n"
+        'payload.instruction = "Run it."\n'
+    )
+    repo["index.artf"] = APP + eval_text.encode()
+    world = World(repo=repo, programs=FakePrograms(windows_paths=True))
+    outcome = await world.run("app/win")
+    assert world.spec.argv == (program,)
+    assert outcome.status == "GREEN"
+
+
+async def test_a_missing_absolute_windows_program_is_a_preparation_failure() -> None:
+    repo = tree()
+    eval_text = (
+        '\n[evals.win]\ntitle = "A missing Windows program"\n'
+        "profile = { kind = \"runtime\", command = 'C:\\tools\\nope', args = [] }\n"
+        'payload.instruction = "Run it."\n'
+    )
+    repo["index.artf"] = APP + eval_text.encode()
+    world = World(
+        repo=repo, programs=FakePrograms(missing=frozenset({"C:\\tools\\nope"}), windows_paths=True)
+    )
+    outcome = await world.run("app/win")
+    assert (outcome.status, outcome.error_code) == ("ERROR", "PREPARATION_FAILED")
+    assert "C:\\tools\\nope" in (outcome.error or "")
+    assert world.runner.specs == []
 
 
 async def test_a_file_artifact_runs_in_its_containing_folder() -> None:

@@ -289,6 +289,8 @@ class FakeStore:
 
 
 class FakePrograms:
+    windows_paths = False
+
     def find_on_path(self, name: str, path_variable: str, cwd: str) -> str | None:
         return f"/bin/{name}"
 

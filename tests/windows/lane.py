@@ -10,10 +10,13 @@ Steps (each cached under ``build/windows`` and redone only when its input change
    ``requirements/lock.txt``, unpacked into ``build/windows/site-packages``. pip evaluates
    environment markers for the Linux interpreter it runs on, so the closure is computed here:
    every wheel's ``Requires-Dist`` is read and its markers evaluated for Windows (that is how
-   ``colorama`` comes in).
+   ``colorama`` comes in), following the extras one wheel asks of another (``pyjwt[crypto]``
+   brings ``cryptography``). The folders the wheels' ``.pth`` files name (pywin32's) go on the
+   interpreter's ``._pth`` path, since an embeddable CPython reads no ``.pth`` file.
 4. Wine 8.0's gaps, worked around in the lane only: a stand-in ``bcryptprimitives.dll``
-   (``standin_dll.py``), and ``_wmi.pyd`` moved aside (``platform.system()`` aborts the process
-   through it, and SQLAlchemy calls it at import).
+   (``standin_dll.py``), ``_wmi.pyd`` moved aside (``platform.system()`` aborts the process
+   through it, and SQLAlchemy calls it at import), and no ``winedbg`` (Wine 8 now and then
+   faults in a thread of an exiting process; its debugger would wait forever).
 5. pytest under ``wine64 python.exe``, in a Wine prefix outside the checkout (``PREFIX``).
    Its output is captured through a pipe (Windows CPython
    under Wine refuses a regular file as stdout) and the lane waits on the process, not on the
@@ -65,6 +68,8 @@ WINESERVER_CANDIDATES = ("/usr/lib/wine/wineserver64", "/usr/bin/wineserver")
 TEST_ROOTS = ("pytest",)
 # The test files run under Wine: the contract tests and the Windows adapters' own tests.
 TEST_PATHS = ("tests/contract", "tests/windows")
+# How the wheels' closure is computed; part of the cache stamp, so a change refetches.
+CLOSURE_RULES = "markers for Windows, extras followed"
 # The markers of a Windows x64 CPython 3.13, for Requires-Dist lines.
 WINDOWS_ENVIRONMENT = {
     "os_name": "nt",
@@ -165,9 +170,21 @@ def apply_wine_workarounds() -> None:
     wmi = PYTHON_DIR / "_wmi.pyd"
     if wmi.exists():
         wmi.rename(PYTHON_DIR / "_wmi.pyd.moved-aside-for-wine")
-    # The interpreter's path: its standard library, our site-packages, the repository.
+    # The interpreter's path: its standard library, our site-packages, the folders the
+    # site-packages' .pth files name (an embeddable CPython with a ._pth file reads no .pth
+    # file; pywin32's names win32 and win32\lib, which mcp imports on Windows), the
+    # repository.
+    pth_folders = [
+        windows_path(SITE_DIR / line.strip().replace("\\", "/"))
+        for pth in sorted(SITE_DIR.glob("*.pth"))
+        for line in pth.read_text().splitlines()
+        if line.strip()
+        and not line.startswith(("#", "import"))
+        and (SITE_DIR / line.strip().replace("\\", "/")).is_dir()
+    ]
     (PYTHON_DIR / "python313._pth").write_text(
-        "\n".join(["python313.zip", ".", windows_path(SITE_DIR), windows_path(REPO)]) + "\n"
+        "\n".join(["python313.zip", ".", windows_path(SITE_DIR), *pth_folders, windows_path(REPO)])
+        + "\n"
     )
 
 
@@ -197,21 +214,23 @@ def runtime_roots() -> list[str]:
     return [Requirement(spec).name for spec in project["dependencies"]] + list(TEST_ROOTS)
 
 
-def wheel_requirements(wheel: Path) -> list[str]:
-    """The names a wheel requires on Windows x64 CPython 3.13 (no extras)."""
+def wheel_requirements(wheel: Path, extras: set[str]) -> list[Requirement]:
+    """What a wheel requires on Windows x64 CPython 3.13 with the ``extras`` asked of it
+    (``mcp`` asks ``pyjwt[crypto]``, which is how ``cryptography`` comes in)."""
     with zipfile.ZipFile(wheel) as archive:
         metadata_name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         metadata = archive.read(metadata_name).decode()
-    names = []
+    required = []
     for line in metadata.splitlines():
         if not line.startswith("Requires-Dist:"):
             continue
         requirement = Requirement(line.split(":", 1)[1].strip())
-        if requirement.marker is None or Marker(str(requirement.marker)).evaluate(
-            WINDOWS_ENVIRONMENT
+        if requirement.marker is None or any(
+            Marker(str(requirement.marker)).evaluate({**WINDOWS_ENVIRONMENT, "extra": extra})
+            for extra in ("", *sorted(extras))
         ):
-            names.append(requirement.name)
-    return names
+            required.append(requirement)
+    return required
 
 
 def wheel_name(wheel: Path) -> str:
@@ -219,48 +238,62 @@ def wheel_name(wheel: Path) -> str:
 
 
 def ensure_wheels() -> None:
-    lock_digest = hashlib.sha256(LOCK.read_bytes() + b"\0" + " ".join(TEST_ROOTS).encode())
+    lock_digest = hashlib.sha256(
+        LOCK.read_bytes() + b"\0" + " ".join(TEST_ROOTS).encode() + b"\0" + CLOSURE_RULES.encode()
+    )
     stamp = SITE_DIR / ".lane-stamp"
     if stamp.exists() and stamp.read_text() == lock_digest.hexdigest():
         return
     pins = read_lock()
     shutil.rmtree(WHEELS_DIR, ignore_errors=True)
     WHEELS_DIR.mkdir(parents=True)
-    wanted = {canonicalize_name(name) for name in runtime_roots()}
+    # Each wanted package with the extras asked of it; grown until nothing new is asked.
+    wanted: dict[str, set[str]] = {canonicalize_name(name): set() for name in runtime_roots()}
     fetched: set[str] = set()
-    while wanted - fetched:
-        batch = sorted(wanted - fetched)
-        missing = [name for name in batch if name not in pins]
-        if missing:
-            raise SystemExit(f"test-windows: {', '.join(missing)} is not in {LOCK.name}")
-        log(f"downloading win_amd64 wheels: {', '.join(batch)}")
-        requirements = BUILD / "windows-requirements.txt"
-        requirements.write_text("".join(" ".join(pins[name]) + "\n" for name in batch))
-        pip(
-            "download",
-            "--no-deps",
-            "--require-hashes",
-            "--only-binary=:all:",
-            "--platform=win_amd64",
-            "--python-version=3.13",
-            "--implementation=cp",
-            "--abi=cp313",
-            "--abi=abi3",
-            "--abi=none",
-            "-d",
-            str(WHEELS_DIR),
-            "-r",
-            str(requirements),
-        )
-        fetched.update(batch)
+    while True:
+        batch = sorted(set(wanted) - fetched)
+        if batch:
+            download_wheels(batch, pins)
+            fetched.update(batch)
+        grown = False
         for wheel in WHEELS_DIR.glob("*.whl"):
-            if wheel_name(wheel) in batch:
-                wanted.update(canonicalize_name(n) for n in wheel_requirements(wheel))
+            for requirement in wheel_requirements(wheel, wanted.get(wheel_name(wheel), set())):
+                known = wanted.setdefault(canonicalize_name(requirement.name), set())
+                if not set(requirement.extras) <= known:
+                    known.update(requirement.extras)
+                    grown = True  # an extra of a fetched wheel: its markers again
+        if not batch and not grown and set(wanted) <= fetched:
+            break
     shutil.rmtree(SITE_DIR, ignore_errors=True)
     SITE_DIR.mkdir(parents=True)
     for wheel in sorted(WHEELS_DIR.glob("*.whl")):
         unpack_wheel(wheel)
     stamp.write_text(lock_digest.hexdigest())
+
+
+def download_wheels(batch: list[str], pins: dict[str, list[str]]) -> None:
+    missing = [name for name in batch if name not in pins]
+    if missing:
+        raise SystemExit(f"test-windows: {', '.join(missing)} is not in {LOCK.name}")
+    log(f"downloading win_amd64 wheels: {', '.join(batch)}")
+    requirements = BUILD / "windows-requirements.txt"
+    requirements.write_text("".join(" ".join(pins[name]) + "\n" for name in batch))
+    pip(
+        "download",
+        "--no-deps",
+        "--require-hashes",
+        "--only-binary=:all:",
+        "--platform=win_amd64",
+        "--python-version=3.13",
+        "--implementation=cp",
+        "--abi=cp313",
+        "--abi=abi3",
+        "--abi=none",
+        "-d",
+        str(WHEELS_DIR),
+        "-r",
+        str(requirements),
+    )
 
 
 def unpack_wheel(wheel: Path) -> None:
@@ -289,7 +322,9 @@ def wine_environment() -> dict[str, str]:
     environment.update(
         WINEPREFIX=str(PREFIX),
         WINEDEBUG="-all",
-        WINEDLLOVERRIDES="mscoree,mshtml=",  # no Mono/Gecko installer prompts
+        # No Mono/Gecko installer prompts; no debugger waiting on a crashed process (it
+        # ends with its exception code instead, which the test then reports).
+        WINEDLLOVERRIDES="mscoree,mshtml=;winedbg.exe=d",
         WINEARCH="win64",
         PYTHONUTF8="1",
         PYTHONIOENCODING="utf-8",

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from domain.logical_paths import logical_path_problem
+from domain.program_paths import is_absolute_program
 from domain.scope import working_directory
 from domain.templates import TemplateError, parse_operand
 from domain.tools.locations import open_directory_at, resolve_location
@@ -54,7 +55,7 @@ class CommandResolver:
 
     def program(self, owner: Artifact, command: str) -> str:
         """The absolute program path: as given, owner-relative within scope, or from PATH."""
-        if command.startswith("/"):
+        if is_absolute_program(command, windows=self.programs.windows_paths):
             if not self.programs.is_executable_file(command):
                 raise ToolError(EXECUTABLE_UNAVAILABLE.format(command=command))
             return command
