@@ -97,9 +97,9 @@ def python(code: str, *, stdin: bytes = b"", cwd: str | None = None) -> ProcessS
 
 
 # A grandchild in the harness's group that ignores SIGTERM and holds stdout and stderr open.
-# A child that ignores SIGTERM. It prints nothing: it shares its leader's stdout, which a
-# test may close after the leader's line, and a child still starting under load would then
-# print into a closed pipe and die of it (a member the test expected would be missing).
+# It prints nothing: a test may close the leader's stdout after the leader's line, and a
+# child still starting under load would then print into a closed pipe and die of it (a
+# member the test expected would be missing).
 STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
 HARNESS = f"""
 import subprocess, sys, time
