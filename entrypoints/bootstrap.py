@@ -162,13 +162,13 @@ class Services:
         return store
 
     def producer(self) -> ProducerDocument:
-        from importlib.metadata import version
+        from entrypoints.version import VERSION
 
         try:
             user = getpass.getuser()
         except (KeyError, OSError):
             user = "unknown"
-        return {"name": f"{user}@{socket.gethostname()}", "version": version("artifactize")}
+        return {"name": f"{user}@{socket.gethostname()}", "version": VERSION}
 
     def output_root(self, run_id: str) -> str:
         """A private (0700) scratch folder for ``run_id`` below ``<state>/runs``."""

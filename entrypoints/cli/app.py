@@ -124,9 +124,9 @@ tools_app = typer.Typer(help="Inspect and try the tools reviewers see.", no_args
 
 def _version_callback(value: bool) -> None:
     if value:
-        from importlib.metadata import version
+        from entrypoints.version import VERSION
 
-        typer.echo(f"artifactize {version('artifactize')}")
+        typer.echo(f"artifactize {VERSION}")
         raise typer.Exit(EXIT_OK)
 
 

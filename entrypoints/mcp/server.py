@@ -40,9 +40,9 @@ Spawn = Callable[[Callable[[], Any]], object]
 
 
 def _version() -> str:
-    from importlib.metadata import version
+    from entrypoints.version import VERSION
 
-    return version("artifactize")
+    return VERSION
 
 
 def _connection_of(ctx: ServerRequestContext[Any]) -> Any:
