@@ -104,20 +104,6 @@ class _IoStatusBlock(ctypes.Structure):
     _fields_ = (("Status", ctypes.c_void_p), ("Information", ctypes.c_size_t))
 
 
-class _AttributeTagInfo(ctypes.Structure):
-    _fields_ = (("FileAttributes", wintypes.DWORD), ("ReparseTag", wintypes.DWORD))
-
-
-class _StandardInfo(ctypes.Structure):
-    _fields_ = (
-        ("AllocationSize", ctypes.c_int64),
-        ("EndOfFile", ctypes.c_int64),
-        ("NumberOfLinks", wintypes.DWORD),
-        ("DeletePending", wintypes.BOOLEAN),
-        ("Directory", wintypes.BOOLEAN),
-    )
-
-
 class _NtError(OSError):
     """A failed NT call, with its NTSTATUS (unsigned)."""
 
@@ -175,7 +161,7 @@ def _nt_open(root: int | None, name: str, access: int, options: int, attributes:
 
 def _attributes(handle: int) -> int:
     """The file attributes of an open handle (what decides a refusal, race-free)."""
-    info = _AttributeTagInfo()
+    info = win32.FileAttributeTagInfo()
     win32.check_bool(
         win32.kernel32().GetFileInformationByHandleEx(
             handle, _FILE_ATTRIBUTE_TAG_INFO, ctypes.byref(info), ctypes.sizeof(info)
@@ -399,7 +385,7 @@ class WindowsDirectoryHandle(_OwnedHandle):
                 raise _symlink_refused(name, path)  # swapped in after the lookup
             if kind is not EntryKind.FILE or win32.kernel32().GetFileType(child) != _FILE_TYPE_DISK:
                 raise _not_regular(name, path)
-            info = _StandardInfo()
+            info = win32.FileStandardInfo()
             win32.check_bool(
                 win32.kernel32().GetFileInformationByHandleEx(
                     child, _FILE_STANDARD_INFO, ctypes.byref(info), ctypes.sizeof(info)

@@ -69,20 +69,6 @@ _FOLDER_SHARE = _FILE_SHARE_READ | _FILE_SHARE_WRITE
 _FILE_SHARE = _FILE_SHARE_READ | _FILE_SHARE_WRITE | _FILE_SHARE_DELETE
 
 
-class _AttributeTagInfo(ctypes.Structure):
-    _fields_ = (("FileAttributes", wintypes.DWORD), ("ReparseTag", wintypes.DWORD))
-
-
-class _StandardInfo(ctypes.Structure):
-    _fields_ = (
-        ("AllocationSize", ctypes.c_int64),
-        ("EndOfFile", ctypes.c_int64),
-        ("NumberOfLinks", wintypes.DWORD),
-        ("DeletePending", wintypes.BOOLEAN),
-        ("Directory", wintypes.BOOLEAN),
-    )
-
-
 class _Overlapped(ctypes.Structure):
     _fields_ = (
         ("Internal", ctypes.c_void_p),
@@ -117,11 +103,11 @@ def _create_file(path: str, access: int, share: int, disposition: int) -> int | 
     return int(handle)
 
 
-def _information(handle: int, path: str) -> tuple[int, _StandardInfo]:
+def _information(handle: int, path: str) -> tuple[int, win32.FileStandardInfo]:
     """(attributes, standard information) of an open handle: what decides, race-free."""
     kernel32 = win32.kernel32()
-    tag = _AttributeTagInfo()
-    standard = _StandardInfo()
+    tag = win32.FileAttributeTagInfo()
+    standard = win32.FileStandardInfo()
     for info_class, info in ((_FILE_ATTRIBUTE_TAG_INFO, tag), (_FILE_STANDARD_INFO, standard)):
         win32.check_bool(
             kernel32.GetFileInformationByHandleEx(

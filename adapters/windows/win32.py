@@ -70,6 +70,24 @@ def check_handle(result: int | None, what: str) -> Handle:
     return result
 
 
+class FileAttributeTagInfo(ctypes.Structure):
+    """FILE_ATTRIBUTE_TAG_INFO: the attributes and reparse tag of an open handle."""
+
+    _fields_ = (("FileAttributes", wintypes.DWORD), ("ReparseTag", wintypes.DWORD))
+
+
+class FileStandardInfo(ctypes.Structure):
+    """FILE_STANDARD_INFO: sizes, link count and kind of an open handle."""
+
+    _fields_ = (
+        ("AllocationSize", ctypes.c_int64),
+        ("EndOfFile", ctypes.c_int64),
+        ("NumberOfLinks", wintypes.DWORD),
+        ("DeletePending", wintypes.BOOLEAN),
+        ("Directory", wintypes.BOOLEAN),
+    )
+
+
 def _declare(library: ctypes.CDLL, name: str, restype: Any, *argtypes: Any) -> Any:
     function = getattr(library, name)
     function.restype = restype
