@@ -71,7 +71,12 @@ def admit_schema(schema: Any, *, require_object_root: bool) -> None:
         raise SchemaError("a schema must be a table (a JSON object)")
     if require_object_root and schema.get("type") != "object":
         raise SchemaError('the root must declare type = "object"')
-    canonical = compact_json(schema)  # serialized once: for the size and as the cache key
+    try:
+        canonical = compact_json(schema)  # serialized once: for the size and as the cache key
+    except ValueError:  # TOML and YAML can write inf and nan; JSON (and so a schema) cannot
+        raise SchemaError(
+            "the schema holds a number JSON cannot represent (NaN or infinity)"
+        ) from None
     if len(canonical.encode("utf-8")) > SCHEMA_MAX_BYTES:  # as ``compact_json_size``
         raise SchemaError(f"the schema exceeds {SCHEMA_MAX_BYTES // (1024 * 1024)} MiB")
     _admit_cached(canonical)

@@ -252,3 +252,11 @@ def test_schema_defaults_never_change_the_instance() -> None:
     instance: dict[str, Any] = {}
     assert compile_validator(schema).is_valid(instance)
     assert instance == {}
+
+
+@pytest.mark.parametrize("number", [float("inf"), float("-inf"), float("nan")])
+def test_a_number_json_cannot_write_is_refused_not_raised(number: float) -> None:
+    # The declaration reader refuses TOML's inf and nan first; this is the schema's own rule,
+    # found by the declaration fuzz test, which hands parsed documents straight to the parser.
+    schema = {"type": "object", "properties": {"name": {"maximum": number}}}
+    assert refusal(schema) == "the schema holds a number JSON cannot represent (NaN or infinity)"
