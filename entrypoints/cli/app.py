@@ -13,106 +13,22 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from entrypoints.cli.command_table import COMMANDS, ROOT_HELP, VERSION_HELP
 from entrypoints.cli.context import CliContext as _State
 from entrypoints.cli.global_options import GlobalOptions, UsageError, split_global_options
-from entrypoints.cli.lazy_commands import LazyCommand, LazyGroup
+from entrypoints.cli.lazy_commands import LazyGroup
 from entrypoints.errors import CommandError
 
 EXIT_OK = 0
 EXIT_USAGE = 2
 HELP_HINT = "Try '{command} --help' for help."
 
-GLOBAL_HELP = (
-    "Global options, accepted once each, before or after the subcommand: "
-    "--repo PATH (the repository, default: the current directory), "
-    "--state-dir PATH (default: $ARTIFACTIZE_STATE_HOME, else $XDG_STATE_HOME/artifactize, "
-    "else ~/.local/state/artifactize), --json (machine-readable output)."
-)
-
-# Every subcommand, in the order ``--help`` lists them. A command's module is imported only
-# when that command runs (see entrypoints/cli/lazy_commands.py); ``help`` is its short help
-# for the root's ``--help`` (tests/unit/test_lazy_commands.py keeps it true).
-COMMANDS: dict[str, LazyCommand] = {
-    "init": LazyCommand(
-        "entrypoints.cli.init",
-        "init_command",
-        "Write a starter index.artf and .artfignore for a Python, JS/TS, Rust or Go project.",
-    ),
-    "verify": LazyCommand(
-        "entrypoints.cli.runs",
-        "verify",
-        "Review the selected evals, reusing every verdict whose key still holds.",
-    ),
-    "status": LazyCommand(
-        "entrypoints.cli.status",
-        "status_command",
-        "Show what `verify` would do: per eval its state, action and reason. Runs nothing.",
-    ),
-    "review": LazyCommand(
-        "entrypoints.cli.terminal_reviewer",
-        "review_command",
-        "Review waiting Human requests in the terminal: run their tools, submit a verdict.",
-    ),
-    "monitor": LazyCommand(
-        "entrypoints.cli.monitor",
-        "monitor_command",
-        "Watch Runs live; o hands a waiting Human review to `review`. Writes nothing.",
-    ),
-    "config": LazyCommand(
-        "entrypoints.cli.app", "config_app", "Check and describe the .artf declarations."
-    ),
-    "tools": LazyCommand(
-        "entrypoints.cli.app", "tools_app", "Inspect and try the tools reviewers see."
-    ),
-    "run": LazyCommand("entrypoints.cli.runs", "run_app", "Show saved Runs."),
-    "cache": LazyCommand(
-        "entrypoints.cli.runs", "cache_app", "Inspect and clear reusable verdicts."
-    ),
-    "request": LazyCommand(
-        "entrypoints.cli.requests", "request_app", "List, claim and submit Human review requests."
-    ),
-    "session": LazyCommand(
-        "entrypoints.cli.sessions",
-        "session_app",
-        "Saved Agent conversations and follow-up questions.",
-    ),
-    "models": LazyCommand(
-        "entrypoints.cli.models",
-        "models_command",
-        "List the models the backend's endpoint serves (one ID a line).",
-    ),
-    "doctor": LazyCommand(
-        "entrypoints.cli.models",
-        "doctor_command",
-        "Check keys, endpoints, proxies, the state home, the team store and the Human tools "
-        "the workspace needs.",
-    ),
-    "completion": LazyCommand(
-        "entrypoints.cli.completion",
-        "completion_command",
-        "Print the completion script of SHELL (bash, zsh or fish); see docs/cli.md.",
-    ),
-    "mcp": LazyCommand(
-        "entrypoints.cli.mcp",
-        "mcp_app",
-        "Serve an Agent eval's tools to any MCP client (Claude Code, Cursor, VS Code, Codex "
-        "CLI, Claude Desktop): stdio by default, or streamable HTTP on loopback with --http.",
-    ),
-    "remote": LazyCommand(
-        "entrypoints.cli.remote",
-        "remote_app",
-        "Share verdicts through a team review store: login, logout, status, push.",
-    ),
-    "server": LazyCommand(
-        "entrypoints.cli.server", "server_app", "Run the team review store and manage its tokens."
-    ),
-}
 LazyGroup.LAZY = COMMANDS
 
 app = typer.Typer(
     name="artifactize",
     cls=LazyGroup,
-    help="Review the Artifacts of a repository through declared tools. " + GLOBAL_HELP,
+    help=ROOT_HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -134,9 +50,7 @@ def _version_callback(value: bool) -> None:
 def _root(
     show_version: Annotated[
         bool,
-        typer.Option(
-            "--version", callback=_version_callback, is_eager=True, help="Print the version."
-        ),
+        typer.Option("--version", callback=_version_callback, is_eager=True, help=VERSION_HELP),
     ] = False,
 ) -> None:
     """Review the Artifacts of a repository through declared tools."""

@@ -16,10 +16,9 @@ from typing import Annotated
 
 import typer
 
+from entrypoints.cli.command_table import COMPLETE_VARIABLE, PROG_NAME
 from entrypoints.errors import CommandError
 
-PROG_NAME = "artifactize"
-COMPLETE_VARIABLE = "_ARTIFACTIZE_COMPLETE"
 SHELLS = ("bash", "zsh", "fish")
 UNKNOWN_SHELL = "Unknown shell {shell!r}: completion is available for bash, zsh and fish."
 

@@ -11,20 +11,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, MutableMapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from entrypoints.cli.command_table import LazyCommand
 from entrypoints.cli.usage import conventional_usage
-
-
-@dataclass(frozen=True)
-class LazyCommand:
-    module: str
-    attribute: str
-    help: str
 
 
 def _load(name: str, entry: LazyCommand) -> Any:

@@ -9,7 +9,7 @@ import sys
 import pytest
 from typer.core import TyperCommand
 
-from entrypoints.cli import app as cli
+from entrypoints.cli import command_table as cli
 from entrypoints.cli.lazy_commands import _load
 
 

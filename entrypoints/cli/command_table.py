@@ -1,0 +1,109 @@
+"""The root command's table: every subcommand, its module and short help, and the root's
+own help; no typer here, so ``entrypoints.cli.launch`` answers ``--version`` and ``--help``
+without importing the command line library (``entrypoints.cli.app`` builds typer's root
+from the same table)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PROG_NAME = "artifactize"
+# set by the shell completion scripts when they call artifactize back (typer answers them)
+COMPLETE_VARIABLE = "_ARTIFACTIZE_COMPLETE"
+
+
+@dataclass(frozen=True)
+class LazyCommand:
+    module: str
+    attribute: str
+    help: str
+
+
+GLOBAL_HELP = (
+    "Global options, accepted once each, before or after the subcommand: "
+    "--repo PATH (the repository, default: the current directory), "
+    "--state-dir PATH (default: $ARTIFACTIZE_STATE_HOME, else $XDG_STATE_HOME/artifactize, "
+    "else ~/.local/state/artifactize), --json (machine-readable output)."
+)
+
+# Every subcommand, in the order ``--help`` lists them. A command's module is imported only
+# when that command runs (see entrypoints/cli/lazy_commands.py); ``help`` is its short help
+# for the root's ``--help`` (tests/unit/test_lazy_commands.py keeps it true).
+COMMANDS: dict[str, LazyCommand] = {
+    "init": LazyCommand(
+        "entrypoints.cli.init",
+        "init_command",
+        "Write a starter index.artf and .artfignore for a Python, JS/TS, Rust or Go project.",
+    ),
+    "verify": LazyCommand(
+        "entrypoints.cli.runs",
+        "verify",
+        "Review the selected evals, reusing every verdict whose key still holds.",
+    ),
+    "status": LazyCommand(
+        "entrypoints.cli.status",
+        "status_command",
+        "Show what `verify` would do: per eval its state, action and reason. Runs nothing.",
+    ),
+    "review": LazyCommand(
+        "entrypoints.cli.terminal_reviewer",
+        "review_command",
+        "Review waiting Human requests in the terminal: run their tools, submit a verdict.",
+    ),
+    "monitor": LazyCommand(
+        "entrypoints.cli.monitor",
+        "monitor_command",
+        "Watch Runs live; o hands a waiting Human review to `review`. Writes nothing.",
+    ),
+    "config": LazyCommand(
+        "entrypoints.cli.app", "config_app", "Check and describe the .artf declarations."
+    ),
+    "tools": LazyCommand(
+        "entrypoints.cli.app", "tools_app", "Inspect and try the tools reviewers see."
+    ),
+    "run": LazyCommand("entrypoints.cli.runs", "run_app", "Show saved Runs."),
+    "cache": LazyCommand(
+        "entrypoints.cli.runs", "cache_app", "Inspect and clear reusable verdicts."
+    ),
+    "request": LazyCommand(
+        "entrypoints.cli.requests", "request_app", "List, claim and submit Human review requests."
+    ),
+    "session": LazyCommand(
+        "entrypoints.cli.sessions",
+        "session_app",
+        "Saved Agent conversations and follow-up questions.",
+    ),
+    "models": LazyCommand(
+        "entrypoints.cli.models",
+        "models_command",
+        "List the models the backend's endpoint serves (one ID a line).",
+    ),
+    "doctor": LazyCommand(
+        "entrypoints.cli.models",
+        "doctor_command",
+        "Check keys, endpoints, proxies, the state home, the team store and the Human tools "
+        "the workspace needs.",
+    ),
+    "completion": LazyCommand(
+        "entrypoints.cli.completion",
+        "completion_command",
+        "Print the completion script of SHELL (bash, zsh or fish); see docs/cli.md.",
+    ),
+    "mcp": LazyCommand(
+        "entrypoints.cli.mcp",
+        "mcp_app",
+        "Serve an Agent eval's tools to any MCP client (Claude Code, Cursor, VS Code, Codex "
+        "CLI, Claude Desktop): stdio by default, or streamable HTTP on loopback with --http.",
+    ),
+    "remote": LazyCommand(
+        "entrypoints.cli.remote",
+        "remote_app",
+        "Share verdicts through a team review store: login, logout, status, push.",
+    ),
+    "server": LazyCommand(
+        "entrypoints.cli.server", "server_app", "Run the team review store and manage its tokens."
+    ),
+}
+
+ROOT_HELP = "Review the Artifacts of a repository through declared tools. " + GLOBAL_HELP
+VERSION_HELP = "Print the version."
