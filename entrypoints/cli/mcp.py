@@ -111,8 +111,6 @@ def _serve(selection: Any, address: Any) -> None:
 
     from domain.tools.serving import ServeRefused
     from entrypoints.cli.signals import until_signal
-    from entrypoints.mcp.http import serve_http  # the SDK, imported before anything is served
-    from entrypoints.mcp.server import serve_stdio
     from entrypoints.mcp.setup import prepare_server
 
     sys.setswitchinterval(SERVER_SWITCH_INTERVAL_SECONDS)
@@ -129,6 +127,17 @@ def _serve(selection: Any, address: Any) -> None:
             prepared.finish()
             raise CommandError(f"Cannot listen on {address}: {exc.strerror or exc}") from None
     target = selection.eval_id or selection.artifact
+    try:
+        # The SDK (with pydantic and starlette: most of a second on a small machine) is
+        # imported once the scope, the state and the address are known good, so a refusal
+        # answers at once; still before anything is served or recorded.
+        from entrypoints.mcp.http import serve_http
+        from entrypoints.mcp.server import serve_stdio
+    except BaseException:
+        if sock is not None:
+            sock.close()
+        prepared.finish()
+        raise
 
     import gc
 
