@@ -36,7 +36,7 @@ import anyio
 from domain.declarations.model import AgentProfile, HumanProfile
 from domain.reviews.agent.loop import AUDIT_SUMMARY_MAX_CHARS
 from domain.reviews.agent.prompt import build_prompt
-from domain.text import compact_json, compact_json_size
+from domain.text import compact_json_size
 from domain.tools.cancellation import CANCELLED_MESSAGE
 from domain.tools.pinning import PinningError, pin_execution_paths
 from domain.tools.registry import AgentToolRegistry, RegistryError, ToolDefinition, ToolPorts
@@ -177,7 +177,7 @@ def _prompt(workspace: Workspace, eval_ref: EvalRef, registry: AgentToolRegistry
 
 def result_summary(result: ToolResult) -> str:
     """The compact JSON of the normalized result, cut to AUDIT_SUMMARY_MAX_CHARS."""
-    text = compact_json(result.to_json())
+    text = result.compact_json()
     if len(text) <= AUDIT_SUMMARY_MAX_CHARS:
         return text
     return text[: AUDIT_SUMMARY_MAX_CHARS - 1] + "…"
