@@ -31,9 +31,9 @@ p50 (the issue's "1.5× plus a fixed hop"), and the same with the p95s.
 ``--profile FILE`` runs the served server under cProfile and writes its stats to FILE
 (the figures are then not comparable; it is for finding where the time goes).
 
-Latest medians on a shared 2-core machine (load average 0.8–0.9, six runs): served − hop
-is 1.2 × direct at p50 and 1.1 × at p95, within the 1.5 × the target allows (it was 1.9 ×
-and 2.1 ×); served/direct is 3.8 × at p50 and 3.4 × at p95. bench/README.md has the figures
+Latest medians on a shared 2-core machine (load average 0.8–1.0, nine runs): served − hop
+is 1.2 × direct at p50 and 1.25 × at p95, within the 1.5 × the target allows (it was 1.9 ×
+and 2.1 ×); served/direct is 3.8 × at p50 and 3.6 × at p95. bench/README.md has the figures
 and where the time goes.
 
     .venv/bin/python bench/mcp.py
