@@ -7,11 +7,19 @@ it between steps, a process-running call is cancelled when it fires (``until_can
 The token is a plain flag, not a ``threading.Event``: nobody waits on it, and
 ``Event.is_set`` is itself a plain read of the attribute that ``Event.set`` assigns, so an
 attribute gives the worker thread the very same guarantee, with no lock to create.
+
+``inline_first`` runs a built-in on the event loop first, under a budget (``InlineFirst``),
+and in a worker thread only when it reaches its budget: waking a worker thread and waking the
+loop again when it is done cost more than a short built-in itself (about 0.15 ms of a
+0.3 ms ``read`` in ``artifactize mcp``, bench/mcp.py). The attempt's token fires
+``OverBudget`` at the first check past the budget; built-ins only read, so the work then
+starts over, whole, in the worker thread, where a cancellation returns at once as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 import anyio
@@ -21,6 +29,10 @@ from domain.tools.results import ToolError
 
 CANCELLED_MESSAGE = "Agent tool call was cancelled."
 CANCEL_POLL_SECONDS = 0.02  # how often a running call looks at its cancellation token
+# How long a built-in may hold the event loop before it starts over in a worker thread: the
+# longest an inline attempt delays other requests (and a cancellation), and the most work
+# a long call does twice.
+INLINE_BUDGET_SECONDS = 0.001
 
 T = TypeVar("T")
 
@@ -56,6 +68,57 @@ class _Never(Cancellation):
 
 
 NEVER_CANCELLED: Cancellation = _Never()
+
+
+class OverBudget(Exception):
+    """An inline attempt reached its budget: the work starts over in a worker thread.
+
+    Not a ``ToolError``: nothing but ``inline_first`` may catch it."""
+
+
+class _Budgeted(Cancellation):
+    """The token of an inline attempt: the call's own token, plus a deadline."""
+
+    def __init__(self, token: Cancellation, clock: Callable[[], float], deadline: float) -> None:
+        super().__init__()
+        self._token = token
+        self._clock = clock
+        self._deadline = deadline
+
+    def cancel(self) -> None:
+        self._token.cancel()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._token.cancelled
+
+    def check(self) -> None:
+        self._token.check()
+        if self._clock() >= self._deadline:
+            raise OverBudget
+
+
+@dataclass(frozen=True)
+class InlineFirst:
+    """Built-ins start on the event loop, for at most ``budget`` seconds of ``clock``."""
+
+    clock: Callable[[], float]
+    budget: float = INLINE_BUDGET_SECONDS
+
+
+async def inline_first(
+    work_for: Callable[[Cancellation], Callable[[], T]], token: Cancellation, inline: InlineFirst
+) -> T:
+    """Run ``work_for(token)`` on the event loop until its first check past the budget, then
+    start it over in a worker thread (``in_worker_thread``). Only for work that checks its
+    token between bounded steps, so an attempt holds the loop little longer than the budget,
+    and that only reads, so starting over changes nothing."""
+    attempt = _Budgeted(token, inline.clock, inline.clock() + inline.budget)
+    try:
+        return work_for(attempt)()
+    except OverBudget:
+        pass
+    return await in_worker_thread(work_for(token), token)
 
 
 async def cancelled_by(work: Awaitable[T], trigger: Callable[[], Awaitable[object]]) -> T | None:

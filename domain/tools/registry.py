@@ -34,7 +34,9 @@ from domain.tools.builtins.specs import default_description, input_schema_for
 from domain.tools.cancellation import (
     CANCELLED_MESSAGE,
     Cancellation,
+    InlineFirst,
     in_worker_thread,
+    inline_first,
     until_cancelled,
 )
 from domain.tools.commands.prep import CommandResolver
@@ -53,6 +55,11 @@ from ports.scratch import ScratchSpace
 UNKNOWN_TOOL = "Unknown registered Agent tool."
 TARGET_CHANGED = "File Artifact target must remain a regular file."
 SESSIONS_NOT_YET = "This tool is bound to a tool session, and no session set is attached."
+# The built-ins whose every step between two checks of the token is bounded, so they may
+# start on the event loop (``inline_first``): ``read`` opens one path, skips 1 MiB per check
+# and decodes at most a 64 KiB page. ``list``, ``glob`` and ``grep`` list a directory in one
+# step, however large it is, and the others never check: they always run in a worker thread.
+INLINE_FIRST_BUILTINS = frozenset({"read"})
 
 
 class RegistryError(Exception):
@@ -97,6 +104,7 @@ class AgentToolRegistry:
         self._tools = self._definitions()
         self._validators: dict[str, Any] = {}
         self._sessions: ToolSessions | None = None
+        self._inline: InlineFirst | None = None
         self._has_file_targets = any(
             workspace.artifact(name).kind is ArtifactKind.FILE for name in scope
         )
@@ -218,6 +226,14 @@ class AgentToolRegistry:
         bound._validators = self._validators
         return bound
 
+    def with_inline_first(self, inline: InlineFirst) -> AgentToolRegistry:
+        """This registry with the built-ins of INLINE_FIRST_BUILTINS starting on the event
+        loop (``inline_first``), as ``artifactize mcp`` serves them; a review keeps every
+        built-in in a worker thread."""
+        bound = copy.copy(self)
+        bound._inline = inline
+        return bound
+
     def command_runner(self) -> CommandRunner:
         ports = self.ports
         if ports.programs is None or ports.scratch is None:
@@ -276,8 +292,13 @@ class AgentToolRegistry:
             cwd = working_directory(self.workspace, owner)
             help_call = run_help(self.ports.processes, tool.args, cwd, self.ports.environment)
             return await _cancellable(help_call, token, watch)
-        context = self._context(definition, token)
-        work = _builtin_work(tool, context, args)
+        if self._inline is not None and tool.builtin in INLINE_FIRST_BUILTINS and tool.args is None:
+
+            def work_for(attempt: Cancellation) -> Callable[[], ToolResult]:
+                return _builtin_work(tool, self._context(definition, attempt), args)
+
+            return await inline_first(work_for, token, self._inline)
+        work = _builtin_work(tool, self._context(definition, token), args)
         return await in_worker_thread(work, token)
 
 

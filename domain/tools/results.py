@@ -2,15 +2,20 @@
 
 A result is 1-32 content blocks. An error result is exactly one nonblank text block, so a
 reviewer always sees a message it can act on, never a stack trace or stderr.
+
+A built-in's json block is serialized once, where its size is checked
+(``bounded_json_result``), and the result keeps that compact text (``data_texts``): the MCP
+content mapping and the audit summary reuse it instead of encoding the same data again
+(each encoding of an 80-line ``read`` page took about 0.04 ms, bench/mcp.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from domain.text import compact_json_size
+from domain.text import compact_json
 
 CONTENT_BLOCKS_MAX = 32
 BUILTIN_RESULT_MAX_BYTES = 512 * 1024
@@ -30,6 +35,8 @@ class ToolError(Exception):
 class ToolResult:
     content: tuple[Mapping[str, Any], ...]
     is_error: bool = False
+    # ``compact_json`` of each block's ``data``, where its maker has it (None elsewhere)
+    data_texts: tuple[str | None, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.content) <= CONTENT_BLOCKS_MAX:
@@ -63,6 +70,23 @@ class ToolResult:
             data["isError"] = True
         return data
 
+    def data_json(self, index: int) -> str:
+        """``compact_json`` of block ``index``'s ``data``, the kept text when there is one."""
+        kept = self.data_texts[index] if index < len(self.data_texts) else None
+        return kept if kept is not None else compact_json(self.content[index].get("data"))
+
+    def compact_json(self) -> str:
+        """``compact_json(self.to_json())``, with every kept data text reused as it is."""
+        blocks = []
+        for index, block in enumerate(self.content):
+            kept = self.data_texts[index] if index < len(self.data_texts) else None
+            if kept is not None and list(block) == ["type", "data"]:
+                blocks.append(f'{{"type":{compact_json(block["type"])},"data":{kept}}}')
+            else:
+                blocks.append(compact_json(dict(block)))
+        error = ',"isError":true' if self.is_error else ""
+        return f'{{"content":[{",".join(blocks)}]{error}}}'
+
 
 def _is_single_nonblank_text(content: Sequence[Mapping[str, Any]]) -> bool:
     return (
@@ -74,6 +98,7 @@ def _is_single_nonblank_text(content: Sequence[Mapping[str, Any]]) -> bool:
 
 def bounded_json_result(data: Mapping[str, Any]) -> ToolResult:
     """A built-in's one json block, refused when its compact form exceeds 512 KiB."""
-    if compact_json_size(data) > BUILTIN_RESULT_MAX_BYTES:
+    text = compact_json(data)
+    if len(text.encode("utf-8")) > BUILTIN_RESULT_MAX_BYTES:
         raise ToolError("Built-in result exceeds 512 KiB; narrow the path or range.")
-    return ToolResult.json(dict(data))
+    return ToolResult(({"type": "json", "data": dict(data)},), data_texts=(text,))

@@ -11,6 +11,9 @@ with ``isError``, its duration and a result summary of at most AUDIT_SUMMARY_MAX
 characters after it; a call past the budget (``--max-tool-calls``) is audited too, and
 refused with an error result.
 
+The ``read`` built-in starts on the event loop and moves to a worker thread only past a
+1 ms budget (``InlineFirst``): the thread's two wake-ups cost half of a short served read.
+
 The audit is written inline, one short transaction each (as the state is everywhere): a
 hop to a worker thread cost more than the write itself (bench/mcp.py). The entry of a call
 is always written before the call runs. Its completion is written right after the call
@@ -36,8 +39,8 @@ import anyio
 from domain.declarations.model import AgentProfile, HumanProfile
 from domain.reviews.agent.loop import AUDIT_SUMMARY_MAX_CHARS
 from domain.reviews.agent.prompt import build_prompt
-from domain.text import compact_json, compact_json_size
-from domain.tools.cancellation import CANCELLED_MESSAGE
+from domain.text import compact_json_size
+from domain.tools.cancellation import CANCELLED_MESSAGE, InlineFirst
 from domain.tools.pinning import PinningError, pin_execution_paths
 from domain.tools.registry import AgentToolRegistry, RegistryError, ToolDefinition, ToolPorts
 from domain.tools.results import ToolResult
@@ -177,7 +180,7 @@ def _prompt(workspace: Workspace, eval_ref: EvalRef, registry: AgentToolRegistry
 
 def result_summary(result: ToolResult) -> str:
     """The compact JSON of the normalized result, cut to AUDIT_SUMMARY_MAX_CHARS."""
-    text = compact_json(result.to_json())
+    text = result.compact_json()
     if len(text) <= AUDIT_SUMMARY_MAX_CHARS:
         return text
     return text[: AUDIT_SUMMARY_MAX_CHARS - 1] + "…"
@@ -246,7 +249,9 @@ class ServingRun:
         found = self._connections.get(key)
         if found is None:
             sessions = self.served.registry.sessions(self.ports.sessions)
-            found = _Connection(sessions, self.served.registry.with_sessions(sessions))
+            registry = self.served.registry.with_sessions(sessions)
+            inline = InlineFirst(self.ports.clock.monotonic)
+            found = _Connection(sessions, registry.with_inline_first(inline))
             self._connections[key] = found
         return found
 

@@ -21,9 +21,10 @@ if TYPE_CHECKING:
 
 LOG_LIMIT_DEFAULT = 20
 EXIT_CLEANUP_FAILED = 2
-# A built-in runs in a worker thread while the SDK keeps the event loop busy with its own
-# tasks; at CPython's default 5 ms switch interval the worker waited that long for the GIL
-# on every call (bench/mcp.py: a served read went from ~18 ms to ~3 ms in process).
+# A built-in in a worker thread (every one but a short ``read``, which runs on the event loop:
+# ``InlineFirst``) competes for the GIL with the SDK's tasks; at CPython's default 5 ms switch
+# interval the worker waited that long for it on every call (bench/mcp.py: a served read went
+# from ~18 ms to ~3 ms in process, when it ran in the thread).
 SERVER_SWITCH_INTERVAL_SECONDS = 0.001
 SUMMARY_SHOWN_CHARS = 120
 OPTIONS_WITH_LOG = (

@@ -15,23 +15,23 @@ from typing import Any
 import mcp.types as mcp_types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from domain.text import compact_json
 from domain.tools.results import ToolResult
 
 
-def _block(block: Any) -> mcp_types.TextContent | mcp_types.ImageContent:
+def _block(result: ToolResult, index: int) -> mcp_types.TextContent | mcp_types.ImageContent:
+    block = result.content[index]
     kind = block.get("type")
     if kind == "image":
         return mcp_types.ImageContent(
             type="image", data=str(block["data"]), mime_type=str(block["mimeType"])
         )
-    if kind == "json":
-        return mcp_types.TextContent(type="text", text=compact_json(block.get("data")))
+    if kind == "json":  # the compact text the built-in made, when it kept it
+        return mcp_types.TextContent(type="text", text=result.data_json(index))
     return mcp_types.TextContent(type="text", text=str(block.get("text", "")))
 
 
 def call_tool_result(result: ToolResult, protocol_version: str) -> mcp_types.CallToolResult:
-    content: list[Any] = [_block(block) for block in result.content]
+    content: list[Any] = [_block(result, index) for index in range(len(result.content))]
     structured: Any = None
     if not result.is_error and len(result.content) == 1 and result.content[0]["type"] == "json":
         data = result.content[0].get("data")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from domain.text import compact_json_size
+from domain.text import compact_json, compact_json_size
 from domain.tools.results import (
     BLANK_ERROR_TEXT,
     BUILTIN_RESULT_MAX_BYTES,
@@ -139,3 +139,39 @@ def test_builtin_result_one_byte_over_512_kib_is_an_error(filler: str) -> None:
     with pytest.raises(ToolError) as caught:
         bounded_json_result(data_of_size(BUILTIN_RESULT_MAX_BYTES + 1, filler))
     assert caught.value.message == CAP_MESSAGE
+
+
+# The kept compact text of a json block
+
+
+MIXED = (
+    {"type": "text", "text": 'a "quoted" é'},
+    {"type": "json", "data": {"n": [1, None, "界"]}},
+    {"type": "image", "mimeType": "image/png", "data": "AA=="},
+)
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        bounded_json_result({"lines": [{"number": 1, "text": "é\n"}], "x": '\x01"'}),
+        ToolResult.json([1, 2]),
+        ToolResult.text("ok"),
+        ToolResult.error("bad"),
+        ToolResult(MIXED),
+        ToolResult(MIXED, data_texts=(None, '{"n":[1,null,"界"]}', None)),
+    ],
+    ids=["built-in", "json", "text", "error", "mixed", "mixed-kept"],
+)
+def test_the_compact_forms_are_those_of_the_normalized_form(result: ToolResult) -> None:
+    assert result.compact_json() == compact_json(result.to_json())
+    for index, block in enumerate(result.content):
+        if block["type"] == "json":
+            assert result.data_json(index) == compact_json(block["data"])
+
+
+def test_a_builtin_result_keeps_the_text_it_measured() -> None:
+    data = {"k": "v"}
+    result = bounded_json_result(data)
+    assert result.data_texts == (compact_json(data),)
+    assert result == ToolResult.json(data)  # the kept text is not part of the value

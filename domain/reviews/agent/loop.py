@@ -8,7 +8,6 @@ the review's deadline (an anyio cancel scope); the loop itself never sleeps past
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -326,7 +325,7 @@ def _parse_arguments(text: str) -> Any:
 
 
 def _summary(result: ToolResult) -> str:
-    text = json.dumps(result.to_json(), ensure_ascii=False, separators=(",", ":"))
+    text = result.compact_json()  # reuses the built-in's kept text of its json block
     if len(text) <= AUDIT_SUMMARY_MAX_CHARS:
         return text
     return text[: AUDIT_SUMMARY_MAX_CHARS - 1] + "…"
