@@ -40,6 +40,11 @@ class FilesystemError(Exception):
 class EntryNotFound(FilesystemError):
     """The entry does not exist."""
 
+    @classmethod
+    def at(cls, name: str, path: str) -> EntryNotFound:
+        """The refusal every adapter gives, worded once."""
+        return cls(name, f"`{path}` does not exist")
+
 
 class SymlinkRefused(FilesystemError):
     """The entry is a symbolic link; links are never followed."""
@@ -48,9 +53,17 @@ class SymlinkRefused(FilesystemError):
 class NotRegularFile(FilesystemError):
     """The entry exists but is not a regular file (a directory, FIFO, socket, device)."""
 
+    @classmethod
+    def at(cls, name: str, path: str) -> NotRegularFile:
+        return cls(name, f"`{path}` is not a regular file; only regular files are read")
+
 
 class NotADirectory(FilesystemError):
     """The entry exists but is not a directory."""
+
+    @classmethod
+    def at(cls, name: str, path: str) -> NotADirectory:
+        return cls(name, f"`{path}` is not a directory")
 
 
 class FileTooLarge(FilesystemError):

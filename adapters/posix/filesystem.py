@@ -12,9 +12,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from types import TracebackType
-from typing import Self
 
+from adapters.pinned_handles import OwnedHandle
 from ports.filesystem import (
     DirEntry,
     EntryKind,
@@ -74,70 +73,36 @@ def _symlink_refused(name: str, path: str) -> SymlinkRefused:
     return SymlinkRefused(name, f"`{path}` is a symbolic link; links are never followed")
 
 
-def _not_found(name: str, path: str) -> EntryNotFound:
-    return EntryNotFound(name, f"`{path}` does not exist")
-
-
-def _not_a_directory(name: str, path: str) -> NotADirectory:
-    return NotADirectory(name, f"`{path}` is not a directory")
-
-
-def _not_regular(name: str, path: str) -> NotRegularFile:
-    return NotRegularFile(name, f"`{path}` is not a regular file; only regular files are read")
-
-
 def _os_failure(name: str, path: str, err: OSError) -> FilesystemError:
     """Map the errno values that have a port meaning; keep the OS text for the rest."""
     if err.errno == errno.ENOENT:
-        return _not_found(name, path)
+        return EntryNotFound.at(name, path)
     if err.errno == errno.ELOOP:
         return _symlink_refused(name, path)
     return FilesystemError(name, f"Cannot open `{path}`: {err.strerror or err}")
 
 
-class _OwnedDescriptor:
-    """Owns one descriptor: closed once by ``close()`` or on leaving a ``with`` block."""
-
-    _fd: int | None
-
-    def close(self) -> None:
-        """Release the descriptor; closing twice is harmless."""
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class PosixDirectoryHandle(_OwnedDescriptor):
+class PosixDirectoryHandle(OwnedHandle):
     """A directory held open by descriptor; every method takes one entry name, never a path."""
 
     def __init__(self, fd: int, physical_path: str) -> None:
         """Take ownership of ``fd``; it is closed by ``close()``."""
-        self._fd: int | None = fd
+        self._owned = fd
         self._physical_path = physical_path
 
     def __repr__(self) -> str:
-        state = "closed" if self._fd is None else f"fd={self._fd}"
+        state = "closed" if self._owned is None else f"fd={self._owned}"
         return f"PosixDirectoryHandle({self._physical_path!r}, {state})"
 
     @property
     def physical_path(self) -> str:
         return self._physical_path
 
+    def _release(self, handle: int) -> None:
+        os.close(handle)
+
     def _descriptor(self) -> int:
-        if self._fd is None:
-            raise ValueError(f"directory handle for `{self._physical_path}` is closed")
-        return self._fd
+        return self._held(f"directory handle for `{self._physical_path}`")
 
     def _path_of(self, name: str) -> str:
         return _join(self._physical_path, name)
@@ -193,7 +158,7 @@ class PosixDirectoryHandle(_OwnedDescriptor):
         if stat.S_ISLNK(info.st_mode):
             raise _symlink_refused(name, path)
         if not stat.S_ISDIR(info.st_mode):
-            raise _not_a_directory(name, path)
+            raise NotADirectory.at(name, path)
         return info
 
     def _open_child_directory(self, fd: int, name: str, path: str) -> int:
@@ -213,7 +178,7 @@ class PosixDirectoryHandle(_OwnedDescriptor):
             return _os_failure(name, path, err)
         if stat.S_ISLNK(info.st_mode):
             return _symlink_refused(name, path)
-        return _not_a_directory(name, path)
+        return NotADirectory.at(name, path)
 
     def read_file(self, name: str, max_bytes: int) -> bytes:
         """Read a regular file of at most ``max_bytes``; never a link, FIFO, socket or device.
@@ -250,7 +215,7 @@ class PosixDirectoryHandle(_OwnedDescriptor):
         try:
             info = os.fstat(file_fd)
             if not stat.S_ISREG(info.st_mode):
-                raise _not_regular(name, path)
+                raise NotRegularFile.at(name, path)
         except BaseException:
             os.close(file_fd)
             raise
@@ -271,13 +236,13 @@ class PosixDirectoryHandle(_OwnedDescriptor):
         if stat.S_ISLNK(info.st_mode):
             raise _symlink_refused(name, path)
         if not stat.S_ISREG(info.st_mode):
-            raise _not_regular(name, path)
+            raise NotRegularFile.at(name, path)
 
     def _read_regular(self, file_fd: int, name: str, path: str, max_bytes: int) -> bytes:
         """Read at most ``max_bytes + 1`` bytes: the size in ``fstat`` may change meanwhile."""
         info = os.fstat(file_fd)
         if not stat.S_ISREG(info.st_mode):
-            raise _not_regular(name, path)
+            raise NotRegularFile.at(name, path)
         if info.st_size <= max_bytes:
             data = _read_at_most(file_fd, max_bytes + 1)
             if len(data) <= max_bytes:
@@ -285,21 +250,22 @@ class PosixDirectoryHandle(_OwnedDescriptor):
         raise FileTooLarge(name, f"`{path}` is larger than {max_bytes} bytes", limit=max_bytes)
 
 
-class PosixFileHandle(_OwnedDescriptor):
+class PosixFileHandle(OwnedHandle):
     """A regular file held open by descriptor, read sequentially."""
 
     def __init__(self, fd: int, size: int) -> None:
-        self._fd: int | None = fd
+        self._owned = fd
         self._size = size
+
+    def _release(self, handle: int) -> None:
+        os.close(handle)
 
     @property
     def size(self) -> int:
         return self._size
 
     def read(self, max_bytes: int) -> bytes:
-        if self._fd is None:
-            raise ValueError("file handle is closed")
-        return _read_at_most(self._fd, max_bytes)
+        return _read_at_most(self._held("file handle"), max_bytes)
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:
@@ -342,10 +308,10 @@ class PosixFilesystem:
             info = os.stat(canonical)
         except OSError as err:
             if err.errno == errno.ENOENT:
-                raise _not_found(path, path) from err
+                raise EntryNotFound.at(path, path) from err
             raise FilesystemError(path, f"Cannot open `{path}`: {err.strerror or err}") from err
         if not stat.S_ISDIR(info.st_mode):
-            raise _not_a_directory(path, path)
+            raise NotADirectory.at(path, path)
         return canonical
 
     def open_root(self, canonical_path: str) -> PosixDirectoryHandle:

@@ -1,5 +1,8 @@
 """Tool-session directories on a POSIX filesystem: owner record, lease and journal.
 
+The names and record formats below are ``adapters/session_journal.py``'s, shared with the
+Windows store; this module owns how they reach the disk.
+
 Layout of one session directory, ``<parent>/session-<random>`` (0700). The record names
 are fixed; harness state goes to ``work/``, so a harness cannot clobber them:
 
@@ -31,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import secrets
 import shutil
@@ -40,7 +42,19 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ports.sessions import JournalEntry, JournalRole, ProcessIdentity
+from adapters.session_journal import (
+    DIRECTORY_PREFIX,
+    JOURNAL_FILE,
+    LEASE_FILE,
+    NEW_PREFIX,
+    OWNER_FILE,
+    WORK_DIRECTORY,
+    journal_line,
+    owner_record,
+    parse_journal,
+    parse_owner,
+)
+from ports.sessions import JournalEntry, ProcessIdentity
 
 __all__ = [
     "DIRECTORY_PREFIX",
@@ -51,19 +65,11 @@ __all__ = [
     "PosixSessionStore",
 ]
 
-DIRECTORY_PREFIX = "session-"
-OWNER_FILE = "owner.json"
-LEASE_FILE = "lease"
-JOURNAL_FILE = "journal.jsonl"
-WORK_DIRECTORY = "work"
-_NEW_PREFIX = ".new-"
 
 _PRIVATE_DIRECTORY = 0o700
 _PRIVATE_FILE = 0o600
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-# A record file larger than this is not one of ours.
-_OWNER_MAX_BYTES = 64 * 1024
 
 
 def _fsync_directory(path: str) -> None:
@@ -100,29 +106,6 @@ def _read_file(path: str) -> bytes:
         os.close(fd)
 
 
-def _identity(record: Any) -> ProcessIdentity | None:
-    """``{"pid": int, "createTime": number}`` as an identity; None when malformed."""
-    if not isinstance(record, dict):
-        return None
-    pid = record.get("pid")
-    create_time = record.get("createTime")
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return None
-    if not isinstance(create_time, int | float) or isinstance(create_time, bool):
-        return None
-    return ProcessIdentity(pid, float(create_time))
-
-
-def _entry(line: bytes) -> JournalEntry | None:
-    try:
-        record = json.loads(line)
-        role = JournalRole(record["role"])
-    except (ValueError, TypeError, KeyError):
-        return None
-    leader = _identity(record)
-    return None if leader is None else JournalEntry(role, leader)
-
-
 def _private_directory(path: str) -> None:
     """Make ``path`` a 0700 directory (not a symlink), creating it if missing."""
     with contextlib.suppress(FileExistsError):
@@ -141,13 +124,12 @@ class PosixSessionStore:
         if not os.path.isdir(parent):
             os.makedirs(parent, mode=_PRIVATE_DIRECTORY, exist_ok=True)
         token = secrets.token_hex(8)
-        building = os.path.join(parent, _NEW_PREFIX + token)
+        building = os.path.join(parent, NEW_PREFIX + token)
         final = os.path.join(parent, DIRECTORY_PREFIX + token)
         os.mkdir(building, _PRIVATE_DIRECTORY)
         try:
             os.chmod(building, _PRIVATE_DIRECTORY)  # whatever the umask
-            record = {"pid": owner.pid, "createTime": owner.create_time}
-            _write_new_file(os.path.join(building, OWNER_FILE), json.dumps(record).encode())
+            _write_new_file(os.path.join(building, OWNER_FILE), owner_record(owner))
             _write_new_file(os.path.join(building, LEASE_FILE), b"")
             _fsync_directory(building)
             if os.path.lexists(final):
@@ -175,13 +157,7 @@ class PosixSessionStore:
             data = _read_file(os.path.join(directory, OWNER_FILE))
         except OSError:
             return None
-        if len(data) > _OWNER_MAX_BYTES:
-            return None
-        try:
-            record = json.loads(data)
-        except ValueError:
-            return None
-        return _identity(record)
+        return parse_owner(data)
 
     def has_lease(self, directory: str) -> bool:
         return os.path.lexists(os.path.join(directory, LEASE_FILE))
@@ -193,12 +169,7 @@ class PosixSessionStore:
 
     def append(self, directory: str, entry: JournalEntry) -> None:
         path = os.path.join(directory, JOURNAL_FILE)
-        record = {
-            "role": entry.role.value,
-            "pid": entry.leader.pid,
-            "createTime": entry.leader.create_time,
-        }
-        line = json.dumps(record).encode() + b"\n"
+        line = journal_line(entry)
         created = not os.path.lexists(path)
         fd = os.open(
             path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC, _PRIVATE_FILE
@@ -220,17 +191,7 @@ class PosixSessionStore:
             data = _read_file(path)
         except FileNotFoundError:
             return []
-        lines = data.split(b"\n")
-        if lines and not lines[-1]:
-            lines.pop()  # the newline that ends the last entry
-        entries: list[JournalEntry] = []
-        for number, line in enumerate(lines, start=1):
-            entry = _entry(line)
-            if entry is not None:
-                entries.append(entry)
-            elif number < len(lines):
-                raise OSError(errno.EBADMSG, f"corrupt journal line {number}", path)
-        return entries
+        return parse_journal(data, path)
 
     def remove(self, directory: str) -> None:
         """``shutil.rmtree``; what a concurrent sweep removed first is not an error."""

@@ -24,9 +24,8 @@ import ctypes
 import ntpath
 import os
 from ctypes import wintypes
-from types import TracebackType
-from typing import Self
 
+from adapters.pinned_handles import OwnedHandle
 from adapters.windows import win32
 from ports.filesystem import (
     DirEntry,
@@ -245,18 +244,6 @@ def _symlink_refused(name: str, path: str) -> SymlinkRefused:
     )
 
 
-def _not_found(name: str, path: str) -> EntryNotFound:
-    return EntryNotFound(name, f"`{path}` does not exist")
-
-
-def _not_a_directory(name: str, path: str) -> NotADirectory:
-    return NotADirectory(name, f"`{path}` is not a directory")
-
-
-def _not_regular(name: str, path: str) -> NotRegularFile:
-    return NotRegularFile(name, f"`{path}` is not a regular file; only regular files are read")
-
-
 def _case_differs(name: str, on_disk: str, path: str) -> EntryNotFound:
     return EntryNotFound(
         name,
@@ -267,57 +254,36 @@ def _case_differs(name: str, on_disk: str, path: str) -> EntryNotFound:
 
 def _nt_failure(name: str, path: str, error: _NtError) -> FilesystemError:
     if error.status in _NOT_FOUND:
-        return _not_found(name, path)
+        return EntryNotFound.at(name, path)
     if error.status in (_STATUS_STOPPED_ON_SYMLINK, _STATUS_REPARSE_POINT_ENCOUNTERED):
         return _symlink_refused(name, path)
     if error.status == _STATUS_NOT_A_DIRECTORY:
-        return _not_a_directory(name, path)
+        return NotADirectory.at(name, path)
     if error.status == _STATUS_FILE_IS_A_DIRECTORY:
-        return _not_regular(name, path)
+        return NotRegularFile.at(name, path)
     return FilesystemError(name, f"Cannot open `{path}`: {error}")
 
 
-class _OwnedHandle:
-    """Owns one handle: closed once by ``close()`` or on leaving a ``with`` block."""
-
-    _handle: int | None
-
-    def close(self) -> None:
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            win32.close_handle(handle)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class WindowsDirectoryHandle(_OwnedHandle):
+class WindowsDirectoryHandle(OwnedHandle):
     """A directory held open by handle; every method takes one entry name, never a path."""
 
     def __init__(self, handle: int, physical_path: str) -> None:
-        self._handle: int | None = handle
+        self._owned = handle
         self._physical_path = physical_path
 
     def __repr__(self) -> str:
-        state = "closed" if self._handle is None else f"handle={self._handle}"
+        state = "closed" if self._owned is None else f"handle={self._owned}"
         return f"WindowsDirectoryHandle({self._physical_path!r}, {state})"
 
     @property
     def physical_path(self) -> str:
         return self._physical_path
 
+    def _release(self, handle: int) -> None:
+        win32.close_handle(handle)
+
     def _pinned(self) -> int:
-        if self._handle is None:
-            raise ValueError(f"directory handle for `{self._physical_path}` is closed")
-        return self._handle
+        return self._held(f"directory handle for `{self._physical_path}`")
 
     def _path_of(self, name: str) -> str:
         return _join(self._physical_path, name)
@@ -339,7 +305,7 @@ class WindowsDirectoryHandle(_OwnedHandle):
         except _NtError as error:
             raise _nt_failure(name, path, error) from None
         if not found:
-            raise _not_found(name, path)
+            raise EntryNotFound.at(name, path)
         on_disk, attributes = found[0]
         if on_disk != name:
             raise _case_differs(name, on_disk, path)
@@ -369,7 +335,7 @@ class WindowsDirectoryHandle(_OwnedHandle):
             if kind is EntryKind.SYMLINK:
                 raise _symlink_refused(name, path)  # swapped in after the lookup
             if kind is not EntryKind.DIRECTORY:
-                raise _not_a_directory(name, path)
+                raise NotADirectory.at(name, path)
         except BaseException:
             win32.close_handle(child)
             raise
@@ -384,7 +350,7 @@ class WindowsDirectoryHandle(_OwnedHandle):
             if kind is EntryKind.SYMLINK:
                 raise _symlink_refused(name, path)  # swapped in after the lookup
             if kind is not EntryKind.FILE or win32.kernel32().GetFileType(child) != _FILE_TYPE_DISK:
-                raise _not_regular(name, path)
+                raise NotRegularFile.at(name, path)
             info = win32.FileStandardInfo()
             win32.check_bool(
                 win32.kernel32().GetFileInformationByHandleEx(
@@ -420,20 +386,22 @@ class WindowsDirectoryHandle(_OwnedHandle):
         )
 
 
-class WindowsFileHandle(_OwnedHandle):
+class WindowsFileHandle(OwnedHandle):
     """A regular file held open by handle, read sequentially."""
 
     def __init__(self, handle: int, size: int) -> None:
-        self._handle = handle
+        self._owned = handle
         self._size = size
+
+    def _release(self, handle: int) -> None:
+        win32.close_handle(handle)
 
     @property
     def size(self) -> int:
         return self._size
 
     def read(self, max_bytes: int) -> bytes:
-        if self._handle is None:
-            raise ValueError("file handle is closed")
+        handle = self._held("file handle")
         chunks: list[bytes] = []
         remaining = max_bytes
         while remaining > 0:
@@ -441,7 +409,7 @@ class WindowsFileHandle(_OwnedHandle):
             buffer = ctypes.create_string_buffer(want)
             got = wintypes.DWORD()
             win32.check_bool(
-                win32.kernel32().ReadFile(self._handle, buffer, want, ctypes.byref(got), None),
+                win32.kernel32().ReadFile(handle, buffer, want, ctypes.byref(got), None),
                 "ReadFile",
             )
             if got.value == 0:
@@ -490,9 +458,9 @@ class WindowsFilesystem:
         except OSError as err:
             raise FilesystemError(path, f"Cannot open `{path}`: {err.strerror or err}") from err
         if not exists:
-            raise _not_found(path, path)
+            raise EntryNotFound.at(path, path)
         if not is_directory:
-            raise _not_a_directory(path, path)
+            raise NotADirectory.at(path, path)
         return canonical
 
     def open_root(self, canonical_path: str) -> WindowsDirectoryHandle:

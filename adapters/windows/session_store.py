@@ -1,8 +1,9 @@
 """Tool-session directories on Windows: owner record, lease and journal, as on POSIX.
 
-The layout and the record formats are those of ``adapters/posix/session_store.py`` (the same
-file names, one JSON object per journal line, a hidden ``.new-`` name until the owner record
-and lease are written), so the rules read the same on every OS. What differs:
+The layout and the record formats are those of the POSIX store, written and read by
+``adapters/session_journal.py`` for both (the same file names, one JSON object per journal
+line, a hidden ``.new-`` name until the owner record and lease are written), so the rules
+read the same on every OS. What differs:
 
 - privacy is an owner-only protected DACL on the session directory (inherited by what is
   created inside), not mode 0700;
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import secrets
 import shutil
@@ -29,8 +29,21 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from adapters.session_journal import (
+    DIRECTORY_PREFIX,
+    JOURNAL_FILE,
+    LEASE_FILE,
+    NEW_PREFIX,
+    OWNER_FILE,
+    OWNER_MAX_BYTES,
+    WORK_DIRECTORY,
+    journal_line,
+    owner_record,
+    parse_journal,
+    parse_owner,
+)
 from adapters.windows.private_acl import restrict_to_owner
-from ports.sessions import JournalEntry, JournalRole, ProcessIdentity
+from ports.sessions import JournalEntry, ProcessIdentity
 
 __all__ = [
     "DIRECTORY_PREFIX",
@@ -42,18 +55,10 @@ __all__ = [
     "WindowsSessionStore",
 ]
 
-DIRECTORY_PREFIX = "session-"
-OWNER_FILE = "owner.json"
-LEASE_FILE = "lease"
-JOURNAL_FILE = "journal.jsonl"
-WORK_DIRECTORY = "work"
 # How long ``remove`` keeps retrying while Windows still holds a file of the session open.
 HANDLE_RELEASE_SECONDS = 30.0
-_NEW_PREFIX = ".new-"
 _BINARY = getattr(os, "O_BINARY", 0)
 _NOINHERIT = getattr(os, "O_NOINHERIT", 0)
-# A record file larger than this is not one of ours.
-_OWNER_MAX_BYTES = 64 * 1024
 _RETRY_FIRST_SECONDS = 0.01
 _RETRY_MAX_SECONDS = 0.25
 
@@ -82,28 +87,6 @@ def _read_file(path: str, limit: int | None = None) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
-
-
-def _identity(record: Any) -> ProcessIdentity | None:
-    if not isinstance(record, dict):
-        return None
-    pid = record.get("pid")
-    create_time = record.get("createTime")
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return None
-    if not isinstance(create_time, int | float) or isinstance(create_time, bool):
-        return None
-    return ProcessIdentity(pid, float(create_time))
-
-
-def _entry(line: bytes) -> JournalEntry | None:
-    try:
-        record = json.loads(line)
-        role = JournalRole(record["role"])
-    except (ValueError, TypeError, KeyError):
-        return None
-    leader = _identity(record)
-    return None if leader is None else JournalEntry(role, leader)
 
 
 def _cut_torn_tail(fd: int) -> None:
@@ -168,13 +151,12 @@ class WindowsSessionStore:
             os.makedirs(parent, exist_ok=True)
             restrict_to_owner(parent, folder=True)
         token = secrets.token_hex(8)
-        building = os.path.join(parent, _NEW_PREFIX + token)
+        building = os.path.join(parent, NEW_PREFIX + token)
         final = os.path.join(parent, DIRECTORY_PREFIX + token)
         os.mkdir(building)
         try:
             restrict_to_owner(building, folder=True)
-            record = {"pid": owner.pid, "createTime": owner.create_time}
-            _write_new_file(os.path.join(building, OWNER_FILE), json.dumps(record).encode())
+            _write_new_file(os.path.join(building, OWNER_FILE), owner_record(owner))
             _write_new_file(os.path.join(building, LEASE_FILE), b"")
             if os.path.lexists(final):
                 raise FileExistsError(errno.EEXIST, "session directory exists", final)
@@ -197,15 +179,10 @@ class WindowsSessionStore:
 
     def owner(self, directory: str) -> ProcessIdentity | None:
         try:
-            data = _read_file(os.path.join(directory, OWNER_FILE), _OWNER_MAX_BYTES)
+            data = _read_file(os.path.join(directory, OWNER_FILE), OWNER_MAX_BYTES)
         except OSError:
             return None
-        if len(data) > _OWNER_MAX_BYTES:
-            return None
-        try:
-            return _identity(json.loads(data))
-        except ValueError:
-            return None
+        return parse_owner(data)
 
     def has_lease(self, directory: str) -> bool:
         return os.path.lexists(os.path.join(directory, LEASE_FILE))
@@ -215,12 +192,7 @@ class WindowsSessionStore:
             os.unlink(os.path.join(directory, LEASE_FILE))
 
     def append(self, directory: str, entry: JournalEntry) -> None:
-        record = {
-            "role": entry.role.value,
-            "pid": entry.leader.pid,
-            "createTime": entry.leader.create_time,
-        }
-        line = json.dumps(record).encode() + b"\n"
+        line = journal_line(entry)
         path = os.path.join(directory, JOURNAL_FILE)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | _BINARY | _NOINHERIT, 0o600)
         try:
@@ -241,17 +213,7 @@ class WindowsSessionStore:
             data = _read_file(path)
         except FileNotFoundError:
             return []
-        lines = data.split(b"\n")
-        if lines and not lines[-1]:
-            lines.pop()
-        entries: list[JournalEntry] = []
-        for number, line in enumerate(lines, start=1):
-            entry = _entry(line)
-            if entry is not None:
-                entries.append(entry)
-            elif number < len(lines):
-                raise OSError(errno.EBADMSG, f"corrupt journal line {number}", path)
-        return entries
+        return parse_journal(data, path)
 
     def remove(self, directory: str) -> None:
         """Remove the directory, retrying while Windows still holds one of its files open,

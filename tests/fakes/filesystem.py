@@ -84,18 +84,6 @@ def _symlink_refused(name: str, path: str) -> SymlinkRefused:
     return SymlinkRefused(name, f"`{path}` is a symbolic link; links are never followed")
 
 
-def _not_found(name: str, path: str) -> EntryNotFound:
-    return EntryNotFound(name, f"`{path}` does not exist")
-
-
-def _not_a_directory(name: str, path: str) -> NotADirectory:
-    return NotADirectory(name, f"`{path}` is not a directory")
-
-
-def _not_regular(name: str, path: str) -> NotRegularFile:
-    return NotRegularFile(name, f"`{path}` is not a regular file; only regular files are read")
-
-
 class MemoryDirectoryHandle:
     """A directory of the in-memory tree, pinned to its mapping object."""
 
@@ -125,7 +113,7 @@ class MemoryDirectoryHandle:
         tree = self._live_tree()
         path = _join(self._physical_path, name)
         if name not in tree:
-            raise _not_found(name, path)
+            raise EntryNotFound.at(name, path)
         return tree[name], path
 
     def entries(self) -> list[DirEntry]:
@@ -142,7 +130,7 @@ class MemoryDirectoryHandle:
         if isinstance(node, Symlink):
             raise _symlink_refused(name, path)
         if not isinstance(node, Mapping):
-            raise _not_a_directory(name, path)
+            raise NotADirectory.at(name, path)
         return MemoryDirectoryHandle(self._filesystem, node, path)
 
     def read_file(self, name: str, max_bytes: int) -> bytes:
@@ -154,7 +142,7 @@ class MemoryDirectoryHandle:
         if isinstance(node, Symlink):
             raise _symlink_refused(name, path)
         if not isinstance(node, bytes):
-            raise _not_regular(name, path)
+            raise NotRegularFile.at(name, path)
         if len(node) > max_bytes:
             raise FileTooLarge(name, f"`{path}` is larger than {max_bytes} bytes", limit=max_bytes)
         return node
@@ -166,7 +154,7 @@ class MemoryDirectoryHandle:
         if isinstance(node, Symlink):
             raise _symlink_refused(name, path)
         if not isinstance(node, bytes):
-            raise _not_regular(name, path)
+            raise NotRegularFile.at(name, path)
         return MemoryFileHandle(node)
 
     def read_link(self, name: str) -> str:
@@ -264,9 +252,9 @@ class MemoryFilesystem:
         try:
             node = self._resolve(canonical)
         except EntryNotFound as err:
-            raise _not_found(path, path) from err
+            raise EntryNotFound.at(path, path) from err
         if not isinstance(node, Mapping):
-            raise _not_a_directory(path, path)
+            raise NotADirectory.at(path, path)
         return canonical
 
     def open_root(self, canonical_path: str) -> MemoryDirectoryHandle:
@@ -275,7 +263,7 @@ class MemoryFilesystem:
         node = self._resolve(canonical_path)
         if not isinstance(node, Mapping):
             name = canonical_path.rsplit("/", 1)[-1]
-            raise _not_a_directory(name, canonical_path)
+            raise NotADirectory.at(name, canonical_path)
         return MemoryDirectoryHandle(self, node, canonical_path)
 
     def _resolve(self, canonical: str) -> Node:
@@ -286,16 +274,16 @@ class MemoryFilesystem:
             prefix = root if root == "/" else f"{root}/"
             if canonical.startswith(prefix):
                 return self._walk(self._roots[root], root, canonical[len(prefix) :])
-        raise _not_found(canonical, canonical)
+        raise EntryNotFound.at(canonical, canonical)
 
     def _walk(self, node: Node, path: str, rest: str) -> Node:
         """Descend one component at a time, refusing links like the real no-follow walk."""
         for component in rest.split("/"):
             _check_name(component)
             if not isinstance(node, Mapping):
-                raise _not_a_directory(path.rsplit("/", 1)[-1], path)
+                raise NotADirectory.at(path.rsplit("/", 1)[-1], path)
             if component not in node:
-                raise _not_found(component, _join(path, component))
+                raise EntryNotFound.at(component, _join(path, component))
             node, path = node[component], _join(path, component)
             if isinstance(node, Symlink):
                 raise _symlink_refused(component, path)
