@@ -30,21 +30,19 @@ reaps it: the program survives our exit either way.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 import subprocess
-import threading
 from collections.abc import Callable, Mapping
-from typing import IO
 
+from adapters.launch_output import watch
 from ports.launch import LaunchObserver
-from ports.process import STDERR, STDOUT
 
-__all__ = ["DRAIN_CHUNK_BYTES", "PosixDetachedLauncher"]
+__all__ = ["PosixDetachedLauncher"]
 
-# Each pipe read takes at most this many bytes; the observer sees chunks of at most this size.
-DRAIN_CHUNK_BYTES = 64 * 1024
+
+def _exit_status(returncode: int) -> tuple[int | None, int | None]:
+    """A negative return code is the signal that ended the program."""
+    return (returncode, None) if returncode >= 0 else (None, -returncode)
 
 
 def _ignore_sigpipe() -> None:
@@ -55,42 +53,6 @@ def _ignore_sigpipe() -> None:
 def _sigpipe_fix() -> Callable[[], None] | None:
     """None when the child inherits an ignored SIGPIPE already (the normal Python case)."""
     return None if signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN else _ignore_sigpipe
-
-
-def _drain(stream: IO[bytes], name: str, observer: LaunchObserver) -> None:
-    """Read one pipe to EOF; an observer that fails is ignored, never the pipe."""
-    fd = stream.fileno()
-    try:
-        while True:
-            try:
-                chunk = os.read(fd, DRAIN_CHUNK_BYTES)
-            except InterruptedError:
-                continue
-            except OSError:
-                return
-            if not chunk:
-                return
-            with contextlib.suppress(Exception):
-                observer.output(name, chunk)
-    finally:
-        with contextlib.suppress(OSError):
-            stream.close()
-
-
-def _reap(
-    popen: subprocess.Popen[bytes],
-    observer: LaunchObserver | None,
-    drains: list[threading.Thread],
-) -> None:
-    """Wait for (and so reap) the program; then, once its pipes closed, report its exit."""
-    returncode = popen.wait()
-    for drain in drains:
-        drain.join()
-    if observer is None:
-        return
-    exit_code, signum = (returncode, None) if returncode >= 0 else (None, -returncode)
-    with contextlib.suppress(Exception):
-        observer.exited(exit_code, signum)
 
 
 class PosixDetachedLauncher:
@@ -121,23 +83,4 @@ class PosixDetachedLauncher:
             )
         except ValueError as exc:  # an argument or variable with a NUL byte
             raise OSError(str(exc)) from None
-        drains: list[threading.Thread] = []
-        if observer is not None:
-            assert popen.stdout is not None and popen.stderr is not None
-            for stream, name in ((popen.stdout, STDOUT), (popen.stderr, STDERR)):
-                drains.append(
-                    threading.Thread(
-                        target=_drain,
-                        args=(stream, name, observer),
-                        name=f"artifactize-launch-{popen.pid}-{name}",
-                        daemon=True,
-                    )
-                )
-        for drain in drains:
-            drain.start()
-        threading.Thread(
-            target=_reap,
-            args=(popen, observer, drains),
-            name=f"artifactize-launch-{popen.pid}-reaper",
-            daemon=True,
-        ).start()
+        watch(popen, observer, _exit_status)

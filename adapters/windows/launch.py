@@ -26,33 +26,33 @@ import contextlib
 import ctypes
 import ntpath
 import subprocess
-import threading
 from collections.abc import Mapping
 from ctypes import wintypes
-from typing import IO
 
+from adapters.launch_output import watch
 from adapters.windows.command_line import UnsafeArguments
 from adapters.windows.spawn import CREATE_NEW_PROCESS_GROUP, command_for
 from ports.launch import LaunchObserver
-from ports.process import STDERR, STDOUT
 
 __all__ = [
     "DESKTOP_OPENER",
-    "DRAIN_CHUNK_BYTES",
     "WindowsDetachedLauncher",
     "shell_open",
 ]
 
 # The program the root names for ``open`` on Windows: the Windows shell.
 DESKTOP_OPENER = "explorer"
-# Each pipe read takes at most this many bytes; the observer sees chunks of at most this size.
-DRAIN_CHUNK_BYTES = 64 * 1024
 DETACHED_PROCESS = 0x0000_0008
 CREATE_BREAKAWAY_FROM_JOB = 0x0100_0000
 _ERROR_ACCESS_DENIED = 5
 _SW_SHOWNORMAL = 1
 # ShellExecuteW reports success with a value above this.
 _SHELL_EXECUTE_OK_ABOVE = 32
+
+
+def _exit_status(returncode: int) -> tuple[int | None, int | None]:
+    """Windows has no signals: the return code is the exit code."""
+    return returncode, None
 
 
 def shell_open(target: str, cwd: str) -> None:
@@ -75,34 +75,6 @@ def shell_open(target: str, cwd: str) -> None:
 
 def _is_shell_open(argv: tuple[str, ...]) -> bool:
     return len(argv) == 2 and ntpath.basename(argv[0]).lower() == DESKTOP_OPENER + ".exe"
-
-
-def _drain(stream: IO[bytes], name: str, observer: LaunchObserver) -> None:
-    """Read one pipe to EOF; an observer that fails is ignored, never the pipe."""
-    try:
-        while True:
-            try:
-                chunk = stream.read(DRAIN_CHUNK_BYTES)
-            except OSError:
-                return
-            if not chunk:
-                return
-            with contextlib.suppress(Exception):
-                observer.output(name, chunk)
-    finally:
-        with contextlib.suppress(OSError):
-            stream.close()
-
-
-def _wait(
-    popen: subprocess.Popen[bytes], observer: LaunchObserver | None, drains: list[threading.Thread]
-) -> None:
-    returncode = popen.wait()
-    for drain in drains:
-        drain.join()
-    if observer is not None:
-        with contextlib.suppress(Exception):
-            observer.exited(returncode, None)
 
 
 class WindowsDetachedLauncher:
@@ -154,23 +126,4 @@ class WindowsDetachedLauncher:
                 popen = spawn(0)  # our Job allows no breakaway: the program stays in it
         except ValueError as error:
             raise OSError(str(error)) from None
-        drains: list[threading.Thread] = []
-        if observer is not None:
-            assert popen.stdout is not None and popen.stderr is not None
-            for stream, name in ((popen.stdout, STDOUT), (popen.stderr, STDERR)):
-                drains.append(
-                    threading.Thread(
-                        target=_drain,
-                        args=(stream, name, observer),
-                        name=f"artifactize-launch-{popen.pid}-{name}",
-                        daemon=True,
-                    )
-                )
-        for drain in drains:
-            drain.start()
-        threading.Thread(
-            target=_wait,
-            args=(popen, observer, drains),
-            name=f"artifactize-launch-{popen.pid}-waiter",
-            daemon=True,
-        ).start()
+        watch(popen, observer, _exit_status)
