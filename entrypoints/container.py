@@ -181,9 +181,9 @@ def _private_files() -> PrivateFiles:
 
 
 def _state_stores(clock: Clock) -> StateStores:
-    from adapters.sqlite.state import SqliteStateStores
+    from adapters.sqlite.stores import SqliteStatesOnDemand
 
-    return SqliteStateStores(clock=clock)
+    return SqliteStatesOnDemand(clock=clock)
 
 
 def _mcp_audit_stores(clock: Clock) -> McpAuditStores:

@@ -59,13 +59,13 @@ from adapters.sqlite.connection import (
     BEGIN_DEFERRED,
     BEGIN_IMMEDIATE,
     BEGIN_MODE_OPTION,
-    check_state_files,
     create_engine,
     make_private_directory,
     migrate_sqlite,
     retry_busy,
     schema_transaction,
 )
+from adapters.sqlite.state_files import check_state_files
 from adapters.system_clock import SystemClock
 from ports.clock import Clock
 from ports.review_store import Principal

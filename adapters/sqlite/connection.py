@@ -26,9 +26,7 @@ failing on a read-to-write upgrade; ``BEGIN DEFERRED`` for reads.
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
-import stat
 import time
 import urllib.parse
 import uuid
@@ -44,8 +42,6 @@ from adapters.sqlite.migrations import REVISIONS as STATE_REVISIONS
 from adapters.sqlite.schema import STATE_ID_NAME, state_meta
 from ports.state import StateError
 
-STATE_FILE = "state.sqlite"
-STATE_FILE_SUFFIXES = ("", "-wal", "-shm")
 BUSY_TIMEOUT_SECONDS = 5.0
 OPEN_RETRY_INTERVAL_SECONDS = 0.02
 OPEN_RETRY_SECONDS = 5.0
@@ -64,10 +60,6 @@ _PRIMARY_CODE_MASK = 0xFF
 _T = TypeVar("_T")
 
 
-def state_file(state_dir: str) -> str:
-    return str(Path(state_dir) / STATE_FILE)
-
-
 def make_private_directory(state_dir: str) -> None:
     """Create ``state_dir`` (mode 0700; missing parents with default modes) unless it is
     already a directory."""
@@ -82,27 +74,6 @@ def make_private_directory(state_dir: str) -> None:
             raise StateError(f"State directory is not a directory: {state_dir}")
     except OSError as error:
         raise StateError(f"Cannot create state directory {state_dir}: {error.strerror}") from error
-
-
-def check_state_files(database: str) -> bool:
-    """Refuse non-regular state files (without following symlinks); whether the database
-    file exists."""
-    exists = False
-    for suffix in STATE_FILE_SUFFIXES:
-        path = database + suffix
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            continue
-        except NotADirectoryError as error:
-            directory = Path(database).parent
-            raise StateError(f"State directory is not a directory: {directory}") from error
-        except OSError as error:
-            raise StateError(f"Cannot inspect state file {path}: {error.strerror}") from error
-        if not stat.S_ISREG(info.st_mode):
-            raise StateError(f"State files must be regular files: {path}")
-        exists = exists or suffix == ""
-    return exists
 
 
 def create_engine(database: str, *, create: bool, read_only: bool = False) -> sa.Engine:

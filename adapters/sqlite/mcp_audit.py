@@ -35,14 +35,10 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
-from adapters.sqlite.connection import (
-    BEGIN_DEFERRED,
-    BEGIN_MODE_OPTION,
-    create_engine,
-    state_file,
-)
+from adapters.sqlite.connection import BEGIN_DEFERRED, BEGIN_MODE_OPTION, create_engine
 from adapters.sqlite.schema import mcp_calls, mcp_sessions
 from adapters.sqlite.state import SqliteStateStores
+from adapters.sqlite.state_files import state_file
 from ports.clock import Clock
 from ports.mcp_audit import McpCallOutcome, McpCallRecord, McpSessionRecord
 from ports.state import StateError

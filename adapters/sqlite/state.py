@@ -37,11 +37,9 @@ from adapters.sqlite.connection import (
     BEGIN_DEFERRED,
     BEGIN_IMMEDIATE,
     BEGIN_MODE_OPTION,
-    check_state_files,
     create_engine,
     initialize,
     make_private_directory,
-    state_file,
 )
 from adapters.sqlite.rows import (
     data_bytes,
@@ -55,6 +53,7 @@ from adapters.sqlite.rows import (
 )
 from adapters.sqlite.schema import ACTIVE_EXECUTION_STATUSES, RECORDED_VERDICTS, executions, runs
 from adapters.sqlite.schema import requests as requests_table
+from adapters.sqlite.state_files import check_state_files, state_file
 from adapters.system_clock import SystemClock
 from ports.clock import Clock
 from ports.state import (

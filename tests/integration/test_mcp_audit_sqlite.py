@@ -17,7 +17,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from adapters.schema_migrations import VERSION_TABLE
-from adapters.sqlite.connection import STATE_FILE, STATE_MIGRATIONS
+from adapters.sqlite.connection import STATE_MIGRATIONS
 from adapters.sqlite.mcp_audit import (
     AUDIT_CHECKPOINT_CALLS,
     AUDIT_SYNCHRONOUS,
@@ -26,6 +26,7 @@ from adapters.sqlite.mcp_audit import (
 )
 from adapters.sqlite.schema import mcp_calls, mcp_sessions
 from adapters.sqlite.state import SqliteStateStores
+from adapters.sqlite.state_files import STATE_FILE
 from ports.mcp_audit import McpCallOutcome, McpCallRecord, McpSessionRecord
 from ports.state import StateError
 from tests.support.mcp_world import McpWorld

@@ -25,13 +25,13 @@ from adapters.schema_migrations import VERSION_TABLE, Migrations, SchemaVersionE
 from adapters.sqlite.connection import (
     BEGIN_IMMEDIATE,
     BEGIN_MODE_OPTION,
-    STATE_FILE,
     STATE_MIGRATIONS,
     create_engine,
     migrate_sqlite,
 )
 from adapters.sqlite.schema import metadata as state_metadata
 from adapters.sqlite.state import SqliteStateStores
+from adapters.sqlite.state_files import STATE_FILE
 from ports.state import StateError
 from ports.store_server_storage import ReviewStoreDbError
 from tests.support import postgres
