@@ -65,6 +65,6 @@ def test_a_created_state_opens_again_for_readers(tmp_path: Path) -> None:
     created = stores.open(state, create=True)
     assert created is not None
     again = SqliteStatesOnDemand().open(state, create=False)
-    assert again is not None and again.state_id == created.state_id
+    assert again is not None and again.state_id() == created.state_id()
     watched = SqliteStatesOnDemand().open(state, create=False, read_only=True)
     assert watched is not None and watched.list_runs(None, 10, 0) == []
