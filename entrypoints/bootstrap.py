@@ -262,13 +262,12 @@ class Services:
         self, workspace: Workspace, selector: str | Selection | None, select_all: bool
     ) -> list[EvalRef]:
         from domain.reviews.run import selection
-        from domain.reviews.run.verify import SelectionError, select_evals
 
         try:
             if isinstance(selector, selection.Selection):
                 return selector.select(workspace)
-            return select_evals(workspace, selector, select_all)
-        except (SelectionError, selection.SelectionError) as exc:
+            return selection.select_evals(workspace, selector, select_all)
+        except selection.SelectionError as exc:
             raise CommandError(str(exc)) from None
 
     def with_variant(

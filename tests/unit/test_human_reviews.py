@@ -40,7 +40,8 @@ from domain.reviews.human.reviewers import INVALID_REVIEWER
 from domain.reviews.run.context import VerifyOptions, VerifyPorts
 from domain.reviews.run.human_wait import WAIT_CANCELLED
 from domain.reviews.run.request_views import RequestViews, list_line
-from domain.reviews.run.verify import Verify, select_evals
+from domain.reviews.run.selection import select_evals
+from domain.reviews.run.verify import Verify
 from domain.tools.cancellation import Cancellation
 from domain.workspace import Workspace
 from ports.process import ProcessOutcome

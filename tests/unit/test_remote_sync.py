@@ -13,7 +13,8 @@ from domain.reviews.human.asking import HUMAN_POLL_SECONDS
 from domain.reviews.remote.records import build_record
 from domain.reviews.remote.sync import REFRESH_INTERVAL_SECONDS, RemoteSync
 from domain.reviews.run.context import VerifyOptions, VerifyPorts
-from domain.reviews.run.verify import Verify, select_evals
+from domain.reviews.run.selection import select_evals
+from domain.reviews.run.verify import Verify
 from ports.review_store import Principal, RemoteSettings
 from ports.state import StateStore
 from tests.fakes.processes import FakeClock

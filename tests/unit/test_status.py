@@ -14,6 +14,7 @@ import pytest
 from domain.reviews.human.asking import FOLLOWING_HUMAN
 from domain.reviews.run.context import VerifyOptions, VerifyPorts
 from domain.reviews.run.reuse import NOT_SELECTED
+from domain.reviews.run.selection import select_evals
 from domain.reviews.run.status import (
     ASK_HUMAN,
     EXECUTE_FORCED,
@@ -22,7 +23,7 @@ from domain.reviews.run.status import (
     StatusPorts,
     StatusReport,
 )
-from domain.reviews.run.verify import Verify, select_evals
+from domain.reviews.run.verify import Verify
 from domain.reviews.runtime.review import RuntimePorts
 from ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink

@@ -16,7 +16,8 @@ from domain.reviews.agent.review import ReviewPorts
 from domain.reviews.human.asking import WAITING_FOR_HUMAN
 from domain.reviews.run.context import VerifyOptions, VerifyPorts
 from domain.reviews.run.documents import run_status
-from domain.reviews.run.verify import SelectionError, Verify, select_evals
+from domain.reviews.run.selection import SelectionError, select_evals
+from domain.reviews.run.verify import Verify
 from domain.tools.registry import ToolPorts
 from domain.workspace import Workspace
 from ports.sessions import ProcessIdentity

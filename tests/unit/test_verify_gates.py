@@ -15,7 +15,8 @@ import pytest
 from domain.reviews.human.asking import HUMAN_POLL_SECONDS
 from domain.reviews.run.context import VerifyOptions, VerifyPorts
 from domain.reviews.run.reuse import NOT_SELECTED
-from domain.reviews.run.verify import Verify, select_evals
+from domain.reviews.run.selection import select_evals
+from domain.reviews.run.verify import Verify
 from domain.reviews.runtime.review import RuntimePorts
 from ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node

@@ -8,16 +8,14 @@ it owns instead of reaching into a 500-line class.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
 
 from domain.declarations.model import Profile, RuntimeProfile
-from domain.reviews.agent.review import ReviewPorts
 from domain.reviews.human.asking import WAIT_TIMEOUT_DEFAULT_MS, check_wait_timeout
-from domain.reviews.remote.sync import RemoteSync
 from domain.reviews.run.documents import request_record
 from domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
-from domain.reviews.runtime.review import RuntimePorts
 from domain.reviews.timestamps import timestamp
 from domain.workspace import Workspace
 from ports.callbacks import OutputRoots, ProgressSink
@@ -28,6 +26,11 @@ from ports.ids import IdSource
 from ports.progress import RunObserver
 from ports.sessions import ProcessTable
 from ports.state import StateStore
+
+if TYPE_CHECKING:  # field types only: ``status`` imports this module without the reviews
+    from domain.reviews.agent.review import ReviewPorts
+    from domain.reviews.remote.sync import RemoteSync
+    from domain.reviews.runtime.review import RuntimePorts
 
 NO_RUNTIME_PORTS = "Runtime evals are not run here: no process runner is configured."
 IGNORE_GATES = "ignore"  # review_policy.dependency_gates that bypasses execution gates

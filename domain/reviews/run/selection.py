@@ -100,3 +100,23 @@ def _artifact_evals(workspace: Workspace, name: str) -> list[EvalRef]:
     if not artifact.evals:
         raise SelectionError(NO_EVALS.format(name=name))
     return [EvalRef(artifact, item) for item in artifact.evals]
+
+
+def select_evals(workspace: Workspace, selector: str | None, select_all: bool) -> list[EvalRef]:
+    """``ARTIFACT`` (its evals in ID order), ``ARTIFACT/EVAL``, or every eval."""
+    if select_all:
+        refs = list(workspace.evals())
+        if not refs:
+            raise SelectionError("The workspace declares no evals.")
+        return refs
+    if not selector:
+        raise SelectionError("Select evals: ARTIFACT, ARTIFACT/EVAL, --eval ID or --all.")
+    try:
+        if "/" in selector:
+            return [workspace.find_eval(selector)]
+        artifact = workspace.artifact(selector)
+    except UnknownName as exc:
+        raise SelectionError(str(exc)) from None
+    if not artifact.evals:
+        raise SelectionError(NO_EVALS.format(name=selector))
+    return [EvalRef(artifact, item) for item in artifact.evals]

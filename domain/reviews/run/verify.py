@@ -63,7 +63,7 @@ from domain.reviews.run.gates import UNREVIEWED, Gate, Readiness, required_scope
 from domain.reviews.run.scheduler import ScheduleActions, ScheduleInputs, schedule
 from domain.reviews.runtime.review import RuntimeReview
 from domain.reviews.timestamps import new_run_id
-from domain.workspace import EvalRef, UnknownName, Workspace
+from domain.workspace import EvalRef, Workspace
 from ports.documents import RequestDocument
 from ports.review_store import RemoteFailure, RemoteLease
 from ports.sessions import ProcessIdentity
@@ -78,30 +78,6 @@ UNEXPECTED = "The review failed unexpectedly"
 UNRESOLVED = frozenset(
     {ReviewStatus.QUEUED, ReviewStatus.WAIT_DEPENDENCY, ReviewStatus.BLOCKED, WAITING_HUMAN}
 )
-
-
-class SelectionError(Exception):
-    """A selector that names nothing, or names something unknown (exit 2)."""
-
-
-def select_evals(workspace: Workspace, selector: str | None, select_all: bool) -> list[EvalRef]:
-    """``ARTIFACT`` (its evals in ID order), ``ARTIFACT/EVAL``, or every eval."""
-    if select_all:
-        refs = list(workspace.evals())
-        if not refs:
-            raise SelectionError("The workspace declares no evals.")
-        return refs
-    if not selector:
-        raise SelectionError("Select evals: ARTIFACT, ARTIFACT/EVAL, --eval ID or --all.")
-    try:
-        if "/" in selector:
-            return [workspace.find_eval(selector)]
-        artifact = workspace.artifact(selector)
-    except UnknownName as exc:
-        raise SelectionError(str(exc)) from None
-    if not artifact.evals:
-        raise SelectionError(f"Artifact `{selector}` declares no evals.")
-    return [EvalRef(artifact, item) for item in artifact.evals]
 
 
 class Verify:
