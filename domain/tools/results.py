@@ -18,6 +18,8 @@ from typing import Any
 from domain.text import compact_json
 
 CONTENT_BLOCKS_MAX = 32
+# The result summary an audit keeps of each tool call (a review's Tool log, `mcp log`).
+AUDIT_SUMMARY_MAX_CHARS = 4096
 BUILTIN_RESULT_MAX_BYTES = 512 * 1024
 BLANK_ERROR_TEXT = "Tool failed."
 LAUNCH_BLOCK_TYPE = "launch"  # Human launch results only (``HumanToolResult``)
@@ -70,22 +72,33 @@ class ToolResult:
             data["isError"] = True
         return data
 
+    def _kept(self, index: int) -> str | None:
+        return self.data_texts[index] if index < len(self.data_texts) else None
+
     def data_json(self, index: int) -> str:
         """``compact_json`` of block ``index``'s ``data``, the kept text when there is one."""
-        kept = self.data_texts[index] if index < len(self.data_texts) else None
+        kept = self._kept(index)
         return kept if kept is not None else compact_json(self.content[index].get("data"))
 
     def compact_json(self) -> str:
         """``compact_json(self.to_json())``, with every kept data text reused as it is."""
         blocks = []
         for index, block in enumerate(self.content):
-            kept = self.data_texts[index] if index < len(self.data_texts) else None
+            kept = self._kept(index)
             if kept is not None and list(block) == ["type", "data"]:
                 blocks.append(f'{{"type":{compact_json(block["type"])},"data":{kept}}}')
             else:
                 blocks.append(compact_json(dict(block)))
         error = ',"isError":true' if self.is_error else ""
         return f'{{"content":[{",".join(blocks)}]{error}}}'
+
+    def audit_summary(self) -> str:
+        """The compact JSON of the result, cut to AUDIT_SUMMARY_MAX_CHARS: what an audit
+        keeps of a call, in a review and in ``artifactize mcp`` alike."""
+        text = self.compact_json()
+        if len(text) <= AUDIT_SUMMARY_MAX_CHARS:
+            return text
+        return text[: AUDIT_SUMMARY_MAX_CHARS - 1] + "…"
 
 
 def _is_single_nonblank_text(content: Sequence[Mapping[str, Any]]) -> bool:

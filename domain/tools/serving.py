@@ -37,7 +37,6 @@ from typing import Any
 import anyio
 
 from domain.declarations.model import AgentProfile, HumanProfile
-from domain.reviews.agent.loop import AUDIT_SUMMARY_MAX_CHARS
 from domain.reviews.agent.prompt import build_prompt
 from domain.text import compact_json_size
 from domain.tools.cancellation import CANCELLED_MESSAGE, InlineFirst
@@ -178,14 +177,6 @@ def _prompt(workspace: Workspace, eval_ref: EvalRef, registry: AgentToolRegistry
     )
 
 
-def result_summary(result: ToolResult) -> str:
-    """The compact JSON of the normalized result, cut to AUDIT_SUMMARY_MAX_CHARS."""
-    text = result.compact_json()
-    if len(text) <= AUDIT_SUMMARY_MAX_CHARS:
-        return text
-    return text[: AUDIT_SUMMARY_MAX_CHARS - 1] + "…"
-
-
 @dataclass(frozen=True)
 class ServingPorts:
     audit: McpAuditStore
@@ -298,7 +289,7 @@ class ServingRun:
         return finished
 
     def _complete(self, ordinal: int, result: ToolResult, outcome: McpCallOutcome) -> None:
-        summarized = replace(outcome, summary=result_summary(result))
+        summarized = replace(outcome, summary=result.audit_summary())
         try:
             self.ports.audit.finish_call(self.session_id, ordinal, summarized)
         except StateError as exc:

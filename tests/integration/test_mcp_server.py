@@ -30,11 +30,11 @@ from mcp.client.streamable_http import streamable_http_client
 
 from adapters.posix.filesystem import PosixFilesystem
 from domain.config_service import ConfigService
-from domain.reviews.agent.loop import AUDIT_SUMMARY_MAX_CHARS
 from domain.tools.arguments import ARGUMENTS_MAX_BYTES, NOT_AN_OBJECT
 from domain.tools.cancellation import CANCELLED_MESSAGE
 from domain.tools.pinning import PinningError, pin_execution_paths
 from domain.tools.registry import UNKNOWN_TOOL, AgentToolRegistry
+from domain.tools.results import AUDIT_SUMMARY_MAX_CHARS
 from domain.tools.serving import BUDGET_SPENT, MAX_TOOL_CALLS_MIN
 from entrypoints.mcp.content import call_tool_result
 from entrypoints.mcp.stdio import INVALID_REQUEST, OVERSIZED_MESSAGE, STDIO_MESSAGE_MAX_BYTES

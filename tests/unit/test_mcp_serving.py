@@ -12,10 +12,9 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
 from adapters.ry_regex import RyRegexEngine
 from domain.config_service import ConfigService
-from domain.reviews.agent.loop import AUDIT_SUMMARY_MAX_CHARS
 from domain.tools.cancellation import CANCELLED_MESSAGE
 from domain.tools.registry import ToolPorts
-from domain.tools.results import ToolResult
+from domain.tools.results import AUDIT_SUMMARY_MAX_CHARS, ToolResult
 from domain.tools.serving import (
     AUDIT_FAILED,
     BUDGET_SPENT,
@@ -26,7 +25,6 @@ from domain.tools.serving import (
     ServingPorts,
     ServingRun,
     prepare_scope,
-    result_summary,
 )
 from domain.workspace import Workspace
 from entrypoints.mcp.content import call_tool_result
@@ -261,12 +259,12 @@ async def test_a_completion_that_fails_to_flush_is_a_problem_of_the_run() -> Non
 
 
 def test_result_summaries_stop_at_the_limit() -> None:
-    overhead = len(result_summary(ToolResult.text("")))
+    overhead = len(ToolResult.text("").audit_summary())
     at_limit = ToolResult.text("x" * (AUDIT_SUMMARY_MAX_CHARS - overhead))
     past_limit = ToolResult.text("x" * (AUDIT_SUMMARY_MAX_CHARS - overhead + 1))
-    assert len(result_summary(at_limit)) == AUDIT_SUMMARY_MAX_CHARS
-    assert not result_summary(at_limit).endswith("…")
-    cut = result_summary(past_limit)
+    assert len(at_limit.audit_summary()) == AUDIT_SUMMARY_MAX_CHARS
+    assert not at_limit.audit_summary().endswith("…")
+    cut = past_limit.audit_summary()
     assert len(cut) == AUDIT_SUMMARY_MAX_CHARS and cut.endswith("…")
 
 

@@ -56,7 +56,6 @@ NO_RETRY_WORDS = (
     "permission",
     "usage limit",
 )
-AUDIT_SUMMARY_MAX_CHARS = 4096
 BAD_ARGUMENTS = "Tool arguments must be one JSON object."
 
 BUDGET_TOKENS = "PROVIDER_BUDGET_EXCEEDED: review exceeded its maxTokens budget."
@@ -295,7 +294,7 @@ class AgentLoop:
                 finally:
                     if self.activity is not None:
                         self.activity.tool_finished(call.name)
-            record.result = _summary(result)
+            record.result = result.audit_summary()
             record.is_error = result.is_error
             record.error = result.error_text
             self.trace.items.append(ToolOutput(call.call_id, result.content, result.is_error))
@@ -322,13 +321,6 @@ def _parse_arguments(text: str) -> Any:
     except JsonRefused:
         return _INVALID
     return value if isinstance(value, dict) else _INVALID
-
-
-def _summary(result: ToolResult) -> str:
-    text = result.compact_json()  # reuses the built-in's kept text of its json block
-    if len(text) <= AUDIT_SUMMARY_MAX_CHARS:
-        return text
-    return text[: AUDIT_SUMMARY_MAX_CHARS - 1] + "…"
 
 
 def _retryable(failure: ProviderFailure) -> bool:
