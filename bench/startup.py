@@ -3,13 +3,15 @@
 Every case is a fresh process of this interpreter, so the reference (``python -c pass``)
 pays the same interpreter start and site import as artifactize does; what the ratio shows is
 what artifactize adds. Each case runs once as a warm-up (bytecode caches, page cache), then
-``--runs`` times (at least 7; 15 by default), interleaved so a burst of load on the machine hits every case
-alike. The median is reported, and its ratio to the reference's median.
+``--runs`` times (at least 7; 15 by default), interleaved so a burst of load on the machine
+hits every case alike. The median is reported, and its ratio to the reference's median.
 
 Targets (issue #9): ``--version`` and ``--help`` within 6x, ``config check`` on
-``examples/handbook`` within 15x. ``status`` (reported, no target) is the start of every
-command that opens the state: SQLAlchemy, the workspace and the reuse keys; it runs on a
-state home of its own, which it never writes.
+``examples/handbook`` within 15x.
+
+``status`` (reported, no target) is a reader's start before the first ``verify``: the
+workspace, the selection and the reuse keys. It runs on a state home of its own, which it
+never writes, so it finds no state and never imports SQLAlchemy.
 
 ``libraries config check needs`` (reported, no target) imports only the four libraries
 ``config check`` cannot do without — typer (its command line), dependency-injector (the
