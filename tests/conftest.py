@@ -54,6 +54,12 @@ LONGEST_FILES = (
 )
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests run on asyncio, as artifactize does (anyio would add trio too)."""
+    return "asyncio"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {path: index for index, path in enumerate(LONGEST_FILES)}
     # A stable sort on the file alone: tests keep their order within a file.

@@ -42,11 +42,6 @@ END_BOUND_SECONDS = 5.0
 NL = b"\r\n" if WINDOWS else b"\n"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def nothing_survives() -> Iterator[None]:
     """No process started during the test is still running afterwards."""

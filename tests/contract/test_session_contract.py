@@ -44,11 +44,6 @@ time.sleep(60)
 """
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def nothing_survives() -> Iterator[None]:
     me = psutil.Process()

@@ -68,11 +68,6 @@ IMAGE_FORMAT_REFUSED = (
 IMAGE_SIZE_REFUSED = "Image exceeds the 4 MiB limit or contains no data."
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module", autouse=True)
 def leaves_nothing_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with nothing_left_in_test_trees(tmp_path_factory):

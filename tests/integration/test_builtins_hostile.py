@@ -72,11 +72,6 @@ payload = { instruction = "Review." }
 OWNED_BY_A = {"artifactId": "a", "resolvedArtifactId": "a"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module", autouse=True)
 def leaves_nothing_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with nothing_left_in_test_trees(tmp_path_factory):

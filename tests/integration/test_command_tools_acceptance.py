@@ -242,11 +242,6 @@ class Harness:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def W(tmp_path: Path) -> Path:
     """The canonical workspace (no symlink anywhere in its path)."""
     workspace = Path(os.path.realpath(tmp_path)) / "W"

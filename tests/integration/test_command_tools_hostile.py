@@ -54,11 +54,6 @@ NOT_WAITED_OUT_SECONDS = 60
 MB = 1000 * 1000
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module", autouse=True)
 def nothing_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with nothing_left_behind_in(tmp_path_factory, grace=3):

@@ -51,11 +51,6 @@ SLOW_SECONDS = 60  # the slow tool's sleep; its 200 ms timeout must cut it
 LAUNCHED_WAIT_SECONDS = 30.0  # a bound for a failing run only; the program ends at once
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module", autouse=True)
 def no_process_left_behind() -> Iterator[None]:
     with no_process_left_behind_in(grace=3):

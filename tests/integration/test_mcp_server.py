@@ -51,11 +51,6 @@ EXIT_SECONDS = 30.0  # a deadline for polls on a loaded machine, not a pause
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def world(tmp_path: Path) -> McpWorld:
     return McpWorld(tmp_path)
 

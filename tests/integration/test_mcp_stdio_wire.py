@@ -25,11 +25,6 @@ from entrypoints.mcp.stdio import (
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_lines_split_across_reads_and_a_last_line_without_newline() -> None:
     read_end, write_end = os.pipe()
     try:

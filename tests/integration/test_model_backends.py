@@ -97,11 +97,6 @@ RESULT_BLOCKS: tuple[dict[str, Any], ...] = (
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def fake() -> Iterator[FakeProvider]:
     with FakeProvider() as provider:
         yield provider

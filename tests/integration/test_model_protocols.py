@@ -77,11 +77,6 @@ TEXT_REPLIES = {"openai": openai_text, "anthropic": anthropic_text, "openai-chat
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def fake() -> Iterator[FakeProvider]:
     with FakeProvider() as provider:
         yield provider

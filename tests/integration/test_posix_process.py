@@ -44,11 +44,6 @@ BASE_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
 RUNNER: ProcessRunner = PosixProcessRunner()
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """Record every leader the adapter spawns; afterwards nothing of theirs may be left."""

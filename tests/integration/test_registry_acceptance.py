@@ -51,11 +51,6 @@ MARKER = "\n[output truncated]"
 COMMAND_TOOLS_LATER = "command tools: next issue"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module", autouse=True)
 def no_process_left_behind() -> Iterator[None]:
     with no_process_left_behind_in(grace=2):

@@ -59,11 +59,6 @@ pytestmark = pytest.mark.anyio
 EVAL = "app/review"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class ReviewSetup(Setup):
     """The session workspace plus an Agent eval and a pinned start execution path."""
 

@@ -49,11 +49,6 @@ TABLE: ProcessTable = PsutilProcessTable()
 STORE: SessionStore = PosixSessionStore()
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def is_our_unreaped_child(pid: int) -> bool:
     return any(child.pid == pid for child in psutil.Process().children())
 

@@ -89,11 +89,6 @@ OWN_VARIABLES = {
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # --- processes and directories ------------------------------------------------------------------
 
 

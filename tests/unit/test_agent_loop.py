@@ -37,11 +37,6 @@ from tests.fakes.model import ScriptedBackend, call_reply, text_reply, verdict_r
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 PASS_SCHEMA = {
     "type": "object",
     "properties": {"summary": {"type": "string"}},

@@ -139,11 +139,6 @@ class World:
         return not self.runner.specs and not self.launcher.launches
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # --- scope, names and kinds ----------------------------------------------------------------
 
 

@@ -69,11 +69,6 @@ SCRATCH = artifact(
 )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class FakeStore(NoLeases):
     """A RemoteStore that records publications, or fails with ``failure``."""
 

@@ -87,11 +87,6 @@ payload.instruction = "Review {broken}."
 """
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def world(runner: FakeProcessRunner | None = None) -> tuple[Workspace, ToolPorts]:
     tree: dict[str, Any] = {
         "doc": {"index.artf": DOC, "notes.txt": b"hello\n"},

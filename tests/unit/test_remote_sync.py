@@ -31,11 +31,6 @@ AT = "2026-01-01T00:00:00.000000000Z"  # when superseded Human waits got a mirro
 NO_STATE = cast(StateStore, None)  # nothing is mirrored when the store answers nothing
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class CountingStore(NoLeases):
     """A store that knows no record and remembers every key it was asked for."""
 

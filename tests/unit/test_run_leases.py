@@ -26,11 +26,6 @@ SETTINGS = RemoteSettings("https://store.example/", "summary", "tok", "env")
 EVAL = "app/check"  # a runtime eval; its gate is ignored so it runs at once
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class LeasingStore(MemoryLeases):
     """A store with leases, records a teammate may publish, and our publications."""
 

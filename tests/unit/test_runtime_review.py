@@ -143,11 +143,6 @@ class World:
         return spec
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # --- the verdict mapping ------------------------------------------------------------------
 
 

@@ -85,11 +85,6 @@ args = ["poke"]
 """
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def poll(condition: Callable[[], bool], timeout: float | None = None) -> bool:
     deadline = None if timeout is None else time.monotonic() + timeout
     delay = 0.001

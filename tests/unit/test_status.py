@@ -46,11 +46,6 @@ payload.instruction = "Check the app against {doc}."
 """
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class World(HumanWorld):
     def __init__(self) -> None:
         self.doc: dict[str, Node] = {"index.artf": DOC, "notes.txt": b"v1\n"}

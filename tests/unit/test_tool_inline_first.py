@@ -25,11 +25,6 @@ from tests.unit.test_mcp_serving import served, serving
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Attempts:
     """Work that records each attempt (its thread and token) and checks its token
     ``checks`` times, the clock advancing ``step`` seconds before each check."""

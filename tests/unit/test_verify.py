@@ -54,11 +54,6 @@ payload.instruction = "Check {scratch}."
 """
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Table:
     def __init__(self) -> None:
         self.alive = {ME, OTHER}

@@ -44,11 +44,6 @@ dependency_gates = "ignore"
 """
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class World(HumanWorld):
     def __init__(self, *, policy: bytes | None = None, other: bool = False) -> None:
         tree: dict[str, Node] = {"doc": {"index.artf": DOC}, "app": {"index.artf": APP}}

@@ -31,11 +31,6 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_swapped_calls_never_escape(tmp_path: Path) -> None:
     root = Path(os.path.realpath(tmp_path)) / "W"
     write(root / "a" / "index.artf", 'name = "a"\n' + TOOLS_TOML + EVAL_TOML)
