@@ -37,7 +37,7 @@ lock:
 
 # The tests start the CLI as a subprocess hundreds of times, with PYTHONDONTWRITEBYTECODE
 # set (here and in the tests): compiling our modules once up front saves ~0.3 s of CPU each.
-COMPILE := $(BIN)/python -m compileall -q domain ports adapters entrypoints
+COMPILE := $(BIN)/python -m compileall -q artifactize
 
 # Parallel, one test file per worker at a time (module fixtures are built once), the longest
 # files first (tests/conftest.py). Four workers on two cores: the tests wait on processes,

@@ -15,8 +15,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from ports.conversations import CONVERSATIONS_FOLDER, ConversationNotFound
-from ports.private_files import PrivateFileError, PrivateFiles
+from artifactize.ports.conversations import CONVERSATIONS_FOLDER, ConversationNotFound
+from artifactize.ports.private_files import PrivateFileError, PrivateFiles
 
 SESSION_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,127}\Z")
 

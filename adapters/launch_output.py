@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable
 from typing import IO
 
-from ports.launch import LaunchObserver
-from ports.process import STDERR, STDOUT
+from artifactize.ports.launch import LaunchObserver
+from artifactize.ports.process import STDERR, STDOUT
 
 DRAIN_CHUNK_BYTES = 64 * 1024
 

@@ -20,7 +20,7 @@ import threading
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from ports.regex import CompiledRegex, RegexError
+from artifactize.ports.regex import CompiledRegex, RegexError
 
 if TYPE_CHECKING:
     import ry

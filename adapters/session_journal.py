@@ -12,7 +12,7 @@ import errno
 import json
 from typing import Any
 
-from ports.sessions import JournalEntry, JournalRole, ProcessIdentity
+from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity
 
 DIRECTORY_PREFIX = "session-"
 OWNER_FILE = "owner.json"

@@ -18,7 +18,7 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
-from ports.cleanup import DropGuard
+from artifactize.ports.cleanup import DropGuard
 
 T = TypeVar("T")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from ports.timestamps import timestamp_ns
+from artifactize.ports.timestamps import timestamp_ns
 
 utc_timestamp = timestamp_ns  # nanoseconds since the epoch in the stored form
 

@@ -64,14 +64,14 @@ from typing import Any
 import anyio
 import ry  # noqa: F401  # imported on the main thread on purpose: see the docstring
 
-from adapters.posix.filesystem import PosixFilesystem
-from adapters.posix.process import PosixProcessRunner
-from adapters.ry_regex import RyRegexEngine
-from domain.config_service import ConfigService
-from domain.tools.builtins.read import run_read
-from domain.tools.builtins.search import run_grep
-from domain.tools.context import BuiltinContext
-from domain.tools.registry import AgentToolRegistry, ToolPorts
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.process import PosixProcessRunner
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.tools.builtins.read import run_read
+from artifactize.domain.tools.builtins.search import run_grep
+from artifactize.domain.tools.context import BuiltinContext
+from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 
 GREP_TARGET_RATIO = 3.0
 READ_TARGET_RATIO = 2.0

@@ -58,9 +58,9 @@ from typing import Any
 
 import anyio
 
-from domain.config_service import ConfigService
-from domain.tools.registry import AgentToolRegistry
-from entrypoints.container import Container
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.tools.registry import AgentToolRegistry
+from artifactize.entrypoints.container import Container
 
 P50_TARGET_RATIO = 1.3
 BLOCK_CALLS = 25  # timed calls of one contender in a row
@@ -261,8 +261,8 @@ async def measure_spans(
     exit, group kill, reap), within it ``spawn`` (``Popen`` alone) and ``reap`` (group
     SIGKILL and ``waitpid``), ``normalize`` (the result), and ``call`` (the registry call).
     """
-    import adapters.posix.process_group as process_group
-    from domain.tools.commands import running as command_tools
+    import artifactize.adapters.posix.process_group as process_group
+    from artifactize.domain.tools.commands import running as command_tools
 
     spans = Spans()
     runner = registry.command_runner()

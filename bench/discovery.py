@@ -43,12 +43,12 @@ from pathlib import Path
 
 import tomli
 
-from adapters.collector import pause_collector
-from adapters.posix.filesystem import PosixFilesystem
-from domain import json_schema
-from domain.config_service import ConfigService
-from domain.discovery import DECLARATION_MAX_BYTES
-from ports.filesystem import DirectoryHandle, EntryKind
+from artifactize.adapters.collector import pause_collector
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.domain import json_schema
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.discovery import DECLARATION_MAX_BYTES
+from artifactize.ports.filesystem import DirectoryHandle, EntryKind
 
 TARGET_RATIO = 3.0
 SKIPPED_DIRECTORIES = frozenset({".git", "node_modules"})

@@ -63,11 +63,11 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from adapters.posix.filesystem import PosixFilesystem
-from adapters.posix.process import PosixProcessRunner
-from adapters.ry_regex import RyRegexEngine
-from domain.config_service import ConfigService
-from domain.tools.registry import AgentToolRegistry, ToolPorts
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.process import PosixProcessRunner
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 
 TARGET_RATIO = 1.5
 ARGS = {"path": "notes.txt", "limit": 80}
@@ -107,7 +107,14 @@ def served_command(repo: Path, state: Path, profile: str | None) -> list[str]:
     command = [sys.executable]
     if profile is not None:
         command += ["-m", "cProfile", "-o", profile]
-    command += ["-m", "entrypoints.cli.app", "--repo", str(repo), "--state-dir", str(state)]
+    command += [
+        "-m",
+        "artifactize.entrypoints.cli.app",
+        "--repo",
+        str(repo),
+        "--state-dir",
+        str(state),
+    ]
     return [*command, "mcp", "--eval", "bench/review"]
 
 

@@ -29,8 +29,8 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
-from entrypoints.cli.mcp import SERVER_SWITCH_INTERVAL_SECONDS
-from entrypoints.mcp.stdio import private_stdio
+from artifactize.entrypoints.cli.mcp import SERVER_SWITCH_INTERVAL_SECONDS
+from artifactize.entrypoints.mcp.stdio import private_stdio
 
 
 async def serve(spec_path: str) -> None:

@@ -33,8 +33,8 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adapters.llm.backends import EnvModelBackends
-from ports.model import ToolSpec, TurnRequest, UserText
+from artifactize.adapters.llm.backends import EnvModelBackends
+from artifactize.ports.model import ToolSpec, TurnRequest, UserText
 from tests.support.fake_provider import (
     ANTHROPIC_MESSAGES,
     OPENAI_CHAT,

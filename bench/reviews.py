@@ -34,18 +34,18 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adapters.ids import SecretIds
-from adapters.posix.filesystem import PosixFilesystem
-from adapters.posix.process_table import PsutilProcessTable
-from adapters.sqlite.state import SqliteStateStores
-from adapters.system_clock import SystemClock
-from domain.config_service import ConfigService
-from domain.reviews.agent.review import ReviewPorts
-from domain.reviews.reuse.artifactsum import compute_artifactsum
-from domain.reviews.run.context import VerifyOptions, VerifyPorts
-from domain.reviews.run.verify import Verify
-from domain.tools.registry import ToolPorts
-from ports.state import ExecutionRecord
+from artifactize.adapters.ids import SecretIds
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.process_table import PsutilProcessTable
+from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.adapters.system_clock import SystemClock
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.reviews.agent.review import ReviewPorts
+from artifactize.domain.reviews.reuse.artifactsum import compute_artifactsum
+from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
+from artifactize.domain.reviews.run.verify import Verify
+from artifactize.domain.tools.registry import ToolPorts
+from artifactize.ports.state import ExecutionRecord
 
 DECLARATION = """name = "bench"
 [views.agent_tools]

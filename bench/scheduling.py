@@ -53,7 +53,7 @@ def declare(folder: Path, name: str, evals: dict[str, list[str]], command: str) 
 def verify(repo: Path, state: Path, *args: str) -> dict[str, Any]:
     """One ``verify`` in a fresh interpreter; its Run as JSON."""
     shutil.rmtree(state, ignore_errors=True)
-    command = [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(repo)]
+    command = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--repo", str(repo)]
     command += ["--state-dir", str(state), "--json", "verify", *args]
     env = {**os.environ, "ARTIFACTIZE_REMOTE": "off"}
     done = subprocess.run(

@@ -36,14 +36,14 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
 
-from domain.tools.builtins.section import (
+from artifactize.domain.tools.builtins.section import (
     SECTION_OUTPUT_MAX_BYTES,
     SECTION_SOURCE_MAX_BYTES,
     Heading,
     extract_section,
     parse_headings,
 )
-from domain.tools.commands.text_output import truncate_utf8
+from artifactize.domain.tools.commands.text_output import truncate_utf8
 
 RATIO_LIMIT = 1.5
 DOCUMENT_SLACK_BYTES = 4096  # the document stays this far under the 8 MiB cap

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx2
 
-from adapters.review_store.database import open_review_store_db
+from artifactize.adapters.review_store.database import open_review_store_db
 
 REPO = Path(__file__).resolve().parents[1]
 READY = re.compile(r"Review store listening on (?P<url>http://\S+)")
@@ -79,7 +79,7 @@ def store_server(state: Path, database: str | None) -> Iterator[tuple[str, str]]
     assert store is not None
     token = store.add_token("bench", ["read", "publish"]).token
     store.close()
-    argv = [sys.executable, "-m", "entrypoints.cli.app", "--state-dir", str(state)]
+    argv = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--state-dir", str(state)]
     argv += ["server", "run", "--listen", "127.0.0.1:0"]
     if database is not None:
         argv += ["--database", database]

@@ -7,14 +7,14 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from domain.declarations.model import ArtifactKind
-from domain.diagnostics import ConfigError
-from domain.discovery import discover
-from domain.graph import graph_report
-from domain.workspace import Workspace, build_workspace
-from ports.collector import CollectorPause
-from ports.filesystem import Filesystem
-from ports.statuses import PROFILE_KINDS
+from artifactize.domain.declarations.model import ArtifactKind
+from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.discovery import discover
+from artifactize.domain.graph import graph_report
+from artifactize.domain.workspace import Workspace, build_workspace
+from artifactize.ports.collector import CollectorPause
+from artifactize.ports.filesystem import Filesystem
+from artifactize.ports.statuses import PROFILE_KINDS
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class ConfigService:
     def check(self, repo: str) -> dict[str, Any]:
         """``summary`` of a workspace that loads and whose tool operands stay within the
         scopes their tools run in; raises ConfigError (file, line, key, fix) otherwise."""
-        from domain.tool_scopes import scope_problems
+        from artifactize.domain.tool_scopes import scope_problems
 
         workspace = self.load(repo)
         problems = scope_problems(workspace)

@@ -15,12 +15,17 @@ from dataclasses import dataclass, field
 
 import pathspec
 
-from domain.declarations.model import ArtifactKind, Declaration
-from domain.declarations.parse import parse_declaration
-from domain.diagnostics import ConfigError, KeyProblems, Problem
-from domain.logical_paths import logical_path_problem
-from domain.toml_source import KeyLocator, TomlSyntaxError, parse_toml, reject_non_json_values
-from ports.filesystem import (
+from artifactize.domain.declarations.model import ArtifactKind, Declaration
+from artifactize.domain.declarations.parse import parse_declaration
+from artifactize.domain.diagnostics import ConfigError, KeyProblems, Problem
+from artifactize.domain.logical_paths import logical_path_problem
+from artifactize.domain.toml_source import (
+    KeyLocator,
+    TomlSyntaxError,
+    parse_toml,
+    reject_non_json_values,
+)
+from artifactize.ports.filesystem import (
     DirectoryHandle,
     DirEntry,
     EntryKind,

@@ -19,10 +19,15 @@ from typing import Any
 
 import anyio
 
-from domain.declarations.model import AgentProfile, BuiltinHumanTool, HumanProfile, Profile
-from domain.workspace import Workspace
-from ports.model import BackendUnavailable, ModelBackends, ModelCatalog
-from ports.programs import ProgramFinder
+from artifactize.domain.declarations.model import (
+    AgentProfile,
+    BuiltinHumanTool,
+    HumanProfile,
+    Profile,
+)
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.model import BackendUnavailable, ModelBackends, ModelCatalog
+from artifactize.ports.programs import ProgramFinder
 
 PROBE_TIMEOUT_SECONDS = 2.0
 EDITOR_VARIABLES = ("VISUAL", "EDITOR")

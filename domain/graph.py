@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from domain.declarations.model import (
+from artifactize.domain.declarations.model import (
     AgentProfile,
     ArtifactsumFingerprint,
     BuiltinAgentTool,
@@ -22,8 +22,8 @@ from domain.declarations.model import (
     RuntimeProfile,
     ScriptFingerprint,
 )
-from domain.workspace import Artifact, Workspace, published_name
-from ports.statuses import ProfileKind
+from artifactize.domain.workspace import Artifact, Workspace, published_name
+from artifactize.ports.statuses import ProfileKind
 
 
 def required_closure(workspace: Workspace, name: str) -> tuple[str, ...]:

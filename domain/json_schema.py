@@ -21,7 +21,7 @@ import referencing._core
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 
-from domain.text import compact_json
+from artifactize.domain.text import compact_json
 
 SCHEMA_MAX_BYTES = 8 * 1024 * 1024
 _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})

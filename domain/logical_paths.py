@@ -8,7 +8,7 @@ character. The empty path means the Artifact's root.
 
 from __future__ import annotations
 
-from domain.text import has_ascii_control, utf16_length
+from artifactize.domain.text import has_ascii_control, utf16_length
 
 LOGICAL_PATH_MAX_UTF16 = 4096
 GLOB_PATTERN_MAX_CHARS = 4096

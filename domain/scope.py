@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from domain.declarations.model import ArtifactKind
-from domain.logical_paths import parse_logical_path
-from domain.workspace import Artifact, Workspace
+from artifactize.domain.declarations.model import ArtifactKind
+from artifactize.domain.logical_paths import parse_logical_path
+from artifactize.domain.workspace import Artifact, Workspace
 
 
 class ScopeKind(enum.Enum):

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from domain.identifiers import IDENTIFIER_PATTERN
-from domain.logical_paths import logical_path_problem
-from domain.text import utf16_length
+from artifactize.domain.identifiers import IDENTIFIER_PATTERN
+from artifactize.domain.logical_paths import logical_path_problem
+from artifactize.domain.text import utf16_length
 
 DESCRIPTION_MAX_UTF16 = 4000
 ARTIFACT_NAME_PLACEHOLDER = "{artifactName}"

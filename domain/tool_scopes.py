@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from domain.declarations.model import (
+from artifactize.domain.declarations.model import (
     AgentProfile,
     BuiltinHumanTool,
     CommandAgentTool,
     HumanProfile,
 )
-from domain.diagnostics import Problem
-from domain.scope import artifact_scope, eval_scope
-from domain.templates import TemplateError, parse_operand
-from domain.toml_source import KeyLocator
-from domain.workspace import Artifact, Workspace
+from artifactize.domain.diagnostics import Problem
+from artifactize.domain.scope import artifact_scope, eval_scope
+from artifactize.domain.templates import TemplateError, parse_operand
+from artifactize.domain.toml_source import KeyLocator
+from artifactize.domain.workspace import Artifact, Workspace
 
 OUTSIDE_SCOPE = (
     "{{{name}}} names the Artifact {target}, which is outside the scope of {where} "

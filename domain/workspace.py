@@ -11,7 +11,7 @@ import enum
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from domain.declarations.model import (
+from artifactize.domain.declarations.model import (
     AgentSession,
     AgentTool,
     ArtifactKind,
@@ -23,9 +23,9 @@ from domain.declarations.model import (
     Reference,
     ReferenceUse,
 )
-from domain.diagnostics import ConfigError, Problem
-from domain.discovery import DeclaredArtifact, Discovery, SourceFile
-from domain.templates import Operand, TemplateError, parse_human_operand
+from artifactize.domain.diagnostics import ConfigError, Problem
+from artifactize.domain.discovery import DeclaredArtifact, Discovery, SourceFile
+from artifactize.domain.templates import Operand, TemplateError, parse_human_operand
 
 
 class RelationKind(enum.Enum):

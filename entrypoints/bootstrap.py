@@ -23,32 +23,32 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from entrypoints.cli.global_options import GlobalOptions
-from entrypoints.container import ON_WINDOWS, Container
-from entrypoints.errors import CommandError
+from artifactize.entrypoints.cli.global_options import GlobalOptions
+from artifactize.entrypoints.container import ON_WINDOWS, Container
+from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
-    from domain.config_service import ConfigService
-    from domain.doctor import Doctor
-    from domain.reviews.agent.followup import FollowUp
-    from domain.reviews.human.lifecycle import HumanReviews
-    from domain.reviews.remote.sync import RemoteSync
-    from domain.reviews.run.context import VerifyOptions
-    from domain.reviews.run.documents import RunResult
-    from domain.reviews.run.selection import Selection
-    from domain.reviews.run.status import Status, StatusOptions
-    from domain.reviews.run.verify import Verify
-    from domain.tools.sessions import SessionPorts
-    from domain.tools.tools_check import ToolsCheck
-    from domain.workspace import EvalRef, Workspace
-    from entrypoints.monitor_tui.source import MonitorSource
-    from ports.conversations import ConversationStore
-    from ports.documents import ProducerDocument
-    from ports.model import ModelBackends, ModelCatalog
-    from ports.progress import RunObserver
-    from ports.review_store import RemoteStore, RemoteStores
-    from ports.state import StateStore
-    from ports.store_server_storage import ReviewStoreDb
+    from artifactize.domain.config_service import ConfigService
+    from artifactize.domain.doctor import Doctor
+    from artifactize.domain.reviews.agent.followup import FollowUp
+    from artifactize.domain.reviews.human.lifecycle import HumanReviews
+    from artifactize.domain.reviews.remote.sync import RemoteSync
+    from artifactize.domain.reviews.run.context import VerifyOptions
+    from artifactize.domain.reviews.run.documents import RunResult
+    from artifactize.domain.reviews.run.selection import Selection
+    from artifactize.domain.reviews.run.status import Status, StatusOptions
+    from artifactize.domain.reviews.run.verify import Verify
+    from artifactize.domain.tools.sessions import SessionPorts
+    from artifactize.domain.tools.tools_check import ToolsCheck
+    from artifactize.domain.workspace import EvalRef, Workspace
+    from artifactize.entrypoints.monitor_tui.source import MonitorSource
+    from artifactize.ports.conversations import ConversationStore
+    from artifactize.ports.documents import ProducerDocument
+    from artifactize.ports.model import ModelBackends, ModelCatalog
+    from artifactize.ports.progress import RunObserver
+    from artifactize.ports.review_store import RemoteStore, RemoteStores
+    from artifactize.ports.state import StateStore
+    from artifactize.ports.store_server_storage import ReviewStoreDb
 
 SESSIONS_FOLDER = "tool-sessions"
 RUNS_FOLDER = "runs"
@@ -103,13 +103,13 @@ class Services:
         return os.path.realpath(self.options.repo)
 
     def state_dir(self) -> str:
-        from domain.state_home import state_home
+        from artifactize.domain.state_home import state_home
 
         return state_home(os.environ, str(Path.home()), self.options.state_dir, windows=ON_WINDOWS)
 
     def session_ports(self) -> SessionPorts:
         """Tool sessions live below the state home, never in the reviewed repository."""
-        from domain.tools.sessions import SessionPorts
+        from artifactize.domain.tools.sessions import SessionPorts
 
         return SessionPorts(
             launcher=self.container.launcher(),
@@ -120,7 +120,7 @@ class Services:
         )
 
     def open_state(self, *, create: bool) -> StateStore | None:
-        from ports.state import StateError
+        from artifactize.ports.state import StateError
 
         try:
             store: StateStore | None = self.container.state_stores().open(
@@ -135,7 +135,7 @@ class Services:
     def monitor_source(self, *, all_repos: bool) -> MonitorSource:
         """What ``monitor`` reads: Runs of this repository (or every one), through a
         read-only state connection opened on first read (and again after a failure)."""
-        from entrypoints.monitor_tui.source import MonitorSource
+        from artifactize.entrypoints.monitor_tui.source import MonitorSource
 
         state_dir = self.state_dir()
         stores = self.container.state_stores()
@@ -148,13 +148,13 @@ class Services:
         """Every reader of the state first settles the Runs whose owner died (ERROR /
         OWNER_DIED, with their requests) and removes their scratch folders, so a killed
         ``verify`` never leaves a Run RUNNING for good (``entrypoints/dead_owners.py``)."""
-        from entrypoints.dead_owners import settle_dead_runs
+        from artifactize.entrypoints.dead_owners import settle_dead_runs
 
         return settle_dead_runs(store, self.container, self.state_dir())
 
     def existing_state(self) -> StateStore:
         """The existing state; actions never create one (no state: no request to act on)."""
-        from domain.reviews.human.errors import REQUEST_NOT_FOUND
+        from artifactize.domain.reviews.human.errors import REQUEST_NOT_FOUND
 
         store = self.open_state(create=False)
         if store is None:
@@ -162,7 +162,7 @@ class Services:
         return store
 
     def producer(self) -> ProducerDocument:
-        from entrypoints.version import VERSION
+        from artifactize.entrypoints.version import VERSION
 
         try:
             user = getpass.getuser()
@@ -196,13 +196,13 @@ class Services:
     ) -> PreparedRun:
         """Load the workspace, select, check the state location, open the state and the team
         store, and compute the fingerprints. ``choose(repo, state_dir)`` gives the options."""
-        from domain.reviews.agent.review import ReviewPorts
-        from domain.reviews.reuse.fingerprints import FingerprintError
-        from domain.reviews.run.context import VerifyPorts
-        from domain.reviews.run.variants import with_variant
-        from domain.reviews.run.verify import Verify
-        from domain.reviews.runtime.review import RuntimePorts
-        from domain.state_home import StateLocationError, check_outside_repo
+        from artifactize.domain.reviews.agent.review import ReviewPorts
+        from artifactize.domain.reviews.reuse.fingerprints import FingerprintError
+        from artifactize.domain.reviews.run.context import VerifyPorts
+        from artifactize.domain.reviews.run.variants import with_variant
+        from artifactize.domain.reviews.run.verify import Verify
+        from artifactize.domain.reviews.runtime.review import RuntimePorts
+        from artifactize.domain.state_home import StateLocationError, check_outside_repo
 
         container = self.container
         repo = self.repo()
@@ -261,7 +261,7 @@ class Services:
     def select(
         self, workspace: Workspace, selector: str | Selection | None, select_all: bool
     ) -> list[EvalRef]:
-        from domain.reviews.run import selection
+        from artifactize.domain.reviews.run import selection
 
         try:
             if isinstance(selector, selection.Selection):
@@ -275,7 +275,7 @@ class Services:
     ) -> tuple[Workspace, list[EvalRef]]:
         """``--profile``: the workspace with the variant swapped in, and the same selection
         over it; a variant none of ``refs`` declares is refused (exit 2)."""
-        from domain.reviews.run import variants
+        from artifactize.domain.reviews.run import variants
 
         if variant is None:
             return workspace, refs
@@ -292,10 +292,10 @@ class Services:
         """The team review store for this Run, or None. A loopback model endpoint (a test
         variable, or a profile's ``base_url``) rules the store out, so results of a fake
         provider can never reach a team's store, unless the user allows loopback models."""
-        from domain.declarations.model import AgentProfile
-        from domain.reviews.remote.sync import RemoteSync
-        from ports.model import BackendUnavailable
-        from ports.review_store import RemoteConfigError
+        from artifactize.domain.declarations.model import AgentProfile
+        from artifactize.domain.reviews.remote.sync import RemoteSync
+        from artifactize.ports.model import BackendUnavailable
+        from artifactize.ports.review_store import RemoteConfigError
 
         stores = self.remote_stores()
         try:
@@ -335,7 +335,7 @@ class Services:
         self, selector: str | Selection | None, options: StatusOptions
     ) -> tuple[Status, list[EvalRef]]:
         """``status`` over the existing state (none reads as "nothing reviewed yet")."""
-        from domain.reviews.run.status import Status, StatusPorts
+        from artifactize.domain.reviews.run.status import Status, StatusPorts
 
         loaded = self.config().load(self.repo())
         refs = self.select(loaded, selector, selector is None)
@@ -354,8 +354,8 @@ class Services:
 
     def followup(self, session_id: str) -> FollowUp:
         """Follow-ups run tools as the review did, in fresh sessions and a private folder."""
-        from domain.reviews.agent.followup import FollowUp
-        from domain.reviews.agent.review import ReviewPorts
+        from artifactize.domain.reviews.agent.followup import FollowUp
+        from artifactize.domain.reviews.agent.review import ReviewPorts
 
         container = self.container
         config = self.config()
@@ -373,7 +373,7 @@ class Services:
     def reviewer_name(self, given: str | None) -> str:
         """``--reviewer``, else ``$USER`` (``$USERNAME`` on Windows); checked by the lifecycle
         as well."""
-        from domain.reviews.human.reviewers import ReviewerError, default_reviewer
+        from artifactize.domain.reviews.human.reviewers import ReviewerError, default_reviewer
 
         if given is not None:
             return given
@@ -384,7 +384,7 @@ class Services:
 
     def human_reviews(self, store: StateStore) -> HumanReviews:
         """The Human review lifecycle over ``store`` and the container's adapters."""
-        from domain.reviews.human.lifecycle import HumanReviewPorts, HumanReviews
+        from artifactize.domain.reviews.human.lifecycle import HumanReviewPorts, HumanReviews
 
         container = self.container
         return HumanReviews(
@@ -410,8 +410,8 @@ class Services:
 
     def doctor(self) -> tuple[Doctor, Workspace | None, str | None]:
         """The doctor, the workspace (None, with why, when it does not load)."""
-        from domain.doctor import Doctor
-        from entrypoints.doctor_checks import doctor_ports
+        from artifactize.domain.doctor import Doctor
+        from artifactize.entrypoints.doctor_checks import doctor_ports
 
         workspace, error = None, None
         try:
@@ -423,7 +423,7 @@ class Services:
     def remote_store(self) -> RemoteStore | None:
         """The configured team review store, or None. An invalid configuration is an error
         here, before anything settles, so a submission is never saved without its publish."""
-        from ports.review_store import RemoteConfigError
+        from artifactize.ports.review_store import RemoteConfigError
 
         stores = self.remote_stores()
         try:
@@ -435,7 +435,7 @@ class Services:
     def review_store_db(self, *, create: bool, database: str | None = None) -> ReviewStoreDb | None:
         """The store a team server keeps in ``database`` (a SQLAlchemy URL), by default in
         ``<state-dir>/review-store.sqlite``."""
-        from ports.store_server_storage import ReviewStoreDbError
+        from artifactize.ports.store_server_storage import ReviewStoreDbError
 
         try:
             db: ReviewStoreDb | None = self.container.review_store_db(
@@ -447,7 +447,7 @@ class Services:
 
     def review_store_location(self, database: str) -> str:
         """``database`` as messages show it: a file path, or the URL without its password."""
-        from ports.store_server_storage import ReviewStoreDbError
+        from artifactize.ports.store_server_storage import ReviewStoreDbError
 
         try:
             shown: str = self.container.review_store_location(self.state_dir(), database)

@@ -17,32 +17,32 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from entrypoints.injector_import import containers, providers
+from artifactize.entrypoints.injector_import import containers, providers
 
 if TYPE_CHECKING:
-    from domain.config_service import ConfigService
-    from domain.reviews.reuse.scripts import ProcessFingerprintScripts
-    from domain.tools.human.registry import HumanToolPorts
-    from domain.tools.registry import ToolPorts
-    from domain.tools.sessions import SessionPorts
-    from domain.tools.tools_check import ToolsCheck
-    from ports.cleanup import CleanupExecutor
-    from ports.clock import Clock
-    from ports.conversations import ConversationStore
-    from ports.filesystem import Filesystem
-    from ports.ids import IdSource
-    from ports.launch import DetachedLauncher
-    from ports.mcp_audit import McpAuditStores
-    from ports.model import Endpoint, ModelBackend, ModelBackends, ModelCatalog
-    from ports.private_files import PrivateFiles
-    from ports.process import ProcessRunner
-    from ports.programs import ProgramFinder
-    from ports.regex import RegexEngine
-    from ports.review_store import RemoteStores
-    from ports.scratch import ScratchSpace
-    from ports.sessions import ProcessLauncher, ProcessTable, SessionStore
-    from ports.state import StateStores
-    from ports.store_server_storage import ReviewStoreDb
+    from artifactize.domain.config_service import ConfigService
+    from artifactize.domain.reviews.reuse.scripts import ProcessFingerprintScripts
+    from artifactize.domain.tools.human.registry import HumanToolPorts
+    from artifactize.domain.tools.registry import ToolPorts
+    from artifactize.domain.tools.sessions import SessionPorts
+    from artifactize.domain.tools.tools_check import ToolsCheck
+    from artifactize.ports.cleanup import CleanupExecutor
+    from artifactize.ports.clock import Clock
+    from artifactize.ports.conversations import ConversationStore
+    from artifactize.ports.filesystem import Filesystem
+    from artifactize.ports.ids import IdSource
+    from artifactize.ports.launch import DetachedLauncher
+    from artifactize.ports.mcp_audit import McpAuditStores
+    from artifactize.ports.model import Endpoint, ModelBackend, ModelBackends, ModelCatalog
+    from artifactize.ports.private_files import PrivateFiles
+    from artifactize.ports.process import ProcessRunner
+    from artifactize.ports.programs import ProgramFinder
+    from artifactize.ports.regex import RegexEngine
+    from artifactize.ports.review_store import RemoteStores
+    from artifactize.ports.scratch import ScratchSpace
+    from artifactize.ports.sessions import ProcessLauncher, ProcessTable, SessionStore
+    from artifactize.ports.state import StateStores
+    from artifactize.ports.store_server_storage import ReviewStoreDb
 
 # The one platform decision: Windows gets the adapters of ``adapters/windows``.
 ON_WINDOWS = sys.platform == "win32"
@@ -59,52 +59,57 @@ def fallback_editor(windows: bool) -> str:
 
 FALLBACK_EDITOR = fallback_editor(ON_WINDOWS)
 # How a Human ``graph`` tool starts artifactize itself (this interpreter, this code).
-SELF_COMMAND = (sys.executable, "-P", "-m", "entrypoints.cli.app")  # -P: never the cwd's modules
+SELF_COMMAND = (
+    sys.executable,
+    "-P",
+    "-m",
+    "artifactize.entrypoints.cli.app",
+)  # -P: never the cwd's modules
 
 
 def _filesystem() -> Filesystem:
     if ON_WINDOWS:
-        from adapters.windows.filesystem import WindowsFilesystem
+        from artifactize.adapters.windows.filesystem import WindowsFilesystem
 
         return WindowsFilesystem()
-    from adapters.posix.filesystem import PosixFilesystem
+    from artifactize.adapters.posix.filesystem import PosixFilesystem
 
     return PosixFilesystem()
 
 
 def _clock() -> Clock:
-    from adapters.system_clock import SystemClock
+    from artifactize.adapters.system_clock import SystemClock
 
     return SystemClock()
 
 
 def _ids() -> IdSource:
-    from adapters.ids import SecretIds
+    from artifactize.adapters.ids import SecretIds
 
     return SecretIds()
 
 
 def _cleanup_executor() -> CleanupExecutor:
-    from adapters.threads import ThreadCleanupExecutor
+    from artifactize.adapters.threads import ThreadCleanupExecutor
 
     return ThreadCleanupExecutor()
 
 
 def _regex() -> RegexEngine:
-    from adapters.ry_regex import RyRegexEngine
+    from artifactize.adapters.ry_regex import RyRegexEngine
 
     return RyRegexEngine()
 
 
 def _processes() -> ProcessRunner:
     if ON_WINDOWS:
-        from adapters.windows.process import WindowsProcessRunner
+        from artifactize.adapters.windows.process import WindowsProcessRunner
 
         return WindowsProcessRunner()
     from pathlib import Path
 
-    from adapters.posix.group_journal import GroupJournal, default_journal_directory
-    from adapters.posix.process import PosixProcessRunner
+    from artifactize.adapters.posix.group_journal import GroupJournal, default_journal_directory
+    from artifactize.adapters.posix.process import PosixProcessRunner
 
     # Every group is journalled; the first run sweeps the groups of owners that died.
     return PosixProcessRunner(GroupJournal(default_journal_directory(os.environ, str(Path.home()))))
@@ -112,88 +117,88 @@ def _processes() -> ProcessRunner:
 
 def _programs() -> ProgramFinder:
     if ON_WINDOWS:
-        from adapters.windows.programs import WindowsProgramFinder
+        from artifactize.adapters.windows.programs import WindowsProgramFinder
 
         return WindowsProgramFinder(os.environ.get("PATHEXT"))
-    from adapters.posix.programs import PosixProgramFinder
+    from artifactize.adapters.posix.programs import PosixProgramFinder
 
     return PosixProgramFinder()
 
 
 def _scratch() -> ScratchSpace:
     if ON_WINDOWS:
-        from adapters.windows.scratch import WindowsScratchSpace
+        from artifactize.adapters.windows.scratch import WindowsScratchSpace
 
         return WindowsScratchSpace()
-    from adapters.posix.scratch import PosixScratchSpace
+    from artifactize.adapters.posix.scratch import PosixScratchSpace
 
     return PosixScratchSpace()
 
 
 def _launcher() -> ProcessLauncher:
     if ON_WINDOWS:
-        from adapters.windows.session_process import WindowsProcessLauncher
+        from artifactize.adapters.windows.session_process import WindowsProcessLauncher
 
         return WindowsProcessLauncher()
-    from adapters.posix.session_process import PosixProcessLauncher
+    from artifactize.adapters.posix.session_process import PosixProcessLauncher
 
     return PosixProcessLauncher()
 
 
 def _detached_launcher() -> DetachedLauncher:
     if ON_WINDOWS:
-        from adapters.windows.launch import WindowsDetachedLauncher
+        from artifactize.adapters.windows.launch import WindowsDetachedLauncher
 
         return WindowsDetachedLauncher()
-    from adapters.posix.launch import PosixDetachedLauncher
+    from artifactize.adapters.posix.launch import PosixDetachedLauncher
 
     return PosixDetachedLauncher()
 
 
 def _process_table() -> ProcessTable:
     if ON_WINDOWS:
-        from adapters.windows.process_table import WindowsProcessTable
+        from artifactize.adapters.windows.process_table import WindowsProcessTable
 
         return WindowsProcessTable()
-    from adapters.posix.process_table import PsutilProcessTable
+    from artifactize.adapters.posix.process_table import PsutilProcessTable
 
     return PsutilProcessTable()
 
 
 def _session_store() -> SessionStore:
     if ON_WINDOWS:
-        from adapters.windows.session_store import WindowsSessionStore
+        from artifactize.adapters.windows.session_store import WindowsSessionStore
 
         return WindowsSessionStore()
-    from adapters.posix.session_store import PosixSessionStore
+    from artifactize.adapters.posix.session_store import PosixSessionStore
 
     return PosixSessionStore()
 
 
 def _private_files() -> PrivateFiles:
     if ON_WINDOWS:
-        from adapters.windows.private_files import WindowsPrivateFiles
+        from artifactize.adapters.windows.private_files import WindowsPrivateFiles
 
         return WindowsPrivateFiles()
-    from adapters.posix.private_files import PosixPrivateFiles
+    from artifactize.adapters.posix.private_files import PosixPrivateFiles
 
     return PosixPrivateFiles()
 
 
 def _state_stores(clock: Clock) -> StateStores:
-    from adapters.sqlite.stores import SqliteStatesOnDemand
+    from artifactize.adapters.sqlite.stores import SqliteStatesOnDemand
 
     return SqliteStatesOnDemand(clock=clock)
 
 
 def _mcp_audit_stores(clock: Clock) -> McpAuditStores:
-    from adapters.sqlite.mcp_audit import SqliteMcpAuditStores
+    from artifactize.adapters.sqlite.mcp_audit import SqliteMcpAuditStores
 
     return SqliteMcpAuditStores(clock=clock)
 
 
 def _conversations(state_dir: str, private_files: PrivateFiles) -> ConversationStore:
-    from adapters.jsonl_conversations import JsonlConversationStore
+    from artifactize.adapters.jsonl_conversations import JsonlConversationStore
 
     return JsonlConversationStore(state_dir, private_files=private_files)
 
@@ -209,7 +214,7 @@ class _ModelBackendsOnFirstUse:
 
     def _backends(self) -> ModelBackends:
         if self._loaded is None:
-            from adapters.llm.backends import EnvModelBackends
+            from artifactize.adapters.llm.backends import EnvModelBackends
 
             self._loaded = EnvModelBackends(environment=self._environment)
         return self._loaded
@@ -232,13 +237,13 @@ def _model_backends(environment: Mapping[str, str]) -> ModelBackends:
 
 
 def _model_catalog(environment: Mapping[str, str]) -> ModelCatalog:
-    from adapters.llm.catalog import EnvModelCatalog
+    from artifactize.adapters.llm.catalog import EnvModelCatalog
 
     return EnvModelCatalog(environment=environment)
 
 
 def _remote_stores(environment: Mapping[str, str], private_files: PrivateFiles) -> RemoteStores:
-    from adapters.review_store.client_config import RemoteConfigStores
+    from artifactize.adapters.review_store.client_config import RemoteConfigStores
 
     return RemoteConfigStores(environment=environment, private_files=private_files)
 
@@ -248,28 +253,28 @@ def _review_store_db(
 ) -> ReviewStoreDb | None:
     """The server's store: ``database`` (a URL) or the file below ``state_dir``; raises
     ReviewStoreDbError."""
-    from adapters.review_store.database import open_review_store_db
+    from artifactize.adapters.review_store.database import open_review_store_db
 
     return open_review_store_db(state_dir, create=create, database=database)
 
 
 def _review_store_location(state_dir: str, database: str | None) -> str:
-    from adapters.review_store.database import describe_database
+    from artifactize.adapters.review_store.database import describe_database
 
     return describe_database(state_dir, database)
 
 
 def _stored_now() -> Callable[[], str]:
     """The current wall-clock time in the stored timestamp form (the store server's clock)."""
-    from adapters.utc_timestamps import utc_now
+    from artifactize.adapters.utc_timestamps import utc_now
 
     return utc_now
 
 
 def _config_service(filesystem: Filesystem) -> ConfigService:
     """Loading pauses the garbage collector (a sixth faster at 10,000 Artifacts)."""
-    from adapters.collector import pause_collector
-    from domain.config_service import ConfigService
+    from artifactize.adapters.collector import pause_collector
+    from artifactize.domain.config_service import ConfigService
 
     return ConfigService(filesystem=filesystem, pause_collector=pause_collector)
 
@@ -282,7 +287,7 @@ def _tool_ports(
     scratch: ScratchSpace,
     environment: Mapping[str, str],
 ) -> ToolPorts:
-    from domain.tools.registry import ToolPorts
+    from artifactize.domain.tools.registry import ToolPorts
 
     return ToolPorts(
         filesystem=filesystem,
@@ -301,7 +306,7 @@ def _fingerprint_scripts(
     programs: ProgramFinder,
     environment: Mapping[str, str],
 ) -> ProcessFingerprintScripts:
-    from domain.reviews.reuse.scripts import ProcessFingerprintScripts, ScriptPorts
+    from artifactize.domain.reviews.reuse.scripts import ProcessFingerprintScripts, ScriptPorts
 
     return ProcessFingerprintScripts(
         ScriptPorts(
@@ -322,7 +327,7 @@ def _human_tool_ports(
     launcher: DetachedLauncher,
     environment: Mapping[str, str],
 ) -> HumanToolPorts:
-    from domain.tools.human.registry import HumanToolPorts
+    from artifactize.domain.tools.human.registry import HumanToolPorts
 
     return HumanToolPorts(
         filesystem=filesystem,
@@ -342,7 +347,7 @@ def _tools_check(
     session_ports: SessionPorts | None = None,
     clock: Clock | None = None,
 ) -> ToolsCheck:
-    from domain.tools.tools_check import ToolsCheck
+    from artifactize.domain.tools.tools_check import ToolsCheck
 
     return ToolsCheck(
         load=config.load,

@@ -14,11 +14,11 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from entrypoints.bootstrap import RUNS_FOLDER
-from entrypoints.container import Container
-from ports.sessions import ProcessIdentity
-from ports.state import StateError, StateStore
-from ports.statuses import ErrorCode
+from artifactize.entrypoints.bootstrap import RUNS_FOLDER
+from artifactize.entrypoints.container import Container
+from artifactize.ports.sessions import ProcessIdentity
+from artifactize.ports.state import StateError, StateStore
+from artifactize.ports.statuses import ErrorCode
 
 
 def settle_dead_runs(store: StateStore, container: Container, state_dir: str) -> tuple[str, ...]:

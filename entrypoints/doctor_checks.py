@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from domain.doctor import PROBE_TIMEOUT_SECONDS, DoctorPorts, StoreCheck
+from artifactize.domain.doctor import PROBE_TIMEOUT_SECONDS, DoctorPorts, StoreCheck
 
 if TYPE_CHECKING:
-    from entrypoints.bootstrap import Services
+    from artifactize.entrypoints.bootstrap import Services
 
 STORE_TIMEOUT_SECONDS = PROBE_TIMEOUT_SECONDS
 
@@ -36,8 +36,8 @@ def state_problem(path: str) -> str | None:
 
 
 def doctor_ports(services: Services) -> DoctorPorts:
-    from entrypoints.container import DESKTOP_OPENER, FALLBACK_EDITOR
-    from ports.review_store import RemoteConfigError, RemoteFailure
+    from artifactize.entrypoints.container import DESKTOP_OPENER, FALLBACK_EDITOR
+    from artifactize.ports.review_store import RemoteConfigError, RemoteFailure
 
     container = services.container
     state = services.state_dir()

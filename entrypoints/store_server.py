@@ -40,8 +40,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route
 
-from domain.reviews.remote.leases import LEASE_SECONDS_DEFAULT, parse_lease_request
-from domain.reviews.remote.server_admission import (
+from artifactize.domain.reviews.remote.leases import LEASE_SECONDS_DEFAULT, parse_lease_request
+from artifactize.domain.reviews.remote.server_admission import (
     HUMAN_KIND,
     REQUEST_BODY_MAX_BYTES,
     Refusal,
@@ -50,10 +50,10 @@ from domain.reviews.remote.server_admission import (
     is_reuse_key,
     parse_lookup_keys,
 )
-from entrypoints.listen_address import ListenAddress
-from ports.bounded_json import JsonRefused, read_json
-from ports.review_store import Principal
-from ports.store_server_storage import (
+from artifactize.entrypoints.listen_address import ListenAddress
+from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.ports.review_store import Principal
+from artifactize.ports.store_server_storage import (
     SCOPE_HUMAN,
     SCOPE_PUBLISH,
     SCOPE_READ,
@@ -414,7 +414,7 @@ async def serve_until_signal(
     server: StoreServer, on_ready: Callable[[StoreServer], None] | None = None
 ) -> None:
     """Serve until SIGINT or SIGTERM, then stop gracefully (main thread only)."""
-    from entrypoints.cli.signals import watch_interrupts
+    from artifactize.entrypoints.cli.signals import watch_interrupts
 
     async with anyio.create_task_group() as group:
         group.start_soon(watch_interrupts, server.stop)  # Ctrl-C/Ctrl-Break on Windows

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ports.documents import StoreRecord
+from artifactize.ports.documents import StoreRecord
 
 LOOKUP_KEYS_MAX = 1000  # per request; larger lookups are chunked by the client
 SHARE_MODES = ("summary", "full")

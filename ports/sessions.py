@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ports.process import ProcessOutcome, ProcessSpec
+from artifactize.ports.process import ProcessOutcome, ProcessSpec
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ports.documents import (
+from artifactize.ports.documents import (
     ExecutionDocument,
     HumanClaimDocument,
     RequestDocument,
@@ -21,7 +21,7 @@ from ports.documents import (
     RunDocument,
     SettledFields,
 )
-from ports.statuses import ReviewStatus
+from artifactize.ports.statuses import ReviewStatus
 
 ACTIVE_STATUSES = (ReviewStatus.RUNNING, ReviewStatus.WAITING_HUMAN)
 RECORD_MAX_BYTES = 16 * 1024 * 1024  # a bigger execution settles its Run but is not reusable

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ports.review_store import SCOPE_HUMAN as SCOPE_HUMAN
-from ports.review_store import SCOPE_PUBLISH as SCOPE_PUBLISH
-from ports.review_store import SCOPE_READ as SCOPE_READ
-from ports.review_store import TOKEN_SCOPES as TOKEN_SCOPES
-from ports.review_store import Principal
+from artifactize.ports.review_store import SCOPE_HUMAN as SCOPE_HUMAN
+from artifactize.ports.review_store import SCOPE_PUBLISH as SCOPE_PUBLISH
+from artifactize.ports.review_store import SCOPE_READ as SCOPE_READ
+from artifactize.ports.review_store import TOKEN_SCOPES as TOKEN_SCOPES
+from artifactize.ports.review_store import Principal
 
 
 class ReviewStoreDbError(Exception):

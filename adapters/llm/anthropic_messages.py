@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from adapters.llm.errors import UnsupportedReasoning, failure
-from adapters.llm.http import IncompleteStream
-from adapters.llm.turns import (
+from artifactize.adapters.llm.errors import UnsupportedReasoning, failure
+from artifactize.adapters.llm.http import IncompleteStream
+from artifactize.adapters.llm.turns import (
     Malformed,
     ProviderBackend,
     ReadTurn,
@@ -22,9 +22,9 @@ from adapters.llm.turns import (
     stream_error,
     tool_result_blocks,
 )
-from adapters.llm.usage import UsagePath, collect_usage
-from ports.bounded_json import JsonRefused, read_json
-from ports.model import (
+from artifactize.adapters.llm.usage import UsagePath, collect_usage
+from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.ports.model import (
     AssistantTurn,
     ConversationItem,
     FailureKind,

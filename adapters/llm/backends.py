@@ -16,13 +16,17 @@ from dataclasses import dataclass
 
 import httpx2
 
-from adapters.llm.anthropic_messages import AnthropicMessagesBackend
-from adapters.llm.endpoints import is_loopback_host, validate_base_url, validate_test_endpoint
-from adapters.llm.http import new_provider_client
-from adapters.llm.openai_chat import OpenAIChatBackend
-from adapters.llm.openai_responses import OpenAIResponsesBackend
-from adapters.llm.proxies import proxy_for, without_credentials
-from ports.model import BackendUnavailable, Endpoint, ModelBackend
+from artifactize.adapters.llm.anthropic_messages import AnthropicMessagesBackend
+from artifactize.adapters.llm.endpoints import (
+    is_loopback_host,
+    validate_base_url,
+    validate_test_endpoint,
+)
+from artifactize.adapters.llm.http import new_provider_client
+from artifactize.adapters.llm.openai_chat import OpenAIChatBackend
+from artifactize.adapters.llm.openai_responses import OpenAIResponsesBackend
+from artifactize.adapters.llm.proxies import proxy_for, without_credentials
+from artifactize.ports.model import BackendUnavailable, Endpoint, ModelBackend
 
 OPENAI_BACKEND = "openai"
 ANTHROPIC_BACKEND = "anthropic"

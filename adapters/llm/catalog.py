@@ -13,18 +13,18 @@ from typing import Any
 
 import httpx2
 
-from adapters.llm.anthropic_messages import ANTHROPIC_VERSION
-from adapters.llm.backends import ANTHROPIC_BACKEND, EnvModelBackends, usable_key
-from adapters.llm.errors import (
+from artifactize.adapters.llm.anthropic_messages import ANTHROPIC_VERSION
+from artifactize.adapters.llm.backends import ANTHROPIC_BACKEND, EnvModelBackends, usable_key
+from artifactize.adapters.llm.errors import (
     clean_text,
     malformed,
     safe_message,
     status_failure,
     transport_failure,
 )
-from adapters.llm.http import MAX_ERROR_BODY_BYTES, new_provider_client
-from adapters.llm.proxies import proxy_for
-from ports.model import Endpoint, Probe, ProviderFailure
+from artifactize.adapters.llm.http import MAX_ERROR_BODY_BYTES, new_provider_client
+from artifactize.adapters.llm.proxies import proxy_for
+from artifactize.ports.model import Endpoint, Probe, ProviderFailure
 
 LIST_TIMEOUT_SECONDS = 10.0
 MODEL_PAGES_MAX = 20

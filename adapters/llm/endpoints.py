@@ -17,7 +17,7 @@ import ipaddress
 from collections.abc import Callable
 from urllib.parse import SplitResult, urlsplit
 
-from ports.model import BackendUnavailable
+from artifactize.ports.model import BackendUnavailable
 
 ALLOWED_SCHEMES = ("http", "https")
 LOOPBACK_NAMES = ("localhost",)

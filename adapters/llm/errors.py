@@ -21,8 +21,8 @@ from typing import Any
 
 import httpx2
 
-from ports.bounded_json import JsonRefused, read_json
-from ports.model import BackendUnavailable, FailureKind, ProviderFailure
+from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.ports.model import BackendUnavailable, FailureKind, ProviderFailure
 
 MAX_PROVIDER_MESSAGE_CHARS = 4096
 """Longest failure message kept, ellipsis included (reviews-and-store.md §6.4)."""

@@ -19,10 +19,10 @@ from typing import Any, Protocol
 
 import httpx2
 
-from adapters.http_clients import new_http_client
-from adapters.llm.errors import failure, malformed, status_failure, transport_failure
-from ports.bounded_json import JsonRefused, read_json
-from ports.model import FailureKind, ProviderFailure
+from artifactize.adapters.http_clients import new_http_client
+from artifactize.adapters.llm.errors import failure, malformed, status_failure, transport_failure
+from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.ports.model import FailureKind, ProviderFailure
 
 CONNECT_TIMEOUT_SECONDS = 10.0
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024

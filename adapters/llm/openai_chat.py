@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.llm.errors import UnsupportedReasoning
-from adapters.llm.http import DONE_DATA, IncompleteStream
-from adapters.llm.turns import (
+from artifactize.adapters.llm.errors import UnsupportedReasoning
+from artifactize.adapters.llm.http import DONE_DATA, IncompleteStream
+from artifactize.adapters.llm.turns import (
     Malformed,
     ProviderBackend,
     ReadTurn,
@@ -25,8 +25,8 @@ from adapters.llm.turns import (
     read_answer,
     stream_error,
 )
-from adapters.llm.usage import UsagePath, collect_usage
-from ports.model import (
+from artifactize.adapters.llm.usage import UsagePath, collect_usage
+from artifactize.ports.model import (
     AssistantTurn,
     ConversationItem,
     FinishReason,

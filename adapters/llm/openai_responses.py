@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.llm.errors import UnsupportedReasoning
-from adapters.llm.http import IncompleteStream
-from adapters.llm.turns import (
+from artifactize.adapters.llm.errors import UnsupportedReasoning
+from artifactize.adapters.llm.http import IncompleteStream
+from artifactize.adapters.llm.turns import (
     Malformed,
     ProviderBackend,
     ReadTurn,
@@ -23,8 +23,8 @@ from adapters.llm.turns import (
     stream_error,
     tool_result_blocks,
 )
-from adapters.llm.usage import UsagePath, collect_usage
-from ports.model import (
+from artifactize.adapters.llm.usage import UsagePath, collect_usage
+from artifactize.ports.model import (
     AssistantTurn,
     ConversationItem,
     FinishReason,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from adapters.llm.endpoints import is_loopback_host
-from ports.model import BackendUnavailable
+from artifactize.adapters.llm.endpoints import is_loopback_host
+from artifactize.ports.model import BackendUnavailable
 
 PROXY_SCHEMES = ("http", "https")
 DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import httpx2
 
-from adapters.llm.errors import (
+from artifactize.adapters.llm.errors import (
     STREAM_STATUS,
     classify_status,
     clean_text,
@@ -24,8 +24,8 @@ from adapters.llm.errors import (
     failure,
     malformed,
 )
-from adapters.llm.http import STREAM_IDLE_TIMEOUT_SECONDS, StreamAssembler, post_turn
-from ports.model import (
+from artifactize.adapters.llm.http import STREAM_IDLE_TIMEOUT_SECONDS, StreamAssembler, post_turn
+from artifactize.ports.model import (
     AssistantTurn,
     FinishReason,
     ProviderFailure,

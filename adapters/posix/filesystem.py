@@ -13,8 +13,8 @@ import errno
 import os
 import stat
 
-from adapters.pinned_handles import OwnedHandle
-from ports.filesystem import (
+from artifactize.adapters.pinned_handles import OwnedHandle
+from artifactize.ports.filesystem import (
     DirEntry,
     EntryKind,
     EntryNotFound,

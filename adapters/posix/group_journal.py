@@ -44,8 +44,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.posix.process_table import PsutilProcessTable
-from ports.sessions import ProcessIdentity
+from artifactize.adapters.posix.process_table import PsutilProcessTable
+from artifactize.ports.sessions import ProcessIdentity
 
 __all__ = ["GROUP_JOURNAL_FOLDER", "GroupJournal", "SweepCounts", "default_journal_directory"]
 

@@ -34,8 +34,8 @@ import signal
 import subprocess
 from collections.abc import Callable, Mapping
 
-from adapters.launch_output import watch
-from ports.launch import LaunchObserver
+from artifactize.adapters.launch_output import watch
+from artifactize.ports.launch import LaunchObserver
 
 __all__ = ["PosixDetachedLauncher"]
 

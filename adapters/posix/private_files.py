@@ -21,7 +21,7 @@ import secrets
 import stat
 from collections.abc import Iterator, Sequence
 
-from ports.private_files import PrivateFileError
+from artifactize.ports.private_files import PrivateFileError
 
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.lowlevel
 
-from adapters.posix import process_group
-from adapters.posix.group_journal import GroupJournal
-from adapters.posix.process_group import KILL_GRACE_SECONDS, GroupLeader
-from ports.process import (
+from artifactize.adapters.posix import process_group
+from artifactize.adapters.posix.group_journal import GroupJournal
+from artifactize.adapters.posix.process_group import KILL_GRACE_SECONDS, GroupLeader
+from artifactize.ports.process import (
     CAPTURE_LIMIT_BYTES,
     STDERR,
     STDOUT,
@@ -47,7 +47,7 @@ from ports.process import (
     ProcessOutcome,
     ProcessSpec,
 )
-from ports.sessions import SpawnObserver
+from artifactize.ports.sessions import SpawnObserver
 
 __all__ = [
     "CAPTURE_LIMIT_BYTES",

@@ -29,9 +29,9 @@ from collections.abc import Callable
 import anyio
 import psutil
 
-from adapters.posix.process_status import exited_unreaped
-from ports.process import ProcessSpec
-from ports.sessions import ProcessIdentity
+from artifactize.adapters.posix.process_status import exited_unreaped
+from artifactize.ports.process import ProcessSpec
+from artifactize.ports.sessions import ProcessIdentity
 
 __all__ = [
     "KILL_GRACE_SECONDS",

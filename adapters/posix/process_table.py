@@ -29,7 +29,7 @@ import time
 
 import psutil
 
-from ports.sessions import ProcessIdentity
+from artifactize.ports.sessions import ProcessIdentity
 
 __all__ = ["KILL_CONFIRM_SECONDS", "PsutilProcessTable", "live_group_members"]
 

@@ -38,11 +38,11 @@ from collections.abc import Callable
 
 import anyio.lowlevel
 
-from adapters.posix import process_group
-from adapters.posix.process import PosixProcessRunner
-from adapters.posix.process_group import GroupLeader, poll_until
-from ports.process import ProcessOutcome, ProcessSpec
-from ports.sessions import ProcessIdentity, SpawnObserver
+from artifactize.adapters.posix import process_group
+from artifactize.adapters.posix.process import PosixProcessRunner
+from artifactize.adapters.posix.process_group import GroupLeader, poll_until
+from artifactize.ports.process import ProcessOutcome, ProcessSpec
+from artifactize.ports.sessions import ProcessIdentity, SpawnObserver
 
 __all__ = [
     "KILL_CONFIRM_SECONDS",

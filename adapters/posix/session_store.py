@@ -42,7 +42,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from adapters.session_journal import (
+from artifactize.adapters.session_journal import (
     DIRECTORY_PREFIX,
     JOURNAL_FILE,
     LEASE_FILE,
@@ -54,7 +54,7 @@ from adapters.session_journal import (
     parse_journal,
     parse_owner,
 )
-from ports.sessions import JournalEntry, ProcessIdentity
+from artifactize.ports.sessions import JournalEntry, ProcessIdentity
 
 __all__ = [
     "DIRECTORY_PREFIX",

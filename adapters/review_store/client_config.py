@@ -23,9 +23,14 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from adapters.review_store.urls import check_share, check_token, normalize_store_url, url_origin
-from ports.private_files import PrivateFileError, PrivateFiles
-from ports.review_store import RemoteConfigError, RemoteSettings, RemoteStore
+from artifactize.adapters.review_store.urls import (
+    check_share,
+    check_token,
+    normalize_store_url,
+    url_origin,
+)
+from artifactize.ports.private_files import PrivateFileError, PrivateFiles
+from artifactize.ports.review_store import RemoteConfigError, RemoteSettings, RemoteStore
 
 ENV_URL = "ARTIFACTIZE_REMOTE"
 ENV_TOKEN = "ARTIFACTIZE_REMOTE_TOKEN"
@@ -104,7 +109,7 @@ class RemoteConfigStores:
 
     def open(self, settings: RemoteSettings) -> RemoteStore:
         # httpx2 is imported only when a store is used, so the CLI starts fast.
-        from adapters.review_store.http_client import HttpRemoteStore
+        from artifactize.adapters.review_store.http_client import HttpRemoteStore
 
         return HttpRemoteStore(settings)
 

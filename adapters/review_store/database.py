@@ -44,18 +44,18 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from adapters.review_store.database_schema import entries, entry_rowid, leases
-from adapters.review_store.database_schema import tokens as tokens_table
-from adapters.review_store.migrations import REVISIONS as STORE_REVISIONS
-from adapters.review_store.tokens import (
+from artifactize.adapters.review_store.database_schema import entries, entry_rowid, leases
+from artifactize.adapters.review_store.database_schema import tokens as tokens_table
+from artifactize.adapters.review_store.migrations import REVISIONS as STORE_REVISIONS
+from artifactize.adapters.review_store.tokens import (
     check_scopes,
     check_token_name,
     new_token,
     same_hash,
     token_hash,
 )
-from adapters.schema_migrations import Migrations, SchemaVersionError
-from adapters.sqlite.connection import (
+from artifactize.adapters.schema_migrations import Migrations, SchemaVersionError
+from artifactize.adapters.sqlite.connection import (
     BEGIN_DEFERRED,
     BEGIN_IMMEDIATE,
     BEGIN_MODE_OPTION,
@@ -65,12 +65,12 @@ from adapters.sqlite.connection import (
     retry_busy,
     schema_transaction,
 )
-from adapters.sqlite.state_files import check_state_files
-from adapters.system_clock import SystemClock
-from ports.clock import Clock
-from ports.review_store import Principal
-from ports.state import StateError
-from ports.store_server_storage import (
+from artifactize.adapters.sqlite.state_files import check_state_files
+from artifactize.adapters.system_clock import SystemClock
+from artifactize.ports.clock import Clock
+from artifactize.ports.review_store import Principal
+from artifactize.ports.state import StateError
+from artifactize.ports.store_server_storage import (
     IssuedToken,
     Lease,
     LeaseAnswer,
@@ -80,7 +80,7 @@ from ports.store_server_storage import (
     TokenInfo,
     TokenRequestError,
 )
-from ports.timestamps import timestamp
+from artifactize.ports.timestamps import timestamp
 
 __all__ = [
     "STORE_BYTES_MAX",

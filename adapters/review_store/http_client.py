@@ -26,10 +26,10 @@ from typing import Any, NoReturn
 import anyio
 import httpx2
 
-from adapters.http_clients import new_http_client
-from adapters.llm.errors import bound_message, clean_text, redact
-from ports.bounded_json import JsonRefused, RefusedValue, read_json, read_json_batch
-from ports.review_store import (
+from artifactize.adapters.http_clients import new_http_client
+from artifactize.adapters.llm.errors import bound_message, clean_text, redact
+from artifactize.ports.bounded_json import JsonRefused, RefusedValue, read_json, read_json_batch
+from artifactize.ports.review_store import (
     LOOKUP_KEYS_MAX,
     FailureMode,
     Principal,

@@ -12,7 +12,7 @@ import re
 import secrets
 from collections.abc import Sequence
 
-from ports.store_server_storage import TOKEN_SCOPES, TokenRequestError
+from artifactize.ports.store_server_storage import TOKEN_SCOPES, TokenRequestError
 
 TOKEN_PREFIX = "azt_"
 TOKEN_RANDOM_BYTES = 32

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from adapters.llm.endpoints import is_loopback_host, split_http_url
-from ports.review_store import SHARE_MODES, TOKEN_MAX_CHARS, RemoteConfigError
+from artifactize.adapters.llm.endpoints import is_loopback_host, split_http_url
+from artifactize.ports.review_store import SHARE_MODES, TOKEN_MAX_CHARS, RemoteConfigError
 
 TOKEN_RULE = f"1-{TOKEN_MAX_CHARS} printable ASCII characters without spaces"
 URL_RULE = "an https:// URL, or http:// on localhost, 127.0.0.0/8 or [::1]"

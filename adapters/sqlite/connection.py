@@ -37,10 +37,10 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from adapters.schema_migrations import Migrations, SchemaVersionError
-from adapters.sqlite.migrations import REVISIONS as STATE_REVISIONS
-from adapters.sqlite.schema import STATE_ID_NAME, state_meta
-from ports.state import StateError
+from artifactize.adapters.schema_migrations import Migrations, SchemaVersionError
+from artifactize.adapters.sqlite.migrations import REVISIONS as STATE_REVISIONS
+from artifactize.adapters.sqlite.schema import STATE_ID_NAME, state_meta
+from artifactize.ports.state import StateError
 
 BUSY_TIMEOUT_SECONDS = 5.0
 OPEN_RETRY_INTERVAL_SECONDS = 0.02

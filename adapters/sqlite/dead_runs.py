@@ -15,11 +15,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from adapters.sqlite.rows import dump_data, load_data
-from adapters.sqlite.schema import executions, runs
-from adapters.sqlite.schema import requests as requests_table
-from ports.state import OwnerAlive
-from ports.statuses import ErrorCode, ReviewStatus
+from artifactize.adapters.sqlite.rows import dump_data, load_data
+from artifactize.adapters.sqlite.schema import executions, runs
+from artifactize.adapters.sqlite.schema import requests as requests_table
+from artifactize.ports.state import OwnerAlive
+from artifactize.ports.statuses import ErrorCode, ReviewStatus
 
 RUN_OWNER_DIED_ERROR = "Run owner died."
 EXECUTION_OWNER_DIED_ERROR = "Execution owner died."

@@ -12,15 +12,15 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from adapters.sqlite.rows import execution_record
-from adapters.sqlite.schema import (
+from artifactize.adapters.sqlite.rows import execution_record
+from artifactize.adapters.sqlite.schema import (
     ACTIVE_EXECUTION_STATUSES,
     ACTIVE_REQUEST_STATUSES,
     RECORDED_VERDICTS,
     executions,
     requests,
 )
-from ports.state import ExecutionRecord
+from artifactize.ports.state import ExecutionRecord
 
 _ROWID: sa.ColumnClause[int] = sa.literal_column("executions.rowid", sa.Integer)
 _NEWEST_FIRST = (executions.c.completed_at.desc(), _ROWID.desc())

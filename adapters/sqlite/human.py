@@ -13,9 +13,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from adapters.sqlite.rows import dump_data, load_data, request_record, run_record
-from adapters.sqlite.schema import executions, requests, runs
-from ports.state import (
+from artifactize.adapters.sqlite.rows import dump_data, load_data, request_record, run_record
+from artifactize.adapters.sqlite.schema import executions, requests, runs
+from artifactize.ports.state import (
     HumanClaim,
     HumanClaimRefused,
     HumanEnding,
@@ -25,7 +25,7 @@ from ports.state import (
     RunRecord,
     Supersession,
 )
-from ports.statuses import ReviewStatus
+from artifactize.ports.statuses import ReviewStatus
 
 WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)

@@ -35,13 +35,13 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
-from adapters.sqlite.connection import BEGIN_DEFERRED, BEGIN_MODE_OPTION, create_engine
-from adapters.sqlite.schema import mcp_calls, mcp_sessions
-from adapters.sqlite.state import SqliteStateStores
-from adapters.sqlite.state_files import state_file
-from ports.clock import Clock
-from ports.mcp_audit import McpCallOutcome, McpCallRecord, McpSessionRecord
-from ports.state import StateError
+from artifactize.adapters.sqlite.connection import BEGIN_DEFERRED, BEGIN_MODE_OPTION, create_engine
+from artifactize.adapters.sqlite.schema import mcp_calls, mcp_sessions
+from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.adapters.sqlite.state_files import state_file
+from artifactize.ports.clock import Clock
+from artifactize.ports.mcp_audit import McpCallOutcome, McpCallRecord, McpSessionRecord
+from artifactize.ports.state import StateError
 
 AUDIT_SYNCHRONOUS = "NORMAL"
 AUDIT_CHECKPOINT_CALLS = 100

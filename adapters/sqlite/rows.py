@@ -8,8 +8,8 @@ from typing import Any, cast
 
 import sqlalchemy as sa
 
-from ports.documents import ExecutionDocument, RequestDocument, RunDocument
-from ports.state import ExecutionRecord, RequestRecord, RunRecord, StateError
+from artifactize.ports.documents import ExecutionDocument, RequestDocument, RunDocument
+from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord, StateError
 
 
 def _jsonable(value: object) -> object:

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from ports.state import ACTIVE_STATUSES
-from ports.statuses import VERDICTS, ReviewStatus
+from artifactize.ports.state import ACTIVE_STATUSES
+from artifactize.ports.statuses import VERDICTS, ReviewStatus
 
 STATE_ID_NAME = "id"
 

@@ -31,9 +31,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from adapters.sqlite import dead_runs, human
-from adapters.sqlite import history as hist
-from adapters.sqlite.connection import (
+from artifactize.adapters.sqlite import dead_runs, human
+from artifactize.adapters.sqlite import history as hist
+from artifactize.adapters.sqlite.connection import (
     BEGIN_DEFERRED,
     BEGIN_IMMEDIATE,
     BEGIN_MODE_OPTION,
@@ -41,7 +41,7 @@ from adapters.sqlite.connection import (
     initialize,
     make_private_directory,
 )
-from adapters.sqlite.rows import (
+from artifactize.adapters.sqlite.rows import (
     data_bytes,
     dump_data,
     execution_record,
@@ -51,12 +51,17 @@ from adapters.sqlite.rows import (
     run_record,
     run_values,
 )
-from adapters.sqlite.schema import ACTIVE_EXECUTION_STATUSES, RECORDED_VERDICTS, executions, runs
-from adapters.sqlite.schema import requests as requests_table
-from adapters.sqlite.state_files import check_state_files, state_file
-from adapters.system_clock import SystemClock
-from ports.clock import Clock
-from ports.state import (
+from artifactize.adapters.sqlite.schema import (
+    ACTIVE_EXECUTION_STATUSES,
+    RECORDED_VERDICTS,
+    executions,
+    runs,
+)
+from artifactize.adapters.sqlite.schema import requests as requests_table
+from artifactize.adapters.sqlite.state_files import check_state_files, state_file
+from artifactize.adapters.system_clock import SystemClock
+from artifactize.ports.clock import Clock
+from artifactize.ports.state import (
     HISTORY_BYTES_MAX,
     HISTORY_RECORDS_MAX,
     RECORD_MAX_BYTES,
@@ -74,8 +79,8 @@ from ports.state import (
     StateError,
     Supersession,
 )
-from ports.statuses import ErrorCode, ReviewStatus
-from ports.timestamps import timestamp
+from artifactize.ports.statuses import ErrorCode, ReviewStatus
+from artifactize.ports.timestamps import timestamp
 
 __all__ = ["OWNER_DIED_CODE", "OWNER_DIED_ERROR", "SqliteStateStore", "SqliteStateStores"]
 

@@ -8,7 +8,7 @@ import os
 import stat
 from pathlib import Path
 
-from ports.state import StateError
+from artifactize.ports.state import StateError
 
 STATE_FILE = "state.sqlite"
 STATE_FILE_SUFFIXES = ("", "-wal", "-shm")

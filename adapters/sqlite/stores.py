@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from adapters.sqlite.state_files import check_state_files, state_file
-from ports.clock import Clock
-from ports.state import StateStore
+from artifactize.adapters.sqlite.state_files import check_state_files, state_file
+from artifactize.ports.clock import Clock
+from artifactize.ports.state import StateStore
 
 if TYPE_CHECKING:
-    from adapters.sqlite.state import SqliteStateStores
+    from artifactize.adapters.sqlite.state import SqliteStateStores
 
 
 class SqliteStatesOnDemand:
@@ -30,7 +30,7 @@ class SqliteStatesOnDemand:
         if (not create or read_only) and not check_state_files(state_file(state_dir)):
             return None
         if self._stores is None:
-            from adapters.sqlite.state import SqliteStateStores
+            from artifactize.adapters.sqlite.state import SqliteStateStores
 
             self._stores = SqliteStateStores(clock=self._clock)
         return self._stores.open(state_dir, create=create, read_only=read_only)

@@ -25,9 +25,9 @@ import ntpath
 import os
 from ctypes import wintypes
 
-from adapters.pinned_handles import OwnedHandle
-from adapters.windows import win32
-from ports.filesystem import (
+from artifactize.adapters.pinned_handles import OwnedHandle
+from artifactize.adapters.windows import win32
+from artifactize.ports.filesystem import (
     DirEntry,
     EntryKind,
     EntryNotFound,

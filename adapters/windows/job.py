@@ -14,7 +14,7 @@ import ctypes
 import time
 from ctypes import wintypes
 
-from adapters.windows import win32
+from artifactize.adapters.windows import win32
 
 __all__ = [
     "JOB_TERMINATION_BOUND_SECONDS",

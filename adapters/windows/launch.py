@@ -29,10 +29,10 @@ import subprocess
 from collections.abc import Mapping
 from ctypes import wintypes
 
-from adapters.launch_output import watch
-from adapters.windows.command_line import UnsafeArguments
-from adapters.windows.spawn import CREATE_NEW_PROCESS_GROUP, command_for
-from ports.launch import LaunchObserver
+from artifactize.adapters.launch_output import watch
+from artifactize.adapters.windows.command_line import UnsafeArguments
+from artifactize.adapters.windows.spawn import CREATE_NEW_PROCESS_GROUP, command_for
+from artifactize.ports.launch import LaunchObserver
 
 __all__ = [
     "DESKTOP_OPENER",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 from ctypes import wintypes
 
-from adapters.windows import win32
+from artifactize.adapters.windows import win32
 
 __all__ = ["owner_only_sddl", "restrict_to_owner", "user_sid"]
 

@@ -31,9 +31,9 @@ import secrets
 from collections.abc import Iterator, Sequence
 from ctypes import wintypes
 
-from adapters.windows import win32
-from adapters.windows.private_acl import restrict_to_owner
-from ports.private_files import PrivateFileError
+from artifactize.adapters.windows import win32
+from artifactize.adapters.windows.private_acl import restrict_to_owner
+from artifactize.ports.private_files import PrivateFileError
 
 __all__ = ["WindowsPrivateFiles"]
 

@@ -33,10 +33,10 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from adapters.windows.command_line import UnsafeArguments
-from adapters.windows.job import JOB_TERMINATION_BOUND_SECONDS, Job
-from adapters.windows.spawn import JobChild, spawn_in_job
-from ports.process import (
+from artifactize.adapters.windows.command_line import UnsafeArguments
+from artifactize.adapters.windows.job import JOB_TERMINATION_BOUND_SECONDS, Job
+from artifactize.adapters.windows.spawn import JobChild, spawn_in_job
+from artifactize.ports.process import (
     CAPTURE_LIMIT_BYTES,
     STDERR,
     STDOUT,
@@ -44,7 +44,7 @@ from ports.process import (
     ProcessOutcome,
     ProcessSpec,
 )
-from ports.sessions import SpawnObserver
+from artifactize.ports.sessions import SpawnObserver
 
 __all__ = [
     "CAPTURE_LIMIT_BYTES",

@@ -15,10 +15,10 @@ import os
 
 import psutil
 
-from adapters.windows import win32
-from adapters.windows.job import JOB_TERMINATION_BOUND_SECONDS, Job
-from adapters.windows.spawn import job_name
-from ports.sessions import ProcessIdentity
+from artifactize.adapters.windows import win32
+from artifactize.adapters.windows.job import JOB_TERMINATION_BOUND_SECONDS, Job
+from artifactize.adapters.windows.spawn import job_name
+from artifactize.ports.sessions import ProcessIdentity
 
 __all__ = ["WindowsProcessTable"]
 

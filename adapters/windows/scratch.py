@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from adapters.windows.private_acl import restrict_to_owner
+from artifactize.adapters.windows.private_acl import restrict_to_owner
 
 __all__ = ["WindowsScratchSpace"]
 

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import anyio.lowlevel
 
-from adapters.windows.job import JOB_TERMINATION_BOUND_SECONDS
-from adapters.windows.pipes import ReadyLinePipes
-from adapters.windows.process import WindowsProcessRunner, poll_until
-from adapters.windows.spawn import JobChild, spawn_in_job
-from ports.process import ProcessOutcome, ProcessSpec
-from ports.sessions import ProcessIdentity, SpawnObserver
+from artifactize.adapters.windows.job import JOB_TERMINATION_BOUND_SECONDS
+from artifactize.adapters.windows.pipes import ReadyLinePipes
+from artifactize.adapters.windows.process import WindowsProcessRunner, poll_until
+from artifactize.adapters.windows.spawn import JobChild, spawn_in_job
+from artifactize.ports.process import ProcessOutcome, ProcessSpec
+from artifactize.ports.sessions import ProcessIdentity, SpawnObserver
 
 __all__ = ["EXIT_DRAIN_SECONDS", "WindowsProcessLauncher", "WindowsRunningProcess"]
 

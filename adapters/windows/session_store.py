@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from adapters.session_journal import (
+from artifactize.adapters.session_journal import (
     DIRECTORY_PREFIX,
     JOURNAL_FILE,
     LEASE_FILE,
@@ -42,8 +42,8 @@ from adapters.session_journal import (
     parse_journal,
     parse_owner,
 )
-from adapters.windows.private_acl import restrict_to_owner
-from ports.sessions import JournalEntry, ProcessIdentity
+from artifactize.adapters.windows.private_acl import restrict_to_owner
+from artifactize.ports.sessions import JournalEntry, ProcessIdentity
 
 __all__ = [
     "DIRECTORY_PREFIX",

@@ -21,15 +21,15 @@ from dataclasses import dataclass
 
 import psutil
 
-from adapters.windows import win32
-from adapters.windows.command_line import (
+from artifactize.adapters.windows import win32
+from artifactize.adapters.windows.command_line import (
     batch_command_line,
     is_batch_file,
     program_command_line,
 )
-from adapters.windows.job import Job
-from ports.process import ProcessSpec
-from ports.sessions import ProcessIdentity, SpawnObserver
+from artifactize.adapters.windows.job import Job
+from artifactize.ports.process import ProcessSpec
+from artifactize.ports.sessions import ProcessIdentity, SpawnObserver
 
 __all__ = [
     "CREATE_NEW_PROCESS_GROUP",

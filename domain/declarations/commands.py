@@ -3,9 +3,9 @@ fingerprint scripts: a command is never a template; an operand may be a ``{name}
 
 from __future__ import annotations
 
-from domain.declarations.model import Reference, ReferenceUse
-from domain.declarations.reader import TableReader, command_problem
-from domain.templates import TemplateError, parse_human_operand, parse_operand
+from artifactize.domain.declarations.model import Reference, ReferenceUse
+from artifactize.domain.declarations.reader import TableReader, command_problem
+from artifactize.domain.templates import TemplateError, parse_human_operand, parse_operand
 
 
 def read_command(reader: TableReader) -> str | None:

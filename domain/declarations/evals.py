@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from domain.declarations.base_url import base_url_problem
-from domain.declarations.commands import read_command, read_operand_args
-from domain.declarations.model import (
+from artifactize.domain.declarations.base_url import base_url_problem
+from artifactize.domain.declarations.commands import read_command, read_operand_args
+from artifactize.domain.declarations.model import (
     AGENT_DEFAULT_TIMEOUT_MS,
     RUNTIME_DEFAULT_TIMEOUT_MS,
     AgentProfile,
@@ -19,13 +19,13 @@ from domain.declarations.model import (
     ReferenceUse,
     RuntimeProfile,
 )
-from domain.declarations.reader import TableReader
-from domain.diagnostics import KeyProblems, join_key
-from domain.identifiers import identifier_problem
-from domain.json_schema import SchemaError, admit_schema
-from domain.templates import instruction_references
-from domain.text import compact_json
-from ports.statuses import PROFILE_KINDS, ProfileKind
+from artifactize.domain.declarations.reader import TableReader
+from artifactize.domain.diagnostics import KeyProblems, join_key
+from artifactize.domain.identifiers import identifier_problem
+from artifactize.domain.json_schema import SchemaError, admit_schema
+from artifactize.domain.templates import instruction_references
+from artifactize.domain.text import compact_json
+from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind
 
 PROFILE_VARIANTS_MAX = 64
 POSITIVE_INT_MAX = 2**63 - 1

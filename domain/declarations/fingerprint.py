@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.declarations.commands import read_command, read_operand_args
-from domain.declarations.model import (
+from artifactize.domain.declarations.commands import read_command, read_operand_args
+from artifactize.domain.declarations.model import (
     FINGERPRINT_SCRIPT_DEFAULT_TIMEOUT_MS,
     ArtifactKind,
     ArtifactsumFingerprint,
@@ -15,9 +15,9 @@ from domain.declarations.model import (
     ReferenceUse,
     ScriptFingerprint,
 )
-from domain.declarations.reader import TableReader
-from domain.diagnostics import KeyProblems
-from domain.logical_paths import logical_path_problem
+from artifactize.domain.declarations.reader import TableReader
+from artifactize.domain.diagnostics import KeyProblems
+from artifactize.domain.logical_paths import logical_path_problem
 
 FINGERPRINT_FILES_MAX = 64
 FINGERPRINT_IGNORE_MAX = 64

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ports.statuses import ProfileKind
+from artifactize.ports.statuses import ProfileKind
 
 JsonObject = Mapping[str, Any]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from domain.declarations.evals import EvalParser
-from domain.declarations.fingerprint import FingerprintParser, default_fingerprint
-from domain.declarations.model import (
+from artifactize.domain.declarations.evals import EvalParser
+from artifactize.domain.declarations.fingerprint import FingerprintParser, default_fingerprint
+from artifactize.domain.declarations.model import (
     AgentSession,
     AgentTool,
     ArtifactKind,
@@ -17,11 +17,11 @@ from domain.declarations.model import (
     HumanTool,
     Reference,
 )
-from domain.declarations.reader import TableReader
-from domain.declarations.tools import ViewParser, bound_session_problems
-from domain.diagnostics import KeyProblems, join_key
-from domain.identifiers import identifier_problem
-from domain.text import has_ascii_control
+from artifactize.domain.declarations.reader import TableReader
+from artifactize.domain.declarations.tools import ViewParser, bound_session_problems
+from artifactize.domain.diagnostics import KeyProblems, join_key
+from artifactize.domain.identifiers import identifier_problem
+from artifactize.domain.text import has_ascii_control
 
 TAGS_MAX = 64
 DEPENDENCY_GATES = ("green", "ignore")

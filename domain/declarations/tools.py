@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, cast
 
-from domain.declarations.commands import read_command, read_operand_args
-from domain.declarations.model import (
+from artifactize.domain.declarations.commands import read_command, read_operand_args
+from artifactize.domain.declarations.model import (
     COMMAND_TOOL_DEFAULT_TIMEOUT_MS,
     DEFAULT_INPUT_SCHEMA,
     AgentSession,
@@ -20,12 +20,12 @@ from domain.declarations.model import (
     ReferenceUse,
     SessionCommand,
 )
-from domain.declarations.reader import TableReader
-from domain.diagnostics import KeyProblems, join_key
-from domain.identifiers import identifier_problem
-from domain.json_schema import SchemaError, admit_schema
-from domain.logical_paths import logical_path_problem
-from domain.templates import (
+from artifactize.domain.declarations.reader import TableReader
+from artifactize.domain.diagnostics import KeyProblems, join_key
+from artifactize.domain.identifiers import identifier_problem
+from artifactize.domain.json_schema import SchemaError, admit_schema
+from artifactize.domain.logical_paths import logical_path_problem
+from artifactize.domain.templates import (
     TemplateError,
     description_problem,
     parse_operand,

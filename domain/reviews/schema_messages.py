@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from domain.text import compact_json, quote
+from artifactize.domain.text import compact_json, quote
 
 _BOUNDS: Mapping[str, str] = {
     "minimum": "must be >= {}",

@@ -20,11 +20,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from domain.json_schema import admit_schema, compile_validator
-from domain.reviews.schema_messages import describe, pointer
-from domain.text import compact_json, quote, utf16_length
-from ports.bounded_json import JsonRefused, read_json
-from ports.statuses import VERDICTS, ReviewStatus, Verdict
+from artifactize.domain.json_schema import admit_schema, compile_validator
+from artifactize.domain.reviews.schema_messages import describe, pointer
+from artifactize.domain.text import compact_json, quote, utf16_length
+from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.ports.statuses import VERDICTS, ReviewStatus, Verdict
 
 VerdictText = Literal["GREEN", "RED"]  # a verdict as JSON text gives it
 VERDICT_FIELD = "verdict"

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from domain.text import compact_json_size
+from artifactize.domain.text import compact_json_size
 
 ARGUMENTS_MAX_BYTES = 64 * 1024
 DIAGNOSTICS_MAX = 5

@@ -25,7 +25,7 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
-from domain.tools.results import ToolError
+from artifactize.domain.tools.results import ToolError
 
 CANCELLED_MESSAGE = "Agent tool call was cancelled."
 CANCEL_POLL_SECONDS = 0.02  # how often a running call looks at its cancellation token

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from domain.tools.cancellation import NEVER_CANCELLED, Cancellation
-from domain.tools.locations import Location, resolve_location
-from domain.workspace import Workspace
-from ports.filesystem import Filesystem
-from ports.regex import RegexEngine
+from artifactize.domain.tools.cancellation import NEVER_CANCELLED, Cancellation
+from artifactize.domain.tools.locations import Location, resolve_location
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.filesystem import Filesystem
+from artifactize.ports.regex import RegexEngine
 
 
 @dataclass(frozen=True)

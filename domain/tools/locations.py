@@ -13,12 +13,16 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
-from domain.declarations.model import ArtifactKind
-from domain.logical_paths import LOGICAL_PATH_MAX_UTF16, LOGICAL_PATH_RULE, LogicalPathError
-from domain.scope import Ownership, ScopeError, resolve_ownership
-from domain.tools.results import ToolError
-from domain.workspace import Artifact, Workspace
-from ports.filesystem import (
+from artifactize.domain.declarations.model import ArtifactKind
+from artifactize.domain.logical_paths import (
+    LOGICAL_PATH_MAX_UTF16,
+    LOGICAL_PATH_RULE,
+    LogicalPathError,
+)
+from artifactize.domain.scope import Ownership, ScopeError, resolve_ownership
+from artifactize.domain.tools.results import ToolError
+from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.ports.filesystem import (
     DirectoryHandle,
     DirEntry,
     EntryKind,

@@ -17,12 +17,12 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from domain.declarations.model import CommandAgentTool
-from domain.logical_paths import logical_path_problem
-from domain.tools.locations import open_directory_at
-from domain.workspace import Workspace, published_name
-from ports.filesystem import DirectoryHandle, EntryKind, Filesystem, FilesystemError
-from ports.statuses import ErrorCode
+from artifactize.domain.declarations.model import CommandAgentTool
+from artifactize.domain.logical_paths import logical_path_problem
+from artifactize.domain.tools.locations import open_directory_at
+from artifactize.domain.workspace import Workspace, published_name
+from artifactize.ports.filesystem import DirectoryHandle, EntryKind, Filesystem, FilesystemError
+from artifactize.ports.statuses import ErrorCode
 
 PIN_FILE_BYTES_MAX = 1024 * 1024 * 1024
 PIN_ENTRIES_MAX = 10_000

@@ -10,21 +10,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
-from domain.declarations.model import (
+from artifactize.domain.declarations.model import (
     AgentTool,
     BuiltinAgentTool,
     BuiltinHumanTool,
     HumanTool,
     SessionCommand,
 )
-from domain.scope import working_directory
-from domain.templates import TemplateError, parse_operand
-from domain.tools.commands.prep import EXECUTABLE_OUTSIDE, CommandResolver
-from domain.tools.human.prep import HumanResolver
-from domain.tools.locations import resolve_location
-from domain.tools.results import ToolError
-from domain.workspace import Artifact
-from ports.filesystem import EntryKind
+from artifactize.domain.scope import working_directory
+from artifactize.domain.templates import TemplateError, parse_operand
+from artifactize.domain.tools.commands.prep import EXECUTABLE_OUTSIDE, CommandResolver
+from artifactize.domain.tools.human.prep import HumanResolver
+from artifactize.domain.tools.locations import resolve_location
+from artifactize.domain.tools.results import ToolError
+from artifactize.domain.workspace import Artifact
+from artifactize.ports.filesystem import EntryKind
 
 
 def _problem(check: Callable[[], object]) -> str | None:

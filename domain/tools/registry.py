@@ -14,24 +14,29 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from domain.declarations.model import (
+from artifactize.domain.declarations.model import (
     AgentProfile,
     AgentTool,
     ArtifactKind,
     BuiltinAgentTool,
     CommandAgentTool,
 )
-from domain.json_schema import compile_validator
-from domain.scope import artifact_scope, eval_scope, working_directory
-from domain.templates import render_description
-from domain.tools.arguments import ArgumentsRefused, admit_arguments
-from domain.tools.builtins.fixed import run_fixed_read, run_graph, run_section, run_view_image
-from domain.tools.builtins.help import run_help
-from domain.tools.builtins.list_page import run_list
-from domain.tools.builtins.read import run_read
-from domain.tools.builtins.search import run_glob, run_grep
-from domain.tools.builtins.specs import default_description, input_schema_for
-from domain.tools.cancellation import (
+from artifactize.domain.json_schema import compile_validator
+from artifactize.domain.scope import artifact_scope, eval_scope, working_directory
+from artifactize.domain.templates import render_description
+from artifactize.domain.tools.arguments import ArgumentsRefused, admit_arguments
+from artifactize.domain.tools.builtins.fixed import (
+    run_fixed_read,
+    run_graph,
+    run_section,
+    run_view_image,
+)
+from artifactize.domain.tools.builtins.help import run_help
+from artifactize.domain.tools.builtins.list_page import run_list
+from artifactize.domain.tools.builtins.read import run_read
+from artifactize.domain.tools.builtins.search import run_glob, run_grep
+from artifactize.domain.tools.builtins.specs import default_description, input_schema_for
+from artifactize.domain.tools.cancellation import (
     CANCELLED_MESSAGE,
     Cancellation,
     InlineFirst,
@@ -39,18 +44,18 @@ from domain.tools.cancellation import (
     inline_first,
     until_cancelled,
 )
-from domain.tools.commands.prep import CommandResolver
-from domain.tools.commands.running import CommandRunner
-from domain.tools.context import BuiltinContext
-from domain.tools.locations import open_directory_at
-from domain.tools.results import ToolError, ToolResult
-from domain.tools.sessions import SessionPorts, ToolSessions
-from domain.workspace import UnknownName, Workspace, published_name
-from ports.filesystem import EntryKind, Filesystem, FilesystemError
-from ports.process import ProcessRunner
-from ports.programs import ProgramFinder
-from ports.regex import RegexEngine
-from ports.scratch import ScratchSpace
+from artifactize.domain.tools.commands.prep import CommandResolver
+from artifactize.domain.tools.commands.running import CommandRunner
+from artifactize.domain.tools.context import BuiltinContext
+from artifactize.domain.tools.locations import open_directory_at
+from artifactize.domain.tools.results import ToolError, ToolResult
+from artifactize.domain.tools.sessions import SessionPorts, ToolSessions
+from artifactize.domain.workspace import UnknownName, Workspace, published_name
+from artifactize.ports.filesystem import EntryKind, Filesystem, FilesystemError
+from artifactize.ports.process import ProcessRunner
+from artifactize.ports.programs import ProgramFinder
+from artifactize.ports.regex import RegexEngine
+from artifactize.ports.scratch import ScratchSpace
 
 UNKNOWN_TOOL = "Unknown registered Agent tool."
 TARGET_CHANGED = "File Artifact target must remain a regular file."

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.text import compact_json
+from artifactize.domain.text import compact_json
 
 CONTENT_BLOCKS_MAX = 32
 # The result summary an audit keeps of each tool call (a review's Tool log, `mcp log`).

@@ -36,21 +36,31 @@ from typing import Any
 
 import anyio
 
-from domain.declarations.model import AgentProfile, HumanProfile
-from domain.reviews.agent.prompt import build_prompt
-from domain.text import compact_json_size
-from domain.tools.cancellation import CANCELLED_MESSAGE, InlineFirst
-from domain.tools.pinning import PinningError, pin_execution_paths
-from domain.tools.registry import AgentToolRegistry, RegistryError, ToolDefinition, ToolPorts
-from domain.tools.results import ToolResult
-from domain.tools.sessions import SessionPorts, ToolSessions
-from domain.workspace import EvalRef, UnknownName, Workspace
-from ports.clock import Clock
-from ports.ids import IdSource
-from ports.mcp_audit import McpAuditStore, McpCallOutcome, McpCallRecord, McpSessionRecord
-from ports.state import StateError
-from ports.statuses import ErrorCode
-from ports.timestamps import timestamp
+from artifactize.domain.declarations.model import AgentProfile, HumanProfile
+from artifactize.domain.reviews.agent.prompt import build_prompt
+from artifactize.domain.text import compact_json_size
+from artifactize.domain.tools.cancellation import CANCELLED_MESSAGE, InlineFirst
+from artifactize.domain.tools.pinning import PinningError, pin_execution_paths
+from artifactize.domain.tools.registry import (
+    AgentToolRegistry,
+    RegistryError,
+    ToolDefinition,
+    ToolPorts,
+)
+from artifactize.domain.tools.results import ToolResult
+from artifactize.domain.tools.sessions import SessionPorts, ToolSessions
+from artifactize.domain.workspace import EvalRef, UnknownName, Workspace
+from artifactize.ports.clock import Clock
+from artifactize.ports.ids import IdSource
+from artifactize.ports.mcp_audit import (
+    McpAuditStore,
+    McpCallOutcome,
+    McpCallRecord,
+    McpSessionRecord,
+)
+from artifactize.ports.state import StateError
+from artifactize.ports.statuses import ErrorCode
+from artifactize.ports.timestamps import timestamp
 
 MAX_TOOL_CALLS_MIN = 1
 SESSION_ID_CHARS = 12

@@ -33,18 +33,18 @@ from typing import Any
 
 import anyio
 
-from domain.declarations.model import (
+from artifactize.domain.declarations.model import (
     DEFAULT_INPUT_SCHEMA,
     AgentSession,
     CommandAgentTool,
     SessionCommand,
 )
-from domain.tools.cancellation import cancelled_by
-from domain.tools.commands.running import CommandRunner
-from domain.tools.results import ToolError, ToolResult
-from domain.workspace import Artifact, published_name
-from ports.cleanup import CleanupExecutor, DropGuard
-from ports.sessions import (
+from artifactize.domain.tools.cancellation import cancelled_by
+from artifactize.domain.tools.commands.running import CommandRunner
+from artifactize.domain.tools.results import ToolError, ToolResult
+from artifactize.domain.workspace import Artifact, published_name
+from artifactize.ports.cleanup import CleanupExecutor, DropGuard
+from artifactize.ports.sessions import (
     JournalEntry,
     JournalRole,
     ProcessIdentity,

@@ -12,21 +12,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.declarations.model import AgentProfile, CommandAgentTool, HumanProfile
-from domain.diagnostics import ConfigError
-from domain.scope import artifact_scope, eval_scope
-from domain.toml_source import KeyLocator
-from domain.tools.commands.diagnostics import recording
-from domain.tools.commands.prep import CommandResolver
-from domain.tools.human.descriptions import human_tools_of
-from domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
-from domain.tools.preflight import Preflight
-from domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
-from domain.tools.sessions import SessionPorts
-from domain.workspace import Artifact, UnknownName, Workspace
-from ports.callbacks import WorkspaceLoader
-from ports.clock import Clock
-from ports.programs import ProgramFinder
+from artifactize.domain.declarations.model import AgentProfile, CommandAgentTool, HumanProfile
+from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.scope import artifact_scope, eval_scope
+from artifactize.domain.toml_source import KeyLocator
+from artifactize.domain.tools.commands.diagnostics import recording
+from artifactize.domain.tools.commands.prep import CommandResolver
+from artifactize.domain.tools.human.descriptions import human_tools_of
+from artifactize.domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
+from artifactize.domain.tools.preflight import Preflight
+from artifactize.domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
+from artifactize.domain.tools.sessions import SessionPorts
+from artifactize.domain.workspace import Artifact, UnknownName, Workspace
+from artifactize.ports.callbacks import WorkspaceLoader
+from artifactize.ports.clock import Clock
+from artifactize.ports.programs import ProgramFinder
 
 AUDIENCES = ("agent", "human")
 TOOL_NOT_REGISTERED = "The selected tool is not registered for this Artifact and audience."

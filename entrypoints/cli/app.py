@@ -13,11 +13,15 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from entrypoints.cli.command_table import COMMANDS, ROOT_HELP, VERSION_HELP
-from entrypoints.cli.context import CliContext as _State
-from entrypoints.cli.global_options import GlobalOptions, UsageError, split_global_options
-from entrypoints.cli.lazy_commands import LazyGroup
-from entrypoints.errors import CommandError
+from artifactize.entrypoints.cli.command_table import COMMANDS, ROOT_HELP, VERSION_HELP
+from artifactize.entrypoints.cli.context import CliContext as _State
+from artifactize.entrypoints.cli.global_options import (
+    GlobalOptions,
+    UsageError,
+    split_global_options,
+)
+from artifactize.entrypoints.cli.lazy_commands import LazyGroup
+from artifactize.entrypoints.errors import CommandError
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -40,7 +44,7 @@ tools_app = typer.Typer(help="Inspect and try the tools reviewers see.", no_args
 
 def _version_callback(value: bool) -> None:
     if value:
-        from entrypoints.version import VERSION
+        from artifactize.entrypoints.version import VERSION
 
         typer.echo(f"artifactize {VERSION}")
         raise typer.Exit(EXIT_OK)
@@ -66,7 +70,7 @@ def _emit(data: Any, text: str) -> None:
 @config_app.command("check")
 def config_check() -> None:
     """Validate every .artf declaration. Runs no scripts, hashes no files, writes nothing."""
-    from domain.config_service import summary_text
+    from artifactize.domain.config_service import summary_text
 
     data = _State.container.config_service().check(_State.options.repo)
     _emit(data, summary_text(data))
@@ -80,7 +84,7 @@ def config_graph(
     ] = None,
 ) -> None:
     """Show Artifacts, their evals and relations (inputs first)."""
-    from domain.graph import graph_text
+    from artifactize.domain.graph import graph_text
 
     report = _State.container.config_service().graph(_State.options.repo, artifact)
     _emit(report, graph_text(report))
@@ -116,8 +120,8 @@ def tools_check(
 
     import anyio
 
-    from domain.tools.tools_check import InvocationError, Report, ToolsCheckRequest
-    from entrypoints.cli.signals import until_signal
+    from artifactize.domain.tools.tools_check import InvocationError, Report, ToolsCheckRequest
+    from artifactize.entrypoints.cli.signals import until_signal
 
     if selector is not None and eval_id is not None:
         raise InvocationError("Give the eval either as a positional selector or with --eval.")
@@ -144,8 +148,8 @@ def tools_check(
 
 
 def _parse_args_json(text: str | None) -> dict[str, Any] | None:
-    from domain.tools.tools_check import InvocationError
-    from ports.bounded_json import JsonRefused, read_json
+    from artifactize.domain.tools.tools_check import InvocationError
+    from artifactize.ports.bounded_json import JsonRefused, read_json
 
     if text is None:
         return None
@@ -178,10 +182,10 @@ def _fail_known(exc: Exception, options: GlobalOptions) -> NoReturn:
     """Exit 2 with the message of an error a command may raise; anything else is a bug and
     propagates. The error types are imported here, so a command that never fails never
     loads the modules that define them."""
-    from domain.diagnostics import ConfigError
-    from domain.tools.tools_check import InvocationError
-    from domain.workspace import UnknownName
-    from ports.filesystem import FilesystemError
+    from artifactize.domain.diagnostics import ConfigError
+    from artifactize.domain.tools.tools_check import InvocationError
+    from artifactize.domain.workspace import UnknownName
+    from artifactize.ports.filesystem import FilesystemError
 
     if isinstance(exc, ConfigError):
         _fail(str(exc), options, {"problems": [p.to_json() for p in exc.problems]})
@@ -200,10 +204,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     except UsageError as exc:
         _fail(str(exc), GlobalOptions(json="--json" in args))
     _State.options = options
-    from entrypoints.cli.completion import enable_if_requested
+    from artifactize.entrypoints.cli.completion import enable_if_requested
 
     enable_if_requested()
-    from entrypoints.cli.parameter_coercion import install
+    from artifactize.entrypoints.cli.parameter_coercion import install
 
     install()  # plain option values without importing pydantic
     command = typer.main.get_command(app)  # each subcommand's usage is adjusted as it loads

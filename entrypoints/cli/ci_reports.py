@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from entrypoints.errors import CommandError
+from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
-    from domain.reviews.run.documents import RunResult
-    from domain.workspace import Workspace
+    from artifactize.domain.reviews.run.documents import RunResult
+    from artifactize.domain.workspace import Workspace
 
 
 def _junit_path(value: str | None) -> Path | None:
@@ -109,7 +109,7 @@ class CiReports:
 
     def text(self, result: RunResult, render: Callable[[RunResult], str]) -> str:
         """The Run's text, with failure tails under their lines (or ``--quiet``'s subset)."""
-        from domain.reviews.run.reports import output_tail
+        from artifactize.domain.reviews.run.reports import output_tail
 
         heads = {f"{REQUEST_LINE_INDENT}{r['evalId']} [{r['id']}]:": r for r in result.requests}
         lines: list[str] = []
@@ -124,7 +124,7 @@ class CiReports:
 
     def write(self, result: RunResult, workspace: Workspace | None, *, json_output: bool) -> None:
         """The JUnit file, the step summary and the annotations of a Run that started."""
-        from domain.reviews.run import reports
+        from artifactize.domain.reviews.run import reports
 
         run: dict[str, Any] = dict(result.run)
         if self.junit is not None:

@@ -31,77 +31,83 @@ GLOBAL_HELP = (
 # for the root's ``--help`` (tests/unit/test_lazy_commands.py keeps it true).
 COMMANDS: dict[str, LazyCommand] = {
     "init": LazyCommand(
-        "entrypoints.cli.init",
+        "artifactize.entrypoints.cli.init",
         "init_command",
         "Write a starter index.artf and .artfignore for a Python, JS/TS, Rust or Go project.",
     ),
     "verify": LazyCommand(
-        "entrypoints.cli.runs",
+        "artifactize.entrypoints.cli.runs",
         "verify",
         "Review the selected evals, reusing every verdict whose key still holds.",
     ),
     "status": LazyCommand(
-        "entrypoints.cli.status",
+        "artifactize.entrypoints.cli.status",
         "status_command",
         "Show what `verify` would do: per eval its state, action and reason. Runs nothing.",
     ),
     "review": LazyCommand(
-        "entrypoints.cli.terminal_reviewer",
+        "artifactize.entrypoints.cli.terminal_reviewer",
         "review_command",
         "Review waiting Human requests in the terminal: run their tools, submit a verdict.",
     ),
     "monitor": LazyCommand(
-        "entrypoints.cli.monitor",
+        "artifactize.entrypoints.cli.monitor",
         "monitor_command",
         "Watch Runs live; o hands a waiting Human review to `review`. Writes nothing.",
     ),
     "config": LazyCommand(
-        "entrypoints.cli.app", "config_app", "Check and describe the .artf declarations."
+        "artifactize.entrypoints.cli.app",
+        "config_app",
+        "Check and describe the .artf declarations.",
     ),
     "tools": LazyCommand(
-        "entrypoints.cli.app", "tools_app", "Inspect and try the tools reviewers see."
+        "artifactize.entrypoints.cli.app", "tools_app", "Inspect and try the tools reviewers see."
     ),
-    "run": LazyCommand("entrypoints.cli.runs", "run_app", "Show saved Runs."),
+    "run": LazyCommand("artifactize.entrypoints.cli.runs", "run_app", "Show saved Runs."),
     "cache": LazyCommand(
-        "entrypoints.cli.runs", "cache_app", "Inspect and clear reusable verdicts."
+        "artifactize.entrypoints.cli.runs", "cache_app", "Inspect and clear reusable verdicts."
     ),
     "request": LazyCommand(
-        "entrypoints.cli.requests", "request_app", "List, claim and submit Human review requests."
+        "artifactize.entrypoints.cli.requests",
+        "request_app",
+        "List, claim and submit Human review requests.",
     ),
     "session": LazyCommand(
-        "entrypoints.cli.sessions",
+        "artifactize.entrypoints.cli.sessions",
         "session_app",
         "Saved Agent conversations and follow-up questions.",
     ),
     "models": LazyCommand(
-        "entrypoints.cli.models",
+        "artifactize.entrypoints.cli.models",
         "models_command",
         "List the models the backend's endpoint serves (one ID a line).",
     ),
     "doctor": LazyCommand(
-        "entrypoints.cli.models",
+        "artifactize.entrypoints.cli.models",
         "doctor_command",
         "Check keys, endpoints, proxies, the state home, the team store and the Human tools "
         "the workspace needs.",
     ),
     "completion": LazyCommand(
-        "entrypoints.cli.completion",
+        "artifactize.entrypoints.cli.completion",
         "completion_command",
         "Print the completion script of SHELL (bash, zsh or fish); see docs/cli.md.",
     ),
     "mcp": LazyCommand(
-        "entrypoints.cli.mcp",
+        "artifactize.entrypoints.cli.mcp",
         "mcp_app",
         "Serve an Agent eval's tools to any MCP client (Claude Code, Cursor, VS Code, Codex "
         "CLI, Claude Desktop): stdio by default, or streamable HTTP on loopback with --http.",
     ),
     "remote": LazyCommand(
-        "entrypoints.cli.remote",
+        "artifactize.entrypoints.cli.remote",
         "remote_app",
         "Share verdicts through a team review store: login, logout, status, push.",
     ),
     "server": LazyCommand(
-        "entrypoints.cli.server", "server_app", "Run the team review store and manage its tokens."
+        "artifactize.entrypoints.cli.server",
+        "server_app",
+        "Run the team review store and manage its tokens.",
     ),
 }
 

@@ -16,8 +16,8 @@ from typing import Annotated
 
 import typer
 
-from entrypoints.cli.command_table import COMPLETE_VARIABLE, PROG_NAME
-from entrypoints.errors import CommandError
+from artifactize.entrypoints.cli.command_table import COMPLETE_VARIABLE, PROG_NAME
+from artifactize.entrypoints.errors import CommandError
 
 SHELLS = ("bash", "zsh", "fish")
 UNKNOWN_SHELL = "Unknown shell {shell!r}: completion is available for bash, zsh and fish."

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from entrypoints.cli.global_options import GlobalOptions
+from artifactize.entrypoints.cli.global_options import GlobalOptions
 
 if TYPE_CHECKING:
-    from entrypoints.bootstrap import Services
-    from entrypoints.container import Container
+    from artifactize.entrypoints.bootstrap import Services
+    from artifactize.entrypoints.container import Container
 
 
 def _to_stderr(message: str) -> None:
@@ -30,7 +30,7 @@ class _BuiltOnFirstUse:
         self.name = name
 
     def __get__(self, instance: object, owner: type) -> Any:
-        from entrypoints.container import Container
+        from artifactize.entrypoints.container import Container
 
         container = Container()
         setattr(owner, self.name, container)  # later reads find the container itself
@@ -43,6 +43,6 @@ class CliContext:
 
     @classmethod
     def services(cls) -> Services:
-        from entrypoints.bootstrap import Services
+        from artifactize.entrypoints.bootstrap import Services
 
         return Services(cls.container, cls.options, progress=_to_stderr)

@@ -16,8 +16,8 @@ from typing import Any
 
 import typer
 
-from entrypoints.cli.context import CliContext
-from entrypoints.errors import CommandError
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.errors import CommandError
 
 EXISTS = "{path} already exists; artifactize init never overwrites (move it away, or edit it)."
 NOT_A_FOLDER = "Cannot initialize {repo}: not a readable folder ({reason})."
@@ -27,7 +27,7 @@ WROTE = "Wrote {path}"
 
 def init_command() -> None:
     """Write a starter index.artf and .artfignore for a Python, JS/TS, Rust or Go project."""
-    from domain.starter import (
+    from artifactize.domain.starter import (
         DECLARATION,
         IGNORE_FILE,
         MARKER_FILES,

@@ -21,7 +21,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
-from entrypoints.cli.command_table import (
+from artifactize.entrypoints.cli.command_table import (
     COMMANDS,
     COMPLETE_VARIABLE,
     PROG_NAME,
@@ -134,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point; ``argv`` defaults to ``sys.argv[1:]``."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:
-        from entrypoints.version import VERSION
+        from artifactize.entrypoints.version import VERSION
 
         sys.stdout.write(f"{PROG_NAME} {VERSION}\n")
         raise SystemExit(EXIT_OK)
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if not args:
             sys.stderr.write(root_help(help_width()) + "\n")
             raise SystemExit(EXIT_USAGE)
-    from entrypoints.cli.app import main as full_main
+    from artifactize.entrypoints.cli.app import main as full_main
 
     full_main(args)
 

@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from entrypoints.cli.command_table import LazyCommand
-from entrypoints.cli.usage import conventional_usage
+from artifactize.entrypoints.cli.command_table import LazyCommand
+from artifactize.entrypoints.cli.usage import conventional_usage
 
 
 def _load(name: str, entry: LazyCommand) -> Any:

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from entrypoints.cli.context import CliContext
-from entrypoints.errors import CommandError
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
-    from ports.mcp_audit import McpCallRecord, McpSessionRecord
+    from artifactize.ports.mcp_audit import McpCallRecord, McpSessionRecord
 
 LOG_LIMIT_DEFAULT = 20
 EXIT_CLEANUP_FAILED = 2
@@ -83,7 +83,7 @@ def mcp_command(
         if given or max_tool_calls is not None:
             raise CommandError(OPTIONS_WITH_LOG)
         return
-    from domain.tools.serving import ServeSelection
+    from artifactize.domain.tools.serving import ServeSelection
 
     address = _listen_address(http) if http is not None else None
     selection = ServeSelection(eval_id=eval_id, artifact=artifact, max_tool_calls=max_tool_calls)
@@ -91,7 +91,7 @@ def mcp_command(
 
 
 def _listen_address(text: str) -> Any:
-    from entrypoints.listen_address import ListenError, parse_listen
+    from artifactize.entrypoints.listen_address import ListenError, parse_listen
 
     try:
         address = parse_listen(text)
@@ -110,9 +110,9 @@ def _serve(selection: Any, address: Any) -> None:
 
     import anyio
 
-    from domain.tools.serving import ServeRefused
-    from entrypoints.cli.signals import until_signal
-    from entrypoints.mcp.setup import prepare_server
+    from artifactize.domain.tools.serving import ServeRefused
+    from artifactize.entrypoints.cli.signals import until_signal
+    from artifactize.entrypoints.mcp.setup import prepare_server
 
     sys.setswitchinterval(SERVER_SWITCH_INTERVAL_SECONDS)
     services = CliContext.services()
@@ -120,7 +120,7 @@ def _serve(selection: Any, address: Any) -> None:
     run = prepared.run
     sock = None
     if address is not None:
-        from entrypoints.listen_address import bind
+        from artifactize.entrypoints.listen_address import bind
 
         try:
             sock = bind(address)
@@ -132,8 +132,8 @@ def _serve(selection: Any, address: Any) -> None:
         # The SDK (with pydantic and starlette: most of a second on a small machine) is
         # imported once the scope, the state and the address are known good, so a refusal
         # answers at once; still before anything is served or recorded.
-        from entrypoints.mcp.http import serve_http
-        from entrypoints.mcp.server import serve_stdio
+        from artifactize.entrypoints.mcp.http import serve_http
+        from artifactize.entrypoints.mcp.server import serve_stdio
     except BaseException:
         if sock is not None:
             sock.close()
@@ -196,7 +196,7 @@ def mcp_log(
     """The MCP sessions in the state (newest first), or one session's audited calls."""
     services = CliContext.services()
     stores = services.container.mcp_audit_stores()
-    from ports.state import StateError
+    from artifactize.ports.state import StateError
 
     try:
         audit = stores.open(services.state_dir(), create=False)

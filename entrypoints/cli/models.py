@@ -14,8 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-from entrypoints.cli.context import CliContext
-from entrypoints.errors import CommandError
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.errors import CommandError
 
 EXIT_READY = 0
 EXIT_NOT_READY = 1
@@ -31,7 +31,7 @@ def models_command(
     """List the models the backend's endpoint serves (one ID a line)."""
     import anyio
 
-    from ports.model import BackendUnavailable, ProviderFailure
+    from artifactize.ports.model import BackendUnavailable, ProviderFailure
 
     catalog = CliContext.services().model_catalog()
     try:

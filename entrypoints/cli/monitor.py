@@ -15,9 +15,9 @@ from typing import Annotated
 
 import typer
 
-from entrypoints.cli.context import CliContext
-from entrypoints.cli.terminal_reviewer import ALL_WITH_REPO as ALL_WITH_REPO
-from entrypoints.cli.terminal_reviewer import check_interactive
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.terminal_reviewer import ALL_WITH_REPO as ALL_WITH_REPO
+from artifactize.entrypoints.cli.terminal_reviewer import check_interactive
 
 JSON_REFUSED = "monitor is interactive and has no --json output; use run list and run show."
 NEEDS_TERMINAL = "monitor needs an interactive terminal (standard input and output)."
@@ -30,7 +30,7 @@ def review_argv(request_id: str, state_dir: str, repo: str | None) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "entrypoints.cli.app",
+        "artifactize.entrypoints.cli.app",
         "--state-dir",
         state_dir,
         "review",
@@ -45,7 +45,7 @@ def monitor_command(
     ] = False,
 ) -> None:
     """Watch Runs live; o hands a waiting Human review to `review`. Writes nothing."""
-    from entrypoints.monitor_tui.app import MonitorApp
+    from artifactize.entrypoints.monitor_tui.app import MonitorApp
 
     check_interactive(all_repos, JSON_REFUSED, NEEDS_TERMINAL)
     services = CliContext.services()

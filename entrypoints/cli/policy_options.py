@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from entrypoints.errors import CommandError
+from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
-    from domain.reviews.run.policy import RunPolicy
-    from domain.reviews.run.selection import Selection
+    from artifactize.domain.reviews.run.policy import RunPolicy
+    from artifactize.domain.reviews.run.selection import Selection
 
 EvalsOption = Annotated[
     str | None,
@@ -78,8 +78,8 @@ def run_policy(
     force: bool = False,
 ) -> RunPolicy:
     """The checked policy, or exit 2 naming the flag and the rule."""
-    from domain.identifiers import identifier_problem
-    from domain.reviews.run.policy import (
+    from artifactize.domain.identifiers import identifier_problem
+    from artifactize.domain.reviews.run.policy import (
         FINGERPRINT_JOBS_MAX,
         JOBS_DEFAULT,
         PolicyError,
@@ -120,7 +120,7 @@ def selection(
     default_all: bool = False,
 ) -> Selection:
     """The one selector given, checked (``default_all``: none given means ``--all``)."""
-    from domain.reviews.run.selection import ONE_SELECTOR, Selection, SelectionError
+    from artifactize.domain.reviews.run.selection import ONE_SELECTOR, Selection, SelectionError
 
     if selector is not None and eval_id is not None:
         raise CommandError(ONE_SELECTOR)

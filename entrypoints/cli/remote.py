@@ -15,9 +15,9 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from entrypoints.cli.context import CliContext
-from entrypoints.errors import CommandError
-from ports.review_store import (
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.errors import CommandError
+from artifactize.ports.review_store import (
     SCOPE_READ,
     TOKEN_MAX_CHARS,
     Principal,
@@ -236,7 +236,7 @@ def push_command(
 
     Needs the publish scope (human for Human sign-offs). Any remote failure is exit 2.
     """
-    from domain.reviews.remote.push import PushError, PushReport, local_candidates, push
+    from artifactize.domain.reviews.remote.push import PushError, PushReport, local_candidates, push
 
     stores = _stores()
     settings = _settings(stores)

@@ -17,11 +17,11 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from entrypoints.cli.context import CliContext
-from entrypoints.cli.signals import until_signal
-from entrypoints.errors import CommandError
-from ports.documents import RequestView
-from ports.state import StateError
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.signals import until_signal
+from artifactize.entrypoints.errors import CommandError
+from artifactize.ports.documents import RequestView
+from artifactize.ports.state import StateError
 
 EXIT_TOOL_ERROR = 2
 LAUNCHED_TEXT = "Launched {tool}."
@@ -49,7 +49,7 @@ def _run(work: Callable[[], Awaitable[T]]) -> T:
     """Run a lifecycle action; Ctrl-C or SIGTERM cancels it (exit 2), errors exit 2."""
     import anyio
 
-    from domain.reviews.human.errors import HumanReviewError
+    from artifactize.domain.reviews.human.errors import HumanReviewError
 
     try:
         outcome = anyio.run(until_signal, work)
@@ -80,14 +80,14 @@ def request_list(
     ] = False,
 ) -> None:
     """Saved requests (waiting, claimed, settled), newest Run first; filters narrow them."""
-    from domain.reviews.run.request_views import (
+    from artifactize.domain.reviews.run.request_views import (
         LIST_COLUMNS,
         RequestViews,
         list_line,
         parse_statuses,
         select,
     )
-    from ports.statuses import ReviewStatus
+    from artifactize.ports.statuses import ReviewStatus
 
     if status is not None and waiting:
         raise CommandError(STATUS_AND_WAITING)
@@ -121,8 +121,8 @@ def request_list(
 @request_app.command("show")
 def request_show(request_id: Annotated[str, typer.Argument(help="A request ID.")]) -> None:
     """The request with its claim, source execution and saved definition, as JSON."""
-    from domain.reviews.human.errors import REQUEST_NOT_FOUND
-    from domain.reviews.run.request_views import RequestViews
+    from artifactize.domain.reviews.human.errors import REQUEST_NOT_FOUND
+    from artifactize.domain.reviews.run.request_views import RequestViews
 
     store = CliContext.services().existing_state()
     request = store.get_request(request_id)
@@ -165,7 +165,7 @@ def request_cancel(
 ) -> None:
     """End a waiting request without a verdict (CANCELLED): the claimant, or anyone while it
     is unclaimed. Followers end with it. Prints the cancelled request."""
-    from domain.reviews.run.request_views import RequestViews
+    from artifactize.domain.reviews.run.request_views import RequestViews
 
     name = CliContext.services().reviewer_name(reviewer)
     store = CliContext.services().existing_state()
@@ -211,8 +211,8 @@ def request_submit(
     """Submit a verdict (claimant only); prints the settled request. Exit 0 also for RED."""
     import anyio
 
-    from domain.reviews.human.submission import FIELDS_BOTH, FieldsError, human_result
-    from domain.reviews.run.request_views import RequestViews
+    from artifactize.domain.reviews.human.submission import FIELDS_BOTH, FieldsError, human_result
+    from artifactize.domain.reviews.run.request_views import RequestViews
 
     if fields is not None and fields_file is not None:
         raise CommandError(FIELDS_BOTH)
@@ -249,7 +249,7 @@ def _warn(message: str) -> None:
 def read_fields_file(path: str) -> bytes:
     """At most HUMAN_FIELDS_READ_BYTES of a regular file. The open is non-blocking, so a FIFO
     is refused instead of waiting for a writer; what it is, is checked on the open file."""
-    from domain.reviews.human.submission import HUMAN_FIELDS_READ_BYTES
+    from artifactize.domain.reviews.human.submission import HUMAN_FIELDS_READ_BYTES
 
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
     try:

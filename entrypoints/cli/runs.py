@@ -14,23 +14,23 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from domain.reviews.human.asking import (
+from artifactize.domain.reviews.human.asking import (
     WAIT_NEEDS_WAIT,
     WAIT_TIMEOUT_DEFAULT_MS,
     check_wait_timeout,
 )
-from entrypoints.cli import ci_reports, policy_options
-from entrypoints.cli.context import CliContext
-from entrypoints.cli.signals import until_signal
-from entrypoints.errors import CommandError
-from ports.review_store import RemoteFailure
-from ports.state import KeyInUse, RunRecord
-from ports.statuses import ProfileKind, ReviewStatus
+from artifactize.entrypoints.cli import ci_reports, policy_options
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.signals import until_signal
+from artifactize.entrypoints.errors import CommandError
+from artifactize.ports.review_store import RemoteFailure
+from artifactize.ports.state import KeyInUse, RunRecord
+from artifactize.ports.statuses import ProfileKind, ReviewStatus
 
 if TYPE_CHECKING:
-    from domain.reviews.run.context import VerifyOptions
-    from domain.reviews.run.documents import RunResult
-    from ports.documents import RequestDocument, ValidationDocument
+    from artifactize.domain.reviews.run.context import VerifyOptions
+    from artifactize.domain.reviews.run.documents import RunResult
+    from artifactize.ports.documents import RequestDocument, ValidationDocument
 
 EXIT_FOR_STATUS: dict[str, int] = {
     ReviewStatus.GREEN: 0,
@@ -141,7 +141,7 @@ def verify(
     )
     report = ci_reports.CiReports.from_environment(junit, CliContext.options.repo, quiet=quiet)
 
-    from domain.reviews.run.context import VerifyOptions
+    from artifactize.domain.reviews.run.context import VerifyOptions
 
     def options(repo: str, state: str) -> VerifyOptions:
         return VerifyOptions(
@@ -155,7 +155,7 @@ def verify(
             policy=policy,
         )
 
-    from entrypoints.cli.progress import display_for_verify
+    from artifactize.entrypoints.cli.progress import display_for_verify
 
     display = display_for_verify(sys.stderr, quiet=quiet).start()
     services = CliContext.services()
@@ -204,7 +204,7 @@ def _other_profile_text(count: int) -> str:
 
 def run_view(result: RunResult) -> dict[str, Any]:
     """The Run with its requests, its summaries computed from them as they stand."""
-    from domain.reviews.run.current import current_run
+    from artifactize.domain.reviews.run.current import current_run
 
     return current_run(result.run, result.requests)
 
@@ -231,8 +231,8 @@ def validation_lines(validation: ValidationDocument | None) -> list[str]:
 
 
 def run_text(result: RunResult) -> str:
-    from domain.reviews.run.sources import source_text
-    from domain.reviews.run.summaries import usage_text
+    from artifactize.domain.reviews.run.sources import source_text
+    from artifactize.domain.reviews.run.summaries import usage_text
 
     run = result.run
     lines = [f"Run: {run['id']}"]
@@ -314,7 +314,7 @@ def run_show(
         if polled is None:
             raise typer.Exit(EXIT_CANCELLED)
         run = polled
-    from domain.reviews.run.current import current_run
+    from artifactize.domain.reviews.run.current import current_run
 
     _emit_json(current_run(run.data, [r.data for r in store.list_requests(run_id)]))
     if not wait:
@@ -333,7 +333,7 @@ def run_list(
     """Runs newest first, for this repository (or --all)."""
     store = CliContext.services().open_state(create=False)
     repo = None if all_repos else os.path.realpath(CliContext.options.repo)
-    from domain.reviews.run.current import status_counts
+    from artifactize.domain.reviews.run.current import status_counts
 
     runs = store.list_runs(repo, limit, offset) if store is not None else []
     rows = [

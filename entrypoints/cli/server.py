@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from domain.reviews.remote.leases import (
+from artifactize.domain.reviews.remote.leases import (
     LEASE_SECONDS_DEFAULT,
     LEASE_SECONDS_MAX,
     LEASE_SECONDS_MIN,
     check_lease_seconds,
 )
-from domain.reviews.remote.server_admission import is_reuse_key
-from entrypoints.cli.context import CliContext
-from entrypoints.errors import CommandError
-from entrypoints.listen_address import DEFAULT_LISTEN, ListenError, bind, parse_listen
-from ports.store_server_storage import (
+from artifactize.domain.reviews.remote.server_admission import is_reuse_key
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.errors import CommandError
+from artifactize.entrypoints.listen_address import DEFAULT_LISTEN, ListenError, bind, parse_listen
+from artifactize.ports.store_server_storage import (
     ReviewStoreDb,
     ReviewStoreDbError,
     TokenInfo,
@@ -35,7 +35,7 @@ from ports.store_server_storage import (
 )
 
 if TYPE_CHECKING:
-    from entrypoints.store_server import StoreServer
+    from artifactize.entrypoints.store_server import StoreServer
 
 NOT_REVOKED = "-"
 DATABASE_ENV = "ARTIFACTIZE_STORE_DATABASE"
@@ -103,7 +103,7 @@ def run(
     principal; never a token)."""
     import anyio
 
-    from entrypoints import store_server as http
+    from artifactize.entrypoints import store_server as http
 
     try:
         address = parse_listen(listen)

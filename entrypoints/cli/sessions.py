@@ -12,9 +12,9 @@ from typing import Annotated
 
 import typer
 
-from entrypoints.cli.context import CliContext
-from entrypoints.errors import CommandError
-from ports.conversations import ConversationNotFound
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.errors import CommandError
+from artifactize.ports.conversations import ConversationNotFound
 
 REQUEST_ID = re.compile(r"\Arun-[A-Za-z0-9]+-[0-9]+\Z")
 EXIT_ANSWER_FAILED = 2
@@ -48,7 +48,7 @@ def session_show(
     ] = False,
 ) -> None:
     """Print a saved Agent conversation: text, or its raw events with --json."""
-    from domain.reviews.agent.conversations import conversation_text
+    from artifactize.domain.reviews.agent.conversations import conversation_text
 
     session_id = resolve_session(ref)
     try:
@@ -70,7 +70,7 @@ def session_send(
     tool sessions; the answer is not a verdict and changes no result."""
     import anyio
 
-    from domain.reviews.agent.conversations import ConversationError
+    from artifactize.domain.reviews.agent.conversations import ConversationError
 
     session_id = resolve_session(ref)
     service = CliContext.services().followup(session_id)

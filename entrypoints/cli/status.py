@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from entrypoints.cli import policy_options
-from entrypoints.cli.context import CliContext
-from entrypoints.errors import CommandError
+from artifactize.entrypoints.cli import policy_options
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
-    from domain.reviews.run.status import StatusReport
+    from artifactize.domain.reviews.run.status import StatusReport
 
 EXIT_SATISFIED = 0
 EXIT_UNMET = 1
@@ -79,8 +79,8 @@ def status_command(
     chosen = policy_options.selection(
         selector, eval_id, evals, artifacts, select_all, default_all=True
     )
-    from domain.reviews.run.status import StatusOptions
-    from ports.state import StateError
+    from artifactize.domain.reviews.run.status import StatusOptions
+    from artifactize.ports.state import StateError
 
     policy = policy_options.run_policy(
         reuse_only=reuse_only,
@@ -128,7 +128,7 @@ def status_text(report: StatusReport) -> str:
     lines.extend(f"  Unmet obligation: {name}" for name in report.unmet)
     if report.fingerprint_failures:
         lines.append(FINGERPRINT_FAILED.format(evals=", ".join(report.fingerprint_failures)))
-    from domain.reviews.run.status import ACTIONS, EXTRA_ACTIONS
+    from artifactize.domain.reviews.run.status import ACTIONS, EXTRA_ACTIONS
 
     counts = report.action_counts()
     summary = ", ".join(f"{ACTION_WORDS[action]} {counts[action]}" for action in ACTIONS)

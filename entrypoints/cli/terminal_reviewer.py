@@ -19,9 +19,9 @@ from typing import Annotated
 
 import typer
 
-from entrypoints.cli.context import CliContext
-from entrypoints.cli.global_options import GlobalOptions
-from entrypoints.errors import CommandError
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.global_options import GlobalOptions
+from artifactize.entrypoints.errors import CommandError
 
 JSON_REFUSED = "review is interactive and has no --json output; use request list, show and submit."
 ALL_WITH_REPO = "Give either --all or --repo, not both."
@@ -55,12 +55,12 @@ def review_command(
     """Review waiting Human requests in the terminal: run their tools, submit a verdict."""
     import anyio
 
-    from domain.reviews.human.errors import REQUEST_NOT_FOUND, HumanReviewError
-    from domain.reviews.human.reviewers import ReviewerError, check_reviewer
-    from entrypoints.container import FALLBACK_EDITOR, ON_WINDOWS
-    from entrypoints.review_tui.app import ReviewApp
-    from entrypoints.review_tui.session import ReviewSession
-    from entrypoints.review_tui.waiting import NO_WAITING
+    from artifactize.domain.reviews.human.errors import REQUEST_NOT_FOUND, HumanReviewError
+    from artifactize.domain.reviews.human.reviewers import ReviewerError, check_reviewer
+    from artifactize.entrypoints.container import FALLBACK_EDITOR, ON_WINDOWS
+    from artifactize.entrypoints.review_tui.app import ReviewApp
+    from artifactize.entrypoints.review_tui.session import ReviewSession
+    from artifactize.entrypoints.review_tui.waiting import NO_WAITING
 
     options = CliContext.options
     check_interactive(all_repos, JSON_REFUSED, NEEDS_TERMINAL)

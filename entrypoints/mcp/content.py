@@ -15,7 +15,7 @@ from typing import Any
 import mcp.types as mcp_types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from domain.tools.results import ToolResult
+from artifactize.domain.tools.results import ToolResult
 
 
 def _block(result: ToolResult, index: int) -> mcp_types.TextContent | mcp_types.ImageContent:

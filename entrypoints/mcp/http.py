@@ -25,9 +25,9 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route
 
-from domain.tools.serving import ServingRun
-from entrypoints.mcp.server import McpServer
-from entrypoints.store_server import StoreServer
+from artifactize.domain.tools.serving import ServingRun
+from artifactize.entrypoints.mcp.server import McpServer
+from artifactize.entrypoints.store_server import StoreServer
 
 TOKEN_BYTES = 32
 MCP_PATH = "/mcp"

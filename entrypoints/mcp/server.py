@@ -26,9 +26,9 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
-from domain.tools.serving import ConnectionKey, ServingRun
-from entrypoints.mcp.content import call_tool_result, error_result
-from entrypoints.mcp.stdio import private_stdio
+from artifactize.domain.tools.serving import ConnectionKey, ServingRun
+from artifactize.entrypoints.mcp.content import call_tool_result, error_result
+from artifactize.entrypoints.mcp.stdio import private_stdio
 
 SERVER_NAME = "artifactize"
 INTERNAL_FAILURE = "The tool call failed inside artifactize: {detail}"
@@ -40,7 +40,7 @@ Spawn = Callable[[Callable[[], Any]], object]
 
 
 def _version() -> str:
-    from entrypoints.version import VERSION
+    from artifactize.entrypoints.version import VERSION
 
     return VERSION
 

@@ -12,10 +12,16 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from domain.tools.serving import ServedScope, ServeRefused, ServeSelection, ServingPorts, ServingRun
-from entrypoints.bootstrap import RUNS_FOLDER, Services
-from entrypoints.errors import CommandError
-from ports.mcp_audit import McpAuditStore
+from artifactize.domain.tools.serving import (
+    ServedScope,
+    ServeRefused,
+    ServeSelection,
+    ServingPorts,
+    ServingRun,
+)
+from artifactize.entrypoints.bootstrap import RUNS_FOLDER, Services
+from artifactize.entrypoints.errors import CommandError
+from artifactize.ports.mcp_audit import McpAuditStore
 
 
 @dataclass
@@ -34,8 +40,8 @@ class PreparedServer:
 
 def prepare_server(services: Services, selection: ServeSelection, transport: str) -> PreparedServer:
     """Everything checked before serving; raises ``CommandError`` (exit 2)."""
-    from domain.state_home import StateLocationError, check_outside_repo
-    from domain.tools.serving import prepare_scope
+    from artifactize.domain.state_home import StateLocationError, check_outside_repo
+    from artifactize.domain.tools.serving import prepare_scope
 
     container = services.container
     repo = services.repo()
@@ -49,7 +55,7 @@ def prepare_server(services: Services, selection: ServeSelection, transport: str
         check_outside_repo(os.path.realpath(state), repo)
     except StateLocationError as exc:
         raise CommandError(str(exc)) from None
-    from ports.state import StateError
+    from artifactize.ports.state import StateError
 
     try:
         audit = container.mcp_audit_stores().open(state, create=True)

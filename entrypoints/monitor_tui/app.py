@@ -19,11 +19,18 @@ from typing import Any
 
 import urwid
 
-from entrypoints.monitor_tui.screens import MonitorAct, RunListScreen, RunScreen
-from entrypoints.monitor_tui.source import MonitorReadError, MonitorSource
-from entrypoints.review_tui.layout import KeyRouter
-from entrypoints.review_tui.palette import FIELD_FOCUS, HEADING, HINTS, PALETTE, PROBLEM, SELECTED
-from entrypoints.review_tui.palette import TITLE as TITLE_STYLE
+from artifactize.entrypoints.monitor_tui.screens import MonitorAct, RunListScreen, RunScreen
+from artifactize.entrypoints.monitor_tui.source import MonitorReadError, MonitorSource
+from artifactize.entrypoints.review_tui.layout import KeyRouter
+from artifactize.entrypoints.review_tui.palette import (
+    FIELD_FOCUS,
+    HEADING,
+    HINTS,
+    PALETTE,
+    PROBLEM,
+    SELECTED,
+)
+from artifactize.entrypoints.review_tui.palette import TITLE as TITLE_STYLE
 
 REFRESH_SECONDS = 1.0
 PAGE_ROWS = 50  # Runs read at first; moving past the last one reads this many more

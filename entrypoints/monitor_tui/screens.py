@@ -16,7 +16,7 @@ from typing import Any
 import urwid
 from urwid.widget import AbstractFlowWidget
 
-from entrypoints.monitor_tui.views import (
+from artifactize.entrypoints.monitor_tui.views import (
     NO_RUNS,
     NodeKind,
     RunRow,
@@ -28,9 +28,9 @@ from entrypoints.monitor_tui.views import (
     run_table,
     visible,
 )
-from entrypoints.review_tui.layout import flow_walker, titled_frame
-from entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
-from ports.statuses import ReviewStatus
+from artifactize.entrypoints.review_tui.layout import flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
+from artifactize.ports.statuses import ReviewStatus
 
 LIST_TITLE = " artifactize monitor · Runs "
 RUN_TITLE = " artifactize monitor · {run} "

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from entrypoints.monitor_tui.views import RunRow, request_counts
-from ports.state import StateStore
+from artifactize.entrypoints.monitor_tui.views import RunRow, request_counts
+from artifactize.ports.state import StateStore
 
 
 class MonitorReadError(Exception):

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from domain.reviews.run.summaries import run_summary, run_usage, usage_text
-from entrypoints.review_tui.waiting import age_text
-from ports.documents import RequestDocument
-from ports.statuses import ReviewStatus
-from ports.timestamps import timestamp
+from artifactize.domain.reviews.run.summaries import run_summary, run_usage, usage_text
+from artifactize.entrypoints.review_tui.waiting import age_text
+from artifactize.ports.documents import RequestDocument
+from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.timestamps import timestamp
 
 NOT_REQUESTED = "not requested"  # an eval of the Run's definitions with no request
 # One glyph a status, readable without colour; an unknown status shows as "?".

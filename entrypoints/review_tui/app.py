@@ -30,28 +30,28 @@ import anyio
 import urwid
 from anyio.abc import TaskGroup
 
-from domain.reviews.human.errors import HumanReviewError
-from domain.tools.cancellation import Cancellation
-from entrypoints.review_tui.acts import Act, Screen
-from entrypoints.review_tui.busy import TICK_SECONDS, Busy
-from entrypoints.review_tui.dialogs import (
+from artifactize.domain.reviews.human.errors import HumanReviewError
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.entrypoints.review_tui.acts import Act, Screen
+from artifactize.entrypoints.review_tui.busy import TICK_SECONDS, Busy
+from artifactize.entrypoints.review_tui.dialogs import (
     ConfirmScreen,
     EndRequestScreen,
     LeaveScreen,
     VerdictScreen,
 )
-from entrypoints.review_tui.editor import EDITOR_DEFAULT
-from entrypoints.review_tui.form_screen import FormScreen
-from entrypoints.review_tui.layout import KeyRouter
-from entrypoints.review_tui.list_screen import ListScreen
-from entrypoints.review_tui.log_feed import LogFeed
-from entrypoints.review_tui.palette import BUSY, HINTS, NOTICE, PALETTE, PROBLEM
-from entrypoints.review_tui.request_screen import RequestScreen
-from entrypoints.review_tui.session import ReviewActions
-from entrypoints.review_tui.tool_flow import ToolFlow
-from entrypoints.review_tui.tool_log import ToolLog
-from entrypoints.review_tui.verdict_flow import VerdictFlow
-from ports.state import StateError
+from artifactize.entrypoints.review_tui.editor import EDITOR_DEFAULT
+from artifactize.entrypoints.review_tui.form_screen import FormScreen
+from artifactize.entrypoints.review_tui.layout import KeyRouter
+from artifactize.entrypoints.review_tui.list_screen import ListScreen
+from artifactize.entrypoints.review_tui.log_feed import LogFeed
+from artifactize.entrypoints.review_tui.palette import BUSY, HINTS, NOTICE, PALETTE, PROBLEM
+from artifactize.entrypoints.review_tui.request_screen import RequestScreen
+from artifactize.entrypoints.review_tui.session import ReviewActions
+from artifactize.entrypoints.review_tui.tool_flow import ToolFlow
+from artifactize.entrypoints.review_tui.tool_log import ToolLog
+from artifactize.entrypoints.review_tui.verdict_flow import VerdictFlow
+from artifactize.ports.state import StateError
 
 REFRESH_SECONDS = 1.0  # the List reloads itself this often
 READ_FAILED = "read failed at {time}: {reason}"

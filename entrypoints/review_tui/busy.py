@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.tools.cancellation import Cancellation
+from artifactize.domain.tools.cancellation import Cancellation
 
 TICK_SECONDS = 0.1  # 10 frames per second
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"

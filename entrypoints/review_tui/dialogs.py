@@ -10,9 +10,9 @@ from typing import Any
 
 import urwid
 
-from entrypoints.review_tui.acts import Act
-from entrypoints.review_tui.palette import HEADING, PROBLEM
-from entrypoints.review_tui.tool_list import shell_quote
+from artifactize.entrypoints.review_tui.acts import Act
+from artifactize.entrypoints.review_tui.palette import HEADING, PROBLEM
+from artifactize.entrypoints.review_tui.tool_list import shell_quote
 
 DIALOG_WIDTH_PERCENT = 80
 CONFIRM_HINTS = "y/Enter run (and remember this command line) · n/q/Esc cancel"

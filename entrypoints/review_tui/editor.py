@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from domain.reviews.human.submission import VERDICT_IN_FIELDS, FieldsError, human_result
-from entrypoints.cli.requests import read_fields_file
-from entrypoints.errors import CommandError
+from artifactize.domain.reviews.human.submission import VERDICT_IN_FIELDS, FieldsError, human_result
+from artifactize.entrypoints.cli.requests import read_fields_file
+from artifactize.entrypoints.errors import CommandError
 
 EDITOR_VARIABLES = ("VISUAL", "EDITOR")
 EDITOR_DEFAULT = "vi"

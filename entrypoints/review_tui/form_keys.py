@@ -13,7 +13,12 @@ every key it did not use.
 
 from __future__ import annotations
 
-from entrypoints.review_tui.form_model import TEXT_KINDS, FieldKind, FormField, VerdictForm
+from artifactize.entrypoints.review_tui.form_model import (
+    TEXT_KINDS,
+    FieldKind,
+    FormField,
+    VerdictForm,
+)
 
 NEXT_KEYS = ("tab", "down")
 PREVIOUS_KEYS = ("shift tab", "up")

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from domain.reviews.verdicts import VERDICT_FIELD
+from artifactize.domain.reviews.verdicts import VERDICT_FIELD
 
 ANNOTATIONS = frozenset({"title", "description", "$comment", "$schema"})
 TOP_LEVEL_KEYS = ANNOTATIONS | {"type", "properties", "required", "additionalProperties"}

@@ -10,11 +10,11 @@ from __future__ import annotations
 import urwid
 from urwid.widget import AbstractFlowWidget
 
-from entrypoints.review_tui.acts import Act
-from entrypoints.review_tui.form_keys import apply_key
-from entrypoints.review_tui.form_model import TEXT_KINDS, VerdictForm
-from entrypoints.review_tui.layout import flow_walker, titled_frame
-from entrypoints.review_tui.palette import FIELD_FOCUS, HEADING, MUTED, PROBLEM
+from artifactize.entrypoints.review_tui.acts import Act
+from artifactize.entrypoints.review_tui.form_keys import apply_key
+from artifactize.entrypoints.review_tui.form_model import TEXT_KINDS, VerdictForm
+from artifactize.entrypoints.review_tui.layout import flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.palette import FIELD_FOCUS, HEADING, MUTED, PROBLEM
 
 HINTS = (
     "Tab/↓ next · Shift-Tab/↑ previous · Space/←/→ change · t/f true/false · "

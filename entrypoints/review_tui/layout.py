@@ -8,7 +8,7 @@ from collections.abc import Callable
 import urwid
 from urwid.widget import AbstractFlowWidget
 
-from entrypoints.review_tui.palette import TITLE
+from artifactize.entrypoints.review_tui.palette import TITLE
 
 
 def flow_walker() -> urwid.SimpleFocusListWalker[AbstractFlowWidget]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import urwid
 from urwid.widget import AbstractFlowWidget
 
-from entrypoints.review_tui.acts import Act
-from entrypoints.review_tui.layout import flow_walker, titled_frame
-from entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
-from entrypoints.review_tui.waiting import NO_WAITING, WaitingRow, table
+from artifactize.entrypoints.review_tui.acts import Act
+from artifactize.entrypoints.review_tui.layout import flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
+from artifactize.entrypoints.review_tui.waiting import NO_WAITING, WaitingRow, table
 
 TITLE_TEXT = " artifactize review · waiting Human reviews "
 HINTS = "j/k ↑/↓ move · Enter open · r refresh · q quit"

@@ -16,8 +16,8 @@ import collections
 import threading
 from collections.abc import Callable
 
-from domain.tools.human.lines import OutputLine, ProgramEnded, ToolLogEvent
-from entrypoints.review_tui.tool_log import LogRun, ToolLog
+from artifactize.domain.tools.human.lines import OutputLine, ProgramEnded, ToolLogEvent
+from artifactize.entrypoints.review_tui.tool_log import LogRun, ToolLog
 
 Wake = Callable[[], None]
 

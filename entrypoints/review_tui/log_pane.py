@@ -11,8 +11,8 @@ from typing import Any
 
 import urwid
 
-from entrypoints.review_tui.palette import LOG_STYLES, MUTED
-from entrypoints.review_tui.tool_log import ToolLog
+from artifactize.entrypoints.review_tui.palette import LOG_STYLES, MUTED
+from artifactize.entrypoints.review_tui.tool_log import ToolLog
 
 SCROLL_ROWS = 10
 EMPTY_HINT = "Enter (or t) runs the selected tool; what it prints shows here."

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from entrypoints.review_tui.tool_log import RowKind
+from artifactize.entrypoints.review_tui.tool_log import RowKind
 
 TITLE = "title"
 HEADING = "heading"

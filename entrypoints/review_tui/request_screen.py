@@ -16,13 +16,13 @@ from typing import Any
 import urwid
 from urwid.widget import AbstractFlowWidget
 
-from entrypoints.review_tui.acts import Act
-from entrypoints.review_tui.layout import flow_walker, titled_frame
-from entrypoints.review_tui.log_pane import SCROLL_ROWS, LogPane
-from entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
-from entrypoints.review_tui.tool_list import ToolInfo, recorded_tools, resolved_line
-from entrypoints.review_tui.tool_log import ToolLog
-from entrypoints.review_tui.waiting import claim_text, read_only_reason
+from artifactize.entrypoints.review_tui.acts import Act
+from artifactize.entrypoints.review_tui.layout import flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.log_pane import SCROLL_ROWS, LogPane
+from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
+from artifactize.entrypoints.review_tui.tool_list import ToolInfo, recorded_tools, resolved_line
+from artifactize.entrypoints.review_tui.tool_log import ToolLog
+from artifactize.entrypoints.review_tui.waiting import claim_text, read_only_reason
 
 HINTS = (
     "j/k tool · Enter/t run · s submit · u release · x cancel request · PgUp/PgDn scroll"

@@ -16,21 +16,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from domain.reviews.human.errors import HumanReviewError
-from domain.reviews.human.lifecycle import HumanReviews, Submitted
-from domain.reviews.run.request_views import RequestViews
-from domain.tools.cancellation import Cancellation
-from domain.tools.human.lines import LineSink
-from domain.tools.human.results import HumanToolResult
-from entrypoints.review_tui.waiting import (
+from artifactize.domain.reviews.human.errors import HumanReviewError
+from artifactize.domain.reviews.human.lifecycle import HumanReviews, Submitted
+from artifactize.domain.reviews.run.request_views import RequestViews
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.domain.tools.human.lines import LineSink
+from artifactize.domain.tools.human.results import HumanToolResult
+from artifactize.entrypoints.review_tui.waiting import (
     WAITING_HUMAN,
     WaitingRow,
     claimant,
     waiting_row,
 )
-from ports.documents import RequestView
-from ports.review_store import RemoteStore
-from ports.state import HumanClaim, RequestRecord, StateStore
+from artifactize.ports.documents import RequestView
+from artifactize.ports.review_store import RemoteStore
+from artifactize.ports.state import HumanClaim, RequestRecord, StateStore
 
 
 class ReviewActions(Protocol):

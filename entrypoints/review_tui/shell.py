@@ -11,11 +11,11 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from domain.tools.cancellation import Cancellation
-from entrypoints.review_tui.acts import Screen
-from entrypoints.review_tui.busy import Busy
-from entrypoints.review_tui.request_screen import RequestScreen
-from entrypoints.review_tui.session import ReviewActions
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.entrypoints.review_tui.acts import Screen
+from artifactize.entrypoints.review_tui.busy import Busy
+from artifactize.entrypoints.review_tui.request_screen import RequestScreen
+from artifactize.entrypoints.review_tui.session import ReviewActions
 
 
 class Shell(Protocol):

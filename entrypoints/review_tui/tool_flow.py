@@ -13,17 +13,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from domain.reviews.human.errors import HumanReviewError
-from domain.tools.cancellation import Cancellation
-from domain.tools.human.results import HumanToolResult
-from entrypoints.review_tui.acts import Act
-from entrypoints.review_tui.dialogs import ConfirmScreen
-from entrypoints.review_tui.log_feed import LogFeed
-from entrypoints.review_tui.request_screen import RequestScreen
-from entrypoints.review_tui.shell import Shell
-from entrypoints.review_tui.tool_list import ToolInfo, command_key, is_resolved
-from entrypoints.review_tui.tool_log import LogRun, error_end, result_end
-from ports.state import StateError
+from artifactize.domain.reviews.human.errors import HumanReviewError
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.domain.tools.human.results import HumanToolResult
+from artifactize.entrypoints.review_tui.acts import Act
+from artifactize.entrypoints.review_tui.dialogs import ConfirmScreen
+from artifactize.entrypoints.review_tui.log_feed import LogFeed
+from artifactize.entrypoints.review_tui.request_screen import RequestScreen
+from artifactize.entrypoints.review_tui.shell import Shell
+from artifactize.entrypoints.review_tui.tool_list import ToolInfo, command_key, is_resolved
+from artifactize.entrypoints.review_tui.tool_log import LogRun, error_end, result_end
+from artifactize.ports.state import StateError
 
 RUNNING = "Running {tool}…"
 RESOLVING = "Resolving {tool}…"

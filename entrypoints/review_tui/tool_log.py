@@ -17,10 +17,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from domain.reviews.human.errors import CANCELLED as ACTION_CANCELLED
-from domain.tools.human.lines import LINE_PIECE_MAX_BYTES
-from domain.tools.human.results import CANCELLED as CALL_CANCELLED
-from domain.tools.human.results import TIMED_OUT, HumanToolResult
+from artifactize.domain.reviews.human.errors import CANCELLED as ACTION_CANCELLED
+from artifactize.domain.tools.human.lines import LINE_PIECE_MAX_BYTES
+from artifactize.domain.tools.human.results import CANCELLED as CALL_CANCELLED
+from artifactize.domain.tools.human.results import TIMED_OUT, HumanToolResult
 
 RUN_SHOWN_MAX_BYTES = 1024 * 1024  # output shown per run, in UTF-8 bytes (newlines counted)
 HEADER_MARK = "▶"

@@ -14,17 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from domain.reviews.human.errors import HumanPublishError, HumanReviewError
-from domain.reviews.verdicts import VerdictValidator
-from domain.tools.cancellation import Cancellation
-from entrypoints.review_tui import editor
-from entrypoints.review_tui.acts import Act
-from entrypoints.review_tui.dialogs import VerdictScreen
-from entrypoints.review_tui.form_model import FormError, editor_template, flat_form
-from entrypoints.review_tui.form_screen import FormScreen
-from entrypoints.review_tui.request_screen import RequestScreen
-from entrypoints.review_tui.shell import Shell
-from ports.statuses import ReviewStatus
+from artifactize.domain.reviews.human.errors import HumanPublishError, HumanReviewError
+from artifactize.domain.reviews.verdicts import VerdictValidator
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.entrypoints.review_tui import editor
+from artifactize.entrypoints.review_tui.acts import Act
+from artifactize.entrypoints.review_tui.dialogs import VerdictScreen
+from artifactize.entrypoints.review_tui.form_model import FormError, editor_template, flat_form
+from artifactize.entrypoints.review_tui.form_screen import FormScreen
+from artifactize.entrypoints.review_tui.request_screen import RequestScreen
+from artifactize.entrypoints.review_tui.shell import Shell
+from artifactize.ports.statuses import ReviewStatus
 
 SUBMITTING = "Submitting {verdict}…"
 SUBMITTED = "Submitted {status} for {eval} ({request})."

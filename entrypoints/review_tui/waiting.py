@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ports.statuses import ReviewStatus
+from artifactize.ports.statuses import ReviewStatus
 
 WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
 LIST_COLUMNS = ("EVAL", "REQUEST", "CLAIM", "WAITING", "REPO")

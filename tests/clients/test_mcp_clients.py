@@ -147,7 +147,7 @@ def audited_calls(world: McpWorld, state: Path) -> list[tuple[str, bool]]:
 
 
 def mcp_log(world: McpWorld, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "entrypoints.cli.app", "--state-dir", str(state)]
+    command = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--state-dir", str(state)]
     done = subprocess.run(
         [*command, "--json", "mcp", "log", *args],
         capture_output=True,

@@ -14,13 +14,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ports.filesystem import Filesystem
-from ports.launch import DetachedLauncher
-from ports.private_files import PrivateFiles
-from ports.process import ProcessRunner
-from ports.programs import ProgramFinder
-from ports.scratch import ScratchSpace
-from ports.sessions import ProcessLauncher, ProcessTable, SessionStore
+from artifactize.ports.filesystem import Filesystem
+from artifactize.ports.launch import DetachedLauncher
+from artifactize.ports.private_files import PrivateFiles
+from artifactize.ports.process import ProcessRunner
+from artifactize.ports.programs import ProgramFinder
+from artifactize.ports.scratch import ScratchSpace
+from artifactize.ports.sessions import ProcessLauncher, ProcessTable, SessionStore
 
 WINDOWS = sys.platform == "win32"
 # Variables a child needs to start at all on Windows (CPython needs SYSTEMROOT).
@@ -52,30 +52,30 @@ def added_by_wine(name: str) -> bool:
 
 def process_runner() -> ProcessRunner:
     if WINDOWS:
-        from adapters.windows.process import WindowsProcessRunner
+        from artifactize.adapters.windows.process import WindowsProcessRunner
 
         return WindowsProcessRunner()
-    from adapters.posix.process import PosixProcessRunner
+    from artifactize.adapters.posix.process import PosixProcessRunner
 
     return PosixProcessRunner()
 
 
 def private_files() -> PrivateFiles:
     if WINDOWS:
-        from adapters.windows.private_files import WindowsPrivateFiles
+        from artifactize.adapters.windows.private_files import WindowsPrivateFiles
 
         return WindowsPrivateFiles()
-    from adapters.posix.private_files import PosixPrivateFiles
+    from artifactize.adapters.posix.private_files import PosixPrivateFiles
 
     return PosixPrivateFiles()
 
 
 def filesystem() -> Filesystem:
     if WINDOWS:
-        from adapters.windows.filesystem import WindowsFilesystem
+        from artifactize.adapters.windows.filesystem import WindowsFilesystem
 
         return WindowsFilesystem()
-    from adapters.posix.filesystem import PosixFilesystem
+    from artifactize.adapters.posix.filesystem import PosixFilesystem
 
     return PosixFilesystem()
 
@@ -91,10 +91,10 @@ def make_symlink(link: Path, target: Path, *, directory: bool = False) -> None:
 
 def scratch_space() -> ScratchSpace:
     if WINDOWS:
-        from adapters.windows.scratch import WindowsScratchSpace
+        from artifactize.adapters.windows.scratch import WindowsScratchSpace
 
         return WindowsScratchSpace()
-    from adapters.posix.scratch import PosixScratchSpace
+    from artifactize.adapters.posix.scratch import PosixScratchSpace
 
     return PosixScratchSpace()
 
@@ -113,8 +113,8 @@ def is_private(path: str) -> bool:
     import ctypes
     from ctypes import wintypes
 
-    from adapters.windows import win32
-    from adapters.windows.private_acl import owner_only_sddl, user_sid
+    from artifactize.adapters.windows import win32
+    from artifactize.adapters.windows.private_acl import owner_only_sddl, user_sid
 
     advapi32 = win32.advapi32()
     buffer = ctypes.create_string_buffer(4096)
@@ -132,10 +132,10 @@ def is_private(path: str) -> bool:
 def session_adapters() -> tuple[ProcessLauncher, ProcessTable, SessionStore, int]:
     """(launcher, process table, session store, readiness line limit) of this platform."""
     if WINDOWS:
-        from adapters.windows.pipes import READY_LINE_LIMIT
-        from adapters.windows.process_table import WindowsProcessTable
-        from adapters.windows.session_process import WindowsProcessLauncher
-        from adapters.windows.session_store import WindowsSessionStore
+        from artifactize.adapters.windows.pipes import READY_LINE_LIMIT
+        from artifactize.adapters.windows.process_table import WindowsProcessTable
+        from artifactize.adapters.windows.session_process import WindowsProcessLauncher
+        from artifactize.adapters.windows.session_store import WindowsSessionStore
 
         return (
             WindowsProcessLauncher(),
@@ -143,30 +143,30 @@ def session_adapters() -> tuple[ProcessLauncher, ProcessTable, SessionStore, int
             WindowsSessionStore(),
             READY_LINE_LIMIT,
         )
-    from adapters.posix.process_table import PsutilProcessTable
-    from adapters.posix.session_process import READY_LINE_LIMIT as POSIX_LIMIT
-    from adapters.posix.session_process import PosixProcessLauncher
-    from adapters.posix.session_store import PosixSessionStore
+    from artifactize.adapters.posix.process_table import PsutilProcessTable
+    from artifactize.adapters.posix.session_process import READY_LINE_LIMIT as POSIX_LIMIT
+    from artifactize.adapters.posix.session_process import PosixProcessLauncher
+    from artifactize.adapters.posix.session_store import PosixSessionStore
 
     return PosixProcessLauncher(), PsutilProcessTable(), PosixSessionStore(), POSIX_LIMIT
 
 
 def detached_launcher() -> DetachedLauncher:
     if WINDOWS:
-        from adapters.windows.launch import WindowsDetachedLauncher
+        from artifactize.adapters.windows.launch import WindowsDetachedLauncher
 
         return WindowsDetachedLauncher()
-    from adapters.posix.launch import PosixDetachedLauncher
+    from artifactize.adapters.posix.launch import PosixDetachedLauncher
 
     return PosixDetachedLauncher()
 
 
 def program_finder() -> ProgramFinder:
     if WINDOWS:
-        from adapters.windows.programs import WindowsProgramFinder
+        from artifactize.adapters.windows.programs import WindowsProgramFinder
 
         return WindowsProgramFinder(os.environ.get("PATHEXT"))
-    from adapters.posix.programs import PosixProgramFinder
+    from artifactize.adapters.posix.programs import PosixProgramFinder
 
     return PosixProgramFinder()
 

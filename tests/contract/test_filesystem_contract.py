@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ports.filesystem import (
+from artifactize.ports.filesystem import (
     DirectoryHandle,
     EntryKind,
     EntryNotFound,

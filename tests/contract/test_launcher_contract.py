@@ -93,9 +93,9 @@ def test_a_missing_program_is_an_oserror(tmp_path: Path) -> None:
 LAUNCHING_OWNER = """
 import json, sys, time
 if sys.platform == "win32":
-    from adapters.windows.launch import WindowsDetachedLauncher as Launcher
+    from artifactize.adapters.windows.launch import WindowsDetachedLauncher as Launcher
 else:
-    from adapters.posix.launch import PosixDetachedLauncher as Launcher
+    from artifactize.adapters.posix.launch import PosixDetachedLauncher as Launcher
 Launcher().launch(
     (sys.executable, "-c", "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(60)", sys.argv[1]),
     ".", json.loads(sys.argv[2]),

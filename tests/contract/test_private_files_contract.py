@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ports.private_files import PrivateFileError
+from artifactize.ports.private_files import PrivateFileError
 from tests.contract.adapters import (
     is_private,
     make_symlink,

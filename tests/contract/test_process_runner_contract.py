@@ -21,8 +21,8 @@ import anyio
 import psutil
 import pytest
 
-from ports.process import CAPTURE_LIMIT_BYTES, ProcessOutcome, ProcessSpec
-from ports.sessions import ProcessIdentity
+from artifactize.ports.process import CAPTURE_LIMIT_BYTES, ProcessOutcome, ProcessSpec
+from artifactize.ports.sessions import ProcessIdentity
 from tests.contract.adapters import (
     WINDOWS,
     added_by_wine,

@@ -20,8 +20,8 @@ import anyio
 import psutil
 import pytest
 
-from ports.process import ProcessSpec
-from ports.sessions import JournalEntry, JournalRole, ProcessIdentity, RunningProcess
+from artifactize.ports.process import ProcessSpec
+from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity, RunningProcess
 from tests.contract.adapters import (
     WINDOWS,
     base_environment,
@@ -322,17 +322,17 @@ def test_only_session_directories_are_listed(tmp_path: Path) -> None:
 # costs seconds per process under Wine.
 OWNER = """
 import anyio, json, os, sys
-from ports.process import ProcessSpec
-from ports.sessions import JournalEntry, JournalRole
+from artifactize.ports.process import ProcessSpec
+from artifactize.ports.sessions import JournalEntry, JournalRole
 
 if sys.platform == "win32":
-    from adapters.windows.process_table import WindowsProcessTable as Table
-    from adapters.windows.session_process import WindowsProcessLauncher as Launcher
-    from adapters.windows.session_store import WindowsSessionStore as Store
+    from artifactize.adapters.windows.process_table import WindowsProcessTable as Table
+    from artifactize.adapters.windows.session_process import WindowsProcessLauncher as Launcher
+    from artifactize.adapters.windows.session_store import WindowsSessionStore as Store
 else:
-    from adapters.posix.process_table import PsutilProcessTable as Table
-    from adapters.posix.session_process import PosixProcessLauncher as Launcher
-    from adapters.posix.session_store import PosixSessionStore as Store
+    from artifactize.adapters.posix.process_table import PsutilProcessTable as Table
+    from artifactize.adapters.posix.session_process import PosixProcessLauncher as Launcher
+    from artifactize.adapters.posix.session_store import PosixSessionStore as Store
 launcher, table, store = Launcher(), Table(), Store()
 environment = json.loads(sys.argv[2])
 parent = sys.argv[1]
@@ -362,8 +362,8 @@ anyio.run(main)
 
 
 def test_an_owner_killed_mid_session_is_recovered_by_the_next_sweep(tmp_path: Path) -> None:
-    from adapters.threads import ThreadCleanupExecutor
-    from domain.tools.sessions import SessionPorts, sweep
+    from artifactize.adapters.threads import ThreadCleanupExecutor
+    from artifactize.domain.tools.sessions import SessionPorts, sweep
 
     parent = tmp_path / "sessions"
     parent.mkdir()

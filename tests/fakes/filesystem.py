@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TypeAlias
 
-from ports.filesystem import (
+from artifactize.ports.filesystem import (
     DirEntry,
     EntryKind,
     EntryNotFound,

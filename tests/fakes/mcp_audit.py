@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ports.mcp_audit import McpCallOutcome, McpCallRecord, McpSessionRecord
-from ports.state import StateError
+from artifactize.ports.mcp_audit import McpCallOutcome, McpCallRecord, McpSessionRecord
+from artifactize.ports.state import StateError
 
 
 @dataclass

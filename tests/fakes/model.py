@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ports.model import (
+from artifactize.ports.model import (
     AssistantTurn,
     BackendUnavailable,
     Endpoint,

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import anyio
 
-from ports.process import ProcessOutcome, ProcessSpec
+from artifactize.ports.process import ProcessOutcome, ProcessSpec
 
 # What a scripted run does: an outcome, or a coroutine that builds one (may sleep, mutate…).
 Script = ProcessOutcome | Callable[[ProcessSpec], Awaitable[ProcessOutcome]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ports.review_store import RemoteLease
+from artifactize.ports.review_store import RemoteLease
 
 
 class NoLeases:

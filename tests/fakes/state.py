@@ -11,8 +11,8 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ports.documents import ExecutionDocument, RequestDocument
-from ports.state import (
+from artifactize.ports.documents import ExecutionDocument, RequestDocument
+from artifactize.ports.state import (
     ACTIVE_STATUSES,
     Claim,
     ClaimOutcome,
@@ -30,7 +30,7 @@ from ports.state import (
     StateError,
     Supersession,
 )
-from ports.statuses import VERDICTS
+from artifactize.ports.statuses import VERDICTS
 from tests.support.documents import opaque
 
 _DEAD_OWNER_SETTLES = ("QUEUED", "RUNNING", "WAIT_DEPENDENCY", "BLOCKED")

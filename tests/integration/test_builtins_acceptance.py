@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from adapters.posix.filesystem import PosixFilesystem
-from adapters.posix.process import PosixProcessRunner
-from adapters.ry_regex import RyRegexEngine
-from domain.config_service import ConfigService
-from domain.tools.registry import AgentToolRegistry, ToolPorts
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.process import PosixProcessRunner
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 from tests.support.builtin_tools import Tools
 from tests.support.images import APNG1, BMP1, GIF1, JPEG1, JPEGLS, PNG1, WEBP1
 from tests.support.processes import nothing_left_in_test_trees

@@ -30,13 +30,13 @@ from typing import Any
 import anyio
 import pytest
 
-from adapters.posix.filesystem import PosixFilesystem
-from adapters.posix.process import PosixProcessRunner
-from adapters.ry_regex import RyRegexEngine
-from domain.config_service import ConfigService
-from domain.text import compact_json_size, utf16_length
-from domain.tools.registry import AgentToolRegistry, ToolPorts
-from domain.tools.results import ToolResult
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.process import PosixProcessRunner
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.text import compact_json_size, utf16_length
+from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
+from artifactize.domain.tools.results import ToolResult
 from tests.support.builtin_tools import Tools
 from tests.support.processes import nothing_left_in_test_trees
 from tests.support.workspaces import remove_large_files, write
@@ -514,8 +514,8 @@ async def test_replaced_file_artifact_target_refuses_every_call(W: Path, how: st
 
 _FRESH_INTERPRETER_SCRIPT = """
 import threading
-from adapters.ry_regex import RyRegexEngine
-from ports.regex import RegexError
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.ports.regex import RegexError
 
 engine = RyRegexEngine()
 

@@ -20,7 +20,7 @@ from typing import Any
 import psutil
 import pytest
 
-from entrypoints.cli.app import main
+from artifactize.entrypoints.cli.app import main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO_ROOT / "examples" / "handbook"
@@ -86,7 +86,7 @@ def cli(*args: str | Path, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess
     """The real CLI in a child process, with the (already isolated) environment."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     return subprocess.run(
-        [sys.executable, "-m", "entrypoints.cli.app", *map(str, args)],
+        [sys.executable, "-m", "artifactize.entrypoints.cli.app", *map(str, args)],
         capture_output=True,
         text=True,
         env=env,

@@ -35,15 +35,15 @@ import anyio
 import psutil
 import pytest
 
-from adapters.posix.filesystem import PosixFilesystem
-from domain.config_service import ConfigService
-from domain.diagnostics import ConfigError
-from domain.text import compact_json, compact_json_size
-from domain.tools.cancellation import Cancellation
-from domain.tools.commands.json_output import JSON_BLOCK_MAX_BYTES, RESULT_MAX_BYTES
-from domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, TRUNCATION_MARKER
-from domain.tools.registry import AgentToolRegistry, ToolPorts
-from domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.text import compact_json, compact_json_size
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.domain.tools.commands.json_output import JSON_BLOCK_MAX_BYTES, RESULT_MAX_BYTES
+from artifactize.domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, TRUNCATION_MARKER
+from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
+from artifactize.domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
 from tests.support.images import (
     BMP1,
     GIF1,

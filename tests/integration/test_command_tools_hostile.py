@@ -25,9 +25,9 @@ import anyio
 import psutil
 import pytest
 
-from domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, TRUNCATION_MARKER
-from domain.tools.registry import AgentToolRegistry
-from domain.tools.results import ToolResult
+from artifactize.domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, TRUNCATION_MARKER
+from artifactize.domain.tools.registry import AgentToolRegistry
+from artifactize.domain.tools.results import ToolResult
 from tests.integration.test_command_tools_acceptance import (
     AGENT_EVAL,
     ANY_OBJECT,

@@ -28,7 +28,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from entrypoints.cli.app import main
+from artifactize.entrypoints.cli.app import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN_DIR = FIXTURES / "broken"
@@ -197,7 +197,7 @@ def cli_env(tmp: Path) -> dict[str, str]:
 
 def run_cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "entrypoints.cli.app", *args],
+        [sys.executable, "-m", "artifactize.entrypoints.cli.app", *args],
         capture_output=True,
         text=True,
         env=env,

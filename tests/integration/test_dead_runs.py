@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from adapters.sqlite.state import SqliteStateStore, SqliteStateStores
-from ports.state import ExecutionRecord, RequestRecord, RunRecord
+from artifactize.adapters.sqlite.state import SqliteStateStore, SqliteStateStores
+from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
 from tests.support.documents import opaque
 
 DEAD = (111, 1.5)

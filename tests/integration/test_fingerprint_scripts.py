@@ -1,4 +1,4 @@
-"""Fingerprint scripts through the real CLI (``python -m entrypoints.cli.app --json verify``), with
+"""Fingerprint scripts through the real CLI (``python -m artifactize.entrypoints.cli.app --json verify``), with
 real processes, real files and real SQLite state.
 
 ``app`` has a runtime eval and a fingerprint script that prints ``../VERSION``, a file outside
@@ -82,7 +82,13 @@ class Repo:
 
     def cli(self, *args: str) -> tuple[int, Any]:
         env = {**os.environ, "ARTIFACTIZE_REMOTE": "off", "SECRET_TOKEN": SECRET}
-        command = [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(self.path)]
+        command = [
+            sys.executable,
+            "-m",
+            "artifactize.entrypoints.cli.app",
+            "--repo",
+            str(self.path),
+        ]
         command += ["--state-dir", str(self.state), "--json", *args]
         done = subprocess.run(
             command, capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60

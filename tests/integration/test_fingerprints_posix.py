@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.posix.filesystem import PosixFilesystem
-from domain.config_service import ConfigService
-from domain.reviews.reuse.fingerprints import FingerprintError, compute_artifactsum
-from domain.reviews.reuse.keys import key_inputs
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, compute_artifactsum
+from artifactize.domain.reviews.reuse.keys import key_inputs
 from tests.support.workspaces import declare, write
 
 PROC_FD = Path("/proc/self/fd")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from domain.reviews.schema_messages import describe
+from artifactize.domain.reviews.schema_messages import describe
 from tests.integration.test_human_reviews import (  # noqa: F401  (an autouse fixture)
     GREEN_FIELDS,
     Fixture,

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from entrypoints.cli.app import main
+from artifactize.entrypoints.cli.app import main
 from tests.support.fake_review_store import FakeReviewStore
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
@@ -98,7 +98,13 @@ class Fixture:
 
     def command(self, *args: str, json_output: bool = True) -> list[str]:
         """``artifactize ARGS`` as another process runs it."""
-        return [sys.executable, "-m", "entrypoints.cli.app", *self.base(json_output), *args]
+        return [
+            sys.executable,
+            "-m",
+            "artifactize.entrypoints.cli.app",
+            *self.base(json_output),
+            *args,
+        ]
 
     def spawn(self, *args: str, json_output: bool = True) -> subprocess.Popen[str]:
         return subprocess.Popen(

@@ -26,18 +26,18 @@ import anyio
 import psutil
 import pytest
 
-from adapters.posix.filesystem import PosixFilesystem
-from adapters.posix.launch import PosixDetachedLauncher
-from adapters.posix.process import PosixProcessRunner
-from adapters.posix.programs import PosixProgramFinder
-from adapters.ry_regex import RyRegexEngine
-from domain.config_service import ConfigService
-from domain.diagnostics import ConfigError
-from domain.tools.cancellation import Cancellation
-from domain.tools.human.lines import OutputLine, ProgramEnded, ToolLogEvent
-from domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
-from domain.tools.human.results import HumanToolResult
-from entrypoints.container import SELF_COMMAND
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.launch import PosixDetachedLauncher
+from artifactize.adapters.posix.process import PosixProcessRunner
+from artifactize.adapters.posix.programs import PosixProgramFinder
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.domain.tools.human.lines import OutputLine, ProgramEnded, ToolLogEvent
+from artifactize.domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
+from artifactize.domain.tools.human.results import HumanToolResult
+from artifactize.entrypoints.container import SELF_COMMAND
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.workspaces import declare, entries_under, write
 
@@ -527,7 +527,7 @@ def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env["ARTIFACTIZE_STATE_HOME"] = str(tmp_path / "state")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return subprocess.run(
-        [sys.executable, "-m", "entrypoints.cli.app", *args],
+        [sys.executable, "-m", "artifactize.entrypoints.cli.app", *args],
         capture_output=True,
         text=True,
         env=env,

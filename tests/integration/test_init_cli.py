@@ -23,7 +23,7 @@ import pytest
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CLI = (sys.executable, "-m", "entrypoints.cli.app")
+CLI = (sys.executable, "-m", "artifactize.entrypoints.cli.app")
 
 
 @pytest.fixture(autouse=True)

@@ -16,19 +16,19 @@ import sqlalchemy as sa
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from adapters.schema_migrations import VERSION_TABLE
-from adapters.sqlite.connection import STATE_MIGRATIONS
-from adapters.sqlite.mcp_audit import (
+from artifactize.adapters.schema_migrations import VERSION_TABLE
+from artifactize.adapters.sqlite.connection import STATE_MIGRATIONS
+from artifactize.adapters.sqlite.mcp_audit import (
     AUDIT_CHECKPOINT_CALLS,
     AUDIT_SYNCHRONOUS,
     SqliteMcpAudit,
     SqliteMcpAuditStores,
 )
-from adapters.sqlite.schema import mcp_calls, mcp_sessions
-from adapters.sqlite.state import SqliteStateStores
-from adapters.sqlite.state_files import STATE_FILE
-from ports.mcp_audit import McpCallOutcome, McpCallRecord, McpSessionRecord
-from ports.state import StateError
+from artifactize.adapters.sqlite.schema import mcp_calls, mcp_sessions
+from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.adapters.sqlite.state_files import STATE_FILE
+from artifactize.ports.mcp_audit import McpCallOutcome, McpCallRecord, McpSessionRecord
+from artifactize.ports.state import StateError
 from tests.support.mcp_world import McpWorld
 
 FIXTURES = Path(__file__).parent / "fixtures" / "migrations"

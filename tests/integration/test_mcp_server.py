@@ -28,16 +28,20 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from adapters.posix.filesystem import PosixFilesystem
-from domain.config_service import ConfigService
-from domain.tools.arguments import ARGUMENTS_MAX_BYTES, NOT_AN_OBJECT
-from domain.tools.cancellation import CANCELLED_MESSAGE
-from domain.tools.pinning import PinningError, pin_execution_paths
-from domain.tools.registry import UNKNOWN_TOOL, AgentToolRegistry
-from domain.tools.results import AUDIT_SUMMARY_MAX_CHARS
-from domain.tools.serving import BUDGET_SPENT, MAX_TOOL_CALLS_MIN
-from entrypoints.mcp.content import call_tool_result
-from entrypoints.mcp.stdio import INVALID_REQUEST, OVERSIZED_MESSAGE, STDIO_MESSAGE_MAX_BYTES
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.tools.arguments import ARGUMENTS_MAX_BYTES, NOT_AN_OBJECT
+from artifactize.domain.tools.cancellation import CANCELLED_MESSAGE
+from artifactize.domain.tools.pinning import PinningError, pin_execution_paths
+from artifactize.domain.tools.registry import UNKNOWN_TOOL, AgentToolRegistry
+from artifactize.domain.tools.results import AUDIT_SUMMARY_MAX_CHARS
+from artifactize.domain.tools.serving import BUDGET_SPENT, MAX_TOOL_CALLS_MIN
+from artifactize.entrypoints.mcp.content import call_tool_result
+from artifactize.entrypoints.mcp.stdio import (
+    INVALID_REQUEST,
+    OVERSIZED_MESSAGE,
+    STDIO_MESSAGE_MAX_BYTES,
+)
 from tests.integration.test_tool_sessions import children, harness_processes, wait_until
 from tests.support.images import PNG1, b64
 from tests.support.mcp_world import INSTRUCTION, McpWorld

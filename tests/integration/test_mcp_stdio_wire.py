@@ -12,7 +12,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from entrypoints.mcp.stdio import (
+from artifactize.entrypoints.mcp.stdio import (
     INVALID_REQUEST,
     OVERSIZED_MESSAGE,
     READ_CHUNK_BYTES,

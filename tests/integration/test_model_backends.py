@@ -17,12 +17,15 @@ import anyio
 import httpx2
 import pytest
 
-from adapters.llm.anthropic_messages import MAX_TOKENS_PER_TURN, AnthropicMessagesBackend
-from adapters.llm.backends import EnvModelBackends
-from adapters.llm.errors import MAX_PROVIDER_MESSAGE_CHARS, UnsupportedReasoning
-from adapters.llm.http import new_provider_client, post_json
-from adapters.llm.openai_responses import OpenAIResponsesBackend
-from ports.model import (
+from artifactize.adapters.llm.anthropic_messages import (
+    MAX_TOKENS_PER_TURN,
+    AnthropicMessagesBackend,
+)
+from artifactize.adapters.llm.backends import EnvModelBackends
+from artifactize.adapters.llm.errors import MAX_PROVIDER_MESSAGE_CHARS, UnsupportedReasoning
+from artifactize.adapters.llm.http import new_provider_client, post_json
+from artifactize.adapters.llm.openai_responses import OpenAIResponsesBackend
+from artifactize.ports.model import (
     AssistantTurn,
     BackendUnavailable,
     FailureKind,

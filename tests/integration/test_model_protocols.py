@@ -16,13 +16,13 @@ from typing import Any
 import anyio
 import pytest
 
-from adapters.llm.backends import EnvModelBackends
-from adapters.llm.errors import parse_retry_after
-from adapters.llm.http import MAX_STREAM_EVENT_BYTES, new_provider_client, post_turn
-from adapters.llm.openai_chat import IMAGES_INTRO
-from adapters.llm.proxies import proxy_for, without_credentials
-from adapters.llm.turns import ProviderBackend
-from ports.model import (
+from artifactize.adapters.llm.backends import EnvModelBackends
+from artifactize.adapters.llm.errors import parse_retry_after
+from artifactize.adapters.llm.http import MAX_STREAM_EVENT_BYTES, new_provider_client, post_turn
+from artifactize.adapters.llm.openai_chat import IMAGES_INTRO
+from artifactize.adapters.llm.proxies import proxy_for, without_credentials
+from artifactize.adapters.llm.turns import ProviderBackend
+from artifactize.ports.model import (
     AssistantTurn,
     BackendUnavailable,
     FailureKind,

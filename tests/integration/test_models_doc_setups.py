@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.llm.backends import EnvModelBackends
-from domain.declarations.model import AgentProfile, ArtifactKind
-from domain.declarations.parse import parse_declaration
-from domain.diagnostics import KeyProblems
-from ports.model import TurnRequest, UserText
+from artifactize.adapters.llm.backends import EnvModelBackends
+from artifactize.domain.declarations.model import AgentProfile, ArtifactKind
+from artifactize.domain.declarations.parse import parse_declaration
+from artifactize.domain.diagnostics import KeyProblems
+from artifactize.ports.model import TurnRequest, UserText
 from tests.support.fake_provider import FakeProvider, anthropic_text, chat_text, openai_text
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "models.md"

@@ -40,7 +40,13 @@ def run(
         if not k.startswith(("ARTIFACTIZE_", "OPENAI_", "ANTHROPIC_", "VISUAL", "EDITOR"))
         and "proxy" not in k.lower()
     }
-    line = [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(tmp_path / "repo")]
+    line = [
+        sys.executable,
+        "-m",
+        "artifactize.entrypoints.cli.app",
+        "--repo",
+        str(tmp_path / "repo"),
+    ]
     line += ["--state-dir", str(tmp_path / "state"), *(["--json"] if as_json else []), *args]
     done = subprocess.run(
         line, capture_output=True, text=True, env={**base, **env}, cwd=REPO_ROOT, timeout=120

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from entrypoints.cli.app import main
-from entrypoints.cli.monitor import ALL_WITH_REPO, JSON_REFUSED, NEEDS_TERMINAL
+from artifactize.entrypoints.cli.app import main
+from artifactize.entrypoints.cli.monitor import ALL_WITH_REPO, JSON_REFUSED, NEEDS_TERMINAL
 from tests.support.human_workspace import artifact, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.tmux import EXITED, Terminal, needs_tmux
@@ -79,7 +79,7 @@ def cli(repo: Path, state: Path, *args: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "entrypoints.cli.app",
+        "artifactize.entrypoints.cli.app",
         "--repo",
         str(repo),
         "--state-dir",
@@ -127,7 +127,7 @@ def test_watch_a_run_hand_its_human_review_over_and_see_it_finish(
 def test_the_monitor_reads_through_a_connection_that_cannot_write(
     repo: Path, tmp_path: Path
 ) -> None:
-    from adapters.sqlite.state import SqliteStateStores
+    from artifactize.adapters.sqlite.state import SqliteStateStores
 
     state = tmp_path / "state"
     writer = SqliteStateStores().open(str(state), create=True)

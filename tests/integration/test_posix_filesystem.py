@@ -16,9 +16,9 @@ from typing import TypeVar
 
 import pytest
 
-from adapters.posix import filesystem as posix_filesystem
-from adapters.posix.filesystem import PosixDirectoryHandle, PosixFilesystem
-from ports.filesystem import (
+from artifactize.adapters.posix import filesystem as posix_filesystem
+from artifactize.adapters.posix.filesystem import PosixDirectoryHandle, PosixFilesystem
+from artifactize.ports.filesystem import (
     DirEntry,
     EntryKind,
     EntryNotFound,

@@ -23,13 +23,13 @@ import anyio
 import psutil
 import pytest
 
-from adapters.posix import process_group
-from adapters.posix.process import (
+from artifactize.adapters.posix import process_group
+from artifactize.adapters.posix.process import (
     CAPTURE_LIMIT_BYTES,
     KILL_GRACE_SECONDS,
     PosixProcessRunner,
 )
-from ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
+from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
 from tests.support.processes import record_spawns, wait_group_gone
 
 pytestmark = pytest.mark.anyio

@@ -22,22 +22,22 @@ from typing import Any
 
 import pytest
 
-from adapters.posix.filesystem import PosixFilesystem
-from adapters.posix.programs import PosixProgramFinder
-from adapters.posix.scratch import PosixScratchSpace
-from domain.config_service import ConfigService
-from domain.declarations.model import CommandAgentTool
-from domain.diagnostics import ConfigError
-from domain.tools.builtins import help as builtin_help
-from domain.tools.human.descriptions import human_scope_for_eval, human_tools_of
-from domain.tools.registry import (
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.programs import PosixProgramFinder
+from artifactize.adapters.posix.scratch import PosixScratchSpace
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.declarations.model import CommandAgentTool
+from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.tools.builtins import help as builtin_help
+from artifactize.domain.tools.human.descriptions import human_scope_for_eval, human_tools_of
+from artifactize.domain.tools.registry import (
     UNKNOWN_TOOL,
     AgentToolRegistry,
     RegistryError,
     ToolPorts,
 )
-from domain.tools.results import ToolResult
-from domain.workspace import PUBLISHED_TOOL_NAME_MAX, Workspace
+from artifactize.domain.tools.results import ToolResult
+from artifactize.domain.workspace import PUBLISHED_TOOL_NAME_MAX, Workspace
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.workspaces import declare, real_tool_ports
 from tests.support.workspaces import entries_under as snapshot

@@ -24,21 +24,25 @@ import anyio
 import pytest
 from dependency_injector import providers
 
-from adapters.posix.private_files import PosixPrivateFiles
-from adapters.review_store import http_client as remote_store_http
-from adapters.review_store.client_config import CONFIG_MAX_BYTES, RemoteConfigStores
-from adapters.review_store.http_client import (
+from artifactize.adapters.posix.private_files import PosixPrivateFiles
+from artifactize.adapters.review_store import http_client as remote_store_http
+from artifactize.adapters.review_store.client_config import CONFIG_MAX_BYTES, RemoteConfigStores
+from artifactize.adapters.review_store.http_client import (
     ERROR_BODY_MAX_BYTES,
     MESSAGE_MAX_CHARS,
     NO_TOKEN_MESSAGE,
     HttpRemoteStore,
 )
-from adapters.review_store.urls import normalize_store_url
-from adapters.sqlite.state import SqliteStateStores
-from domain.reviews.remote.records import build_record, mirror_execution, validate_record
-from entrypoints.cli import app as cli
-from entrypoints.cli.context import CliContext
-from ports.review_store import (
+from artifactize.adapters.review_store.urls import normalize_store_url
+from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.domain.reviews.remote.records import (
+    build_record,
+    mirror_execution,
+    validate_record,
+)
+from artifactize.entrypoints.cli import app as cli
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.ports.review_store import (
     LOOKUP_KEYS_MAX,
     TOKEN_MAX_CHARS,
     FailureMode,
@@ -46,7 +50,7 @@ from ports.review_store import (
     RemoteFailure,
     RemoteSettings,
 )
-from ports.state import ClaimOutcome, ExecutionRecord
+from artifactize.ports.state import ClaimOutcome, ExecutionRecord
 from tests.support.documents import opaque
 from tests.support.fake_review_store import Canned, FakeReviewStore, fake_store
 from tests.support.remote_records import KINDS, execution, key_of
@@ -801,10 +805,10 @@ def test_push_without_a_state_pushes_nothing(run: Any, fake_store: FakeReviewSto
 @pytest.fixture
 def real_store(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     """The real server (``entrypoints/store_server.py``) on 127.0.0.1, port 0."""
-    server_module = pytest.importorskip("entrypoints.store_server")
-    from adapters.review_store.database import open_review_store_db
-    from adapters.utc_timestamps import utc_now
-    from entrypoints.listen_address import bind, parse_listen
+    server_module = pytest.importorskip("artifactize.entrypoints.store_server")
+    from artifactize.adapters.review_store.database import open_review_store_db
+    from artifactize.adapters.utc_timestamps import utc_now
+    from artifactize.entrypoints.listen_address import bind, parse_listen
 
     db = open_review_store_db(str(tmp_path / "server"), create=True)
     assert db is not None

@@ -19,24 +19,30 @@ from typing import Any
 import anyio
 import pytest
 
-from adapters.ids import SecretIds
-from adapters.jsonl_conversations import JsonlConversationStore
-from adapters.posix.filesystem import PosixFilesystem
-from adapters.posix.private_files import PosixPrivateFiles
-from adapters.posix.process_table import PsutilProcessTable
-from adapters.sqlite.state import SqliteStateStores
-from adapters.system_clock import SystemClock
-from domain.config_service import ConfigService
-from domain.reviews.agent.followup import FollowUp
-from domain.reviews.agent.review import AgentReview, ReviewPorts
-from domain.reviews.reuse.keys import key_inputs
-from domain.reviews.run.context import VerifyOptions, VerifyPorts
-from domain.reviews.run.failures import TIMED_OUT, FailureCode
-from domain.reviews.run.verify import Verify
-from domain.workspace import Workspace
-from ports.conversations import ConversationNotFound
-from ports.model import FailureKind, ProviderFailure, TurnRequest, TurnResponse, UserText
-from ports.state import ExecutionRecord, RequestRecord, StateStore
+from artifactize.adapters.ids import SecretIds
+from artifactize.adapters.jsonl_conversations import JsonlConversationStore
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.private_files import PosixPrivateFiles
+from artifactize.adapters.posix.process_table import PsutilProcessTable
+from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.adapters.system_clock import SystemClock
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.reviews.agent.followup import FollowUp
+from artifactize.domain.reviews.agent.review import AgentReview, ReviewPorts
+from artifactize.domain.reviews.reuse.keys import key_inputs
+from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
+from artifactize.domain.reviews.run.failures import TIMED_OUT, FailureCode
+from artifactize.domain.reviews.run.verify import Verify
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.conversations import ConversationNotFound
+from artifactize.ports.model import (
+    FailureKind,
+    ProviderFailure,
+    TurnRequest,
+    TurnResponse,
+    UserText,
+)
+from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
 from tests.fakes.model import (
     ScriptedBackend,
     ScriptedBackends,

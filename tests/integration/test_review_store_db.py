@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from adapters.review_store.database import (
+from artifactize.adapters.review_store.database import (
     STORE_BYTES_MAX,
     STORE_FILE,
     STORE_MIGRATIONS,
@@ -25,9 +25,9 @@ from adapters.review_store.database import (
     SqlReviewStoreDb,
     open_review_store_db,
 )
-from adapters.review_store.tokens import TOKEN_NAME_MAX_CHARS
-from ports.review_store import Principal
-from ports.store_server_storage import ReviewStoreDbError, StoreEntry, TokenRequestError
+from artifactize.adapters.review_store.tokens import TOKEN_NAME_MAX_CHARS
+from artifactize.ports.review_store import Principal
+from artifactize.ports.store_server_storage import ReviewStoreDbError, StoreEntry, TokenRequestError
 from tests.fakes.processes import TickingClock
 from tests.support import postgres
 from tests.support.postgres import PostgresServer

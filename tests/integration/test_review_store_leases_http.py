@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from domain.reviews.remote.leases import LEASE_SECONDS_MAX, LEASE_SECONDS_MIN
-from entrypoints.cli.context import CliContext
+from artifactize.domain.reviews.remote.leases import LEASE_SECONDS_MAX, LEASE_SECONDS_MIN
+from artifactize.entrypoints.cli.context import CliContext
 from tests.integration.test_review_store_server import (
     STOP_SECONDS,
     add_token,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.context import CliContext
 from tests.integration.test_review_store_server import (
     bearer,
     cli,

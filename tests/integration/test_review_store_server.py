@@ -23,20 +23,20 @@ import anyio
 import httpx2
 import pytest
 
-from adapters.review_store.database import (
+from artifactize.adapters.review_store.database import (
     STORE_RECORDS_MAX,
     SqliteReviewStoreDb,
     open_review_store_db,
 )
-from domain.reviews.remote.server_admission import (
+from artifactize.domain.reviews.remote.server_admission import (
     FULL_RECORD_MAX_BYTES,
     REQUEST_BODY_MAX_BYTES,
     SUMMARY_RECORD_MAX_BYTES,
 )
-from entrypoints.cli.context import CliContext
-from entrypoints.listen_address import bind, parse_listen
-from entrypoints.store_server import StoreServer, create_app
-from ports.review_store import LOOKUP_KEYS_MAX
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.listen_address import bind, parse_listen
+from artifactize.entrypoints.store_server import StoreServer, create_app
+from artifactize.ports.review_store import LOOKUP_KEYS_MAX
 from tests.support import postgres
 from tests.support.processes import no_process_left_behind
 from tests.support.server_cli import run_in_process, subprocess_argv

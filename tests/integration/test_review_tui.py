@@ -24,10 +24,14 @@ import anyio
 import psutil
 import pytest
 
-from entrypoints.cli.app import main
-from entrypoints.cli.context import CliContext
-from entrypoints.cli.terminal_reviewer import ALL_WITH_REPO, JSON_REFUSED, NEEDS_TERMINAL
-from entrypoints.review_tui.session import ReviewSession
+from artifactize.entrypoints.cli.app import main
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.terminal_reviewer import (
+    ALL_WITH_REPO,
+    JSON_REFUSED,
+    NEEDS_TERMINAL,
+)
+from artifactize.entrypoints.review_tui.session import ReviewSession
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.tmux import EXITED as COMMAND_EXITED
@@ -84,7 +88,7 @@ class Review:
         return [
             sys.executable,
             "-m",
-            "entrypoints.cli.app",
+            "artifactize.entrypoints.cli.app",
             "--repo",
             str(self.repo),
             "--state-dir",

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.ry_regex import RyRegexEngine
-from ports.regex import CompiledRegex, RegexEngine, RegexError
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.ports.regex import CompiledRegex, RegexEngine, RegexError
 
 TWO_MIB = 2 * 1024 * 1024
 

@@ -19,21 +19,25 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from adapters.review_store.database import STORE_FILE, STORE_MIGRATIONS, open_review_store_db
-from adapters.review_store.database_schema import metadata as store_metadata
-from adapters.schema_migrations import VERSION_TABLE, Migrations, SchemaVersionError
-from adapters.sqlite.connection import (
+from artifactize.adapters.review_store.database import (
+    STORE_FILE,
+    STORE_MIGRATIONS,
+    open_review_store_db,
+)
+from artifactize.adapters.review_store.database_schema import metadata as store_metadata
+from artifactize.adapters.schema_migrations import VERSION_TABLE, Migrations, SchemaVersionError
+from artifactize.adapters.sqlite.connection import (
     BEGIN_IMMEDIATE,
     BEGIN_MODE_OPTION,
     STATE_MIGRATIONS,
     create_engine,
     migrate_sqlite,
 )
-from adapters.sqlite.schema import metadata as state_metadata
-from adapters.sqlite.state import SqliteStateStores
-from adapters.sqlite.state_files import STATE_FILE
-from ports.state import StateError
-from ports.store_server_storage import ReviewStoreDbError
+from artifactize.adapters.sqlite.schema import metadata as state_metadata
+from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.adapters.sqlite.state_files import STATE_FILE
+from artifactize.ports.state import StateError
+from artifactize.ports.store_server_storage import ReviewStoreDbError
 from tests.support import postgres
 
 FIXTURES = Path(__file__).parent / "fixtures" / "migrations"

@@ -24,11 +24,11 @@ import anyio
 import psutil
 import pytest
 
-from adapters.posix.process_table import PsutilProcessTable
-from adapters.posix.session_process import PosixProcessLauncher
-from adapters.posix.session_store import PosixSessionStore
-from ports.process import ProcessSpec
-from ports.sessions import (
+from artifactize.adapters.posix.process_table import PsutilProcessTable
+from artifactize.adapters.posix.session_process import PosixProcessLauncher
+from artifactize.adapters.posix.session_store import PosixSessionStore
+from artifactize.ports.process import ProcessSpec
+from artifactize.ports.sessions import (
     JournalEntry,
     JournalRole,
     ProcessIdentity,

@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-from adapters.sqlite import connection as sqlite_open
-from adapters.sqlite.state import (
+from artifactize.adapters.sqlite import connection as sqlite_open
+from artifactize.adapters.sqlite.state import (
     OWNER_DIED_CODE,
     OWNER_DIED_ERROR,
     SqliteStateStore,
     SqliteStateStores,
 )
-from adapters.utc_timestamps import utc_now, utc_timestamp
-from ports.state import (
+from artifactize.adapters.utc_timestamps import utc_now, utc_timestamp
+from artifactize.ports.state import (
     Claim,
     ClaimOutcome,
     ExecutionRecord,
@@ -607,7 +607,7 @@ def test_gc_failure_is_logged_and_keeps_the_settlement(
         raise StateError("database is locked")
 
     monkeypatch.setattr(store, "collect_garbage", failing_gc)
-    with caplog.at_level(logging.WARNING, logger="adapters.sqlite.state"):
+    with caplog.at_level(logging.WARNING, logger="artifactize.adapters.sqlite.state"):
         record(store, "k", "execution-1")
     assert "Cache GC failed: database is locked" in caplog.text
     assert [r.id for r in store.history("k")] == ["execution-1"]

@@ -129,7 +129,7 @@ def test_anyone_cancels_an_unclaimed_request_but_not_one_claimed_by_another(
 
 
 def test_cancel_refuses_a_blank_or_overlong_reason(fx: Fixture) -> None:
-    from domain.reviews.human.ending import CANCEL_REASON_MAX_CHARS
+    from artifactize.domain.reviews.human.ending import CANCEL_REASON_MAX_CHARS
 
     waiting = fx.waiting()
     blank = fx.cli("request", "cancel", waiting, "--reason", "  ")

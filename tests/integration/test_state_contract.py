@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from adapters.sqlite.state import SqliteStateStores
-from domain.reviews.human.settlement import supersession
-from ports.state import (
+from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.domain.reviews.human.settlement import supersession
+from artifactize.ports.state import (
     ClaimOutcome,
     ExecutionRecord,
     HumanClaim,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.sqlite.state_files import STATE_FILE
-from adapters.sqlite.stores import SqliteStatesOnDemand
-from ports.state import StateError
+from artifactize.adapters.sqlite.state_files import STATE_FILE
+from artifactize.adapters.sqlite.stores import SqliteStatesOnDemand
+from artifactize.ports.state import StateError
 
 
 def test_a_reader_finds_no_state_without_importing_sqlalchemy(tmp_path: Path) -> None:

@@ -15,7 +15,11 @@ from typing import Any
 
 import pytest
 
-from domain.tools.commands.diagnostics import STDERR_TAIL_BYTES, STDOUT_HEAD_BYTES, current
+from artifactize.domain.tools.commands.diagnostics import (
+    STDERR_TAIL_BYTES,
+    STDOUT_HEAD_BYTES,
+    current,
+)
 from tests.support.fake_provider import FakeProvider, openai_text, openai_tool_call
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 
@@ -23,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 EXECUTION_FAILED = "Agent tool execution failed."
 INVALID_OUTPUT = "Agent tool returned invalid output."
 SECRET = "SECRET-STDERR-LINE"
-CLI = (sys.executable, "-m", "entrypoints.cli.app")
+CLI = (sys.executable, "-m", "artifactize.entrypoints.cli.app")
 AGENT_TOOL = ("--artifact", "app", "--audience", "agent", "--tool")
 
 DECLARATION = """name = "app"
@@ -175,7 +179,15 @@ def test_a_good_call_has_diagnostics_too_and_a_static_check_has_none(repo: Path)
         report["diagnostics"]["stderrTail"] == "" and "invalidOutput" not in report["diagnostics"]
     )
     static = subprocess.run(
-        [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(repo), "tools", "check"],
+        [
+            sys.executable,
+            "-m",
+            "artifactize.entrypoints.cli.app",
+            "--repo",
+            str(repo),
+            "tools",
+            "check",
+        ],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,

@@ -35,20 +35,20 @@ import anyio
 import psutil
 import pytest
 
-from adapters.posix.filesystem import PosixFilesystem
-from adapters.posix.process import PosixProcessRunner
-from adapters.posix.process_table import PsutilProcessTable
-from adapters.posix.programs import PosixProgramFinder
-from adapters.posix.scratch import PosixScratchSpace
-from adapters.posix.session_process import PosixProcessLauncher
-from adapters.posix.session_store import PosixSessionStore
-from adapters.ry_regex import RyRegexEngine
-from adapters.threads import ThreadCleanupExecutor
-from domain.config_service import ConfigService
-from domain.tools.cancellation import CANCELLED_MESSAGE, Cancellation
-from domain.tools.registry import UNKNOWN_TOOL, AgentToolRegistry, ToolPorts
-from domain.tools.results import ToolResult
-from domain.tools.sessions import (
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.process import PosixProcessRunner
+from artifactize.adapters.posix.process_table import PsutilProcessTable
+from artifactize.adapters.posix.programs import PosixProgramFinder
+from artifactize.adapters.posix.scratch import PosixScratchSpace
+from artifactize.adapters.posix.session_process import PosixProcessLauncher
+from artifactize.adapters.posix.session_store import PosixSessionStore
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.adapters.threads import ThreadCleanupExecutor
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.tools.cancellation import CANCELLED_MESSAGE, Cancellation
+from artifactize.domain.tools.registry import UNKNOWN_TOOL, AgentToolRegistry, ToolPorts
+from artifactize.domain.tools.results import ToolResult
+from artifactize.domain.tools.sessions import (
     SESSION_ENDED,
     SESSION_NOT_READY,
     SESSION_NOT_STARTED,
@@ -58,10 +58,10 @@ from domain.tools.sessions import (
     ToolSessions,
     sweep,
 )
-from domain.tools.tools_check import ToolsCheck, ToolsCheckRequest
-from entrypoints.cli import app as cli
-from entrypoints.cli.context import CliContext
-from ports.sessions import JournalEntry, JournalRole, ProcessIdentity
+from artifactize.domain.tools.tools_check import ToolsCheck, ToolsCheckRequest
+from artifactize.entrypoints.cli import app as cli
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity
 from tests.support.workspaces import toml_value as toml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -755,18 +755,18 @@ def test_dropping_after_the_callers_loop_ended_still_cleans_up(tmp_path: Path) -
 DRIVER = """\
 import json, sys
 import anyio
-from adapters.posix.filesystem import PosixFilesystem
-from adapters.posix.process import PosixProcessRunner
-from adapters.posix.programs import PosixProgramFinder
-from adapters.posix.scratch import PosixScratchSpace
-from adapters.posix.session_process import PosixProcessLauncher
-from adapters.posix.session_store import PosixSessionStore
-from adapters.posix.process_table import PsutilProcessTable
-from adapters.ry_regex import RyRegexEngine
-from adapters.threads import ThreadCleanupExecutor
-from domain.config_service import ConfigService
-from domain.tools.registry import AgentToolRegistry, ToolPorts
-from domain.tools.sessions import SessionPorts
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.process import PosixProcessRunner
+from artifactize.adapters.posix.programs import PosixProgramFinder
+from artifactize.adapters.posix.scratch import PosixScratchSpace
+from artifactize.adapters.posix.session_process import PosixProcessLauncher
+from artifactize.adapters.posix.session_store import PosixSessionStore
+from artifactize.adapters.posix.process_table import PsutilProcessTable
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.adapters.threads import ThreadCleanupExecutor
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
+from artifactize.domain.tools.sessions import SessionPorts
 
 repo, parent, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 ports = ToolPorts(PosixFilesystem(), RyRegexEngine(), PosixProcessRunner(), {"PATH": "/usr/bin:/bin"},

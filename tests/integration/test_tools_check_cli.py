@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from entrypoints.cli.app import main
+from artifactize.entrypoints.cli.app import main
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.workspaces import entries_under
 
@@ -213,7 +213,7 @@ def run_cli(env: Env, *args: str) -> Outcome:
     child_env = dict(os.environ)  # the fixture already pointed the state locations at tmp
     child_env["PYTHONDONTWRITEBYTECODE"] = "1"
     result = subprocess.run(
-        [sys.executable, "-m", "entrypoints.cli.app", *args],
+        [sys.executable, "-m", "artifactize.entrypoints.cli.app", *args],
         capture_output=True,
         text=True,
         env=child_env,

@@ -111,7 +111,7 @@ def repository(tmp_path: Path, backend: str, model: str, reasoning: str) -> Path
 
 def verify(repo: Path, state: Path, fake: FakeProvider, *extra: str) -> tuple[int, Any]:
     env = {**os.environ, **fake.env(), "ARTIFACTIZE_REMOTE": "off"}
-    line = [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(repo)]
+    line = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--repo", str(repo)]
     line += ["--state-dir", str(state), "--json", "verify", *extra]
     done = subprocess.run(line, capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=120)
     return done.returncode, json.loads(done.stdout) if done.stdout.strip() else done.stderr
@@ -165,7 +165,7 @@ def test_an_agent_review_through_each_backend(
         [
             sys.executable,
             "-m",
-            "entrypoints.cli.app",
+            "artifactize.entrypoints.cli.app",
             "--state-dir",
             str(tmp_path / "state"),
             "run",

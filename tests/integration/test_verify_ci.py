@@ -2,7 +2,7 @@
 budget, selections and profile variants, JUnit XML, the GitHub step summary and
 annotations, failure tails, late Human submissions, and bad input.
 
-Every command runs as its own process (``python -m entrypoints.cli.app``) over real SQLite
+Every command runs as its own process (``python -m artifactize.entrypoints.cli.app``) over real SQLite
 state; runtime evals run one probe script kept outside the repository; the Agent eval talks
 to a fake provider over loopback HTTP, which counts every request it receives.
 """
@@ -24,8 +24,8 @@ import psutil
 import pytest
 import xmlschema
 
-from domain.reviews.run.policy import JOBS_MAX
-from domain.reviews.run.reports import TAIL_MAX_LINES
+from artifactize.domain.reviews.run.policy import JOBS_MAX
+from artifactize.domain.reviews.run.reports import TAIL_MAX_LINES
 from tests.support.fake_provider import FakeProvider, openai_text
 from tests.support.workspaces import toml_value as toml
 
@@ -102,7 +102,13 @@ class Repo:
             environment.update(self.fake.env())
         else:  # CI without model keys; the endpoint stays, so a request would be counted
             environment["ARTIFACTIZE_OPENAI_BASE_URL"] = self.fake.base_url
-        command = [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(self.path)]
+        command = [
+            sys.executable,
+            "-m",
+            "artifactize.entrypoints.cli.app",
+            "--repo",
+            str(self.path),
+        ]
         command += ["--state-dir", str(self.state), *(["--json"] if json_output else [])]
         done = subprocess.run(
             [*command, *args],

@@ -121,7 +121,7 @@ class Repo:
 
 def command(repo: Repo, *args: str, json_output: bool = True) -> list[str]:
     """``artifactize --repo R --state-dir S [--json] ARGS`` as a fresh interpreter runs it."""
-    line = [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(repo.path)]
+    line = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--repo", str(repo.path)]
     line += ["--state-dir", str(repo.state), *(["--json"] if json_output else []), *args]
     return line
 

@@ -165,7 +165,7 @@ def test_remote_status_shows_the_leases_held(tmp_path: Path) -> None:
             assert took.json()["granted"] is True
         env = {"ARTIFACTIZE_REMOTE": store.url, "ARTIFACTIZE_REMOTE_TOKEN": token}
         base = {k: v for k, v in os.environ.items() if not k.startswith("ARTIFACTIZE_")}
-        command = [sys.executable, "-m", "entrypoints.cli.app", "--state-dir"]
+        command = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--state-dir"]
         command += [str(tmp_path / "s1"), "--json", "remote", "status"]
         done = subprocess.run(
             command, env={**base, **env}, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60

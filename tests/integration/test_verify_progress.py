@@ -23,7 +23,7 @@ from tests.support.fake_provider import FakeProvider, delayed, openai_text, open
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CLI = (sys.executable, "-m", "entrypoints.cli.app")
+CLI = (sys.executable, "-m", "artifactize.entrypoints.cli.app")
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # a colour or text attribute
 SLOW_SECONDS = 1.2
 DECLARATION = f"""name = "app"

@@ -35,7 +35,7 @@ def run_cli(repo: Repo, state: Path, env: dict[str, str], *args: str) -> tuple[i
     """``artifactize --repo R --state-dir S --json ARGS`` with exactly ``env`` on top of ours,
     minus any provider test endpoint or key of the outer environment."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("ARTIFACTIZE_", "OPENAI_"))}
-    command = [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(repo.path)]
+    command = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--repo", str(repo.path)]
     command += ["--state-dir", str(state), "--json", *args]
     done = subprocess.run(
         command, capture_output=True, text=True, env={**base, **env}, cwd=REPO_ROOT, timeout=120

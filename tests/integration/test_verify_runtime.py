@@ -1,4 +1,4 @@
-"""Runtime evals through the real CLI: ``python -m entrypoints.cli.app --json verify A/E`` with real
+"""Runtime evals through the real CLI: ``python -m artifactize.entrypoints.cli.app --json verify A/E`` with real
 processes, real files and real SQLite state.
 
 The repository has three Artifacts: ``data`` (a folder with ``input.txt``, no evals, so
@@ -25,7 +25,7 @@ from typing import Any
 import psutil
 import pytest
 
-from domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES
+from artifactize.domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES
 from tests.support.workspaces import toml_value as toml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -137,7 +137,13 @@ class Repo:
             "SECRET_TOKEN": SECRET,
             "LANG": "C.UTF-8",
         }
-        command = [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(self.path)]
+        command = [
+            sys.executable,
+            "-m",
+            "artifactize.entrypoints.cli.app",
+            "--repo",
+            str(self.path),
+        ]
         command += ["--state-dir", str(self.state), *(["--json"] if json_output else [])]
         done = subprocess.run(
             [*command, *args], capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from domain.tools.registry import AgentToolRegistry
-from domain.tools.results import ToolResult
+from artifactize.domain.tools.registry import AgentToolRegistry
+from artifactize.domain.tools.results import ToolResult
 
 
 @dataclass

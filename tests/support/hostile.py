@@ -174,7 +174,7 @@ class HostileRepo:
         return folder
 
     def argv(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(self.path),
+        return [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--repo", str(self.path),
                 "--state-dir", str(self.state), *args]  # fmt: skip
 
     def start(self, *args: str) -> subprocess.Popen[str]:

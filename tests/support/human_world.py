@@ -9,15 +9,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from domain.config_service import ConfigService
-from domain.reviews.agent.review import ReviewPorts
-from domain.reviews.human.lifecycle import HumanReviewPorts, HumanReviews
-from domain.tools.human.registry import HumanToolPorts
-from domain.tools.registry import ToolPorts
-from domain.workspace import Workspace
-from ports.documents import ProducerDocument
-from ports.launch import LaunchObserver
-from ports.sessions import ProcessIdentity
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.reviews.agent.review import ReviewPorts
+from artifactize.domain.reviews.human.lifecycle import HumanReviewPorts, HumanReviews
+from artifactize.domain.tools.human.registry import HumanToolPorts
+from artifactize.domain.tools.registry import ToolPorts
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.documents import ProducerDocument
+from artifactize.ports.launch import LaunchObserver
+from artifactize.ports.sessions import ProcessIdentity
 from tests.fakes.filesystem import MemoryFilesystem
 from tests.fakes.ids import CountingIds
 from tests.fakes.model import ScriptedBackend, ScriptedBackends

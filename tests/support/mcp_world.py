@@ -193,7 +193,7 @@ class McpWorld:
         return [
             sys.executable,  # the venv's interpreter (PYTHON, its real path, lacks our packages)
             "-m",
-            "entrypoints.cli.app",
+            "artifactize.entrypoints.cli.app",
             "--repo",
             str(self.repo),
             "--state-dir",

@@ -15,8 +15,8 @@ from typing import Any
 import psutil
 import pytest
 
-from adapters.posix import process_group
-from ports.process import ProcessSpec
+from artifactize.adapters.posix import process_group
+from artifactize.ports.process import ProcessSpec
 
 
 def live_group_members(pgid: int) -> list[int]:

@@ -15,8 +15,8 @@ from typing import Any, cast
 
 
 def main(argv: list[str]) -> None:
-    from adapters.llm import backends
-    from entrypoints.cli.app import main as cli_main
+    from artifactize.adapters.llm import backends
+    from artifactize.entrypoints.cli.app import main as cli_main
 
     base_url, *args = argv
     settings = cast(dict[str, Any], backends.SETTINGS)

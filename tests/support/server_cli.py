@@ -7,7 +7,7 @@ import io
 import sys
 from collections.abc import Sequence
 
-from entrypoints.cli.app import main
+from artifactize.entrypoints.cli.app import main
 
 
 def run_in_process(argv: Sequence[str]) -> tuple[int, str, str]:
@@ -24,4 +24,4 @@ def run_in_process(argv: Sequence[str]) -> tuple[int, str, str]:
 
 def subprocess_argv(argv: Sequence[str]) -> list[str]:
     """A command line that runs ``artifactize *argv`` in a fresh Python process."""
-    return [sys.executable, "-m", "entrypoints.cli.app", *argv]
+    return [sys.executable, "-m", "artifactize.entrypoints.cli.app", *argv]

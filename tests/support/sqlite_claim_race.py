@@ -17,8 +17,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from adapters.sqlite.state import SqliteStateStores
-from ports.state import ClaimOutcome, ExecutionRecord
+from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.ports.state import ClaimOutcome, ExecutionRecord
 from tests.support.documents import opaque
 
 GO_WAIT_SECONDS = 10.0

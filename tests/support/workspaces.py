@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from adapters.posix.filesystem import PosixFilesystem
-from adapters.posix.process import PosixProcessRunner
-from adapters.posix.programs import PosixProgramFinder
-from adapters.posix.scratch import PosixScratchSpace
-from adapters.ry_regex import RyRegexEngine
-from domain.tools.registry import ToolPorts
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.process import PosixProcessRunner
+from artifactize.adapters.posix.programs import PosixProgramFinder
+from artifactize.adapters.posix.scratch import PosixScratchSpace
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.domain.tools.registry import ToolPorts
 
 
 def toml_value(value: Any) -> str:

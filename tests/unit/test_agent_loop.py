@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from domain.reviews.agent.loop import (
+from artifactize.domain.reviews.agent.loop import (
     BAD_ARGUMENTS,
     BUDGET_TOKENS,
     BUDGET_TOOL_CALLS,
@@ -20,10 +20,10 @@ from domain.reviews.agent.loop import (
     LoopSettings,
     serves_requested_model,
 )
-from domain.reviews.run.failures import AgentFailure, FailureCode
-from domain.reviews.verdicts import VerdictValidator
-from domain.tools.results import ToolResult
-from ports.model import (
+from artifactize.domain.reviews.run.failures import AgentFailure, FailureCode
+from artifactize.domain.reviews.verdicts import VerdictValidator
+from artifactize.domain.tools.results import ToolResult
+from artifactize.ports.model import (
     FailureKind,
     ProviderFailure,
     ToolOutput,

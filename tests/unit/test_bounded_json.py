@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from domain.reviews.human.submission import FieldsError, human_result
-from domain.reviews.remote.records import validate_record
-from domain.reviews.verdicts import InvalidVerdict, VerdictValidator, parse_final_text
-from domain.tools.commands.json_output import InvalidOutput, normalize_json_output
-from ports.bounded_json import (
+from artifactize.domain.reviews.human.submission import FieldsError, human_result
+from artifactize.domain.reviews.remote.records import validate_record
+from artifactize.domain.reviews.verdicts import InvalidVerdict, VerdictValidator, parse_final_text
+from artifactize.domain.tools.commands.json_output import InvalidOutput, normalize_json_output
+from artifactize.ports.bounded_json import (
     JSON_INTEGER_DIGITS_MAX,
     JSON_NESTING_MAX,
     JsonRefused,
@@ -194,7 +194,7 @@ def test_an_agent_final_text_beyond_the_limits(text: str) -> None:
 
 
 def test_a_store_record_holding_a_refused_value_is_invalid() -> None:
-    from domain.reviews.remote.records import build_record
+    from artifactize.domain.reviews.remote.records import build_record
 
     record: dict[str, Any] = opaque(build_record(execution(), KINDS, "summary"))
     assert not isinstance(validate_record(record), str)

@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.tools.builtins import read as builtin_read
-from domain.tools.builtins.read import (
+from artifactize.domain.tools.builtins import read as builtin_read
+from artifactize.domain.tools.builtins.read import (
     INVALID_UTF8,
     NUL_REFUSED,
     READ_PAGE_MAX_BYTES,
     read_page,
 )
-from domain.tools.results import ToolError
+from artifactize.domain.tools.results import ToolError
 from tests.fakes.filesystem import MemoryFileHandle
 
 LIMIT_MAX = 500

@@ -9,11 +9,11 @@ from typing import Any
 import anyio
 import pytest
 
-from domain.reviews.run import reports
-from domain.reviews.run.budget import ExecutionBudget
-from domain.reviews.run.current import current_run, settle_run
-from domain.reviews.run.fingerprint_jobs import compute_all
-from domain.reviews.run.policy import (
+from artifactize.domain.reviews.run import reports
+from artifactize.domain.reviews.run.budget import ExecutionBudget
+from artifactize.domain.reviews.run.current import current_run, settle_run
+from artifactize.domain.reviews.run.fingerprint_jobs import compute_all
+from artifactize.domain.reviews.run.policy import (
     FINGERPRINT_JOBS_MAX,
     JOBS_MAX,
     MAX_EXECUTIONS_MAX,
@@ -21,11 +21,11 @@ from domain.reviews.run.policy import (
     RunPolicy,
     parse_reuse_only,
 )
-from domain.reviews.run.reuse_only import miss_reason, settle_misses
-from domain.reviews.run.selection import LIST_MAX, Selection, SelectionError, split_list
-from domain.reviews.run.sources import other_profile, source_text
-from ports.state import RequestRecord, RunRecord
-from ports.statuses import PROFILE_KINDS, ProfileKind, ReviewStatus
+from artifactize.domain.reviews.run.reuse_only import miss_reason, settle_misses
+from artifactize.domain.reviews.run.selection import LIST_MAX, Selection, SelectionError, split_list
+from artifactize.domain.reviews.run.sources import other_profile, source_text
+from artifactize.ports.state import RequestRecord, RunRecord
+from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, ReviewStatus
 from tests.support.documents import opaque
 
 # --- policy -----------------------------------------------------------------------------
@@ -279,7 +279,7 @@ def test_fingerprint_jobs_compute_each_once_and_raise_the_first_failure() -> Non
 
 
 def test_the_scheduler_runs_up_to_jobs_at_once() -> None:
-    from domain.reviews.run.scheduler import ScheduleActions, schedule
+    from artifactize.domain.reviews.run.scheduler import ScheduleActions, schedule
 
     class Inputs:
         def __init__(self, requests: list[dict[str, Any]]) -> None:
@@ -288,7 +288,7 @@ def test_the_scheduler_runs_up_to_jobs_at_once() -> None:
         def graph(self) -> Any:
             from types import SimpleNamespace
 
-            from domain.reviews.run.gates import READY_GATE
+            from artifactize.domain.reviews.run.gates import READY_GATE
 
             return SimpleNamespace(gates={r["evalId"]: READY_GATE for r in self.requests})
 

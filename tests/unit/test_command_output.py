@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from domain.text import compact_json, compact_json_size
-from domain.tools.commands import json_output as command_output
-from domain.tools.commands.json_output import (
+from artifactize.domain.text import compact_json, compact_json_size
+from artifactize.domain.tools.commands import json_output as command_output
+from artifactize.domain.tools.commands.json_output import (
     EXECUTION_FAILED,
     INVALID_OUTPUT,
     JSON_BLOCK_MAX_BYTES,
@@ -25,9 +25,9 @@ from domain.tools.commands.json_output import (
     output_path_components,
     parse_result_object,
 )
-from domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES
-from domain.tools.images import IMAGE_MAX_BYTES, SIZE_REFUSED, ImageError
-from domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
+from artifactize.domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES
+from artifactize.domain.tools.images import IMAGE_MAX_BYTES, SIZE_REFUSED, ImageError
+from artifactize.domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
 from tests.support.images import PNG1, b64
 from tests.support.images import png_chunk as _chunk
 from tests.support.processes import nothing_left_behind as nothing_left_behind_in

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pytest
 from dependency_injector import providers
 
-from domain.config_service import ConfigService
-from entrypoints.cli import app as cli
-from entrypoints.cli.context import CliContext
-from entrypoints.container import Container
+from artifactize.domain.config_service import ConfigService
+from artifactize.entrypoints.cli import app as cli
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.container import Container
 from tests.fakes.filesystem import MemoryFilesystem, Node
 
 TREE: dict[str, Node] = {

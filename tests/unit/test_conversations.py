@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from domain.reviews.agent.conversations import (
+from artifactize.domain.reviews.agent.conversations import (
     ConversationError,
     conversation_text,
     item_event,
@@ -16,8 +16,15 @@ from domain.reviews.agent.conversations import (
     review_event,
     trace_events,
 )
-from domain.reviews.agent.loop import Attempt, LoopTrace
-from ports.model import AssistantTurn, ConversationItem, ToolCall, ToolOutput, ToolSpec, UserText
+from artifactize.domain.reviews.agent.loop import Attempt, LoopTrace
+from artifactize.ports.model import (
+    AssistantTurn,
+    ConversationItem,
+    ToolCall,
+    ToolOutput,
+    ToolSpec,
+    UserText,
+)
 
 AT = "2026-11-30T01:02:03.000000000Z"
 ITEMS: list[ConversationItem] = [

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import typer
 
-from entrypoints.cli.app import app
-from entrypoints.cli.usage import conventional_usage
+from artifactize.entrypoints.cli.app import app
+from artifactize.entrypoints.cli.usage import conventional_usage
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

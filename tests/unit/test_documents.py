@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
-from ports.documents import ExecutionDocument, RequestDocument, StoreRecord
+from artifactize.ports.documents import ExecutionDocument, RequestDocument, StoreRecord
 
 
 def key_of(request: RequestDocument) -> str | None:

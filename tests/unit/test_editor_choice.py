@@ -9,10 +9,10 @@ from typing import cast
 
 import pytest
 
-from domain.doctor import Doctor, DoctorPorts, StoreCheck
-from entrypoints import container
-from entrypoints.review_tui.editor import EDITOR_DEFAULT, editor_command
-from ports.model import ModelBackends, ModelCatalog
+from artifactize.domain.doctor import Doctor, DoctorPorts, StoreCheck
+from artifactize.entrypoints import container
+from artifactize.entrypoints.review_tui.editor import EDITOR_DEFAULT, editor_command
+from artifactize.ports.model import ModelBackends, ModelCatalog
 from tests.fakes.processes import FakePrograms
 
 

@@ -7,25 +7,25 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from domain.config_service import ConfigService
-from domain.declarations.model import FINGERPRINT_SCRIPT_DEFAULT_TIMEOUT_MS
-from domain.reviews.human.reconnect import Reconnected, recheck_key
-from domain.reviews.reuse.fingerprints import (
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.declarations.model import FINGERPRINT_SCRIPT_DEFAULT_TIMEOUT_MS
+from artifactize.domain.reviews.human.reconnect import Reconnected, recheck_key
+from artifactize.domain.reviews.reuse.fingerprints import (
     SCRIPT_OUTPUT_MAX_CHARS,
     FingerprintError,
     compute_fingerprint,
 )
-from domain.reviews.reuse.keys import key_inputs
-from domain.reviews.reuse.scripts import (
+from artifactize.domain.reviews.reuse.keys import key_inputs
+from artifactize.domain.reviews.reuse.scripts import (
     SCRIPT_CAPTURE_BYTES,
     ProcessFingerprintScripts,
     ScriptPorts,
     stdin_payload,
 )
-from domain.reviews.runtime.env import INHERITED_VARIABLES
-from domain.tools.cancellation import Cancellation
-from domain.workspace import Workspace
-from ports.process import ProcessOutcome, ProcessSpec
+from artifactize.domain.reviews.runtime.env import INHERITED_VARIABLES
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.process import ProcessOutcome, ProcessSpec
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeProcessRunner, FakePrograms, FakeScratch, Script
 

@@ -13,9 +13,9 @@ from types import TracebackType
 
 import pytest
 
-from domain.config_service import ConfigService
-from domain.declarations.model import ScriptFingerprint
-from domain.reviews.reuse.artifactsum import (
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.declarations.model import ScriptFingerprint
+from artifactize.domain.reviews.reuse.artifactsum import (
     ARTIFACTSUM_DEPTH_MAX,
     ARTIFACTSUM_ENTRIES_MAX,
     ARTIFACTSUM_FILE_BYTES_MAX,
@@ -25,8 +25,8 @@ from domain.reviews.reuse.artifactsum import (
     ArtifactsumLimits,
     build_manifest,
 )
-from domain.reviews.reuse.canonical_json import canonical_json
-from domain.reviews.reuse.fingerprints import (
+from artifactize.domain.reviews.reuse.canonical_json import canonical_json
+from artifactize.domain.reviews.reuse.fingerprints import (
     SCRIPT_OUTPUT_MAX_CHARS,
     ArtifactsumResult,
     FingerprintError,
@@ -34,8 +34,8 @@ from domain.reviews.reuse.fingerprints import (
     compute_fingerprint,
     script_output_value,
 )
-from domain.workspace import Artifact, Workspace
-from ports.filesystem import DirectoryHandle, DirEntry, FileHandle
+from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.ports.filesystem import DirectoryHandle, DirEntry, FileHandle
 from tests.fakes.filesystem import MemoryFilesystem, Node, Special, Symlink
 
 GIB = 1024 * 1024 * 1024

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from domain.config_service import ConfigService
-from domain.reviews.run.gates import (
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.reviews.run.gates import (
     BASIS,
     BLOCKED,
     ERROR,
@@ -27,7 +27,7 @@ from domain.reviews.run.gates import (
     required_scope,
     scope_evals,
 )
-from domain.workspace import Workspace
+from artifactize.domain.workspace import Workspace
 from tests.fakes.filesystem import MemoryFilesystem, Node
 
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from entrypoints.cli.global_options import GlobalOptions, UsageError, split_global_options
+from artifactize.entrypoints.cli.global_options import (
+    GlobalOptions,
+    UsageError,
+    split_global_options,
+)
 
 
 def test_defaults() -> None:

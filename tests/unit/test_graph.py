@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from domain.config_service import ConfigService
-from domain.graph import components, graph_report, graph_text, required_closure
-from domain.workspace import Relation, RelationKind, UnknownName, Workspace
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.graph import components, graph_report, graph_text, required_closure
+from artifactize.domain.workspace import Relation, RelationKind, UnknownName, Workspace
 from tests.fakes.filesystem import MemoryFilesystem, Node
 
 

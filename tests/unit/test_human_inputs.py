@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from domain.reviews.human.reviewers import (
+from artifactize.domain.reviews.human.reviewers import (
     INVALID_REVIEWER,
     NO_DEFAULT_REVIEWER,
     NO_DEFAULT_REVIEWER_WINDOWS,
@@ -15,7 +15,7 @@ from domain.reviews.human.reviewers import (
     check_reviewer,
     default_reviewer,
 )
-from domain.reviews.human.submission import (
+from artifactize.domain.reviews.human.submission import (
     FIELDS_NOT_OBJECT,
     FIELDS_NOT_UTF8,
     FIELDS_TOO_LARGE,

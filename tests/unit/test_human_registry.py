@@ -13,14 +13,14 @@ from dataclasses import replace
 import anyio
 import pytest
 
-from domain.config_service import ConfigService
-from domain.diagnostics import ConfigError
-from domain.tools.cancellation import Cancellation
-from domain.tools.human.lines import OutputLine, ProgramEnded, ToolLogEvent
-from domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
-from domain.tools.registry import RegistryError
-from domain.tools.results import ToolError
-from ports.process import ProcessOutcome, ProcessSpec
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.domain.tools.human.lines import OutputLine, ProgramEnded, ToolLogEvent
+from artifactize.domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
+from artifactize.domain.tools.registry import RegistryError
+from artifactize.domain.tools.results import ToolError
+from artifactize.ports.process import ProcessOutcome, ProcessSpec
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeProcessRunner, FakePrograms, hang_forever
 from tests.support.human_workspace import artifact, human_eval, human_tool
@@ -107,7 +107,7 @@ class World:
         repo: dict[str, Node] | None = None,
         environment: Mapping[str, str] = REVIEWER_ENV,
         opener_missing: bool = False,
-        self_command: tuple[str, ...] = ("/py", "-m", "entrypoints.cli.app"),
+        self_command: tuple[str, ...] = ("/py", "-m", "artifactize.entrypoints.cli.app"),
     ) -> None:
         self.repo = repo if repo is not None else tree()
         self.filesystem = MemoryFilesystem({"/repo": self.repo})
@@ -511,7 +511,15 @@ async def test_graph_launches_artifactize_config_graph_for_the_repository() -> N
     world = World()
     assert (await world.registry().call("map")).to_json() == LAUNCHED
     ((argv, cwd, env, _),) = world.launcher.launches
-    assert argv == ("/py", "-m", "entrypoints.cli.app", "--repo", "/repo", "config", "graph")
+    assert argv == (
+        "/py",
+        "-m",
+        "artifactize.entrypoints.cli.app",
+        "--repo",
+        "/repo",
+        "config",
+        "graph",
+    )
     assert cwd == "/repo" and env == REVIEWER_ENV
     nowhere = World(self_command=())
     result = await nowhere.registry().call("map")

@@ -6,23 +6,23 @@ from __future__ import annotations
 
 import pytest
 
-from domain.tools.commands.text_output import TRUNCATION_MARKER
-from domain.tools.human.lines import (
+from artifactize.domain.tools.commands.text_output import TRUNCATION_MARKER
+from artifactize.domain.tools.human.lines import (
     LINE_PIECE_MAX_BYTES,
     LineSplitter,
     OutputLine,
     ProgramEnded,
     ToolLogEvent,
 )
-from domain.tools.human.results import (
+from artifactize.domain.tools.human.results import (
     HUMAN_CAPTURE_MAX_BYTES,
     HUMAN_TEXT_BLOCK_MAX_BYTES,
     STDERR_LABEL,
     HumanToolResult,
     output_result,
 )
-from domain.tools.results import ToolResult
-from ports.process import ProcessOutcome
+from artifactize.domain.tools.results import ToolResult
+from artifactize.ports.process import ProcessOutcome
 
 KIB = 1024
 LAUNCHED = {"content": [{"type": "launch", "launched": True}], "isError": False}

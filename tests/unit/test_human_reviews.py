@@ -16,12 +16,12 @@ from typing import Any
 import anyio
 import pytest
 
-from domain.reviews.human.asking import (
+from artifactize.domain.reviews.human.asking import (
     FOLLOWING_HUMAN,
     HUMAN_POLL_SECONDS,
     WAITING_FOR_HUMAN,
 )
-from domain.reviews.human.errors import (
+from artifactize.domain.reviews.human.errors import (
     CANCELLED,
     FINGERPRINT_CHANGED,
     NOT_CLAIMANT,
@@ -32,20 +32,20 @@ from domain.reviews.human.errors import (
     HumanPublishError,
     HumanReviewError,
 )
-from domain.reviews.human.lifecycle import (
+from artifactize.domain.reviews.human.lifecycle import (
     HUMAN_RESULT_MAX_BYTES,
 )
-from domain.reviews.human.recorded_declarations import DEFINITION_CHANGED, EVAL_GONE
-from domain.reviews.human.reviewers import INVALID_REVIEWER
-from domain.reviews.run.context import VerifyOptions, VerifyPorts
-from domain.reviews.run.human_wait import WAIT_CANCELLED
-from domain.reviews.run.request_views import RequestViews, list_line
-from domain.reviews.run.selection import select_evals
-from domain.reviews.run.verify import Verify
-from domain.tools.cancellation import Cancellation
-from domain.workspace import Workspace
-from ports.process import ProcessOutcome
-from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
+from artifactize.domain.reviews.human.recorded_declarations import DEFINITION_CHANGED, EVAL_GONE
+from artifactize.domain.reviews.human.reviewers import INVALID_REVIEWER
+from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
+from artifactize.domain.reviews.run.human_wait import WAIT_CANCELLED
+from artifactize.domain.reviews.run.request_views import RequestViews, list_line
+from artifactize.domain.reviews.run.selection import select_evals
+from artifactize.domain.reviews.run.verify import Verify
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.process import ProcessOutcome
+from artifactize.ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from tests.fakes.filesystem import MemoryFilesystem, Symlink
 from tests.fakes.processes import FakeClock, FakeProcessRunner
 from tests.fakes.remote_leases import NoLeases

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from domain.reviews.reuse.ignore_rules import BUILTIN_IGNORES, IgnoreRules, compile_pattern
+from artifactize.domain.reviews.reuse.ignore_rules import (
+    BUILTIN_IGNORES,
+    IgnoreRules,
+    compile_pattern,
+)
 
 
 def decide(text: str, path: str, is_dir: bool = False) -> bool | None:

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from domain.tools.images import (
+from artifactize.domain.tools.images import (
     BASE64_REFUSED,
     FORMAT_REFUSED,
     IMAGE_BASE64_MAX_CHARS,

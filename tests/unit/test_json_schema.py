@@ -7,8 +7,13 @@ from typing import Any
 import pytest
 import referencing.exceptions
 
-from domain.json_schema import SCHEMA_MAX_BYTES, SchemaError, admit_schema, compile_validator
-from domain.text import compact_json_size
+from artifactize.domain.json_schema import (
+    SCHEMA_MAX_BYTES,
+    SchemaError,
+    admit_schema,
+    compile_validator,
+)
+from artifactize.domain.text import compact_json_size
 
 REMOTE = "https://example.invalid/schema.json"
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from entrypoints.cli import app, launch
-from entrypoints.cli.command_table import COMPLETE_VARIABLE
+from artifactize.entrypoints.cli import app, launch
+from artifactize.entrypoints.cli.command_table import COMPLETE_VARIABLE
 
 
 def _output(

@@ -9,8 +9,8 @@ import sys
 import pytest
 from typer.core import TyperCommand
 
-from entrypoints.cli import command_table as cli
-from entrypoints.cli.lazy_commands import _load
+from artifactize.entrypoints.cli import command_table as cli
+from artifactize.entrypoints.cli.lazy_commands import _load
 
 
 @pytest.mark.parametrize("name", sorted(cli.COMMANDS))
@@ -39,7 +39,7 @@ def test_root_help_lists_every_command_without_importing_them() -> None:
         "import sys\n"
         "from entrypoints.cli.app import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print('LOADED', sorted(m for m in sys.modules if m.startswith('entrypoints.cli.')))\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith('artifactize.entrypoints.cli.')))\n"
         "print('HEAVY', sorted(m for m in ('sqlalchemy', 'urwid', 'starlette', 'httpx2',"
         " 'jsonschema', 'anyio', 'dependency_injector') if m in sys.modules))\n"
     )
@@ -48,13 +48,13 @@ def test_root_help_lists_every_command_without_importing_them() -> None:
         assert f"\n  {name} " in listed
     loaded = out.split("LOADED ", 1)[1].splitlines()[0]
     for module in ("runs", "status", "requests", "server", "remote", "sessions"):
-        assert f"entrypoints.cli.{module}'" not in loaded
+        assert f"artifactize.entrypoints.cli.{module}'" not in loaded
     assert out.split("HEAVY ", 1)[1].splitlines()[0] == "[]"
 
 
 def test_an_unknown_command_still_gets_a_suggestion() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "entrypoints.cli.app", "verfy"],
+        [sys.executable, "-m", "artifactize.entrypoints.cli.app", "verfy"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.reviews.remote.leases import (
+from artifactize.domain.reviews.remote.leases import (
     HOLDER_MAX_CHARS,
     LEASE_RENEWALS_PER_TERM,
     LEASE_SECONDS_DEFAULT,
@@ -14,7 +14,7 @@ from domain.reviews.remote.leases import (
     parse_lease_request,
     renew_interval,
 )
-from domain.reviews.remote.server_admission import Refusal, StoreRequestError
+from artifactize.domain.reviews.remote.server_admission import Refusal, StoreRequestError
 
 
 def test_lease_seconds_at_the_limits_and_one_past() -> None:

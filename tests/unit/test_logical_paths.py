@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.logical_paths import (
+from artifactize.domain.logical_paths import (
     FILE_ARTIFACT_VIRTUAL_ROOT,
     GLOB_PATTERN_MAX_CHARS,
     LOGICAL_PATH_MAX_UTF16,
@@ -19,7 +19,7 @@ from domain.logical_paths import (
     parse_logical_path,
     validate_glob_pattern,
 )
-from domain.text import utf16_length
+from artifactize.domain.text import utf16_length
 
 ASTRAL = "\N{GRINNING FACE}"  # U+1F600: two UTF-16 code units
 CONTROLS = [chr(code) for code in range(0x20)] + ["\x7f"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.tools.builtins.section import (
+from artifactize.domain.tools.builtins.section import (
     SECTION_OUTPUT_MAX_BYTES,
     SECTION_SOURCE_MAX_BYTES,
     SOURCE_TOO_LARGE,
@@ -13,7 +13,7 @@ from domain.tools.builtins.section import (
     heading_text,
     parse_headings,
 )
-from domain.tools.commands.text_output import TRUNCATION_MARKER
+from artifactize.domain.tools.commands.text_output import TRUNCATION_MARKER
 
 FENCE = "```"
 FIX03 = (

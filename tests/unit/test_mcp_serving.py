@@ -10,12 +10,12 @@ import anyio
 import pytest
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
-from adapters.ry_regex import RyRegexEngine
-from domain.config_service import ConfigService
-from domain.tools.cancellation import CANCELLED_MESSAGE
-from domain.tools.registry import ToolPorts
-from domain.tools.results import AUDIT_SUMMARY_MAX_CHARS, ToolResult
-from domain.tools.serving import (
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.tools.cancellation import CANCELLED_MESSAGE
+from artifactize.domain.tools.registry import ToolPorts
+from artifactize.domain.tools.results import AUDIT_SUMMARY_MAX_CHARS, ToolResult
+from artifactize.domain.tools.serving import (
     AUDIT_FAILED,
     BUDGET_SPENT,
     MAX_TOOL_CALLS_MIN,
@@ -26,9 +26,9 @@ from domain.tools.serving import (
     ServingRun,
     prepare_scope,
 )
-from domain.workspace import Workspace
-from entrypoints.mcp.content import call_tool_result
-from ports.statuses import ErrorCode
+from artifactize.domain.workspace import Workspace
+from artifactize.entrypoints.mcp.content import call_tool_result
+from artifactize.ports.statuses import ErrorCode
 from tests.fakes.filesystem import MemoryFilesystem
 from tests.fakes.ids import CountingIds
 from tests.fakes.mcp_audit import MemoryMcpAudit

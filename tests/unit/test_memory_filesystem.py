@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.posix.filesystem import PosixFilesystem
-from ports.filesystem import (
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.ports.filesystem import (
     DirectoryHandle,
     DirEntry,
     EntryKind,

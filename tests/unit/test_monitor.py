@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import urwid
 
-from entrypoints.monitor_tui.app import MONITOR_PALETTE, PAGE_ROWS, MonitorApp
-from entrypoints.monitor_tui.screens import LIST_HINTS, NOT_WAITING, RUN_HINTS
-from entrypoints.monitor_tui.source import MonitorSource
-from entrypoints.monitor_tui.views import (
+from artifactize.entrypoints.monitor_tui.app import MONITOR_PALETTE, PAGE_ROWS, MonitorApp
+from artifactize.entrypoints.monitor_tui.screens import LIST_HINTS, NOT_WAITING, RUN_HINTS
+from artifactize.entrypoints.monitor_tui.source import MonitorSource
+from artifactize.entrypoints.monitor_tui.views import (
     NO_RUNS,
     RunRow,
     build_tree,
@@ -27,8 +27,8 @@ from entrypoints.monitor_tui.views import (
     run_table,
     visible,
 )
-from entrypoints.review_tui.palette import SELECTED
-from ports.state import HumanClaim, RequestRecord, RunRecord, StateStore
+from artifactize.entrypoints.review_tui.palette import SELECTED
+from artifactize.ports.state import HumanClaim, RequestRecord, RunRecord, StateStore
 from tests.fakes.state import MemoryStateStore
 from tests.support.documents import opaque
 

@@ -6,16 +6,16 @@ import tomllib
 
 import pytest
 
-from domain.config_service import ConfigService
-from domain.declarations.evals import (
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.declarations.evals import (
     REFUSED_ROOT_COMBINATORS,
     RESERVED_RESULT_FIELDS,
     owner_schema_problems,
 )
-from domain.declarations.model import ArtifactKind
-from domain.declarations.parse import parse_declaration
-from domain.diagnostics import ConfigError, KeyProblems
-from domain.reviews.verdicts import InvalidVerdict, VerdictValidator
+from artifactize.domain.declarations.model import ArtifactKind
+from artifactize.domain.declarations.parse import parse_declaration
+from artifactize.domain.diagnostics import ConfigError, KeyProblems
+from artifactize.domain.reviews.verdicts import InvalidVerdict, VerdictValidator
 from tests.fakes.filesystem import MemoryFilesystem
 
 SCHEMA_KEYS = ("pass_schema", "fail_schema")

@@ -14,8 +14,8 @@ import typer
 import typer.core
 from typer._coercion import build_runtime_param as _typer_build_runtime_param
 
-from entrypoints.cli import app as cli
-from entrypoints.cli import parameter_coercion
+from artifactize.entrypoints.cli import app as cli
+from artifactize.entrypoints.cli import parameter_coercion
 
 REPO = Path(__file__).resolve().parents[2]
 

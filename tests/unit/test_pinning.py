@@ -16,16 +16,16 @@ from typing import Any
 
 import pytest
 
-from domain.config_service import ConfigService
-from domain.tools import pinning
-from domain.tools.pinning import (
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.tools import pinning
+from artifactize.domain.tools.pinning import (
     PIN_ENTRIES_MAX,
     PIN_FILE_BYTES_MAX,
     Pinner,
     PinningError,
     pin_execution_paths,
 )
-from domain.workspace import Workspace
+from artifactize.domain.workspace import Workspace
 from tests.fakes.filesystem import MemoryFilesystem, Node, Special, Symlink
 from tests.support.processes import nothing_left_behind as nothing_left_behind_in
 

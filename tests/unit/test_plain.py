@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from domain.templates import TemplateError
-from domain.tools.commands.plain import (
+from artifactize.domain.templates import TemplateError
+from artifactize.domain.tools.commands.plain import (
     PLAIN_FAILED_PREFIX,
     SubstitutionError,
     plain_result,
     substitute,
 )
-from domain.tools.commands.text_output import (
+from artifactize.domain.tools.commands.text_output import (
     TEXT_BLOCK_MAX_BYTES,
     TRUNCATION_MARKER,
     clean_output,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.program_paths import is_absolute_program
+from artifactize.domain.program_paths import is_absolute_program
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,11 @@ from __future__ import annotations
 import io
 import re
 
-from entrypoints.cli.progress import PHASE_DELAY_SECONDS, ProgressDisplay, is_live_terminal
+from artifactize.entrypoints.cli.progress import (
+    PHASE_DELAY_SECONDS,
+    ProgressDisplay,
+    is_live_terminal,
+)
 
 
 class Clock:

@@ -7,13 +7,13 @@ from typing import Any, cast
 
 import pytest
 
-from adapters.ry_regex import RyRegexEngine
-from domain.config_service import ConfigService
-from domain.reviews.agent.prompt import AgentPrompt, build_prompt
-from domain.reviews.verdicts import VerdictValidator
-from domain.scope import eval_scope
-from domain.tools.registry import AgentToolRegistry, ToolDefinition, ToolPorts
-from domain.workspace import Workspace
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.reviews.agent.prompt import AgentPrompt, build_prompt
+from artifactize.domain.reviews.verdicts import VerdictValidator
+from artifactize.domain.scope import eval_scope
+from artifactize.domain.tools.registry import AgentToolRegistry, ToolDefinition, ToolPorts
+from artifactize.domain.workspace import Workspace
 from tests.fakes.filesystem import MemoryFilesystem
 
 EVAL_ID = "app/review"

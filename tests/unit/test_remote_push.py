@@ -8,9 +8,9 @@ from typing import Any
 import anyio
 import pytest
 
-from domain.reviews.remote.push import PushError, PushReport, local_candidates, push
-from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
-from ports.state import ExecutionRecord
+from artifactize.domain.reviews.remote.push import PushError, PushReport, local_candidates, push
+from artifactize.ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
+from artifactize.ports.state import ExecutionRecord
 from tests.fakes.remote_leases import NoLeases
 from tests.support.documents import opaque
 from tests.support.remote_records import KINDS, execution, key_of

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from domain.reviews.remote.records import (
+from artifactize.domain.reviews.remote.records import (
     FULL_RECORD_MAX_BYTES,
     ID_MAX_CHARS,
     LABEL_MAX_BYTES,
@@ -27,7 +27,7 @@ from domain.reviews.remote.records import (
     record_bytes,
     validate_record,
 )
-from ports.timestamps import normalize_rfc3339
+from artifactize.ports.timestamps import normalize_rfc3339
 from tests.support.remote_records import (
     DEF_HASH,
     FINGERPRINTS,

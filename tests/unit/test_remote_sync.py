@@ -9,14 +9,14 @@ from typing import Any, cast
 
 import pytest
 
-from domain.reviews.human.asking import HUMAN_POLL_SECONDS
-from domain.reviews.remote.records import build_record
-from domain.reviews.remote.sync import REFRESH_INTERVAL_SECONDS, RemoteSync
-from domain.reviews.run.context import VerifyOptions, VerifyPorts
-from domain.reviews.run.selection import select_evals
-from domain.reviews.run.verify import Verify
-from ports.review_store import Principal, RemoteSettings
-from ports.state import StateStore
+from artifactize.domain.reviews.human.asking import HUMAN_POLL_SECONDS
+from artifactize.domain.reviews.remote.records import build_record
+from artifactize.domain.reviews.remote.sync import REFRESH_INTERVAL_SECONDS, RemoteSync
+from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
+from artifactize.domain.reviews.run.selection import select_evals
+from artifactize.domain.reviews.run.verify import Verify
+from artifactize.ports.review_store import Principal, RemoteSettings
+from artifactize.ports.state import StateStore
 from tests.fakes.processes import FakeClock
 from tests.fakes.remote_leases import NoLeases
 from tests.unit.test_verify import Setup, backends

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from domain.config_service import ConfigService
-from domain.declarations.model import (
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.declarations.model import (
     AgentProfile,
     ArtifactKind,
     Eval,
@@ -22,16 +22,16 @@ from domain.declarations.model import (
     RuntimeProfile,
     ScriptFingerprint,
 )
-from domain.reviews.reuse.canonical_json import CanonicalJsonError, canonical_json
-from domain.reviews.reuse.fingerprints import FingerprintError
-from domain.reviews.reuse.keys import (
+from artifactize.domain.reviews.reuse.canonical_json import CanonicalJsonError, canonical_json
+from artifactize.domain.reviews.reuse.fingerprints import FingerprintError
+from artifactize.domain.reviews.reuse.keys import (
     REUSE_KEY_VERSION,
     eval_def_hash,
     eval_dependencies,
     key_inputs,
     reuse_key,
 )
-from domain.workspace import Artifact, Workspace
+from artifactize.domain.workspace import Artifact, Workspace
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 
 

@@ -23,14 +23,18 @@ import pytest
 import urwid
 import urwid.testing
 
-from domain.reviews.human.errors import NOT_CLAIMANT, REQUEST_NOT_FOUND, HumanReviewError
-from domain.reviews.human.lifecycle import Submitted
-from domain.tools.cancellation import Cancellation
-from domain.tools.human.lines import LineSink, OutputLine, ProgramEnded
-from domain.tools.human.results import CANCELLED, HumanToolResult
-from entrypoints.review_tui.app import ReviewApp
-from entrypoints.review_tui.waiting import WaitingRow, claim_text
-from ports.state import ExecutionRecord, HumanClaim, RequestRecord
+from artifactize.domain.reviews.human.errors import (
+    NOT_CLAIMANT,
+    REQUEST_NOT_FOUND,
+    HumanReviewError,
+)
+from artifactize.domain.reviews.human.lifecycle import Submitted
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.domain.tools.human.lines import LineSink, OutputLine, ProgramEnded
+from artifactize.domain.tools.human.results import CANCELLED, HumanToolResult
+from artifactize.entrypoints.review_tui.app import ReviewApp
+from artifactize.entrypoints.review_tui.waiting import WaitingRow, claim_text
+from artifactize.ports.state import ExecutionRecord, HumanClaim, RequestRecord
 from tests.support.documents import opaque
 
 SIZE = (110, 40)

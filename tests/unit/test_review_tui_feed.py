@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 
-from domain.tools.cancellation import Cancellation
-from domain.tools.human.lines import OutputLine, ProgramEnded
-from entrypoints.review_tui.busy import BUSY_HINTS, Busy
-from entrypoints.review_tui.log_feed import LogFeed
-from entrypoints.review_tui.tool_log import ToolLog
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.domain.tools.human.lines import OutputLine, ProgramEnded
+from artifactize.entrypoints.review_tui.busy import BUSY_HINTS, Busy
+from artifactize.entrypoints.review_tui.log_feed import LogFeed
+from artifactize.entrypoints.review_tui.tool_log import ToolLog
 
 
 def test_events_from_threads_wake_once_per_batch_and_drain_in_order() -> None:

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from domain.reviews.verdicts import VerdictValidator
-from entrypoints.review_tui.form_keys import apply_key
-from entrypoints.review_tui.form_model import (
+from artifactize.domain.reviews.verdicts import VerdictValidator
+from artifactize.entrypoints.review_tui.form_keys import apply_key
+from artifactize.entrypoints.review_tui.form_model import (
     FieldKind,
     FormError,
     VerdictForm,

@@ -6,14 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from entrypoints.review_tui.tool_list import (
+from artifactize.entrypoints.review_tui.tool_list import (
     command_key,
     is_resolved,
     recorded_tools,
     resolved_line,
     shell_quote,
 )
-from entrypoints.review_tui.waiting import (
+from artifactize.entrypoints.review_tui.waiting import (
     WaitingRow,
     age_text,
     claim_text,

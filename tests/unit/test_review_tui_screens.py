@@ -7,16 +7,16 @@ from typing import Any
 import urwid
 import urwid.testing
 
-from entrypoints.review_tui.acts import Act
-from entrypoints.review_tui.dialogs import ConfirmScreen, LeaveScreen, VerdictScreen
-from entrypoints.review_tui.form_model import VerdictForm, flat_form
-from entrypoints.review_tui.form_screen import FormScreen
-from entrypoints.review_tui.list_screen import ListScreen
-from entrypoints.review_tui.log_pane import EMPTY_HINT, LogPane
-from entrypoints.review_tui.palette import FIELD_FOCUS, SELECTED
-from entrypoints.review_tui.request_screen import RequestScreen
-from entrypoints.review_tui.tool_log import ToolLog
-from entrypoints.review_tui.waiting import NO_WAITING, WaitingRow
+from artifactize.entrypoints.review_tui.acts import Act
+from artifactize.entrypoints.review_tui.dialogs import ConfirmScreen, LeaveScreen, VerdictScreen
+from artifactize.entrypoints.review_tui.form_model import VerdictForm, flat_form
+from artifactize.entrypoints.review_tui.form_screen import FormScreen
+from artifactize.entrypoints.review_tui.list_screen import ListScreen
+from artifactize.entrypoints.review_tui.log_pane import EMPTY_HINT, LogPane
+from artifactize.entrypoints.review_tui.palette import FIELD_FOCUS, SELECTED
+from artifactize.entrypoints.review_tui.request_screen import RequestScreen
+from artifactize.entrypoints.review_tui.tool_log import ToolLog
+from artifactize.entrypoints.review_tui.waiting import NO_WAITING, WaitingRow
 
 SIZE = (100, 30)
 

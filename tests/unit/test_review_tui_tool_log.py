@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from domain.reviews.human.errors import CANCELLED as ACTION_CANCELLED
-from domain.tools.human.lines import LINE_PIECE_MAX_BYTES
-from domain.tools.human.results import CANCELLED, TIMED_OUT, HumanToolResult
-from entrypoints.review_tui.tool_log import (
+from artifactize.domain.reviews.human.errors import CANCELLED as ACTION_CANCELLED
+from artifactize.domain.tools.human.lines import LINE_PIECE_MAX_BYTES
+from artifactize.domain.tools.human.results import CANCELLED, TIMED_OUT, HumanToolResult
+from artifactize.entrypoints.review_tui.tool_log import (
     REST_NOT_SHOWN,
     RUN_SHOWN_MAX_BYTES,
     RowKind,

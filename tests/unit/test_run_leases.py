@@ -12,11 +12,11 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from domain.reviews.remote.records import build_record
-from domain.reviews.remote.sync import RemoteSync
-from domain.reviews.run.context import VerifyPorts
-from domain.reviews.run.leases import LEASE_POLL_SECONDS, WAITING_FOR_LEASE
-from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
+from artifactize.domain.reviews.remote.records import build_record
+from artifactize.domain.reviews.remote.sync import RemoteSync
+from artifactize.domain.reviews.run.context import VerifyPorts
+from artifactize.domain.reviews.run.leases import LEASE_POLL_SECONDS, WAITING_FOR_LEASE
+from artifactize.ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from tests.fakes.remote_leases import MemoryLeases, NoLeases
 from tests.support.documents import opaque
 from tests.unit.test_verify_gates import World

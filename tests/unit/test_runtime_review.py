@@ -12,16 +12,16 @@ from typing import Any
 import anyio
 import pytest
 
-from domain.config_service import ConfigService
-from domain.reviews.agent.review import ReviewOutcome
-from domain.reviews.reuse.keys import KeyInputs, key_inputs
-from domain.reviews.run.failures import INPUT_CHANGED
-from domain.reviews.runtime.env import INHERITED_VARIABLES
-from domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES
-from domain.reviews.runtime.review import CANCELLED, RuntimePorts, RuntimeReview
-from domain.tools.commands.running import DEFAULT_LANG
-from domain.workspace import Workspace
-from ports.process import ProcessOutcome, ProcessSpec
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.reviews.agent.review import ReviewOutcome
+from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
+from artifactize.domain.reviews.run.failures import INPUT_CHANGED
+from artifactize.domain.reviews.runtime.env import INHERITED_VARIABLES
+from artifactize.domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES
+from artifactize.domain.reviews.runtime.review import CANCELLED, RuntimePorts, RuntimeReview
+from artifactize.domain.tools.commands.running import DEFAULT_LANG
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.process import ProcessOutcome, ProcessSpec
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import (
     FakeClock,

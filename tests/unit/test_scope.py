@@ -7,9 +7,9 @@ from collections.abc import Mapping
 
 import pytest
 
-from domain.config_service import ConfigService
-from domain.logical_paths import LogicalPathError
-from domain.scope import (
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.logical_paths import LogicalPathError
+from artifactize.domain.scope import (
     Ownership,
     ScopeError,
     artifact_scope,
@@ -20,7 +20,7 @@ from domain.scope import (
     scope_entries,
     working_directory,
 )
-from domain.workspace import Workspace
+from artifactize.domain.workspace import Workspace
 from tests.fakes.filesystem import MemoryFilesystem, Node
 
 

@@ -24,13 +24,13 @@ from typing import Any
 import anyio
 import pytest
 
-from adapters.ry_regex import RyRegexEngine
-from adapters.threads import ThreadCleanupExecutor
-from domain.config_service import ConfigService
-from domain.tools.cancellation import CANCELLED_MESSAGE, Cancellation
-from domain.tools.registry import AgentToolRegistry, ToolPorts
-from domain.tools.results import ToolResult
-from domain.tools.sessions import (
+from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.adapters.threads import ThreadCleanupExecutor
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.tools.cancellation import CANCELLED_MESSAGE, Cancellation
+from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
+from artifactize.domain.tools.results import ToolResult
+from artifactize.domain.tools.sessions import (
     CLEANUP_FAILED,
     SESSION_ENDED,
     SESSION_NOT_READY,
@@ -42,8 +42,8 @@ from domain.tools.sessions import (
     ToolSessions,
     sweep,
 )
-from ports.process import ProcessOutcome, ProcessSpec
-from ports.sessions import JournalEntry, JournalRole, ProcessIdentity, SpawnObserver
+from artifactize.ports.process import ProcessOutcome, ProcessSpec
+from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity, SpawnObserver
 from tests.fakes.filesystem import MemoryFilesystem
 
 pytestmark = pytest.mark.anyio

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from domain.reviews.remote.server_admission import (
+from artifactize.domain.reviews.remote.server_admission import (
     EXECUTION_ID_MAX_CHARS,
     FULL_RECORD_MAX_BYTES,
     SUMMARY_RECORD_MAX_BYTES,
@@ -16,7 +16,7 @@ from domain.reviews.remote.server_admission import (
     parse_lookup_keys,
     stored_timestamp,
 )
-from ports.review_store import LOOKUP_KEYS_MAX
+from artifactize.ports.review_store import LOOKUP_KEYS_MAX
 
 KEY = "ab" * 32
 

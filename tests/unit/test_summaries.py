@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.reviews.run.summaries import (
+from artifactize.domain.reviews.run.summaries import (
     request_summary,
     run_summary,
     run_usage,

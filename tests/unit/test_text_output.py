@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.tools.commands.text_output import (
+from artifactize.domain.tools.commands.text_output import (
     TEXT_BLOCK_MAX_BYTES,
     TRUNCATION_MARKER,
     clean_output,

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from domain.diagnostics import KeyProblems
-from domain.toml_source import KeyLocator, TomlSyntaxError, parse_toml, reject_non_json_values
+from artifactize.domain.diagnostics import KeyProblems
+from artifactize.domain.toml_source import (
+    KeyLocator,
+    TomlSyntaxError,
+    parse_toml,
+    reject_non_json_values,
+)
 
 DATE_MESSAGE = "TOML date/time values are not allowed (JSON has no equivalent); quote the value"
 NON_FINITE_MESSAGE = "inf and nan are not allowed (JSON has no equivalent)"

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from domain.json_schema import compile_validator
-from domain.text import compact_json_size
-from domain.tools.arguments import (
+from artifactize.domain.json_schema import compile_validator
+from artifactize.domain.text import compact_json_size
+from artifactize.domain.tools.arguments import (
     ARGUMENTS_MAX_BYTES,
     NOT_AN_OBJECT,
     SCHEMA_MISMATCH,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-import domain.tools.registry as registry_module
-from domain.tools.cancellation import (
+import artifactize.domain.tools.registry as registry_module
+from artifactize.domain.tools.cancellation import (
     CANCELLED_MESSAGE,
     INLINE_BUDGET_SECONDS,
     Cancellation,
@@ -18,7 +18,7 @@ from domain.tools.cancellation import (
     OverBudget,
     inline_first,
 )
-from domain.tools.results import ToolError, ToolResult
+from artifactize.domain.tools.results import ToolError, ToolResult
 from tests.fakes.processes import FakeClock
 from tests.unit.test_mcp_serving import served, serving
 
@@ -99,14 +99,14 @@ async def test_a_served_read_runs_on_the_event_loop_and_a_review_read_in_a_worke
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     threads: list[int] = []
-    from domain.tools.builtins.read import run_read as real_read
+    from artifactize.domain.tools.builtins.read import run_read as real_read
 
     def recording_read(context: Any, args: dict[str, Any]) -> ToolResult:
         threads.append(threading.get_ident())
         return real_read(context, args)
 
     monkeypatch.setattr(registry_module, "run_read", recording_read)
-    from domain.tools.serving import ServeSelection
+    from artifactize.domain.tools.serving import ServeSelection
 
     scope = served(ServeSelection(eval_id="doc/open"))
     run = serving(scope)

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from domain.text import compact_json, compact_json_size
-from domain.tools.results import (
+from artifactize.domain.text import compact_json, compact_json_size
+from artifactize.domain.tools.results import (
     BLANK_ERROR_TEXT,
     BUILTIN_RESULT_MAX_BYTES,
     CONTENT_BLOCKS_MAX,

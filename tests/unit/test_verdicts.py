@@ -9,8 +9,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from domain.json_schema import SchemaError
-from domain.reviews.verdicts import (
+from artifactize.domain.json_schema import SchemaError
+from artifactize.domain.reviews.verdicts import (
     DETAIL_LINES_MAX,
     DETAIL_PIECE_MAX_UTF16,
     EMPTY_TEXT,
@@ -29,7 +29,7 @@ from domain.reviews.verdicts import (
     parse_final_text,
     repair_message,
 )
-from domain.text import compact_json, utf16_length
+from artifactize.domain.text import compact_json, utf16_length
 
 ASTRAL = "\N{GRINNING FACE}"
 SECRET = "s3cret-token-value"

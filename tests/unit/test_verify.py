@@ -11,17 +11,17 @@ from typing import Any, cast
 
 import pytest
 
-from domain.config_service import ConfigService
-from domain.reviews.agent.review import ReviewPorts
-from domain.reviews.human.asking import WAITING_FOR_HUMAN
-from domain.reviews.run.context import VerifyOptions, VerifyPorts
-from domain.reviews.run.documents import run_status
-from domain.reviews.run.selection import SelectionError, select_evals
-from domain.reviews.run.verify import Verify
-from domain.tools.registry import ToolPorts
-from domain.workspace import Workspace
-from ports.sessions import ProcessIdentity
-from ports.state import ExecutionRecord
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.reviews.agent.review import ReviewPorts
+from artifactize.domain.reviews.human.asking import WAITING_FOR_HUMAN
+from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
+from artifactize.domain.reviews.run.documents import run_status
+from artifactize.domain.reviews.run.selection import SelectionError, select_evals
+from artifactize.domain.reviews.run.verify import Verify
+from artifactize.domain.tools.registry import ToolPorts
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.sessions import ProcessIdentity
+from artifactize.ports.state import ExecutionRecord
 from tests.fakes.filesystem import MemoryFilesystem
 from tests.fakes.ids import CountingIds
 from tests.fakes.model import ScriptedBackend, ScriptedBackends, call_reply, verdict_reply

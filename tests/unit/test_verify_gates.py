@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from domain.reviews.human.asking import HUMAN_POLL_SECONDS
-from domain.reviews.run.context import VerifyOptions, VerifyPorts
-from domain.reviews.run.reuse import NOT_SELECTED
-from domain.reviews.run.selection import select_evals
-from domain.reviews.run.verify import Verify
-from domain.reviews.runtime.review import RuntimePorts
-from ports.process import ProcessOutcome
+from artifactize.domain.reviews.human.asking import HUMAN_POLL_SECONDS
+from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
+from artifactize.domain.reviews.run.reuse import NOT_SELECTED
+from artifactize.domain.reviews.run.selection import select_evals
+from artifactize.domain.reviews.run.verify import Verify
+from artifactize.domain.reviews.runtime.review import RuntimePorts
+from artifactize.ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch
 from tests.support.human_world import PRODUCER, HumanWorld, Table

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 
 import pytest
 
-from domain.config_service import ConfigService
-from domain.diagnostics import ConfigError, Problem
-from domain.workspace import (
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.diagnostics import ConfigError, Problem
+from artifactize.domain.workspace import (
     PUBLISHED_TOOL_NAME_MAX,
     Relation,
     RelationKind,

@@ -101,7 +101,13 @@ class World:
     def cli(
         self, *args: str, json_output: bool = True, stdin: str | None = None
     ) -> tuple[int, Any, str]:
-        command = [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(self.repo)]
+        command = [
+            sys.executable,
+            "-m",
+            "artifactize.entrypoints.cli.app",
+            "--repo",
+            str(self.repo),
+        ]
         done = subprocess.run(
             [*command, *(["--json"] if json_output else []), *args],
             input=stdin,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.windows.command_line import (
+from artifactize.adapters.windows.command_line import (
     ARGUMENTS_UNSAFE,
     UNSAFE_FOR_BATCH,
     UnsafeArguments,

@@ -22,8 +22,8 @@ TREE = (
 
 
 def start_in_job(code: str) -> tuple[object, subprocess.Popen[bytes]]:
-    from adapters.windows.job import Job
-    from adapters.windows.spawn import CREATE_SUSPENDED
+    from artifactize.adapters.windows.job import Job
+    from artifactize.adapters.windows.spawn import CREATE_SUSPENDED
 
     job = Job()
     child = subprocess.Popen(
@@ -42,7 +42,7 @@ def read_pids(child: subprocess.Popen[bytes]) -> list[int]:
 
 
 def test_the_job_lists_the_child_and_its_grandchild_and_terminate_ends_both() -> None:
-    from adapters.windows.job import TERMINATED_EXIT_CODE, Job
+    from artifactize.adapters.windows.job import TERMINATED_EXIT_CODE, Job
 
     job, child = start_in_job(TREE)
     assert isinstance(job, Job)
@@ -60,7 +60,7 @@ def test_the_job_lists_the_child_and_its_grandchild_and_terminate_ends_both() ->
 
 def test_closing_the_last_handle_ends_the_job_kill_on_close() -> None:
     """What happens when artifactize dies: Windows closes its handles and the Job ends."""
-    from adapters.windows.job import Job
+    from artifactize.adapters.windows.job import Job
 
     job, child = start_in_job(TREE)
     assert isinstance(job, Job)
@@ -72,8 +72,8 @@ def test_closing_the_last_handle_ends_the_job_kill_on_close() -> None:
 
 def test_a_process_started_suspended_runs_nothing_before_admission(tmp_path) -> None:
     """The child is resumed only by ``admit_suspended``: until then it has not run."""
-    from adapters.windows.job import Job
-    from adapters.windows.spawn import CREATE_SUSPENDED
+    from artifactize.adapters.windows.job import Job
+    from artifactize.adapters.windows.spawn import CREATE_SUSPENDED
 
     marker = tmp_path / "ran"
     child = subprocess.Popen(
@@ -94,7 +94,7 @@ def test_a_process_started_suspended_runs_nothing_before_admission(tmp_path) -> 
 def test_waiting_for_the_job_is_bounded() -> None:
     """``wait_empty`` gives up after its bound (JOB_TERMINATION_BOUND_SECONDS by default)
     and says so; a terminated Job is empty well within it."""
-    from adapters.windows.job import JOB_TERMINATION_BOUND_SECONDS, Job
+    from artifactize.adapters.windows.job import JOB_TERMINATION_BOUND_SECONDS, Job
 
     assert JOB_TERMINATION_BOUND_SECONDS == 30.0
     job, child = start_in_job(TREE)
@@ -112,7 +112,7 @@ def test_waiting_for_the_job_is_bounded() -> None:
 
 
 def test_a_closed_job_refuses_use() -> None:
-    from adapters.windows.job import Job
+    from artifactize.adapters.windows.job import Job
 
     job = Job()
     job.close()

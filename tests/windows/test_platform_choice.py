@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from entrypoints import container
+from artifactize.entrypoints import container
 
 
 def test_on_windows_is_decided_by_sys_platform() -> None:
@@ -18,10 +18,10 @@ def test_windows_gets_notepad_as_the_fallback_editor() -> None:
 
 
 def test_windows_gets_the_job_runner_and_pathext_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
-    from adapters.windows.filesystem import WindowsFilesystem
-    from adapters.windows.private_files import WindowsPrivateFiles
-    from adapters.windows.process import WindowsProcessRunner
-    from adapters.windows.programs import WindowsProgramFinder
+    from artifactize.adapters.windows.filesystem import WindowsFilesystem
+    from artifactize.adapters.windows.private_files import WindowsPrivateFiles
+    from artifactize.adapters.windows.process import WindowsProcessRunner
+    from artifactize.adapters.windows.programs import WindowsProgramFinder
 
     monkeypatch.setattr(container, "ON_WINDOWS", True)
     monkeypatch.setenv("PATHEXT", ".CMD;.EXE")
@@ -36,10 +36,10 @@ def test_windows_gets_the_job_runner_and_pathext_lookup(monkeypatch: pytest.Monk
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the POSIX adapters need a POSIX os module")
 def test_elsewhere_the_posix_adapters(monkeypatch: pytest.MonkeyPatch) -> None:
-    from adapters.posix.filesystem import PosixFilesystem
-    from adapters.posix.private_files import PosixPrivateFiles
-    from adapters.posix.process import PosixProcessRunner
-    from adapters.posix.programs import PosixProgramFinder
+    from artifactize.adapters.posix.filesystem import PosixFilesystem
+    from artifactize.adapters.posix.private_files import PosixPrivateFiles
+    from artifactize.adapters.posix.process import PosixProcessRunner
+    from artifactize.adapters.posix.programs import PosixProgramFinder
 
     monkeypatch.setattr(container, "ON_WINDOWS", False)
     assert isinstance(container._processes(), PosixProcessRunner)

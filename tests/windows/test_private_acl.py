@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.windows.private_acl import owner_only_sddl
+from artifactize.adapters.windows.private_acl import owner_only_sddl
 from tests.contract.adapters import is_private, needs_real_acls
 
 windows_only = pytest.mark.skipif(sys.platform != "win32", reason="Windows ACLs")
@@ -25,14 +25,14 @@ def test_the_dacl_is_protected_with_one_full_control_entry() -> None:
 
 @windows_only
 def test_the_user_is_named_by_the_token_sid() -> None:
-    from adapters.windows.private_acl import user_sid
+    from artifactize.adapters.windows.private_acl import user_sid
 
     assert re.fullmatch(r"S-1-5-21(-\d+)+", user_sid())
 
 
 @windows_only
 def test_restricting_a_file_and_a_folder_succeeds(tmp_path: Path) -> None:
-    from adapters.windows.private_acl import restrict_to_owner
+    from artifactize.adapters.windows.private_acl import restrict_to_owner
 
     folder = tmp_path / "private"
     folder.mkdir()
@@ -46,7 +46,7 @@ def test_restricting_a_file_and_a_folder_succeeds(tmp_path: Path) -> None:
 @windows_only
 @needs_real_acls
 def test_the_restriction_is_what_windows_reports_afterwards(tmp_path: Path) -> None:
-    from adapters.windows.private_acl import restrict_to_owner
+    from artifactize.adapters.windows.private_acl import restrict_to_owner
 
     file = tmp_path / "token"
     file.write_text("secret")
@@ -56,7 +56,7 @@ def test_the_restriction_is_what_windows_reports_afterwards(tmp_path: Path) -> N
 
 @windows_only
 def test_a_missing_path_is_an_os_error(tmp_path: Path) -> None:
-    from adapters.windows.private_acl import restrict_to_owner
+    from artifactize.adapters.windows.private_acl import restrict_to_owner
 
     with pytest.raises(OSError):
         restrict_to_owner(str(tmp_path / "missing"), folder=False)

@@ -26,7 +26,7 @@ def wait_for(path: Path, timeout: float = 30.0) -> bool:
 def test_open_hands_the_target_to_the_windows_shell(tmp_path: Path) -> None:
     """The shell's ``open`` verb on a batch file runs it: proof that the target reached
     ShellExecuteW (explorer.exe itself is never started)."""
-    from adapters.windows.launch import DESKTOP_OPENER, WindowsDetachedLauncher
+    from artifactize.adapters.windows.launch import DESKTOP_OPENER, WindowsDetachedLauncher
 
     marker = tmp_path / "opened"
     target = tmp_path / "target.cmd"
@@ -37,14 +37,14 @@ def test_open_hands_the_target_to_the_windows_shell(tmp_path: Path) -> None:
 
 
 def test_the_shell_refusing_a_target_is_an_oserror(tmp_path: Path) -> None:
-    from adapters.windows.launch import shell_open
+    from artifactize.adapters.windows.launch import shell_open
 
     with pytest.raises(OSError, match="could not open"):
         shell_open(str(tmp_path / "missing.nothing"), str(tmp_path))
 
 
 def test_a_batch_file_argument_cmd_cannot_take_is_refused(tmp_path: Path) -> None:
-    from adapters.windows.launch import WindowsDetachedLauncher
+    from artifactize.adapters.windows.launch import WindowsDetachedLauncher
 
     script = tmp_path / "tool.cmd"
     marker = tmp_path / "ran"
@@ -58,7 +58,7 @@ def test_a_batch_file_argument_cmd_cannot_take_is_refused(tmp_path: Path) -> Non
 
 
 def test_a_batch_file_is_launched_with_its_arguments(tmp_path: Path) -> None:
-    from adapters.windows.launch import WindowsDetachedLauncher
+    from artifactize.adapters.windows.launch import WindowsDetachedLauncher
 
     script = tmp_path / "tool.cmd"
     out = tmp_path / "args.txt"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.windows.private_files import WindowsPrivateFiles
-from ports.private_files import PrivateFileError
+from artifactize.adapters.windows.private_files import WindowsPrivateFiles
+from artifactize.ports.private_files import PrivateFileError
 from tests.contract.adapters import running_under_wine
 
 pytestmark = pytest.mark.skipif(sys.platform != "win32", reason="Windows private files")

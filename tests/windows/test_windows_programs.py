@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from ports.process import ProcessSpec
+from artifactize.ports.process import ProcessSpec
 from tests.contract.adapters import base_environment
 
 pytestmark = pytest.mark.skipif(sys.platform != "win32", reason="Windows PATHEXT and cmd.exe")
@@ -20,13 +20,13 @@ ECHO_ARGS = "@echo off\r\necho [%1] [%2] [%3]\r\n"
 
 
 def finder(pathext: str | None):
-    from adapters.windows.programs import WindowsProgramFinder
+    from artifactize.adapters.windows.programs import WindowsProgramFinder
 
     return WindowsProgramFinder(pathext)
 
 
 def run(argv: tuple[str, ...], cwd: Path):
-    from adapters.windows.process import WindowsProcessRunner
+    from artifactize.adapters.windows.process import WindowsProcessRunner
 
     spec = ProcessSpec(argv=argv, cwd=str(cwd), env=base_environment(), timeout_ms=30_000)
     return anyio.run(WindowsProcessRunner().run, spec)
@@ -42,7 +42,7 @@ def test_pathext_order_decides_between_two_programs_of_one_name(tmp_path: Path) 
 
 
 def test_without_pathext_the_default_order_applies(tmp_path: Path) -> None:
-    from adapters.windows.programs import DEFAULT_PATHEXT, path_extensions
+    from artifactize.adapters.windows.programs import DEFAULT_PATHEXT, path_extensions
 
     assert DEFAULT_PATHEXT == ".COM;.EXE;.BAT;.CMD"
     assert path_extensions(None) == path_extensions("") == (".com", ".exe", ".bat", ".cmd")

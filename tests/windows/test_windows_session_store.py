@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ports.sessions import ProcessIdentity
+from artifactize.ports.sessions import ProcessIdentity
 
 pytestmark = pytest.mark.skipif(sys.platform != "win32", reason="Windows file sharing")
 
@@ -33,13 +33,13 @@ def hold_open(path: Path, seconds: float) -> threading.Thread:
 
 
 def test_the_bound_is_thirty_seconds() -> None:
-    from adapters.windows.session_store import HANDLE_RELEASE_SECONDS
+    from artifactize.adapters.windows.session_store import HANDLE_RELEASE_SECONDS
 
     assert HANDLE_RELEASE_SECONDS == 30.0
 
 
 def test_removal_waits_until_the_handle_is_released(tmp_path: Path) -> None:
-    from adapters.windows.session_store import WindowsSessionStore
+    from artifactize.adapters.windows.session_store import WindowsSessionStore
 
     store = WindowsSessionStore(handle_release_seconds=10)
     directory = store.create(str(tmp_path), OWNER)
@@ -54,8 +54,8 @@ def test_removal_waits_until_the_handle_is_released(tmp_path: Path) -> None:
 
 
 def test_removal_gives_up_after_its_bound_and_keeps_the_journal(tmp_path: Path) -> None:
-    from adapters.windows.session_store import WindowsSessionStore
-    from ports.sessions import JournalEntry, JournalRole
+    from artifactize.adapters.windows.session_store import WindowsSessionStore
+    from artifactize.ports.sessions import JournalEntry, JournalRole
 
     store = WindowsSessionStore(handle_release_seconds=0.5)
     directory = store.create(str(tmp_path), OWNER)

@@ -11,8 +11,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from domain.reviews.agent.loop import LoopTrace
-from ports.model import AssistantTurn, ConversationItem, ToolCall, ToolOutput, ToolSpec, UserText
+from artifactize.domain.reviews.agent.loop import LoopTrace
+from artifactize.ports.model import (
+    AssistantTurn,
+    ConversationItem,
+    ToolCall,
+    ToolOutput,
+    ToolSpec,
+    UserText,
+)
 
 KINDS = ("review", "message", "attempt", "end", "send", "answer")
 

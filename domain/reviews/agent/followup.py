@@ -14,24 +14,24 @@ from typing import Any
 
 import anyio
 
-from domain.declarations.model import AgentProfile
-from domain.reviews.agent.conversations import (
+from artifactize.domain.declarations.model import AgentProfile
+from artifactize.domain.reviews.agent.conversations import (
     ConversationError,
     item_event,
     load_conversation,
 )
-from domain.reviews.agent.loop import AgentLoop, LoopSettings
-from domain.reviews.agent.review import ReviewPorts, converse_then_close
-from domain.reviews.run.failures import AgentFailure, FailureCode
-from domain.reviews.timestamps import timestamp
-from domain.reviews.verdicts import VerdictValidator
-from domain.tools.registry import AgentToolRegistry
-from domain.workspace import UnknownName, Workspace
-from ports.callbacks import WorkspaceLoader
-from ports.conversations import ConversationStore
-from ports.documents import ToolCallDocument
-from ports.model import BackendUnavailable, ToolSpec
-from ports.statuses import ErrorCode
+from artifactize.domain.reviews.agent.loop import AgentLoop, LoopSettings
+from artifactize.domain.reviews.agent.review import ReviewPorts, converse_then_close
+from artifactize.domain.reviews.run.failures import AgentFailure, FailureCode
+from artifactize.domain.reviews.timestamps import timestamp
+from artifactize.domain.reviews.verdicts import VerdictValidator
+from artifactize.domain.tools.registry import AgentToolRegistry
+from artifactize.domain.workspace import UnknownName, Workspace
+from artifactize.ports.callbacks import WorkspaceLoader
+from artifactize.ports.conversations import ConversationStore
+from artifactize.ports.documents import ToolCallDocument
+from artifactize.ports.model import BackendUnavailable, ToolSpec
+from artifactize.ports.statuses import ErrorCode
 
 FOLLOW_UP_MAX_CHARS = 64 * 1024
 NOT_FINISHED = "The Agent review of this session has not finished; follow up once it has."

@@ -15,18 +15,18 @@ from typing import Any
 
 import anyio
 
-from domain.reviews.run.failures import AgentFailure, FailureCode
-from domain.reviews.verdicts import (
+from artifactize.domain.reviews.run.failures import AgentFailure, FailureCode
+from artifactize.domain.reviews.verdicts import (
     InvalidVerdict,
     VerdictValidator,
     parse_final_text,
     repair_message,
 )
-from domain.tools.results import ToolResult
-from ports.bounded_json import JsonRefused, read_json
-from ports.clock import Sleeper
-from ports.documents import AttemptDocument, ToolCallDocument
-from ports.model import (
+from artifactize.domain.tools.results import ToolResult
+from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.ports.clock import Sleeper
+from artifactize.ports.documents import AttemptDocument, ToolCallDocument
+from artifactize.ports.model import (
     AssistantTurn,
     ConversationItem,
     FailureKind,
@@ -39,7 +39,7 @@ from ports.model import (
     UserText,
     usage_total,
 )
-from ports.progress import AgentActivity
+from artifactize.ports.progress import AgentActivity
 
 TURN_ATTEMPTS_MAX = 3  # one try and two retries
 RETRY_BACKOFF_INITIAL_SECONDS = 0.25  # then doubled per retry: 0.25 s, 0.5 s

@@ -22,11 +22,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from domain.reviews.verdicts import VerdictValidator
-from domain.templates import instruction_references
-from domain.tools.registry import ToolDefinition
-from domain.workspace import Artifact, EvalRef, RelationKind, Workspace
-from ports.statuses import ReviewStatus
+from artifactize.domain.reviews.verdicts import VerdictValidator
+from artifactize.domain.templates import instruction_references
+from artifactize.domain.tools.registry import ToolDefinition
+from artifactize.domain.workspace import Artifact, EvalRef, RelationKind, Workspace
+from artifactize.ports.statuses import ReviewStatus
 
 INSTRUCTION_KEY = "instruction"
 ROOT_PATH_SHOWN = "."  # the workspace root's path, which is "" in the model

@@ -20,12 +20,12 @@ from typing import Any, TypeVar
 
 import anyio
 
-from domain.declarations.model import AgentProfile
-from domain.reviews.agent.loop import AgentLoop, LoopSettings, LoopTrace
-from domain.reviews.agent.prompt import AgentPrompt, build_prompt
-from domain.reviews.reuse.fingerprints import FingerprintError, FingerprintScripts
-from domain.reviews.reuse.keys import KeyInputs, eval_def_hash, key_inputs
-from domain.reviews.run.failures import (
+from artifactize.domain.declarations.model import AgentProfile
+from artifactize.domain.reviews.agent.loop import AgentLoop, LoopSettings, LoopTrace
+from artifactize.domain.reviews.agent.prompt import AgentPrompt, build_prompt
+from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, FingerprintScripts
+from artifactize.domain.reviews.reuse.keys import KeyInputs, eval_def_hash, key_inputs
+from artifactize.domain.reviews.run.failures import (
     CANCELLED,
     DECLARATIONS_CHANGED,
     INPUT_CHANGED,
@@ -33,18 +33,24 @@ from domain.reviews.run.failures import (
     AgentFailure,
     FailureCode,
 )
-from domain.reviews.verdicts import VerdictValidator
-from domain.scope import eval_scope, scope_entries
-from domain.tools.pinning import PinningError, pin_execution_paths
-from domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
-from domain.tools.sessions import SessionPorts, ToolSessions
-from domain.workspace import EvalRef, Workspace
-from ports.callbacks import WorkspaceReloader
-from ports.clock import Clock
-from ports.documents import AgentDocument, ChildDocument
-from ports.model import BackendUnavailable, Endpoint, ModelBackend, ModelBackends, ToolSpec
-from ports.progress import AgentActivity
-from ports.statuses import ErrorCode, ReviewStatus
+from artifactize.domain.reviews.verdicts import VerdictValidator
+from artifactize.domain.scope import eval_scope, scope_entries
+from artifactize.domain.tools.pinning import PinningError, pin_execution_paths
+from artifactize.domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
+from artifactize.domain.tools.sessions import SessionPorts, ToolSessions
+from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.ports.callbacks import WorkspaceReloader
+from artifactize.ports.clock import Clock
+from artifactize.ports.documents import AgentDocument, ChildDocument
+from artifactize.ports.model import (
+    BackendUnavailable,
+    Endpoint,
+    ModelBackend,
+    ModelBackends,
+    ToolSpec,
+)
+from artifactize.ports.progress import AgentActivity
+from artifactize.ports.statuses import ErrorCode, ReviewStatus
 
 T = TypeVar("T")
 

@@ -17,10 +17,15 @@ import copy
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
-from ports.clock import Clock, Sleeper
-from ports.documents import ExecutionDocument, HumanDefinition, RequestDocument, RequestUpdate
-from ports.state import ExecutionRecord, StateStore
-from ports.statuses import ReviewStatus
+from artifactize.ports.clock import Clock, Sleeper
+from artifactize.ports.documents import (
+    ExecutionDocument,
+    HumanDefinition,
+    RequestDocument,
+    RequestUpdate,
+)
+from artifactize.ports.state import ExecutionRecord, StateStore
+from artifactize.ports.statuses import ReviewStatus
 
 WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
 WAITING_FOR_HUMAN = "Waiting for a Human claim and submission."

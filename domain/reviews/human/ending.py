@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from domain.reviews.human.recorded_declarations import DEFINITION_CHANGED
-from domain.reviews.reuse.canonical_json import canonical_json
-from ports.state import ExecutionRecord, HumanEnding, RequestRecord
-from ports.statuses import ErrorCode, ReviewStatus
+from artifactize.domain.reviews.human.recorded_declarations import DEFINITION_CHANGED
+from artifactize.domain.reviews.reuse.canonical_json import canonical_json
+from artifactize.ports.state import ExecutionRecord, HumanEnding, RequestRecord
+from artifactize.ports.statuses import ErrorCode, ReviewStatus
 
 SUPERSEDED = ReviewStatus.SUPERSEDED
 CANCELLED = ReviewStatus.CANCELLED

@@ -31,9 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from domain.declarations.model import CommandHumanTool
-from domain.reviews.human.ending import cancellation_of, check_cancel_reason
-from domain.reviews.human.errors import (
+from artifactize.domain.declarations.model import CommandHumanTool
+from artifactize.domain.reviews.human.ending import cancellation_of, check_cancel_reason
+from artifactize.domain.reviews.human.errors import (
     CLAIMED_BY_OTHER,
     NO_TOOLS,
     NOT_CLAIMANT,
@@ -47,27 +47,27 @@ from domain.reviews.human.errors import (
     HumanPublishError,
     HumanReviewError,
 )
-from domain.reviews.human.reconnect import Reconnected, recheck_key, reconnect
-from domain.reviews.human.reviewers import ReviewerError, check_reviewer
-from domain.reviews.human.settlement import HumanOutcome, build_settlement
-from domain.reviews.remote.sync import CONTINUING, RemoteSync
-from domain.reviews.reuse.fingerprints import FingerprintScripts
-from domain.reviews.timestamps import timestamp
-from domain.reviews.verdicts import InvalidVerdict, VerdictValidator
-from domain.text import compact_json_size
-from domain.tools.cancellation import Cancellation
-from domain.tools.human.lines import LineSink
-from domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
-from domain.tools.human.results import HumanToolResult
-from domain.tools.registry import RegistryError
-from domain.tools.results import ToolError
-from domain.workspace import Workspace
-from ports.callbacks import WarningSink, WorkspaceLoader
-from ports.clock import Clock
-from ports.documents import ProducerDocument
-from ports.filesystem import Filesystem
-from ports.review_store import RemoteFailure, RemoteStore
-from ports.state import (
+from artifactize.domain.reviews.human.reconnect import Reconnected, recheck_key, reconnect
+from artifactize.domain.reviews.human.reviewers import ReviewerError, check_reviewer
+from artifactize.domain.reviews.human.settlement import HumanOutcome, build_settlement
+from artifactize.domain.reviews.remote.sync import CONTINUING, RemoteSync
+from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts
+from artifactize.domain.reviews.timestamps import timestamp
+from artifactize.domain.reviews.verdicts import InvalidVerdict, VerdictValidator
+from artifactize.domain.text import compact_json_size
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.domain.tools.human.lines import LineSink
+from artifactize.domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
+from artifactize.domain.tools.human.results import HumanToolResult
+from artifactize.domain.tools.registry import RegistryError
+from artifactize.domain.tools.results import ToolError
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.callbacks import WarningSink, WorkspaceLoader
+from artifactize.ports.clock import Clock
+from artifactize.ports.documents import ProducerDocument
+from artifactize.ports.filesystem import Filesystem
+from artifactize.ports.review_store import RemoteFailure, RemoteStore
+from artifactize.ports.state import (
     ExecutionRecord,
     HumanClaim,
     HumanClaimRefused,
@@ -75,7 +75,7 @@ from ports.state import (
     RequestRecord,
     StateStore,
 )
-from ports.statuses import ReviewStatus
+from artifactize.ports.statuses import ReviewStatus
 
 HUMAN_RESULT_MAX_BYTES = 256_000  # compact UTF-8 JSON of a submitted result
 WAITING_HUMAN = ReviewStatus.WAITING_HUMAN

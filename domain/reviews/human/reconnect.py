@@ -17,30 +17,30 @@ from dataclasses import dataclass
 import anyio
 import anyio.to_thread
 
-from domain.diagnostics import ConfigError
-from domain.reviews.human.errors import (
+from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.reviews.human.errors import (
     CANCELLED,
     FINGERPRINT_CHANGED,
     NOT_RECORDED,
     REPOSITORY_UNREADABLE,
     HumanReviewError,
 )
-from domain.reviews.human.recorded_declarations import (
+from artifactize.domain.reviews.human.recorded_declarations import (
     DEFINITION_CHANGED,
     DefinitionMismatch,
     check_definition,
 )
-from domain.reviews.human.settlement import HumanOutcome
-from domain.reviews.reuse.errors import FingerprintError
-from domain.reviews.reuse.fingerprints import FingerprintScripts
-from domain.reviews.reuse.keys import key_inputs
-from domain.reviews.run.failures import FailureCode
-from domain.tools.cancellation import Cancellation
-from domain.workspace import EvalRef, Workspace
-from ports.callbacks import WorkspaceLoader
-from ports.filesystem import Filesystem, FilesystemError
-from ports.state import RequestRecord
-from ports.statuses import ReviewStatus
+from artifactize.domain.reviews.human.settlement import HumanOutcome
+from artifactize.domain.reviews.reuse.errors import FingerprintError
+from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts
+from artifactize.domain.reviews.reuse.keys import key_inputs
+from artifactize.domain.reviews.run.failures import FailureCode
+from artifactize.domain.tools.cancellation import Cancellation
+from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.ports.callbacks import WorkspaceLoader
+from artifactize.ports.filesystem import Filesystem, FilesystemError
+from artifactize.ports.state import RequestRecord
+from artifactize.ports.statuses import ReviewStatus
 
 
 @dataclass(frozen=True)

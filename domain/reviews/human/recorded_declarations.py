@@ -18,10 +18,10 @@ import enum
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from domain.reviews.reuse.canonical_json import canonical_json
-from domain.scope import eval_scope
-from domain.workspace import Artifact, EvalRef, UnknownName, Workspace
-from ports.documents import (
+from artifactize.domain.reviews.reuse.canonical_json import canonical_json
+from artifactize.domain.scope import eval_scope
+from artifactize.domain.workspace import Artifact, EvalRef, UnknownName, Workspace
+from artifactize.ports.documents import (
     ArtifactDefinition,
     HumanDefinition,
     RequestDefinition,

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from domain.reviews.run.current import settle_run
-from ports.documents import (
+from artifactize.domain.reviews.run.current import settle_run
+from artifactize.ports.documents import (
     ExecutionDocument,
     ProducerDocument,
     ProvenanceDocument,
@@ -29,8 +29,8 @@ from ports.documents import (
     RequestUpdate,
     SettledFields,
 )
-from ports.state import ExecutionRecord, HumanSettlement, RequestRecord, Supersession
-from ports.statuses import VERDICTS, ErrorCode, ReviewStatus, SourceKind
+from artifactize.ports.state import ExecutionRecord, HumanSettlement, RequestRecord, Supersession
+from artifactize.ports.statuses import VERDICTS, ErrorCode, ReviewStatus, SourceKind
 
 FOLLOWER_SOURCE_KIND = SourceKind.JOINED
 MIRROR_SOURCE_KIND = SourceKind.REMOTE

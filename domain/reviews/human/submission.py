@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from domain.reviews.verdicts import VERDICT_FIELD
-from ports.bounded_json import JsonRefused, read_json
-from ports.statuses import VERDICTS
+from artifactize.domain.reviews.verdicts import VERDICT_FIELD
+from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.ports.statuses import VERDICTS
 
 HUMAN_FIELDS_MAX_BYTES = 256_000
 HUMAN_FIELDS_READ_BYTES = HUMAN_FIELDS_MAX_BYTES + 1  # enough to know a file is too big

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from domain.reviews.remote.server_admission import Refusal, StoreRequestError
+from artifactize.domain.reviews.remote.server_admission import Refusal, StoreRequestError
 
 # How long a lease lives without renewal: "a dead holder's lease lapses within 60 s".
 LEASE_SECONDS_DEFAULT = 60

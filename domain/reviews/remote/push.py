@@ -14,16 +14,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.reviews.remote.records import (
+from artifactize.domain.reviews.remote.records import (
     RecordError,
     build_record,
     is_mirror,
     validate_record,
 )
-from ports.documents import ExecutionDocument, StoreRecord
-from ports.review_store import SCOPE_HUMAN, SCOPE_PUBLISH, SCOPE_READ, RemoteStore
-from ports.state import ExecutionRecord, StateStore
-from ports.statuses import VERDICTS, ProfileKind
+from artifactize.ports.documents import ExecutionDocument, StoreRecord
+from artifactize.ports.review_store import SCOPE_HUMAN, SCOPE_PUBLISH, SCOPE_READ, RemoteStore
+from artifactize.ports.state import ExecutionRecord, StateStore
+from artifactize.ports.statuses import VERDICTS, ProfileKind
 
 ASSUMED_KIND = "folder"
 """The Artifact kind assumed for an execution saved without ``kinds`` (older executions)."""

@@ -28,11 +28,14 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from domain.declarations.model import ArtifactKind
-from domain.identifiers import IDENTIFIER_PATTERN
-from domain.json_schema import admit_schema, compile_validator
-from domain.reviews.reuse.fingerprints import SCRIPT_OUTPUT_CHARACTERS, SCRIPT_OUTPUT_MAX_CHARS
-from ports.statuses import PROFILE_KINDS, VERDICTS
+from artifactize.domain.declarations.model import ArtifactKind
+from artifactize.domain.identifiers import IDENTIFIER_PATTERN
+from artifactize.domain.json_schema import admit_schema, compile_validator
+from artifactize.domain.reviews.reuse.fingerprints import (
+    SCRIPT_OUTPUT_CHARACTERS,
+    SCRIPT_OUTPUT_MAX_CHARS,
+)
+from artifactize.ports.statuses import PROFILE_KINDS, VERDICTS
 
 RECORD_SCHEMA = 2
 KIB = 1024

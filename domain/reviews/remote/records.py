@@ -30,12 +30,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from domain.declarations.model import ArtifactKind
-from domain.reviews.remote.record_format import FULL_RECORD_MAX_BYTES as FULL_RECORD_MAX_BYTES
-from domain.reviews.remote.record_format import ID_MAX_CHARS as ID_MAX_CHARS
-from domain.reviews.remote.record_format import LABEL_MAX_BYTES as LABEL_MAX_BYTES
-from domain.reviews.remote.record_format import MIRROR_PREFIX as MIRROR_PREFIX
-from domain.reviews.remote.record_format import (
+from artifactize.domain.declarations.model import ArtifactKind
+from artifactize.domain.reviews.remote.record_format import (
+    FULL_RECORD_MAX_BYTES as FULL_RECORD_MAX_BYTES,
+)
+from artifactize.domain.reviews.remote.record_format import ID_MAX_CHARS as ID_MAX_CHARS
+from artifactize.domain.reviews.remote.record_format import LABEL_MAX_BYTES as LABEL_MAX_BYTES
+from artifactize.domain.reviews.remote.record_format import MIRROR_PREFIX as MIRROR_PREFIX
+from artifactize.domain.reviews.remote.record_format import (
     OPTION_COUNT_FIELDS,
     OPTION_TEXT_FIELDS,
     PRODUCER_FIELDS,
@@ -48,15 +50,17 @@ from domain.reviews.remote.record_format import (
     record_size_limit,
     shown,
 )
-from domain.reviews.remote.record_format import PUBLISHER_MAX_CHARS as PUBLISHER_MAX_CHARS
-from domain.reviews.remote.record_format import RECORD_SCHEMA as RECORD_SCHEMA
-from domain.reviews.remote.record_format import (
+from artifactize.domain.reviews.remote.record_format import (
+    PUBLISHER_MAX_CHARS as PUBLISHER_MAX_CHARS,
+)
+from artifactize.domain.reviews.remote.record_format import RECORD_SCHEMA as RECORD_SCHEMA
+from artifactize.domain.reviews.remote.record_format import (
     SUMMARY_RECORD_MAX_BYTES as SUMMARY_RECORD_MAX_BYTES,
 )
-from domain.reviews.remote.record_format import record_bytes as record_bytes
-from domain.reviews.reuse.keys import reuse_key
-from ports.bounded_json import first_refusal
-from ports.documents import (
+from artifactize.domain.reviews.remote.record_format import record_bytes as record_bytes
+from artifactize.domain.reviews.reuse.keys import reuse_key
+from artifactize.ports.bounded_json import first_refusal
+from artifactize.ports.documents import (
     AttemptDocument,
     ExecutionDocument,
     ProducerDocument,
@@ -64,10 +68,10 @@ from ports.documents import (
     ProvenanceDocument,
     StoreRecord,
 )
-from ports.review_store import SHARE_MODES
-from ports.state import ExecutionRecord
-from ports.statuses import VERDICTS, ProfileKind
-from ports.timestamps import normalize_rfc3339
+from artifactize.ports.review_store import SHARE_MODES
+from artifactize.ports.state import ExecutionRecord
+from artifactize.ports.statuses import VERDICTS, ProfileKind
+from artifactize.ports.timestamps import normalize_rfc3339
 
 # The execution fields that must equal the record's (execution field, record field).
 _SAME_IN_EXECUTION = (

@@ -13,16 +13,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from domain.reviews.remote.record_format import FULL_RECORD_MAX_BYTES as FULL_RECORD_MAX_BYTES
-from domain.reviews.remote.record_format import ID_MAX_CHARS, KIB, envelope_problem
-from domain.reviews.remote.record_format import RECORD_SCHEMA as RECORD_SCHEMA
-from domain.reviews.remote.record_format import (
+from artifactize.domain.reviews.remote.record_format import (
+    FULL_RECORD_MAX_BYTES as FULL_RECORD_MAX_BYTES,
+)
+from artifactize.domain.reviews.remote.record_format import ID_MAX_CHARS, KIB, envelope_problem
+from artifactize.domain.reviews.remote.record_format import RECORD_SCHEMA as RECORD_SCHEMA
+from artifactize.domain.reviews.remote.record_format import (
     SUMMARY_RECORD_MAX_BYTES as SUMMARY_RECORD_MAX_BYTES,
 )
-from domain.reviews.remote.record_format import record_size_limit as record_size_limit
-from ports.review_store import LOOKUP_KEYS_MAX
-from ports.statuses import ProfileKind
-from ports.timestamps import normalize_rfc3339
+from artifactize.domain.reviews.remote.record_format import record_size_limit as record_size_limit
+from artifactize.ports.review_store import LOOKUP_KEYS_MAX
+from artifactize.ports.statuses import ProfileKind
+from artifactize.ports.timestamps import normalize_rfc3339
 
 # Room for the envelope around the largest record; a bigger body is refused unread.
 REQUEST_BODY_SLACK_BYTES = 64 * KIB

@@ -25,20 +25,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from domain.reviews.human.settlement import supersession
-from domain.reviews.remote.push import HUMAN_SCOPE, PUBLISH_SCOPE, READ_SCOPE
-from domain.reviews.remote.records import (
+from artifactize.domain.reviews.human.settlement import supersession
+from artifactize.domain.reviews.remote.push import HUMAN_SCOPE, PUBLISH_SCOPE, READ_SCOPE
+from artifactize.domain.reviews.remote.records import (
     RecordError,
     build_record,
     is_mirror,
     mirror_record,
     validate_record,
 )
-from ports.callbacks import WarningSink
-from ports.documents import ExecutionDocument
-from ports.review_store import FailureMode, Principal, RemoteFailure, RemoteLease, RemoteStore
-from ports.state import StateStore
-from ports.statuses import ProfileKind
+from artifactize.ports.callbacks import WarningSink
+from artifactize.ports.documents import ExecutionDocument
+from artifactize.ports.review_store import (
+    FailureMode,
+    Principal,
+    RemoteFailure,
+    RemoteLease,
+    RemoteStore,
+)
+from artifactize.ports.state import StateStore
+from artifactize.ports.statuses import ProfileKind
 
 CONTINUING = "{reason}; continuing without the remote review store."
 INVALID_RECORD = "Ignoring an invalid remote review record: {problem}"

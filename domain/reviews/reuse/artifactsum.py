@@ -29,14 +29,14 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.declarations.fingerprint import WHOLE_FOLDER
-from domain.declarations.model import ArtifactsumFingerprint
-from domain.discovery import DECLARATION_SUFFIX
-from domain.reviews.reuse.canonical_json import canonical_json
-from domain.reviews.reuse.errors import FingerprintError
-from domain.reviews.reuse.ignore_rules import BUILTIN_IGNORES, IgnoreRules
-from domain.workspace import Artifact, Workspace
-from ports.filesystem import (
+from artifactize.domain.declarations.fingerprint import WHOLE_FOLDER
+from artifactize.domain.declarations.model import ArtifactsumFingerprint
+from artifactize.domain.discovery import DECLARATION_SUFFIX
+from artifactize.domain.reviews.reuse.canonical_json import canonical_json
+from artifactize.domain.reviews.reuse.errors import FingerprintError
+from artifactize.domain.reviews.reuse.ignore_rules import BUILTIN_IGNORES, IgnoreRules
+from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.ports.filesystem import (
     DirectoryHandle,
     EntryKind,
     EntryNotFound,

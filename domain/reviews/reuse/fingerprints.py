@@ -14,16 +14,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from domain.declarations.model import ArtifactsumFingerprint, NoFingerprint, ScriptFingerprint
-from domain.reviews.reuse.artifactsum import (
+from artifactize.domain.declarations.model import (
+    ArtifactsumFingerprint,
+    NoFingerprint,
+    ScriptFingerprint,
+)
+from artifactize.domain.reviews.reuse.artifactsum import (
     DEFAULT_LIMITS,
     ArtifactsumLimits,
     ArtifactsumResult,
     compute_artifactsum,
 )
-from domain.reviews.reuse.errors import FingerprintError
-from domain.workspace import Artifact, Workspace
-from ports.filesystem import Filesystem
+from artifactize.domain.reviews.reuse.errors import FingerprintError
+from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.ports.filesystem import Filesystem
 
 __all__ = [
     "SCRIPT_OUTPUT_MAX_CHARS",

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.declarations.model import (
+from artifactize.domain.declarations.model import (
     ArtifactKind,
     DependencyProfile,
     Eval,
@@ -26,11 +26,11 @@ from domain.declarations.model import (
     Profile,
     RuntimeProfile,
 )
-from domain.reviews.reuse.artifactsum import DEFAULT_LIMITS, ArtifactsumLimits
-from domain.reviews.reuse.canonical_json import canonical_json
-from domain.reviews.reuse.fingerprints import FingerprintScripts, compute_fingerprint
-from domain.workspace import Workspace
-from ports.filesystem import Filesystem
+from artifactize.domain.reviews.reuse.artifactsum import DEFAULT_LIMITS, ArtifactsumLimits
+from artifactize.domain.reviews.reuse.canonical_json import canonical_json
+from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts, compute_fingerprint
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.filesystem import Filesystem
 
 REUSE_KEY_VERSION = "artifactize-key-v2"
 DERIVED_NO_KEY = "a dependency eval derives its verdict; it has no reuse key"

@@ -32,24 +32,24 @@ from dataclasses import dataclass
 
 import anyio
 
-from domain.declarations.model import ScriptFingerprint
-from domain.reviews.reuse.errors import FingerprintError
-from domain.reviews.runtime.env import (
+from artifactize.domain.declarations.model import ScriptFingerprint
+from artifactize.domain.reviews.reuse.errors import FingerprintError
+from artifactize.domain.reviews.runtime.env import (
     RuntimeDirs,
     create_private_dirs,
     remove_private_dirs,
     runtime_environment,
 )
-from domain.scope import closure, working_directory
-from domain.state_home import StateLocationError, check_outside_repo
-from domain.templates import TemplateError, parse_operand
-from domain.tools.commands.prep import CommandResolver
-from domain.tools.results import ToolError
-from domain.workspace import Artifact, Workspace
-from ports.filesystem import EntryKind, Filesystem
-from ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
-from ports.programs import ProgramFinder
-from ports.scratch import ScratchSpace
+from artifactize.domain.scope import closure, working_directory
+from artifactize.domain.state_home import StateLocationError, check_outside_repo
+from artifactize.domain.templates import TemplateError, parse_operand
+from artifactize.domain.tools.commands.prep import CommandResolver
+from artifactize.domain.tools.results import ToolError
+from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.ports.filesystem import EntryKind, Filesystem
+from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
+from artifactize.ports.programs import ProgramFinder
+from artifactize.ports.scratch import ScratchSpace
 
 STDIN_VERSION = 1
 # stdout kept: well past the 129 bytes a valid value can take, so "too long" is reported as

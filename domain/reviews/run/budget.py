@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ports.statuses import ReviewStatus
+from artifactize.ports.statuses import ReviewStatus
 
 BUDGET_EXHAUSTED = ReviewStatus.BUDGET_EXHAUSTED
 EXHAUSTED_REASON = (

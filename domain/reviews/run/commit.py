@@ -11,22 +11,27 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from domain.reviews.agent.conversations import review_event, trace_events
-from domain.reviews.agent.review import AgentReview, ReviewOutcome
-from domain.reviews.human.asking import WAITING_HUMAN
-from domain.reviews.run.context import RunContext
-from domain.reviews.run.documents import (
+from artifactize.domain.reviews.agent.conversations import review_event, trace_events
+from artifactize.domain.reviews.agent.review import AgentReview, ReviewOutcome
+from artifactize.domain.reviews.human.asking import WAITING_HUMAN
+from artifactize.domain.reviews.run.context import RunContext
+from artifactize.domain.reviews.run.documents import (
     RunResult,
     execution_from_request,
     request_record,
     run_record,
     run_status,
 )
-from domain.reviews.run.scheduler import ScheduleInputs
-from domain.reviews.run.summaries import request_summary, run_summary, run_usage
-from ports.documents import ExecutionDocument, ProvenanceDocument, RequestDocument, SettledFields
-from ports.state import ExecutionRecord
-from ports.statuses import VERDICTS, ErrorCode, ReviewStatus
+from artifactize.domain.reviews.run.scheduler import ScheduleInputs
+from artifactize.domain.reviews.run.summaries import request_summary, run_summary, run_usage
+from artifactize.ports.documents import (
+    ExecutionDocument,
+    ProvenanceDocument,
+    RequestDocument,
+    SettledFields,
+)
+from artifactize.ports.state import ExecutionRecord
+from artifactize.ports.statuses import VERDICTS, ErrorCode, ReviewStatus
 
 SESSION_ID_CHARS = 32  # lowercase hex digits: 128 random bits
 _HEX_DIGITS = "0123456789abcdef"

@@ -12,25 +12,25 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from domain.declarations.model import Profile, RuntimeProfile
-from domain.reviews.human.asking import WAIT_TIMEOUT_DEFAULT_MS, check_wait_timeout
-from domain.reviews.run.documents import request_record
-from domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
-from domain.reviews.timestamps import timestamp
-from domain.workspace import Workspace
-from ports.callbacks import OutputRoots, ProgressSink
-from ports.clock import Sleeper
-from ports.conversations import ConversationStore
-from ports.documents import ProducerDocument, RequestDocument
-from ports.ids import IdSource
-from ports.progress import RunObserver
-from ports.sessions import ProcessTable
-from ports.state import StateStore
+from artifactize.domain.declarations.model import Profile, RuntimeProfile
+from artifactize.domain.reviews.human.asking import WAIT_TIMEOUT_DEFAULT_MS, check_wait_timeout
+from artifactize.domain.reviews.run.documents import request_record
+from artifactize.domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
+from artifactize.domain.reviews.timestamps import timestamp
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.callbacks import OutputRoots, ProgressSink
+from artifactize.ports.clock import Sleeper
+from artifactize.ports.conversations import ConversationStore
+from artifactize.ports.documents import ProducerDocument, RequestDocument
+from artifactize.ports.ids import IdSource
+from artifactize.ports.progress import RunObserver
+from artifactize.ports.sessions import ProcessTable
+from artifactize.ports.state import StateStore
 
 if TYPE_CHECKING:  # field types only: ``status`` imports this module without the reviews
-    from domain.reviews.agent.review import ReviewPorts
-    from domain.reviews.remote.sync import RemoteSync
-    from domain.reviews.runtime.review import RuntimePorts
+    from artifactize.domain.reviews.agent.review import ReviewPorts
+    from artifactize.domain.reviews.remote.sync import RemoteSync
+    from artifactize.domain.reviews.runtime.review import RuntimePorts
 
 NO_RUNTIME_PORTS = "Runtime evals are not run here: no process runner is configured."
 IGNORE_GATES = "ignore"  # review_policy.dependency_gates that bypasses execution gates

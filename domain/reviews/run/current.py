@@ -21,11 +21,11 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from domain.reviews.run.documents import run_status
-from domain.reviews.run.summaries import request_summary, run_summary, run_usage
-from ports.documents import RequestDocument, RunDocument
-from ports.state import RequestRecord, RunRecord
-from ports.statuses import ReviewStatus
+from artifactize.domain.reviews.run.documents import run_status
+from artifactize.domain.reviews.run.summaries import request_summary, run_summary, run_usage
+from artifactize.ports.documents import RequestDocument, RunDocument
+from artifactize.ports.state import RequestRecord, RunRecord
+from artifactize.ports.statuses import ReviewStatus
 
 # Request statuses that may still change without a new Run.
 UNSETTLED = frozenset({ReviewStatus.QUEUED, ReviewStatus.RUNNING, ReviewStatus.WAITING_HUMAN})

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from domain.declarations.model import DependencyProfile
-from domain.workspace import EvalRef, Workspace
-from ports.documents import RequestDocument
-from ports.statuses import ProfileKind, ReviewStatus, SourceKind
+from artifactize.domain.declarations.model import DependencyProfile
+from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.ports.documents import RequestDocument
+from artifactize.ports.statuses import ProfileKind, ReviewStatus, SourceKind
 
 DERIVED_RESULT: Mapping[str, Any] = {"verdict": ReviewStatus.GREEN}
 

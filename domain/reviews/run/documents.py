@@ -9,19 +9,24 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from domain.declarations.model import AgentProfile, DependencyProfile, HumanProfile, Profile
-from domain.reviews.reuse.keys import KeyInputs
-from domain.workspace import EvalRef
-from ports.documents import (
+from artifactize.domain.declarations.model import (
+    AgentProfile,
+    DependencyProfile,
+    HumanProfile,
+    Profile,
+)
+from artifactize.domain.reviews.reuse.keys import KeyInputs
+from artifactize.domain.workspace import EvalRef
+from artifactize.ports.documents import (
     ExecutionDocument,
     ProfileDocument,
     RequestDocument,
     RunDefinitions,
     RunDocument,
 )
-from ports.sessions import ProcessIdentity
-from ports.state import ExecutionRecord, RequestRecord, RunRecord
-from ports.statuses import ProfileKind, ReviewStatus
+from artifactize.ports.sessions import ProcessIdentity
+from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
+from artifactize.ports.statuses import ProfileKind, ReviewStatus
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ports.statuses import ErrorCode
+from artifactize.ports.statuses import ErrorCode
 
 # The saved ``errorCode`` values, defined once in ports (they cross into state and output).
 FailureCode = ErrorCode

@@ -32,11 +32,11 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from domain.declarations.model import DependencyProfile
-from domain.graph import components, required_closure
-from domain.workspace import EvalRef, Workspace
-from ports.documents import ValidationDocument
-from ports.statuses import ReviewStatus
+from artifactize.domain.declarations.model import DependencyProfile
+from artifactize.domain.graph import components, required_closure
+from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.ports.documents import ValidationDocument
+from artifactize.ports.statuses import ReviewStatus
 
 
 class Evidence(enum.Enum):

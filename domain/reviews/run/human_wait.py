@@ -13,21 +13,21 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from domain.reviews.human.asking import (
+from artifactize.domain.reviews.human.asking import (
     WAITING_HUMAN,
     asking_fields,
     following_fields,
     wait_for_humans,
     waiting_execution,
 )
-from domain.reviews.human.ending import is_stale, original_request_id, supersession_of
-from domain.reviews.human.recorded_declarations import human_definition
-from domain.reviews.reuse.keys import KeyInputs
-from domain.reviews.run.context import RunContext
-from domain.reviews.run.documents import RunResult
-from domain.workspace import EvalRef
-from ports.documents import RequestDocument
-from ports.state import ExecutionRecord, HumanNotWaiting
+from artifactize.domain.reviews.human.ending import is_stale, original_request_id, supersession_of
+from artifactize.domain.reviews.human.recorded_declarations import human_definition
+from artifactize.domain.reviews.reuse.keys import KeyInputs
+from artifactize.domain.reviews.run.context import RunContext
+from artifactize.domain.reviews.run.documents import RunResult
+from artifactize.domain.workspace import EvalRef
+from artifactize.ports.documents import RequestDocument
+from artifactize.ports.state import ExecutionRecord, HumanNotWaiting
 
 WAIT_CANCELLED = "The Run was cancelled while waiting for Human reviews."
 SUPERSEDED_NOTICE = (

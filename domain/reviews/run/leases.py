@@ -24,12 +24,12 @@ from typing import TypeVar
 
 import anyio
 
-from domain.declarations.model import HumanProfile, Profile
-from domain.reviews.remote.leases import renew_interval
-from domain.reviews.remote.sync import RemoteSync
-from domain.reviews.run.context import RunContext
-from ports.documents import RequestDocument
-from ports.review_store import RemoteLease
+from artifactize.domain.declarations.model import HumanProfile, Profile
+from artifactize.domain.reviews.remote.leases import renew_interval
+from artifactize.domain.reviews.remote.sync import RemoteSync
+from artifactize.domain.reviews.run.context import RunContext
+from artifactize.ports.documents import RequestDocument
+from artifactize.ports.review_store import RemoteLease
 
 LEASE_POLL_SECONDS = 1.0
 WAITING_FOR_LEASE = (

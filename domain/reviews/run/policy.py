@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ports.documents import RunPolicyFields
-from ports.statuses import PROFILE_KINDS, ProfileKind
+from artifactize.ports.documents import RunPolicyFields
+from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind
 
 JOBS_DEFAULT = 4
 JOBS_MIN = 1

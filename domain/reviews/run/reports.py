@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.etree import ElementTree
 
-from domain.reviews.timestamps import elapsed_ms
-from domain.toml_source import KeyLocator
-from domain.workspace import UnknownName, Workspace
-from ports.statuses import ProfileKind, ReviewStatus
+from artifactize.domain.reviews.timestamps import elapsed_ms
+from artifactize.domain.toml_source import KeyLocator
+from artifactize.domain.workspace import UnknownName, Workspace
+from artifactize.ports.statuses import ProfileKind, ReviewStatus
 
 TAIL_MAX_LINES = 20
 TAIL_MAX_BYTES = 4 * 1024

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from domain.reviews.human.recorded_declarations import request_definition
-from domain.reviews.run.summaries import request_summary
-from ports.documents import RequestView
-from ports.state import RequestRecord, RunRecord, StateStore
-from ports.statuses import ReviewStatus
+from artifactize.domain.reviews.human.recorded_declarations import request_definition
+from artifactize.domain.reviews.run.summaries import request_summary
+from artifactize.ports.documents import RequestView
+from artifactize.ports.state import RequestRecord, RunRecord, StateStore
+from artifactize.ports.statuses import ReviewStatus
 
 NO_REVIEWER = "-"
 UNKNOWN_STATUS = "--status: unknown status {value}; one of {names} (comma-separated)."

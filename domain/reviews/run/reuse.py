@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import copy
 
-from domain.reviews.remote.records import MIRROR_PREFIX
-from domain.reviews.reuse.keys import KeyInputs
-from domain.reviews.run.context import RunContext
-from domain.reviews.run.gates import UNREVIEWED
-from ports.documents import EvidenceDocument, RequestDocument
-from ports.state import ExecutionRecord
-from ports.statuses import SourceKind
+from artifactize.domain.reviews.remote.records import MIRROR_PREFIX
+from artifactize.domain.reviews.reuse.keys import KeyInputs
+from artifactize.domain.reviews.run.context import RunContext
+from artifactize.domain.reviews.run.gates import UNREVIEWED
+from artifactize.ports.documents import EvidenceDocument, RequestDocument
+from artifactize.ports.state import ExecutionRecord
+from artifactize.ports.statuses import SourceKind
 
 NOT_SELECTED = (
     "Not selected, and no reusable verdict of its key: select it, or verify with --recursive."

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ports.documents import RequestDocument
-from ports.statuses import ProfileKind, ReviewStatus
+from artifactize.ports.documents import RequestDocument
+from artifactize.ports.statuses import ProfileKind, ReviewStatus
 
 STALE = ReviewStatus.STALE
 MISS = "--reuse-only {kind}: no reusable verdict of its key in the local cache or the team store"

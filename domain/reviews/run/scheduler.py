@@ -25,11 +25,18 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 
-from domain.reviews.human.asking import WAITING_HUMAN
-from domain.reviews.run.gates import Evidence, Gate, GraphState, Readiness, evaluate, evidence_of
-from domain.workspace import Workspace
-from ports.documents import EvidenceDocument, RequestDocument
-from ports.statuses import ReviewStatus
+from artifactize.domain.reviews.human.asking import WAITING_HUMAN
+from artifactize.domain.reviews.run.gates import (
+    Evidence,
+    Gate,
+    GraphState,
+    Readiness,
+    evaluate,
+    evidence_of,
+)
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.documents import EvidenceDocument, RequestDocument
+from artifactize.ports.statuses import ReviewStatus
 
 Request = RequestDocument
 QUEUED = ReviewStatus.QUEUED

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ports.statuses import SourceKind
+from artifactize.ports.statuses import SourceKind
 
 SOURCE_WORDS: Mapping[str, str] = {
     SourceKind.CACHE: "local cache",

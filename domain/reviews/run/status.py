@@ -26,24 +26,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from domain.declarations.model import HumanProfile
-from domain.reviews.human.asking import FOLLOWING_HUMAN
-from domain.reviews.reuse.errors import FingerprintError
-from domain.reviews.reuse.fingerprints import FingerprintScripts
-from domain.reviews.reuse.keys import DERIVED_NO_KEY, KeyInputs, key_inputs
-from domain.reviews.run import gates
-from domain.reviews.run.context import IGNORE_GATES
-from domain.reviews.run.derived import pulled_in
-from domain.reviews.run.fingerprint_jobs import compute_all
-from domain.reviews.run.gates import Evidence, GraphState, Readiness
-from domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
-from domain.reviews.run.reuse import NOT_SELECTED, NOT_SELECTED_UNKEYED
-from domain.reviews.run.reuse_only import miss_reason
-from domain.workspace import EvalRef, Workspace
-from ports.documents import EvalStatusDocument, KeyChanges, LastVerdict, StatusDocument
-from ports.filesystem import Filesystem
-from ports.state import ExecutionRecord, RequestRecord, StateStore
-from ports.statuses import VERDICTS, ProfileKind
+from artifactize.domain.declarations.model import HumanProfile
+from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
+from artifactize.domain.reviews.reuse.errors import FingerprintError
+from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts
+from artifactize.domain.reviews.reuse.keys import DERIVED_NO_KEY, KeyInputs, key_inputs
+from artifactize.domain.reviews.run import gates
+from artifactize.domain.reviews.run.context import IGNORE_GATES
+from artifactize.domain.reviews.run.derived import pulled_in
+from artifactize.domain.reviews.run.fingerprint_jobs import compute_all
+from artifactize.domain.reviews.run.gates import Evidence, GraphState, Readiness
+from artifactize.domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
+from artifactize.domain.reviews.run.reuse import NOT_SELECTED, NOT_SELECTED_UNKEYED
+from artifactize.domain.reviews.run.reuse_only import miss_reason
+from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.ports.documents import EvalStatusDocument, KeyChanges, LastVerdict, StatusDocument
+from artifactize.ports.filesystem import Filesystem
+from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
+from artifactize.ports.statuses import VERDICTS, ProfileKind
 
 # ``status`` eval states (reference/declarations.md §4.1): a GREEN verdict reads PASS.
 PASS = "PASS"

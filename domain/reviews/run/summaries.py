@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from domain.reviews.human.asking import WAITING_HUMAN
-from domain.reviews.run.sources import other_profile
-from domain.reviews.timestamps import elapsed_ms
-from ports.documents import (
+from artifactize.domain.reviews.human.asking import WAITING_HUMAN
+from artifactize.domain.reviews.run.sources import other_profile
+from artifactize.domain.reviews.timestamps import elapsed_ms
+from artifactize.ports.documents import (
     AttemptDocument,
     Counters,
     RequestDocument,
@@ -30,7 +30,7 @@ from ports.documents import (
     RunUsage,
     UsageSummary,
 )
-from ports.statuses import PROFILE_KINDS, ProfileKind, SourceKind
+from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, SourceKind
 
 AGENT = ProfileKind.AGENT
 HUMAN = ProfileKind.HUMAN

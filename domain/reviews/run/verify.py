@@ -41,16 +41,23 @@ import dataclasses
 
 import anyio
 
-from domain.declarations.model import HumanProfile, RuntimeProfile
-from domain.reviews.agent.review import AgentReview, ReviewOutcome
-from domain.reviews.human.asking import WAITING_HUMAN
-from domain.reviews.human.recorded_declarations import run_definitions
-from domain.reviews.reuse.keys import KeyInputs, key_inputs
-from domain.reviews.run import commit, derived, fingerprint_jobs, human_wait, reuse, reuse_only
-from domain.reviews.run import leases as run_leases
-from domain.reviews.run.budget import BUDGET_EXHAUSTED, ExecutionBudget
-from domain.reviews.run.context import RunContext, VerifyOptions, VerifyPorts
-from domain.reviews.run.documents import (
+from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
+from artifactize.domain.reviews.agent.review import AgentReview, ReviewOutcome
+from artifactize.domain.reviews.human.asking import WAITING_HUMAN
+from artifactize.domain.reviews.human.recorded_declarations import run_definitions
+from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
+from artifactize.domain.reviews.run import (
+    commit,
+    derived,
+    fingerprint_jobs,
+    human_wait,
+    reuse,
+    reuse_only,
+)
+from artifactize.domain.reviews.run import leases as run_leases
+from artifactize.domain.reviews.run.budget import BUDGET_EXHAUSTED, ExecutionBudget
+from artifactize.domain.reviews.run.context import RunContext, VerifyOptions, VerifyPorts
+from artifactize.domain.reviews.run.documents import (
     RunResult,
     new_execution,
     new_request,
@@ -58,17 +65,23 @@ from domain.reviews.run.documents import (
     request_record,
     run_record,
 )
-from domain.reviews.run.failures import FailureCode
-from domain.reviews.run.gates import UNREVIEWED, Gate, Readiness, required_scope, scope_evals
-from domain.reviews.run.scheduler import ScheduleActions, ScheduleInputs, schedule
-from domain.reviews.runtime.review import RuntimeReview
-from domain.reviews.timestamps import new_run_id
-from domain.workspace import EvalRef, Workspace
-from ports.documents import RequestDocument
-from ports.review_store import RemoteFailure, RemoteLease
-from ports.sessions import ProcessIdentity
-from ports.state import ClaimOutcome, ExecutionRecord
-from ports.statuses import ReviewStatus, SourceKind
+from artifactize.domain.reviews.run.failures import FailureCode
+from artifactize.domain.reviews.run.gates import (
+    UNREVIEWED,
+    Gate,
+    Readiness,
+    required_scope,
+    scope_evals,
+)
+from artifactize.domain.reviews.run.scheduler import ScheduleActions, ScheduleInputs, schedule
+from artifactize.domain.reviews.runtime.review import RuntimeReview
+from artifactize.domain.reviews.timestamps import new_run_id
+from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.ports.documents import RequestDocument
+from artifactize.ports.review_store import RemoteFailure, RemoteLease
+from artifactize.ports.sessions import ProcessIdentity
+from artifactize.ports.state import ClaimOutcome, ExecutionRecord
+from artifactize.ports.statuses import ReviewStatus, SourceKind
 
 JOIN_POLL_SECONDS = 0.2
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."

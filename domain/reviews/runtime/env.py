@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from domain.tools.commands.running import DEFAULT_LANG
-from ports.scratch import ScratchSpace
+from artifactize.domain.tools.commands.running import DEFAULT_LANG
+from artifactize.ports.scratch import ScratchSpace
 
 # The only variables a runtime command inherits from the caller (an empty value counts as
 # unset; LANG then falls back to DEFAULT_LANG).

@@ -9,12 +9,12 @@ terminal control sequences. Runtime pass/fail schemas are stored, not applied (Â
 
 from __future__ import annotations
 
-from domain.reviews.agent.review import ReviewOutcome
-from domain.reviews.run.failures import FailureCode
-from domain.tools.commands.text_output import clean_output, decode_lossy
-from ports.documents import ChildDocument
-from ports.process import ProcessOutcome
-from ports.statuses import ReviewStatus, Verdict
+from artifactize.domain.reviews.agent.review import ReviewOutcome
+from artifactize.domain.reviews.run.failures import FailureCode
+from artifactize.domain.tools.commands.text_output import clean_output, decode_lossy
+from artifactize.ports.documents import ChildDocument
+from artifactize.ports.process import ProcessOutcome
+from artifactize.ports.statuses import ReviewStatus, Verdict
 
 # stdout and stderr are each kept up to this many bytes; the rest is read and discarded.
 RUNTIME_OUTPUT_MAX_BYTES = 128 * 1024

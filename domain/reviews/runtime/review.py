@@ -24,29 +24,29 @@ from dataclasses import dataclass
 
 import anyio
 
-from domain.declarations.model import RuntimeProfile
-from domain.reviews.agent.review import ReviewOutcome
-from domain.reviews.reuse.fingerprints import FingerprintError, FingerprintScripts
-from domain.reviews.reuse.keys import KeyInputs, key_inputs
-from domain.reviews.run.failures import INPUT_CHANGED, FailureCode
-from domain.reviews.runtime.env import (
+from artifactize.domain.declarations.model import RuntimeProfile
+from artifactize.domain.reviews.agent.review import ReviewOutcome
+from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, FingerprintScripts
+from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
+from artifactize.domain.reviews.run.failures import INPUT_CHANGED, FailureCode
+from artifactize.domain.reviews.runtime.env import (
     RuntimeDirs,
     create_private_dirs,
     remove_private_dirs,
     runtime_environment,
 )
-from domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES, runtime_outcome
-from domain.scope import eval_scope, working_directory
-from domain.state_home import StateLocationError, check_outside_repo
-from domain.tools.commands.prep import CommandResolver
-from domain.tools.results import ToolError
-from domain.workspace import EvalRef, Workspace
-from ports.clock import Clock
-from ports.filesystem import Filesystem, FilesystemError
-from ports.process import ProcessRunner, ProcessSpec
-from ports.programs import ProgramFinder
-from ports.scratch import ScratchSpace
-from ports.statuses import VERDICTS, ReviewStatus
+from artifactize.domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES, runtime_outcome
+from artifactize.domain.scope import eval_scope, working_directory
+from artifactize.domain.state_home import StateLocationError, check_outside_repo
+from artifactize.domain.tools.commands.prep import CommandResolver
+from artifactize.domain.tools.results import ToolError
+from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.ports.clock import Clock
+from artifactize.ports.filesystem import Filesystem, FilesystemError
+from artifactize.ports.process import ProcessRunner, ProcessSpec
+from artifactize.ports.programs import ProgramFinder
+from artifactize.ports.scratch import ScratchSpace
+from artifactize.ports.statuses import VERDICTS, ReviewStatus
 
 MILLISECONDS_PER_SECOND = 1000
 CANCELLED = "Runtime eval was cancelled."

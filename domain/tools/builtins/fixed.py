@@ -4,14 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.graph import graph_report
-from domain.tools.builtins.section import SECTION_SOURCE_MAX_BYTES, SectionError, extract_section
-from domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, TRUNCATION_MARKER
-from domain.tools.context import BuiltinContext
-from domain.tools.images import IMAGE_MAX_BYTES, SIZE_REFUSED, ImageError, check_image_bytes
-from domain.tools.locations import SPECIAL_REFUSED, open_location
-from domain.tools.results import ToolError, ToolResult, bounded_json_result
-from ports.filesystem import EntryKind, FileTooLarge
+from artifactize.domain.graph import graph_report
+from artifactize.domain.tools.builtins.section import (
+    SECTION_SOURCE_MAX_BYTES,
+    SectionError,
+    extract_section,
+)
+from artifactize.domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, TRUNCATION_MARKER
+from artifactize.domain.tools.context import BuiltinContext
+from artifactize.domain.tools.images import (
+    IMAGE_MAX_BYTES,
+    SIZE_REFUSED,
+    ImageError,
+    check_image_bytes,
+)
+from artifactize.domain.tools.locations import SPECIAL_REFUSED, open_location
+from artifactize.domain.tools.results import ToolError, ToolResult, bounded_json_result
+from artifactize.ports.filesystem import EntryKind, FileTooLarge
 
 FIXED_READ_REGULAR = "Reading requires a regular file."
 FIXED_READ_BINARY = "Reading requires UTF-8 text, not binary data."

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, clean_output, decode_lossy
-from domain.tools.results import ToolError, ToolResult
-from ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
+from artifactize.domain.tools.commands.text_output import (
+    TEXT_BLOCK_MAX_BYTES,
+    clean_output,
+    decode_lossy,
+)
+from artifactize.domain.tools.results import ToolError, ToolResult
+from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
 
 HELP_TIMEOUT_MS = 10_000
 HELP_OUTPUT_MAX_BYTES = TEXT_BLOCK_MAX_BYTES

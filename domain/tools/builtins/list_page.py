@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.text import compact_json_size
-from domain.tools.builtins.listing import list_location
-from domain.tools.context import BuiltinContext
-from domain.tools.results import (
+from artifactize.domain.text import compact_json_size
+from artifactize.domain.tools.builtins.listing import list_location
+from artifactize.domain.tools.context import BuiltinContext
+from artifactize.domain.tools.results import (
     BUILTIN_RESULT_MAX_BYTES,
     ToolError,
     ToolResult,

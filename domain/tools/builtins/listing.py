@@ -6,10 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.tools.context import BuiltinContext
-from domain.tools.locations import SPECIAL_REFUSED, Location, open_directory_at, open_failure
-from domain.tools.results import ToolError
-from ports.filesystem import EntryKind, FilesystemError
+from artifactize.domain.tools.context import BuiltinContext
+from artifactize.domain.tools.locations import (
+    SPECIAL_REFUSED,
+    Location,
+    open_directory_at,
+    open_failure,
+)
+from artifactize.domain.tools.results import ToolError
+from artifactize.ports.filesystem import EntryKind, FilesystemError
 
 DIRECTORY_ENTRIES_MAX = 10_000
 

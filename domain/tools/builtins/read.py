@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from domain.tools.context import BuiltinContext
-from domain.tools.locations import SPECIAL_REFUSED, open_location
-from domain.tools.results import ToolError, ToolResult, bounded_json_result
-from ports.filesystem import EntryKind, FileHandle
+from artifactize.domain.tools.context import BuiltinContext
+from artifactize.domain.tools.locations import SPECIAL_REFUSED, open_location
+from artifactize.domain.tools.results import ToolError, ToolResult, bounded_json_result
+from artifactize.ports.filesystem import EntryKind, FileHandle
 
 READ_PAGE_MAX_BYTES = 64 * 1024
 READ_DEFAULT_LIMIT = 80

@@ -7,32 +7,32 @@ from typing import Any
 
 from wcmatch import glob as wcglob
 
-from domain.logical_paths import glob_pattern_problem
-from domain.text import compact_json_size
-from domain.tools.builtins.listing import NOT_A_DIRECTORY, join_logical
-from domain.tools.builtins.traversal import FoundFile, Traversal
-from domain.tools.context import BuiltinContext
-from domain.tools.locations import (
+from artifactize.domain.logical_paths import glob_pattern_problem
+from artifactize.domain.text import compact_json_size
+from artifactize.domain.tools.builtins.listing import NOT_A_DIRECTORY, join_logical
+from artifactize.domain.tools.builtins.traversal import FoundFile, Traversal
+from artifactize.domain.tools.context import BuiltinContext
+from artifactize.domain.tools.locations import (
     SPECIAL_REFUSED,
     DirectoryChain,
     Location,
     open_directory_at,
     open_failure,
 )
-from domain.tools.results import (
+from artifactize.domain.tools.results import (
     BUILTIN_RESULT_MAX_BYTES,
     ToolError,
     ToolResult,
     bounded_json_result,
 )
-from ports.filesystem import (
+from artifactize.ports.filesystem import (
     EntryKind,
     FilesystemError,
     FileTooLarge,
     NotRegularFile,
     SymlinkRefused,
 )
-from ports.regex import CompiledRegex, RegexError
+from artifactize.ports.regex import CompiledRegex, RegexError
 
 GLOB_RESULTS_MAX = 200
 GREP_DEFAULT_RESULTS = 200

@@ -32,7 +32,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, truncate_utf8
+from artifactize.domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, truncate_utf8
 
 SECTION_SOURCE_MAX_BYTES = 8 * 1024 * 1024
 SECTION_OUTPUT_MAX_BYTES = TEXT_BLOCK_MAX_BYTES

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.declarations.model import BuiltinAgentTool
-from domain.logical_paths import GLOB_PATTERN_MAX_CHARS, LOGICAL_PATH_MAX_UTF16
-from domain.tools.builtins.list_page import LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT
-from domain.tools.builtins.read import READ_DEFAULT_LIMIT, READ_MAX_LIMIT
-from domain.tools.builtins.search import GREP_DEFAULT_RESULTS, GREP_MAX_RESULTS
+from artifactize.domain.declarations.model import BuiltinAgentTool
+from artifactize.domain.logical_paths import GLOB_PATTERN_MAX_CHARS, LOGICAL_PATH_MAX_UTF16
+from artifactize.domain.tools.builtins.list_page import LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT
+from artifactize.domain.tools.builtins.read import READ_DEFAULT_LIMIT, READ_MAX_LIMIT
+from artifactize.domain.tools.builtins.search import GREP_DEFAULT_RESULTS, GREP_MAX_RESULTS
 
 JSON_SAFE_INTEGER_MAX = 2**53 - 1
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from domain.tools.builtins.listing import join_logical, list_location
-from domain.tools.context import BuiltinContext
-from domain.tools.locations import Location, child_location
+from artifactize.domain.tools.builtins.listing import join_logical, list_location
+from artifactize.domain.tools.context import BuiltinContext
+from artifactize.domain.tools.locations import Location, child_location
 
 TRAVERSAL_ENTRIES_MAX = 10_000
 

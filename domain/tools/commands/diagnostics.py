@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ports.process import ProcessOutcome
+from artifactize.ports.process import ProcessOutcome
 
 STDERR_TAIL_BYTES = 4 * 1024  # the last bytes of stderr an author sees
 STDOUT_HEAD_BYTES = 1024  # the first bytes of an invalid json tool's stdout

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from domain.logical_paths import logical_path_problem
-from domain.text import compact_json_size
-from domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES
-from domain.tools.images import ImageError, check_image_bytes, decode_base64_image
-from domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
-from ports.bounded_json import JsonRefused, read_json
+from artifactize.domain.logical_paths import logical_path_problem
+from artifactize.domain.text import compact_json_size
+from artifactize.domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES
+from artifactize.domain.tools.images import ImageError, check_image_bytes, decode_base64_image
+from artifactize.domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
+from artifactize.ports.bounded_json import JsonRefused, read_json
 
 JSON_BLOCK_MAX_BYTES = 512 * 1024
 RESULT_MAX_BYTES = 8 * 1024 * 1024

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from domain.templates import parse_plain_template
-from domain.text import compact_json
-from domain.tools.commands.text_output import (
+from artifactize.domain.templates import parse_plain_template
+from artifactize.domain.text import compact_json
+from artifactize.domain.tools.commands.text_output import (
     TEXT_BLOCK_MAX_BYTES,
     clean_output,
     decode_lossy,
     truncate_utf8,
 )
-from domain.tools.results import ToolResult
+from artifactize.domain.tools.results import ToolResult
 
 PLAIN_FAILED_PREFIX = "Agent tool exited unsuccessfully.\n"
 

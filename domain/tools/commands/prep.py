@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from domain.logical_paths import logical_path_problem
-from domain.program_paths import is_absolute_program
-from domain.scope import working_directory
-from domain.templates import TemplateError, parse_operand
-from domain.tools.locations import open_directory_at, resolve_location
-from domain.tools.results import ToolError
-from domain.workspace import Artifact, Workspace
-from ports.filesystem import EntryKind, Filesystem, FilesystemError
-from ports.programs import ProgramFinder
+from artifactize.domain.logical_paths import logical_path_problem
+from artifactize.domain.program_paths import is_absolute_program
+from artifactize.domain.scope import working_directory
+from artifactize.domain.templates import TemplateError, parse_operand
+from artifactize.domain.tools.locations import open_directory_at, resolve_location
+from artifactize.domain.tools.results import ToolError
+from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.ports.filesystem import EntryKind, Filesystem, FilesystemError
+from artifactize.ports.programs import ProgramFinder
 
 EXECUTABLE_UNAVAILABLE = "Tool executable is unavailable: {command}"
 EXECUTABLE_OUTSIDE = "Tool executable path is unavailable or outside scope."

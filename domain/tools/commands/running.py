@@ -15,26 +15,26 @@ from typing import Any
 
 import anyio
 
-from domain.declarations.model import CommandAgentTool
-from domain.scope import physical_path, scope_entries, working_directory
-from domain.text import compact_json
-from domain.tools.commands import diagnostics
-from domain.tools.commands.json_output import (
+from artifactize.domain.declarations.model import CommandAgentTool
+from artifactize.domain.scope import physical_path, scope_entries, working_directory
+from artifactize.domain.text import compact_json
+from artifactize.domain.tools.commands import diagnostics
+from artifactize.domain.tools.commands.json_output import (
     EXECUTION_FAILED,
     INVALID_OUTPUT,
     InvalidOutput,
     normalize_json_output,
 )
-from domain.tools.commands.plain import SubstitutionError, plain_result, substitute
-from domain.tools.commands.prep import CommandResolver
-from domain.tools.images import IMAGE_MAX_BYTES, SIZE_REFUSED, ImageError
-from domain.tools.locations import open_directory_at
-from domain.tools.results import ToolError, ToolResult
-from domain.workspace import Artifact, Workspace
-from ports.filesystem import Filesystem, FilesystemError, FileTooLarge
-from ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
-from ports.scratch import ScratchSpace
-from ports.sessions import ProcessLauncher, SpawnObserver
+from artifactize.domain.tools.commands.plain import SubstitutionError, plain_result, substitute
+from artifactize.domain.tools.commands.prep import CommandResolver
+from artifactize.domain.tools.images import IMAGE_MAX_BYTES, SIZE_REFUSED, ImageError
+from artifactize.domain.tools.locations import open_directory_at
+from artifactize.domain.tools.results import ToolError, ToolResult
+from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.ports.filesystem import Filesystem, FilesystemError, FileTooLarge
+from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
+from artifactize.ports.scratch import ScratchSpace
+from artifactize.ports.sessions import ProcessLauncher, SpawnObserver
 
 PREPARATION_FAILED = "Agent tool preparation failed."
 TIMED_OUT = "Agent tool timed out."

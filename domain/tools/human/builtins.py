@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from domain.tools.builtins.fixed import run_fixed_read, run_section
-from domain.tools.builtins.help import run_help
-from domain.tools.builtins.listing import LogicalEntry, list_location
-from domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, truncate_utf8
-from domain.tools.context import BuiltinContext
-from domain.tools.results import ToolResult
-from ports.process import ProcessRunner
+from artifactize.domain.tools.builtins.fixed import run_fixed_read, run_section
+from artifactize.domain.tools.builtins.help import run_help
+from artifactize.domain.tools.builtins.listing import LogicalEntry, list_location
+from artifactize.domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, truncate_utf8
+from artifactize.domain.tools.context import BuiltinContext
+from artifactize.domain.tools.results import ToolResult
+from artifactize.ports.process import ProcessRunner
 
 TEXT_BUILTINS = ("read", "list", "section", "help")
 LAUNCH_BUILTINS = ("open", "graph")

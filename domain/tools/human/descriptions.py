@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from domain.declarations.model import BuiltinHumanTool, HumanProfile, HumanTool
-from domain.scope import artifact_scope, eval_scope
-from domain.templates import render_description
-from domain.workspace import Workspace, published_name
+from artifactize.domain.declarations.model import BuiltinHumanTool, HumanProfile, HumanTool
+from artifactize.domain.scope import artifact_scope, eval_scope
+from artifactize.domain.templates import render_description
+from artifactize.domain.workspace import Workspace, published_name
 
 HUMAN_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from domain.tools.commands.text_output import clean_output, decode_lossy
+from artifactize.domain.tools.commands.text_output import clean_output, decode_lossy
 
 LINE_PIECE_MAX_BYTES = 4096
 STREAMS = ("stdout", "stderr")

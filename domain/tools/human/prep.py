@@ -14,14 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from domain.declarations.model import ArtifactKind, CommandHumanTool
-from domain.scope import physical_path, working_directory
-from domain.templates import ARTIFACT_PATH_PLACEHOLDER, Operand, TemplateError, parse_human_operand
-from domain.tools.commands.prep import CommandResolver
-from domain.tools.locations import SPECIAL_REFUSED, resolve_location
-from domain.tools.results import ToolError
-from domain.workspace import Artifact
-from ports.filesystem import EntryKind
+from artifactize.domain.declarations.model import ArtifactKind, CommandHumanTool
+from artifactize.domain.scope import physical_path, working_directory
+from artifactize.domain.templates import (
+    ARTIFACT_PATH_PLACEHOLDER,
+    Operand,
+    TemplateError,
+    parse_human_operand,
+)
+from artifactize.domain.tools.commands.prep import CommandResolver
+from artifactize.domain.tools.locations import SPECIAL_REFUSED, resolve_location
+from artifactize.domain.tools.results import ToolError
+from artifactize.domain.workspace import Artifact
+from artifactize.ports.filesystem import EntryKind
 
 FILE_SUFFIX_REFUSED = "A file Artifact reference names the file itself; it takes no /path suffix."
 INPUT_MISSING = "Artifact input does not exist: {path}"

@@ -27,12 +27,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from domain.declarations.model import BuiltinHumanTool, CommandHumanTool, HumanProfile
-from domain.scope import artifact_scope, eval_scope, working_directory
-from domain.tools.cancellation import Cancellation, in_worker_thread, until_cancelled
-from domain.tools.commands.prep import CommandResolver
-from domain.tools.context import BuiltinContext
-from domain.tools.human.builtins import (
+from artifactize.domain.declarations.model import BuiltinHumanTool, CommandHumanTool, HumanProfile
+from artifactize.domain.scope import artifact_scope, eval_scope, working_directory
+from artifactize.domain.tools.cancellation import Cancellation, in_worker_thread, until_cancelled
+from artifactize.domain.tools.commands.prep import CommandResolver
+from artifactize.domain.tools.context import BuiltinContext
+from artifactize.domain.tools.human.builtins import (
     LAUNCH_BUILTINS,
     LOGGED_LAUNCHES,
     graph_argv,
@@ -43,29 +43,29 @@ from domain.tools.human.builtins import (
     read_text,
     section_text,
 )
-from domain.tools.human.descriptions import HumanToolDefinition, human_tools_of
-from domain.tools.human.lines import LineSink, LineSplitter
-from domain.tools.human.prep import (
+from artifactize.domain.tools.human.descriptions import HumanToolDefinition, human_tools_of
+from artifactize.domain.tools.human.lines import LineSink, LineSplitter
+from artifactize.domain.tools.human.prep import (
     BuiltinTarget,
     HumanCommand,
     HumanResolver,
     ProgramUnavailable,
 )
-from domain.tools.human.results import (
+from artifactize.domain.tools.human.results import (
     CANCELLED,
     HUMAN_CAPTURE_MAX_BYTES,
     NOT_LAUNCHED,
     HumanToolResult,
     output_result,
 )
-from domain.tools.registry import RegistryError
-from domain.tools.results import ToolError
-from domain.workspace import Artifact, UnknownName, Workspace
-from ports.filesystem import Filesystem
-from ports.launch import DetachedLauncher
-from ports.process import ProcessRunner, ProcessSpec
-from ports.programs import ProgramFinder
-from ports.regex import RegexEngine
+from artifactize.domain.tools.registry import RegistryError
+from artifactize.domain.tools.results import ToolError
+from artifactize.domain.workspace import Artifact, UnknownName, Workspace
+from artifactize.ports.filesystem import Filesystem
+from artifactize.ports.launch import DetachedLauncher
+from artifactize.ports.process import ProcessRunner, ProcessSpec
+from artifactize.ports.programs import ProgramFinder
+from artifactize.ports.regex import RegexEngine
 
 UNKNOWN_TOOL = "Unknown registered Human tool."
 AMBIGUOUS_TOOL = "Human tool name {name} is ambiguous here ({choices}); use the published name."

@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from domain.tools.commands.text_output import (
+from artifactize.domain.tools.commands.text_output import (
     TEXT_BLOCK_MAX_BYTES,
     clean_output,
     decode_lossy,
     truncate_utf8,
 )
-from ports.process import ProcessOutcome
+from artifactize.ports.process import ProcessOutcome
 
 HUMAN_CAPTURE_MAX_BYTES = 128 * 1024
 HUMAN_TEXT_BLOCK_MAX_BYTES = TEXT_BLOCK_MAX_BYTES

@@ -82,8 +82,8 @@ def test_extreme_args_are_exit_2_without_a_traceback(env: Env, name: str) -> Non
 
 @pytest.mark.parametrize("answer", [b'{"output":[],"n":1e400}', b'{"id":1,"id":2}', b"[" * 50_000])
 def test_a_provider_answer_beyond_the_limits_is_a_provider_error(answer: bytes) -> None:
-    from adapters.llm.http import _json_object
-    from ports.model import ProviderFailure
+    from artifactize.adapters.llm.http import _json_object
+    from artifactize.ports.model import ProviderFailure
 
     with pytest.raises(ProviderFailure) as caught:
         _json_object(answer, "openai", "secret")

@@ -14,16 +14,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from domain.declarations.model import ArtifactKind
-from domain.declarations.parse import parse_declaration
-from domain.diagnostics import KeyProblems
-from domain.reviews.human.submission import FieldsError, human_result
-from domain.reviews.remote.records import build_record, validate_record
-from domain.reviews.remote.server_admission import StoreRequestError, check_record
-from domain.tools.commands.json_output import InvalidOutput, normalize_json_output
-from domain.tools.tools_check import InvocationError
-from entrypoints.cli.app import _parse_args_json
-from ports.bounded_json import JsonRefused, read_json, read_json_batch
+from artifactize.domain.declarations.model import ArtifactKind
+from artifactize.domain.declarations.parse import parse_declaration
+from artifactize.domain.diagnostics import KeyProblems
+from artifactize.domain.reviews.human.submission import FieldsError, human_result
+from artifactize.domain.reviews.remote.records import build_record, validate_record
+from artifactize.domain.reviews.remote.server_admission import StoreRequestError, check_record
+from artifactize.domain.tools.commands.json_output import InvalidOutput, normalize_json_output
+from artifactize.domain.tools.tools_check import InvocationError
+from artifactize.entrypoints.cli.app import _parse_args_json
+from artifactize.ports.bounded_json import JsonRefused, read_json, read_json_batch
 from tests.support.hostile import record_counts, scaled
 from tests.support.remote_records import KINDS, execution
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from adapters.posix.group_journal import GroupJournal, default_journal_directory
-from ports.sessions import ProcessIdentity
+from artifactize.adapters.posix.group_journal import GroupJournal, default_journal_directory
+from artifactize.ports.sessions import ProcessIdentity
 
 
 def identity(pid: int) -> ProcessIdentity:

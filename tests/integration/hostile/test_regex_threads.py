@@ -22,7 +22,7 @@ ROUNDS = 20
 
 HAMMER = """
 import sys, threading
-from ports.regex import RegexError
+from artifactize.ports.regex import RegexError
 rounds, threads, naive = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "naive"
 patterns = ["(", "a{99999999}", "[z-a]", r"\\p{Nope}", "x+", "(?i)straße", "a" * 3000]
 box = []
@@ -31,7 +31,7 @@ def first():
         import ry
         box.append(ry)
     else:
-        from adapters.ry_regex import RyRegexEngine
+        from artifactize.adapters.ry_regex import RyRegexEngine
         box.append(RyRegexEngine())  # constructed on a thread that now exits
 starter = threading.Thread(target=first)
 starter.start()

@@ -11,11 +11,11 @@ from typing import Any
 import anyio
 import pytest
 
-from adapters.review_store.http_client import HttpRemoteStore
-from domain.reviews.remote.records import build_record, validate_record
-from domain.reviews.remote.sync import INVALID_RECORD, RemoteSync
-from ports.review_store import RemoteSettings
-from ports.store_server_storage import StoreEntry
+from artifactize.adapters.review_store.http_client import HttpRemoteStore
+from artifactize.domain.reviews.remote.records import build_record, validate_record
+from artifactize.domain.reviews.remote.sync import INVALID_RECORD, RemoteSync
+from artifactize.ports.review_store import RemoteSettings
+from artifactize.ports.store_server_storage import StoreEntry
 from tests.integration.test_review_store_server import (
     Api,
     compact,
@@ -99,7 +99,7 @@ def test_remote_sync_warns_once_per_invalid_record(
     fake_store: FakeReviewStore,
     tmp_path: Path,
 ) -> None:
-    from adapters.sqlite.state import SqliteStateStores
+    from artifactize.adapters.sqlite.state import SqliteStateStores
 
     good = build_record(execution(), KINDS, "summary")
     text_bad = json.dumps({**good, "executionId": "bad"})[:-1] + ',"durationMs":1e400}'

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from domain.tools.tools_check import CANCELLED
+from artifactize.domain.tools.tools_check import CANCELLED
 from tests.integration.test_tools_check_cli import (
     Env,
     fx_c,
@@ -33,7 +33,15 @@ def start_check(env: Env, tmpdir: Path) -> tuple[subprocess.Popen[str], Path]:
     pid_file = env.tmp / "pids.json"
     (root / "tool.py").write_text(spawning_tool_script(pid_file), encoding="utf-8")
     child_env = {**os.environ, "TMPDIR": str(tmpdir), "PYTHONDONTWRITEBYTECODE": "1"}
-    argv = [sys.executable, "-m", "entrypoints.cli.app", "--repo", str(root), "tools", "check"]
+    argv = [
+        sys.executable,
+        "-m",
+        "artifactize.entrypoints.cli.app",
+        "--repo",
+        str(root),
+        "tools",
+        "check",
+    ]
     argv += ["--execute", "--artifact", "a", "--audience", "agent", "--tool", "inspect"]
     process = subprocess.Popen(
         argv, env=child_env, cwd=env.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
