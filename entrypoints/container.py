@@ -327,6 +327,7 @@ def _human_tool_ports(
     launcher: DetachedLauncher,
     environment: Mapping[str, str],
 ) -> HumanToolPorts:
+    """The platform's desktop opener for ``open`` and this artifactize for ``graph``."""
     from artifactize.domain.tools.human.registry import HumanToolPorts
 
     return HumanToolPorts(
@@ -336,6 +337,8 @@ def _human_tool_ports(
         programs=programs,
         launcher=launcher,
         environment=environment,
+        desktop_opener=DESKTOP_OPENER,
+        self_command=SELF_COMMAND,
     )
 
 
