@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from artifactize.entrypoints.injector_import import containers, providers
+from dependency_injector import containers, providers
 
 if TYPE_CHECKING:
     from artifactize.domain.config_service import ConfigService

@@ -207,9 +207,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     from artifactize.entrypoints.cli.completion import enable_if_requested
 
     enable_if_requested()
-    from artifactize.entrypoints.cli.parameter_coercion import install
-
-    install()  # plain option values without importing pydantic
     command = typer.main.get_command(app)  # each subcommand's usage is adjusted as it loads
     try:
         # Without standalone mode, click returns a raised ``Exit``'s code instead of raising.

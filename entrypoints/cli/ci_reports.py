@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 def _junit_path(value: str | None) -> Path | None:
     """``--junit`` as a path; a folder is refused as typer's ``dir_okay=False`` would.
 
-    Taken as ``str`` and converted here: a ``Path`` option makes typer import pydantic to
-    coerce it, a tenth of a second on every ``verify`` (entrypoints/cli/parameter_coercion.py).
+    Taken as ``str`` and converted here, so the refusal is ours, worded as typer's
+    ``dir_okay=False`` would word it.
     """
     if value is None:
         return None
