@@ -15,6 +15,7 @@ import typer
 
 from artifactize.entrypoints.cli.command_table import COMMANDS, ROOT_HELP, VERSION_HELP
 from artifactize.entrypoints.cli.context import CliContext as _State
+from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.global_options import (
     GlobalOptions,
     UsageError,
@@ -23,8 +24,6 @@ from artifactize.entrypoints.cli.global_options import (
 from artifactize.entrypoints.cli.lazy_commands import LazyGroup
 from artifactize.entrypoints.errors import CommandError
 
-EXIT_OK = 0
-EXIT_USAGE = 2
 HELP_HINT = "Try '{command} --help' for help."
 
 LazyGroup.LAZY = COMMANDS
@@ -47,7 +46,7 @@ def _version_callback(value: bool) -> None:
         from artifactize.entrypoints.version import VERSION
 
         typer.echo(f"artifactize {VERSION}")
-        raise typer.Exit(EXIT_OK)
+        raise typer.Exit(ExitCode.OK)
 
 
 @app.callback()
@@ -70,7 +69,7 @@ def _emit(data: Any, text: str) -> None:
 @config_app.command("check")
 def config_check() -> None:
     """Validate every .artf declaration. Runs no scripts, hashes no files, writes nothing."""
-    from artifactize.domain.config_service import summary_text
+    from artifactize.entrypoints.cli.render.config import summary_text
 
     data = _State.container.config_service().check(_State.options.repo)
     _emit(data, summary_text(data))
@@ -84,7 +83,7 @@ def config_graph(
     ] = None,
 ) -> None:
     """Show Artifacts, their evals and relations (inputs first)."""
-    from artifactize.domain.graph import graph_text
+    from artifactize.entrypoints.cli.render.config import graph_text
 
     report = _State.container.config_service().graph(_State.options.repo, artifact)
     _emit(report, graph_text(report))
@@ -142,7 +141,7 @@ def tools_check(
     outcome = anyio.run(until_signal, work)
     if outcome is None:
         report.cancel()
-    document, code = (report.to_json(), EXIT_USAGE) if outcome is None else outcome
+    document, code = (report.to_json(), ExitCode.ERROR) if outcome is None else outcome
     typer.echo(json.dumps(document, ensure_ascii=False, indent=2))
     raise typer.Exit(code)
 
@@ -175,7 +174,7 @@ def _fail(
     else:
         sys.stderr.write("".join(f"error: {line}\n" for line in message.splitlines()))
         sys.stderr.write(f"{usage}\n" if usage else "")
-    raise SystemExit(EXIT_USAGE)
+    raise SystemExit(ExitCode.ERROR)
 
 
 def _fail_known(exc: Exception, options: GlobalOptions) -> NoReturn:
@@ -196,6 +195,21 @@ def _fail_known(exc: Exception, options: GlobalOptions) -> NoReturn:
     raise exc
 
 
+def _usage_failed(exc: typer.TyperException, options: GlobalOptions) -> NoReturn:
+    """typer 0.29 vendors click privately: its usage errors are public only as a
+    TyperException with click's usage exit code (2) and the failing command's context. A
+    command group given no command prints its help (exit 2); any other usage error says what
+    is wrong, then the usage line and where to find help."""
+    if exc.exit_code != ExitCode.ERROR:
+        raise exc
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError":  # told apart by name, as typer does
+        sys.stderr.write(ctx.get_help() + "\n" if ctx else "")
+        raise SystemExit(ExitCode.ERROR) from None
+    hint = f"{ctx.get_usage()}\n{HELP_HINT.format(command=ctx.command_path)}" if ctx else ""
+    _fail(exc.format_message(), options, usage=hint)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point; ``argv`` defaults to ``sys.argv[1:]``."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -212,23 +226,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         # Without standalone mode, click returns a raised ``Exit``'s code instead of raising.
         code = command.main(rest, prog_name="artifactize", standalone_mode=False)
     except typer.TyperException as exc:
-        # typer 0.29 vendors click privately: its usage errors are public only as a
-        # TyperException with click's usage exit code (2) and the failing command's context.
-        if exc.exit_code != EXIT_USAGE:
-            raise
-        ctx = getattr(exc, "ctx", None)
-        if type(exc).__name__ == "NoArgsIsHelpError":  # told apart by name, as typer does
-            sys.stderr.write(ctx.get_help() + "\n" if ctx else "")
-            raise SystemExit(EXIT_USAGE) from None
-        hint = f"{ctx.get_usage()}\n{HELP_HINT.format(command=ctx.command_path)}" if ctx else ""
-        _fail(exc.format_message(), options, usage=hint)
+        _usage_failed(exc, options)
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
         _fail("aborted", options)
     except Exception as exc:
         _fail_known(exc, options)
-    raise SystemExit(code if isinstance(code, int) else EXIT_OK)
+    raise SystemExit(code if isinstance(code, int) else ExitCode.OK)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from artifactize.entrypoints.cli.command_table import PROG_NAME
-
-EXIT_OK = 0
+from artifactize.entrypoints.cli.exit_codes import ExitCode
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -22,7 +21,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         from artifactize.entrypoints.version import VERSION
 
         sys.stdout.write(f"{PROG_NAME} {VERSION}\n")
-        raise SystemExit(EXIT_OK)
+        raise SystemExit(ExitCode.OK)
     from artifactize.entrypoints.cli.app import main as full_main
 
     full_main(args)

@@ -18,12 +18,13 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.render import requests as render
 from artifactize.entrypoints.cli.signals import until_signal
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.documents import RequestView
 from artifactize.ports.state import StateError
 
-EXIT_TOOL_ERROR = 2
 LAUNCHED_TEXT = "Launched {tool}."
 FIELDS_FILE_NOT_REGULAR = "The Human fields file must be a regular file: {path}"
 FIELDS_FILE_UNREADABLE = "Cannot read the Human fields file {path}: {reason}"
@@ -43,6 +44,14 @@ ReviewerOption = Annotated[
 
 def _emit_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _emit(document: Any, text: Callable[[Any], str]) -> None:
+    """The full document with ``--json``, else the short text answer made from it."""
+    if CliContext.options.json:
+        _emit_json(document)
+    else:
+        typer.echo(text(document))
 
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
@@ -84,19 +93,10 @@ def request_list(
         LIST_COLUMNS,
         RequestViews,
         list_line,
-        parse_statuses,
         select,
     )
-    from artifactize.ports.statuses import ReviewStatus
 
-    if status is not None and waiting:
-        raise CommandError(STATUS_AND_WAITING)
-    try:
-        statuses = parse_statuses(status) if status is not None else None
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
-    if waiting:
-        statuses = frozenset({ReviewStatus.WAITING_HUMAN})
+    statuses = _statuses(status, waiting)
     store = CliContext.services().open_state(create=False)
     if store is None:
         views: list[RequestView] = []
@@ -118,16 +118,31 @@ def request_list(
         typer.echo(list_line(view))
 
 
+def _statuses(status: str | None, waiting: bool) -> frozenset[str] | None:
+    """``--status S[,S]`` or ``--waiting`` (not both); None: every status."""
+    from artifactize.domain.reviews.run.request_views import parse_statuses
+    from artifactize.ports.statuses import ReviewStatus
+
+    if status is not None and waiting:
+        raise CommandError(STATUS_AND_WAITING)
+    if waiting:
+        return frozenset({ReviewStatus.WAITING_HUMAN})
+    try:
+        return parse_statuses(status) if status is not None else None
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
 @request_app.command("show")
 def request_show(request_id: Annotated[str, typer.Argument(help="A request ID.")]) -> None:
     """The request with its claim, source execution and saved definition, as JSON."""
-    from artifactize.domain.reviews.human.errors import REQUEST_NOT_FOUND
+    from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND
     from artifactize.domain.reviews.run.request_views import RequestViews
 
-    store = CliContext.services().existing_state()
+    store = CliContext.services().existing_state(request_id)
     request = store.get_request(request_id)
     if request is None:
-        raise CommandError(REQUEST_NOT_FOUND)
+        raise CommandError(REQUEST_ID_NOT_FOUND.format(id=request_id))
     _emit_json(RequestViews(store).view(request))
 
 
@@ -138,9 +153,13 @@ def request_claim(
 ) -> None:
     """Take the reviewer lock (the same reviewer again is fine; another is refused)."""
     name = CliContext.services().reviewer_name(reviewer)
-    reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
+    reviews = CliContext.services().human_reviews(CliContext.services().existing_state(request_id))
     claim = _run(lambda: reviews.claim(request_id, name))
-    _emit_json(claim.to_json())
+    if CliContext.options.json:
+        _emit_json(claim.to_json())
+        return
+    request = reviews.ports.state.get_request(request_id)
+    typer.echo(render.claim_text(claim.to_json(), request.data if request is not None else {}))
 
 
 @request_app.command("unclaim")
@@ -150,9 +169,9 @@ def request_unclaim(
 ) -> None:
     """Release your claim without a verdict, so someone else can claim the request."""
     name = CliContext.services().reviewer_name(reviewer)
-    reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
+    reviews = CliContext.services().human_reviews(CliContext.services().existing_state(request_id))
     claim = _run(lambda: reviews.unclaim(request_id, name))
-    _emit_json(claim.to_json())
+    _emit(claim.to_json(), render.unclaim_text)
 
 
 @request_app.command("cancel")
@@ -168,12 +187,12 @@ def request_cancel(
     from artifactize.domain.reviews.run.request_views import RequestViews
 
     name = CliContext.services().reviewer_name(reviewer)
-    store = CliContext.services().existing_state()
+    store = CliContext.services().existing_state(request_id)
     reviews = CliContext.services().human_reviews(store)
     ended = _run(lambda: reviews.cancel(request_id, name, reason))
     request = store.get_request(ended[0])
     assert request is not None  # just written
-    _emit_json(RequestViews(store).view(request))
+    _emit(RequestViews(store).view(request), lambda view: render.cancel_text(view, ended[1:]))
 
 
 @request_app.command("tool")
@@ -184,7 +203,7 @@ def request_tool(
 ) -> None:
     """Run one Human tool of the request (claimant only). A tool error exits 2."""
     name = CliContext.services().reviewer_name(reviewer)
-    reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
+    reviews = CliContext.services().human_reviews(CliContext.services().existing_state(request_id))
     result = _run(lambda: reviews.run_human_tool(request_id, name, tool))
     if CliContext.options.json:
         _emit_json(result.to_json())
@@ -193,7 +212,7 @@ def request_tool(
     else:
         typer.echo(result.text_content)
     if result.is_error:
-        raise typer.Exit(EXIT_TOOL_ERROR)
+        raise typer.Exit(ExitCode.ERROR)
 
 
 @request_app.command("submit")
@@ -211,20 +230,11 @@ def request_submit(
     """Submit a verdict (claimant only); prints the settled request. Exit 0 also for RED."""
     import anyio
 
-    from artifactize.domain.reviews.human.submission import FIELDS_BOTH, FieldsError, human_result
     from artifactize.domain.reviews.run.request_views import RequestViews
 
-    if fields is not None and fields_file is not None:
-        raise CommandError(FIELDS_BOTH)
-    text: str | bytes | None = fields
-    if fields_file is not None:
-        text = read_fields_file(fields_file)
-    try:
-        result = human_result(verdict, text)
-    except FieldsError as exc:
-        raise CommandError(exc.message) from None
+    result = _human_result(verdict, fields, fields_file)
     name = CliContext.services().reviewer_name(reviewer)
-    store = CliContext.services().existing_state()
+    store = CliContext.services().existing_state(request_id)
     reviews = CliContext.services().human_reviews(store)
     remote = (
         CliContext.services().remote_store()
@@ -239,7 +249,25 @@ def request_submit(
                     await remote.aclose()
 
     submitted = _run(work)
-    _emit_json(RequestViews(store).view(submitted.request))
+    view = RequestViews(store).view(submitted.request)
+    run = store.get_run(submitted.request.run_id)
+    _emit(view, lambda shown: render.submit_text(shown, run.status if run else None))
+
+
+def _human_result(verdict: str, fields: str | None, fields_file: str | None) -> dict[str, Any]:
+    """The submitted result: the verdict with the owner fields of ``--fields`` or of
+    ``--fields-file`` (not both), checked as a submission is."""
+    from artifactize.domain.reviews.human.submission import FIELDS_BOTH, FieldsError, human_result
+
+    if fields is not None and fields_file is not None:
+        raise CommandError(FIELDS_BOTH)
+    text: str | bytes | None = fields
+    if fields_file is not None:
+        text = read_fields_file(fields_file)
+    try:
+        return human_result(verdict, text)
+    except FieldsError as exc:
+        raise CommandError(exc.message) from None
 
 
 def _warn(message: str) -> None:
