@@ -59,6 +59,7 @@ from artifactize.adapters.sqlite.schema import (
 )
 from artifactize.adapters.sqlite.schema import requests as requests_table
 from artifactize.adapters.sqlite.state_files import check_state_files, state_file
+from artifactize.adapters.sqlite.storage_faults import STORAGE_CODES, sqlite_code, storage_fault
 from artifactize.adapters.system_clock import SystemClock
 from artifactize.ports.clock import Clock
 from artifactize.ports.state import (
@@ -142,7 +143,13 @@ class SqliteStateStore:
                 with connection.begin():
                     yield connection
         except sa.exc.DBAPIError as error:
-            raise StateError(f"State {self._database}: {error.orig}") from error
+            action = "write state" if write else "read state"
+            message = storage_fault(action, self._database, error)  # before space is freed
+            if sqlite_code(error) in STORAGE_CODES:
+                # Close every pooled connection: the last one out checkpoints and removes
+                # the WAL, which frees its space for the Run's settlement on a full disk.
+                self._engine.dispose()
+            raise StateError(message) from error
 
     # --- Runs and requests -------------------------------------------------------------
 
