@@ -35,6 +35,23 @@ def state_problem(path: str) -> str | None:
     return None
 
 
+def damaged_state(services: Services) -> str | None:
+    """Why the existing state cannot be opened (damaged, not a state), or None; opened
+    read-only, so nothing is written."""
+    from artifactize.ports.state import StateError
+
+    try:
+        store = services.container.state_stores().open(
+            services.state_dir(), create=False, read_only=True
+        )
+    except StateError as exc:
+        return str(exc)
+    close = getattr(store, "close", None)
+    if close is not None:
+        close()
+    return None
+
+
 def doctor_ports(services: Services) -> DoctorPorts:
     from artifactize.entrypoints.container import DESKTOP_OPENER, FALLBACK_EDITOR
     from artifactize.ports.review_store import RemoteConfigError, RemoteFailure
@@ -70,7 +87,7 @@ def doctor_ports(services: Services) -> DoctorPorts:
         programs=container.programs(),
         environment=environment,
         state_dir=state,
-        state_problem=lambda: state_problem(state),
+        state_problem=lambda: state_problem(state) or damaged_state(services),
         store=store,
         desktop_opener=DESKTOP_OPENER,
         fallback_editor=FALLBACK_EDITOR,

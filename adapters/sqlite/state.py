@@ -41,6 +41,7 @@ from artifactize.adapters.sqlite.connection import (
     initialize,
     make_private_directory,
 )
+from artifactize.adapters.sqlite.integrity import check_state_integrity
 from artifactize.adapters.sqlite.rows import (
     data_bytes,
     dump_data,
@@ -484,8 +485,11 @@ class SqliteStateStores:
         if create and not read_only:
             make_private_directory(state_dir)
         create = create and not read_only
-        if not check_state_files(database) and not create:
+        exists = check_state_files(database)
+        if not exists and not create:
             return None
+        if exists:
+            check_state_integrity(database)  # before the first read; refuses, never writes
         engine = create_engine(database, create=create, read_only=read_only)
         try:
             state_id = initialize(engine, database, create=create)
