@@ -19,7 +19,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -129,7 +129,11 @@ class Services:
         except StateError as exc:
             raise CommandError(str(exc)) from None
         if store is not None:
-            self.settle_dead_runs(store)
+            from artifactize.entrypoints.dead_owners import DeadOwnersView, settle_dead_runs
+
+            _settled, unsettled = settle_dead_runs(store, self.container, self.state_dir())
+            if unsettled:  # the state could not be written: read them as settled
+                return cast("StateStore", DeadOwnersView(store, unsettled))
         return store
 
     def monitor_source(self, *, all_repos: bool) -> MonitorSource:
@@ -150,7 +154,7 @@ class Services:
         ``verify`` never leaves a Run RUNNING for good (``entrypoints/dead_owners.py``)."""
         from artifactize.entrypoints.dead_owners import settle_dead_runs
 
-        return settle_dead_runs(store, self.container, self.state_dir())
+        return settle_dead_runs(store, self.container, self.state_dir())[0]
 
     def existing_state(self) -> StateStore:
         """The existing state; actions never create one (no state: no request to act on)."""
