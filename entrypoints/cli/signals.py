@@ -18,6 +18,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    import signal
+
     import anyio.abc
 
 T = TypeVar("T")
@@ -29,12 +31,13 @@ EXIT_STOPPED = 2
 STOP_SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
 
 
-def stop_signals() -> tuple[int, ...]:
-    """The numbers of ``STOP_SIGNAL_NAMES`` this platform defines (SIGHUP and SIGQUIT are
-    POSIX only)."""
+def stop_signals() -> tuple[signal.Signals, ...]:
+    """The ``STOP_SIGNAL_NAMES`` this platform defines (SIGHUP and SIGQUIT are POSIX only)."""
     import signal
 
-    return tuple(getattr(signal, name) for name in STOP_SIGNAL_NAMES if hasattr(signal, name))
+    return tuple(
+        signal.Signals[name] for name in STOP_SIGNAL_NAMES if hasattr(signal.Signals, name)
+    )
 
 
 async def until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
