@@ -7,6 +7,7 @@ refused the test is skipped with that reason (no ENOSPC is simulated instead).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 from collections.abc import Iterator
@@ -70,3 +71,26 @@ def test_verify_on_a_full_disk_is_an_operational_error(tmp_path: Path, small_dis
         finally:
             record_counts("full disk during verify (failures: not exit 2 / Run left RUNNING)",
                           1, failures)  # fmt: skip
+
+
+def test_remote_login_on_a_full_disk_leaves_nothing_half_made(small_disk: Path) -> None:
+    """The token and remote.json cannot be saved: the error names the file and the cause,
+    and no token nor empty ``auth/`` folder is left (real adapter, real full disk)."""
+    from artifactize.adapters.posix.private_files import PosixPrivateFiles
+    from artifactize.adapters.review_store.client_config import RemoteConfigStores
+    from artifactize.ports.review_store import RemoteConfigError
+
+    state = small_disk / "state"
+    state.mkdir(mode=0o700)
+    fill_disk(small_disk / "filler")
+    stores = RemoteConfigStores({}, private_files=PosixPrivateFiles())
+    with pytest.raises(RemoteConfigError, match="No space left on device"):
+        stores.login(str(state), "http://127.0.0.1:9/", "t" * 32, "summary")
+    assert list(state.iterdir()) == []
+
+
+def fill_disk(target: Path) -> None:
+    """Write ``target`` until the file system holding it is full."""
+    with contextlib.suppress(OSError), target.open("wb", buffering=0) as out:
+        while True:
+            out.write(b"x" * 4096)
