@@ -29,6 +29,7 @@ from artifactize.adapters.review_store.urls import (
     normalize_store_url,
     url_origin,
 )
+from artifactize.ports.bounded_json import read_json
 from artifactize.ports.private_files import PrivateFileError, PrivateFiles
 from artifactize.ports.review_store import RemoteConfigError, RemoteSettings, RemoteStore
 
@@ -189,7 +190,7 @@ def _encode(data: Mapping[str, str]) -> bytes:
 def _load_object(data: bytes, path: str, fields: tuple[str, ...]) -> dict[str, Any]:
     """A JSON object with exactly ``fields``, each a string."""
     try:
-        value = json.loads(data.decode("utf-8"))
+        value = read_json(data)
     except (UnicodeDecodeError, ValueError):
         raise RemoteConfigError(f"{path}: is not valid UTF-8 JSON.") from None
     if not isinstance(value, dict):
