@@ -28,6 +28,7 @@ from artifactize.ports.conversations import (
     ConversationNotFound,
 )
 from artifactize.ports.private_files import PrivateFileError, PrivateFiles
+from artifactize.ports.state import StateError
 
 REVIEW_HEADER_KIND = "review"  # the first event of every saved conversation
 SESSION_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,127}\Z")
@@ -51,7 +52,10 @@ class JsonlConversationStore:
         data = "".join(
             json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events
         ).encode("utf-8")
-        self._files.append(self.state_dir, self._names(session_id), data)
+        try:
+            self._files.append(self.state_dir, self._names(session_id), data)
+        except PrivateFileError as exc:  # a storage fault (full disk, read-only): exit 2
+            raise StateError(str(exc)) from None
 
     def read(self, session_id: str) -> list[dict[str, Any]]:
         try:

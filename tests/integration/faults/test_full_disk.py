@@ -94,3 +94,21 @@ def fill_disk(target: Path) -> None:
     with contextlib.suppress(OSError), target.open("wb", buffering=0) as out:
         while True:
             out.write(b"x" * 4096)
+
+
+def test_a_conversation_append_on_a_full_disk_is_a_storage_error(small_disk: Path) -> None:
+    """The append fails naming the file and the cause (a StateError: exit 2), and leaves no
+    half-written line: the conversation still reads whole (real adapter, real full disk)."""
+    from artifactize.adapters.jsonl_conversations import JsonlConversationStore
+    from artifactize.adapters.posix.private_files import PosixPrivateFiles
+    from artifactize.ports.state import StateError
+
+    state = small_disk / "state"
+    store = JsonlConversationStore(str(state), private_files=PosixPrivateFiles())
+    store.append("sess1", [{"kind": "review", "at": "t"}])
+    saved = (state / "agent-sessions" / "sess1.jsonl").read_bytes()
+    fill_disk(small_disk / "filler")
+    with pytest.raises(StateError, match=r"sess1\.jsonl: cannot be written \(No space left"):
+        store.append("sess1", [{"kind": "message", "at": "t", "text": "x" * 65536}])
+    assert (state / "agent-sessions" / "sess1.jsonl").read_bytes() == saved
+    assert [e["kind"] for e in store.read("sess1")] == ["review"]
