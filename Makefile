@@ -72,14 +72,15 @@ test-repeat: install
 		$(BIN)/python -m pytest -n auto --dist loadfile $(REPEAT_TESTS) || exit 1; \
 	done
 
-# The hostile suite (tests/integration/hostile, part of `make test` at CI counts) at ten
-# times its counts, outside CI; then each check's trials and failures.
+# The hostile and fault suites (tests/integration/hostile and tests/integration/faults, part
+# of `make test` at CI counts) at ten times their counts, outside CI; then each check's
+# trials and failures.
 SOAK_COUNTS := build/soak-counts.jsonl
 soak: install
 	$(COMPILE)
 	mkdir -p build && rm -f $(SOAK_COUNTS)
 	HOSTILE_SCALE=10 HOSTILE_COUNTS_FILE=$(CURDIR)/$(SOAK_COUNTS) \
-		$(BIN)/python -m pytest -n auto --dist loadfile tests/integration/hostile; \
+		$(BIN)/python -m pytest -n auto --dist loadfile tests/integration/hostile tests/integration/faults; \
 		status=$$?; $(BIN)/python -m tests.support.soak_report $(SOAK_COUNTS) && exit $$status
 
 # `artifactize mcp` driven by MCP clients that are not ours, from npm (the MCP Inspector and

@@ -21,7 +21,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -170,7 +170,11 @@ class Services:
         except StateError as exc:
             raise CommandError(str(exc)) from None
         if store is not None:
-            self.settle_dead_runs(store)
+            _settled, unsettled = self._settle_dead_runs(store)
+            if unsettled:  # the state could not be written: read them as settled
+                from artifactize.entrypoints.dead_owner_view import DeadOwnersView
+
+                return cast("StateStore", DeadOwnersView(store, unsettled))
         return store
 
     def monitor_source(self, *, all_repos: bool) -> MonitorSource:
@@ -190,20 +194,32 @@ class Services:
         OWNER_DIED, with their requests) and removes their scratch folders, so a killed
         ``verify`` never leaves a Run RUNNING for good. The owner is that very process (pid
         and start time, never a reused pid); the scratch folders are removed no-follow."""
+        return self._settle_dead_runs(store)[0]
+
+    def _settle_dead_runs(
+        self, store: StateStore
+    ) -> tuple[tuple[str, ...], frozenset[tuple[int, float]]]:
+        """The IDs settled, and the dead owners whose Runs could not be written (a full,
+        read-only or busy state: the next reader settles them; this one reads them settled,
+        ``DeadOwnersView``)."""
         from artifactize.ports.sessions import ProcessIdentity
         from artifactize.ports.state import StateError
 
         table = self.container.process_table()
+        dead: set[tuple[int, float]] = set()
 
         def owner_alive(pid: int, start_time: float) -> bool:
-            return bool(table.is_alive(ProcessIdentity(pid, start_time)))
+            alive = bool(table.is_alive(ProcessIdentity(pid, start_time)))
+            if not alive:
+                dead.add((pid, start_time))
+            return alive
 
         try:
             settled = store.settle_dead_runs(owner_alive)
         except StateError:
-            return ()  # a busy or read-only state: the next reader settles them
+            return (), frozenset(dead)
         self._sweep_dead_run_folders(store)
-        return settled
+        return settled, frozenset()
 
     def _sweep_dead_run_folders(self, store: StateStore) -> None:
         """Remove ``<state>/runs/RUN`` of every Run that ended OWNER_DIED (its owner cannot)."""
@@ -532,12 +548,28 @@ class Services:
             programs=self.container.programs(),
             environment=self.container.environment(),
             state_dir=state,
-            state_problem=lambda: state_problem(state),
+            state_problem=lambda: state_problem(state) or self._damaged_state(),
             store=lambda: self._store_check(state),
             desktop_opener=DESKTOP_OPENER,
             fallback_editor=FALLBACK_EDITOR,
             cwd=self.repo(),
         )
+
+    def _damaged_state(self) -> str | None:
+        """Why the existing state cannot be opened (damaged, not a state), or None; opened
+        read-only, so nothing is written."""
+        from artifactize.ports.state import StateError
+
+        try:
+            store = self.container.state_stores().open(
+                self.state_dir(), create=False, read_only=True
+            )
+        except StateError as exc:
+            return str(exc)
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
+        return None
 
     async def _store_check(self, state: str) -> StoreCheck:
         """Does the team store answer? It is only asked who the token belongs to."""

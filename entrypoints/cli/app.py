@@ -185,10 +185,11 @@ def _fail_known(exc: Exception, options: GlobalOptions) -> NoReturn:
     from artifactize.domain.tools.tools_check import InvocationError
     from artifactize.domain.workspace import UnknownName
     from artifactize.ports.filesystem import FilesystemError
+    from artifactize.ports.state import StateError
 
     if isinstance(exc, ConfigError):
         _fail(str(exc), options, {"problems": [p.to_json() for p in exc.problems]})
-    if isinstance(exc, (UnknownName, InvocationError, CommandError)):
+    if isinstance(exc, (UnknownName, InvocationError, CommandError, StateError)):
         _fail(str(exc), options)
     if isinstance(exc, FilesystemError):
         _fail(f"cannot read the repository {options.repo}: {exc}", options)

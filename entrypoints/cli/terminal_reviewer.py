@@ -8,7 +8,9 @@ process, and publishes a submission to the team review store exactly like
 output that is not a terminal.
 
 Exit codes: 0 when the reviewer quits (also after a RED submission), 2 for an error
-before the screen opens (unknown request, invalid reviewer, no terminal, bad options).
+before the screen opens (unknown request, invalid reviewer, no terminal, bad options) and
+when a stop signal (SIGTERM, SIGHUP, SIGQUIT, SIGINT from outside) ended it, as for
+every command.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import typer
 from artifactize.entrypoints.bootstrap import ON_WINDOWS
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.global_options import GlobalOptions
+from artifactize.entrypoints.cli.signals import EXIT_STOPPED
 from artifactize.entrypoints.errors import CommandError
 
 JSON_REFUSED = "review is interactive and has no --json output; use request list, show and submit."
@@ -65,11 +68,12 @@ def review_command(
         typer.echo(NO_WAITING)
         return
 
+    app = ReviewApp(
+        session, request_id, fallback_editor=services.fallback_editor, windows=ON_WINDOWS
+    )
+
     async def work() -> str | None:
         try:
-            app = ReviewApp(
-                session, request_id, fallback_editor=services.fallback_editor, windows=ON_WINDOWS
-            )
             return await app.run()
         finally:
             with anyio.CancelScope(shield=True):
@@ -78,3 +82,5 @@ def review_command(
     message = anyio.run(work)
     if message:
         typer.echo(message)
+    if app.stopped_by_signal:
+        raise typer.Exit(EXIT_STOPPED)

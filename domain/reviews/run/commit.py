@@ -130,13 +130,17 @@ def commit(
 def finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> None:
     """Settle what the Run left unsettled, then save its validation, status and summary."""
     run = result.run
+    # A Run that a failed state write ended settles its open requests with that code.
+    write_failed = run.get("errorCode") == ErrorCode.STATE_WRITE_FAILED
     for request in result.requests:
         if request["status"] in (ReviewStatus.QUEUED, ReviewStatus.RUNNING):
             request.update(
                 {
                     "status": ReviewStatus.ERROR,
-                    "errorCode": ErrorCode.CANCELLED,
-                    "error": CANCELLED_BEFORE_SETTLED,
+                    "errorCode": ErrorCode.STATE_WRITE_FAILED
+                    if write_failed
+                    else ErrorCode.CANCELLED,
+                    "error": run["error"] if write_failed else CANCELLED_BEFORE_SETTLED,
                     "completedAt": ctx.now(),
                 }
             )
