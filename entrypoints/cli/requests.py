@@ -9,7 +9,6 @@ settle) and for a Human tool that returned an error (``request tool``). Readers 
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Awaitable, Callable
@@ -19,6 +18,8 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.output import emit as _emit
+from artifactize.entrypoints.cli.output import emit_json as _emit_json
 from artifactize.entrypoints.cli.render import requests as render
 from artifactize.entrypoints.cli.signals import until_signal
 from artifactize.entrypoints.errors import CommandError
@@ -40,18 +41,6 @@ T = TypeVar("T")
 ReviewerOption = Annotated[
     str | None, typer.Option("--reviewer", help="Reviewer id (default: $USER).")
 ]
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
-
-
-def _emit(document: Any, text: Callable[[Any], str]) -> None:
-    """The full document with ``--json``, else the short text answer made from it."""
-    if CliContext.options.json:
-        _emit_json(document)
-    else:
-        typer.echo(text(document))
 
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
