@@ -114,7 +114,7 @@ def tools_check(
     import anyio
 
     from artifactize.domain.tools.tools_check import InvocationError, Report, ToolsCheckRequest
-    from artifactize.entrypoints.cli.signals import until_signal
+    from artifactize.entrypoints.signals import until_signal
 
     if selector is not None and eval_id is not None:
         raise InvocationError("Give the eval either as a positional selector or with --eval.")

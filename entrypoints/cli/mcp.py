@@ -170,9 +170,9 @@ def _serve_until_signal(run: ServingRun, sock: socket.socket | None, target: str
     import anyio
 
     from artifactize.domain.tools.serving import ServeRefused
-    from artifactize.entrypoints.cli.signals import until_signal
     from artifactize.entrypoints.mcp.http import serve_http
     from artifactize.entrypoints.mcp.server import serve_stdio
+    from artifactize.entrypoints.signals import until_signal
 
     async def work() -> None:
         try:

@@ -29,8 +29,8 @@ from artifactize.entrypoints.cli.render.runs import (
     run_show_text,
     run_text,
 )
-from artifactize.entrypoints.cli.signals import until_signal
 from artifactize.entrypoints.errors import CommandError
+from artifactize.entrypoints.signals import until_signal
 from artifactize.ports.review_store import RemoteFailure
 from artifactize.ports.state import KeyInUse, RunRecord
 from artifactize.ports.statuses import ReviewStatus
