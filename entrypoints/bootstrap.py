@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-from artifactize.entrypoints.cli.global_options import GlobalOptions
 from artifactize.entrypoints.container import FALLBACK_EDITOR, ON_WINDOWS, Container
 from artifactize.entrypoints.errors import CommandError
+from artifactize.entrypoints.options import GlobalOptions
 from artifactize.ports.statuses import ErrorCode
 
 if TYPE_CHECKING:

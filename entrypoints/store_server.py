@@ -466,7 +466,7 @@ async def serve_until_signal(
     server: StoreServer, on_ready: Callable[[StoreServer], None] | None = None
 ) -> None:
     """Serve until SIGINT or SIGTERM, then stop gracefully (main thread only)."""
-    from artifactize.entrypoints.cli.signals import watch_interrupts
+    from artifactize.entrypoints.signals import watch_interrupts
 
     async with anyio.create_task_group() as group:
         group.start_soon(watch_interrupts, server.stop)  # Ctrl-C/Ctrl-Break on Windows

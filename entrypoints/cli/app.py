@@ -22,6 +22,7 @@ from artifactize.entrypoints.cli.global_options import (
     split_global_options,
 )
 from artifactize.entrypoints.cli.lazy_commands import LazyGroup
+from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.errors import CommandError
 
 HELP_HINT = "Try '{command} --help' for help."
@@ -57,13 +58,6 @@ def _root(
     ] = False,
 ) -> None:
     """Review the Artifacts of a repository through declared tools."""
-
-
-def _emit(data: Any, text: str) -> None:
-    if _State.options.json:
-        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
-        typer.echo(text)
 
 
 @config_app.command("check")
@@ -120,7 +114,7 @@ def tools_check(
     import anyio
 
     from artifactize.domain.tools.tools_check import InvocationError, Report, ToolsCheckRequest
-    from artifactize.entrypoints.cli.signals import until_signal
+    from artifactize.entrypoints.signals import until_signal
 
     if selector is not None and eval_id is not None:
         raise InvocationError("Give the eval either as a positional selector or with --eval.")

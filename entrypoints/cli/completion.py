@@ -24,6 +24,7 @@ UNKNOWN_SHELL = "Unknown shell {shell!r}: completion is available for bash, zsh 
 
 
 def completion_command(
+    ctx: typer.Context,
     shell: Annotated[str, typer.Argument(help="bash, zsh or fish.")],
 ) -> None:
     """Print the completion script of SHELL (bash, zsh or fish); see docs/cli.md."""
@@ -32,10 +33,9 @@ def completion_command(
     if shell not in SHELLS:
         raise CommandError(UNKNOWN_SHELL.format(shell=shell))
     _register_typer_shells()
-    from artifactize.entrypoints.cli.app import app
-
+    root = ctx.find_root().command  # the command line this completion is for
     # typer's own answer to a ``source_<shell>`` instruction: the script of that shell.
-    shell_complete(typer.main.get_command(app), {}, PROG_NAME, COMPLETE_VARIABLE, f"source_{shell}")
+    shell_complete(root, {}, PROG_NAME, COMPLETE_VARIABLE, f"source_{shell}")
 
 
 def enable_if_requested() -> None:

@@ -4,7 +4,10 @@ subcommand, each at most once. They are lifted out of argv before typer parses t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from artifactize.entrypoints.options import GlobalOptions
+
+__all__ = ["GlobalOptions", "UsageError", "split_global_options"]
 
 VALUE_OPTIONS = ("--repo", "--state-dir")
 FLAG_OPTIONS = ("--json",)
@@ -12,13 +15,6 @@ FLAG_OPTIONS = ("--json",)
 
 class UsageError(Exception):
     """A command line that cannot be run (exit 2)."""
-
-
-@dataclass(frozen=True)
-class GlobalOptions:
-    repo: str = "."
-    state_dir: str | None = None
-    json: bool = False
 
 
 def split_global_options(argv: Sequence[str]) -> tuple[GlobalOptions, list[str]]:

@@ -15,6 +15,7 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
@@ -169,9 +170,9 @@ def _serve_until_signal(run: ServingRun, sock: socket.socket | None, target: str
     import anyio
 
     from artifactize.domain.tools.serving import ServeRefused
-    from artifactize.entrypoints.cli.signals import until_signal
     from artifactize.entrypoints.mcp.http import serve_http
     from artifactize.entrypoints.mcp.server import serve_stdio
+    from artifactize.entrypoints.signals import until_signal
 
     async def work() -> None:
         try:
@@ -234,13 +235,6 @@ def mcp_log(
     finally:
         if audit is not None:
             audit.close()
-
-
-def _emit(data: Any, text: str) -> None:
-    if CliContext.options.json:
-        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
-        typer.echo(text)
 
 
 def _served(record: McpSessionRecord) -> str:

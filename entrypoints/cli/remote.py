@@ -8,15 +8,15 @@ the store accepts the token. ``push`` never fails open: any remote failure is ex
 from __future__ import annotations
 
 import getpass
-import json
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.review_store import (
     SCOPE_READ,
@@ -80,13 +80,6 @@ def _read_token() -> str:
         return getpass.getpass(TOKEN_PROMPT)
     line = sys.stdin.readline(TOKEN_LINE_MAX_CHARS + 1)
     return line.removesuffix("\n").removesuffix("\r")
-
-
-def _emit(data: Any, text: str) -> None:
-    if CliContext.options.json:
-        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
-        typer.echo(text)
 
 
 @remote_app.command("login")

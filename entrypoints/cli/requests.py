@@ -9,9 +9,6 @@ settle) and for a Human tool that returned an error (``request tool``). Readers 
 
 from __future__ import annotations
 
-import json
-import os
-import stat
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
@@ -19,15 +16,16 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.output import emit as _emit
+from artifactize.entrypoints.cli.output import emit_json as _emit_json
 from artifactize.entrypoints.cli.render import requests as render
-from artifactize.entrypoints.cli.signals import until_signal
 from artifactize.entrypoints.errors import CommandError
+from artifactize.entrypoints.fields_file import read_fields_file
+from artifactize.entrypoints.signals import until_signal
 from artifactize.ports.documents import RequestView
 from artifactize.ports.state import StateError
 
 LAUNCHED_TEXT = "Launched {tool}."
-FIELDS_FILE_NOT_REGULAR = "The Human fields file must be a regular file: {path}"
-FIELDS_FILE_UNREADABLE = "Cannot read the Human fields file {path}: {reason}"
 NO_REQUESTS = "No requests."
 STATUS_AND_WAITING = "Give --status or --waiting, not both (--waiting is --status WAITING_HUMAN)."
 ACTION_CANCELLED = "The Human action was cancelled."
@@ -40,18 +38,6 @@ T = TypeVar("T")
 ReviewerOption = Annotated[
     str | None, typer.Option("--reviewer", help="Reviewer id (default: $USER).")
 ]
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
-
-
-def _emit(document: Any, text: Callable[[Any], str]) -> None:
-    """The full document with ``--json``, else the short text answer made from it."""
-    if CliContext.options.json:
-        _emit_json(document)
-    else:
-        typer.echo(text(document))
 
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
@@ -272,31 +258,3 @@ def _human_result(verdict: str, fields: str | None, fields_file: str | None) -> 
 
 def _warn(message: str) -> None:
     typer.echo(message, err=True)
-
-
-def read_fields_file(path: str) -> bytes:
-    """At most HUMAN_FIELDS_READ_BYTES of a regular file. The open is non-blocking, so a FIFO
-    is refused instead of waiting for a writer; what it is, is checked on the open file."""
-    from artifactize.domain.reviews.human.submission import HUMAN_FIELDS_READ_BYTES
-
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-    try:
-        descriptor = os.open(path, flags)
-    except OSError as exc:
-        raise CommandError(FIELDS_FILE_UNREADABLE.format(path=path, reason=exc.strerror)) from None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise CommandError(FIELDS_FILE_NOT_REGULAR.format(path=path))
-        chunks: list[bytes] = []
-        remaining = HUMAN_FIELDS_READ_BYTES
-        while remaining > 0:
-            chunk = os.read(descriptor, remaining)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise CommandError(FIELDS_FILE_UNREADABLE.format(path=path, reason=exc.strerror)) from None
-    finally:
-        os.close(descriptor)

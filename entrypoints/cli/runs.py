@@ -6,7 +6,6 @@ wait timeout (``--wait``), 4 INCOMPLETE. Readers (``run``, ``cache``) never crea
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from artifactize.domain.reviews.human.asking import (
 from artifactize.entrypoints.cli import ci_reports, policy_options
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode, exit_for_status
+from artifactize.entrypoints.cli.output import emit_json as _emit_json
 from artifactize.entrypoints.cli.render.runs import (
     cache_list_line,
     run_list_header,
@@ -29,8 +29,8 @@ from artifactize.entrypoints.cli.render.runs import (
     run_show_text,
     run_text,
 )
-from artifactize.entrypoints.cli.signals import until_signal
 from artifactize.entrypoints.errors import CommandError
+from artifactize.entrypoints.signals import until_signal
 from artifactize.ports.review_store import RemoteFailure
 from artifactize.ports.state import KeyInUse, RunRecord
 from artifactize.ports.statuses import ReviewStatus
@@ -50,10 +50,6 @@ RUN_POLL_SECONDS = 0.1  # how often `run show --wait` reads the Run again (at mo
 
 run_app = typer.Typer(help="Show saved Runs.", no_args_is_help=True)
 cache_app = typer.Typer(help="Inspect and clear reusable verdicts.", no_args_is_help=True)
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def _emit_rows(

@@ -10,7 +10,6 @@ The server module (uvicorn, starlette) is imported only by ``run``, so other com
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
@@ -25,6 +24,7 @@ from artifactize.domain.reviews.remote.leases import (
 )
 from artifactize.domain.reviews.remote.server_admission import is_reuse_key
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.output import emit_json as _emit_json
 from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.listen_address import DEFAULT_LISTEN, ListenError, bind, parse_listen
 from artifactize.ports.store_server_storage import (
@@ -62,10 +62,6 @@ server_app = typer.Typer(
 )
 token_app = typer.Typer(help="Issue, list and revoke review store tokens.", no_args_is_help=True)
 server_app.add_typer(token_app, name="token")
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def _open(*, create: bool, database: str | None) -> ReviewStoreDb | None:
