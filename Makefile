@@ -119,6 +119,7 @@ bench: install
 	$(BIN)/python bench/reviews.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/model_turns.py
+	$(BIN)/python bench/sdk_backends.py
 	bash .ci/ensure-postgresql
 	$(BIN)/python bench/store.py
 	$(BIN)/python bench/scheduling.py
