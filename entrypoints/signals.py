@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 # The console interrupts a Windows process receives (SIGBREAK exists only there).
 WINDOWS_INTERRUPTS = ("SIGINT", "SIGBREAK")
-# The exit code of a command a stop signal ended (the operational-error code).
-EXIT_STOPPED = 2
 # Every signal that stops a command the way SIGTERM does (those the platform has).
 STOP_SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
 

@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
-from artifactize.entrypoints.cli.signals import EXIT_STOPPED
+from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.terminal_reviewer import ALL_WITH_REPO as ALL_WITH_REPO
 from artifactize.entrypoints.cli.terminal_reviewer import check_interactive
 
@@ -56,4 +56,4 @@ def monitor_command(
     app = MonitorApp(source, lambda request: review_argv(request, state_dir, source.repo))
     app.run()
     if app.stopped_by_signal:
-        raise typer.Exit(EXIT_STOPPED)
+        raise typer.Exit(ExitCode.ERROR)  # a stop signal ended it

@@ -22,8 +22,8 @@ import typer
 
 from artifactize.entrypoints.bootstrap import ON_WINDOWS
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.global_options import GlobalOptions
-from artifactize.entrypoints.cli.signals import EXIT_STOPPED
 from artifactize.entrypoints.errors import CommandError
 
 JSON_REFUSED = "review is interactive and has no --json output; use request list, show and submit."
@@ -83,4 +83,4 @@ def review_command(
     if message:
         typer.echo(message)
     if app.stopped_by_signal:
-        raise typer.Exit(EXIT_STOPPED)
+        raise typer.Exit(ExitCode.ERROR)  # a stop signal ended it
