@@ -19,7 +19,6 @@ from typing import Any
 
 import urwid
 
-from artifactize.entrypoints.cli.signals import stop_signals
 from artifactize.entrypoints.monitor_tui.screens import MonitorAct, RunListScreen, RunScreen
 from artifactize.entrypoints.monitor_tui.source import MonitorReadError, MonitorSource
 from artifactize.entrypoints.review_tui.layout import KeyRouter
@@ -32,6 +31,7 @@ from artifactize.entrypoints.review_tui.palette import (
     SELECTED,
 )
 from artifactize.entrypoints.review_tui.palette import TITLE as TITLE_STYLE
+from artifactize.entrypoints.signals import stop_signals
 
 REFRESH_SECONDS = 1.0
 PAGE_ROWS = 50  # Runs read at first; moving past the last one reads this many more

@@ -31,7 +31,6 @@ from anyio.abc import TaskGroup
 
 from artifactize.domain.reviews.human.errors import HumanReviewError
 from artifactize.domain.tools.cancellation import Cancellation
-from artifactize.entrypoints.cli.signals import stop_signals
 from artifactize.entrypoints.review_tui.acts import Act, Screen
 from artifactize.entrypoints.review_tui.busy import TICK_SECONDS, Busy
 from artifactize.entrypoints.review_tui.dialogs import (
@@ -51,6 +50,7 @@ from artifactize.entrypoints.review_tui.session import ReviewActions
 from artifactize.entrypoints.review_tui.tool_flow import ToolFlow
 from artifactize.entrypoints.review_tui.tool_log import ToolLog
 from artifactize.entrypoints.review_tui.verdict_flow import VerdictFlow
+from artifactize.entrypoints.signals import stop_signals
 from artifactize.ports.state import StateError
 
 REFRESH_SECONDS = 1.0  # the List reloads itself this often
