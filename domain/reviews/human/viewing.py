@@ -1,0 +1,103 @@
+"""What a Human reviewer may look at without running a tool: the files of a request's scope.
+
+The browser reviewer's viewers (text, Markdown, images) read through the same rules as the
+built-ins a Human tool runs: the request's repository is reconnected (changed declarations
+refuse), a path is logical and resolved against the eval's Artifact and its admitted scope
+(mounts, children), and every component is opened pinned, without following a symbolic
+link. So a viewer can show nothing a Human tool could not.
+
+Both walks are bounded: a listing stops at ``VIEW_FILES_MAX`` files (and says it did), a
+file over ``VIEW_FILE_MAX_BYTES`` is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from artifactize.domain.reviews.human.errors import HumanReviewError
+from artifactize.domain.reviews.human.reconnect import Reconnected, reconnect
+from artifactize.domain.scope import eval_scope
+from artifactize.domain.tools.builtins.listing import join_logical, list_location
+from artifactize.domain.tools.context import BuiltinContext
+from artifactize.domain.tools.locations import SPECIAL_REFUSED, open_location
+from artifactize.domain.tools.results import ToolError
+from artifactize.domain.workspace import Workspace
+from artifactize.ports.callbacks import WorkspaceLoader
+from artifactize.ports.filesystem import EntryKind, FileTooLarge, Filesystem
+from artifactize.ports.regex import RegexEngine
+from artifactize.ports.state import RequestRecord
+
+VIEW_FILES_MAX = 2_000  # files a scope listing shows
+VIEW_FILE_MAX_BYTES = 8 * 1024 * 1024  # bytes a viewer reads of one file
+VIEW_DEPTH_MAX = 64  # folders below the eval's Artifact a listing descends
+NOT_A_FILE = "Only a file can be viewed."
+FILE_TOO_LARGE = f"The file is over the viewer's {VIEW_FILE_MAX_BYTES} bytes."
+
+
+@dataclass(frozen=True)
+class ScopeListing:
+    """The files of a request's scope, as logical paths relative to the eval's Artifact."""
+
+    files: tuple[str, ...]
+    truncated: bool  # more than VIEW_FILES_MAX files: the rest is not listed
+
+
+@dataclass(frozen=True)
+class ScopeViewer:
+    """Reads the files of one waiting (or settled) request's recorded scope."""
+
+    load: WorkspaceLoader[Workspace]
+    filesystem: Filesystem
+    regex: RegexEngine
+
+    async def _context(self, request: RequestRecord) -> BuiltinContext:
+        reconnected: Reconnected = await reconnect(self.load, request)
+        workspace = reconnected.workspace
+        qualified = reconnected.ref.qualified_id
+        owner = qualified.split("/", 1)[0]
+        return BuiltinContext(
+            workspace, self.filesystem, self.regex, owner, eval_scope(workspace, qualified)
+        )
+
+    async def listing(self, request: RequestRecord) -> ScopeListing:
+        """Every regular file reachable from the eval's Artifact, sorted, bounded."""
+        context = await self._context(request)
+        files: list[str] = []
+        try:
+            truncated = _walk(context, "", 0, files)
+        except ToolError as exc:
+            raise HumanReviewError(exc.message) from None
+        return ScopeListing(tuple(files), truncated)
+
+    async def read(self, request: RequestRecord, path: str) -> bytes:
+        """The bytes of the file at logical ``path``; HumanReviewError says why not."""
+        context = await self._context(request)
+        try:
+            location = context.locate(path)
+            with open_location(
+                context.filesystem, context.root_path, location, context.owner
+            ) as opened:
+                if opened.kind is EntryKind.DIRECTORY:
+                    raise ToolError(NOT_A_FILE)
+                if opened.kind is not EntryKind.FILE or opened.name is None:
+                    raise ToolError(SPECIAL_REFUSED)
+                return opened.parent.read_file(opened.name, VIEW_FILE_MAX_BYTES)
+        except ToolError as exc:
+            raise HumanReviewError(exc.message) from None
+        except FileTooLarge:
+            raise HumanReviewError(FILE_TOO_LARGE) from None
+
+
+def _walk(context: BuiltinContext, folder: str, depth: int, files: list[str]) -> bool:
+    """Add the files below ``folder`` to ``files``; True once the bound cut the listing."""
+    location = context.locate(folder, allow_virtual_root=True)
+    for entry in list_location(context, location):
+        path = join_logical(folder, entry.name)
+        if entry.kind == "file":
+            if len(files) >= VIEW_FILES_MAX:
+                return True
+            files.append(path)
+        elif entry.kind in ("directory", "mount") and depth < VIEW_DEPTH_MAX:
+            if _walk(context, path, depth + 1, files):
+                return True
+    return False

@@ -1,0 +1,185 @@
+"""Serving the browser reviewer: bind loopback, print the one URL, open the browser, stop
+cleanly.
+
+The socket is bound before the server starts (``--port``, default a free port chosen by
+the system), so the printed URL is right and a taken port is a clear error. SIGTERM, SIGINT
+and SIGHUP all stop the server the same way: the live streams end, every running Human
+tool is cancelled (its process group killed by the lifecycle), the claims stay, and the
+command exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import threading
+import webbrowser
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from artifactize.entrypoints.errors import CommandError
+from artifactize.entrypoints.web.security import Guard, new_token
+
+if TYPE_CHECKING:
+    from artifactize.entrypoints.bootstrap import Services
+    from artifactize.entrypoints.web.app import WebContext
+
+LOOPBACK = "127.0.0.1"
+PORT_MAX = 65_535
+STOP_GRACE_SECONDS = 2  # open connections get this long once the server stops
+CLOCK_FORMAT = "%H:%M:%S"
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name)
+)
+PORT_RULE = "--port {port}: give 0 (a free port) or 1-65535."
+PORT_TAKEN = "--port {port}: cannot listen on {host}: {reason}"
+
+
+def check_port(port: int) -> int:
+    if not 0 <= port <= PORT_MAX:
+        raise CommandError(PORT_RULE.format(port=port))
+    return port
+
+
+def bind(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind((LOOPBACK, port))
+    except OSError as exc:
+        sock.close()
+        raise CommandError(
+            PORT_TAKEN.format(port=port, host=LOOPBACK, reason=exc.strerror or exc)
+        ) from None
+    sock.listen(128)
+    sock.set_inheritable(False)
+    return sock
+
+
+def web_context(services: Services, reviewer: str | None, all_repos: bool) -> WebContext:
+    """The reviewer's session, viewer and monitor over this invocation's state."""
+    from artifactize.domain.reviews.human.reviewers import ReviewerError, check_reviewer
+    from artifactize.domain.reviews.human.viewing import ScopeViewer
+    from artifactize.entrypoints.review_tui.session import ReviewSession
+    from artifactize.entrypoints.web.app import WebContext
+    from artifactize.entrypoints.web.live import ToolRuns
+
+    try:
+        name = check_reviewer(services.reviewer_name(reviewer))
+    except ReviewerError as exc:
+        raise CommandError(exc.message) from None
+    store = services.open_state(create=True)
+    assert store is not None  # created when missing
+    reviews = services.human_reviews(store)
+    remote = services.remote_store()  # an invalid configuration fails before serving
+    clock = services.container.clock()
+    repo = None if all_repos else services.repo()
+    session = ReviewSession(
+        store=store, reviews=reviews, reviewer=name, remote=remote, repo=repo, now=clock.now
+    )
+    ports = reviews.ports
+    viewer = ScopeViewer(ports.load, ports.filesystem, ports.tools.regex)
+    return WebContext(
+        session=session,
+        viewer=viewer,
+        monitor=services.monitor_source(all_repos=all_repos),
+        guard=Guard(new_token()),
+        runs=ToolRuns(session, local_clock),
+        now=clock.now,
+    )
+
+
+def local_clock() -> str:
+    return datetime.now().strftime(CLOCK_FORMAT)
+
+
+def serve(
+    context: WebContext,
+    sock: socket.socket,
+    announce: Callable[[str], None],
+    open_browser: bool,
+) -> None:
+    """Serve until a stop signal; ``announce`` gets the URL once the server listens."""
+    import anyio
+    import uvicorn
+
+    from artifactize.entrypoints.web.app import build_app
+
+    context.guard.port = sock.getsockname()[1]
+    app = build_app(context)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=STOP_GRACE_SECONDS,
+        server_header=False,
+    )
+    server = _Server(config)
+    context.should_stop = lambda: server.should_exit
+
+    async def run() -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_announce, server, context.guard.url(), announce, open_browser)
+            try:
+                await server.serve(sockets=[sock])
+            finally:
+                tasks.cancel_scope.cancel()
+                with anyio.CancelScope(shield=True):
+                    await context.session.aclose()
+
+    try:
+        anyio.run(run)
+    finally:
+        sock.close()
+
+
+async def _announce(
+    server: Any, url: str, announce: Callable[[str], None], open_browser: bool
+) -> None:
+    import anyio
+
+    while not server.started:
+        if server.should_exit:
+            return
+        await anyio.sleep(0.02)
+    announce(url)
+    if open_browser:
+        await anyio.to_thread.run_sync(_open, url)
+
+
+def _open(url: str) -> None:
+    with contextlib.suppress(Exception):  # no browser: the printed URL is the way in
+        webbrowser.open(url)
+
+
+def _server_class() -> type:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, stopping alike on SIGTERM, SIGINT and SIGHUP, and returning
+        (no signal raised again after a clean stop)."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+
+            def stop(signum: int, frame: Any) -> None:
+                self.should_exit = True
+
+            saved = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+            try:
+                yield
+            finally:
+                for sig, handler in saved.items():
+                    signal.signal(sig, handler)
+
+    return Server
+
+
+def _Server(config: Any) -> Any:  # noqa: N802 - a class built on first use (uvicorn is heavy)
+    return _server_class()(config)
+
