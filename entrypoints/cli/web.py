@@ -15,8 +15,8 @@ from typing import Annotated
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
-from artifactize.entrypoints.cli.terminal_reviewer import ALL_WITH_REPO
 from artifactize.entrypoints.cli.global_options import GlobalOptions
+from artifactize.entrypoints.cli.terminal_reviewer import ALL_WITH_REPO
 from artifactize.entrypoints.errors import CommandError
 
 

@@ -82,9 +82,7 @@ class ToolRuns:
             token.cancel()
 
 
-async def fragment_events(
-    render: Callable[[], str], stopping: anyio.Event
-) -> AsyncIterator[bytes]:
+async def fragment_events(render: Callable[[], str], stopping: anyio.Event) -> AsyncIterator[bytes]:
     """Server-sent events: ``render()`` each time it changes, until the server stops."""
     last: str | None = None
     quiet = 0.0

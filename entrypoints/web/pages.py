@@ -27,6 +27,7 @@ from artifactize.entrypoints.monitor_tui.views import (
     glyph,
     run_header,
 )
+from artifactize.entrypoints.review_tui.form_model import FieldKind
 from artifactize.entrypoints.review_tui.tool_list import ToolInfo, resolved_line
 from artifactize.entrypoints.review_tui.tool_log import RowKind, ToolLog
 from artifactize.entrypoints.review_tui.waiting import age_text, claimant
@@ -36,7 +37,6 @@ from artifactize.entrypoints.web.verdict_form import (
     VerdictChoice,
     input_name,
 )
-from artifactize.entrypoints.review_tui.form_model import FieldKind
 from artifactize.ports.statuses import ReviewStatus
 
 APP_NAME = "artifactize"
@@ -181,7 +181,9 @@ def status_section(view: Mapping[str, Any], reviewer: str, now: datetime) -> str
             result = json.dumps(view.get("result"), indent=2, ensure_ascii=False)
             lines.append(f'<pre aria-label="Result">{esc(result)}</pre>')
         if view.get("error"):
-            lines.append(f"<p>Error: {esc(view.get('errorCode') or '')} {esc(view.get('error'))}</p>")
+            lines.append(
+                f"<p>Error: {esc(view.get('errorCode') or '')} {esc(view.get('error'))}</p>"
+            )
     summary = view.get("summary") or {}
     if summary.get("runStatus"):
         lines.append(f"<p>Run status {esc(summary.get('runStatus'))}</p>")
@@ -224,10 +226,10 @@ def _tools(
             f'{csrf_input(csrf)}<input type="hidden" name="tool" value="{esc(tool.name)}">'
             f"<button{disabled}>{esc(tool.name)}</button> "
             f'<span class="kind">[{esc(tool.kind)}]</span> {esc(tool.description)}'
-            f'<br><code>{esc(line)}</code></form></li>'
+            f"<br><code>{esc(line)}</code></form></li>"
         )
     note = "" if can_act else f"<p>{esc(CLAIM_FIRST)}</p>"
-    return f"{note}<ul class=\"tools\">{''.join(items)}</ul>"
+    return f'{note}<ul class="tools">{"".join(items)}</ul>'
 
 
 def _actions(request_id: str, view: Mapping[str, Any], reviewer: str, csrf: str) -> str:
@@ -271,9 +273,11 @@ def _field_html(choice: VerdictChoice) -> str:
             verdict,
             JSON_FIELD,
             "JSON of the owner fields (the form cannot express this schema)",
-            lambda attrs: f'<textarea id="{esc(input_name(verdict, JSON_FIELD))}" '
-            f'name="{esc(input_name(verdict, JSON_FIELD))}" rows="8"{attrs}>'
-            f"{esc(choice.json_text)}</textarea>",
+            lambda attrs: (
+                f'<textarea id="{esc(input_name(verdict, JSON_FIELD))}" '
+                f'name="{esc(input_name(verdict, JSON_FIELD))}" rows="8"{attrs}>'
+                f"{esc(choice.json_text)}</textarea>"
+            ),
             choice.errors.get(JSON_FIELD),
         )
     parts: list[str] = []
@@ -333,12 +337,12 @@ def verdict_form(
 ) -> str:
     radios = "".join(
         f'<label><input type="radio" name="verdict" value="{v}"'
-        f'{" checked" if v == chosen else ""}> {v}</label> '
+        f"{' checked' if v == chosen else ''}> {v}</label> "
         for v in choices
     )
     groups = "".join(
         f'<fieldset class="owner" data-verdict="{esc(v)}"'
-        f'{"" if chosen in (None, v) else " hidden"}>'
+        f"{'' if chosen in (None, v) else ' hidden'}>"
         f"<legend>{esc(v)} fields</legend>{_field_html(choice) or '<p>No fields.</p>'}</fieldset>"
         for v, choice in choices.items()
     )
@@ -478,8 +482,7 @@ def run_tree(run: Mapping[str, Any], requests: Sequence[Mapping[str, Any]], now:
         label = esc(node.label.strip())
         if request is not None and node.status == ReviewStatus.WAITING_HUMAN:
             label = (
-                f"{label} · "
-                f'<a href="{esc(request_url(node.key))}">{esc(request.get("evalId"))}</a>'
+                f'{label} · <a href="{esc(request_url(node.key))}">{esc(request.get("evalId"))}</a>'
             )
         inner = "".join(node_html(child) for child in node.children)
         children = f"<ul>{inner}</ul>" if inner else ""

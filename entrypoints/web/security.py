@@ -172,18 +172,17 @@ class GuardMiddleware:
             await _respond(send, 401, _page(NO_TOKEN_TITLE, NO_TOKEN))
             return
         if method == "POST" and not guard.csrf_matches(headers.get(CSRF_HEADER)):
-            receive = await self._form_csrf(scope, receive, send)
-            if receive is None:
+            replay = await self._form_csrf(scope, receive, send)
+            if replay is None:
                 return
+            receive = replay
         await self.app(scope, receive, self._secured(scope, send))
 
     async def _sign_in(self, scope: Scope, query: dict[str, str], send: Send) -> None:
         """The token's first visit: set the cookie, then the same page without the token."""
         rest = {k: v for k, v in query.items() if k != TOKEN_PARAMETER}
         target = scope.get("path", "/") + (f"?{urlencode(rest)}" if rest else "")
-        cookie = (
-            f"{self.guard.cookie_name}={self.guard.token}; Path=/; HttpOnly; SameSite=Strict"
-        )
+        cookie = f"{self.guard.cookie_name}={self.guard.token}; Path=/; HttpOnly; SameSite=Strict"
         await _respond(
             send,
             303,

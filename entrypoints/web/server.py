@@ -116,7 +116,7 @@ def serve(
         timeout_graceful_shutdown=STOP_GRACE_SECONDS,
         server_header=False,
     )
-    server = _Server(config)
+    server = new_server(config)
     context.should_stop = lambda: server.should_exit
 
     async def run() -> None:
@@ -180,6 +180,6 @@ def _server_class() -> type:
     return Server
 
 
-def _Server(config: Any) -> Any:  # noqa: N802 - a class built on first use (uvicorn is heavy)
+def new_server(config: Any) -> Any:
+    """uvicorn's server with our signal handling (the class is built on first use)."""
     return _server_class()(config)
-

@@ -59,7 +59,8 @@ def branch_schema(view: Mapping[str, Any], verdict: str) -> dict[str, Any]:
     """The recorded eval's branch schema for ``verdict``, as the lifecycle validates it."""
     definition = (view.get("humanDefinition") or {}).get("eval") or {}
     validator = VerdictValidator(definition.get("passSchema"), definition.get("failSchema"))
-    return validator.branch_schema(ReviewStatus(verdict))
+    green = verdict == ReviewStatus.GREEN
+    return validator.branch_schema(ReviewStatus.GREEN if green else ReviewStatus.RED)
 
 
 def choices(view: Mapping[str, Any]) -> dict[str, VerdictChoice]:
@@ -114,9 +115,7 @@ def result(choice: VerdictChoice) -> dict[str, Any] | None:
 def place_errors(choice: VerdictChoice, message: str) -> list[str]:
     """File the validator's detail lines under the fields they name; the lines that name no
     field of the form (the first line included), to show above it."""
-    names = (
-        {item.name for item in choice.form.fields} if choice.form is not None else {JSON_FIELD}
-    )
+    names = {item.name for item in choice.form.fields} if choice.form is not None else {JSON_FIELD}
     general: list[str] = []
     for line in message.splitlines():
         targets, text = _targets(line)

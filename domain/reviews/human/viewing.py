@@ -23,7 +23,7 @@ from artifactize.domain.tools.locations import SPECIAL_REFUSED, open_location
 from artifactize.domain.tools.results import ToolError
 from artifactize.domain.workspace import Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
-from artifactize.ports.filesystem import EntryKind, FileTooLarge, Filesystem
+from artifactize.ports.filesystem import EntryKind, Filesystem, FileTooLarge
 from artifactize.ports.regex import RegexEngine
 from artifactize.ports.state import RequestRecord
 
@@ -97,7 +97,10 @@ def _walk(context: BuiltinContext, folder: str, depth: int, files: list[str]) ->
             if len(files) >= VIEW_FILES_MAX:
                 return True
             files.append(path)
-        elif entry.kind in ("directory", "mount") and depth < VIEW_DEPTH_MAX:
-            if _walk(context, path, depth + 1, files):
-                return True
+        elif (
+            entry.kind in ("directory", "mount")
+            and depth < VIEW_DEPTH_MAX
+            and _walk(context, path, depth + 1, files)
+        ):
+            return True
     return False
