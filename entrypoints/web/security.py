@@ -58,7 +58,7 @@ NO_TOKEN = (
 )
 BAD_HOST = "Host {host!r} is not this server's loopback address."
 BAD_ORIGIN = "Origin {origin!r} is not this server's origin; the request was refused."
-NO_CSRF = "The form lacks this session's CSRF token; reload the page and try again."
+NO_CSRF = "The form lacks the CSRF token of this session; reload the page and try again."
 NOT_ALLOWED = "Only GET, HEAD and POST are served."
 
 Scope = MutableMapping[str, Any]

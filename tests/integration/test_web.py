@@ -1,0 +1,340 @@
+"""``artifactize web`` over real HTTP on 127.0.0.1, without a browser: the security rules
+(token, Host, Origin, CSRF, CSP, viewers held to the scope, script in Markdown and SVG),
+the lifecycle actions and their refusals, the live Tool log, and a clean stop.
+
+The browser flow itself is tests/browser/test_web_browser.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from artifactize.domain.reviews.human.lifecycle import HUMAN_RESULT_MAX_BYTES
+from artifactize.domain.tools.locations import SYMLINK_REFUSED
+from artifactize.entrypoints.web.security import FORM_MAX_BYTES, NO_CSRF, NO_TOKEN_TITLE
+from tests.support.processes import no_process_left_behind as no_process_left_behind_in
+from tests.support.web_server import WebServer, World, sleep_mark, wait_until
+
+READ_SECONDS = 20
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind() -> Iterator[None]:
+    with no_process_left_behind_in(grace=2):
+        yield
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    return World(tmp_path)
+
+
+@pytest.fixture
+def server(world: World) -> Iterator[WebServer]:
+    web = WebServer(world)
+    try:
+        yield web
+    finally:
+        assert web.stop() == 0
+
+
+def test_without_the_token_a_page_is_401_and_says_where_the_address_is(
+    world: World, server: WebServer
+) -> None:
+    with server.anonymous() as anonymous:
+        for path in ("/", "/monitor", "/static/web.js"):
+            response = anonymous.get(path)
+            assert response.status_code == 401
+            assert NO_TOKEN_TITLE in response.text and "?token=" in response.text
+        assert anonymous.get("/?token=wrong").status_code == 401
+        assert anonymous.post("/request/x/claim", data={"csrf": "x"}).status_code == 401
+
+
+def test_the_token_signs_the_browser_in_and_leaves_the_address(server: WebServer) -> None:
+    with server.anonymous() as anonymous:
+        first = anonymous.get(f"/monitor?token={server.token}", follow_redirects=False)
+        assert first.status_code == 303 and first.headers["location"] == "/monitor"
+        cookie = first.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        assert anonymous.get("/monitor").status_code == 200  # the cookie now
+
+
+def test_a_foreign_host_or_origin_is_refused(world: World, server: WebServer) -> None:
+    _, request_id = world.waiting()
+    csrf = server.csrf(request_id)
+    rebinding = server.client.get("/", headers={"host": f"evil.example:{server.port}"})
+    assert rebinding.status_code == 403 and "not this server" in rebinding.text
+    forged = server.post(
+        f"/request/{request_id}/claim", {"csrf": csrf}, origin="http://evil.example"
+    )
+    assert forged.status_code == 403
+    assert world.show(request_id)["claim"] is None
+    own = server.post(f"/request/{request_id}/claim", {"csrf": csrf}, origin=server.base)
+    assert own.status_code == 303
+    assert world.show(request_id)["claim"]["reviewer"] == "alice"
+
+
+def test_a_post_without_the_csrf_token_is_403_even_from_the_right_origin(
+    world: World, server: WebServer
+) -> None:
+    _, request_id = world.waiting()
+    for data in ({}, {"csrf": "0" * 64}):
+        refused = server.post(f"/request/{request_id}/claim", data, origin=server.base)
+        assert refused.status_code == 403 and NO_CSRF in refused.text
+    header = server.post(
+        f"/request/{request_id}/claim", {}, origin=server.base, **{"x-csrf-token": "nope"}
+    )
+    assert header.status_code == 403
+    assert world.show(request_id)["claim"] is None
+
+
+def test_a_form_over_the_limit_is_413(world: World, server: WebServer) -> None:
+    _, request_id = world.waiting()
+    csrf = server.csrf(request_id)
+    at_limit = "x" * (FORM_MAX_BYTES - len("csrf=&pad=") - len(csrf))
+    fits = server.post(f"/request/{request_id}/cancel", {"csrf": csrf, "pad": at_limit})
+    assert fits.status_code != 413
+    over = server.post(f"/request/{request_id}/cancel", {"csrf": csrf, "pad": at_limit + "x"})
+    assert over.status_code == 413
+
+
+def test_every_page_carries_a_strict_content_security_policy(
+    world: World, server: WebServer
+) -> None:
+    _, request_id = world.waiting()
+    for path in ("/", "/monitor", f"/request/{request_id}", "/nothing-here"):
+        policy = server.client.get(path).headers["content-security-policy"]
+        assert "'unsafe-inline'" not in policy and "'unsafe-eval'" not in policy
+        assert "*" not in policy and "object-src 'none'" in policy
+        assert "script-src 'self'" in policy
+    page = server.client.get(f"/request/{request_id}").text
+    assert "<script>" not in page and 'style="' not in page  # nothing inline to allow
+
+
+def test_a_viewer_shows_nothing_outside_the_scope_or_through_a_symlink(
+    world: World, server: WebServer
+) -> None:
+    _, request_id = world.waiting()
+    (world.repo / "doc" / "link.txt").symlink_to(world.repo / "secret.txt")  # after verify
+    notes = server.client.get(f"/request/{request_id}/view", params={"path": "notes.txt"})
+    assert notes.status_code == 200 and "The answer is 42." in notes.text
+    assert re.search(r'<td class="ln">2</td><td><code>Second line.</code>', notes.text)
+    for path in ("../secret.txt", "/etc/passwd", "../../etc/passwd"):
+        escaped = server.client.get(f"/request/{request_id}/view", params={"path": path})
+        assert escaped.status_code == 404, path
+        assert "outside the scope" not in escaped.text and "root:" not in escaped.text
+    for action in ("view", "raw"):
+        linked = server.client.get(f"/request/{request_id}/{action}", params={"path": "link.txt"})
+        assert linked.status_code == 404 and SYMLINK_REFUSED in linked.text
+    page = server.client.get(f"/request/{request_id}").text
+    assert ">link.txt<" not in page  # a symlink is not offered as a file
+    for name in ("notes.txt", "guide.md", "diagram.svg", "pixel.png"):
+        assert f">{name}</a>" in page
+
+
+def test_script_in_markdown_and_svg_cannot_run(world: World, server: WebServer) -> None:
+    _, request_id = world.waiting()
+    guide = server.client.get(f"/request/{request_id}/view", params={"path": "guide.md"})
+    assert "<strong>42</strong>" in guide.text  # rendered
+    assert "<script>window.pwned" not in guide.text
+    assert "&lt;script&gt;window.pwned = 1&lt;/script&gt;" in guide.text
+    assert 'href="javascript:' not in guide.text
+    svg = server.client.get(f"/request/{request_id}/raw", params={"path": "diagram.svg"})
+    assert svg.status_code == 200 and svg.headers["content-type"] == "image/svg+xml"
+    policy = svg.headers["content-security-policy"]
+    assert "sandbox" in policy and "default-src 'none'" in policy and "script" not in policy
+    assert svg.headers["x-content-type-options"] == "nosniff"
+    viewer = server.client.get(f"/request/{request_id}/view", params={"path": "diagram.svg"})
+    assert '<img class="image"' in viewer.text and "onload" not in viewer.text
+    png = server.client.get(f"/request/{request_id}/raw", params={"path": "pixel.png"})
+    assert png.headers["content-type"] == "image/png"
+    html_file = server.client.get(f"/request/{request_id}/raw", params={"path": "page.html"})
+    assert html_file.status_code == 415  # never served as a page of this origin
+
+
+def _log_until(server: WebServer, request_id: str, *wanted: str) -> str:
+    """The Tool log's live stream, read until every ``wanted`` text is in one event."""
+    deadline = time.monotonic() + READ_SECONDS
+    with server.client.stream("GET", f"/request/{request_id}/log") as events:
+        assert events.headers["content-type"].startswith("text/event-stream")
+        for line in events.iter_lines():
+            if all(text in line for text in wanted):
+                return line
+            assert time.monotonic() < deadline, f"never saw {wanted}: {line}"
+    raise AssertionError("the stream ended")
+
+
+def test_claim_run_a_tool_live_and_submit_an_invalid_then_a_valid_verdict(
+    world: World, server: WebServer
+) -> None:
+    run_id, request_id = world.waiting()
+    csrf = server.csrf(request_id)
+    before = server.client.get(f"/request/{request_id}").text
+    assert re.search(r"<button disabled>show_doc</button>", before)
+    refused = server.post(f"/request/{request_id}/tool", {"csrf": csrf, "tool": "show_doc"})
+    assert refused.status_code == 409 and "Claim the request first" in refused.text
+    assert server.post(f"/request/{request_id}/claim", {"csrf": csrf}).status_code == 303
+    started = server.post(
+        f"/request/{request_id}/tool", {"tool": "show_doc"}, **{"x-csrf-token": csrf}
+    )
+    assert started.status_code == 202
+    first = _log_until(server, request_id, "The answer is 42.")
+    assert "· show · doc" in first and "■" not in first  # live: before the program ended
+    ended = _log_until(server, request_id, "■ exit 0")
+    assert '<div class="row stderr" data-stream="stderr">a warning</div>' in ended
+    launched = server.post(
+        f"/request/{request_id}/tool", {"tool": "serve_doc"}, **{"x-csrf-token": csrf}
+    )
+    assert launched.status_code == 202
+    _log_until(server, request_id, "· serve · doc", "preview on")
+
+    invalid = server.post(
+        f"/request/{request_id}/submit", {"csrf": csrf, "verdict": "GREEN", "GREEN-score": "0"}
+    )
+    assert invalid.status_code == 422
+    field = re.search(r'<input id="GREEN-score"[^>]*>', invalid.text)
+    assert field is not None
+    assert 'aria-invalid="true"' in field[0]
+    assert 'aria-describedby="GREEN-score-error GREEN-score-hint"' in field[0]
+    assert '<p class="error" id="GREEN-score-error">must be &gt;= 1</p>' in invalid.text
+    assert world.show(request_id)["status"] == "WAITING_HUMAN"
+
+    valid = server.post(
+        f"/request/{request_id}/submit", {"csrf": csrf, "verdict": "GREEN", "GREEN-score": "3"}
+    )
+    assert valid.status_code == 200 and "Submitted GREEN for doc/signoff." in valid.text
+    view = world.show(request_id)
+    assert view["status"] == "GREEN" and view["reviewer"] == "alice"
+    assert view["result"] == {"verdict": "GREEN", "approved": True, "score": 3}
+    assert view["claim"] is None
+    code, run = world.cli("run", "show", run_id)
+    assert code == 0 and run["status"] == "GREEN"
+    tree = server.client.get(f"/monitor/run/{run_id}").text
+    assert "GREEN" in tree
+    assert f'<a href="/monitor/run/{run_id}">{run_id}</a>' in server.client.get("/monitor").text
+
+
+def test_a_missing_field_and_a_wrong_number_are_shown_at_their_field(
+    world: World, server: WebServer
+) -> None:
+    _, request_id = world.waiting()
+    csrf = server.csrf(request_id)
+    server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    empty = server.post(f"/request/{request_id}/submit", {"csrf": csrf, "verdict": "RED"})
+    assert empty.status_code == 422
+    assert re.search(r'<input id="RED-reason"[^>]*aria-invalid="true"', empty.text)
+    assert ">must be at least 1 character long</p>" in empty.text
+    missing = server.post(f"/request/{request_id}/submit", {"csrf": csrf, "verdict": "GREEN"})
+    assert re.search(r'<input id="GREEN-score"[^>]*aria-invalid="true"', missing.text)
+    assert ">must have the required properties [&quot;score&quot;]</p>" in missing.text
+    text = server.post(
+        f"/request/{request_id}/submit", {"csrf": csrf, "verdict": "GREEN", "GREEN-score": "x"}
+    )
+    assert text.status_code == 422 and "score: enter an integer." in text.text
+    assert world.show(request_id)["status"] == "WAITING_HUMAN"
+
+
+def test_a_verdict_over_the_size_limit_is_refused_and_the_request_keeps_waiting(
+    world: World, server: WebServer
+) -> None:
+    _, request_id = world.waiting()
+    csrf = server.csrf(request_id)
+    server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    reason = "r" * HUMAN_RESULT_MAX_BYTES
+    over = server.post(
+        f"/request/{request_id}/submit", {"csrf": csrf, "verdict": "RED", "RED-reason": reason}
+    )
+    assert over.status_code == 422 and "exceeds" in over.text
+    view = world.show(request_id)
+    assert view["status"] == "WAITING_HUMAN" and view["claim"]["reviewer"] == "alice"
+
+
+def test_a_request_settled_elsewhere_refuses_the_page_and_stays_settled(
+    world: World, server: WebServer
+) -> None:
+    _, request_id = world.waiting()
+    csrf = server.csrf(request_id)
+    assert world.cli("request", "claim", request_id, "--reviewer", "bob")[0] == 0
+    taken = server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    assert taken.status_code == 409 and "Only the Human claimant" in taken.text
+    code, _ = world.cli(
+        "request", "submit", request_id, "--reviewer", "bob", "--verdict", "RED",
+        "--fields", json.dumps({"reason": "not yet"}),
+    )  # fmt: skip
+    assert code == 0
+    late = server.post(
+        f"/request/{request_id}/submit", {"csrf": csrf, "verdict": "GREEN", "GREEN-score": "2"}
+    )
+    assert late.status_code == 409
+    view = world.show(request_id)
+    assert view["status"] == "RED" and view["reviewer"] == "bob"
+    page = server.client.get(f"/request/{request_id}").text
+    assert "Settled by bob" in page and "<button>Submit</button>" not in page
+
+
+def test_unclaim_and_cancel_end_as_the_lifecycle_says(world: World, server: WebServer) -> None:
+    _, request_id = world.waiting()
+    csrf = server.csrf(request_id)
+    server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    page = server.client.get(f"/request/{request_id}").text
+    assert 'data-dialog="unclaim-dialog">Unclaim</button>' in page
+    assert page.count("<button>Confirm</button>") == 2
+    assert server.post(f"/request/{request_id}/unclaim", {"csrf": csrf}).status_code == 303
+    assert world.show(request_id)["claim"] is None
+    cancelled = server.post(f"/request/{request_id}/cancel", {"csrf": csrf, "reason": "moved"})
+    assert cancelled.status_code == 303
+    view = world.show(request_id)
+    assert view["status"] == "CANCELLED" and view["endedBy"] == "alice"
+
+
+def test_the_inbox_counts_and_links_waiting_requests(world: World, server: WebServer) -> None:
+    _, request_id = world.waiting()
+    inbox = server.client.get("/").text
+    assert "<title>(1) Inbox" in inbox
+    assert f'<a href="/request/{request_id}">doc/signoff</a>' in inbox
+    assert "<title>(1) " in server.client.get("/monitor").text
+    assert 'href="/monitor">Monitor</a>' in server.client.get(f"/request/{request_id}").text
+    mine = server.client.get("/", params={"claim": "mine"}).text
+    assert "No Human reviews are waiting." in mine
+
+
+def sleepers() -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = process.info.get("cmdline") or []
+        if len(cmdline) == 2 and cmdline[0].endswith("sleep") and cmdline[1] == sleep_mark():
+            found.append(process)
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_stop_signal_ends_a_running_tool_and_exits_0(world: World, sig: int) -> None:
+    _, request_id = world.waiting()
+    web = WebServer(world)
+    try:
+        csrf = web.csrf(request_id)
+        web.post(f"/request/{request_id}/claim", {"csrf": csrf})
+        started = web.post(
+            f"/request/{request_id}/tool", {"tool": "wait_doc"}, **{"x-csrf-token": csrf}
+        )
+        assert started.status_code == 202
+        assert wait_until(sleepers), "the tool never started"
+    finally:
+        assert web.stop(sig) == 0
+    assert wait_until(lambda: not sleepers()), "the tool outlived the server"
+    assert world.show(request_id)["claim"]["reviewer"] == "alice"  # claims stay
+
+
+def test_a_bad_or_taken_port_is_a_usage_error(world: World, server: WebServer) -> None:
+    code, answer = world.cli("web", "--no-browser", "--port", "65536")
+    assert code == 2 and answer == {"error": "--port 65536: give 0 (a free port) or 1-65535."}
+    code, answer = world.cli("web", "--no-browser", "--port", str(server.port))
+    assert code == 2 and answer["error"].startswith(f"--port {server.port}: cannot listen")
