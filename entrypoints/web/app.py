@@ -30,7 +30,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Route
 
 from artifactize.domain.reviews.human.errors import HumanPublishError, HumanReviewError
-from artifactize.domain.reviews.human.viewing import ScopeViewer
+from artifactize.domain.reviews.human.viewing import ScopeViewer, since_last_verdict
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.domain.tools.images import ImageError, detect_image_mime
 from artifactize.entrypoints.monitor_tui.source import MonitorReadError, MonitorSource
@@ -180,7 +180,7 @@ class Routes:
             chosen,
             notes,
             files_html,
-            pages.changed_list(str(view.get("id")), None, ""),
+            pages.changed_list(str(view.get("id")), since_last_verdict(session.store, record)),
             self.c.guard.csrf,
         )
         return self._page(str(view.get("evalId")), body, status)

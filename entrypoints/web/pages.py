@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from artifactize.domain.reviews.human.viewing import REMOVED, SinceLastVerdict
 from artifactize.entrypoints.monitor_tui.views import (
     NO_RUNS,
     RunRow,
@@ -47,6 +48,7 @@ CLAIM_FIRST = "Claim the request to run its tools and submit a verdict."
 NO_FILES = "The scope has no files to view."
 FILES_CUT = "Only the first {count} files are listed."
 NOT_RECORDED = "not recorded"
+NO_EARLIER_VERDICT = "This eval has no earlier verdict."
 UNSET_LABEL = "(unset)"
 
 
@@ -365,19 +367,24 @@ def files_list(request_id: str, files: Iterable[str], truncated: bool, count: in
     return f'<ul class="files">{"".join(links)}</ul>{cut}'
 
 
-def changed_list(request_id: str, changed: Sequence[tuple[str, str]] | None, since: str) -> str:
-    """The files changed since the last verdict of this eval (``None``: not recorded)."""
-    if changed is None:
-        return f"<p>Changed since the last verdict: {esc(NOT_RECORDED)}.</p>"
-    if not changed:
-        return f"<p>Nothing changed since the last verdict ({esc(since)}).</p>"
+def changed_list(request_id: str, since: SinceLastVerdict) -> str:
+    """The files changed since the last verdict of this eval, each a link to its viewer;
+    "not recorded" when either side saved no per-file manifest."""
+    last = since.verdict
+    if last is None:
+        return f"<p>{esc(NO_EARLIER_VERDICT)}</p>"
+    when = f"{last.status} of Run {last.data.get('runId') or '?'}, {last.completed_at or ''}"
+    if since.changes is None:
+        return f"<p>Since the last verdict ({esc(when)}): {esc(NOT_RECORDED)}.</p>"
+    if not since.changes:
+        return f"<p>Nothing changed since the last verdict ({esc(when)}).</p>"
     items = "".join(
-        f'<li><a href="{esc(view_url(request_id, path))}">{esc(path)}</a> {esc(how)}</li>'
-        if how != "removed"
-        else f"<li>{esc(path)} removed</li>"
-        for path, how in changed
+        f"<li>{esc(path)} {esc(how)}</li>"
+        if how == REMOVED
+        else f'<li><a href="{esc(view_url(request_id, path))}">{esc(path)}</a> {esc(how)}</li>'
+        for path, how in since.changes
     )
-    return f"<p>Since the last verdict ({esc(since)}):</p><ul>{items}</ul>"
+    return f"<p>Since the last verdict ({esc(when)}):</p><ul>{items}</ul>"
 
 
 def request_page(

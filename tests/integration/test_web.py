@@ -338,3 +338,28 @@ def test_a_bad_or_taken_port_is_a_usage_error(world: World, server: WebServer) -
     assert code == 2 and answer == {"error": "--port 65536: give 0 (a free port) or 1-65535."}
     code, answer = world.cli("web", "--no-browser", "--port", str(server.port))
     assert code == 2 and answer["error"].startswith(f"--port {server.port}: cannot listen")
+
+
+def test_the_files_changed_since_the_last_verdict_link_to_their_viewers(
+    world: World, server: WebServer
+) -> None:
+    _, first = world.waiting()
+    page = server.client.get(f"/request/{first}").text
+    assert "This eval has no earlier verdict." in page
+    csrf = server.csrf(first)
+    server.post(f"/request/{first}/claim", {"csrf": csrf})
+    done = server.post(
+        f"/request/{first}/submit", {"csrf": csrf, "verdict": "GREEN", "GREEN-score": "1"}
+    )
+    assert done.status_code == 200
+    doc = world.repo / "doc"
+    (doc / "notes.txt").write_text("The answer is 43.\n", encoding="utf-8")
+    (doc / "new.txt").write_text("new\n", encoding="utf-8")
+    (doc / "pixel.png").unlink()
+    _, second = world.waiting()
+    page = server.client.get(f"/request/{second}").text
+    assert "Since the last verdict (GREEN of Run" in page
+    assert f'<a href="/request/{second}/view?path=notes.txt">notes.txt</a> changed' in page
+    assert f'<a href="/request/{second}/view?path=new.txt">new.txt</a> added' in page
+    assert "<li>pixel.png removed</li>" in page
+    assert "index.artf" not in page.split("Since the last verdict", 1)[1].split("</ul>", 1)[0]

@@ -12,6 +12,7 @@ file over ``VIEW_FILE_MAX_BYTES`` is refused.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from artifactize.domain.reviews.human.errors import HumanReviewError
@@ -25,7 +26,8 @@ from artifactize.domain.workspace import Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
 from artifactize.ports.filesystem import EntryKind, Filesystem, FileTooLarge
 from artifactize.ports.regex import RegexEngine
-from artifactize.ports.state import RequestRecord
+from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
+from artifactize.ports.statuses import VERDICTS
 
 VIEW_FILES_MAX = 2_000  # files a scope listing shows
 VIEW_FILE_MAX_BYTES = 8 * 1024 * 1024  # bytes a viewer reads of one file
@@ -104,3 +106,57 @@ def _walk(context: BuiltinContext, folder: str, depth: int, files: list[str]) ->
         ):
             return True
     return False
+
+
+# --- what changed since the last verdict --------------------------------------------------
+
+ADDED = "added"
+MODIFIED = "changed"
+REMOVED = "removed"
+
+
+@dataclass(frozen=True)
+class SinceLastVerdict:
+    """The files of the eval's Artifact that differ from its last verdict's.
+
+    ``changes`` is None when either side has no per-file manifest ("not recorded": a record
+    saved before manifests were, a script fingerprint, or none); ``verdict`` is None when
+    the eval has no earlier verdict at all."""
+
+    verdict: ExecutionRecord | None
+    changes: tuple[tuple[str, str], ...] | None
+
+
+def changed_files(
+    before: Mapping[str, str] | None, after: Mapping[str, str] | None
+) -> tuple[tuple[str, str], ...] | None:
+    """``(path, added|changed|removed)`` sorted by path, or None when a side is unknown."""
+    if before is None or after is None:
+        return None
+    changes = [
+        (path, ADDED if path not in before else REMOVED if path not in after else MODIFIED)
+        for path in sorted(set(before) | set(after))
+        if before.get(path) != after.get(path)
+    ]
+    return tuple(changes)
+
+
+def since_last_verdict(state: StateStore, request: RequestRecord) -> SinceLastVerdict:
+    """Compare ``request``'s manifest with the newest GREEN/RED record of its eval (its own
+    verdict excluded, so a settled request compares with the one before)."""
+    own = request.execution_id
+    last = next(
+        (
+            record
+            for record, _ in state.latest_records()
+            if record.status in VERDICTS
+            and record.data.get("evalId") == request.eval_id
+            and record.id != own
+        ),
+        None,
+    )
+    if last is None:
+        return SinceLastVerdict(None, ())
+    before = last.data.get("fileManifest")
+    after = request.data.get("fileManifest")
+    return SinceLastVerdict(last, changed_files(before, after))
