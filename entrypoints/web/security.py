@@ -12,7 +12,8 @@ CSRF and a strict Content-Security-Policy, as one ASGI middleware in front of ev
   The CSRF token is an HMAC of the session token, so it is per session and never stored.
 - Every response carries a Content-Security-Policy without ``'unsafe-inline'``,
   ``'unsafe-eval'`` or wildcards (script and style from the server only, ``object-src
-  'none'``), ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer`` and
+  'none'``), ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: same-origin`` (with
+  ``no-referrer`` a browser sends ``Origin: null`` on a form POST) and
   ``X-Frame-Options: DENY``. A raw image (SVG included) is served with a sandboxing policy
   of its own, so even opened directly it runs no script.
 """
@@ -45,7 +46,7 @@ PAGE_CSP = (
 RAW_CSP = "default-src 'none'; style-src 'self'; img-src 'self'; object-src 'none'; sandbox"
 COMMON_HEADERS = (
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
 )

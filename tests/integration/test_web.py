@@ -188,6 +188,7 @@ def test_claim_run_a_tool_live_and_submit_an_invalid_then_a_valid_verdict(
     assert started.status_code == 202
     first = _log_until(server, request_id, "The answer is 42.")
     assert "· show · doc" in first and "■" not in first  # live: before the program ended
+    world.gate.touch()
     ended = _log_until(server, request_id, "■ exit 0")
     assert '<div class="row stderr" data-stream="stderr">a warning</div>' in ended
     launched = server.post(

@@ -63,16 +63,20 @@ required = ["reason"]
 """
 
 
-def write_repository(repo: Path) -> None:
+def write_repository(repo: Path, gate: Path) -> None:
+    """The repository; ``show`` prints its first lines, then waits for ``gate`` to exist
+    (outside the repository, so its fingerprint holds) before its last line, so a test sees
+    the lines arrive while the program still runs."""
     doc = repo / "doc"
     doc.mkdir(parents=True)
+    wait = f"while [ ! -e '{gate}' ]; do sleep 0.05; done"
     text = artifact(
         "doc",
         human_tool(
             "show",
             "Show the notes.",
             "sh",
-            ["-c", "cat notes.txt; echo 'a warning' >&2; sleep 0.5; echo done"],
+            ["-c", f"cat notes.txt; echo 'a warning' >&2; {wait}; echo done"],
         ),
         human_tool("wait", "Wait for a long time.", "sleep", [sleep_mark()]),
         human_tool(
@@ -112,12 +116,12 @@ class World:
     def __init__(self, root: Path) -> None:
         self.repo = root / "repo"
         self.state = root / "state"
-        write_repository(self.repo)
+        self.gate = root / "gate"
+        write_repository(self.repo, self.gate)
 
     def cli(self, *args: str) -> tuple[int, Any]:
-        argv = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--repo", str(self.repo)]
         done = subprocess.run(
-            [*argv, "--state-dir", str(self.state), "--json", *args],
+            self.argv("--json", *args),
             capture_output=True,
             text=True,
             env=environment(self.state),
@@ -128,6 +132,19 @@ class World:
             return done.returncode, json.loads(done.stdout)
         except ValueError:
             return done.returncode, done.stdout + done.stderr
+
+    def argv(self, *args: str) -> list[str]:
+        """The CLI as a process, on this repository and state."""
+        return [
+            sys.executable,
+            "-m",
+            "artifactize.entrypoints.cli.app",
+            "--repo",
+            str(self.repo),
+            "--state-dir",
+            str(self.state),
+            *args,
+        ]
 
     def waiting(self) -> tuple[str, str]:
         """A new Run left waiting for a person: (run ID, request ID)."""
@@ -147,20 +164,7 @@ class WebServer:
     """``artifactize web --no-browser --reviewer alice`` as a process, and a client."""
 
     def __init__(self, world: World, *extra: str) -> None:
-        argv = [
-            sys.executable,
-            "-m",
-            "artifactize.entrypoints.cli.app",
-            "--repo",
-            str(world.repo),
-            "--state-dir",
-            str(world.state),
-            "web",
-            "--no-browser",
-            "--reviewer",
-            "alice",
-            *extra,
-        ]
+        argv = world.argv("web", "--no-browser", "--reviewer", "alice", *extra)
         self.process = subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
