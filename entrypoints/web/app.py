@@ -13,7 +13,7 @@ Unlike the terminal reviewer, nothing claims on the first action: a person claim
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
@@ -59,6 +59,8 @@ RELEASED = "Released your claim on {request}."
 CANCELLED = "Cancelled {request}."
 SUBMITTED = "Submitted {status} for {eval}."
 TOOL_STARTED = "{tool} started."
+STOPPED = "Stopping {count} running tool(s)."
+NOTHING_RUNS = "No tool of this request is running."
 ALREADY_RUNNING = "{tool} is already running."
 UNKNOWN_TOOL = "This request has no Human tool {tool}."
 CLAIM_FIRST = "Claim the request first: only its claimant runs tools and submits."
@@ -215,39 +217,36 @@ class Routes:
             return self._problem("Refused", FORM_TOO_LARGE, 413)
         return request.path_params["request_id"], form
 
-    async def claim(self, request: Request) -> Response:
-        acted = await self._act(request)
-        if isinstance(acted, Response):
-            return acted
-        request_id, _ = acted
-        try:
-            await self.c.session.ensure_claim(request_id)
-        except HumanReviewError as exc:
-            return await self.request_page(request, [exc.message], 409)
-        return RedirectResponse(pages.request_url(request_id), 303)
-
-    async def unclaim(self, request: Request) -> Response:
-        acted = await self._act(request)
-        if isinstance(acted, Response):
-            return acted
-        request_id, _ = acted
-        try:
-            await self.c.session.release(request_id)
-        except HumanReviewError as exc:
-            return await self.request_page(request, [exc.message], 409)
-        return RedirectResponse(pages.request_url(request_id), 303)
-
-    async def cancel(self, request: Request) -> Response:
+    async def _lifecycle(
+        self, request: Request, act: Callable[[str, dict[str, str]], Awaitable[object]]
+    ) -> Response:
+        """One lifecycle action, then the request page again (its message on a refusal)."""
         acted = await self._act(request)
         if isinstance(acted, Response):
             return acted
         request_id, form = acted
-        reason = form.get("reason", "").strip() or None
         try:
-            await self.c.session.cancel(request_id, reason)
+            await act(request_id, form)
         except HumanReviewError as exc:
             return await self.request_page(request, [exc.message], 409)
         return RedirectResponse(pages.request_url(request_id), 303)
+
+    async def claim(self, request: Request) -> Response:
+        return await self._lifecycle(
+            request, lambda request_id, _: self.c.session.ensure_claim(request_id)
+        )
+
+    async def unclaim(self, request: Request) -> Response:
+        return await self._lifecycle(
+            request, lambda request_id, _: self.c.session.release(request_id)
+        )
+
+    async def cancel(self, request: Request) -> Response:
+        def cancel(request_id: str, form: dict[str, str]) -> Awaitable[object]:
+            reason = form.get("reason", "").strip() or None
+            return self.c.session.cancel(request_id, reason)
+
+        return await self._lifecycle(request, cancel)
 
     async def tool(self, request: Request) -> Response:
         acted = await self._act(request)
@@ -278,6 +277,22 @@ class Routes:
         tasks.start_soon(self.c.runs.run, original, tool)
         if scripted:
             return Response(TOOL_STARTED.format(tool=tool.name), 202, media_type="text/plain")
+        return RedirectResponse(pages.request_url(request_id), 303)
+
+    async def stop(self, request: Request) -> Response:
+        """Stop this request's running tools (a tool that never ends); claims stay."""
+        acted = await self._act(request)
+        if isinstance(acted, Response):
+            return acted
+        request_id, _ = acted
+        try:
+            original = self.c.session.reviews.resolve(request_id).id
+        except HumanReviewError as exc:
+            return self._refuse(request, True, exc.message, 404)
+        count = self.c.runs.stop(original)
+        text = STOPPED.format(count=count) if count else NOTHING_RUNS
+        if "x-csrf-token" in request.headers:
+            return Response(text, 200, media_type="text/plain")
         return RedirectResponse(pages.request_url(request_id), 303)
 
     def _refuse(self, request: Request, scripted: bool, message: str, status: int) -> Response:
@@ -458,6 +473,7 @@ def build_app(context: WebContext) -> Starlette:
             Route(f"{request_id}/cancel", routes.cancel, methods=["POST"]),
             Route(f"{request_id}/tool", routes.tool, methods=["POST"]),
             Route(f"{request_id}/submit", routes.submit, methods=["POST"]),
+            Route(f"{request_id}/stop", routes.stop, methods=["POST"]),
             Route("/monitor", routes.monitor),
             Route("/monitor/events", routes.monitor_events),
             Route("/monitor/run/{run_id}", routes.run_page),

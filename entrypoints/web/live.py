@@ -36,6 +36,7 @@ class LiveLog:
     log: ToolLog = field(default_factory=ToolLog)
     feed: LogFeed = field(default_factory=LogFeed)
     running: set[str] = field(default_factory=set)  # tools of this request running now
+    tokens: set[Cancellation] = field(default_factory=set)  # their cancellations
 
     def current(self) -> ToolLog:
         """The log with every queued line filed."""
@@ -61,6 +62,7 @@ class ToolRuns:
         run = live.log.start(self.clock_text(), tool.operation, tool.artifact)
         token = Cancellation()
         self.tokens.add(token)
+        live.tokens.add(token)
         live.running.add(tool.name)
         try:
             result = await self.session.run_tool(
@@ -74,8 +76,16 @@ class ToolRuns:
         finally:
             live.running.discard(tool.name)
             self.tokens.discard(token)
+            live.tokens.discard(token)
         live.feed.drain()
         live.log.finish(run, *result_end(result))
+
+    def stop(self, request_id: str) -> int:
+        """Cancel the request's running tools (their process groups are killed); how many."""
+        live = self.live(request_id)
+        for token in list(live.tokens):
+            token.cancel()
+        return len(live.tokens)
 
     def cancel_all(self) -> None:
         for token in list(self.tokens):

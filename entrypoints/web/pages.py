@@ -231,7 +231,13 @@ def _tools(
             f"<br><code>{esc(line)}</code></form></li>"
         )
     note = "" if can_act else f"<p>{esc(CLAIM_FIRST)}</p>"
-    return f'{note}<ul class="tools">{"".join(items)}</ul>'
+    stop = (
+        f'<form method="post" action="{esc(request_url(request_id, "stop"))}" data-async>'
+        f"{csrf_input(csrf)}<button>Stop running tools</button></form>"
+        if can_act
+        else ""
+    )
+    return f'{note}<ul class="tools">{"".join(items)}</ul>{stop}'
 
 
 def _actions(request_id: str, view: Mapping[str, Any], reviewer: str, csrf: str) -> str:

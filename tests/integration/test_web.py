@@ -364,3 +364,25 @@ def test_the_files_changed_since_the_last_verdict_link_to_their_viewers(
     assert f'<a href="/request/{second}/view?path=new.txt">new.txt</a> added' in page
     assert "<li>pixel.png removed</li>" in page
     assert "index.artf" not in page.split("Since the last verdict", 1)[1].split("</ul>", 1)[0]
+
+
+def test_stop_ends_a_tool_that_never_ends_and_the_claim_stays(
+    world: World, server: WebServer
+) -> None:
+    _, request_id = world.waiting()
+    csrf = server.csrf(request_id)
+    server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    idle = server.post(f"/request/{request_id}/stop", {}, **{"x-csrf-token": csrf})
+    assert idle.text == "No tool of this request is running."
+    server.post(f"/request/{request_id}/tool", {"tool": "wait_doc"}, **{"x-csrf-token": csrf})
+    assert wait_until(sleepers), "the tool never started"
+    again = server.post(
+        f"/request/{request_id}/tool", {"tool": "wait_doc"}, **{"x-csrf-token": csrf}
+    )
+    assert again.status_code == 409 and again.text == "wait_doc is already running."
+    stopped = server.post(f"/request/{request_id}/stop", {}, **{"x-csrf-token": csrf})
+    assert stopped.text == "Stopping 1 running tool(s)."
+    _log_until(server, request_id, "· wait · doc", "■ cancelled")
+    assert wait_until(lambda: not sleepers()), "the tool kept running"
+    view = world.show(request_id)
+    assert view["status"] == "WAITING_HUMAN" and view["claim"]["reviewer"] == "alice"
