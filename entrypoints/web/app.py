@@ -162,9 +162,7 @@ class Routes:
             if waiting:
                 commands = await session.commands(request_id)
             listing = await self.c.viewer.listing(record)
-            files_html = pages.files_list(
-                str(view.get("id")), listing.files, listing.truncated, len(listing.files)
-            )
+            files_html = pages.files_list(str(view.get("id")), listing.files, listing.truncated)
         except HumanReviewError as exc:
             notes.append(exc.message)
             if waiting:

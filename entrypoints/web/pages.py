@@ -18,7 +18,12 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from artifactize.domain.reviews.human.viewing import REMOVED, SinceLastVerdict
+from artifactize.domain.reviews.human.viewing import (
+    REMOVED,
+    VIEW_DEPTH_MAX,
+    VIEW_FILES_MAX,
+    SinceLastVerdict,
+)
 from artifactize.entrypoints.monitor_tui.views import (
     NO_RUNS,
     RunRow,
@@ -46,7 +51,7 @@ NO_WAITING = "No Human reviews are waiting."
 NO_TOOLS = "This request has no Human tools."
 CLAIM_FIRST = "Claim the request to run its tools and submit a verdict."
 NO_FILES = "The scope has no files to view."
-FILES_CUT = "Only the first {count} files are listed."
+FILES_CUT = "The listing is cut at {count} files or {depth} folders deep."
 NOT_RECORDED = "not recorded"
 NO_EARLIER_VERDICT = "This eval has no earlier verdict."
 UNSET_LABEL = "(unset)"
@@ -363,13 +368,14 @@ def verdict_form(
     )
 
 
-def files_list(request_id: str, files: Iterable[str], truncated: bool, count: int) -> str:
+def files_list(request_id: str, files: Iterable[str], truncated: bool) -> str:
     links = [
         f'<li><a href="{esc(view_url(request_id, path))}">{esc(path)}</a></li>' for path in files
     ]
     if not links:
         return f"<p>{esc(NO_FILES)}</p>"
-    cut = f"<p>{esc(FILES_CUT.format(count=count))}</p>" if truncated else ""
+    cut = FILES_CUT.format(count=VIEW_FILES_MAX, depth=VIEW_DEPTH_MAX)
+    cut = f"<p>{esc(cut)}</p>" if truncated else ""
     return f'<ul class="files">{"".join(links)}</ul>{cut}'
 
 

@@ -24,7 +24,7 @@ from artifactize.domain.tools.locations import SPECIAL_REFUSED, open_location
 from artifactize.domain.tools.results import ToolError
 from artifactize.domain.workspace import Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
-from artifactize.ports.filesystem import EntryKind, Filesystem, FileTooLarge
+from artifactize.ports.filesystem import EntryKind, FileHandle, Filesystem, FileTooLarge
 from artifactize.ports.regex import RegexEngine
 from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
 from artifactize.ports.statuses import VERDICTS
@@ -41,7 +41,7 @@ class ScopeListing:
     """The files of a request's scope, as logical paths relative to the eval's Artifact."""
 
     files: tuple[str, ...]
-    truncated: bool  # more than VIEW_FILES_MAX files: the rest is not listed
+    truncated: bool  # a bound cut the listing: the rest is not listed
 
 
 @dataclass(frozen=True)
@@ -83,29 +83,41 @@ class ScopeViewer:
                     raise ToolError(NOT_A_FILE)
                 if opened.kind is not EntryKind.FILE or opened.name is None:
                     raise ToolError(SPECIAL_REFUSED)
-                return opened.parent.read_file(opened.name, VIEW_FILE_MAX_BYTES)
+                with opened.parent.open_file(opened.name) as handle:
+                    return _bounded(handle)
         except ToolError as exc:
             raise HumanReviewError(exc.message) from None
-        except FileTooLarge:
-            raise HumanReviewError(FILE_TOO_LARGE) from None
+
+
+def _bounded(handle: FileHandle) -> bytes:
+    """The whole file, or FILE_TOO_LARGE past the bound (also when it grows while read)."""
+    if handle.size > VIEW_FILE_MAX_BYTES:
+        raise ToolError(FILE_TOO_LARGE)
+    data = bytearray()
+    while chunk := handle.read(VIEW_FILE_MAX_BYTES + 1 - len(data)):
+        data += chunk
+        if len(data) > VIEW_FILE_MAX_BYTES:
+            raise ToolError(FILE_TOO_LARGE)
+    return bytes(data)
 
 
 def _walk(context: BuiltinContext, folder: str, depth: int, files: list[str]) -> bool:
-    """Add the files below ``folder`` to ``files``; True once the bound cut the listing."""
+    """Add the files below ``folder`` to ``files``; True once a bound cut the listing
+    (more than VIEW_FILES_MAX files, or a folder deeper than VIEW_DEPTH_MAX)."""
     location = context.locate(folder, allow_virtual_root=True)
+    cut = False
     for entry in list_location(context, location):
         path = join_logical(folder, entry.name)
         if entry.kind == "file":
             if len(files) >= VIEW_FILES_MAX:
                 return True
             files.append(path)
-        elif (
-            entry.kind in ("directory", "mount")
-            and depth < VIEW_DEPTH_MAX
-            and _walk(context, path, depth + 1, files)
-        ):
-            return True
-    return False
+        elif entry.kind in ("directory", "mount"):
+            if depth >= VIEW_DEPTH_MAX:
+                cut = True
+            elif _walk(context, path, depth + 1, files):
+                return True
+    return cut
 
 
 # --- what changed since the last verdict --------------------------------------------------
