@@ -24,7 +24,7 @@ from artifactize.domain.tools.locations import SPECIAL_REFUSED, open_location
 from artifactize.domain.tools.results import ToolError
 from artifactize.domain.workspace import Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
-from artifactize.ports.filesystem import EntryKind, FileHandle, Filesystem, FileTooLarge
+from artifactize.ports.filesystem import EntryKind, FileHandle, Filesystem
 from artifactize.ports.regex import RegexEngine
 from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
 from artifactize.ports.statuses import VERDICTS
