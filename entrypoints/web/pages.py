@@ -293,9 +293,18 @@ def _field_html(choice: VerdictChoice) -> str:
             ),
             choice.errors.get(JSON_FIELD),
         )
+    fields = {item.name: item for item in choice.form.fields}
     parts: list[str] = []
-    for item in choice.form.fields:
-        ident = esc(input_name(verdict, item.name))
+    for name in choice.order:
+        ident = esc(input_name(verdict, name))
+        array = choice.arrays.get(name)
+        if array is not None:
+            control = _lines_control(ident, array.text)
+            parts.append(_control(verdict, name, array.hint, control, choice.errors.get(name)))
+            continue
+        item = fields.get(name)
+        if item is None:
+            continue
         if item.kind is FieldKind.CONST:
             value = json.dumps(item.const, ensure_ascii=False)
             control = _const_control(ident, value)
@@ -311,7 +320,7 @@ def _field_html(choice: VerdictChoice) -> str:
         else:
             mode = ' inputmode="decimal"' if item.kind is not FieldKind.STRING else ""
             control = _text_control(ident, item.text, mode)
-        parts.append(_control(verdict, item.name, item.hint, control, choice.errors.get(item.name)))
+        parts.append(_control(verdict, item.name, item.hint, control, choice.errors.get(name)))
     return "".join(parts)
 
 
@@ -328,6 +337,12 @@ def _select_control(ident: str, options: str) -> Control:
 
 def _text_control(ident: str, text: str, mode: str) -> Control:
     return lambda attrs: f'<input id="{ident}" name="{ident}" value="{esc(text)}"{mode}{attrs}>'
+
+
+def _lines_control(ident: str, text: str) -> Control:
+    return lambda attrs: (
+        f'<textarea id="{ident}" name="{ident}" rows="4"{attrs}>{esc(text)}</textarea>'
+    )
 
 
 def _control(verdict: str, name: str, hint: str, control: Control, error: str | None) -> str:

@@ -22,8 +22,10 @@ from typing import Any
 
 from artifactize.domain.reviews.verdicts import VERDICT_FIELD, VerdictValidator
 from artifactize.entrypoints.review_tui.form_model import (
+    ANNOTATIONS,
     FieldKind,
     FormError,
+    FormField,
     VerdictForm,
     editor_template,
     flat_form,
@@ -38,11 +40,49 @@ REQUIRED_NAMES = re.compile(r"must have the required properties (?P<names>\[.*\]
 NOT_JSON = "{field}: not JSON ({problem})."
 NOT_AN_OBJECT = "{field}: the owner fields must be one JSON object."
 CHOOSE_VERDICT = "Choose GREEN or RED."
+ARRAY_KEYS = ANNOTATIONS | {"type", "items", "minItems", "maxItems", "uniqueItems"}
+ARRAY_BOUNDS = (("minItems", "at least"), ("maxItems", "at most"))
+ONE_A_LINE = "a list, one item a line"
+ITEM_NAME = "{field}, line {line}"
+NOT_AN_ITEM = "{field}: enter {hint}."
 
 
 def input_name(verdict: str, name: str) -> str:
     """The HTML name (and id stem) of a field of ``verdict``'s group."""
     return f"{verdict}-{name}"
+
+
+@dataclass
+class ArrayField:
+    """A list of strings, numbers, booleans or choices: one item a line (blank lines are
+    skipped), each checked as the form checks a field of the item's schema."""
+
+    name: str
+    required: bool
+    hint: str
+    item: FormField
+    text: str = ""
+
+    def value(self) -> tuple[bool, list[Any]]:
+        """``(present, items)``; an empty list is left out unless required."""
+        items: list[Any] = []
+        for number, line in enumerate(self.text.splitlines(), start=1):
+            word = line.strip()
+            if not word:
+                continue
+            item = self.item
+            item.name = ITEM_NAME.format(field=self.name, line=number)
+            if item.kind is FieldKind.CHOICE:
+                item.choice = item.choices.index(word) if word in item.choices else None
+            elif item.kind is FieldKind.BOOLEAN:
+                item.flag = {"true": True, "false": False}.get(word)
+            else:
+                item.text = word
+            present, value = item.value()
+            if not present:
+                raise FormError(NOT_AN_ITEM.format(field=item.name, hint=item.hint))
+            items.append(value)
+        return bool(items) or self.required, items
 
 
 @dataclass
@@ -53,6 +93,13 @@ class VerdictChoice:
     form: VerdictForm | None
     json_text: str = ""
     errors: dict[str, str] = field(default_factory=dict)  # field name -> message
+    arrays: dict[str, ArrayField] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # the schema's property order
+
+    def names(self) -> set[str]:
+        if self.form is None:
+            return {JSON_FIELD}
+        return {item.name for item in self.form.fields} | set(self.arrays)
 
 
 def branch_schema(view: Mapping[str, Any], verdict: str) -> dict[str, Any]:
@@ -68,10 +115,46 @@ def choices(view: Mapping[str, Any]) -> dict[str, VerdictChoice]:
     found: dict[str, VerdictChoice] = {}
     for verdict in VERDICTS:
         schema = branch_schema(view, verdict)
-        form = flat_form(verdict, schema)
-        text = "" if form is not None else json.dumps(editor_template(schema), indent=2)
-        found[str(verdict)] = VerdictChoice(str(verdict), form, text)
+        found[str(verdict)] = _choice(str(verdict), schema)
     return found
+
+
+def _choice(verdict: str, schema: dict[str, Any]) -> VerdictChoice:
+    """The terminal reviewer's flat form, plus the array properties it has no field for."""
+    properties = schema.get("properties")
+    required = schema.get("required") or []
+    arrays: dict[str, ArrayField] = {}
+    if isinstance(properties, Mapping) and isinstance(required, list):
+        for name, item_schema in properties.items():
+            array = _array(str(name), item_schema, name in required)
+            if array is not None:
+                arrays[str(name)] = array
+    rest = {
+        **schema,
+        "properties": {k: v for k, v in (properties or {}).items() if k not in arrays},
+    }
+    form = flat_form(verdict, rest)
+    if form is None:
+        return VerdictChoice(verdict, None, json.dumps(editor_template(schema), indent=2))
+    order = [str(name) for name in properties or {} if name != VERDICT_FIELD]
+    return VerdictChoice(verdict, form, arrays=arrays, order=order)
+
+
+def _array(name: str, schema: Any, required: bool) -> ArrayField | None:
+    if not isinstance(schema, Mapping) or schema.get("type") != "array":
+        return None
+    if not set(schema) <= ARRAY_KEYS or not isinstance(schema.get("items"), Mapping):
+        return None
+    items = flat_form("", {"type": "object", "properties": {"item": schema["items"]}})
+    if items is None or items.fields[0].kind is FieldKind.CONST:
+        return None
+    bounds = [
+        f"{label} {schema[key]}" for key, label in ARRAY_BOUNDS if schema.get(key) is not None
+    ]
+    if schema.get("uniqueItems"):
+        bounds.append("no repeats")
+    rule = ", ".join([ONE_A_LINE, *bounds])
+    return ArrayField(name, required, f"{rule} · {items.fields[0].hint}", items.fields[0])
 
 
 def fill(choice: VerdictChoice, posted: Mapping[str, str]) -> None:
@@ -87,6 +170,8 @@ def fill(choice: VerdictChoice, posted: Mapping[str, str]) -> None:
             item.flag = {"true": True, "false": False}.get(value)
         elif item.kind is not FieldKind.CONST:
             item.text = value
+    for array in choice.arrays.values():
+        array.text = posted.get(input_name(choice.verdict, array.name), "")
 
 
 def result(choice: VerdictChoice) -> dict[str, Any] | None:
@@ -107,15 +192,24 @@ def result(choice: VerdictChoice) -> dict[str, Any] | None:
             item.value()
         except FormError as exc:
             choice.errors[item.name] = exc.message
+    values: dict[str, list[Any]] = {}
+    for array in choice.arrays.values():
+        try:
+            present, items = array.value()
+        except FormError as exc:
+            choice.errors[array.name] = exc.message
+            continue
+        if present:
+            values[array.name] = items
     if choice.errors:
         return None
-    return choice.form.result()
+    return {**choice.form.result(), **values}
 
 
 def place_errors(choice: VerdictChoice, message: str) -> list[str]:
     """File the validator's detail lines under the fields they name; the lines that name no
     field of the form (the first line included), to show above it."""
-    names = {item.name for item in choice.form.fields} if choice.form is not None else {JSON_FIELD}
+    names = choice.names()
     general: list[str] = []
     for line in message.splitlines():
         targets, text = _targets(line)

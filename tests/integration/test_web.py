@@ -386,3 +386,25 @@ def test_stop_ends_a_tool_that_never_ends_and_the_claim_stays(
     assert wait_until(lambda: not sleepers()), "the tool kept running"
     view = world.show(request_id)
     assert view["status"] == "WAITING_HUMAN" and view["claim"]["reviewer"] == "alice"
+
+
+def test_an_array_is_one_item_a_line_and_its_errors_show_at_it(
+    world: World, server: WebServer
+) -> None:
+    _, request_id = world.waiting()
+    csrf = server.csrf(request_id)
+    server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    page = server.client.get(f"/request/{request_id}").text
+    assert re.search(r'<label for="RED-problems">problems</label><textarea id="RED-problems"', page)
+    data = {"csrf": csrf, "verdict": "RED", "RED-reason": "not yet"}
+    three = server.post(f"/request/{request_id}/submit", {**data, "RED-problems": "a\nb\nc"})
+    assert three.status_code == 422
+    assert re.search(r'<textarea id="RED-problems"[^>]*aria-invalid="true"', three.text)
+    assert ">a\nb\nc</textarea>" in three.text  # what was typed stays
+    two = server.post(f"/request/{request_id}/submit", {**data, "RED-problems": "a\n\nb\n"})
+    assert two.status_code == 200
+    assert world.show(request_id)["result"] == {
+        "verdict": "RED",
+        "reason": "not yet",
+        "problems": ["a", "b"],
+    }

@@ -2,7 +2,8 @@
 the server started as a process on 127.0.0.1, and an HTTP client signed in with its token.
 
 The repository declares ``doc`` with the Human eval ``signoff`` (GREEN: ``approved`` const
-true and an integer ``score`` ≥ 1; RED: a required string ``reason``) and three Human
+true and an integer ``score`` ≥ 1; RED: a required string ``reason`` and at most two
+``problems``) and three Human
 tools: ``show`` (an output tool printing to stdout and stderr), ``wait`` (sleeps until
 cancelled) and ``serve`` (a launch tool that prints and exits). Its files include Markdown
 and an SVG with script in them.
@@ -59,6 +60,7 @@ additionalProperties = false
 [evals.signoff.fail_schema]
 type = "object"
 properties.reason = { type = "string", minLength = 1 }
+properties.problems = { type = "array", items = { type = "string", minLength = 1 }, maxItems = 2 }
 required = ["reason"]
 """
 

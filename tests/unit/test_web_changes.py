@@ -116,3 +116,71 @@ def test_a_schema_without_a_form_takes_json_and_its_errors() -> None:
     verdict_form.fill(choice, {"GREEN-json": '{"items": [1]}'})
     choice.errors.clear()
     assert verdict_form.result(choice) == {"items": [1], "verdict": "GREEN"}
+
+
+ARRAYS = {
+    "type": "object",
+    "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+        "scores": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "flags": {"type": "array", "items": {"type": "boolean"}},
+        "kinds": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True},
+        "note": {"type": "string"},
+    },
+    "required": ["tags"],
+}
+
+
+def _arrays() -> verdict_form.VerdictChoice:
+    view = {"humanDefinition": {"eval": {"passSchema": ARRAYS}}}
+    return verdict_form.choices(view)["GREEN"]
+
+
+def test_arrays_of_strings_numbers_booleans_and_choices_are_one_item_a_line() -> None:
+    choice = _arrays()
+    assert choice.form is not None and choice.order == ["tags", "scores", "flags", "kinds", "note"]
+    assert set(choice.arrays) == {"tags", "scores", "flags", "kinds"}
+    assert choice.arrays["tags"].hint.startswith("a list, one item a line, at most 2")
+    assert "no repeats" in choice.arrays["kinds"].hint
+    posted = {
+        "GREEN-tags": "first\n\n  second  \n",
+        "GREEN-scores": "1\n-2",
+        "GREEN-flags": "true\nfalse",
+        "GREEN-kinds": "",
+        "GREEN-note": "ok",
+    }
+    verdict_form.fill(choice, posted)
+    assert verdict_form.result(choice) == {
+        "verdict": "GREEN",
+        "tags": ["first", "second"],
+        "scores": [1, -2],
+        "flags": [True, False],
+        "note": "ok",
+    }  # an empty list that is not required is left out
+
+
+def test_an_array_item_the_form_cannot_read_names_its_line() -> None:
+    choice = _arrays()
+    verdict_form.fill(choice, {"GREEN-scores": "1\nx", "GREEN-flags": "yes", "GREEN-kinds": "c"})
+    assert verdict_form.result(choice) is None
+    assert choice.errors["scores"] == "scores, line 2: enter an integer."
+    assert choice.errors["flags"] == "flags, line 1: enter true or false."
+    assert choice.errors["kinds"] == "kinds, line 1: enter one of: a, b."
+
+
+def test_a_required_empty_array_is_sent_and_the_validator_speaks_at_it() -> None:
+    choice = _arrays()
+    verdict_form.fill(choice, {"GREEN-tags": "a\nb\nc"})
+    result = verdict_form.result(choice)
+    assert result == {"verdict": "GREEN", "tags": ["a", "b", "c"]}
+    general = verdict_form.place_errors(choice, _message(ARRAYS, result))
+    assert "tags" in choice.errors and general == [general[0]]
+    empty = _arrays()
+    verdict_form.fill(empty, {})
+    assert verdict_form.result(empty) == {"verdict": "GREEN", "tags": []}
+
+
+def test_an_array_of_objects_needs_the_json_editor() -> None:
+    schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {}}}}
+    view = {"humanDefinition": {"eval": {"passSchema": schema}}}
+    assert verdict_form.choices(view)["GREEN"].form is None
