@@ -131,9 +131,7 @@ class Routes:
         filters = dict(request.query_params)
 
         def render() -> str:
-            views = self._waiting_views()
-            text = pages.inbox(views, self.c.reviewer, self.c.now(), filters)
-            return text.split('data-live="/inbox/events">', 1)[1].removesuffix("</div>")
+            return pages.inbox_table(self._waiting_views(), self.c.reviewer, self.c.now(), filters)
 
         return self._events(render)
 

@@ -98,7 +98,7 @@ def alert(messages: Sequence[str]) -> str:
 # --- inbox ---------------------------------------------------------------------------------
 
 
-def inbox(
+def inbox_table(
     views: Sequence[Mapping[str, Any]],
     reviewer: str,
     now: datetime,
@@ -129,6 +129,25 @@ def inbox(
             f"<td>{esc(age_text(view.get('createdAt'), now))}</td>"
             "</tr>"
         )
+    table = (
+        '<table aria-label="Waiting requests"><thead><tr><th scope="col">Eval</th>'
+        '<th scope="col">Artifact</th><th scope="col">Title</th><th scope="col">Claimed by</th>'
+        '<th scope="col">Claimed</th><th scope="col">Waiting</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+        if rows
+        else f"<p>{esc(NO_WAITING)}</p>"
+    )
+    return table
+
+
+def inbox(
+    views: Sequence[Mapping[str, Any]],
+    reviewer: str,
+    now: datetime,
+    filters: Mapping[str, str],
+) -> str:
+    """The waiting requests with their filters; the table follows the state live."""
+    claim = filters.get("claim", "")
     options = "".join(
         f'<option value="{value}"{" selected" if value == claim else ""}>{label}</option>'
         for value, label in (
@@ -144,15 +163,9 @@ def inbox(
         f'<label for="claim">Claim</label><select id="claim" name="claim">{options}</select>'
         "<button>Filter</button></form>"
     )
-    table = (
-        '<table aria-label="Waiting requests"><thead><tr><th scope="col">Eval</th>'
-        '<th scope="col">Artifact</th><th scope="col">Title</th><th scope="col">Claimed by</th>'
-        '<th scope="col">Claimed</th><th scope="col">Waiting</th></tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
-        if rows
-        else f"<p>{esc(NO_WAITING)}</p>"
-    )
-    return f'<h1>Waiting reviews</h1>{form}<div data-live="/inbox/events">{table}</div>'
+    live = "/inbox/events" + (f"?{urlencode(dict(filters))}" if filters else "")
+    table = inbox_table(views, reviewer, now, filters)
+    return f'<h1>Waiting reviews</h1>{form}<div data-live="{esc(live)}">{table}</div>'
 
 
 # --- a request -----------------------------------------------------------------------------

@@ -408,3 +408,40 @@ def test_an_array_is_one_item_a_line_and_its_errors_show_at_it(
         "reason": "not yet",
         "problems": ["a", "b"],
     }
+
+
+def test_a_declaration_edited_under_an_open_page_refuses_tools_and_verdicts(
+    world: World, server: WebServer
+) -> None:
+    _, request_id = world.waiting()
+    csrf = server.csrf(request_id)
+    server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    index = world.repo / "doc" / "index.artf"
+    index.write_text(index.read_text(encoding="utf-8").replace("Signed off", "Edited"))
+    page = server.client.get(f"/request/{request_id}").text
+    assert "Cancel request ends it without a verdict." in page
+    server.post(f"/request/{request_id}/tool", {"tool": "show_doc"}, **{"x-csrf-token": csrf})
+    ended = _log_until(server, request_id, "■ error:")
+    assert "The answer is 42." not in ended  # nothing ran
+    late = server.post(
+        f"/request/{request_id}/submit", {"csrf": csrf, "verdict": "GREEN", "GREEN-score": "2"}
+    )
+    assert late.status_code == 422 and "changed" in late.text.lower()
+    assert world.show(request_id)["status"] == "WAITING_HUMAN"
+    cancelled = server.post(f"/request/{request_id}/cancel", {"csrf": csrf})
+    assert cancelled.status_code == 303
+    assert world.show(request_id)["status"] == "CANCELLED"
+
+
+def test_the_live_inbox_keeps_its_filters(world: World, server: WebServer) -> None:
+    _, request_id = world.waiting()
+    page = server.client.get("/", params={"claim": "unclaimed", "q": "sign"}).text
+    assert 'data-live="/inbox/events?claim=unclaimed&amp;q=sign"' in page
+    with server.client.stream(
+        "GET", "/inbox/events", params={"claim": "unclaimed", "q": "sign"}
+    ) as events:
+        first = next(line for line in events.iter_lines() if line.startswith("data:"))
+    assert f'href="/request/{request_id}">doc/signoff</a>' in first
+    with server.client.stream("GET", "/inbox/events", params={"q": "nothing"}) as events:
+        first = next(line for line in events.iter_lines() if line.startswith("data:"))
+    assert "No Human reviews are waiting." in first
