@@ -70,9 +70,9 @@ def world(tmp_path: Path) -> World:
     return World(tmp_path)
 
 
-def shot(page: Any, name: str) -> None:
+def shot(page: Any, name: str, *, full_page: bool = True) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full_page)
 
 
 def verify_wait(world: World) -> subprocess.Popen[str]:
@@ -238,5 +238,53 @@ def test_a_request_settled_elsewhere_shows_on_the_open_page(world: World, browse
         expect(page.get_by_role("link", name="Monitor")).to_be_focused()
         page.keyboard.press("Enter")
         expect(page).to_have_title(re.compile(r"^\(0\) Monitor"))
+    finally:
+        assert web.stop() == 0
+
+
+def test_keyboard_only_claims_releases_and_cancels_through_the_dialogs(
+    world: World, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    _, request_id = world.waiting()
+    web = WebServer(world)
+    try:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.set_default_timeout(WAIT_MS)
+        page.goto(web.url)
+        page.get_by_role("link", name="doc/signoff").focus()
+        page.keyboard.press("Enter")
+        page.get_by_role("button", name="Claim", exact=True).focus()
+        page.keyboard.press("Enter")
+        expect(page.get_by_text("Claimed by alice (you)")).to_be_visible()
+
+        unclaim = page.get_by_role("button", name="Unclaim")
+        unclaim.focus()
+        page.keyboard.press("Enter")
+        release = page.get_by_role("dialog", name="Release your claim?")
+        expect(release).to_be_visible()
+        page.keyboard.press("Escape")  # changed my mind: nothing happens
+        expect(release).to_be_hidden()
+        assert world.show(request_id)["claim"]["reviewer"] == "alice"
+        unclaim.focus()
+        page.keyboard.press("Enter")
+        expect(release.get_by_role("button", name="Confirm")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.get_by_text("Not claimed.")).to_be_visible()
+        assert world.show(request_id)["claim"] is None
+
+        page.get_by_role("button", name="Cancel request").focus()
+        page.keyboard.press("Enter")
+        cancel = page.get_by_role("dialog", name="Cancel this request?")
+        expect(cancel.get_by_label("Reason")).to_be_focused()
+        page.keyboard.type("moved to the next release")
+        shot(page, "dialog-cancel", full_page=False)
+        page.keyboard.press("Tab")
+        expect(cancel.get_by_role("button", name="Confirm")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.get_by_text("Status CANCELLED")).to_be_visible()
+        view = world.show(request_id)
+        assert view["status"] == "CANCELLED" and view["reason"] == "moved to the next release"
     finally:
         assert web.stop() == 0
