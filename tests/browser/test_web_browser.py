@@ -158,11 +158,12 @@ def test_a_person_signs_off_in_the_browser_and_verify_wait_ends_green(
         page.get_by_role("link", name="diagram.svg", exact=True).click()
         image = page.get_by_role("img", name="diagram.svg")
         expect(image).to_be_visible()
-        assert page.evaluate("document.querySelector('img.image').naturalWidth") == 40
+        page.wait_for_function("document.querySelector('img.image').naturalWidth === 40")
         assert page.evaluate("typeof window.pwned") == "undefined"
         page.go_back()
         page.get_by_role("link", name="pixel.png", exact=True).click()
         expect(page.get_by_role("img", name="pixel.png")).to_be_visible()
+        page.wait_for_function("document.querySelector('img.image').naturalWidth === 1")
         page.go_back()
 
         # Watch the Run in a second window while submitting.
