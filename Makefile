@@ -131,6 +131,7 @@ bench: install
 	$(BIN)/python bench/store.py
 	$(BIN)/python bench/scheduling.py
 	$(BIN)/python bench/mcp.py
+	$(BIN)/python bench/web.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

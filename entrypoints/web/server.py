@@ -44,7 +44,9 @@ def check_port(port: int) -> int:
 
 
 def bind(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+    # without it every kept-alive response waits for the client's delayed ACK (40 ms).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.bind((LOOPBACK, port))
     except OSError as exc:
