@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import re
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import psutil
 import pytest
 
@@ -21,7 +23,7 @@ from artifactize.domain.reviews.human.lifecycle import HUMAN_RESULT_MAX_BYTES
 from artifactize.domain.tools.locations import SYMLINK_REFUSED
 from artifactize.entrypoints.web.security import FORM_MAX_BYTES, NO_CSRF, NO_TOKEN_TITLE
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
-from tests.support.web_server import WebServer, World, sleep_mark, wait_until
+from tests.support.web_server import WebServer, World, environment, sleep_mark, wait_until
 
 READ_SECONDS = 20
 
@@ -445,3 +447,27 @@ def test_the_live_inbox_keeps_its_filters(world: World, server: WebServer) -> No
     with server.client.stream("GET", "/inbox/events", params={"q": "nothing"}) as events:
         first = next(line for line in events.iter_lines() if line.startswith("data:"))
     assert "No Human reviews are waiting." in first
+
+
+def test_with_json_the_url_is_a_json_line_and_the_reviewer_defaults_to_user(
+    world: World,
+) -> None:
+    process = subprocess.Popen(
+        world.argv("--json", "web", "--no-browser"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(world.state),
+    )
+    try:
+        assert process.stdout is not None
+        url = json.loads(process.stdout.readline())["url"]
+        base, _, query = url.partition("/?token=")
+        port = base.rsplit(":", 1)[1]
+        with httpx2.Client(base_url=base, timeout=30) as client:
+            client.cookies.set(f"artifactize_web_{port}", query)
+            assert "Reviewer <strong>someone-else</strong>" in client.get("/").text  # $USER
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=15)
+    assert process.returncode == 0 and out == ""
