@@ -1,8 +1,9 @@
-"""``artifactize web`` over real HTTP on 127.0.0.1, without a browser: the security rules
-(token, Host, Origin, CSRF, CSP, viewers held to the scope, script in Markdown and SVG),
-the lifecycle actions and their refusals, the live Tool log, and a clean stop.
+"""``artifactize web`` over real HTTP on 127.0.0.1, without a browser: the lifecycle actions
+and their refusals (claimed or settled elsewhere, invalid or oversized verdicts, edited
+declarations), the live Tool log, what changed since the last verdict, and a clean stop.
 
-The browser flow itself is tests/browser/test_web_browser.py.
+The safety rules are tests/integration/test_web_security.py; the browser flow is
+tests/browser/test_web_browser.py.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ import psutil
 import pytest
 
 from artifactize.domain.reviews.human.lifecycle import HUMAN_RESULT_MAX_BYTES
-from artifactize.domain.tools.locations import SYMLINK_REFUSED
-from artifactize.entrypoints.web.security import FORM_MAX_BYTES, NO_CSRF, NO_TOKEN_TITLE
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.web_server import WebServer, World, environment, sleep_mark, wait_until
 
@@ -46,120 +45,6 @@ def server(world: World) -> Iterator[WebServer]:
         yield web
     finally:
         assert web.stop() == 0
-
-
-def test_without_the_token_a_page_is_401_and_says_where_the_address_is(
-    world: World, server: WebServer
-) -> None:
-    with server.anonymous() as anonymous:
-        for path in ("/", "/monitor", "/static/web.js"):
-            response = anonymous.get(path)
-            assert response.status_code == 401
-            assert NO_TOKEN_TITLE in response.text and "?token=" in response.text
-        assert anonymous.get("/?token=wrong").status_code == 401
-        assert anonymous.post("/request/x/claim", data={"csrf": "x"}).status_code == 401
-
-
-def test_the_token_signs_the_browser_in_and_leaves_the_address(server: WebServer) -> None:
-    with server.anonymous() as anonymous:
-        first = anonymous.get(f"/monitor?token={server.token}", follow_redirects=False)
-        assert first.status_code == 303 and first.headers["location"] == "/monitor"
-        cookie = first.headers["set-cookie"]
-        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-        assert anonymous.get("/monitor").status_code == 200  # the cookie now
-
-
-def test_a_foreign_host_or_origin_is_refused(world: World, server: WebServer) -> None:
-    _, request_id = world.waiting()
-    csrf = server.csrf(request_id)
-    rebinding = server.client.get("/", headers={"host": f"evil.example:{server.port}"})
-    assert rebinding.status_code == 403 and "not this server" in rebinding.text
-    forged = server.post(
-        f"/request/{request_id}/claim", {"csrf": csrf}, origin="http://evil.example"
-    )
-    assert forged.status_code == 403
-    assert world.show(request_id)["claim"] is None
-    own = server.post(f"/request/{request_id}/claim", {"csrf": csrf}, origin=server.base)
-    assert own.status_code == 303
-    assert world.show(request_id)["claim"]["reviewer"] == "alice"
-
-
-def test_a_post_without_the_csrf_token_is_403_even_from_the_right_origin(
-    world: World, server: WebServer
-) -> None:
-    _, request_id = world.waiting()
-    for data in ({}, {"csrf": "0" * 64}):
-        refused = server.post(f"/request/{request_id}/claim", data, origin=server.base)
-        assert refused.status_code == 403 and NO_CSRF in refused.text
-    header = server.post(
-        f"/request/{request_id}/claim", {}, origin=server.base, **{"x-csrf-token": "nope"}
-    )
-    assert header.status_code == 403
-    assert world.show(request_id)["claim"] is None
-
-
-def test_a_form_over_the_limit_is_413(world: World, server: WebServer) -> None:
-    _, request_id = world.waiting()
-    csrf = server.csrf(request_id)
-    at_limit = "x" * (FORM_MAX_BYTES - len("csrf=&pad=") - len(csrf))
-    fits = server.post(f"/request/{request_id}/cancel", {"csrf": csrf, "pad": at_limit})
-    assert fits.status_code != 413
-    over = server.post(f"/request/{request_id}/cancel", {"csrf": csrf, "pad": at_limit + "x"})
-    assert over.status_code == 413
-
-
-def test_every_page_carries_a_strict_content_security_policy(
-    world: World, server: WebServer
-) -> None:
-    _, request_id = world.waiting()
-    for path in ("/", "/monitor", f"/request/{request_id}", "/nothing-here"):
-        policy = server.client.get(path).headers["content-security-policy"]
-        assert "'unsafe-inline'" not in policy and "'unsafe-eval'" not in policy
-        assert "*" not in policy and "object-src 'none'" in policy
-        assert "script-src 'self'" in policy
-    page = server.client.get(f"/request/{request_id}").text
-    assert "<script>" not in page and 'style="' not in page  # nothing inline to allow
-
-
-def test_a_viewer_shows_nothing_outside_the_scope_or_through_a_symlink(
-    world: World, server: WebServer
-) -> None:
-    _, request_id = world.waiting()
-    (world.repo / "doc" / "link.txt").symlink_to(world.repo / "secret.txt")  # after verify
-    notes = server.client.get(f"/request/{request_id}/view", params={"path": "notes.txt"})
-    assert notes.status_code == 200 and "The answer is 42." in notes.text
-    assert re.search(r'<td class="ln">2</td><td><code>Second line.</code>', notes.text)
-    for path in ("../secret.txt", "/etc/passwd", "../../etc/passwd"):
-        escaped = server.client.get(f"/request/{request_id}/view", params={"path": path})
-        assert escaped.status_code == 404, path
-        assert "outside the scope" not in escaped.text and "root:" not in escaped.text
-    for action in ("view", "raw"):
-        linked = server.client.get(f"/request/{request_id}/{action}", params={"path": "link.txt"})
-        assert linked.status_code == 404 and SYMLINK_REFUSED in linked.text
-    page = server.client.get(f"/request/{request_id}").text
-    assert ">link.txt<" not in page  # a symlink is not offered as a file
-    for name in ("notes.txt", "guide.md", "diagram.svg", "pixel.png"):
-        assert f">{name}</a>" in page
-
-
-def test_script_in_markdown_and_svg_cannot_run(world: World, server: WebServer) -> None:
-    _, request_id = world.waiting()
-    guide = server.client.get(f"/request/{request_id}/view", params={"path": "guide.md"})
-    assert "<strong>42</strong>" in guide.text  # rendered
-    assert "<script>window.pwned" not in guide.text
-    assert "&lt;script&gt;window.pwned = 1&lt;/script&gt;" in guide.text
-    assert 'href="javascript:' not in guide.text
-    svg = server.client.get(f"/request/{request_id}/raw", params={"path": "diagram.svg"})
-    assert svg.status_code == 200 and svg.headers["content-type"] == "image/svg+xml"
-    policy = svg.headers["content-security-policy"]
-    assert "sandbox" in policy and "default-src 'none'" in policy and "script" not in policy
-    assert svg.headers["x-content-type-options"] == "nosniff"
-    viewer = server.client.get(f"/request/{request_id}/view", params={"path": "diagram.svg"})
-    assert '<img class="image"' in viewer.text and "onload" not in viewer.text
-    png = server.client.get(f"/request/{request_id}/raw", params={"path": "pixel.png"})
-    assert png.headers["content-type"] == "image/png"
-    html_file = server.client.get(f"/request/{request_id}/raw", params={"path": "page.html"})
-    assert html_file.status_code == 415  # never served as a page of this origin
 
 
 def _log_until(server: WebServer, request_id: str, *wanted: str) -> str:
@@ -336,13 +221,6 @@ def test_a_stop_signal_ends_a_running_tool_and_exits_0(world: World, sig: int) -
     assert world.show(request_id)["claim"]["reviewer"] == "alice"  # claims stay
 
 
-def test_a_bad_or_taken_port_is_a_usage_error(world: World, server: WebServer) -> None:
-    code, answer = world.cli("web", "--no-browser", "--port", "65536")
-    assert code == 2 and answer == {"error": "--port 65536: give 0 (a free port) or 1-65535."}
-    code, answer = world.cli("web", "--no-browser", "--port", str(server.port))
-    assert code == 2 and answer["error"].startswith(f"--port {server.port}: cannot listen")
-
-
 def test_the_files_changed_since_the_last_verdict_link_to_their_viewers(
     world: World, server: WebServer
 ) -> None:
@@ -433,20 +311,6 @@ def test_a_declaration_edited_under_an_open_page_refuses_tools_and_verdicts(
     cancelled = server.post(f"/request/{request_id}/cancel", {"csrf": csrf})
     assert cancelled.status_code == 303
     assert world.show(request_id)["status"] == "CANCELLED"
-
-
-def test_the_live_inbox_keeps_its_filters(world: World, server: WebServer) -> None:
-    _, request_id = world.waiting()
-    page = server.client.get("/", params={"claim": "unclaimed", "q": "sign"}).text
-    assert 'data-live="/inbox/events?claim=unclaimed&amp;q=sign"' in page
-    with server.client.stream(
-        "GET", "/inbox/events", params={"claim": "unclaimed", "q": "sign"}
-    ) as events:
-        first = next(line for line in events.iter_lines() if line.startswith("data:"))
-    assert f'href="/request/{request_id}">doc/signoff</a>' in first
-    with server.client.stream("GET", "/inbox/events", params={"q": "nothing"}) as events:
-        first = next(line for line in events.iter_lines() if line.startswith("data:"))
-    assert "No Human reviews are waiting." in first
 
 
 def test_with_json_the_url_is_a_json_line_and_the_reviewer_defaults_to_user(
