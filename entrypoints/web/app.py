@@ -68,6 +68,7 @@ NOT_AN_IMAGE = "Only an image (PNG, JPEG, WebP or SVG) is served raw."
 NO_SUCH_RUN = "No Run {run}."
 NO_PATH = "Give the file as ?path=."
 STATE_UNREADABLE = "The state could not be read: {reason}"
+UNKNOWN_COUNT = "?"
 
 
 @dataclass
@@ -114,7 +115,10 @@ class Routes:
         return [session.view(row.request_id) for row in session.waiting()]
 
     def _page(self, title: str, body: str, status: int = 200) -> HTMLResponse:
-        count = len(self.c.session.waiting())
+        try:
+            count: int | str = len(self.c.session.waiting())
+        except StateError:
+            count = UNKNOWN_COUNT  # the page says why; the title cannot count
         return _html(pages.page(title, count, body, self.c.reviewer), status)
 
     def _problem(self, title: str, message: str, status: int) -> HTMLResponse:
@@ -196,7 +200,10 @@ class Routes:
         return self._events(render)
 
     async def log_events(self, request: Request) -> Response:
-        request_id = self.c.session.reviews.resolve(request.path_params["request_id"]).id
+        try:
+            request_id = self.c.session.reviews.resolve(request.path_params["request_id"]).id
+        except HumanReviewError as exc:
+            return self._problem("Unknown request", exc.message, 404)
         live = self.c.runs.live(request_id)
         return self._events(lambda: pages.tool_log(live.current()))
 
@@ -454,6 +461,11 @@ def build_app(context: WebContext) -> Starlette:
                 context.runs.cancel_all()
                 tasks.cancel_scope.cancel()
 
+    async def state_failed(request: Request, exc: Exception) -> Response:
+        """A state read or write that failed (a locked or broken database): said on a page,
+        never a traceback; nothing was half-settled (each state call is one transaction)."""
+        return routes._problem("The state failed", STATE_UNREADABLE.format(reason=exc), 503)
+
     request_id = "/request/{request_id}"
     return Starlette(
         routes=[
@@ -477,14 +489,19 @@ def build_app(context: WebContext) -> Starlette:
             Route("/static/{name}", routes.static),
         ],
         middleware=[Middleware(GuardMiddleware, guard=context.guard)],
+        exception_handlers={StateError: state_failed},
         lifespan=lifespan,
     )
 
 
 async def _watch_stop(context: WebContext) -> None:
     """End the live streams as soon as the server is asked to stop (before it waits for
-    its open connections to finish)."""
+    its open connections to finish). Meanwhile file every queued Tool log line, so a
+    launched program that keeps printing while no page watches holds no more than its
+    log's bound."""
     while not context.should_stop():
         await anyio.sleep(STOP_POLL_SECONDS)
+        for live in list(context.runs.logs.values()):
+            live.current()
     context.stopping.set()
     context.runs.cancel_all()

@@ -70,7 +70,7 @@ def view_url(request_id: str, path: str, action: str = "view") -> str:
     return f"{request_url(request_id, action)}?{urlencode({'path': path})}"
 
 
-def page(title: str, waiting: int, body: str, reviewer: str) -> str:
+def page(title: str, waiting: int | str, body: str, reviewer: str) -> str:
     """The whole document: ``(N)`` first in the title, N the waiting requests."""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'

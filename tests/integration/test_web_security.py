@@ -9,6 +9,7 @@ puts it back as it found it.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -188,3 +189,18 @@ def test_the_live_inbox_keeps_its_filters(shared: Shared) -> None:
     with server.client.stream("GET", "/inbox/events", params={"q": "nothing"}) as events:
         first = next(line for line in events.iter_lines() if line.startswith("data:"))
     assert "No Human reviews are waiting." in first
+
+
+def test_a_locked_state_is_a_page_saying_so_and_nothing_changes(shared: Shared) -> None:
+    world, server, request_id = shared.world, shared.server, shared.request_id
+    csrf = server.csrf(request_id)
+    lock = sqlite3.connect(world.state / "state.sqlite", timeout=1)
+    try:
+        lock.execute("BEGIN IMMEDIATE")  # another writer holds the state past the busy wait
+        refused = server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    finally:
+        lock.rollback()
+        lock.close()
+    assert refused.status_code == 503
+    assert "The state could not be read" in refused.text and "Traceback" not in refused.text
+    assert world.show(request_id)["claim"] is None
