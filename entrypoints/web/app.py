@@ -67,7 +67,7 @@ CLAIM_FIRST = "Claim the request first: only its claimant runs tools and submits
 NOT_AN_IMAGE = "Only an image (PNG, JPEG, WebP or SVG) is served raw."
 NO_SUCH_RUN = "No Run {run}."
 NO_PATH = "Give the file as ?path=."
-STATE_UNREADABLE = "The state could not be read: {reason}"
+STATE_UNREADABLE = "The state could not be read or written: {reason}"
 UNKNOWN_COUNT = "?"
 
 
