@@ -202,5 +202,7 @@ def test_a_locked_state_is_a_page_saying_so_and_nothing_changes(shared: Shared) 
         lock.rollback()
         lock.close()
     assert refused.status_code == 503
-    assert "The state could not be read or written" in refused.text and "Traceback" not in refused.text
+    assert (
+        "The state could not be read or written" in refused.text and "Traceback" not in refused.text
+    )
     assert world.show(request_id)["claim"] is None
