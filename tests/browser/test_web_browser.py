@@ -75,6 +75,14 @@ def shot(page: Any, name: str, *, full_page: bool = True) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full_page)
 
 
+def signed_in(browser: Any, web: WebServer) -> Any:
+    """A new page of ``browser`` that opened the printed URL (the inbox)."""
+    page = browser.new_page(viewport=VIEWPORT)
+    page.set_default_timeout(WAIT_MS)
+    page.goto(web.url)
+    return page
+
+
 def verify_wait(world: World) -> subprocess.Popen[str]:
     """``verify --all --wait``: stays until the Human review is submitted."""
     return subprocess.Popen(
@@ -217,9 +225,7 @@ def test_a_request_settled_elsewhere_shows_on_the_open_page(world: World, browse
     _, request_id = world.waiting()
     web = WebServer(world)
     try:
-        page = browser.new_page(viewport=VIEWPORT)
-        page.set_default_timeout(WAIT_MS)
-        page.goto(web.url)
+        page = signed_in(browser, web)
         page.get_by_role("link", name="doc/signoff").click()
         expect(page.get_by_text("Not claimed.")).to_be_visible()
         assert world.cli("request", "claim", request_id, "--reviewer", "bob")[0] == 0
@@ -251,9 +257,7 @@ def test_keyboard_only_claims_releases_and_cancels_through_the_dialogs(
     _, request_id = world.waiting()
     web = WebServer(world)
     try:
-        page = browser.new_page(viewport=VIEWPORT)
-        page.set_default_timeout(WAIT_MS)
-        page.goto(web.url)
+        page = signed_in(browser, web)
         page.get_by_role("link", name="doc/signoff").focus()
         page.keyboard.press("Enter")
         page.get_by_role("button", name="Claim", exact=True).focus()

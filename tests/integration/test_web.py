@@ -113,9 +113,7 @@ def test_claim_run_a_tool_live_and_submit_an_invalid_then_a_valid_verdict(
 def test_a_missing_field_and_a_wrong_number_are_shown_at_their_field(
     world: World, server: WebServer
 ) -> None:
-    _, request_id = world.waiting()
-    csrf = server.csrf(request_id)
-    server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    request_id, csrf = server.claimed(world)
     empty = server.post(f"/request/{request_id}/submit", {"csrf": csrf, "verdict": "RED"})
     assert empty.status_code == 422
     assert re.search(r'<input id="RED-reason"[^>]*aria-invalid="true"', empty.text)
@@ -133,9 +131,7 @@ def test_a_missing_field_and_a_wrong_number_are_shown_at_their_field(
 def test_a_verdict_over_the_size_limit_is_refused_and_the_request_keeps_waiting(
     world: World, server: WebServer
 ) -> None:
-    _, request_id = world.waiting()
-    csrf = server.csrf(request_id)
-    server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    request_id, csrf = server.claimed(world)
     reason = "r" * HUMAN_RESULT_MAX_BYTES
     over = server.post(
         f"/request/{request_id}/submit", {"csrf": csrf, "verdict": "RED", "RED-reason": reason}
@@ -169,9 +165,7 @@ def test_a_request_settled_elsewhere_refuses_the_page_and_stays_settled(
 
 
 def test_unclaim_and_cancel_end_as_the_lifecycle_says(world: World, server: WebServer) -> None:
-    _, request_id = world.waiting()
-    csrf = server.csrf(request_id)
-    server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    request_id, csrf = server.claimed(world)
     page = server.client.get(f"/request/{request_id}").text
     assert 'data-dialog="unclaim-dialog">Unclaim</button>' in page
     assert page.count("<button>Confirm</button>") == 2
@@ -249,9 +243,7 @@ def test_the_files_changed_since_the_last_verdict_link_to_their_viewers(
 def test_stop_ends_a_tool_that_never_ends_and_the_claim_stays(
     world: World, server: WebServer
 ) -> None:
-    _, request_id = world.waiting()
-    csrf = server.csrf(request_id)
-    server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    request_id, csrf = server.claimed(world)
     idle = server.post(f"/request/{request_id}/stop", {}, **{"x-csrf-token": csrf})
     assert idle.text == "No tool of this request is running."
     server.post(f"/request/{request_id}/tool", {"tool": "wait_doc"}, **{"x-csrf-token": csrf})
@@ -271,9 +263,7 @@ def test_stop_ends_a_tool_that_never_ends_and_the_claim_stays(
 def test_an_array_is_one_item_a_line_and_its_errors_show_at_it(
     world: World, server: WebServer
 ) -> None:
-    _, request_id = world.waiting()
-    csrf = server.csrf(request_id)
-    server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    request_id, csrf = server.claimed(world)
     page = server.client.get(f"/request/{request_id}").text
     assert re.search(r'<label for="RED-problems">problems</label><textarea id="RED-problems"', page)
     data = {"csrf": csrf, "verdict": "RED", "RED-reason": "not yet"}
@@ -293,9 +283,7 @@ def test_an_array_is_one_item_a_line_and_its_errors_show_at_it(
 def test_a_declaration_edited_under_an_open_page_refuses_tools_and_verdicts(
     world: World, server: WebServer
 ) -> None:
-    _, request_id = world.waiting()
-    csrf = server.csrf(request_id)
-    server.post(f"/request/{request_id}/claim", {"csrf": csrf})
+    request_id, csrf = server.claimed(world)
     index = world.repo / "doc" / "index.artf"
     index.write_text(index.read_text(encoding="utf-8").replace("Signed off", "Edited"))
     page = server.client.get(f"/request/{request_id}").text

@@ -195,6 +195,15 @@ class WebServer:
         start = page.index(marker) + len(marker)
         return page[start : page.index('"', start)]
 
+    def claimed(self, world: World) -> tuple[str, str]:
+        """A new waiting request, claimed by this server's reviewer: its ID and the CSRF
+        token the page carries."""
+        _, request_id = world.waiting()
+        csrf = self.csrf(request_id)
+        claimed = self.post(f"/request/{request_id}/claim", {"csrf": csrf})
+        assert claimed.status_code == 303, claimed.text
+        return request_id, csrf
+
     def post(self, path: str, data: dict[str, str], **headers: str) -> httpx2.Response:
         return self.client.post(path, data=data, headers=headers, follow_redirects=False)
 
