@@ -184,8 +184,13 @@ class Routes:
             files_html,
             pages.changed_list(str(view.get("id")), since_last_verdict(session.store, record)),
             self.c.guard.csrf,
+            self._run_status(view),
         )
         return self._page(str(view.get("evalId")), body, status)
+
+    def _run_status(self, view: Mapping[str, Any]) -> str | None:
+        run = self.c.session.store.get_run(str(view.get("runId")))
+        return None if run is None else run.status
 
     async def state_events(self, request: Request) -> Response:
         request_id = request.path_params["request_id"]
@@ -195,7 +200,7 @@ class Routes:
                 view = self.c.session.view(request_id)
             except (HumanReviewError, StateError) as exc:
                 return pages.alert([str(exc)])
-            return pages.status_section(view, self.c.reviewer, self.c.now())
+            return pages.status_section(view, self.c.reviewer, self.c.now(), self._run_status(view))
 
         return self._events(render)
 

@@ -179,7 +179,9 @@ def markdown(text: str) -> str:
     return str(MarkdownIt("commonmark", {"html": False}).render(text))
 
 
-def status_section(view: Mapping[str, Any], reviewer: str, now: datetime) -> str:
+def status_section(
+    view: Mapping[str, Any], reviewer: str, now: datetime, run_status: str | None
+) -> str:
     """Where the request stands: status, claim, and once settled the verdict and result."""
     status = str(view.get("status"))
     name = claimant(view)
@@ -204,9 +206,8 @@ def status_section(view: Mapping[str, Any], reviewer: str, now: datetime) -> str
             lines.append(
                 f"<p>Error: {esc(view.get('errorCode') or '')} {esc(view.get('error'))}</p>"
             )
-    summary = view.get("summary") or {}
-    if summary.get("runStatus"):
-        lines.append(f"<p>Run status {esc(summary.get('runStatus'))}</p>")
+    if run_status is not None:
+        lines.append(f"<p>Run {esc(view.get('runId'))}: {esc(run_status)}</p>")
     return "".join(lines)
 
 
@@ -440,6 +441,7 @@ def request_page(
     files_html: str,
     changed_html: str,
     csrf: str,
+    run_status: str | None,
 ) -> str:
     request_id = str(view.get("id"))
     payload = view.get("payload") or {}
@@ -457,7 +459,7 @@ def request_page(
         f"{alert(messages)}"
         f'<section aria-labelledby="state-title"><h2 id="state-title">State</h2>'
         f'<div data-live="{esc(request_url(request_id, "state"))}">'
-        f"{status_section(view, reviewer, now)}</div>"
+        f"{status_section(view, reviewer, now, run_status)}</div>"
         f"{_actions(request_id, view, reviewer, csrf)}</section>"
         f'<section aria-labelledby="instruction-title"><h2 id="instruction-title">Instruction</h2>'
         f'<div class="markdown">{markdown(instruction)}</div></section>'

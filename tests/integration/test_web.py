@@ -99,6 +99,7 @@ def test_claim_run_a_tool_live_and_submit_an_invalid_then_a_valid_verdict(
         f"/request/{request_id}/submit", {"csrf": csrf, "verdict": "GREEN", "GREEN-score": "3"}
     )
     assert valid.status_code == 200 and "Submitted GREEN for doc/signoff." in valid.text
+    assert f"<p>Run {run_id}: GREEN</p>" in valid.text  # the settled verdict and its Run
     view = world.show(request_id)
     assert view["status"] == "GREEN" and view["reviewer"] == "alice"
     assert view["result"] == {"verdict": "GREEN", "approved": True, "score": 3}
