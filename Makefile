@@ -7,7 +7,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Every package `make install` puts in .venv (runtime and dev, transitive too), with hashes.
 LOCK := requirements/lock.txt
 
-.PHONY: install lock test test-repeat test-windows test-clients soak lint run bench clean
+.PHONY: install lock test test-repeat test-windows test-clients test-web soak lint run bench clean
 
 install: $(STAMP)
 
@@ -90,6 +90,15 @@ test-clients: install
 	$(COMPILE)
 	$(BIN)/python -m pytest -n auto --dist loadfile tests/clients
 
+# `artifactize web` in a real browser: Playwright for Python driving Debian's Chromium
+# (.ci/ensure-chromium installs it where missing; Playwright's own download is not used).
+# Its own lane, not `make test`: one browser start costs more than the rest of a test file.
+# The screenshots in docs/web.md are written by these tests.
+test-web: install
+	bash .ci/ensure-chromium
+	$(COMPILE)
+	$(PYTEST) -p no:xdist tests/browser
+
 # The contract tests and the Windows adapters' tests on Windows CPython under Wine (wine64 is
 # installed from Debian's packages when missing); see tests/windows/lane.py and docs/windows.md.
 PYTEST_ARGS ?=
@@ -124,6 +133,7 @@ bench: install
 	$(BIN)/python bench/store.py
 	$(BIN)/python bench/scheduling.py
 	$(BIN)/python bench/mcp.py
+	$(BIN)/python bench/web.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

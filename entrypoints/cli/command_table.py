@@ -56,6 +56,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "monitor_command",
         "Watch Runs live; o hands a waiting Human review to `review`. Writes nothing.",
     ),
+    "web": LazyCommand(
+        "artifactize.entrypoints.cli.web",
+        "web_command",
+        "Review waiting Human requests and watch Runs in a browser (a local web app).",
+    ),
     "config": LazyCommand(
         "artifactize.entrypoints.cli.app",
         "config_app",
