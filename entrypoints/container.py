@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from artifactize.entrypoints.injector_import import containers, providers
 
@@ -189,6 +189,18 @@ def _state_stores(clock: Clock) -> StateStores:
     from artifactize.adapters.sqlite.stores import SqliteStatesOnDemand
 
     return SqliteStatesOnDemand(clock=clock)
+
+
+def _state_repair() -> Callable[[str], dict[str, Any] | None]:
+    """``doctor --repair``: recover a damaged state (its report, or None when sound)."""
+
+    def repair(state_dir: str) -> dict[str, Any] | None:
+        from artifactize.adapters.sqlite.recovery import repair_state
+
+        recovery = repair_state(state_dir)
+        return None if recovery is None else recovery.to_json()
+
+    return repair
 
 
 def _mcp_audit_stores(clock: Clock) -> McpAuditStores:
@@ -377,6 +389,7 @@ class Container(containers.DeclarativeContainer):
     session_store = providers.Singleton(_session_store)
     private_files = providers.Singleton(_private_files)
     state_stores = providers.Singleton(_state_stores, clock=clock)
+    state_repair = providers.Factory(_state_repair)
     mcp_audit_stores = providers.Singleton(_mcp_audit_stores, clock=clock)
     review_store_db = providers.Factory(_review_store_db)  # call with state_dir, create=
     review_store_location = providers.Factory(_review_store_location)

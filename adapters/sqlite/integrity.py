@@ -61,6 +61,11 @@ def _wait_while_young_and_empty(database: str) -> int:
         time.sleep(EMPTY_FILE_POLL_SECONDS)
 
 
+def forget_checked(database: str) -> None:
+    """Check ``database`` again on its next open (it was replaced: ``doctor --repair``)."""
+    _checked.discard(str(Path(database).absolute()))
+
+
 def check_state_integrity(database: str) -> None:
     """Refuse ``database`` (an existing file) unless it is a sound SQLite file; see the
     module docstring. Writes nothing."""
