@@ -221,6 +221,18 @@ def _state_stores(clock: Clock) -> StateStores:
     return SqliteStatesOnDemand(clock=clock)
 
 
+def _state_repair() -> Callable[[str], dict[str, Any] | None]:
+    """``doctor --repair``: recover a damaged state (its report, or None when sound)."""
+
+    def repair(state_dir: str) -> dict[str, Any] | None:
+        from artifactize.adapters.sqlite.recovery import repair_state
+
+        recovery = repair_state(state_dir)
+        return None if recovery is None else recovery.to_json()
+
+    return repair
+
+
 def _mcp_audit_stores(clock: Clock) -> McpAuditStores:
     from artifactize.adapters.sqlite.mcp_audit import SqliteMcpAuditStores
 
@@ -421,6 +433,7 @@ class Container(containers.DeclarativeContainer):
     session_store = _on_platform(platform, "session_store")
     private_files = _on_platform(platform, "private_files")
     state_stores = providers.Singleton(_state_stores, clock=clock)
+    state_repair = providers.Factory(_state_repair)
     mcp_audit_stores = providers.Singleton(_mcp_audit_stores, clock=clock)
     review_store_db = providers.Factory(_review_store_db)  # call with state_dir, create=
     review_store_location = providers.Factory(_review_store_location)
