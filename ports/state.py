@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -202,6 +203,15 @@ class StateStore(Protocol):
         """The newest completed GREEN/RED record of ``key`` (by completedAt, then insertion).
 
         ``touch`` updates its last-used time (a reuse hit); inspection passes False."""
+        ...
+
+    def latest_of_keys(self, keys: Sequence[str], *, touch: bool) -> dict[str, ExecutionRecord]:
+        """``latest_record`` of every key that has one (key -> record), in one read."""
+        ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Group every call made inside (on this thread) into one write transaction that
+        commits at the end and rolls back on an error; a nested batch joins the outer one."""
         ...
 
     def claim(self, execution: ExecutionRecord, owner_alive: OwnerAlive) -> Claim:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -88,6 +89,8 @@ OWNER_DIED_CODE = ErrorCode.OWNER_DIED
 OWNER_DIED_ERROR = "Execution owner died."
 
 _log = logging.getLogger(__name__)
+# Keys bound in one ``IN (...)``: well under SQLite's 32,766 host parameters.
+_KEYS_PER_QUERY = 500
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
 
 
@@ -118,6 +121,9 @@ class SqliteStateStore:
         self._history_records_max = _positive("history_records_max", history_records_max)
         self._history_bytes_max = _positive("history_bytes_max", history_bytes_max)
         self._clock: Clock = clock or SystemClock()
+        # The open ``batch()`` transaction and the thread that opened it, if any.
+        self._batch: tuple[sa.Connection, int] | None = None
+        self.transactions = 0  # transactions begun (the scale tests count them)
 
     @property
     def database(self) -> str:
@@ -134,7 +140,14 @@ class SqliteStateStore:
 
     @contextlib.contextmanager
     def _transaction(self, *, write: bool) -> Iterator[sa.Connection]:
-        """One transaction, IMMEDIATE when it writes; database errors become StateError."""
+        """One transaction, IMMEDIATE when it writes; database errors become StateError.
+
+        Inside ``batch()`` (on the thread that opened it) the batch's transaction is used."""
+        batch = self._batch
+        if batch is not None and batch[1] == threading.get_ident():
+            yield batch[0]
+            return
+        self.transactions += 1
         try:
             with self._engine.connect() as connection:
                 mode = BEGIN_IMMEDIATE if write else BEGIN_DEFERRED
@@ -143,6 +156,21 @@ class SqliteStateStore:
                     yield connection
         except sa.exc.DBAPIError as error:
             raise StateError(f"State {self._database}: {error.orig}") from error
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every call inside, on this thread, shares one IMMEDIATE transaction that commits
+        at the end (or rolls back on an error): a Run phase that saves many requests pays
+        one commit, not one per save. Nested batches join the outer one."""
+        if self._batch is not None and self._batch[1] == threading.get_ident():
+            yield
+            return
+        with self._transaction(write=True) as connection:
+            self._batch = (connection, threading.get_ident())
+            try:
+                yield
+            finally:
+                self._batch = None
 
     # --- Runs and requests -------------------------------------------------------------
 
@@ -247,6 +275,20 @@ class SqliteStateStore:
             if record is not None and touch:
                 hist.touch(connection, record.id, self._now())
             return record
+
+    def latest_of_keys(self, keys: Sequence[str], *, touch: bool) -> dict[str, ExecutionRecord]:
+        """``latest_record`` of many keys in one transaction and a few queries."""
+        found: dict[str, ExecutionRecord] = {}
+        wanted = list(dict.fromkeys(keys))
+        with self._transaction(write=touch) as connection:
+            for start in range(0, len(wanted), _KEYS_PER_QUERY):
+                found.update(hist.latest_of(connection, wanted[start : start + _KEYS_PER_QUERY]))
+            if touch and found:
+                ids = [record.id for record in found.values()]
+                now = self._now()
+                for start in range(0, len(ids), _KEYS_PER_QUERY):
+                    hist.touch_all(connection, ids[start : start + _KEYS_PER_QUERY], now)
+        return found
 
     def claim(self, execution: ExecutionRecord, owner_alive: OwnerAlive) -> Claim:
         key = execution.key

@@ -7,8 +7,9 @@ behaviour tests run against it and the SQLite adapter (tests/integration/test_st
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from artifactize.ports.documents import ExecutionDocument, RequestDocument
@@ -45,6 +46,7 @@ class MemoryStateStore:
     touched: list[str] = field(default_factory=list)
     claims: dict[str, HumanClaim] = field(default_factory=dict)  # request ID -> claim
     settled_at: str = "2026-01-01T00:00:00.000000000Z"  # what settle_dead_runs stamps
+    batches: int = 0  # batch() blocks entered
 
     def state_id(self) -> str:
         return "00000000-0000-4000-8000-000000000000"
@@ -123,6 +125,15 @@ class MemoryStateStore:
         if records and touch:
             self.touched.append(records[0].id)
         return records[0] if records else None
+
+    def latest_of_keys(self, keys: Sequence[str], *, touch: bool) -> dict[str, ExecutionRecord]:
+        found = {key: self.latest_record(key, touch=touch) for key in dict.fromkeys(keys)}
+        return {key: record for key, record in found.items() if record is not None}
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        self.batches += 1
+        yield
 
     def claim(self, execution: ExecutionRecord, owner_alive: OwnerAlive) -> Claim:
         assert execution.key is not None and execution.status == "RUNNING"

@@ -129,6 +129,11 @@ def commit(
 
 def finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> None:
     """Settle what the Run left unsettled, then save its validation, status and summary."""
+    with ctx.ports.state.batch():  # the Run's last phase: one transaction
+        _finish_run(ctx, result, inputs)
+
+
+def _finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> None:
     run = result.run
     for request in result.requests:
         if request["status"] in (ReviewStatus.QUEUED, ReviewStatus.RUNNING):

@@ -196,11 +196,13 @@ class Verify:
         wait = human_wait.HumanWait(ctx, result, deadline, refresh_all) if options.wait else None
         actions = ScheduleActions(settle_request, self._park, wait)
         try:
-            for ref, key in zip(others, other_keys, strict=True):
-                run["evidence"][ref.qualified_id] = reuse.evidence(ctx, key)
-            for key, request in zip(keys, requests, strict=True):
-                reuse.attach_cached(ctx, key, request)
-            reuse_only.settle_misses(requests, options.policy.reuse_only, ctx.save)
+            with self.ports.state.batch():  # the reuse phase: one transaction
+                found = reuse.lookup(ctx, [*other_keys, *([] if options.force else keys)])
+                for ref, key in zip(others, other_keys, strict=True):
+                    run["evidence"][ref.qualified_id] = reuse.evidence(key, found)
+                for key, request in zip(keys, requests, strict=True):
+                    reuse.attach_cached(ctx, key, request, found)
+                reuse_only.settle_misses(requests, options.policy.reuse_only, ctx.save)
             await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
         except RemoteFailure as failure:
             run["error"] = failure.message
