@@ -264,8 +264,10 @@ class StateStore(Protocol):
 
     # --- Human reviews -------------------------------------------------------------------
 
-    def all_requests(self) -> list[RequestRecord]:
-        """Every saved request: newest Run first (as ``list_runs``), ordinal order within."""
+    def all_requests(self, status: str | None = None) -> list[RequestRecord]:
+        """Every saved request (of ``status``, when given): newest Run first (as
+        ``list_runs``), ordinal order within. The filter runs in the store, so a reader
+        that wants the waiting few does not decode every request of every Run."""
         ...
 
     def human_claim(self, request_id: str) -> HumanClaim | None:

@@ -443,9 +443,9 @@ class SqliteStateStore:
 
     # --- Human reviews -------------------------------------------------------------------
 
-    def all_requests(self) -> list[RequestRecord]:
+    def all_requests(self, status: str | None = None) -> list[RequestRecord]:
         with self._transaction(write=False) as connection:
-            return human.all_requests(connection)
+            return human.all_requests(connection, status)
 
     def human_claim(self, request_id: str) -> HumanClaim | None:
         with self._transaction(write=False) as connection:

@@ -8,6 +8,7 @@ behaviour tests run against it and the SQLite adapter (tests/integration/test_st
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -53,8 +54,10 @@ class MemoryStateStore:
 
     def create_run(self, run: RunRecord, requests: Sequence[RequestRecord]) -> None:
         self.runs[run.id] = run
-        for request in requests:
-            self.requests[request.id] = request
+        for request in requests:  # a snapshot, as a real store serializes at once
+            self.requests[request.id] = dataclasses.replace(
+                request, data=copy.deepcopy(request.data)
+            )
 
     def update_run(self, run: RunRecord) -> None:
         if run.id not in self.runs:
@@ -64,7 +67,7 @@ class MemoryStateStore:
     def update_request(self, request: RequestRecord) -> None:
         if request.id not in self.requests:
             raise StateError(f"Request not found: {request.id}")
-        self.requests[request.id] = request
+        self.requests[request.id] = dataclasses.replace(request, data=copy.deepcopy(request.data))
 
     def get_run(self, run_id: str) -> RunRecord | None:
         return self.runs.get(run_id)
@@ -226,9 +229,13 @@ class MemoryStateStore:
 
     # --- Human reviews -------------------------------------------------------------------
 
-    def all_requests(self) -> list[RequestRecord]:
+    def all_requests(self, status: str | None = None) -> list[RequestRecord]:
         order = list(reversed(self.runs))
-        found = [r for r in self.requests.values() if r.run_id in self.runs]
+        found = [
+            r
+            for r in self.requests.values()
+            if r.run_id in self.runs and (status is None or r.status == status)
+        ]
         return sorted(found, key=lambda r: (order.index(r.run_id), r.ordinal))
 
     def human_claim(self, request_id: str) -> HumanClaim | None:

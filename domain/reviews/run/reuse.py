@@ -7,7 +7,6 @@ evals that this Run does not run are only looked up, as the Run's ``evidence``.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 
 from artifactize.domain.reviews.remote.records import MIRROR_PREFIX
@@ -86,7 +85,7 @@ def reuse(
     request.update(
         {
             "status": data["status"],
-            "result": copy.deepcopy(data["result"]),
+            "result": data["result"],  # the record was just read: nobody else holds it
             "profile": data["profile"],
             "provenance": data["provenance"],
             "usage": None,

@@ -285,7 +285,7 @@ class Status:
         if self._waiting is None:
             assert self.ports.state is not None
             self._waiting = {}
-            for request in self.ports.state.all_requests():
+            for request in self.ports.state.all_requests(gates.WAITING_HUMAN):
                 key = request.data.get("key")
                 if request.status == gates.WAITING_HUMAN and isinstance(key, str):
                     self._waiting.setdefault(key, request)
