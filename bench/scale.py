@@ -50,21 +50,23 @@ def _module(index: int) -> str:
     return f"m{index:05d}"
 
 
-def _declaration(index: int) -> str:
-    """One module's ``index.artf``: a runtime eval always, the rest spread by index."""
+def _declaration(index: int, runtime_every: int = 1) -> str:
+    """One module's ``index.artf``: a runtime eval (every ``runtime_every``-th module; every
+    library has one), the rest spread by index."""
     name = _module(index)
     head = index - index % GROUP
     lines = [f'name = "{name}"', f'tags = ["group:{index // GROUP}"]']
     mounts = index != head
     if mounts:
         lines.append(f'mounts = {{ lib = "{_module(head)}" }}')
-    lines += [
-        "",
-        "[evals.check]",
-        'title = "The module builds"',
-        'profile = { kind = "runtime", command = "true", args = [] }',
-        f'payload.instruction = "Check {{{name}}}."',
-    ]
+    if index % runtime_every == 0:
+        lines += [
+            "",
+            "[evals.check]",
+            'title = "The module builds"',
+            f'profile = {{ kind = "runtime", command = "true", args = ["{name}"] }}',
+            f'payload.instruction = "Check {{{name}}}."',
+        ]
     if index % 3 == 0 and mounts:  # a library never waits for a model
         lines += [
             "",
@@ -92,7 +94,7 @@ def _declaration(index: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def generate(root: Path, artifacts: int) -> None:
+def generate(root: Path, artifacts: int, runtime_every: int = 1) -> None:
     """A committed repository of ``artifacts`` folder Artifacts (the root and children count).
 
     ``mods/mNNNNN`` each hold ``FILES_PER_ARTIFACT`` files; every tenth module has a child
@@ -109,18 +111,23 @@ def generate(root: Path, artifacts: int) -> None:
     while count < artifacts:
         folder = root / "mods" / _module(index)
         (folder / "src").mkdir(parents=True)
-        (folder / "index.artf").write_text(_declaration(index), encoding="utf-8")
+        declaration = _declaration(index, runtime_every)
+        (folder / "index.artf").write_text(declaration, encoding="utf-8")
         for n in range(FILES_PER_ARTIFACT - 1):
             (folder / "src" / f"f{n}.py").write_text(f"# {index} {n}\n{body}", encoding="utf-8")
         count += 1
         if index % 10 == 5 and count < artifacts:
             child = folder / "tests"
             child.mkdir()
+            child_evals = (
+                '\n[evals.names]\ntitle = "Tests exist"\n'
+                f'profile = {{ kind = "runtime", command = "true", args = ["{index}"] }}\n'
+                'payload.instruction = "Tests."\n'
+                if index % runtime_every == 0
+                else ""
+            )
             (child / "index.artf").write_text(
-                f'name = "{_module(index)}-tests"\n\n[evals.names]\ntitle = "Tests exist"\n'
-                'profile = { kind = "runtime", command = "true", args = [] }\n'
-                'payload.instruction = "Tests."\n',
-                encoding="utf-8",
+                f'name = "{_module(index)}-tests"\n{child_evals}', encoding="utf-8"
             )
             for n in range(FILES_PER_ARTIFACT - 1):
                 (child / f"test_{n}.py").write_text(f"# t {n}\n{body}", encoding="utf-8")

@@ -20,6 +20,7 @@ pending, the loop stops and the still-parked requests keep their parked status.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import anyio
@@ -69,6 +70,11 @@ class ScheduleActions:
     # Wait until one of these WAITING_HUMAN requests settles; True when the deadline passed.
     # None: the Run does not wait for people.
     wait_for_human: Callable[[list[Request]], Awaitable[bool]] | None
+    # Settle a READY request at once when that needs no waiting (a derived dependency eval,
+    # an eval this verify does not review); False: it must be ``settle``d in a slot.
+    settle_inline: Callable[[Request], bool] = lambda _request: False
+    # One state transaction around each pass (its inline settlements and parkings).
+    batch: Callable[[], AbstractContextManager[None]] = nullcontext
 
 
 async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int = 1) -> None:
@@ -91,17 +97,18 @@ async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int =
 
     async with anyio.create_task_group() as group:
         while True:
-            gates = inputs.graph().gates
-            for request in list(pending):
-                if len(running) >= jobs:
-                    break
-                if gates[request["evalId"]].readiness is Readiness.READY:
-                    pending.remove(request)
-                    running.add(request["id"])
-                    group.start_soon(settle, request, group)
-            for request in pending:
-                if gates[request["evalId"]].readiness is not Readiness.READY:
-                    actions.park(request, gates[request["evalId"]])
+            with actions.batch():  # inline settlements and parkings: one transaction
+                gates = _settle_inline(inputs, actions, pending)
+                for request in list(pending):
+                    if gates[request["evalId"]].readiness is Readiness.READY:
+                        if len(running) >= jobs:
+                            break
+                        pending.remove(request)
+                        running.add(request["id"])
+                        group.start_soon(settle, request, group)
+                for request in pending:
+                    if gates[request["evalId"]].readiness is not Readiness.READY:
+                        actions.park(request, gates[request["evalId"]])
             if running:
                 changed = anyio.Event()
                 await changed.wait()
@@ -113,3 +120,21 @@ async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int =
                 break
     if failures:
         raise failures[0]
+
+
+def _settle_inline(
+    inputs: ScheduleInputs, actions: ScheduleActions, pending: list[Request]
+) -> Mapping[str, Gate]:
+    """Settle inline every READY request that needs no slot, again while that opens more
+    gates; the gates as they then stand."""
+    while True:
+        gates = inputs.graph().gates
+        settled = False
+        for request in list(pending):
+            if gates[request["evalId"]].readiness is Readiness.READY and actions.settle_inline(
+                request
+            ):
+                pending.remove(request)
+                settled = True
+        if not settled:
+            return gates

@@ -193,8 +193,13 @@ class Verify:
         async def refresh_all() -> None:
             await self._refresh_remote(result.requests)
 
+        def settle_inline(request: RequestDocument) -> bool:
+            return self._settle_inline(settle[request["id"]][0], request)
+
         wait = human_wait.HumanWait(ctx, result, deadline, refresh_all) if options.wait else None
-        actions = ScheduleActions(settle_request, self._park, wait)
+        actions = ScheduleActions(
+            settle_request, self._park, wait, settle_inline, self.ports.state.batch
+        )
         try:
             with self.ports.state.batch():  # the reuse phase: one transaction
                 found = reuse.lookup(ctx, [*other_keys, *([] if options.force else keys)])
@@ -234,19 +239,26 @@ class Verify:
         request.update({"status": status, "blockedReason": reason, "blockedBy": blocked_by})
         self.ctx.save(request)
 
-    async def _settle_request(
-        self, ref: EvalRef, keys: KeyInputs, request: RequestDocument
-    ) -> None:
-        """Reuse, join, follow, ask a person, or execute: whatever the key's claim allows."""
+    def _settle_inline(self, ref: EvalRef, request: RequestDocument) -> bool:
+        """Settle a READY request that needs no slot and no waiting; False when it does."""
         ctx = self.ctx
         reason = ctx.not_run_reason(ref.eval.profile)
         if reason is not None:
             request["status"] = UNREVIEWED
             request["blockedReason"] = reason
             ctx.save(request)
-            return
+            return True
         if derived.is_dependency(request):  # READY: every eval of its targets is GREEN
             derived.settle_derived(request, ctx.now(), ctx.save)
+            return True
+        return False
+
+    async def _settle_request(
+        self, ref: EvalRef, keys: KeyInputs, request: RequestDocument
+    ) -> None:
+        """Reuse, join, follow, ask a person, or execute: whatever the key's claim allows."""
+        ctx = self.ctx
+        if self._settle_inline(ref, request):
             return
         human = isinstance(ref.eval.profile, HumanProfile)
         if not human and not self.budget.reserve():  # an executor start, past the limit
