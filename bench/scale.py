@@ -42,6 +42,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 FILES_PER_ARTIFACT = 10
 FILE_BYTES = 1024
 GROUP = 100  # modules per group; each group has one library module the others may mount
+MONITOR_ROWS = 50  # the monitor's first page of Runs
 FLAT_TARGET = 1.2  # per-Artifact time at the largest size over the previous size
 GIT_TARGET = 5.0  # warm status and an all-reused verify, against git status
 
@@ -180,12 +181,17 @@ def _best(
 
 
 def _monitor_first_screen(state: Path, repo: Path) -> list[str]:
-    """A fresh interpreter that reads the monitor's Run list the way its first screen does."""
+    """A fresh interpreter that reads the monitor's Run list the way its first screen does:
+    its read-only state and ``MonitorSource.runs`` (the screen's rows), without a terminal."""
     code = (
-        "import sys\n"
-        "from artifactize.entrypoints.monitor_tui.bench_probe import first_screen\n"
-        "first_screen(sys.argv[1], sys.argv[2])\n"
-    )
+        "import os, sys\n"
+        "from artifactize.adapters.sqlite.stores import SqliteStatesOnDemand\n"
+        "from artifactize.entrypoints.monitor_tui.source import MonitorSource\n"
+        "def open_state():\n"
+        "    return SqliteStatesOnDemand().open(sys.argv[1], create=False, read_only=True)\n"
+        "rows = MonitorSource(open_state, os.path.realpath(sys.argv[2])).runs(MONITOR_ROWS)\n"
+        "assert rows, 'no Runs on the first screen'\n"
+    ).replace("MONITOR_ROWS", str(MONITOR_ROWS))
     return [sys.executable, "-c", code, str(state), str(repo)]
 
 

@@ -109,6 +109,7 @@ def verify(
     jobs: policy_options.JobsOption = None,
     max_executions: policy_options.MaxExecutionsOption = None,
     fingerprint_jobs: policy_options.FingerprintJobsOption = None,
+    shard: policy_options.ShardOption = None,
     junit: ci_reports.JunitOption = None,
     quiet: ci_reports.QuietOption = False,
 ) -> None:
@@ -127,7 +128,7 @@ def verify(
     """
     import anyio
 
-    chosen = policy_options.selection(selector, eval_id, evals, artifacts, select_all)
+    chosen = policy_options.selection(selector, eval_id, evals, artifacts, select_all, shard=shard)
     if timeout_ms is not None and not wait:
         raise CommandError(WAIT_NEEDS_WAIT)
     wait_timeout_ms = _wait_timeout(timeout_ms)
