@@ -163,6 +163,16 @@ class HumanEnding:
     reviewer: str | None = None
 
 
+@dataclass(frozen=True)
+class PruneOutcome:
+    """What ``prune`` removed (or, dry, would remove), and the Runs it had to keep."""
+
+    runs: tuple[str, ...]  # the Runs removed, newest first
+    requests: int
+    executions: int
+    kept_live: tuple[str, ...]  # matched, but RUNNING or holding an unsettled request
+
+
 class StateStore(Protocol):
     def state_id(self) -> str:
         """A random UUID created with the state; stable for its lifetime."""
@@ -207,6 +217,15 @@ class StateStore(Protocol):
 
     def latest_of_keys(self, keys: Sequence[str], *, touch: bool) -> dict[str, ExecutionRecord]:
         """``latest_record`` of every key that has one (key -> record), in one read."""
+        ...
+
+    def prune(self, *, before: str | None, keep: int | None, dry_run: bool) -> PruneOutcome:
+        """Remove the Runs created before ``before`` (a timestamp) or beyond the newest
+        ``keep``, with their requests, in one transaction, and then the executions no
+        remaining request points at that are neither in a key's reuse history nor active.
+        A Run still RUNNING or with a request not settled (queued, running, waiting for a
+        person) is kept. Reuse history is never removed. Unless ``dry_run``, the file is
+        compacted afterwards; ``dry_run`` counts the same and changes nothing."""
         ...
 
     def batch(self) -> AbstractContextManager[None]:

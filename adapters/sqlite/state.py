@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
-from artifactize.adapters.sqlite import dead_runs, human
+from artifactize.adapters.sqlite import dead_runs, human, pruning
 from artifactize.adapters.sqlite import history as hist
 from artifactize.adapters.sqlite.connection import (
     BEGIN_DEFERRED,
@@ -75,6 +76,7 @@ from artifactize.ports.state import (
     HumanSettlement,
     KeyInUse,
     OwnerAlive,
+    PruneOutcome,
     RequestRecord,
     RunRecord,
     StateError,
@@ -89,6 +91,13 @@ OWNER_DIED_CODE = ErrorCode.OWNER_DIED
 OWNER_DIED_ERROR = "Execution owner died."
 
 _log = logging.getLogger(__name__)
+
+
+class _DryRun(Exception):
+    def __init__(self, outcome: PruneOutcome) -> None:
+        self.outcome = outcome
+
+
 # Keys bound in one ``IN (...)``: well under SQLite's 32,766 host parameters.
 _KEYS_PER_QUERY = 500
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
@@ -171,6 +180,29 @@ class SqliteStateStore:
                 yield
             finally:
                 self._batch = None
+
+    def prune(self, *, before: str | None, keep: int | None, dry_run: bool) -> PruneOutcome:
+        try:
+            with self._transaction(write=True) as connection:
+                outcome = pruning.prune(connection, before, keep)
+                if dry_run:
+                    raise _DryRun(outcome)  # rolls the transaction back
+        except _DryRun as dry:
+            return dry.outcome
+        if outcome.runs:
+            self._compact()
+        return outcome
+
+    def _compact(self) -> None:
+        """VACUUM: outside any transaction, on the driver's connection (which begins none
+        of its own: ``isolation_level=None``)."""
+        raw = self._engine.raw_connection()
+        try:
+            raw.driver_connection.execute("VACUUM")  # type: ignore[union-attr]
+        except sqlite3.Error as error:
+            raise StateError(f"State {self._database}: {error}") from error
+        finally:
+            raw.close()
 
     # --- Runs and requests -------------------------------------------------------------
 

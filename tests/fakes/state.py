@@ -27,6 +27,7 @@ from artifactize.ports.state import (
     HumanSettlement,
     KeyInUse,
     OwnerAlive,
+    PruneOutcome,
     RequestRecord,
     RunRecord,
     StateError,
@@ -132,6 +133,9 @@ class MemoryStateStore:
     def latest_of_keys(self, keys: Sequence[str], *, touch: bool) -> dict[str, ExecutionRecord]:
         found = {key: self.latest_record(key, touch=touch) for key in dict.fromkeys(keys)}
         return {key: record for key, record in found.items() if record is not None}
+
+    def prune(self, *, before: str | None, keep: int | None, dry_run: bool) -> PruneOutcome:
+        raise NotImplementedError("prune is tested on SQLite (tests/integration/test_prune.py)")
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
