@@ -26,8 +26,10 @@ def prune_command(
         bool, typer.Option("--dry-run", help="Say what would be removed; change nothing.")
     ] = False,
 ) -> None:
-    """Remove old Runs, their requests and scratch folders; never a reusable verdict, a
-    running Run or a waiting request. Compacts the database."""
+    """Remove old Runs, their requests and scratch folders; never a reusable verdict.
+
+    Never a running Run or a waiting request either; compacts the database afterwards.
+    """
     from artifactize.domain.reviews.run.prune import PruneCriteria, PruneError, prune
     from artifactize.ports.state import StateError
 
