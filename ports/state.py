@@ -207,6 +207,11 @@ class StateStore(Protocol):
 
     def get_request(self, request_id: str) -> RequestRecord | None: ...
 
+    def status_counts(self, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Run ID -> its requests counted by status (a Run without requests: absent), in
+        one read that decodes no request document."""
+        ...
+
     # --- executions and reuse ------------------------------------------------------------
 
     def latest_record(self, key: str, *, touch: bool) -> ExecutionRecord | None:
@@ -228,9 +233,10 @@ class StateStore(Protocol):
         compacted afterwards; ``dry_run`` counts the same and changes nothing."""
         ...
 
-    def batch(self) -> AbstractContextManager[None]:
-        """Group every call made inside (on this thread) into one write transaction that
-        commits at the end and rolls back on an error; a nested batch joins the outer one."""
+    def batch(self, *, write: bool = True) -> AbstractContextManager[None]:
+        """Group every call made inside (on this thread) into one transaction that commits
+        at the end and rolls back on an error; a nested batch joins the outer one.
+        ``write=False``: a reader's batch, which takes no write lock."""
         ...
 
     def claim(self, execution: ExecutionRecord, owner_alive: OwnerAlive) -> Claim:

@@ -167,14 +167,15 @@ class SqliteStateStore:
             raise StateError(f"State {self._database}: {error.orig}") from error
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
-        """Every call inside, on this thread, shares one IMMEDIATE transaction that commits
-        at the end (or rolls back on an error): a Run phase that saves many requests pays
-        one commit, not one per save. Nested batches join the outer one."""
+    def batch(self, *, write: bool = True) -> Iterator[None]:
+        """Every call inside, on this thread, shares one transaction that commits at the end
+        (or rolls back on an error): a Run phase that saves many requests pays one commit,
+        not one per save; a reader of many rows (``write=False``, DEFERRED) one begin.
+        Nested batches join the outer one."""
         if self._batch is not None and self._batch[1] == threading.get_ident():
             yield
             return
-        with self._transaction(write=True) as connection:
+        with self._transaction(write=write) as connection:
             self._batch = (connection, threading.get_ident())
             try:
                 yield
@@ -292,6 +293,20 @@ class SqliteStateStore:
         )
         with self._transaction(write=False) as connection:
             return [request_record(row) for row in connection.execute(query)]
+
+    def status_counts(self, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        found: dict[str, dict[str, int]] = {}
+        wanted = list(dict.fromkeys(run_ids))
+        with self._transaction(write=False) as connection:
+            for start in range(0, len(wanted), _KEYS_PER_QUERY):
+                query = (
+                    sa.select(requests_table.c.run_id, requests_table.c.status, sa.func.count())
+                    .where(requests_table.c.run_id.in_(wanted[start : start + _KEYS_PER_QUERY]))
+                    .group_by(requests_table.c.run_id, requests_table.c.status)
+                )
+                for run_id, status, count in connection.execute(query):
+                    found.setdefault(run_id, {})[status] = int(count)
+        return found
 
     def get_request(self, request_id: str) -> RequestRecord | None:
         query = sa.select(requests_table).where(requests_table.c.id == request_id)

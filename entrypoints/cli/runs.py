@@ -334,9 +334,8 @@ def run_list(
     """Runs newest first, for this repository (or --all)."""
     store = CliContext.services().open_state(create=False)
     repo = None if all_repos else os.path.realpath(CliContext.options.repo)
-    from artifactize.domain.reviews.run.current import status_counts
-
     runs = store.list_runs(repo, limit, offset) if store is not None else []
+    counts = store.status_counts([run.id for run in runs]) if store is not None else {}
     rows = [
         {
             "id": run.id,
@@ -344,9 +343,7 @@ def run_list(
             "status": run.status,
             "createdAt": run.data.get("createdAt"),
             "completedAt": run.data.get("completedAt"),
-            "counts": status_counts([r.data for r in store.list_requests(run.id)])
-            if store is not None
-            else {},
+            "counts": counts.get(run.id, {}),
         }
         for run in runs
     ]

@@ -130,6 +130,14 @@ class MemoryStateStore:
             self.touched.append(records[0].id)
         return records[0] if records else None
 
+    def status_counts(self, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        found: dict[str, dict[str, int]] = {}
+        for request in self.requests.values():
+            if request.run_id in run_ids:
+                counts = found.setdefault(request.run_id, {})
+                counts[request.status] = counts.get(request.status, 0) + 1
+        return found
+
     def latest_of_keys(self, keys: Sequence[str], *, touch: bool) -> dict[str, ExecutionRecord]:
         found = {key: self.latest_record(key, touch=touch) for key in dict.fromkeys(keys)}
         return {key: record for key, record in found.items() if record is not None}
@@ -138,7 +146,7 @@ class MemoryStateStore:
         raise NotImplementedError("prune is tested on SQLite (tests/integration/test_prune.py)")
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self, *, write: bool = True) -> Iterator[None]:
         self.batches += 1
         yield
 

@@ -67,6 +67,9 @@ def test_prune_keeps_the_newest_runs_and_every_reusable_verdict(
     assert not any((state / "runs" / run_id).exists() for run_id in ids[:2])
     _, listed = _cli(repo, state, "run", "list")
     assert [r["id"] for r in listed] == [ids[2]]
+    _, shown = _cli(repo, state, "run", "show", ids[2])
+    statuses = [r["status"] for r in shown["requests"]]
+    assert listed[0]["counts"] == {s: statuses.count(s) for s in set(statuses)}
     code, again = _cli(repo, state, "verify", "--all", *REUSE_ONLY)
     assert code in (0, 4)
     assert again["summary"]["executed"]["total"] == 0

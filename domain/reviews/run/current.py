@@ -50,13 +50,6 @@ def current_run(run: Mapping[str, Any], requests: Sequence[Mapping[str, Any]]) -
     return data
 
 
-def status_counts(requests: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for request in requests:
-        counts[request["status"]] = counts.get(request["status"], 0) + 1
-    return counts
-
-
 def settle_run(run: RunRecord, requests: Sequence[RequestRecord]) -> RunRecord | None:
     """``run`` with its status, validation and summary settled by its requests' current
     statuses, or None when nothing changes (still RUNNING, or a request still waits)."""
