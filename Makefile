@@ -122,6 +122,7 @@ bench: install
 	$(BIN)/python bench/store.py
 	$(BIN)/python bench/scheduling.py
 	$(BIN)/python bench/mcp.py
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -140,26 +140,19 @@ def generate(root: Path, artifacts: int, runtime_every: int = 1) -> None:
     subprocess.run([*git, "commit", "-q", "-m", "generated"], cwd=root, check=True)
 
 
-def _cli(repo: Path, state: Path, *args: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "artifactize.entrypoints.cli.app",
-        "--repo",
-        str(repo),
-        "--state-dir",
-        str(state),
-        *args,
-    ]
+def cli(repo: Path, state: Path, *args: str) -> list[str]:
+    """The argv of one CLI command on ``repo`` with its own state (tests use it too)."""
+    where = ["--repo", str(repo), "--state-dir", str(state)]
+    return [sys.executable, "-m", "artifactize.entrypoints.cli.app", *where, *args]
 
 
-_ENV = {**os.environ, "ARTIFACTIZE_REMOTE": "off"}
+ENV = {**os.environ, "ARTIFACTIZE_REMOTE": "off"}  # no team store: local state only
 _OK_CODES = {0, 1, 4}  # GREEN, RED/not ready, INCOMPLETE: all normal here
 
 
 def _run(command: Sequence[str], cwd: Path) -> float:
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, env=_ENV, capture_output=True, check=False)
+    done = subprocess.run(command, cwd=cwd, env=ENV, capture_output=True, check=False)
     elapsed = time.perf_counter() - start
     if done.returncode not in _OK_CODES:
         raise SystemExit(
@@ -212,34 +205,32 @@ def measure(artifacts: int, runs: int, workdir: Path) -> dict[str, Any]:
 
     def restore_and_reverify() -> None:
         edited.write_text(original, encoding="utf-8")
-        _run(_cli(repo, state, "--json", "verify", "--all", *REUSE_ONLY), repo)
+        _run(cli(repo, state, "--json", "verify", "--all", *REUSE_ONLY), repo)
 
     fill_start = time.perf_counter()
-    _run(_cli(repo, state, "--json", "verify", "--all", "--jobs", "2", *REUSE_ONLY), repo)
+    _run(cli(repo, state, "--json", "verify", "--all", "--jobs", "2", *REUSE_ONLY), repo)
     fill = time.perf_counter() - fill_start
     git = _best(runs, lambda: _run(["git", "status", "--porcelain"], repo))
     figures: dict[str, float] = {}
-    figures["config check"] = _best(runs, lambda: _run(_cli(repo, state, "config", "check"), repo))
-    figures["status"] = _best(runs, lambda: _run(_cli(repo, state, "--json", "status"), repo))
+    figures["config check"] = _best(runs, lambda: _run(cli(repo, state, "config", "check"), repo))
+    figures["status"] = _best(runs, lambda: _run(cli(repo, state, "--json", "status"), repo))
     figures["verify --all (all reused)"] = _best(
-        runs, lambda: _run(_cli(repo, state, "--json", "verify", "--all", *REUSE_ONLY), repo)
+        runs, lambda: _run(cli(repo, state, "--json", "verify", "--all", *REUSE_ONLY), repo)
     )
-    figures["run list"] = _best(
-        runs, lambda: _run(_cli(repo, state, "--json", "run", "list"), repo)
-    )
+    figures["run list"] = _best(runs, lambda: _run(cli(repo, state, "--json", "run", "list"), repo))
     figures["request list"] = _best(
-        runs, lambda: _run(_cli(repo, state, "--json", "request", "list"), repo)
+        runs, lambda: _run(cli(repo, state, "--json", "request", "list"), repo)
     )
     figures["monitor first screen"] = _best(
         runs, lambda: _run(_monitor_first_screen(state, repo), repo)
     )
     edit()
     figures["status after a one-file edit"] = _best(
-        runs, lambda: _run(_cli(repo, state, "--json", "status"), repo), edit
+        runs, lambda: _run(cli(repo, state, "--json", "status"), repo), edit
     )
     figures["verify after a one-file edit"] = _best(
         runs,
-        lambda: _run(_cli(repo, state, "--json", "verify", "--all", *REUSE_ONLY), repo),
+        lambda: _run(cli(repo, state, "--json", "verify", "--all", *REUSE_ONLY), repo),
         edit,
     )
     restore_and_reverify()
@@ -262,14 +253,14 @@ def _profile(artifacts: int, command: str, workdir: Path, top: int) -> None:
     repo = workdir / f"repo-{artifacts}"
     state = workdir / f"state-{artifacts}"
     generate(repo, artifacts)
-    _run(_cli(repo, state, "--json", "verify", "--all", "--jobs", "2", *REUSE_ONLY), repo)
+    _run(cli(repo, state, "--json", "verify", "--all", "--jobs", "2", *REUSE_ONLY), repo)
     args = {"status": ["status"], "verify": ["verify", "--all", *REUSE_ONLY]}[command]
     out = workdir / "profile.out"
-    cli = _cli(repo, state, "--json", *args)
+    argv = cli(repo, state, "--json", *args)
     subprocess.run(
-        [sys.executable, "-m", "cProfile", "-o", str(out), *cli[1:]],
+        [sys.executable, "-m", "cProfile", "-o", str(out), *argv[1:]],
         cwd=repo,
-        env=_ENV,
+        env=ENV,
         capture_output=True,
         check=False,
     )

@@ -9,27 +9,13 @@ request waiting for a person is never removed; a bad argument exits 2 with one l
 
 from __future__ import annotations
 
-import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from bench.scale import generate
-
-ENV = {**os.environ, "ARTIFACTIZE_REMOTE": "off"}
-REUSE_ONLY = ("--reuse-only", "agent,human")
-
-
-def _cli(repo: Path, state: Path, *args: str) -> tuple[int, Any]:
-    command = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--repo", str(repo)]
-    command += ["--state-dir", str(state), "--json", *args]
-    done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, text=True, check=False)
-    return done.returncode, json.loads(done.stdout) if done.stdout.strip() else None
+from tests.support.scale_repo import REUSE_ONLY, run_json
 
 
 def _count(state: Path, table: str) -> int:
@@ -43,7 +29,7 @@ def filled(tmp_path: Path) -> tuple[Path, Path, list[str]]:
     generate(repo, 20)
     ids = []
     for _ in range(3):
-        code, run = _cli(repo, state, "verify", "--all", "--jobs", "2", *REUSE_ONLY)
+        code, run = run_json(repo, state, "verify", "--all", "--jobs", "2", *REUSE_ONLY)
         assert code in (0, 4), run
         ids.append(run["id"])
     return repo, state, ids
@@ -53,10 +39,10 @@ def test_prune_keeps_the_newest_runs_and_every_reusable_verdict(
     filled: tuple[Path, Path, list[str]],
 ) -> None:
     repo, state, ids = filled
-    _, dry = _cli(repo, state, "prune", "--keep", "1", "--dry-run")
+    _, dry = run_json(repo, state, "prune", "--keep", "1", "--dry-run")
     assert dry["dryRun"] and sorted(dry["runs"]) == sorted(ids[:2])
     assert _count(state, "runs") == 3  # a dry run changes nothing
-    code, done = _cli(repo, state, "prune", "--keep", "1")
+    code, done = run_json(repo, state, "prune", "--keep", "1")
     assert code == 0
     assert {k: done[k] for k in ("runs", "requests")} == {
         "runs": dry["runs"],
@@ -65,12 +51,12 @@ def test_prune_keeps_the_newest_runs_and_every_reusable_verdict(
     assert done["requests"] > 0
     assert _count(state, "runs") == 1
     assert not any((state / "runs" / run_id).exists() for run_id in ids[:2])
-    _, listed = _cli(repo, state, "run", "list")
+    _, listed = run_json(repo, state, "run", "list")
     assert [r["id"] for r in listed] == [ids[2]]
-    _, shown = _cli(repo, state, "run", "show", ids[2])
+    _, shown = run_json(repo, state, "run", "show", ids[2])
     statuses = [r["status"] for r in shown["requests"]]
     assert listed[0]["counts"] == {s: statuses.count(s) for s in set(statuses)}
-    code, again = _cli(repo, state, "verify", "--all", *REUSE_ONLY)
+    code, again = run_json(repo, state, "verify", "--all", *REUSE_ONLY)
     assert code in (0, 4)
     assert again["summary"]["executed"]["total"] == 0
     assert again["summary"]["reused"]["runtime"] > 0
@@ -78,9 +64,9 @@ def test_prune_keeps_the_newest_runs_and_every_reusable_verdict(
 
 def test_prune_before_a_date_and_nothing_older(filled: tuple[Path, Path, list[str]]) -> None:
     repo, state, _ = filled
-    code, done = _cli(repo, state, "prune", "--before", "2000-01-01")
+    code, done = run_json(repo, state, "prune", "--before", "2000-01-01")
     assert code == 0 and done["runs"] == []
-    code, done = _cli(repo, state, "prune", "--before", "2999-01-01T00:00:00Z")
+    code, done = run_json(repo, state, "prune", "--before", "2999-01-01T00:00:00Z")
     assert code == 0 and len(done["runs"]) == 3
     assert _count(state, "requests") == 0
 
@@ -88,10 +74,12 @@ def test_prune_before_a_date_and_nothing_older(filled: tuple[Path, Path, list[st
 def test_a_run_with_a_request_waiting_for_a_person_is_kept(tmp_path: Path) -> None:
     repo, state = tmp_path / "repo", tmp_path / "state"
     generate(repo, 4)  # m00001 has a Human eval; it consumes m00000
-    code, run = _cli(repo, state, "verify", "--artifacts", "m00000,m00001", "--reuse-only", "agent")
+    code, run = run_json(
+        repo, state, "verify", "--artifacts", "m00000,m00001", "--reuse-only", "agent"
+    )
     assert code == 4
     assert {r["evalId"]: r["status"] for r in run["requests"]}["m00001/signoff"] == "WAITING_HUMAN"
-    code, done = _cli(repo, state, "prune", "--keep", "0")
+    code, done = run_json(repo, state, "prune", "--keep", "0")
     assert code == 0
     assert done["runs"] == [] and done["keptLive"] == [run["id"]]
 
@@ -108,6 +96,6 @@ def test_a_run_with_a_request_waiting_for_a_person_is_kept(tmp_path: Path) -> No
 def test_bad_arguments_exit_2_with_one_line(
     tmp_path: Path, args: tuple[str, ...], message: str
 ) -> None:
-    code, answer = _cli(tmp_path, tmp_path / "state", "prune", *args)
+    code, answer = run_json(tmp_path, tmp_path / "state", "prune", *args)
     assert code == 2
     assert answer["error"].startswith(message)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.scale import generate
+from bench.scale import ENV, REUSE_ONLY, cli, generate
 
 SMALL, LARGE = 100, 1000
 GROWTH = LARGE / SMALL
@@ -29,8 +29,6 @@ GROWTH = LARGE / SMALL
 # below it and the generator's rounding above it.
 LINEAR_MAX = GROWTH * 1.2
 RUNTIME_EVERY = 10  # runtime evals on every tenth module keep the state fill short
-REUSE_ONLY = ("--reuse-only", "agent,human")
-ENV = {**os.environ, "ARTIFACTIZE_REMOTE": "off"}
 
 # (file name ending, function name) -> what the count stands for
 RELATION_MAPS = ("domain/workspace.py", "inputs")
@@ -41,19 +39,6 @@ COMMITS = ("~", "<method 'commit' of 'sqlite3.Connection' objects>")
 
 Counts = dict[tuple[str, str], int]
 Profiles = dict[int, dict[str, Counts]]
-
-
-def _cli(repo: Path, state: Path, *args: str) -> list[str]:
-    return [
-        "-m",
-        "artifactize.entrypoints.cli.app",
-        "--repo",
-        str(repo),
-        "--state-dir",
-        str(state),
-        "--json",
-        *args,
-    ]
 
 
 # cProfile follows only the thread that enabled it; the fingerprints are computed on worker
@@ -86,7 +71,7 @@ sys.exit(code)
 
 def _profile(repo: Path, state: Path, out: Path, *args: str) -> dict[tuple[str, str], int]:
     """Call counts of one CLI command run under cProfile: (file, function) -> calls."""
-    command = [sys.executable, "-c", _RUNNER, str(out), *_cli(repo, state, *args)[2:]]
+    command = [sys.executable, "-c", _RUNNER, str(out), *cli(repo, state, "--json", *args)[3:]]
     done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, check=False)
     assert done.returncode in (0, 1, 4), done.stderr.decode(errors="replace")[-2000:]
     counts: dict[tuple[str, str], int] = {}
@@ -113,7 +98,7 @@ def profiles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Profiles]:
         root = tmp_path_factory.mktemp(f"scale-{size}")
         repo, state = root / "repo", root / "state"
         generate(repo, size, runtime_every=RUNTIME_EVERY)
-        fill = [sys.executable, *_cli(repo, state, "verify", "--all", "--jobs", "2", *REUSE_ONLY)]
+        fill = cli(repo, state, "verify", "--all", "--jobs", "2", *REUSE_ONLY)
         done = subprocess.run(fill, cwd=repo, env=ENV, capture_output=True, check=False)
         assert done.returncode in (0, 4), done.stderr.decode(errors="replace")[-2000:]
         found[size] = {

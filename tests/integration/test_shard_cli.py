@@ -8,26 +8,12 @@ with a one-line error.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from bench.scale import generate
-
-ENV = {**os.environ, "ARTIFACTIZE_REMOTE": "off"}
-REUSE_ONLY = ("--reuse-only", "agent,human")
-
-
-def _cli(repo: Path, state: Path, *args: str) -> tuple[int, Any]:
-    command = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--repo", str(repo)]
-    command += ["--state-dir", str(state), "--json", *args]
-    done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, text=True, check=False)
-    return done.returncode, json.loads(done.stdout)
+from tests.support.scale_repo import REUSE_ONLY, run_json
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +24,13 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_two_verify_shards_select_every_eval_once(repo: Path, tmp_path: Path) -> None:
-    code, everything = _cli(repo, tmp_path / "all", "status", "--all")
+    code, everything = run_json(repo, tmp_path / "all", "status", "--all")
     assert code in (0, 1)
     selections = []
     for part in ("1/2", "2/2"):
-        code, run = _cli(repo, tmp_path / "state", "verify", "--all", "--shard", part, *REUSE_ONLY)
+        code, run = run_json(
+            repo, tmp_path / "state", "verify", "--all", "--shard", part, *REUSE_ONLY
+        )
         assert code in (0, 4), run
         selections.append(run["selection"])
     first, second = selections
@@ -53,15 +41,15 @@ def test_two_verify_shards_select_every_eval_once(repo: Path, tmp_path: Path) ->
 
 def test_status_lists_its_shard_as_its_selection(repo: Path, tmp_path: Path) -> None:
     state = tmp_path / "state"
-    _, whole = _cli(repo, state, "status")
-    _, third = _cli(repo, state, "status", "--shard", "3/3")
+    _, whole = run_json(repo, state, "status")
+    _, third = run_json(repo, state, "status", "--shard", "3/3")
     assert third["selection"]
     assert set(third["selection"]) < set(whole["selection"])
-    _, again = _cli(repo, state, "status", "--shard", "3/3")
+    _, again = run_json(repo, state, "status", "--shard", "3/3")
     assert again["selection"] == third["selection"]  # deterministic
 
 
 def test_a_bad_shard_exits_2_with_a_json_error(repo: Path, tmp_path: Path) -> None:
-    code, answer = _cli(repo, tmp_path / "state", "verify", "--all", "--shard", "3/2")
+    code, answer = run_json(repo, tmp_path / "state", "verify", "--all", "--shard", "3/2")
     assert code == 2
     assert answer == {"error": "--shard takes I/N with 1 <= I <= N <= 1024, got '3/2'."}
