@@ -73,6 +73,11 @@ COMMANDS: dict[str, LazyCommand] = {
     "cache": LazyCommand(
         "artifactize.entrypoints.cli.runs", "cache_app", "Inspect and clear reusable verdicts."
     ),
+    "prune": LazyCommand(
+        "artifactize.entrypoints.cli.prune",
+        "prune_command",
+        "Remove old Runs, their requests and scratch folders; never a reusable verdict.",
+    ),
     "request": LazyCommand(
         "artifactize.entrypoints.cli.requests",
         "request_app",

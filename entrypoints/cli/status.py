@@ -65,6 +65,7 @@ def status_command(
     jobs: policy_options.JobsOption = None,
     max_executions: policy_options.MaxExecutionsOption = None,
     fingerprint_jobs: policy_options.FingerprintJobsOption = None,
+    shard: policy_options.ShardOption = None,
 ) -> None:
     """Show what `verify` would do: per eval its state, action and reason. Runs nothing.
 
@@ -75,7 +76,7 @@ def status_command(
     if len(given) + int(select_all) > 1:
         raise CommandError(ONE_SELECTOR)
     chosen = policy_options.selection(
-        selector, eval_id, evals, artifacts, select_all, default_all=True
+        selector, eval_id, evals, artifacts, select_all, default_all=True, shard=shard
     )
     from artifactize.domain.reviews.run.status import StatusOptions
     from artifactize.ports.state import StateError

@@ -129,6 +129,11 @@ def commit(
 
 def finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> None:
     """Settle what the Run left unsettled, then save its validation, status and summary."""
+    with ctx.ports.state.batch():  # the Run's last phase: one transaction
+        _finish_run(ctx, result, inputs)
+
+
+def _finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> None:
     run = result.run
     # A Run that a failed state write ended settles its open requests with that code.
     write_failed = run.get("errorCode") == ErrorCode.STATE_WRITE_FAILED

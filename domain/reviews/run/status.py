@@ -23,7 +23,7 @@ create a request for it (selected, or in the scope with ``--recursive``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from artifactize.domain.declarations.model import HumanProfile
@@ -183,7 +183,8 @@ class Status:
         self.ports = ports
         self.workspace = workspace
         self.options = options
-        self._history: list[ExecutionRecord] | None = None
+        self._history: dict[str, list[ExecutionRecord]] | None = None
+        self._latest: dict[str, ExecutionRecord] | None = None  # key -> newest record
         self._waiting: dict[str, RequestRecord] | None = None
 
     @property
@@ -202,6 +203,7 @@ class Status:
         ]
         ids = [*selected, *others]
         keys = compute_all(self._key, ids, self.options.policy.fingerprint_jobs or 1)
+        self._prefetch(keys.values())
         lookups = {eval_id: self._lookup(eval_id, keys[eval_id]) for eval_id in ids}
         pulled = {ref.qualified_id for ref in pulled_in(self.workspace, refs)}
         evidence = {eval_id: lookup.evidence() for eval_id, lookup in lookups.items()}
@@ -239,6 +241,13 @@ class Status:
         except FingerprintError as exc:
             return exc
 
+    def _prefetch(self, keys: Iterable[KeyInputs | FingerprintError]) -> None:
+        """The newest record of every key, in one read (``_lookup`` then asks no more)."""
+        if self.ports.state is None:
+            return
+        wanted = [k.key for k in keys if isinstance(k, KeyInputs) and k.key is not None]
+        self._latest = self.ports.state.latest_of_keys(wanted, touch=False)
+
     def _lookup(self, eval_id: str, keys: KeyInputs | FingerprintError) -> _Lookup:
         if isinstance(keys, FingerprintError):
             return _Lookup(None, error=FINGERPRINT_FAILED.format(error=keys))
@@ -247,21 +256,28 @@ class Status:
         if state is None:
             return found
         if keys.key is not None:
-            found.record = state.latest_record(keys.key, touch=False)
+            found.record = (
+                self._latest.get(keys.key)
+                if self._latest is not None
+                else state.latest_record(keys.key, touch=False)
+            )
             if found.record is None:
                 found.waiting = self._waiting_requests().get(keys.key)
         if found.record is None:
-            history = [r for r in self._records() if r.data.get("evalId") == eval_id]
+            history = self._records().get(eval_id, [])
             found.last = history[0] if history else None
             found.previous = next((r for r in history if r.eval_def_hash == keys.def_hash), None)
         return found
 
-    def _records(self) -> list[ExecutionRecord]:
-        """The newest GREEN/RED record of every key, newest first (read once per report)."""
+    def _records(self) -> dict[str, list[ExecutionRecord]]:
+        """Eval ID -> the newest GREEN/RED record of each of its keys, newest first (read
+        once per report, grouped once: not a scan of every record per eval)."""
         if self._history is None:
             assert self.ports.state is not None
-            latest = self.ports.state.latest_records()
-            self._history = [r for r, _ in latest if r.status in VERDICTS]
+            self._history = {}
+            for record, _ in self.ports.state.latest_records():
+                if record.status in VERDICTS:
+                    self._history.setdefault(str(record.data.get("evalId")), []).append(record)
         return self._history
 
     def _waiting_requests(self) -> dict[str, RequestRecord]:
@@ -269,7 +285,7 @@ class Status:
         if self._waiting is None:
             assert self.ports.state is not None
             self._waiting = {}
-            for request in self.ports.state.all_requests():
+            for request in self.ports.state.all_requests(gates.WAITING_HUMAN):
                 key = request.data.get("key")
                 if request.status == gates.WAITING_HUMAN and isinstance(key, str):
                     self._waiting.setdefault(key, request)

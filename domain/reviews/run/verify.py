@@ -193,14 +193,21 @@ class Verify:
         async def refresh_all() -> None:
             await self._refresh_remote(result.requests)
 
+        def settle_inline(request: RequestDocument) -> bool:
+            return self._settle_inline(settle[request["id"]][0], request)
+
         wait = human_wait.HumanWait(ctx, result, deadline, refresh_all) if options.wait else None
-        actions = ScheduleActions(settle_request, self._park, wait)
+        actions = ScheduleActions(
+            settle_request, self._park, wait, settle_inline, self.ports.state.batch
+        )
         try:
-            for ref, key in zip(others, other_keys, strict=True):
-                run["evidence"][ref.qualified_id] = reuse.evidence(ctx, key)
-            for key, request in zip(keys, requests, strict=True):
-                reuse.attach_cached(ctx, key, request)
-            reuse_only.settle_misses(requests, options.policy.reuse_only, ctx.save)
+            with self.ports.state.batch():  # the reuse phase: one transaction
+                found = reuse.lookup(ctx, [*other_keys, *([] if options.force else keys)])
+                for ref, key in zip(others, other_keys, strict=True):
+                    run["evidence"][ref.qualified_id] = reuse.evidence(key, found)
+                for key, request in zip(keys, requests, strict=True):
+                    reuse.attach_cached(ctx, key, request, found)
+                reuse_only.settle_misses(requests, options.policy.reuse_only, ctx.save)
             await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
         except RemoteFailure as failure:
             run["error"] = failure.message
@@ -239,19 +246,26 @@ class Verify:
         request.update({"status": status, "blockedReason": reason, "blockedBy": blocked_by})
         self.ctx.save(request)
 
-    async def _settle_request(
-        self, ref: EvalRef, keys: KeyInputs, request: RequestDocument
-    ) -> None:
-        """Reuse, join, follow, ask a person, or execute: whatever the key's claim allows."""
+    def _settle_inline(self, ref: EvalRef, request: RequestDocument) -> bool:
+        """Settle a READY request that needs no slot and no waiting; False when it does."""
         ctx = self.ctx
         reason = ctx.not_run_reason(ref.eval.profile)
         if reason is not None:
             request["status"] = UNREVIEWED
             request["blockedReason"] = reason
             ctx.save(request)
-            return
+            return True
         if derived.is_dependency(request):  # READY: every eval of its targets is GREEN
             derived.settle_derived(request, ctx.now(), ctx.save)
+            return True
+        return False
+
+    async def _settle_request(
+        self, ref: EvalRef, keys: KeyInputs, request: RequestDocument
+    ) -> None:
+        """Reuse, join, follow, ask a person, or execute: whatever the key's claim allows."""
+        ctx = self.ctx
+        if self._settle_inline(ref, request):
             return
         human = isinstance(ref.eval.profile, HumanProfile)
         if not human and not self.budget.reserve():  # an executor start, past the limit
