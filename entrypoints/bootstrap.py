@@ -219,13 +219,15 @@ class Services:
             with contextlib.suppress(OSError):
                 scratch.remove_tree(str(folder))
 
-    def existing_state(self, request_id: str) -> StateStore:
-        """The existing state; actions never create one (no state: no request to act on)."""
-        from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND
+    def existing_state(self, request_id: str | None = None) -> StateStore:
+        """The existing state; actions never create one (no state: no request to act on,
+        and the refusal names ``request_id`` when given)."""
+        from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND, REQUEST_NOT_FOUND
 
         store = self.open_state(create=False)
         if store is None:
-            raise CommandError(REQUEST_ID_NOT_FOUND.format(id=request_id))
+            missing = REQUEST_NOT_FOUND if request_id is None else REQUEST_ID_NOT_FOUND
+            raise CommandError(missing.format(id=request_id))
         return store
 
     def producer(self) -> ProducerDocument:
