@@ -14,6 +14,7 @@ Tests override providers with fakes, through the container's own ``override``:
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -404,6 +405,18 @@ def _tools_check(
     )
 
 
+def _built(path: str) -> Callable[..., Any]:
+    """The class at ``path`` (``module:Name``), constructed with the provider's arguments and
+    imported on first use, so building the container imports no domain module."""
+    module, _, name = path.partition(":")
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    build.__qualname__ = build.__name__ = name
+    return build
+
+
 def _on_platform(platform: providers.Provider[str], port: str, **kwargs: Any) -> Any:
     """One port's adapter, chosen by ``platform``: the POSIX or the Windows one, built once."""
     return providers.Selector(
@@ -479,3 +492,35 @@ class Container(containers.DeclarativeContainer):
         human_ports=human_tool_ports,
         clock=clock,
     )
+    # The port bundles of the use cases; the arguments a call gives are noted beside each.
+    session_ports = providers.Factory(
+        _built("artifactize.domain.tools.sessions:SessionPorts"),
+        launcher=launcher,
+        table=process_table,
+        store=session_store,
+        cleanup=cleanup_executor,
+    )  # parent= (below the state home)
+    runtime_ports = providers.Factory(
+        _built("artifactize.domain.reviews.runtime.review:RuntimePorts"),
+        processes=processes,
+        scratch=scratch,
+        filesystem=filesystem,
+        programs=programs,
+        clock=clock,
+        environment=environment,
+    )  # scripts=
+    review_ports = providers.Factory(
+        _built("artifactize.domain.reviews.agent.review:ReviewPorts"),
+        clock=clock,
+        tools=tool_ports,
+    )  # backends=, sessions=, reload=, scripts=
+    human_review_ports = providers.Factory(
+        _built("artifactize.domain.reviews.human.lifecycle:HumanReviewPorts"),
+        load=config_service.provided.load,
+        tools=human_tool_ports,
+        filesystem=filesystem,
+        clock=clock,
+    )  # state=, producer=, scripts=
+    status_ports = providers.Factory(
+        _built("artifactize.domain.reviews.run.status:StatusPorts"), filesystem=filesystem
+    )  # state=, scripts=
