@@ -5,16 +5,19 @@ from __future__ import annotations
 from collections import Counter
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from artifactize.domain.declarations.model import ArtifactKind
-from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.diagnostics import ConfigError, NotReady, Problem
 from artifactize.domain.discovery import discover
 from artifactize.domain.graph import graph_report
 from artifactize.domain.workspace import Workspace, build_workspace
 from artifactize.ports.collector import CollectorPause
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.statuses import PROFILE_KINDS
+
+if TYPE_CHECKING:
+    from artifactize.domain.program_checks import ProgramChecks
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,8 @@ class ConfigService:
 
     filesystem: Filesystem
     pause_collector: CollectorPause | None = None
+    # Resolves every program and file operand (domain/program_checks.py); None: not checked.
+    programs: ProgramChecks | None = None
 
     def load(self, repo: str) -> Workspace:
         root_path = self.filesystem.canonical_directory(repo)
@@ -40,14 +45,25 @@ class ConfigService:
 
     def check(self, repo: str) -> dict[str, Any]:
         """``summary`` of a workspace that loads and whose tool operands stay within the
-        scopes their tools run in; raises ConfigError (file, line, key, fix) otherwise."""
+        scopes their tools run in; raises ConfigError (file, line, key, fix) otherwise. Then
+        every program and file operand is resolved (``programs``): what is missing raises
+        NotReady, a runtime program on artifactize's own interpreter is a ``warnings`` entry."""
         from artifactize.domain.tool_scopes import scope_problems
 
         workspace = self.load(repo)
         problems = scope_problems(workspace)
         if problems:
             raise ConfigError(problems)
-        return summary(workspace)
+        warnings: list[Problem] = []
+        if self.programs is not None:
+            found = self.programs.check(workspace)
+            if found.problems:
+                raise NotReady(found.problems)
+            warnings = found.warnings
+        data = summary(workspace)
+        if warnings:
+            data["warnings"] = [warning.to_json() for warning in warnings]
+        return data
 
     def graph(self, repo: str, artifact: str | None) -> dict[str, Any]:
         return graph_report(self.load(repo), artifact)
@@ -74,7 +90,11 @@ def summary(workspace: Workspace) -> dict[str, Any]:
 
 def summary_text(data: dict[str, Any]) -> str:
     kinds = data["evalsByKind"]
-    return (
+    warnings = "".join(
+        "warning: " + Problem(w["file"], w["line"], w["keyPath"], w["message"]).render() + "\n"
+        for w in data.get("warnings", [])
+    )
+    return warnings + (
         f"Configuration OK: {_count(data['artifacts'], 'Artifact')} "
         f"({data['folderArtifacts']} folder, {data['fileArtifacts']} file), "
         f"{_count(data['evals'], 'eval')} (runtime {kinds['runtime']}, agent {kinds['agent']}, "

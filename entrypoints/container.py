@@ -271,12 +271,20 @@ def _stored_now() -> Callable[[], str]:
     return utc_now
 
 
-def _config_service(filesystem: Filesystem) -> ConfigService:
-    """Loading pauses the garbage collector (a sixth faster at 10,000 Artifacts)."""
+def _config_service(
+    filesystem: Filesystem, programs: ProgramFinder, environment: Mapping[str, str]
+) -> ConfigService:
+    """Loading pauses the garbage collector (a sixth faster at 10,000 Artifacts); ``check``
+    resolves every program and file operand on the caller's PATH."""
     from artifactize.adapters.collector import pause_collector
     from artifactize.domain.config_service import ConfigService
+    from artifactize.domain.program_checks import ProgramChecks
 
-    return ConfigService(filesystem=filesystem, pause_collector=pause_collector)
+    return ConfigService(
+        filesystem=filesystem,
+        pause_collector=pause_collector,
+        programs=ProgramChecks(filesystem, programs, environment),
+    )
 
 
 def _tool_ports(
@@ -387,7 +395,9 @@ class Container(containers.DeclarativeContainer):
     remote_stores = providers.Factory(
         _remote_stores, environment=environment, private_files=private_files
     )
-    config_service = providers.Factory(_config_service, filesystem=filesystem)
+    config_service = providers.Factory(
+        _config_service, filesystem=filesystem, programs=programs, environment=environment
+    )
     tool_ports = providers.Factory(
         _tool_ports,
         filesystem=filesystem,

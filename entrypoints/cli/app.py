@@ -24,6 +24,7 @@ from artifactize.entrypoints.cli.lazy_commands import LazyGroup
 from artifactize.entrypoints.errors import CommandError
 
 EXIT_OK = 0
+EXIT_NOT_READY = 1  # config check: valid declarations naming what is missing here
 EXIT_USAGE = 2
 HELP_HINT = "Try '{command} --help' for help."
 
@@ -168,27 +169,35 @@ def _fail(
     extra: dict[str, Any] | None = None,
     *,
     usage: str = "",
+    code: int = EXIT_USAGE,
 ) -> NoReturn:
-    """Exit 2: ``error: …`` on stderr (then ``usage``, unprefixed), or the JSON error."""
+    """Exit 2 (or ``code``): ``error: …`` on stderr (then ``usage``, unprefixed), or the
+    JSON error."""
     if options.json:
         sys.stdout.write(json.dumps({"error": message, **(extra or {})}, ensure_ascii=False) + "\n")
     else:
         sys.stderr.write("".join(f"error: {line}\n" for line in message.splitlines()))
         sys.stderr.write(f"{usage}\n" if usage else "")
-    raise SystemExit(EXIT_USAGE)
+    raise SystemExit(code)
 
 
 def _fail_known(exc: Exception, options: GlobalOptions) -> NoReturn:
     """Exit 2 with the message of an error a command may raise; anything else is a bug and
     propagates. The error types are imported here, so a command that never fails never
     loads the modules that define them."""
-    from artifactize.domain.diagnostics import ConfigError
+    from artifactize.domain.diagnostics import ConfigError, NotReady
     from artifactize.domain.tools.tools_check import InvocationError
     from artifactize.domain.workspace import UnknownName
     from artifactize.ports.filesystem import FilesystemError
 
     if isinstance(exc, ConfigError):
-        _fail(str(exc), options, {"problems": [p.to_json() for p in exc.problems]})
+        problems = {"problems": [p.to_json() for p in exc.problems]}
+        _fail(
+            str(exc),
+            options,
+            problems,
+            code=EXIT_NOT_READY if isinstance(exc, NotReady) else EXIT_USAGE,
+        )
     if isinstance(exc, (UnknownName, InvocationError, CommandError)):
         _fail(str(exc), options)
     if isinstance(exc, FilesystemError):
