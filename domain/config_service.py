@@ -13,7 +13,7 @@ from artifactize.domain.discovery import discover
 from artifactize.domain.graph import graph_report
 from artifactize.domain.workspace import Workspace, build_workspace
 from artifactize.ports.collector import CollectorPause
-from artifactize.ports.filesystem import Filesystem
+from artifactize.ports.filesystem import Filesystem, FilesystemError
 from artifactize.ports.statuses import PROFILE_KINDS
 
 if TYPE_CHECKING:
@@ -32,12 +32,16 @@ class ConfigService:
     pause_collector: CollectorPause | None = None
     # Resolves every program and file operand (domain/program_checks.py); None: not checked.
     programs: ProgramChecks | None = None
+    # Walk into other repositories below the root (``--nested-repos``); else stop at them.
+    enter_nested: bool = False
 
     def load(self, repo: str) -> Workspace:
         root_path = self.filesystem.canonical_directory(repo)
+        if is_filesystem_root(root_path):
+            raise RepositoryRefused(repo, FILESYSTEM_ROOT)
         with self._paused():
             with self.filesystem.open_root(root_path) as root:
-                discovery = discover(root, root_path)
+                discovery = discover(root, root_path, enter_nested=self.enter_nested)
             return build_workspace(discovery)
 
     def _paused(self) -> AbstractContextManager[None]:
@@ -69,11 +73,34 @@ class ConfigService:
         return graph_report(self.load(repo), artifact)
 
 
+FILESYSTEM_ROOT = "it is the root of the filesystem, not a repository; name the repository's folder"
+NESTED_SKIPPED = (
+    "Skipped {count} other {noun} below the root (a .git inside): {names}; "
+    "--nested-repos walks into them."
+)
+NESTED_SHOWN = 5  # the names a text summary lists; the JSON lists every one
+
+
+class RepositoryRefused(FilesystemError):
+    """A ``--repo`` that names no repository (the filesystem's root)."""
+
+
+def is_filesystem_root(path: str) -> bool:
+    """``/``, or on Windows a drive's root (``C:\\``) or a share's (``\\\\server\\share``)."""
+    stripped = path.rstrip("/\\")
+    if not stripped:
+        return True
+    if len(stripped) == 2 and stripped[1] == ":":
+        return True
+    parts = [p for p in stripped.replace("\\", "/").split("/") if p]
+    return path.startswith(("\\\\", "//")) and len(parts) <= 2
+
+
 def summary(workspace: Workspace) -> dict[str, Any]:
     """Counts for ``config check`` (camelCase JSON)."""
     kinds = Counter(a.kind for a in workspace.artifacts.values())
     profiles = Counter(ref.eval.profile.kind for ref in workspace.evals())
-    return {
+    data: dict[str, Any] = {
         "ok": True,
         "root": workspace.root_path,
         "artifacts": len(workspace.artifacts),
@@ -86,6 +113,9 @@ def summary(workspace: Workspace) -> dict[str, Any]:
         "agentSessions": sum(len(a.agent_sessions) for a in workspace.artifacts.values()),
         "relations": len(workspace.relations),
     }
+    if workspace.nested_repositories:
+        data["nestedRepositories"] = list(workspace.nested_repositories)
+    return data
 
 
 def summary_text(data: dict[str, Any]) -> str:
@@ -94,13 +124,23 @@ def summary_text(data: dict[str, Any]) -> str:
         "warning: " + Problem(w["file"], w["line"], w["keyPath"], w["message"]).render() + "\n"
         for w in data.get("warnings", [])
     )
-    return warnings + (
-        f"Configuration OK: {_count(data['artifacts'], 'Artifact')} "
-        f"({data['folderArtifacts']} folder, {data['fileArtifacts']} file), "
-        f"{_count(data['evals'], 'eval')} (runtime {kinds['runtime']}, agent {kinds['agent']}, "
-        f"human {kinds['human']}), {_count(data['agentTools'], 'Agent tool')}, "
-        f"{_count(data['humanTools'], 'Human tool')}, "
-        f"{_count(data['agentSessions'], 'tool session')}."
+    nested = data.get("nestedRepositories") or []
+    skipped = ""
+    if nested:
+        names = ", ".join(nested[:NESTED_SHOWN]) + (", …" if len(nested) > NESTED_SHOWN else "")
+        noun = "repository" if len(nested) == 1 else "repositories"
+        skipped = NESTED_SKIPPED.format(count=len(nested), noun=noun, names=names) + "\n"
+    return (
+        warnings
+        + skipped
+        + (
+            f"Configuration OK: {_count(data['artifacts'], 'Artifact')} "
+            f"({data['folderArtifacts']} folder, {data['fileArtifacts']} file), "
+            f"{_count(data['evals'], 'eval')} (runtime {kinds['runtime']}, agent {kinds['agent']}, "
+            f"human {kinds['human']}), {_count(data['agentTools'], 'Agent tool')}, "
+            f"{_count(data['humanTools'], 'Human tool')}, "
+            f"{_count(data['agentSessions'], 'tool session')}."
+        )
     )
 
 

@@ -37,6 +37,7 @@ from artifactize.domain.tools.commands.prep import CommandResolver
 from artifactize.domain.tools.preflight import Preflight
 from artifactize.domain.tools.results import ToolError
 from artifactize.domain.workspace import Artifact, EvalRef, Workspace
+from artifactize.ports.documents import ProgramDocument
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.programs import ProgramFinder
 
@@ -51,6 +52,23 @@ class ProgramReport:
     warnings: list[Problem] = field(default_factory=list)
 
 
+@dataclass
+class RuntimeCheck:
+    """One runtime eval: its program (None when it cannot be resolved) and each problem
+    as (key path, message)."""
+
+    program: ProgramDocument | None = None
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_json(self, eval_id: str) -> dict[str, object]:
+        return {
+            "evalId": eval_id,
+            "ok": not self.problems,
+            "program": self.program,
+            "problems": [{"keyPath": key, "message": message} for key, message in self.problems],
+        }
+
+
 @dataclass(frozen=True)
 class ProgramChecks:
     filesystem: Filesystem
@@ -61,7 +79,7 @@ class ProgramChecks:
         report = ProgramReport()
         for ref in workspace.evals():
             if isinstance(ref.eval.profile, RuntimeProfile):
-                self._runtime(workspace, ref, ref.eval.profile, report)
+                self._runtime(workspace, ref, report)
         for owner in workspace.artifacts.values():
             self._tools(workspace, owner, report)
         return report
@@ -69,24 +87,30 @@ class ProgramChecks:
     def _resolver(self, workspace: Workspace, scope: tuple[str, ...]) -> CommandResolver:
         return CommandResolver(workspace, self.filesystem, self.programs, self.environment, scope)
 
-    def _runtime(
-        self, workspace: Workspace, ref: EvalRef, profile: RuntimeProfile, report: ProgramReport
-    ) -> None:
-        owner = ref.artifact
+    def runtime_program(self, workspace: Workspace, ref: EvalRef) -> ProgramDocument | str:
+        """The program a runtime eval would run, or why it cannot (``status``)."""
+        check = self.runtime_check(workspace, ref)
+        command_problems = [m for key, m in check.problems if key.endswith(".command")]
+        if check.program is None:
+            return command_problems[0]
+        return check.program
+
+    def runtime_check(self, workspace: Workspace, ref: EvalRef) -> RuntimeCheck:
+        """A runtime eval's program and operands resolved as ``verify`` resolves them."""
+        assert isinstance(ref.eval.profile, RuntimeProfile)
+        profile, owner = ref.eval.profile, ref.artifact
         resolver = self._resolver(workspace, eval_scope(workspace, ref.qualified_id))
-        locate = _Locator(owner)
         key = f"evals.{ref.eval.id}.profile"
+        check = RuntimeCheck()
         try:
             program = resolver.program(owner, profile.command)
         except ToolError as exc:
             message = program_problem(
                 owner, profile.command, exc, windows=self.programs.windows_paths
             )
-            report.problems.append(locate(f"{key}.command", message))
+            check.problems.append((f"{key}.command", message))
         else:
-            warning = program_document(self.programs, program)["warning"]
-            if warning is not None:
-                report.warnings.append(locate(f"{key}.command", warning))
+            check.program = program_document(self.programs, program)
         for index, arg in enumerate(profile.args):
             try:
                 resolver.operand(owner, arg)
@@ -94,7 +118,16 @@ class ProgramChecks:
                 if exc.message.startswith(OUTSIDE_REVIEW):
                     continue  # the eval's scope includes what its args name: not reachable
                 message = ARGUMENT_UNRESOLVED.format(arg=arg, reason=exc.message)
-                report.problems.append(locate(f"{key}.args[{index}]", message))
+                check.problems.append((f"{key}.args[{index}]", message))
+        return check
+
+    def _runtime(self, workspace: Workspace, ref: EvalRef, report: ProgramReport) -> None:
+        check = self.runtime_check(workspace, ref)
+        locate = _Locator(ref.artifact)
+        report.problems.extend(locate(key, message) for key, message in check.problems)
+        if check.program is not None and check.program["warning"] is not None:
+            key = f"evals.{ref.eval.id}.profile.command"
+            report.warnings.append(locate(key, check.program["warning"]))
 
     def _tools(self, workspace: Workspace, owner: Artifact, report: ProgramReport) -> None:
         if not owner.agent_tools and not owner.human_tools:

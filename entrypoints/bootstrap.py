@@ -344,6 +344,7 @@ class Services:
             filesystem=self.container.filesystem(),
             state=self.open_state(create=False),
             scripts=self.container.fingerprint_scripts(),
+            programs=self.container.program_checks(),
         )
         return Status(ports, workspace, options), refs
 

@@ -21,6 +21,7 @@ from artifactize.entrypoints.injector_import import containers, providers
 
 if TYPE_CHECKING:
     from artifactize.domain.config_service import ConfigService
+    from artifactize.domain.program_checks import ProgramChecks
     from artifactize.domain.reviews.reuse.scripts import ProcessFingerprintScripts
     from artifactize.domain.tools.human.registry import HumanToolPorts
     from artifactize.domain.tools.registry import ToolPorts
@@ -272,19 +273,30 @@ def _stored_now() -> Callable[[], str]:
 
 
 def _config_service(
-    filesystem: Filesystem, programs: ProgramFinder, environment: Mapping[str, str]
+    filesystem: Filesystem,
+    programs: ProgramFinder,
+    environment: Mapping[str, str],
+    enter_nested: bool = False,
 ) -> ConfigService:
     """Loading pauses the garbage collector (a sixth faster at 10,000 Artifacts); ``check``
     resolves every program and file operand on the caller's PATH."""
     from artifactize.adapters.collector import pause_collector
     from artifactize.domain.config_service import ConfigService
-    from artifactize.domain.program_checks import ProgramChecks
 
     return ConfigService(
         filesystem=filesystem,
         pause_collector=pause_collector,
-        programs=ProgramChecks(filesystem, programs, environment),
+        programs=_program_checks(filesystem, programs, environment),
+        enter_nested=enter_nested,
     )
+
+
+def _program_checks(
+    filesystem: Filesystem, programs: ProgramFinder, environment: Mapping[str, str]
+) -> ProgramChecks:
+    from artifactize.domain.program_checks import ProgramChecks
+
+    return ProgramChecks(filesystem, programs, environment)
 
 
 def _tool_ports(
@@ -354,6 +366,7 @@ def _tools_check(
     human_ports: HumanToolPorts,
     session_ports: SessionPorts | None = None,
     clock: Clock | None = None,
+    runtime: ProgramChecks | None = None,
 ) -> ToolsCheck:
     from artifactize.domain.tools.tools_check import ToolsCheck
 
@@ -364,6 +377,7 @@ def _tools_check(
         session_ports=session_ports,
         human_ports=human_ports,
         clock=clock,
+        runtime=runtime,
     )
 
 
@@ -395,8 +409,16 @@ class Container(containers.DeclarativeContainer):
     remote_stores = providers.Factory(
         _remote_stores, environment=environment, private_files=private_files
     )
+    enter_nested = providers.Object(False)  # --nested-repos overrides it
     config_service = providers.Factory(
-        _config_service, filesystem=filesystem, programs=programs, environment=environment
+        _config_service,
+        filesystem=filesystem,
+        programs=programs,
+        environment=environment,
+        enter_nested=enter_nested,
+    )
+    program_checks = providers.Factory(
+        _program_checks, filesystem=filesystem, programs=programs, environment=environment
     )
     tool_ports = providers.Factory(
         _tool_ports,
@@ -431,4 +453,5 @@ class Container(containers.DeclarativeContainer):
         programs=programs,
         human_ports=human_tool_ports,
         clock=clock,
+        runtime=program_checks,
     )

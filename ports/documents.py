@@ -398,6 +398,8 @@ class EvalStatusDocument(TypedDict):
     key: str | None
     last: LastVerdict | None
     changes: KeyChanges | None
+    program: NotRequired[ProgramDocument]  # a runtime eval: what it would run
+    programError: NotRequired[str]  # a runtime eval whose program cannot be resolved
 
 
 class StatusDocument(TypedDict):

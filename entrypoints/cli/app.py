@@ -213,6 +213,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     except UsageError as exc:
         _fail(str(exc), GlobalOptions(json="--json" in args))
     _State.options = options
+    if options.nested_repos:  # the walk enters other repositories below the root
+        from artifactize.entrypoints.injector_import import providers
+
+        _State.container.enter_nested.override(providers.Object(True))
     from artifactize.entrypoints.cli.completion import enable_if_requested
 
     enable_if_requested()

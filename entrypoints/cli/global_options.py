@@ -1,4 +1,4 @@
-"""Global options (``--repo``, ``--state-dir``, ``--json``) may stand before or after the
+"""Global options (``--repo``, ``--state-dir``, ``--json``, ``--nested-repos``) may stand before or after the
 subcommand, each at most once. They are lifted out of argv before typer parses the rest."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 VALUE_OPTIONS = ("--repo", "--state-dir")
-FLAG_OPTIONS = ("--json",)
+FLAG_OPTIONS = ("--json", "--nested-repos")
 
 
 class UsageError(Exception):
@@ -19,6 +19,7 @@ class GlobalOptions:
     repo: str = "."
     state_dir: str | None = None
     json: bool = False
+    nested_repos: bool = False  # walk into other repositories below the root
 
 
 def split_global_options(argv: Sequence[str]) -> tuple[GlobalOptions, list[str]]:
@@ -57,5 +58,6 @@ def split_global_options(argv: Sequence[str]) -> tuple[GlobalOptions, list[str]]
         repo=values.get("--repo", "."),
         state_dir=values.get("--state-dir"),
         json="--json" in flags,
+        nested_repos="--nested-repos" in flags,
     )
     return options, rest

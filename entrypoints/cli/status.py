@@ -21,6 +21,7 @@ from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
     from artifactize.domain.reviews.run.status import StatusReport
+    from artifactize.ports.documents import ProgramDocument
 
 EXIT_SATISFIED = 0
 EXIT_UNMET = 1
@@ -111,6 +112,21 @@ def exit_code(report: StatusReport) -> int:
     return EXIT_SATISFIED if report.satisfied else EXIT_UNMET
 
 
+def program_lines(program: ProgramDocument | str | None) -> list[str]:
+    """A runtime eval's program (and where its links lead), its warning, or why it has none."""
+    if program is None:
+        return []
+    if isinstance(program, str):
+        return [f"program: none — {program}"]
+    shown = program["path"]
+    if program["realPath"] != shown:
+        shown += f" -> {program['realPath']}"
+    lines = [f"program: {shown}"]
+    if program["warning"]:
+        lines.append(f"warning: {program['warning']}")
+    return lines
+
+
 def status_text(report: StatusReport) -> str:
     """Evals, Artifacts, unmet obligations, then the ``Verify actions:`` summary."""
     lines = ["Evals:"]
@@ -122,6 +138,7 @@ def status_text(report: StatusReport) -> str:
         lines.append(line)
         if item.changes is not None:
             lines.append(f"    {item.changes['summary']}")
+        lines.extend(f"    {text}" for text in program_lines(item.program))
     lines.append("Artifacts:")
     lines.extend(f"  {name}: {state}" for name, state in report.artifacts.items())
     lines.append(f"Validation: {'SATISFIED' if report.satisfied else 'NOT SATISFIED'}")
