@@ -289,3 +289,47 @@ def test_a_folder_without_a_known_project_is_refused(tmp_path: Path) -> None:
         "No Python, JavaScript/TypeScript, Rust, Go or Java project found"
     )
     assert sorted(p.name for p in repo.iterdir()) == ["notes.txt"]
+
+
+IDNA = "idna==3.20"  # a real PyPI package whose sdist ships its tests (pytest, hypothesis)
+
+
+@pytest.mark.slow
+def test_a_real_pypi_package_in_its_own_venv_then_broken(tmp_path: Path) -> None:
+    """idna's sdist, with its test tools in the project's own venv: GREEN, then RED once
+    its checkout is broken (downloads from PyPI the first time, then uv's cache)."""
+    downloads = tmp_path / "downloads"
+    pip = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
+    fetched = subprocess.run(
+        [*pip, "--no-binary", ":all:", IDNA, "-d", str(downloads)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if fetched.returncode != 0:
+        pytest.skip(f"PyPI is not reachable: {fetched.stderr[-300:]}")
+    (sdist,) = downloads.glob("idna-*.tar.gz")
+    shutil.unpack_archive(sdist, tmp_path)
+    repo = next(tmp_path.glob("idna-*/"))
+    venv(repo)
+    uv = str(Path(sys.executable).parent / "uv")
+    installed = subprocess.run(
+        [uv, "pip", "install", "--quiet", "--python", str(repo / ".venv" / "bin" / "python"),
+         "pytest==9.2.0", "hypothesis==6.170.17"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    report = init_check_verify(
+        repo, tmp_path, "python", [":/.venv/bin/python", "-m", "pytest", "-q"]
+    )
+    core = repo / "idna" / "core.py"
+    text = core.read_text(encoding="utf-8")
+    broken = text.replace(
+        "def encode(", "def encode(*_a, **_k):\n    raise IDNAError('broken')\n\n\ndef _encode(", 1
+    )
+    assert broken != text
+    core.write_text(broken, encoding="utf-8")
+    red = run(repo, tmp_path, "--json", "verify", f"{report['name']}/tests")
+    (request,) = json.loads(red.stdout)["requests"]
+    assert request["status"] == "RED", request
+    assert request["program"]["path"] == f"{repo}/.venv/bin/python"

@@ -229,3 +229,33 @@ def test_a_broken_checkout_is_red_with_the_eval_init_writes(
     verified = run(tool.command, repo, env, "--json", "verify", "shop/tests")
     (request,) = json.loads(verified.stdout)["requests"]
     assert request["status"] == "GREEN", request
+
+
+# --- the stand-in model, from the installed tool --------------------------------------------
+
+
+def test_the_stand_in_runs_from_the_tool_whatever_python3_is_on_path(
+    tool: InstalledTool, tmp_path: Path
+) -> None:
+    """A python3 first on PATH that cannot run anything: the stand-in needs none (it used to
+    need the clone's venv, and die with ModuleNotFoundError: pydantic)."""
+    broken = tmp_path / "broken-python"
+    broken.mkdir()
+    (broken / "python3").write_text("#!/bin/sh\nexit 97\n", encoding="utf-8")
+    (broken / "python3").chmod(0o755)
+    env = environment(tmp_path, os.pathsep.join([str(broken), tool.path()]))
+    repo = handbook(tmp_path)
+    verify = (tool.command, "--json", "verify", "--ignore-gates", "docs/accuracy")
+    answered = run(tool.command, repo, env, "stand-in", "--", *verify)
+    assert answered.returncode == 4, answered.stdout + answered.stderr  # the sign-off waits
+    (request,) = json.loads(answered.stdout)["requests"]
+    assert (request["evalId"], request["status"]) == ("docs/accuracy", "GREEN")
+    called = sorted(call["name"] for call in request["toolCalls"])
+    lines = answered.stderr.splitlines()
+    said = [line for line in lines if line.startswith("stand-in: ")]
+    assert said and all(line.endswith("(no model reviewed anything)") for line in said)
+    assert [line for line in said if "calls" in line] == [
+        line for line in said if line.split()[2] in called
+    ]
+    assert len(called) == len(set(called)) >= 3  # each Agent tool of the eval, once
+    assert said[-1].startswith("stand-in: answers GREEN")
