@@ -273,10 +273,7 @@ def _stored_now() -> Callable[[], str]:
 
 
 def _config_service(
-    filesystem: Filesystem,
-    programs: ProgramFinder,
-    environment: Mapping[str, str],
-    enter_nested: bool = False,
+    filesystem: Filesystem, programs: ProgramChecks, enter_nested: bool = False
 ) -> ConfigService:
     """Loading pauses the garbage collector (a sixth faster at 10,000 Artifacts); ``check``
     resolves every program and file operand on the caller's PATH."""
@@ -286,7 +283,7 @@ def _config_service(
     return ConfigService(
         filesystem=filesystem,
         pause_collector=pause_collector,
-        programs=_program_checks(filesystem, programs, environment),
+        programs=programs,
         enter_nested=enter_nested,
     )
 
@@ -410,15 +407,11 @@ class Container(containers.DeclarativeContainer):
         _remote_stores, environment=environment, private_files=private_files
     )
     enter_nested = providers.Object(False)  # --nested-repos overrides it
-    config_service = providers.Factory(
-        _config_service,
-        filesystem=filesystem,
-        programs=programs,
-        environment=environment,
-        enter_nested=enter_nested,
-    )
     program_checks = providers.Factory(
         _program_checks, filesystem=filesystem, programs=programs, environment=environment
+    )
+    config_service = providers.Factory(
+        _config_service, filesystem=filesystem, programs=program_checks, enter_nested=enter_nested
     )
     tool_ports = providers.Factory(
         _tool_ports,

@@ -35,7 +35,8 @@ def openai_body(called: list[str]) -> dict[str, Any]:
 
 
 def final(events: list[dict[str, Any]]) -> dict[str, Any]:
-    return events[-1]["response"]
+    response: dict[str, Any] = events[-1]["response"]
+    return response
 
 
 def test_openai_each_tool_once_then_green() -> None:
