@@ -132,6 +132,9 @@ def _python(names: frozenset[str], texts: Mapping[str, str], present: frozenset[
         "*.pyc",
         ".pytest_cache/",
         ".mypy_cache/",
+        ".hypothesis/",
+        ".tox/",
+        ".nox/",
         "*.egg-info/",
     )
     venv = next((probe for probe in PROBES if probe in present), None)

@@ -324,9 +324,7 @@ def test_a_real_pypi_package_in_its_own_venv_then_broken(tmp_path: Path) -> None
     )
     core = repo / "idna" / "core.py"
     text = core.read_text(encoding="utf-8")
-    broken = text.replace(
-        "def encode(", "def encode(*_a, **_k):\n    raise IDNAError('broken')\n\n\ndef _encode(", 1
-    )
+    broken = text + "\nraise ImportError('a broken checkout')\n"  # every test module fails
     assert broken != text
     core.write_text(broken, encoding="utf-8")
     red = run(repo, tmp_path, "--json", "verify", f"{report['name']}/tests")

@@ -141,15 +141,21 @@ def test_pipx_install_gives_a_working_command(tool: InstalledTool, tmp_path: Pat
 
 
 def test_pip_into_a_venv_that_holds_pypis_entrypoints(tool: InstalledTool, tmp_path: Path) -> None:
-    """Both import correctly: the wheel no longer installs a top-level ``entrypoints``."""
+    """Both import correctly: the wheel no longer installs a top-level ``entrypoints``, nor a
+    ``domain`` or ``adapters`` that would shadow a project's own."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=TIMEOUT)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
     for what in (["entrypoints==0.4.2"], [str(tool.wheel)]):
         done = subprocess.run([*pip, *what], capture_output=True, text=True, timeout=TIMEOUT)
         assert done.returncode == 0, done.stdout + done.stderr
+    # a project's own modules named like the layers import as themselves, beside the wheel
+    (tmp_path / "domain.py").write_text("MINE = 'domain'\n", encoding="utf-8")
+    (tmp_path / "adapters").mkdir()
+    (tmp_path / "adapters" / "__init__.py").write_text("MINE = 'adapters'\n", encoding="utf-8")
     probe = (
-        "import entrypoints, artifactize.entrypoints.cli.app as app;"
+        "import entrypoints, domain, adapters, artifactize.entrypoints.cli.app as app;"
+        "assert (domain.MINE, adapters.MINE) == ('domain', 'adapters');"
         "print(entrypoints.__file__, hasattr(entrypoints, 'get_group_all'), app.__name__)"
     )
     imported = subprocess.run(
