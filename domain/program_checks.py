@@ -26,7 +26,7 @@ from artifactize.domain.declarations.model import (
     RuntimeProfile,
 )
 from artifactize.domain.diagnostics import Problem
-from artifactize.domain.reviews.runtime.review import (
+from artifactize.domain.runtime_programs import (
     ARGUMENT_UNRESOLVED,
     program_document,
     program_problem,

@@ -9,7 +9,7 @@ from artifactize.domain.config_service import ConfigService, summary_text
 from artifactize.domain.diagnostics import ConfigError, NotReady
 from artifactize.domain.program_checks import ProgramChecks
 from artifactize.domain.program_paths import workspace_program
-from artifactize.domain.reviews.runtime.review import FROM_ROOT_HINT, program_problem
+from artifactize.domain.runtime_programs import FROM_ROOT_HINT, program_problem
 from artifactize.domain.scope import eval_scope
 from artifactize.domain.tools.commands.prep import WORKSPACE_PROGRAM_RULE, CommandResolver
 from artifactize.domain.tools.results import ToolError

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import anyio
 
 from artifactize.domain.declarations.model import RuntimeProfile
-from artifactize.domain.program_paths import is_absolute_program, workspace_program
 from artifactize.domain.reviews.agent.review import ReviewOutcome
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
@@ -37,11 +36,16 @@ from artifactize.domain.reviews.runtime.env import (
     runtime_environment,
 )
 from artifactize.domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES, runtime_outcome
+from artifactize.domain.runtime_programs import (
+    ARGUMENT_UNRESOLVED,
+    program_document,
+    program_problem,
+)
 from artifactize.domain.scope import eval_scope, working_directory
 from artifactize.domain.state_home import StateLocationError, check_outside_repo
 from artifactize.domain.tools.commands.prep import CommandResolver
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import Artifact, EvalRef, Workspace
+from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.clock import Clock
 from artifactize.ports.documents import ProgramDocument
 from artifactize.ports.filesystem import Filesystem, FilesystemError
@@ -52,17 +56,6 @@ from artifactize.ports.statuses import VERDICTS, ReviewStatus
 
 MILLISECONDS_PER_SECOND = 1000
 CANCELLED = "Runtime eval was cancelled."
-COMMAND_UNAVAILABLE = "Runtime command is unavailable or outside the eval's scope: {command}"
-# A runtime program that runs on artifactize's own interpreter sees artifactize's packages,
-# not the project's: config check warns, and the Run records it (issue 24's false GREEN).
-OWN_INTERPRETER = (
-    "{path} runs on artifactize's own interpreter, not the project's: name the project's "
-    'own, e.g. command = ":/.venv/bin/python" (docs/runtime-evals.md)'
-)
-# Said after COMMAND_UNAVAILABLE for a relative path: the form for a program of the project
-# outside the eval's scope (domain/program_paths.py).
-FROM_ROOT_HINT = " (a program elsewhere in the repository is named from its root: `:/{path}`)"
-ARGUMENT_UNRESOLVED = "Runtime argument {arg} cannot be resolved: {reason}"
 RUN_DIR_UNUSABLE = "The Run directory {path} cannot hold runtime output: {reason}"
 OUTPUT_INSIDE_WORKSPACE = "Runtime output directory {path} is inside the workspace {workspace}."
 CLEANUP_FAILED = "Runtime eval cleanup failed: {reason}"
@@ -248,32 +241,6 @@ class RuntimeReview:
             outcome.cwd, outcome.argv = self.prepared.cwd, self.prepared.argv
             outcome.program = self.prepared.program
         return outcome
-
-
-def program_document(programs: ProgramFinder, path: str) -> ProgramDocument:
-    """What ``path`` leads to, with OWN_INTERPRETER when it is artifactize's own."""
-    identity = programs.identity(path)
-    warning = OWN_INTERPRETER.format(path=path) if identity.own_environment else None
-    return {"path": path, "realPath": identity.real_path, "warning": warning}
-
-
-def program_problem(target: Artifact, command: str, error: ToolError, *, windows: bool) -> str:
-    """Why a runtime program cannot be used, with the ``:/`` form suggested for a relative
-    path that leaves the eval's scope."""
-    if workspace_program(command) is not None:
-        return error.message
-    message = COMMAND_UNAVAILABLE.format(command=command)
-    if "/" not in command or is_absolute_program(command, windows=windows):
-        return message
-    parts: list[str] = target.folder.split("/") if target.folder else []
-    for part in command.split("/"):
-        if part == "..":
-            if not parts:
-                return message  # above the workspace root: nothing to suggest
-            parts.pop()
-        elif part not in ("", "."):
-            parts.append(part)
-    return message + FROM_ROOT_HINT.format(path="/".join(parts))
 
 
 def _cleanup(error: OSError) -> str:
