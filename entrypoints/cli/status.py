@@ -39,6 +39,12 @@ WAIT_EXPLAINED = (
     "  wait: {count} eval(s) wait for an input, a person, or a selection "
     "(select them, or verify with --recursive)."
 )
+# Under a WAIT_DEPENDENCY eval: why it waits (docs/declarations.md, "surprise first").
+DEPENDENCY_EXPLAINED = (
+    "    why: {target} consumes {inputs} (named by one of its evals, mounted or a child), and "
+    "every eval of an Artifact runs once all evals of what it consumes are GREEN "
+    "(--ignore-gates runs it anyway)"
+)
 FINGERPRINT_FAILED = "Fingerprints failed for: {evals}."
 
 
@@ -129,6 +135,8 @@ def program_lines(program: ProgramDocument | str | None) -> list[str]:
 
 def status_text(report: StatusReport) -> str:
     """Evals, Artifacts, unmet obligations, then the ``Verify actions:`` summary."""
+    from artifactize.domain.reviews.run import gates
+
     lines = ["Evals:"]
     for item in report.evals:
         marks = "selected" if item.selected else ("included" if item.included else "scope")
@@ -139,6 +147,10 @@ def status_text(report: StatusReport) -> str:
         if item.changes is not None:
             lines.append(f"    {item.changes['summary']}")
         lines.extend(f"    {text}" for text in program_lines(item.program))
+        if item.state == gates.WAIT_DEPENDENCY and item.waits_for:
+            target = item.eval_id.split("/", 1)[0]
+            inputs = ", ".join(item.waits_for)
+            lines.append(DEPENDENCY_EXPLAINED.format(target=target, inputs=inputs))
     lines.append("Artifacts:")
     lines.extend(f"  {name}: {state}" for name, state in report.artifacts.items())
     lines.append(f"Validation: {'SATISFIED' if report.satisfied else 'NOT SATISFIED'}")

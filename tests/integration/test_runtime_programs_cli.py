@@ -103,3 +103,25 @@ def test_the_projects_own_program_from_the_root_and_a_linked_folder(tmp_path: Pa
         "through plain folders, never a symbolic link, and is an executable file or a "
         "symbolic link to one as its last part.\n"
     )
+
+
+def test_status_says_why_an_eval_waits_for_a_dependency(tmp_path: Path) -> None:
+    repo = project(tmp_path, "true", '["{lib}"]')
+    (repo / "lib").mkdir()
+    (repo / "lib" / "index.artf").write_text(
+        'name = "lib"\n\n[evals.ok]\ntitle = "OK"\n'
+        'profile = { kind = "runtime", command = "true", args = [] }\n'
+        'payload.instruction = "Nothing."\n',
+        encoding="utf-8",
+    )
+    status = run(repo, tmp_path, "status", "app/tests")
+    assert status.returncode == 1
+    lines = status.stdout.splitlines()
+    waiting = lines.index(
+        "  app/tests [selected]: WAIT_DEPENDENCY -> wait — Waiting for lib (lib/ok UNREVIEWED)."
+    )
+    assert lines[waiting + 2] == (
+        "    why: app consumes lib (named by one of its evals, mounted or a child), and every "
+        "eval of an Artifact runs once all evals of what it consumes are GREEN (--ignore-gates "
+        "runs it anyway)"
+    )

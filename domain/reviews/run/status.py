@@ -117,6 +117,7 @@ class EvalStatus:
     last: LastVerdict | None = None  # the newest verdict of this eval ID, any key
     changes: KeyChanges | None = None  # against the newest record of its definition
     program: ProgramDocument | str | None = None  # a runtime eval's program, or why none
+    waits_for: tuple[str, ...] = ()  # the input Artifacts its gate waits for
 
     def to_json(self) -> EvalStatusDocument:
         keys = self.keys
@@ -338,6 +339,7 @@ class Status:
             last=_last(lookup.last, eval_id),
             changes=_changes(eval_id, lookup.keys, lookup.previous),
             program=self._program(eval_id),
+            waits_for=tuple(item.artifact for item in graph.gates[eval_id].unfulfilled),
         )
 
     def _program(self, eval_id: str) -> ProgramDocument | str | None:
