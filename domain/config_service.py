@@ -34,10 +34,13 @@ class ConfigService:
     programs: ProgramChecks | None = None
     # Walk into other repositories below the root (``--nested-repos``); else stop at them.
     enter_nested: bool = False
+    # Refuse the filesystem's root as a repository (the CLI's ``--repo /``); a test
+    # workspace in memory may live there.
+    refuse_filesystem_root: bool = False
 
     def load(self, repo: str) -> Workspace:
         root_path = self.filesystem.canonical_directory(repo)
-        if is_filesystem_root(root_path):
+        if self.refuse_filesystem_root and is_filesystem_root(root_path):
             raise RepositoryRefused(repo, FILESYSTEM_ROOT)
         with self._paused():
             with self.filesystem.open_root(root_path) as root:

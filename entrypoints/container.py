@@ -285,6 +285,7 @@ def _config_service(
         pause_collector=pause_collector,
         programs=programs,
         enter_nested=enter_nested,
+        refuse_filesystem_root=True,
     )
 
 

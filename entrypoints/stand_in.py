@@ -27,7 +27,7 @@ import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
@@ -413,18 +413,23 @@ def serve_and_run(command: Sequence[str], environment: Mapping[str, str]) -> int
         server.server_close()
 
 
-def stand_in_command(
-    command: Annotated[
-        list[str] | None, typer.Argument(help="The command to run against the stand-in.")
-    ] = None,
-) -> None:
-    """Run a command with a stand-in model that calls each Agent tool once, then says GREEN.
-
-    It serves the OpenAI and Anthropic APIs on 127.0.0.1 with fake keys; no review is made.
-    """
+def run_stand_in(argv: Sequence[str]) -> int:
+    """``artifactize stand-in [--] COMMAND [ARG...]``: the command line after ``stand-in``
+    is another program's, so it is taken as it is, never parsed as our options."""
     import os
 
+    command = list(argv[1:] if argv[:1] == ["--"] else argv)
     if not command:
         print(USAGE, file=sys.stderr)
-        raise typer.Exit(2)
-    raise typer.Exit(serve_and_run(command, os.environ))
+        return 2
+    return serve_and_run(command, os.environ)
+
+
+def stand_in_command() -> None:
+    """Run a command with a stand-in model that calls each Agent tool once, then says GREEN.
+
+    Usage: artifactize stand-in -- COMMAND [ARG...]. It serves the OpenAI and Anthropic APIs
+    on 127.0.0.1 with fake keys and exits with the command's code; no review is made.
+    """
+    print(USAGE, file=sys.stderr)  # reached only without a command (app.main runs the rest)
+    raise typer.Exit(2)

@@ -217,6 +217,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from artifactize.entrypoints.injector_import import providers
 
         _State.container.enter_nested.override(providers.Object(True))
+    if rest[:1] == ["stand-in"] and rest[1:] not in ([], ["--help"]):
+        from artifactize.entrypoints.stand_in import run_stand_in  # takes a whole command line
+
+        raise SystemExit(run_stand_in(rest[1:]))
     from artifactize.entrypoints.cli.completion import enable_if_requested
 
     enable_if_requested()
