@@ -113,6 +113,7 @@ class Workspace:
     relations: tuple[Relation, ...]
     eval_inputs: Mapping[str, tuple[str, ...]]  # "artifact/eval" -> referenced Artifacts
     dependency_gates: str
+    nested_repositories: tuple[str, ...] = ()  # other repositories below, not walked
 
     @cached_property
     def inputs(self) -> Mapping[str, tuple[str, ...]]:
@@ -226,7 +227,12 @@ class _Builder:
         )
         gates = (root.declaration.dependency_gates if root else None) or "green"
         return Workspace(
-            self.discovery.root_path, artifacts, tuple(self.relations), eval_inputs, gates
+            self.discovery.root_path,
+            artifacts,
+            tuple(self.relations),
+            eval_inputs,
+            gates,
+            tuple(self.discovery.nested_repositories),
         )
 
     def _unique_names(self) -> None:

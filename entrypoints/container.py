@@ -25,6 +25,7 @@ from dependency_injector import containers, providers
 
 if TYPE_CHECKING:
     from artifactize.domain.config_service import ConfigService
+    from artifactize.domain.program_checks import ProgramChecks
     from artifactize.domain.reviews.reuse.scripts import ProcessFingerprintScripts
     from artifactize.domain.tools.human.registry import HumanToolPorts
     from artifactize.domain.tools.registry import ToolPorts
@@ -314,12 +315,29 @@ def _stored_now() -> Callable[[], str]:
     return utc_now
 
 
-def _config_service(filesystem: Filesystem) -> ConfigService:
-    """Loading pauses the garbage collector (a sixth faster at 10,000 Artifacts)."""
+def _config_service(
+    filesystem: Filesystem, programs: ProgramChecks, enter_nested: bool = False
+) -> ConfigService:
+    """Loading pauses the garbage collector (a sixth faster at 10,000 Artifacts); ``check``
+    resolves every program and file operand on the caller's PATH."""
     from artifactize.adapters.collector import pause_collector
     from artifactize.domain.config_service import ConfigService
 
-    return ConfigService(filesystem=filesystem, pause_collector=pause_collector)
+    return ConfigService(
+        filesystem=filesystem,
+        pause_collector=pause_collector,
+        programs=programs,
+        enter_nested=enter_nested,
+        refuse_filesystem_root=True,
+    )
+
+
+def _program_checks(
+    filesystem: Filesystem, programs: ProgramFinder, environment: Mapping[str, str]
+) -> ProgramChecks:
+    from artifactize.domain.program_checks import ProgramChecks
+
+    return ProgramChecks(filesystem, programs, environment)
 
 
 def _tool_ports(
@@ -392,6 +410,7 @@ def _tools_check(
     human_ports: HumanToolPorts,
     session_ports: SessionPorts | None = None,
     clock: Clock | None = None,
+    runtime: ProgramChecks | None = None,
 ) -> ToolsCheck:
     from artifactize.domain.tools.tools_check import ToolsCheck
 
@@ -402,6 +421,7 @@ def _tools_check(
         session_ports=session_ports,
         human_ports=human_ports,
         clock=clock,
+        runtime=runtime,
     )
 
 
@@ -457,7 +477,13 @@ class Container(containers.DeclarativeContainer):
     remote_stores = providers.Factory(
         _remote_stores, environment=environment, private_files=private_files
     )
-    config_service = providers.Factory(_config_service, filesystem=filesystem)
+    enter_nested = providers.Object(False)  # --nested-repos overrides it
+    program_checks = providers.Factory(
+        _program_checks, filesystem=filesystem, programs=programs, environment=environment
+    )
+    config_service = providers.Factory(
+        _config_service, filesystem=filesystem, programs=program_checks, enter_nested=enter_nested
+    )
     tool_ports = providers.Factory(
         _tool_ports,
         filesystem=filesystem,
@@ -491,6 +517,7 @@ class Container(containers.DeclarativeContainer):
         programs=programs,
         human_ports=human_tool_ports,
         clock=clock,
+        runtime=program_checks,
     )
     # The port bundles of the use cases; the arguments a call gives are noted beside each.
     session_ports = providers.Factory(
@@ -522,5 +549,7 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
     )  # state=, producer=, scripts=
     status_ports = providers.Factory(
-        _built("artifactize.domain.reviews.run.status:StatusPorts"), filesystem=filesystem
+        _built("artifactize.domain.reviews.run.status:StatusPorts"),
+        filesystem=filesystem,
+        programs=program_checks,
     )  # state=, scripts=

@@ -93,6 +93,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "models_command",
         "List the models the backend's endpoint serves (one ID a line).",
     ),
+    "stand-in": LazyCommand(
+        "artifactize.entrypoints.stand_in",
+        "stand_in_command",
+        "Run a command with a stand-in model that calls each Agent tool once, then says GREEN.",
+    ),
     "doctor": LazyCommand(
         "artifactize.entrypoints.cli.models",
         "doctor_command",

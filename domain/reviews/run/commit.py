@@ -102,6 +102,8 @@ def commit(
         "child": outcome.child,
         "agent": outcome.agent,
     }
+    if outcome.program is not None:  # runtime reviews only, once the program was found
+        settled_fields["program"] = outcome.program
     request.update({**request, **copy.deepcopy(settled_fields)})
     data: ExecutionDocument = {
         **execution_from_request(execution.id, request),

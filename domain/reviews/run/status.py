@@ -25,8 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from artifactize.domain.declarations.model import HumanProfile
+from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts
@@ -40,10 +41,19 @@ from artifactize.domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
 from artifactize.domain.reviews.run.reuse import NOT_SELECTED, NOT_SELECTED_UNKEYED
 from artifactize.domain.reviews.run.reuse_only import miss_reason
 from artifactize.domain.workspace import EvalRef, Workspace
-from artifactize.ports.documents import EvalStatusDocument, KeyChanges, LastVerdict, StatusDocument
+from artifactize.ports.documents import (
+    EvalStatusDocument,
+    KeyChanges,
+    LastVerdict,
+    ProgramDocument,
+    StatusDocument,
+)
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
 from artifactize.ports.statuses import VERDICTS, ProfileKind
+
+if TYPE_CHECKING:
+    from artifactize.domain.program_checks import ProgramChecks
 
 # ``status`` eval states (reference/declarations.md §4.1): a GREEN verdict reads PASS.
 PASS = "PASS"
@@ -82,6 +92,8 @@ class StatusPorts:
     filesystem: Filesystem
     state: StateStore | None
     scripts: FingerprintScripts | None = None  # owner fingerprint scripts, when configured
+    # Resolves each runtime eval's program, to show what it would run; None: not shown.
+    programs: ProgramChecks | None = None
 
 
 @dataclass(frozen=True)
@@ -104,11 +116,13 @@ class EvalStatus:
     keys: KeyInputs | None  # None: its fingerprint failed
     last: LastVerdict | None = None  # the newest verdict of this eval ID, any key
     changes: KeyChanges | None = None  # against the newest record of its definition
+    program: ProgramDocument | str | None = None  # a runtime eval's program, or why none
+    waits_for: tuple[str, ...] = ()  # the input Artifacts its gate waits for
 
     def to_json(self) -> EvalStatusDocument:
         keys = self.keys
         target = self.eval_id.split("/", 1)[0]
-        return {
+        document: EvalStatusDocument = {
             "evalId": self.eval_id,
             "kind": self.kind,
             "state": self.state,
@@ -123,6 +137,11 @@ class EvalStatus:
             "last": self.last.copy() if self.last is not None else None,
             "changes": self.changes.copy() if self.changes is not None else None,
         }
+        if isinstance(self.program, str):
+            document["programError"] = self.program
+        elif self.program is not None:
+            document["program"] = self.program
+        return document
 
 
 @dataclass(frozen=True)
@@ -335,7 +354,16 @@ class Status:
             keys=lookup.keys,
             last=_last(lookup.last, eval_id),
             changes=_changes(eval_id, lookup.keys, lookup.previous),
+            program=self._program(eval_id),
+            waits_for=tuple(item.artifact for item in graph.gates[eval_id].unfulfilled),
         )
+
+    def _program(self, eval_id: str) -> ProgramDocument | str | None:
+        """What a runtime eval would run (or why it cannot), resolved as ``verify`` would."""
+        ref = self.workspace.find_eval(eval_id)
+        if self.ports.programs is None or not isinstance(ref.eval.profile, RuntimeProfile):
+            return None
+        return self.ports.programs.runtime_program(self.workspace, ref)
 
     def _action(
         self, lookup: _Lookup, gate: gates.Gate, human: bool, included: bool
