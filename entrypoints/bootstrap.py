@@ -229,6 +229,7 @@ class Services:
             sessions=self.session_ports(),
             reload=lambda: with_variant(config.load(repo), variant),
             scripts=scripts,
+            coding_agents=container.coding_agents(),
         )
         ports = VerifyPorts(
             review=review,
@@ -365,6 +366,7 @@ class Services:
             tools=container.tool_ports(),
             sessions=self.session_ports(),
             reload=lambda: config.load(self.options.repo),
+            coding_agents=container.coding_agents(),
         )
         output_root = self.output_root(f"followup-{session_id}")
         return FollowUp(review, self.conversations(), config.load, output_root)

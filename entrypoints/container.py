@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from artifactize.domain.tools.tools_check import ToolsCheck
     from artifactize.ports.cleanup import CleanupExecutor
     from artifactize.ports.clock import Clock
+    from artifactize.ports.coding_agents import CodingAgents
     from artifactize.ports.conversations import ConversationStore
     from artifactize.ports.filesystem import Filesystem
     from artifactize.ports.ids import IdSource
@@ -242,6 +243,12 @@ def _model_catalog(environment: Mapping[str, str]) -> ModelCatalog:
     return EnvModelCatalog(environment=environment)
 
 
+def _coding_agents(processes: ProcessRunner, environment: Mapping[str, str]) -> CodingAgents:
+    from artifactize.adapters.coding_agents.agents import CliCodingAgents
+
+    return CliCodingAgents(processes, environment)
+
+
 def _remote_stores(environment: Mapping[str, str], private_files: PrivateFiles) -> RemoteStores:
     from artifactize.adapters.review_store.client_config import RemoteConfigStores
 
@@ -384,6 +391,7 @@ class Container(containers.DeclarativeContainer):
     conversations = providers.Factory(_conversations, private_files=private_files)  # state_dir=
     model_backends = providers.Factory(_model_backends, environment=environment)
     model_catalog = providers.Factory(_model_catalog, environment=environment)
+    coding_agents = providers.Factory(_coding_agents, processes=processes, environment=environment)
     remote_stores = providers.Factory(
         _remote_stores, environment=environment, private_files=private_files
     )
