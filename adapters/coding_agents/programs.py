@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from pathlib import Path
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from artifactize.ports.coding_agents import AgentProblem, CodingAgentError
 from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
