@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from artifactize.domain.tools.tools_check import ToolsCheck
     from artifactize.domain.workspace import EvalRef, Workspace
     from artifactize.entrypoints.monitor_tui.source import MonitorSource
+    from artifactize.ports.coding_agents import CodingAgents
     from artifactize.ports.conversations import ConversationStore
     from artifactize.ports.documents import ProducerDocument
     from artifactize.ports.model import ModelBackends, ModelCatalog
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from artifactize.ports.store_server_storage import ReviewStoreDb
 
 SESSIONS_FOLDER = "tool-sessions"
+CODING_AGENTS_FOLDER = "coding-agents"
 RUNS_FOLDER = "runs"
 PRIVATE_DIRECTORY_MODE = 0o700
 TEST_ENDPOINT_VARIABLES = {
@@ -229,7 +231,7 @@ class Services:
             sessions=self.session_ports(),
             reload=lambda: with_variant(config.load(repo), variant),
             scripts=scripts,
-            coding_agents=container.coding_agents(),
+            coding_agents=self.coding_agents(),
         )
         ports = VerifyPorts(
             review=review,
@@ -348,6 +350,13 @@ class Services:
         )
         return Status(ports, workspace, options), refs
 
+    def coding_agents(self) -> CodingAgents:
+        """Claude Code and Codex run in one empty folder of the state home (docs/agents.md)."""
+        agents: CodingAgents = self.container.coding_agents(
+            workdir=str(Path(self.state_dir()) / CODING_AGENTS_FOLDER)
+        )
+        return agents
+
     # Agent conversations ---------------------------------------------------------------
     def conversations(self) -> ConversationStore:
         store: ConversationStore = self.container.conversations(state_dir=self.state_dir())
@@ -366,7 +375,7 @@ class Services:
             tools=container.tool_ports(),
             sessions=self.session_ports(),
             reload=lambda: config.load(self.options.repo),
-            coding_agents=container.coding_agents(),
+            coding_agents=self.coding_agents(),
         )
         output_root = self.output_root(f"followup-{session_id}")
         return FollowUp(review, self.conversations(), config.load, output_root)

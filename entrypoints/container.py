@@ -243,10 +243,12 @@ def _model_catalog(environment: Mapping[str, str]) -> ModelCatalog:
     return EnvModelCatalog(environment=environment)
 
 
-def _coding_agents(processes: ProcessRunner, environment: Mapping[str, str]) -> CodingAgents:
+def _coding_agents(
+    processes: ProcessRunner, environment: Mapping[str, str], workdir: str
+) -> CodingAgents:
     from artifactize.adapters.coding_agents.agents import CliCodingAgents
 
-    return CliCodingAgents(processes, environment)
+    return CliCodingAgents(processes, environment, workdir)
 
 
 def _remote_stores(environment: Mapping[str, str], private_files: PrivateFiles) -> RemoteStores:

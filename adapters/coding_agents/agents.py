@@ -18,8 +18,10 @@ from artifactize.ports.process import ProcessRunner
 
 
 class CliCodingAgents:
-    def __init__(self, processes: ProcessRunner, environment: Mapping[str, str]) -> None:
-        self._agents = {CLAUDE_CODE_BACKEND: ClaudeCode(processes, environment)}
+    def __init__(
+        self, processes: ProcessRunner, environment: Mapping[str, str], workdir: str
+    ) -> None:
+        self._agents = {CLAUDE_CODE_BACKEND: ClaudeCode(processes, environment, workdir)}
 
     def _agent(self, backend: str) -> ClaudeCode:
         agent = self._agents.get(backend)

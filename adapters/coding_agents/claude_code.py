@@ -6,7 +6,8 @@ How one run goes (``ClaudeCode.run``):
 2. the eval's tools are served over MCP on loopback (``tool_server``), and a private
    folder (0700) gets the MCP configuration (with the server's bearer token) and the
    system preamble, so neither appears on a command line;
-3. ``claude`` runs in that empty folder (no project of ours, no CLAUDE.md to pick up), in
+3. ``claude`` runs in an empty folder of the state home (no project, no CLAUDE.md to pick
+   up; the same folder every time, since Claude Code files its sessions by folder), in
    its own process group through the process port (killed, group and all, on the deadline
    and on cancellation), with the caller's environment, so the person's own sign-in
    (``claude login``) or ``ANTHROPIC_API_KEY``, and ``ANTHROPIC_BASE_URL``, apply; a
@@ -122,6 +123,14 @@ def private_folder(prefix: str) -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def agent_workdir(path: str) -> str:
+    """The folder the agent runs in: empty of anything of ours, and the same for every run,
+    because Claude Code keeps its sessions per working folder and a repair or follow-up
+    resumes one."""
+    Path(path).mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
 def private_file(folder: str, name: str, text: str) -> str:
     path = str(Path(folder) / name)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -196,9 +205,12 @@ class _Reader:
 class ClaudeCode:
     """The ``claude-code`` backend over the process port."""
 
-    def __init__(self, processes: ProcessRunner, environment: Mapping[str, str]) -> None:
+    def __init__(
+        self, processes: ProcessRunner, environment: Mapping[str, str], workdir: str
+    ) -> None:
         self.processes = processes
         self.environment = dict(environment)
+        self.workdir = workdir
 
     def _environment(self, task: AgentTask) -> dict[str, str]:
         environment = dict(self.environment)
@@ -257,7 +269,7 @@ class ClaudeCode:
                     lines = EventLines(reader.event, reader.malformed)
                     spec = ProcessSpec(
                         argv=tuple(argv),
-                        cwd=folder,
+                        cwd=agent_workdir(self.workdir),
                         env=environment,
                         timeout_ms=task.timeout_ms,
                         stdin=task.prompt.encode("utf-8"),
@@ -287,7 +299,10 @@ class ClaudeCode:
             )
         text = result.get("result")
         if result.get("is_error") is True or result.get("subtype") != "success":
+            errors = result.get("errors")
             detail = text if isinstance(text, str) and text else result.get("subtype")
+            if isinstance(errors, list) and errors:
+                detail = f"{detail} ({'; '.join(str(error) for error in errors)[:300]})"
             if isinstance(detail, str) and "log in" in detail.lower():
                 raise CodingAgentError(AgentProblem.UNAVAILABLE, NOT_SIGNED_IN)
             raise CodingAgentError(AgentProblem.FAILED, f"Claude Code reported an error: {detail}.")
