@@ -75,4 +75,5 @@ def doctor_ports(services: Services) -> DoctorPorts:
         desktop_opener=DESKTOP_OPENER,
         fallback_editor=FALLBACK_EDITOR,
         cwd=services.repo(),
+        coding_agents=services.coding_agents(),
     )

@@ -73,6 +73,7 @@ CLAUDE_CODE = AgentProgram(
 )
 TOOL_PREFIX = f"mcp__{SERVER_NAME}__"
 STDERR_TAIL_CHARS = 400
+NOT_SIGNED_IN_WORDS = ("not logged in", "/login", "invalid api key")
 NOT_SIGNED_IN = (
     "Claude Code is not signed in: run `claude login` (a Claude subscription) or set "
     "ANTHROPIC_API_KEY."
@@ -303,7 +304,7 @@ class ClaudeCode:
             detail = text if isinstance(text, str) and text else result.get("subtype")
             if isinstance(errors, list) and errors:
                 detail = f"{detail} ({'; '.join(str(error) for error in errors)[:300]})"
-            if isinstance(detail, str) and "log in" in detail.lower():
+            if isinstance(detail, str) and any(w in detail.lower() for w in NOT_SIGNED_IN_WORDS):
                 raise CodingAgentError(AgentProblem.UNAVAILABLE, NOT_SIGNED_IN)
             raise CodingAgentError(AgentProblem.FAILED, f"Claude Code reported an error: {detail}.")
         usage = result.get("usage")

@@ -40,7 +40,7 @@ from tests.support.fake_provider import (
     hang,
 )
 from tests.support.images import PNG1
-from tests.support.npm_clients import claude_code
+from tests.support.npm_clients import CLAUDE_CODE_VERSION, claude_code
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "handbook"
@@ -135,7 +135,7 @@ class World:
             PYTHONDONTWRITEBYTECODE="1",
         )
         environment.update(extra)
-        return environment
+        return {name: value for name, value in environment.items() if value}
 
     def command(self, *args: str) -> list[str]:
         return [
@@ -353,3 +353,34 @@ def test_a_broken_claude_code_ends_the_review_error_with_a_code(
         world.command("config", "check"), capture_output=True, text=True, env=world.env(fake)
     )
     assert checked.returncode == 0, checked.stdout
+
+
+def test_a_signed_out_claude_code_ends_the_review_error_saying_to_sign_in(world: World) -> None:
+    with FakeProvider(check_sdk=False) as fake:
+        status, run = world.verify(fake, ANTHROPIC_API_KEY="")
+    request = request_of(run)
+    assert (status, request["errorCode"]) == (2, "AGENT_UNAVAILABLE"), request
+    assert "run `claude login`" in request["error"]
+
+
+@pytest.mark.parametrize("signed_in", [True, False])
+def test_doctor_says_where_claude_code_is_its_version_and_whether_it_is_signed_in(
+    world: World, signed_in: bool
+) -> None:
+    with FakeProvider(check_sdk=False) as fake:
+        key = FAKE_ANTHROPIC_KEY if signed_in else ""
+        done = subprocess.run(
+            world.command("doctor"),
+            capture_output=True,
+            text=True,
+            env=world.env(fake, ANTHROPIC_API_KEY=key),
+            timeout=VERIFY_SECONDS,
+        )
+    report = json.loads(done.stdout)
+    [agent] = [b for b in report["backends"] if b["backend"] == "claude-code"]
+    assert agent["program"] == str(world.claude)
+    assert agent["programSource"] == "ARTIFACTIZE_CLAUDE_CODE_PATH"
+    assert agent["version"] == CLAUDE_CODE_VERSION
+    assert agent["signedIn"] is signed_in and agent["ready"] is signed_in
+    if not signed_in:
+        assert any("claude login" in problem for problem in report["problems"])
