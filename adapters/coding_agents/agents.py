@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from artifactize.adapters.coding_agents.claude_code import ClaudeCode
+from artifactize.adapters.coding_agents.codex import Codex
 from artifactize.ports.coding_agents import (
     CLAUDE_CODE_BACKEND,
+    CODEX_BACKEND,
     AgentAnswer,
     AgentHost,
     AgentInstall,
@@ -21,9 +23,12 @@ class CliCodingAgents:
     def __init__(
         self, processes: ProcessRunner, environment: Mapping[str, str], workdir: str
     ) -> None:
-        self._agents = {CLAUDE_CODE_BACKEND: ClaudeCode(processes, environment, workdir)}
+        self._agents: dict[str, ClaudeCode | Codex] = {
+            CLAUDE_CODE_BACKEND: ClaudeCode(processes, environment, workdir),
+            CODEX_BACKEND: Codex(processes, environment, workdir),
+        }
 
-    def _agent(self, backend: str) -> ClaudeCode:
+    def _agent(self, backend: str) -> ClaudeCode | Codex:
         agent = self._agents.get(backend)
         if agent is None:
             raise CodingAgentError(

@@ -32,23 +32,22 @@ How one run goes (``ClaudeCode.run``):
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
 
 from artifactize.adapters.coding_agents.programs import (
     AgentProgram,
+    agent_workdir,
     check_version,
     find_program,
     parse_version,
+    private_file,
+    private_folder,
     probe,
+    tail,
 )
 from artifactize.adapters.coding_agents.stream import EventLines
 from artifactize.adapters.coding_agents.tool_server import SERVER_NAME, ServedTools, served_tools
@@ -72,7 +71,6 @@ CLAUDE_CODE = AgentProgram(
     minimum=(2, 1, 0),
 )
 TOOL_PREFIX = f"mcp__{SERVER_NAME}__"
-STDERR_TAIL_CHARS = 400
 NOT_SIGNED_IN_WORDS = ("not logged in", "/login", "invalid api key")
 NOT_SIGNED_IN = (
     "Claude Code is not signed in: run `claude login` (a Claude subscription) or set "
@@ -106,38 +104,6 @@ def _usage(raw: Mapping[str, Any]) -> dict[str, int]:
             + usage.get("cacheWriteTokens", 0)
         )
     return usage
-
-
-def tail(text: bytes) -> str:
-    """The last of stderr on one line, for a crash's message."""
-    line = " ".join(text.decode("utf-8", "replace").split())
-    return line[-STDERR_TAIL_CHARS:]
-
-
-@contextlib.contextmanager
-def private_folder(prefix: str) -> Iterator[str]:
-    """An empty 0700 folder for one run, removed with what the agent left in it."""
-    folder = tempfile.mkdtemp(prefix=prefix)
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def agent_workdir(path: str) -> str:
-    """The folder the agent runs in: empty of anything of ours, and the same for every run,
-    because Claude Code keeps its sessions per working folder and a repair or follow-up
-    resumes one."""
-    Path(path).mkdir(mode=0o700, parents=True, exist_ok=True)
-    return path
-
-
-def private_file(folder: str, name: str, text: str) -> str:
-    path = str(Path(folder) / name)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return path
 
 
 class _Reader:

@@ -1,4 +1,5 @@
-"""Finding a coding agent's program and asking it what it is (version, sign-in).
+"""Finding a coding agent's program, asking it what it is (version, sign-in), and the
+folders and files one run of it needs.
 
 The program is the one the variable names (``ARTIFACTIZE_CLAUDE_CODE_PATH``,
 ``ARTIFACTIZE_CODEX_PATH``), else the first on the caller's ``PATH``. Version and sign-in
@@ -8,10 +9,12 @@ process port (own group, killed on timeout).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from artifactize.ports.coding_agents import AgentProblem, CodingAgentError
 from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
 
 PROBE_SECONDS = 20
+STDERR_TAIL_CHARS = 400
 VERSION_PATTERN = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 
@@ -95,3 +99,35 @@ async def probe(
     return await processes.run(
         ProcessSpec(argv=argv, cwd=cwd, env=dict(environment), timeout_ms=PROBE_SECONDS * 1000)
     )
+
+
+def tail(text: bytes) -> str:
+    """The last of stderr on one line, for a crash's message."""
+    line = " ".join(text.decode("utf-8", "replace").split())
+    return line[-STDERR_TAIL_CHARS:]
+
+
+@contextlib.contextmanager
+def private_folder(prefix: str) -> Iterator[str]:
+    """An empty 0700 folder for one run, removed with what the agent left in it."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def agent_workdir(path: str) -> str:
+    """The folder the agent runs in: empty of anything of ours, and the same for every run,
+    because Claude Code keeps its sessions per working folder and a repair or follow-up
+    resumes one."""
+    Path(path).mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def private_file(folder: str, name: str, text: str) -> str:
+    path = str(Path(folder) / name)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
