@@ -23,7 +23,7 @@ How one run goes (``Codex.run``), as for Claude Code (``claude_code``):
      --bundled``) with ``apply_patch_tool_type`` cleared, so no model gets ``apply_patch``,
      and ``supports_search_tool`` off, so our tools are listed as they are (what remains
      besides them are Codex's MCP resource tools, which reach only our server);
-   - ``--sandbox read-only`` and ``approval_policy = "never"``: were a built-in to remain,
+   - ``sandbox_mode = "read-only"`` and ``approval_policy = "never"``: were a built-in to remain,
      it could neither write nor ask; our server's tools, each listed in ``enabled_tools``,
      are pre-approved (``default_tools_approval_mode = "approve"``);
    - ``model_instructions_file``: our system preamble in place of Codex's own;
@@ -248,6 +248,7 @@ class Codex:
             'web_search="disabled"',
             "tools.experimental_request_user_input={enabled=false}",
             'approval_policy="never"',
+            'sandbox_mode="read-only"',  # `exec resume` takes no --sandbox
             "project_doc_max_bytes=0",
             f"model_catalog_json={_toml_string(private_file(folder, 'models.json', catalog))}",
             "model_instructions_file="
@@ -276,8 +277,6 @@ class Codex:
             "--skip-git-repo-check",
             "--ignore-user-config",
             "--ignore-rules",
-            "--sandbox",
-            "read-only",
             "--model",
             task.model,
         ]
