@@ -41,7 +41,12 @@ if TYPE_CHECKING:
     from artifactize.ports.regex import RegexEngine
     from artifactize.ports.review_store import RemoteStores
     from artifactize.ports.scratch import ScratchSpace
-    from artifactize.ports.sessions import ProcessLauncher, ProcessTable, SessionStore
+    from artifactize.ports.sessions import (
+        ProcessInterrupt,
+        ProcessLauncher,
+        ProcessTable,
+        SessionStore,
+    )
     from artifactize.ports.state import StateStores
     from artifactize.ports.store_server_storage import ReviewStoreDb
 
@@ -157,6 +162,17 @@ def _detached_launcher() -> DetachedLauncher:
 
 
 def _process_table() -> ProcessTable:
+    if ON_WINDOWS:
+        from artifactize.adapters.windows.process_table import WindowsProcessTable
+
+        return WindowsProcessTable()
+    from artifactize.adapters.posix.process_table import PsutilProcessTable
+
+    return PsutilProcessTable()
+
+
+def _process_interrupt() -> ProcessInterrupt:
+    """``run cancel``'s way to stop another process (the platform's process table)."""
     if ON_WINDOWS:
         from artifactize.adapters.windows.process_table import WindowsProcessTable
 
@@ -383,6 +399,7 @@ class Container(containers.DeclarativeContainer):
     launcher = providers.Singleton(_launcher)
     detached_launcher = providers.Singleton(_detached_launcher)
     process_table = providers.Singleton(_process_table)
+    process_interrupt = providers.Singleton(_process_interrupt)
     session_store = providers.Singleton(_session_store)
     private_files = providers.Singleton(_private_files)
     state_stores = providers.Singleton(_state_stores, clock=clock)

@@ -111,6 +111,14 @@ def verify(
     fingerprint_jobs: policy_options.FingerprintJobsOption = None,
     junit: ci_reports.JunitOption = None,
     quiet: ci_reports.QuietOption = False,
+    comment: Annotated[
+        str | None,
+        typer.Option(
+            "--comment",
+            help="Why this Run is started (one line, at most 500 characters); shown by "
+            "run show, the monitor and the control surface's run_show.",
+        ),
+    ] = None,
 ) -> None:
     """Review the selected evals, reusing every verdict whose key still holds.
 
@@ -141,7 +149,13 @@ def verify(
     )
     report = ci_reports.CiReports.from_environment(junit, CliContext.options.repo, quiet=quiet)
 
-    from artifactize.domain.reviews.run.context import VerifyOptions
+    from artifactize.domain.reviews.run.context import VerifyOptions, check_comment
+
+    if comment is not None:
+        try:
+            check_comment(comment)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
 
     def options(repo: str, state: str) -> VerifyOptions:
         return VerifyOptions(
@@ -153,6 +167,7 @@ def verify(
             recursive=recursive,
             ignore_gates=ignore_gates,
             policy=policy,
+            comment=comment,
         )
 
     from artifactize.entrypoints.cli.progress import display_for_verify
@@ -236,6 +251,8 @@ def run_text(result: RunResult) -> str:
 
     run = result.run
     lines = [f"Run: {run['id']}"]
+    if run.get("comment"):
+        lines.append(f"Comment: {run['comment']}")
     for request in result.requests:
         line = f"  {request['evalId']} [{request['id']}]: {request['status']}"
         source = source_text(request)
@@ -322,6 +339,21 @@ def run_show(
     if run.status == RUNNING_STATUS:
         raise typer.Exit(EXIT_WAIT_TIMED_OUT)
     raise typer.Exit(EXIT_FOR_STATUS.get(run.status, EXIT_CANCELLED))
+
+
+@run_app.command("cancel")
+def run_cancel(run_id: Annotated[str, typer.Argument(help="A RUNNING Run's ID.")]) -> None:
+    """Stop a Run another process is running: its owner cancels its reviews, stops the
+    processes it started and records the Run CANCELLED; prints the Run. Exit 0 once it
+    stopped, 2 when the Run is unknown, already ended, or did not stop in time."""
+    from artifactize.domain.reviews.run.current import current_run
+    from artifactize.entrypoints.run_cancel import cancel_run
+
+    services = CliContext.services()
+    run = cancel_run(services, run_id)
+    store = services.open_state(create=False)
+    requests = [r.data for r in store.list_requests(run_id)] if store is not None else []
+    _emit_json(current_run(run.data, requests))
 
 
 @run_app.command("list")

@@ -241,3 +241,42 @@ def test_doctor_says_where_claude_code_is_its_version_and_whether_it_is_signed_i
     assert agent["signedIn"] is signed and agent["ready"] is signed
     if not signed:
         assert any("claude login" in problem for problem in report["problems"])
+
+
+def test_run_cancel_stops_a_review_another_process_runs_with_its_comment(
+    world: AgentWorld,
+) -> None:
+    model = script(hang())
+    with FakeProvider(responder=model, check_sdk=False) as fake:
+        env = world.env(fake, **signed_in(fake))
+        verify = subprocess.Popen(
+            world.command("verify", "--recursive", EVAL, "--comment", "checking the divide fix"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            assert model.arrived.wait(VERIFY_SECONDS), "Claude Code never asked the model"
+            listed = json.loads(world.run(fake, "run", "list", **signed_in(fake)).stdout)
+            [running] = [row for row in listed if row["status"] == "RUNNING"]
+            shown = json.loads(world.run(fake, "run", "show", running["id"]).stdout)
+            assert shown["comment"] == "checking the divide fix"
+            cancelled = world.run(fake, "run", "cancel", running["id"])
+            assert cancelled.returncode == 0, cancelled.stdout
+            run = json.loads(cancelled.stdout)
+            assert run["status"] != "RUNNING"
+            assert request_of(run)["errorCode"] == "CANCELLED"
+            verify.communicate(timeout=VERIFY_SECONDS)
+            again = world.run(fake, "run", "cancel", running["id"])
+            assert again.returncode == 2
+            assert "is not running" in json.loads(again.stdout)["error"]
+        finally:
+            if verify.poll() is None:
+                verify.kill()
+                verify.wait()
+    unknown = world.run(fake, "run", "cancel", "run-nothere")
+    assert (unknown.returncode, json.loads(unknown.stdout)) == (
+        2,
+        {"error": "Unknown Run: run-nothere"},
+    )
