@@ -31,6 +31,9 @@ OPTIONS_WITH_LOG = (
     "--eval, --artifact, --http and --max-tool-calls start a server; `mcp log` takes none of them."
 )
 UNKNOWN_SESSION = "Unknown MCP session: {session_id}"
+CONTROL_ALONE = (
+    "--control serves the control surface; it takes no --eval, --artifact or --max-tool-calls."
+)
 
 mcp_app = typer.Typer(
     help=(
@@ -64,6 +67,14 @@ def mcp_command(
             "instead of stdio; prints the URL and a bearer token.",
         ),
     ] = None,
+    control: Annotated[
+        bool,
+        typer.Option(
+            "--control",
+            help="Serve the control surface instead of an eval's tools: status, verify_start, "
+            "run_wait, run_show, run_list, run_cancel, request_list, eval_explain.",
+        ),
+    ] = False,
     max_tool_calls: Annotated[
         int | None,
         typer.Option(
@@ -78,7 +89,7 @@ def mcp_command(
     2 refused before serving, or a tool session or audit entry could not be finished
     (each problem on stderr, and in ``mcp log``).
     """
-    given = eval_id is not None or artifact is not None or http is not None
+    given = eval_id is not None or artifact is not None or http is not None or control
     if ctx.invoked_subcommand is not None:
         if given or max_tool_calls is not None:
             raise CommandError(OPTIONS_WITH_LOG)
@@ -86,6 +97,11 @@ def mcp_command(
     from artifactize.domain.tools.serving import ServeSelection
 
     address = _listen_address(http) if http is not None else None
+    if control:
+        if eval_id is not None or artifact is not None or max_tool_calls is not None:
+            raise CommandError(CONTROL_ALONE)
+        _serve(None, address)
+        return
     selection = ServeSelection(eval_id=eval_id, artifact=artifact, max_tool_calls=max_tool_calls)
     _serve(selection, address)
 
@@ -116,7 +132,13 @@ def _serve(selection: Any, address: Any) -> None:
 
     sys.setswitchinterval(SERVER_SWITCH_INTERVAL_SECONDS)
     services = CliContext.services()
-    prepared = prepare_server(services, selection, "http" if address is not None else "stdio")
+    transport = "http" if address is not None else "stdio"
+    if selection is None:
+        from artifactize.entrypoints.mcp.control import prepare_control
+
+        prepared = prepare_control(services, transport)
+    else:
+        prepared = prepare_server(services, selection, transport)
     run = prepared.run
     sock = None
     if address is not None:
@@ -127,7 +149,7 @@ def _serve(selection: Any, address: Any) -> None:
         except OSError as exc:
             prepared.finish()
             raise CommandError(f"Cannot listen on {address}: {exc.strerror or exc}") from None
-    target = selection.eval_id or selection.artifact
+    target = "the control surface" if selection is None else selection.eval_id or selection.artifact
     try:
         # The SDK (with pydantic and starlette: most of a second on a small machine) is
         # imported once the scope, the state and the address are known good, so a refusal
