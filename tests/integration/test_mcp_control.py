@@ -136,7 +136,7 @@ async def test_an_agent_starts_a_durable_run_and_reads_it_through_the_control_to
         assert [r["evalId"] for r in requests] == ["proj/slow"]
         explained = data(await client.call_tool("eval_explain", {"eval": "proj/slow"}))
         assert explained["wouldExecute"] is False and explained["key"]
-        assert "reuse" == explained["action"]
+        assert explained["action"] == "reuse"
         refused = {
             "run_cancel": ({"runId": run_id}, "is not running"),
             "run_show": ({"runId": "run-nothere"}, "Unknown Run: run-nothere"),
