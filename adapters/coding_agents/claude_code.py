@@ -76,6 +76,7 @@ NOT_SIGNED_IN = (
     "Claude Code is not signed in: run `claude login` (a Claude subscription) or set "
     "ANTHROPIC_API_KEY."
 )
+NOT_CONNECTED = "Claude Code started without the eval's tools: it did not reach their MCP server."
 NOT_CONFINED = (
     "Claude Code offered tools artifactize did not serve ({tools}), so it cannot be "
     "confined to the declared tools; use a Claude Code version whose `--tools` switch works "
@@ -119,6 +120,7 @@ class _Reader:
         self.model: str | None = None
         self.problem: CodingAgentError | None = None
         self._messages: set[str] = set()
+        self.require_tools = True  # a resumed session lists its MCP tools later, if at all
 
     def stop(self, problem: CodingAgentError) -> None:
         if self.problem is None:
@@ -139,6 +141,8 @@ class _Reader:
                 self.stop(
                     CodingAgentError(AgentProblem.UNAVAILABLE, NOT_CONFINED.format(tools=shown))
                 )
+            elif self.require_tools and self.allowed and not self.allowed & set(offered):
+                self.stop(CodingAgentError(AgentProblem.FAILED, NOT_CONNECTED))
         elif kind == "assistant":
             message = event.get("message")
             if isinstance(message, Mapping):
@@ -181,6 +185,9 @@ class ClaudeCode:
 
     def _environment(self, task: AgentTask) -> dict[str, str]:
         environment = dict(self.environment)
+        # Claude Code connects MCP servers in the background and may start its first turn
+        # before our tools are listed; this makes it wait for them (a resumed run too).
+        environment["MCP_CONNECTION_NONBLOCKING"] = "false"
         if task.base_url and not environment.get("ANTHROPIC_BASE_URL"):
             environment["ANTHROPIC_BASE_URL"] = task.base_url
         return environment
@@ -233,6 +240,7 @@ class ClaudeCode:
                 argv = self.argv(program, task, folder, served)
                 with anyio.CancelScope() as scope:
                     reader = _Reader(host, allowed, scope)
+                    reader.require_tools = task.resume is None
                     lines = EventLines(reader.event, reader.malformed)
                     spec = ProcessSpec(
                         argv=tuple(argv),

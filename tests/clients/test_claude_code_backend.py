@@ -133,7 +133,7 @@ def test_an_invalid_answer_is_repaired_once_in_the_same_claude_code_session(
     model = script(anthropic_text("Looks correct to me."), anthropic_text('{"verdict": "RED"}'))
     with FakeProvider(responder=model, check_sdk=False) as fake:
         code, run = world.verify(fake, **signed_in(fake))
-    assert (code, request_of(run)["status"]) == (1, "RED"), request_of(run)
+    assert (code, request_of(run)["status"]) == (1, "RED"), request_of(run)["error"]
     resumed = model.body(1)["messages"]
     assert "Looks correct to me." in json.dumps(resumed), "the repair continued the session"
     assert "did not match the required schema" in json.dumps(resumed[-1])
@@ -181,7 +181,9 @@ def test_a_cancelled_claude_code_review_leaves_nothing_behind(world: AgentWorld)
     assert request_of(json.loads(out))["errorCode"] == "CANCELLED"
 
 
-INIT = json.dumps({"type": "system", "subtype": "init", "session_id": "s1", "tools": []})
+INIT = json.dumps(
+    {"type": "system", "subtype": "init", "session_id": "s1", "tools": [TOOL.format(name="read")]}
+)
 UNCONFINED = json.dumps({"type": "system", "subtype": "init", "tools": ["Bash", "Read"]})
 
 
