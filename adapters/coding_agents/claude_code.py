@@ -41,15 +41,15 @@ import anyio
 from artifactize.adapters.coding_agents.programs import (
     AgentProgram,
     agent_workdir,
-    check_version,
     find_program,
-    parse_version,
+    how_it_ended,
+    installed,
     private_file,
     private_folder,
     probe,
     tail,
 )
-from artifactize.adapters.coding_agents.stream import EventLines
+from artifactize.adapters.coding_agents.stream import run_streamed
 from artifactize.adapters.coding_agents.tool_server import SERVER_NAME, ServedTools, served_tools
 from artifactize.ports.coding_agents import (
     CLAUDE_CODE_BACKEND,
@@ -241,17 +241,16 @@ class ClaudeCode:
                 with anyio.CancelScope() as scope:
                     reader = _Reader(host, allowed, scope)
                     reader.require_tools = task.resume is None
-                    lines = EventLines(reader.event, reader.malformed)
                     spec = ProcessSpec(
                         argv=tuple(argv),
                         cwd=agent_workdir(self.workdir),
                         env=environment,
                         timeout_ms=task.timeout_ms,
                         stdin=task.prompt.encode("utf-8"),
-                        observe_output=lines.observe,
                     )
-                    outcome = await self.processes.run(spec)
-                    lines.close()
+                    outcome = await run_streamed(
+                        self.processes, spec, reader.event, reader.malformed
+                    )
         if reader.problem is not None:
             raise reader.problem
         return self._answer(reader, outcome)
@@ -263,14 +262,10 @@ class ClaudeCode:
                 AgentProblem.UNAVAILABLE, f"Claude Code could not start: {outcome.spawn_error}."
             )
         if result is None:
-            how = (
-                f"exit code {outcome.exit_code}"
-                if outcome.exit_code is not None
-                else f"signal {outcome.signal}"
-            )
             raise CodingAgentError(
                 AgentProblem.FAILED,
-                f"Claude Code ended ({how}) without a result: {tail(outcome.stderr) or 'no output'}.",
+                f"Claude Code ended ({how_it_ended(outcome)}) without a result: "
+                f"{tail(outcome.stderr) or 'no output'}.",
             )
         text = result.get("result")
         if result.get("is_error") is True or result.get("subtype") != "success":
@@ -291,18 +286,11 @@ class ClaudeCode:
         )
 
     async def install(self) -> AgentInstall:
-        try:
-            program, source = find_program(CLAUDE_CODE, self.environment)
-        except CodingAgentError as exc:
-            return AgentInstall(CLAUDE_CODE_BACKEND, None, None, None, exc.message)
         with private_folder("artifactize-claude-") as folder:
-            shown = await probe(self.processes, (program, "--version"), self.environment, folder)
-            version = parse_version(shown.stdout.decode("utf-8", "replace"))
-            try:
-                check_version(CLAUDE_CODE, version)
-            except CodingAgentError as exc:
-                return AgentInstall(CLAUDE_CODE_BACKEND, program, None, None, exc.message, source)
-            text = ".".join(str(part) for part in version or ())
+            found = await installed(CLAUDE_CODE, self.processes, self.environment, folder)
+            if isinstance(found, AgentInstall):
+                return found
+            program, source, text = found
             auth = await probe(
                 self.processes, (program, "auth", "status", "--json"), self.environment, folder
             )

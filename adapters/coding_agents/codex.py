@@ -52,13 +52,15 @@ from artifactize.adapters.coding_agents.programs import (
     agent_workdir,
     check_version,
     find_program,
+    how_it_ended,
+    installed,
     parse_version,
     private_file,
     private_folder,
     probe,
     tail,
 )
-from artifactize.adapters.coding_agents.stream import EventLines
+from artifactize.adapters.coding_agents.stream import run_streamed
 from artifactize.adapters.coding_agents.tool_server import SERVER_NAME, ServedTools, served_tools
 from artifactize.ports.coding_agents import (
     CODEX_BACKEND,
@@ -298,17 +300,16 @@ class Codex:
                 environment = {**self.environment, TOKEN_VARIABLE: served.token}
                 with anyio.CancelScope() as scope:
                     reader = _Reader(host, scope)
-                    lines = EventLines(reader.event, reader.malformed)
                     spec = ProcessSpec(
                         argv=tuple(argv),
                         cwd=workdir,
                         env=environment,
                         timeout_ms=task.timeout_ms,
                         stdin=task.prompt.encode("utf-8"),
-                        observe_output=lines.observe,
                     )
-                    outcome = await self.processes.run(spec)
-                    lines.close()
+                    outcome = await run_streamed(
+                        self.processes, spec, reader.event, reader.malformed
+                    )
         if reader.problem is not None:
             raise reader.problem
         return self._answer(reader, outcome)
@@ -326,14 +327,9 @@ class Codex:
                 AgentProblem.FAILED, f"Codex reported an error: {reader.failure}"
             )
         if not reader.completed or outcome.exit_code != 0:
-            how = (
-                f"exit code {outcome.exit_code}"
-                if outcome.exit_code is not None
-                else f"signal {outcome.signal}"
-            )
             raise CodingAgentError(
                 AgentProblem.FAILED,
-                f"Codex ended ({how}) without completing its turn: "
+                f"Codex ended ({how_it_ended(outcome)}) without completing its turn: "
                 f"{tail(outcome.stderr) or 'no output'}.",
             )
         return AgentAnswer(
@@ -345,18 +341,11 @@ class Codex:
         )
 
     async def install(self) -> AgentInstall:
-        try:
-            program, source = find_program(CODEX, self.environment)
-        except CodingAgentError as exc:
-            return AgentInstall(CODEX_BACKEND, None, None, None, exc.message)
         with private_folder("artifactize-codex-") as folder:
-            shown = await probe(self.processes, (program, "--version"), self.environment, folder)
-            version = parse_version(shown.stdout.decode("utf-8", "replace"))
-            try:
-                check_version(CODEX, version)
-            except CodingAgentError as exc:
-                return AgentInstall(CODEX_BACKEND, program, None, None, exc.message, source)
-            text = ".".join(str(part) for part in version or ())
+            found = await installed(CODEX, self.processes, self.environment, folder)
+            if isinstance(found, AgentInstall):
+                return found
+            program, source, text = found
             status = await probe(
                 self.processes, (program, "login", "status"), self.environment, folder
             )

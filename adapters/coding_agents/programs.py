@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from artifactize.ports.coding_agents import AgentProblem, CodingAgentError
+from artifactize.ports.coding_agents import AgentInstall, AgentProblem, CodingAgentError
 from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
 
 PROBE_SECONDS = 20
@@ -131,3 +131,30 @@ def private_file(folder: str, name: str, text: str) -> str:
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         handle.write(text)
     return path
+
+
+async def installed(
+    program: AgentProgram,
+    processes: ProcessRunner,
+    environment: Mapping[str, str],
+    folder: str,
+) -> tuple[str, str, str] | AgentInstall:
+    """(path, source, version) of a usable program, or the ``AgentInstall`` that says why
+    it is not usable (missing, too old)."""
+    try:
+        path, source = find_program(program, environment)
+    except CodingAgentError as exc:
+        return AgentInstall(program.backend, None, None, None, exc.message)
+    shown = await probe(processes, (path, "--version"), environment, folder)
+    version = parse_version(shown.stdout.decode("utf-8", "replace"))
+    try:
+        check_version(program, version)
+    except CodingAgentError as exc:
+        return AgentInstall(program.backend, path, None, None, exc.message, source)
+    return path, source, ".".join(str(part) for part in version or ())
+
+
+def how_it_ended(outcome: ProcessOutcome) -> str:
+    if outcome.exit_code is not None:
+        return f"exit code {outcome.exit_code}"
+    return f"signal {outcome.signal}"

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from artifactize.ports.process import STDOUT
+from artifactize.ports.process import STDOUT, ProcessOutcome, ProcessRunner, ProcessSpec
 
 EVENT_LINE_MAX_BYTES = 16 * 1024 * 1024
 
@@ -67,3 +67,19 @@ class EventLines:
     def _fail(self, text: str) -> None:
         self._broken = True
         self._malformed(text)
+
+
+async def run_streamed(
+    processes: ProcessRunner,
+    spec: ProcessSpec,
+    event: Callable[[Mapping[str, Any]], None],
+    malformed: Callable[[str], None],
+) -> ProcessOutcome:
+    """``spec`` run through the process port with its stdout read as JSON lines as they
+    come (``spec.observe_output`` is replaced)."""
+    import dataclasses
+
+    lines = EventLines(event, malformed)
+    outcome = await processes.run(dataclasses.replace(spec, observe_output=lines.observe))
+    lines.close()
+    return outcome
