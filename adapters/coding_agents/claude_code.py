@@ -49,7 +49,7 @@ from artifactize.adapters.coding_agents.programs import (
     probe,
     tail,
 )
-from artifactize.adapters.coding_agents.stream import run_streamed
+from artifactize.adapters.coding_agents.stream import counters, run_streamed
 from artifactize.adapters.coding_agents.tool_server import SERVER_NAME, ServedTools, served_tools
 from artifactize.ports.coding_agents import (
     CLAUDE_CODE_BACKEND,
@@ -85,26 +85,15 @@ NOT_CONFINED = (
 
 
 def _usage(raw: Mapping[str, Any]) -> dict[str, int]:
-    """Anthropic usage counters under the port's keys (only those reported)."""
-    usage: dict[str, int] = {}
+    """Anthropic usage counters under the port's keys (only those reported); input tokens
+    exclude cached ones there, so the total adds them."""
     pairs = (
         ("input_tokens", "inputTokens"),
         ("output_tokens", "outputTokens"),
         ("cache_read_input_tokens", "cacheReadTokens"),
         ("cache_creation_input_tokens", "cacheWriteTokens"),
     )
-    for source, key in pairs:
-        value = raw.get(source)
-        if isinstance(value, int) and not isinstance(value, bool):
-            usage[key] = value
-    if "inputTokens" in usage or "outputTokens" in usage:
-        usage["totalTokens"] = (
-            usage.get("inputTokens", 0)
-            + usage.get("outputTokens", 0)
-            + usage.get("cacheReadTokens", 0)
-            + usage.get("cacheWriteTokens", 0)
-        )
-    return usage
+    return counters(raw, pairs, tuple(key for _, key in pairs))
 
 
 class _Reader:

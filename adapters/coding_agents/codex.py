@@ -60,7 +60,7 @@ from artifactize.adapters.coding_agents.programs import (
     probe,
     tail,
 )
-from artifactize.adapters.coding_agents.stream import run_streamed
+from artifactize.adapters.coding_agents.stream import counters, run_streamed
 from artifactize.adapters.coding_agents.tool_server import SERVER_NAME, ServedTools, served_tools
 from artifactize.ports.coding_agents import (
     CODEX_BACKEND,
@@ -119,20 +119,14 @@ def _toml_string(value: str) -> str:
 
 
 def _usage(raw: Mapping[str, Any]) -> dict[str, int]:
-    usage: dict[str, int] = {}
+    """Codex's usage under the port's keys; its input tokens include the cached ones."""
     pairs = (
         ("input_tokens", "inputTokens"),
         ("output_tokens", "outputTokens"),
         ("cached_input_tokens", "cacheReadTokens"),
         ("reasoning_output_tokens", "reasoningTokens"),
     )
-    for source, key in pairs:
-        value = raw.get(source)
-        if isinstance(value, int) and not isinstance(value, bool):
-            usage[key] = value
-    if "inputTokens" in usage or "outputTokens" in usage:
-        usage["totalTokens"] = usage.get("inputTokens", 0) + usage.get("outputTokens", 0)
-    return usage
+    return counters(raw, pairs, ("inputTokens", "outputTokens"))
 
 
 class _Reader:

@@ -83,3 +83,18 @@ async def run_streamed(
     outcome = await processes.run(dataclasses.replace(spec, observe_output=lines.observe))
     lines.close()
     return outcome
+
+
+def counters(
+    raw: Mapping[str, Any], names: tuple[tuple[str, str], ...], total: tuple[str, ...]
+) -> dict[str, int]:
+    """An agent's usage object under the port's keys (``names``: theirs to ours), only the
+    counters it reported; ``totalTokens`` is the sum of ``total`` when any was reported."""
+    usage: dict[str, int] = {}
+    for source, key in names:
+        value = raw.get(source)
+        if isinstance(value, int) and not isinstance(value, bool):
+            usage[key] = value
+    if "inputTokens" in usage or "outputTokens" in usage:
+        usage["totalTokens"] = sum(usage.get(key, 0) for key in total)
+    return usage

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_tool_sessions import harness_processes
 from tests.support.agent_world import (
     DECLARED_TOOLS,
     EVAL,
@@ -162,23 +160,8 @@ def test_a_budget_stops_claude_code_group_and_all(
 def test_a_cancelled_claude_code_review_leaves_nothing_behind(world: AgentWorld) -> None:
     model = script(hang())
     with FakeProvider(responder=model, check_sdk=False) as fake:
-        verify = subprocess.Popen(
-            world.command("verify", "--recursive", EVAL),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=world.env(fake, **signed_in(fake)),
-        )
-        try:
-            assert model.arrived.wait(VERIFY_SECONDS), "Claude Code never asked the model"
-            assert harness_processes(world.root), "Claude Code is running"
-            verify.send_signal(signal.SIGINT)
-            out, _ = verify.communicate(timeout=VERIFY_SECONDS)
-        finally:
-            if verify.poll() is None:
-                verify.kill()
-                verify.wait()
-    assert request_of(json.loads(out))["errorCode"] == "CANCELLED"
+        run = world.interrupted_verify(world.env(fake, **signed_in(fake)), model)
+    assert request_of(run)["errorCode"] == "CANCELLED"
 
 
 INIT = json.dumps(

@@ -11,19 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.integration.test_tool_sessions import harness_processes
 from tests.support.agent_world import (
     DECLARED_TOOLS,
-    EVAL,
-    VERIFY_SECONDS,
     AgentWorld,
     Script,
     request_of,
@@ -145,23 +140,8 @@ def test_a_tool_call_budget_stops_codex_group_and_all(tmp_path: Path, codex_prog
 def test_a_cancelled_codex_review_leaves_nothing_behind(world: AgentWorld) -> None:
     model = Script(hang())
     with FakeProvider(responder=model, check_sdk=False) as fake:
-        verify = subprocess.Popen(
-            world.command("verify", "--recursive", EVAL),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=world.env(fake, **signed_in(fake)),
-        )
-        try:
-            assert model.arrived.wait(VERIFY_SECONDS), "Codex never asked the model"
-            assert harness_processes(world.root), "Codex is running"
-            verify.send_signal(signal.SIGINT)
-            out, _ = verify.communicate(timeout=VERIFY_SECONDS)
-        finally:
-            if verify.poll() is None:
-                verify.kill()
-                verify.wait()
-    assert request_of(json.loads(out))["errorCode"] == "CANCELLED"
+        run = world.interrupted_verify(world.env(fake, **signed_in(fake)), model)
+    assert request_of(run)["errorCode"] == "CANCELLED"
 
 
 def stand_in(events: str) -> str:

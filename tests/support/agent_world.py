@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -150,6 +151,28 @@ class AgentWorld:
             env=self.env(fake, **extra),
             timeout=VERIFY_SECONDS,
         )
+
+    def interrupted_verify(self, env: dict[str, str], script: Script) -> dict[str, Any]:
+        """``verify`` as ``verify()`` runs it, interrupted (SIGINT) once the agent asked the
+        model and is running; the Run it printed."""
+        verify = subprocess.Popen(
+            self.command("verify", "--recursive", EVAL),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            assert script.arrived.wait(VERIFY_SECONDS), "the agent never asked the model"
+            assert harness_processes(self.root), "the agent is running"
+            verify.send_signal(signal.SIGINT)
+            out, _ = verify.communicate(timeout=VERIFY_SECONDS)
+        finally:
+            if verify.poll() is None:
+                verify.kill()
+                verify.wait()
+        run: dict[str, Any] = json.loads(out)
+        return run
 
     def fake_program(self, body: str) -> Path:
         """A stand-in agent program that behaves as a test needs (a crash, noise...)."""
