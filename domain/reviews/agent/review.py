@@ -14,7 +14,7 @@ The order is the contract (seed 000, "Tool sessions"):
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -22,7 +22,7 @@ import anyio
 
 from artifactize.domain.declarations.model import AgentProfile
 from artifactize.domain.reviews.agent.coding import CodingAgentLoop
-from artifactize.domain.reviews.agent.loop import AgentLoop, LoopSettings, LoopTrace
+from artifactize.domain.reviews.agent.loop import AgentLoop, LoopSettings, LoopTrace, ToolCaller
 from artifactize.domain.reviews.agent.prompt import AgentPrompt, build_prompt
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import KeyInputs, eval_def_hash, key_inputs
@@ -194,30 +194,19 @@ class AgentReview:
         return await self._settle(result)
 
     async def _converse_with(self, agents: CodingAgents) -> dict[str, Any]:
-        registry = AgentToolRegistry.for_eval(self.workspace, self.qualified_id, self.ports.tools)
-        sessions = registry.sessions(self.ports.sessions)
-        bound = registry.with_sessions(sessions)
-        definitions = registry.list()
-        prompt = build_prompt(self.workspace, self.eval_ref, definitions, self.scope)
-        tools = tuple(ToolSpec(d.name, d.description, d.input_schema) for d in definitions)
-        self.prompt, self.tool_specs = prompt, tools
-        validator = VerdictValidator(self.eval_ref.eval.pass_schema, self.eval_ref.eval.fail_schema)
+        def coding_loop(call_tool: ToolCaller, validator: VerdictValidator) -> CodingAgentLoop:
+            return CodingAgentLoop(
+                agents,
+                self.profile.backend,
+                self.profile.base_url,
+                self.profile.timeout_ms,
+                call_tool,
+                validator,
+                self._settings(),
+                activity=self.activity,
+            )
 
-        async def call_tool(name: str, arguments: Any) -> Any:
-            return await bound.call(name, arguments, self.output_root)
-
-        self.loop = CodingAgentLoop(
-            agents,
-            self.profile.backend,
-            self.profile.base_url,
-            self.profile.timeout_ms,
-            call_tool,
-            validator,
-            self._settings(),
-            activity=self.activity,
-        )
-        work = self.loop.run(prompt.instructions, prompt.user_text, tools)
-        return await converse_then_close(work, self.profile.timeout_ms, sessions)
+        return await self._converse_in(coding_loop)
 
     def _settings(self) -> LoopSettings:
         return LoopSettings(
@@ -228,7 +217,18 @@ class AgentReview:
         )
 
     async def _converse(self, backend: ModelBackend) -> dict[str, Any]:
-        """The Agent loop under the deadline, then session cleanup on every ending."""
+        def api_loop(call_tool: ToolCaller, validator: VerdictValidator) -> AgentLoop:
+            return AgentLoop(
+                backend, call_tool, validator, self._settings(), activity=self.activity
+            )
+
+        return await self._converse_in(api_loop)
+
+    async def _converse_in(
+        self, make_loop: Callable[[ToolCaller, VerdictValidator], AgentLoop | CodingAgentLoop]
+    ) -> dict[str, Any]:
+        """The Agent loop (the API loop, or a coding agent's) under the deadline, then
+        session cleanup on every ending."""
         registry = AgentToolRegistry.for_eval(self.workspace, self.qualified_id, self.ports.tools)
         sessions = registry.sessions(self.ports.sessions)
         bound = registry.with_sessions(sessions)
@@ -241,9 +241,7 @@ class AgentReview:
         async def call_tool(name: str, arguments: Any) -> Any:
             return await bound.call(name, arguments, self.output_root)
 
-        self.loop = AgentLoop(
-            backend, call_tool, validator, self._settings(), activity=self.activity
-        )
+        self.loop = make_loop(call_tool, validator)
         work = self.loop.run(prompt.instructions, prompt.user_text, tools)
         return await converse_then_close(work, self.profile.timeout_ms, sessions)
 
