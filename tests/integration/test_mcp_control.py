@@ -165,3 +165,16 @@ async def test_run_cancel_stops_a_run_an_agent_started(tmp_path: Path) -> None:
         assert cancelled["settled"] is True
         assert [r["errorCode"] for r in cancelled["requests"]] == ["CANCELLED"]
     assert wait_until(lambda: not harness_processes(world.root), 30), "nothing left running"
+
+
+def test_control_takes_no_eval_and_refuses_before_serving(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    done = subprocess.run(
+        world.cli("--json", "mcp", "--control", "--eval", "proj/quick"),
+        capture_output=True,
+        text=True,
+        env=world.env(),
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "--control serves the control surface" in json.loads(done.stdout)["error"]
