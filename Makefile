@@ -85,7 +85,9 @@ soak: install
 
 # `artifactize mcp` driven by MCP clients that are not ours, from npm (the MCP Inspector and
 # Claude Code, pinned, installed into build/npm on first use: about 350 MB), as docs/mcp.md
-# configures them. Kept out of `make test` for that download; .ci/run runs it.
+# configures them; and the coding-agent backends and the control surface with the real
+# Claude Code and Codex CLIs against the fake provider (docs/agents.md). Kept out of
+# `make test` for that download; .ci/run runs it.
 test-clients: install
 	$(COMPILE)
 	$(BIN)/python -m pytest -n auto --dist loadfile tests/clients

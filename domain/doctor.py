@@ -26,6 +26,7 @@ from artifactize.domain.declarations.model import (
     Profile,
 )
 from artifactize.domain.workspace import Workspace
+from artifactize.ports.coding_agents import CODING_AGENT_BACKENDS, CodingAgents
 from artifactize.ports.model import BackendUnavailable, ModelBackends, ModelCatalog
 from artifactize.ports.programs import ProgramFinder
 
@@ -60,6 +61,7 @@ class DoctorPorts:
     desktop_opener: str = "xdg-open"
     fallback_editor: str = DEFAULT_EDITOR  # the root names Notepad on Windows
     cwd: str = "/"
+    coding_agents: CodingAgents | None = None
 
 
 @dataclass
@@ -117,6 +119,8 @@ class Doctor:
         self, backend: str, base_url: str | None, evals: list[str]
     ) -> dict[str, Any]:
         view: dict[str, Any] = {"backend": backend, "declaredBaseUrl": base_url, "evals": evals}
+        if backend in CODING_AGENT_BACKENDS:
+            return {**view, **await self._coding_agent(backend)}
         try:
             endpoint = self.ports.backends.endpoint(backend, base_url)
         except BackendUnavailable as exc:
@@ -171,6 +175,26 @@ class Doctor:
                 f"(HTTP {probe.status})."
             )
         return {**view, "ready": ready}
+
+    async def _coding_agent(self, backend: str) -> dict[str, Any]:
+        """A coding agent's CLI: found where, which version, signed in (its own sign-in;
+        artifactize holds none of its credentials)."""
+        agents = self.ports.coding_agents
+        if agents is None:
+            detail = f"the {backend} backend is not available in this build"
+            self.problems.append(f"{backend}: {detail}.")
+            return {"ready": False, "detail": detail}
+        install = await agents.install(backend)
+        if not install.ready:
+            self.problems.append(f"{backend}: {install.detail}")
+        return {
+            "program": install.program,
+            "programSource": install.source,
+            "version": install.version,
+            "signedIn": install.signed_in,
+            "detail": install.detail,
+            "ready": install.ready,
+        }
 
     def _editor(self, needed: bool) -> dict[str, Any]:
         for variable in EDITOR_VARIABLES:

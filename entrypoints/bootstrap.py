@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from artifactize.domain.workspace import EvalRef, Workspace
     from artifactize.entrypoints.monitor_tui.source import MonitorSource
     from artifactize.entrypoints.review_tui.session import ReviewSession
+    from artifactize.ports.coding_agents import CodingAgents
     from artifactize.ports.conversations import ConversationStore
     from artifactize.ports.documents import ProducerDocument
     from artifactize.ports.mcp_audit import McpAuditStore
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = ["ON_WINDOWS", "Container", "PreparedRun", "PreparedServer", "Services"]
 
 SESSIONS_FOLDER = "tool-sessions"
+CODING_AGENTS_FOLDER = "coding-agents"
 RUNS_FOLDER = "runs"
 PRIVATE_DIRECTORY_MODE = 0o700
 TEST_ENDPOINT_VARIABLES = {
@@ -305,6 +307,7 @@ class Services:
             sessions=self.session_ports(),
             reload=lambda: with_variant(config.load(repo), variant),
             scripts=scripts,
+            coding_agents=self.coding_agents(),
         )
         ports = VerifyPorts(
             review=review,
@@ -413,6 +416,13 @@ class Services:
         )
         return Status(ports, workspace, options), refs
 
+    def coding_agents(self) -> CodingAgents:
+        """Claude Code and Codex run in one empty folder of the state home (docs/agents.md)."""
+        agents: CodingAgents = self.container.coding_agents(
+            workdir=str(Path(self.state_dir()) / CODING_AGENTS_FOLDER)
+        )
+        return agents
+
     # Agent conversations ---------------------------------------------------------------
     def conversations(self) -> ConversationStore:
         store: ConversationStore = self.container.conversations(state_dir=self.state_dir())
@@ -428,6 +438,7 @@ class Services:
             backends=container.model_backends(),
             sessions=self.session_ports(),
             reload=lambda: config.load(self.options.repo),
+            coding_agents=self.coding_agents(),
         )
         output_root = self.output_root(f"followup-{session_id}")
         return FollowUp(review, self.conversations(), config.load, output_root)
@@ -526,6 +537,7 @@ class Services:
             desktop_opener=DESKTOP_OPENER,
             fallback_editor=FALLBACK_EDITOR,
             cwd=self.repo(),
+            coding_agents=self.coding_agents(),
         )
 
     def _damaged_state(self) -> str | None:
@@ -602,6 +614,33 @@ class Services:
         run = ServingRun(served, ports, repo, transport=transport)
         run.session_id = run.new_session_id()
         run.output_root = self.output_root(run.session_id)
+        return PreparedServer(run, audit, Path(state) / RUNS_FOLDER / run.session_id)
+
+    def prepare_control(self, transport: str) -> PreparedServer:
+        """The control surface (``artifactize mcp --control``) on this repository and state
+        home: the tools run this artifactize's own ``--json`` commands; raises
+        ``CommandError`` (exit 2) before anything is served."""
+        from artifactize.domain.state_home import StateLocationError, check_outside_repo
+        from artifactize.domain.tools.serving import ServingPorts
+        from artifactize.entrypoints.container import SELF_COMMAND
+        from artifactize.entrypoints.mcp.control import ControlTools, control_run
+        from artifactize.ports.state import StateError
+
+        container = self.container
+        repo = self.repo()
+        workspace = self.config().load(repo)  # a broken workspace refuses the start
+        state = self.state_dir()
+        try:
+            check_outside_repo(os.path.realpath(state), repo)
+            audit = container.mcp_audit_stores().open(state, create=True)
+        except (StateLocationError, StateError) as exc:
+            raise CommandError(str(exc)) from None
+        assert audit is not None
+        ports = ServingPorts(
+            audit=audit, sessions=self.session_ports(), clock=container.clock(), ids=container.ids()
+        )
+        tools = ControlTools(repo, state, SELF_COMMAND, container.processes(), dict(os.environ))
+        run = control_run(tools, ports, repo, transport, workspace)
         return PreparedServer(run, audit, Path(state) / RUNS_FOLDER / run.session_id)
 
     def remote_store(self) -> RemoteStore | None:

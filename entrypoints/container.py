@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from artifactize.domain.tools.tools_check import ToolsCheck
     from artifactize.ports.cleanup import CleanupExecutor
     from artifactize.ports.clock import Clock
+    from artifactize.ports.coding_agents import CodingAgents
     from artifactize.ports.conversations import ConversationStore
     from artifactize.ports.filesystem import Filesystem
     from artifactize.ports.ids import IdSource
@@ -45,7 +46,11 @@ if TYPE_CHECKING:
     from artifactize.ports.regex import RegexEngine
     from artifactize.ports.review_store import RemoteStores
     from artifactize.ports.scratch import ScratchSpace
-    from artifactize.ports.sessions import ProcessLauncher, ProcessTable, SessionStore
+    from artifactize.ports.sessions import (
+        ProcessLauncher,
+        ProcessTable,
+        SessionStore,
+    )
     from artifactize.ports.state import StateStores
     from artifactize.ports.store_server_storage import ReviewStoreDb
 
@@ -286,6 +291,14 @@ def _model_catalog(environment: Mapping[str, str]) -> ModelCatalog:
     return EnvModelCatalog(environment=environment)
 
 
+def _coding_agents(
+    processes: ProcessRunner, environment: Mapping[str, str], workdir: str
+) -> CodingAgents:
+    from artifactize.adapters.coding_agents.agents import CliCodingAgents
+
+    return CliCodingAgents(processes, environment, workdir)
+
+
 def _remote_stores(environment: Mapping[str, str], private_files: PrivateFiles) -> RemoteStores:
     from artifactize.adapters.review_store.client_config import RemoteConfigStores
 
@@ -465,6 +478,7 @@ class Container(containers.DeclarativeContainer):
     process_table = _on_platform(platform, "process_table")
     session_store = _on_platform(platform, "session_store")
     private_files = _on_platform(platform, "private_files")
+    process_interrupt = process_table  # run cancel stops another process through it
     state_stores = providers.Singleton(_state_stores, clock=clock)
     state_repair = providers.Factory(_state_repair)
     mcp_audit_stores = providers.Singleton(_mcp_audit_stores, clock=clock)
@@ -474,6 +488,7 @@ class Container(containers.DeclarativeContainer):
     conversations = providers.Factory(_conversations, private_files=private_files)  # state_dir=
     model_backends = providers.Factory(_model_backends, environment=environment)
     model_catalog = providers.Factory(_model_catalog, environment=environment)
+    coding_agents = providers.Factory(_coding_agents, processes=processes, environment=environment)
     remote_stores = providers.Factory(
         _remote_stores, environment=environment, private_files=private_files
     )

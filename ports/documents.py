@@ -262,6 +262,7 @@ class RunDocument(TypedDict):
     fingerprintJobs: NotRequired[int | None]
     profileVariant: NotRequired[str | None]
     errorCode: NotRequired[str | None]  # ErrorCode: why it ended ERROR (OWNER_DIED)
+    comment: NotRequired[str]  # verify --comment: why it was started
 
 
 class RequestDocument(TypedDict):

@@ -96,6 +96,16 @@ class ProcessTable(Protocol):
         ...
 
 
+class ProcessInterrupt(Protocol):
+    """``run cancel``: stop a Run's owner, another artifactize process (the process tables
+    implement it)."""
+
+    def interrupt(self, identity: ProcessIdentity) -> bool:
+        """Ask that very process (same pid and start time) to stop as on Ctrl-C (SIGTERM on
+        POSIX), so it cleans up after itself; False when it is not running."""
+        ...
+
+
 class SessionStore(Protocol):
     """Session directories below a parent (in the state home), with owner, lease, journal."""
 

@@ -97,6 +97,20 @@ class PsutilProcessTable:
         except psutil.AccessDenied:
             return True  # it exists and we cannot tell more: never treat a live owner as gone
 
+    def interrupt(self, identity: ProcessIdentity) -> bool:
+        """SIGTERM to that very process, never to a reused pid (psutil checks the start
+        time before it signals)."""
+        if not self.is_alive(identity):
+            return False
+        try:
+            process = psutil.Process(identity.pid)
+            if process.create_time() != identity.create_time:
+                return False
+            process.send_signal(signal.SIGTERM)
+        except psutil.NoSuchProcess:
+            return False
+        return True
+
     def kill_group(self, leader: ProcessIdentity) -> bool:
         deadline = time.monotonic() + KILL_CONFIRM_SECONDS
         delay = _POLL_FIRST_SECONDS

@@ -61,6 +61,21 @@ class WindowsProcessTable:
             return True  # it exists and we cannot tell more: never treat a live owner as gone
         return not _has_exited(identity.pid)
 
+    def interrupt(self, identity: ProcessIdentity) -> bool:
+        """Windows has no SIGTERM for another console's process: this terminates it
+        (``TerminateProcess``), and its Job ends the processes it started; the Run is then
+        settled as its owner died."""
+        if not self.is_alive(identity):
+            return False
+        try:
+            process = psutil.Process(identity.pid)
+            if process.create_time() != identity.create_time:
+                return False
+            process.terminate()
+        except psutil.NoSuchProcess:
+            return False
+        return True
+
     def kill_group(self, leader: ProcessIdentity) -> bool:
         job = Job.open_existing(job_name(leader))
         if job is None:

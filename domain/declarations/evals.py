@@ -29,17 +29,19 @@ from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind
 
 PROFILE_VARIANTS_MAX = 64
 POSITIVE_INT_MAX = 2**63 - 1
-BACKENDS = ("openai", "anthropic", "openai-chat")
+BACKENDS = ("openai", "anthropic", "openai-chat", "claude-code", "codex")
 REMOVED_BACKENDS: Mapping[str, str] = {
     "chatgpt": "the `chatgpt` backend was removed; use `openai`",
-    "claude": "the `claude` backend was removed; use `anthropic`",
-    "codex": "the `codex` backend is not supported; use one of `openai`, `anthropic`, "
-    "`openai-chat`",
+    "claude": "the `claude` backend was removed; use `anthropic` or `claude-code`",
+    "gemini-cli": "the `gemini-cli` backend is not supported: Gemini CLI cannot switch off "
+    "all of its built-in tools (docs/agents.md)",
 }
 REASONING: Mapping[str, tuple[str, ...]] = {
     "openai": ("none", "minimal", "low", "medium", "high", "xhigh", "max"),
     "anthropic": ("low", "medium", "high", "xhigh", "max"),
     "openai-chat": ("none", "minimal", "low", "medium", "high", "xhigh"),
+    "claude-code": ("low", "medium", "high", "xhigh", "max"),
+    "codex": ("minimal", "low", "medium", "high", "xhigh"),
 }
 RESERVED_RESULT_FIELDS = (
     "verdict",

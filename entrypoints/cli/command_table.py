@@ -115,6 +115,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "Serve an Agent eval's tools to any MCP client (Claude Code, Cursor, VS Code, Codex "
         "CLI, Claude Desktop): stdio by default, or streamable HTTP on loopback with --http.",
     ),
+    "agent-setup": LazyCommand(
+        "artifactize.entrypoints.cli.agent_setup",
+        "agent_setup_command",
+        "Write the control-surface MCP entry and the artifactize skill for Claude Code or Codex.",
+    ),
     "remote": LazyCommand(
         "artifactize.entrypoints.cli.remote",
         "remote_app",

@@ -36,6 +36,9 @@ OPTIONS_WITH_LOG = (
     "--eval, --artifact, --http and --max-tool-calls start a server; `mcp log` takes none of them."
 )
 UNKNOWN_SESSION = "Unknown MCP session: {session_id}"
+CONTROL_ALONE = (
+    "--control serves the control surface; it takes no --eval, --artifact or --max-tool-calls."
+)
 
 mcp_app = typer.Typer(
     help=(
@@ -69,6 +72,14 @@ def mcp_command(
             "instead of stdio; prints the URL and a bearer token.",
         ),
     ] = None,
+    control: Annotated[
+        bool,
+        typer.Option(
+            "--control",
+            help="Serve the control surface instead of an eval's tools: status, verify_start, "
+            "run_wait, run_show, run_list, run_cancel, request_list, eval_explain.",
+        ),
+    ] = False,
     max_tool_calls: Annotated[
         int | None,
         typer.Option(
@@ -83,7 +94,7 @@ def mcp_command(
     2 refused before serving, or a tool session or audit entry could not be finished
     (each problem on stderr, and in ``mcp log``).
     """
-    given = eval_id is not None or artifact is not None or http is not None
+    given = eval_id is not None or artifact is not None or http is not None or control
     if ctx.invoked_subcommand is not None:
         if given or max_tool_calls is not None:
             raise CommandError(OPTIONS_WITH_LOG)
@@ -91,6 +102,11 @@ def mcp_command(
     from artifactize.domain.tools.serving import ServeSelection
 
     address = _listen_address(http) if http is not None else None
+    if control:
+        if eval_id is not None or artifact is not None or max_tool_calls is not None:
+            raise CommandError(CONTROL_ALONE)
+        _serve(None, address)
+        return
     selection = ServeSelection(eval_id=eval_id, artifact=artifact, max_tool_calls=max_tool_calls)
     _serve(selection, address)
 
@@ -114,8 +130,7 @@ def _serve(selection: Any, address: Any) -> None:
     import sys
 
     sys.setswitchinterval(SERVER_SWITCH_INTERVAL_SECONDS)
-    services = CliContext.services()
-    prepared = services.prepare_server(selection, "http" if address is not None else "stdio")
+    prepared = _prepared(selection, "http" if address is not None else "stdio")
     sock = _bound(address, prepared)
     try:
         # The SDK (with pydantic and starlette: most of a second on a small machine) is
@@ -129,8 +144,9 @@ def _serve(selection: Any, address: Any) -> None:
         prepared.finish()
         raise
     _freeze_the_heap()
+    target = "the control surface" if selection is None else selection.eval_id or selection.artifact
     try:
-        _serve_until_signal(prepared.run, sock, selection.eval_id or selection.artifact)
+        _serve_until_signal(prepared.run, sock, target)
     finally:
         if sock is not None:
             sock.close()
@@ -139,6 +155,14 @@ def _serve(selection: Any, address: Any) -> None:
         for problem in prepared.run.problems:
             typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(ExitCode.ERROR)
+
+
+def _prepared(selection: Any, transport: str) -> PreparedServer:
+    """One eval's (or Artifact's) tools, or the control surface when no selection."""
+    services = CliContext.services()
+    if selection is None:
+        return services.prepare_control(transport)
+    return services.prepare_server(selection, transport)
 
 
 def _bound(address: Any, prepared: PreparedServer) -> socket.socket | None:

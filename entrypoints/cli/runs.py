@@ -107,6 +107,14 @@ def verify(
     shard: policy_options.ShardOption = None,
     junit: ci_reports.JunitOption = None,
     quiet: ci_reports.QuietOption = False,
+    comment: Annotated[
+        str | None,
+        typer.Option(
+            "--comment",
+            help="Why this Run is started (one line, at most 500 characters); shown by "
+            "run show, the monitor and the control surface's run_show.",
+        ),
+    ] = None,
 ) -> None:
     """Review the selected evals, reusing every verdict whose key still holds.
 
@@ -122,7 +130,7 @@ def verify(
     also writes the step summary and ::error annotations (docs/ci.md).
     """
     chosen = policy_options.selection(selector, eval_id, evals, artifacts, select_all, shard=shard)
-    wait_timeout_ms = _checked_wait(wait, timeout_ms)
+    wait_timeout_ms, comment = _checked_wait(wait, timeout_ms), _checked_comment(comment)
     policy = policy_options.run_policy(
         reuse_only=reuse_only,
         jobs=jobs,
@@ -138,6 +146,7 @@ def verify(
         recursive=recursive,
         ignore_gates=ignore_gates,
         policy=policy,
+        comment=comment,
     )
     report = ci_reports.CiReports.from_environment(junit, CliContext.options.repo, quiet=quiet)
     prepared, outcome = _run_verify(chosen, options, report, quiet)
@@ -151,6 +160,18 @@ def verify(
         typer.echo(report.text(result, run_text))
     report.write(result, prepared.service.workspace, json_output=CliContext.options.json)
     raise typer.Exit(_verify_exit(outcome, result))
+
+
+def _checked_comment(comment: str | None) -> str | None:
+    """``--comment``: one line, at most the documented length (exit 2 otherwise)."""
+    from artifactize.domain.reviews.run.context import check_comment
+
+    if comment is not None:
+        try:
+            check_comment(comment)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+    return comment
 
 
 def _options_for(**chosen: Any) -> Callable[[str, str], VerifyOptions]:
@@ -289,6 +310,21 @@ def _until_settled(store: StateStore, run: RunRecord, limit_ms: int) -> RunRecor
     if polled is None:
         raise typer.Exit(ExitCode.ERROR)
     return polled
+
+
+@run_app.command("cancel")
+def run_cancel(run_id: Annotated[str, typer.Argument(help="A RUNNING Run's ID.")]) -> None:
+    """Stop a Run another process is running: its owner cancels its reviews, stops the
+    processes it started and records the Run CANCELLED; prints the Run. Exit 0 once it
+    stopped, 2 when the Run is unknown, already ended, or did not stop in time."""
+    from artifactize.domain.reviews.run.current import current_run
+    from artifactize.entrypoints.run_cancel import cancel_run
+
+    services = CliContext.services()
+    run = cancel_run(services, run_id)
+    store = services.open_state(create=False)
+    requests = [r.data for r in store.list_requests(run_id)] if store is not None else []
+    _emit_json(current_run(run.data, requests))
 
 
 @run_app.command("list")

@@ -128,6 +128,8 @@ def run_header(
         f"(runtime {reused['runtime']}, agent {reused['agent']}, human {reused['human']})",
         usage_text(run_usage(typed, summary)) or "Usage: none reported",
     ]
+    if run.get("comment"):  # verify --comment: why it was started
+        lines.insert(1, f"Comment: {run['comment']}")
     running = [str(r.get("evalId")) for r in requests if r.get("status") == ReviewStatus.RUNNING]
     waiting = [
         f"{r.get('evalId')} [{r.get('id')}]"

@@ -3,7 +3,8 @@ with them as a user would.
 
 The MCP Inspector (``@modelcontextprotocol/inspector``, the protocol's own reference client)
 and Claude Code (``@anthropic-ai/claude-code``, whose ``claude mcp list`` connects to each
-configured server and needs no login) are installed at pinned versions into ``build/npm``
+configured server and needs no login), and Codex (``@openai/codex``, for the ``codex``
+backend's tests) are installed at pinned versions into ``build/npm``
 of the repository the first time a test asks for them (about 15 s and 110 MB, and 5 s and
 240 MB, on this machine; later runs find them and install nothing). An exclusive file lock
 around the check and the install keeps parallel test workers from racing. Without ``npm``
@@ -30,6 +31,8 @@ INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector"
 INSPECTOR_VERSION = "2.12.0"
 CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
 CLAUDE_CODE_VERSION = "2.1.197"
+CODEX_PACKAGE = "@openai/codex"
+CODEX_VERSION = "0.171.0"
 INSTALL_TIMEOUT_SECONDS = 600
 NPM_MISSING = "npm is not on the PATH: the tests with npm MCP clients need Node.js 20+ and npm"
 
@@ -89,3 +92,8 @@ def inspector_cli(prefix: Path = NPM_PREFIX) -> Path:
 def claude_code(prefix: Path = NPM_PREFIX) -> Path:
     """Claude Code's ``claude``."""
     return npm_client(CLAUDE_CODE_PACKAGE, CLAUDE_CODE_VERSION, "claude", prefix)
+
+
+def codex(prefix: Path = NPM_PREFIX) -> Path:
+    """Codex's ``codex`` (the npm package brings the platform's native binary)."""
+    return npm_client(CODEX_PACKAGE, CODEX_VERSION, "codex", prefix)

@@ -769,11 +769,21 @@ def test_agent_backend_choices() -> None:
     )
 
 
-def test_codex_is_refused_naming_the_supported_backends() -> None:
-    path, message = one_problem(eval_text('{ kind = "agent", backend = "codex", model = "m" }'))
+@pytest.mark.parametrize("backend", ["claude-code", "codex"])
+def test_the_coding_agent_backends_are_accepted(backend: str) -> None:
+    declaration = ok(
+        eval_text(f'{{ kind = "agent", backend = "{backend}", model = "m", reasoning = "low" }}')
+    )
+    profile = declaration.evals[0].profile
+    assert isinstance(profile, AgentProfile) and profile.backend == backend
+
+
+def test_gemini_cli_is_refused_saying_why() -> None:
+    path, message = one_problem(
+        eval_text('{ kind = "agent", backend = "gemini-cli", model = "m" }')
+    )
     assert path == "evals.e.profile.backend"
-    assert "`codex` backend is not supported" in message
-    assert "`openai`, `anthropic`, `openai-chat`" in message
+    assert "cannot switch off all of its built-in tools" in message
 
 
 @pytest.mark.parametrize(("removed", "successor"), [("chatgpt", "openai"), ("claude", "anthropic")])

@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 
 from artifactize.domain.declarations.model import AgentProfile
+from artifactize.domain.reviews.agent.coding import CodingAgentLoop
 from artifactize.domain.reviews.agent.conversations import (
     ConversationError,
     item_event,
@@ -28,9 +29,10 @@ from artifactize.domain.reviews.verdicts import VerdictValidator
 from artifactize.domain.tools.registry import AgentToolRegistry
 from artifactize.domain.workspace import UnknownName, Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
+from artifactize.ports.coding_agents import CODING_AGENT_BACKENDS
 from artifactize.ports.conversations import ConversationStore
 from artifactize.ports.documents import ToolCallDocument
-from artifactize.ports.model import BackendUnavailable, ToolSpec
+from artifactize.ports.model import BackendUnavailable, ModelBackend, ToolSpec
 from artifactize.ports.statuses import ErrorCode
 
 FOLLOW_UP_MAX_CHARS = 64 * 1024
@@ -100,10 +102,17 @@ class FollowUp:
         message: str,
         events: list[dict[str, Any]],
     ) -> FollowUpResult:
-        try:
-            backend = self.ports.backends.open(profile.backend, profile.base_url)
-        except BackendUnavailable as exc:
-            return self._failed(events, FailureCode.PREPARATION_FAILED, str(exc), [])
+        backend: ModelBackend | None = None
+        agents = self.ports.coding_agents
+        if profile.backend in CODING_AGENT_BACKENDS:
+            if agents is None:
+                message = f"The {profile.backend} backend is not available in this build."
+                return self._failed(events, FailureCode.AGENT_UNAVAILABLE, message, [])
+        else:
+            try:
+                backend = self.ports.backends.open(profile.backend, profile.base_url)
+            except BackendUnavailable as exc:
+                return self._failed(events, FailureCode.PREPARATION_FAILED, str(exc), [])
         registry = AgentToolRegistry.for_eval(workspace, qualified_id, self.ports.tools)
         sessions = registry.sessions(self.ports.sessions)
         bound = registry.with_sessions(sessions)
@@ -118,7 +127,21 @@ class FollowUp:
             profile.max_tool_calls,
             profile.max_tokens,
         )
-        loop = AgentLoop(backend, call_tool, VerdictValidator(None, None), settings)
+        validator = VerdictValidator(None, None)
+        loop: AgentLoop | CodingAgentLoop
+        if backend is None:
+            assert agents is not None
+            loop = CodingAgentLoop(
+                agents,
+                profile.backend,
+                profile.base_url,
+                profile.timeout_ms,
+                call_tool,
+                validator,
+                settings,
+            )
+        else:
+            loop = AgentLoop(backend, call_tool, validator, settings)
         answer: str | None = None
         failure: AgentFailure | None = None
         work = loop.answer(str(header["instructions"]), history, message, tools)
@@ -128,7 +151,8 @@ class FollowUp:
             failure = exc
         finally:
             with anyio.CancelScope(shield=True):
-                await backend.aclose()
+                if backend is not None:
+                    await backend.aclose()
                 now = timestamp(self.ports.clock.now())
                 events.extend(item_event(i, now) for i in loop.trace.items[len(history) + 1 :])
                 events.extend(

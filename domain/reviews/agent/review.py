@@ -14,14 +14,15 @@ The order is the contract (seed 000, "Tool sessions"):
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
 
 from artifactize.domain.declarations.model import AgentProfile
-from artifactize.domain.reviews.agent.loop import AgentLoop, LoopSettings, LoopTrace
+from artifactize.domain.reviews.agent.coding import CodingAgentLoop
+from artifactize.domain.reviews.agent.loop import AgentLoop, LoopSettings, LoopTrace, ToolCaller
 from artifactize.domain.reviews.agent.prompt import AgentPrompt, build_prompt
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import KeyInputs, eval_def_hash, key_inputs
@@ -41,6 +42,7 @@ from artifactize.domain.tools.sessions import SessionPorts, ToolSessions
 from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.callbacks import WorkspaceReloader
 from artifactize.ports.clock import Clock
+from artifactize.ports.coding_agents import CODING_AGENT_BACKENDS, CodingAgents
 from artifactize.ports.documents import AgentDocument, ChildDocument, ProgramDocument
 from artifactize.ports.model import (
     BackendUnavailable,
@@ -63,6 +65,7 @@ class ReviewPorts:
     sessions: SessionPorts
     reload: WorkspaceReloader[Workspace]  # re-read the workspace for input revalidation
     scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
+    coding_agents: CodingAgents | None = None  # None: claude-code/codex are not wired
 
 
 @dataclass
@@ -116,7 +119,7 @@ class AgentReview:
         self.qualified_id = eval_ref.qualified_id
         self.scope = eval_scope(workspace, self.qualified_id)
         self.pins: Mapping[str, Mapping[str, str]] = {}
-        self.loop: AgentLoop | None = None
+        self.loop: AgentLoop | CodingAgentLoop | None = None
         self.prompt: AgentPrompt | None = None  # set once the conversation starts
         self.tool_specs: tuple[ToolSpec, ...] = ()
         self.endpoint: Endpoint | None = None  # set once the backend is opened
@@ -151,6 +154,8 @@ class AgentReview:
         }
 
     async def _review(self) -> ReviewOutcome:
+        if self.profile.backend in CODING_AGENT_BACKENDS:
+            return await self._review_by_coding_agent()
         try:
             self.pins = await anyio.to_thread.run_sync(
                 pin_execution_paths, self.workspace, self.ports.tools.filesystem, self.scope
@@ -170,8 +175,61 @@ class AgentReview:
                 await backend.aclose()
         return await self._settle(result)
 
+    async def _review_by_coding_agent(self) -> ReviewOutcome:
+        """As ``_review``, with the coding agent's own loop in place of the API loop; its
+        endpoint is whatever the agent's own settings say (recorded as the profile's)."""
+        agents = self.ports.coding_agents
+        if agents is None:
+            message = f"The {self.profile.backend} backend is not available in this build."
+            return ReviewOutcome.failed(FailureCode.AGENT_UNAVAILABLE, message)
+        try:
+            self.pins = await anyio.to_thread.run_sync(
+                pin_execution_paths, self.workspace, self.ports.tools.filesystem, self.scope
+            )
+        except (PinningError, RegistryError) as exc:
+            return ReviewOutcome.failed(FailureCode.PREPARATION_FAILED, str(exc))
+        try:
+            result = await self._converse_with(agents)
+        except AgentFailure as failure:
+            return ReviewOutcome.failed(failure.code, failure.message, self.trace)
+        return await self._settle(result)
+
+    async def _converse_with(self, agents: CodingAgents) -> dict[str, Any]:
+        def coding_loop(call_tool: ToolCaller, validator: VerdictValidator) -> CodingAgentLoop:
+            return CodingAgentLoop(
+                agents,
+                self.profile.backend,
+                self.profile.base_url,
+                self.profile.timeout_ms,
+                call_tool,
+                validator,
+                self._settings(),
+                activity=self.activity,
+            )
+
+        return await self._converse_in(coding_loop)
+
+    def _settings(self) -> LoopSettings:
+        return LoopSettings(
+            self.profile.model,
+            self.profile.reasoning,
+            self.profile.max_tool_calls,
+            self.profile.max_tokens,
+        )
+
     async def _converse(self, backend: ModelBackend) -> dict[str, Any]:
-        """The Agent loop under the deadline, then session cleanup on every ending."""
+        def api_loop(call_tool: ToolCaller, validator: VerdictValidator) -> AgentLoop:
+            return AgentLoop(
+                backend, call_tool, validator, self._settings(), activity=self.activity
+            )
+
+        return await self._converse_in(api_loop)
+
+    async def _converse_in(
+        self, make_loop: Callable[[ToolCaller, VerdictValidator], AgentLoop | CodingAgentLoop]
+    ) -> dict[str, Any]:
+        """The Agent loop (the API loop, or a coding agent's) under the deadline, then
+        session cleanup on every ending."""
         registry = AgentToolRegistry.for_eval(self.workspace, self.qualified_id, self.ports.tools)
         sessions = registry.sessions(self.ports.sessions)
         bound = registry.with_sessions(sessions)
@@ -180,17 +238,11 @@ class AgentReview:
         tools = tuple(ToolSpec(d.name, d.description, d.input_schema) for d in definitions)
         self.prompt, self.tool_specs = prompt, tools
         validator = VerdictValidator(self.eval_ref.eval.pass_schema, self.eval_ref.eval.fail_schema)
-        settings = LoopSettings(
-            self.profile.model,
-            self.profile.reasoning,
-            self.profile.max_tool_calls,
-            self.profile.max_tokens,
-        )
 
         async def call_tool(name: str, arguments: Any) -> Any:
             return await bound.call(name, arguments, self.output_root)
 
-        self.loop = AgentLoop(backend, call_tool, validator, settings, activity=self.activity)
+        self.loop = make_loop(call_tool, validator)
         work = self.loop.run(prompt.instructions, prompt.user_text, tools)
         return await converse_then_close(work, self.profile.timeout_ms, sessions)
 

@@ -62,9 +62,26 @@ class VerifyOptions:
     ignore_gates: bool = False  # run evals whose inputs are not GREEN yet (obligations stay)
     wait_timeout_ms: int = WAIT_TIMEOUT_DEFAULT_MS  # from when scheduling starts
     policy: RunPolicy = DEFAULT_POLICY  # --reuse-only, --jobs, --max-executions, --profile
+    comment: str | None = None  # --comment: why the Run was started, as its starter says
 
     def __post_init__(self) -> None:
         check_wait_timeout(self.wait_timeout_ms)
+        if self.comment is not None:
+            check_comment(self.comment)
+
+
+COMMENT_MAX_CHARS = 500
+
+
+def check_comment(text: str) -> str:
+    """``--comment``: one line of at most COMMENT_MAX_CHARS characters, not blank."""
+    if not text.strip():
+        raise ValueError("--comment must not be blank.")
+    if len(text) > COMMENT_MAX_CHARS:
+        raise ValueError(f"--comment is {len(text)} characters; at most {COMMENT_MAX_CHARS}.")
+    if any(char in text for char in "\r\n"):
+        raise ValueError("--comment must be one line.")
+    return text
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,8 @@ class Verify:
             owner=self.owner,
         )
         run.update({**run, **options.policy.run_fields()})
+        if options.comment is not None:
+            run["comment"] = options.comment
         requests = [
             new_request(
                 run_id,

@@ -17,6 +17,15 @@ def doctor_text(report: dict[str, Any]) -> str:
         lines.append("Agent backends: none used by this workspace")
     for item in report["backends"]:
         lines.append(f"Agent backend {item['backend']} ({', '.join(item['evals'])}):")
+        if "program" in item:  # a coding agent: its program, version and sign-in
+            lines.append(
+                f"  program: {item['program'] or 'not found'} (from {item['programSource']})"
+            )
+            lines.append(f"  version: {item['version'] or 'unknown'}")
+            lines.append(
+                f"  {_mark(item['ready'])} signed in: {_mark(item['signedIn'])} {item['detail']}"
+            )
+            continue
         if "baseUrl" not in item:
             lines.append(f"  {_mark(False)} {item.get('detail')}")
             continue

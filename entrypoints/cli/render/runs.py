@@ -51,6 +51,8 @@ def run_text(result: RunResult) -> str:
 
     run = result.run
     lines = [f"Run: {run['id']}"]
+    if run.get("comment"):
+        lines.append(f"Comment: {run['comment']}")
     for request in result.requests:
         line = f"  {request['evalId']} [{request['id']}]: {request['status']}"
         source = source_text(request)

@@ -1,0 +1,1 @@
+"""Coding agents (Claude Code, Codex) as Agent backends: see docs/agents.md."""

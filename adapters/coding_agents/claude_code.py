@@ -1,0 +1,297 @@
+"""Claude Code as an Agent backend: ``claude -p`` with stream-json, confined to our tools.
+
+How one run goes (``ClaudeCode.run``):
+
+1. the program is found (``ARTIFACTIZE_CLAUDE_CODE_PATH``, else ``claude`` on ``PATH``);
+2. the eval's tools are served over MCP on loopback (``tool_server``), and a private
+   folder (0700) gets the MCP configuration (with the server's bearer token) and the
+   system preamble, so neither appears on a command line;
+3. ``claude`` runs in an empty folder of the state home (no project, no CLAUDE.md to pick
+   up; the same folder every time, since Claude Code files its sessions by folder), in
+   its own process group through the process port (killed, group and all, on the deadline
+   and on cancellation), with the caller's environment, so the person's own sign-in
+   (``claude login``) or ``ANTHROPIC_API_KEY``, and ``ANTHROPIC_BASE_URL``, apply; a
+   profile's ``base_url`` becomes ``ANTHROPIC_BASE_URL`` when the caller set none. Its
+   switches, checked against the pinned CLI's ``--help``:
+
+   - ``--tools ""``: no built-in tool at all (no Bash, Read, Edit, Write, WebFetch,
+     WebSearch, Task/Agent, TodoWrite...);
+   - ``--strict-mcp-config --mcp-config FILE``: our server and no other MCP server of the
+     person's or the project's;
+   - ``--allowedTools mcp__artifactize__…``: the served tools, each by name, pre-approved;
+     ``--permission-mode dontAsk`` denies anything else instead of asking;
+   - ``--setting-sources ""`` and ``--disable-slash-commands``: no settings files (so no
+     hooks, no permissions granted elsewhere) and no skills;
+
+4. the stream is read as it comes: ``system/init`` must list our tools and nothing else
+   (else the run is refused: the CLI did not switch something off), each assistant
+   message's model and usage go to the host (once per message ID), ``result`` ends it;
+5. a line that is not stream-json JSON stops the run (protocol error); an exit without a
+   ``result`` is a crash, with the last of stderr.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from artifactize.adapters.coding_agents.programs import (
+    AgentProgram,
+    agent_workdir,
+    find_program,
+    how_it_ended,
+    installed,
+    private_file,
+    private_folder,
+    probe,
+    tail,
+)
+from artifactize.adapters.coding_agents.stream import counters, run_streamed
+from artifactize.adapters.coding_agents.tool_server import SERVER_NAME, ServedTools, served_tools
+from artifactize.ports.coding_agents import (
+    CLAUDE_CODE_BACKEND,
+    AgentAnswer,
+    AgentHost,
+    AgentInstall,
+    AgentProblem,
+    AgentTask,
+    CodingAgentError,
+)
+from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
+
+CLAUDE_CODE = AgentProgram(
+    backend=CLAUDE_CODE_BACKEND,
+    title="Claude Code",
+    command="claude",
+    variable="ARTIFACTIZE_CLAUDE_CODE_PATH",
+    package="@anthropic-ai/claude-code",
+    minimum=(2, 1, 0),
+)
+TOOL_PREFIX = f"mcp__{SERVER_NAME}__"
+NOT_SIGNED_IN_WORDS = ("not logged in", "/login", "invalid api key")
+NOT_SIGNED_IN = (
+    "Claude Code is not signed in: run `claude login` (a Claude subscription) or set "
+    "ANTHROPIC_API_KEY."
+)
+NOT_CONNECTED = "Claude Code started without the eval's tools: it did not reach their MCP server."
+NOT_CONFINED = (
+    "Claude Code offered tools artifactize did not serve ({tools}), so it cannot be "
+    "confined to the declared tools; use a Claude Code version whose `--tools` switch works "
+    "(npm install -g @anthropic-ai/claude-code)."
+)
+
+
+def _usage(raw: Mapping[str, Any]) -> dict[str, int]:
+    """Anthropic usage counters under the port's keys (only those reported); input tokens
+    exclude cached ones there, so the total adds them."""
+    pairs = (
+        ("input_tokens", "inputTokens"),
+        ("output_tokens", "outputTokens"),
+        ("cache_read_input_tokens", "cacheReadTokens"),
+        ("cache_creation_input_tokens", "cacheWriteTokens"),
+    )
+    return counters(raw, pairs, tuple(key for _, key in pairs))
+
+
+class _Reader:
+    """The stream-json events of one run, as they arrive."""
+
+    def __init__(self, host: AgentHost, allowed: set[str], cancel: anyio.CancelScope) -> None:
+        self.host = host
+        self.allowed = allowed
+        self.cancel = cancel
+        self.events: list[Mapping[str, Any]] = []
+        self.result: Mapping[str, Any] | None = None
+        self.session_id: str | None = None
+        self.model: str | None = None
+        self.problem: CodingAgentError | None = None
+        self._messages: set[str] = set()
+        self.require_tools = True  # a resumed session lists its MCP tools later, if at all
+
+    def stop(self, problem: CodingAgentError) -> None:
+        if self.problem is None:
+            self.problem = problem
+        self.cancel.cancel()
+
+    def event(self, event: Mapping[str, Any]) -> None:
+        self.events.append(event)
+        kind = event.get("type")
+        session = event.get("session_id")
+        if isinstance(session, str):
+            self.session_id = session
+        if kind == "system" and event.get("subtype") == "init":
+            offered = event.get("tools")
+            extra = sorted(set(offered) - self.allowed) if isinstance(offered, list) else []
+            if not isinstance(offered, list) or extra:
+                shown = ", ".join(str(name) for name in extra) or "an unreadable tool list"
+                self.stop(
+                    CodingAgentError(AgentProblem.UNAVAILABLE, NOT_CONFINED.format(tools=shown))
+                )
+            elif self.require_tools and self.allowed and not self.allowed & set(offered):
+                self.stop(CodingAgentError(AgentProblem.FAILED, NOT_CONNECTED))
+        elif kind == "assistant":
+            message = event.get("message")
+            if isinstance(message, Mapping):
+                self._message(message)
+        elif kind == "result":
+            self.result = event
+
+    def _message(self, message: Mapping[str, Any]) -> None:
+        model = message.get("model")
+        if isinstance(model, str) and model and not model.startswith("<"):
+            self.model = model
+            self.host.model_reported(model)
+        identifier = str(message.get("id", ""))
+        usage = message.get("usage")
+        if identifier in self._messages or not isinstance(usage, Mapping):
+            return
+        self._messages.add(identifier)
+        counters = _usage(usage)
+        if counters:
+            self.host.usage(counters)
+
+    def malformed(self, line: str) -> None:
+        self.stop(
+            CodingAgentError(
+                AgentProblem.FAILED,
+                f"Claude Code wrote what is not stream-json to stdout: {line[:120]!r}.",
+            )
+        )
+
+
+class ClaudeCode:
+    """The ``claude-code`` backend over the process port."""
+
+    def __init__(
+        self, processes: ProcessRunner, environment: Mapping[str, str], workdir: str
+    ) -> None:
+        self.processes = processes
+        self.environment = dict(environment)
+        self.workdir = workdir
+
+    def _environment(self, task: AgentTask) -> dict[str, str]:
+        environment = dict(self.environment)
+        # Claude Code connects MCP servers in the background and may start its first turn
+        # before our tools are listed; this makes it wait for them (a resumed run too).
+        environment["MCP_CONNECTION_NONBLOCKING"] = "false"
+        if task.base_url and not environment.get("ANTHROPIC_BASE_URL"):
+            environment["ANTHROPIC_BASE_URL"] = task.base_url
+        return environment
+
+    def argv(self, program: str, task: AgentTask, folder: str, served: ServedTools) -> list[str]:
+        config = {
+            "mcpServers": {
+                SERVER_NAME: {
+                    "type": "http",
+                    "url": served.url,
+                    "headers": {"Authorization": f"Bearer {served.token}"},
+                }
+            }
+        }
+        argv = [
+            program,
+            "--print",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            task.model,
+            "--tools",
+            "",
+            "--strict-mcp-config",
+            "--mcp-config",
+            private_file(folder, "mcp.json", json.dumps(config)),
+            "--setting-sources",
+            "",
+            "--disable-slash-commands",
+            "--permission-mode",
+            "dontAsk",
+            "--system-prompt-file",
+            private_file(folder, "system.md", task.instructions),
+        ]
+        if task.tools:
+            argv += ["--allowedTools", ",".join(TOOL_PREFIX + t.name for t in task.tools)]
+        if task.reasoning is not None:
+            argv += ["--effort", task.reasoning]
+        if task.resume is not None:
+            argv += ["--resume", task.resume]
+        return argv
+
+    async def run(self, task: AgentTask, host: AgentHost) -> AgentAnswer:
+        environment = self._environment(task)
+        program, _ = find_program(CLAUDE_CODE, environment)
+        allowed = {TOOL_PREFIX + t.name for t in task.tools}
+        with private_folder("artifactize-claude-") as folder:
+            async with served_tools(task.tools, host.call_tool) as served:
+                argv = self.argv(program, task, folder, served)
+                with anyio.CancelScope() as scope:
+                    reader = _Reader(host, allowed, scope)
+                    reader.require_tools = task.resume is None
+                    spec = ProcessSpec(
+                        argv=tuple(argv),
+                        cwd=agent_workdir(self.workdir),
+                        env=environment,
+                        timeout_ms=task.timeout_ms,
+                        stdin=task.prompt.encode("utf-8"),
+                    )
+                    outcome = await run_streamed(
+                        self.processes, spec, reader.event, reader.malformed
+                    )
+        if reader.problem is not None:
+            raise reader.problem
+        return self._answer(reader, outcome)
+
+    def _answer(self, reader: _Reader, outcome: ProcessOutcome) -> AgentAnswer:
+        result = reader.result
+        if outcome.spawn_error is not None:
+            raise CodingAgentError(
+                AgentProblem.UNAVAILABLE, f"Claude Code could not start: {outcome.spawn_error}."
+            )
+        if result is None:
+            raise CodingAgentError(
+                AgentProblem.FAILED,
+                f"Claude Code ended ({how_it_ended(outcome)}) without a result: "
+                f"{tail(outcome.stderr) or 'no output'}.",
+            )
+        text = result.get("result")
+        if result.get("is_error") is True or result.get("subtype") != "success":
+            errors = result.get("errors")
+            detail = text if isinstance(text, str) and text else result.get("subtype")
+            if isinstance(errors, list) and errors:
+                detail = f"{detail} ({'; '.join(str(error) for error in errors)[:300]})"
+            if isinstance(detail, str) and any(w in detail.lower() for w in NOT_SIGNED_IN_WORDS):
+                raise CodingAgentError(AgentProblem.UNAVAILABLE, NOT_SIGNED_IN)
+            raise CodingAgentError(AgentProblem.FAILED, f"Claude Code reported an error: {detail}.")
+        usage = result.get("usage")
+        return AgentAnswer(
+            text=text if isinstance(text, str) else "",
+            session_id=reader.session_id,
+            reported_model=reader.model,
+            usage=_usage(usage) if isinstance(usage, Mapping) else {},
+            events=tuple(reader.events),
+        )
+
+    async def install(self) -> AgentInstall:
+        with private_folder("artifactize-claude-") as folder:
+            found = await installed(CLAUDE_CODE, self.processes, self.environment, folder)
+            if isinstance(found, AgentInstall):
+                return found
+            program, source, text = found
+            auth = await probe(
+                self.processes, (program, "auth", "status", "--json"), self.environment, folder
+            )
+        try:
+            status = json.loads(auth.stdout.decode("utf-8", "replace"))
+        except ValueError:
+            status = None
+        if not isinstance(status, dict):
+            detail = f"Claude Code did not say whether it is signed in: {tail(auth.stderr)}"
+            return AgentInstall(CLAUDE_CODE_BACKEND, program, text, None, detail, source)
+        if status.get("loggedIn") is not True:
+            return AgentInstall(CLAUDE_CODE_BACKEND, program, text, False, NOT_SIGNED_IN, source)
+        method = status.get("apiKeySource") or status.get("authMethod") or "signed in"
+        detail = f"signed in ({method})"
+        return AgentInstall(CLAUDE_CODE_BACKEND, program, text, True, detail, source)
