@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from artifactize.domain.tools.sessions import SessionPorts
     from artifactize.domain.tools.tools_check import ToolsCheck
     from artifactize.domain.workspace import EvalRef, Workspace
+    from artifactize.entrypoints.init_project import InitResult
     from artifactize.entrypoints.monitor_tui.source import MonitorSource
     from artifactize.entrypoints.review_tui.session import ReviewSession
     from artifactize.ports.coding_agents import CodingAgents
@@ -261,6 +262,13 @@ class Services:
         return str(path)
 
     # Declarations ----------------------------------------------------------------------
+    def init_project(self) -> InitResult:
+        """``init``: detect the project at ``--repo`` and write its starter ``index.artf``
+        and ``.artfignore`` (both or neither, never over an existing file)."""
+        from artifactize.entrypoints.init_project import init_project
+
+        return init_project(Path(self.options.repo))
+
     def config(self) -> ConfigService:
         service: ConfigService = self.container.config_service()
         return service

@@ -23,6 +23,7 @@ from artifactize.entrypoints.cli.global_options import (
 )
 from artifactize.entrypoints.cli.lazy_commands import LazyGroup
 from artifactize.entrypoints.cli.output import emit as _emit
+from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
 
 HELP_HINT = "Try '{command} --help' for help."
@@ -136,7 +137,7 @@ def tools_check(
     if outcome is None:
         report.cancel()
     document, code = (report.to_json(), ExitCode.ERROR) if outcome is None else outcome
-    typer.echo(json.dumps(document, ensure_ascii=False, indent=2))
+    emit_json(document)
     raise typer.Exit(code)
 
 

@@ -16,6 +16,7 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
 
 
@@ -65,7 +66,7 @@ def doctor_command(
     doctor, workspace, error = CliContext.services().doctor()
     report = anyio.run(doctor.report, workspace, error)
     if CliContext.options.json:
-        typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        emit_json(report)
     else:
         from artifactize.entrypoints.cli.render.doctor import doctor_text
 

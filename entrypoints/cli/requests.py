@@ -10,7 +10,7 @@ settle) and for a Human tool that returned an error (``request tool``). Readers 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -24,6 +24,9 @@ from artifactize.entrypoints.fields_file import read_fields_file
 from artifactize.entrypoints.signals import until_signal
 from artifactize.ports.documents import RequestView
 from artifactize.ports.state import StateError
+
+if TYPE_CHECKING:
+    from artifactize.domain.reviews.human.lifecycle import HumanReviews
 
 LAUNCHED_TEXT = "Launched {tool}."
 NO_REQUESTS = "No requests."
@@ -55,6 +58,14 @@ def _run(work: Callable[[], Awaitable[T]]) -> T:
     if outcome is None:
         raise CommandError(ACTION_CANCELLED)
     return outcome
+
+
+def _lifecycle(request_id: str, reviewer: str | None) -> tuple[str, HumanReviews]:
+    """Who acts (``--reviewer``, else ``$USER``) and the Human review lifecycle over the
+    existing state (``reviews.ports.state``); no state, or no such request, exits 2."""
+    services = CliContext.services()
+    name = services.reviewer_name(reviewer)
+    return name, services.human_reviews(services.existing_state(request_id))
 
 
 @request_app.command("list")
@@ -139,8 +150,7 @@ def request_claim(
     reviewer: ReviewerOption = None,
 ) -> None:
     """Take the reviewer lock (the same reviewer again is fine; another is refused)."""
-    name = CliContext.services().reviewer_name(reviewer)
-    reviews = CliContext.services().human_reviews(CliContext.services().existing_state(request_id))
+    name, reviews = _lifecycle(request_id, reviewer)
     claim = _run(lambda: reviews.claim(request_id, name))
     if CliContext.options.json:
         _emit_json(claim.to_json())
@@ -155,8 +165,7 @@ def request_unclaim(
     reviewer: ReviewerOption = None,
 ) -> None:
     """Release your claim without a verdict, so someone else can claim the request."""
-    name = CliContext.services().reviewer_name(reviewer)
-    reviews = CliContext.services().human_reviews(CliContext.services().existing_state(request_id))
+    name, reviews = _lifecycle(request_id, reviewer)
     claim = _run(lambda: reviews.unclaim(request_id, name))
     _emit(claim.to_json(), render.unclaim_text)
 
@@ -173,9 +182,8 @@ def request_cancel(
     is unclaimed. Followers end with it. Prints the cancelled request."""
     from artifactize.domain.reviews.run.request_views import RequestViews
 
-    name = CliContext.services().reviewer_name(reviewer)
-    store = CliContext.services().existing_state(request_id)
-    reviews = CliContext.services().human_reviews(store)
+    name, reviews = _lifecycle(request_id, reviewer)
+    store = reviews.ports.state
     ended = _run(lambda: reviews.cancel(request_id, name, reason))
     request = store.get_request(ended[0])
     assert request is not None  # just written
@@ -189,8 +197,7 @@ def request_tool(
     reviewer: ReviewerOption = None,
 ) -> None:
     """Run one Human tool of the request (claimant only). A tool error exits 2."""
-    name = CliContext.services().reviewer_name(reviewer)
-    reviews = CliContext.services().human_reviews(CliContext.services().existing_state(request_id))
+    name, reviews = _lifecycle(request_id, reviewer)
     result = _run(lambda: reviews.run_human_tool(request_id, name, tool))
     if CliContext.options.json:
         _emit_json(result.to_json())
@@ -220,9 +227,8 @@ def request_submit(
     from artifactize.domain.reviews.run.request_views import RequestViews
 
     result = _human_result(verdict, fields, fields_file)
-    name = CliContext.services().reviewer_name(reviewer)
-    store = CliContext.services().existing_state(request_id)
-    reviews = CliContext.services().human_reviews(store)
+    name, reviews = _lifecycle(request_id, reviewer)
+    store = reviews.ports.state
     remote = (
         CliContext.services().remote_store()
     )  # an invalid configuration fails before anything settles

@@ -14,6 +14,7 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.conversations import ConversationNotFound
 
@@ -56,7 +57,7 @@ def session_show(
     except ConversationNotFound as exc:
         raise CommandError(str(exc)) from None
     if CliContext.options.json:
-        typer.echo(json.dumps(events, ensure_ascii=False, indent=2))
+        emit_json(events)
     else:
         typer.echo(conversation_text(events, summary))
 

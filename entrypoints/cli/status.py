@@ -10,7 +10,6 @@ input, an unusable state or a fingerprint failure.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -18,6 +17,7 @@ import typer
 from artifactize.entrypoints.cli import policy_options
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def status_command(
     status, refs = CliContext.services().status(chosen, options)
     report = status.report(refs)  # a state that cannot be read: StateError, exit 2
     if CliContext.options.json:
-        typer.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+        emit_json(report.to_json())
     else:
         from artifactize.entrypoints.cli.render.status import status_text
 
