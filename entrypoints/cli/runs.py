@@ -21,6 +21,7 @@ from artifactize.domain.reviews.human.asking import (
 from artifactize.entrypoints.cli import ci_reports, policy_options
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode, exit_for_status
+from artifactize.entrypoints.cli.output import emit
 from artifactize.entrypoints.cli.output import emit_json as _emit_json
 from artifactize.entrypoints.cli.render.runs import (
     cache_list_line,
@@ -154,10 +155,7 @@ def verify(
     if result is None:
         raise CommandError("The Run was cancelled before it started.")
     prepared.remove_empty_scratch(str(result.run["id"]))
-    if CliContext.options.json:
-        _emit_json(run_view(result))
-    else:
-        typer.echo(report.text(result, run_text))
+    emit(run_view(result), lambda _: report.text(result, run_text))
     report.write(result, prepared.service.workspace, json_output=CliContext.options.json)
     raise typer.Exit(_verify_exit(outcome, result))
 
