@@ -313,7 +313,7 @@ def _until_settled(store: StateStore, run: RunRecord, limit_ms: int) -> RunRecor
 @run_app.command("cancel")
 def run_cancel(run_id: Annotated[str, typer.Argument(help="A RUNNING Run's ID.")]) -> None:
     """Stop a Run another process is running: its owner cancels its reviews, stops the
-    processes it started and records the Run CANCELLED; prints the Run. Exit 0 once it
+    processes it started and records the Run CANCELLED; prints the Run (as run show does; --json: its document). Exit 0 once it
     stopped, 2 when the Run is unknown, already ended, or did not stop in time."""
     from artifactize.domain.reviews.run.current import current_run
     from artifactize.entrypoints.run_cancel import cancel_run
@@ -322,7 +322,7 @@ def run_cancel(run_id: Annotated[str, typer.Argument(help="A RUNNING Run's ID.")
     run = cancel_run(services, run_id)
     store = services.open_state(create=False)
     requests = [r.data for r in store.list_requests(run_id)] if store is not None else []
-    _emit_json(current_run(run.data, requests))
+    emit(current_run(run.data, requests), run_show_text)  # the Run as run show prints it
 
 
 @run_app.command("list")
