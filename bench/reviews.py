@@ -46,6 +46,7 @@ from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.tools.registry import ToolPorts
 from artifactize.ports.state import ExecutionRecord
+from artifactize.ports.statuses import ExecutionStatus
 
 DECLARATION = """name = "bench"
 [views.agent_tools]
@@ -125,7 +126,7 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
             "execution-seed",
             keys.key,
             keys.def_hash,
-            "RUNNING",
+            ExecutionStatus.RUNNING,
             me.pid,
             me.create_time,
             "openai",
@@ -137,7 +138,7 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
             "execution-seed",
             keys.key,
             keys.def_hash,
-            "GREEN",
+            ExecutionStatus.GREEN,
             me.pid,
             me.create_time,
             "openai",

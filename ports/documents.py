@@ -8,13 +8,17 @@ mirror's ``origin``). What stays ``dict[str, Any]`` inside them is open JSON by 
 result shaped by the eval's own schemas, a tool's arguments, the Run's recorded
 declarations.
 
-Text read back from saved JSON is a plain ``str`` (statuses, kinds, codes), so those fields
-are typed ``str``; ``ports.statuses`` members are ``str`` too and are written as is.
+Text read back from saved JSON is a plain ``str`` (kinds, codes), so those fields are typed
+``str``; ``ports.statuses`` members are ``str`` too and are written as is. A Run's, a
+request's and an execution's ``status`` is typed by its own enum: the state store turns the
+saved text back into its member when it reads a document.
 """
 
 from __future__ import annotations
 
 from typing import Any, NotRequired, Required, TypedDict
+
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 
 Counters = dict[str, int]
 """Token counters of one provider attempt, by the provider's own names."""
@@ -146,7 +150,7 @@ class UsageSummary(TypedDict):
 
 
 class RequestSummary(UsageSummary):
-    status: str
+    status: RequestStatus
     wallMs: int | None
     executorStarts: int
     toolCalls: dict[str, int]
@@ -229,7 +233,7 @@ class RunDocument(TypedDict):
     id: str
     repoPath: str
     stateDir: str
-    status: str  # ReviewStatus
+    status: RunStatus
     createdAt: str
     completedAt: str | None
     selection: list[str]
@@ -282,7 +286,7 @@ class RequestDocument(TypedDict):
     usage: list[AttemptDocument] | None
     reusedUsage: list[AttemptDocument] | None
     toolCalls: list[ToolCallDocument]
-    status: str  # ReviewStatus
+    status: RequestStatus
     createdAt: str
     startedAt: str | None
     completedAt: str | None
@@ -318,9 +322,9 @@ class RequestView(RequestDocument):
 
 class SettledFields(TypedDict, total=False):
     """What settling writes over a request and over its execution alike (``commit``, a
-    Human settlement); a superseded wait writes only its status, code, error and time."""
+    Human settlement); a superseded wait writes only its status, code, error and time. The
+    status is each document's own (``ExecutionDocument``, ``RequestUpdate``)."""
 
-    status: str
     result: dict[str, Any] | None  # open JSON, as in a request
     error: str | None
     errorCode: str | None
@@ -336,7 +340,13 @@ class SettledFields(TypedDict, total=False):
     agent: AgentDocument | None
 
 
-class ExecutionDocument(SettledFields, total=False):
+class ExecutionUpdate(SettledFields, total=False):
+    """Fields written over an execution document: how it settled, with its own status."""
+
+    status: ExecutionStatus
+
+
+class ExecutionDocument(ExecutionUpdate, total=False):
     """One execution as saved: at first only who runs it (``id``, ``requestId``), then what
     it shares with its request, how it settled and (a mirror) where it came from."""
 
@@ -449,6 +459,7 @@ class RequestUpdate(SettledFields, total=False):
     """Fields written over a request document: a settlement's, and what asking a person,
     following a waiting execution or receiving another request's result adds."""
 
+    status: RequestStatus
     profile: ProfileDocument
     reusedUsage: list[AttemptDocument] | None
     origin: OriginDocument | None

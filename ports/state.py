@@ -15,15 +15,15 @@ from typing import Any, Protocol
 
 from artifactize.ports.documents import (
     ExecutionDocument,
+    ExecutionUpdate,
     HumanClaimDocument,
     RequestDocument,
     RequestUpdate,
     RunDocument,
-    SettledFields,
 )
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 
-ACTIVE_STATUSES = (ReviewStatus.RUNNING, ReviewStatus.WAITING_HUMAN)
+ACTIVE_STATUSES = (ExecutionStatus.RUNNING, ExecutionStatus.WAITING_HUMAN)
 RECORD_MAX_BYTES = 16 * 1024 * 1024  # a bigger execution settles its Run but is not reusable
 HISTORY_RECORDS_MAX = 10_000
 HISTORY_BYTES_MAX = 1024 * 1024 * 1024
@@ -35,7 +35,7 @@ class RunRecord:
 
     id: str
     repo: str
-    status: str
+    status: RunStatus
     data: RunDocument
 
 
@@ -48,7 +48,7 @@ class RequestRecord:
     eval_id: str
     ordinal: int
     execution_id: str | None
-    status: str
+    status: RequestStatus
     data: RequestDocument
 
 
@@ -62,7 +62,7 @@ class ExecutionRecord:
     id: str
     key: str | None
     eval_def_hash: str
-    status: str
+    status: ExecutionStatus
     owner_pid: int
     owner_start_time: float
     backend: str | None
@@ -133,7 +133,7 @@ class Supersession:
     ``request_fields`` into every WAITING_HUMAN request of that execution (their ``status``
     and ``executionId`` become its columns)."""
 
-    execution_fields: SettledFields
+    execution_fields: ExecutionUpdate
     request_fields: RequestUpdate
 
 

@@ -60,6 +60,7 @@ from artifactize.adapters.sqlite.schema import (
 from artifactize.adapters.sqlite.schema import requests as requests_table
 from artifactize.adapters.sqlite.state_files import check_state_files, state_file
 from artifactize.adapters.system_clock import SystemClock
+from artifactize.kernel.transitions import execution_moves
 from artifactize.ports.clock import Clock
 from artifactize.ports.state import (
     HISTORY_BYTES_MAX,
@@ -79,7 +80,7 @@ from artifactize.ports.state import (
     StateError,
     Supersession,
 )
-from artifactize.ports.statuses import ErrorCode, ReviewStatus
+from artifactize.ports.statuses import ErrorCode, ExecutionStatus
 from artifactize.ports.timestamps import timestamp
 
 __all__ = ["OWNER_DIED_CODE", "OWNER_DIED_ERROR", "SqliteStateStore", "SqliteStateStores"]
@@ -252,7 +253,7 @@ class SqliteStateStore:
         key = execution.key
         if key is None:
             raise ValueError(f"Execution {execution.id} has no key to claim")
-        if execution.status != ReviewStatus.RUNNING:
+        if execution.status != ExecutionStatus.RUNNING:
             raise ValueError(
                 f"A claim inserts a RUNNING execution; {execution.id} is {execution.status}"
             )
@@ -264,7 +265,7 @@ class SqliteStateStore:
             holder = hist.active_holder(connection, key)
             if holder is not None:
                 # WAITING_HUMAN holders are never considered dead: a Human may still submit.
-                if holder.status != ReviewStatus.RUNNING or owner_alive(
+                if holder.status != ExecutionStatus.RUNNING or owner_alive(
                     holder.owner_pid, holder.owner_start_time
                 ):
                     return Claim(ClaimOutcome.BUSY, holder)
@@ -276,15 +277,15 @@ class SqliteStateStore:
         now = self._now()
         data = {
             **holder.data,
-            "status": ReviewStatus.ERROR,
+            "status": execution_moves(holder.status, ExecutionStatus.ERROR),
             "errorCode": OWNER_DIED_CODE,
             "error": OWNER_DIED_ERROR,
             "completedAt": now,
         }
         connection.execute(
             sa.update(executions)
-            .where(executions.c.id == holder.id, executions.c.status == ReviewStatus.RUNNING)
-            .values(status=ReviewStatus.ERROR, completed_at=now, data=dump_data(data))
+            .where(executions.c.id == holder.id, executions.c.status == ExecutionStatus.RUNNING)
+            .values(status=ExecutionStatus.ERROR, completed_at=now, data=dump_data(data))
         )
 
     def insert_execution(self, execution: ExecutionRecord) -> None:
@@ -419,7 +420,7 @@ class SqliteStateStore:
 
     def settle_human(self, settlement: HumanSettlement) -> HumanSettled:
         execution = settlement.execution
-        if execution.status not in (*RECORDED_VERDICTS, ReviewStatus.ERROR):
+        if execution.status not in (*RECORDED_VERDICTS, ExecutionStatus.ERROR):
             raise ValueError(f"A Human settlement is GREEN, RED or ERROR, not {execution.status}")
         text = dump_data(execution.data)
         size = data_bytes(text)

@@ -87,7 +87,7 @@ def request_list(
         parse_statuses,
         select,
     )
-    from artifactize.ports.statuses import ReviewStatus
+    from artifactize.ports.statuses import RequestStatus
 
     if status is not None and waiting:
         raise CommandError(STATUS_AND_WAITING)
@@ -96,7 +96,7 @@ def request_list(
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     if waiting:
-        statuses = frozenset({ReviewStatus.WAITING_HUMAN})
+        statuses = frozenset({RequestStatus.WAITING_HUMAN})
     store = CliContext.services().open_state(create=False)
     if store is None:
         views: list[RequestView] = []

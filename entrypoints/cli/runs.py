@@ -25,7 +25,7 @@ from artifactize.entrypoints.cli.signals import until_signal
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.review_store import RemoteFailure
 from artifactize.ports.state import KeyInUse, RunRecord
-from artifactize.ports.statuses import ProfileKind, ReviewStatus
+from artifactize.ports.statuses import ProfileKind, RequestStatus, RunStatus
 
 if TYPE_CHECKING:
     from artifactize.domain.reviews.run.context import VerifyOptions
@@ -33,17 +33,17 @@ if TYPE_CHECKING:
     from artifactize.ports.documents import RequestDocument, ValidationDocument
 
 EXIT_FOR_STATUS: dict[str, int] = {
-    ReviewStatus.GREEN: 0,
-    ReviewStatus.RED: 1,
-    ReviewStatus.ERROR: 2,
-    ReviewStatus.INCOMPLETE: 4,
+    RunStatus.GREEN: 0,
+    RunStatus.RED: 1,
+    RunStatus.ERROR: 2,
+    RunStatus.INCOMPLETE: 4,
 }
 EXIT_CANCELLED = 2
 EXIT_WAIT_TIMED_OUT = 3
 EXIT_MISSING = 4
 RUN_LIST_DEFAULT_LIMIT = 50
 READING_PHASE = "Reading declarations and fingerprints"
-RUNNING_STATUS = ReviewStatus.RUNNING  # a Run not finished yet (or whose verifier died)
+RUNNING_STATUS = RunStatus.RUNNING  # a Run not finished yet (or whose verifier died)
 RUN_POLL_SECONDS = 0.1  # how often `run show --wait` reads the Run again (at most 0.2 s)
 WAIT_TIMED_OUT_TEXT = (
     "Human wait timed out after {ms} ms; the requests stay open (artifactize request list)."
@@ -212,7 +212,7 @@ def run_view(result: RunResult) -> dict[str, Any]:
 def _exit_detail(request: RequestDocument) -> str | None:
     """``exit N`` for a RED runtime request, executed or reused (its result keeps the code)."""
     if (
-        request["status"] != ReviewStatus.RED
+        request["status"] != RequestStatus.RED
         or request["profile"].get("kind") != ProfileKind.RUNTIME
     ):
         return None

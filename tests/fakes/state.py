@@ -30,7 +30,12 @@ from artifactize.ports.state import (
     StateError,
     Supersession,
 )
-from artifactize.ports.statuses import VERDICTS
+from artifactize.ports.statuses import (
+    VERDICT_STATUSES,
+    ExecutionStatus,
+    RequestStatus,
+    RunStatus,
+)
 from tests.support.documents import opaque
 
 _DEAD_OWNER_SETTLES = ("QUEUED", "RUNNING", "WAIT_DEPENDENCY", "BLOCKED")
@@ -77,13 +82,13 @@ class MemoryStateStore:
             if owner_alive(owner["pid"], owner["startTime"]):
                 continue
             data = {**run.data, **died, "error": "Run owner died."}
-            self.runs[run.id] = dataclasses.replace(run, status="ERROR", data=opaque(data))
+            self.runs[run.id] = dataclasses.replace(run, status=RunStatus.ERROR, data=opaque(data))
             for request in list(self.requests.values()):
                 if request.run_id != run.id or request.status not in _DEAD_OWNER_SETTLES:
                     continue
                 data = {**request.data, **died, "error": "Run owner died."}
                 self.requests[request.id] = dataclasses.replace(
-                    request, status="ERROR", data=opaque(data)
+                    request, status=RequestStatus.ERROR, data=opaque(data)
                 )
                 execution = self.executions.get(request.execution_id or "")
                 if (
@@ -95,7 +100,7 @@ class MemoryStateStore:
                     data = {**execution.data, **died, "error": "Execution owner died."}
                     self.executions[execution.id] = dataclasses.replace(
                         execution,
-                        status="ERROR",
+                        status=ExecutionStatus.ERROR,
                         completed_at=self.settled_at,
                         data=opaque(data),
                     )
@@ -136,10 +141,12 @@ class MemoryStateStore:
                     return Claim(ClaimOutcome.BUSY, holder)
                 data: ExecutionDocument = {
                     **holder.data,
-                    "status": "ERROR",
+                    "status": ExecutionStatus.ERROR,
                     "errorCode": "OWNER_DIED",
                 }
-                self.executions[holder.id] = dataclasses.replace(holder, status="ERROR", data=data)
+                self.executions[holder.id] = dataclasses.replace(
+                    holder, status=ExecutionStatus.ERROR, data=data
+                )
         self.executions[execution.id] = execution
         return Claim(ClaimOutcome.OWNED)
 
@@ -155,7 +162,7 @@ class MemoryStateStore:
         if request is not None:
             self.update_request(request)
         self.executions[execution.id] = execution
-        recorded = record and execution.key is not None and execution.status in VERDICTS
+        recorded = record and execution.key is not None and execution.status in VERDICT_STATUSES
         if recorded:
             self.history_ids.append(execution.id)
         return recorded
@@ -255,7 +262,9 @@ class MemoryStateStore:
         if held.reviewer != settlement.reviewer:
             raise HumanNotWaiting(request.id)
         self.executions[execution.id] = execution
-        recorded = settlement.record and execution.key is not None and execution.status in VERDICTS
+        recorded = (
+            settlement.record and execution.key is not None and execution.status in VERDICT_STATUSES
+        )
         if recorded:
             self.history_ids.append(execution.id)
         self.requests[request.id] = request

@@ -11,6 +11,7 @@ import pytest
 
 from artifactize.adapters.sqlite.state import SqliteStateStore, SqliteStateStores
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 from tests.support.documents import opaque
 
 DEAD = (111, 1.5)
@@ -33,14 +34,14 @@ def run(run_id: str, owner: tuple[int, float] | None, status: str = "RUNNING") -
     data: dict[str, Any] = {"id": run_id, "status": status, "createdAt": "2026-01-01T00:00:00Z"}
     if owner is not None:
         data["owner"] = {"pid": owner[0], "startTime": owner[1]}
-    return RunRecord(run_id, "/repo", status, opaque(data))
+    return RunRecord(run_id, "/repo", RunStatus(status), opaque(data))
 
 
 def request(run_id: str, ordinal: int, status: str, execution: str | None = None) -> RequestRecord:
     request_id = f"{run_id}-{ordinal}"
     data = {"id": request_id, "status": status, "executionId": execution}
     return RequestRecord(
-        request_id, run_id, f"a/e{ordinal}", ordinal, execution, status, opaque(data)
+        request_id, run_id, f"a/e{ordinal}", ordinal, execution, RequestStatus(status), opaque(data)
     )
 
 
@@ -48,7 +49,15 @@ def execution(
     execution_id: str, owner: tuple[int, float], status: str = "RUNNING"
 ) -> ExecutionRecord:
     return ExecutionRecord(
-        execution_id, None, "h", status, owner[0], owner[1], None, None, {"id": execution_id}
+        execution_id,
+        None,
+        "h",
+        ExecutionStatus(status),
+        owner[0],
+        owner[1],
+        None,
+        None,
+        {"id": execution_id},
     )
 
 

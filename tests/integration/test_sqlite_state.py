@@ -38,6 +38,7 @@ from artifactize.ports.state import (
     StateStore,
     StateStores,
 )
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 from tests.fakes.processes import TickingClock
 from tests.support.documents import opaque
 from tests.support.processes import no_process_left_behind
@@ -73,7 +74,7 @@ def execution(
         id=execution_id,
         key=key,
         eval_def_hash="hash",
-        status="RUNNING",
+        status=ExecutionStatus.RUNNING,
         owner_pid=pid,
         owner_start_time=start,
         backend=None,
@@ -92,7 +93,7 @@ def settled(
 ) -> ExecutionRecord:
     return replace(
         running,
-        status=status,
+        status=ExecutionStatus(status),
         completed_at=completed_at or at(0),
         data=opaque(RECORD_DATA if data is None else data),
         key=running.key if key is None else key,
@@ -170,7 +171,9 @@ def test_create_then_reopen_keeps_the_state(tmp_path: Path) -> None:
     store = SqliteStateStores().open(str(state_dir), create=True)
     assert store is not None
     state_id = store.state_id()
-    store.create_run(RunRecord("run-a", "/repo", "RUNNING", opaque({"createdAt": at(1)})), [])
+    store.create_run(
+        RunRecord("run-a", "/repo", RunStatus.RUNNING, opaque({"createdAt": at(1)})), []
+    )
     store.close()
 
     assert state_dir.stat().st_mode & 0o777 == 0o700
@@ -296,7 +299,7 @@ def request(run_id: str, ordinal: int, status: str = "QUEUED", **fields: Any) ->
         eval_id=f"doc/eval{ordinal}",
         ordinal=ordinal,
         execution_id=fields.pop("execution_id", None),
-        status=status,
+        status=RequestStatus(status),
         data=opaque({"id": f"{run_id}-{ordinal}", **fields}),
     )
 
@@ -304,16 +307,18 @@ def request(run_id: str, ordinal: int, status: str = "QUEUED", **fields: Any) ->
 def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> None:
     store: StateStore = open_store()
     run = RunRecord(
-        "run-a", "/repo", "RUNNING", opaque({"createdAt": at(1), "title": "Übersicht ✓"})
+        "run-a", "/repo", RunStatus.RUNNING, opaque({"createdAt": at(1), "title": "Übersicht ✓"})
     )
     store.create_run(run, [request("run-a", 2), request("run-a", 1)])
     assert store.get_run("run-a") == run
     assert [r.ordinal for r in store.list_requests("run-a")] == [1, 2]
 
-    store.update_run(replace(run, status="GREEN", data={**run.data, "status": "GREEN"}))
+    store.update_run(
+        replace(run, status=RunStatus.GREEN, data={**run.data, "status": RunStatus.GREEN})
+    )
     updated = store.get_run("run-a")
     assert updated is not None and updated.status == "GREEN" and updated.data["status"] == "GREEN"
-    store.update_request(replace(request("run-a", 1), status="GREEN"))
+    store.update_request(replace(request("run-a", 1), status=RequestStatus.GREEN))
     saved = store.get_request("run-a-1")
     assert saved is not None and saved.status == "GREEN"
     assert store.get_run("missing") is None and store.get_request("missing") is None
@@ -324,7 +329,7 @@ def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> 
 
 def test_run_writes_are_checked(open_store: OpenStore) -> None:
     store = open_store()
-    run = RunRecord("run-a", "/repo", "RUNNING", opaque({"createdAt": at(1)}))
+    run = RunRecord("run-a", "/repo", RunStatus.RUNNING, opaque({"createdAt": at(1)}))
     with pytest.raises(ValueError, match="run-b-1 belongs to Run run-b, not run-a"):
         store.create_run(run, [request("run-b", 1)])
     with pytest.raises(StateError, match="UNIQUE"):
@@ -347,7 +352,9 @@ def test_list_runs_newest_first_by_created_at_then_insertion(open_store: OpenSto
         ("run-3", "/a", at(2)),
         ("run-4", "/a", at(3)),
     ]:
-        store.create_run(RunRecord(run_id, repo, "GREEN", opaque({"createdAt": created})), [])
+        store.create_run(
+            RunRecord(run_id, repo, RunStatus.GREEN, opaque({"createdAt": created})), []
+        )
     assert [r.id for r in store.list_runs(None, 10, 0)] == ["run-4", "run-3", "run-1", "run-2"]
     assert [r.id for r in store.list_runs("/a", 2, 1)] == ["run-3", "run-1"]
     assert store.list_runs("/c", 10, 0) == []
@@ -484,7 +491,9 @@ def test_waiting_human_holder_is_never_considered_dead(open_store: OpenStore) ->
     store = open_store()
     human = execution("execution-human")
     store.claim(human, alive)
-    waiting = replace(human, status="WAITING_HUMAN", data={"status": "WAITING_HUMAN"})
+    waiting = replace(
+        human, status=ExecutionStatus.WAITING_HUMAN, data={"status": ExecutionStatus.WAITING_HUMAN}
+    )
     assert store.complete_execution(waiting, record=True) is False  # stays active
     stored = store.get_execution("execution-human")
     assert stored is not None and stored.status == "WAITING_HUMAN" and stored.completed_at is None
@@ -588,12 +597,12 @@ def test_gc_skips_keys_with_an_active_execution(open_store: OpenStore) -> None:
 def test_gc_skips_records_an_active_request_points_at(open_store: OpenStore) -> None:
     store = open_store(history_records_max=1)
     record(store, "k1", "execution-1")
-    run = RunRecord("run-a", "/repo", "RUNNING", opaque({"createdAt": at(1)}))
+    run = RunRecord("run-a", "/repo", RunStatus.RUNNING, opaque({"createdAt": at(1)}))
     follower = request("run-a", 1, "WAITING_HUMAN", execution_id="execution-1")
     store.create_run(run, [follower])
     record(store, "k2", "execution-2")
     assert keys_in_history(store) == {"k1"}
-    store.update_request(replace(follower, status="GREEN"))
+    store.update_request(replace(follower, status=RequestStatus.GREEN))
     record(store, "k3", "execution-3")
     assert keys_in_history(store) == {"k3"}
 

@@ -26,6 +26,7 @@ from artifactize.ports.state import (
     StateError,
     StateStore,
 )
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 from tests.fakes.state import MemoryStateStore
 from tests.support.documents import opaque
 
@@ -45,7 +46,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StateStore
 
 def running(identifier: str, pid: int = 10, key: str | None = KEY) -> ExecutionRecord:
     return ExecutionRecord(
-        identifier, key, "d" * 64, "RUNNING", pid, 1.0, None, None, {"id": identifier}
+        identifier, key, "d" * 64, ExecutionStatus.RUNNING, pid, 1.0, None, None, {"id": identifier}
     )
 
 
@@ -55,7 +56,7 @@ def settled(execution: ExecutionRecord, status: str, completed: str) -> Executio
         execution.id,
         KEY,
         execution.eval_def_hash,
-        status,
+        ExecutionStatus(status),
         execution.owner_pid,
         execution.owner_start_time,
         None,
@@ -149,20 +150,22 @@ def human_run(
             f"doc/eval{ordinal}",
             ordinal,
             execution_id,
-            "WAITING_HUMAN",
+            RequestStatus.WAITING_HUMAN,
             opaque({"id": request_id, "status": "WAITING_HUMAN"}),
         )
         for ordinal, (request_id, execution_id) in enumerate(waits, start=1)
     ]
     store.create_run(
-        RunRecord(run_id, "/repo", "RUNNING", opaque({"createdAt": created})), requests
+        RunRecord(run_id, "/repo", RunStatus.RUNNING, opaque({"createdAt": created})), requests
     )
     return requests
 
 
 def waiting_execution(store: StateStore, identifier: str, key: str | None = KEY) -> ExecutionRecord:
     """An execution waiting for a Human: holding ``key``, or (None) holding no key."""
-    execution = dataclasses.replace(running(identifier, key=key), status="WAITING_HUMAN")
+    execution = dataclasses.replace(
+        running(identifier, key=key), status=ExecutionStatus.WAITING_HUMAN
+    )
     if key is None:
         store.insert_execution(execution)
     else:
@@ -180,10 +183,16 @@ def settlement(
 ) -> HumanSettlement:
     data = {**execution.data, "status": status}
     settled_execution = dataclasses.replace(
-        execution, key=key, status=status, completed_at=SETTLED_AT, data=opaque(data)
+        execution,
+        key=key,
+        status=ExecutionStatus(status),
+        completed_at=SETTLED_AT,
+        data=opaque(data),
     )
     settled_request = dataclasses.replace(
-        request, status=status, data={**request.data, "status": status}
+        request,
+        status=RequestStatus(status),
+        data={**request.data, "status": RequestStatus(status)},
     )
     return HumanSettlement(
         settled_request,
@@ -355,13 +364,17 @@ def test_all_requests_newest_run_first_in_ordinal_order(store: StateStore) -> No
 
 
 def test_a_request_is_saved_with_its_execution_or_not_at_all(store: StateStore) -> None:
-    run = RunRecord("run-a", "/repo", "RUNNING", opaque({"createdAt": SETTLED_AT}))
-    queued = RequestRecord("run-a-1", "run-a", "doc/review", 1, None, "QUEUED", opaque({"n": 1}))
+    run = RunRecord("run-a", "/repo", RunStatus.RUNNING, opaque({"createdAt": SETTLED_AT}))
+    queued = RequestRecord(
+        "run-a-1", "run-a", "doc/review", 1, None, RequestStatus.QUEUED, opaque({"n": 1})
+    )
     store.create_run(run, [queued])
     first = running("execution-1")
     assert store.claim(first, alive).outcome is ClaimOutcome.OWNED
     green = settled(first, "GREEN", SETTLED_AT)
-    done = dataclasses.replace(queued, execution_id=first.id, status="GREEN", data=opaque({"n": 2}))
+    done = dataclasses.replace(
+        queued, execution_id=first.id, status=RequestStatus.GREEN, data=opaque({"n": 2})
+    )
     assert store.complete_execution(green, record=True, request=done)
     saved = store.get_request("run-a-1")
     assert saved is not None and (saved.status, opaque(saved.data)) == ("GREEN", {"n": 2})
@@ -391,7 +404,9 @@ def mirror(identifier: str, status: str, completed: str) -> ExecutionRecord:
         "reviewer": "carol",
         "origin": {"url": "https://store.example/", "publisher": "team"},
     }
-    return ExecutionRecord(identifier, KEY, "d" * 64, status, 0, 0.0, None, completed, opaque(data))
+    return ExecutionRecord(
+        identifier, KEY, "d" * 64, ExecutionStatus(status), 0, 0.0, None, completed, opaque(data)
+    )
 
 
 def waiting_owner_and_follower(store: StateStore) -> tuple[RequestRecord, RequestRecord]:

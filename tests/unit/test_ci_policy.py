@@ -25,7 +25,7 @@ from artifactize.domain.reviews.run.reuse_only import miss_reason, settle_misses
 from artifactize.domain.reviews.run.selection import LIST_MAX, Selection, SelectionError, split_list
 from artifactize.domain.reviews.run.sources import other_profile, source_text
 from artifactize.ports.state import RequestRecord, RunRecord
-from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, ReviewStatus
+from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, RequestStatus, RunStatus
 from tests.support.documents import opaque
 
 # --- policy -----------------------------------------------------------------------------
@@ -120,7 +120,7 @@ def test_reuse_only_settles_only_queued_requests_of_its_kinds() -> None:
         lambda r: saved.append(r["id"]),
     )
     assert settled == [queued_agent, human] and saved == [queued_agent["id"], human["id"]]
-    assert queued_agent["status"] == ReviewStatus.STALE and runtime["status"] == "QUEUED"
+    assert queued_agent["status"] == RequestStatus.STALE and runtime["status"] == "QUEUED"
     assert queued_agent["blockedReason"] == miss_reason("agent", "d/review")
     assert "with a model key" in queued_agent["blockedReason"]
     assert "it has no reuse key (`d` declares fingerprint = false)" in human["blockedReason"]
@@ -205,7 +205,7 @@ def saved_run(status: str = "INCOMPLETE") -> RunRecord:
         },
         "summary": {"counts": {"WAITING_HUMAN": 1}},
     }
-    return RunRecord("run-x", "/repo", status, opaque(data))
+    return RunRecord("run-x", "/repo", RunStatus(status), opaque(data))
 
 
 def record(status: str) -> RequestRecord:
@@ -217,7 +217,9 @@ def record(status: str) -> RequestRecord:
         "executionId": "execution-1",
         "source": None,
     }
-    return RequestRecord(data["id"], "run-x", "doc/signoff", 1, "execution-1", status, opaque(data))
+    return RequestRecord(
+        data["id"], "run-x", "doc/signoff", 1, "execution-1", RequestStatus(status), opaque(data)
+    )
 
 
 def test_the_last_settled_request_settles_the_run() -> None:

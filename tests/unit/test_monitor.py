@@ -29,6 +29,7 @@ from artifactize.entrypoints.monitor_tui.views import (
 )
 from artifactize.entrypoints.review_tui.palette import SELECTED
 from artifactize.ports.state import HumanClaim, RequestRecord, RunRecord, StateStore
+from artifactize.ports.statuses import RequestStatus, RunStatus
 from tests.fakes.state import MemoryStateStore
 from tests.support.documents import opaque
 
@@ -100,7 +101,13 @@ def request(run_id: str, ordinal: int, eval_id: str, status: str, **extra: Any) 
         **extra,
     }
     return RequestRecord(
-        data["id"], run_id, eval_id, ordinal, data["executionId"], status, opaque(data)
+        data["id"],
+        run_id,
+        eval_id,
+        ordinal,
+        data["executionId"],
+        RequestStatus(status),
+        opaque(data),
     )
 
 
@@ -127,7 +134,7 @@ def add_run(
         "validation": {"status": "NOT SATISFIED", "unmetObligations": ["docs"]},
         "summary": summary or {},
     }
-    store.create_run(RunRecord(run_id, repo, status, opaque(data)), requests)
+    store.create_run(RunRecord(run_id, repo, RunStatus(status), opaque(data)), requests)
 
 
 def the_run(run_id: str = "run-AAAAAA") -> list[RequestRecord]:

@@ -22,6 +22,7 @@ from artifactize.domain.tools.registry import ToolPorts
 from artifactize.domain.workspace import Workspace
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ExecutionRecord
+from artifactize.ports.statuses import ExecutionStatus
 from tests.fakes.filesystem import MemoryFilesystem
 from tests.fakes.ids import CountingIds
 from tests.fakes.model import ScriptedBackend, ScriptedBackends, call_reply, verdict_reply
@@ -191,7 +192,7 @@ async def test_a_live_execution_of_the_key_is_joined() -> None:
         "execution-other",
         key,
         first["evalDefHash"],
-        "RUNNING",
+        ExecutionStatus.RUNNING,
         OTHER.pid,
         OTHER.create_time,
         "openai",
@@ -203,7 +204,10 @@ async def test_a_live_execution_of_the_key_is_joined() -> None:
     def release() -> None:
         data = {**setup.state.executions[first["executionId"]].data}
         done = dataclasses.replace(
-            holder, status="GREEN", completed_at="2027-01-01T00:00:00.000000000Z", data=opaque(data)
+            holder,
+            status=ExecutionStatus.GREEN,
+            completed_at="2027-01-01T00:00:00.000000000Z",
+            data=opaque(data),
         )
         setup.state.complete_execution(done, record=True)
 
@@ -222,7 +226,7 @@ async def test_a_dead_owner_is_taken_over() -> None:
         "execution-dead",
         first["key"],
         first["evalDefHash"],
-        "RUNNING",
+        ExecutionStatus.RUNNING,
         OTHER.pid,
         OTHER.create_time,
         "openai",

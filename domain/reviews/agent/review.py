@@ -50,7 +50,7 @@ from artifactize.ports.model import (
     ToolSpec,
 )
 from artifactize.ports.progress import AgentActivity
-from artifactize.ports.statuses import ErrorCode, ReviewStatus
+from artifactize.ports.statuses import ErrorCode, ExecutionStatus
 
 T = TypeVar("T")
 
@@ -72,7 +72,7 @@ class ReviewOutcome:
     ``cwd``, ``argv`` and ``child`` are set by runtime reviews only: where and what ran (once
     prepared) and how the process ended (once it started); see docs/runtime-evals.md."""
 
-    status: ReviewStatus  # GREEN | RED | ERROR
+    status: ExecutionStatus  # GREEN | RED | ERROR
     result: dict[str, Any] | None = None
     error: str | None = None
     error_code: ErrorCode | None = None
@@ -87,7 +87,9 @@ class ReviewOutcome:
     def failed(
         cls, code: FailureCode, message: str, trace: LoopTrace | None = None
     ) -> ReviewOutcome:
-        return cls(ReviewStatus.ERROR, error=message, error_code=code, trace=trace or LoopTrace())
+        return cls(
+            ExecutionStatus.ERROR, error=message, error_code=code, trace=trace or LoopTrace()
+        )
 
 
 class AgentReview:
@@ -216,7 +218,7 @@ class AgentReview:
                 return ReviewOutcome.failed(FailureCode.FINGERPRINT_RECHECK_FAILED, str(exc), trace)
             if again.key != self.keys.key:
                 return ReviewOutcome.failed(FailureCode.INPUT_CHANGED, INPUT_CHANGED, trace)
-        return ReviewOutcome(ReviewStatus(result["verdict"]), result=result, trace=trace)
+        return ReviewOutcome(ExecutionStatus(result["verdict"]), result=result, trace=trace)
 
 
 async def converse_then_close(work: Awaitable[T], timeout_ms: int, sessions: ToolSessions) -> T:

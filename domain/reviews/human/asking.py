@@ -25,9 +25,9 @@ from artifactize.ports.documents import (
     RequestUpdate,
 )
 from artifactize.ports.state import ExecutionRecord, StateStore
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus
 
-WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
+WAITING_HUMAN = RequestStatus.WAITING_HUMAN
 WAITING_FOR_HUMAN = "Waiting for a Human claim and submission."
 FOLLOWING_HUMAN = "Waiting for the active Human execution of this reuse key."
 
@@ -65,14 +65,14 @@ def waiting_execution(
         "fingerprints": copy.deepcopy(request["fingerprints"]),
         "profile": copy.deepcopy(request["profile"]),
         "startedAt": request["startedAt"],
-        "status": WAITING_HUMAN,
+        "status": ExecutionStatus.WAITING_HUMAN,
         "kinds": dict(kinds),
     }
     return ExecutionRecord(
         id=execution.id,
         key=execution.key,
         eval_def_hash=execution.eval_def_hash,
-        status=WAITING_HUMAN,
+        status=ExecutionStatus.WAITING_HUMAN,
         owner_pid=execution.owner_pid,
         owner_start_time=execution.owner_start_time,
         backend=None,

@@ -23,11 +23,12 @@ from typing import Any
 
 from artifactize.domain.reviews.human.recorded_declarations import DEFINITION_CHANGED
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
+from artifactize.kernel.transitions import execution_moves, request_moves
 from artifactize.ports.state import ExecutionRecord, HumanEnding, RequestRecord
-from artifactize.ports.statuses import ErrorCode, ReviewStatus
+from artifactize.ports.statuses import ErrorCode, ExecutionStatus, RequestStatus
 
-SUPERSEDED = ReviewStatus.SUPERSEDED
-CANCELLED = ReviewStatus.CANCELLED
+SUPERSEDED = RequestStatus.SUPERSEDED
+CANCELLED = RequestStatus.CANCELLED
 CANCEL_REASON_MAX_CHARS = 1_000
 SUPERSEDED_REASON = (
     DEFINITION_CHANGED + " Run {run_id} superseded this request and asked again as {request_id}."
@@ -89,12 +90,15 @@ def cancellation_of(
 
 
 def _fields(
-    status: ReviewStatus, code: ErrorCode, reason: str, by: str | None, now: str, **extra: Any
+    status: RequestStatus, code: ErrorCode, reason: str, by: str | None, now: str, **extra: Any
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(request fields, execution fields). The requests take ``status``; the execution ends
     ERROR with ``code``, like every execution that ends without a verdict (a state's
     executions are GREEN, RED or ERROR once settled), and carries the same reason."""
     ended = {"reason": reason, "endedBy": by, "completedAt": now, **extra}
-    request_fields = {"status": status, "blockedReason": None, **ended}
-    execution_fields = {"status": ReviewStatus.ERROR, "error": reason, "errorCode": code, **ended}
+    # The requests and the execution all wait for a person until now.
+    request_status = request_moves(RequestStatus.WAITING_HUMAN, status)
+    execution_status = execution_moves(ExecutionStatus.WAITING_HUMAN, ExecutionStatus.ERROR)
+    request_fields = {"status": request_status, "blockedReason": None, **ended}
+    execution_fields = {"status": execution_status, "error": reason, "errorCode": code, **ended}
     return request_fields, execution_fields

@@ -75,10 +75,10 @@ from artifactize.ports.state import (
     RequestRecord,
     StateStore,
 )
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus
 
 HUMAN_RESULT_MAX_BYTES = 256_000  # compact UTF-8 JSON of a submitted result
-WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
+WAITING_HUMAN = RequestStatus.WAITING_HUMAN
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ class HumanReviews:
         )
         if request.status != WAITING_HUMAN or execution is None:
             raise HumanReviewError(NOT_WAITING)
-        if execution.status != WAITING_HUMAN:
+        if execution.status != ExecutionStatus.WAITING_HUMAN:
             raise HumanReviewError(NOT_WAITING)
         return execution
 
@@ -273,7 +273,7 @@ class HumanReviews:
         except InvalidVerdict as exc:
             raise HumanReviewError(exc.message) from None
         await self._recheck(request, execution, reviewer, reconnected, token)
-        outcome = HumanOutcome(ReviewStatus(verdict["verdict"]), result=verdict)
+        outcome = HumanOutcome(ExecutionStatus(verdict["verdict"]), result=verdict)
         return self._settle(request, execution, reviewer, outcome)
 
     async def submit_and_publish(

@@ -40,7 +40,7 @@ from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
 from artifactize.ports.filesystem import Filesystem, FilesystemError
 from artifactize.ports.state import RequestRecord
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import ExecutionStatus
 
 
 @dataclass(frozen=True)
@@ -96,10 +96,10 @@ async def recheck_key(
         if cancellation.cancelled:
             raise HumanReviewError(CANCELLED) from None
         code = FailureCode.FINGERPRINT_RECHECK_FAILED
-        return HumanOutcome(ReviewStatus.ERROR, error=exc.message, error_code=code)
+        return HumanOutcome(ExecutionStatus.ERROR, error=exc.message, error_code=code)
     if cancellation.cancelled:
         raise HumanReviewError(CANCELLED)
     if again.key != recorded_key:
         code = FailureCode.INPUT_CHANGED
-        return HumanOutcome(ReviewStatus.ERROR, error=FINGERPRINT_CHANGED, error_code=code)
+        return HumanOutcome(ExecutionStatus.ERROR, error=FINGERPRINT_CHANGED, error_code=code)
     return None

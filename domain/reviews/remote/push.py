@@ -23,7 +23,7 @@ from artifactize.domain.reviews.remote.records import (
 from artifactize.ports.documents import ExecutionDocument, StoreRecord
 from artifactize.ports.review_store import SCOPE_HUMAN, SCOPE_PUBLISH, SCOPE_READ, RemoteStore
 from artifactize.ports.state import ExecutionRecord, StateStore
-from artifactize.ports.statuses import VERDICTS, ProfileKind
+from artifactize.ports.statuses import VERDICT_STATUSES, ProfileKind
 
 ASSUMED_KIND = "folder"
 """The Artifact kind assumed for an execution saved without ``kinds`` (older executions)."""
@@ -80,7 +80,7 @@ def local_candidates(state: StateStore) -> list[ExecutionRecord]:
 
 
 def _produced_here(record: ExecutionRecord) -> bool:
-    return record.status in VERDICTS and not is_mirror({**record.data, "id": record.id})
+    return record.status in VERDICT_STATUSES and not is_mirror({**record.data, "id": record.id})
 
 
 def execution_kinds(data: ExecutionDocument) -> tuple[dict[str, str], bool]:

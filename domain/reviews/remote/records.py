@@ -70,7 +70,7 @@ from artifactize.ports.documents import (
 )
 from artifactize.ports.review_store import SHARE_MODES
 from artifactize.ports.state import ExecutionRecord
-from artifactize.ports.statuses import VERDICTS, ProfileKind
+from artifactize.ports.statuses import VERDICT_STATUSES, ExecutionStatus, ProfileKind
 from artifactize.ports.timestamps import normalize_rfc3339
 
 # The execution fields that must equal the record's (execution field, record field).
@@ -161,7 +161,7 @@ def build_record(execution: ExecutionDocument, kinds: Mapping[str, str], share: 
     if share not in SHARE_MODES:
         raise RecordError(f"share must be one of {', '.join(SHARE_MODES)}, not {share!r}")
     status = execution.get("status")
-    if status not in VERDICTS:
+    if status not in VERDICT_STATUSES:
         raise RecordError(f"execution {identifier} is {status}; only GREEN or RED is published")
     if is_mirror(execution):
         raise RecordError(f"execution {identifier} mirrors a remote record; it is not re-published")
@@ -388,7 +388,7 @@ def mirror_execution(record: RemoteRecord, store_url: str) -> ExecutionDocument:
         "kinds": copy.deepcopy(data["kinds"]),
         "profile": base.get("profile")
         or cast(ProfileDocument, {"kind": record.kind, **data["options"]}),
-        "status": record.verdict,
+        "status": ExecutionStatus(record.verdict),
         "result": base.get("result", copy.deepcopy(data["result"])),
         "error": None,
         "errorCode": None,
@@ -416,7 +416,7 @@ def mirror_record(record: RemoteRecord, store_url: str) -> ExecutionRecord:
         id=MIRROR_PREFIX + record.execution_id,
         key=record.key,
         eval_def_hash=str(record.data["evalDefHash"]),
-        status=record.verdict,
+        status=ExecutionStatus(record.verdict),
         owner_pid=0,
         owner_start_time=0.0,
         backend=backend if isinstance(backend, str) else None,

@@ -24,6 +24,7 @@ from artifactize.domain.reviews.run.documents import (
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleInputs
 from artifactize.domain.reviews.run.summaries import request_summary, run_summary, run_usage
+from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
 from artifactize.ports.documents import (
     ExecutionDocument,
     ProvenanceDocument,
@@ -31,7 +32,7 @@ from artifactize.ports.documents import (
     SettledFields,
 )
 from artifactize.ports.state import ExecutionRecord
-from artifactize.ports.statuses import VERDICTS, ErrorCode, ReviewStatus
+from artifactize.ports.statuses import VERDICT_STATUSES, ErrorCode, RequestStatus, RunStatus
 
 SESSION_ID_CHARS = 32  # lowercase hex digits: 128 random bits
 _HEX_DIGITS = "0123456789abcdef"
@@ -88,7 +89,6 @@ def commit(
     if outcome.execution_paths:
         provenance["executionPaths"] = {k: dict(v) for k, v in outcome.execution_paths.items()}
     settled_fields: SettledFields = {
-        "status": outcome.status,
         "result": outcome.result,
         "error": outcome.error,
         "errorCode": outcome.error_code,
@@ -102,15 +102,17 @@ def commit(
         "child": outcome.child,
         "agent": outcome.agent,
     }
-    request.update({**request, **copy.deepcopy(settled_fields)})
+    status = request_moves(request["status"], RequestStatus(outcome.status))
+    request.update({**request, "status": status, **copy.deepcopy(settled_fields)})
     data: ExecutionDocument = {
         **execution_from_request(execution.id, request),
         "kinds": {
             name: ctx.workspace.artifact(name).kind.value for name in request["fingerprints"]
         },
+        "status": execution_moves(execution.status, outcome.status),
         **settled_fields,
     }
-    verdict = outcome.status in VERDICTS
+    verdict = outcome.status in VERDICT_STATUSES
     settled = dataclasses.replace(
         execution,
         key=request["key"] if verdict else execution.key,
@@ -131,21 +133,22 @@ def finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> No
     """Settle what the Run left unsettled, then save its validation, status and summary."""
     run = result.run
     for request in result.requests:
-        if request["status"] in (ReviewStatus.QUEUED, ReviewStatus.RUNNING):
+        if request["status"] in (RequestStatus.QUEUED, RequestStatus.RUNNING):
             request.update(
                 {
-                    "status": ReviewStatus.ERROR,
+                    "status": request_moves(request["status"], RequestStatus.ERROR),
                     "errorCode": ErrorCode.CANCELLED,
                     "error": CANCELLED_BEFORE_SETTLED,
                     "completedAt": ctx.now(),
                 }
             )
             ctx.save(request)
-    statuses = [r["status"] for r in result.requests]
+    statuses: list[str] = [r["status"] for r in result.requests]
     statuses.extend(entry["status"] for entry in run["evidence"].values())
     graph = inputs.graph()  # after the cancelled requests settled ERROR
     run["validation"] = graph.to_json()
-    run["status"] = ReviewStatus.ERROR if run["error"] else run_status(statuses, graph.satisfied)
+    ended = RunStatus.ERROR if run["error"] else run_status(statuses, graph.satisfied)
+    run["status"] = run_moves(run["status"], ended)
     run["completedAt"] = completed = ctx.now()
     for request in result.requests:
         request["summary"] = request_summary(request)

@@ -16,10 +16,11 @@ from typing import Any
 
 from artifactize.domain.declarations.model import DependencyProfile
 from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
-from artifactize.ports.statuses import ProfileKind, ReviewStatus, SourceKind
+from artifactize.ports.statuses import ProfileKind, RequestStatus, SourceKind
 
-DERIVED_RESULT: Mapping[str, Any] = {"verdict": ReviewStatus.GREEN}
+DERIVED_RESULT: Mapping[str, Any] = {"verdict": RequestStatus.GREEN}
 
 
 def is_dependency(request: Mapping[str, Any]) -> bool:
@@ -32,7 +33,7 @@ def settle_derived(
     """Settle a READY dependency eval's request GREEN (its targets' evals all are)."""
     request.update(
         {
-            "status": ReviewStatus.GREEN,
+            "status": request_moves(request["status"], RequestStatus.GREEN),
             "result": dict(DERIVED_RESULT),
             "source": {
                 "runId": request["runId"],

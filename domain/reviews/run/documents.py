@@ -7,6 +7,7 @@ reader never meets a missing key; the state store keeps it beside its indexed co
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from artifactize.domain.declarations.model import (
@@ -26,7 +27,7 @@ from artifactize.ports.documents import (
 )
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
-from artifactize.ports.statuses import ProfileKind, ReviewStatus
+from artifactize.ports.statuses import ExecutionStatus, ProfileKind, RequestStatus, RunStatus
 
 
 @dataclass
@@ -88,7 +89,7 @@ def new_run(
         "id": run_id,
         "repoPath": repo,
         "stateDir": state_dir,
-        "status": ReviewStatus.RUNNING,
+        "status": RunStatus.RUNNING,
         "createdAt": created,
         "completedAt": None,
         "selection": selection,
@@ -141,7 +142,7 @@ def new_request(
         "usage": None,
         "reusedUsage": None,
         "toolCalls": [],
-        "status": ReviewStatus.QUEUED,
+        "status": RequestStatus.QUEUED,
         "createdAt": created,
         "startedAt": None,
         "completedAt": None,
@@ -165,7 +166,7 @@ def new_execution(request: RequestDocument, owner: ProcessIdentity) -> Execution
         id=f"execution-{request['id']}",
         key=request["key"],
         eval_def_hash=request["evalDefHash"],
-        status=ReviewStatus.RUNNING,
+        status=ExecutionStatus.RUNNING,
         owner_pid=owner.pid,
         owner_start_time=owner.create_time,
         backend=request["profile"].get("backend"),
@@ -206,11 +207,11 @@ def request_record(request: RequestDocument) -> RequestRecord:
     )
 
 
-def run_status(statuses: list[str], satisfied: bool) -> ReviewStatus:
+def run_status(statuses: Sequence[str], satisfied: bool) -> RunStatus:
     """Any eval ERROR ⇒ ERROR, else any RED ⇒ RED, else GREEN when every obligation of the
     required scope is met, else INCOMPLETE (``statuses``: requests' and evidence's)."""
-    if ReviewStatus.ERROR in statuses:
-        return ReviewStatus.ERROR
-    if ReviewStatus.RED in statuses:
-        return ReviewStatus.RED
-    return ReviewStatus.GREEN if satisfied else ReviewStatus.INCOMPLETE
+    if RequestStatus.ERROR in statuses:
+        return RunStatus.ERROR
+    if RequestStatus.RED in statuses:
+        return RunStatus.RED
+    return RunStatus.GREEN if satisfied else RunStatus.INCOMPLETE

@@ -26,6 +26,7 @@ from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.reviews.run.context import RunContext
 from artifactize.domain.reviews.run.documents import RunResult
 from artifactize.domain.workspace import EvalRef
+from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.state import ExecutionRecord, HumanNotWaiting
 
@@ -58,7 +59,10 @@ def ask_human(
     inserted waiting before the request that points at it."""
     run_dir = ctx.ports.make_output_root(request["runId"])
     definition = human_definition(ctx.workspace, ctx.options.repo, ref.qualified_id)
-    request.update({**request, **asking_fields(execution.id, definition, run_dir, ctx.now())})
+    asking = asking_fields(execution.id, definition, run_dir, ctx.now())
+    request.update(
+        {**request, **asking, "status": request_moves(request["status"], asking["status"])}
+    )
     kinds = {name: ctx.workspace.artifact(name).kind.value for name in keys.dependencies}
     waiting = waiting_execution(execution, request, kinds)
     state = ctx.ports.state
@@ -95,7 +99,9 @@ def supersede_if_stale(
 
 def follow(ctx: RunContext, request: RequestDocument, holder: ExecutionRecord) -> None:
     """Share the result of another request's waiting Human execution of this key."""
-    request.update({**request, **following_fields(holder)})
+    following = following_fields(holder)
+    moved = request_moves(request["status"], following["status"])
+    request.update({**request, **following, "status": moved})
     request["startedAt"] = ctx.now()
     ctx.save(request)
 

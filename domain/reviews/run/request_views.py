@@ -16,12 +16,12 @@ from artifactize.domain.reviews.human.recorded_declarations import request_defin
 from artifactize.domain.reviews.run.summaries import request_summary
 from artifactize.ports.documents import RequestView
 from artifactize.ports.state import RequestRecord, RunRecord, StateStore
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RequestStatus
 
 NO_REVIEWER = "-"
 UNKNOWN_STATUS = "--status: unknown status {value}; one of {names} (comma-separated)."
 EMPTY_STATUS = "--status needs at least one status, e.g. --status WAITING_HUMAN."
-REQUEST_STATUSES = tuple(s for s in ReviewStatus if s is not ReviewStatus.INCOMPLETE)
+REQUEST_STATUSES = tuple(RequestStatus)
 
 
 def parse_statuses(text: str) -> frozenset[str]:
@@ -67,7 +67,7 @@ class RequestViews:
         execution = self.state.get_execution(request.execution_id) if request.execution_id else None
         claimed = request.id
         owner = execution.data.get("requestId") if execution is not None else None
-        if request.status == ReviewStatus.WAITING_HUMAN and isinstance(owner, str):
+        if request.status == RequestStatus.WAITING_HUMAN and isinstance(owner, str):
             claimed = owner  # a follower shows who reviews the execution it waits on
         claim = self.state.human_claim(claimed)
         run = self._run(request.run_id)

@@ -13,9 +13,10 @@ from artifactize.domain.reviews.remote.records import MIRROR_PREFIX
 from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.reviews.run.context import RunContext
 from artifactize.domain.reviews.run.gates import UNREVIEWED
+from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import EvidenceDocument, RequestDocument
 from artifactize.ports.state import ExecutionRecord
-from artifactize.ports.statuses import SourceKind
+from artifactize.ports.statuses import RequestStatus, SourceKind
 
 NOT_SELECTED = (
     "Not selected, and no reusable verdict of its key: select it, or verify with --recursive."
@@ -72,7 +73,7 @@ def reuse(
     data = record.data
     request.update(
         {
-            "status": data["status"],
+            "status": request_moves(request["status"], RequestStatus(data["status"])),
             "result": copy.deepcopy(data["result"]),
             "profile": data["profile"],
             "provenance": data["provenance"],

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
-from artifactize.ports.statuses import ProfileKind, ReviewStatus
+from artifactize.ports.statuses import ProfileKind, RequestStatus
 
-STALE = ReviewStatus.STALE
+STALE = RequestStatus.STALE
 MISS = "--reuse-only {kind}: no reusable verdict of its key in the local cache or the team store"
 UNKEYED = "--reuse-only {kind}: it has no reuse key ({reason}), so nothing can be reused"
 PRODUCE = {
@@ -53,11 +54,12 @@ def settle_misses(
     """Settle every still-QUEUED request of a reuse-only kind STALE; the ones settled."""
     settled = []
     for request in requests:
-        if request["status"] != ReviewStatus.QUEUED or not is_reuse_only(request, kinds):
+        if request["status"] != RequestStatus.QUEUED or not is_reuse_only(request, kinds):
             continue
         kind = str(request["requestedProfile"]["kind"])
         reason = miss_reason(kind, request["evalId"], request.get("unkeyedReason"))
-        request.update({"status": STALE, "blockedReason": reason, "blockedBy": None})
+        stale = request_moves(request["status"], STALE)
+        request.update({"status": stale, "blockedReason": reason, "blockedBy": None})
         save(request)
         settled.append(request)
     return settled

@@ -43,7 +43,7 @@ from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.documents import EvalStatusDocument, KeyChanges, LastVerdict, StatusDocument
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
-from artifactize.ports.statuses import VERDICTS, ProfileKind
+from artifactize.ports.statuses import VERDICT_STATUSES, ProfileKind
 
 # ``status`` eval states (reference/declarations.md §4.1): a GREEN verdict reads PASS.
 PASS = "PASS"
@@ -261,7 +261,7 @@ class Status:
         if self._history is None:
             assert self.ports.state is not None
             latest = self.ports.state.latest_records()
-            self._history = [r for r, _ in latest if r.status in VERDICTS]
+            self._history = [r for r, _ in latest if r.status in VERDICT_STATUSES]
         return self._history
 
     def _waiting_requests(self) -> dict[str, RequestRecord]:

@@ -77,11 +77,12 @@ from artifactize.domain.reviews.run.scheduler import ScheduleActions, ScheduleIn
 from artifactize.domain.reviews.runtime.review import RuntimeReview
 from artifactize.domain.reviews.timestamps import new_run_id
 from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.review_store import RemoteFailure, RemoteLease
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ClaimOutcome, ExecutionRecord
-from artifactize.ports.statuses import ReviewStatus, SourceKind
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, SourceKind
 
 JOIN_POLL_SECONDS = 0.2
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
@@ -89,7 +90,7 @@ STARTED_NOTICE = "Started {run_id} (follow: artifactize run show {run_id} --wait
 UNEXPECTED = "The review failed unexpectedly"
 # Request statuses still without a result: their keys are looked up again in the store.
 UNRESOLVED = frozenset(
-    {ReviewStatus.QUEUED, ReviewStatus.WAIT_DEPENDENCY, ReviewStatus.BLOCKED, WAITING_HUMAN}
+    {RequestStatus.QUEUED, RequestStatus.WAIT_DEPENDENCY, RequestStatus.BLOCKED, WAITING_HUMAN}
 )
 
 
@@ -219,7 +220,7 @@ class Verify:
     def _park(self, request: RequestDocument, gate: Gate) -> None:
         """Save a request whose gate is not open: WAIT_DEPENDENCY or BLOCKED, and why."""
         blocked = gate.readiness is Readiness.BLOCKED
-        status = ReviewStatus.BLOCKED if blocked else ReviewStatus.WAIT_DEPENDENCY
+        status = RequestStatus.BLOCKED if blocked else RequestStatus.WAIT_DEPENDENCY
         # A dependency eval names what it waits for too (its derived verdict's inputs).
         blocked_by = gate.blocked_by if blocked or derived.is_dependency(request) else None
         reason = gate.reason()
@@ -229,7 +230,8 @@ class Verify:
             blocked_by,
         ):
             return
-        request.update({"status": status, "blockedReason": reason, "blockedBy": blocked_by})
+        moved = request_moves(request["status"], status)
+        request.update({"status": moved, "blockedReason": reason, "blockedBy": blocked_by})
         self.ctx.save(request)
 
     async def _settle_request(
@@ -239,7 +241,7 @@ class Verify:
         ctx = self.ctx
         reason = ctx.not_run_reason(ref.eval.profile)
         if reason is not None:
-            request["status"] = UNREVIEWED
+            request["status"] = request_moves(request["status"], UNREVIEWED)
             request["blockedReason"] = reason
             ctx.save(request)
             return
@@ -248,7 +250,8 @@ class Verify:
             return
         human = isinstance(ref.eval.profile, HumanProfile)
         if not human and not self.budget.reserve():  # an executor start, past the limit
-            request.update({"status": BUDGET_EXHAUSTED, "blockedReason": self.budget.reason()})
+            exhausted = request_moves(request["status"], BUDGET_EXHAUSTED)
+            request.update({"status": exhausted, "blockedReason": self.budget.reason()})
             ctx.save(request)
             return
         execution = new_execution(request, self.owner)
@@ -284,7 +287,7 @@ class Verify:
                 await run_leases.release(remote, lease)  # a local execution has the key
                 lease = None
                 assert claim.record is not None
-                if human and claim.record.status == WAITING_HUMAN:
+                if human and claim.record.status == ExecutionStatus.WAITING_HUMAN:
                     if human_wait.supersede_if_stale(ctx, ref, request, claim.record):
                         continue  # the stale wait ended: claim the key again, then ask
                     human_wait.follow(ctx, request, claim.record)
@@ -344,7 +347,7 @@ class Verify:
         ctx = self.ctx
         request.update(
             {
-                "status": ReviewStatus.RUNNING,
+                "status": request_moves(request["status"], RequestStatus.RUNNING),
                 "startedAt": ctx.now(),
                 "executionId": execution.id,
                 "blockedReason": None,

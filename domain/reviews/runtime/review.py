@@ -46,7 +46,7 @@ from artifactize.ports.filesystem import Filesystem, FilesystemError
 from artifactize.ports.process import ProcessRunner, ProcessSpec
 from artifactize.ports.programs import ProgramFinder
 from artifactize.ports.scratch import ScratchSpace
-from artifactize.ports.statuses import VERDICTS, ReviewStatus
+from artifactize.ports.statuses import VERDICT_STATUSES, ExecutionStatus
 
 MILLISECONDS_PER_SECOND = 1000
 CANCELLED = "Runtime eval was cancelled."
@@ -118,7 +118,7 @@ class RuntimeReview:
             try:
                 await anyio.to_thread.run_sync(self._remove, created)
             except OSError as exc:
-                if outcome.status != ReviewStatus.ERROR:  # an earlier error stays the reason
+                if outcome.status != ExecutionStatus.ERROR:  # an earlier error stays the reason
                     outcome = self._replaced(outcome, FailureCode.RUNTIME_ERROR, _cleanup(exc))
         finally:
             if created:  # only after a failure or a cancellation
@@ -201,7 +201,7 @@ class RuntimeReview:
 
     async def _recheck(self, outcome: ReviewOutcome) -> ReviewOutcome:
         """A verdict of a keyed request holds only if the fingerprints did not change."""
-        if outcome.status not in VERDICTS or self.keys.key is None:
+        if outcome.status not in VERDICT_STATUSES or self.keys.key is None:
             return outcome
         try:
             again = await anyio.to_thread.run_sync(
