@@ -45,6 +45,7 @@ from artifactize.domain.reviews.reuse.artifactsum import compute_artifactsum
 from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.tools.registry import ToolPorts
+from artifactize.ports.ids import ExecutionId
 from artifactize.ports.state import ExecutionRecord
 from artifactize.ports.statuses import ExecutionStatus
 
@@ -123,7 +124,7 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
             "usage": [],
         }
         execution = ExecutionRecord(
-            "execution-seed",
+            ExecutionId("execution-seed"),
             keys.key,
             keys.def_hash,
             ExecutionStatus.RUNNING,
@@ -135,7 +136,7 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
         )
         store.claim(execution, lambda pid, start: True)
         done = ExecutionRecord(
-            "execution-seed",
+            ExecutionId("execution-seed"),
             keys.key,
             keys.def_hash,
             ExecutionStatus.GREEN,

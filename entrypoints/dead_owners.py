@@ -16,6 +16,7 @@ from pathlib import Path
 
 from artifactize.entrypoints.bootstrap import RUNS_FOLDER
 from artifactize.entrypoints.container import Container
+from artifactize.ports.ids import RunId
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import StateError, StateStore
 from artifactize.ports.statuses import ErrorCode
@@ -44,7 +45,7 @@ def sweep_dead_run_folders(store: StateStore, container: Container, state_dir: s
         return
     scratch = container.scratch()
     for folder in folders:
-        run = store.get_run(folder.name)
+        run = store.get_run(RunId(folder.name))
         if run is None or run.data.get("errorCode") != ErrorCode.OWNER_DIED:
             continue
         with contextlib.suppress(OSError):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, Required, TypedDict
 
+from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId, SessionId
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 
 Counters = dict[str, int]
@@ -84,9 +85,9 @@ class ProvenanceDocument(TypedDict):
     """Where a result was produced; ``repoPath`` is empty in a mirror, absent when shared."""
 
     repoPath: NotRequired[str | None]
-    runId: str
-    requestId: str
-    evalId: str
+    runId: RunId
+    requestId: RequestId
+    evalId: EvalId
     evalDefHash: str | None
     completedAt: str
     executionPaths: NotRequired[dict[str, dict[str, str]]]  # tool -> path -> digest
@@ -95,8 +96,8 @@ class ProvenanceDocument(TypedDict):
 class SourceDocument(TypedDict):
     """Where a reused result came from (a request's ``source``)."""
 
-    runId: str
-    requestId: str
+    runId: RunId
+    requestId: RequestId
     kind: str  # SourceKind
 
 
@@ -133,8 +134,8 @@ class EvidenceDocument(TypedDict):
     """What the newest record of an eval's key says, for a scope eval the Run does not run."""
 
     status: str
-    key: str | None
-    executionId: NotRequired[str]
+    key: ReuseKey | None
+    executionId: NotRequired[ExecutionId]
     source: SourceDocument | None
     reason: str | None
 
@@ -230,7 +231,7 @@ class RunPolicyFields(TypedDict):
 class RunDocument(TypedDict):
     """A saved Run (``run show --json``); ``summary`` and ``usage`` once it ended."""
 
-    id: str
+    id: RunId
     repoPath: str
     stateDir: str
     status: RunStatus
@@ -265,9 +266,9 @@ class RequestDocument(TypedDict):
     set when the result was reused; a Human request records ``humanDefinition`` and
     ``runDir`` when it asks, and ``reviewer`` once someone signed it off."""
 
-    id: str
-    runId: str
-    evalId: str
+    id: RequestId
+    runId: RunId
+    evalId: EvalId
     ordinal: int
     selected: bool
     target: str
@@ -276,11 +277,11 @@ class RequestDocument(TypedDict):
     requestedProfile: ProfileDocument
     evalDefHash: str
     payload: dict[str, Any]  # the eval's own payload: open JSON
-    key: str | None
+    key: ReuseKey | None
     fingerprints: dict[str, str]
     unkeyedReason: str | None
     force: bool
-    executionId: str | None
+    executionId: ExecutionId | None
     source: SourceDocument | None
     provenance: ProvenanceDocument | None
     usage: list[AttemptDocument] | None
@@ -296,7 +297,7 @@ class RequestDocument(TypedDict):
     blockedReason: str | None
     blockedBy: list[str] | None
     producer: ProducerDocument | None
-    sessionId: str | None
+    sessionId: SessionId | None
     cwd: str | None
     argv: list[str] | None
     child: ChildDocument | None  # runtime reviews only
@@ -350,16 +351,16 @@ class ExecutionDocument(ExecutionUpdate, total=False):
     """One execution as saved: at first only who runs it (``id``, ``requestId``), then what
     it shares with its request, how it settled and (a mirror) where it came from."""
 
-    id: str  # always set; not Required only so a document may be built up from {}
-    requestId: str
-    runId: str
-    evalId: str
-    key: str | None
+    id: ExecutionId  # always set; not Required only so a document may be built up from {}
+    requestId: RequestId
+    runId: RunId
+    evalId: EvalId
+    key: ReuseKey | None
     evalDefHash: str
     fingerprints: dict[str, str]
     kinds: dict[str, str]  # Artifact name -> folder | file
     profile: ProfileDocument
-    sessionId: str | None
+    sessionId: SessionId | None
     startedAt: str | None
     origin: OriginDocument
 
@@ -414,7 +415,7 @@ class StatusDocument(TypedDict):
 class HumanClaimDocument(TypedDict):
     """The cooperative reviewer lock on a waiting Human request (``claim``)."""
 
-    requestId: str
+    requestId: RequestId
     reviewer: str
     claimedAt: str
 
@@ -463,7 +464,7 @@ class RequestUpdate(SettledFields, total=False):
     profile: ProfileDocument
     reusedUsage: list[AttemptDocument] | None
     origin: OriginDocument | None
-    executionId: str | None
+    executionId: ExecutionId | None
     source: SourceDocument | None
     blockedReason: str | None
     startedAt: str | None

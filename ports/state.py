@@ -21,6 +21,7 @@ from artifactize.ports.documents import (
     RequestUpdate,
     RunDocument,
 )
+from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 
 ACTIVE_STATUSES = (ExecutionStatus.RUNNING, ExecutionStatus.WAITING_HUMAN)
@@ -33,7 +34,7 @@ HISTORY_BYTES_MAX = 1024 * 1024 * 1024
 class RunRecord:
     """A saved Run: indexed columns plus the full JSON document."""
 
-    id: str
+    id: RunId
     repo: str
     status: RunStatus
     data: RunDocument
@@ -43,11 +44,11 @@ class RunRecord:
 class RequestRecord:
     """One eval of a Run: indexed columns plus the full JSON document."""
 
-    id: str
-    run_id: str
-    eval_id: str
+    id: RequestId
+    run_id: RunId
+    eval_id: EvalId
     ordinal: int
-    execution_id: str | None
+    execution_id: ExecutionId | None
     status: RequestStatus
     data: RequestDocument
 
@@ -59,8 +60,8 @@ class ExecutionRecord:
     ``owner_pid``/``owner_start_time`` identify the process that runs it, so a RUNNING
     execution of a dead owner can be taken over (OWNER_DIED)."""
 
-    id: str
-    key: str | None
+    id: ExecutionId
+    key: ReuseKey | None
     eval_def_hash: str
     status: ExecutionStatus
     owner_pid: int
@@ -90,7 +91,7 @@ OwnerAlive = Callable[[int, float], bool]
 class HumanClaim:
     """The cooperative reviewer lock on a waiting Human request (a label, not auth)."""
 
-    request_id: str
+    request_id: RequestId
     reviewer: str
     claimed_at: str
 
@@ -140,7 +141,7 @@ class Supersession:
 @dataclass(frozen=True)
 class HumanSettled:
     recorded: bool  # whether the execution joined its key's reuse history
-    followers: tuple[str, ...]  # the IDs of the follower requests settled with it
+    followers: tuple[RequestId, ...]  # the IDs of the follower requests settled with it
 
 
 @dataclass(frozen=True)
@@ -155,8 +156,8 @@ class HumanEnding:
     released. ``reviewer`` None ends the wait whoever holds the claim (supersession); a
     name ends it only when that reviewer holds the claim or nobody does (a cancellation)."""
 
-    request_id: str  # the original request, whose execution it is
-    execution_id: str
+    request_id: RequestId  # the original request, whose execution it is
+    execution_id: ExecutionId
     request_fields: Mapping[str, Any]
     execution_fields: Mapping[str, Any]
     reviewer: str | None = None
@@ -177,9 +178,9 @@ class StateStore(Protocol):
 
     def update_request(self, request: RequestRecord) -> None: ...
 
-    def get_run(self, run_id: str) -> RunRecord | None: ...
+    def get_run(self, run_id: RunId) -> RunRecord | None: ...
 
-    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[str, ...]:
+    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[RunId, ...]:
         """Settle every RUNNING Run whose recorded ``owner`` ({pid, startTime}) is dead, in
         one transaction each: the Run and its unsettled requests (not WAITING_HUMAN) become
         ERROR / OWNER_DIED ("Run owner died."), and the RUNNING executions that owner held
@@ -190,15 +191,15 @@ class StateStore(Protocol):
         """Runs newest first, for one canonical repo or (``None``) every repo."""
         ...
 
-    def list_requests(self, run_id: str) -> list[RequestRecord]:
+    def list_requests(self, run_id: RunId) -> list[RequestRecord]:
         """The Run's requests in ordinal order."""
         ...
 
-    def get_request(self, request_id: str) -> RequestRecord | None: ...
+    def get_request(self, request_id: RequestId) -> RequestRecord | None: ...
 
     # --- executions and reuse ------------------------------------------------------------
 
-    def latest_record(self, key: str, *, touch: bool) -> ExecutionRecord | None:
+    def latest_record(self, key: ReuseKey, *, touch: bool) -> ExecutionRecord | None:
         """The newest completed GREEN/RED record of ``key`` (by completedAt, then insertion).
 
         ``touch`` updates its last-used time (a reuse hit); inspection passes False."""
@@ -237,9 +238,9 @@ class StateStore(Protocol):
         Returns whether the mirror was inserted."""
         ...
 
-    def get_execution(self, execution_id: str) -> ExecutionRecord | None: ...
+    def get_execution(self, execution_id: ExecutionId) -> ExecutionRecord | None: ...
 
-    def history(self, key: str) -> list[ExecutionRecord]:
+    def history(self, key: ReuseKey) -> list[ExecutionRecord]:
         """Every record of ``key``, newest first."""
         ...
 
@@ -247,7 +248,7 @@ class StateStore(Protocol):
         """The latest record of every key with its record count, newest first."""
         ...
 
-    def remove_key(self, key: str) -> bool:
+    def remove_key(self, key: ReuseKey) -> bool:
         """Drop ``key`` from the reuse history (executions stay). Raises KeyInUse while an
         execution of the key is active."""
         ...
@@ -258,18 +259,18 @@ class StateStore(Protocol):
         """Every saved request: newest Run first (as ``list_runs``), ordinal order within."""
         ...
 
-    def human_claim(self, request_id: str) -> HumanClaim | None:
+    def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         """The claim on a request, or None."""
         ...
 
-    def claim_human(self, request_id: str, reviewer: str, claimed_at: str) -> HumanClaim:
+    def claim_human(self, request_id: RequestId, reviewer: str, claimed_at: str) -> HumanClaim:
         """In one IMMEDIATE transaction: the request must be WAITING_HUMAN with its execution
         WAITING_HUMAN (else HumanNotWaiting); insert the claim only if there is none; then
         the claimant must be ``reviewer`` (else HumanClaimRefused). The same reviewer again
         gets the existing claim back unchanged."""
         ...
 
-    def unclaim_human(self, request_id: str, reviewer: str) -> HumanClaim:
+    def unclaim_human(self, request_id: RequestId, reviewer: str) -> HumanClaim:
         """Release ``reviewer``'s claim while the request still waits; the released claim.
         HumanNotWaiting when it no longer waits, HumanClaimRefused when ``reviewer`` does not
         hold it."""
@@ -284,7 +285,7 @@ class StateStore(Protocol):
         ``follower_fields``; delete the claim. Garbage collection runs after the commit."""
         ...
 
-    def end_human(self, ending: HumanEnding) -> tuple[str, ...]:
+    def end_human(self, ending: HumanEnding) -> tuple[RequestId, ...]:
         """In one IMMEDIATE transaction: re-read that the request and its execution are still
         WAITING_HUMAN (else HumanNotWaiting) and, for a named ``reviewer``, that the claim
         is theirs or nobody's (else HumanClaimRefused); merge ``execution_fields`` into the

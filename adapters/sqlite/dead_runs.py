@@ -19,6 +19,7 @@ from artifactize.adapters.sqlite.rows import dump_data, load_data
 from artifactize.adapters.sqlite.schema import executions, runs
 from artifactize.adapters.sqlite.schema import requests as requests_table
 from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
+from artifactize.ports.ids import RunId
 from artifactize.ports.state import OwnerAlive
 from artifactize.ports.statuses import ErrorCode, ExecutionStatus, RequestStatus, RunStatus
 
@@ -43,7 +44,7 @@ def run_owner(data: dict[str, Any]) -> tuple[int, float] | None:
     return pid, float(start)
 
 
-def dead_running_runs(connection: sa.Connection, owner_alive: OwnerAlive) -> list[str]:
+def dead_running_runs(connection: sa.Connection, owner_alive: OwnerAlive) -> list[RunId]:
     """IDs of RUNNING Runs whose recorded owner is no longer alive."""
     rows = connection.execute(
         sa.select(runs.c.id, runs.c.data).where(runs.c.status == RunStatus.RUNNING)

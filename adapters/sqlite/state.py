@@ -62,6 +62,7 @@ from artifactize.adapters.sqlite.state_files import check_state_files, state_fil
 from artifactize.adapters.system_clock import SystemClock
 from artifactize.kernel.transitions import execution_moves
 from artifactize.ports.clock import Clock
+from artifactize.ports.ids import ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     HISTORY_BYTES_MAX,
     HISTORY_RECORDS_MAX,
@@ -190,7 +191,7 @@ class SqliteStateStore:
         if result.rowcount != 1:
             raise StateError(f"Request not found: {request.id} (Run {request.run_id})")
 
-    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[str, ...]:
+    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[RunId, ...]:
         """Settle every RUNNING Run whose owner died (``adapters.sqlite.dead_runs``); each
         Run with its requests and executions in one IMMEDIATE transaction. Only a Run that
         looks dead is written, so a reader of a healthy state takes no write lock."""
@@ -203,7 +204,7 @@ class SqliteStateStore:
                     settled.append(run_id)
         return tuple(settled)
 
-    def get_run(self, run_id: str) -> RunRecord | None:
+    def get_run(self, run_id: RunId) -> RunRecord | None:
         with self._transaction(write=False) as connection:
             row = connection.execute(sa.select(runs).where(runs.c.id == run_id)).one_or_none()
             return None if row is None else run_record(row)
@@ -225,7 +226,7 @@ class SqliteStateStore:
         with self._transaction(write=False) as connection:
             return [run_record(row) for row in connection.execute(query)]
 
-    def list_requests(self, run_id: str) -> list[RequestRecord]:
+    def list_requests(self, run_id: RunId) -> list[RequestRecord]:
         query = (
             sa.select(requests_table)
             .where(requests_table.c.run_id == run_id)
@@ -234,7 +235,7 @@ class SqliteStateStore:
         with self._transaction(write=False) as connection:
             return [request_record(row) for row in connection.execute(query)]
 
-    def get_request(self, request_id: str) -> RequestRecord | None:
+    def get_request(self, request_id: RequestId) -> RequestRecord | None:
         query = sa.select(requests_table).where(requests_table.c.id == request_id)
         with self._transaction(write=False) as connection:
             row = connection.execute(query).one_or_none()
@@ -242,7 +243,7 @@ class SqliteStateStore:
 
     # --- executions and reuse ------------------------------------------------------------
 
-    def latest_record(self, key: str, *, touch: bool) -> ExecutionRecord | None:
+    def latest_record(self, key: ReuseKey, *, touch: bool) -> ExecutionRecord | None:
         with self._transaction(write=touch) as connection:
             record = hist.latest(connection, key)
             if record is not None and touch:
@@ -380,13 +381,13 @@ class SqliteStateStore:
                     return dropped
                 dropped += hist.clear_history(connection, executions.c.id == victim)
 
-    def get_execution(self, execution_id: str) -> ExecutionRecord | None:
+    def get_execution(self, execution_id: ExecutionId) -> ExecutionRecord | None:
         query = sa.select(executions).where(executions.c.id == execution_id)
         with self._transaction(write=False) as connection:
             row = connection.execute(query).one_or_none()
             return None if row is None else execution_record(row)
 
-    def history(self, key: str) -> list[ExecutionRecord]:
+    def history(self, key: ReuseKey) -> list[ExecutionRecord]:
         with self._transaction(write=False) as connection:
             return hist.history(connection, key)
 
@@ -394,7 +395,7 @@ class SqliteStateStore:
         with self._transaction(write=False) as connection:
             return hist.latest_per_key(connection)
 
-    def remove_key(self, key: str) -> bool:
+    def remove_key(self, key: ReuseKey) -> bool:
         with self._transaction(write=True) as connection:
             if hist.active_holder(connection, key) is not None:
                 raise KeyInUse(f"Key {key} is in use by an active execution or waiter.")
@@ -406,15 +407,15 @@ class SqliteStateStore:
         with self._transaction(write=False) as connection:
             return human.all_requests(connection)
 
-    def human_claim(self, request_id: str) -> HumanClaim | None:
+    def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         with self._transaction(write=False) as connection:
             return human.claim_of(human.read_request(connection, request_id))
 
-    def claim_human(self, request_id: str, reviewer: str, claimed_at: str) -> HumanClaim:
+    def claim_human(self, request_id: RequestId, reviewer: str, claimed_at: str) -> HumanClaim:
         with self._transaction(write=True) as connection:
             return human.claim(connection, request_id, reviewer, claimed_at)
 
-    def unclaim_human(self, request_id: str, reviewer: str) -> HumanClaim:
+    def unclaim_human(self, request_id: RequestId, reviewer: str) -> HumanClaim:
         with self._transaction(write=True) as connection:
             return human.unclaim(connection, request_id, reviewer)
 
@@ -446,7 +447,7 @@ class SqliteStateStore:
                 _log.warning("Cache GC failed: %s", error)
         return HumanSettled(recorded, followers)
 
-    def end_human(self, ending: HumanEnding) -> tuple[str, ...]:
+    def end_human(self, ending: HumanEnding) -> tuple[RequestId, ...]:
         with self._transaction(write=True) as connection:
             return human.end(connection, ending)
 

@@ -21,6 +21,7 @@ from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.signals import until_signal
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.documents import RequestView
+from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import StateError
 
 EXIT_TOOL_ERROR = 2
@@ -102,7 +103,7 @@ def request_list(
         views: list[RequestView] = []
     else:
         reader = RequestViews(store)
-        chosen = select(reader.requests(run_id), statuses, limit)
+        chosen = select(reader.requests(None if run_id is None else RunId(run_id)), statuses, limit)
         views = [reader.view(request) for request in chosen]
     if CliContext.options.json:
         _emit_json(views)
@@ -125,7 +126,7 @@ def request_show(request_id: Annotated[str, typer.Argument(help="A request ID.")
     from artifactize.domain.reviews.run.request_views import RequestViews
 
     store = CliContext.services().existing_state()
-    request = store.get_request(request_id)
+    request = store.get_request(RequestId(request_id))
     if request is None:
         raise CommandError(REQUEST_NOT_FOUND)
     _emit_json(RequestViews(store).view(request))
@@ -139,7 +140,7 @@ def request_claim(
     """Take the reviewer lock (the same reviewer again is fine; another is refused)."""
     name = CliContext.services().reviewer_name(reviewer)
     reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
-    claim = _run(lambda: reviews.claim(request_id, name))
+    claim = _run(lambda: reviews.claim(RequestId(request_id), name))
     _emit_json(claim.to_json())
 
 
@@ -151,7 +152,7 @@ def request_unclaim(
     """Release your claim without a verdict, so someone else can claim the request."""
     name = CliContext.services().reviewer_name(reviewer)
     reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
-    claim = _run(lambda: reviews.unclaim(request_id, name))
+    claim = _run(lambda: reviews.unclaim(RequestId(request_id), name))
     _emit_json(claim.to_json())
 
 
@@ -170,8 +171,8 @@ def request_cancel(
     name = CliContext.services().reviewer_name(reviewer)
     store = CliContext.services().existing_state()
     reviews = CliContext.services().human_reviews(store)
-    ended = _run(lambda: reviews.cancel(request_id, name, reason))
-    request = store.get_request(ended[0])
+    ended = _run(lambda: reviews.cancel(RequestId(request_id), name, reason))
+    request = store.get_request(RequestId(ended[0]))
     assert request is not None  # just written
     _emit_json(RequestViews(store).view(request))
 
@@ -185,7 +186,7 @@ def request_tool(
     """Run one Human tool of the request (claimant only). A tool error exits 2."""
     name = CliContext.services().reviewer_name(reviewer)
     reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
-    result = _run(lambda: reviews.run_human_tool(request_id, name, tool))
+    result = _run(lambda: reviews.run_human_tool(RequestId(request_id), name, tool))
     if CliContext.options.json:
         _emit_json(result.to_json())
     elif result.is_launch:
@@ -232,7 +233,9 @@ def request_submit(
 
     async def work() -> Any:
         try:
-            return await reviews.submit_and_publish(request_id, name, result, remote, _warn)
+            return await reviews.submit_and_publish(
+                RequestId(request_id), name, result, remote, _warn
+            )
         finally:
             if remote is not None:
                 with anyio.CancelScope(shield=True):

@@ -23,6 +23,7 @@ from artifactize.entrypoints.cli import ci_reports, policy_options
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.signals import until_signal
 from artifactize.entrypoints.errors import CommandError
+from artifactize.ports.ids import ReuseKey, RunId
 from artifactize.ports.review_store import RemoteFailure
 from artifactize.ports.state import KeyInUse, RunRecord
 from artifactize.ports.statuses import ProfileKind, RequestStatus, RunStatus
@@ -294,7 +295,7 @@ def run_show(
         raise CommandError(WAIT_NEEDS_WAIT)
     limit_ms = _wait_timeout(timeout_ms)
     store = CliContext.services().open_state(create=False)
-    run = store.get_run(run_id) if store is not None else None
+    run = store.get_run(RunId(run_id)) if store is not None else None
     if run is None or store is None:
         raise CommandError(f"Unknown Run: {run_id}")
     if wait:
@@ -307,7 +308,7 @@ def run_show(
             while current.status == RUNNING_STATUS and clock.monotonic() < deadline:
                 await anyio.sleep(min(RUN_POLL_SECONDS, max(0.0, deadline - clock.monotonic())))
                 CliContext.services().settle_dead_runs(saved)  # a dead owner ends the wait
-                current = saved.get_run(run_id) or current
+                current = saved.get_run(RunId(run_id)) or current
             return current
 
         polled = anyio.run(until_signal, poll)
@@ -316,7 +317,7 @@ def run_show(
         run = polled
     from artifactize.domain.reviews.run.current import current_run
 
-    _emit_json(current_run(run.data, [r.data for r in store.list_requests(run_id)]))
+    _emit_json(current_run(run.data, [r.data for r in store.list_requests(RunId(run_id))]))
     if not wait:
         return
     if run.status == RUNNING_STATUS:
@@ -396,10 +397,10 @@ def cache_show(
     """The latest saved execution of KEY as JSON; `null` and exit 4 when there is none."""
     store = CliContext.services().open_state(create=False)
     if history:
-        records = store.history(key) if store is not None else []
+        records = store.history(ReuseKey(key)) if store is not None else []
         _emit_json([dict(r.data) for r in records])
         raise typer.Exit(0 if records else EXIT_MISSING)
-    record = store.latest_record(key, touch=False) if store is not None else None
+    record = store.latest_record(ReuseKey(key), touch=False) if store is not None else None
     _emit_json(dict(record.data) if record is not None else None)
     raise typer.Exit(0 if record is not None else EXIT_MISSING)
 
@@ -409,7 +410,7 @@ def cache_rm(key: Annotated[str, typer.Argument(help="A reuse key (64 hex).")]) 
     """Forget KEY's reusable records; the Runs and executions stay."""
     store = CliContext.services().open_state(create=False)
     try:
-        removed = store.remove_key(key) if store is not None else False
+        removed = store.remove_key(ReuseKey(key)) if store is not None else False
     except KeyInUse:
         raise CommandError(f"Key {key} is in use by an active execution or waiter.") from None
     _emit_json({"removed": removed})

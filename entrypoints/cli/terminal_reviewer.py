@@ -22,6 +22,7 @@ import typer
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.global_options import GlobalOptions
 from artifactize.entrypoints.errors import CommandError
+from artifactize.ports.ids import RequestId
 
 JSON_REFUSED = "review is interactive and has no --json output; use request list, show and submit."
 ALL_WITH_REPO = "Give either --all or --repo, not both."
@@ -77,7 +78,7 @@ def review_command(
     reviews = CliContext.services().human_reviews(store)
     if request_id is not None:
         try:
-            reviews.resolve(request_id)
+            reviews.resolve(RequestId(request_id))
         except HumanReviewError as exc:
             raise CommandError(exc.message) from None
     remote = (

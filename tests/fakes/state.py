@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from artifactize.ports.documents import ExecutionDocument, RequestDocument
+from artifactize.ports.ids import ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     ACTIVE_STATUSES,
     Claim,
@@ -69,10 +70,10 @@ class MemoryStateStore:
             raise StateError(f"Request not found: {request.id}")
         self.requests[request.id] = request
 
-    def get_run(self, run_id: str) -> RunRecord | None:
+    def get_run(self, run_id: RunId) -> RunRecord | None:
         return self.runs.get(run_id)
 
-    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[str, ...]:
+    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[RunId, ...]:
         settled = []
         died = {"status": "ERROR", "errorCode": "OWNER_DIED", "completedAt": self.settled_at}
         for run in list(self.runs.values()):
@@ -111,19 +112,19 @@ class MemoryStateStore:
         runs = [r for r in reversed(self.runs.values()) if repo is None or r.repo == repo]
         return runs[offset : offset + limit]
 
-    def list_requests(self, run_id: str) -> list[RequestRecord]:
+    def list_requests(self, run_id: RunId) -> list[RequestRecord]:
         found = [r for r in self.requests.values() if r.run_id == run_id]
         return sorted(found, key=lambda r: r.ordinal)
 
-    def get_request(self, request_id: str) -> RequestRecord | None:
+    def get_request(self, request_id: RequestId) -> RequestRecord | None:
         return self.requests.get(request_id)
 
-    def _records(self, key: str) -> list[ExecutionRecord]:
+    def _records(self, key: ReuseKey) -> list[ExecutionRecord]:
         records = [self.executions[i] for i in self.history_ids if self.executions[i].key == key]
         order = {identifier: index for index, identifier in enumerate(self.history_ids)}
         return sorted(records, key=lambda r: (r.completed_at or "", order[r.id]), reverse=True)
 
-    def latest_record(self, key: str, *, touch: bool) -> ExecutionRecord | None:
+    def latest_record(self, key: ReuseKey, *, touch: bool) -> ExecutionRecord | None:
         records = self._records(key)
         if records and touch:
             self.touched.append(records[0].id)
@@ -178,7 +179,7 @@ class MemoryStateStore:
         self._supersede(execution.key, supersede)
         return True
 
-    def _supersede(self, key: str, supersede: Supersession) -> None:
+    def _supersede(self, key: ReuseKey, supersede: Supersession) -> None:
         """The key's Human wait ends: its execution and waiting requests take the fields."""
         execution_fields = supersede.execution_fields
         request_fields = supersede.request_fields
@@ -202,10 +203,10 @@ class MemoryStateStore:
                     )
                     self.claims.pop(request.id, None)
 
-    def get_execution(self, execution_id: str) -> ExecutionRecord | None:
+    def get_execution(self, execution_id: ExecutionId) -> ExecutionRecord | None:
         return self.executions.get(execution_id)
 
-    def history(self, key: str) -> list[ExecutionRecord]:
+    def history(self, key: ReuseKey) -> list[ExecutionRecord]:
         return self._records(key)
 
     def latest_records(self) -> list[tuple[ExecutionRecord, int]]:
@@ -213,7 +214,7 @@ class MemoryStateStore:
         rows = [(self._records(k)[0], len(self._records(k))) for k in keys if k is not None]
         return sorted(rows, key=lambda row: row[0].completed_at or "", reverse=True)
 
-    def remove_key(self, key: str) -> bool:
+    def remove_key(self, key: ReuseKey) -> bool:
         if any(e.key == key and e.status in ACTIVE_STATUSES for e in self.executions.values()):
             raise KeyInUse(f"Key {key} is in use by an active execution or waiter.")
         before = len(self.history_ids)
@@ -227,10 +228,10 @@ class MemoryStateStore:
         found = [r for r in self.requests.values() if r.run_id in self.runs]
         return sorted(found, key=lambda r: (order.index(r.run_id), r.ordinal))
 
-    def human_claim(self, request_id: str) -> HumanClaim | None:
+    def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         return self.claims.get(request_id)
 
-    def _waiting(self, request_id: str) -> RequestRecord:
+    def _waiting(self, request_id: RequestId) -> RequestRecord:
         request = self.requests.get(request_id)
         if request is None or request.status != "WAITING_HUMAN" or request.execution_id is None:
             raise HumanNotWaiting(request_id)
@@ -239,14 +240,14 @@ class MemoryStateStore:
             raise HumanNotWaiting(request_id)
         return request
 
-    def claim_human(self, request_id: str, reviewer: str, claimed_at: str) -> HumanClaim:
+    def claim_human(self, request_id: RequestId, reviewer: str, claimed_at: str) -> HumanClaim:
         self._waiting(request_id)
         held = self.claims.setdefault(request_id, HumanClaim(request_id, reviewer, claimed_at))
         if held.reviewer != reviewer:
             raise HumanClaimRefused(held.reviewer)
         return held
 
-    def unclaim_human(self, request_id: str, reviewer: str) -> HumanClaim:
+    def unclaim_human(self, request_id: RequestId, reviewer: str) -> HumanClaim:
         self._waiting(request_id)
         held = self.claims.get(request_id)
         if held is None or held.reviewer != reviewer:
@@ -295,7 +296,7 @@ class MemoryStateStore:
                     self.runs[run_id] = settled
         return HumanSettled(recorded, tuple(f.id for f in followers))
 
-    def end_human(self, ending: HumanEnding) -> tuple[str, ...]:
+    def end_human(self, ending: HumanEnding) -> tuple[RequestId, ...]:
         current = self._waiting(ending.request_id)
         if current.execution_id != ending.execution_id:
             raise HumanNotWaiting(ending.request_id)

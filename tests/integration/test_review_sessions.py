@@ -35,6 +35,7 @@ from artifactize.domain.reviews.run.failures import TIMED_OUT, FailureCode
 from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.workspace import Workspace
 from artifactize.ports.conversations import ConversationNotFound
+from artifactize.ports.ids import SessionId
 from artifactize.ports.model import (
     FailureKind,
     ProviderFailure,
@@ -385,7 +386,9 @@ async def test_a_follow_up_that_calls_no_bound_tool_starts_nothing(tmp_path: Pat
     session_id, conversations = await reviewed_session(setup, [act("c1"), verdict_reply("GREEN")])
     assert len(setup.events("start")) == 1
     backend = ScriptedBackend([text_reply("Because act reported two calls.")])
-    result = await follow_up(setup, backend, conversations).send(session_id, "Why GREEN?")
+    result = await follow_up(setup, backend, conversations).send(
+        SessionId(session_id), "Why GREEN?"
+    )
     assert result.answer == "Because act reported two calls."
     assert len(setup.events("start")) == 1  # nothing new started
     assert setup.session_directories() == []
@@ -400,7 +403,9 @@ async def test_a_follow_up_gets_its_own_fresh_session(tmp_path: Path) -> None:
     setup = ReviewSetup(tmp_path)
     session_id, conversations = await reviewed_session(setup, [act("c1"), verdict_reply("GREEN")])
     backend = ScriptedBackend([act("c9"), text_reply("Checked again.")])
-    result = await follow_up(setup, backend, conversations).send(session_id, "Check again?")
+    result = await follow_up(setup, backend, conversations).send(
+        SessionId(session_id), "Check again?"
+    )
     assert result.answer == "Checked again."
     first, second = setup.events("start")
     assert first["pid"] != second["pid"]  # a fresh harness, not the review's
@@ -414,7 +419,9 @@ async def test_a_follow_up_of_an_unknown_session_is_refused(tmp_path: Path) -> N
         str(tmp_path / "state"), private_files=PosixPrivateFiles()
     )
     with pytest.raises(ConversationNotFound):
-        await follow_up(setup, ScriptedBackend([]), conversations).send("abc123", "Hello?")
+        await follow_up(setup, ScriptedBackend([]), conversations).send(
+            SessionId("abc123"), "Hello?"
+        )
     assert setup.events() == []
 
 

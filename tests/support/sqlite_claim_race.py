@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.ports.ids import ExecutionId, ReuseKey
 from artifactize.ports.state import ClaimOutcome, ExecutionRecord
 from artifactize.ports.statuses import ExecutionStatus
 from tests.support.documents import opaque
@@ -42,8 +43,8 @@ def main(argv: list[str]) -> int:
             number = (step + worker * 7) % keys
             key = f"key-{number:03d}"
             execution = ExecutionRecord(
-                id=f"execution-w{worker}-{key}",
-                key=key,
+                id=ExecutionId(f"execution-w{worker}-{key}"),
+                key=ReuseKey(key),
                 eval_def_hash="hash",
                 status=ExecutionStatus.RUNNING,
                 owner_pid=os.getpid(),

@@ -24,6 +24,7 @@ from artifactize.domain.reviews.run.policy import (
 from artifactize.domain.reviews.run.reuse_only import miss_reason, settle_misses
 from artifactize.domain.reviews.run.selection import LIST_MAX, Selection, SelectionError, split_list
 from artifactize.domain.reviews.run.sources import other_profile, source_text
+from artifactize.ports.ids import EvalId, ExecutionId, RunId
 from artifactize.ports.state import RequestRecord, RunRecord
 from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, RequestStatus, RunStatus
 from tests.support.documents import opaque
@@ -205,7 +206,7 @@ def saved_run(status: str = "INCOMPLETE") -> RunRecord:
         },
         "summary": {"counts": {"WAITING_HUMAN": 1}},
     }
-    return RunRecord("run-x", "/repo", RunStatus(status), opaque(data))
+    return RunRecord(RunId("run-x"), "/repo", RunStatus(status), opaque(data))
 
 
 def record(status: str) -> RequestRecord:
@@ -218,7 +219,13 @@ def record(status: str) -> RequestRecord:
         "source": None,
     }
     return RequestRecord(
-        data["id"], "run-x", "doc/signoff", 1, "execution-1", RequestStatus(status), opaque(data)
+        data["id"],
+        RunId("run-x"),
+        EvalId("doc/signoff"),
+        1,
+        ExecutionId("execution-1"),
+        RequestStatus(status),
+        opaque(data),
     )
 
 

@@ -20,6 +20,7 @@ from artifactize.domain.reviews.run.selection import SelectionError, select_eval
 from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.tools.registry import ToolPorts
 from artifactize.domain.workspace import Workspace
+from artifactize.ports.ids import ExecutionId
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ExecutionRecord
 from artifactize.ports.statuses import ExecutionStatus
@@ -189,7 +190,7 @@ async def test_a_live_execution_of_the_key_is_joined() -> None:
     key = first["key"]
     setup.state.history_ids.clear()  # as if nothing were recorded yet ...
     holder = ExecutionRecord(
-        "execution-other",
+        ExecutionId("execution-other"),
         key,
         first["evalDefHash"],
         ExecutionStatus.RUNNING,
@@ -197,7 +198,7 @@ async def test_a_live_execution_of_the_key_is_joined() -> None:
         OTHER.create_time,
         "openai",
         None,
-        {"id": "execution-other"},
+        {"id": ExecutionId("execution-other")},
     )
     setup.state.executions[holder.id] = holder  # ... and another process reviewed the key
 
@@ -223,7 +224,7 @@ async def test_a_dead_owner_is_taken_over() -> None:
     (first,) = await setup.verify(backends(verdict_reply()), "doc/review")
     setup.state.history_ids.clear()
     holder = ExecutionRecord(
-        "execution-dead",
+        ExecutionId("execution-dead"),
         first["key"],
         first["evalDefHash"],
         ExecutionStatus.RUNNING,
@@ -231,7 +232,7 @@ async def test_a_dead_owner_is_taken_over() -> None:
         OTHER.create_time,
         "openai",
         None,
-        {"id": "execution-dead"},
+        {"id": ExecutionId("execution-dead")},
     )
     setup.state.executions[holder.id] = holder
     setup.table.alive.discard(OTHER)

@@ -30,6 +30,7 @@ from artifactize.domain.workspace import UnknownName, Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
 from artifactize.ports.conversations import ConversationStore
 from artifactize.ports.documents import ToolCallDocument
+from artifactize.ports.ids import SessionId
 from artifactize.ports.model import BackendUnavailable, ToolSpec
 from artifactize.ports.statuses import ErrorCode
 
@@ -58,7 +59,7 @@ class FollowUp:
         self.load_workspace = load_workspace  # repo path -> Workspace
         self.output_root = output_root
 
-    async def send(self, session_id: str, message: str) -> FollowUpResult:
+    async def send(self, session_id: SessionId, message: str) -> FollowUpResult:
         if not message.strip():
             raise ConversationError("The follow-up message is empty.")
         if len(message) > FOLLOW_UP_MAX_CHARS:

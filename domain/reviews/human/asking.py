@@ -24,6 +24,7 @@ from artifactize.ports.documents import (
     RequestDocument,
     RequestUpdate,
 )
+from artifactize.ports.ids import ExecutionId
 from artifactize.ports.state import ExecutionRecord, StateStore
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus
 
@@ -82,7 +83,7 @@ def waiting_execution(
 
 
 def asking_fields(
-    execution_id: str, definition: HumanDefinition, run_dir: str, now: str
+    execution_id: ExecutionId, definition: HumanDefinition, run_dir: str, now: str
 ) -> RequestUpdate:
     """What a request that asks a person records."""
     return {

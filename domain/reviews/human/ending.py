@@ -24,6 +24,7 @@ from typing import Any
 from artifactize.domain.reviews.human.recorded_declarations import DEFINITION_CHANGED
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
 from artifactize.kernel.transitions import execution_moves, request_moves
+from artifactize.ports.ids import ExecutionId, RequestId
 from artifactize.ports.state import ExecutionRecord, HumanEnding, RequestRecord
 from artifactize.ports.statuses import ErrorCode, ExecutionStatus, RequestStatus
 
@@ -53,9 +54,9 @@ def is_stale(recorded: RequestRecord, current: Mapping[str, Any]) -> bool:
     return comparable(saved) != comparable(current)
 
 
-def original_request_id(holder: ExecutionRecord) -> str | None:
+def original_request_id(holder: ExecutionRecord) -> RequestId | None:
     owner = holder.data.get("requestId")
-    return owner if isinstance(owner, str) else None
+    return RequestId(owner) if isinstance(owner, str) else None
 
 
 def supersession_of(
@@ -81,7 +82,7 @@ def check_cancel_reason(reason: str | None) -> str | None:
 
 
 def cancellation_of(
-    original: RequestRecord, execution_id: str, reviewer: str, reason: str | None, now: str
+    original: RequestRecord, execution_id: ExecutionId, reviewer: str, reason: str | None, now: str
 ) -> HumanEnding:
     """What ``request cancel`` writes: only for the claimant or while nobody claimed it."""
     text = reason if reason is not None else CANCELLED_REASON.format(reviewer=reviewer)

@@ -66,6 +66,7 @@ from artifactize.ports.callbacks import WarningSink, WorkspaceLoader
 from artifactize.ports.clock import Clock
 from artifactize.ports.documents import ProducerDocument
 from artifactize.ports.filesystem import Filesystem
+from artifactize.ports.ids import RequestId
 from artifactize.ports.review_store import RemoteFailure, RemoteStore
 from artifactize.ports.state import (
     ExecutionRecord,
@@ -112,7 +113,7 @@ class HumanReviews:
 
     # --- resolution and authorization -------------------------------------------------
 
-    def resolve(self, request_id: str) -> RequestRecord:
+    def resolve(self, request_id: RequestId) -> RequestRecord:
         """The request, or for a follower the original request whose execution it shares."""
         state = self.ports.state
         request = state.get_request(request_id)
@@ -126,7 +127,9 @@ class HumanReviews:
                 return original
         return request
 
-    def _authorized(self, request_id: str, reviewer: str) -> tuple[RequestRecord, ExecutionRecord]:
+    def _authorized(
+        self, request_id: RequestId, reviewer: str
+    ) -> tuple[RequestRecord, ExecutionRecord]:
         """The waiting original request claimed by ``reviewer``, with its execution."""
         reviewer = _checked(reviewer)
         request = self.resolve(request_id)
@@ -153,7 +156,7 @@ class HumanReviews:
 
     # --- claims -------------------------------------------------------------------------
 
-    async def claim(self, request_id: str, reviewer: str) -> HumanClaim:
+    async def claim(self, request_id: RequestId, reviewer: str) -> HumanClaim:
         reviewer = _checked(reviewer)
         request = self.resolve(request_id)
         try:
@@ -163,7 +166,7 @@ class HumanReviews:
         except HumanClaimRefused:
             raise HumanReviewError(NOT_CLAIMANT) from None
 
-    async def unclaim(self, request_id: str, reviewer: str) -> HumanClaim:
+    async def unclaim(self, request_id: RequestId, reviewer: str) -> HumanClaim:
         reviewer = _checked(reviewer)
         request = self.resolve(request_id)
         try:
@@ -173,7 +176,9 @@ class HumanReviews:
         except HumanClaimRefused:
             raise HumanReviewError(NOT_CLAIMANT) from None
 
-    async def cancel(self, request_id: str, reviewer: str, reason: str | None) -> tuple[str, ...]:
+    async def cancel(
+        self, request_id: RequestId, reviewer: str, reason: str | None
+    ) -> tuple[str, ...]:
         """End a waiting request without a verdict (CANCELLED, with who and why): the
         claimant, or anyone while nobody holds the claim. Followers settle with it; no
         reconnect is needed, so a request whose declarations changed can be cancelled.
@@ -196,7 +201,7 @@ class HumanReviews:
                 CLAIMED_BY_OTHER.format(id=request.id, claimant=claimant)
             ) from None
 
-    async def reconnect_problem(self, request_id: str) -> str | None:
+    async def reconnect_problem(self, request_id: RequestId) -> str | None:
         """Why Human actions on this waiting request are refused (its declarations changed,
         its repository is gone), or None when it reconnects. The terminal reviewer shows it
         and offers ``cancel``."""
@@ -210,7 +215,7 @@ class HumanReviews:
 
     async def run_human_tool(
         self,
-        request_id: str,
+        request_id: RequestId,
         reviewer: str,
         tool: str,
         cancellation: Cancellation | None = None,
@@ -229,7 +234,7 @@ class HumanReviews:
         self._authorized(request.id, reviewer)  # still the claimant, still waiting
         return await registry.call(tool, token, on_line)
 
-    async def tool_commands(self, request_id: str) -> dict[str, dict[str, Any]]:
+    async def tool_commands(self, request_id: RequestId) -> dict[str, dict[str, Any]]:
         """``{toolName: {repository, program, argv, cwd} | {error}}`` for the command tools of
         the request's recorded scope; built-ins have no command line and are omitted."""
         request = self.resolve(request_id)
@@ -257,7 +262,7 @@ class HumanReviews:
 
     async def submit(
         self,
-        request_id: str,
+        request_id: RequestId,
         reviewer: str,
         result: Any,
         cancellation: Cancellation | None = None,
@@ -278,7 +283,7 @@ class HumanReviews:
 
     async def submit_and_publish(
         self,
-        request_id: str,
+        request_id: RequestId,
         reviewer: str,
         result: Any,
         remote: RemoteStore | None,

@@ -21,6 +21,7 @@ from artifactize.domain.reviews.remote.records import (
     validate_record,
 )
 from artifactize.ports.documents import ExecutionDocument, StoreRecord
+from artifactize.ports.ids import ReuseKey
 from artifactize.ports.review_store import SCOPE_HUMAN, SCOPE_PUBLISH, SCOPE_READ, RemoteStore
 from artifactize.ports.state import ExecutionRecord, StateStore
 from artifactize.ports.statuses import VERDICT_STATUSES, ProfileKind
@@ -60,7 +61,7 @@ class PushReport:
 
 @dataclass(frozen=True)
 class _Planned:
-    key: str
+    key: ReuseKey
     execution_id: str
     record: StoreRecord
 
@@ -150,4 +151,4 @@ def _plan(
             f"Skipped {where}: this result stays local: remote token {principal} lacks the "
             f"{HUMAN_SCOPE} scope."
         )
-    return _Planned(checked.key, checked.execution_id, record)
+    return _Planned(ReuseKey(checked.key), checked.execution_id, record)

@@ -68,6 +68,7 @@ from artifactize.ports.documents import (
     ProvenanceDocument,
     StoreRecord,
 )
+from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.review_store import SHARE_MODES
 from artifactize.ports.state import ExecutionRecord
 from artifactize.ports.statuses import VERDICT_STATUSES, ExecutionStatus, ProfileKind
@@ -367,9 +368,9 @@ def mirror_execution(record: RemoteRecord, store_url: str) -> ExecutionDocument:
     provenance.update(
         {
             "repoPath": "",
-            "runId": data["runId"],
-            "requestId": data["requestId"],
-            "evalId": data["evalId"],
+            "runId": RunId(data["runId"]),
+            "requestId": RequestId(data["requestId"]),
+            "evalId": EvalId(data["evalId"]),
             "evalDefHash": data["evalDefHash"],
             "completedAt": record.completed_at,
         }
@@ -378,11 +379,11 @@ def mirror_execution(record: RemoteRecord, store_url: str) -> ExecutionDocument:
         provenance["executionPaths"] = copy.deepcopy(data["executionPaths"])
     mirror: ExecutionDocument = {
         **base,
-        "id": MIRROR_PREFIX + record.execution_id,
-        "requestId": data["requestId"],
-        "runId": data["runId"],
-        "evalId": record.eval_id,
-        "key": record.key,
+        "id": mirror_id(record),
+        "requestId": RequestId(data["requestId"]),
+        "runId": RunId(data["runId"]),
+        "evalId": EvalId(record.eval_id),
+        "key": ReuseKey(record.key),
         "evalDefHash": data["evalDefHash"],
         "fingerprints": copy.deepcopy(data["fingerprints"]),
         "kinds": copy.deepcopy(data["kinds"]),
@@ -409,12 +410,17 @@ def mirror_execution(record: RemoteRecord, store_url: str) -> ExecutionDocument:
     return mirror
 
 
+def mirror_id(record: RemoteRecord) -> ExecutionId:
+    """A mirror's local execution ID: the store's, marked as a mirror."""
+    return ExecutionId(MIRROR_PREFIX + record.execution_id)
+
+
 def mirror_record(record: RemoteRecord, store_url: str) -> ExecutionRecord:
     """``mirror_execution`` as a settled execution row: no owner (pid and start time 0)."""
     backend = record.data["options"].get("backend")
     return ExecutionRecord(
-        id=MIRROR_PREFIX + record.execution_id,
-        key=record.key,
+        id=mirror_id(record),
+        key=ReuseKey(record.key),
         eval_def_hash=str(record.data["evalDefHash"]),
         status=ExecutionStatus(record.verdict),
         owner_pid=0,

@@ -31,6 +31,7 @@ from artifactize.ports.documents import (
     RequestDocument,
     SettledFields,
 )
+from artifactize.ports.ids import SessionId
 from artifactize.ports.state import ExecutionRecord
 from artifactize.ports.statuses import VERDICT_STATUSES, ErrorCode, RequestStatus, RunStatus
 
@@ -46,7 +47,7 @@ def save_conversation(
     store = ctx.ports.conversations
     if store is None or review.prompt is None:
         return
-    session_id = ctx.ports.ids.choose(_HEX_DIGITS, SESSION_ID_CHARS)
+    session_id = SessionId(ctx.ports.ids.choose(_HEX_DIGITS, SESSION_ID_CHARS))
     at = ctx.now()
     header = {
         "sessionId": session_id,

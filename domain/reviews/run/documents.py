@@ -25,6 +25,7 @@ from artifactize.ports.documents import (
     RunDefinitions,
     RunDocument,
 )
+from artifactize.ports.ids import ExecutionId, RequestId, RunId
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
 from artifactize.ports.statuses import ExecutionStatus, ProfileKind, RequestStatus, RunStatus
@@ -70,7 +71,7 @@ def profile_json(profile: Profile) -> ProfileDocument:
 
 
 def new_run(
-    run_id: str,
+    run_id: RunId,
     repo: str,
     state_dir: str,
     created: str,
@@ -109,7 +110,7 @@ def new_run(
 
 
 def new_request(
-    run_id: str,
+    run_id: RunId,
     ordinal: int,
     ref: EvalRef,
     keys: KeyInputs,
@@ -121,7 +122,7 @@ def new_request(
     """A QUEUED request of ``ref`` in Run ``run_id``."""
     item = ref.eval
     return {
-        "id": f"{run_id}-{ordinal}",
+        "id": RequestId(f"{run_id}-{ordinal}"),
         "runId": run_id,
         "evalId": ref.qualified_id,
         "ordinal": ordinal,
@@ -162,8 +163,9 @@ def new_request(
 
 def new_execution(request: RequestDocument, owner: ProcessIdentity) -> ExecutionRecord:
     """The RUNNING execution ``owner`` claims for ``request``."""
+    execution_id = ExecutionId(f"execution-{request['id']}")
     return ExecutionRecord(
-        id=f"execution-{request['id']}",
+        id=execution_id,
         key=request["key"],
         eval_def_hash=request["evalDefHash"],
         status=ExecutionStatus.RUNNING,
@@ -171,11 +173,13 @@ def new_execution(request: RequestDocument, owner: ProcessIdentity) -> Execution
         owner_start_time=owner.create_time,
         backend=request["profile"].get("backend"),
         completed_at=None,
-        data={"id": f"execution-{request['id']}", "requestId": request["id"]},
+        data={"id": execution_id, "requestId": request["id"]},
     )
 
 
-def execution_from_request(execution_id: str, request: RequestDocument) -> ExecutionDocument:
+def execution_from_request(
+    execution_id: ExecutionId, request: RequestDocument
+) -> ExecutionDocument:
     """What an execution shares with the request that ran it, besides how it settled."""
     return {
         "id": execution_id,

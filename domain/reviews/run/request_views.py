@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from artifactize.domain.reviews.human.recorded_declarations import request_definition
 from artifactize.domain.reviews.run.summaries import request_summary
 from artifactize.ports.documents import RequestView
+from artifactize.ports.ids import RunId
 from artifactize.ports.state import RequestRecord, RunRecord, StateStore
 from artifactize.ports.statuses import RequestStatus
 
@@ -50,14 +51,14 @@ LIST_COLUMNS = ("REQUEST", "RUN", "EVAL", "STATUS", "REVIEWER")
 class RequestViews:
     def __init__(self, state: StateStore) -> None:
         self.state = state
-        self._runs: dict[str, RunRecord | None] = {}
+        self._runs: dict[RunId, RunRecord | None] = {}
 
-    def _run(self, run_id: str) -> RunRecord | None:
+    def _run(self, run_id: RunId) -> RunRecord | None:
         if run_id not in self._runs:
             self._runs[run_id] = self.state.get_run(run_id)
         return self._runs[run_id]
 
-    def requests(self, run_id: str | None) -> list[RequestRecord]:
+    def requests(self, run_id: RunId | None) -> list[RequestRecord]:
         """Every saved request (newest Run first), or one Run's, in ordinal order."""
         if run_id is None:
             return self.state.all_requests()

@@ -204,7 +204,7 @@ class Status:
         keys = compute_all(self._key, ids, self.options.policy.fingerprint_jobs or 1)
         lookups = {eval_id: self._lookup(eval_id, keys[eval_id]) for eval_id in ids}
         pulled = {ref.qualified_id for ref in pulled_in(self.workspace, refs)}
-        evidence = {eval_id: lookup.evidence() for eval_id, lookup in lookups.items()}
+        evidence: dict[str, Evidence] = {e: lookup.evidence() for e, lookup in lookups.items()}
         for eval_id, lookup in lookups.items():
             if self._reuse_only_miss(eval_id, lookup, included=eval_id in chosen | pulled):
                 evidence[eval_id] = Evidence.STALE
