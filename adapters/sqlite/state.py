@@ -60,6 +60,7 @@ from artifactize.adapters.sqlite.schema import (
 from artifactize.adapters.sqlite.schema import requests as requests_table
 from artifactize.adapters.sqlite.state_files import check_state_files, state_file
 from artifactize.adapters.system_clock import SystemClock
+from artifactize.kernel.timestamps import timestamp
 from artifactize.kernel.transitions import execution_moves
 from artifactize.ports.clock import Clock
 from artifactize.ports.ids import ExecutionId, RequestId, ReuseKey, RunId
@@ -82,7 +83,6 @@ from artifactize.ports.state import (
     Supersession,
 )
 from artifactize.ports.statuses import ErrorCode, ExecutionStatus
-from artifactize.ports.timestamps import timestamp
 
 __all__ = ["OWNER_DIED_CODE", "OWNER_DIED_ERROR", "SqliteStateStore", "SqliteStateStores"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import string
 from datetime import datetime
 
+from artifactize.kernel.timestamps import timestamp as timestamp  # the one writer of the saved form
 from artifactize.ports.ids import IdSource, RunId
-from artifactize.ports.timestamps import timestamp as timestamp  # the one writer of the saved form
 
 RUN_ID_RANDOM_CHARS = 6
 _ALPHABET = string.ascii_letters + string.digits

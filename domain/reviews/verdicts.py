@@ -23,7 +23,7 @@ from typing import Any, Literal
 from artifactize.domain.json_schema import admit_schema, compile_validator
 from artifactize.domain.reviews.schema_messages import describe, pointer
 from artifactize.domain.text import compact_json, quote, utf16_length
-from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.kernel.bounded_json import JsonRefused, read_json
 from artifactize.ports.statuses import VERDICTS, Verdict
 
 VerdictText = Literal["GREEN", "RED"]  # a verdict as JSON text gives it

@@ -17,9 +17,9 @@ from typing import Any, cast
 
 from artifactize.domain.reviews.run.summaries import run_summary, run_usage, usage_text
 from artifactize.entrypoints.review_tui.waiting import age_text
+from artifactize.kernel.timestamps import timestamp
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.statuses import RequestStatus, RunStatus
-from artifactize.ports.timestamps import timestamp
 
 NOT_REQUESTED = "not requested"  # an eval of the Run's definitions with no request
 # One glyph a status, readable without colour; an unknown status shows as "?".

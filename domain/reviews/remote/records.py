@@ -59,7 +59,8 @@ from artifactize.domain.reviews.remote.record_format import (
 )
 from artifactize.domain.reviews.remote.record_format import record_bytes as record_bytes
 from artifactize.domain.reviews.reuse.keys import reuse_key
-from artifactize.ports.bounded_json import first_refusal
+from artifactize.kernel.bounded_json import first_refusal
+from artifactize.kernel.timestamps import normalize_rfc3339
 from artifactize.ports.documents import (
     AttemptDocument,
     ExecutionDocument,
@@ -72,7 +73,6 @@ from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunI
 from artifactize.ports.review_store import SHARE_MODES
 from artifactize.ports.state import ExecutionRecord
 from artifactize.ports.statuses import VERDICT_STATUSES, ExecutionStatus, ProfileKind
-from artifactize.ports.timestamps import normalize_rfc3339
 
 # The execution fields that must equal the record's (execution field, record field).
 _SAME_IN_EXECUTION = (
