@@ -39,6 +39,7 @@ from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.process_table import PsutilProcessTable
 from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.adapters.system_clock import SystemClock
+from artifactize.adapters.threads import AnyioWorkerThreads
 from artifactize.domain.config_service import ConfigService
 from artifactize.domain.reviews.agent.review import ReviewPorts
 from artifactize.domain.reviews.reuse.artifactsum import compute_artifactsum
@@ -105,7 +106,14 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
     store = stores.open(str(state_dir), create=True)
     assert store is not None
     tools = ToolPorts(PosixFilesystem(), None, None, {})  # type: ignore[arg-type]
-    review = ReviewPorts(SystemClock(), NoBackends(), tools, None, lambda: config.load(str(repo)))  # type: ignore[arg-type]
+    review = ReviewPorts(
+        SystemClock(),
+        NoBackends(),  # type: ignore[arg-type]
+        tools,
+        None,  # type: ignore[arg-type]
+        lambda: config.load(str(repo)),
+        threads=AnyioWorkerThreads(),
+    )
     ports = VerifyPorts(
         review, store, PsutilProcessTable(), lambda run_id: str(state_dir), {}, SecretIds()
     )

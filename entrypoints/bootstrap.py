@@ -117,6 +117,7 @@ class Services:
             store=self.container.session_store(),
             parent=str(Path(self.state_dir()) / SESSIONS_FOLDER),
             cleanup=self.container.cleanup_executor(),
+            threads=self.container.worker_threads(),
         )
 
     def open_state(self, *, create: bool) -> StateStore | None:
@@ -229,6 +230,7 @@ class Services:
             sessions=self.session_ports(),
             reload=lambda: with_variant(config.load(repo), variant),
             scripts=scripts,
+            threads=self.container.worker_threads(),
         )
         ports = VerifyPorts(
             review=review,
@@ -246,6 +248,7 @@ class Services:
                 clock=container.clock(),
                 environment=container.environment(),
                 scripts=scripts,
+                threads=self.container.worker_threads(),
             ),
             remote=remote,
             progress=self.progress,
@@ -344,6 +347,7 @@ class Services:
             filesystem=self.container.filesystem(),
             state=self.open_state(create=False),
             scripts=self.container.fingerprint_scripts(),
+            threads=self.container.worker_threads(),
         )
         return Status(ports, workspace, options), refs
 
@@ -365,6 +369,7 @@ class Services:
             tools=container.tool_ports(),
             sessions=self.session_ports(),
             reload=lambda: config.load(self.options.repo),
+            threads=self.container.worker_threads(),
         )
         output_root = self.output_root(f"followup-{session_id}")
         return FollowUp(review, self.conversations(), config.load, output_root)
@@ -396,6 +401,7 @@ class Services:
                 clock=container.clock(),
                 producer=self.producer(),
                 scripts=container.fingerprint_scripts(),
+                threads=self.container.worker_threads(),
             )
         )
 

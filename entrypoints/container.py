@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from artifactize.ports.sessions import ProcessLauncher, ProcessTable, SessionStore
     from artifactize.ports.state import StateStores
     from artifactize.ports.store_server_storage import ReviewStoreDb
+    from artifactize.ports.threads import WorkerThreads
 
 # The one platform decision: Windows gets the adapters of ``adapters/windows``.
 ON_WINDOWS = sys.platform == "win32"
@@ -93,6 +94,12 @@ def _cleanup_executor() -> CleanupExecutor:
     from artifactize.adapters.threads import ThreadCleanupExecutor
 
     return ThreadCleanupExecutor()
+
+
+def _worker_threads() -> WorkerThreads:
+    from artifactize.adapters.threads import AnyioWorkerThreads
+
+    return AnyioWorkerThreads()
 
 
 def _regex() -> RegexEngine:
@@ -367,6 +374,7 @@ class Container(containers.DeclarativeContainer):
     clock = providers.Singleton(_clock)
     ids = providers.Singleton(_ids)
     cleanup_executor = providers.Singleton(_cleanup_executor)  # one pool per process
+    worker_threads = providers.Singleton(_worker_threads)  # the domain's blocking work
     regex = providers.Singleton(_regex)
     processes = providers.Singleton(_processes)
     programs = providers.Singleton(_programs)

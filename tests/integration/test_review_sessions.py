@@ -51,6 +51,7 @@ from tests.fakes.model import (
     text_reply,
     verdict_reply,
 )
+from tests.fakes.threads import THREADS
 from tests.integration.test_tool_sessions import (  # noqa: F401  (no_leftovers is a fixture)
     ACT,
     ENDED,
@@ -98,6 +99,7 @@ class ReviewSetup(Setup):
             tools=self.tool_ports(),
             sessions=self.session_ports(),
             reload=reload or self.workspace,
+            threads=THREADS,
         )
 
     def review(self, backend: ScriptedBackend, reload: Any = None) -> AgentReview:
@@ -270,6 +272,7 @@ def verify_ports(setup: ReviewSetup, backends: ScriptedBackends, store: Any) -> 
         tools=setup.tool_ports(),
         sessions=setup.session_ports(),
         reload=setup.workspace,
+        threads=THREADS,
     )
 
     def output_root(run_id: str) -> str:

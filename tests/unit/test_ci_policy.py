@@ -27,6 +27,7 @@ from artifactize.domain.reviews.run.sources import other_profile, source_text
 from artifactize.ports.ids import EvalId, ExecutionId, RunId
 from artifactize.ports.state import RequestRecord, RunRecord
 from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, RequestStatus, RunStatus
+from tests.fakes.threads import THREADS
 from tests.support.documents import opaque
 
 # --- policy -----------------------------------------------------------------------------
@@ -275,13 +276,13 @@ def test_reuse_source_text_and_profiles_that_matter() -> None:
 
 def test_fingerprint_jobs_compute_each_once_and_raise_the_first_failure() -> None:
     names = [f"e{n}" for n in range(8)]
-    assert compute_all(str.upper, names, 4) == {n: n.upper() for n in names}
+    assert compute_all(str.upper, names, 4, THREADS) == {n: n.upper() for n in names}
 
     def failing(name: str) -> str:
         raise ValueError(name)
 
     with pytest.raises(ValueError):  # as itself, not in an exception group
-        compute_all(failing, names, 4)
+        compute_all(failing, names, 4, THREADS)
 
 
 # --- the scheduler ----------------------------------------------------------------------

@@ -45,6 +45,7 @@ from artifactize.domain.tools.sessions import (
 from artifactize.ports.process import ProcessOutcome, ProcessSpec
 from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity, SpawnObserver
 from tests.fakes.filesystem import MemoryFilesystem
+from tests.fakes.threads import THREADS
 
 pytestmark = pytest.mark.anyio
 
@@ -344,6 +345,7 @@ class World:
             PARENT,
             CLEANUP,
             stop_timeout_seconds=self.stop_timeout,
+            threads=THREADS,
         )
 
     def sessions(self, selected_tool: str | None = None) -> ToolSessions:
@@ -756,6 +758,8 @@ async def test_the_sweep_runs_before_a_session_starts(world: World) -> None:
 def test_the_stop_bound_defaults_to_thirty_seconds(world: World) -> None:
     assert STOP_TIMEOUT_SECONDS == 30.0
     assert (
-        SessionPorts(world.launcher, world.table, world.store, PARENT, CLEANUP).stop_timeout_seconds
+        SessionPorts(
+            world.launcher, world.table, world.store, PARENT, CLEANUP, threads=THREADS
+        ).stop_timeout_seconds
         == 30
     )

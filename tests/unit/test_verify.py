@@ -29,6 +29,7 @@ from tests.fakes.ids import CountingIds
 from tests.fakes.model import ScriptedBackend, ScriptedBackends, call_reply, verdict_reply
 from tests.fakes.processes import FakeClock
 from tests.fakes.state import MemoryStateStore
+from tests.fakes.threads import THREADS
 from tests.support.documents import opaque
 
 pytestmark = pytest.mark.anyio
@@ -90,7 +91,9 @@ class Setup:
 
     def ports(self, backends: ScriptedBackends) -> VerifyPorts:
         tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {})
-        review = ReviewPorts(FakeClock(), backends, tools, cast(Any, None), self.workspace)
+        review = ReviewPorts(
+            FakeClock(), backends, tools, cast(Any, None), self.workspace, threads=THREADS
+        )
 
         async def sleep(seconds: float) -> None:
             self.sleeps.append(seconds)

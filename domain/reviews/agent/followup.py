@@ -71,7 +71,7 @@ class FollowUp:
             if not saved.finished:
                 raise ConversationError(NOT_FINISHED)
             header = saved.header
-            workspace: Workspace = await anyio.to_thread.run_sync(
+            workspace: Workspace = await self.ports.threads.run(
                 self.load_workspace, str(header["repoPath"])
             )
             try:

@@ -51,6 +51,7 @@ from artifactize.ports.model import (
 )
 from artifactize.ports.progress import AgentActivity
 from artifactize.ports.statuses import ErrorCode, ExecutionStatus
+from artifactize.ports.threads import WorkerThreads
 
 T = TypeVar("T")
 
@@ -63,6 +64,7 @@ class ReviewPorts:
     sessions: SessionPorts
     reload: WorkspaceReloader[Workspace]  # re-read the workspace for input revalidation
     scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
+    threads: WorkerThreads = field(kw_only=True)  # pinning, re-reading, rechecking
 
 
 @dataclass
@@ -153,7 +155,7 @@ class AgentReview:
 
     async def _review(self) -> ReviewOutcome:
         try:
-            self.pins = await anyio.to_thread.run_sync(
+            self.pins = await self.ports.threads.run(
                 pin_execution_paths, self.workspace, self.ports.tools.filesystem, self.scope
             )
             self.endpoint = self.ports.backends.endpoint(
@@ -199,7 +201,7 @@ class AgentReview:
         """Input revalidation and the fingerprint recheck, after every session stopped."""
         trace = self.trace
         try:
-            current = await anyio.to_thread.run_sync(self.ports.reload)
+            current = await self.ports.threads.run(self.ports.reload)
             changed = _definition_changed(self.workspace, current, self.qualified_id)
         except Exception:  # a workspace that no longer loads is a changed input
             changed = True
@@ -207,7 +209,7 @@ class AgentReview:
             return ReviewOutcome.failed(FailureCode.INPUT_CHANGED, DECLARATIONS_CHANGED, trace)
         if self.keys.key is not None:
             try:
-                again = await anyio.to_thread.run_sync(
+                again = await self.ports.threads.run(
                     key_inputs,
                     current,
                     self.qualified_id,

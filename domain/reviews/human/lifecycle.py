@@ -28,7 +28,7 @@ one short transaction, and settlement re-reads what it depends on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from artifactize.domain.declarations.model import CommandHumanTool
@@ -77,6 +77,7 @@ from artifactize.ports.state import (
     StateStore,
 )
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus
+from artifactize.ports.threads import WorkerThreads
 
 HUMAN_RESULT_MAX_BYTES = 256_000  # compact UTF-8 JSON of a submitted result
 WAITING_HUMAN = RequestStatus.WAITING_HUMAN
@@ -91,6 +92,7 @@ class HumanReviewPorts:
     clock: Clock
     producer: ProducerDocument  # saved with verdicts
     scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
+    threads: WorkerThreads = field(kw_only=True)  # reading repositories, fingerprint rechecks
 
 
 @dataclass(frozen=True)
@@ -206,7 +208,7 @@ class HumanReviews:
         its repository is gone), or None when it reconnects. The terminal reviewer shows it
         and offers ``cancel``."""
         try:
-            await reconnect(self.ports.load, self.resolve(request_id))
+            await reconnect(self.ports.load, self.resolve(request_id), self.ports.threads)
         except HumanReviewError as exc:
             return exc.message
         return None
@@ -225,7 +227,7 @@ class HumanReviews:
         an error *result*; a refused action raises HumanReviewError."""
         token = cancellation or Cancellation()
         request, execution = self._authorized(request_id, reviewer)
-        reconnected = await reconnect(self.ports.load, request)
+        reconnected = await reconnect(self.ports.load, request, self.ports.threads)
         registry = self._registry(reconnected)
         if registry.get(tool) is None:
             names = ", ".join(sorted(d.name for d in registry.list())) or NO_TOOLS
@@ -238,7 +240,7 @@ class HumanReviews:
         """``{toolName: {repository, program, argv, cwd} | {error}}`` for the command tools of
         the request's recorded scope; built-ins have no command line and are omitted."""
         request = self.resolve(request_id)
-        reconnected = await reconnect(self.ports.load, request)
+        reconnected = await reconnect(self.ports.load, request, self.ports.threads)
         registry = self._registry(reconnected)
         commands: dict[str, dict[str, Any]] = {}
         for definition in registry.list():
@@ -270,7 +272,7 @@ class HumanReviews:
         """Settle the request with a GREEN/RED result valid for its owner schema."""
         token = cancellation or Cancellation()
         request, execution = self._authorized(request_id, reviewer)
-        reconnected = await reconnect(self.ports.load, request)
+        reconnected = await reconnect(self.ports.load, request, self.ports.threads)
         _check_size(result)
         item = reconnected.ref.eval
         try:
@@ -311,7 +313,7 @@ class HumanReviews:
         if not isinstance(key, str):
             return
         failed = await recheck_key(
-            reconnected, key, self.ports.filesystem, token, self.ports.scripts
+            reconnected, key, self.ports.filesystem, token, self.ports.threads, self.ports.scripts
         )
         if failed is not None:
             self._settle(request, execution, reviewer, failed)

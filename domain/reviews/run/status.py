@@ -44,6 +44,7 @@ from artifactize.ports.documents import EvalStatusDocument, KeyChanges, LastVerd
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
 from artifactize.ports.statuses import VERDICT_STATUSES, ProfileKind
+from artifactize.ports.threads import WorkerThreads
 
 # ``status`` eval states (reference/declarations.md §4.1): a GREEN verdict reads PASS.
 PASS = "PASS"
@@ -82,6 +83,7 @@ class StatusPorts:
     filesystem: Filesystem
     state: StateStore | None
     scripts: FingerprintScripts | None = None  # owner fingerprint scripts, when configured
+    threads: WorkerThreads = field(kw_only=True)  # fingerprints, --fingerprint-jobs at a time
 
 
 @dataclass(frozen=True)
@@ -201,7 +203,9 @@ class Status:
             if ref.qualified_id not in chosen
         ]
         ids = [*selected, *others]
-        keys = compute_all(self._key, ids, self.options.policy.fingerprint_jobs or 1)
+        keys = compute_all(
+            self._key, ids, self.options.policy.fingerprint_jobs or 1, self.ports.threads
+        )
         lookups = {eval_id: self._lookup(eval_id, keys[eval_id]) for eval_id in ids}
         pulled = {ref.qualified_id for ref in pulled_in(self.workspace, refs)}
         evidence: dict[str, Evidence] = {e: lookup.evidence() for e, lookup in lookups.items()}

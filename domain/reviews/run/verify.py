@@ -120,6 +120,7 @@ class Verify:
                 ),
                 missing,
                 self.options.policy.fingerprint_jobs or 1,
+                review.threads,
             )
         )
         return [self._key(ref) for ref in refs]
