@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, NotRequired, Required, TypedDict
 
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId, SessionId
-from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus, ValidationStatus
 
 Counters = dict[str, int]
 """Token counters of one provider attempt, by the provider's own names."""
@@ -123,7 +123,7 @@ class ChildDocument(TypedDict):
 class ValidationDocument(TypedDict):
     """A Run's ``validation``: whether its obligations are met, by Artifact and by eval."""
 
-    status: str  # SATISFIED | NOT SATISFIED
+    status: ValidationStatus
     scope: list[str]
     artifacts: dict[str, str]  # Artifact name -> validation status
     evals: dict[str, str]  # qualified eval ID -> state
@@ -133,7 +133,7 @@ class ValidationDocument(TypedDict):
 class EvidenceDocument(TypedDict):
     """What the newest record of an eval's key says, for a scope eval the Run does not run."""
 
-    status: str
+    status: RequestStatus  # the state the eval would have: its record's verdict, or UNREVIEWED
     key: ReuseKey | None
     executionId: NotRequired[ExecutionId]
     source: SourceDocument | None

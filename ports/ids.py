@@ -15,7 +15,6 @@ RunId = NewType("RunId", str)  # run-XXXXXX
 RequestId = NewType("RequestId", str)  # <run ID>-<ordinal>
 ExecutionId = NewType("ExecutionId", str)  # execution-<request ID>, or a mirror's
 EvalId = NewType("EvalId", str)  # a qualified eval ID: artifact/eval
-ArtifactId = NewType("ArtifactId", str)  # an Artifact's name
 ReuseKey = NewType("ReuseKey", str)  # the reuse key of an eval's inputs (64 hex digits)
 SessionId = NewType("SessionId", str)  # a saved Agent conversation, or an MCP session
 

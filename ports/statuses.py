@@ -73,6 +73,13 @@ VERDICTS: tuple[Verdict, Verdict] = (Verdict.GREEN, Verdict.RED)
 VERDICT_STATUSES: frozenset[str] = frozenset(VERDICTS)
 
 
+class ValidationStatus(enum.StrEnum):
+    """Whether a Run's obligations are met (its ``validation.status``)."""
+
+    SATISFIED = "SATISFIED"
+    NOT_SATISFIED = "NOT_SATISFIED"
+
+
 class ErrorCode(enum.StrEnum):
     """Why a request or execution ended ERROR (its saved ``errorCode``)."""
 

@@ -121,11 +121,15 @@ def test_reuse_only_settles_only_queued_requests_of_its_kinds() -> None:
         frozenset({ProfileKind.AGENT, ProfileKind.HUMAN}),
         lambda r: saved.append(r["id"]),
     )
-    assert settled == [queued_agent, human] and saved == [queued_agent["id"], human["id"]]
-    assert queued_agent["status"] == RequestStatus.STALE and runtime["status"] == "QUEUED"
-    assert queued_agent["blockedReason"] == miss_reason("agent", "d/review")
-    assert "with a model key" in queued_agent["blockedReason"]
-    assert "it has no reuse key (`d` declares fingerprint = false)" in human["blockedReason"]
+    stale_agent, stale_human = settled
+    assert saved == [queued_agent["id"], human["id"]] == [stale_agent["id"], stale_human["id"]]
+    assert stale_agent["status"] == RequestStatus.STALE and runtime["status"] == "QUEUED"
+    assert stale_agent["blockedReason"] == miss_reason("agent", "d/review")
+    assert "with a model key" in str(stale_agent["blockedReason"])
+    no_key = "it has no reuse key (`d` declares fingerprint = false)"
+    assert no_key in str(stale_human["blockedReason"])
+    # new documents: the ones passed in are never modified
+    assert queued_agent["status"] == "QUEUED" and queued_agent["blockedReason"] is None
 
 
 # --- output tails -----------------------------------------------------------------------

@@ -17,6 +17,7 @@ from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.run.context import RunContext
 from artifactize.domain.reviews.run.documents import (
     RunResult,
+    changed,
     execution_from_request,
     request_record,
     run_record,
@@ -42,11 +43,12 @@ CANCELLED_BEFORE_SETTLED = "The Run was cancelled before this request settled."
 
 def save_conversation(
     ctx: RunContext, request: RequestDocument, review: AgentReview, outcome: ReviewOutcome
-) -> None:
-    """Keep the conversation for ``session show`` and ``session send``."""
+) -> RequestDocument:
+    """Keep the conversation for ``session show`` and ``session send``; the request with its
+    ``sessionId`` (``request`` itself when nothing was kept), to be committed."""
     store = ctx.ports.conversations
     if store is None or review.prompt is None:
-        return
+        return request
     session_id = SessionId(ctx.ports.ids.choose(_HEX_DIGITS, SESSION_ID_CHARS))
     at = ctx.now()
     header = {
@@ -70,7 +72,7 @@ def save_conversation(
         }
     )
     store.append(session_id, events)
-    request["sessionId"] = session_id
+    return changed(request, {"sessionId": session_id})
 
 
 def commit(
@@ -104,7 +106,7 @@ def commit(
         "agent": outcome.agent,
     }
     status = request_moves(request["status"], RequestStatus(outcome.status))
-    request.update({**request, "status": status, **copy.deepcopy(settled_fields)})
+    request = changed(request, {"status": status, **copy.deepcopy(settled_fields)})
     data: ExecutionDocument = {
         **execution_from_request(execution.id, request),
         "kinds": {
@@ -126,37 +128,44 @@ def commit(
         record=verdict and request["key"] is not None,
         request=request_record(request),
     )
-    ctx.observe(request)
+    ctx.keep(request)
     return settled, recorded
 
 
 def finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> None:
     """Settle what the Run left unsettled, then save its validation, status and summary."""
-    run = result.run
-    for request in result.requests:
+    for request in list(result.requests):
         if request["status"] in (RequestStatus.QUEUED, RequestStatus.RUNNING):
-            request.update(
-                {
-                    "status": request_moves(request["status"], RequestStatus.ERROR),
-                    "errorCode": ErrorCode.CANCELLED,
-                    "error": CANCELLED_BEFORE_SETTLED,
-                    "completedAt": ctx.now(),
-                }
-            )
-            ctx.save(request)
+            cancelled = {
+                "status": request_moves(request["status"], RequestStatus.ERROR),
+                "errorCode": ErrorCode.CANCELLED,
+                "error": CANCELLED_BEFORE_SETTLED,
+                "completedAt": ctx.now(),
+            }
+            ctx.save(changed(request, cancelled))
+    run = result.run
     statuses: list[str] = [r["status"] for r in result.requests]
     statuses.extend(entry["status"] for entry in run["evidence"].values())
     graph = inputs.graph()  # after the cancelled requests settled ERROR
-    run["validation"] = graph.to_json()
     ended = RunStatus.ERROR if run["error"] else run_status(statuses, graph.satisfied)
-    run["status"] = run_moves(run["status"], ended)
-    run["completedAt"] = completed = ctx.now()
-    for request in result.requests:
-        request["summary"] = request_summary(request)
+    completed = ctx.now()
+    run = changed(
+        run,
+        {
+            "validation": graph.to_json(),
+            "status": run_moves(run["status"], ended),
+            "completedAt": completed,
+        },
+    )
+    for index, request in enumerate(list(result.requests)):
+        summarized = changed(request, {"summary": request_summary(request)})
         if request["status"] != WAITING_HUMAN:  # a person may be settling it right now
-            ctx.save(request)
-    run["summary"] = run_summary(
+            ctx.save(summarized)
+        else:
+            result.requests[index] = summarized
+    summary = run_summary(
         list(result.requests), run["createdAt"], completed, run["executionsStarted"]
     )
-    run["usage"] = run_usage(result.requests, run["summary"])
+    run = changed(run, {"summary": summary, "usage": run_usage(result.requests, summary)})
+    result.run = run
     ctx.ports.state.update_run(run_record(run, ctx.options.repo))

@@ -26,7 +26,7 @@ from artifactize.domain.reviews.run.summaries import request_summary, run_summar
 from artifactize.kernel.transitions import run_moves
 from artifactize.ports.documents import RequestDocument, RunDocument
 from artifactize.ports.state import RequestRecord, RunRecord
-from artifactize.ports.statuses import RequestStatus, RunStatus
+from artifactize.ports.statuses import RequestStatus, RunStatus, ValidationStatus
 
 # Request statuses that may still change without a new Run.
 UNSETTLED = frozenset({RequestStatus.QUEUED, RequestStatus.RUNNING, RequestStatus.WAITING_HUMAN})
@@ -85,7 +85,7 @@ def settle_run(run: RunRecord, requests: Sequence[RequestRecord]) -> RunRecord |
     settled["status"] = run_moves(run.status, status)
     settled["validation"] = {
         **dict(validation),
-        "status": "SATISFIED" if not unmet else "NOT_SATISFIED",
+        "status": ValidationStatus.NOT_SATISFIED if unmet else ValidationStatus.SATISFIED,
         "artifacts": artifacts,
         "evals": states,
         "unmetObligations": unmet,

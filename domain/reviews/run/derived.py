@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from artifactize.domain.declarations.model import DependencyProfile
+from artifactize.domain.reviews.run.documents import changed
 from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
@@ -31,7 +32,8 @@ def settle_derived(
     request: RequestDocument, now: str, save: Callable[[RequestDocument], None]
 ) -> None:
     """Settle a READY dependency eval's request GREEN (its targets' evals all are)."""
-    request.update(
+    settled = changed(
+        request,
         {
             "status": request_moves(request["status"], RequestStatus.GREEN),
             "result": dict(DERIVED_RESULT),
@@ -43,9 +45,9 @@ def settle_derived(
             "completedAt": now,
             "blockedReason": None,
             "blockedBy": None,
-        }
+        },
     )
-    save(request)
+    save(settled)
 
 
 def pulled_in(workspace: Workspace, refs: Sequence[EvalRef]) -> list[EvalRef]:

@@ -7,8 +7,9 @@ reader never meets a missing key; the state store keeps it beside its indexed co
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 from artifactize.domain.declarations.model import (
     AgentProfile,
@@ -30,9 +31,21 @@ from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
 from artifactize.ports.statuses import ExecutionStatus, ProfileKind, RequestStatus, RunStatus
 
+Document = TypeVar("Document", RunDocument, RequestDocument)
+
+
+def changed(document: Document, changes: Mapping[str, Any]) -> Document:
+    """A new document: ``document`` with ``changes`` written over it (its keys keep their
+    place, new keys follow, so the saved JSON reads as before). ``document`` itself is never
+    modified: whoever holds it (an observer, a saved record) keeps what it saw."""
+    return cast(Document, {**document, **changes})
+
 
 @dataclass
 class RunResult:
+    """The Run being verified and its requests' current documents: each change replaces a
+    document (``RunContext.save`` puts a request back in its slot), none is modified."""
+
     run: RunDocument
     requests: list[RequestDocument] = field(default_factory=list)
 

@@ -36,7 +36,7 @@ from artifactize.domain.declarations.model import DependencyProfile
 from artifactize.domain.graph import components, required_closure
 from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.documents import ValidationDocument
-from artifactize.ports.statuses import RequestStatus
+from artifactize.ports.statuses import RequestStatus, ValidationStatus
 
 
 class Evidence(enum.Enum):
@@ -95,8 +95,8 @@ ARTIFACT_STATUS_OF_EVAL_STATE = {
 }
 UNSATISFIED_ORDER = (ERROR, RED, BLOCKED, WAIT, STALE, UNREVIEWED)
 SATISFIED_STATUSES = frozenset({GREEN, BASIS})
-SATISFIED = "SATISFIED"
-NOT_SATISFIED = "NOT_SATISFIED"
+SATISFIED = ValidationStatus.SATISFIED
+NOT_SATISFIED = ValidationStatus.NOT_SATISFIED
 NO_EVALS = "no evals and not `basis`"
 
 # A request status, as evidence for the graph.

@@ -12,6 +12,7 @@ import copy
 from artifactize.domain.reviews.remote.records import MIRROR_PREFIX
 from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.reviews.run.context import RunContext
+from artifactize.domain.reviews.run.documents import changed
 from artifactize.domain.reviews.run.gates import UNREVIEWED
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import EvidenceDocument, RequestDocument
@@ -43,7 +44,7 @@ def evidence(ctx: RunContext, keys: KeyInputs) -> EvidenceDocument:
         return {"status": UNREVIEWED, "key": keys.key, "source": None, "reason": NOT_SELECTED}
     provenance = record.data["provenance"]
     return {
-        "status": record.status,
+        "status": RequestStatus(record.status),
         "key": keys.key,
         "executionId": record.id,
         "source": {
@@ -71,7 +72,8 @@ def reuse(
 ) -> None:
     """Settle ``request`` with the result ``record`` holds, and save it."""
     data = record.data
-    request.update(
+    reused = changed(
+        request,
         {
             "status": request_moves(request["status"], RequestStatus(data["status"])),
             "result": copy.deepcopy(data["result"]),
@@ -92,6 +94,6 @@ def reuse(
             },
             "completedAt": ctx.now(),
             "blockedReason": None,
-        }
+        },
     )
-    ctx.save(request)
+    ctx.save(reused)

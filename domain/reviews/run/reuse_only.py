@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from artifactize.domain.reviews.run.documents import changed
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.statuses import ProfileKind, RequestStatus
@@ -53,13 +54,13 @@ def settle_misses(
 ) -> list[RequestDocument]:
     """Settle every still-QUEUED request of a reuse-only kind STALE; the ones settled."""
     settled = []
-    for request in requests:
+    for request in list(requests):
         if request["status"] != RequestStatus.QUEUED or not is_reuse_only(request, kinds):
             continue
         kind = str(request["requestedProfile"]["kind"])
         reason = miss_reason(kind, request["evalId"], request.get("unkeyedReason"))
         stale = request_moves(request["status"], STALE)
-        request.update({"status": stale, "blockedReason": reason, "blockedBy": None})
-        save(request)
-        settled.append(request)
+        missed = changed(request, {"status": stale, "blockedReason": reason, "blockedBy": None})
+        save(missed)
+        settled.append(missed)
     return settled

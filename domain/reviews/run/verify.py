@@ -59,6 +59,7 @@ from artifactize.domain.reviews.run.budget import BUDGET_EXHAUSTED, ExecutionBud
 from artifactize.domain.reviews.run.context import RunContext, VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.documents import (
     RunResult,
+    changed,
     new_execution,
     new_request,
     new_run,
@@ -165,19 +166,21 @@ class Verify:
             wait_timeout_ms=options.wait_timeout_ms if options.wait else None,
             owner=self.owner,
         )
-        run.update({**run, **options.policy.run_fields()})
-        requests = [
-            new_request(
-                run_id,
-                ordinal,
-                ref,
-                key,
-                created,
-                selected=ref.qualified_id in selected,
-                force=options.force,
-            )
-            for ordinal, (ref, key) in enumerate(zip(refs, keys, strict=True), start=1)
-        ]
+        run = changed(run, options.policy.run_fields())
+        requests = ctx.track(
+            [
+                new_request(
+                    run_id,
+                    ordinal,
+                    ref,
+                    key,
+                    created,
+                    selected=ref.qualified_id in selected,
+                    force=options.force,
+                )
+                for ordinal, (ref, key) in enumerate(zip(refs, keys, strict=True), start=1)
+            ]
+        )
         await self._mirror_remote([*keys, *other_keys])  # a refusal leaves no Run behind
         self.ports.state.create_run(
             run_record(run, options.repo), [request_record(r) for r in requests]
@@ -198,14 +201,17 @@ class Verify:
         wait = human_wait.HumanWait(ctx, result, deadline, refresh_all) if options.wait else None
         actions = ScheduleActions(settle_request, self._park, wait)
         try:
-            for ref, key in zip(others, other_keys, strict=True):
-                run["evidence"][ref.qualified_id] = reuse.evidence(ctx, key)
-            for key, request in zip(keys, requests, strict=True):
+            evidence = {
+                ref.qualified_id: reuse.evidence(ctx, key)
+                for ref, key in zip(others, other_keys, strict=True)
+            }
+            result.run = changed(result.run, {"evidence": evidence})
+            for key, request in zip(keys, list(requests), strict=True):
                 reuse.attach_cached(ctx, key, request)
             reuse_only.settle_misses(requests, options.policy.reuse_only, ctx.save)
             await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
         except RemoteFailure as failure:
-            run["error"] = failure.message
+            result.run = changed(result.run, {"error": failure.message})
             raise
         finally:
             with anyio.CancelScope(shield=True):
@@ -232,8 +238,8 @@ class Verify:
         ):
             return
         moved = request_moves(request["status"], status)
-        request.update({"status": moved, "blockedReason": reason, "blockedBy": blocked_by})
-        self.ctx.save(request)
+        changes = {"status": moved, "blockedReason": reason, "blockedBy": blocked_by}
+        self.ctx.save(changed(request, changes))
 
     async def _settle_request(
         self, ref: EvalRef, keys: KeyInputs, request: RequestDocument
@@ -242,9 +248,8 @@ class Verify:
         ctx = self.ctx
         reason = ctx.not_run_reason(ref.eval.profile)
         if reason is not None:
-            request["status"] = request_moves(request["status"], UNREVIEWED)
-            request["blockedReason"] = reason
-            ctx.save(request)
+            moved = request_moves(request["status"], UNREVIEWED)
+            ctx.save(changed(request, {"status": moved, "blockedReason": reason}))
             return
         if derived.is_dependency(request):  # READY: every eval of its targets is GREEN
             derived.settle_derived(request, ctx.now(), ctx.save)
@@ -252,8 +257,7 @@ class Verify:
         human = isinstance(ref.eval.profile, HumanProfile)
         if not human and not self.budget.reserve():  # an executor start, past the limit
             exhausted = request_moves(request["status"], BUDGET_EXHAUSTED)
-            request.update({"status": exhausted, "blockedReason": self.budget.reason()})
-            ctx.save(request)
+            ctx.save(changed(request, {"status": exhausted, "blockedReason": self.budget.reason()}))
             return
         execution = new_execution(request, self.owner)
         holds_key = keys.key is not None and not self.options.force
@@ -267,6 +271,7 @@ class Verify:
                     lease, held = await run_leases.acquire(
                         ctx, remote, request, execution.id, lease_waited
                     )
+                    request = ctx.current(request)  # it may say it waits for the lease
                     if held and not run_leases.verdict_arrived(ctx, request):
                         lease_waited = True  # another machine reviews it: wait for its verdict
                         await self.ports.sleep(run_leases.LEASE_POLL_SECONDS)
@@ -295,7 +300,7 @@ class Verify:
                     return
                 if not joined:
                     joined = True
-                    request["blockedReason"] = WAITING_FOR_KEY
+                    request = changed(request, {"blockedReason": WAITING_FOR_KEY})
                     ctx.save(request)
                 await self.ports.sleep(JOIN_POLL_SECONDS)
         else:
@@ -346,17 +351,19 @@ class Verify:
         """Run the review this request owns (renewing its store lease, if it holds one),
         then commit it (also when cancelled)."""
         ctx = self.ctx
-        request.update(
+        request = changed(
+            request,
             {
                 "status": request_moves(request["status"], RequestStatus.RUNNING),
                 "startedAt": ctx.now(),
                 "executionId": execution.id,
                 "blockedReason": None,
-            }
+            },
         )
         ctx.save(request)
         assert self.result is not None
-        self.result.run["executionsStarted"] += 1
+        started = self.result.run["executionsStarted"] + 1
+        self.result.run = changed(self.result.run, {"executionsStarted": started})
         review = self._review(ref, keys, self.ports.make_output_root(request["runId"]))
         if isinstance(review, AgentReview) and self.ports.observer is not None:
             review.activity = self.ports.observer.agent(request["id"])
@@ -374,7 +381,7 @@ class Verify:
             with anyio.CancelScope(shield=True):
                 settled = outcome or review.cancelled_outcome()
                 if isinstance(review, AgentReview):
-                    commit.save_conversation(ctx, request, review, settled)
+                    request = commit.save_conversation(ctx, request, review, settled)
                 committed, recorded = commit.commit(ctx, request, execution, settled)
         if recorded and self.ports.remote is not None:
             await self.ports.remote.publish(committed.data, committed.data["kinds"])
