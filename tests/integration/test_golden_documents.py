@@ -6,8 +6,8 @@ got their own types (``tests/integration/fixtures/golden/``):
 - **Outputs.** One scenario runs the real CLI in this process on a copy of the handbook
   example (runtime, Agent and Human evals; the Agent reviews answered by the fake model
   provider over loopback HTTP): ``verify``, ``run show``/``list``, ``request
-  list``/``show``/``claim``/``submit``, ``status``, ``cache list``/``show``, then a second
-  ``verify`` that reuses everything. Each ``--json`` output and every document the store
+  list``/``show``/``claim``/``submit``, ``session show``, ``status``, ``cache list``/``show``,
+  then a second ``verify`` that reuses everything. Each ``--json`` output and every document the store
   saved (Runs, requests, executions, as the ``data`` column holds them) is compared byte for
   byte with its recording, after the values that change from one run to the next (IDs,
   times, durations, paths, process IDs) are replaced by stable placeholders
@@ -20,7 +20,14 @@ got their own types (``tests/integration/fixtures/golden/``):
 
 ``ARTIFACTIZE_RECORD_GOLDEN=1`` rewrites the recordings instead of comparing (only ever from
 code whose outputs are meant to be the reference); the test then fails, so a recording run
-can never pass for a comparison.
+can never pass for a comparison. The recordings here come from commit 0785d86 (before the
+status enums, IDs and document changes of issue 23), recorded like this::
+
+    git archive 0785d86 | tar -x -C /tmp/base
+    cp tests/integration/test_golden_documents.py /tmp/base/tests/integration/
+    cd /tmp/base && ARTIFACTIZE_RECORD_GOLDEN=1 .venv/bin/python -m pytest -p no:xdist \
+        tests/integration/test_golden_documents.py -k outputs   # fails: "recorded"
+    cp -r /tmp/base/tests/integration/fixtures/golden tests/integration/fixtures/
 """
 
 from __future__ import annotations
@@ -156,6 +163,7 @@ def run_scenario(root: Path, capsys: pytest.CaptureFixture[str], fake: FakeProvi
     waiting = next(r["id"] for r in json.loads(listed) if r["status"] == "WAITING_HUMAN")
     agent = next(r["id"] for r in json.loads(out)["requests"] if r["evalId"] == "docs/accuracy")
     scenario.cli("request-show-agent", "request", "show", agent)
+    scenario.cli("session-show-agent", "session", "show", agent)
     scenario.cli("request-show-human", "request", "show", waiting)
     scenario.cli("request-claim", "request", "claim", waiting, "--reviewer", "alice")
     scenario.cli(
