@@ -25,7 +25,7 @@ status enums, IDs and document changes of issue 23), recorded like this::
 
     git archive 0785d86 | tar -x -C /tmp/base
     cp tests/integration/test_golden_documents.py /tmp/base/tests/integration/
-    cd /tmp/base && ARTIFACTIZE_RECORD_GOLDEN=1 .venv/bin/python -m pytest -p no:xdist \
+    cd /tmp/base && ARTIFACTIZE_RECORD_GOLDEN=1 $WORKTREE/.venv/bin/python -m pytest -p no:xdist \
         tests/integration/test_golden_documents.py -k outputs   # fails: "recorded"
     cp -r /tmp/base/tests/integration/fixtures/golden tests/integration/fixtures/
 """
