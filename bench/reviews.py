@@ -105,7 +105,7 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
     stores = SqliteStateStores()
     store = stores.open(str(state_dir), create=True)
     assert store is not None
-    tools = ToolPorts(PosixFilesystem(), None, None, {})  # type: ignore[arg-type]
+    tools = ToolPorts(PosixFilesystem(), None, None, {}, threads=AnyioWorkerThreads())  # type: ignore[arg-type]
     review = ReviewPorts(
         SystemClock(),
         NoBackends(),  # type: ignore[arg-type]

@@ -293,6 +293,7 @@ def _tool_ports(
     programs: ProgramFinder,
     scratch: ScratchSpace,
     environment: Mapping[str, str],
+    threads: WorkerThreads,
 ) -> ToolPorts:
     from artifactize.domain.tools.registry import ToolPorts
 
@@ -303,6 +304,7 @@ def _tool_ports(
         environment=environment,
         programs=programs,
         scratch=scratch,
+        threads=threads,
     )
 
 
@@ -333,6 +335,7 @@ def _human_tool_ports(
     programs: ProgramFinder,
     launcher: DetachedLauncher,
     environment: Mapping[str, str],
+    threads: WorkerThreads,
 ) -> HumanToolPorts:
     from artifactize.domain.tools.human.registry import HumanToolPorts
 
@@ -343,6 +346,7 @@ def _human_tool_ports(
         programs=programs,
         launcher=launcher,
         environment=environment,
+        threads=threads,
     )
 
 
@@ -404,6 +408,7 @@ class Container(containers.DeclarativeContainer):
         programs=programs,
         scratch=scratch,
         environment=environment,
+        threads=worker_threads,
     )
     fingerprint_scripts = providers.Factory(
         _fingerprint_scripts,
@@ -421,6 +426,7 @@ class Container(containers.DeclarativeContainer):
         programs=programs,
         launcher=detached_launcher,
         environment=environment,
+        threads=worker_threads,
     )
     tools_check = providers.Factory(
         _tools_check,

@@ -251,7 +251,7 @@ class ServingRun:
         if found is None:
             sessions = self.served.registry.sessions(self.ports.sessions)
             registry = self.served.registry.with_sessions(sessions)
-            inline = InlineFirst(self.ports.clock.monotonic)
+            inline = InlineFirst(self.ports.clock.monotonic, threads=registry.ports.threads)
             found = _Connection(sessions, registry.with_inline_first(inline))
             self._connections[key] = found
         return found

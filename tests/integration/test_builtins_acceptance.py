@@ -23,6 +23,7 @@ from artifactize.adapters.posix.process import PosixProcessRunner
 from artifactize.adapters.ry_regex import RyRegexEngine
 from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
+from tests.fakes.threads import THREADS
 from tests.support.builtin_tools import Tools
 from tests.support.images import APNG1, BMP1, GIF1, JPEG1, JPEGLS, PNG1, WEBP1
 from tests.support.processes import nothing_left_in_test_trees
@@ -30,7 +31,7 @@ from tests.support.workspaces import remove_large_files, write
 
 pytestmark = pytest.mark.anyio
 
-PORTS = ToolPorts(PosixFilesystem(), RyRegexEngine(), PosixProcessRunner())
+PORTS = ToolPorts(PosixFilesystem(), RyRegexEngine(), PosixProcessRunner(), threads=THREADS)
 
 SAFE_PATH = "Artifact path must be a safe relative logical path."
 SYMLINK = "Cannot open Artifact input without symlink traversal."

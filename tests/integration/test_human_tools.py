@@ -38,6 +38,7 @@ from artifactize.domain.tools.human.lines import OutputLine, ProgramEnded, ToolL
 from artifactize.domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
 from artifactize.domain.tools.human.results import HumanToolResult
 from artifactize.entrypoints.container import SELF_COMMAND
+from tests.fakes.threads import THREADS
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.workspaces import declare, entries_under, write
 
@@ -168,6 +169,7 @@ def ports(environment: Any = None, **extra: Any) -> HumanToolPorts:
         launcher=PosixDetachedLauncher(),
         environment=os.environ if environment is None else environment,
         self_command=SELF_COMMAND,
+        threads=THREADS,
         **extra,
     )
 

@@ -275,6 +275,7 @@ class Setup:
             self.environment,
             programs=PosixProgramFinder(),
             scratch=PosixScratchSpace(),
+            threads=THREADS,
         )
 
     def session_ports(self) -> SessionPorts:
@@ -772,7 +773,8 @@ from artifactize.domain.tools.sessions import SessionPorts
 
 repo, parent, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 ports = ToolPorts(PosixFilesystem(), RyRegexEngine(), PosixProcessRunner(), {"PATH": "/usr/bin:/bin"},
-                  programs=PosixProgramFinder(), scratch=PosixScratchSpace())
+                  programs=PosixProgramFinder(), scratch=PosixScratchSpace(),
+                  threads=AnyioWorkerThreads())
 session_ports = SessionPorts(PosixProcessLauncher(), PsutilProcessTable(), PosixSessionStore(), parent,
                              ThreadCleanupExecutor(), threads=AnyioWorkerThreads())
 

@@ -96,6 +96,7 @@ class HumanWorld:
             programs=FakePrograms(),
             launcher=self.launcher,
             environment={"PATH": "/usr/bin"},
+            threads=THREADS,
         )
         load = ConfigService(self.files).load
         ports = HumanReviewPorts(
@@ -105,7 +106,7 @@ class HumanWorld:
 
     def review_ports(self) -> ReviewPorts:
         """Agent review ports no test here uses: scripted backends with no turns."""
-        tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {})
+        tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {}, threads=THREADS)
         backends = ScriptedBackends(ScriptedBackend([]))
         return ReviewPorts(
             self.clock, backends, tools, cast(Any, None), self.workspace, threads=THREADS

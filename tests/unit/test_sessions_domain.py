@@ -333,6 +333,7 @@ class World:
             {"PATH": "/bin", "ARTIFACTIZE_CALLER": "x"},
             programs=FakePrograms(),
             scratch=self.scratch,
+            threads=THREADS,
         )
         self.registry = AgentToolRegistry.for_artifact(workspace, "app", ports)
 

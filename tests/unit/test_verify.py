@@ -90,7 +90,7 @@ class Setup:
         return ConfigService(self.files).load("/repo")
 
     def ports(self, backends: ScriptedBackends) -> VerifyPorts:
-        tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {})
+        tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {}, threads=THREADS)
         review = ReviewPorts(
             FakeClock(), backends, tools, cast(Any, None), self.workspace, threads=THREADS
         )
