@@ -1,5 +1,4 @@
-"""``CleanupExecutor`` on threads: a small pool of its own, one event loop per piece of work;
-and ``WorkerThreads`` on anyio's worker threads (``AnyioWorkerThreads``).
+"""``CleanupExecutor`` on threads: a small pool of its own, one event loop per piece of work.
 
 Work runs in ``anyio.run`` on a pool thread, so it neither blocks nor depends on the
 caller's event loop: a session started from one loop may be cleaned up after that loop
@@ -14,7 +13,7 @@ import concurrent.futures
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import TypeVar, TypeVarTuple, Unpack
+from typing import TypeVar
 
 import anyio
 import anyio.to_thread
@@ -22,7 +21,6 @@ import anyio.to_thread
 from artifactize.ports.cleanup import DropGuard
 
 T = TypeVar("T")
-Ts = TypeVarTuple("Ts")
 
 CLEANUP_WORKERS = 2  # sessions of concurrent reviews are cleaned up side by side
 THREAD_NAME_PREFIX = "artifactize-session-cleanup"
@@ -55,18 +53,3 @@ class ThreadCleanupExecutor:
     def shutdown(self) -> None:
         """Wait for the work taken; later ``submit`` calls run inline, ``run`` refuses."""
         self._pool.shutdown(wait=True)
-
-
-class AnyioWorkerThreads:
-    """``WorkerThreads`` on anyio's worker threads (the event loop's own pool)."""
-
-    async def run(
-        self,
-        work: Callable[[Unpack[Ts]], T],
-        *args: *Ts,
-        limiter: anyio.CapacityLimiter | None = None,
-        abandon_on_cancel: bool = False,
-    ) -> T:
-        return await anyio.to_thread.run_sync(
-            work, *args, limiter=limiter, abandon_on_cancel=abandon_on_cancel
-        )

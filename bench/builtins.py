@@ -67,7 +67,7 @@ import ry  # noqa: F401  # imported on the main thread on purpose: see the docst
 from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.process import PosixProcessRunner
 from artifactize.adapters.ry_regex import RyRegexEngine
-from artifactize.adapters.threads import AnyioWorkerThreads
+from artifactize.adapters.worker_threads import AnyioWorkerThreads
 from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.builtins.read import run_read
 from artifactize.domain.tools.builtins.search import run_grep

@@ -39,7 +39,7 @@ from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.process_table import PsutilProcessTable
 from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.adapters.system_clock import SystemClock
-from artifactize.adapters.threads import AnyioWorkerThreads
+from artifactize.adapters.worker_threads import AnyioWorkerThreads
 from artifactize.domain.config_service import ConfigService
 from artifactize.domain.reviews.agent.review import ReviewPorts
 from artifactize.domain.reviews.reuse.artifactsum import compute_artifactsum

@@ -97,7 +97,7 @@ def _cleanup_executor() -> CleanupExecutor:
 
 
 def _worker_threads() -> WorkerThreads:
-    from artifactize.adapters.threads import AnyioWorkerThreads
+    from artifactize.adapters.worker_threads import AnyioWorkerThreads
 
     return AnyioWorkerThreads()
 

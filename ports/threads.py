@@ -10,9 +10,10 @@ with anyio's worker threads and a test may back with anything that runs the work
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, TypeVar, TypeVarTuple, Unpack
+from typing import TYPE_CHECKING, Protocol, TypeVar, TypeVarTuple
 
-import anyio
+if TYPE_CHECKING:
+    import anyio
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -21,7 +22,7 @@ Ts = TypeVarTuple("Ts")
 class WorkerThreads(Protocol):
     async def run(
         self,
-        work: Callable[[Unpack[Ts]], T],
+        work: Callable[[*Ts], T],
         *args: *Ts,
         limiter: anyio.CapacityLimiter | None = None,
         abandon_on_cancel: bool = False,

@@ -3,6 +3,6 @@ so a test's blocking work runs off the event loop exactly as in the CLI."""
 
 from __future__ import annotations
 
-from artifactize.adapters.threads import AnyioWorkerThreads
+from artifactize.adapters.worker_threads import AnyioWorkerThreads
 
 THREADS = AnyioWorkerThreads()

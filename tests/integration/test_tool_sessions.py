@@ -766,7 +766,8 @@ from artifactize.adapters.posix.session_process import PosixProcessLauncher
 from artifactize.adapters.posix.session_store import PosixSessionStore
 from artifactize.adapters.posix.process_table import PsutilProcessTable
 from artifactize.adapters.ry_regex import RyRegexEngine
-from artifactize.adapters.threads import AnyioWorkerThreads, ThreadCleanupExecutor
+from artifactize.adapters.threads import ThreadCleanupExecutor
+from artifactize.adapters.worker_threads import AnyioWorkerThreads
 from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 from artifactize.domain.tools.sessions import SessionPorts
