@@ -7,7 +7,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Every package `make install` puts in .venv (runtime and dev, transitive too), with hashes.
 LOCK := requirements/lock.txt
 
-.PHONY: install lock test test-repeat test-windows test-clients soak lint run bench clean
+.PHONY: install lock test test-repeat test-windows test-clients test-web soak lint run bench clean
 
 install: $(STAMP)
 
@@ -72,14 +72,15 @@ test-repeat: install
 		$(BIN)/python -m pytest -n auto --dist loadfile $(REPEAT_TESTS) || exit 1; \
 	done
 
-# The hostile suite (tests/integration/hostile, part of `make test` at CI counts) at ten
-# times its counts, outside CI; then each check's trials and failures.
+# The hostile and fault suites (tests/integration/hostile and tests/integration/faults, part
+# of `make test` at CI counts) at ten times their counts, outside CI; then each check's
+# trials and failures.
 SOAK_COUNTS := build/soak-counts.jsonl
 soak: install
 	$(COMPILE)
 	mkdir -p build && rm -f $(SOAK_COUNTS)
 	HOSTILE_SCALE=10 HOSTILE_COUNTS_FILE=$(CURDIR)/$(SOAK_COUNTS) \
-		$(BIN)/python -m pytest -n auto --dist loadfile tests/integration/hostile; \
+		$(BIN)/python -m pytest -n auto --dist loadfile tests/integration/hostile tests/integration/faults; \
 		status=$$?; $(BIN)/python -m tests.support.soak_report $(SOAK_COUNTS) && exit $$status
 
 # `artifactize mcp` driven by MCP clients that are not ours, from npm (the MCP Inspector and
@@ -88,6 +89,15 @@ soak: install
 test-clients: install
 	$(COMPILE)
 	$(BIN)/python -m pytest -n auto --dist loadfile tests/clients
+
+# `artifactize web` in a real browser: Playwright for Python driving Debian's Chromium
+# (.ci/ensure-chromium installs it where missing; Playwright's own download is not used).
+# Its own lane, not `make test`: one browser start costs more than the rest of a test file.
+# The screenshots in docs/web.md are written by these tests.
+test-web: install
+	bash .ci/ensure-chromium
+	$(COMPILE)
+	$(PYTEST) -p no:xdist tests/browser
 
 # The contract tests and the Windows adapters' tests on Windows CPython under Wine (wine64 is
 # installed from Debian's packages when missing); see tests/windows/lane.py and docs/windows.md.
@@ -118,10 +128,12 @@ bench: install
 	$(BIN)/python bench/reviews.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/model_turns.py
+	$(BIN)/python bench/sdk_backends.py
 	bash .ci/ensure-postgresql
 	$(BIN)/python bench/store.py
 	$(BIN)/python bench/scheduling.py
 	$(BIN)/python bench/mcp.py
+	$(BIN)/python bench/web.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

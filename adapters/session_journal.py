@@ -12,6 +12,7 @@ import errno
 import json
 from typing import Any
 
+from artifactize.kernel.bounded_json import read_json
 from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity
 
 DIRECTORY_PREFIX = "session-"
@@ -33,7 +34,7 @@ def parse_owner(data: bytes) -> ProcessIdentity | None:
     if len(data) > OWNER_MAX_BYTES:
         return None
     try:
-        return _identity(json.loads(data))
+        return _identity(read_json(data))
     except ValueError:
         return None
 
@@ -79,7 +80,7 @@ def _identity(record: Any) -> ProcessIdentity | None:
 
 def _entry(line: bytes) -> JournalEntry | None:
     try:
-        record = json.loads(line)
+        record = read_json(line)
         role = JournalRole(record["role"])
     except (ValueError, TypeError, KeyError):
         return None

@@ -70,19 +70,3 @@ def summary(workspace: Workspace) -> dict[str, Any]:
         "agentSessions": sum(len(a.agent_sessions) for a in workspace.artifacts.values()),
         "relations": len(workspace.relations),
     }
-
-
-def summary_text(data: dict[str, Any]) -> str:
-    kinds = data["evalsByKind"]
-    return (
-        f"Configuration OK: {_count(data['artifacts'], 'Artifact')} "
-        f"({data['folderArtifacts']} folder, {data['fileArtifacts']} file), "
-        f"{_count(data['evals'], 'eval')} (runtime {kinds['runtime']}, agent {kinds['agent']}, "
-        f"human {kinds['human']}), {_count(data['agentTools'], 'Agent tool')}, "
-        f"{_count(data['humanTools'], 'Human tool')}, "
-        f"{_count(data['agentSessions'], 'tool session')}."
-    )
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"

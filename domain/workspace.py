@@ -7,8 +7,9 @@ the relations between Artifacts, and published tool names (``<name>_<artifactId>
 
 from __future__ import annotations
 
+import difflib
 import enum
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from artifactize.domain.declarations.model import (
@@ -95,6 +96,16 @@ class UnknownName(LookupError):
     """An Artifact or eval that the workspace does not declare."""
 
 
+DID_YOU_MEAN = "; did you mean `{name}`?"
+DID_YOU_MEAN_CUTOFF = 0.75  # difflib's similarity ratio a near miss must reach
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``; did you mean `x`?`` for the closest declared name, or "" when none is close."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=DID_YOU_MEAN_CUTOFF)
+    return DID_YOU_MEAN.format(name=close[0]) if close else ""
+
+
 @dataclass(frozen=True)
 class Workspace:
     root_path: str
@@ -107,7 +118,9 @@ class Workspace:
         try:
             return self.artifacts[name]
         except KeyError:
-            raise UnknownName(f"Unknown Artifact: {name}") from None
+            raise UnknownName(
+                f"Unknown Artifact: {name}{did_you_mean(name, self.artifacts)}"
+            ) from None
 
     def evals(self) -> Iterator[EvalRef]:
         for artifact in self.artifacts.values():
@@ -119,7 +132,8 @@ class Workspace:
         artifact = self.artifacts.get(artifact_name)
         found = artifact.eval(eval_id) if artifact is not None and eval_id else None
         if artifact is None or found is None:
-            raise UnknownName(f"Unknown eval: {qualified_id}")
+            known = [ref.qualified_id for ref in self.evals()]
+            raise UnknownName(f"Unknown eval: {qualified_id}{did_you_mean(qualified_id, known)}")
         return EvalRef(artifact, found)
 
     def resolve_name(self, owner: Artifact, name: str) -> Artifact | None:

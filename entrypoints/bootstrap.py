@@ -2,8 +2,10 @@
 
 A command parses its arguments, asks ``Services`` for one service and renders the result.
 Everything in between lives here, once: where the state home is, which state a command
-opens (readers never create one), the tool-session ports, the producer, the team review
-store, and the port bundles of ``Verify``, ``Status``, ``HumanReviews`` and ``FollowUp``.
+opens (readers never create one) and the dead owners every reader settles first, the
+tool-session ports, the producer, the team review store, the doctor's machine checks, the
+MCP server's serving Run, and the port bundles of ``Verify``, ``Status``, ``HumanReviews``
+and ``FollowUp``. Nothing here imports a command module: commands import this.
 The terminal reviewer and the CLI share it, so ``request …`` and ``review`` act on the same
 requests with the same rules.
 
@@ -19,17 +21,19 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-from artifactize.entrypoints.cli.global_options import GlobalOptions
-from artifactize.entrypoints.container import ON_WINDOWS, Container
+from artifactize.entrypoints.container import FALLBACK_EDITOR, ON_WINDOWS, Container
 from artifactize.entrypoints.errors import CommandError
+from artifactize.entrypoints.options import GlobalOptions
+from artifactize.ports.ids import RequestId, RunId
+from artifactize.ports.statuses import ErrorCode
 
 if TYPE_CHECKING:
     from artifactize.domain.config_service import ConfigService
-    from artifactize.domain.doctor import Doctor
+    from artifactize.domain.doctor import Doctor, DoctorPorts, StoreCheck
     from artifactize.domain.reviews.agent.followup import FollowUp
     from artifactize.domain.reviews.human.lifecycle import HumanReviews
     from artifactize.domain.reviews.remote.sync import RemoteSync
@@ -38,17 +42,22 @@ if TYPE_CHECKING:
     from artifactize.domain.reviews.run.selection import Selection
     from artifactize.domain.reviews.run.status import Status, StatusOptions
     from artifactize.domain.reviews.run.verify import Verify
+    from artifactize.domain.tools.serving import ServeSelection, ServingRun
     from artifactize.domain.tools.sessions import SessionPorts
     from artifactize.domain.tools.tools_check import ToolsCheck
     from artifactize.domain.workspace import EvalRef, Workspace
     from artifactize.entrypoints.monitor_tui.source import MonitorSource
+    from artifactize.entrypoints.review_tui.session import ReviewSession
     from artifactize.ports.conversations import ConversationStore
     from artifactize.ports.documents import ProducerDocument
+    from artifactize.ports.mcp_audit import McpAuditStore
     from artifactize.ports.model import ModelBackends, ModelCatalog
     from artifactize.ports.progress import RunObserver
     from artifactize.ports.review_store import RemoteStore, RemoteStores
     from artifactize.ports.state import StateStore
     from artifactize.ports.store_server_storage import ReviewStoreDb
+
+__all__ = ["ON_WINDOWS", "Container", "PreparedRun", "PreparedServer", "Services"]
 
 SESSIONS_FOLDER = "tool-sessions"
 RUNS_FOLDER = "runs"
@@ -90,8 +99,41 @@ class PreparedRun:
 
 
 @dataclass
+class PreparedServer:
+    """One ``artifactize mcp`` serving Run, checked and ready to serve."""
+
+    run: ServingRun
+    audit: McpAuditStore
+    scratch: Path
+
+    def finish(self) -> None:
+        """After the run: release the state, drop the scratch folder if the calls left it
+        empty (anything left in it stays)."""
+        self.audit.close()
+        with contextlib.suppress(OSError):
+            self.scratch.rmdir()
+
+
+def state_problem(path: str) -> str | None:
+    """Why ``path`` (existing or to be created) cannot hold the state, or None. Nothing is
+    created: a missing state home is judged by its nearest existing parent."""
+    probe = Path(path).absolute()
+    while not probe.exists():
+        if probe.parent == probe:
+            return "no existing parent folder"
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{probe} is not writable by this user"
+    return None
+
+
+@dataclass
 class Services:
     """The use cases of one invocation: its global options over the container."""
+
+    fallback_editor = FALLBACK_EDITOR  # the terminal reviewer's, with no $VISUAL or $EDITOR
 
     container: Container
     options: GlobalOptions
@@ -130,7 +172,11 @@ class Services:
         except StateError as exc:
             raise CommandError(str(exc)) from None
         if store is not None:
-            self.settle_dead_runs(store)
+            _settled, unsettled = self._settle_dead_runs(store)
+            if unsettled:  # the state could not be written: read them as settled
+                from artifactize.entrypoints.dead_owner_view import DeadOwnersView
+
+                return cast("StateStore", DeadOwnersView(store, unsettled))
         return store
 
     def monitor_source(self, *, all_repos: bool) -> MonitorSource:
@@ -148,18 +194,56 @@ class Services:
     def settle_dead_runs(self, store: StateStore) -> tuple[str, ...]:
         """Every reader of the state first settles the Runs whose owner died (ERROR /
         OWNER_DIED, with their requests) and removes their scratch folders, so a killed
-        ``verify`` never leaves a Run RUNNING for good (``entrypoints/dead_owners.py``)."""
-        from artifactize.entrypoints.dead_owners import settle_dead_runs
+        ``verify`` never leaves a Run RUNNING for good. The owner is that very process (pid
+        and start time, never a reused pid); the scratch folders are removed no-follow."""
+        return self._settle_dead_runs(store)[0]
 
-        return settle_dead_runs(store, self.container, self.state_dir())
+    def _settle_dead_runs(
+        self, store: StateStore
+    ) -> tuple[tuple[str, ...], frozenset[tuple[int, float]]]:
+        """The IDs settled, and the dead owners whose Runs could not be written (a full,
+        read-only or busy state: the next reader settles them; this one reads them settled,
+        ``DeadOwnersView``)."""
+        from artifactize.ports.sessions import ProcessIdentity
+        from artifactize.ports.state import StateError
 
-    def existing_state(self) -> StateStore:
+        table = self.container.process_table()
+        dead: set[tuple[int, float]] = set()
+
+        def owner_alive(pid: int, start_time: float) -> bool:
+            alive = bool(table.is_alive(ProcessIdentity(pid, start_time)))
+            if not alive:
+                dead.add((pid, start_time))
+            return alive
+
+        try:
+            settled = store.settle_dead_runs(owner_alive)
+        except StateError:
+            return (), frozenset(dead)
+        self._sweep_dead_run_folders(store)
+        return settled, frozenset()
+
+    def _sweep_dead_run_folders(self, store: StateStore) -> None:
+        """Remove ``<state>/runs/RUN`` of every Run that ended OWNER_DIED (its owner cannot)."""
+        try:
+            folders = list((Path(self.state_dir()) / RUNS_FOLDER).iterdir())
+        except OSError:
+            return
+        scratch = self.container.scratch()
+        for folder in folders:
+            run = store.get_run(RunId(folder.name))
+            if run is None or run.data.get("errorCode") != ErrorCode.OWNER_DIED:
+                continue
+            with contextlib.suppress(OSError):
+                scratch.remove_tree(str(folder))
+
+    def existing_state(self, request_id: str) -> StateStore:
         """The existing state; actions never create one (no state: no request to act on)."""
-        from artifactize.domain.reviews.human.errors import REQUEST_NOT_FOUND
+        from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND
 
         store = self.open_state(create=False)
         if store is None:
-            raise CommandError(REQUEST_NOT_FOUND)
+            raise CommandError(REQUEST_ID_NOT_FOUND.format(id=request_id))
         return store
 
     def producer(self) -> ProducerDocument:
@@ -405,6 +489,40 @@ class Services:
             )
         )
 
+    def review_session(
+        self, request_id: str | None, reviewer: str | None, *, all_repos: bool
+    ) -> ReviewSession | None:
+        """The terminal reviewer's session: who reviews, the state, the lifecycle, the team
+        store (an invalid configuration fails before the screen opens). None when no state
+        was ever recorded, so nothing waits; an unknown ``request_id`` is refused (exit 2)."""
+        from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND, HumanReviewError
+        from artifactize.domain.reviews.human.reviewers import ReviewerError, check_reviewer
+        from artifactize.entrypoints.review_tui.session import ReviewSession
+
+        try:
+            name = check_reviewer(self.reviewer_name(reviewer))
+        except ReviewerError as exc:
+            raise CommandError(exc.message) from None
+        store = self.open_state(create=False)
+        if store is None:
+            if request_id is not None:
+                raise CommandError(REQUEST_ID_NOT_FOUND.format(id=request_id))
+            return None
+        reviews = self.human_reviews(store)
+        if request_id is not None:
+            try:
+                reviews.resolve(RequestId(request_id))
+            except HumanReviewError as exc:
+                raise CommandError(exc.message) from None
+        return ReviewSession(
+            store=store,
+            reviews=reviews,
+            reviewer=name,
+            remote=self.remote_store(),
+            repo=None if all_repos else self.repo(),
+            now=self.container.clock().now,
+        )
+
     # The team review store -------------------------------------------------------------
     def remote_stores(self) -> RemoteStores:
         stores: RemoteStores = self.container.remote_stores()
@@ -417,14 +535,108 @@ class Services:
     def doctor(self) -> tuple[Doctor, Workspace | None, str | None]:
         """The doctor, the workspace (None, with why, when it does not load)."""
         from artifactize.domain.doctor import Doctor
-        from artifactize.entrypoints.doctor_checks import doctor_ports
 
         workspace, error = None, None
         try:
             workspace = self.config().load(self.repo())
         except Exception as exc:  # a broken workspace is one finding among others
             error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return Doctor(doctor_ports(self)), workspace, error
+        return Doctor(self._doctor_ports()), workspace, error
+
+    def _doctor_ports(self) -> DoctorPorts:
+        """The machine-side checks: nothing here creates or changes anything."""
+        from artifactize.domain.doctor import DoctorPorts
+        from artifactize.entrypoints.container import DESKTOP_OPENER
+
+        state = self.state_dir()
+        return DoctorPorts(
+            backends=self.container.model_backends(),
+            catalog=self.model_catalog(),
+            programs=self.container.programs(),
+            environment=self.container.environment(),
+            state_dir=state,
+            state_problem=lambda: state_problem(state) or self._damaged_state(),
+            store=lambda: self._store_check(state),
+            desktop_opener=DESKTOP_OPENER,
+            fallback_editor=FALLBACK_EDITOR,
+            cwd=self.repo(),
+        )
+
+    def _damaged_state(self) -> str | None:
+        """Why the existing state cannot be opened (damaged, not a state), or None; opened
+        read-only, so nothing is written."""
+        from artifactize.ports.state import StateError
+
+        try:
+            store = self.container.state_stores().open(
+                self.state_dir(), create=False, read_only=True
+            )
+        except StateError as exc:
+            return str(exc)
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
+        return None
+
+    async def _store_check(self, state: str) -> StoreCheck:
+        """Does the team store answer? It is only asked who the token belongs to."""
+        from artifactize.domain.doctor import PROBE_TIMEOUT_SECONDS, StoreCheck
+        from artifactize.ports.review_store import RemoteConfigError, RemoteFailure
+
+        stores = self.remote_stores()
+        try:
+            settings = stores.settings(state)
+        except RemoteConfigError as exc:
+            return StoreCheck(configured=True, reachable=False, detail=str(exc))
+        if settings is None:
+            return StoreCheck(configured=False, detail=stores.switched_off() or "")
+        remote = stores.open(settings)
+        try:
+            with anyio.fail_after(PROBE_TIMEOUT_SECONDS):
+                principal = await remote.whoami()
+        except RemoteFailure as exc:
+            return StoreCheck(True, settings.url, exc.status is not None, exc.message)
+        except TimeoutError:
+            return StoreCheck(True, settings.url, False, "no answer within 2 s")
+        finally:
+            with anyio.CancelScope(shield=True):
+                await remote.aclose()
+        return StoreCheck(True, settings.url, True, f"token of {principal.name}")
+
+    # The MCP server -----------------------------------------------------------------------
+    def prepare_server(self, selection: ServeSelection, transport: str) -> PreparedServer:
+        """Workspace, scope and pins, the state's MCP audit, tool-session ports and a private
+        scratch folder, all checked before serving; raises ``CommandError`` (exit 2)."""
+        from artifactize.domain.state_home import StateLocationError, check_outside_repo
+        from artifactize.domain.tools.serving import (
+            ServeRefused,
+            ServingPorts,
+            ServingRun,
+            prepare_scope,
+        )
+        from artifactize.ports.state import StateError
+
+        container = self.container
+        repo = self.repo()
+        workspace = self.config().load(repo)
+        try:
+            served = prepare_scope(workspace, selection, container.tool_ports())
+        except ServeRefused as exc:  # a pin failure carries the review's PREPARATION_FAILED
+            raise CommandError(exc.message) from None
+        state = self.state_dir()
+        try:
+            check_outside_repo(os.path.realpath(state), repo)
+            audit = container.mcp_audit_stores().open(state, create=True)
+        except (StateLocationError, StateError) as exc:
+            raise CommandError(str(exc)) from None
+        assert audit is not None
+        ports = ServingPorts(
+            audit=audit, sessions=self.session_ports(), clock=container.clock(), ids=container.ids()
+        )
+        run = ServingRun(served, ports, repo, transport=transport)
+        run.session_id = run.new_session_id()
+        run.output_root = self.output_root(run.session_id)
+        return PreparedServer(run, audit, Path(state) / RUNS_FOLDER / run.session_id)
 
     def remote_store(self) -> RemoteStore | None:
         """The configured team review store, or None. An invalid configuration is an error

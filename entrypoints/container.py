@@ -4,10 +4,12 @@ Every adapter and every domain service is built here, and only here; ``entrypoin
 bootstrap.py`` (beside it) turns them into the use cases a command calls. Adapters are
 imported inside their factory, when a command first asks for one, so ``--help`` never pays
 for SQLAlchemy and ``config check`` never for httpx2. The platform's adapters are chosen
-here, once (``ON_WINDOWS``): ``adapters/windows`` on Windows where one exists, POSIX elsewhere.
+here, once: each platform port is a ``providers.Selector`` over the ``platform`` provider,
+between the factories of ``_Posix`` and ``_Windows`` (``adapters/windows`` on Windows).
 
-Tests override providers with fakes:
-``with container.filesystem.override(providers.Object(MemoryFilesystem(...))): ...``
+Tests override providers with fakes, through the container's own ``override``:
+``with container.filesystem.override(providers.Object(MemoryFilesystem(...))): ...``, and
+``container.platform.override("windows")`` builds the Windows adapters.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from artifactize.entrypoints.injector_import import containers, providers
+from dependency_injector import containers, providers
 
 if TYPE_CHECKING:
     from artifactize.domain.config_service import ConfigService
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
 
 # The one platform decision: Windows gets the adapters of ``adapters/windows``.
 ON_WINDOWS = sys.platform == "win32"
+PLATFORM = "windows" if ON_WINDOWS else "posix"  # the key of ``Container.platform``
 # The program a Human ``open`` tool hands its target to.
 # On Windows the shell itself: the Windows launcher hands the target to ShellExecuteW.
 DESKTOP_OPENER = "explorer" if ON_WINDOWS else "open" if sys.platform == "darwin" else "xdg-open"
@@ -66,16 +70,6 @@ SELF_COMMAND = (
     "-m",
     "artifactize.entrypoints.cli.app",
 )  # -P: never the cwd's modules
-
-
-def _filesystem() -> Filesystem:
-    if ON_WINDOWS:
-        from artifactize.adapters.windows.filesystem import WindowsFilesystem
-
-        return WindowsFilesystem()
-    from artifactize.adapters.posix.filesystem import PosixFilesystem
-
-    return PosixFilesystem()
 
 
 def _clock() -> Clock:
@@ -108,88 +102,124 @@ def _regex() -> RegexEngine:
     return RyRegexEngine()
 
 
-def _processes() -> ProcessRunner:
-    if ON_WINDOWS:
+class _Posix:
+    """The POSIX adapters, each imported when first built (``--help`` pays for none)."""
+
+    @staticmethod
+    def filesystem() -> Filesystem:
+        from artifactize.adapters.posix.filesystem import PosixFilesystem
+
+        return PosixFilesystem()
+
+    @staticmethod
+    def processes(environment: Mapping[str, str]) -> ProcessRunner:
+        from artifactize.adapters.posix.group_journal import GroupJournal, default_journal_directory
+        from artifactize.adapters.posix.process import PosixProcessRunner
+
+        # Every group is journalled; the first run sweeps the groups of owners that died.
+        home = str(Path.home())
+        return PosixProcessRunner(GroupJournal(default_journal_directory(environment, home)))
+
+    @staticmethod
+    def programs(environment: Mapping[str, str]) -> ProgramFinder:
+        from artifactize.adapters.posix.programs import PosixProgramFinder
+
+        return PosixProgramFinder()
+
+    @staticmethod
+    def scratch() -> ScratchSpace:
+        from artifactize.adapters.posix.scratch import PosixScratchSpace
+
+        return PosixScratchSpace()
+
+    @staticmethod
+    def launcher() -> ProcessLauncher:
+        from artifactize.adapters.posix.session_process import PosixProcessLauncher
+
+        return PosixProcessLauncher()
+
+    @staticmethod
+    def detached_launcher() -> DetachedLauncher:
+        from artifactize.adapters.posix.launch import PosixDetachedLauncher
+
+        return PosixDetachedLauncher()
+
+    @staticmethod
+    def process_table() -> ProcessTable:
+        from artifactize.adapters.posix.process_table import PsutilProcessTable
+
+        return PsutilProcessTable()
+
+    @staticmethod
+    def session_store() -> SessionStore:
+        from artifactize.adapters.posix.session_store import PosixSessionStore
+
+        return PosixSessionStore()
+
+    @staticmethod
+    def private_files() -> PrivateFiles:
+        from artifactize.adapters.posix.private_files import PosixPrivateFiles
+
+        return PosixPrivateFiles()
+
+
+class _Windows:
+    """The Windows adapters (Jobs, pinned handles, PATHEXT), imported when first built."""
+
+    @staticmethod
+    def filesystem() -> Filesystem:
+        from artifactize.adapters.windows.filesystem import WindowsFilesystem
+
+        return WindowsFilesystem()
+
+    @staticmethod
+    def processes(environment: Mapping[str, str]) -> ProcessRunner:
         from artifactize.adapters.windows.process import WindowsProcessRunner
 
         return WindowsProcessRunner()
-    from pathlib import Path
 
-    from artifactize.adapters.posix.group_journal import GroupJournal, default_journal_directory
-    from artifactize.adapters.posix.process import PosixProcessRunner
-
-    # Every group is journalled; the first run sweeps the groups of owners that died.
-    return PosixProcessRunner(GroupJournal(default_journal_directory(os.environ, str(Path.home()))))
-
-
-def _programs() -> ProgramFinder:
-    if ON_WINDOWS:
+    @staticmethod
+    def programs(environment: Mapping[str, str]) -> ProgramFinder:
+        """PATHEXT of the environment the process really has (the one commands run in)."""
         from artifactize.adapters.windows.programs import WindowsProgramFinder
 
-        return WindowsProgramFinder(os.environ.get("PATHEXT"))
-    from artifactize.adapters.posix.programs import PosixProgramFinder
+        return WindowsProgramFinder(environment.get("PATHEXT"))
 
-    return PosixProgramFinder()
-
-
-def _scratch() -> ScratchSpace:
-    if ON_WINDOWS:
+    @staticmethod
+    def scratch() -> ScratchSpace:
         from artifactize.adapters.windows.scratch import WindowsScratchSpace
 
         return WindowsScratchSpace()
-    from artifactize.adapters.posix.scratch import PosixScratchSpace
 
-    return PosixScratchSpace()
-
-
-def _launcher() -> ProcessLauncher:
-    if ON_WINDOWS:
+    @staticmethod
+    def launcher() -> ProcessLauncher:
         from artifactize.adapters.windows.session_process import WindowsProcessLauncher
 
         return WindowsProcessLauncher()
-    from artifactize.adapters.posix.session_process import PosixProcessLauncher
 
-    return PosixProcessLauncher()
-
-
-def _detached_launcher() -> DetachedLauncher:
-    if ON_WINDOWS:
+    @staticmethod
+    def detached_launcher() -> DetachedLauncher:
         from artifactize.adapters.windows.launch import WindowsDetachedLauncher
 
         return WindowsDetachedLauncher()
-    from artifactize.adapters.posix.launch import PosixDetachedLauncher
 
-    return PosixDetachedLauncher()
-
-
-def _process_table() -> ProcessTable:
-    if ON_WINDOWS:
+    @staticmethod
+    def process_table() -> ProcessTable:
         from artifactize.adapters.windows.process_table import WindowsProcessTable
 
         return WindowsProcessTable()
-    from artifactize.adapters.posix.process_table import PsutilProcessTable
 
-    return PsutilProcessTable()
-
-
-def _session_store() -> SessionStore:
-    if ON_WINDOWS:
+    @staticmethod
+    def session_store() -> SessionStore:
         from artifactize.adapters.windows.session_store import WindowsSessionStore
 
         return WindowsSessionStore()
-    from artifactize.adapters.posix.session_store import PosixSessionStore
 
-    return PosixSessionStore()
-
-
-def _private_files() -> PrivateFiles:
-    if ON_WINDOWS:
+    @staticmethod
+    def private_files() -> PrivateFiles:
         from artifactize.adapters.windows.private_files import WindowsPrivateFiles
 
         return WindowsPrivateFiles()
-    from artifactize.adapters.posix.private_files import PosixPrivateFiles
-
-    return PosixPrivateFiles()
 
 
 def _state_stores(clock: Clock) -> StateStores:
@@ -337,6 +367,7 @@ def _human_tool_ports(
     environment: Mapping[str, str],
     threads: WorkerThreads,
 ) -> HumanToolPorts:
+    """The platform's desktop opener for ``open`` and this artifactize for ``graph``."""
     from artifactize.domain.tools.human.registry import HumanToolPorts
 
     return HumanToolPorts(
@@ -347,6 +378,8 @@ def _human_tool_ports(
         launcher=launcher,
         environment=environment,
         threads=threads,
+        desktop_opener=DESKTOP_OPENER,
+        self_command=SELF_COMMAND,
     )
 
 
@@ -370,24 +403,35 @@ def _tools_check(
     )
 
 
+def _on_platform(platform: providers.Provider[str], port: str, **kwargs: Any) -> Any:
+    """One port's adapter, chosen by ``platform``: the POSIX or the Windows one, built once."""
+    return providers.Selector(
+        platform,
+        posix=providers.Singleton(getattr(_Posix, port), **kwargs),
+        windows=providers.Singleton(getattr(_Windows, port), **kwargs),
+    )
+
+
 class Container(containers.DeclarativeContainer):
     """Wires adapters into domain services (see the module docstring for overrides)."""
 
     environment = providers.Object(os.environ)
-    filesystem = providers.Singleton(_filesystem)
+    # The one platform decision; a test may override it (``container.platform.override``).
+    platform = providers.Object(PLATFORM)
+    filesystem = _on_platform(platform, "filesystem")
     clock = providers.Singleton(_clock)
     ids = providers.Singleton(_ids)
     cleanup_executor = providers.Singleton(_cleanup_executor)  # one pool per process
     worker_threads = providers.Singleton(_worker_threads)  # the domain's blocking work
     regex = providers.Singleton(_regex)
-    processes = providers.Singleton(_processes)
-    programs = providers.Singleton(_programs)
-    scratch = providers.Singleton(_scratch)
-    launcher = providers.Singleton(_launcher)
-    detached_launcher = providers.Singleton(_detached_launcher)
-    process_table = providers.Singleton(_process_table)
-    session_store = providers.Singleton(_session_store)
-    private_files = providers.Singleton(_private_files)
+    processes = _on_platform(platform, "processes", environment=environment)
+    programs = _on_platform(platform, "programs", environment=environment)
+    scratch = _on_platform(platform, "scratch")
+    launcher = _on_platform(platform, "launcher")
+    detached_launcher = _on_platform(platform, "detached_launcher")
+    process_table = _on_platform(platform, "process_table")
+    session_store = _on_platform(platform, "session_store")
+    private_files = _on_platform(platform, "private_files")
     state_stores = providers.Singleton(_state_stores, clock=clock)
     mcp_audit_stores = providers.Singleton(_mcp_audit_stores, clock=clock)
     review_store_db = providers.Factory(_review_store_db)  # call with state_dir, create=

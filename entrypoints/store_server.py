@@ -2,8 +2,8 @@
 
 Routes (every answer is JSON; every error is ``{"error": "..."}``):
 
-``GET /v1/health``                 no token → ``{"status": "ok"}`` (503 when the database
-                                   does not answer)
+``GET /v1/health``                 no token → ``{"status": "ok"}`` within 1.5 s (503 when
+                                   the database does not answer by then; ``HealthProbe``)
 ``GET /v1/whoami``                 any live token → ``{"principal", "scopes"}``
 ``POST /v1/lookup``                ``read`` → ``{"entries": [record, …]}``
 ``PUT /v1/entries/{key}``          ``publish`` (+ ``human`` for Human sign-offs) → 201/200
@@ -23,9 +23,11 @@ client cannot make the server buffer 16 MiB. Storage calls run in worker threads
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import socket
+import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
@@ -147,11 +149,60 @@ def _lease_view(lease: Lease) -> dict[str, str]:
     }
 
 
+HEALTH_ANSWER_SECONDS = 1.5  # /v1/health answers within this (503 when the database did not)
+HEALTH_POLL_SECONDS = 0.02
+DATABASE_SILENT = "The review store's database did not answer within {seconds} s; try again later."
+
+
+class HealthProbe:
+    """At most one database ping in flight, in a daemon thread of its own.
+
+    A frozen database (a stopped PostgreSQL, a disk that hangs) blocks a ping for as long
+    as it stays frozen: a worker thread per request would pile up and keep the server from
+    stopping. So ``/v1/health`` waits up to HEALTH_ANSWER_SECONDS for the one ping in flight
+    (starting one when none is), and answers 503 when it has not ended; as soon as the
+    database answers again the ping ends and the next health call starts a fresh one."""
+
+    def __init__(self, ping: Callable[[], None]) -> None:
+        self._ping = ping
+        self._lock = threading.Lock()
+        self._inflight: concurrent.futures.Future[None] | None = None
+
+    def _start(self) -> concurrent.futures.Future[None]:
+        with self._lock:
+            if self._inflight is None or self._inflight.done():
+                future: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+                def run() -> None:
+                    try:
+                        self._ping()
+                    except BaseException as error:  # handed to the waiting request
+                        future.set_exception(error)
+                    else:
+                        future.set_result(None)
+
+                threading.Thread(target=run, name="store-health", daemon=True).start()
+                self._inflight = future
+            return self._inflight
+
+    async def answered(self) -> bool:
+        """Whether a ping ended within HEALTH_ANSWER_SECONDS (its error is raised)."""
+        future = self._start()
+        with anyio.move_on_after(HEALTH_ANSWER_SECONDS):
+            while not future.done():
+                await anyio.sleep(HEALTH_POLL_SECONDS)
+        if not future.done():
+            return False
+        future.result()  # a database error: the store's 503
+        return True
+
+
 @dataclass(frozen=True)
 class _Api:
     store: ReviewStoreDb
     now: Callable[[], str]
     lease_seconds: int
+    probe: HealthProbe
 
     async def _principal(self, request: Request) -> Principal:
         header = request.headers.get("authorization")
@@ -221,7 +272,8 @@ class _Api:
         raise ApiError(410, LEGACY_ROUTE_GONE)
 
     async def health(self, _request: Request) -> Response:
-        await anyio.to_thread.run_sync(self.store.ping)
+        if not await self.probe.answered():
+            return _error_response(503, DATABASE_SILENT.format(seconds=HEALTH_ANSWER_SECONDS))
         return JSONResponse({"status": "ok"})
 
     def _lease_key(self, request: Request) -> str:
@@ -334,7 +386,7 @@ def create_app(
     """The ASGI app over ``store``; ``now`` stamps ``publishedAt`` (the server's clock);
     ``lease_seconds`` is how long a lease lives unrenewed; ``log`` receives one JSON line per
     request (None: no request log)."""
-    api = _Api(store, now, lease_seconds)
+    api = _Api(store, now, lease_seconds, HealthProbe(store.ping))
     routes = [
         Route("/v1/health", api.health, methods=["GET"]),
         Route("/v1/leases", api.list_leases, methods=["GET"]),
@@ -414,7 +466,7 @@ async def serve_until_signal(
     server: StoreServer, on_ready: Callable[[StoreServer], None] | None = None
 ) -> None:
     """Serve until SIGINT or SIGTERM, then stop gracefully (main thread only)."""
-    from artifactize.entrypoints.cli.signals import watch_interrupts
+    from artifactize.entrypoints.signals import watch_interrupts
 
     async with anyio.create_task_group() as group:
         group.start_soon(watch_interrupts, server.stop)  # Ctrl-C/Ctrl-Break on Windows

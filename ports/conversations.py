@@ -20,6 +20,11 @@ class ConversationNotFound(LookupError):
     """No saved conversation has that session ID."""
 
 
+class ConversationDamaged(ConversationNotFound):
+    """The saved conversation's file is damaged (empty, not UTF-8, a line that is not a JSON
+    object, or no review header first): named with its line, and never appended to."""
+
+
 class ConversationStore(Protocol):
     def append(self, session_id: SessionId, events: Sequence[Mapping[str, Any]]) -> None:
         """Append events durably (created 0600 in a 0700 folder on first use)."""

@@ -309,6 +309,10 @@ class RequestDocument(TypedDict):
     reviewer: NotRequired[str | None]
     humanDefinition: NotRequired[HumanDefinition]
     runDir: NotRequired[str]
+    # The eval's Artifact file by file when the Run started: owner-relative path -> digest,
+    # as its artifactsum computes them; None without one (a script fingerprint, none, or
+    # too many files). Absent from documents saved before it was recorded.
+    fileManifest: NotRequired[dict[str, str] | None]
 
 
 class RequestView(RequestDocument):
@@ -358,6 +362,7 @@ class ExecutionDocument(ExecutionUpdate, total=False):
     key: ReuseKey | None
     evalDefHash: str
     fingerprints: dict[str, str]
+    fileManifest: dict[str, str] | None  # the request's, kept with the verdict
     kinds: dict[str, str]  # Artifact name -> folder | file
     profile: ProfileDocument
     sessionId: SessionId | None

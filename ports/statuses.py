@@ -102,6 +102,7 @@ class ErrorCode(enum.StrEnum):
     RUNTIME_ERROR = "RUNTIME_ERROR"  # runtime: its private directories could not be removed
     OWNER_DIED = "OWNER_DIED"  # the process that ran a RUNNING execution is gone
     SUPERSEDED = "SUPERSEDED"  # a newer store record answered a waiting Human review
+    STATE_WRITE_FAILED = "STATE_WRITE_FAILED"  # a state write failed (disk full, read-only, I/O)
 
 
 class ProfileKind(enum.StrEnum):

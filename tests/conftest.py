@@ -36,6 +36,7 @@ LONGEST_FILES = (
     "tests/integration/test_verify_ci.py",  # 132
     "tests/integration/test_mcp_server.py",  # 100
     "tests/integration/test_verify_cli.py",  # 73
+    "tests/integration/test_web.py",  # 60 (one server process a test; measured alone, loaded)
     "tests/integration/test_readme_tour.py",  # 54
     "tests/integration/test_verify_backends.py",  # 39
     "tests/windows/test_cli_end_to_end.py",  # 34

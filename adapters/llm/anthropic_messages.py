@@ -237,6 +237,14 @@ def _read_turn(data: Mapping[str, Any], content: list[Any]) -> ReadTurn:
 # --- backend ------------------------------------------------------------------------------
 
 
+DELTA_FIELDS = {
+    "text_delta": "text",
+    "thinking_delta": "thinking",
+    "signature_delta": "signature",
+}
+"""The deltas that add to a field of their block, and that field."""
+
+
 class MessagesStream:
     """Assembles a Messages stream (``message_start``, content block start/delta/stop,
     ``message_delta``, ``message_stop``) into the message the non-streaming API sends."""
@@ -245,6 +253,7 @@ class MessagesStream:
         self._secret = secret
         self._message: dict[str, Any] | None = None
         self._blocks: dict[int, dict[str, Any]] = {}
+        self._pieces: dict[tuple[int, str], list[str]] = {}  # joined once, at the end
         self._partial_json: dict[int, list[str]] = {}
         self._stopped = False
         self.started = False
@@ -262,7 +271,10 @@ class MessagesStream:
             self.started = True
             block = data.get("content_block")
             if isinstance(block, dict):
-                self._blocks[_index(data)] = dict(block)
+                index = _index(data)
+                self._blocks[index] = dict(block)
+                for field in DELTA_FIELDS.values():
+                    self._pieces.pop((index, field), None)
         elif kind == "content_block_delta":
             self._delta(_index(data), data.get("delta"))
         elif kind == "content_block_stop":
@@ -284,12 +296,14 @@ class MessagesStream:
         if block is None or not isinstance(delta, dict):
             return
         kind = delta.get("type")
-        if kind == "text_delta":
-            block["text"] = str(block.get("text", "")) + str(delta.get("text", ""))
-        elif kind == "thinking_delta":
-            block["thinking"] = str(block.get("thinking", "")) + str(delta.get("thinking", ""))
-        elif kind == "signature_delta":
-            block["signature"] = str(block.get("signature", "")) + str(delta.get("signature", ""))
+        field = DELTA_FIELDS.get(str(kind))
+        if field is not None:
+            # Kept as pieces: adding each to the block's text would copy the text so far
+            # every time, quadratic in the number of deltas.
+            pieces = self._pieces.get((index, field))
+            if pieces is None:
+                pieces = self._pieces[index, field] = [str(block.get(field, ""))]
+            pieces.append(str(delta.get(field, "")))
         elif kind == "input_json_delta":
             self._partial_json.setdefault(index, []).append(str(delta.get("partial_json", "")))
 
@@ -305,6 +319,8 @@ class MessagesStream:
     def finish(self) -> dict[str, Any]:
         if self._message is None or not self._stopped:
             raise IncompleteStream("no message_stop event")
+        for (index, field), pieces in self._pieces.items():
+            self._blocks[index][field] = "".join(pieces)
         message = dict(self._message)
         message["content"] = [self._blocks[index] for index in sorted(self._blocks)]
         return message

@@ -25,7 +25,8 @@ from artifactize.kernel.bounded_json import JsonRefused, read_json
 from artifactize.ports.model import FailureKind, ProviderFailure
 
 CONNECT_TIMEOUT_SECONDS = 10.0
-MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+MIB = 1024 * 1024
+MAX_RESPONSE_BYTES = 32 * MIB
 """Largest successful answer read (decoded); a turn's JSON is far smaller."""
 MAX_ERROR_BODY_BYTES = 64 * 1024
 """Of a non-2xx answer only this much is read: enough for the error message."""
@@ -35,6 +36,11 @@ def new_provider_client(proxy: str | None = None) -> httpx2.AsyncClient:
     """A client for one backend, through ``proxy`` when one is in effect; the backend
     closes it in ``aclose``."""
     return new_http_client(total=None, connect=CONNECT_TIMEOUT_SECONDS, proxy=proxy)
+
+
+def size_text(limit: int) -> str:
+    """A limit as messages name it: ``32 MiB`` when whole mebibytes, else in bytes."""
+    return f"{limit // MIB} MiB" if limit % MIB == 0 else f"{limit} bytes"
 
 
 def encode_json(body: Mapping[str, Any]) -> bytes:
@@ -83,7 +89,7 @@ async def post_json(
             if 200 <= status < 300:
                 payload, over = await _read_at_most(answer, limit)
                 if over:
-                    problem = malformed(provider, f"the answer exceeds {limit} bytes.", secret)
+                    problem = malformed(provider, f"the answer exceeds {size_text(limit)}.", secret)
             else:
                 error_body, _ = await _read_at_most(answer, MAX_ERROR_BODY_BYTES)
                 problem = status_failure(provider, status, answer.headers, error_body, secret)
@@ -112,8 +118,13 @@ def _json_object(payload: bytes, provider: str, secret: str) -> dict[str, Any]:
 STREAM_IDLE_TIMEOUT_SECONDS = 120.0
 """Longest silence between two reads of a streamed answer; the review deadline still bounds
 the whole turn. A provider thinking for long sends keep-alive events (Anthropic ``ping``)."""
-MAX_STREAM_EVENT_BYTES = 8 * 1024 * 1024
+MAX_STREAM_EVENT_BYTES = 8 * MIB
 """Largest single server-sent event; one event carries at most one output item."""
+MAX_STREAM_BYTES = MAX_RESPONSE_BYTES
+"""Largest streamed answer: the data of all its events together (UTF-8), the same bound as
+an answer sent as one JSON object. Without it a stream of events each under
+``MAX_STREAM_EVENT_BYTES`` could grow an answer (and the conversation saved and sent back
+with it) without end; with it a turn holds at most a few times this much in memory."""
 EVENT_STREAM = "text/event-stream"
 DONE_DATA = "[DONE]"  # Chat Completions' end marker
 
@@ -148,13 +159,16 @@ async def post_turn(
     secret: str,
     idle_timeout: float = STREAM_IDLE_TIMEOUT_SECONDS,
     max_event_bytes: int = MAX_STREAM_EVENT_BYTES,
+    max_stream_bytes: int = MAX_STREAM_BYTES,
 ) -> dict[str, Any]:
     """POST a streaming turn and return the final answer as one JSON object.
 
     An answer of ``text/event-stream`` goes through ``assembler``; a server that ignores
     ``stream`` and answers one JSON object is read as ``post_json`` reads it. Raises
     ``ProviderFailure`` as ``post_json`` does, and TRANSIENT (not to be retried once output
-    arrived) when the stream stalls past ``idle_timeout`` or ends before its final event."""
+    arrived) when the stream stalls past ``idle_timeout`` or ends before its final event.
+    Each event is read by the bounded JSON reader; an event over ``max_event_bytes``, a
+    stream over ``max_stream_bytes`` or an event the reader refuses is a PROVIDER_ERROR."""
     content = encode_json(body)
     request_headers = {
         "content-type": "application/json",
@@ -175,12 +189,13 @@ async def post_turn(
                 error_body, _ = await _read_at_most(answer, MAX_ERROR_BODY_BYTES)
                 problem = status_failure(provider, status, answer.headers, error_body, secret)
             elif kind == EVENT_STREAM:
-                result = await _read_events(answer, assembler, provider, secret, max_event_bytes)
+                limits = (max_event_bytes, max_stream_bytes)
+                result = await _read_events(answer, assembler, provider, secret, limits)
             else:
                 payload, over = await _read_at_most(answer, MAX_RESPONSE_BYTES)
                 if over:
                     problem = malformed(
-                        provider, f"the answer exceeds {MAX_RESPONSE_BYTES} bytes.", secret
+                        provider, f"the answer exceeds {size_text(MAX_RESPONSE_BYTES)}.", secret
                     )
     except ProviderFailure as failed:
         problem = failed
@@ -198,21 +213,31 @@ async def _read_events(
     assembler: StreamAssembler,
     provider: str,
     secret: str,
-    max_event_bytes: int,
+    limits: tuple[int, int],
 ) -> dict[str, Any]:
+    """Feed each event of ``answer`` to ``assembler`` within ``limits`` (bytes per event, in
+    total) and return its answer; the stream is left unread past the first refusal."""
+    max_event_bytes, max_stream_bytes = limits
     problem: ProviderFailure | None = None
-    async for event in httpx2.EventSource(answer, max_event_size=max_event_bytes):
-        if event.data.strip() == DONE_DATA:
-            assembler.feed(DONE_DATA, None)
-            break
-        if not event.data:
-            continue  # a keep-alive
-        try:
-            data = json.loads(event.data)
-        except ValueError:
-            problem = malformed(provider, f"stream event {event.event!r} is not JSON.", secret)
-            break
-        assembler.feed(event.event, data)
+    total = 0
+    try:
+        async for event in httpx2.EventSource(answer, max_event_size=max_event_bytes):
+            total += _utf8_size(event.data)
+            if total > max_stream_bytes:
+                detail = f"the streamed answer exceeds {size_text(max_stream_bytes)}."
+                problem = malformed(provider, detail, secret)
+                break
+            if event.data.strip() == DONE_DATA:
+                assembler.feed(DONE_DATA, None)
+                break
+            if not event.data:
+                continue  # a keep-alive
+            problem = _feed(assembler, event, provider, secret)
+            if problem is not None:
+                break
+    except httpx2.SSEError:  # only an event past max_event_size: the content type was checked
+        detail = f"a stream event exceeds {size_text(max_event_bytes)}."
+        problem = malformed(provider, detail, secret)
     if problem is not None:
         problem.streamed = assembler.started
         raise problem
@@ -226,3 +251,22 @@ async def _read_events(
             streamed=True,
         )
     raise problem
+
+
+def _feed(
+    assembler: StreamAssembler, event: httpx2.ServerSentEvent, provider: str, secret: str
+) -> ProviderFailure | None:
+    """Read one event with the bounded reader (depth, NaN, duplicate keys) and feed it; the
+    refusal, if any, as a failure to raise."""
+    try:
+        data = read_json(event.data)
+    except JsonRefused as exc:
+        detail = "" if exc.syntax else f" we accept: {exc.reason}"
+        return malformed(provider, f"stream event {event.event!r} is not JSON{detail}.", secret)
+    assembler.feed(event.event, data)
+    return None
+
+
+def _utf8_size(text: str) -> int:
+    """The UTF-8 size of ``text``, without encoding it when it is ASCII (most events)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from artifactize.adapters.posix.process_table import PsutilProcessTable
+from artifactize.kernel.bounded_json import read_json
 from artifactize.ports.sessions import ProcessIdentity
 
 __all__ = ["GROUP_JOURNAL_FOLDER", "GroupJournal", "SweepCounts", "default_journal_directory"]
@@ -205,7 +206,7 @@ def _read_record(path: str) -> tuple[ProcessIdentity, ProcessIdentity] | None:
     if len(data) > _RECORD_MAX_BYTES:
         return None
     try:
-        record = json.loads(data)
+        record = read_json(data)
     except ValueError:
         return None
     if not isinstance(record, dict):

@@ -262,7 +262,14 @@ class PosixPrivateFiles:
             target = os.path.join(path, name)
             file_fd = _open_file(fd, name, _APPEND_FLAGS, target)
             try:
-                write_all(file_fd, data)
+                start = os.fstat(file_fd).st_size
+                try:
+                    write_all(file_fd, data)
+                except OSError:
+                    # A full disk must not leave half a record at the end: cut it off.
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(file_fd, start)
+                    raise
             except OSError as exc:
                 raise PrivateFileError(f"{target}: cannot be written ({exc.strerror}).") from None
             finally:

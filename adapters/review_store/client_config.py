@@ -29,6 +29,7 @@ from artifactize.adapters.review_store.urls import (
     normalize_store_url,
     url_origin,
 )
+from artifactize.kernel.bounded_json import read_json
 from artifactize.ports.private_files import PrivateFileError, PrivateFiles
 from artifactize.ports.review_store import RemoteConfigError, RemoteSettings, RemoteStore
 
@@ -119,9 +120,21 @@ class RemoteConfigStores:
         share = check_share(share, "The share mode")
         token_data = _encode({"origin": url_origin(url), "token": token})
         config_data = _encode({"url": url, "share": share})
+        token_dir = Path(state_dir) / TOKEN_DIR
+        had_token_dir = token_dir.is_dir()
         with _config_errors():
-            self._files.write(state_dir, (TOKEN_DIR, TOKEN_FILE), token_data)
-            self._files.write(state_dir, (CONFIG_FILE,), config_data)
+            try:
+                self._files.write(state_dir, (TOKEN_DIR, TOKEN_FILE), token_data)
+                self._files.write(state_dir, (CONFIG_FILE,), config_data)
+            except PrivateFileError:
+                # A login that could not be saved (a full disk) leaves nothing half-made:
+                # no token without its configuration, no empty auth/ folder.
+                with contextlib.suppress(PrivateFileError):
+                    self._files.remove(state_dir, (TOKEN_DIR, TOKEN_FILE))
+                if not had_token_dir:
+                    with contextlib.suppress(OSError):
+                        token_dir.rmdir()  # only if empty
+                raise
         return RemoteSettings(url, share, token, "file")
 
     def logout(self, state_dir: str) -> bool:
@@ -177,7 +190,7 @@ def _encode(data: Mapping[str, str]) -> bytes:
 def _load_object(data: bytes, path: str, fields: tuple[str, ...]) -> dict[str, Any]:
     """A JSON object with exactly ``fields``, each a string."""
     try:
-        value = json.loads(data.decode("utf-8"))
+        value = read_json(data)
     except (UnicodeDecodeError, ValueError):
         raise RemoteConfigError(f"{path}: is not valid UTF-8 JSON.") from None
     if not isinstance(value, dict):

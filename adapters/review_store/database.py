@@ -104,6 +104,23 @@ STORE_WRITE_LOCK = 0x61727466_01
 STORE_MIGRATION_LOCK = 0x61727466_02
 POSTGRESQL_DRIVER = "postgresql+psycopg"
 POSTGRESQL_CONNECT_TIMEOUT_SECONDS = 10
+# No database call waits forever: the server ends a statement after STATEMENT_TIMEOUT_MS;
+# TCP keepalive finds a vanished server (a dropped network, a dead host) and
+# tcp_user_timeout a connection whose sent data stays unacknowledged. (A stopped but living
+# server still acknowledges at the TCP level: /v1/health has its own deadline for that.)
+POSTGRESQL_STATEMENT_TIMEOUT_MS = 30_000
+POSTGRESQL_KEEPALIVE_IDLE_SECONDS = 10
+POSTGRESQL_KEEPALIVE_INTERVAL_SECONDS = 5
+POSTGRESQL_KEEPALIVE_COUNT = 3
+POSTGRESQL_TCP_USER_TIMEOUT_MS = 30_000
+POSTGRESQL_CONNECTION_DEFAULTS: dict[str, Any] = {
+    "options": f"-c statement_timeout={POSTGRESQL_STATEMENT_TIMEOUT_MS}",
+    "keepalives": 1,
+    "keepalives_idle": POSTGRESQL_KEEPALIVE_IDLE_SECONDS,
+    "keepalives_interval": POSTGRESQL_KEEPALIVE_INTERVAL_SECONDS,
+    "keepalives_count": POSTGRESQL_KEEPALIVE_COUNT,
+    "tcp_user_timeout": POSTGRESQL_TCP_USER_TIMEOUT_MS,
+}
 SQLITE_DRIVERS = ("sqlite", "sqlite+pysqlite")
 POSTGRESQL_DRIVERS = ("postgresql", POSTGRESQL_DRIVER)
 URL_RULE = "use sqlite:///PATH or postgresql+psycopg://USER@HOST:PORT/DATABASE"
@@ -246,6 +263,9 @@ def _open_postgresql(
     connect_args: dict[str, Any] = {}
     if "connect_timeout" not in url.query:
         connect_args["connect_timeout"] = POSTGRESQL_CONNECT_TIMEOUT_SECONDS
+    for name, value in POSTGRESQL_CONNECTION_DEFAULTS.items():
+        if name not in url.query:  # the URL's own settings win
+            connect_args[name] = value
     engine = sa.create_engine(url, pool_pre_ping=True, connect_args=connect_args)
     try:
         with engine.connect() as connection, connection.begin():

@@ -40,6 +40,7 @@ from sqlalchemy import event
 from artifactize.adapters.schema_migrations import Migrations, SchemaVersionError
 from artifactize.adapters.sqlite.migrations import REVISIONS as STATE_REVISIONS
 from artifactize.adapters.sqlite.schema import STATE_ID_NAME, state_meta
+from artifactize.adapters.sqlite.storage_faults import storage_fault
 from artifactize.ports.state import StateError
 
 BUSY_TIMEOUT_SECONDS = 5.0
@@ -248,5 +249,4 @@ def initialize(engine: sa.Engine, database: str, *, create: bool) -> str | None:
     try:
         return retry_busy(lambda: _initialize_once(engine, database, create))
     except (sa.exc.DBAPIError, sqlite3.Error) as error:
-        original = getattr(error, "orig", error)
-        raise StateError(f"Cannot open state {database}: {original}") from error
+        raise StateError(storage_fault("open state", database, error)) from error

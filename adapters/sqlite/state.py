@@ -41,6 +41,7 @@ from artifactize.adapters.sqlite.connection import (
     initialize,
     make_private_directory,
 )
+from artifactize.adapters.sqlite.integrity import check_state_integrity
 from artifactize.adapters.sqlite.rows import (
     data_bytes,
     dump_data,
@@ -59,6 +60,7 @@ from artifactize.adapters.sqlite.schema import (
 )
 from artifactize.adapters.sqlite.schema import requests as requests_table
 from artifactize.adapters.sqlite.state_files import check_state_files, state_file
+from artifactize.adapters.sqlite.storage_faults import STORAGE_CODES, sqlite_code, storage_fault
 from artifactize.adapters.system_clock import SystemClock
 from artifactize.kernel.timestamps import timestamp
 from artifactize.kernel.transitions import execution_moves
@@ -144,7 +146,13 @@ class SqliteStateStore:
                 with connection.begin():
                     yield connection
         except sa.exc.DBAPIError as error:
-            raise StateError(f"State {self._database}: {error.orig}") from error
+            action = "write state" if write else "read state"
+            message = storage_fault(action, self._database, error)  # before space is freed
+            if sqlite_code(error) in STORAGE_CODES:
+                # Close every pooled connection: the last one out checkpoints and removes
+                # the WAL, which frees its space for the Run's settlement on a full disk.
+                self._engine.dispose()
+            raise StateError(message) from error
 
     # --- Runs and requests -------------------------------------------------------------
 
@@ -479,8 +487,11 @@ class SqliteStateStores:
         if create and not read_only:
             make_private_directory(state_dir)
         create = create and not read_only
-        if not check_state_files(database) and not create:
+        exists = check_state_files(database)
+        if not exists and not create:
             return None
+        if exists:
+            check_state_integrity(database)  # before the first read; refuses, never writes
         engine = create_engine(database, create=create, read_only=read_only)
         try:
             state_id = initialize(engine, database, create=create)

@@ -64,6 +64,7 @@ SWEEP_FAILED = (
     "(its records are kept for the next attempt)."
 )
 CLEANUP_FAILED = "Tool session cleanup failed: {detail}"
+RETIRE_FAILED = "could not record that a process group of {key} is gone ({error})"
 
 
 class State(enum.Enum):
@@ -147,6 +148,8 @@ class ToolSession:
     _start_dirs: list[str] = field(default_factory=list)
     # Start groups whose termination was confirmed: released, never signalled again.
     _released: set[ProcessIdentity] = field(default_factory=set)
+    # Failures to record a release (the seed: reported, without skipping the cleanup).
+    _retire_problems: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -241,11 +244,16 @@ class ToolSession:
     def _release(self, identity: ProcessIdentity) -> None:
         """Record durably that a group is gone, so no later cleanup or sweep signals its old
         numeric group id (which the system may since have given to someone else)."""
-        if self.directory is not None:
-            with contextlib.suppress(OSError):  # unrecorded: a later kill re-checks identity
-                self.ports.store.append(
-                    self.directory, JournalEntry(JournalRole.RELEASED, identity)
+        if self.directory is None:
+            return
+        try:
+            self.ports.store.append(self.directory, JournalEntry(JournalRole.RELEASED, identity))
+        except OSError as exc:  # unrecorded: a later kill re-checks identity; reported at cleanup
+            self._retire_problems.append(
+                CLEANUP_FAILED.format(
+                    detail=RETIRE_FAILED.format(key=self.provenance_key, error=exc)
                 )
+            )
 
     async def _released_after(self, spawned: list[ProcessIdentity]) -> None:
         """After a bound call or stop returned, confirm its group is gone and release it."""
@@ -316,7 +324,8 @@ class ToolSession:
     async def cleanup(self, run_stop: bool = True) -> list[str]:
         """Stop, kill, confirm, remove. Returns the problems; runs on the cleanup executor,
         in an event loop of its own."""
-        problems: list[str] = []
+        problems = self._retire_problems
+        self._retire_problems = []
         if self.directory is None:
             return problems
         if run_stop and self.state in (State.READY, State.ENDED) and self.process is not None:
@@ -335,7 +344,8 @@ class ToolSession:
         self.runner.remove(self._start_dirs)
         if not confirmed:
             self.ports.store.release_lease(self.directory)
-            return [CLEANUP_FAILED.format(detail=f"processes of {self.provenance_key} survive")]
+            survive = CLEANUP_FAILED.format(detail=f"processes of {self.provenance_key} survive")
+            return [*problems, survive]
         try:
             self.ports.store.remove(self.directory)
         except OSError as exc:

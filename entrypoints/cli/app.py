@@ -15,16 +15,16 @@ import typer
 
 from artifactize.entrypoints.cli.command_table import COMMANDS, ROOT_HELP, VERSION_HELP
 from artifactize.entrypoints.cli.context import CliContext as _State
+from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.global_options import (
     GlobalOptions,
     UsageError,
     split_global_options,
 )
 from artifactize.entrypoints.cli.lazy_commands import LazyGroup
+from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.errors import CommandError
 
-EXIT_OK = 0
-EXIT_USAGE = 2
 HELP_HINT = "Try '{command} --help' for help."
 
 LazyGroup.LAZY = COMMANDS
@@ -47,7 +47,7 @@ def _version_callback(value: bool) -> None:
         from artifactize.entrypoints.version import VERSION
 
         typer.echo(f"artifactize {VERSION}")
-        raise typer.Exit(EXIT_OK)
+        raise typer.Exit(ExitCode.OK)
 
 
 @app.callback()
@@ -60,17 +60,10 @@ def _root(
     """Review the Artifacts of a repository through declared tools."""
 
 
-def _emit(data: Any, text: str) -> None:
-    if _State.options.json:
-        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
-        typer.echo(text)
-
-
 @config_app.command("check")
 def config_check() -> None:
     """Validate every .artf declaration. Runs no scripts, hashes no files, writes nothing."""
-    from artifactize.domain.config_service import summary_text
+    from artifactize.entrypoints.cli.render.config import summary_text
 
     data = _State.container.config_service().check(_State.options.repo)
     _emit(data, summary_text(data))
@@ -84,7 +77,7 @@ def config_graph(
     ] = None,
 ) -> None:
     """Show Artifacts, their evals and relations (inputs first)."""
-    from artifactize.domain.graph import graph_text
+    from artifactize.entrypoints.cli.render.config import graph_text
 
     report = _State.container.config_service().graph(_State.options.repo, artifact)
     _emit(report, graph_text(report))
@@ -121,7 +114,7 @@ def tools_check(
     import anyio
 
     from artifactize.domain.tools.tools_check import InvocationError, Report, ToolsCheckRequest
-    from artifactize.entrypoints.cli.signals import until_signal
+    from artifactize.entrypoints.signals import until_signal
 
     if selector is not None and eval_id is not None:
         raise InvocationError("Give the eval either as a positional selector or with --eval.")
@@ -142,7 +135,7 @@ def tools_check(
     outcome = anyio.run(until_signal, work)
     if outcome is None:
         report.cancel()
-    document, code = (report.to_json(), EXIT_USAGE) if outcome is None else outcome
+    document, code = (report.to_json(), ExitCode.ERROR) if outcome is None else outcome
     typer.echo(json.dumps(document, ensure_ascii=False, indent=2))
     raise typer.Exit(code)
 
@@ -175,7 +168,7 @@ def _fail(
     else:
         sys.stderr.write("".join(f"error: {line}\n" for line in message.splitlines()))
         sys.stderr.write(f"{usage}\n" if usage else "")
-    raise SystemExit(EXIT_USAGE)
+    raise SystemExit(ExitCode.ERROR)
 
 
 def _fail_known(exc: Exception, options: GlobalOptions) -> NoReturn:
@@ -186,14 +179,30 @@ def _fail_known(exc: Exception, options: GlobalOptions) -> NoReturn:
     from artifactize.domain.tools.tools_check import InvocationError
     from artifactize.domain.workspace import UnknownName
     from artifactize.ports.filesystem import FilesystemError
+    from artifactize.ports.state import StateError
 
     if isinstance(exc, ConfigError):
         _fail(str(exc), options, {"problems": [p.to_json() for p in exc.problems]})
-    if isinstance(exc, (UnknownName, InvocationError, CommandError)):
+    if isinstance(exc, (UnknownName, InvocationError, CommandError, StateError)):
         _fail(str(exc), options)
     if isinstance(exc, FilesystemError):
         _fail(f"cannot read the repository {options.repo}: {exc}", options)
     raise exc
+
+
+def _usage_failed(exc: typer.TyperException, options: GlobalOptions) -> NoReturn:
+    """typer 0.29 vendors click privately: its usage errors are public only as a
+    TyperException with click's usage exit code (2) and the failing command's context. A
+    command group given no command prints its help (exit 2); any other usage error says what
+    is wrong, then the usage line and where to find help."""
+    if exc.exit_code != ExitCode.ERROR:
+        raise exc
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError":  # told apart by name, as typer does
+        sys.stderr.write(ctx.get_help() + "\n" if ctx else "")
+        raise SystemExit(ExitCode.ERROR) from None
+    hint = f"{ctx.get_usage()}\n{HELP_HINT.format(command=ctx.command_path)}" if ctx else ""
+    _fail(exc.format_message(), options, usage=hint)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -207,31 +216,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     from artifactize.entrypoints.cli.completion import enable_if_requested
 
     enable_if_requested()
-    from artifactize.entrypoints.cli.parameter_coercion import install
-
-    install()  # plain option values without importing pydantic
     command = typer.main.get_command(app)  # each subcommand's usage is adjusted as it loads
     try:
         # Without standalone mode, click returns a raised ``Exit``'s code instead of raising.
         code = command.main(rest, prog_name="artifactize", standalone_mode=False)
     except typer.TyperException as exc:
-        # typer 0.29 vendors click privately: its usage errors are public only as a
-        # TyperException with click's usage exit code (2) and the failing command's context.
-        if exc.exit_code != EXIT_USAGE:
-            raise
-        ctx = getattr(exc, "ctx", None)
-        if type(exc).__name__ == "NoArgsIsHelpError":  # told apart by name, as typer does
-            sys.stderr.write(ctx.get_help() + "\n" if ctx else "")
-            raise SystemExit(EXIT_USAGE) from None
-        hint = f"{ctx.get_usage()}\n{HELP_HINT.format(command=ctx.command_path)}" if ctx else ""
-        _fail(exc.format_message(), options, usage=hint)
+        _usage_failed(exc, options)
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
         _fail("aborted", options)
     except Exception as exc:
         _fail_known(exc, options)
-    raise SystemExit(code if isinstance(code, int) else EXIT_OK)
+    raise SystemExit(code if isinstance(code, int) else ExitCode.OK)
 
 
 if __name__ == "__main__":

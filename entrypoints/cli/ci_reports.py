@@ -1,6 +1,6 @@
 """``verify --junit PATH``, ``--quiet`` and the GitHub Actions reports (docs/ci.md).
 
-- ``--junit PATH`` writes the Run as JUnit XML (``domain.reviews.run.reports``). The folder
+- ``--junit PATH`` writes the Run as JUnit XML (``entrypoints/cli/render/reports.py``). The folder
   must exist and the file must lie outside the reviewed repository's Artifacts (a report
   written there would change their fingerprints): both are checked before any Run. The
   file is written whole (a temporary file renamed over it), also for an INCOMPLETE or RED
@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 def _junit_path(value: str | None) -> Path | None:
     """``--junit`` as a path; a folder is refused as typer's ``dir_okay=False`` would.
 
-    Taken as ``str`` and converted here: a ``Path`` option makes typer import pydantic to
-    coerce it, a tenth of a second on every ``verify`` (entrypoints/cli/parameter_coercion.py).
+    Taken as ``str`` and converted here, so the refusal is ours, worded as typer's
+    ``dir_okay=False`` would word it.
     """
     if value is None:
         return None
@@ -109,7 +109,7 @@ class CiReports:
 
     def text(self, result: RunResult, render: Callable[[RunResult], str]) -> str:
         """The Run's text, with failure tails under their lines (or ``--quiet``'s subset)."""
-        from artifactize.domain.reviews.run.reports import output_tail
+        from artifactize.entrypoints.cli.render.reports import output_tail
 
         heads = {f"{REQUEST_LINE_INDENT}{r['evalId']} [{r['id']}]:": r for r in result.requests}
         lines: list[str] = []
@@ -124,7 +124,7 @@ class CiReports:
 
     def write(self, result: RunResult, workspace: Workspace | None, *, json_output: bool) -> None:
         """The JUnit file, the step summary and the annotations of a Run that started."""
-        from artifactize.domain.reviews.run import reports
+        from artifactize.entrypoints.cli.render import reports
 
         run: dict[str, Any] = dict(result.run)
         if self.junit is not None:

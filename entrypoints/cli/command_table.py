@@ -1,7 +1,8 @@
 """The root command's table: every subcommand, its module and short help, and the root's
-own help; no typer here, so ``entrypoints.cli.launch`` answers ``--version`` and ``--help``
-without importing the command line library (``entrypoints.cli.app`` builds typer's root
-from the same table)."""
+own help; no typer here, so ``entrypoints.cli.launch`` answers ``--version`` without
+importing the command line library (``entrypoints.cli.app`` builds typer's root from this
+table, and the root's ``--help`` lists a command not loaded yet with the help written here).
+"""
 
 from __future__ import annotations
 
@@ -54,6 +55,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "artifactize.entrypoints.cli.monitor",
         "monitor_command",
         "Watch Runs live; o hands a waiting Human review to `review`. Writes nothing.",
+    ),
+    "web": LazyCommand(
+        "artifactize.entrypoints.cli.web",
+        "web_command",
+        "Review waiting Human requests and watch Runs in a browser (a local web app).",
     ),
     "config": LazyCommand(
         "artifactize.entrypoints.cli.app",

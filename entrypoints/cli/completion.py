@@ -1,8 +1,8 @@
 """``artifactize completion SHELL``: print the shell completion script for bash, zsh or fish.
 
-typer's completion machinery does the work: the script calls ``artifactize`` back with
-``_ARTIFACTIZE_COMPLETE=complete_<shell>`` set, and typer answers with the commands and
-options that fit the words typed so far. Printing the script (rather than typer's
+typer's completion machinery (its public ``typer.completion`` module) does the work: the
+script calls ``artifactize`` back with ``_ARTIFACTIZE_COMPLETE=complete_<shell>`` set, and
+typer answers with the commands and options that fit the words typed so far. Printing the script (rather than typer's
 ``--install-completion``, which edits shell start-up files) leaves where it goes to the user:
 
     eval "$(artifactize completion bash)"                        # in ~/.bashrc
@@ -24,15 +24,18 @@ UNKNOWN_SHELL = "Unknown shell {shell!r}: completion is available for bash, zsh 
 
 
 def completion_command(
+    ctx: typer.Context,
     shell: Annotated[str, typer.Argument(help="bash, zsh or fish.")],
 ) -> None:
     """Print the completion script of SHELL (bash, zsh or fish); see docs/cli.md."""
-    from typer._completion_shared import get_completion_script
+    from typer.completion import shell_complete
 
     if shell not in SHELLS:
         raise CommandError(UNKNOWN_SHELL.format(shell=shell))
-    script = get_completion_script(prog_name=PROG_NAME, complete_var=COMPLETE_VARIABLE, shell=shell)
-    typer.echo(script)
+    _register_typer_shells()
+    root = ctx.find_root().command  # the command line this completion is for
+    # typer's own answer to a ``source_<shell>`` instruction: the script of that shell.
+    shell_complete(root, {}, PROG_NAME, COMPLETE_VARIABLE, f"source_{shell}")
 
 
 def enable_if_requested() -> None:
@@ -42,6 +45,13 @@ def enable_if_requested() -> None:
     import os
 
     if COMPLETE_VARIABLE in os.environ:
-        from typer._completion_classes import completion_init
+        _register_typer_shells()
 
-        completion_init()
+
+def _register_typer_shells() -> None:
+    """typer's bash, zsh and fish completion classes, registered as ``add_completion=True``
+    registers them: through ``get_completion_inspect_parameters``, the public function typer
+    itself calls for that (its two ``--…-completion`` options are not added to our root)."""
+    from typer.completion import get_completion_inspect_parameters
+
+    get_completion_inspect_parameters()

@@ -15,8 +15,7 @@ import typer
 from artifactize.entrypoints.cli.global_options import GlobalOptions
 
 if TYPE_CHECKING:
-    from artifactize.entrypoints.bootstrap import Services
-    from artifactize.entrypoints.container import Container
+    from artifactize.entrypoints.bootstrap import Container, Services
 
 
 def _to_stderr(message: str) -> None:
@@ -30,7 +29,7 @@ class _BuiltOnFirstUse:
         self.name = name
 
     def __get__(self, instance: object, owner: type) -> Any:
-        from artifactize.entrypoints.container import Container
+        from artifactize.entrypoints.bootstrap import Container
 
         container = Container()
         setattr(owner, self.name, container)  # later reads find the container itself

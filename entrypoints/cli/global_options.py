@@ -4,7 +4,10 @@ subcommand, each at most once. They are lifted out of argv before typer parses t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from artifactize.entrypoints.options import GlobalOptions
+
+__all__ = ["GlobalOptions", "UsageError", "split_global_options"]
 
 VALUE_OPTIONS = ("--repo", "--state-dir")
 FLAG_OPTIONS = ("--json",)
@@ -12,13 +15,6 @@ FLAG_OPTIONS = ("--json",)
 
 class UsageError(Exception):
     """A command line that cannot be run (exit 2)."""
-
-
-@dataclass(frozen=True)
-class GlobalOptions:
-    repo: str = "."
-    state_dir: str | None = None
-    json: bool = False
 
 
 def split_global_options(argv: Sequence[str]) -> tuple[GlobalOptions, list[str]]:
@@ -36,16 +32,7 @@ def split_global_options(argv: Sequence[str]) -> tuple[GlobalOptions, list[str]]
         if name in VALUE_OPTIONS:
             if name in values:
                 raise UsageError(f"{name} may be given only once")
-            if eq:
-                value = inline
-            elif index + 1 < len(argv):
-                index += 1
-                value = argv[index]
-            else:
-                raise UsageError(f"{name} needs a value")
-            if not value:
-                raise UsageError(f"{name} needs a nonempty value")
-            values[name] = value
+            values[name], index = _value(argv, index, name, inline if eq else None)
         elif token in FLAG_OPTIONS:
             if token in flags:
                 raise UsageError(f"{token} may be given only once")
@@ -59,3 +46,16 @@ def split_global_options(argv: Sequence[str]) -> tuple[GlobalOptions, list[str]]
         json="--json" in flags,
     )
     return options, rest
+
+
+def _value(argv: Sequence[str], index: int, name: str, inline: str | None) -> tuple[str, int]:
+    """The value of the option at ``index`` (``--name=value`` or ``--name value``) and the
+    index of its last token; a missing or empty value is refused."""
+    if inline is None:
+        if index + 1 >= len(argv):
+            raise UsageError(f"{name} needs a value")
+        index += 1
+        inline = argv[index]
+    if not inline:
+        raise UsageError(f"{name} needs a nonempty value")
+    return inline, index

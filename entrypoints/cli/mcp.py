@@ -14,13 +14,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
+    import socket
+
+    from artifactize.domain.tools.serving import ServingRun
+    from artifactize.entrypoints.bootstrap import PreparedServer
     from artifactize.ports.mcp_audit import McpCallRecord, McpSessionRecord
 
 LOG_LIMIT_DEFAULT = 20
-EXIT_CLEANUP_FAILED = 2
 # A built-in in a worker thread (every one but a short ``read``, which runs on the event loop:
 # ``InlineFirst``) competes for the GIL with the SDK's tasks; at CPython's default 5 ms switch
 # interval the worker waited that long for it on every call (bench/mcp.py: a served read went
@@ -108,45 +113,66 @@ def _listen_address(text: str) -> Any:
 def _serve(selection: Any, address: Any) -> None:
     import sys
 
-    import anyio
-
-    from artifactize.domain.tools.serving import ServeRefused
-    from artifactize.entrypoints.cli.signals import until_signal
-    from artifactize.entrypoints.mcp.setup import prepare_server
-
     sys.setswitchinterval(SERVER_SWITCH_INTERVAL_SECONDS)
     services = CliContext.services()
-    prepared = prepare_server(services, selection, "http" if address is not None else "stdio")
-    run = prepared.run
-    sock = None
-    if address is not None:
-        from artifactize.entrypoints.listen_address import bind
-
-        try:
-            sock = bind(address)
-        except OSError as exc:
-            prepared.finish()
-            raise CommandError(f"Cannot listen on {address}: {exc.strerror or exc}") from None
-    target = selection.eval_id or selection.artifact
+    prepared = services.prepare_server(selection, "http" if address is not None else "stdio")
+    sock = _bound(address, prepared)
     try:
         # The SDK (with pydantic and starlette: most of a second on a small machine) is
         # imported once the scope, the state and the address are known good, so a refusal
         # answers at once; still before anything is served or recorded.
-        from artifactize.entrypoints.mcp.http import serve_http
-        from artifactize.entrypoints.mcp.server import serve_stdio
+        import artifactize.entrypoints.mcp.http
+        import artifactize.entrypoints.mcp.server  # noqa: F401
     except BaseException:
         if sock is not None:
             sock.close()
         prepared.finish()
         raise
+    _freeze_the_heap()
+    try:
+        _serve_until_signal(prepared.run, sock, selection.eval_id or selection.artifact)
+    finally:
+        if sock is not None:
+            sock.close()
+        prepared.finish()
+    if prepared.run.problems:  # a tool session not cleaned up, an audit write that failed
+        for problem in prepared.run.problems:
+            typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(ExitCode.ERROR)
 
+
+def _bound(address: Any, prepared: PreparedServer) -> socket.socket | None:
+    """The listening socket of ``--http`` (None for stdio); a refusal ends the run."""
+    if address is None:
+        return None
+    from artifactize.entrypoints.listen_address import bind
+
+    try:
+        return bind(address)
+    except OSError as exc:
+        prepared.finish()
+        raise CommandError(f"Cannot listen on {address}: {exc.strerror or exc}") from None
+
+
+def _freeze_the_heap() -> None:
+    """Everything loaded so far (the SDK, the workspace, the registry) lives as long as the
+    server: moved out of the collector's generations, each collection the SDK's per-request
+    objects trigger no longer walks it (bench/mcp.py: ~0.3 ms less per served call)."""
     import gc
 
-    # Everything loaded so far (the SDK, the workspace, the registry) lives as long as the
-    # server: moved out of the collector's generations, each collection the SDK's per-request
-    # objects trigger no longer walks it (bench/mcp.py: ~0.3 ms less per served call).
     gc.collect()
     gc.freeze()
+
+
+def _serve_until_signal(run: ServingRun, sock: socket.socket | None, target: str | None) -> None:
+    """Start the run, say what is served on stderr, serve until the client leaves or a
+    signal arrives."""
+    import anyio
+
+    from artifactize.domain.tools.serving import ServeRefused
+    from artifactize.entrypoints.mcp.http import serve_http
+    from artifactize.entrypoints.mcp.server import serve_stdio
+    from artifactize.entrypoints.signals import until_signal
 
     async def work() -> None:
         try:
@@ -158,22 +184,12 @@ def _serve(selection: Any, address: Any) -> None:
             f"MCP session {run.session_id}.",
             err=True,
         )
-        if address is None:
+        if sock is None:
             await serve_stdio(run)
         else:
-            assert sock is not None
             await serve_http(run, sock, _announce)
 
-    try:
-        anyio.run(until_signal, work)
-    finally:
-        if sock is not None:
-            sock.close()
-        prepared.finish()
-    if run.problems:  # a tool session that could not be cleaned up, an audit write that failed
-        for problem in run.problems:
-            typer.echo(f"error: {problem}", err=True)
-        raise typer.Exit(EXIT_CLEANUP_FAILED)
+    anyio.run(until_signal, work)
 
 
 def _announce(url: str, token: str, session_id: str) -> None:
@@ -219,13 +235,6 @@ def mcp_log(
     finally:
         if audit is not None:
             audit.close()
-
-
-def _emit(data: Any, text: str) -> None:
-    if CliContext.options.json:
-        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
-        typer.echo(text)
 
 
 def _served(record: McpSessionRecord) -> str:

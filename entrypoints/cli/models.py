@@ -10,15 +10,13 @@ workspace needs is ready, 1 otherwise.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.errors import CommandError
-
-EXIT_READY = 0
-EXIT_NOT_READY = 1
 
 
 def models_command(
@@ -54,58 +52,7 @@ def doctor_command() -> None:
     if CliContext.options.json:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
     else:
+        from artifactize.entrypoints.cli.render.doctor import doctor_text
+
         typer.echo(doctor_text(report))
-    raise typer.Exit(EXIT_READY if report["ready"] else EXIT_NOT_READY)
-
-
-def _mark(ok: bool | None) -> str:
-    return "ok" if ok else "--" if ok is None else "NO"
-
-
-def doctor_text(report: dict[str, Any]) -> str:
-    lines = []
-    if not report["backends"]:
-        lines.append("Agent backends: none used by this workspace")
-    for item in report["backends"]:
-        lines.append(f"Agent backend {item['backend']} ({', '.join(item['evals'])}):")
-        if "baseUrl" not in item:
-            lines.append(f"  {_mark(False)} {item.get('detail')}")
-            continue
-        key = item["key"]
-        state = "set" if key["set"] else "unset" + (" (required)" if key["required"] else "")
-        lines.append(f"  endpoint: {item['baseUrl']} (from {item['endpointSource']})")
-        lines.append(f"  key: {key['variable']} {state}")
-        answered = item.get("answers")
-        detail = (
-            f"HTTP {item.get('status')} in {item.get('seconds')} s"
-            if answered
-            else item.get("detail")
-        )
-        lines.append(f"  {_mark(item['ready'])} answers: {_mark(answered)} {detail or ''}".rstrip())
-        lines.append(f"  proxy: {item['proxy'] or 'none (direct)'}")
-        if item["loopbackRule"]:
-            lines.append(f"  {item['loopbackRule']}")
-    home = report["stateHome"]
-    lines.append(
-        f"{_mark(home['writable'])} state home: {home['path']}"
-        + (f" ({home['detail']})" if home["detail"] else "")
-    )
-    store = report["teamStore"]
-    if store["configured"]:
-        lines.append(f"{_mark(store['reachable'])} team store: {store['url']} ({store['detail']})")
-    else:
-        lines.append(
-            "-- team store: not configured" + (f" ({store['detail']})" if store["detail"] else "")
-        )
-    editor = report["editor"]
-    needed = " (needed: Human evals)" if editor["needed"] else ""
-    source = f"${editor['variable']}" if editor["variable"] else "default"
-    lines.append(f"editor: {editor['command'] or 'none'} ({source}){needed}")
-    opener = report["desktopOpener"]
-    lines.append(
-        f"desktop opener: {opener['path'] or opener['program'] + ' not found'}"
-        + (" (needed)" if opener["needed"] else "")
-    )
-    lines.append("Ready." if report["ready"] else "Not ready:")
-    lines.extend(f"  {problem}" for problem in report["problems"])
-    return "\n".join(lines)
+    raise typer.Exit(ExitCode.OK if report["ready"] else ExitCode.NOT_READY)

@@ -5,7 +5,8 @@ Read-only: a read-only state connection, no repository needed (``--repo`` only c
 whose Runs are listed), no owner code run. Interactive only: ``--json`` is refused, and so
 is a standard input or output that is not a terminal.
 
-Exit codes: 0 when the monitor quits, 2 for an error before the screen opens.
+Exit codes: 0 when the monitor quits, 2 for an error before the screen opens and when a
+stop signal (SIGTERM, SIGHUP, SIGQUIT) ended it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Annotated
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.terminal_reviewer import ALL_WITH_REPO as ALL_WITH_REPO
 from artifactize.entrypoints.cli.terminal_reviewer import check_interactive
 
@@ -51,4 +53,7 @@ def monitor_command(
     services = CliContext.services()
     source = services.monitor_source(all_repos=all_repos)
     state_dir = services.state_dir()
-    MonitorApp(source, lambda request: review_argv(request, state_dir, source.repo)).run()
+    app = MonitorApp(source, lambda request: review_argv(request, state_dir, source.repo))
+    app.run()
+    if app.stopped_by_signal:
+        raise typer.Exit(ExitCode.ERROR)  # a stop signal ended it

@@ -8,14 +8,15 @@ the store accepts the token. ``push`` never fails open: any remote failure is ex
 from __future__ import annotations
 
 import getpass
-import json
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.review_store import (
     SCOPE_READ,
@@ -29,8 +30,6 @@ from artifactize.ports.review_store import (
     RemoteStores,
 )
 
-EXIT_ACCEPTED = 0
-EXIT_NOT_ACCEPTED = 1
 TOKEN_LINE_MAX_CHARS = TOKEN_MAX_CHARS + 2  # room for CR LF; a longer line fails the check
 TOKEN_PROMPT = "Remote store token: "
 NOT_CONFIGURED = (
@@ -83,13 +82,6 @@ def _read_token() -> str:
     return line.removesuffix("\n").removesuffix("\r")
 
 
-def _emit(data: Any, text: str) -> None:
-    if CliContext.options.json:
-        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
-        typer.echo(text)
-
-
 @remote_app.command("login")
 def login(
     url: Annotated[str, typer.Argument(help="The store URL (https://, or http:// on loopback).")],
@@ -138,16 +130,6 @@ def logout() -> None:
     )
 
 
-def _lease_view(lease: RemoteLease) -> dict[str, Any]:
-    return {
-        "key": lease.key,
-        "principal": lease.principal,
-        "holder": lease.holder,
-        "acquiredAt": lease.acquired_at,
-        "expiresAt": lease.expires_at,
-    }
-
-
 @remote_app.command("status")
 def status() -> None:
     """The store, share mode, token source, whether the store accepts the token, and the
@@ -156,29 +138,13 @@ def status() -> None:
     Exit codes: 0 the store accepts the token, 1 it does not (or none is configured),
     2 invalid configuration.
     """
+    from artifactize.entrypoints.cli.render import remote as render
+
     stores = _stores()
     settings = _settings(stores)
     if settings is None:
-        off_reason = stores.switched_off()
-        switched_off = off_reason is not None
-        reason = off_reason or NOT_CONFIGURED
-        _emit(
-            {
-                "configured": False,
-                "off": switched_off,
-                "url": None,
-                "share": None,
-                "tokenSource": None,
-                "reachable": False,
-                "accepted": False,
-                "principal": None,
-                "scopes": [],
-                "leases": None,
-                "error": None,
-            },
-            f"Remote review store: not in use ({reason})",
-        )
-        raise typer.Exit(EXIT_NOT_ACCEPTED)
+        _emit(*render.unused_status(stores.switched_off(), NOT_CONFIGURED))
+        raise typer.Exit(ExitCode.NOT_READY)
     principal: Principal | None = None
     failure: RemoteFailure | None = None
     leases: list[RemoteLease] | None = None
@@ -192,38 +158,8 @@ def status() -> None:
         principal, leases = _with_store(stores, settings, ask)
     except RemoteFailure as exc:
         failure = exc
-    reachable = principal is not None or (failure is not None and failure.status is not None)
-    view = {
-        "configured": True,
-        "off": False,
-        "url": settings.url,
-        "share": settings.share,
-        "tokenSource": settings.token_source,
-        "reachable": reachable,
-        "accepted": principal is not None,
-        "principal": principal.name if principal else None,
-        "scopes": list(principal.scopes) if principal else [],
-        "leases": None if leases is None else [_lease_view(lease) for lease in leases],
-        "error": failure.message if failure else None,
-    }
-    lines = [
-        f"URL: {settings.url}",
-        f"Share: {settings.share}",
-        f"Token: {settings.token_source}",
-        f"Reachable: {'yes' if reachable else 'no'}",
-    ]
-    if principal is not None:
-        lines.append(f"Principal: {principal.name}")
-        lines.append(f"Scopes: {', '.join(principal.scopes) or 'none'}")
-    if leases is not None:
-        lines.append(f"Leases held: {len(leases)}")
-        lines.extend(
-            f"  {lease.key} by {lease.principal} until {lease.expires_at}" for lease in leases
-        )
-    if failure is not None:
-        lines.append(f"Error: {failure.message}")
-    _emit(view, "\n".join(lines))
-    raise typer.Exit(EXIT_ACCEPTED if principal is not None else EXIT_NOT_ACCEPTED)
+    _emit(*render.store_status(settings, principal, leases, failure))
+    raise typer.Exit(ExitCode.OK if principal is not None else ExitCode.NOT_READY)
 
 
 @remote_app.command("push")

@@ -9,25 +9,24 @@ settle) and for a Human tool that returned an error (``request tool``). Readers 
 
 from __future__ import annotations
 
-import json
-import os
-import stat
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
-from artifactize.entrypoints.cli.signals import until_signal
+from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.output import emit as _emit
+from artifactize.entrypoints.cli.output import emit_json as _emit_json
+from artifactize.entrypoints.cli.render import requests as render
 from artifactize.entrypoints.errors import CommandError
+from artifactize.entrypoints.fields_file import read_fields_file
+from artifactize.entrypoints.signals import until_signal
 from artifactize.ports.documents import RequestView
 from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import StateError
 
-EXIT_TOOL_ERROR = 2
 LAUNCHED_TEXT = "Launched {tool}."
-FIELDS_FILE_NOT_REGULAR = "The Human fields file must be a regular file: {path}"
-FIELDS_FILE_UNREADABLE = "Cannot read the Human fields file {path}: {reason}"
 NO_REQUESTS = "No requests."
 STATUS_AND_WAITING = "Give --status or --waiting, not both (--waiting is --status WAITING_HUMAN)."
 ACTION_CANCELLED = "The Human action was cancelled."
@@ -40,10 +39,6 @@ T = TypeVar("T")
 ReviewerOption = Annotated[
     str | None, typer.Option("--reviewer", help="Reviewer id (default: $USER).")
 ]
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
@@ -85,19 +80,10 @@ def request_list(
         LIST_COLUMNS,
         RequestViews,
         list_line,
-        parse_statuses,
         select,
     )
-    from artifactize.ports.statuses import RequestStatus
 
-    if status is not None and waiting:
-        raise CommandError(STATUS_AND_WAITING)
-    try:
-        statuses = parse_statuses(status) if status is not None else None
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
-    if waiting:
-        statuses = frozenset({RequestStatus.WAITING_HUMAN})
+    statuses = _statuses(status, waiting)
     store = CliContext.services().open_state(create=False)
     if store is None:
         views: list[RequestView] = []
@@ -119,16 +105,31 @@ def request_list(
         typer.echo(list_line(view))
 
 
+def _statuses(status: str | None, waiting: bool) -> frozenset[str] | None:
+    """``--status S[,S]`` or ``--waiting`` (not both); None: every status."""
+    from artifactize.domain.reviews.run.request_views import parse_statuses
+    from artifactize.ports.statuses import RequestStatus
+
+    if status is not None and waiting:
+        raise CommandError(STATUS_AND_WAITING)
+    if waiting:
+        return frozenset({RequestStatus.WAITING_HUMAN})
+    try:
+        return parse_statuses(status) if status is not None else None
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
 @request_app.command("show")
 def request_show(request_id: Annotated[str, typer.Argument(help="A request ID.")]) -> None:
     """The request with its claim, source execution and saved definition, as JSON."""
-    from artifactize.domain.reviews.human.errors import REQUEST_NOT_FOUND
+    from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND
     from artifactize.domain.reviews.run.request_views import RequestViews
 
-    store = CliContext.services().existing_state()
+    store = CliContext.services().existing_state(request_id)
     request = store.get_request(RequestId(request_id))
     if request is None:
-        raise CommandError(REQUEST_NOT_FOUND)
+        raise CommandError(REQUEST_ID_NOT_FOUND.format(id=request_id))
     _emit_json(RequestViews(store).view(request))
 
 
@@ -139,9 +140,13 @@ def request_claim(
 ) -> None:
     """Take the reviewer lock (the same reviewer again is fine; another is refused)."""
     name = CliContext.services().reviewer_name(reviewer)
-    reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
+    reviews = CliContext.services().human_reviews(CliContext.services().existing_state(request_id))
     claim = _run(lambda: reviews.claim(RequestId(request_id), name))
-    _emit_json(claim.to_json())
+    if CliContext.options.json:
+        _emit_json(claim.to_json())
+        return
+    request = reviews.ports.state.get_request(RequestId(request_id))
+    typer.echo(render.claim_text(claim.to_json(), request.data if request is not None else {}))
 
 
 @request_app.command("unclaim")
@@ -151,9 +156,9 @@ def request_unclaim(
 ) -> None:
     """Release your claim without a verdict, so someone else can claim the request."""
     name = CliContext.services().reviewer_name(reviewer)
-    reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
+    reviews = CliContext.services().human_reviews(CliContext.services().existing_state(request_id))
     claim = _run(lambda: reviews.unclaim(RequestId(request_id), name))
-    _emit_json(claim.to_json())
+    _emit(claim.to_json(), render.unclaim_text)
 
 
 @request_app.command("cancel")
@@ -169,12 +174,12 @@ def request_cancel(
     from artifactize.domain.reviews.run.request_views import RequestViews
 
     name = CliContext.services().reviewer_name(reviewer)
-    store = CliContext.services().existing_state()
+    store = CliContext.services().existing_state(request_id)
     reviews = CliContext.services().human_reviews(store)
     ended = _run(lambda: reviews.cancel(RequestId(request_id), name, reason))
     request = store.get_request(RequestId(ended[0]))
     assert request is not None  # just written
-    _emit_json(RequestViews(store).view(request))
+    _emit(RequestViews(store).view(request), lambda view: render.cancel_text(view, ended[1:]))
 
 
 @request_app.command("tool")
@@ -185,7 +190,7 @@ def request_tool(
 ) -> None:
     """Run one Human tool of the request (claimant only). A tool error exits 2."""
     name = CliContext.services().reviewer_name(reviewer)
-    reviews = CliContext.services().human_reviews(CliContext.services().existing_state())
+    reviews = CliContext.services().human_reviews(CliContext.services().existing_state(request_id))
     result = _run(lambda: reviews.run_human_tool(RequestId(request_id), name, tool))
     if CliContext.options.json:
         _emit_json(result.to_json())
@@ -194,7 +199,7 @@ def request_tool(
     else:
         typer.echo(result.text_content)
     if result.is_error:
-        raise typer.Exit(EXIT_TOOL_ERROR)
+        raise typer.Exit(ExitCode.ERROR)
 
 
 @request_app.command("submit")
@@ -212,20 +217,11 @@ def request_submit(
     """Submit a verdict (claimant only); prints the settled request. Exit 0 also for RED."""
     import anyio
 
-    from artifactize.domain.reviews.human.submission import FIELDS_BOTH, FieldsError, human_result
     from artifactize.domain.reviews.run.request_views import RequestViews
 
-    if fields is not None and fields_file is not None:
-        raise CommandError(FIELDS_BOTH)
-    text: str | bytes | None = fields
-    if fields_file is not None:
-        text = read_fields_file(fields_file)
-    try:
-        result = human_result(verdict, text)
-    except FieldsError as exc:
-        raise CommandError(exc.message) from None
+    result = _human_result(verdict, fields, fields_file)
     name = CliContext.services().reviewer_name(reviewer)
-    store = CliContext.services().existing_state()
+    store = CliContext.services().existing_state(request_id)
     reviews = CliContext.services().human_reviews(store)
     remote = (
         CliContext.services().remote_store()
@@ -242,36 +238,26 @@ def request_submit(
                     await remote.aclose()
 
     submitted = _run(work)
-    _emit_json(RequestViews(store).view(submitted.request))
+    view = RequestViews(store).view(submitted.request)
+    run = store.get_run(submitted.request.run_id)
+    _emit(view, lambda shown: render.submit_text(shown, run.status if run else None))
+
+
+def _human_result(verdict: str, fields: str | None, fields_file: str | None) -> dict[str, Any]:
+    """The submitted result: the verdict with the owner fields of ``--fields`` or of
+    ``--fields-file`` (not both), checked as a submission is."""
+    from artifactize.domain.reviews.human.submission import FIELDS_BOTH, FieldsError, human_result
+
+    if fields is not None and fields_file is not None:
+        raise CommandError(FIELDS_BOTH)
+    text: str | bytes | None = fields
+    if fields_file is not None:
+        text = read_fields_file(fields_file)
+    try:
+        return human_result(verdict, text)
+    except FieldsError as exc:
+        raise CommandError(exc.message) from None
 
 
 def _warn(message: str) -> None:
     typer.echo(message, err=True)
-
-
-def read_fields_file(path: str) -> bytes:
-    """At most HUMAN_FIELDS_READ_BYTES of a regular file. The open is non-blocking, so a FIFO
-    is refused instead of waiting for a writer; what it is, is checked on the open file."""
-    from artifactize.domain.reviews.human.submission import HUMAN_FIELDS_READ_BYTES
-
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-    try:
-        descriptor = os.open(path, flags)
-    except OSError as exc:
-        raise CommandError(FIELDS_FILE_UNREADABLE.format(path=path, reason=exc.strerror)) from None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise CommandError(FIELDS_FILE_NOT_REGULAR.format(path=path))
-        chunks: list[bytes] = []
-        remaining = HUMAN_FIELDS_READ_BYTES
-        while remaining > 0:
-            chunk = os.read(descriptor, remaining)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise CommandError(FIELDS_FILE_UNREADABLE.format(path=path, reason=exc.strerror)) from None
-    finally:
-        os.close(descriptor)

@@ -6,11 +6,10 @@ wait timeout (``--wait``), 4 INCOMPLETE. Readers (``run``, ``cache``) never crea
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -21,41 +20,37 @@ from artifactize.domain.reviews.human.asking import (
 )
 from artifactize.entrypoints.cli import ci_reports, policy_options
 from artifactize.entrypoints.cli.context import CliContext
-from artifactize.entrypoints.cli.signals import until_signal
+from artifactize.entrypoints.cli.exit_codes import ExitCode, exit_for_status
+from artifactize.entrypoints.cli.output import emit_json as _emit_json
+from artifactize.entrypoints.cli.render.runs import (
+    cache_list_line,
+    run_list_header,
+    run_list_line,
+    run_show_text,
+    run_text,
+)
 from artifactize.entrypoints.errors import CommandError
+from artifactize.entrypoints.signals import until_signal
 from artifactize.ports.ids import ReuseKey, RunId
 from artifactize.ports.review_store import RemoteFailure
 from artifactize.ports.state import KeyInUse, RunRecord
-from artifactize.ports.statuses import ProfileKind, RequestStatus, RunStatus
+from artifactize.ports.statuses import RunStatus
 
 if TYPE_CHECKING:
     from artifactize.domain.reviews.run.context import VerifyOptions
     from artifactize.domain.reviews.run.documents import RunResult
-    from artifactize.ports.documents import RequestDocument, ValidationDocument
+    from artifactize.domain.reviews.run.selection import Selection
+    from artifactize.entrypoints.bootstrap import PreparedRun
+    from artifactize.entrypoints.cli.ci_reports import CiReports
+    from artifactize.ports.state import StateStore
 
-EXIT_FOR_STATUS: dict[str, int] = {
-    RunStatus.GREEN: 0,
-    RunStatus.RED: 1,
-    RunStatus.ERROR: 2,
-    RunStatus.INCOMPLETE: 4,
-}
-EXIT_CANCELLED = 2
-EXIT_WAIT_TIMED_OUT = 3
-EXIT_MISSING = 4
 RUN_LIST_DEFAULT_LIMIT = 50
 READING_PHASE = "Reading declarations and fingerprints"
 RUNNING_STATUS = RunStatus.RUNNING  # a Run not finished yet (or whose verifier died)
 RUN_POLL_SECONDS = 0.1  # how often `run show --wait` reads the Run again (at most 0.2 s)
-WAIT_TIMED_OUT_TEXT = (
-    "Human wait timed out after {ms} ms; the requests stay open (artifactize request list)."
-)
 
 run_app = typer.Typer(help="Show saved Runs.", no_args_is_help=True)
 cache_app = typer.Typer(help="Inspect and clear reusable verdicts.", no_args_is_help=True)
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def _emit_rows(
@@ -126,12 +121,8 @@ def verify(
     In CI: `verify --all --reuse-only agent,human --junit PATH`; with GITHUB_ACTIONS=true it
     also writes the step summary and ::error annotations (docs/ci.md).
     """
-    import anyio
-
     chosen = policy_options.selection(selector, eval_id, evals, artifacts, select_all)
-    if timeout_ms is not None and not wait:
-        raise CommandError(WAIT_NEEDS_WAIT)
-    wait_timeout_ms = _wait_timeout(timeout_ms)
+    wait_timeout_ms = _checked_wait(wait, timeout_ms)
     policy = policy_options.run_policy(
         reuse_only=reuse_only,
         jobs=jobs,
@@ -140,41 +131,16 @@ def verify(
         profile=profile,
         force=force,
     )
+    options = _options_for(
+        force=force,
+        wait=wait,
+        wait_timeout_ms=wait_timeout_ms,
+        recursive=recursive,
+        ignore_gates=ignore_gates,
+        policy=policy,
+    )
     report = ci_reports.CiReports.from_environment(junit, CliContext.options.repo, quiet=quiet)
-
-    from artifactize.domain.reviews.run.context import VerifyOptions
-
-    def options(repo: str, state: str) -> VerifyOptions:
-        return VerifyOptions(
-            repo=repo,
-            state_dir=state,
-            force=force,
-            wait=wait,
-            wait_timeout_ms=wait_timeout_ms,
-            recursive=recursive,
-            ignore_gates=ignore_gates,
-            policy=policy,
-        )
-
-    from artifactize.entrypoints.cli.progress import display_for_verify
-
-    display = display_for_verify(sys.stderr, quiet=quiet).start()
-    services = CliContext.services()
-    services.progress, services.observer = display.notice, display
-    try:  # the display is closed (its block cleared) on every path
-        display.phase(READING_PHASE)
-        prepared = services.prepare_verify(chosen, chosen.select_all, options)
-        report.check_outside_artifacts(prepared.service.options.repo, prepared.service.workspace)
-        display.phase(None)
-        try:
-            outcome = anyio.run(until_signal, prepared.run)
-        except RemoteFailure as failure:
-            if prepared.service.result is not None and CliContext.options.json:
-                _emit_json({**run_view(prepared.service.result), "error": failure.message})
-                raise typer.Exit(EXIT_CANCELLED) from None
-            raise CommandError(failure.message) from None
-    finally:
-        display.close()
+    prepared, outcome = _run_verify(chosen, options, report, quiet)
     result = prepared.service.result
     if result is None:
         raise CommandError("The Run was cancelled before it started.")
@@ -184,10 +150,67 @@ def verify(
     else:
         typer.echo(report.text(result, run_text))
     report.write(result, prepared.service.workspace, json_output=CliContext.options.json)
-    code = EXIT_CANCELLED if outcome is None else EXIT_FOR_STATUS.get(result.status, 2)
-    if outcome is not None and result.run.get("waitTimedOut"):
-        code = EXIT_WAIT_TIMED_OUT
-    raise typer.Exit(code)
+    raise typer.Exit(_verify_exit(outcome, result))
+
+
+def _options_for(**chosen: Any) -> Callable[[str, str], VerifyOptions]:
+    """The Run's options (``VerifyOptions`` fields) once the repository and the state home
+    are known."""
+    from artifactize.domain.reviews.run.context import VerifyOptions
+
+    def options(repo: str, state: str) -> VerifyOptions:
+        return VerifyOptions(repo=repo, state_dir=state, **chosen)
+
+    return options
+
+
+def _run_verify(
+    chosen: Selection, options: Callable[[str, str], VerifyOptions], report: CiReports, quiet: bool
+) -> tuple[PreparedRun, object | None]:
+    """Prepare and run, with the live progress display (closed, its block cleared, on every
+    path); the outcome is None when a signal cancelled the Run."""
+    import anyio
+
+    from artifactize.entrypoints.cli.progress import display_for_verify
+
+    display = display_for_verify(sys.stderr, quiet=quiet).start()
+    services = CliContext.services()
+    services.progress, services.observer = display.notice, display
+    try:
+        display.phase(READING_PHASE)
+        prepared = services.prepare_verify(chosen, chosen.select_all, options)
+        report.check_outside_artifacts(prepared.service.options.repo, prepared.service.workspace)
+        display.phase(None)
+        try:
+            return prepared, anyio.run(until_signal, prepared.run)
+        except RemoteFailure as failure:
+            _remote_failed(prepared, failure)
+    finally:
+        display.close()
+
+
+def _remote_failed(prepared: PreparedRun, failure: RemoteFailure) -> NoReturn:
+    """The team store failed the Run: with ``--json`` the Run so far and the error, else the
+    error alone (exit 2 either way)."""
+    if prepared.service.result is not None and CliContext.options.json:
+        _emit_json({**run_view(prepared.service.result), "error": failure.message})
+        raise typer.Exit(ExitCode.ERROR) from None
+    raise CommandError(failure.message) from None
+
+
+def _verify_exit(outcome: object | None, result: RunResult) -> int:
+    if outcome is None:
+        return ExitCode.ERROR  # cancelled by a signal
+    if result.run.get("waitTimedOut"):
+        return ExitCode.WAIT_TIMED_OUT
+    return exit_for_status(result.status)
+
+
+def _checked_wait(wait: bool, timeout_ms: int | None) -> int:
+    """``--timeout-ms`` needs ``--wait``; the wait it gives (or the default)."""
+    if timeout_ms is not None and not wait:
+        raise CommandError(WAIT_NEEDS_WAIT)
+    return _wait_timeout(timeout_ms)
 
 
 def _wait_timeout(timeout_ms: int | None) -> int:
@@ -198,74 +221,11 @@ def _wait_timeout(timeout_ms: int | None) -> int:
         raise CommandError(str(exc)) from None
 
 
-def _other_profile_text(count: int) -> str:
-    """The Summary line's note on reused results another profile produced (none: empty)."""
-    return f"; {count} produced by another profile" if count else ""
-
-
 def run_view(result: RunResult) -> dict[str, Any]:
     """The Run with its requests, its summaries computed from them as they stand."""
     from artifactize.domain.reviews.run.current import current_run
 
     return current_run(result.run, result.requests)
-
-
-def _exit_detail(request: RequestDocument) -> str | None:
-    """``exit N`` for a RED runtime request, executed or reused (its result keeps the code)."""
-    if (
-        request["status"] != RequestStatus.RED
-        or request["profile"].get("kind") != ProfileKind.RUNTIME
-    ):
-        return None
-    code = (request.get("result") or {}).get("exitCode")
-    return f"exit {code}" if code is not None else None
-
-
-def validation_lines(validation: ValidationDocument | None) -> list[str]:
-    """``Validation: SATISFIED | NOT SATISFIED`` and one line per unmet obligation."""
-    if not validation:
-        return []  # a Run saved before validation existed, or cancelled before it
-    unmet = validation.get("unmetObligations") or []
-    lines = [f"Validation: {'NOT SATISFIED' if unmet else 'SATISFIED'}"]
-    lines.extend(f"  Unmet obligation: {name}" for name in unmet)
-    return lines
-
-
-def run_text(result: RunResult) -> str:
-    from artifactize.domain.reviews.run.sources import source_text
-    from artifactize.domain.reviews.run.summaries import usage_text
-
-    run = result.run
-    lines = [f"Run: {run['id']}"]
-    for request in result.requests:
-        line = f"  {request['evalId']} [{request['id']}]: {request['status']}"
-        source = source_text(request)
-        if source:
-            line += f" ({source})"
-        detail = request.get("error") or request.get("blockedReason") or _exit_detail(request)
-        if detail:
-            line += f" — {detail}"
-        lines.append(line)
-    summary: Mapping[str, Any] = run.get("summary") or {}
-    executed = summary.get("executed", {})
-    reused = summary.get("reused", {})
-    lines.append(
-        f"Summary: executed {executed.get('total', 0)} (runtime {executed.get('runtime', 0)}, "
-        f"agent {executed.get('agent', 0)}, human {executed.get('human', 0)}), "
-        f"reused {reused.get('total', 0)} (runtime {reused.get('runtime', 0)}, "
-        f"agent {reused.get('agent', 0)}, human {reused.get('human', 0)})"
-        + _other_profile_text(reused.get("otherProfile", 0))
-    )
-    if summary.get("derived"):
-        lines.append(f"Derived: {summary['derived']} dependency evals (no execution).")
-    usage = usage_text(run.get("usage") or {})
-    if usage is not None:
-        lines.append(usage)
-    lines.extend(validation_lines(run.get("validation")))
-    lines.append(f"Execution: {run['status']}")
-    if run.get("waitTimedOut"):
-        lines.append(WAIT_TIMED_OUT_TEXT.format(ms=run.get("waitTimeoutMs")))
-    return "\n".join(lines)
 
 
 @run_app.command("show")
@@ -284,45 +244,51 @@ def run_show(
         ),
     ] = None,
 ) -> None:
-    """Print a saved Run with its requests as JSON. Needs no repository; runs nothing.
+    """Print a saved Run with its requests (the full document with --json). Needs no
+    repository; runs nothing.
 
     With --wait, poll until the Run settled (another terminal's `verify` finishes it), then
     exit 0 GREEN, 1 RED, 2 ERROR, 4 INCOMPLETE; 3 when --timeout-ms passed first.
     """
-    import anyio
+    from artifactize.domain.reviews.run.current import current_run
 
-    if timeout_ms is not None and not wait:
-        raise CommandError(WAIT_NEEDS_WAIT)
-    limit_ms = _wait_timeout(timeout_ms)
+    limit_ms = _checked_wait(wait, timeout_ms)
     store = CliContext.services().open_state(create=False)
     run = store.get_run(RunId(run_id)) if store is not None else None
     if run is None or store is None:
         raise CommandError(f"Unknown Run: {run_id}")
     if wait:
-        clock = CliContext.container.clock()
-        deadline = clock.monotonic() + limit_ms / 1000
-        found, saved = run, store
+        run = _until_settled(store, run, limit_ms)
+    view = current_run(run.data, [r.data for r in store.list_requests(RunId(run_id))])
+    if CliContext.options.json:
+        _emit_json(view)
+    else:
+        typer.echo(run_show_text(view))
+    if wait:
+        settled = run.status != RUNNING_STATUS
+        raise typer.Exit(exit_for_status(run.status) if settled else ExitCode.WAIT_TIMED_OUT)
 
-        async def poll() -> RunRecord:
-            current = found
-            while current.status == RUNNING_STATUS and clock.monotonic() < deadline:
-                await anyio.sleep(min(RUN_POLL_SECONDS, max(0.0, deadline - clock.monotonic())))
-                CliContext.services().settle_dead_runs(saved)  # a dead owner ends the wait
-                current = saved.get_run(RunId(run_id)) or current
-            return current
 
-        polled = anyio.run(until_signal, poll)
-        if polled is None:
-            raise typer.Exit(EXIT_CANCELLED)
-        run = polled
-    from artifactize.domain.reviews.run.current import current_run
+def _until_settled(store: StateStore, run: RunRecord, limit_ms: int) -> RunRecord:
+    """Poll until the Run is no longer RUNNING (a dead owner's Run settles too) or the wait
+    ran out; a signal ends the command (exit 2)."""
+    import anyio
 
-    _emit_json(current_run(run.data, [r.data for r in store.list_requests(RunId(run_id))]))
-    if not wait:
-        return
-    if run.status == RUNNING_STATUS:
-        raise typer.Exit(EXIT_WAIT_TIMED_OUT)
-    raise typer.Exit(EXIT_FOR_STATUS.get(run.status, EXIT_CANCELLED))
+    clock = CliContext.container.clock()
+    deadline = clock.monotonic() + limit_ms / 1000
+
+    async def poll() -> RunRecord:
+        current = run
+        while current.status == RUNNING_STATUS and clock.monotonic() < deadline:
+            await anyio.sleep(min(RUN_POLL_SECONDS, max(0.0, deadline - clock.monotonic())))
+            CliContext.services().settle_dead_runs(store)
+            current = store.get_run(run.id) or current
+        return current
+
+    polled = anyio.run(until_signal, poll)
+    if polled is None:
+        raise typer.Exit(ExitCode.ERROR)
+    return polled
 
 
 @run_app.command("list")
@@ -350,15 +316,10 @@ def run_list(
         }
         for run in runs
     ]
-
-    def line(row: dict[str, Any]) -> str:
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(row["counts"].items()))
-        return f"{row['id']}  {row['status']:<10} {row['createdAt']}  {counts}"
-
-    if rows and not CliContext.options.json:  # a header row names the columns
-        width = len(str(rows[0]["id"]))
-        typer.echo(f"{'RUN':<{width}}  {'STATUS':<10} {'CREATED':<30}  COUNTS")
-    _emit_rows(rows, "No Runs.", line)
+    header = None if CliContext.options.json else run_list_header(rows)
+    if header is not None:  # a header row names the columns
+        typer.echo(header)
+    _emit_rows(rows, "No Runs.", run_list_line)
 
 
 @cache_app.command("list")
@@ -380,13 +341,7 @@ def cache_list() -> None:
         for record, count in latest
     ]
 
-    def line(row: dict[str, Any]) -> str:
-        return (
-            f"{row['key']}  {row['verdict']:<5} {row['evalId']}  {row['completedAt']}  "
-            f"{row['runId']}  records {row['records']}"
-        )
-
-    _emit_rows(rows, "No reusable records.", line)
+    _emit_rows(rows, "No reusable records.", cache_list_line)
 
 
 @cache_app.command("show")
@@ -399,10 +354,10 @@ def cache_show(
     if history:
         records = store.history(ReuseKey(key)) if store is not None else []
         _emit_json([dict(r.data) for r in records])
-        raise typer.Exit(0 if records else EXIT_MISSING)
+        raise typer.Exit(ExitCode.OK if records else ExitCode.INCOMPLETE)
     record = store.latest_record(ReuseKey(key), touch=False) if store is not None else None
     _emit_json(dict(record.data) if record is not None else None)
-    raise typer.Exit(0 if record is not None else EXIT_MISSING)
+    raise typer.Exit(ExitCode.OK if record is not None else ExitCode.INCOMPLETE)
 
 
 @cache_app.command("rm")

@@ -10,7 +10,6 @@ The server module (uvicorn, starlette) is imported only by ``run``, so other com
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
@@ -25,6 +24,7 @@ from artifactize.domain.reviews.remote.leases import (
 )
 from artifactize.domain.reviews.remote.server_admission import is_reuse_key
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.output import emit_json as _emit_json
 from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.listen_address import DEFAULT_LISTEN, ListenError, bind, parse_listen
 from artifactize.ports.store_server_storage import (
@@ -38,6 +38,11 @@ if TYPE_CHECKING:
     from artifactize.entrypoints.store_server import StoreServer
 
 NOT_REVOKED = "-"
+NOT_LOOPBACK_WARNING = (
+    "warning: {address} is not a loopback address; the review store speaks plain "
+    "HTTP, so tokens and records cross the network unencrypted. "
+    "Put a TLS proxy in front of it."
+)
 DATABASE_ENV = "ARTIFACTIZE_STORE_DATABASE"
 
 DatabaseOption = Annotated[
@@ -57,10 +62,6 @@ server_app = typer.Typer(
 )
 token_app = typer.Typer(help="Issue, list and revoke review store tokens.", no_args_is_help=True)
 server_app.add_typer(token_app, name="token")
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def _open(*, create: bool, database: str | None) -> ReviewStoreDb | None:
@@ -101,10 +102,6 @@ def run(
 
     Every request is logged on stderr as one JSON line (method, path, status, durationMs,
     principal; never a token)."""
-    import anyio
-
-    from artifactize.entrypoints import store_server as http
-
     try:
         address = parse_listen(listen)
         check_lease_seconds(lease_seconds)
@@ -121,33 +118,33 @@ def run(
     store = _open(create=True, database=database)
     assert store is not None
     try:
-        if not address.is_loopback:
-            typer.echo(
-                f"warning: {address} is not a loopback address; the review store speaks plain "
-                "HTTP, so tokens and records cross the network unencrypted. "
-                "Put a TLS proxy in front of it.",
-                err=True,
-            )
-        try:
-            sock = bind(address)
-        except OSError as exc:
-            raise CommandError(f"Cannot listen on {address}: {exc.strerror}") from None
-
-        def ready(server: StoreServer) -> None:
-            typer.echo(f"Review store listening on {server.url} ({where})", err=True)
-
-        def log(line: str) -> None:
-            typer.echo(line, err=True)
-
-        app = http.create_app(
-            store,
-            now=CliContext.container.stored_now(),
-            lease_seconds=lease_seconds,
-            log=log,
-        )
-        anyio.run(http.serve_until_signal, http.StoreServer(app, sock), ready)
+        _serve_store(store, address, where, lease_seconds)
     finally:
         store.close()
+
+
+def _serve_store(store: ReviewStoreDb, address: Any, where: str, lease_seconds: int) -> None:
+    """Bind, say where on stderr, serve until a signal (then stop gracefully)."""
+    import anyio
+
+    from artifactize.entrypoints import store_server as http
+
+    if not address.is_loopback:
+        typer.echo(NOT_LOOPBACK_WARNING.format(address=address), err=True)
+    try:
+        sock = bind(address)
+    except OSError as exc:
+        raise CommandError(f"Cannot listen on {address}: {exc.strerror}") from None
+
+    def ready(server: StoreServer) -> None:
+        typer.echo(f"Review store listening on {server.url} ({where})", err=True)
+
+    def log(line: str) -> None:
+        typer.echo(line, err=True)
+
+    now = CliContext.container.stored_now()
+    app = http.create_app(store, now=now, lease_seconds=lease_seconds, log=log)
+    anyio.run(http.serve_until_signal, http.StoreServer(app, sock), ready)
 
 
 @token_app.command("add")

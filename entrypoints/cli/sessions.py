@@ -13,12 +13,12 @@ from typing import Annotated
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.conversations import ConversationNotFound
 from artifactize.ports.ids import RequestId, SessionId
 
 REQUEST_ID = re.compile(r"\Arun-[A-Za-z0-9]+-[0-9]+\Z")
-EXIT_ANSWER_FAILED = 2
 
 session_app = typer.Typer(
     help="Saved Agent conversations and follow-up questions.", no_args_is_help=True
@@ -97,4 +97,4 @@ def session_send(
         typer.echo(result.answer)
     else:
         typer.echo(f"error: {result.error}", err=True)
-    raise typer.Exit(0 if result.answer is not None else EXIT_ANSWER_FAILED)
+    raise typer.Exit(ExitCode.OK if result.answer is not None else ExitCode.ERROR)

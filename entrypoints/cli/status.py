@@ -17,14 +17,12 @@ import typer
 
 from artifactize.entrypoints.cli import policy_options
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
     from artifactize.domain.reviews.run.status import StatusReport
 
-EXIT_SATISFIED = 0
-EXIT_UNMET = 1
-EXIT_INVALID = 2
 ONE_SELECTOR = "Give at most one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all."
 ACTION_WORDS = {
     "execute": "will execute",
@@ -107,8 +105,8 @@ def status_command(
 
 def exit_code(report: StatusReport) -> int:
     if report.fingerprint_failures:
-        return EXIT_INVALID
-    return EXIT_SATISFIED if report.satisfied else EXIT_UNMET
+        return ExitCode.ERROR
+    return ExitCode.OK if report.satisfied else ExitCode.NOT_READY
 
 
 def status_text(report: StatusReport) -> str:

@@ -8,21 +8,23 @@ process, and publishes a submission to the team review store exactly like
 output that is not a terminal.
 
 Exit codes: 0 when the reviewer quits (also after a RED submission), 2 for an error
-before the screen opens (unknown request, invalid reviewer, no terminal, bad options).
+before the screen opens (unknown request, invalid reviewer, no terminal, bad options) and
+when a stop signal (SIGTERM, SIGHUP, SIGQUIT, SIGINT from outside) ended it, as for
+every command.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Annotated
 
 import typer
 
+from artifactize.entrypoints.bootstrap import ON_WINDOWS
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.global_options import GlobalOptions
 from artifactize.entrypoints.errors import CommandError
-from artifactize.ports.ids import RequestId
 
 JSON_REFUSED = "review is interactive and has no --json output; use request list, show and submit."
 ALL_WITH_REPO = "Give either --all or --repo, not both."
@@ -56,51 +58,23 @@ def review_command(
     """Review waiting Human requests in the terminal: run their tools, submit a verdict."""
     import anyio
 
-    from artifactize.domain.reviews.human.errors import REQUEST_NOT_FOUND, HumanReviewError
-    from artifactize.domain.reviews.human.reviewers import ReviewerError, check_reviewer
-    from artifactize.entrypoints.container import FALLBACK_EDITOR, ON_WINDOWS
     from artifactize.entrypoints.review_tui.app import ReviewApp
-    from artifactize.entrypoints.review_tui.session import ReviewSession
     from artifactize.entrypoints.review_tui.waiting import NO_WAITING
 
-    options = CliContext.options
     check_interactive(all_repos, JSON_REFUSED, NEEDS_TERMINAL)
-    try:
-        name = check_reviewer(CliContext.services().reviewer_name(reviewer))
-    except ReviewerError as exc:
-        raise CommandError(exc.message) from None
-    store = CliContext.services().open_state(create=False)
-    if store is None:  # nothing was ever recorded: nothing waits
-        if request_id is not None:
-            raise CommandError(REQUEST_NOT_FOUND)
+    services = CliContext.services()
+    session = services.review_session(request_id, reviewer, all_repos=all_repos)
+    if session is None:  # nothing was ever recorded: nothing waits
         typer.echo(NO_WAITING)
         return
-    reviews = CliContext.services().human_reviews(store)
-    if request_id is not None:
-        try:
-            reviews.resolve(RequestId(request_id))
-        except HumanReviewError as exc:
-            raise CommandError(exc.message) from None
-    remote = (
-        CliContext.services().remote_store()
-    )  # an invalid configuration fails before the screen opens
-    session = ReviewSession(
-        store=store,
-        reviews=reviews,
-        reviewer=name,
-        remote=remote,
-        repo=None if all_repos else os.path.realpath(options.repo),
-        now=CliContext.container.clock().now,
+
+    app = ReviewApp(
+        session, request_id, fallback_editor=services.fallback_editor, windows=ON_WINDOWS
     )
 
     async def work() -> str | None:
         try:
-            return await ReviewApp(
-                session,
-                request_id,
-                fallback_editor=FALLBACK_EDITOR,
-                windows=ON_WINDOWS,
-            ).run()
+            return await app.run()
         finally:
             with anyio.CancelScope(shield=True):
                 await session.aclose()
@@ -108,3 +82,5 @@ def review_command(
     message = anyio.run(work)
     if message:
         typer.echo(message)
+    if app.stopped_by_signal:
+        raise typer.Exit(ExitCode.ERROR)  # a stop signal ended it

@@ -31,6 +31,7 @@ from artifactize.entrypoints.review_tui.palette import (
     SELECTED,
 )
 from artifactize.entrypoints.review_tui.palette import TITLE as TITLE_STYLE
+from artifactize.entrypoints.signals import stop_signals
 
 REFRESH_SECONDS = 1.0
 PAGE_ROWS = 50  # Runs read at first; moving past the last one reads this many more
@@ -90,6 +91,8 @@ class MonitorApp:
             self.list_screen.widget, footer=urwid.AttrMap(self._hints, HINTS)
         )
         self.loop: urwid.MainLoop | None = None
+        self.stopped_by_signal = False  # a stop signal ended it: the command exits 2
+        self._child_running = False
 
     @property
     def screen(self) -> RunListScreen | RunScreen:
@@ -106,7 +109,22 @@ class MonitorApp:
         self.loop = urwid.MainLoop(self.widget, MONITOR_PALETTE, screen=screen, handle_mouse=False)
         self.refresh()
         self.loop.set_alarm_in(REFRESH_SECONDS, self._tick)
-        self.loop.run()
+        # SIGTERM, SIGHUP (a closed terminal) and SIGQUIT end the monitor like any command:
+        # the screen is restored and the command exits 2 (``stopped_by_signal``).
+        stops = [number for number in stop_signals() if number != signal.SIGINT]
+        previous = {number: signal.signal(number, self._on_stop_signal) for number in stops}
+        try:
+            self.loop.run()
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+    def _on_stop_signal(self, number: int, _frame: Any) -> None:
+        """Leave the main loop at once; while a child review runs (it has the terminal and
+        gets a hang-up itself), leave as soon as it returns."""
+        self.stopped_by_signal = True
+        if not self._child_running:
+            raise urwid.ExitMainLoop()
 
     def _tick(self, loop: urwid.MainLoop, _data: Any = None) -> None:
         self.refresh()
@@ -188,6 +206,7 @@ class MonitorApp:
             return
         argv = self.review_argv(request_id)
         try:
+            self._child_running = True
             if self.loop is not None:
                 with self.loop.paused():
                     code = self.run_child(argv)
@@ -196,6 +215,10 @@ class MonitorApp:
         except OSError as error:
             self.sticky = REVIEW_DID_NOT_START.format(request=request_id, reason=error.strerror)
             return
+        finally:
+            self._child_running = False
+        if self.stopped_by_signal:
+            raise urwid.ExitMainLoop()
         self.refresh()
         if code != 0:
             self.sticky = REVIEW_FAILED.format(request=request_id, code=code)

@@ -10,7 +10,7 @@ Every key goes to the app, which asks the current screen what the key means (an 
 and carries it out; the tool and verdict steps live in ``ToolFlow`` and ``VerdictFlow``.
 
 Quitting (``q``, ``Ctrl-C``) with claims this session took and did not settle offers Leave:
-keep them, or release them all. SIGTERM and SIGHUP end the review without asking (a
+keep them, or release them all. SIGTERM, SIGHUP and SIGQUIT end the review without asking (a
 running tool is cancelled and cleaned up; claims are kept).
 """
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -51,6 +50,7 @@ from artifactize.entrypoints.review_tui.session import ReviewActions
 from artifactize.entrypoints.review_tui.tool_flow import ToolFlow
 from artifactize.entrypoints.review_tui.tool_log import ToolLog
 from artifactize.entrypoints.review_tui.verdict_flow import VerdictFlow
+from artifactize.entrypoints.signals import stop_signals
 from artifactize.ports.state import StateError
 
 REFRESH_SECONDS = 1.0  # the List reloads itself this often
@@ -61,11 +61,9 @@ RELEASED = "Released your claim on {request}."
 CANCELLING = "Cancelling…"
 CANCELLED = "Cancelled {request}."
 CLOCK_FORMAT = "%H:%M:%S"
-# SIGHUP exists on POSIX only; on Windows the event loop watches no signals at all (Ctrl-C
-# reaches the screen as a key there).
-SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name)
-)
+# The stop signals of every command (SIGHUP and SIGQUIT exist on POSIX only); on Windows the
+# event loop watches no signals at all (Ctrl-C reaches the screen as a key there).
+SIGNALS = stop_signals()
 
 
 def local_clock() -> str:
@@ -110,6 +108,7 @@ class ReviewApp:
         self._loop: urwid.MainLoop | None = None
         self._tasks: TaskGroup | None = None
         self._done: anyio.Event | None = None
+        self.stopped_by_signal = False  # a stop signal ended it: the command exits 2
         self._running = False
         self._ticking = False
         self._error: BaseException | None = None
@@ -232,6 +231,7 @@ class ReviewApp:
             return  # no add_signal_handler there
         with anyio.open_signal_receiver(*SIGNALS) as signals:
             async for _ in signals:
+                self.stopped_by_signal = True
                 self._exit()
                 return
 

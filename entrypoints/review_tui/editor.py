@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from artifactize.domain.reviews.human.submission import VERDICT_IN_FIELDS, FieldsError, human_result
-from artifactize.entrypoints.cli.requests import read_fields_file
 from artifactize.entrypoints.errors import CommandError
+from artifactize.entrypoints.fields_file import read_fields_file
 
 EDITOR_VARIABLES = ("VISUAL", "EDITOR")
 EDITOR_DEFAULT = "vi"

@@ -1,8 +1,8 @@
 """The Tool log: what the reviewer's tools printed while the review is open.
 
 Each run shows as ``▶ HH:MM:SS · operation · Artifact``, then its lines (stderr marked),
-then an end line: ``■ exit CODE`` (or ``signal N``, ``launched``, ``done``, ``cancelled``,
-``timed out``, ``error: …``). A launched program keeps logging after its call returned, so
+then an end line: ``■ exit CODE`` (or ``launched``, ``done``, ``cancelled``, ``timed out``,
+``error: …``; the seed's forms, so a program ended by a signal ends ``error: ended by signal N``). A launched program keeps logging after its call returned, so
 its lines go into its own run and its end line turns from ``launched`` into its exit code.
 
 The log is bounded per run, not per review: one run shows at most ``RUN_SHOWN_MAX_BYTES``
@@ -34,6 +34,7 @@ END_DONE = "done"
 END_CANCELLED = "cancelled"
 END_TIMED_OUT = "timed out"
 END_ERROR = "error: {message}"
+END_SIGNAL = "ended by signal {signal}"  # an ``error: …`` end: the seed has no signal form
 
 
 class RowKind(enum.Enum):
@@ -98,9 +99,10 @@ def header_text(clock_text: str, operation: str, artifact: str) -> str:
 
 
 def ended_text(exit_code: int | None, signal: int | None) -> str:
-    """How a program that ran to its end ended: ``exit CODE`` or ``signal N``."""
+    """How a program that ran to its end ended: ``exit CODE``, or ``error: ended by signal
+    N`` for one a signal ended."""
     if signal is not None:
-        return f"signal {signal}"
+        return END_ERROR.format(message=END_SIGNAL.format(signal=signal))
     return f"exit {exit_code}"
 
 

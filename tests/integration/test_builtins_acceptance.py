@@ -18,12 +18,8 @@ from typing import Any
 
 import pytest
 
-from artifactize.adapters.posix.filesystem import PosixFilesystem
-from artifactize.adapters.posix.process import PosixProcessRunner
-from artifactize.adapters.ry_regex import RyRegexEngine
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
-from tests.fakes.threads import THREADS
+from artifactize.entrypoints.container import Container
 from tests.support.builtin_tools import Tools
 from tests.support.images import APNG1, BMP1, GIF1, JPEG1, JPEGLS, PNG1, WEBP1
 from tests.support.processes import nothing_left_in_test_trees
@@ -31,7 +27,9 @@ from tests.support.workspaces import remove_large_files, write
 
 pytestmark = pytest.mark.anyio
 
-PORTS = ToolPorts(PosixFilesystem(), RyRegexEngine(), PosixProcessRunner(), threads=THREADS)
+# The tool ports the real composition root builds (a wiring mistake there fails here).
+ROOT = Container()
+PORTS: ToolPorts = ROOT.tool_ports()
 
 SAFE_PATH = "Artifact path must be a safe relative logical path."
 SYMLINK = "Cannot open Artifact input without symlink traversal."
@@ -133,7 +131,7 @@ def unix_socket(path: Path) -> None:
 
 
 def load(W: Path) -> Any:
-    return ConfigService(PosixFilesystem()).load(str(W))
+    return ROOT.config_service().load(str(W))
 
 
 def tools(W: Path, eval_id: str = "a/review") -> Tools:
@@ -357,7 +355,7 @@ async def test_PATH_16_file_artifact_virtual_root(W: Path) -> None:
     )
     for args in ({"path": "."}, {}):
         data = await t.ok("list_hero", args)
-        assert data["path"] == ""
+        assert data["path"] == args.get("path", "")  # the logical request path, echoed
         assert data["entries"] == [{"name": "hero.png", "path": "hero.png", "kind": "file"}]
         assert data["totalEntries"] == 1
     assert SAFE_PATH in await t.err("read_hero", {"path": "."})
@@ -370,8 +368,9 @@ async def test_PATH_16_file_artifact_searches_see_only_the_target(W: Path) -> No
     for args in ({"path": ".", "pattern": "*"}, {"pattern": "*"}):
         data = await t.ok("glob_hero", args)
         assert data["files"] == ["hero.png"]
+        assert data["path"] == args.get("path", "")  # the logical request path, echoed
     data = await t.ok("grep_hero", {"path": ".", "pattern": "hero"})
-    assert data["matches"] == []
+    assert data["matches"] == [] and data["path"] == "."
 
 
 async def test_PATH_17_lone_dot_only_for_file_artifacts(W: Path) -> None:
@@ -750,6 +749,7 @@ async def test_LIST_11_file_artifact_root_with_a_mount(W: Path) -> None:
     fx_hero(W, mounts={"ref": "docs"})
     declare(W / "docs", "docs", tools="", instruction=None)
     data = await artifact_tools(W, "hero").ok("list_hero", {"path": "."})
+    assert data["path"] == "."
     assert data["entries"] == [
         {"name": "hero.png", "path": "hero.png", "kind": "file"},
         {"artifactId": "docs", "kind": "mount", "name": "ref", "path": "ref"},

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND
 from artifactize.entrypoints.cli.app import main
 from tests.support.fake_review_store import FakeReviewStore
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
@@ -427,7 +428,7 @@ def test_readers_never_create_state(fx: Fixture) -> None:
     assert fx.cli("request", "list").data == []
     assert fx.cli("request", "list", json_output=False).out == "No requests.\n"
     missing = fx.cli("request", "show", "run-abc-1")
-    assert (missing.code, missing.error) == (2, "Review request not found.")
+    assert (missing.code, missing.error) == (2, REQUEST_ID_NOT_FOUND.format(id="run-abc-1"))
     assert fx.cli("request", "claim", "run-abc-1").code == 2
     assert not fx.state.exists()
 

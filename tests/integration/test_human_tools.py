@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +28,13 @@ import psutil
 import pytest
 
 from artifactize.adapters.posix.filesystem import PosixFilesystem
-from artifactize.adapters.posix.launch import PosixDetachedLauncher
-from artifactize.adapters.posix.process import PosixProcessRunner
-from artifactize.adapters.posix.programs import PosixProgramFinder
-from artifactize.adapters.ry_regex import RyRegexEngine
 from artifactize.domain.config_service import ConfigService
 from artifactize.domain.diagnostics import ConfigError
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.domain.tools.human.lines import OutputLine, ProgramEnded, ToolLogEvent
 from artifactize.domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
 from artifactize.domain.tools.human.results import HumanToolResult
-from artifactize.entrypoints.container import SELF_COMMAND
-from tests.fakes.threads import THREADS
+from artifactize.entrypoints.container import DESKTOP_OPENER, SELF_COMMAND, Container
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.workspaces import declare, entries_under, write
 
@@ -161,17 +157,12 @@ def fx_h(root: Path, tools: dict[str, Any], **extra: Any) -> Path:
 
 
 def ports(environment: Any = None, **extra: Any) -> HumanToolPorts:
-    return HumanToolPorts(
-        filesystem=PosixFilesystem(),
-        regex=RyRegexEngine(),
-        processes=PosixProcessRunner(),
-        programs=PosixProgramFinder(),
-        launcher=PosixDetachedLauncher(),
-        environment=os.environ if environment is None else environment,
-        self_command=SELF_COMMAND,
-        threads=THREADS,
-        **extra,
-    )
+    """The Human tool ports the real composition root builds (its desktop opener and its
+    way to start artifactize itself included), with a test's own environment or opener."""
+    built: HumanToolPorts = Container().human_tool_ports()
+    if environment is not None:
+        extra["environment"] = environment
+    return replace(built, **extra)
 
 
 def registry(root: Path, eval_id: str = "a/check", **extra: Any) -> HumanToolRegistry:
@@ -571,6 +562,33 @@ def test_tools_check_launch_survives_the_cli_with_output_disconnected(
     (W / "go").touch()
     assert wait_until(lambda: (W / "launched-done").exists())
     assert "late" not in run.stdout
+
+
+def test_tools_check_executes_graph_through_the_real_root(tmp_path: Path):
+    """The CLI's own Human tool ports start artifactize itself for ``graph`` (issue 23: the
+    root once built them without that command, and every ``graph`` tool failed)."""
+    W = fx_h(tmp_path / "W", {"map": {"builtin": "graph", "args": []}})
+    run = run_cli(tmp_path, "--repo", str(W), "tools", "check", "--execute", "--eval", "a/check",
+                  "--tool", "map_a")  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert json.loads(run.stdout)["result"] == LAUNCHED
+
+    def viewers() -> list[psutil.Process]:
+        found = []
+        for process in psutil.process_iter():
+            with contextlib.suppress(psutil.Error):
+                line = process.cmdline()
+                if str(W) in line and "graph" in line and process.status() != "zombie":
+                    found.append(process)
+        return found
+
+    assert wait_until(lambda: not viewers())  # the viewer (config graph) ran and ended
+
+
+def test_the_root_gives_human_tools_the_platforms_opener_and_itself() -> None:
+    built = Container().human_tool_ports()
+    assert built.desktop_opener == DESKTOP_OPENER
+    assert built.self_command == SELF_COMMAND
 
 
 def test_tools_check_preflight_resolves_human_placeholders_without_running(tmp_path: Path):

@@ -113,7 +113,7 @@ def test_a_python_project_reaches_a_green_runtime_eval_and_a_human_sign_off(
         "--fields", '{"approved": true}',
     )  # fmt: skip
     assert submitted.returncode == 0, submitted.stderr
-    assert json.loads(submitted.stdout)["status"] == "GREEN"
+    assert f"shop/signoff [{request_id}]: GREEN" in submitted.stdout  # the short answer
     ignore = (repo / ".artfignore").read_text(encoding="utf-8").splitlines()
     assert "__pycache__/" in ignore and ".venv/" in ignore
 

@@ -767,7 +767,9 @@ async def test_stream_event_size_at_the_limit_and_one_past(fake: FakeProvider) -
                 max_event_bytes=size - 1,
             )
     assert caught.value.kind is FailureKind.PROVIDER_ERROR
-    assert f"exceeded the {size - 1} byte limit" in caught.value.message
+    assert caught.value.message == (
+        f"OpenAI response is malformed: a stream event exceeds {size - 1} bytes."
+    )
     assert MAX_STREAM_EVENT_BYTES == 8 * 1024 * 1024
 
 

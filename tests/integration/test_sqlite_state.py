@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from artifactize.adapters.sqlite import connection as sqlite_open
+from artifactize.adapters.sqlite.integrity import EMPTY_FILE_GRACE_SECONDS, StateDamaged
 from artifactize.adapters.sqlite.state import (
     OWNER_DIED_CODE,
     OWNER_DIED_ERROR,
@@ -209,14 +210,17 @@ def test_reader_open_of_a_missing_state_creates_nothing(tmp_path: Path) -> None:
     assert list(empty_dir.iterdir()) == []
 
 
-def test_reader_open_of_an_empty_database_is_no_data(tmp_path: Path) -> None:
-    (tmp_path / "state.sqlite").write_bytes(b"")
-    assert SqliteStateStores().open(str(tmp_path), create=False) is None
-    assert (tmp_path / "state.sqlite").read_bytes() == b""
-    store = SqliteStateStores().open(str(tmp_path), create=True)
-    assert store is not None
-    store.close()
-    assert raw(tmp_path / "state.sqlite", "PRAGMA user_version") == [(HEAD_ORDINAL,)]
+@pytest.mark.parametrize("create", [True, False])
+def test_an_empty_state_file_is_refused_never_replaced(tmp_path: Path, create: bool) -> None:
+    """A 0-byte state.sqlite lost its history: it is named and refused, not taken as new
+    (an empty file younger than the grace is a racing first open, waited for)."""
+    database = tmp_path / "state.sqlite"
+    database.write_bytes(b"")
+    old = time.time() - EMPTY_FILE_GRACE_SECONDS - 1
+    os.utime(database, (old, old))
+    with pytest.raises(StateDamaged, match=r"state\.sqlite is damaged \(it is empty: 0 bytes\)"):
+        SqliteStateStores().open(str(tmp_path), create=create)
+    assert database.read_bytes() == b""
 
 
 @pytest.mark.parametrize("create", [True, False])

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -501,6 +501,38 @@ async def test_start_exit_while_idle_kills_the_group_at_once(tmp_path: Path) -> 
     assert error(await call(sessions, registry)) == ENDED
     assert len(setup.events("start")) == 1
     assert await sessions.close() == []
+
+
+class UnrecordableReleases(PosixSessionStore):
+    """A session store whose disk refuses the RELEASED journal entry (and only that)."""
+
+    def append(self, directory: str, entry: JournalEntry) -> None:
+        if entry.role is JournalRole.RELEASED:
+            raise OSError(28, "No space left on device")
+        super().append(directory, entry)
+
+
+RETIRE_FAILURE = "Tool session cleanup failed: could not record that a process group of app_app"
+
+
+async def test_a_failure_to_retire_the_start_group_is_reported_not_suppressed(
+    tmp_path: Path,
+) -> None:
+    setup = Setup(tmp_path, start=("--exit-after=0.5",))
+    registry = setup.registry()
+    ports = setup.session_ports()
+    sessions = registry.sessions(replace(ports, store=UnrecordableReleases()))
+    assert data(await call(sessions, registry))["count"] == 1
+    setup.wait_event("exiting")
+    assert wait_until(lambda: setup.harness_processes() == [])
+    assert error(await call(sessions, registry)) == ENDED
+    problems = await sessions.close()
+    # Each unrecorded release is reported: the start group's and the bound call's (a slow
+    # machine may retire one more group before the harness is seen gone; none is dropped).
+    assert len(problems) >= 2, problems
+    assert all(p.startswith(RETIRE_FAILURE) and "No space left" in p for p in problems)
+    assert len(setup.events("stop")) == 1  # the stop was not skipped
+    assert setup.session_directories() == []  # nor the removal
 
 
 # --- cleanup: stop, kill, reap, remove ----------------------------------------------------------

@@ -168,6 +168,7 @@ def test_an_agent_review_through_each_backend(
             "artifactize.entrypoints.cli.app",
             "--state-dir",
             str(tmp_path / "state"),
+            "--json",
             "run",
             "show",
             run["id"],

@@ -25,7 +25,7 @@ import pytest
 import xmlschema
 
 from artifactize.domain.reviews.run.policy import JOBS_MAX
-from artifactize.domain.reviews.run.reports import TAIL_MAX_LINES
+from artifactize.entrypoints.cli.render.reports import TAIL_MAX_LINES
 from tests.support.fake_provider import FakeProvider, openai_text
 from tests.support.workspaces import toml_value as toml
 

@@ -170,7 +170,7 @@ def test_an_unreachable_store_fails_open(tmp_path: Path) -> None:
     code, run, err = run_cli(
         repo, tmp_path / "s1", remote("http://127.0.0.1:9/", "azt_x"), "verify", EVAL
     )
-    assert err.count("continuing without the remote review store.") == 1, err
+    assert err.count(". Continuing without the remote review store.") == 1, err
     (request,) = run["requests"]  # the Run went on locally: here, without an API key
     assert (code, request["errorCode"]) == (2, "PREPARATION_FAILED")
 

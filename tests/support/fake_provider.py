@@ -68,7 +68,7 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
@@ -129,6 +129,7 @@ class Reply:
     stream_events: int | None = None  # send only this many events, then end the stream
     stall: bool = False  # after ``stream_events`` events, hold the stream open silently
     model: str | None = None  # only answer a request for this model; None answers any
+    frames: Callable[[], Iterable[bytes]] | None = None  # a raw event stream, made as sent
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,19 @@ def unstreamed(answer: Reply) -> Reply:
     """``answer`` as one JSON body even when the request asked for a stream (as a server
     that ignores ``stream`` would)."""
     return dataclasses.replace(answer, streamable=False)
+
+
+def event_stream(frames: Callable[[], Iterable[bytes]], *, route: str | None = None) -> Reply:
+    """A ``text/event-stream`` answer of the bytes ``frames()`` yields, written as they are
+    made, so a test can stream far more than it would hold (a runaway provider). Frames are
+    sent as they are: build them with :func:`sse_frame`; nothing is checked."""
+    return Reply(frames=frames, route=route, content_type="text/event-stream")
+
+
+def sse_frame(event: str | None, data: str) -> bytes:
+    """One server-sent event: ``event: NAME`` (unless None) and one ``data:`` line."""
+    head = f"event: {event}\n" if event is not None else ""
+    return f"{head}data: {data}\n\n".encode()
 
 
 def hang(*, route: str | None = None) -> Reply:
@@ -957,6 +971,9 @@ class FakeProvider:
         if answer.action == "disconnect":
             handler.close_connection = True
             return
+        if answer.frames is not None:
+            self._send_frames(handler, answer.frames())
+            return
         if answer.raw is not None:
             payload = answer.raw
         else:
@@ -1023,6 +1040,23 @@ class FakeProvider:
             return
         if answer.stall:
             self._hang(handler)
+
+    def _send_frames(self, handler: _Handler, frames: Iterable[bytes]) -> None:
+        """A 200 event stream of ``frames``, each written as soon as it is made; it ends
+        when they do, when the fake stops or when the client goes away."""
+        handler.close_connection = True
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            for frame in frames:
+                if self._stopping.is_set():
+                    return
+                handler.wfile.write(frame)
+            handler.wfile.flush()
+        except OSError:
+            return  # the client stopped reading: what a bounded client does
 
     def _hang(self, handler: _Handler) -> None:
         """Hold the request until the client closes its end or the fake stops."""

@@ -9,7 +9,6 @@ from typing import Any
 import anyio
 import pytest
 
-from artifactize.domain.reviews.run import reports
 from artifactize.domain.reviews.run.budget import ExecutionBudget
 from artifactize.domain.reviews.run.current import current_run, settle_run
 from artifactize.domain.reviews.run.fingerprint_jobs import compute_all
@@ -24,6 +23,7 @@ from artifactize.domain.reviews.run.policy import (
 from artifactize.domain.reviews.run.reuse_only import miss_reason, settle_misses
 from artifactize.domain.reviews.run.selection import LIST_MAX, Selection, SelectionError, split_list
 from artifactize.domain.reviews.run.sources import other_profile, source_text
+from artifactize.entrypoints.cli.render import reports
 from artifactize.ports.ids import EvalId, ExecutionId, RunId
 from artifactize.ports.state import RequestRecord, RunRecord
 from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, RequestStatus, RunStatus

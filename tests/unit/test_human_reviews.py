@@ -27,7 +27,7 @@ from artifactize.domain.reviews.human.errors import (
     NOT_CLAIMANT,
     NOT_CLAIMED,
     NOT_WAITING,
-    REQUEST_NOT_FOUND,
+    REQUEST_ID_NOT_FOUND,
     UNKNOWN_TOOL_NAMED,
     HumanPublishError,
     HumanReviewError,
@@ -275,7 +275,10 @@ async def test_claim_is_idempotent_for_the_claimant_and_refused_to_others() -> N
     world.clock.advance(5)
     assert await reviews.claim(request["id"], "alice") == claim
     await refused(NOT_CLAIMANT, reviews.claim(request["id"], "bob"))
-    await refused(REQUEST_NOT_FOUND, reviews.claim(RequestId("run-nope-1"), "alice"))
+    await refused(
+        REQUEST_ID_NOT_FOUND.format(id="run-nope-1"),
+        reviews.claim(RequestId("run-nope-1"), "alice"),
+    )
     await refused(INVALID_REVIEWER, reviews.claim(request["id"], " "))
 
 

@@ -374,3 +374,23 @@ def test_no_match_message_is_bounded_to_64_kib() -> None:
 def test_heading_offsets() -> None:
     found = parse_headings("text\n\n> ## Quoted\n")
     assert [(heading.start, heading.line_start) for heading in found] == [(8, 6)]
+
+
+# --- what markdown-it-py reads as CommonMark does ---------------------------------------
+
+
+def test_link_reference_definitions_count() -> None:
+    assert texts("[ref]: /url\n\n# [Title][ref] and [ref]\n") == ["Title and ref"]
+    assert headings("[ref]: /url\n===\n") == []  # a definition, not a setext heading
+
+
+def test_a_closing_tag_line_does_not_hide_what_follows() -> None:
+    assert texts("text\n</pre>\n# After\n") == ["After"]
+
+
+def test_an_indented_atx_section_starts_at_its_hashes() -> None:
+    assert extract_section("  # A\nbody\n", "A") == "# A\nbody\n"
+
+
+def test_nul_reads_as_the_replacement_character() -> None:
+    assert texts("# a\0b\n") == ["a\ufffdb"]

@@ -39,7 +39,7 @@ def test_nonzero_exit_and_signal_are_failures() -> None:
     log.program_ended(first, 3, None)
     second = log.start("t", "b", "x")
     log.program_ended(second, None, 9)
-    assert texts(log)[1] == "■ exit 3" and texts(log)[3] == "■ signal 9"
+    assert texts(log)[1] == "■ exit 3" and texts(log)[3] == "■ error: ended by signal 9"
     assert {row.kind for row in log.rows() if row.text.startswith("■")} == {RowKind.END_ERROR}
 
 

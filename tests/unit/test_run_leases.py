@@ -170,7 +170,7 @@ async def test_a_store_that_does_not_answer_means_a_local_review() -> None:
     world = LeaseWorld(store)
     check = await world.check()
     assert check["status"] == "GREEN" and len(world.runner.specs) == 1
-    assert len(world.warnings) == 1 and "continuing without" in world.warnings[0]
+    assert len(world.warnings) == 1 and ". Continuing without" in world.warnings[0]
     assert store.published == []  # the store stays off for the rest of the Run
 
 

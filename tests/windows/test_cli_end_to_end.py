@@ -231,3 +231,47 @@ def test_mcp_over_stdio_answers_then_ends_with_its_input(world: World) -> None:
     assert answers[1]["result"]["serverInfo"]["name"] == "artifactize"
     assert answers[2]["result"] == {"tools": []}
     assert "serving 0 tools of winrepo" in stderr
+
+
+GREET_BAT = "@echo off\r\necho bat %1\r\n"
+GREET_CMD = "@echo off\r\necho cmd %1\r\n"
+GREET_TOOL = """
+[views.agent_tools.greet]
+description = "Greet {artifactName}."
+protocol = "plain"
+command = "greet"
+args = ["{who}"]
+input_schema = { type = "object", required = ["who"], properties = { who = { type = "string" } }, additionalProperties = false }
+"""
+
+
+@pytest.mark.skipif(not WINDOWS, reason="PATHEXT lookup is Windows' own")
+def test_tools_check_finds_a_bare_name_through_pathext_on_the_real_path(world: World) -> None:
+    """Issue 23: a bare command name whose ``NAME.bat`` and ``NAME.cmd`` lie in a folder on
+    the ``PATH`` the artifactize process really has (set here, in the Windows environment
+    of the child, not in a Unix shell Wine never reads) is found by ``tools check``'s
+    preflight, ``.bat`` before ``.cmd`` (PATHEXT's order), and an argument a batch file
+    cannot take safely is refused before anything runs."""
+    folder = world.repo.parent / "on-path"
+    folder.mkdir()
+    (folder / "greet.bat").write_bytes(GREET_BAT.encode())
+    (folder / "greet.cmd").write_bytes(GREET_CMD.encode())
+    with (world.repo / "index.artf").open("a", encoding="utf-8") as declaration_file:
+        declaration_file.write(GREET_TOOL)
+    original = world.environment
+
+    def with_folder_on_path() -> dict[str, str]:
+        environment = original()
+        environment["PATH"] = f"{folder};{environment.get('PATH', '')}"
+        return environment
+
+    world.environment = with_folder_on_path  # type: ignore[method-assign]
+    check = ("tools", "check", "--artifact", "winrepo", "--audience", "agent", "--tool", "greet")
+    code, report, _ = world.cli(*check)
+    assert code == 0, report
+    code, report, _ = world.cli(*check, "--execute", "--args", '{"who": "you"}')
+    assert code == 0, report
+    assert report["result"]["content"][0]["text"].strip() == "bat you"
+    code, report, _ = world.cli(*check, "--execute", "--args", '{"who": "100%"}')
+    assert report["result"]["isError"] is True, report
+    assert "bat 100" not in json.dumps(report["result"])  # the batch file never ran

@@ -1,4 +1,6 @@
-"""The composition root chooses the platform's adapters once, by ``sys.platform``."""
+"""The composition root chooses the platform's adapters once, by ``sys.platform``: each
+platform port is a ``providers.Selector`` over ``Container.platform``, which a test
+overrides through the container's own ``override``."""
 
 from __future__ import annotations
 
@@ -17,33 +19,39 @@ def test_windows_gets_notepad_as_the_fallback_editor() -> None:
     assert ("notepad" if sys.platform == "win32" else "vi") == container.FALLBACK_EDITOR
 
 
-def test_windows_gets_the_job_runner_and_pathext_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_windows_gets_the_job_runner_and_pathext_lookup() -> None:
     from artifactize.adapters.windows.filesystem import WindowsFilesystem
     from artifactize.adapters.windows.private_files import WindowsPrivateFiles
     from artifactize.adapters.windows.process import WindowsProcessRunner
     from artifactize.adapters.windows.programs import WindowsProgramFinder
 
-    monkeypatch.setattr(container, "ON_WINDOWS", True)
-    monkeypatch.setenv("PATHEXT", ".CMD;.EXE")
-    assert isinstance(container._processes(), WindowsProcessRunner)
-    assert isinstance(container._filesystem(), WindowsFilesystem)
-    assert isinstance(container._private_files(), WindowsPrivateFiles)
-    programs = container._programs()
+    root = container.Container()
+    root.platform.override("windows")
+    root.environment.override({"PATHEXT": ".CMD;.EXE"})
+    assert isinstance(root.processes(), WindowsProcessRunner)
+    assert isinstance(root.filesystem(), WindowsFilesystem)
+    assert isinstance(root.private_files(), WindowsPrivateFiles)
+    programs = root.programs()
     assert isinstance(programs, WindowsProgramFinder)
     assert programs.windows_paths
     assert programs.candidates("npx") == ["npx.cmd", "npx.exe"]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the POSIX adapters need a POSIX os module")
-def test_elsewhere_the_posix_adapters(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_elsewhere_the_posix_adapters() -> None:
     from artifactize.adapters.posix.filesystem import PosixFilesystem
     from artifactize.adapters.posix.private_files import PosixPrivateFiles
     from artifactize.adapters.posix.process import PosixProcessRunner
     from artifactize.adapters.posix.programs import PosixProgramFinder
 
-    monkeypatch.setattr(container, "ON_WINDOWS", False)
-    assert isinstance(container._processes(), PosixProcessRunner)
-    assert isinstance(container._programs(), PosixProgramFinder)
-    assert isinstance(container._filesystem(), PosixFilesystem)
-    assert isinstance(container._private_files(), PosixPrivateFiles)
-    assert not container._programs().windows_paths
+    root = container.Container()
+    root.platform.override("posix")
+    assert isinstance(root.processes(), PosixProcessRunner)
+    assert isinstance(root.programs(), PosixProgramFinder)
+    assert isinstance(root.filesystem(), PosixFilesystem)
+    assert isinstance(root.private_files(), PosixPrivateFiles)
+    assert not root.programs().windows_paths
+
+
+def test_the_platform_is_chosen_from_sys_platform() -> None:
+    assert container.Container().platform() == ("windows" if sys.platform == "win32" else "posix")

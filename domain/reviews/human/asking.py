@@ -63,6 +63,7 @@ def waiting_execution(
         "key": request["key"],
         "evalDefHash": request["evalDefHash"],
         "fingerprints": copy.deepcopy(request["fingerprints"]),
+        "fileManifest": copy.deepcopy(request.get("fileManifest")),
         "profile": copy.deepcopy(request["profile"]),
         "startedAt": request["startedAt"],
         "status": ExecutionStatus.WAITING_HUMAN,

@@ -7,6 +7,9 @@ recheck failures, which settle it ERROR before they are raised (``settled`` is T
 from __future__ import annotations
 
 REQUEST_NOT_FOUND = "Review request not found."
+REQUEST_ID_NOT_FOUND = (
+    "Review request not found: {id} (artifactize request list shows the requests)."
+)
 NOT_WAITING = "Request is not waiting for a Human review."
 NOT_CLAIMANT = "Only the Human claimant may perform this action."
 NOT_CLAIMED = "Request {id} is not claimed: claim it first with `artifactize request claim {id}`."

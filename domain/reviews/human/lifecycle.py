@@ -40,7 +40,7 @@ from artifactize.domain.reviews.human.errors import (
     NOT_CLAIMED,
     NOT_WAITING,
     PUBLISH_FAILED,
-    REQUEST_NOT_FOUND,
+    REQUEST_ID_NOT_FOUND,
     RESULT_NOT_JSON,
     RESULT_TOO_LARGE,
     UNKNOWN_TOOL_NAMED,
@@ -120,7 +120,7 @@ class HumanReviews:
         state = self.ports.state
         request = state.get_request(request_id)
         if request is None:
-            raise HumanReviewError(REQUEST_NOT_FOUND)
+            raise HumanReviewError(REQUEST_ID_NOT_FOUND.format(id=request_id))
         execution = state.get_execution(request.execution_id) if request.execution_id else None
         owner = execution.data.get("requestId") if execution is not None else None
         if isinstance(owner, str) and owner != request.id:

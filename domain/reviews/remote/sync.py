@@ -47,7 +47,7 @@ from artifactize.ports.review_store import (
 from artifactize.ports.state import StateStore
 from artifactize.ports.statuses import ProfileKind
 
-CONTINUING = "{reason}; continuing without the remote review store."
+CONTINUING = "{reason}. Continuing without the remote review store."
 INVALID_RECORD = "Ignoring an invalid remote review record: {problem}"
 UNASKED_KEY = "the store answered for key {key}, which was not asked for"
 HUMAN_STAYS_LOCAL = "This result stays local: remote token {name} lacks the human scope."

@@ -134,16 +134,18 @@ def commit(
 
 def finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> None:
     """Settle what the Run left unsettled, then save its validation, status and summary."""
+    run = result.run
+    # A Run that a failed state write ended settles its open requests with that code.
+    write_failed = run.get("errorCode") == ErrorCode.STATE_WRITE_FAILED
     for request in list(result.requests):
         if request["status"] in (RequestStatus.QUEUED, RequestStatus.RUNNING):
             cancelled = {
                 "status": request_moves(request["status"], RequestStatus.ERROR),
-                "errorCode": ErrorCode.CANCELLED,
-                "error": CANCELLED_BEFORE_SETTLED,
+                "errorCode": ErrorCode.STATE_WRITE_FAILED if write_failed else ErrorCode.CANCELLED,
+                "error": run["error"] if write_failed else CANCELLED_BEFORE_SETTLED,
                 "completedAt": ctx.now(),
             }
             ctx.save(changed(request, cancelled))
-    run = result.run
     statuses: list[str] = [r["status"] for r in result.requests]
     statuses.extend(entry["status"] for entry in run["evidence"].values())
     graph = inputs.graph()  # after the cancelled requests settled ERROR

@@ -148,6 +148,7 @@ def new_request(
         "payload": dict(item.payload),
         "key": keys.key,
         "fingerprints": dict(keys.fingerprints),
+        "fileManifest": file_manifest(keys, ref.artifact.name),
         "unkeyedReason": keys.unkeyed_reason,
         "force": force,
         "executionId": None,
@@ -172,6 +173,13 @@ def new_request(
         "child": None,
         "agent": None,  # Agent reviews: endpoint and requested/reported model, once run
     }
+
+
+def file_manifest(keys: KeyInputs, artifact: str) -> dict[str, str] | None:
+    """The Artifact's files and digests as its artifactsum computed them (None without one),
+    saved with the request and its verdict so a reviewer can see what changed since."""
+    files = (keys.manifests.get(artifact) or {}).get("files")
+    return dict(files) if isinstance(files, dict) else None
 
 
 def new_execution(request: RequestDocument, owner: ProcessIdentity) -> ExecutionRecord:
@@ -202,6 +210,7 @@ def execution_from_request(
         "key": request["key"],
         "evalDefHash": request["evalDefHash"],
         "fingerprints": request["fingerprints"],
+        "fileManifest": request.get("fileManifest"),
         "profile": request["profile"],
         "sessionId": request["sessionId"],
         "startedAt": request["startedAt"],

@@ -82,8 +82,8 @@ from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.review_store import RemoteFailure, RemoteLease
 from artifactize.ports.sessions import ProcessIdentity
-from artifactize.ports.state import ClaimOutcome, ExecutionRecord
-from artifactize.ports.statuses import ExecutionStatus, RequestStatus, SourceKind
+from artifactize.ports.state import ClaimOutcome, ExecutionRecord, StateError
+from artifactize.ports.statuses import ErrorCode, ExecutionStatus, RequestStatus, SourceKind
 
 JOIN_POLL_SECONDS = 0.2
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
@@ -212,6 +212,15 @@ class Verify:
             await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
         except RemoteFailure as failure:
             result.run = changed(result.run, {"error": failure.message})
+            raise
+        except StateError as failure:
+            # A state write failed (a full disk, a read-only or failing file system): the
+            # Run ends ERROR STATE_WRITE_FAILED if the settlement below can still be
+            # written; if not, the next reader settles it (its owner will have exited).
+            result.run = changed(
+                result.run,
+                {"error": str(failure), "errorCode": ErrorCode.STATE_WRITE_FAILED},
+            )
             raise
         finally:
             with anyio.CancelScope(shield=True):

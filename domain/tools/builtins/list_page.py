@@ -24,10 +24,12 @@ def run_list(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
     offset = int(args.get("offset", 0))
     limit = int(args.get("limit", LIST_DEFAULT_LIMIT))
     location = context.locate(requested, allow_virtual_root=True)
+    # Entries of a file Artifact's virtual root ``.`` are named from the containing folder;
+    # the result echoes the request path as given (the seed: the logical request path).
     path = "" if location.is_file_artifact_root and requested == "." else requested
     entries = list_location(context, location)
     page = []
-    budget = _PAGE_OVERHEAD_BYTES + compact_json_size(path)
+    budget = _PAGE_OVERHEAD_BYTES + compact_json_size(requested)
     for entry in entries[offset : offset + limit]:
         data = entry.to_json(path)
         budget += compact_json_size(data) + 1
@@ -42,7 +44,7 @@ def run_list(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
         {
             "artifactId": context.owner,
             "resolvedArtifactId": location.artifact.name,
-            "path": path,
+            "path": requested,
             "entries": page,
             "totalEntries": len(entries),
             "truncated": truncated,

@@ -92,6 +92,9 @@ def _balanced_glob(pattern: str) -> bool:
 
 
 def _search_root(context: BuiltinContext, requested: str) -> tuple[str, Location]:
+    """The logical base that found paths are joined to ("" at a file Artifact's virtual root
+    ``.``, whose files are named from the containing folder), and the location searched.
+    The result still echoes the request path as given (the seed: the logical request path)."""
     location = context.locate(requested, allow_virtual_root=True)
     if location.is_file_artifact_root:
         return "", context.locate("")
@@ -120,7 +123,8 @@ def _ownership(context: BuiltinContext, location: Location) -> dict[str, str]:
 
 def run_glob(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
     matcher = compile_glob(args["pattern"])
-    path, location = _search_root(context, args.get("path", ""))
+    requested = args.get("path", "")
+    path, location = _search_root(context, requested)
     kind = _directory_kind(context, location)
     if kind is EntryKind.OTHER:
         raise ToolError(SPECIAL_REFUSED)
@@ -133,7 +137,7 @@ def run_glob(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
         if matcher.match(found.relative)
     )
     files: list[str] = []
-    budget = _RESULT_OVERHEAD_BYTES + compact_json_size(path)
+    budget = _RESULT_OVERHEAD_BYTES + compact_json_size(requested)
     truncated = traversal.truncated
     for match in matches:
         budget += compact_json_size(match) + 1
@@ -144,7 +148,7 @@ def run_glob(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
     return bounded_json_result(
         {
             **_ownership(context, location),
-            "path": path,
+            "path": requested,
             "files": files,
             "truncated": truncated,
         }
@@ -331,7 +335,8 @@ def run_grep(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
         raise ToolError(INVALID_REGEX)
     name_filter = compile_glob(args["glob"]) if "glob" in args else None
     regex, prefilter = _compile(context, pattern, bool(args.get("caseInsensitive", False)))
-    path, location = _search_root(context, args.get("path", ""))
+    requested = args.get("path", "")
+    path, location = _search_root(context, requested)
     grep = _Grep(context, regex, prefilter, int(args.get("maxResults", GREP_DEFAULT_RESULTS)))
     kind = _directory_kind(context, location)
     if kind is EntryKind.OTHER:
@@ -356,7 +361,7 @@ def run_grep(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
     return bounded_json_result(
         {
             **_ownership(context, location),
-            "path": path,
+            "path": requested,
             "matches": grep.matches,
             "truncated": grep.truncated,
         }

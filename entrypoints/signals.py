@@ -1,4 +1,10 @@
-"""SIGINT and SIGTERM cancel a command's async work; its cleanup still runs.
+"""SIGINT, SIGTERM, SIGHUP and SIGQUIT cancel a command's async work; its cleanup still runs.
+
+One set of stop signals for every command (``STOP_SIGNAL_NAMES``): a closed terminal or a
+dropped ssh session (SIGHUP) and Ctrl-\\ (SIGQUIT) end a command exactly as SIGTERM does,
+so its process groups and tool sessions are stopped and its Run is settled by the command
+itself rather than left to a later dead-owner sweep. Commands with an event loop of their
+own (the terminal reviewer, the monitor, the web reviewer) take ``stop_signals()``.
 
 On Windows the event loop cannot watch signals (``add_signal_handler`` does not exist
 there): Ctrl-C (SIGINT) and Ctrl-Break (SIGBREAK), the console's two interrupts, are caught
@@ -12,15 +18,28 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    import signal
+
     import anyio.abc
 
 T = TypeVar("T")
 # The console interrupts a Windows process receives (SIGBREAK exists only there).
 WINDOWS_INTERRUPTS = ("SIGINT", "SIGBREAK")
+# Every signal that stops a command the way SIGTERM does (those the platform has).
+STOP_SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+
+
+def stop_signals() -> tuple[signal.Signals, ...]:
+    """The ``STOP_SIGNAL_NAMES`` this platform defines (SIGHUP and SIGQUIT are POSIX only)."""
+    import signal
+
+    return tuple(
+        signal.Signals[name] for name in STOP_SIGNAL_NAMES if hasattr(signal.Signals, name)
+    )
 
 
 async def until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
-    """Run ``work``; SIGINT or SIGTERM cancels it (its cleanup still runs). None if cancelled."""
+    """Run ``work``; a stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) cancels it (its cleanup still runs). None if cancelled."""
     import anyio
 
     result: T | None = None
@@ -40,7 +59,7 @@ async def until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
 async def watch_interrupts(
     on_interrupt: Callable[[], None], *, task_status: anyio.abc.TaskStatus[None] | None = None
 ) -> None:
-    """Call ``on_interrupt`` once at the first SIGINT or SIGTERM (on Windows: Ctrl-C or
+    """Call ``on_interrupt`` once at the first stop signal (on Windows: Ctrl-C or
     Ctrl-Break), then return; ``task_status`` is told once the handlers are in place."""
     watch = _watch_windows_interrupts if sys.platform == "win32" else _watch_signals
     await watch(on_interrupt, task_status)
@@ -49,11 +68,9 @@ async def watch_interrupts(
 async def _watch_signals(
     on_interrupt: Callable[[], None], task_status: anyio.abc.TaskStatus[None] | None
 ) -> None:
-    import signal
-
     import anyio
 
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    with anyio.open_signal_receiver(*stop_signals()) as signals:
         if task_status is not None:
             task_status.started()  # handlers are in place before any work starts
         async for _ in signals:

@@ -1,0 +1,64 @@
+"""A state read as if its dead owners' Runs were settled, when settling them could not be
+written (a full, read-only or busy state): ``status`` and ``run list`` then never show a
+Run RUNNING whose owner has exited, and the next reader that can write saves the same
+settlement (issue 26)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, cast
+
+from artifactize.ports.ids import RequestId, RunId
+from artifactize.ports.state import RequestRecord, RunRecord, StateStore
+from artifactize.ports.statuses import ErrorCode, RequestStatus, RunStatus
+
+
+class DeadOwnersView:
+    """A state whose dead owners' Runs could not be settled (the write failed), read as if
+    they were: such a RUNNING Run, and its requests still QUEUED or RUNNING, read ERROR /
+    OWNER_DIED, as the next reader that can write will save them. Everything else is the
+    store itself."""
+
+    def __init__(self, store: StateStore, dead: frozenset[tuple[int, float]]) -> None:
+        self._store = store
+        self._dead = dead
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def _died(self, run: RunRecord | None) -> bool:
+        if run is None or run.status != RunStatus.RUNNING:
+            return False
+        owner: dict[str, Any] = dict(run.data.get("owner") or {})
+        return (owner.get("pid"), owner.get("startTime")) in self._dead
+
+    def _run(self, run: RunRecord) -> RunRecord:
+        if not self._died(run):
+            return run
+        data = {**run.data, **_DIED, "error": RUN_OWNER_DIED}
+        return dataclasses.replace(run, status=RunStatus.ERROR, data=cast(Any, data))
+
+    def _request(self, request: RequestRecord) -> RequestRecord:
+        if request.status not in _OPEN or not self._died(self._store.get_run(request.run_id)):
+            return request
+        data = {**request.data, **_DIED, "error": RUN_OWNER_DIED}
+        return dataclasses.replace(request, status=RequestStatus.ERROR, data=cast(Any, data))
+
+    def get_run(self, run_id: RunId) -> RunRecord | None:
+        run = self._store.get_run(run_id)
+        return None if run is None else self._run(run)
+
+    def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
+        return [self._run(run) for run in self._store.list_runs(repo, limit, offset)]
+
+    def list_requests(self, run_id: RunId) -> list[RequestRecord]:
+        return [self._request(request) for request in self._store.list_requests(run_id)]
+
+    def get_request(self, request_id: RequestId) -> RequestRecord | None:
+        request = self._store.get_request(request_id)
+        return None if request is None else self._request(request)
+
+
+RUN_OWNER_DIED = "Run owner died."
+_DIED = {"status": RunStatus.ERROR, "errorCode": ErrorCode.OWNER_DIED}
+_OPEN = (RequestStatus.QUEUED, RequestStatus.RUNNING)
