@@ -28,6 +28,12 @@ status enums, IDs and document changes of issue 23), recorded like this::
     cd /tmp/base && ARTIFACTIZE_RECORD_GOLDEN=1 $WORKTREE/.venv/bin/python -m pytest -p no:xdist \
         tests/integration/test_golden_documents.py -k outputs   # fails: "recorded"
     cp -r /tmp/base/tests/integration/fixtures/golden tests/integration/fixtures/
+
+Main then added ``fileManifest`` to request and execution documents (the web's "changed
+since the last verdict"), on purpose: the thirteen ``*.json`` recordings that hold such a
+document were recorded again, the same way, from main itself and from main merged into this
+branch (byte-identical; every difference from 0785d86 is that key). ``state/``,
+``raw-outputs.json`` and ``root.txt`` stay 0785d86's, so the old state still opens as before.
 """
 
 from __future__ import annotations
