@@ -22,7 +22,7 @@ from artifactize.domain.tools.registry import ToolPorts
 from artifactize.domain.workspace import Workspace
 from artifactize.ports.ids import ExecutionId
 from artifactize.ports.sessions import ProcessIdentity
-from artifactize.ports.state import ExecutionRecord
+from artifactize.ports.state import ExecutionRecord, StateError
 from artifactize.ports.statuses import ExecutionStatus
 from tests.fakes.filesystem import MemoryFilesystem
 from tests.fakes.ids import CountingIds
@@ -288,3 +288,29 @@ def test_selection() -> None:
 )
 def test_run_status(statuses: list[str], satisfied: bool, expected: str) -> None:
     assert run_status(statuses, satisfied) == expected
+
+
+async def test_a_failed_state_write_ends_the_run_and_its_open_requests_state_write_failed() -> None:
+    """Main's STATE_WRITE_FAILED settlement on unmutated documents: the code lands on the Run
+    the result holds (not a stale copy), and the request still open settles with it."""
+    setup = Setup()
+    failing = "Cannot write state /state/state.sqlite: No space left on device"
+
+    def claim(execution: ExecutionRecord, owner_alive: Any) -> Any:
+        raise StateError(failing)
+
+    setup.state.claim = claim  # type: ignore[method-assign]
+    with pytest.raises(StateError):
+        await setup.verify(backends(verdict_reply()), "doc/review")
+    (run,) = setup.state.list_runs(None, 10, 0)
+    assert (run.status, run.data["errorCode"], run.data["error"]) == (
+        "ERROR",
+        "STATE_WRITE_FAILED",
+        failing,
+    )
+    (request,) = setup.state.list_requests(run.id)
+    assert (request.status, request.data["errorCode"], request.data["error"]) == (
+        "ERROR",
+        "STATE_WRITE_FAILED",
+        failing,
+    )
