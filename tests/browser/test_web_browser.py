@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
-from tests.support.web_server import WebServer, World, environment
+from tests.support.web_server import STOPPED, WebServer, World, environment
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -216,7 +216,7 @@ def test_a_person_signs_off_in_the_browser_and_verify_wait_ends_green(
             verify.kill()
             verify.communicate()
         if web is not None:
-            assert web.stop() == 0
+            assert web.stop() == STOPPED
 
 
 def test_a_request_settled_elsewhere_shows_on_the_open_page(world: World, browser: Any) -> None:
@@ -246,7 +246,7 @@ def test_a_request_settled_elsewhere_shows_on_the_open_page(world: World, browse
         page.keyboard.press("Enter")
         expect(page).to_have_title(re.compile(r"^\(0\) Monitor"))
     finally:
-        assert web.stop() == 0
+        assert web.stop() == STOPPED
 
 
 def test_keyboard_only_claims_releases_and_cancels_through_the_dialogs(
@@ -292,4 +292,4 @@ def test_keyboard_only_claims_releases_and_cancels_through_the_dialogs(
         view = world.show(request_id)
         assert view["status"] == "CANCELLED" and view["reason"] == "moved to the next release"
     finally:
-        assert web.stop() == 0
+        assert web.stop() == STOPPED

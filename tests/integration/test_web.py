@@ -22,10 +22,16 @@ import pytest
 
 from artifactize.domain.reviews.human.lifecycle import HUMAN_RESULT_MAX_BYTES
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
-from tests.support.web_server import WebServer, World, environment, sleep_mark, wait_until
+from tests.support.web_server import (
+    STOPPED,
+    WebServer,
+    World,
+    environment,
+    sleep_mark,
+    wait_until,
+)
 
 READ_SECONDS = 20
-STOPPED = 2  # the exit code of a command a stop signal ended (issue 26)
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ import pytest
 from artifactize.domain.tools.locations import SYMLINK_REFUSED
 from artifactize.entrypoints.web.security import FORM_MAX_BYTES, NO_CSRF, NO_TOKEN_TITLE
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
-from tests.support.web_server import WebServer, World
+from tests.support.web_server import STOPPED, WebServer, World
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
     try:
         yield Shared(world, server, run_id, request_id)
     finally:
-        assert server.stop() == 0
+        assert server.stop() == STOPPED
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,7 @@ import httpx2
 
 from tests.support.human_workspace import artifact, human_tool
 
+STOPPED = 2  # the exit code of a command a stop signal ended (docs/robustness.md)
 READY_SECONDS = 30
 STOP_SECONDS = 15
 PNG_1X1 = bytes.fromhex(
@@ -208,7 +209,8 @@ class WebServer:
         return self.client.post(path, data=data, headers=headers, follow_redirects=False)
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
-        """Stop the server with ``sig``; its exit code."""
+        """Stop the server with ``sig``; its exit code (``STOPPED``, as for every command a
+        stop signal ends)."""
         if self.process.poll() is None:
             self.process.send_signal(sig)
         try:
