@@ -134,6 +134,7 @@ bench: install
 	$(BIN)/python bench/scheduling.py
 	$(BIN)/python bench/mcp.py
 	$(BIN)/python bench/web.py
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -5,16 +5,19 @@ from __future__ import annotations
 from collections import Counter
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from artifactize.domain.declarations.model import ArtifactKind
-from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.diagnostics import ConfigError, NotReady, Problem
 from artifactize.domain.discovery import discover
 from artifactize.domain.graph import graph_report
 from artifactize.domain.workspace import Workspace, build_workspace
 from artifactize.ports.collector import CollectorPause
-from artifactize.ports.filesystem import Filesystem
+from artifactize.ports.filesystem import Filesystem, FilesystemError
 from artifactize.ports.statuses import PROFILE_KINDS
+
+if TYPE_CHECKING:
+    from artifactize.domain.program_checks import ProgramChecks
 
 
 @dataclass(frozen=True)
@@ -27,12 +30,21 @@ class ConfigService:
 
     filesystem: Filesystem
     pause_collector: CollectorPause | None = None
+    # Resolves every program and file operand (domain/program_checks.py); None: not checked.
+    programs: ProgramChecks | None = None
+    # Walk into other repositories below the root (``--nested-repos``); else stop at them.
+    enter_nested: bool = False
+    # Refuse the filesystem's root as a repository (the CLI's ``--repo /``); a test
+    # workspace in memory may live there.
+    refuse_filesystem_root: bool = False
 
     def load(self, repo: str) -> Workspace:
         root_path = self.filesystem.canonical_directory(repo)
+        if self.refuse_filesystem_root and is_filesystem_root(root_path):
+            raise RepositoryRefused(repo, FILESYSTEM_ROOT)
         with self._paused():
             with self.filesystem.open_root(root_path) as root:
-                discovery = discover(root, root_path)
+                discovery = discover(root, root_path, enter_nested=self.enter_nested)
             return build_workspace(discovery)
 
     def _paused(self) -> AbstractContextManager[None]:
@@ -40,24 +52,58 @@ class ConfigService:
 
     def check(self, repo: str) -> dict[str, Any]:
         """``summary`` of a workspace that loads and whose tool operands stay within the
-        scopes their tools run in; raises ConfigError (file, line, key, fix) otherwise."""
+        scopes their tools run in; raises ConfigError (file, line, key, fix) otherwise. Then
+        every program and file operand is resolved (``programs``): what is missing raises
+        NotReady, a runtime program on artifactize's own interpreter is a ``warnings`` entry."""
         from artifactize.domain.tool_scopes import scope_problems
 
         workspace = self.load(repo)
         problems = scope_problems(workspace)
         if problems:
             raise ConfigError(problems)
-        return summary(workspace)
+        warnings: list[Problem] = []
+        if self.programs is not None:
+            found = self.programs.check(workspace)
+            if found.problems:
+                raise NotReady(found.problems)
+            warnings = found.warnings
+        data = summary(workspace)
+        if warnings:
+            data["warnings"] = [warning.to_json() for warning in warnings]
+        return data
 
     def graph(self, repo: str, artifact: str | None) -> dict[str, Any]:
         return graph_report(self.load(repo), artifact)
+
+
+FILESYSTEM_ROOT = "it is the root of the filesystem, not a repository; name the repository's folder"
+NESTED_SKIPPED = (
+    "Skipped {count} other {noun} below the root (a .git inside): {names}; "
+    "--nested-repos walks into them."
+)
+NESTED_SHOWN = 5  # the names a text summary lists; the JSON lists every one
+
+
+class RepositoryRefused(FilesystemError):
+    """A ``--repo`` that names no repository (the filesystem's root)."""
+
+
+def is_filesystem_root(path: str) -> bool:
+    """``/``, or on Windows a drive's root (``C:\\``) or a share's (``\\\\server\\share``)."""
+    stripped = path.rstrip("/\\")
+    if not stripped:
+        return True
+    if len(stripped) == 2 and stripped[1] == ":":
+        return True
+    parts = [p for p in stripped.replace("\\", "/").split("/") if p]
+    return path.startswith(("\\\\", "//")) and len(parts) <= 2
 
 
 def summary(workspace: Workspace) -> dict[str, Any]:
     """Counts for ``config check`` (camelCase JSON)."""
     kinds = Counter(a.kind for a in workspace.artifacts.values())
     profiles = Counter(ref.eval.profile.kind for ref in workspace.evals())
-    return {
+    data: dict[str, Any] = {
         "ok": True,
         "root": workspace.root_path,
         "artifacts": len(workspace.artifacts),
@@ -70,3 +116,6 @@ def summary(workspace: Workspace) -> dict[str, Any]:
         "agentSessions": sum(len(a.agent_sessions) for a in workspace.artifacts.values()),
         "relations": len(workspace.relations),
     }
+    if workspace.nested_repositories:
+        data["nestedRepositories"] = list(workspace.nested_repositories)
+    return data

@@ -41,6 +41,12 @@ class ConfigError(Exception):
         super().__init__("\n".join(p.render() for p in self.problems))
 
 
+class NotReady(ConfigError):
+    """Valid declarations that name what this checkout or machine lacks: a program that is
+    not installed, an operand path or a Human tool file that is not there. ``config check``
+    exits 1 (not ready) for these, 2 for declarations that are themselves wrong."""
+
+
 def _sort_key(problem: Problem) -> tuple[str, int, str]:
     return (problem.file, problem.line if problem.line is not None else 0, problem.key_path)
 

@@ -81,13 +81,19 @@ class Discovery:
     root_path: str
     artifacts: list[DeclaredArtifact] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # Folders below the root that are repositories of their own (they hold a ``.git``),
+    # not walked unless asked (``enter_nested``): ``--repo /tmp`` is not every repository
+    # below /tmp.
+    nested_repositories: list[str] = field(default_factory=list)
 
 
-def discover(root: DirectoryHandle, root_path: str) -> Discovery:
-    """Walk the workspace under ``root``; raises ``ConfigError`` with every problem found."""
+def discover(root: DirectoryHandle, root_path: str, *, enter_nested: bool = False) -> Discovery:
+    """Walk the workspace under ``root``; raises ``ConfigError`` with every problem found.
+    A folder below the root that holds a ``.git`` (another repository: a clone, a
+    submodule, a worktree) is not entered unless ``enter_nested``."""
     result = Discovery(root_path)
     ignore = _load_ignore(root, result)
-    _Walker(result, ignore).walk(root, "", None)
+    _Walker(result, ignore, enter_nested=enter_nested).walk(root, "", None)
     if not result.problems and not result.artifacts:
         result.problems.append(
             Problem(
@@ -125,10 +131,16 @@ def _join(parent: str, name: str) -> str:
     return f"{parent}/{name}" if parent else name
 
 
+REPOSITORY_MARKER = ".git"  # a folder or, in a submodule or worktree, a file
+
+
 class _Walker:
-    def __init__(self, result: Discovery, ignore: pathspec.GitIgnoreSpec | None) -> None:
+    def __init__(
+        self, result: Discovery, ignore: pathspec.GitIgnoreSpec | None, *, enter_nested: bool
+    ) -> None:
         self.result = result
         self.ignore = ignore
+        self.enter_nested = enter_nested
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         if self.ignore is None:
@@ -141,6 +153,9 @@ class _Walker:
     def walk(self, handle: DirectoryHandle, rel: str, owner: str | None) -> None:
         entries = handle.entries()
         names = frozenset(e.name for e in entries)
+        if rel and REPOSITORY_MARKER in names and not self.enter_nested:
+            self.result.nested_repositories.append(rel)
+            return
         by_name = {e.name: e for e in entries}
         self._legacy_files(rel, by_name)
         index = by_name.get(FOLDER_DECLARATION)

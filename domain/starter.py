@@ -1,15 +1,25 @@
 """What ``artifactize init`` writes: a starter ``index.artf`` and ``.artfignore`` for a project.
 
-Pure: the caller lists the repository root and reads a few small marker files; this module
-detects the project (Python, JavaScript/TypeScript, Rust or Go, in that order when several
-match) and renders the two files. The declaration holds what a team needs on day one: the
-read-only built-ins (``read``, ``list``, ``grep``, ``glob``), a runtime eval that runs the
-project's tests, an Agent eval and a Human sign-off with small pass/fail schemas. Every
-line is plain TOML the user is meant to edit; ``config check`` accepts it as written.
+Pure: the caller lists the repository root, reads a few small marker files and says which
+PROBES exist; this module detects the project (Python, JavaScript/TypeScript, Rust, Go or
+Java, in that order when several match) and renders the two files. The declaration holds
+what a team needs on day one: the read-only built-ins (``read``, ``list``, ``grep``,
+``glob``), a runtime eval that runs the project's tests with the project's own toolchain, an
+Agent eval and a Human sign-off with small pass/fail schemas.
+
+The runtime eval never guesses an interpreter: a Python project's tests run with its own
+venv (``:/.venv/bin/python``, a program from the repository's root), a Node project's with
+its package manager's ``test`` script (which puts ``node_modules/.bin`` first), a Gradle or
+Maven project's with its wrapper (``:/gradlew``), a Rust or Go project's with ``cargo`` or
+``go``. When it cannot tell (no venv, a Poetry or Hatch environment kept elsewhere, no test
+script), the eval is written commented out under a note saying what to fill in, and
+``config check`` accepts the rest as written.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,9 +30,10 @@ DECLARATION = "index.artf"
 IGNORE_FILE = ".artfignore"
 README_NAMES = ("README.md", "README.rst", "README.txt", "README")
 NOTHING_DETECTED = (
-    "No Python, JavaScript/TypeScript, Rust or Go project found in {repo} (looked for "
-    "pyproject.toml, setup.py, setup.cfg, requirements.txt, package.json, Cargo.toml and "
-    "go.mod); write index.artf by hand (docs/declarations.md)."
+    "No Python, JavaScript/TypeScript, Rust, Go or Java project found in {repo} (looked for "
+    "pyproject.toml, setup.py, setup.cfg, requirements.txt, package.json, Cargo.toml, "
+    "go.mod, gradlew, build.gradle, mvnw and pom.xml); write index.artf by hand "
+    "(docs/declarations.md)."
 )
 # Small files read to detect a project and its test runner (the caller reads at most
 # MARKER_READ_BYTES of each).
@@ -39,57 +50,143 @@ MARKER_READ_BYTES = 256 * 1024
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
 
 
+# Paths below the root whose presence (a file or a link: a venv's python is a link) tells
+# which interpreter the project's tests run with; the caller checks each (lexists).
+PROBES = (
+    ".venv/bin/python",
+    "venv/bin/python",
+    ".venv/Scripts/python.exe",
+    "venv/Scripts/python.exe",
+)
+# What npm writes into a new package.json: a test script that always fails.
+NPM_PLACEHOLDER_TEST = "no test specified"
+
+NO_VENV = (
+    "No virtual environment found (.venv or venv). Create the project's own and install it\n"
+    "# there (python3 -m venv .venv && .venv/bin/python -m pip install -e .), then uncomment.\n"
+    "# A bare python3 would run whatever python3 comes first on PATH, not the project's."
+)
+MANAGED_VENV = (
+    "{manager} keeps this project's virtual environment outside the repository. Make it\n"
+    "# live in .venv ({how}) and uncomment, or put the absolute path that\n"
+    "# `{find}` prints in `command`."
+)
+UV_SYNC = "Create .venv first: uv sync (uv keeps the project's environment in .venv)."
+NO_NPM_TEST = 'package.json has no test script: add one ("scripts": {"test": ...}) and uncomment.'
+NO_WRAPPER = (
+    "No {wrapper} found: name the project's own build tool (:/{wrapper} once it is committed,\n"
+    "# or an absolute path) and uncomment."
+)
+
+
 @dataclass(frozen=True)
 class Project:
-    """A detected project: its language tag, how its tests run, what discovery skips."""
+    """A detected project: its language tag, how its tests run, what discovery skips.
 
-    language: str  # python | javascript | typescript | rust | go
+    ``test_command`` is None when init cannot tell which program runs the project's tests
+    with the project's own toolchain; ``note`` then says what to fill in (and the eval is
+    written commented out), else it may add a step to take first."""
+
+    language: str  # python | javascript | typescript | rust | go | java
     label: str  # what a person reads: "Python", "JavaScript", …
-    test_command: str
+    test_command: str | None
     test_args: tuple[str, ...]
     ignore: tuple[str, ...]
     others: tuple[str, ...] = ()  # other languages found too (named in a comment)
+    note: str | None = None
 
 
 COMMON_IGNORE = ("dist/", "build/", "coverage/", ".idea/", ".vscode/")
 
 
-def detect(names: frozenset[str], texts: Mapping[str, str]) -> Project | None:
+def detect(
+    names: frozenset[str], texts: Mapping[str, str], present: frozenset[str] = frozenset()
+) -> Project | None:
     """The project at a root holding ``names`` (file and folder names), whose marker files
-    (MARKER_FILES) read ``texts``; None when nothing matches."""
+    (MARKER_FILES) read ``texts`` and where the PROBES in ``present`` exist; None when
+    nothing matches."""
     found: list[Project] = []
     if names & {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"}:
-        found.append(_python(names, texts))
+        found.append(_python(names, texts, present))
     if "package.json" in names:
-        found.append(_javascript(names))
+        found.append(_javascript(names, texts.get("package.json", "")))
     if "Cargo.toml" in names:
         found.append(Project("rust", "Rust", "cargo", ("test",), ("target/",)))
     if "go.mod" in names:
         found.append(Project("go", "Go", "go", ("test", "./..."), ("vendor/",)))
+    if names & {"gradlew", "build.gradle", "build.gradle.kts", "mvnw", "pom.xml"}:
+        found.append(_jvm(names))
     if not found:
         return None
     first, *rest = found
-    return Project(
-        first.language,
-        first.label,
-        first.test_command,
-        first.test_args,
-        first.ignore,
-        tuple(p.label for p in rest),
-    )
+    return dataclasses.replace(first, others=tuple(p.label for p in rest))
 
 
-def _python(names: frozenset[str], texts: Mapping[str, str]) -> Project:
+def _python(names: frozenset[str], texts: Mapping[str, str], present: frozenset[str]) -> Project:
     uses_pytest = "conftest.py" in names or any("pytest" in text for text in texts.values())
     args = ("-m", "pytest", "-q") if uses_pytest else ("-m", "unittest", "discover", "-v")
-    ignore = (".venv/", "venv/", "__pycache__/", "*.pyc", ".pytest_cache/", ".mypy_cache/")
-    return Project("python", "Python", "python3", args, (*ignore, "*.egg-info/"))
+    ignore = (
+        ".venv/",
+        "venv/",
+        "__pycache__/",
+        "*.pyc",
+        ".pytest_cache/",
+        ".mypy_cache/",
+        ".hypothesis/",
+        ".tox/",
+        ".nox/",
+        "*.egg-info/",
+    )
+    venv = next((probe for probe in PROBES if probe in present), None)
+    if venv is not None:
+        return Project("python", "Python", f":/{venv}", args, ignore)
+    pyproject = texts.get("pyproject.toml", "")
+    if "uv.lock" in names or "[tool.uv" in pyproject:
+        return Project("python", "Python", ":/.venv/bin/python", args, ignore, note=UV_SYNC)
+    if "poetry.lock" in names or "[tool.poetry" in pyproject:
+        how = "poetry config virtualenvs.in-project true && poetry install"
+        note = MANAGED_VENV.format(manager="Poetry", how=how, find="poetry env info --executable")
+        return Project("python", "Python", None, args, ignore, note=note)
+    if "hatch.toml" in names or "[tool.hatch" in pyproject:
+        how = "hatch config set dirs.env.virtual .venv"
+        note = MANAGED_VENV.format(manager="Hatch", how=how, find="hatch env find")
+        return Project("python", "Python", None, args, ignore, note=note)
+    return Project("python", "Python", None, args, ignore, note=NO_VENV)
 
 
-def _javascript(names: frozenset[str]) -> Project:
+def _javascript(names: frozenset[str], package_json: str) -> Project:
     typescript = "tsconfig.json" in names
     language, label = ("typescript", "TypeScript") if typescript else ("javascript", "JavaScript")
-    return Project(language, label, "npm", ("test",), (".next/", ".cache/"))
+    ignore = (".next/", ".cache/")
+    if "pnpm-lock.yaml" in names:
+        runner = "pnpm"
+    elif "yarn.lock" in names:
+        runner = "yarn"
+    else:
+        runner = "npm"
+    if not _has_test_script(package_json):
+        return Project(language, label, None, ("test",), ignore, note=NO_NPM_TEST)
+    # npm runs the script with the project's node_modules/.bin first on PATH: its own jest.
+    return Project(language, label, runner, ("test",), ignore)
+
+
+def _has_test_script(package_json: str) -> bool:
+    try:
+        data = json.loads(package_json)
+    except ValueError:
+        return False
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    test = scripts.get("test") if isinstance(scripts, dict) else None
+    return isinstance(test, str) and bool(test.strip()) and NPM_PLACEHOLDER_TEST not in test
+
+
+def _jvm(names: frozenset[str]) -> Project:
+    gradle = bool(names & {"gradlew", "build.gradle", "build.gradle.kts"})
+    wrapper = "gradlew" if gradle else "mvnw"
+    ignore = ("build/", ".gradle/") if gradle else ("target/",)
+    if wrapper in names:  # the project's own wrapper pins its own build tool's version
+        return Project("java", "Java", f":/{wrapper}", ("test",), ignore)
+    return Project("java", "Java", None, ("test",), ignore, note=NO_WRAPPER.format(wrapper=wrapper))
 
 
 def artifact_name(folder: str) -> str:
@@ -118,11 +215,14 @@ def declaration_text(project: Project, name: str, readme: str | None) -> str:
         if readme is not None
         else ""
     )
-    command = f"{project.test_command} {' '.join(project.test_args)}"
+    runtime = _runtime_eval(project, name)
     return f"""# Written by `artifactize init` for a {project.label} project: a starting point to edit.
 # The whole format: docs/declarations.md. Check it with `artifactize config check`.
 {others}name = {_toml(name)}
 tags = ["type:repo", "lang:{project.language}"]
+# The fingerprint (what reuse compares) skips what .gitignore files list, and these: the
+# project's own environment and build output, which running its tests may change.
+fingerprint = {{ files = ["."], ignore = {_array(project.ignore)} }}
 
 # What an Agent reviewer may read, through read-only tools (published as read_{name}, …).
 [views.agent_tools]
@@ -131,12 +231,7 @@ list = {{ builtin = "list" }}
 grep = {{ builtin = "grep" }}
 glob = {{ builtin = "glob" }}
 {human_tools}
-# A runtime eval: `{command}` in the repository; exit 0 is GREEN.
-[evals.tests]
-title = "The tests pass"
-profile = {{ kind = "runtime", command = {_toml(project.test_command)}, args = {_array(project.test_args)}, timeout_ms = 600000 }}
-payload.instruction = "Run the tests of {{{name}}}."
-
+{runtime}
 # An Agent eval: needs OPENAI_API_KEY (or change backend and model).
 [evals.review]
 title = "The code is correct and simple"
@@ -153,6 +248,29 @@ payload.instruction = "Look at {{{name}}} and approve it if it can ship."
 pass_schema = {{ type = "object", required = ["approved"], properties = {{ approved = {{ const = true }} }} }}
 fail_schema = {{ type = "object", required = ["reason"], properties = {{ reason = {{ type = "string", minLength = 1 }} }} }}
 """
+
+
+def _runtime_eval(project: Project, name: str) -> str:
+    """The runtime eval block: the project's own test command, or, when init cannot tell
+    which program that is, the block commented out below what to fill in."""
+    command = project.test_command or "FILL IN"
+    shown = " ".join((command, *project.test_args))
+    block = (
+        "[evals.tests]\n"
+        'title = "The tests pass"\n'
+        f'profile = {{ kind = "runtime", command = {_toml(command)}, '
+        f"args = {_array(project.test_args)}, timeout_ms = 600000 }}\n"
+        f'payload.instruction = "Run the tests of {{{name}}}."\n'
+    )
+    head = (
+        f"# A runtime eval: `{shown}` in the repository; exit 0 is GREEN. A program written\n"
+        "# :/path is the project's own, from the repository's root (docs/runtime-evals.md).\n"
+    )
+    if project.test_command is None:
+        commented = "".join(f"# {line}\n" for line in block.splitlines())
+        return f"{head}# TO FILL IN: {project.note}\n{commented}"
+    note = f"# {project.note}\n" if project.note else ""
+    return head + note + block
 
 
 def ignore_text(project: Project) -> str:

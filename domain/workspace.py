@@ -11,6 +11,7 @@ import difflib
 import enum
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from artifactize.domain.declarations.model import (
     AgentSession,
@@ -113,6 +114,32 @@ class Workspace:
     relations: tuple[Relation, ...]
     eval_inputs: Mapping[str, tuple[str, ...]]  # "artifact/eval" -> referenced Artifacts
     dependency_gates: str
+    nested_repositories: tuple[str, ...] = ()  # other repositories below, not walked
+
+    @cached_property
+    def inputs(self) -> Mapping[str, tuple[str, ...]]:
+        """Consumer -> its distinct direct inputs, in relation order.
+
+        Built once per workspace (the workspace is frozen): every graph walk reads this
+        instead of scanning ``relations``, which kept ``required_closure`` per Artifact
+        quadratic in the number of Artifacts."""
+        found: dict[str, dict[str, None]] = {}
+        for relation in self.relations:
+            found.setdefault(relation.consumer, {})[relation.input] = None
+        return {consumer: tuple(targets) for consumer, targets in found.items()}
+
+    @cached_property
+    def order(self) -> Mapping[str, int]:
+        """Artifact name -> its position in configuration order."""
+        return {name: index for index, name in enumerate(self.artifacts)}
+
+    @cached_property
+    def relations_of(self) -> Mapping[str, tuple[Relation, ...]]:
+        """Consumer -> its relations, in order (one pass over ``relations``)."""
+        found: dict[str, list[Relation]] = {}
+        for relation in self.relations:
+            found.setdefault(relation.consumer, []).append(relation)
+        return {consumer: tuple(items) for consumer, items in found.items()}
 
     def artifact(self, name: str) -> Artifact:
         try:
@@ -201,7 +228,12 @@ class _Builder:
         )
         gates = (root.declaration.dependency_gates if root else None) or "green"
         return Workspace(
-            self.discovery.root_path, artifacts, tuple(self.relations), eval_inputs, gates
+            self.discovery.root_path,
+            artifacts,
+            tuple(self.relations),
+            eval_inputs,
+            gates,
+            tuple(self.discovery.nested_repositories),
         )
 
     def _unique_names(self) -> None:

@@ -151,16 +151,10 @@ class Services:
 
     def session_ports(self) -> SessionPorts:
         """Tool sessions live below the state home, never in the reviewed repository."""
-        from artifactize.domain.tools.sessions import SessionPorts
-
-        return SessionPorts(
-            launcher=self.container.launcher(),
-            table=self.container.process_table(),
-            store=self.container.session_store(),
-            parent=str(Path(self.state_dir()) / SESSIONS_FOLDER),
-            cleanup=self.container.cleanup_executor(),
-            threads=self.container.worker_threads(),
+        ports: SessionPorts = self.container.session_ports(
+            parent=str(Path(self.state_dir()) / SESSIONS_FOLDER)
         )
+        return ports
 
     def open_state(self, *, create: bool) -> StateStore | None:
         from artifactize.ports.state import StateError
@@ -237,13 +231,15 @@ class Services:
             with contextlib.suppress(OSError):
                 scratch.remove_tree(str(folder))
 
-    def existing_state(self, request_id: str) -> StateStore:
-        """The existing state; actions never create one (no state: no request to act on)."""
-        from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND
+    def existing_state(self, request_id: str | None = None) -> StateStore:
+        """The existing state; actions never create one (no state: no request to act on,
+        and the refusal names ``request_id`` when given)."""
+        from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND, REQUEST_NOT_FOUND
 
         store = self.open_state(create=False)
         if store is None:
-            raise CommandError(REQUEST_ID_NOT_FOUND.format(id=request_id))
+            missing = REQUEST_NOT_FOUND if request_id is None else REQUEST_ID_NOT_FOUND
+            raise CommandError(missing.format(id=request_id))
         return store
 
     def producer(self) -> ProducerDocument:
@@ -281,12 +277,10 @@ class Services:
     ) -> PreparedRun:
         """Load the workspace, select, check the state location, open the state and the team
         store, and compute the fingerprints. ``choose(repo, state_dir)`` gives the options."""
-        from artifactize.domain.reviews.agent.review import ReviewPorts
         from artifactize.domain.reviews.reuse.fingerprints import FingerprintError
         from artifactize.domain.reviews.run.context import VerifyPorts
         from artifactize.domain.reviews.run.variants import with_variant
         from artifactize.domain.reviews.run.verify import Verify
-        from artifactize.domain.reviews.runtime.review import RuntimePorts
         from artifactize.domain.state_home import StateLocationError, check_outside_repo
 
         container = self.container
@@ -307,10 +301,8 @@ class Services:
         store = self.open_state(create=True)
         assert store is not None
         scripts = container.fingerprint_scripts()
-        review = ReviewPorts(
-            clock=container.clock(),
+        review = container.review_ports(
             backends=backends,
-            tools=container.tool_ports(),
             sessions=self.session_ports(),
             reload=lambda: with_variant(config.load(repo), variant),
             scripts=scripts,
@@ -324,16 +316,7 @@ class Services:
             producer=self.producer(),
             ids=container.ids(),
             conversations=container.conversations(state_dir=state),
-            runtime=RuntimePorts(
-                processes=container.processes(),
-                scratch=container.scratch(),
-                filesystem=container.filesystem(),
-                programs=container.programs(),
-                clock=container.clock(),
-                environment=container.environment(),
-                scripts=scripts,
-                threads=self.container.worker_threads(),
-            ),
+            runtime=container.runtime_ports(scripts=scripts),
             remote=remote,
             progress=self.progress,
             observer=self.observer,
@@ -422,16 +405,13 @@ class Services:
         self, selector: str | Selection | None, options: StatusOptions
     ) -> tuple[Status, list[EvalRef]]:
         """``status`` over the existing state (none reads as "nothing reviewed yet")."""
-        from artifactize.domain.reviews.run.status import Status, StatusPorts
+        from artifactize.domain.reviews.run.status import Status
 
         loaded = self.config().load(self.repo())
         refs = self.select(loaded, selector, selector is None)
         workspace, refs = self.with_variant(loaded, refs, options.policy.profile)
-        ports = StatusPorts(
-            filesystem=self.container.filesystem(),
-            state=self.open_state(create=False),
-            scripts=self.container.fingerprint_scripts(),
-            threads=self.container.worker_threads(),
+        ports = self.container.status_ports(
+            state=self.open_state(create=False), scripts=self.container.fingerprint_scripts()
         )
         return Status(ports, workspace, options), refs
 
@@ -443,17 +423,13 @@ class Services:
     def followup(self, session_id: str) -> FollowUp:
         """Follow-ups run tools as the review did, in fresh sessions and a private folder."""
         from artifactize.domain.reviews.agent.followup import FollowUp
-        from artifactize.domain.reviews.agent.review import ReviewPorts
 
         container = self.container
         config = self.config()
-        review = ReviewPorts(
-            clock=container.clock(),
+        review = container.review_ports(
             backends=container.model_backends(),
-            tools=container.tool_ports(),
             sessions=self.session_ports(),
             reload=lambda: config.load(self.options.repo),
-            threads=self.container.worker_threads(),
         )
         output_root = self.output_root(f"followup-{session_id}")
         return FollowUp(review, self.conversations(), config.load, output_root)
@@ -473,21 +449,13 @@ class Services:
 
     def human_reviews(self, store: StateStore) -> HumanReviews:
         """The Human review lifecycle over ``store`` and the container's adapters."""
-        from artifactize.domain.reviews.human.lifecycle import HumanReviewPorts, HumanReviews
+        from artifactize.domain.reviews.human.lifecycle import HumanReviews
 
         container = self.container
-        return HumanReviews(
-            HumanReviewPorts(
-                state=store,
-                load=container.config_service().load,
-                tools=container.human_tool_ports(),
-                filesystem=container.filesystem(),
-                clock=container.clock(),
-                producer=self.producer(),
-                scripts=container.fingerprint_scripts(),
-                threads=self.container.worker_threads(),
-            )
+        ports = container.human_review_ports(
+            state=store, producer=self.producer(), scripts=container.fingerprint_scripts()
         )
+        return HumanReviews(ports)
 
     def review_session(
         self, request_id: str | None, reviewer: str | None, *, all_repos: bool

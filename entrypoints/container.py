@@ -14,6 +14,7 @@ Tests override providers with fakes, through the container's own ``override``:
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -24,6 +25,7 @@ from dependency_injector import containers, providers
 
 if TYPE_CHECKING:
     from artifactize.domain.config_service import ConfigService
+    from artifactize.domain.program_checks import ProgramChecks
     from artifactize.domain.reviews.reuse.scripts import ProcessFingerprintScripts
     from artifactize.domain.tools.human.registry import HumanToolPorts
     from artifactize.domain.tools.registry import ToolPorts
@@ -228,6 +230,18 @@ def _state_stores(clock: Clock) -> StateStores:
     return SqliteStatesOnDemand(clock=clock)
 
 
+def _state_repair() -> Callable[[str], dict[str, Any] | None]:
+    """``doctor --repair``: recover a damaged state (its report, or None when sound)."""
+
+    def repair(state_dir: str) -> dict[str, Any] | None:
+        from artifactize.adapters.sqlite.recovery import repair_state
+
+        recovery = repair_state(state_dir)
+        return None if recovery is None else recovery.to_json()
+
+    return repair
+
+
 def _mcp_audit_stores(clock: Clock) -> McpAuditStores:
     from artifactize.adapters.sqlite.mcp_audit import SqliteMcpAuditStores
 
@@ -308,12 +322,29 @@ def _stored_now() -> Callable[[], str]:
     return utc_now
 
 
-def _config_service(filesystem: Filesystem) -> ConfigService:
-    """Loading pauses the garbage collector (a sixth faster at 10,000 Artifacts)."""
+def _config_service(
+    filesystem: Filesystem, programs: ProgramChecks, enter_nested: bool = False
+) -> ConfigService:
+    """Loading pauses the garbage collector (a sixth faster at 10,000 Artifacts); ``check``
+    resolves every program and file operand on the caller's PATH."""
     from artifactize.adapters.collector import pause_collector
     from artifactize.domain.config_service import ConfigService
 
-    return ConfigService(filesystem=filesystem, pause_collector=pause_collector)
+    return ConfigService(
+        filesystem=filesystem,
+        pause_collector=pause_collector,
+        programs=programs,
+        enter_nested=enter_nested,
+        refuse_filesystem_root=True,
+    )
+
+
+def _program_checks(
+    filesystem: Filesystem, programs: ProgramFinder, environment: Mapping[str, str]
+) -> ProgramChecks:
+    from artifactize.domain.program_checks import ProgramChecks
+
+    return ProgramChecks(filesystem, programs, environment)
 
 
 def _tool_ports(
@@ -390,6 +421,7 @@ def _tools_check(
     human_ports: HumanToolPorts,
     session_ports: SessionPorts | None = None,
     clock: Clock | None = None,
+    runtime: ProgramChecks | None = None,
 ) -> ToolsCheck:
     from artifactize.domain.tools.tools_check import ToolsCheck
 
@@ -400,7 +432,20 @@ def _tools_check(
         session_ports=session_ports,
         human_ports=human_ports,
         clock=clock,
+        runtime=runtime,
     )
+
+
+def _built(path: str) -> Callable[..., Any]:
+    """The class at ``path`` (``module:Name``), constructed with the provider's arguments and
+    imported on first use, so building the container imports no domain module."""
+    module, _, name = path.partition(":")
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    build.__qualname__ = build.__name__ = name
+    return build
 
 
 def _on_platform(platform: providers.Provider[str], port: str, **kwargs: Any) -> Any:
@@ -433,6 +478,7 @@ class Container(containers.DeclarativeContainer):
     session_store = _on_platform(platform, "session_store")
     private_files = _on_platform(platform, "private_files")
     state_stores = providers.Singleton(_state_stores, clock=clock)
+    state_repair = providers.Factory(_state_repair)
     mcp_audit_stores = providers.Singleton(_mcp_audit_stores, clock=clock)
     review_store_db = providers.Factory(_review_store_db)  # call with state_dir, create=
     review_store_location = providers.Factory(_review_store_location)
@@ -443,7 +489,13 @@ class Container(containers.DeclarativeContainer):
     remote_stores = providers.Factory(
         _remote_stores, environment=environment, private_files=private_files
     )
-    config_service = providers.Factory(_config_service, filesystem=filesystem)
+    enter_nested = providers.Object(False)  # --nested-repos overrides it
+    program_checks = providers.Factory(
+        _program_checks, filesystem=filesystem, programs=programs, environment=environment
+    )
+    config_service = providers.Factory(
+        _config_service, filesystem=filesystem, programs=program_checks, enter_nested=enter_nested
+    )
     tool_ports = providers.Factory(
         _tool_ports,
         filesystem=filesystem,
@@ -479,4 +531,44 @@ class Container(containers.DeclarativeContainer):
         programs=programs,
         human_ports=human_tool_ports,
         clock=clock,
+        runtime=program_checks,
     )
+    # The port bundles of the use cases; the arguments a call gives are noted beside each.
+    session_ports = providers.Factory(
+        _built("artifactize.domain.tools.sessions:SessionPorts"),
+        launcher=launcher,
+        table=process_table,
+        store=session_store,
+        cleanup=cleanup_executor,
+        threads=worker_threads,
+    )  # parent= (below the state home)
+    runtime_ports = providers.Factory(
+        _built("artifactize.domain.reviews.runtime.review:RuntimePorts"),
+        processes=processes,
+        scratch=scratch,
+        filesystem=filesystem,
+        programs=programs,
+        clock=clock,
+        environment=environment,
+        threads=worker_threads,
+    )  # scripts=
+    review_ports = providers.Factory(
+        _built("artifactize.domain.reviews.agent.review:ReviewPorts"),
+        clock=clock,
+        tools=tool_ports,
+        threads=worker_threads,
+    )  # backends=, sessions=, reload=, scripts=
+    human_review_ports = providers.Factory(
+        _built("artifactize.domain.reviews.human.lifecycle:HumanReviewPorts"),
+        load=config_service.provided.load,
+        tools=human_tool_ports,
+        filesystem=filesystem,
+        clock=clock,
+        threads=worker_threads,
+    )  # state=, producer=, scripts=
+    status_ports = providers.Factory(
+        _built("artifactize.domain.reviews.run.status:StatusPorts"),
+        filesystem=filesystem,
+        programs=program_checks,
+        threads=worker_threads,
+    )  # state=, scripts=

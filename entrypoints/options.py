@@ -1,4 +1,5 @@
-"""The global options of one invocation (``--repo``, ``--state-dir``, ``--json``), as the
+"""The global options of one invocation (``--repo``, ``--state-dir``, ``--json``,
+``--nested-repos``), as the
 composition root (``entrypoints/bootstrap.py``) and every front end read them; the command
 line lifts them out of argv (``entrypoints/cli/global_options.py``)."""
 
@@ -12,3 +13,4 @@ class GlobalOptions:
     repo: str = "."
     state_dir: str | None = None
     json: bool = False
+    nested_repos: bool = False  # walk into other repositories below the root

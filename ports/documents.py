@@ -120,6 +120,16 @@ class ChildDocument(TypedDict):
     truncated: dict[str, bool]  # stdout, stderr
 
 
+class ProgramDocument(TypedDict):
+    """The program a runtime eval ran (a request's ``program``): the path started (argv's
+    first), the file it leads to once every link is followed, and a warning when that is
+    the interpreter artifactize itself runs on (docs/runtime-evals.md)."""
+
+    path: str
+    realPath: str
+    warning: str | None
+
+
 class ValidationDocument(TypedDict):
     """A Run's ``validation``: whether its obligations are met, by Artifact and by eval."""
 
@@ -301,6 +311,7 @@ class RequestDocument(TypedDict):
     cwd: str | None
     argv: list[str] | None
     child: ChildDocument | None  # runtime reviews only
+    program: NotRequired[ProgramDocument | None]  # runtime reviews only, once prepared
     agent: NotRequired[AgentDocument | None]  # Agent reviews only
     reason: NotRequired[str]  # a wait that ended without a verdict: superseded or cancelled
     endedBy: NotRequired[str | None]  # who cancelled it (None: superseded by verify)
@@ -342,6 +353,7 @@ class SettledFields(TypedDict, total=False):
     cwd: str | None
     argv: list[str] | None
     child: ChildDocument | None
+    program: ProgramDocument | None
     agent: AgentDocument | None
 
 
@@ -402,6 +414,8 @@ class EvalStatusDocument(TypedDict):
     key: str | None
     last: LastVerdict | None
     changes: KeyChanges | None
+    program: NotRequired[ProgramDocument]  # a runtime eval: what it would run
+    programError: NotRequired[str]  # a runtime eval whose program cannot be resolved
 
 
 class StatusDocument(TypedDict):

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
+
+
+@dataclass(frozen=True)
+class ProgramIdentity:
+    """Where a resolved program leads, for people to read and for one warning.
+
+    ``real_path`` is the file the system runs once every link is followed (a venv's
+    ``bin/python`` -> ``/usr/bin/python3.12``); ``own_environment`` is True when running the
+    program runs on artifactize's own interpreter with artifactize's own packages (a program
+    in the scripts folder of the environment artifactize is installed in, or, outside a
+    virtual environment, that interpreter itself)."""
+
+    real_path: str
+    own_environment: bool
 
 
 class ProgramFinder(Protocol):
@@ -17,4 +32,8 @@ class ProgramFinder(Protocol):
 
     def is_executable_file(self, path: str) -> bool:
         """Whether an absolute ``path`` is a regular file the current user may execute."""
+        ...
+
+    def identity(self, path: str) -> ProgramIdentity:
+        """What an absolute program ``path`` (already resolved) leads to; never runs it."""
         ...

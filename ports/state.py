@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -163,6 +164,16 @@ class HumanEnding:
     reviewer: str | None = None
 
 
+@dataclass(frozen=True)
+class PruneOutcome:
+    """What ``prune`` removed (or, dry, would remove), and the Runs it had to keep."""
+
+    runs: tuple[str, ...]  # the Runs removed, newest first
+    requests: int
+    executions: int
+    kept_live: tuple[str, ...]  # matched, but RUNNING or holding an unsettled request
+
+
 class StateStore(Protocol):
     def state_id(self) -> str:
         """A random UUID created with the state; stable for its lifetime."""
@@ -197,12 +208,36 @@ class StateStore(Protocol):
 
     def get_request(self, request_id: RequestId) -> RequestRecord | None: ...
 
+    def status_counts(self, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Run ID -> its requests counted by status (a Run without requests: absent), in
+        one read that decodes no request document."""
+        ...
+
     # --- executions and reuse ------------------------------------------------------------
 
     def latest_record(self, key: ReuseKey, *, touch: bool) -> ExecutionRecord | None:
         """The newest completed GREEN/RED record of ``key`` (by completedAt, then insertion).
 
         ``touch`` updates its last-used time (a reuse hit); inspection passes False."""
+        ...
+
+    def latest_of_keys(self, keys: Sequence[str], *, touch: bool) -> dict[str, ExecutionRecord]:
+        """``latest_record`` of every key that has one (key -> record), in one read."""
+        ...
+
+    def prune(self, *, before: str | None, keep: int | None, dry_run: bool) -> PruneOutcome:
+        """Remove the Runs created before ``before`` (a timestamp) or beyond the newest
+        ``keep``, with their requests, in one transaction, and then the executions no
+        remaining request points at that are neither in a key's reuse history nor active.
+        A Run still RUNNING or with a request not settled (queued, running, waiting for a
+        person) is kept. Reuse history is never removed. Unless ``dry_run``, the file is
+        compacted afterwards; ``dry_run`` counts the same and changes nothing."""
+        ...
+
+    def batch(self, *, write: bool = True) -> AbstractContextManager[None]:
+        """Group every call made inside (on this thread) into one transaction that commits
+        at the end and rolls back on an error; a nested batch joins the outer one.
+        ``write=False``: a reader's batch, which takes no write lock."""
         ...
 
     def claim(self, execution: ExecutionRecord, owner_alive: OwnerAlive) -> Claim:
@@ -255,8 +290,10 @@ class StateStore(Protocol):
 
     # --- Human reviews -------------------------------------------------------------------
 
-    def all_requests(self) -> list[RequestRecord]:
-        """Every saved request: newest Run first (as ``list_runs``), ordinal order within."""
+    def all_requests(self, status: str | None = None) -> list[RequestRecord]:
+        """Every saved request (of ``status``, when given): newest Run first (as
+        ``list_runs``), ordinal order within. The filter runs in the store, so a reader
+        that wants the waiting few does not decode every request of every Run."""
         ...
 
     def human_claim(self, request_id: RequestId) -> HumanClaim | None:

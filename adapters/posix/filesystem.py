@@ -116,12 +116,17 @@ class PosixDirectoryHandle(OwnedHandle):
         Names are returned exactly as the OS gives them; a name that is not valid UTF-8 keeps
         its undecodable bytes as lone surrogates (``surrogateescape``) and sorts by code point.
         """
-        listing = os.open(".", _DIRECTORY_FLAGS, dir_fd=self._descriptor())
         try:
-            with os.scandir(listing) as scan:
-                found = [DirEntry(entry.name, _kind_of_entry(entry)) for entry in scan]
-        finally:
-            os.close(listing)
+            listing = os.open(".", _DIRECTORY_FLAGS, dir_fd=self._descriptor())
+            try:
+                with os.scandir(listing) as scan:
+                    found = [DirEntry(entry.name, _kind_of_entry(entry)) for entry in scan]
+            finally:
+                os.close(listing)
+        except OSError as err:  # an unreadable folder (EACCES), one gone meanwhile
+            raise FilesystemError(
+                ".", f"Cannot list `{self._physical_path}`: {err.strerror or err}"
+            ) from err
         return sorted(found, key=lambda entry: entry.name)
 
     def entry(self, name: str) -> DirEntry:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import stat
 
+from artifactize.adapters.own_environment import program_identity
+from artifactize.ports.programs import ProgramIdentity
+
 
 class PosixProgramFinder:
     windows_paths = False  # an absolute program path starts with "/"
@@ -27,3 +30,6 @@ class PosixProgramFinder:
         except (OSError, ValueError):
             return False
         return stat.S_ISREG(info.st_mode) and os.access(path, os.X_OK)
+
+    def identity(self, path: str) -> ProgramIdentity:
+        return program_identity(path)

@@ -8,6 +8,7 @@ order (``rowid``), so a record stored later wins a tie.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -36,6 +37,20 @@ def _history_of(key: str) -> sa.Select[Any]:
 def latest(connection: sa.Connection, key: str) -> ExecutionRecord | None:
     row = connection.execute(_history_of(key).order_by(*_NEWEST_FIRST).limit(1)).one_or_none()
     return None if row is None else execution_record(row)
+
+
+def latest_of(connection: sa.Connection, keys: list[str]) -> dict[str, ExecutionRecord]:
+    """``latest`` of each of ``keys`` (those with a history), in one query."""
+    query = (
+        sa.select(executions)
+        .where(executions.c.key.in_(keys), _IN_HISTORY)
+        .order_by(executions.c.key, *_NEWEST_FIRST)
+    )
+    found: dict[str, ExecutionRecord] = {}
+    for row in connection.execute(query):
+        if row.key not in found:
+            found[row.key] = execution_record(row)
+    return found
 
 
 def history(connection: sa.Connection, key: str) -> list[ExecutionRecord]:
@@ -67,6 +82,12 @@ def latest_per_key(connection: sa.Connection) -> list[tuple[ExecutionRecord, int
 def touch(connection: sa.Connection, execution_id: str, now: str) -> None:
     connection.execute(
         sa.update(executions).where(executions.c.id == execution_id).values(last_used=now)
+    )
+
+
+def touch_all(connection: sa.Connection, execution_ids: Sequence[str], now: str) -> None:
+    connection.execute(
+        sa.update(executions).where(executions.c.id.in_(execution_ids)).values(last_used=now)
     )
 
 

@@ -229,15 +229,14 @@ def supersede(connection: sa.Connection, key: str, supersession: Supersession) -
             )
 
 
-def all_requests(connection: sa.Connection) -> list[RequestRecord]:
+def all_requests(connection: sa.Connection, status: str | None = None) -> list[RequestRecord]:
     """Newest Run first (by ``createdAt``, then insertion), ordinal order within a Run."""
-    query = (
-        sa.select(requests)
-        .join(runs, runs.c.id == requests.c.run_id)
-        .order_by(
-            sa.func.json_extract(runs.c.data, "$.createdAt").desc(),
-            _RUN_ROWID.desc(),
-            requests.c.ordinal,
-        )
+    query = sa.select(requests).join(runs, runs.c.id == requests.c.run_id)
+    if status is not None:
+        query = query.where(requests.c.status == status)
+    query = query.order_by(
+        sa.func.json_extract(runs.c.data, "$.createdAt").desc(),
+        _RUN_ROWID.desc(),
+        requests.c.ordinal,
     )
     return [request_record(row) for row in connection.execute(query)]

@@ -13,8 +13,8 @@ writes the file nor checkpoints its WAL into it):
 * ``PRAGMA quick_check`` must answer ``ok`` (every page, record and index entry is
   well-formed; it skips only the index-to-table cross-check of ``integrity_check``).
 
-A refusal is a ``StateDamaged`` (a ``StateError``: exit 2) naming the file and saying how to recover
-what can be read (docs/robustness.md). Each file is checked once per process (``run show --wait`` reopens
+A refusal is a ``StateDamaged`` (a ``StateError``: exit 2) naming the file and pointing to
+``artifactize doctor --repair`` (``adapters/sqlite/recovery.py``). Each file is checked once per process (``run show --wait`` reopens
 the state on every poll).
 """
 
@@ -34,9 +34,8 @@ EMPTY_FILE_GRACE_SECONDS = 5.0  # a younger 0-byte file is a racing first open
 EMPTY_FILE_POLL_SECONDS = 0.02
 CHECK_BUSY_TIMEOUT_SECONDS = 5.0
 DOCTOR_ADVICE = (
-    "nothing was written to it. `artifactize doctor` reports it; to recover what can be "
-    "read, move state.sqlite and its -wal aside and run sqlite3's .recover into a new "
-    'state.sqlite (docs/robustness.md, "A damaged state").'
+    "nothing was written to it. `artifactize doctor --repair` copies what can be read into "
+    "a new state file and keeps the damaged one aside (docs/robustness.md)."
 )
 
 _checked: set[str] = set()
@@ -59,6 +58,11 @@ def _wait_while_young_and_empty(database: str) -> int:
         if info.st_size > 0 or time.time() - info.st_mtime > EMPTY_FILE_GRACE_SECONDS:
             return info.st_size
         time.sleep(EMPTY_FILE_POLL_SECONDS)
+
+
+def forget_checked(database: str) -> None:
+    """Check ``database`` again on its next open (it was replaced: ``doctor --repair``)."""
+    _checked.discard(str(Path(database).absolute()))
 
 
 def check_state_integrity(database: str) -> None:

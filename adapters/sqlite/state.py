@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
-from artifactize.adapters.sqlite import dead_runs, human
+from artifactize.adapters.sqlite import dead_runs, human, pruning
 from artifactize.adapters.sqlite import history as hist
 from artifactize.adapters.sqlite.connection import (
     BEGIN_DEFERRED,
@@ -79,6 +81,7 @@ from artifactize.ports.state import (
     HumanSettlement,
     KeyInUse,
     OwnerAlive,
+    PruneOutcome,
     RequestRecord,
     RunRecord,
     StateError,
@@ -92,6 +95,15 @@ OWNER_DIED_CODE = ErrorCode.OWNER_DIED
 OWNER_DIED_ERROR = "Execution owner died."
 
 _log = logging.getLogger(__name__)
+
+
+class _DryRun(Exception):
+    def __init__(self, outcome: PruneOutcome) -> None:
+        self.outcome = outcome
+
+
+# Keys bound in one ``IN (...)``: well under SQLite's 32,766 host parameters.
+_KEYS_PER_QUERY = 500
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
 
 
@@ -122,6 +134,9 @@ class SqliteStateStore:
         self._history_records_max = _positive("history_records_max", history_records_max)
         self._history_bytes_max = _positive("history_bytes_max", history_bytes_max)
         self._clock: Clock = clock or SystemClock()
+        # The open ``batch()`` transaction and the thread that opened it, if any.
+        self._batch: tuple[sa.Connection, int] | None = None
+        self.transactions = 0  # transactions begun (the scale tests count them)
 
     @property
     def database(self) -> str:
@@ -138,7 +153,14 @@ class SqliteStateStore:
 
     @contextlib.contextmanager
     def _transaction(self, *, write: bool) -> Iterator[sa.Connection]:
-        """One transaction, IMMEDIATE when it writes; database errors become StateError."""
+        """One transaction, IMMEDIATE when it writes; database errors become StateError.
+
+        Inside ``batch()`` (on the thread that opened it) the batch's transaction is used."""
+        batch = self._batch
+        if batch is not None and batch[1] == threading.get_ident():
+            yield batch[0]
+            return
+        self.transactions += 1
         try:
             with self._engine.connect() as connection:
                 mode = BEGIN_IMMEDIATE if write else BEGIN_DEFERRED
@@ -153,6 +175,45 @@ class SqliteStateStore:
                 # the WAL, which frees its space for the Run's settlement on a full disk.
                 self._engine.dispose()
             raise StateError(message) from error
+
+    @contextlib.contextmanager
+    def batch(self, *, write: bool = True) -> Iterator[None]:
+        """Every call inside, on this thread, shares one transaction that commits at the end
+        (or rolls back on an error): a Run phase that saves many requests pays one commit,
+        not one per save; a reader of many rows (``write=False``, DEFERRED) one begin.
+        Nested batches join the outer one."""
+        if self._batch is not None and self._batch[1] == threading.get_ident():
+            yield
+            return
+        with self._transaction(write=write) as connection:
+            self._batch = (connection, threading.get_ident())
+            try:
+                yield
+            finally:
+                self._batch = None
+
+    def prune(self, *, before: str | None, keep: int | None, dry_run: bool) -> PruneOutcome:
+        try:
+            with self._transaction(write=True) as connection:
+                outcome = pruning.prune(connection, before, keep)
+                if dry_run:
+                    raise _DryRun(outcome)  # rolls the transaction back
+        except _DryRun as dry:
+            return dry.outcome
+        if outcome.runs:
+            self._compact()
+        return outcome
+
+    def _compact(self) -> None:
+        """VACUUM: outside any transaction, on the driver's connection (which begins none
+        of its own: ``isolation_level=None``)."""
+        raw = self._engine.raw_connection()
+        try:
+            raw.driver_connection.execute("VACUUM")  # type: ignore[union-attr]
+        except sqlite3.Error as error:
+            raise StateError(f"State {self._database}: {error}") from error
+        finally:
+            raw.close()
 
     # --- Runs and requests -------------------------------------------------------------
 
@@ -243,6 +304,20 @@ class SqliteStateStore:
         with self._transaction(write=False) as connection:
             return [request_record(row) for row in connection.execute(query)]
 
+    def status_counts(self, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        found: dict[str, dict[str, int]] = {}
+        wanted = list(dict.fromkeys(run_ids))
+        with self._transaction(write=False) as connection:
+            for start in range(0, len(wanted), _KEYS_PER_QUERY):
+                query = (
+                    sa.select(requests_table.c.run_id, requests_table.c.status, sa.func.count())
+                    .where(requests_table.c.run_id.in_(wanted[start : start + _KEYS_PER_QUERY]))
+                    .group_by(requests_table.c.run_id, requests_table.c.status)
+                )
+                for run_id, status, count in connection.execute(query):
+                    found.setdefault(run_id, {})[status] = int(count)
+        return found
+
     def get_request(self, request_id: RequestId) -> RequestRecord | None:
         query = sa.select(requests_table).where(requests_table.c.id == request_id)
         with self._transaction(write=False) as connection:
@@ -257,6 +332,20 @@ class SqliteStateStore:
             if record is not None and touch:
                 hist.touch(connection, record.id, self._now())
             return record
+
+    def latest_of_keys(self, keys: Sequence[str], *, touch: bool) -> dict[str, ExecutionRecord]:
+        """``latest_record`` of many keys in one transaction and a few queries."""
+        found: dict[str, ExecutionRecord] = {}
+        wanted = list(dict.fromkeys(keys))
+        with self._transaction(write=touch) as connection:
+            for start in range(0, len(wanted), _KEYS_PER_QUERY):
+                found.update(hist.latest_of(connection, wanted[start : start + _KEYS_PER_QUERY]))
+            if touch and found:
+                ids = [record.id for record in found.values()]
+                now = self._now()
+                for start in range(0, len(ids), _KEYS_PER_QUERY):
+                    hist.touch_all(connection, ids[start : start + _KEYS_PER_QUERY], now)
+        return found
 
     def claim(self, execution: ExecutionRecord, owner_alive: OwnerAlive) -> Claim:
         key = execution.key
@@ -411,9 +500,9 @@ class SqliteStateStore:
 
     # --- Human reviews -------------------------------------------------------------------
 
-    def all_requests(self) -> list[RequestRecord]:
+    def all_requests(self, status: str | None = None) -> list[RequestRecord]:
         with self._transaction(write=False) as connection:
-            return human.all_requests(connection)
+            return human.all_requests(connection, status)
 
     def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         with self._transaction(write=False) as connection:

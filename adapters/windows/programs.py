@@ -14,6 +14,9 @@ import ntpath
 import os
 import stat
 
+from artifactize.adapters.own_environment import program_identity
+from artifactize.ports.programs import ProgramIdentity
+
 __all__ = ["DEFAULT_PATHEXT", "WindowsProgramFinder", "path_extensions"]
 
 DEFAULT_PATHEXT = ".COM;.EXE;.BAT;.CMD"
@@ -65,3 +68,6 @@ class WindowsProgramFinder:
         except (OSError, ValueError):
             return False
         return stat.S_ISREG(info.st_mode)
+
+    def identity(self, path: str) -> ProgramIdentity:
+        return program_identity(path)

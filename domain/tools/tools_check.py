@@ -1,5 +1,8 @@
 """``tools check``: declarations, scopes, schemas and per-tool readiness, and one explicit call.
 
+Runtime evals are checked too, always statically: each one's program (shown, with where
+its links lead) and ``{name}`` operands are resolved as ``verify`` would resolve them.
+
 Static by default: it starts no owner process and creates no directory, database, Run,
 verdict or cache entry. ``--execute`` calls exactly one selected tool, as a reviewer would:
 an Agent tool in the author's environment, a Human tool in the reviewer's real environment
@@ -10,9 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from artifactize.domain.declarations.model import AgentProfile, CommandAgentTool, HumanProfile
+from artifactize.domain.declarations.model import (
+    AgentProfile,
+    CommandAgentTool,
+    HumanProfile,
+    RuntimeProfile,
+)
 from artifactize.domain.diagnostics import ConfigError
 from artifactize.domain.scope import artifact_scope, eval_scope
 from artifactize.domain.toml_source import KeyLocator
@@ -23,15 +31,21 @@ from artifactize.domain.tools.human.registry import HumanToolPorts, HumanToolReg
 from artifactize.domain.tools.preflight import Preflight
 from artifactize.domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
 from artifactize.domain.tools.sessions import SessionPorts
-from artifactize.domain.workspace import Artifact, UnknownName, Workspace
+from artifactize.domain.workspace import Artifact, EvalRef, UnknownName, Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
 from artifactize.ports.clock import Clock
 from artifactize.ports.programs import ProgramFinder
+
+if TYPE_CHECKING:
+    from artifactize.domain.program_checks import ProgramChecks
 
 AUDIENCES = ("agent", "human")
 TOOL_NOT_REGISTERED = "The selected tool is not registered for this Artifact and audience."
 TOOL_RETURNED_ERROR = "The tool returned an error; no review result was created."
 CANCELLED = "Cancelled by a signal: the call was stopped and its processes and directories removed."
+RUNTIME_NOT_EXECUTED = (
+    "A runtime eval is checked statically (its program and operands); `verify` runs it."
+)
 NOT_WIRED = "This artifactize cannot run tools of this audience: no process ports are wired."
 
 
@@ -113,6 +127,7 @@ class Report:
     grouped: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # id(scope) ->
     executing: str | None = None  # the tool being called, while it is
     cancelled: bool = False
+    runtime: list[dict[str, Any]] = field(default_factory=list)  # runtime evals, static
 
     def cancel(self) -> None:
         """The command was cancelled (SIGINT/SIGTERM); its cleanup has already run."""
@@ -162,6 +177,8 @@ class Report:
             data["diagnostics"] = self.diagnostics
         if self.cancelled:
             data["cancelled"] = True
+        if self.runtime:
+            data["runtime"] = self.runtime
         return data
 
 
@@ -173,6 +190,7 @@ class ToolsCheck:
     session_ports: SessionPorts | None = None
     human_ports: HumanToolPorts | None = None  # needed only to execute a Human tool
     clock: Clock | None = None  # the diagnostics' duration; none without it
+    runtime: ProgramChecks | None = None  # runtime evals' programs and operands; None: skipped
 
     async def run(
         self, repo: str, request: ToolsCheckRequest, report: Report | None = None
@@ -188,6 +206,11 @@ class ToolsCheck:
         except ConfigError as exc:
             report.check("declarations", None, str(exc))
             return report.to_json(), 1
+        runtime = self._runtime_refs(workspace, request)
+        if runtime is not None:
+            self._check_runtime(workspace, runtime, report)
+            if request.eval_id is not None:  # a runtime eval: checked statically, nothing else
+                return report.to_json(), 0 if report.ok else 1
         scopes = self._scopes(workspace, request, report)
         if request.args_given and any(scope.audience == "human" for scope in scopes):
             raise InvocationError(  # a Human eval selector: its tools take no free arguments
@@ -215,6 +238,40 @@ class ToolsCheck:
         if request.execute and report.ok and len(selected) == 1:
             await self._execute(selected[0], request, report)
         return report.to_json(), 0 if report.ok else 1
+
+    def _runtime_refs(
+        self, workspace: Workspace, request: ToolsCheckRequest
+    ) -> list[EvalRef] | None:
+        """The runtime evals to check: every one when nothing narrows the check, the one
+        selected eval when it is a runtime eval; None when none is checked."""
+        if self.runtime is None:
+            return None
+        if request.eval_id is not None:
+            try:
+                found = workspace.find_eval(request.eval_id)
+            except UnknownName as exc:
+                raise InvocationError(str(exc)) from None
+            if not isinstance(found.eval.profile, RuntimeProfile):
+                return None
+            if request.execute:
+                raise InvocationError(RUNTIME_NOT_EXECUTED)
+            return [found]
+        if request.artifact is not None or request.audience is not None or request.tool:
+            return None
+        return [ref for ref in workspace.evals() if isinstance(ref.eval.profile, RuntimeProfile)]
+
+    def _check_runtime(self, workspace: Workspace, refs: list[EvalRef], report: Report) -> None:
+        """Each runtime eval's program (shown) and operands, resolved as verify would."""
+        assert self.runtime is not None
+        for ref in refs:
+            check = self.runtime.runtime_check(workspace, ref)
+            report.runtime.append(check.to_json(ref.qualified_id))
+            line = KeyLocator(ref.artifact.source.text)
+            problems = [
+                f"{ref.artifact.source.path}:{line.line_of(key)}: {key}: {message}"
+                for key, message in check.problems
+            ]
+            report.check("runtime", ref.qualified_id, "; ".join(problems) or None)
 
     def _scopes(
         self, workspace: Workspace, request: ToolsCheckRequest, report: Report
@@ -249,7 +306,7 @@ class ToolsCheck:
         elif isinstance(found.eval.profile, HumanProfile):
             audience = "human"
         else:
-            raise InvocationError("Select a declared Agent or Human eval.")
+            raise InvocationError("Select a declared Agent, Human or runtime eval.")
         return self._fill(
             workspace, _Scope(eval_id, None, audience, eval_scope(workspace, eval_id)), report
         )

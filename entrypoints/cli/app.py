@@ -161,28 +161,36 @@ def _fail(
     extra: dict[str, Any] | None = None,
     *,
     usage: str = "",
+    code: int = ExitCode.ERROR,
 ) -> NoReturn:
-    """Exit 2: ``error: …`` on stderr (then ``usage``, unprefixed), or the JSON error."""
+    """Exit 2 (or ``code``): ``error: …`` on stderr (then ``usage``, unprefixed), or the
+    JSON error."""
     if options.json:
         sys.stdout.write(json.dumps({"error": message, **(extra or {})}, ensure_ascii=False) + "\n")
     else:
         sys.stderr.write("".join(f"error: {line}\n" for line in message.splitlines()))
         sys.stderr.write(f"{usage}\n" if usage else "")
-    raise SystemExit(ExitCode.ERROR)
+    raise SystemExit(code)
 
 
 def _fail_known(exc: Exception, options: GlobalOptions) -> NoReturn:
     """Exit 2 with the message of an error a command may raise; anything else is a bug and
     propagates. The error types are imported here, so a command that never fails never
     loads the modules that define them."""
-    from artifactize.domain.diagnostics import ConfigError
+    from artifactize.domain.diagnostics import ConfigError, NotReady
     from artifactize.domain.tools.tools_check import InvocationError
     from artifactize.domain.workspace import UnknownName
     from artifactize.ports.filesystem import FilesystemError
     from artifactize.ports.state import StateError
 
     if isinstance(exc, ConfigError):
-        _fail(str(exc), options, {"problems": [p.to_json() for p in exc.problems]})
+        problems = {"problems": [p.to_json() for p in exc.problems]}
+        _fail(
+            str(exc),
+            options,
+            problems,
+            code=ExitCode.NOT_READY if isinstance(exc, NotReady) else ExitCode.ERROR,
+        )
     if isinstance(exc, (UnknownName, InvocationError, CommandError, StateError)):
         _fail(str(exc), options)
     if isinstance(exc, FilesystemError):
@@ -213,6 +221,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     except UsageError as exc:
         _fail(str(exc), GlobalOptions(json="--json" in args))
     _State.options = options
+    if options.nested_repos:  # the walk enters other repositories below the root
+        from dependency_injector import providers
+
+        _State.container.enter_nested.override(providers.Object(True))
+    if rest[:1] == ["stand-in"] and rest[1:] not in ([], ["--help"]):
+        from artifactize.entrypoints.stand_in import run_stand_in  # takes a whole command line
+
+        raise SystemExit(run_stand_in(rest[1:]))
     from artifactize.entrypoints.cli.completion import enable_if_requested
 
     enable_if_requested()

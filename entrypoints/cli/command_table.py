@@ -73,6 +73,11 @@ COMMANDS: dict[str, LazyCommand] = {
     "cache": LazyCommand(
         "artifactize.entrypoints.cli.runs", "cache_app", "Inspect and clear reusable verdicts."
     ),
+    "prune": LazyCommand(
+        "artifactize.entrypoints.cli.prune",
+        "prune_command",
+        "Remove old Runs, their requests and scratch folders; never a reusable verdict.",
+    ),
     "request": LazyCommand(
         "artifactize.entrypoints.cli.requests",
         "request_app",
@@ -87,6 +92,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "artifactize.entrypoints.cli.models",
         "models_command",
         "List the models the backend's endpoint serves (one ID a line).",
+    ),
+    "stand-in": LazyCommand(
+        "artifactize.entrypoints.stand_in",
+        "stand_in_command",
+        "Run a command with a stand-in model that calls each Agent tool once, then says GREEN.",
     ),
     "doctor": LazyCommand(
         "artifactize.entrypoints.cli.models",

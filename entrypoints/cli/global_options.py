@@ -1,4 +1,4 @@
-"""Global options (``--repo``, ``--state-dir``, ``--json``) may stand before or after the
+"""Global options (``--repo``, ``--state-dir``, ``--json``, ``--nested-repos``) may stand before or after the
 subcommand, each at most once. They are lifted out of argv before typer parses the rest."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from artifactize.entrypoints.options import GlobalOptions
 __all__ = ["GlobalOptions", "UsageError", "split_global_options"]
 
 VALUE_OPTIONS = ("--repo", "--state-dir")
-FLAG_OPTIONS = ("--json",)
+FLAG_OPTIONS = ("--json", "--nested-repos")
 
 
 class UsageError(Exception):
@@ -44,6 +44,7 @@ def split_global_options(argv: Sequence[str]) -> tuple[GlobalOptions, list[str]]
         repo=values.get("--repo", "."),
         state_dir=values.get("--state-dir"),
         json="--json" in flags,
+        nested_repos="--nested-repos" in flags,
     )
     return options, rest
 

@@ -33,6 +33,7 @@ def init_command() -> None:
         MARKER_FILES,
         MARKER_READ_BYTES,
         NOTHING_DETECTED,
+        PROBES,
         artifact_name,
         declaration_text,
         detect,
@@ -51,7 +52,8 @@ def init_command() -> None:
     texts = {
         name: _read_small(repo, name, MARKER_READ_BYTES) for name in MARKER_FILES if name in names
     }
-    project = detect(names, texts)
+    present = frozenset(probe for probe in PROBES if os.path.lexists(repo / probe))
+    project = detect(names, texts, present)
     if project is None:
         raise CommandError(NOTHING_DETECTED.format(repo=repo))
     name = artifact_name(repo.name)
@@ -69,7 +71,7 @@ def init_command() -> None:
         for path in written:  # nothing half-written
             path.unlink()
         raise
-    tests = [project.test_command, *project.test_args]
+    tests = [project.test_command, *project.test_args] if project.test_command is not None else None
     report: dict[str, Any] = {
         "repo": str(repo),
         "project": project.language,
@@ -79,13 +81,20 @@ def init_command() -> None:
         "written": [
             {"path": relative, "bytes": len(text.encode("utf-8"))} for relative, text in files
         ],
-        "evals": [f"{name}/tests", f"{name}/review", f"{name}/signoff"],
+        "evals": [f"{name}/tests", f"{name}/review", f"{name}/signoff"][tests is None :],
     }
     if CliContext.options.json:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
         return
     for path in written:
         typer.echo(WROTE.format(path=path))
+    if tests is None:
+        typer.echo(
+            f"Detected a {project.label} project; which program runs its tests is yours to "
+            f"fill in: see the comment above [evals.tests] in index.artf. Next: artifactize "
+            f"config check"
+        )
+        return
     typer.echo(
         f"Detected a {project.label} project; its tests run as "
         f"`{' '.join(tests)}`. Next: artifactize config check, then "

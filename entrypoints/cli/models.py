@@ -42,10 +42,25 @@ def models_command(
         typer.echo("\n".join(models) if models else "(the endpoint lists no models)")
 
 
-def doctor_command() -> None:
+def doctor_command(
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Recover a damaged state: copy what can be read into a new state file, "
+            "keeping the damaged one aside.",
+        ),
+    ] = False,
+) -> None:
     """Check keys, endpoints, proxies, the state home, the team store and the Human tools
-    the workspace needs. Exit 0 when all is ready, 1 otherwise."""
+    the workspace needs. Exit 0 when all is ready, 1 otherwise.
+
+    With --repair, first recover a damaged state (docs/robustness.md, "A damaged state").
+    """
     import anyio
+
+    if repair:
+        _repair_state()
 
     doctor, workspace, error = CliContext.services().doctor()
     report = anyio.run(doctor.report, workspace, error)
@@ -56,3 +71,28 @@ def doctor_command() -> None:
 
         typer.echo(doctor_text(report))
     raise typer.Exit(ExitCode.OK if report["ready"] else ExitCode.NOT_READY)
+
+
+def _repair_state() -> None:
+    """Recover the state if it is damaged, and say what was done (stderr with text output,
+    a ``repair`` line of JSON on stdout with --json, before the doctor's report)."""
+    from artifactize.ports.state import StateError
+
+    services = CliContext.services()
+    try:
+        recovery = services.container.state_repair()(services.state_dir())
+    except StateError as exc:
+        raise CommandError(str(exc)) from None
+    if CliContext.options.json:
+        typer.echo(json.dumps({"repair": recovery}, ensure_ascii=False))
+    elif recovery is None:
+        typer.echo("The state is sound (or there is none): nothing to repair.", err=True)
+    else:
+        copied = ", ".join(f"{table} {count}" for table, count in recovery["copied"].items())
+        lost = sum(recovery["unreadable"].values())
+        typer.echo(
+            f"Recovered the state into {recovery['database']} (rows copied: {copied}; "
+            f"unreadable stretches skipped: {lost}); the damaged file is kept as "
+            f"{recovery['damaged']}.",
+            err=True,
+        )

@@ -63,6 +63,15 @@ FingerprintJobsOption = Annotated[
     ),
 ]
 
+ShardOption = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        help="I/N: only the Ith of N disjoint, stable parts of the selected evals (CI matrices; "
+        "docs/ci.md).",
+    ),
+]
+
 FORCE_WITH_REUSE_ONLY = (
     "--force and --reuse-only conflict: --force reuses nothing, --reuse-only only reuses."
 )
@@ -118,13 +127,21 @@ def selection(
     select_all: bool,
     *,
     default_all: bool = False,
+    shard: str | None = None,
 ) -> Selection:
     """The one selector given, checked (``default_all``: none given means ``--all``)."""
     from artifactize.domain.reviews.run.selection import ONE_SELECTOR, Selection, SelectionError
+    from artifactize.domain.reviews.run.shards import Shard, ShardError
 
     if selector is not None and eval_id is not None:
         raise CommandError(ONE_SELECTOR)
-    chosen = Selection(selector if selector is not None else eval_id, evals, artifacts, select_all)
+    try:
+        part = None if shard is None else Shard.parse(shard)
+    except ShardError as exc:
+        raise CommandError(str(exc)) from None
+    chosen = Selection(
+        selector if selector is not None else eval_id, evals, artifacts, select_all, part
+    )
     try:
         return chosen.check(default_all=default_all)
     except SelectionError as exc:

@@ -89,8 +89,11 @@ def request_list(
         views: list[RequestView] = []
     else:
         reader = RequestViews(store)
-        chosen = select(reader.requests(None if run_id is None else RunId(run_id)), statuses, limit)
-        views = [reader.view(request) for request in chosen]
+        with store.batch(write=False):  # one read transaction, not three per request
+            chosen = select(
+                reader.requests(None if run_id is None else RunId(run_id)), statuses, limit
+            )
+            views = [reader.view(request) for request in chosen]
     if CliContext.options.json:
         _emit_json(views)
         return

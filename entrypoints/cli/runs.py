@@ -105,6 +105,7 @@ def verify(
     jobs: policy_options.JobsOption = None,
     max_executions: policy_options.MaxExecutionsOption = None,
     fingerprint_jobs: policy_options.FingerprintJobsOption = None,
+    shard: policy_options.ShardOption = None,
     junit: ci_reports.JunitOption = None,
     quiet: ci_reports.QuietOption = False,
 ) -> None:
@@ -121,7 +122,7 @@ def verify(
     In CI: `verify --all --reuse-only agent,human --junit PATH`; with GITHUB_ACTIONS=true it
     also writes the step summary and ::error annotations (docs/ci.md).
     """
-    chosen = policy_options.selection(selector, eval_id, evals, artifacts, select_all)
+    chosen = policy_options.selection(selector, eval_id, evals, artifacts, select_all, shard=shard)
     wait_timeout_ms = _checked_wait(wait, timeout_ms)
     policy = policy_options.run_policy(
         reuse_only=reuse_only,
@@ -300,9 +301,8 @@ def run_list(
     """Runs newest first, for this repository (or --all)."""
     store = CliContext.services().open_state(create=False)
     repo = None if all_repos else os.path.realpath(CliContext.options.repo)
-    from artifactize.domain.reviews.run.current import status_counts
-
     runs = store.list_runs(repo, limit, offset) if store is not None else []
+    counts = store.status_counts([run.id for run in runs]) if store is not None else {}
     rows = [
         {
             "id": run.id,
@@ -310,9 +310,7 @@ def run_list(
             "status": run.status,
             "createdAt": run.data.get("createdAt"),
             "completedAt": run.data.get("completedAt"),
-            "counts": status_counts([r.data for r in store.list_requests(run.id)])
-            if store is not None
-            else {},
+            "counts": counts.get(run.id, {}),
         }
         for run in runs
     ]

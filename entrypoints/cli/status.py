@@ -24,19 +24,6 @@ if TYPE_CHECKING:
     from artifactize.domain.reviews.run.status import StatusReport
 
 ONE_SELECTOR = "Give at most one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all."
-ACTION_WORDS = {
-    "execute": "will execute",
-    "reuse": "will reuse",
-    "wait": "wait",
-    "blocked": "blocked",
-    "derive": "will derive",
-    "stale": "stale (reuse-only)",
-}
-WAIT_EXPLAINED = (
-    "  wait: {count} eval(s) wait for an input, a person, or a selection "
-    "(select them, or verify with --recursive)."
-)
-FINGERPRINT_FAILED = "Fingerprints failed for: {evals}."
 
 
 def status_command(
@@ -65,6 +52,7 @@ def status_command(
     jobs: policy_options.JobsOption = None,
     max_executions: policy_options.MaxExecutionsOption = None,
     fingerprint_jobs: policy_options.FingerprintJobsOption = None,
+    shard: policy_options.ShardOption = None,
 ) -> None:
     """Show what `verify` would do: per eval its state, action and reason. Runs nothing.
 
@@ -75,10 +63,9 @@ def status_command(
     if len(given) + int(select_all) > 1:
         raise CommandError(ONE_SELECTOR)
     chosen = policy_options.selection(
-        selector, eval_id, evals, artifacts, select_all, default_all=True
+        selector, eval_id, evals, artifacts, select_all, default_all=True, shard=shard
     )
     from artifactize.domain.reviews.run.status import StatusOptions
-    from artifactize.ports.state import StateError
 
     policy = policy_options.run_policy(
         reuse_only=reuse_only,
@@ -92,13 +79,12 @@ def status_command(
         recursive=recursive, ignore_gates=ignore_gates, force=force, policy=policy
     )
     status, refs = CliContext.services().status(chosen, options)
-    try:
-        report = status.report(refs)
-    except StateError as exc:  # a state that opened but cannot be read
-        raise CommandError(str(exc)) from None
+    report = status.report(refs)  # a state that cannot be read: StateError, exit 2
     if CliContext.options.json:
         typer.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
+        from artifactize.entrypoints.cli.render.status import status_text
+
         typer.echo(status_text(report))
     raise typer.Exit(exit_code(report))
 
@@ -107,33 +93,3 @@ def exit_code(report: StatusReport) -> int:
     if report.fingerprint_failures:
         return ExitCode.ERROR
     return ExitCode.OK if report.satisfied else ExitCode.NOT_READY
-
-
-def status_text(report: StatusReport) -> str:
-    """Evals, Artifacts, unmet obligations, then the ``Verify actions:`` summary."""
-    lines = ["Evals:"]
-    for item in report.evals:
-        marks = "selected" if item.selected else ("included" if item.included else "scope")
-        line = f"  {item.eval_id} [{marks}]: {item.state} -> {item.action}"
-        if item.reason:
-            line += f" — {item.reason}"
-        lines.append(line)
-        if item.changes is not None:
-            lines.append(f"    {item.changes['summary']}")
-    lines.append("Artifacts:")
-    lines.extend(f"  {name}: {state}" for name, state in report.artifacts.items())
-    lines.append(f"Validation: {'SATISFIED' if report.satisfied else 'NOT SATISFIED'}")
-    lines.extend(f"  Unmet obligation: {name}" for name in report.unmet)
-    if report.fingerprint_failures:
-        lines.append(FINGERPRINT_FAILED.format(evals=", ".join(report.fingerprint_failures)))
-    from artifactize.domain.reviews.run.status import ACTIONS, EXTRA_ACTIONS
-
-    counts = report.action_counts()
-    summary = ", ".join(f"{ACTION_WORDS[action]} {counts[action]}" for action in ACTIONS)
-    summary += "".join(
-        f", {ACTION_WORDS[action]} {counts[action]}" for action in EXTRA_ACTIONS if action in counts
-    )
-    lines.append(f"Verify actions: {summary}")
-    if counts["wait"]:
-        lines.append(WAIT_EXPLAINED.format(count=counts["wait"]))
-    return "\n".join(lines)

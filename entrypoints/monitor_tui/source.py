@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from artifactize.entrypoints.monitor_tui.views import RunRow, request_counts
+from artifactize.entrypoints.monitor_tui.views import RunRow
 from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import StateStore
 
@@ -56,15 +56,17 @@ class MonitorSource:
             return []
 
         def read() -> list[RunRow]:
+            runs = store.list_runs(self.repo, limit, 0)
+            counts = store.status_counts([run.id for run in runs])  # no request decoded
             return [
                 RunRow(
                     run_id=run.id,
                     repo=run.repo,
                     status=run.status,
-                    counts=request_counts([r.data for r in store.list_requests(run.id)]),
+                    counts=counts.get(run.id, {}),
                     created_at=run.data.get("createdAt"),
                 )
-                for run in store.list_runs(self.repo, limit, 0)
+                for run in runs
             ]
 
         rows: list[RunRow] = self._read(read)

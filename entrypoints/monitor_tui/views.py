@@ -58,14 +58,6 @@ def counts_text(counts: Mapping[str, int]) -> str:
     return " · ".join(f"{status} {counts[status]}" for status in ordered) or EMPTY
 
 
-def request_counts(requests: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for request in requests:
-        status = str(request.get("status"))
-        counts[status] = counts.get(status, 0) + 1
-    return counts
-
-
 @dataclass(frozen=True)
 class RunRow:
     run_id: str

@@ -83,3 +83,17 @@ def test_is_executable_file_checks_the_given_path(tmp_path: Path) -> None:
     assert FINDER.is_executable_file(str(program))
     assert not FINDER.is_executable_file(str(tmp_path / "missing"))
     assert not FINDER.is_executable_file(str(tmp_path))
+
+
+def test_identity_tells_artifactizes_own_interpreter_from_another_program(tmp_path: Path) -> None:
+    """The interpreter running this (the one artifactize runs on) is its own environment; a
+    program elsewhere is not, and its real path follows every link (issue 24)."""
+    import sys
+
+    own = FINDER.identity(sys.executable)
+    assert own.own_environment
+    assert same_path(own.real_path, Path(sys.executable).resolve())
+    other = make_program(tmp_path, "tool")
+    identity = FINDER.identity(str(other))
+    assert not identity.own_environment
+    assert same_path(identity.real_path, other.resolve())

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import anyio
 
 from artifactize.ports.process import ProcessOutcome, ProcessSpec
+from artifactize.ports.programs import ProgramIdentity
 
 # What a scripted run does: an outcome, or a coroutine that builds one (may sleep, mutate…).
 Script = ProcessOutcome | Callable[[ProcessSpec], Awaitable[ProcessOutcome]]
@@ -68,12 +69,16 @@ class FakePrograms:
 
     missing: frozenset[str] = frozenset()
     windows_paths: bool = False
+    own: frozenset[str] = frozenset()  # paths that run on artifactize's own interpreter
 
     def find_on_path(self, name: str, path_variable: str, cwd: str) -> str | None:
         return None if name in self.missing or not path_variable else f"/usr/bin/{name}"
 
     def is_executable_file(self, path: str) -> bool:
         return path.rsplit("/", 1)[-1] not in self.missing
+
+    def identity(self, path: str) -> ProgramIdentity:
+        return ProgramIdentity(real_path=path, own_environment=path in self.own)
 
 
 @dataclass

@@ -7,8 +7,10 @@ behaviour tests run against it and the SQLite adapter (tests/integration/test_st
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from artifactize.ports.documents import ExecutionDocument, RequestDocument
@@ -26,6 +28,7 @@ from artifactize.ports.state import (
     HumanSettlement,
     KeyInUse,
     OwnerAlive,
+    PruneOutcome,
     RequestRecord,
     RunRecord,
     StateError,
@@ -51,14 +54,17 @@ class MemoryStateStore:
     touched: list[str] = field(default_factory=list)
     claims: dict[str, HumanClaim] = field(default_factory=dict)  # request ID -> claim
     settled_at: str = "2026-01-01T00:00:00.000000000Z"  # what settle_dead_runs stamps
+    batches: int = 0  # batch() blocks entered
 
     def state_id(self) -> str:
         return "00000000-0000-4000-8000-000000000000"
 
     def create_run(self, run: RunRecord, requests: Sequence[RequestRecord]) -> None:
         self.runs[run.id] = run
-        for request in requests:
-            self.requests[request.id] = request
+        for request in requests:  # a snapshot, as a real store serializes at once
+            self.requests[request.id] = dataclasses.replace(
+                request, data=copy.deepcopy(request.data)
+            )
 
     def update_run(self, run: RunRecord) -> None:
         if run.id not in self.runs:
@@ -68,7 +74,7 @@ class MemoryStateStore:
     def update_request(self, request: RequestRecord) -> None:
         if request.id not in self.requests:
             raise StateError(f"Request not found: {request.id}")
-        self.requests[request.id] = request
+        self.requests[request.id] = dataclasses.replace(request, data=copy.deepcopy(request.data))
 
     def get_run(self, run_id: RunId) -> RunRecord | None:
         return self.runs.get(run_id)
@@ -129,6 +135,26 @@ class MemoryStateStore:
         if records and touch:
             self.touched.append(records[0].id)
         return records[0] if records else None
+
+    def status_counts(self, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        found: dict[str, dict[str, int]] = {}
+        for request in self.requests.values():
+            if request.run_id in run_ids:
+                counts = found.setdefault(request.run_id, {})
+                counts[request.status] = counts.get(request.status, 0) + 1
+        return found
+
+    def latest_of_keys(self, keys: Sequence[str], *, touch: bool) -> dict[str, ExecutionRecord]:
+        found = {key: self.latest_record(ReuseKey(key), touch=touch) for key in dict.fromkeys(keys)}
+        return {key: record for key, record in found.items() if record is not None}
+
+    def prune(self, *, before: str | None, keep: int | None, dry_run: bool) -> PruneOutcome:
+        raise NotImplementedError("prune is tested on SQLite (tests/integration/test_prune.py)")
+
+    @contextlib.contextmanager
+    def batch(self, *, write: bool = True) -> Iterator[None]:
+        self.batches += 1
+        yield
 
     def claim(self, execution: ExecutionRecord, owner_alive: OwnerAlive) -> Claim:
         assert execution.key is not None and execution.status == "RUNNING"
@@ -223,9 +249,13 @@ class MemoryStateStore:
 
     # --- Human reviews -------------------------------------------------------------------
 
-    def all_requests(self) -> list[RequestRecord]:
+    def all_requests(self, status: str | None = None) -> list[RequestRecord]:
         order = list(reversed(self.runs))
-        found = [r for r in self.requests.values() if r.run_id in self.runs]
+        found = [
+            r
+            for r in self.requests.values()
+            if r.run_id in self.runs and (status is None or r.status == status)
+        ]
         return sorted(found, key=lambda r: (order.index(r.run_id), r.ordinal))
 
     def human_claim(self, request_id: RequestId) -> HumanClaim | None:

@@ -80,7 +80,7 @@ def _tool_with_execution_paths(count: int) -> Callable[[Path], None]:
             "[views.agent_tools.lint]\n"
             'description = "Lint {artifactName}."\n'
             'protocol = "json"\n'
-            'command = "lint"\n'
+            'command = "true"\n'  # on PATH: config check resolves programs
             "args = []\n"
             f"execution_paths = [{paths}]\n",
             encoding="utf-8",

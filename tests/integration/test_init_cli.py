@@ -1,9 +1,13 @@
-"""``artifactize init`` through the real CLI (issue 12, Build 6): a small Python, JavaScript,
-Rust and Go project each, then ``config check`` and ``verify`` of the runtime eval, which
-must be GREEN; the Python one goes on to a submitted Human sign-off. Never overwrites.
+"""``artifactize init`` through the real CLI (issues 12 and 24): a small Python,
+JavaScript, Rust, Go and Gradle project each, then ``config check`` and ``verify`` of the
+runtime eval, which must be GREEN and run the project's own toolchain (a Python project's
+own venv, ``:/.venv/bin/python``; a Node project's ``node_modules/.bin``; a Gradle
+project's wrapper); the Python one goes on to a submitted Human sign-off. When init cannot
+tell which program runs the tests, the eval is written commented out under what to fill
+in. Never overwrites.
 
-Runtime evals inherit only ``PATH`` and ``LANG``: rustup's ``cargo`` proxy needs its home,
-so the Rust project runs with the toolchain's own ``bin`` on ``PATH``. Without a Go
+The Rust project runs with the system's ``PATH`` as it is: rustup's ``cargo`` proxy finds
+its toolchain through the RUSTUP_HOME and CARGO_HOME a runtime eval is given. Without a Go
 toolchain on the machine, a stand-in ``go`` on ``PATH`` checks the arguments it is given.
 """
 
@@ -81,6 +85,12 @@ def init_check_verify(
     return report
 
 
+def venv(repo: Path, folder: str = ".venv") -> None:
+    """The project's own virtual environment (no pip: the tests need only the stdlib)."""
+    base = str(Path(sys.base_prefix) / "bin" / "python3")
+    subprocess.run([base, "-m", "venv", "--without-pip", str(repo / folder)], check=True)
+
+
 def test_a_python_project_reaches_a_green_runtime_eval_and_a_human_sign_off(
     tmp_path: Path,
 ) -> None:
@@ -98,8 +108,9 @@ def test_a_python_project_reaches_a_green_runtime_eval_and_a_human_sign_off(
             ),
         },
     )
+    venv(repo)
     report = init_check_verify(
-        repo, tmp_path, "python", ["python3", "-m", "unittest", "discover", "-v"]
+        repo, tmp_path, "python", [":/.venv/bin/python", "-m", "unittest", "discover", "-v"]
     )
     assert report["name"] == "shop"
     asked = run(repo, tmp_path, "verify", "shop/signoff")
@@ -120,36 +131,91 @@ def test_a_python_project_reaches_a_green_runtime_eval_and_a_human_sign_off(
 
 def test_pytest_is_chosen_when_the_project_uses_it(tmp_path: Path) -> None:
     repo = write(tmp_path / "p", {"pyproject.toml": "[tool.pytest.ini_options]\n"})
+    venv(repo, "venv")
     made = run(repo, tmp_path, "--json", "init")
-    assert json.loads(made.stdout)["tests"] == ["python3", "-m", "pytest", "-q"]
+    assert json.loads(made.stdout)["tests"] == [":/venv/bin/python", "-m", "pytest", "-q"]
+
+
+@pytest.mark.parametrize(
+    ("files", "fill_in"),
+    [
+        ({"setup.py": ""}, "No virtual environment found (.venv or venv)"),
+        ({"pyproject.toml": "[tool.poetry]\n", "poetry.lock": ""}, "poetry env info --executable"),
+        ({"pyproject.toml": "[tool.hatch.envs.default]\n"}, "hatch env find"),
+        ({"package.json": '{"scripts": {"test": "echo \\"Error: no test specified\\" && exit 1"}}'},
+         "package.json has no test script"),
+        ({"build.gradle": ""}, "No gradlew found"),
+    ],
+)  # fmt: skip
+def test_when_init_cannot_tell_it_says_what_to_fill_in(
+    tmp_path: Path, files: dict[str, str], fill_in: str
+) -> None:
+    """Never a guessed python3: the eval is written commented out below the note."""
+    repo = write(tmp_path / "p", files)
+    made = run(repo, tmp_path, "--json", "init")
+    assert made.returncode == 0, made.stderr
+    report = json.loads(made.stdout)
+    assert report["tests"] is None and "p/tests" not in report["evals"]
+    text = (repo / "index.artf").read_text(encoding="utf-8")
+    note = text[text.index("# TO FILL IN: ") : text.index("# [evals.tests]")]
+    assert fill_in in note
+    assert '# profile = { kind = "runtime", command = "FILL IN"' in text
+    assert 'command = "python3"' not in text
+    checked = run(repo, tmp_path, "config", "check")
+    assert checked.returncode == 0, checked.stderr
+    assert "2 evals (runtime 0, agent 1, human 1)" in checked.stdout
+
+
+def test_a_uv_project_without_its_venv_yet_is_not_ready(tmp_path: Path) -> None:
+    """uv keeps the environment in .venv: init names it, config check says it is missing."""
+    repo = write(tmp_path / "p", {"pyproject.toml": "[project]\n", "uv.lock": ""})
+    made = run(repo, tmp_path, "--json", "init")
+    assert json.loads(made.stdout)["tests"][0] == ":/.venv/bin/python"
+    assert "# Create .venv first: uv sync" in (repo / "index.artf").read_text(encoding="utf-8")
+    checked = run(repo, tmp_path, "config", "check")
+    assert checked.returncode == 1
+    assert checked.stderr == (
+        "error: index.artf:21: evals.tests.profile.command: Program :/.venv/bin/python: .venv "
+        "does not exist; a program from the workspace root (:/path) is reached through plain "
+        "folders, never a symbolic link, and is an executable file or a symbolic link to one "
+        "as its last part.\n"
+    )
 
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
-def test_a_javascript_project(tmp_path: Path) -> None:
+def test_a_javascript_project_runs_its_own_node_modules_bin(tmp_path: Path) -> None:
+    """npm puts the project's node_modules/.bin first: its own test runner, a link there
+    as npm installs it."""
+    runner = "#!/usr/bin/env node\nrequire('assert').strictEqual(require('../../index.js'), 2);\n"
     repo = write(
         tmp_path / "web-app",
         {
-            "package.json": json.dumps({"name": "web-app", "scripts": {"test": "node test.js"}}),
-            "test.js": "const assert = require('assert');\nassert.strictEqual(1 + 1, 2);\n",
+            "package.json": json.dumps({"name": "web-app", "scripts": {"test": "checkit"}}),
+            "index.js": "module.exports = 1 + 1;\n",
+            "node_modules/checkit/cli.js": runner,
         },
     )
+    (repo / "node_modules" / "checkit" / "cli.js").chmod(0o755)
+    (repo / "node_modules" / ".bin").mkdir()
+    (repo / "node_modules" / ".bin" / "checkit").symlink_to("../checkit/cli.js")
     init_check_verify(repo, tmp_path, "javascript", ["npm", "test"])
+    (repo / "index.js").write_text("module.exports = 3;\n", encoding="utf-8")
+    broken = run(repo, tmp_path, "--json", "verify", "web-app/tests")
+    (request,) = json.loads(broken.stdout)["requests"]
+    assert request["status"] == "RED", request
 
 
-def rust_path() -> str | None:
-    """``PATH`` with the Rust toolchain's own bin first (rustup proxies need RUSTUP_HOME)."""
-    if shutil.which("cargo") is None:
-        return None
-    rustc = shutil.which("rustc")
-    sysroot = subprocess.run(
-        [rustc or "rustc", "--print", "sysroot"], capture_output=True, text=True, timeout=60
-    ).stdout.strip()
-    if not sysroot:
-        return None
-    return f"{sysroot}/bin:{os.environ['PATH']}"
+def test_a_gradle_project_runs_its_own_wrapper(tmp_path: Path) -> None:
+    """``:/gradlew test``: the wrapper committed with the project (a stand-in here)."""
+    repo = write(
+        tmp_path / "jvm",
+        {"build.gradle": "", "gradlew": '#!/bin/sh\n[ "$1" = test ] && [ -f build.gradle ]\n'},
+    )
+    (repo / "gradlew").chmod(0o755)
+    init_check_verify(repo, tmp_path, "java", [":/gradlew", "test"])
 
 
-@pytest.mark.skipif(rust_path() is None, reason="no Rust toolchain")
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no Rust toolchain")
 def test_a_rust_project(tmp_path: Path) -> None:
     repo = write(
         tmp_path / "crate",
@@ -162,19 +228,16 @@ def test_a_rust_project(tmp_path: Path) -> None:
             ),
         },
     )
-    path = rust_path()
-    assert path is not None
     # A crate keeps its Cargo.lock (cargo test would write one into the reviewed tree,
     # changing its fingerprint mid-review: INPUT_CHANGED).
     subprocess.run(
         ["cargo", "generate-lockfile", "--offline"],
         cwd=repo,
-        env={**os.environ, "PATH": path},
         check=True,
         capture_output=True,
         timeout=120,
     )
-    init_check_verify(repo, tmp_path, "rust", ["cargo", "test"], path=path)
+    init_check_verify(repo, tmp_path, "rust", ["cargo", "test"])  # the system's PATH
     assert "target/" in (repo / ".artfignore").read_text(encoding="utf-8").splitlines()
 
 
@@ -223,6 +286,48 @@ def test_a_folder_without_a_known_project_is_refused(tmp_path: Path) -> None:
     refused = run(repo, tmp_path, "--json", "init")
     assert refused.returncode == 2
     assert json.loads(refused.stdout)["error"].startswith(
-        "No Python, JavaScript/TypeScript, Rust or Go project found"
+        "No Python, JavaScript/TypeScript, Rust, Go or Java project found"
     )
     assert sorted(p.name for p in repo.iterdir()) == ["notes.txt"]
+
+
+IDNA = "idna==3.20"  # a real PyPI package whose sdist ships its tests (pytest, hypothesis)
+
+
+@pytest.mark.slow
+def test_a_real_pypi_package_in_its_own_venv_then_broken(tmp_path: Path) -> None:
+    """idna's sdist, with its test tools in the project's own venv: GREEN, then RED once
+    its checkout is broken (downloads from PyPI the first time, then uv's cache)."""
+    downloads = tmp_path / "downloads"
+    pip = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
+    fetched = subprocess.run(
+        [*pip, "--no-binary", ":all:", IDNA, "-d", str(downloads)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if fetched.returncode != 0:
+        pytest.skip(f"PyPI is not reachable: {fetched.stderr[-300:]}")
+    (sdist,) = downloads.glob("idna-*.tar.gz")
+    shutil.unpack_archive(sdist, tmp_path)
+    repo = next(tmp_path.glob("idna-*/"))
+    venv(repo)
+    uv = str(Path(sys.executable).parent / "uv")
+    installed = subprocess.run(
+        [uv, "pip", "install", "--quiet", "--python", str(repo / ".venv" / "bin" / "python"),
+         "pytest==9.2.0", "hypothesis==6.170.17"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    report = init_check_verify(
+        repo, tmp_path, "python", [":/.venv/bin/python", "-m", "pytest", "-q"]
+    )
+    core = repo / "idna" / "core.py"
+    text = core.read_text(encoding="utf-8")
+    broken = text + "\nraise ImportError('a broken checkout')\n"  # every test module fails
+    assert broken != text
+    core.write_text(broken, encoding="utf-8")
+    red = run(repo, tmp_path, "--json", "verify", f"{report['name']}/tests")
+    (request,) = json.loads(red.stdout)["requests"]
+    assert request["status"] == "RED", request
+    assert request["program"]["path"] == f"{repo}/.venv/bin/python"

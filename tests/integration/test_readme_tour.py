@@ -1,9 +1,11 @@
 """The README's tour, run as written (issue 12, Build 2), so it stays true.
 
 Every shell block after a ``<!-- tour … -->`` marker is taken from README.md, in order, and
-run by one bash process against a fresh clone-like directory: a copy of the bundled example
-at ``examples/handbook``, the fake provider at ``tests/support/fake_provider.py`` and this
-checkout's ``.venv``. No API key is set and the state home is private. A line whose comment
+run by one bash process against a fresh clone-like directory (a copy of the bundled example
+at ``examples/handbook``) with artifactize installed as the README says: the wheel built with
+``python -m build`` and installed with ``uv tool install`` (tests/support/installed_tool.py),
+its ``bin`` first on a ``PATH`` that holds no virtual environment's ``bin``. No API key is
+set and the state home is private. A line whose comment
 says ``exit N`` must exit N; every other line must exit 0. The stand-in provider, the
 session harness and every tool process must be gone afterwards.
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.installed_tool import InstalledTool, install
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -75,24 +78,24 @@ def no_process_left_behind() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="module")
+def tool(tmp_path_factory: pytest.TempPathFactory) -> InstalledTool:
+    return install(tmp_path_factory.mktemp("installed"))
+
+
 @pytest.fixture
 def clone(tmp_path: Path) -> Path:
-    """What the tour needs of a fresh clone after ``make run``."""
+    """What the tour needs of a fresh clone: the bundled example."""
     root = tmp_path / "clone"
     shutil.copytree(REPO_ROOT / "examples" / "handbook", root / "examples" / "handbook")
-    shutil.copytree(
-        REPO_ROOT / "tests" / "support",
-        root / "tests" / "support",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    shutil.copy2(REPO_ROOT / "tests" / "__init__.py", root / "tests")
-    (root / ".venv").symlink_to(REPO_ROOT / ".venv")
     return root
 
 
-def tour_environment(tmp_path: Path) -> dict[str, str]:
+def tour_environment(tmp_path: Path, path: str | None = None) -> dict[str, str]:
     keep = ("PATH", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
     environment = {name: os.environ[name] for name in keep if name in os.environ}
+    if path is not None:
+        environment["PATH"] = path
     environment.update(
         {
             "HOME": str(tmp_path / "home"),
@@ -108,14 +111,16 @@ def tour_environment(tmp_path: Path) -> dict[str, str]:
 def test_the_tour_has_the_steps_the_issue_names() -> None:
     commands = tour_commands(README.read_text(encoding="utf-8"))
     text = "\n".join(commands)
-    assert commands[0].startswith('export PATH="$PWD/.venv/bin:$PATH"')
-    assert "cd examples/handbook" in text and "fake_provider.py -- artifactize verify" in text
+    assert commands[0].startswith("cd examples/handbook")
+    assert "PATH" not in text and ".venv" not in text  # the installed tool, nothing else
+    assert "artifactize stand-in -- artifactize verify" in text
     for step in ("config check", "request claim", "request tool", "request submit", "status"):
         assert f"artifactize {step}" in text
     assert "--ignore-gates" not in text and "API_KEY" not in text
 
 
-def test_the_readme_tour_runs_as_written(clone: Path, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_the_readme_tour_runs_as_written(clone: Path, tmp_path: Path, tool: InstalledTool) -> None:
     commands = tour_commands(README.read_text(encoding="utf-8"))
     script = tmp_path / "tour.sh"
     script.write_text(checked_script(commands), encoding="utf-8")
@@ -123,7 +128,7 @@ def test_the_readme_tour_runs_as_written(clone: Path, tmp_path: Path) -> None:
     finished = subprocess.run(
         ["bash", str(script)],
         cwd=clone,
-        env=tour_environment(tmp_path),
+        env=tour_environment(tmp_path, tool.path()),
         capture_output=True,
         text=True,
         timeout=TOUR_TIMEOUT_SECONDS,
@@ -131,6 +136,9 @@ def test_the_readme_tour_runs_as_written(clone: Path, tmp_path: Path) -> None:
     assert finished.returncode == 0, finished.stdout[-4000:] + finished.stderr[-4000:]
     out = finished.stdout
     assert "calc/review [" in out and "Execution: GREEN" in out
+    # the stand-in called each of calc/review's Agent tools once, and said what it is
+    assert "stand-in: calls coverage_calc" in finished.stderr
+    assert "stand-in: answers GREEN" in finished.stderr
     assert '"approved": true' in out  # the submitted request
     assert "divide" in out  # the tools check results
     assert not (clone / "examples" / "handbook" / ".artifactize").exists()

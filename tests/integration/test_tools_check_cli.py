@@ -341,8 +341,7 @@ INVOCATION_ERRORS = [
     ),
     (("--artifact", "nope"), "Unknown Artifact: nope"),
     (("--artifact", "nope", "--audience", "agent"), "Unknown Artifact: nope"),
-    (("a/runs",), "Select a declared Agent or Human eval."),
-    (("--eval", "a/runs"), "Select a declared Agent or Human eval."),
+    (("a/runs", "--execute", "--tool", "x"), "A runtime eval is checked statically"),
     (("--eval", "a/missing"), "Unknown eval: a/missing"),
     (("--artifact", "a", "--audience", "robot"), "--audience"),
 ]

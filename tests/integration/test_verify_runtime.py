@@ -263,7 +263,9 @@ def test_what_the_command_sees_and_what_is_kept_of_its_output(repo: Repo) -> Non
         "TMP",
         "TEMP",
     }
-    assert set(env) == {"PATH", "LANG"} | private, sorted(env)
+    toolchains = {"RUSTUP_HOME", "CARGO_HOME"}  # rustup's cargo finds its toolchain
+    assert set(env) == {"PATH", "LANG"} | private | toolchains, sorted(env)
+    assert env["RUSTUP_HOME"] == os.environ.get("RUSTUP_HOME", f"{Path.home()}/.rustup")
     assert SECRET not in json.dumps(env) and "ARTIFACTIZE_REMOTE" not in env
     assert env["LANG"] == "C.UTF-8" and env["PATH"] == os.environ["PATH"]
     assert env["ARTIFACTIZE_WORKSPACE_DIR"] == str(repo.path)

@@ -75,6 +75,13 @@ from typing import Any, Literal
 
 import pytest
 
+# The README tour's stand-in (``artifactize stand-in``) builds its answers the same way.
+from artifactize.entrypoints.stand_in import (
+    green_result,
+    messages_events,
+    responses_events,
+)
+
 OPENAI_RESPONSES = "/responses"
 OPENAI_CHAT = "/chat/completions"
 OPENAI_MODELS = "/models"
@@ -479,152 +486,6 @@ def chat_tool_call(
 
 
 # --- stream events, built from a final body -------------------------------------------------
-
-
-def responses_events(response: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The Responses stream of ``response``: created, each output item added (with its
-    text or arguments as deltas) and done, then the final event carrying the response."""
-    start = {**response, "status": "in_progress", "output": []}
-    start.pop("usage", None)
-    start.pop("incomplete_details", None)
-    events: list[dict[str, Any]] = [
-        {"type": "response.created", "response": start},
-        {"type": "response.in_progress", "response": start},
-    ]
-    for index, item in enumerate(response.get("output") or []):
-        item_id = str(item.get("id", f"item_{index}"))
-        if item.get("type") == "message":
-            opened = {**item, "status": "in_progress", "content": []}
-        elif item.get("type") == "function_call":
-            opened = {**item, "status": "in_progress", "arguments": ""}
-        else:
-            opened = dict(item)
-        events.append({"type": "response.output_item.added", "output_index": index, "item": opened})
-        if item.get("type") == "message":
-            for part_index, part in enumerate(item.get("content") or []):
-                if part.get("type") != "output_text":
-                    continue
-                where = {"item_id": item_id, "output_index": index, "content_index": part_index}
-                text = str(part.get("text", ""))
-                for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
-                    events.append(
-                        {
-                            "type": "response.output_text.delta",
-                            **where,
-                            "delta": piece,
-                            "logprobs": [],
-                        }
-                    )
-                events.append(
-                    {"type": "response.output_text.done", **where, "text": text, "logprobs": []}
-                )
-        elif item.get("type") == "function_call":
-            where = {"item_id": item_id, "output_index": index}
-            arguments = str(item.get("arguments", ""))
-            events.append(
-                {"type": "response.function_call_arguments.delta", **where, "delta": arguments}
-            )
-            events.append(
-                {
-                    "type": "response.function_call_arguments.done",
-                    **where,
-                    "arguments": arguments,
-                    "name": item.get("name"),
-                }
-            )
-        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
-    final = {
-        "completed": "response.completed",
-        "incomplete": "response.incomplete",
-        "failed": "response.failed",
-    }.get(str(response.get("status")), "response.completed")
-    events.append({"type": final, "response": dict(response)})
-    for number, event in enumerate(events):
-        event["sequence_number"] = number
-    return events
-
-
-def messages_events(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The Messages stream of ``message``: message_start, each block started, its text,
-    thinking, signature or JSON input as deltas, stopped; message_delta with the stop
-    reason and the usage, message_stop."""
-    usage = message.get("usage")
-    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None}
-    if isinstance(usage, dict):
-        start["usage"] = {
-            **usage,
-            **(
-                {"output_tokens": min(1, usage["output_tokens"])}
-                if "output_tokens" in usage
-                else {}
-            ),
-        }
-    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
-    for index, block in enumerate(message.get("content") or []):
-        kind = block.get("type")
-        where = {"index": index}
-        if kind == "text":
-            events.append(
-                {
-                    "type": "content_block_start",
-                    **where,
-                    "content_block": {"type": "text", "text": ""},
-                }
-            )
-            text = str(block.get("text", ""))
-            for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
-                events.append(
-                    {
-                        "type": "content_block_delta",
-                        **where,
-                        "delta": {"type": "text_delta", "text": piece},
-                    }
-                )
-        elif kind == "tool_use":
-            opened = {**block, "input": {}}
-            events.append({"type": "content_block_start", **where, "content_block": opened})
-            partial = block.get("input")
-            text = partial if isinstance(partial, str) else _compact(partial)
-            for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
-                events.append(
-                    {
-                        "type": "content_block_delta",
-                        **where,
-                        "delta": {"type": "input_json_delta", "partial_json": piece},
-                    }
-                )
-        elif kind == "thinking":
-            opened = {"type": "thinking", "thinking": "", "signature": ""}
-            events.append({"type": "content_block_start", **where, "content_block": opened})
-            events.append(
-                {
-                    "type": "content_block_delta",
-                    **where,
-                    "delta": {"type": "thinking_delta", "thinking": block.get("thinking", "")},
-                }
-            )
-            events.append(
-                {
-                    "type": "content_block_delta",
-                    **where,
-                    "delta": {"type": "signature_delta", "signature": block.get("signature", "")},
-                }
-            )
-        else:
-            events.append({"type": "content_block_start", **where, "content_block": dict(block)})
-        events.append({"type": "content_block_stop", **where})
-    delta: dict[str, Any] = {
-        "type": "message_delta",
-        "delta": {
-            "stop_reason": message.get("stop_reason"),
-            "stop_sequence": message.get("stop_sequence"),
-        },
-    }
-    if isinstance(usage, dict):
-        delta["usage"] = dict(usage)
-    events.append(delta)
-    events.append({"type": "message_stop"})
-    return events
 
 
 def chat_events(completion: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -1098,62 +959,12 @@ class FakeProvider:
 
 # --- the stand-in reviewer (``python3 tests/support/fake_provider.py -- COMMAND``) ------------
 
-GREEN_SCHEMA_MARK = "GREEN result schema:\n"
-STAND_IN_TEXT = "stand-in"
 STAND_IN_USAGE = "usage: python3 tests/support/fake_provider.py -- COMMAND [ARG...]"
-
-
-def least_instance(schema: Any) -> Any:
-    """The smallest value ``schema`` accepts, for the schemas evals declare (const, enum,
-    objects with required properties, bounded arrays, strings and numbers)."""
-    if not isinstance(schema, Mapping):
-        return None
-    if "const" in schema:
-        return schema["const"]
-    if schema.get("enum"):
-        return schema["enum"][0]
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    if kind == "object" or "properties" in schema:
-        properties = schema.get("properties") or {}
-        return {name: least_instance(properties.get(name)) for name in schema.get("required", [])}
-    if kind == "array":
-        return [least_instance(schema.get("items")) for _ in range(schema.get("minItems", 0))]
-    if kind == "string":
-        return STAND_IN_TEXT.ljust(schema.get("minLength", 0), "!")
-    if kind in ("integer", "number"):
-        if "minimum" in schema:
-            return schema["minimum"]
-        if "exclusiveMinimum" in schema:
-            return schema["exclusiveMinimum"] + 1
-        return 1
-    if kind == "boolean":
-        return True
-    return None
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def stand_in_verdict(request: ReceivedRequest) -> Reply:
     """A GREEN answer to any Agent review: the least the prompt's GREEN schema accepts."""
-    result: Any = {"verdict": "GREEN"}
-    for text in _strings(request.body):
-        start = text.find(GREEN_SCHEMA_MARK)
-        if start != -1:
-            schema, _ = json.JSONDecoder().raw_decode(text, start + len(GREEN_SCHEMA_MARK))
-            result = least_instance(schema)
-            break
-    answer = json.dumps(result)
+    answer = json.dumps(green_result(request.body))
     return anthropic_text(answer) if request.path == ANTHROPIC_MESSAGES else openai_text(answer)
 
 

@@ -296,6 +296,8 @@ def test_the_scheduler_runs_up_to_jobs_at_once() -> None:
     from artifactize.domain.reviews.run.scheduler import ScheduleActions, schedule
 
     class Inputs:
+        gating = frozenset({"a"})  # every result may open a gate: evaluate after each
+
         def __init__(self, requests: list[dict[str, Any]]) -> None:
             self.requests = requests
 
@@ -319,3 +321,55 @@ def test_the_scheduler_runs_up_to_jobs_at_once() -> None:
     actions = ScheduleActions(opaque(settle), lambda r, g: None, None)
     anyio.run(schedule, Inputs(requests), actions, 4)  # type: ignore[arg-type]
     assert busy["most"] == 4 and all(r["status"] == "GREEN" for r in requests)
+
+
+class _CountingInputs:
+    """Schedule inputs whose graph makes ``b/x`` wait for ``a/y`` and counts evaluations."""
+
+    def __init__(self, requests: list[dict[str, Any]], gating: frozenset[str]) -> None:
+        self.requests = requests
+        self.gating = gating
+        self.evaluations = 0
+
+    def graph(self) -> Any:
+        from types import SimpleNamespace
+
+        from artifactize.domain.reviews.run.gates import READY_GATE, Gate, Readiness
+
+        self.evaluations += 1
+        gates = {r["evalId"]: READY_GATE for r in self.requests}
+        a_done = next(r for r in self.requests if r["evalId"] == "a/y")["status"] == "GREEN"
+        gates["b/x"] = READY_GATE if a_done else Gate(Readiness.WAIT, ())
+        return SimpleNamespace(gates=gates)
+
+
+def _run_counting(gating: frozenset[str], leaves: int) -> _CountingInputs:
+    from artifactize.domain.reviews.run.scheduler import ScheduleActions, schedule
+
+    requests = [request("a/y", "runtime"), request("b/x", "runtime")]
+    requests += [request(f"c{n}/z", "runtime") for n in range(leaves)]
+    order: list[str] = []
+
+    async def settle(item: dict[str, Any]) -> None:
+        await anyio.sleep(0)
+        order.append(item["evalId"])
+        item["status"] = "GREEN"
+
+    inputs = _CountingInputs(requests, gating)
+    actions = ScheduleActions(opaque(settle), lambda r, g: None, None)
+    anyio.run(schedule, inputs, actions, 1)  # type: ignore[arg-type]
+    assert all(r["status"] == "GREEN" for r in requests)
+    assert order.index("b/x") > order.index("a/y")
+    return inputs
+
+
+def test_a_result_no_gate_reads_does_not_evaluate_the_graph_again() -> None:
+    """Leaves settle without a new evaluation; the gating ``a`` result opens ``b/x``."""
+    few = _run_counting(frozenset({"a"}), leaves=5)
+    many = _run_counting(frozenset({"a"}), leaves=50)
+    assert many.evaluations == few.evaluations <= 3
+
+
+def test_every_result_of_a_gating_artifact_evaluates_the_graph_again() -> None:
+    everything = _run_counting(frozenset({"a", "b", *(f"c{n}" for n in range(5))}), leaves=5)
+    assert everything.evaluations >= 7

@@ -13,6 +13,7 @@ from artifactize.entrypoints.cli import app as cli
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.container import Container
 from tests.fakes.filesystem import MemoryFilesystem, Node
+from tests.fakes.processes import FakePrograms
 
 TREE: dict[str, Node] = {
     "index.artf": b"""name = "handbook"
@@ -52,7 +53,10 @@ def fake() -> MemoryFilesystem:
 @pytest.fixture
 def cli_fake(fake: MemoryFilesystem) -> Iterator[MemoryFilesystem]:
     """Point the CLI's own container at the fake for the duration of a test."""
-    with CliContext.container.filesystem.override(providers.Object(fake)):
+    with (
+        CliContext.container.filesystem.override(providers.Object(fake)),
+        CliContext.container.programs.override(providers.Object(FakePrograms())),
+    ):
         yield fake
 
 
@@ -66,6 +70,7 @@ def run_cli(argv: list[str]) -> int:
 
 def test_overridden_container_reads_only_the_fake(fake: MemoryFilesystem) -> None:
     container = Container()
+    container.programs.override(providers.Object(FakePrograms()))  # `check` is on its PATH
     with container.filesystem.override(providers.Object(fake)):
         service = container.config_service()
         assert isinstance(service, ConfigService)

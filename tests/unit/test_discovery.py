@@ -22,10 +22,12 @@ def decl(name: str, extra: bytes = b"") -> bytes:
     return f'name = "{name}"\n'.encode() + extra
 
 
-def run(tree: Mapping[str, Node]) -> tuple[Discovery, MemoryFilesystem]:
+def run(
+    tree: Mapping[str, Node], *, enter_nested: bool = False
+) -> tuple[Discovery, MemoryFilesystem]:
     fs = MemoryFilesystem({"/repo": tree})
     with fs.open_root("/repo") as root:
-        result = discover(root, "/repo")
+        result = discover(root, "/repo", enter_nested=enter_nested)
     assert fs.open_handles == 0
     assert fs.writes == []
     return result, fs
@@ -127,12 +129,29 @@ def test_git_and_node_modules_are_never_entered() -> None:
         "index.artf": decl("root"),
         ".git": dict(broken),
         "node_modules": dict(broken),
-        "src": {"node_modules": dict(broken), ".git": dict(broken), "index.artf": decl("src")},
+        "src": {"node_modules": dict(broken), "index.artf": decl("src")},
     }
     result, fs = run(tree)
     assert paths(result) == ["", "src"]
     assert fs.open_directory_calls == 1  # only src
     assert fs.read_file_calls == 2
+
+
+def test_a_folder_holding_a_git_is_another_repository_not_walked_unless_asked() -> None:
+    broken = {"index.artf": b"this is not TOML"}
+    tree: dict[str, Node] = {
+        "index.artf": decl("root"),
+        "clone": {".git": dict(broken), "index.artf": decl("clone"), "deep": {}},
+        "submodule": {".git": b"gitdir: ../.git/modules/submodule\n", "index.artf": decl("sub")},
+        "src": {"index.artf": decl("src")},
+    }
+    result, fs = run(tree)
+    assert paths(result) == ["", "src"]
+    assert result.nested_repositories == ["clone", "submodule"]
+    assert fs.open_directory_calls == 3  # each is opened to see its .git, then left
+    entered, _ = run(tree, enter_nested=True)
+    assert paths(entered) == ["", "clone", "src", "submodule"]
+    assert entered.nested_repositories == []
 
 
 def test_directory_symlinks_are_not_followed() -> None:

@@ -24,7 +24,7 @@ from artifactize.entrypoints.cli.usage import conventional_usage
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-GLOBAL_OPTIONS = {"--repo", "--state-dir", "--json", "--help", "--version"}
+GLOBAL_OPTIONS = {"--repo", "--state-dir", "--json", "--nested-repos", "--help", "--version"}
 GLOBAL_WITH_VALUE = {"--repo", "--state-dir"}
 FENCE = re.compile(r"^\s*```")
 INLINE = re.compile(r"`(artifactize(?: [^`]*)?)`")
@@ -92,6 +92,8 @@ def problems(line: str, root: Any) -> list[str]:
         if skip:
             skip = False
             continue
+        if word == "--":
+            break  # what follows is another command line (artifactize stand-in -- COMMAND)
         name = word.split("=", 1)[0]
         if name.startswith("-"):
             if name in GLOBAL_OPTIONS:
@@ -152,4 +154,5 @@ def test_the_checker_catches_a_wrong_command_and_a_wrong_option(root: Any) -> No
         "artifactize verify has no option --al"
     ]
     assert problems("artifactize config chek", root) == ["artifactize config has no command 'chek'"]
+    assert problems("artifactize stand-in -- artifactize verify --al", root) == []
     assert problems("artifactize request list --status GREEN --limit 2", root) == []

@@ -22,7 +22,7 @@ from artifactize.domain.reviews.reuse.scripts import (
     ScriptPorts,
     stdin_payload,
 )
-from artifactize.domain.reviews.runtime.env import INHERITED_VARIABLES
+from artifactize.domain.reviews.runtime.env import INHERITED_VARIABLES, TOOLCHAIN_HOMES
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.domain.workspace import Workspace
 from artifactize.ports.process import ProcessOutcome, ProcessSpec
@@ -30,6 +30,7 @@ from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeProcessRunner, FakePrograms, FakeScratch, Script
 from tests.fakes.threads import THREADS
 
+TOOLCHAIN_VARIABLES = {name for name, _ in TOOLCHAIN_HOMES}
 CALLER_ENV = {
     "PATH": "/usr/local/bin:/usr/bin",
     "LANG": "C.UTF-8",
@@ -128,7 +129,7 @@ def test_the_environment_is_path_lang_and_private_directories_only() -> None:
     world = World()
     world.fingerprint()
     env = world.spec.env
-    assert set(env) == set(INHERITED_VARIABLES) | PRIVATE_VARIABLES
+    assert set(env) == set(INHERITED_VARIABLES) | PRIVATE_VARIABLES | TOOLCHAIN_VARIABLES
     assert (env["PATH"], env["LANG"]) == (CALLER_ENV["PATH"], CALLER_ENV["LANG"])
     assert "s3cret" not in env.values()
     root = world.scratch.created[0]

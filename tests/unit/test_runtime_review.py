@@ -16,7 +16,7 @@ from artifactize.domain.config_service import ConfigService
 from artifactize.domain.reviews.agent.review import ReviewOutcome
 from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
 from artifactize.domain.reviews.run.failures import INPUT_CHANGED
-from artifactize.domain.reviews.runtime.env import INHERITED_VARIABLES
+from artifactize.domain.reviews.runtime.env import INHERITED_VARIABLES, TOOLCHAIN_HOMES
 from artifactize.domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES
 from artifactize.domain.reviews.runtime.review import CANCELLED, RuntimePorts, RuntimeReview
 from artifactize.domain.tools.commands.running import DEFAULT_LANG
@@ -36,6 +36,7 @@ from tests.fakes.threads import THREADS
 pytestmark = pytest.mark.anyio
 
 RUN_DIR = "/state/runs/run-abc"
+TOOLCHAIN_VARIABLES = {name for name, _ in TOOLCHAIN_HOMES}
 CALLER_ENV = {
     "PATH": "/usr/local/bin:/usr/bin",
     "LANG": "C.UTF-8",
@@ -300,10 +301,15 @@ async def test_only_path_and_lang_are_inherited() -> None:
     world = World()
     await world.run()
     env = dict(world.spec.env)
-    assert set(env) == set(INHERITED_VARIABLES) | OUR_VARIABLES
+    assert set(env) == set(INHERITED_VARIABLES) | OUR_VARIABLES | TOOLCHAIN_VARIABLES
     assert env["PATH"] == CALLER_ENV["PATH"] and env["LANG"] == "C.UTF-8"
     assert "s3cret" not in env.values() and "/elsewhere" not in env.values()
     assert env["ARTIFACTIZE_WORKSPACE_DIR"] == "/repo"
+    # rustup's cargo finds its toolchains in the caller's home, not the private one
+    assert (env["RUSTUP_HOME"], env["CARGO_HOME"]) == (
+        "/home/caller/.rustup",
+        "/home/caller/.cargo",
+    )
     (root,) = [p for p in world.scratch.created if p.count("/") == RUN_DIR.count("/") + 1]
     assert root.startswith(f"{RUN_DIR}/runtime-")
     for variable, prefix in [
@@ -502,3 +508,11 @@ def _with_agent_eval() -> dict[str, Any]:
         b'payload.instruction = "Look."\n'
     )
     return repo
+
+
+async def test_toolchain_homes_are_the_callers_own_when_set() -> None:
+    world = World(environment={**CALLER_ENV, "RUSTUP_HOME": "/opt/rustup", "HOME": ""})
+    await world.run()
+    env = dict(world.spec.env)
+    assert env["RUSTUP_HOME"] == "/opt/rustup"
+    assert "CARGO_HOME" not in env  # no HOME to default it from

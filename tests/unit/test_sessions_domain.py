@@ -43,6 +43,7 @@ from artifactize.domain.tools.sessions import (
     sweep,
 )
 from artifactize.ports.process import ProcessOutcome, ProcessSpec
+from artifactize.ports.programs import ProgramIdentity
 from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity, SpawnObserver
 from tests.fakes.filesystem import MemoryFilesystem
 from tests.fakes.threads import THREADS
@@ -292,6 +293,9 @@ class FakePrograms:
 
     def is_executable_file(self, path: str) -> bool:
         return True
+
+    def identity(self, path: str) -> ProgramIdentity:
+        return ProgramIdentity(real_path=path, own_environment=False)
 
 
 class FakeScratch:

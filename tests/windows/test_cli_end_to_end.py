@@ -140,9 +140,13 @@ def statuses(run: dict[str, Any]) -> dict[str, str]:
 def test_config_check_verify_reuse_status_and_runs(world: World) -> None:
     code, text, _ = world.cli("config", "check", json_output=False)
     assert code == 0
-    assert text.startswith(
+    *warnings, summary = text.splitlines()
+    assert summary.startswith(
         "Configuration OK: 1 Artifact (1 folder, 0 file), 5 evals (runtime 4, agent 1, human 0)"
     )
+    # the runtime evals run sys.executable, the interpreter artifactize runs on: warned
+    assert len(warnings) == 3, warnings
+    assert all("runs on artifactize's own interpreter" in line for line in warnings)
 
     world.fake.enqueue(openai_text('{"verdict": "GREEN"}'))
     code, run, _ = world.cli("verify", "--all")

@@ -151,9 +151,7 @@ def _dependencies(workspace: Workspace, eval_ref: EvalRef) -> list[str]:
     Artifacts this eval references (references of other evals are not its inputs)."""
     target = eval_ref.artifact.name
     how: dict[str, list[str]] = {}
-    for relation in workspace.relations:
-        if relation.consumer != target:
-            continue
+    for relation in workspace.relations_of.get(target, ()):
         if relation.eval_id is not None and relation.eval_id != eval_ref.eval.id:
             continue
         text = _RELATION_TEXT[relation.kind].format(label=relation.label)

@@ -41,7 +41,7 @@ from artifactize.domain.tools.sessions import SessionPorts, ToolSessions
 from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.callbacks import WorkspaceReloader
 from artifactize.ports.clock import Clock
-from artifactize.ports.documents import AgentDocument, ChildDocument
+from artifactize.ports.documents import AgentDocument, ChildDocument, ProgramDocument
 from artifactize.ports.model import (
     BackendUnavailable,
     Endpoint,
@@ -83,6 +83,7 @@ class ReviewOutcome:
     cwd: str | None = None
     argv: tuple[str, ...] | None = None
     child: ChildDocument | None = None
+    program: ProgramDocument | None = None  # runtime reviews: the program, once prepared
     agent: AgentDocument | None = None  # Agent reviews: endpoint, requested/reported model
 
     @classmethod

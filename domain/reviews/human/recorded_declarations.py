@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -52,15 +53,18 @@ def plain_json(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return plain_json(value.value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            _camel(item.name): plain_json(getattr(value, item.name))
-            for item in dataclasses.fields(value)
-        }
+        return {camel: plain_json(getattr(value, name)) for name, camel in _fields(type(value))}
     if isinstance(value, Mapping):
         return {str(key): plain_json(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [plain_json(item) for item in value]
     raise TypeError(f"{type(value).__name__} has no JSON form in a saved declaration")
+
+
+@functools.cache
+def _fields(kind: type) -> tuple[tuple[str, str], ...]:
+    """A dataclass's field names with their camelCase forms (looked up once per type)."""
+    return tuple((item.name, _camel(item.name)) for item in dataclasses.fields(kind))
 
 
 def _camel(name: str) -> str:
@@ -117,7 +121,8 @@ def run_definitions(refs: Iterable[EvalRef]) -> RunDefinitions:
     artifacts: dict[str, ArtifactDefinition] = {}
     for ref in refs:
         evals[ref.qualified_id] = eval_json(ref)
-        artifacts.setdefault(ref.artifact.name, artifact_json(ref.artifact))
+        if ref.artifact.name not in artifacts:  # once per Artifact, not once per eval
+            artifacts[ref.artifact.name] = artifact_json(ref.artifact)
     return {"evals": evals, "artifacts": artifacts}
 
 

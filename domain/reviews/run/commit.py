@@ -105,6 +105,8 @@ def commit(
         "child": outcome.child,
         "agent": outcome.agent,
     }
+    if outcome.program is not None:  # runtime reviews only, once the program was found
+        settled_fields["program"] = outcome.program
     status = request_moves(request["status"], RequestStatus(outcome.status))
     request = changed(request, {"status": status, **copy.deepcopy(settled_fields)})
     data: ExecutionDocument = {
@@ -134,6 +136,11 @@ def commit(
 
 def finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> None:
     """Settle what the Run left unsettled, then save its validation, status and summary."""
+    with ctx.ports.state.batch():  # the Run's last phase: one transaction
+        _finish_run(ctx, result, inputs)
+
+
+def _finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> None:
     run = result.run
     # A Run that a failed state write ended settles its open requests with that code.
     write_failed = run.get("errorCode") == ErrorCode.STATE_WRITE_FAILED

@@ -17,7 +17,6 @@ submission settles its request (and the followers of that execution, in other Ru
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -36,12 +35,11 @@ SATISFIED_ARTIFACT = frozenset({RequestStatus.GREEN, "BASIS"})
 def current_run(run: Mapping[str, Any], requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The Run document with ``summary``, ``usage`` and each request's ``summary`` computed
     from ``requests`` as they stand; ``requests`` included."""
-    data = copy.deepcopy(dict(run))
+    # Shallow copies: only top-level keys are set here, and the documents are fresh from
+    # the store (deep-copying every request cost more than reading them).
+    data = dict(run)
     typed = cast(Sequence[RequestDocument], requests)  # as saved: the documents' keys
-    listed = [
-        cast(RequestDocument, {**copy.deepcopy(dict(r)), "summary": request_summary(r)})
-        for r in typed
-    ]
+    listed = [cast(RequestDocument, {**r, "summary": request_summary(r)}) for r in typed]
     completed = data.get("completedAt")
     if completed:  # a Run still RUNNING keeps what its verify saved so far
         summary = run_summary(
@@ -51,13 +49,6 @@ def current_run(run: Mapping[str, Any], requests: Sequence[Mapping[str, Any]]) -
         data["usage"] = run_usage(listed, summary)
     data["requests"] = listed
     return data
-
-
-def status_counts(requests: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for request in requests:
-        counts[request["status"]] = counts.get(request["status"], 0) + 1
-    return counts
 
 
 def settle_run(run: RunRecord, requests: Sequence[RequestRecord]) -> RunRecord | None:

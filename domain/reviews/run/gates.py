@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from artifactize.domain.declarations.model import DependencyProfile
-from artifactize.domain.graph import components, required_closure
+from artifactize.domain.graph import closure, components
 from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.documents import ValidationDocument
 from artifactize.ports.statuses import RequestStatus, ValidationStatus
@@ -184,11 +184,7 @@ class GraphState:
 
 def required_scope(workspace: Workspace, refs: Iterable[EvalRef]) -> tuple[str, ...]:
     """Every selected eval's target and all it consumes, transitively, in configuration order."""
-    names: set[str] = set()
-    for ref in refs:
-        if ref.artifact.name not in names:
-            names.update(required_closure(workspace, ref.artifact.name))
-    return tuple(name for name in workspace.artifacts if name in names)
+    return closure(workspace, {ref.artifact.name: None for ref in refs})
 
 
 def scope_evals(workspace: Workspace, scope: Sequence[str]) -> list[EvalRef]:

@@ -7,7 +7,7 @@ evals that this Run does not run are only looked up, as the Run's ``evidence``.
 
 from __future__ import annotations
 
-import copy
+from collections.abc import Mapping, Sequence
 
 from artifactize.domain.reviews.remote.records import MIRROR_PREFIX
 from artifactize.domain.reviews.reuse.keys import KeyInputs
@@ -34,12 +34,19 @@ def source_kind(record: ExecutionRecord, joined: bool) -> SourceKind:
     return SourceKind.JOINED if joined else SourceKind.CACHE
 
 
-def evidence(ctx: RunContext, keys: KeyInputs) -> EvidenceDocument:
+def lookup(ctx: RunContext, keys: Sequence[KeyInputs]) -> dict[str, ExecutionRecord]:
+    """The newest record of every key among ``keys`` (key -> record), touched as used:
+    one read for the whole reuse phase, not one transaction per eval."""
+    wanted = [item.key for item in keys if item.key is not None]
+    return ctx.ports.state.latest_of_keys(wanted, touch=True) if wanted else {}
+
+
+def evidence(keys: KeyInputs, found: Mapping[str, ExecutionRecord]) -> EvidenceDocument:
     """What the newest record of an eval's key says, for an eval this Run does not run."""
     if keys.key is None:
         reason = NOT_SELECTED_UNKEYED.format(reason=keys.unkeyed_reason)
         return {"status": UNREVIEWED, "key": None, "source": None, "reason": reason}
-    record = ctx.ports.state.latest_record(keys.key, touch=True)
+    record = found.get(keys.key)
     if record is None:
         return {"status": UNREVIEWED, "key": keys.key, "source": None, "reason": NOT_SELECTED}
     provenance = record.data["provenance"]
@@ -56,13 +63,18 @@ def evidence(ctx: RunContext, keys: KeyInputs) -> EvidenceDocument:
     }
 
 
-def attach_cached(ctx: RunContext, keys: KeyInputs, request: RequestDocument) -> None:
-    """Reuse the newest record of a selected eval's key, unless ``force``."""
+def attach_cached(
+    ctx: RunContext,
+    keys: KeyInputs,
+    request: RequestDocument,
+    found: Mapping[str, ExecutionRecord],
+) -> None:
+    """Reuse the newest record of a selected eval's key (from ``lookup``), unless ``force``."""
     if keys.key is None or ctx.options.force:
         return
     if ctx.not_run_reason(ctx.workspace.find_eval(request["evalId"]).eval.profile):
         return
-    record = ctx.ports.state.latest_record(keys.key, touch=True)
+    record = found.get(keys.key)
     if record is not None:
         reuse(ctx, request, record, source_kind(record, joined=False))
 
@@ -76,7 +88,7 @@ def reuse(
         request,
         {
             "status": request_moves(request["status"], RequestStatus(data["status"])),
-            "result": copy.deepcopy(data["result"]),
+            "result": data["result"],  # the record was just read: nobody else holds it
             "profile": data["profile"],
             "provenance": data["provenance"],
             "usage": None,

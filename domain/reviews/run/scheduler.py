@@ -20,11 +20,14 @@ pending, the loop stops and the still-parked requests keep their parked status.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from functools import cached_property
 
 import anyio
 import anyio.abc
 
+from artifactize.domain.graph import components
 from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.run.gates import (
     Evidence,
@@ -61,6 +64,40 @@ class ScheduleInputs:
             known[request["evalId"]] = evidence_of(request["status"])
         return evaluate(self.workspace, self.scope, known, ignore_gates=self.ignore_gates)
 
+    @cached_property
+    def gating(self) -> frozenset[str]:
+        """The Artifacts whose eval states some gate of the scope reads: the direct inputs
+        of every member of a component that has an eval (a component without evals has no
+        gate anyone waits on). Settling an eval of any other Artifact opens no gate, so the
+        scheduler need not evaluate the graph again for it."""
+        workspace, allowed = self.workspace, set(self.scope)
+        found: set[str] = set()
+        for members in components(workspace, self.scope):
+            if any(workspace.artifact(name).evals for name in members):
+                for name in members:
+                    found.update(i for i in workspace.inputs.get(name, ()) if i in allowed)
+        return frozenset(found)
+
+
+class _Gates:
+    """The gates as of the last graph evaluation, evaluated again only when an eval of a
+    gating Artifact settled since (or ``stale`` says so): a Run of N evals evaluates the
+    graph (O(scope)) about once per gating result, not once per result."""
+
+    def __init__(self, inputs: ScheduleInputs) -> None:
+        self.inputs = inputs
+        self.settled: list[str] = []  # qualified eval IDs settled since the last evaluation
+        self.stale = True
+        self._gates: Mapping[str, Gate] = {}
+
+    def current(self) -> Mapping[str, Gate]:
+        gating = self.inputs.gating
+        if self.stale or any(e.partition("/")[0] in gating for e in self.settled):
+            self._gates = self.inputs.graph().gates
+            self.stale = False
+        self.settled.clear()
+        return self._gates
+
 
 @dataclass(frozen=True)
 class ScheduleActions:
@@ -69,6 +106,11 @@ class ScheduleActions:
     # Wait until one of these WAITING_HUMAN requests settles; True when the deadline passed.
     # None: the Run does not wait for people.
     wait_for_human: Callable[[list[Request]], Awaitable[bool]] | None
+    # Settle a READY request at once when that needs no waiting (a derived dependency eval,
+    # an eval this verify does not review); False: it must be ``settle``d in a slot.
+    settle_inline: Callable[[Request], bool] = lambda _request: False
+    # One state transaction around each pass (its inline settlements and parkings).
+    batch: Callable[[], AbstractContextManager[None]] = nullcontext
 
 
 async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int = 1) -> None:
@@ -77,6 +119,7 @@ async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int =
     running: set[str] = set()
     failures: list[Exception] = []
     changed = anyio.Event()
+    known = _Gates(inputs)
 
     async def settle(request: Request, group: anyio.abc.TaskGroup) -> None:
         nonlocal changed
@@ -87,21 +130,23 @@ async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int =
             group.cancel_scope.cancel()
         finally:
             running.discard(request["id"])
+            known.settled.append(request["evalId"])
             changed.set()
 
     async with anyio.create_task_group() as group:
         while True:
-            gates = inputs.graph().gates
-            for request in list(pending):
-                if len(running) >= jobs:
-                    break
-                if gates[request["evalId"]].readiness is Readiness.READY:
-                    pending.remove(request)
-                    running.add(request["id"])
-                    group.start_soon(settle, request, group)
-            for request in pending:
-                if gates[request["evalId"]].readiness is not Readiness.READY:
-                    actions.park(request, gates[request["evalId"]])
+            with actions.batch():  # inline settlements and parkings: one transaction
+                gates = _settle_inline(known, actions, pending)
+                for request in list(pending):
+                    if gates[request["evalId"]].readiness is Readiness.READY:
+                        if len(running) >= jobs:
+                            break
+                        pending.remove(request)
+                        running.add(request["id"])
+                        group.start_soon(settle, request, group)
+                for request in pending:
+                    if gates[request["evalId"]].readiness is not Readiness.READY:
+                        actions.park(request, gates[request["evalId"]])
             if running:
                 changed = anyio.Event()
                 await changed.wait()
@@ -111,5 +156,25 @@ async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int =
                 break
             if await actions.wait_for_human(waiting):
                 break
+            known.stale = True  # a person's verdict came in: evaluate again
     if failures:
         raise failures[0]
+
+
+def _settle_inline(
+    known: _Gates, actions: ScheduleActions, pending: list[Request]
+) -> Mapping[str, Gate]:
+    """Settle inline every READY request that needs no slot, again while that opens more
+    gates; the gates as they then stand."""
+    while True:
+        gates = known.current()
+        settled = False
+        for request in list(pending):
+            if gates[request["evalId"]].readiness is Readiness.READY and actions.settle_inline(
+                request
+            ):
+                pending.remove(request)
+                known.settled.append(request["evalId"])
+                settled = True
+        if not settled:
+            return gates

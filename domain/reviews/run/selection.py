@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from artifactize.domain.reviews.run.shards import Shard
 from artifactize.domain.workspace import EvalRef, UnknownName, Workspace
 
 LIST_MAX = 100_000  # IDs in one --evals or --artifacts list, before duplicates are dropped
@@ -44,6 +45,7 @@ class Selection:
     evals: str | None = None
     artifacts: str | None = None
     select_all: bool = False
+    shard: Shard | None = None  # --shard I/N: only this shard of what the selector names
 
     def given(self) -> int:
         return sum(x is not None for x in (self.selector, self.evals, self.artifacts)) + int(
@@ -54,7 +56,7 @@ class Selection:
         """Exactly one selector (with ``default_all``, none means ``--all``)."""
         count = self.given()
         if count == 0 and default_all:
-            return Selection(select_all=True)
+            return Selection(select_all=True, shard=self.shard)
         if count != 1:
             raise SelectionError(ONE_SELECTOR if count else NO_SELECTOR)
         if self.evals is not None:
@@ -66,7 +68,14 @@ class Selection:
         return self
 
     def select(self, workspace: Workspace) -> list[EvalRef]:
-        """The selected evals in selection order, without duplicates."""
+        """The selected evals in selection order, without duplicates (``shard``'s only)."""
+        refs = self._select(workspace)
+        shard = self.shard
+        if shard is None:
+            return refs
+        return [ref for ref in refs if shard.holds(ref.qualified_id)]
+
+    def _select(self, workspace: Workspace) -> list[EvalRef]:
         if self.select_all:
             refs = list(workspace.evals())
             if not refs:

@@ -23,10 +23,11 @@ create a request for it (selected, or in the scope with ``--recursive``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from artifactize.domain.declarations.model import HumanProfile
+from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts
@@ -40,11 +41,20 @@ from artifactize.domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
 from artifactize.domain.reviews.run.reuse import NOT_SELECTED, NOT_SELECTED_UNKEYED
 from artifactize.domain.reviews.run.reuse_only import miss_reason
 from artifactize.domain.workspace import EvalRef, Workspace
-from artifactize.ports.documents import EvalStatusDocument, KeyChanges, LastVerdict, StatusDocument
+from artifactize.ports.documents import (
+    EvalStatusDocument,
+    KeyChanges,
+    LastVerdict,
+    ProgramDocument,
+    StatusDocument,
+)
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
 from artifactize.ports.statuses import VERDICT_STATUSES, ProfileKind
 from artifactize.ports.threads import WorkerThreads
+
+if TYPE_CHECKING:
+    from artifactize.domain.program_checks import ProgramChecks
 
 # ``status`` eval states (reference/declarations.md §4.1): a GREEN verdict reads PASS.
 PASS = "PASS"
@@ -84,6 +94,8 @@ class StatusPorts:
     state: StateStore | None
     scripts: FingerprintScripts | None = None  # owner fingerprint scripts, when configured
     threads: WorkerThreads = field(kw_only=True)  # fingerprints, --fingerprint-jobs at a time
+    # Resolves each runtime eval's program, to show what it would run; None: not shown.
+    programs: ProgramChecks | None = None
 
 
 @dataclass(frozen=True)
@@ -106,11 +118,13 @@ class EvalStatus:
     keys: KeyInputs | None  # None: its fingerprint failed
     last: LastVerdict | None = None  # the newest verdict of this eval ID, any key
     changes: KeyChanges | None = None  # against the newest record of its definition
+    program: ProgramDocument | str | None = None  # a runtime eval's program, or why none
+    waits_for: tuple[str, ...] = ()  # the input Artifacts its gate waits for
 
     def to_json(self) -> EvalStatusDocument:
         keys = self.keys
         target = self.eval_id.split("/", 1)[0]
-        return {
+        document: EvalStatusDocument = {
             "evalId": self.eval_id,
             "kind": self.kind,
             "state": self.state,
@@ -125,6 +139,11 @@ class EvalStatus:
             "last": self.last.copy() if self.last is not None else None,
             "changes": self.changes.copy() if self.changes is not None else None,
         }
+        if isinstance(self.program, str):
+            document["programError"] = self.program
+        elif self.program is not None:
+            document["program"] = self.program
+        return document
 
 
 @dataclass(frozen=True)
@@ -185,7 +204,8 @@ class Status:
         self.ports = ports
         self.workspace = workspace
         self.options = options
-        self._history: list[ExecutionRecord] | None = None
+        self._history: dict[str, list[ExecutionRecord]] | None = None
+        self._latest: dict[str, ExecutionRecord] | None = None  # key -> newest record
         self._waiting: dict[str, RequestRecord] | None = None
 
     @property
@@ -206,6 +226,7 @@ class Status:
         keys = compute_all(
             self._key, ids, self.options.policy.fingerprint_jobs or 1, self.ports.threads
         )
+        self._prefetch(keys.values())
         lookups = {eval_id: self._lookup(eval_id, keys[eval_id]) for eval_id in ids}
         pulled = {ref.qualified_id for ref in pulled_in(self.workspace, refs)}
         evidence: dict[str, Evidence] = {e: lookup.evidence() for e, lookup in lookups.items()}
@@ -243,6 +264,13 @@ class Status:
         except FingerprintError as exc:
             return exc
 
+    def _prefetch(self, keys: Iterable[KeyInputs | FingerprintError]) -> None:
+        """The newest record of every key, in one read (``_lookup`` then asks no more)."""
+        if self.ports.state is None:
+            return
+        wanted = [k.key for k in keys if isinstance(k, KeyInputs) and k.key is not None]
+        self._latest = self.ports.state.latest_of_keys(wanted, touch=False)
+
     def _lookup(self, eval_id: str, keys: KeyInputs | FingerprintError) -> _Lookup:
         if isinstance(keys, FingerprintError):
             return _Lookup(None, error=FINGERPRINT_FAILED.format(error=keys))
@@ -251,21 +279,28 @@ class Status:
         if state is None:
             return found
         if keys.key is not None:
-            found.record = state.latest_record(keys.key, touch=False)
+            found.record = (
+                self._latest.get(keys.key)
+                if self._latest is not None
+                else state.latest_record(keys.key, touch=False)
+            )
             if found.record is None:
                 found.waiting = self._waiting_requests().get(keys.key)
         if found.record is None:
-            history = [r for r in self._records() if r.data.get("evalId") == eval_id]
+            history = self._records().get(eval_id, [])
             found.last = history[0] if history else None
             found.previous = next((r for r in history if r.eval_def_hash == keys.def_hash), None)
         return found
 
-    def _records(self) -> list[ExecutionRecord]:
-        """The newest GREEN/RED record of every key, newest first (read once per report)."""
+    def _records(self) -> dict[str, list[ExecutionRecord]]:
+        """Eval ID -> the newest GREEN/RED record of each of its keys, newest first (read
+        once per report, grouped once: not a scan of every record per eval)."""
         if self._history is None:
             assert self.ports.state is not None
-            latest = self.ports.state.latest_records()
-            self._history = [r for r, _ in latest if r.status in VERDICT_STATUSES]
+            self._history = {}
+            for record, _ in self.ports.state.latest_records():
+                if record.status in VERDICT_STATUSES:
+                    self._history.setdefault(str(record.data.get("evalId")), []).append(record)
         return self._history
 
     def _waiting_requests(self) -> dict[str, RequestRecord]:
@@ -273,7 +308,7 @@ class Status:
         if self._waiting is None:
             assert self.ports.state is not None
             self._waiting = {}
-            for request in self.ports.state.all_requests():
+            for request in self.ports.state.all_requests(gates.WAITING_HUMAN):
                 key = request.data.get("key")
                 if request.status == gates.WAITING_HUMAN and isinstance(key, str):
                     self._waiting.setdefault(key, request)
@@ -323,7 +358,16 @@ class Status:
             keys=lookup.keys,
             last=_last(lookup.last, eval_id),
             changes=_changes(eval_id, lookup.keys, lookup.previous),
+            program=self._program(eval_id),
+            waits_for=tuple(item.artifact for item in graph.gates[eval_id].unfulfilled),
         )
+
+    def _program(self, eval_id: str) -> ProgramDocument | str | None:
+        """What a runtime eval would run (or why it cannot), resolved as ``verify`` would."""
+        ref = self.workspace.find_eval(eval_id)
+        if self.ports.programs is None or not isinstance(ref.eval.profile, RuntimeProfile):
+            return None
+        return self.ports.programs.runtime_program(self.workspace, ref)
 
     def _action(
         self, lookup: _Lookup, gate: gates.Gate, human: bool, included: bool

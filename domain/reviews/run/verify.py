@@ -198,17 +198,24 @@ class Verify:
         async def refresh_all() -> None:
             await self._refresh_remote(result.requests)
 
+        def settle_inline(request: RequestDocument) -> bool:
+            return self._settle_inline(settle[request["id"]][0], request)
+
         wait = human_wait.HumanWait(ctx, result, deadline, refresh_all) if options.wait else None
-        actions = ScheduleActions(settle_request, self._park, wait)
+        actions = ScheduleActions(
+            settle_request, self._park, wait, settle_inline, self.ports.state.batch
+        )
         try:
-            evidence = {
-                ref.qualified_id: reuse.evidence(ctx, key)
-                for ref, key in zip(others, other_keys, strict=True)
-            }
-            result.run = changed(result.run, {"evidence": evidence})
-            for key, request in zip(keys, list(requests), strict=True):
-                reuse.attach_cached(ctx, key, request)
-            reuse_only.settle_misses(requests, options.policy.reuse_only, ctx.save)
+            with self.ports.state.batch():  # the reuse phase: one transaction
+                found = reuse.lookup(ctx, [*other_keys, *([] if options.force else keys)])
+                evidence = {
+                    ref.qualified_id: reuse.evidence(key, found)
+                    for ref, key in zip(others, other_keys, strict=True)
+                }
+                result.run = changed(result.run, {"evidence": evidence})
+                for key, request in zip(keys, list(requests), strict=True):
+                    reuse.attach_cached(ctx, key, request, found)
+                reuse_only.settle_misses(requests, options.policy.reuse_only, ctx.save)
             await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
         except RemoteFailure as failure:
             result.run = changed(result.run, {"error": failure.message})
@@ -250,18 +257,25 @@ class Verify:
         changes = {"status": moved, "blockedReason": reason, "blockedBy": blocked_by}
         self.ctx.save(changed(request, changes))
 
-    async def _settle_request(
-        self, ref: EvalRef, keys: KeyInputs, request: RequestDocument
-    ) -> None:
-        """Reuse, join, follow, ask a person, or execute: whatever the key's claim allows."""
+    def _settle_inline(self, ref: EvalRef, request: RequestDocument) -> bool:
+        """Settle a READY request that needs no slot and no waiting; False when it does."""
         ctx = self.ctx
         reason = ctx.not_run_reason(ref.eval.profile)
         if reason is not None:
             moved = request_moves(request["status"], UNREVIEWED)
             ctx.save(changed(request, {"status": moved, "blockedReason": reason}))
-            return
+            return True
         if derived.is_dependency(request):  # READY: every eval of its targets is GREEN
             derived.settle_derived(request, ctx.now(), ctx.save)
+            return True
+        return False
+
+    async def _settle_request(
+        self, ref: EvalRef, keys: KeyInputs, request: RequestDocument
+    ) -> None:
+        """Reuse, join, follow, ask a person, or execute: whatever the key's claim allows."""
+        ctx = self.ctx
+        if self._settle_inline(ref, request):
             return
         human = isinstance(ref.eval.profile, HumanProfile)
         if not human and not self.budget.reserve():  # an executor start, past the limit

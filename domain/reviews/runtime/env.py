@@ -1,7 +1,8 @@
 """The environment a runtime eval's command sees (reference/declarations.md §4.4).
 
 Nothing of the caller's environment is inherited except ``PATH`` and ``LANG``: no secrets,
-no ``ARTIFACTIZE_*`` settings, not the caller's ``HOME``. The command gets its own private
+no ``ARTIFACTIZE_*`` settings, not the caller's ``HOME``; only where rustup and cargo keep
+their toolchains (``TOOLCHAIN_HOMES``) is passed on, so ``cargo test`` can start. The command gets its own private
 home, cache, temporary and output directories instead, all inside one fresh private
 directory per invocation that is removed when the command has ended.
 """
@@ -17,6 +18,10 @@ from artifactize.ports.scratch import ScratchSpace
 # The only variables a runtime command inherits from the caller (an empty value counts as
 # unset; LANG then falls back to DEFAULT_LANG).
 INHERITED_VARIABLES = ("PATH", "LANG")
+# Where rustup keeps its toolchains and cargo its registry: without them, the cargo found on
+# PATH (a rustup proxy) finds no toolchain under the private HOME and cannot start. Each is
+# the caller's value, else that folder of the caller's HOME (rustup's own default).
+TOOLCHAIN_HOMES = (("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo"))
 # Prefixes of the private directories (the scratch port appends a random suffix).
 INVOCATION_PREFIX = "runtime-"
 OUTPUT_PREFIX = "output-"
@@ -42,6 +47,11 @@ def runtime_environment(
     """The complete environment of a runtime command."""
     env = {name: inherited[name] for name in INHERITED_VARIABLES if inherited.get(name)}
     env.setdefault("LANG", DEFAULT_LANG)
+    home = inherited.get("HOME")
+    for name, folder in TOOLCHAIN_HOMES:
+        value = inherited.get(name) or (f"{home.rstrip('/')}/{folder}" if home else None)
+        if value:
+            env[name] = value
     env.update(
         {
             "ARTIFACTIZE_WORKSPACE_DIR": workspace_dir,

@@ -36,12 +36,18 @@ from artifactize.domain.reviews.runtime.env import (
     runtime_environment,
 )
 from artifactize.domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES, runtime_outcome
+from artifactize.domain.runtime_programs import (
+    ARGUMENT_UNRESOLVED,
+    program_document,
+    program_problem,
+)
 from artifactize.domain.scope import eval_scope, working_directory
 from artifactize.domain.state_home import StateLocationError, check_outside_repo
 from artifactize.domain.tools.commands.prep import CommandResolver
 from artifactize.domain.tools.results import ToolError
 from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.clock import Clock
+from artifactize.ports.documents import ProgramDocument
 from artifactize.ports.filesystem import Filesystem, FilesystemError
 from artifactize.ports.process import ProcessRunner, ProcessSpec
 from artifactize.ports.programs import ProgramFinder
@@ -51,8 +57,6 @@ from artifactize.ports.threads import WorkerThreads
 
 MILLISECONDS_PER_SECOND = 1000
 CANCELLED = "Runtime eval was cancelled."
-COMMAND_UNAVAILABLE = "Runtime command is unavailable or outside the eval's scope: {command}"
-ARGUMENT_UNRESOLVED = "Runtime argument {arg} cannot be resolved: {reason}"
 RUN_DIR_UNUSABLE = "The Run directory {path} cannot hold runtime output: {reason}"
 OUTPUT_INSIDE_WORKSPACE = "Runtime output directory {path} is inside the workspace {workspace}."
 CLEANUP_FAILED = "Runtime eval cleanup failed: {reason}"
@@ -78,6 +82,7 @@ class PreparedRuntime:
 
     argv: tuple[str, ...]
     cwd: str
+    program: ProgramDocument
 
 
 class RuntimePreparationError(Exception):
@@ -164,9 +169,12 @@ class RuntimeReview:
             raise RuntimePreparationError(problem)
         try:
             program = resolver.program(target, self.profile.command)
-        except ToolError:
-            message = COMMAND_UNAVAILABLE.format(command=self.profile.command)
-            raise RuntimePreparationError(message) from None
+        except ToolError as exc:
+            raise RuntimePreparationError(
+                program_problem(
+                    target, self.profile.command, exc, windows=self.ports.programs.windows_paths
+                )
+            ) from None
         operands: list[str] = []
         for arg in self.profile.args:
             try:
@@ -174,7 +182,11 @@ class RuntimeReview:
             except ToolError as exc:
                 message = ARGUMENT_UNRESOLVED.format(arg=arg, reason=exc.message)
                 raise RuntimePreparationError(message) from None
-        return PreparedRuntime((program, *operands), working_directory(self.workspace, target))
+        return PreparedRuntime(
+            (program, *operands),
+            working_directory(self.workspace, target),
+            program_document(self.ports.programs, program),
+        )
 
     def _create_dirs(self, created: list[str]) -> RuntimeDirs:
         """A fresh private invocation directory below the Run directory, never inside the
@@ -229,6 +241,7 @@ class RuntimeReview:
     def _stamped(self, outcome: ReviewOutcome) -> ReviewOutcome:
         if self.prepared is not None:
             outcome.cwd, outcome.argv = self.prepared.cwd, self.prepared.argv
+            outcome.program = self.prepared.program
         return outcome
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from artifactize.domain.logical_paths import logical_path_problem
-from artifactize.domain.program_paths import is_absolute_program
+from artifactize.domain.program_paths import is_absolute_program, workspace_program
 from artifactize.domain.scope import working_directory
 from artifactize.domain.templates import TemplateError, parse_operand
 from artifactize.domain.tools.locations import open_directory_at, resolve_location
@@ -18,6 +18,12 @@ from artifactize.ports.programs import ProgramFinder
 
 EXECUTABLE_UNAVAILABLE = "Tool executable is unavailable: {command}"
 EXECUTABLE_OUTSIDE = "Tool executable path is unavailable or outside scope."
+# The one rule for ``:/path`` programs (domain/program_paths.py), named in every refusal.
+WORKSPACE_PROGRAM_RULE = (
+    "a program from the workspace root (:/path) is reached through plain folders, never a "
+    "symbolic link, and is an executable file or a symbolic link to one as its last part"
+)
+WORKSPACE_PROGRAM_REFUSED = "Program {command}: {problem}; {rule}."
 
 
 @dataclass(frozen=True)
@@ -54,7 +60,11 @@ class CommandResolver:
         return None
 
     def program(self, owner: Artifact, command: str) -> str:
-        """The absolute program path: as given, owner-relative within scope, or from PATH."""
+        """The absolute program path: as given, from the workspace root (``:/path``),
+        owner-relative within scope, or from PATH."""
+        from_root = workspace_program(command)
+        if from_root is not None:
+            return self.workspace_program(command, from_root)
         if is_absolute_program(command, windows=self.programs.windows_paths):
             if not self.programs.is_executable_file(command):
                 raise ToolError(EXECUTABLE_UNAVAILABLE.format(command=command))
@@ -74,6 +84,44 @@ class CommandResolver:
         if found is None:
             raise ToolError(EXECUTABLE_UNAVAILABLE.format(command=command))
         return found
+
+    def workspace_program(self, command: str, path: str) -> str:
+        """``:/path``: a program of the project outside the eval's scope (``.venv/bin/python``).
+
+        Every folder on the way is opened without following links, so the path cannot leave
+        the workspace through a linked folder. Only the last part may be a symbolic link (a
+        venv's ``bin/python`` points at the interpreter it was made from): the returned path
+        is the link inside the workspace, which the system follows when it starts the
+        program, exactly as it would for an absolute path written in the declaration."""
+
+        def refused(problem: str) -> ToolError:
+            return ToolError(
+                WORKSPACE_PROGRAM_REFUSED.format(
+                    command=command, problem=problem, rule=WORKSPACE_PROGRAM_RULE
+                )
+            )
+
+        if not path or logical_path_problem(path) is not None:
+            raise refused("not a safe path from the workspace root (no `.`, `..` or `//`)")
+        components = tuple(path.split("/"))
+        for depth in range(1, len(components)):
+            kind = self.kind_at(components[:depth])
+            folder = "/".join(components[:depth])
+            if kind is None:
+                raise refused(f"{folder} does not exist")
+            if kind is EntryKind.SYMLINK:
+                raise refused(f"{folder} is a symbolic link")
+            if kind is not EntryKind.DIRECTORY:
+                raise refused(f"{folder} is not a folder")
+        kind = self.kind_at(components)
+        absolute = self.absolute(components)
+        if kind is None:
+            raise refused(f"{path} does not exist")
+        if kind not in (EntryKind.FILE, EntryKind.SYMLINK):
+            raise refused(f"{path} is not a file")
+        if not self.programs.is_executable_file(absolute):
+            raise refused(f"{path} is not an executable file")
+        return absolute
 
     def operand(self, owner: Artifact, arg: str) -> str:
         """A literal argument unchanged, or a reference replaced by its absolute path."""

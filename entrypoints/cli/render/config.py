@@ -6,16 +6,35 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from artifactize.domain.config_service import NESTED_SHOWN, NESTED_SKIPPED
+from artifactize.domain.diagnostics import Problem
+
 
 def summary_text(data: dict[str, Any]) -> str:
+    """The warnings (file, line, key), the other repositories skipped below the root, then
+    the one summary line."""
     kinds = data["evalsByKind"]
+    warnings = "".join(
+        "warning: " + Problem(w["file"], w["line"], w["keyPath"], w["message"]).render() + "\n"
+        for w in data.get("warnings", [])
+    )
+    nested = data.get("nestedRepositories") or []
+    skipped = ""
+    if nested:
+        names = ", ".join(nested[:NESTED_SHOWN]) + (", …" if len(nested) > NESTED_SHOWN else "")
+        noun = "repository" if len(nested) == 1 else "repositories"
+        skipped = NESTED_SKIPPED.format(count=len(nested), noun=noun, names=names) + "\n"
     return (
-        f"Configuration OK: {_count(data['artifacts'], 'Artifact')} "
-        f"({data['folderArtifacts']} folder, {data['fileArtifacts']} file), "
-        f"{_count(data['evals'], 'eval')} (runtime {kinds['runtime']}, agent {kinds['agent']}, "
-        f"human {kinds['human']}), {_count(data['agentTools'], 'Agent tool')}, "
-        f"{_count(data['humanTools'], 'Human tool')}, "
-        f"{_count(data['agentSessions'], 'tool session')}."
+        warnings
+        + skipped
+        + (
+            f"Configuration OK: {_count(data['artifacts'], 'Artifact')} "
+            f"({data['folderArtifacts']} folder, {data['fileArtifacts']} file), "
+            f"{_count(data['evals'], 'eval')} (runtime {kinds['runtime']}, agent {kinds['agent']}, "
+            f"human {kinds['human']}), {_count(data['agentTools'], 'Agent tool')}, "
+            f"{_count(data['humanTools'], 'Human tool')}, "
+            f"{_count(data['agentSessions'], 'tool session')}."
+        )
     )
 
 

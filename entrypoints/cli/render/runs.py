@@ -60,6 +60,9 @@ def run_text(result: RunResult) -> str:
         if detail:
             line += f" — {detail}"
         lines.append(line)
+        program = request.get("program")
+        if program is not None and program["warning"]:
+            lines.append(f"    warning: {program['warning']}")
     summary: Mapping[str, Any] = run.get("summary") or {}
     executed = summary.get("executed", {})
     reused = summary.get("reused", {})

@@ -1,0 +1,32 @@
+"""Is a program artifactize's own interpreter? One answer for every platform's finder.
+
+A project's runtime eval that runs under the interpreter artifactize itself runs on sees
+artifactize's packages instead of the project's: the false GREEN of issue 24 (a project's
+tests imported artifactize's copy of a library, not the checkout). Two cases count:
+
+- inside a virtual environment (a venv, a ``uv tool`` or ``pipx`` install), every program in
+  that environment's scripts folder (``bin/python``, ``bin/pytest``…) runs on it, whatever
+  its name; the folders are compared with every link followed;
+- outside one, only the interpreter itself, compared with every link followed (any other
+  program in ``/usr/bin`` is not artifactize's).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from artifactize.ports.programs import ProgramIdentity
+
+
+def program_identity(path: str) -> ProgramIdentity:
+    """``ProgramFinder.identity`` for an absolute program path."""
+    real = Path(path).resolve()
+    interpreter = Path(sys.executable)
+    if sys.prefix != sys.base_prefix:  # a virtual environment: its whole scripts folder
+        folder = Path(path).absolute().parent.resolve()
+        own = os.path.normcase(folder) == os.path.normcase(interpreter.absolute().parent.resolve())
+    else:
+        own = os.path.normcase(real) == os.path.normcase(interpreter.resolve())
+    return ProgramIdentity(real_path=str(real), own_environment=own)

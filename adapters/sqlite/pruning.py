@@ -1,0 +1,69 @@
+"""``prune`` inside the caller's write transaction: which Runs go, then their requests,
+then the executions nothing needs any more.
+
+Kept whatever the criteria: a Run still RUNNING (its owner may hold key leases and write
+to it), a Run with a request not yet settled (QUEUED, RUNNING, WAITING_HUMAN: a person may
+still submit, a follower may still read), every record of a key's reuse history (that is
+what reuse reads; prune never changes a verdict that would be reused), every active
+execution, and every execution a remaining request points at.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from artifactize.adapters.sqlite.schema import (
+    ACTIVE_EXECUTION_STATUSES,
+    ACTIVE_REQUEST_STATUSES,
+    executions,
+    requests,
+    runs,
+)
+from artifactize.ports.state import PruneOutcome
+from artifactize.ports.statuses import RunStatus
+
+_RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
+_IDS_PER_STATEMENT = 500  # bound parameters per IN (...), well under SQLite's limit
+
+
+def prune(connection: sa.Connection, before: str | None, keep: int | None) -> PruneOutcome:
+    created = sa.func.json_extract(runs.c.data, "$.createdAt")
+    rows = connection.execute(
+        sa.select(runs.c.id, runs.c.status, created.label("created")).order_by(
+            created.desc(), _RUN_ROWID.desc()
+        )
+    ).all()
+    busy = set(
+        connection.execute(
+            sa.select(requests.c.run_id)
+            .where(requests.c.status.in_(ACTIVE_REQUEST_STATUSES))
+            .distinct()
+        ).scalars()
+    )
+    chosen: list[str] = []
+    live: list[str] = []
+    for rank, row in enumerate(rows):
+        old = before is not None and str(row.created or "") < before
+        beyond = keep is not None and rank >= keep
+        if not (old or beyond):
+            continue
+        if row.status == RunStatus.RUNNING or row.id in busy:
+            live.append(row.id)
+        else:
+            chosen.append(row.id)
+    removed_requests = 0
+    for start in range(0, len(chosen), _IDS_PER_STATEMENT):
+        part = chosen[start : start + _IDS_PER_STATEMENT]
+        removed_requests += connection.execute(
+            sa.delete(requests).where(requests.c.run_id.in_(part))
+        ).rowcount
+        connection.execute(sa.delete(runs).where(runs.c.id.in_(part)))
+    pointed_at = sa.exists().where(requests.c.execution_id == executions.c.id)
+    removed_executions = connection.execute(
+        sa.delete(executions).where(
+            executions.c.last_used.is_(None),
+            executions.c.status.not_in(ACTIVE_EXECUTION_STATUSES),
+            ~pointed_at,
+        )
+    ).rowcount
+    return PruneOutcome(tuple(chosen), removed_requests, removed_executions, tuple(live))

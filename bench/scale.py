@@ -1,0 +1,325 @@
+"""Scale benchmark: does every command cost the same per Artifact at 100, 1,000 and 10,000?
+
+Generates, in a temporary directory removed at the end (even on an error or Ctrl-C), a
+repository of ``N`` folder Artifacts, each with ``FILES_PER_ARTIFACT`` source files, a
+runtime eval running ``true``, and, spread over them, Agent evals, Human evals, child
+Artifacts, mounts, references in instructions and dependency evals (see ``generate``).
+The tree is committed to git. One ``verify --all`` fills the state first (Agent and Human
+evals only reuse: ``--reuse-only agent,human``, so no model and no person is needed), then
+each command is timed in a fresh interpreter as a user would start it:
+
+- ``config check``; ``status``; ``status`` after a one-file edit;
+- ``verify --all`` with everything reused; ``verify --all`` after a one-file edit;
+- ``run list``, ``request list``;
+- the monitor's first screen (the Run list read the way the monitor reads it).
+
+For each: the time (best of ``--runs``), the time per Artifact, and the ratio to
+``git status --porcelain`` on the same committed tree (best of the same number of runs).
+The last column says whether the per-Artifact time stays flat: the ratio of the largest
+size's per-Artifact time to the previous size's.
+
+    .venv/bin/python bench/scale.py                         # 100, 1,000 and 10,000
+    .venv/bin/python bench/scale.py --sizes 100,1000 --json
+    .venv/bin/python bench/scale.py --sizes 1000 --profile status   # cProfile one command
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FILES_PER_ARTIFACT = 10
+FILE_BYTES = 1024
+GROUP = 100  # modules per group; each group has one library module the others may mount
+MONITOR_ROWS = 50  # the monitor's first page of Runs
+FLAT_TARGET = 1.2  # per-Artifact time at the largest size over the previous size
+GIT_TARGET = 5.0  # warm status and an all-reused verify, against git status
+
+
+def _module(index: int) -> str:
+    return f"m{index:05d}"
+
+
+def _declaration(index: int, runtime_every: int = 1) -> str:
+    """One module's ``index.artf``: a runtime eval (every ``runtime_every``-th module; every
+    library has one), the rest spread by index."""
+    name = _module(index)
+    head = index - index % GROUP
+    lines = [f'name = "{name}"', f'tags = ["group:{index // GROUP}"]']
+    mounts = index != head
+    if mounts:
+        lines.append(f'mounts = {{ lib = "{_module(head)}" }}')
+    if index % runtime_every == 0:
+        lines += [
+            "",
+            "[evals.check]",
+            'title = "The module builds"',
+            f'profile = {{ kind = "runtime", command = "true", args = ["{name}"] }}',
+            f'payload.instruction = "Check {{{name}}}."',
+        ]
+    if index % 3 == 0 and mounts:  # a library never waits for a model
+        lines += [
+            "",
+            "[evals.review]",
+            'title = "The module reads well"',
+            'profile = { kind = "agent", backend = "anthropic", model = "claude-sonnet-4-5", '
+            'reasoning = "low" }',
+            f'payload.instruction = "Review {{{name}}} against {{lib}}."',
+        ]
+    if index % 10 == 1:  # never a library: m00001, m00011, ...
+        lines += [
+            "",
+            "[evals.signoff]",
+            'title = "The owner approves"',
+            'profile = { kind = "human" }',
+            'payload.instruction = "Approve it if it can ship."',
+        ]
+    if mounts and index % 20 == 7:
+        lines += [
+            "",
+            "[evals.ready]",
+            'title = "The library is signed off"',
+            'profile = { kind = "dependency", depends_on = ["lib"] }',
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def generate(root: Path, artifacts: int, runtime_every: int = 1) -> None:
+    """A committed repository of ``artifacts`` folder Artifacts (the root and children count).
+
+    ``mods/mNNNNN`` each hold ``FILES_PER_ARTIFACT`` files; every tenth module has a child
+    Artifact ``tests`` (its own folder and files); within each group of ``GROUP`` modules
+    the others mount the first one as ``lib`` (some reference it, some depend on it).
+    """
+    root.mkdir(parents=True)
+    (root / "index.artf").write_text(
+        'name = "root"\nfingerprint = { files = ["README.md"] }\n', encoding="utf-8"
+    )
+    (root / "README.md").write_text("generated\n", encoding="utf-8")
+    body = ("x = 1  # filler\n" * (FILE_BYTES // 16))[:FILE_BYTES]
+    count, index = 1, 0
+    while count < artifacts:
+        folder = root / "mods" / _module(index)
+        (folder / "src").mkdir(parents=True)
+        declaration = _declaration(index, runtime_every)
+        (folder / "index.artf").write_text(declaration, encoding="utf-8")
+        for n in range(FILES_PER_ARTIFACT - 1):
+            (folder / "src" / f"f{n}.py").write_text(f"# {index} {n}\n{body}", encoding="utf-8")
+        count += 1
+        if index % 10 == 5 and count < artifacts:
+            child = folder / "tests"
+            child.mkdir()
+            child_evals = (
+                '\n[evals.names]\ntitle = "Tests exist"\n'
+                f'profile = {{ kind = "runtime", command = "true", args = ["{index}"] }}\n'
+                'payload.instruction = "Tests."\n'
+                if index % runtime_every == 0
+                else ""
+            )
+            (child / "index.artf").write_text(
+                f'name = "{_module(index)}-tests"\n{child_evals}', encoding="utf-8"
+            )
+            for n in range(FILES_PER_ARTIFACT - 1):
+                (child / f"test_{n}.py").write_text(f"# t {n}\n{body}", encoding="utf-8")
+            count += 1
+        index += 1
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    subprocess.run([*git, "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "generated"], cwd=root, check=True)
+
+
+def cli(repo: Path, state: Path, *args: str) -> list[str]:
+    """The argv of one CLI command on ``repo`` with its own state (tests use it too)."""
+    where = ["--repo", str(repo), "--state-dir", str(state)]
+    return [sys.executable, "-m", "artifactize.entrypoints.cli.app", *where, *args]
+
+
+ENV = {**os.environ, "ARTIFACTIZE_REMOTE": "off"}  # no team store: local state only
+_OK_CODES = {0, 1, 4}  # GREEN, RED/not ready, INCOMPLETE: all normal here
+
+
+def _run(command: Sequence[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=ENV, capture_output=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in _OK_CODES:
+        raise SystemExit(
+            f"bench: {' '.join(command[3:])} exited {done.returncode}: "
+            f"{done.stderr.decode(errors='replace')[-2000:]}"
+        )
+    return elapsed
+
+
+def _best(
+    runs: int, action: Callable[[], float], before: Callable[[], None] | None = None
+) -> float:
+    times = []
+    for _ in range(runs):
+        if before:
+            before()
+        times.append(action())
+    return min(times)
+
+
+def _monitor_first_screen(state: Path, repo: Path) -> list[str]:
+    """A fresh interpreter that reads the monitor's Run list the way its first screen does:
+    its read-only state and ``MonitorSource.runs`` (the screen's rows), without a terminal."""
+    code = (
+        "import os, sys\n"
+        "from artifactize.adapters.sqlite.stores import SqliteStatesOnDemand\n"
+        "from artifactize.entrypoints.monitor_tui.source import MonitorSource\n"
+        "def open_state():\n"
+        "    return SqliteStatesOnDemand().open(sys.argv[1], create=False, read_only=True)\n"
+        "rows = MonitorSource(open_state, os.path.realpath(sys.argv[2])).runs(MONITOR_ROWS)\n"
+        "assert rows, 'no Runs on the first screen'\n"
+    ).replace("MONITOR_ROWS", str(MONITOR_ROWS))
+    return [sys.executable, "-c", code, str(state), str(repo)]
+
+
+REUSE_ONLY = ("--reuse-only", "agent,human")
+
+
+def measure(artifacts: int, runs: int, workdir: Path) -> dict[str, Any]:
+    repo = workdir / f"repo-{artifacts}"
+    state = workdir / f"state-{artifacts}"
+    generate(repo, artifacts)
+    edited = repo / "mods" / _module(1) / "src" / "f0.py"
+    original = edited.read_text(encoding="utf-8")
+    flip = [0]
+
+    def edit() -> None:
+        flip[0] += 1
+        edited.write_text(original + f"# edit {flip[0]}\n", encoding="utf-8")
+
+    def restore_and_reverify() -> None:
+        edited.write_text(original, encoding="utf-8")
+        _run(cli(repo, state, "--json", "verify", "--all", *REUSE_ONLY), repo)
+
+    fill_start = time.perf_counter()
+    _run(cli(repo, state, "--json", "verify", "--all", "--jobs", "2", *REUSE_ONLY), repo)
+    fill = time.perf_counter() - fill_start
+    git = _best(runs, lambda: _run(["git", "status", "--porcelain"], repo))
+    figures: dict[str, float] = {}
+    figures["config check"] = _best(runs, lambda: _run(cli(repo, state, "config", "check"), repo))
+    figures["status"] = _best(runs, lambda: _run(cli(repo, state, "--json", "status"), repo))
+    figures["verify --all (all reused)"] = _best(
+        runs, lambda: _run(cli(repo, state, "--json", "verify", "--all", *REUSE_ONLY), repo)
+    )
+    figures["run list"] = _best(runs, lambda: _run(cli(repo, state, "--json", "run", "list"), repo))
+    figures["request list"] = _best(
+        runs, lambda: _run(cli(repo, state, "--json", "request", "list"), repo)
+    )
+    figures["monitor first screen"] = _best(
+        runs, lambda: _run(_monitor_first_screen(state, repo), repo)
+    )
+    edit()
+    figures["status after a one-file edit"] = _best(
+        runs, lambda: _run(cli(repo, state, "--json", "status"), repo), edit
+    )
+    figures["verify after a one-file edit"] = _best(
+        runs,
+        lambda: _run(cli(repo, state, "--json", "verify", "--all", *REUSE_ONLY), repo),
+        edit,
+    )
+    restore_and_reverify()
+    return {
+        "artifacts": artifacts,
+        "fillSeconds": fill,
+        "gitStatusSeconds": git,
+        "commands": {
+            name: {
+                "seconds": seconds,
+                "msPerArtifact": seconds * 1000 / artifacts,
+                "toGitStatus": seconds / git,
+            }
+            for name, seconds in figures.items()
+        },
+    }
+
+
+def _profile(artifacts: int, command: str, workdir: Path, top: int) -> None:
+    repo = workdir / f"repo-{artifacts}"
+    state = workdir / f"state-{artifacts}"
+    generate(repo, artifacts)
+    _run(cli(repo, state, "--json", "verify", "--all", "--jobs", "2", *REUSE_ONLY), repo)
+    args = {"status": ["status"], "verify": ["verify", "--all", *REUSE_ONLY]}[command]
+    out = workdir / "profile.out"
+    argv = cli(repo, state, "--json", *args)
+    subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(out), *argv[1:]],
+        cwd=repo,
+        env=ENV,
+        capture_output=True,
+        check=False,
+    )
+    import pstats
+
+    pstats.Stats(str(out)).sort_stats("cumulative").print_stats(top)
+    pstats.Stats(str(out)).sort_stats("tottime").print_stats(top)
+
+
+def _print(results: list[dict[str, Any]]) -> None:
+    names = list(results[0]["commands"])
+    header = "| command | " + " | ".join(f"{r['artifacts']:,}" for r in results)
+    print(header + " | flat (last/previous per Artifact) |")
+    print("| --- |" + " ---: |" * (len(results) + 1))
+    for name in names:
+        cells = []
+        for result in results:
+            figure = result["commands"][name]
+            cells.append(
+                f"{figure['seconds']:.2f} s · {figure['msPerArtifact']:.2f} ms/A · "
+                f"{figure['toGitStatus']:.1f}x git"
+            )
+        flat = ""
+        if len(results) > 1:
+            last, previous = results[-1]["commands"][name], results[-2]["commands"][name]
+            flat = f"{last['msPerArtifact'] / previous['msPerArtifact']:.2f}x"
+        print(f"| {name} | " + " | ".join(cells) + f" | {flat} |")
+    for result in results:
+        print(
+            f"{result['artifacts']:,} Artifacts: git status --porcelain "
+            f"{result['gitStatusSeconds'] * 1000:.0f} ms; first verify --all --jobs 2 "
+            f"{result['fillSeconds']:.1f} s"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,1000,10000")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--profile", choices=["status", "verify"])
+    parser.add_argument("--top", type=int, default=30)
+    options = parser.parse_args(argv)
+    sizes = [int(s) for s in options.sizes.split(",")]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    workdir = Path(tempfile.mkdtemp(prefix="artifactize-scale-"))
+    try:
+        if options.profile:
+            _profile(sizes[0], options.profile, workdir, options.top)
+            return 0
+        results = [measure(size, options.runs, workdir) for size in sizes]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if options.json:
+        print(json.dumps({"results": results}, indent=2))
+    else:
+        _print(results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""What ``config check`` resolves before anything runs: every program and file operand.
+
+Declarations can be valid TOML with valid keys and still name a program that does not exist
+(``pyhton3``), an operand path that is not there (``{tests}/test_nope.py``) or a Human tool
+file that is missing; ``verify`` would find out only when it ran the eval. Here each is
+resolved exactly as a run would resolve it (``CommandResolver``, ``Preflight``), without
+starting anything, and reported with the file, line and key like a declaration error:
+
+- each runtime eval's program and ``{name}`` operands, in the eval's admitted scope;
+- each Agent command tool's program (and its session's start and stop programs);
+- each Human tool: a command tool's program and operands, a built-in's fixed file.
+
+An Artifact outside a tool's scope is ``tool_scopes``' report, not repeated here. A runtime
+program that runs on artifactize's own interpreter is a warning, not an error: it may be
+what the author wants, but it is how a project's tests come to import artifactize's
+packages instead of the checkout (docs/runtime-evals.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from artifactize.domain.declarations.model import (
+    CommandAgentTool,
+    RuntimeProfile,
+)
+from artifactize.domain.diagnostics import Problem
+from artifactize.domain.runtime_programs import (
+    ARGUMENT_UNRESOLVED,
+    program_document,
+    program_problem,
+)
+from artifactize.domain.scope import artifact_scope, eval_scope
+from artifactize.domain.toml_source import KeyLocator
+from artifactize.domain.tools.commands.prep import CommandResolver
+from artifactize.domain.tools.preflight import Preflight
+from artifactize.domain.tools.results import ToolError
+from artifactize.domain.workspace import Artifact, EvalRef, Workspace
+from artifactize.ports.documents import ProgramDocument
+from artifactize.ports.filesystem import Filesystem
+from artifactize.ports.programs import ProgramFinder
+
+OUTSIDE_REVIEW = "Artifact is outside this review: "  # tool_scopes reports these
+
+
+@dataclass
+class ProgramReport:
+    """Errors (``config check`` exits 1) and warnings (printed, exit 0)."""
+
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class RuntimeCheck:
+    """One runtime eval: its program (None when it cannot be resolved) and each problem
+    as (key path, message)."""
+
+    program: ProgramDocument | None = None
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_json(self, eval_id: str) -> dict[str, object]:
+        return {
+            "evalId": eval_id,
+            "ok": not self.problems,
+            "program": self.program,
+            "problems": [{"keyPath": key, "message": message} for key, message in self.problems],
+        }
+
+
+@dataclass(frozen=True)
+class ProgramChecks:
+    filesystem: Filesystem
+    programs: ProgramFinder
+    environment: Mapping[str, str]  # the caller's: PATH decides what a bare name runs
+
+    def check(self, workspace: Workspace) -> ProgramReport:
+        report = ProgramReport()
+        for ref in workspace.evals():
+            if isinstance(ref.eval.profile, RuntimeProfile):
+                self._runtime(workspace, ref, report)
+        for owner in workspace.artifacts.values():
+            self._tools(workspace, owner, report)
+        return report
+
+    def _resolver(self, workspace: Workspace, scope: tuple[str, ...]) -> CommandResolver:
+        return CommandResolver(workspace, self.filesystem, self.programs, self.environment, scope)
+
+    def runtime_program(self, workspace: Workspace, ref: EvalRef) -> ProgramDocument | str:
+        """The program a runtime eval would run, or why it cannot (``status``)."""
+        check = self.runtime_check(workspace, ref)
+        command_problems = [m for key, m in check.problems if key.endswith(".command")]
+        if check.program is None:
+            return command_problems[0]
+        return check.program
+
+    def runtime_check(self, workspace: Workspace, ref: EvalRef) -> RuntimeCheck:
+        """A runtime eval's program and operands resolved as ``verify`` resolves them."""
+        assert isinstance(ref.eval.profile, RuntimeProfile)
+        profile, owner = ref.eval.profile, ref.artifact
+        resolver = self._resolver(workspace, eval_scope(workspace, ref.qualified_id))
+        key = f"evals.{ref.eval.id}.profile"
+        check = RuntimeCheck()
+        try:
+            program = resolver.program(owner, profile.command)
+        except ToolError as exc:
+            message = program_problem(
+                owner, profile.command, exc, windows=self.programs.windows_paths
+            )
+            check.problems.append((f"{key}.command", message))
+        else:
+            check.program = program_document(self.programs, program)
+        for index, arg in enumerate(profile.args):
+            try:
+                resolver.operand(owner, arg)
+            except ToolError as exc:
+                if exc.message.startswith(OUTSIDE_REVIEW):
+                    continue  # the eval's scope includes what its args name: not reachable
+                message = ARGUMENT_UNRESOLVED.format(arg=arg, reason=exc.message)
+                check.problems.append((f"{key}.args[{index}]", message))
+        return check
+
+    def _runtime(self, workspace: Workspace, ref: EvalRef, report: ProgramReport) -> None:
+        check = self.runtime_check(workspace, ref)
+        locate = _Locator(ref.artifact)
+        report.problems.extend(locate(key, message) for key, message in check.problems)
+        if check.program is not None and check.program["warning"] is not None:
+            key = f"evals.{ref.eval.id}.profile.command"
+            report.warnings.append(locate(key, check.program["warning"]))
+
+    def _tools(self, workspace: Workspace, owner: Artifact, report: ProgramReport) -> None:
+        if not owner.agent_tools and not owner.human_tools:
+            return
+        preflight = Preflight(self._resolver(workspace, artifact_scope(workspace, owner.name)))
+        locate = _Locator(owner)
+        for tool in owner.agent_tools:
+            if isinstance(tool, CommandAgentTool):
+                key = f"views.agent_tools.{tool.name}.command"
+                for message in _own(preflight.agent_tool(owner, tool), program_only=True):
+                    report.problems.append(locate(key, message))
+        for human in owner.human_tools:
+            key = f"views.human_tools.{human.name}"
+            for message in _own(preflight.human_tool(owner, human), program_only=False):
+                report.problems.append(locate(key, message))
+
+
+def _own(problems: list[str], *, program_only: bool) -> Iterator[str]:
+    """The problems this check owns: not an Artifact outside the scope (``tool_scopes``),
+    and for an Agent tool, whose operands depend on the review's scope, only its programs."""
+    for problem in problems:
+        if problem.startswith(OUTSIDE_REVIEW):
+            continue
+        if program_only and not problem.startswith(("Tool executable", "Program ")):
+            continue
+        yield problem
+
+
+class _Locator:
+    """A Problem at a key of one Artifact's declaration, its line looked up once."""
+
+    def __init__(self, owner: Artifact) -> None:
+        self.owner = owner
+        self.locator: KeyLocator | None = None
+
+    def __call__(self, key_path: str, message: str) -> Problem:
+        self.locator = self.locator or KeyLocator(self.owner.source.text)
+        line = self.locator.line_of(key_path)
+        return Problem(self.owner.source.path, line, key_path, message)

@@ -1,0 +1,56 @@
+"""``artifactize prune``: parse, call the prune service, render (domain/reviews/run/prune.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from artifactize.entrypoints.bootstrap import RUNS_FOLDER
+from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.errors import CommandError
+
+
+def prune_command(
+    before: Annotated[
+        str | None,
+        typer.Option("--before", help="Remove Runs created before DATE (YYYY-MM-DD or ISO time)."),
+    ] = None,
+    keep: Annotated[
+        int | None, typer.Option("--keep", help="Keep the newest N Runs, remove the older.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would be removed; change nothing.")
+    ] = False,
+) -> None:
+    """Remove old Runs, their requests and scratch folders; never a reusable verdict.
+
+    Never a running Run or a waiting request either; compacts the database afterwards.
+    """
+    from artifactize.domain.reviews.run.prune import PruneCriteria, PruneError, prune
+    from artifactize.ports.state import StateError
+
+    try:
+        criteria = PruneCriteria.parse(before, keep, dry_run)
+    except PruneError as exc:
+        raise CommandError(str(exc)) from None
+    services = CliContext.services()
+    runs = Path(services.state_dir()) / RUNS_FOLDER
+
+    def run_folder(run_id: str) -> str | None:
+        path = runs / run_id
+        return str(path) if os.path.lexists(path) else None
+
+    try:
+        report = prune(
+            services.open_state(create=False), services.container.scratch(), run_folder, criteria
+        )
+    except StateError as exc:
+        raise CommandError(str(exc)) from None
+    if CliContext.options.json:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        typer.echo(report.text())

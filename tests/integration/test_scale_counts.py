@@ -1,0 +1,148 @@
+"""Work grows linearly with the repository: counts of the expensive steps, not timings.
+
+The same generated repository (``bench/scale.py``'s generator) at 100 and at 1,000
+Artifacts, its state filled by one ``verify --all``; then ``status`` and an all-reused
+``verify --all`` each run under ``cProfile`` in a fresh interpreter, and the profile's call
+counts say how often each expensive step ran: the relation map built, files hashed,
+SQL statements executed, transactions committed, Python calls in all. Ten times the
+Artifacts may cost at most about ten times each count (``LINEAR_MAX``); the relation map
+and the commits do not grow at all. A quadratic step (a relations scan per Artifact, a
+query per eval over every record) shows as a ratio near 100.
+"""
+
+from __future__ import annotations
+
+import os
+import pstats
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.scale import ENV, REUSE_ONLY, cli, generate
+
+SMALL, LARGE = 100, 1000
+GROWTH = LARGE / SMALL
+# Ten times the Artifacts: a linear count grows ~10x; allow for the fixed start-up calls
+# below it and the generator's rounding above it.
+LINEAR_MAX = GROWTH * 1.2
+RUNTIME_EVERY = 10  # runtime evals on every tenth module keep the state fill short
+
+# (file name ending, function name) -> what the count stands for
+RELATION_MAPS = ("domain/workspace.py", "inputs")
+FILES_HASHED = ("domain/reviews/reuse/artifactsum.py", "_hash")
+STATEMENTS = ("~", "<method 'execute' of 'sqlite3.Cursor' objects>")
+COMMITS = ("~", "<method 'commit' of 'sqlite3.Connection' objects>")
+
+
+Counts = dict[tuple[str, str], int]
+Profiles = dict[int, dict[str, Counts]]
+
+
+# cProfile follows only the thread that enabled it; the fingerprints are computed on worker
+# threads. So each thread gets its own profiler (``threading.setprofile`` starts one on the
+# thread's first event), and the stats of all are merged at the end.
+_RUNNER = """
+import cProfile, pstats, runpy, sys, threading
+out, sys.argv = sys.argv[1], ["artifactize", *sys.argv[2:]]
+profiles = []
+def start(*_):
+    profile = cProfile.Profile()
+    profiles.append(profile)
+    profile.enable()
+threading.setprofile(start)
+start()
+code = 0
+try:
+    runpy.run_module("artifactize.entrypoints.cli.app", run_name="__main__")
+except SystemExit as exit:
+    code = exit.code
+finally:
+    profiles[0].disable()
+    stats = pstats.Stats(profiles[0])
+    for profile in profiles[1:]:
+        stats.add(profile)
+    stats.dump_stats(out)
+sys.exit(code)
+"""
+
+
+def _profile(repo: Path, state: Path, out: Path, *args: str) -> dict[tuple[str, str], int]:
+    """Call counts of one CLI command run under cProfile: (file, function) -> calls."""
+    command = [sys.executable, "-c", _RUNNER, str(out), *cli(repo, state, "--json", *args)[3:]]
+    done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, check=False)
+    assert done.returncode in (0, 1, 4), done.stderr.decode(errors="replace")[-2000:]
+    counts: dict[tuple[str, str], int] = {}
+    stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
+    for (filename, _line, name), (_primitive, calls, *_rest) in stats.items():
+        key = (filename.replace(os.sep, "/"), name)
+        counts[key] = counts.get(key, 0) + calls
+    return counts
+
+
+def _count(counts: dict[tuple[str, str], int], step: tuple[str, str]) -> int:
+    suffix, name = step
+    return sum(n for (file, func), n in counts.items() if func == name and file.endswith(suffix))
+
+
+def _total(counts: dict[tuple[str, str], int]) -> int:
+    return sum(counts.values())
+
+
+@pytest.fixture(scope="module")
+def profiles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Profiles]:
+    found: Profiles = {}
+    for size in (SMALL, LARGE):
+        root = tmp_path_factory.mktemp(f"scale-{size}")
+        repo, state = root / "repo", root / "state"
+        generate(repo, size, runtime_every=RUNTIME_EVERY)
+        fill = cli(repo, state, "verify", "--all", "--jobs", "2", *REUSE_ONLY)
+        done = subprocess.run(fill, cwd=repo, env=ENV, capture_output=True, check=False)
+        assert done.returncode in (0, 4), done.stderr.decode(errors="replace")[-2000:]
+        found[size] = {
+            "status": _profile(repo, state, root / "status.prof", "status"),
+            "verify": _profile(repo, state, root / "verify.prof", "verify", "--all", *REUSE_ONLY),
+        }
+    yield found
+
+
+@pytest.mark.parametrize("command", ["status", "verify"])
+def test_the_relation_map_is_built_once_whatever_the_size(profiles: Profiles, command: str) -> None:
+    small = _count(profiles[SMALL][command], RELATION_MAPS)
+    large = _count(profiles[LARGE][command], RELATION_MAPS)
+    assert 1 <= small == large <= 2
+
+
+@pytest.mark.parametrize("command", ["status", "verify"])
+def test_files_hashed_grow_with_the_files(profiles: Profiles, command: str) -> None:
+    small = _count(profiles[SMALL][command], FILES_HASHED)
+    large = _count(profiles[LARGE][command], FILES_HASHED)
+    assert small > 0
+    assert GROWTH * 0.8 <= large / small <= LINEAR_MAX
+
+
+@pytest.mark.parametrize("command", ["status", "verify"])
+def test_sql_statements_grow_at_most_linearly(profiles: Profiles, command: str) -> None:
+    small = _count(profiles[SMALL][command], STATEMENTS)
+    large = _count(profiles[LARGE][command], STATEMENTS)
+    assert small > 0
+    assert large / small <= LINEAR_MAX
+
+
+def test_an_all_reused_verify_commits_a_fixed_number_of_times(
+    profiles: Profiles,
+) -> None:
+    """One transaction per Run phase: creating the Run, the reuse phase, the finish."""
+    small = _count(profiles[SMALL]["verify"], COMMITS)
+    large = _count(profiles[LARGE]["verify"], COMMITS)
+    assert small == large
+    assert large <= 8
+
+
+@pytest.mark.parametrize("command", ["status", "verify"])
+def test_python_calls_grow_at_most_linearly(profiles: Profiles, command: str) -> None:
+    small = _total(profiles[SMALL][command])
+    large = _total(profiles[LARGE][command])
+    assert large / small <= LINEAR_MAX

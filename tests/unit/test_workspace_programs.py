@@ -1,0 +1,184 @@
+"""A program of the project outside the eval's scope, named from the workspace root (``:/``),
+and what ``config check`` resolves before anything runs (domain/program_checks.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.diagnostics import ConfigError, NotReady
+from artifactize.domain.program_checks import ProgramChecks
+from artifactize.domain.program_paths import workspace_program
+from artifactize.domain.runtime_programs import FROM_ROOT_HINT, program_problem
+from artifactize.domain.scope import eval_scope
+from artifactize.domain.tools.commands.prep import WORKSPACE_PROGRAM_RULE, CommandResolver
+from artifactize.domain.tools.results import ToolError
+from artifactize.domain.workspace import Workspace
+from artifactize.entrypoints.cli.render.config import summary_text
+from tests.fakes.filesystem import MemoryFilesystem, Node, Special, Symlink
+from tests.fakes.processes import FakePrograms
+
+ENV = {"PATH": "/usr/bin"}
+
+APP = b"""name = "app"
+
+[evals.tests]
+title = "The tests pass"
+profile = { kind = "runtime", command = ":/.venv/bin/python", args = ["-m", "pytest"] }
+payload.instruction = "Run the tests."
+"""
+
+
+def tree(**extra: Node) -> dict[str, Node]:
+    return {
+        "index.artf": b'name = "root"\n',
+        ".venv": {"bin": {"python": Symlink("/usr/bin/python3.12"), "pytest": b"#!x\n"}},
+        "node_modules": {".bin": {"jest": Symlink("../jest/bin/jest.js")}},
+        "gradlew": b"#!/bin/sh\n",
+        "app": {"index.artf": APP},
+        **extra,
+    }
+
+
+def resolver(
+    repo: dict[str, Node], programs: FakePrograms | None = None
+) -> tuple[CommandResolver, Workspace]:
+    filesystem = MemoryFilesystem({"/repo": repo})
+    workspace = ConfigService(filesystem).load("/repo")
+    scope = eval_scope(workspace, "app/tests")
+    return CommandResolver(workspace, filesystem, programs or FakePrograms(), ENV, scope), workspace
+
+
+def program(command: str, repo: dict[str, Node] | None = None, **kwargs: FakePrograms) -> str:
+    found, workspace = resolver(tree() if repo is None else repo, **kwargs)
+    return found.program(workspace.artifact("app"), command)
+
+
+def test_the_form_is_a_colon_slash_prefix() -> None:
+    assert workspace_program(":/.venv/bin/python") == ".venv/bin/python"
+    assert workspace_program("./run.sh") is None
+    assert workspace_program("/usr/bin/python3") is None
+    assert workspace_program("python3") is None
+
+
+@pytest.mark.parametrize(
+    ("command", "resolved"),
+    [
+        # a venv's interpreter is a link to the one it was made from: the link is run
+        (":/.venv/bin/python", "/repo/.venv/bin/python"),
+        (":/.venv/bin/pytest", "/repo/.venv/bin/pytest"),
+        (":/node_modules/.bin/jest", "/repo/node_modules/.bin/jest"),
+        (":/gradlew", "/repo/gradlew"),
+    ],
+)
+def test_a_program_outside_the_scope_from_the_workspace_root(command: str, resolved: str) -> None:
+    assert program(command) == resolved
+
+
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        (":/tools/run", "tools is a symbolic link"),  # a linked folder could leave the workspace
+        (":/.venv/bin/nope", ".venv/bin/nope does not exist"),
+        (":/missing/run", "missing does not exist"),
+        (":/gradlew/x", "gradlew is not a folder"),
+        (":/.venv/bin", ".venv/bin is not a file"),
+        (":/pipe", "pipe is not a file"),
+        (":/../etc/passwd", "not a safe path from the workspace root (no `.`, `..` or `//`)"),
+        (":/.venv/./bin/python", "not a safe path from the workspace root (no `.`, `..` or `//`)"),
+        (":/", "not a safe path from the workspace root (no `.`, `..` or `//`)"),
+    ],
+)
+def test_refusals_name_the_rule(command: str, problem: str) -> None:
+    repo = tree(tools=Symlink("/opt/elsewhere"), pipe=Special())
+    with pytest.raises(ToolError) as caught:
+        program(command, repo)
+    assert caught.value.message == f"Program {command}: {problem}; {WORKSPACE_PROGRAM_RULE}."
+
+
+def test_a_program_that_is_not_executable_is_refused() -> None:
+    with pytest.raises(ToolError, match="gradlew is not an executable file"):
+        program(":/gradlew", programs=FakePrograms(missing=frozenset({"gradlew"})))
+
+
+def test_a_relative_path_outside_the_scope_suggests_the_root_form() -> None:
+    found, workspace = resolver(tree())
+    app = workspace.artifact("app")
+    with pytest.raises(ToolError) as caught:
+        found.program(app, "../.venv/bin/python")
+    message = program_problem(app, "../.venv/bin/python", caught.value, windows=False)
+    assert message.endswith(FROM_ROOT_HINT.format(path=".venv/bin/python"))
+    # above the workspace root there is nothing to suggest
+    assert program_problem(app, "../../x", caught.value, windows=False).endswith("../../x")
+
+
+def checks(repo: dict[str, Node], programs: FakePrograms | None = None) -> ConfigService:
+    filesystem = MemoryFilesystem({"/repo": repo})
+    found = ProgramChecks(filesystem, programs or FakePrograms(missing=frozenset({"pyhton3"})), ENV)
+    return ConfigService(filesystem, programs=found)
+
+
+BROKEN = b"""name = "app"
+
+[evals.tests]
+title = "The tests pass"
+profile = { kind = "runtime", command = "pyhton3", args = ["-m", "pytest", "{app}/test_nope.py"] }
+payload.instruction = "Run the tests."
+
+[views.human_tools]
+guide = { builtin = "read", args = ["guide.md"] }
+open_it = { command = "pyhton3", args = ["x"], description = "Open it.", kind = "launch" }
+
+[views.agent_tools.lint]
+description = "Lint {artifactName}."
+protocol = "plain"
+command = "pyhton3"
+args = []
+"""
+
+
+def test_config_check_reports_each_missing_program_and_file_with_its_line() -> None:
+    with pytest.raises(NotReady) as caught:
+        checks(tree(app={"index.artf": BROKEN})).check("/repo")
+    assert isinstance(caught.value, ConfigError)  # rendered like a declaration error
+    assert [(p.line, p.key_path, p.message) for p in caught.value.problems] == [
+        (
+            5,
+            "evals.tests.profile.args[2]",
+            "Runtime argument {app}/test_nope.py cannot be "
+            "resolved: Artifact input does not exist: test_nope.py",
+        ),
+        (
+            5,
+            "evals.tests.profile.command",
+            "Runtime command is unavailable or outside the eval's scope: pyhton3",
+        ),
+        (9, "views.human_tools.guide", "Fixed target 'guide.md' does not exist in app."),
+        (10, "views.human_tools.open_it", "Tool executable is unavailable: pyhton3"),
+        (15, "views.agent_tools.lint.command", "Tool executable is unavailable: pyhton3"),
+    ]
+    assert {p.file for p in caught.value.problems} == {"app/index.artf"}
+
+
+def test_a_runtime_program_on_artifactizes_own_interpreter_is_a_warning() -> None:
+    own = b"""name = "app"
+
+[evals.tests]
+title = "The tests pass"
+profile = { kind = "runtime", command = "python3", args = [] }
+payload.instruction = "Run the tests."
+"""
+    programs = FakePrograms(own=frozenset({"/usr/bin/python3"}))
+    data = checks(tree(app={"index.artf": own}), programs).check("/repo")
+    (warning,) = data["warnings"]
+    assert (warning["file"], warning["line"], warning["keyPath"]) == (
+        "app/index.artf",
+        5,
+        "evals.tests.profile.command",
+    )
+    assert "runs on artifactize's own interpreter" in warning["message"]
+    assert summary_text(data).startswith(
+        "warning: app/index.artf:5: evals.tests.profile.command: /usr/bin/python3 runs on"
+    )
+    # the project's own venv is not artifactize's: no warning
+    assert "warnings" not in checks(tree(), programs).check("/repo")
