@@ -34,6 +34,9 @@ since the last verdict"), on purpose: the thirteen ``*.json`` recordings that ho
 document were recorded again, the same way, from main itself and from main merged into this
 branch (byte-identical; every difference from 0785d86 is that key). ``state/``,
 ``raw-outputs.json`` and ``root.txt`` stay 0785d86's, so the old state still opens as before.
+Main's adopt (issue 24) then added ``program`` (the resolved runtime program) to requests,
+executions and ``status`` entries, on purpose: the eight recordings holding it were recorded
+again the same way, from main (44fa488) and from main merged here (byte-identical).
 """
 
 from __future__ import annotations
