@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.kernel.bounded_json import JsonRefused, read_json
 from artifactize.ports.conversations import (
     CONVERSATIONS_FOLDER,
     ConversationDamaged,

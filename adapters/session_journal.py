@@ -12,7 +12,7 @@ import errno
 import json
 from typing import Any
 
-from artifactize.ports.bounded_json import read_json
+from artifactize.kernel.bounded_json import read_json
 from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity
 
 DIRECTORY_PREFIX = "session-"

@@ -1,11 +1,11 @@
-"""The wall clock in the stored timestamp form (``ports.timestamps``), for adapters and the
+"""The wall clock in the stored timestamp form (``kernel.timestamps``), for adapters and the
 store server that stamp what they write themselves."""
 
 from __future__ import annotations
 
 import time
 
-from artifactize.ports.timestamps import timestamp_ns
+from artifactize.kernel.timestamps import timestamp_ns
 
 utc_timestamp = timestamp_ns  # nanoseconds since the epoch in the stored form
 

@@ -67,6 +67,7 @@ import ry  # noqa: F401  # imported on the main thread on purpose: see the docst
 from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.process import PosixProcessRunner
 from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.adapters.worker_threads import AnyioWorkerThreads
 from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.builtins.read import run_read
 from artifactize.domain.tools.builtins.search import run_grep
@@ -346,7 +347,13 @@ def ripgrep_lines(rg: str, pattern: str, directory: str) -> int:
 
 def make_registry(root: str) -> AgentToolRegistry:
     workspace = ConfigService(PosixFilesystem()).load(root)
-    ports = ToolPorts(PosixFilesystem(), RyRegexEngine(), PosixProcessRunner(), dict(os.environ))
+    ports = ToolPorts(
+        PosixFilesystem(),
+        RyRegexEngine(),
+        PosixProcessRunner(),
+        dict(os.environ),
+        threads=AnyioWorkerThreads(),
+    )
     return AgentToolRegistry.for_eval(workspace, "bench/review", ports)
 
 

@@ -66,6 +66,7 @@ from mcp.client.stdio import StdioServerParameters
 from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.process import PosixProcessRunner
 from artifactize.adapters.ry_regex import RyRegexEngine
+from artifactize.adapters.worker_threads import AnyioWorkerThreads
 from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 
@@ -135,7 +136,13 @@ async def hop_spec(client: Client, into: Path) -> Path:
 async def measure(root: Path, rounds: int, calls: int, profile: str | None) -> dict[str, Any]:
     repo, state = root / "repo", root / "state"
     workspace = ConfigService(PosixFilesystem()).load(str(repo))
-    ports = ToolPorts(PosixFilesystem(), RyRegexEngine(), PosixProcessRunner(), dict(os.environ))
+    ports = ToolPorts(
+        PosixFilesystem(),
+        RyRegexEngine(),
+        PosixProcessRunner(),
+        dict(os.environ),
+        threads=AnyioWorkerThreads(),
+    )
     registry = AgentToolRegistry.for_eval(workspace, "bench/review", ports)
     command = served_command(repo, state, profile)
     served_params = StdioServerParameters(

@@ -39,13 +39,16 @@ from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.process_table import PsutilProcessTable
 from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.adapters.system_clock import SystemClock
+from artifactize.adapters.worker_threads import AnyioWorkerThreads
 from artifactize.domain.config_service import ConfigService
 from artifactize.domain.reviews.agent.review import ReviewPorts
 from artifactize.domain.reviews.reuse.artifactsum import compute_artifactsum
 from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.tools.registry import ToolPorts
+from artifactize.ports.ids import ExecutionId
 from artifactize.ports.state import ExecutionRecord
+from artifactize.ports.statuses import ExecutionStatus
 
 DECLARATION = """name = "bench"
 [views.agent_tools]
@@ -102,8 +105,15 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
     stores = SqliteStateStores()
     store = stores.open(str(state_dir), create=True)
     assert store is not None
-    tools = ToolPorts(PosixFilesystem(), None, None, {})  # type: ignore[arg-type]
-    review = ReviewPorts(SystemClock(), NoBackends(), tools, None, lambda: config.load(str(repo)))  # type: ignore[arg-type]
+    tools = ToolPorts(PosixFilesystem(), None, None, {}, threads=AnyioWorkerThreads())  # type: ignore[arg-type]
+    review = ReviewPorts(
+        SystemClock(),
+        NoBackends(),  # type: ignore[arg-type]
+        tools,
+        None,  # type: ignore[arg-type]
+        lambda: config.load(str(repo)),
+        threads=AnyioWorkerThreads(),
+    )
     ports = VerifyPorts(
         review, store, PsutilProcessTable(), lambda run_id: str(state_dir), {}, SecretIds()
     )
@@ -122,10 +132,10 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
             "usage": [],
         }
         execution = ExecutionRecord(
-            "execution-seed",
+            ExecutionId("execution-seed"),
             keys.key,
             keys.def_hash,
-            "RUNNING",
+            ExecutionStatus.RUNNING,
             me.pid,
             me.create_time,
             "openai",
@@ -134,10 +144,10 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
         )
         store.claim(execution, lambda pid, start: True)
         done = ExecutionRecord(
-            "execution-seed",
+            ExecutionId("execution-seed"),
             keys.key,
             keys.def_hash,
-            "GREEN",
+            ExecutionStatus.GREEN,
             me.pid,
             me.create_time,
             "openai",

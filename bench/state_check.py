@@ -28,7 +28,9 @@ from typing import Any
 
 from artifactize.adapters.sqlite import integrity
 from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.ports.ids import RunId
 from artifactize.ports.state import RunRecord
+from artifactize.ports.statuses import RunStatus
 
 SIZES = (10, 1_000, 10_000)  # Runs in the state
 DEFAULT_RUNS = 7
@@ -42,7 +44,7 @@ def make_state(folder: Path, runs: int) -> str:
         run_id = f"run-b{number:07d}"
         data: Any = {"id": run_id, "status": "GREEN", "createdAt": f"{number:020d}",
                      "padding": DOCUMENT_PADDING}  # fmt: skip
-        store.create_run(RunRecord(run_id, "/repo", "GREEN", data), [])
+        store.create_run(RunRecord(RunId(run_id), "/repo", RunStatus.GREEN, data), [])
     store.close()
     return str(folder / "state.sqlite")
 

@@ -28,6 +28,7 @@ from artifactize.domain.declarations.model import (
 from artifactize.domain.diagnostics import ConfigError, Problem
 from artifactize.domain.discovery import DeclaredArtifact, Discovery, SourceFile
 from artifactize.domain.templates import Operand, TemplateError, parse_human_operand
+from artifactize.ports.ids import EvalId
 
 
 class RelationKind(enum.Enum):
@@ -88,8 +89,8 @@ class EvalRef:
     eval: Eval
 
     @property
-    def qualified_id(self) -> str:
-        return f"{self.artifact.name}/{self.eval.id}"
+    def qualified_id(self) -> EvalId:
+        return EvalId(f"{self.artifact.name}/{self.eval.id}")
 
 
 class UnknownName(LookupError):

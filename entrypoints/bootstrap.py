@@ -28,6 +28,7 @@ import anyio
 from artifactize.entrypoints.container import FALLBACK_EDITOR, ON_WINDOWS, Container
 from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.options import GlobalOptions
+from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.statuses import ErrorCode
 
 if TYPE_CHECKING:
@@ -227,7 +228,7 @@ class Services:
             return
         scratch = self.container.scratch()
         for folder in folders:
-            run = store.get_run(folder.name)
+            run = store.get_run(RunId(folder.name))
             if run is None or run.data.get("errorCode") != ErrorCode.OWNER_DIED:
                 continue
             with contextlib.suppress(OSError):
@@ -316,6 +317,7 @@ class Services:
             reload=lambda: with_variant(config.load(repo), variant),
             scripts=scripts,
             coding_agents=self.coding_agents(),
+            threads=self.container.worker_threads(),
         )
         ports = VerifyPorts(
             review=review,
@@ -496,7 +498,7 @@ class Services:
         reviews = self.human_reviews(store)
         if request_id is not None:
             try:
-                reviews.resolve(request_id)
+                reviews.resolve(RequestId(request_id))
             except HumanReviewError as exc:
                 raise CommandError(exc.message) from None
         return ReviewSession(

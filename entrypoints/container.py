@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     )
     from artifactize.ports.state import StateStores
     from artifactize.ports.store_server_storage import ReviewStoreDb
+    from artifactize.ports.threads import WorkerThreads
 
 # The one platform decision: Windows gets the adapters of ``adapters/windows``.
 ON_WINDOWS = sys.platform == "win32"
@@ -94,6 +95,12 @@ def _cleanup_executor() -> CleanupExecutor:
     from artifactize.adapters.threads import ThreadCleanupExecutor
 
     return ThreadCleanupExecutor()
+
+
+def _worker_threads() -> WorkerThreads:
+    from artifactize.adapters.worker_threads import AnyioWorkerThreads
+
+    return AnyioWorkerThreads()
 
 
 def _regex() -> RegexEngine:
@@ -360,6 +367,7 @@ def _tool_ports(
     programs: ProgramFinder,
     scratch: ScratchSpace,
     environment: Mapping[str, str],
+    threads: WorkerThreads,
 ) -> ToolPorts:
     from artifactize.domain.tools.registry import ToolPorts
 
@@ -370,6 +378,7 @@ def _tool_ports(
         environment=environment,
         programs=programs,
         scratch=scratch,
+        threads=threads,
     )
 
 
@@ -400,6 +409,7 @@ def _human_tool_ports(
     programs: ProgramFinder,
     launcher: DetachedLauncher,
     environment: Mapping[str, str],
+    threads: WorkerThreads,
 ) -> HumanToolPorts:
     """The platform's desktop opener for ``open`` and this artifactize for ``graph``."""
     from artifactize.domain.tools.human.registry import HumanToolPorts
@@ -411,6 +421,7 @@ def _human_tool_ports(
         programs=programs,
         launcher=launcher,
         environment=environment,
+        threads=threads,
         desktop_opener=DESKTOP_OPENER,
         self_command=SELF_COMMAND,
     )
@@ -469,6 +480,7 @@ class Container(containers.DeclarativeContainer):
     clock = providers.Singleton(_clock)
     ids = providers.Singleton(_ids)
     cleanup_executor = providers.Singleton(_cleanup_executor)  # one pool per process
+    worker_threads = providers.Singleton(_worker_threads)  # the domain's blocking work
     regex = providers.Singleton(_regex)
     processes = _on_platform(platform, "processes", environment=environment)
     programs = _on_platform(platform, "programs", environment=environment)
@@ -507,6 +519,7 @@ class Container(containers.DeclarativeContainer):
         programs=programs,
         scratch=scratch,
         environment=environment,
+        threads=worker_threads,
     )
     fingerprint_scripts = providers.Factory(
         _fingerprint_scripts,
@@ -524,6 +537,7 @@ class Container(containers.DeclarativeContainer):
         programs=programs,
         launcher=detached_launcher,
         environment=environment,
+        threads=worker_threads,
     )
     tools_check = providers.Factory(
         _tools_check,
@@ -541,6 +555,7 @@ class Container(containers.DeclarativeContainer):
         table=process_table,
         store=session_store,
         cleanup=cleanup_executor,
+        threads=worker_threads,
     )  # parent= (below the state home)
     runtime_ports = providers.Factory(
         _built("artifactize.domain.reviews.runtime.review:RuntimePorts"),
@@ -550,11 +565,13 @@ class Container(containers.DeclarativeContainer):
         programs=programs,
         clock=clock,
         environment=environment,
+        threads=worker_threads,
     )  # scripts=
     review_ports = providers.Factory(
         _built("artifactize.domain.reviews.agent.review:ReviewPorts"),
         clock=clock,
         tools=tool_ports,
+        threads=worker_threads,
     )  # backends=, sessions=, reload=, scripts=
     human_review_ports = providers.Factory(
         _built("artifactize.domain.reviews.human.lifecycle:HumanReviewPorts"),
@@ -562,9 +579,11 @@ class Container(containers.DeclarativeContainer):
         tools=human_tool_ports,
         filesystem=filesystem,
         clock=clock,
+        threads=worker_threads,
     )  # state=, producer=, scripts=
     status_ports = providers.Factory(
         _built("artifactize.domain.reviews.run.status:StatusPorts"),
         filesystem=filesystem,
         programs=program_checks,
+        threads=worker_threads,
     )  # state=, scripts=

@@ -8,8 +8,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, cast
 
+from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import RequestRecord, RunRecord, StateStore
-from artifactize.ports.statuses import ErrorCode, ReviewStatus
+from artifactize.ports.statuses import ErrorCode, RequestStatus, RunStatus
 
 
 class DeadOwnersView:
@@ -26,7 +27,7 @@ class DeadOwnersView:
         return getattr(self._store, name)
 
     def _died(self, run: RunRecord | None) -> bool:
-        if run is None or run.status != ReviewStatus.RUNNING:
+        if run is None or run.status != RunStatus.RUNNING:
             return False
         owner: dict[str, Any] = dict(run.data.get("owner") or {})
         return (owner.get("pid"), owner.get("startTime")) in self._dead
@@ -35,29 +36,29 @@ class DeadOwnersView:
         if not self._died(run):
             return run
         data = {**run.data, **_DIED, "error": RUN_OWNER_DIED}
-        return dataclasses.replace(run, status=ReviewStatus.ERROR, data=cast(Any, data))
+        return dataclasses.replace(run, status=RunStatus.ERROR, data=cast(Any, data))
 
     def _request(self, request: RequestRecord) -> RequestRecord:
         if request.status not in _OPEN or not self._died(self._store.get_run(request.run_id)):
             return request
         data = {**request.data, **_DIED, "error": RUN_OWNER_DIED}
-        return dataclasses.replace(request, status=ReviewStatus.ERROR, data=cast(Any, data))
+        return dataclasses.replace(request, status=RequestStatus.ERROR, data=cast(Any, data))
 
-    def get_run(self, run_id: str) -> RunRecord | None:
+    def get_run(self, run_id: RunId) -> RunRecord | None:
         run = self._store.get_run(run_id)
         return None if run is None else self._run(run)
 
     def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
         return [self._run(run) for run in self._store.list_runs(repo, limit, offset)]
 
-    def list_requests(self, run_id: str) -> list[RequestRecord]:
+    def list_requests(self, run_id: RunId) -> list[RequestRecord]:
         return [self._request(request) for request in self._store.list_requests(run_id)]
 
-    def get_request(self, request_id: str) -> RequestRecord | None:
+    def get_request(self, request_id: RequestId) -> RequestRecord | None:
         request = self._store.get_request(request_id)
         return None if request is None else self._request(request)
 
 
 RUN_OWNER_DIED = "Run owner died."
-_DIED = {"status": ReviewStatus.ERROR, "errorCode": ErrorCode.OWNER_DIED}
-_OPEN = (ReviewStatus.QUEUED, ReviewStatus.RUNNING)
+_DIED = {"status": RunStatus.ERROR, "errorCode": ErrorCode.OWNER_DIED}
+_OPEN = (RequestStatus.QUEUED, RequestStatus.RUNNING)

@@ -15,8 +15,9 @@ import time
 from typing import TYPE_CHECKING
 
 from artifactize.entrypoints.errors import CommandError
+from artifactize.ports.ids import RunId
 from artifactize.ports.sessions import ProcessIdentity, ProcessInterrupt
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RunStatus
 
 if TYPE_CHECKING:
     from artifactize.entrypoints.bootstrap import Services
@@ -35,10 +36,10 @@ DID_NOT_STOP = (
 def cancel_run(services: Services, run_id: str) -> RunRecord:
     """The Run once it stopped; CommandError when unknown, already ended, or not stopping."""
     store = services.open_state(create=False)
-    run = store.get_run(run_id) if store is not None else None
+    run = store.get_run(RunId(run_id)) if store is not None else None
     if store is None or run is None:
         raise CommandError(UNKNOWN_RUN.format(run_id=run_id))
-    if run.status != ReviewStatus.RUNNING:
+    if run.status != RunStatus.RUNNING:
         raise CommandError(NOT_RUNNING.format(run_id=run_id, status=run.status))
     owner = run.data.get("owner")
     table: ProcessInterrupt = services.container.process_interrupt()
@@ -47,8 +48,8 @@ def cancel_run(services: Services, run_id: str) -> RunRecord:
     deadline = time.monotonic() + CANCEL_WAIT_SECONDS
     while True:
         services.settle_dead_runs(store)
-        current = store.get_run(run_id) or run
-        if current.status != ReviewStatus.RUNNING:
+        current = store.get_run(RunId(run_id)) or run
+        if current.status != RunStatus.RUNNING:
             return current
         if time.monotonic() >= deadline:
             pid = owner.get("pid") if isinstance(owner, dict) else None

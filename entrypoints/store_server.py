@@ -53,7 +53,7 @@ from artifactize.domain.reviews.remote.server_admission import (
     parse_lookup_keys,
 )
 from artifactize.entrypoints.listen_address import ListenAddress
-from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.kernel.bounded_json import JsonRefused, read_json
 from artifactize.ports.review_store import Principal
 from artifactize.ports.store_server_storage import (
     SCOPE_HUMAN,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
+from artifactize.ports.ids import RunId
+
 W_co = TypeVar("W_co", covariant=True)
 
 
@@ -25,7 +27,7 @@ class WorkspaceReloader(Protocol[W_co]):
 
 
 class OutputRoots(Protocol):
-    def __call__(self, run_id: str, /) -> str:
+    def __call__(self, run_id: RunId, /) -> str:
         """A private directory (created if needed) that holds the output of ``run_id``'s
         tools, outside the reviewed repository."""
         ...

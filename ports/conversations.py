@@ -11,6 +11,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from artifactize.ports.ids import SessionId
+
 CONVERSATIONS_FOLDER = "agent-sessions"
 
 
@@ -24,15 +26,15 @@ class ConversationDamaged(ConversationNotFound):
 
 
 class ConversationStore(Protocol):
-    def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+    def append(self, session_id: SessionId, events: Sequence[Mapping[str, Any]]) -> None:
         """Append events durably (created 0600 in a 0700 folder on first use)."""
         ...
 
-    def read(self, session_id: str) -> list[dict[str, Any]]:
+    def read(self, session_id: SessionId) -> list[dict[str, Any]]:
         """Every event, oldest first. Raises ConversationNotFound."""
         ...
 
-    def locked(self, session_id: str) -> AbstractContextManager[None]:
+    def locked(self, session_id: SessionId) -> AbstractContextManager[None]:
         """Hold the conversation's lock: one follow-up at a time, across processes."""
         ...
 

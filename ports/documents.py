@@ -8,13 +8,18 @@ mirror's ``origin``). What stays ``dict[str, Any]`` inside them is open JSON by 
 result shaped by the eval's own schemas, a tool's arguments, the Run's recorded
 declarations.
 
-Text read back from saved JSON is a plain ``str`` (statuses, kinds, codes), so those fields
-are typed ``str``; ``ports.statuses`` members are ``str`` too and are written as is.
+Text read back from saved JSON is a plain ``str`` (kinds, codes), so those fields are typed
+``str``; ``ports.statuses`` members are ``str`` too and are written as is. A Run's, a
+request's and an execution's ``status`` is typed by its own enum: the state store turns the
+saved text back into its member when it reads a document.
 """
 
 from __future__ import annotations
 
 from typing import Any, NotRequired, Required, TypedDict
+
+from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId, SessionId
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus, ValidationStatus
 
 Counters = dict[str, int]
 """Token counters of one provider attempt, by the provider's own names."""
@@ -80,9 +85,9 @@ class ProvenanceDocument(TypedDict):
     """Where a result was produced; ``repoPath`` is empty in a mirror, absent when shared."""
 
     repoPath: NotRequired[str | None]
-    runId: str
-    requestId: str
-    evalId: str
+    runId: RunId
+    requestId: RequestId
+    evalId: EvalId
     evalDefHash: str | None
     completedAt: str
     executionPaths: NotRequired[dict[str, dict[str, str]]]  # tool -> path -> digest
@@ -91,8 +96,8 @@ class ProvenanceDocument(TypedDict):
 class SourceDocument(TypedDict):
     """Where a reused result came from (a request's ``source``)."""
 
-    runId: str
-    requestId: str
+    runId: RunId
+    requestId: RequestId
     kind: str  # SourceKind
 
 
@@ -128,7 +133,7 @@ class ProgramDocument(TypedDict):
 class ValidationDocument(TypedDict):
     """A Run's ``validation``: whether its obligations are met, by Artifact and by eval."""
 
-    status: str  # SATISFIED | NOT SATISFIED
+    status: ValidationStatus
     scope: list[str]
     artifacts: dict[str, str]  # Artifact name -> validation status
     evals: dict[str, str]  # qualified eval ID -> state
@@ -138,9 +143,9 @@ class ValidationDocument(TypedDict):
 class EvidenceDocument(TypedDict):
     """What the newest record of an eval's key says, for a scope eval the Run does not run."""
 
-    status: str
-    key: str | None
-    executionId: NotRequired[str]
+    status: RequestStatus  # the state the eval would have: its record's verdict, or UNREVIEWED
+    key: ReuseKey | None
+    executionId: NotRequired[ExecutionId]
     source: SourceDocument | None
     reason: str | None
 
@@ -156,7 +161,7 @@ class UsageSummary(TypedDict):
 
 
 class RequestSummary(UsageSummary):
-    status: str
+    status: RequestStatus
     wallMs: int | None
     executorStarts: int
     toolCalls: dict[str, int]
@@ -236,10 +241,10 @@ class RunPolicyFields(TypedDict):
 class RunDocument(TypedDict):
     """A saved Run (``run show --json``); ``summary`` and ``usage`` once it ended."""
 
-    id: str
+    id: RunId
     repoPath: str
     stateDir: str
-    status: str  # ReviewStatus
+    status: RunStatus
     createdAt: str
     completedAt: str | None
     selection: list[str]
@@ -272,9 +277,9 @@ class RequestDocument(TypedDict):
     set when the result was reused; a Human request records ``humanDefinition`` and
     ``runDir`` when it asks, and ``reviewer`` once someone signed it off."""
 
-    id: str
-    runId: str
-    evalId: str
+    id: RequestId
+    runId: RunId
+    evalId: EvalId
     ordinal: int
     selected: bool
     target: str
@@ -283,17 +288,17 @@ class RequestDocument(TypedDict):
     requestedProfile: ProfileDocument
     evalDefHash: str
     payload: dict[str, Any]  # the eval's own payload: open JSON
-    key: str | None
+    key: ReuseKey | None
     fingerprints: dict[str, str]
     unkeyedReason: str | None
     force: bool
-    executionId: str | None
+    executionId: ExecutionId | None
     source: SourceDocument | None
     provenance: ProvenanceDocument | None
     usage: list[AttemptDocument] | None
     reusedUsage: list[AttemptDocument] | None
     toolCalls: list[ToolCallDocument]
-    status: str  # ReviewStatus
+    status: RequestStatus
     createdAt: str
     startedAt: str | None
     completedAt: str | None
@@ -303,7 +308,7 @@ class RequestDocument(TypedDict):
     blockedReason: str | None
     blockedBy: list[str] | None
     producer: ProducerDocument | None
-    sessionId: str | None
+    sessionId: SessionId | None
     cwd: str | None
     argv: list[str] | None
     child: ChildDocument | None  # runtime reviews only
@@ -334,9 +339,9 @@ class RequestView(RequestDocument):
 
 class SettledFields(TypedDict, total=False):
     """What settling writes over a request and over its execution alike (``commit``, a
-    Human settlement); a superseded wait writes only its status, code, error and time."""
+    Human settlement); a superseded wait writes only its status, code, error and time. The
+    status is each document's own (``ExecutionDocument``, ``RequestUpdate``)."""
 
-    status: str
     result: dict[str, Any] | None  # open JSON, as in a request
     error: str | None
     errorCode: str | None
@@ -353,21 +358,27 @@ class SettledFields(TypedDict, total=False):
     agent: AgentDocument | None
 
 
-class ExecutionDocument(SettledFields, total=False):
+class ExecutionUpdate(SettledFields, total=False):
+    """Fields written over an execution document: how it settled, with its own status."""
+
+    status: ExecutionStatus
+
+
+class ExecutionDocument(ExecutionUpdate, total=False):
     """One execution as saved: at first only who runs it (``id``, ``requestId``), then what
     it shares with its request, how it settled and (a mirror) where it came from."""
 
-    id: str  # always set; not Required only so a document may be built up from {}
-    requestId: str
-    runId: str
-    evalId: str
-    key: str | None
+    id: ExecutionId  # always set; not Required only so a document may be built up from {}
+    requestId: RequestId
+    runId: RunId
+    evalId: EvalId
+    key: ReuseKey | None
     evalDefHash: str
     fingerprints: dict[str, str]
     fileManifest: dict[str, str] | None  # the request's, kept with the verdict
     kinds: dict[str, str]  # Artifact name -> folder | file
     profile: ProfileDocument
-    sessionId: str | None
+    sessionId: SessionId | None
     startedAt: str | None
     origin: OriginDocument
 
@@ -424,7 +435,7 @@ class StatusDocument(TypedDict):
 class HumanClaimDocument(TypedDict):
     """The cooperative reviewer lock on a waiting Human request (``claim``)."""
 
-    requestId: str
+    requestId: RequestId
     reviewer: str
     claimedAt: str
 
@@ -469,10 +480,11 @@ class RequestUpdate(SettledFields, total=False):
     """Fields written over a request document: a settlement's, and what asking a person,
     following a waiting execution or receiving another request's result adds."""
 
+    status: RequestStatus
     profile: ProfileDocument
     reusedUsage: list[AttemptDocument] | None
     origin: OriginDocument | None
-    executionId: str | None
+    executionId: ExecutionId | None
     source: SourceDocument | None
     blockedReason: str | None
     startedAt: str | None

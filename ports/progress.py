@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from artifactize.ports.ids import RequestId
+
 
 class AgentActivity(Protocol):
     """What one Agent review is doing: its turns with the model and its tool calls."""
@@ -28,6 +30,6 @@ class RunObserver(Protocol):
         """A request document as just saved (RUNNING, WAITING_HUMAN, a verdict, …)."""
         ...
 
-    def agent(self, request_id: str, /) -> AgentActivity:
+    def agent(self, request_id: RequestId, /) -> AgentActivity:
         """Where the Agent review of ``request_id`` reports its turns and tool calls."""
         ...

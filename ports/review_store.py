@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from artifactize.ports.documents import StoreRecord
+from artifactize.ports.ids import ReuseKey
 
 LOOKUP_KEYS_MAX = 1000  # per request; larger lookups are chunked by the client
 SHARE_MODES = ("summary", "full")
@@ -67,7 +68,7 @@ class RemoteLease:
     ``expires_at``. ``lease_seconds`` is the store's term; holders renew within it."""
 
     granted: bool
-    key: str
+    key: ReuseKey
     holder: str
     principal: str
     acquired_at: str
@@ -84,16 +85,16 @@ class RemoteStore(Protocol):
         """The store's latest record per found key (raw JSON objects, not yet validated)."""
         ...
 
-    async def publish(self, key: str, record: StoreRecord) -> bool:
+    async def publish(self, key: ReuseKey, record: StoreRecord) -> bool:
         """PUT the record; True when created, False when (key, executionId) existed."""
         ...
 
-    async def acquire_lease(self, key: str, holder: str) -> RemoteLease | None:
+    async def acquire_lease(self, key: ReuseKey, holder: str) -> RemoteLease | None:
         """Ask for (or, as its ``holder``, renew) the lease of ``key``; None when the store
         serves no leases (an older server)."""
         ...
 
-    async def release_lease(self, key: str, holder: str) -> bool:
+    async def release_lease(self, key: ReuseKey, holder: str) -> bool:
         """Give the lease back; whether ``holder`` held it (False from an older server)."""
         ...
 

@@ -16,15 +16,16 @@ from typing import Any, Protocol
 
 from artifactize.ports.documents import (
     ExecutionDocument,
+    ExecutionUpdate,
     HumanClaimDocument,
     RequestDocument,
     RequestUpdate,
     RunDocument,
-    SettledFields,
 )
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 
-ACTIVE_STATUSES = (ReviewStatus.RUNNING, ReviewStatus.WAITING_HUMAN)
+ACTIVE_STATUSES = (ExecutionStatus.RUNNING, ExecutionStatus.WAITING_HUMAN)
 RECORD_MAX_BYTES = 16 * 1024 * 1024  # a bigger execution settles its Run but is not reusable
 HISTORY_RECORDS_MAX = 10_000
 HISTORY_BYTES_MAX = 1024 * 1024 * 1024
@@ -34,9 +35,9 @@ HISTORY_BYTES_MAX = 1024 * 1024 * 1024
 class RunRecord:
     """A saved Run: indexed columns plus the full JSON document."""
 
-    id: str
+    id: RunId
     repo: str
-    status: str
+    status: RunStatus
     data: RunDocument
 
 
@@ -44,12 +45,12 @@ class RunRecord:
 class RequestRecord:
     """One eval of a Run: indexed columns plus the full JSON document."""
 
-    id: str
-    run_id: str
-    eval_id: str
+    id: RequestId
+    run_id: RunId
+    eval_id: EvalId
     ordinal: int
-    execution_id: str | None
-    status: str
+    execution_id: ExecutionId | None
+    status: RequestStatus
     data: RequestDocument
 
 
@@ -60,10 +61,10 @@ class ExecutionRecord:
     ``owner_pid``/``owner_start_time`` identify the process that runs it, so a RUNNING
     execution of a dead owner can be taken over (OWNER_DIED)."""
 
-    id: str
-    key: str | None
+    id: ExecutionId
+    key: ReuseKey | None
     eval_def_hash: str
-    status: str
+    status: ExecutionStatus
     owner_pid: int
     owner_start_time: float
     backend: str | None
@@ -91,7 +92,7 @@ OwnerAlive = Callable[[int, float], bool]
 class HumanClaim:
     """The cooperative reviewer lock on a waiting Human request (a label, not auth)."""
 
-    request_id: str
+    request_id: RequestId
     reviewer: str
     claimed_at: str
 
@@ -134,14 +135,14 @@ class Supersession:
     ``request_fields`` into every WAITING_HUMAN request of that execution (their ``status``
     and ``executionId`` become its columns)."""
 
-    execution_fields: SettledFields
+    execution_fields: ExecutionUpdate
     request_fields: RequestUpdate
 
 
 @dataclass(frozen=True)
 class HumanSettled:
     recorded: bool  # whether the execution joined its key's reuse history
-    followers: tuple[str, ...]  # the IDs of the follower requests settled with it
+    followers: tuple[RequestId, ...]  # the IDs of the follower requests settled with it
 
 
 @dataclass(frozen=True)
@@ -156,8 +157,8 @@ class HumanEnding:
     released. ``reviewer`` None ends the wait whoever holds the claim (supersession); a
     name ends it only when that reviewer holds the claim or nobody does (a cancellation)."""
 
-    request_id: str  # the original request, whose execution it is
-    execution_id: str
+    request_id: RequestId  # the original request, whose execution it is
+    execution_id: ExecutionId
     request_fields: Mapping[str, Any]
     execution_fields: Mapping[str, Any]
     reviewer: str | None = None
@@ -188,9 +189,9 @@ class StateStore(Protocol):
 
     def update_request(self, request: RequestRecord) -> None: ...
 
-    def get_run(self, run_id: str) -> RunRecord | None: ...
+    def get_run(self, run_id: RunId) -> RunRecord | None: ...
 
-    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[str, ...]:
+    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[RunId, ...]:
         """Settle every RUNNING Run whose recorded ``owner`` ({pid, startTime}) is dead, in
         one transaction each: the Run and its unsettled requests (not WAITING_HUMAN) become
         ERROR / OWNER_DIED ("Run owner died."), and the RUNNING executions that owner held
@@ -201,11 +202,11 @@ class StateStore(Protocol):
         """Runs newest first, for one canonical repo or (``None``) every repo."""
         ...
 
-    def list_requests(self, run_id: str) -> list[RequestRecord]:
+    def list_requests(self, run_id: RunId) -> list[RequestRecord]:
         """The Run's requests in ordinal order."""
         ...
 
-    def get_request(self, request_id: str) -> RequestRecord | None: ...
+    def get_request(self, request_id: RequestId) -> RequestRecord | None: ...
 
     def status_counts(self, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
         """Run ID -> its requests counted by status (a Run without requests: absent), in
@@ -214,7 +215,7 @@ class StateStore(Protocol):
 
     # --- executions and reuse ------------------------------------------------------------
 
-    def latest_record(self, key: str, *, touch: bool) -> ExecutionRecord | None:
+    def latest_record(self, key: ReuseKey, *, touch: bool) -> ExecutionRecord | None:
         """The newest completed GREEN/RED record of ``key`` (by completedAt, then insertion).
 
         ``touch`` updates its last-used time (a reuse hit); inspection passes False."""
@@ -272,9 +273,9 @@ class StateStore(Protocol):
         Returns whether the mirror was inserted."""
         ...
 
-    def get_execution(self, execution_id: str) -> ExecutionRecord | None: ...
+    def get_execution(self, execution_id: ExecutionId) -> ExecutionRecord | None: ...
 
-    def history(self, key: str) -> list[ExecutionRecord]:
+    def history(self, key: ReuseKey) -> list[ExecutionRecord]:
         """Every record of ``key``, newest first."""
         ...
 
@@ -282,7 +283,7 @@ class StateStore(Protocol):
         """The latest record of every key with its record count, newest first."""
         ...
 
-    def remove_key(self, key: str) -> bool:
+    def remove_key(self, key: ReuseKey) -> bool:
         """Drop ``key`` from the reuse history (executions stay). Raises KeyInUse while an
         execution of the key is active."""
         ...
@@ -295,18 +296,18 @@ class StateStore(Protocol):
         that wants the waiting few does not decode every request of every Run."""
         ...
 
-    def human_claim(self, request_id: str) -> HumanClaim | None:
+    def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         """The claim on a request, or None."""
         ...
 
-    def claim_human(self, request_id: str, reviewer: str, claimed_at: str) -> HumanClaim:
+    def claim_human(self, request_id: RequestId, reviewer: str, claimed_at: str) -> HumanClaim:
         """In one IMMEDIATE transaction: the request must be WAITING_HUMAN with its execution
         WAITING_HUMAN (else HumanNotWaiting); insert the claim only if there is none; then
         the claimant must be ``reviewer`` (else HumanClaimRefused). The same reviewer again
         gets the existing claim back unchanged."""
         ...
 
-    def unclaim_human(self, request_id: str, reviewer: str) -> HumanClaim:
+    def unclaim_human(self, request_id: RequestId, reviewer: str) -> HumanClaim:
         """Release ``reviewer``'s claim while the request still waits; the released claim.
         HumanNotWaiting when it no longer waits, HumanClaimRefused when ``reviewer`` does not
         hold it."""
@@ -321,7 +322,7 @@ class StateStore(Protocol):
         ``follower_fields``; delete the claim. Garbage collection runs after the commit."""
         ...
 
-    def end_human(self, ending: HumanEnding) -> tuple[str, ...]:
+    def end_human(self, ending: HumanEnding) -> tuple[RequestId, ...]:
         """In one IMMEDIATE transaction: re-read that the request and its execution are still
         WAITING_HUMAN (else HumanNotWaiting) and, for a named ``reviewer``, that the claim
         is theirs or nobody's (else HumanClaimRefused); merge ``execution_fields`` into the

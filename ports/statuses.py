@@ -1,28 +1,38 @@
 """The words that state, output and the review store share: statuses, verdicts, codes, kinds.
 
 Each is a ``StrEnum``, defined once here because they cross every layer: a member *is* its
-string (``ReviewStatus.GREEN == "GREEN"``, ``json.dumps`` writes ``"GREEN"``, an f-string
+string (``Verdict.GREEN == "GREEN"``, ``json.dumps`` writes ``"GREEN"``, an f-string
 prints ``GREEN``), so saved state, ``--json`` output and store records read exactly as
 before. Text read back from JSON stays a plain ``str`` that compares equal to the member.
-Never ``repr`` a member into text: its repr is ``<ReviewStatus.GREEN: 'GREEN'>``.
+Never ``repr`` a member into text: its repr is ``<Verdict.GREEN: 'GREEN'>``.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Literal
 
 
-class ReviewStatus(enum.StrEnum):
-    """The saved ``status`` of a Run, a request or an execution.
+class RunStatus(enum.StrEnum):
+    """The saved ``status`` of a Run: RUNNING, then GREEN, RED, ERROR or INCOMPLETE (an
+    obligation is unmet). An INCOMPLETE Run settles again when its last waiting Human request
+    does (``kernel.transitions`` holds the legal moves)."""
 
-    A request goes QUEUED → (WAIT_DEPENDENCY | BLOCKED)* → RUNNING or WAITING_HUMAN → GREEN,
-    RED or ERROR, or stays UNREVIEWED when this ``verify`` does not review its kind; an
-    execution is RUNNING or WAITING_HUMAN while it holds its key, then GREEN, RED or ERROR.
-    A Human wait may also end without a verdict: SUPERSEDED (a later ``verify`` found the
+    RUNNING = "RUNNING"
+    GREEN = "GREEN"
+    RED = "RED"
+    ERROR = "ERROR"
+    INCOMPLETE = "INCOMPLETE"
+
+
+class RequestStatus(enum.StrEnum):
+    """The saved ``status`` of a request (one eval of a Run).
+
+    QUEUED → (WAIT_DEPENDENCY | BLOCKED)* → RUNNING or WAITING_HUMAN → GREEN, RED or ERROR;
+    or it stays UNREVIEWED when this ``verify`` does not review its kind, STALE when
+    ``--reuse-only`` found no reusable verdict, BUDGET_EXHAUSTED past ``--max-executions``. A
+    Human wait may also end without a verdict: SUPERSEDED (a later ``verify`` found the
     declarations it was recorded with changed, and asked again) or CANCELLED (``request
-    cancel``). Neither is evidence: the eval is simply not reviewed by that request.
-    A Run is RUNNING, then GREEN, RED, ERROR or INCOMPLETE (an obligation is unmet)."""
+    cancel``). Neither is evidence: the eval is simply not reviewed by that request."""
 
     QUEUED = "QUEUED"
     RUNNING = "RUNNING"
@@ -30,20 +40,44 @@ class ReviewStatus(enum.StrEnum):
     BLOCKED = "BLOCKED"
     WAITING_HUMAN = "WAITING_HUMAN"
     UNREVIEWED = "UNREVIEWED"
-    STALE = "STALE"  # a request only: --reuse-only found no reusable verdict
-    BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"  # a request only: past --max-executions
+    STALE = "STALE"
+    BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
     GREEN = "GREEN"
     RED = "RED"
     ERROR = "ERROR"
-    SUPERSEDED = "SUPERSEDED"  # a Human wait whose recorded declarations went stale
-    CANCELLED = "CANCELLED"  # a Human wait ended by `request cancel`
-    INCOMPLETE = "INCOMPLETE"  # a Run only
+    SUPERSEDED = "SUPERSEDED"
+    CANCELLED = "CANCELLED"
 
 
-Verdict = Literal[ReviewStatus.GREEN, ReviewStatus.RED]
-"""What a review decided: the ``verdict`` of a result and of a store record, and the status of
-a request or execution that settled with it."""
-VERDICTS: tuple[Verdict, Verdict] = (ReviewStatus.GREEN, ReviewStatus.RED)
+class ExecutionStatus(enum.StrEnum):
+    """The saved ``status`` of an execution: RUNNING or WAITING_HUMAN while it holds its key,
+    then GREEN, RED or ERROR (a Human wait that ends without a verdict ends ERROR)."""
+
+    RUNNING = "RUNNING"
+    WAITING_HUMAN = "WAITING_HUMAN"
+    GREEN = "GREEN"
+    RED = "RED"
+    ERROR = "ERROR"
+
+
+class Verdict(enum.StrEnum):
+    """What a review decided: the ``verdict`` of a result and of a store record; a request or
+    execution that settled with it takes the status of the same name."""
+
+    GREEN = "GREEN"
+    RED = "RED"
+
+
+VERDICTS: tuple[Verdict, Verdict] = (Verdict.GREEN, Verdict.RED)
+# A Run's, request's or execution's status that names a verdict (it settled with one).
+VERDICT_STATUSES: frozenset[str] = frozenset(VERDICTS)
+
+
+class ValidationStatus(enum.StrEnum):
+    """Whether a Run's obligations are met (its ``validation.status``)."""
+
+    SATISFIED = "SATISFIED"
+    NOT_SATISFIED = "NOT_SATISFIED"
 
 
 class ErrorCode(enum.StrEnum):

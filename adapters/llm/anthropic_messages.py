@@ -23,7 +23,7 @@ from artifactize.adapters.llm.turns import (
     tool_result_blocks,
 )
 from artifactize.adapters.llm.usage import UsagePath, collect_usage
-from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.kernel.bounded_json import JsonRefused, read_json
 from artifactize.ports.model import (
     AssistantTurn,
     ConversationItem,

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx2
 
-from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.kernel.bounded_json import JsonRefused, read_json
 from artifactize.ports.model import BackendUnavailable, FailureKind, ProviderFailure
 
 MAX_PROVIDER_MESSAGE_CHARS = 4096

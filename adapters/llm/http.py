@@ -21,7 +21,7 @@ import httpx2
 
 from artifactize.adapters.http_clients import new_http_client
 from artifactize.adapters.llm.errors import failure, malformed, status_failure, transport_failure
-from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.kernel.bounded_json import JsonRefused, read_json
 from artifactize.ports.model import FailureKind, ProviderFailure
 
 CONNECT_TIMEOUT_SECONDS = 10.0

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from artifactize.adapters.posix.process_table import PsutilProcessTable
-from artifactize.ports.bounded_json import read_json
+from artifactize.kernel.bounded_json import read_json
 from artifactize.ports.sessions import ProcessIdentity
 
 __all__ = ["GROUP_JOURNAL_FOLDER", "GroupJournal", "SweepCounts", "default_journal_directory"]

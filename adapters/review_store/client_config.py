@@ -29,7 +29,7 @@ from artifactize.adapters.review_store.urls import (
     normalize_store_url,
     url_origin,
 )
-from artifactize.ports.bounded_json import read_json
+from artifactize.kernel.bounded_json import read_json
 from artifactize.ports.private_files import PrivateFileError, PrivateFiles
 from artifactize.ports.review_store import RemoteConfigError, RemoteSettings, RemoteStore
 

@@ -67,6 +67,7 @@ from artifactize.adapters.sqlite.connection import (
 )
 from artifactize.adapters.sqlite.state_files import check_state_files
 from artifactize.adapters.system_clock import SystemClock
+from artifactize.kernel.timestamps import timestamp
 from artifactize.ports.clock import Clock
 from artifactize.ports.review_store import Principal
 from artifactize.ports.state import StateError
@@ -80,7 +81,6 @@ from artifactize.ports.store_server_storage import (
     TokenInfo,
     TokenRequestError,
 )
-from artifactize.ports.timestamps import timestamp
 
 __all__ = [
     "STORE_BYTES_MAX",

@@ -28,7 +28,7 @@ import httpx2
 
 from artifactize.adapters.http_clients import new_http_client
 from artifactize.adapters.llm.errors import bound_message, clean_text, redact
-from artifactize.ports.bounded_json import JsonRefused, RefusedValue, read_json, read_json_batch
+from artifactize.kernel.bounded_json import JsonRefused, RefusedValue, read_json, read_json_batch
 from artifactize.ports.review_store import (
     LOOKUP_KEYS_MAX,
     FailureMode,

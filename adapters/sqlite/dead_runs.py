@@ -18,16 +18,18 @@ import sqlalchemy as sa
 from artifactize.adapters.sqlite.rows import dump_data, load_data
 from artifactize.adapters.sqlite.schema import executions, runs
 from artifactize.adapters.sqlite.schema import requests as requests_table
+from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
+from artifactize.ports.ids import RunId
 from artifactize.ports.state import OwnerAlive
-from artifactize.ports.statuses import ErrorCode, ReviewStatus
+from artifactize.ports.statuses import ErrorCode, ExecutionStatus, RequestStatus, RunStatus
 
 RUN_OWNER_DIED_ERROR = "Run owner died."
 EXECUTION_OWNER_DIED_ERROR = "Execution owner died."
 SETTLED_REQUEST_STATUSES = (
-    ReviewStatus.QUEUED,
-    ReviewStatus.RUNNING,
-    ReviewStatus.WAIT_DEPENDENCY,
-    ReviewStatus.BLOCKED,
+    RequestStatus.QUEUED,
+    RequestStatus.RUNNING,
+    RequestStatus.WAIT_DEPENDENCY,
+    RequestStatus.BLOCKED,
 )
 
 
@@ -42,10 +44,10 @@ def run_owner(data: dict[str, Any]) -> tuple[int, float] | None:
     return pid, float(start)
 
 
-def dead_running_runs(connection: sa.Connection, owner_alive: OwnerAlive) -> list[str]:
+def dead_running_runs(connection: sa.Connection, owner_alive: OwnerAlive) -> list[RunId]:
     """IDs of RUNNING Runs whose recorded owner is no longer alive."""
     rows = connection.execute(
-        sa.select(runs.c.id, runs.c.data).where(runs.c.status == ReviewStatus.RUNNING)
+        sa.select(runs.c.id, runs.c.data).where(runs.c.status == RunStatus.RUNNING)
     )
     dead = []
     for row in rows:
@@ -58,19 +60,20 @@ def dead_running_runs(connection: sa.Connection, owner_alive: OwnerAlive) -> lis
 def settle_dead_run(connection: sa.Connection, run_id: str, now: str) -> bool:
     """Settle one Run (still RUNNING) with its requests and its owner's executions."""
     row = connection.execute(
-        sa.select(runs.c.data).where(runs.c.id == run_id, runs.c.status == ReviewStatus.RUNNING)
+        sa.select(runs.c.data).where(runs.c.id == run_id, runs.c.status == RunStatus.RUNNING)
     ).one_or_none()
     if row is None:
         return False  # settled meanwhile, by its owner or by another reader
     data = load_data(row.data, "runs", run_id)
     owner = run_owner(data)
-    died = {"status": ReviewStatus.ERROR, "errorCode": ErrorCode.OWNER_DIED, "completedAt": now}
+    died = {"errorCode": ErrorCode.OWNER_DIED, "completedAt": now}
+    status = run_moves(RunStatus.RUNNING, RunStatus.ERROR)
     connection.execute(
         sa.update(runs)
         .where(runs.c.id == run_id)
         .values(
-            status=ReviewStatus.ERROR,
-            data=dump_data({**data, **died, "error": RUN_OWNER_DIED_ERROR}),
+            status=status,
+            data=dump_data({**data, "status": status, **died, "error": RUN_OWNER_DIED_ERROR}),
         )
     )
     pending = connection.execute(
@@ -81,13 +84,12 @@ def settle_dead_run(connection: sa.Connection, run_id: str, now: str) -> bool:
     )
     for request in pending:
         request_data = load_data(request.data, "requests", request.id)
+        ended = request_moves(request.status, RequestStatus.ERROR)
+        ended_data = {**request_data, "status": ended, **died, "error": RUN_OWNER_DIED_ERROR}
         connection.execute(
             sa.update(requests_table)
             .where(requests_table.c.id == request.id)
-            .values(
-                status=ReviewStatus.ERROR,
-                data=dump_data({**request_data, **died, "error": RUN_OWNER_DIED_ERROR}),
-            )
+            .values(status=ended, data=dump_data(ended_data))
         )
         if request.execution_id is not None and owner is not None:
             _settle_execution(connection, request.execution_id, owner, died)
@@ -100,17 +102,18 @@ def _settle_execution(
     """The dead owner's RUNNING execution (never another process's) ends OWNER_DIED too."""
     match = (
         executions.c.id == execution_id,
-        executions.c.status == ReviewStatus.RUNNING,
+        executions.c.status == ExecutionStatus.RUNNING,
         executions.c.owner_pid == owner[0],
         executions.c.owner_start_time == owner[1],
     )
     row = connection.execute(sa.select(executions.c.data).where(*match)).one_or_none()
     if row is None:
         return
-    data = {**load_data(row.data, "executions", execution_id), **died}
-    data["error"] = EXECUTION_OWNER_DIED_ERROR
+    status = execution_moves(ExecutionStatus.RUNNING, ExecutionStatus.ERROR)
+    saved = load_data(row.data, "executions", execution_id)
+    data = {**saved, "status": status, **died, "error": EXECUTION_OWNER_DIED_ERROR}
     connection.execute(
         sa.update(executions)
         .where(*match)
-        .values(status=ReviewStatus.ERROR, completed_at=died["completedAt"], data=dump_data(data))
+        .values(status=status, completed_at=died["completedAt"], data=dump_data(data))
     )

@@ -8,6 +8,7 @@ order (``rowid``), so a record stored later wins a tie.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -84,7 +85,7 @@ def touch(connection: sa.Connection, execution_id: str, now: str) -> None:
     )
 
 
-def touch_all(connection: sa.Connection, execution_ids: list[str], now: str) -> None:
+def touch_all(connection: sa.Connection, execution_ids: Sequence[str], now: str) -> None:
     connection.execute(
         sa.update(executions).where(executions.c.id.in_(execution_ids)).values(last_used=now)
     )

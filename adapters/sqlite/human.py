@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from artifactize.adapters.sqlite.rows import dump_data, load_data, request_record, run_record
 from artifactize.adapters.sqlite.schema import executions, requests, runs
+from artifactize.ports.ids import RequestId
 from artifactize.ports.state import (
     HumanClaim,
     HumanClaimRefused,
@@ -25,9 +26,9 @@ from artifactize.ports.state import (
     RunRecord,
     Supersession,
 )
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RequestStatus
 
-WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
+WAITING_HUMAN = RequestStatus.WAITING_HUMAN
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
 
 
@@ -83,7 +84,7 @@ def unclaim(connection: sa.Connection, request_id: str, reviewer: str) -> HumanC
 
 def settle(
     connection: sa.Connection, settlement: HumanSettlement, execution_values: dict[str, Any]
-) -> tuple[str, ...]:
+) -> tuple[RequestId, ...]:
     """Check, write the request and the execution, settle the followers; their IDs."""
     request, execution = settlement.request, settlement.execution
     row = waiting_request(connection, request.id)
@@ -128,7 +129,7 @@ def settle(
     return tuple(follower.id for follower in followers)
 
 
-def end(connection: sa.Connection, ending: HumanEnding) -> tuple[str, ...]:
+def end(connection: sa.Connection, ending: HumanEnding) -> tuple[RequestId, ...]:
     """End a waiting Human execution without a verdict: check, then write ``ending.fields``
     into the execution, its original request and its waiting followers; release claims."""
     row = waiting_request(connection, ending.request_id)

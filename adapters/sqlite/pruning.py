@@ -20,7 +20,7 @@ from artifactize.adapters.sqlite.schema import (
     runs,
 )
 from artifactize.ports.state import PruneOutcome
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RunStatus
 
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
 _IDS_PER_STATEMENT = 500  # bound parameters per IN (...), well under SQLite's limit
@@ -47,7 +47,7 @@ def prune(connection: sa.Connection, before: str | None, keep: int | None) -> Pr
         beyond = keep is not None and rank >= keep
         if not (old or beyond):
             continue
-        if row.status == ReviewStatus.RUNNING or row.id in busy:
+        if row.status == RunStatus.RUNNING or row.id in busy:
             live.append(row.id)
         else:
             chosen.append(row.id)

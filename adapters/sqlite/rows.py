@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import sqlalchemy as sa
 
 from artifactize.ports.documents import ExecutionDocument, RequestDocument, RunDocument
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord, StateError
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
+
+Status = TypeVar("Status", RunStatus, RequestStatus, ExecutionStatus)
 
 
 def _jsonable(value: object) -> object:
@@ -41,38 +44,53 @@ def load_data(text: object, table: str, row_id: object) -> dict[str, Any]:
     return value
 
 
+def _status(
+    column: object, data: dict[str, Any], statuses: type[Status], table: str, row_id: object
+) -> Status:
+    """The row's status as its enum member; the document's own ``status`` (when it has one:
+    a RUNNING execution's does not yet) becomes the member too, so the document and the
+    record agree. An unknown word is corrupt state, not a crash later."""
+    try:
+        if "status" in data:
+            data["status"] = statuses(data["status"])
+        return statuses(str(column))
+    except ValueError:
+        raise StateError(f"Corrupt state: {table} row {row_id} has no known status.") from None
+
+
 def run_record(row: sa.Row[Any]) -> RunRecord:
-    return RunRecord(
-        id=row.id,
-        repo=row.repo,
-        status=row.status,
-        data=cast(RunDocument, load_data(row.data, "runs", row.id)),
-    )
+    data = load_data(row.data, "runs", row.id)
+    status = _status(row.status, data, RunStatus, "runs", row.id)
+    return RunRecord(id=row.id, repo=row.repo, status=status, data=cast(RunDocument, data))
 
 
 def request_record(row: sa.Row[Any]) -> RequestRecord:
+    data = load_data(row.data, "requests", row.id)
+    status = _status(row.status, data, RequestStatus, "requests", row.id)
     return RequestRecord(
         id=row.id,
         run_id=row.run_id,
         eval_id=row.eval_id,
         ordinal=row.ordinal,
         execution_id=row.execution_id,
-        status=row.status,
-        data=cast(RequestDocument, load_data(row.data, "requests", row.id)),
+        status=status,
+        data=cast(RequestDocument, data),
     )
 
 
 def execution_record(row: sa.Row[Any]) -> ExecutionRecord:
+    data = load_data(row.data, "executions", row.id)
+    status = _status(row.status, data, ExecutionStatus, "executions", row.id)
     return ExecutionRecord(
         id=row.id,
         key=row.key,
         eval_def_hash=row.eval_def_hash,
-        status=row.status,
+        status=status,
         owner_pid=row.owner_pid,
         owner_start_time=row.owner_start_time,
         backend=row.backend,
         completed_at=row.completed_at,
-        data=cast(ExecutionDocument, load_data(row.data, "executions", row.id)),
+        data=cast(ExecutionDocument, data),
     )
 
 

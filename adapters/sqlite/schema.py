@@ -33,15 +33,15 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from artifactize.ports.state import ACTIVE_STATUSES
-from artifactize.ports.statuses import VERDICTS, ReviewStatus
+from artifactize.ports.statuses import VERDICTS, RequestStatus
 
 STATE_ID_NAME = "id"
 
 ACTIVE_EXECUTION_STATUSES: tuple[str, ...] = ACTIVE_STATUSES
 RECORDED_VERDICTS: tuple[str, ...] = VERDICTS
-EXECUTION_STATUSES = (*ACTIVE_EXECUTION_STATUSES, *RECORDED_VERDICTS, ReviewStatus.ERROR)
+EXECUTION_STATUSES = (*ACTIVE_EXECUTION_STATUSES, *RECORDED_VERDICTS, RequestStatus.ERROR)
 # Requests in these states may still read the execution they point at: GC keeps it.
-ACTIVE_REQUEST_STATUSES = (ReviewStatus.QUEUED, ReviewStatus.RUNNING, ReviewStatus.WAITING_HUMAN)
+ACTIVE_REQUEST_STATUSES = (RequestStatus.QUEUED, RequestStatus.RUNNING, RequestStatus.WAITING_HUMAN)
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:

@@ -64,7 +64,10 @@ from artifactize.adapters.sqlite.schema import requests as requests_table
 from artifactize.adapters.sqlite.state_files import check_state_files, state_file
 from artifactize.adapters.sqlite.storage_faults import STORAGE_CODES, sqlite_code, storage_fault
 from artifactize.adapters.system_clock import SystemClock
+from artifactize.kernel.timestamps import timestamp
+from artifactize.kernel.transitions import execution_moves
 from artifactize.ports.clock import Clock
+from artifactize.ports.ids import ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     HISTORY_BYTES_MAX,
     HISTORY_RECORDS_MAX,
@@ -84,8 +87,7 @@ from artifactize.ports.state import (
     StateError,
     Supersession,
 )
-from artifactize.ports.statuses import ErrorCode, ReviewStatus
-from artifactize.ports.timestamps import timestamp
+from artifactize.ports.statuses import ErrorCode, ExecutionStatus
 
 __all__ = ["OWNER_DIED_CODE", "OWNER_DIED_ERROR", "SqliteStateStore", "SqliteStateStores"]
 
@@ -258,7 +260,7 @@ class SqliteStateStore:
         if result.rowcount != 1:
             raise StateError(f"Request not found: {request.id} (Run {request.run_id})")
 
-    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[str, ...]:
+    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[RunId, ...]:
         """Settle every RUNNING Run whose owner died (``adapters.sqlite.dead_runs``); each
         Run with its requests and executions in one IMMEDIATE transaction. Only a Run that
         looks dead is written, so a reader of a healthy state takes no write lock."""
@@ -271,7 +273,7 @@ class SqliteStateStore:
                     settled.append(run_id)
         return tuple(settled)
 
-    def get_run(self, run_id: str) -> RunRecord | None:
+    def get_run(self, run_id: RunId) -> RunRecord | None:
         with self._transaction(write=False) as connection:
             row = connection.execute(sa.select(runs).where(runs.c.id == run_id)).one_or_none()
             return None if row is None else run_record(row)
@@ -293,7 +295,7 @@ class SqliteStateStore:
         with self._transaction(write=False) as connection:
             return [run_record(row) for row in connection.execute(query)]
 
-    def list_requests(self, run_id: str) -> list[RequestRecord]:
+    def list_requests(self, run_id: RunId) -> list[RequestRecord]:
         query = (
             sa.select(requests_table)
             .where(requests_table.c.run_id == run_id)
@@ -316,7 +318,7 @@ class SqliteStateStore:
                     found.setdefault(run_id, {})[status] = int(count)
         return found
 
-    def get_request(self, request_id: str) -> RequestRecord | None:
+    def get_request(self, request_id: RequestId) -> RequestRecord | None:
         query = sa.select(requests_table).where(requests_table.c.id == request_id)
         with self._transaction(write=False) as connection:
             row = connection.execute(query).one_or_none()
@@ -324,7 +326,7 @@ class SqliteStateStore:
 
     # --- executions and reuse ------------------------------------------------------------
 
-    def latest_record(self, key: str, *, touch: bool) -> ExecutionRecord | None:
+    def latest_record(self, key: ReuseKey, *, touch: bool) -> ExecutionRecord | None:
         with self._transaction(write=touch) as connection:
             record = hist.latest(connection, key)
             if record is not None and touch:
@@ -349,7 +351,7 @@ class SqliteStateStore:
         key = execution.key
         if key is None:
             raise ValueError(f"Execution {execution.id} has no key to claim")
-        if execution.status != ReviewStatus.RUNNING:
+        if execution.status != ExecutionStatus.RUNNING:
             raise ValueError(
                 f"A claim inserts a RUNNING execution; {execution.id} is {execution.status}"
             )
@@ -361,7 +363,7 @@ class SqliteStateStore:
             holder = hist.active_holder(connection, key)
             if holder is not None:
                 # WAITING_HUMAN holders are never considered dead: a Human may still submit.
-                if holder.status != ReviewStatus.RUNNING or owner_alive(
+                if holder.status != ExecutionStatus.RUNNING or owner_alive(
                     holder.owner_pid, holder.owner_start_time
                 ):
                     return Claim(ClaimOutcome.BUSY, holder)
@@ -373,15 +375,15 @@ class SqliteStateStore:
         now = self._now()
         data = {
             **holder.data,
-            "status": ReviewStatus.ERROR,
+            "status": execution_moves(holder.status, ExecutionStatus.ERROR),
             "errorCode": OWNER_DIED_CODE,
             "error": OWNER_DIED_ERROR,
             "completedAt": now,
         }
         connection.execute(
             sa.update(executions)
-            .where(executions.c.id == holder.id, executions.c.status == ReviewStatus.RUNNING)
-            .values(status=ReviewStatus.ERROR, completed_at=now, data=dump_data(data))
+            .where(executions.c.id == holder.id, executions.c.status == ExecutionStatus.RUNNING)
+            .values(status=ExecutionStatus.ERROR, completed_at=now, data=dump_data(data))
         )
 
     def insert_execution(self, execution: ExecutionRecord) -> None:
@@ -476,13 +478,13 @@ class SqliteStateStore:
                     return dropped
                 dropped += hist.clear_history(connection, executions.c.id == victim)
 
-    def get_execution(self, execution_id: str) -> ExecutionRecord | None:
+    def get_execution(self, execution_id: ExecutionId) -> ExecutionRecord | None:
         query = sa.select(executions).where(executions.c.id == execution_id)
         with self._transaction(write=False) as connection:
             row = connection.execute(query).one_or_none()
             return None if row is None else execution_record(row)
 
-    def history(self, key: str) -> list[ExecutionRecord]:
+    def history(self, key: ReuseKey) -> list[ExecutionRecord]:
         with self._transaction(write=False) as connection:
             return hist.history(connection, key)
 
@@ -490,7 +492,7 @@ class SqliteStateStore:
         with self._transaction(write=False) as connection:
             return hist.latest_per_key(connection)
 
-    def remove_key(self, key: str) -> bool:
+    def remove_key(self, key: ReuseKey) -> bool:
         with self._transaction(write=True) as connection:
             if hist.active_holder(connection, key) is not None:
                 raise KeyInUse(f"Key {key} is in use by an active execution or waiter.")
@@ -502,21 +504,21 @@ class SqliteStateStore:
         with self._transaction(write=False) as connection:
             return human.all_requests(connection, status)
 
-    def human_claim(self, request_id: str) -> HumanClaim | None:
+    def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         with self._transaction(write=False) as connection:
             return human.claim_of(human.read_request(connection, request_id))
 
-    def claim_human(self, request_id: str, reviewer: str, claimed_at: str) -> HumanClaim:
+    def claim_human(self, request_id: RequestId, reviewer: str, claimed_at: str) -> HumanClaim:
         with self._transaction(write=True) as connection:
             return human.claim(connection, request_id, reviewer, claimed_at)
 
-    def unclaim_human(self, request_id: str, reviewer: str) -> HumanClaim:
+    def unclaim_human(self, request_id: RequestId, reviewer: str) -> HumanClaim:
         with self._transaction(write=True) as connection:
             return human.unclaim(connection, request_id, reviewer)
 
     def settle_human(self, settlement: HumanSettlement) -> HumanSettled:
         execution = settlement.execution
-        if execution.status not in (*RECORDED_VERDICTS, ReviewStatus.ERROR):
+        if execution.status not in (*RECORDED_VERDICTS, ExecutionStatus.ERROR):
             raise ValueError(f"A Human settlement is GREEN, RED or ERROR, not {execution.status}")
         text = dump_data(execution.data)
         size = data_bytes(text)
@@ -542,7 +544,7 @@ class SqliteStateStore:
                 _log.warning("Cache GC failed: %s", error)
         return HumanSettled(recorded, followers)
 
-    def end_human(self, ending: HumanEnding) -> tuple[str, ...]:
+    def end_human(self, ending: HumanEnding) -> tuple[RequestId, ...]:
         with self._transaction(write=True) as connection:
             return human.end(connection, ending)
 

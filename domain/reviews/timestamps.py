@@ -6,15 +6,15 @@ from __future__ import annotations
 import string
 from datetime import datetime
 
-from artifactize.ports.ids import IdSource
-from artifactize.ports.timestamps import timestamp as timestamp  # the one writer of the saved form
+from artifactize.kernel.timestamps import timestamp as timestamp  # the one writer of the saved form
+from artifactize.ports.ids import IdSource, RunId
 
 RUN_ID_RANDOM_CHARS = 6
 _ALPHABET = string.ascii_letters + string.digits
 
 
-def new_run_id(ids: IdSource) -> str:
-    return "run-" + ids.choose(_ALPHABET, RUN_ID_RANDOM_CHARS)
+def new_run_id(ids: IdSource) -> RunId:
+    return RunId("run-" + ids.choose(_ALPHABET, RUN_ID_RANDOM_CHARS))
 
 
 def elapsed_ms(start: str, end: str) -> int:

@@ -23,8 +23,8 @@ from typing import Any, Literal
 from artifactize.domain.json_schema import admit_schema, compile_validator
 from artifactize.domain.reviews.schema_messages import describe, pointer
 from artifactize.domain.text import compact_json, quote, utf16_length
-from artifactize.ports.bounded_json import JsonRefused, read_json
-from artifactize.ports.statuses import VERDICTS, ReviewStatus, Verdict
+from artifactize.kernel.bounded_json import JsonRefused, read_json
+from artifactize.ports.statuses import VERDICTS, Verdict
 
 VerdictText = Literal["GREEN", "RED"]  # a verdict as JSON text gives it
 VERDICT_FIELD = "verdict"
@@ -72,8 +72,8 @@ class VerdictValidator:
         self, pass_schema: Mapping[str, Any] | None, fail_schema: Mapping[str, Any] | None
     ) -> None:
         self._owner: dict[str, Mapping[str, Any] | None] = {
-            ReviewStatus.GREEN: pass_schema,
-            ReviewStatus.RED: fail_schema,
+            Verdict.GREEN: pass_schema,
+            Verdict.RED: fail_schema,
         }
         self._validators: dict[str, Any] = {}
         self._declared: dict[str, frozenset[str]] = {}

@@ -19,13 +19,13 @@ starts over, whole, in the worker thread, where a cancellation returns at once a
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import anyio
-import anyio.to_thread
 
 from artifactize.domain.tools.results import ToolError
+from artifactize.ports.threads import WorkerThreads
 
 CANCELLED_MESSAGE = "Agent tool call was cancelled."
 CANCEL_POLL_SECONDS = 0.02  # how often a running call looks at its cancellation token
@@ -100,10 +100,12 @@ class _Budgeted(Cancellation):
 
 @dataclass(frozen=True)
 class InlineFirst:
-    """Built-ins start on the event loop, for at most ``budget`` seconds of ``clock``."""
+    """Built-ins start on the event loop, for at most ``budget`` seconds of ``clock``, then
+    start over on ``threads``."""
 
     clock: Callable[[], float]
     budget: float = INLINE_BUDGET_SECONDS
+    threads: WorkerThreads = field(kw_only=True)
 
 
 async def inline_first(
@@ -118,7 +120,7 @@ async def inline_first(
         return work_for(attempt)()
     except OverBudget:
         pass
-    return await in_worker_thread(work_for(token), token)
+    return await in_worker_thread(inline.threads, work_for(token), token)
 
 
 async def cancelled_by(work: Awaitable[T], trigger: Callable[[], Awaitable[object]]) -> T | None:
@@ -154,11 +156,11 @@ async def until_cancelled(work: Awaitable[T], token: Cancellation) -> T | None:
     return await cancelled_by(work, token.fired)
 
 
-async def in_worker_thread(work: Callable[[], T], token: Cancellation) -> T:
+async def in_worker_thread(threads: WorkerThreads, work: Callable[[], T], token: Cancellation) -> T:
     """Run blocking ``work`` in a worker thread. A cancelled caller does not wait for it: the
     token is cancelled, so the work stops at its next check, and the cancellation goes on."""
     try:
-        return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        return await threads.run(work, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
         token.cancel()
         raise

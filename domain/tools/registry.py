@@ -56,6 +56,7 @@ from artifactize.ports.process import ProcessRunner
 from artifactize.ports.programs import ProgramFinder
 from artifactize.ports.regex import RegexEngine
 from artifactize.ports.scratch import ScratchSpace
+from artifactize.ports.threads import WorkerThreads
 
 UNKNOWN_TOOL = "Unknown registered Agent tool."
 TARGET_CHANGED = "File Artifact target must remain a regular file."
@@ -81,6 +82,7 @@ class ToolPorts:
     environment: Mapping[str, str] = field(default_factory=dict)
     programs: ProgramFinder | None = None  # needed by command tools and preflight
     scratch: ScratchSpace | None = None  # needed by command tools
+    threads: WorkerThreads = field(kw_only=True)  # blocking tool work, off the event loop
 
 
 @dataclass(frozen=True)
@@ -182,7 +184,7 @@ class AgentToolRegistry:
             admitted = admit_arguments(args, self._validator(definition))
             token.check()
             if self._has_file_targets:
-                await in_worker_thread(self._check_file_targets, token)
+                await in_worker_thread(self.ports.threads, self._check_file_targets, token)
             return await self._dispatch(
                 definition, admitted, token, output_root, watch=cancellation is not None
             )
@@ -253,6 +255,7 @@ class AgentToolRegistry:
             ports.processes,
             ports.scratch,
             ports.environment,
+            threads=ports.threads,
         )
 
     def _context(self, definition: ToolDefinition, token: Cancellation) -> BuiltinContext:
@@ -304,7 +307,7 @@ class AgentToolRegistry:
 
             return await inline_first(work_for, token, self._inline)
         work = _builtin_work(tool, self._context(definition, token), args)
-        return await in_worker_thread(work, token)
+        return await in_worker_thread(self.ports.threads, work, token)
 
 
 async def _cancellable(work: Awaitable[ToolResult], token: Cancellation, watch: bool) -> ToolResult:

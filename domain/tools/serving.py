@@ -50,6 +50,7 @@ from artifactize.domain.tools.registry import (
 from artifactize.domain.tools.results import ToolResult
 from artifactize.domain.tools.sessions import SessionPorts, ToolSessions
 from artifactize.domain.workspace import EvalRef, UnknownName, Workspace
+from artifactize.kernel.timestamps import timestamp
 from artifactize.ports.clock import Clock
 from artifactize.ports.ids import IdSource
 from artifactize.ports.mcp_audit import (
@@ -60,7 +61,6 @@ from artifactize.ports.mcp_audit import (
 )
 from artifactize.ports.state import StateError
 from artifactize.ports.statuses import ErrorCode
-from artifactize.ports.timestamps import timestamp
 
 MAX_TOOL_CALLS_MIN = 1
 SESSION_ID_CHARS = 12
@@ -251,7 +251,7 @@ class ServingRun:
         if found is None:
             sessions = self.served.registry.sessions(self.ports.sessions)
             registry = self.served.registry.with_sessions(sessions)
-            inline = InlineFirst(self.ports.clock.monotonic)
+            inline = InlineFirst(self.ports.clock.monotonic, threads=registry.ports.threads)
             found = _Connection(sessions, registry.with_inline_first(inline))
             self._connections[key] = found
         return found

@@ -53,6 +53,7 @@ from artifactize.ports.sessions import (
     RunningProcess,
     SessionStore,
 )
+from artifactize.ports.threads import WorkerThreads
 
 STOP_TIMEOUT_SECONDS = 30.0
 SESSION_ENDED = "The tool session `{name}` ended."
@@ -81,6 +82,7 @@ class SessionPorts:
     parent: str  # the directory that holds every session directory (in the state home)
     cleanup: CleanupExecutor  # where cleanup and the harness watcher run
     stop_timeout_seconds: float = STOP_TIMEOUT_SECONDS
+    threads: WorkerThreads = field(kw_only=True)  # session directories, reaping groups
 
 
 def _as_tool(session: AgentSession, command: SessionCommand, part: str) -> CommandAgentTool:
@@ -186,17 +188,17 @@ class ToolSession:
 
     async def _start(self) -> None:
         try:
-            await anyio.to_thread.run_sync(sweep, self.ports)
+            await self.ports.threads.run(sweep, self.ports)
         except OSError:
             self._fail(SWEEP_FAILED.format(name=self.name))
         store = self.ports.store
-        self.directory = await anyio.to_thread.run_sync(
+        self.directory = await self.ports.threads.run(
             store.create, self.ports.parent, self.ports.table.own_identity()
         )
-        self.work_directory = await anyio.to_thread.run_sync(store.work_directory, self.directory)
+        self.work_directory = await self.ports.threads.run(store.work_directory, self.directory)
         tool = _as_tool(self.declaration, self.declaration.start, "start")
         try:
-            spec, _ = await anyio.to_thread.run_sync(
+            spec, _ = await self.ports.threads.run(
                 self.runner.start_spec,
                 self.owner,
                 tool,
@@ -256,7 +258,7 @@ class ToolSession:
     async def _released_after(self, spawned: list[ProcessIdentity]) -> None:
         """After a bound call or stop returned, confirm its group is gone and release it."""
         for identity in spawned:
-            if await anyio.to_thread.run_sync(self.ports.table.kill_group, identity):
+            if await self.ports.threads.run(self.ports.table.kill_group, identity):
                 self._released.add(identity)
                 self._release(identity)
 
@@ -331,12 +333,12 @@ class ToolSession:
         confirmed = True
         if self.process is not None:
             confirmed = await self._kill_start_group()
-        journal = await anyio.to_thread.run_sync(self.ports.store.journal, self.directory)
+        journal = await self.ports.threads.run(self.ports.store.journal, self.directory)
         for entry in unreleased(journal):
             if entry.leader in self._released:
                 continue
             confirmed = (
-                await anyio.to_thread.run_sync(self.ports.table.kill_group, entry.leader)
+                await self.ports.threads.run(self.ports.table.kill_group, entry.leader)
                 and confirmed
             )
         self.runner.remove(self._start_dirs)

@@ -143,7 +143,7 @@ def tools_check(
 
 def _parse_args_json(text: str | None) -> dict[str, Any] | None:
     from artifactize.domain.tools.tools_check import InvocationError
-    from artifactize.ports.bounded_json import JsonRefused, read_json
+    from artifactize.kernel.bounded_json import JsonRefused, read_json
 
     if text is None:
         return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RunStatus
 
 
 class ExitCode(enum.IntEnum):
@@ -21,10 +21,10 @@ class ExitCode(enum.IntEnum):
 
 
 EXIT_FOR_STATUS: dict[str, ExitCode] = {
-    ReviewStatus.GREEN: ExitCode.OK,
-    ReviewStatus.RED: ExitCode.NOT_READY,
-    ReviewStatus.ERROR: ExitCode.ERROR,
-    ReviewStatus.INCOMPLETE: ExitCode.INCOMPLETE,
+    RunStatus.GREEN: ExitCode.OK,
+    RunStatus.RED: ExitCode.NOT_READY,
+    RunStatus.ERROR: ExitCode.ERROR,
+    RunStatus.INCOMPLETE: ExitCode.INCOMPLETE,
 }
 
 

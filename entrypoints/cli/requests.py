@@ -23,6 +23,7 @@ from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.fields_file import read_fields_file
 from artifactize.entrypoints.signals import until_signal
 from artifactize.ports.documents import RequestView
+from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import StateError
 
 if TYPE_CHECKING:
@@ -100,7 +101,9 @@ def request_list(
     else:
         reader = RequestViews(store)
         with store.batch(write=False):  # one read transaction, not three per request
-            chosen = select(reader.requests(run_id), statuses, limit)
+            chosen = select(
+                reader.requests(None if run_id is None else RunId(run_id)), statuses, limit
+            )
             views = [reader.view(request) for request in chosen]
     if CliContext.options.json:
         _emit_json(views)
@@ -119,12 +122,12 @@ def request_list(
 def _statuses(status: str | None, waiting: bool) -> frozenset[str] | None:
     """``--status S[,S]`` or ``--waiting`` (not both); None: every status."""
     from artifactize.domain.reviews.run.request_views import parse_statuses
-    from artifactize.ports.statuses import ReviewStatus
+    from artifactize.ports.statuses import RequestStatus
 
     if status is not None and waiting:
         raise CommandError(STATUS_AND_WAITING)
     if waiting:
-        return frozenset({ReviewStatus.WAITING_HUMAN})
+        return frozenset({RequestStatus.WAITING_HUMAN})
     try:
         return parse_statuses(status) if status is not None else None
     except ValueError as exc:
@@ -138,7 +141,7 @@ def request_show(request_id: Annotated[str, typer.Argument(help="A request ID.")
     from artifactize.domain.reviews.run.request_views import RequestViews
 
     store = CliContext.services().existing_state(request_id)
-    request = store.get_request(request_id)
+    request = store.get_request(RequestId(request_id))
     if request is None:
         raise CommandError(REQUEST_ID_NOT_FOUND.format(id=request_id))
     _emit_json(RequestViews(store).view(request))
@@ -151,11 +154,11 @@ def request_claim(
 ) -> None:
     """Take the reviewer lock (the same reviewer again is fine; another is refused)."""
     name, reviews = _lifecycle(request_id, reviewer)
-    claim = _run(lambda: reviews.claim(request_id, name))
+    claim = _run(lambda: reviews.claim(RequestId(request_id), name))
     if CliContext.options.json:
         _emit_json(claim.to_json())
         return
-    request = reviews.ports.state.get_request(request_id)
+    request = reviews.ports.state.get_request(RequestId(request_id))
     typer.echo(render.claim_text(claim.to_json(), request.data if request is not None else {}))
 
 
@@ -166,7 +169,7 @@ def request_unclaim(
 ) -> None:
     """Release your claim without a verdict, so someone else can claim the request."""
     name, reviews = _lifecycle(request_id, reviewer)
-    claim = _run(lambda: reviews.unclaim(request_id, name))
+    claim = _run(lambda: reviews.unclaim(RequestId(request_id), name))
     _emit(claim.to_json(), render.unclaim_text)
 
 
@@ -184,8 +187,8 @@ def request_cancel(
 
     name, reviews = _lifecycle(request_id, reviewer)
     store = reviews.ports.state
-    ended = _run(lambda: reviews.cancel(request_id, name, reason))
-    request = store.get_request(ended[0])
+    ended = _run(lambda: reviews.cancel(RequestId(request_id), name, reason))
+    request = store.get_request(RequestId(ended[0]))
     assert request is not None  # just written
     _emit(RequestViews(store).view(request), lambda view: render.cancel_text(view, ended[1:]))
 
@@ -198,7 +201,7 @@ def request_tool(
 ) -> None:
     """Run one Human tool of the request (claimant only). A tool error exits 2."""
     name, reviews = _lifecycle(request_id, reviewer)
-    result = _run(lambda: reviews.run_human_tool(request_id, name, tool))
+    result = _run(lambda: reviews.run_human_tool(RequestId(request_id), name, tool))
     if CliContext.options.json:
         _emit_json(result.to_json())
     elif result.is_launch:
@@ -235,7 +238,9 @@ def request_submit(
 
     async def work() -> Any:
         try:
-            return await reviews.submit_and_publish(request_id, name, result, remote, _warn)
+            return await reviews.submit_and_publish(
+                RequestId(request_id), name, result, remote, _warn
+            )
         finally:
             if remote is not None:
                 with anyio.CancelScope(shield=True):

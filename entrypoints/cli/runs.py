@@ -32,9 +32,10 @@ from artifactize.entrypoints.cli.render.runs import (
 )
 from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.signals import until_signal
+from artifactize.ports.ids import ReuseKey, RunId
 from artifactize.ports.review_store import RemoteFailure
 from artifactize.ports.state import KeyInUse, RunRecord
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RunStatus
 
 if TYPE_CHECKING:
     from artifactize.domain.reviews.run.context import VerifyOptions
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 RUN_LIST_DEFAULT_LIMIT = 50
 READING_PHASE = "Reading declarations and fingerprints"
-RUNNING_STATUS = ReviewStatus.RUNNING  # a Run not finished yet (or whose verifier died)
+RUNNING_STATUS = RunStatus.RUNNING  # a Run not finished yet (or whose verifier died)
 RUN_POLL_SECONDS = 0.1  # how often `run show --wait` reads the Run again (at most 0.2 s)
 
 run_app = typer.Typer(help="Show saved Runs.", no_args_is_help=True)
@@ -273,12 +274,12 @@ def run_show(
 
     limit_ms = _checked_wait(wait, timeout_ms)
     store = CliContext.services().open_state(create=False)
-    run = store.get_run(run_id) if store is not None else None
+    run = store.get_run(RunId(run_id)) if store is not None else None
     if run is None or store is None:
         raise CommandError(f"Unknown Run: {run_id}")
     if wait:
         run = _until_settled(store, run, limit_ms)
-    view = current_run(run.data, [r.data for r in store.list_requests(run_id)])
+    view = current_run(run.data, [r.data for r in store.list_requests(RunId(run_id))])
     if CliContext.options.json:
         _emit_json(view)
     else:
@@ -321,7 +322,7 @@ def run_cancel(run_id: Annotated[str, typer.Argument(help="A RUNNING Run's ID.")
     services = CliContext.services()
     run = cancel_run(services, run_id)
     store = services.open_state(create=False)
-    requests = [r.data for r in store.list_requests(run_id)] if store is not None else []
+    requests = [r.data for r in store.list_requests(run.id)] if store is not None else []
     emit(current_run(run.data, requests), run_show_text)  # the Run as run show prints it
 
 
@@ -383,10 +384,10 @@ def cache_show(
     """The latest saved execution of KEY as JSON; `null` and exit 4 when there is none."""
     store = CliContext.services().open_state(create=False)
     if history:
-        records = store.history(key) if store is not None else []
+        records = store.history(ReuseKey(key)) if store is not None else []
         _emit_json([dict(r.data) for r in records])
         raise typer.Exit(ExitCode.OK if records else ExitCode.INCOMPLETE)
-    record = store.latest_record(key, touch=False) if store is not None else None
+    record = store.latest_record(ReuseKey(key), touch=False) if store is not None else None
     _emit_json(dict(record.data) if record is not None else None)
     raise typer.Exit(ExitCode.OK if record is not None else ExitCode.INCOMPLETE)
 
@@ -396,7 +397,7 @@ def cache_rm(key: Annotated[str, typer.Argument(help="A reuse key (64 hex).")]) 
     """Forget KEY's reusable records; the Runs and executions stay."""
     store = CliContext.services().open_state(create=False)
     try:
-        removed = store.remove_key(key) if store is not None else False
+        removed = store.remove_key(ReuseKey(key)) if store is not None else False
     except KeyInUse:
         raise CommandError(f"Key {key} is in use by an active execution or waiter.") from None
     _emit_json({"removed": removed})

@@ -17,6 +17,7 @@ from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.conversations import ConversationNotFound
+from artifactize.ports.ids import RequestId, SessionId
 
 REQUEST_ID = re.compile(r"\Arun-[A-Za-z0-9]+-[0-9]+\Z")
 
@@ -25,20 +26,20 @@ session_app = typer.Typer(
 )
 
 
-def resolve_session(ref: str) -> str:
+def resolve_session(ref: str) -> SessionId:
     """The session ID a REF names; a request ID is looked up in the state."""
     if "/" in ref:
-        return ref.rstrip("/").rsplit("/", 1)[1]
+        return SessionId(ref.rstrip("/").rsplit("/", 1)[1])
     if REQUEST_ID.match(ref):
         state = CliContext.services().open_state(create=False)
-        request = state.get_request(ref) if state is not None else None
+        request = state.get_request(RequestId(ref)) if state is not None else None
         if request is None:
             raise CommandError(f"Unknown request: {ref}")
         session_id = request.data.get("sessionId")
         if not session_id:
             raise CommandError(f"Request {ref} has no saved Agent conversation.")
-        return str(session_id)
-    return ref
+        return SessionId(str(session_id))
+    return SessionId(ref)
 
 
 @session_app.command("show")

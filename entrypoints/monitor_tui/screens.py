@@ -30,7 +30,7 @@ from artifactize.entrypoints.monitor_tui.views import (
 )
 from artifactize.entrypoints.review_tui.layout import flow_walker, titled_frame
 from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RequestStatus
 
 LIST_TITLE = " artifactize monitor · Runs "
 RUN_TITLE = " artifactize monitor · {run} "
@@ -266,7 +266,7 @@ class RunScreen:
         request = self.selected_request()
         if request is None:
             return None, NOT_WAITING.format(status="not an eval")
-        if request.get("status") != ReviewStatus.WAITING_HUMAN:
+        if request.get("status") != RequestStatus.WAITING_HUMAN:
             return None, NOT_WAITING.format(status=request.get("status"))
         return str(request.get("id")), None
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from artifactize.entrypoints.monitor_tui.views import RunRow
+from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import StateStore
 
 
@@ -77,10 +78,10 @@ class MonitorSource:
             return None
 
         def read() -> RunDocument | None:
-            run = store.get_run(run_id)
+            run = store.get_run(RunId(run_id))
             if run is None:
                 return None
-            requests = [dict(r.data) for r in store.list_requests(run_id)]
+            requests = [dict(r.data) for r in store.list_requests(RunId(run_id))]
             return RunDocument(dict(run.data), requests)
 
         document: RunDocument | None = self._read(read)
@@ -90,5 +91,5 @@ class MonitorSource:
         store = self._state()
         if store is None:
             return None
-        claim = self._read(lambda: store.human_claim(request_id))
+        claim = self._read(lambda: store.human_claim(RequestId(request_id)))
         return None if claim is None else f"{claim.reviewer} since {claim.claimed_at}"

@@ -17,31 +17,31 @@ from typing import Any, cast
 
 from artifactize.domain.reviews.run.summaries import run_summary, run_usage, usage_text
 from artifactize.entrypoints.review_tui.waiting import age_text
+from artifactize.kernel.timestamps import timestamp
 from artifactize.ports.documents import RequestDocument
-from artifactize.ports.statuses import ReviewStatus
-from artifactize.ports.timestamps import timestamp
+from artifactize.ports.statuses import RequestStatus, RunStatus
 
 NOT_REQUESTED = "not requested"  # an eval of the Run's definitions with no request
 # One glyph a status, readable without colour; an unknown status shows as "?".
 GLYPHS: dict[str, str] = {
-    ReviewStatus.QUEUED: "·",
-    ReviewStatus.RUNNING: "▶",
-    ReviewStatus.WAIT_DEPENDENCY: "…",
-    ReviewStatus.BLOCKED: "⊘",
-    ReviewStatus.WAITING_HUMAN: "◷",
-    ReviewStatus.UNREVIEWED: "○",
-    ReviewStatus.GREEN: "✓",
-    ReviewStatus.RED: "✗",
-    ReviewStatus.ERROR: "!",
-    ReviewStatus.INCOMPLETE: "◌",
-    ReviewStatus.SUPERSEDED: "↷",
-    ReviewStatus.CANCELLED: "⌀",
-    ReviewStatus.STALE: "~",
-    ReviewStatus.BUDGET_EXHAUSTED: "$",
+    RequestStatus.QUEUED: "·",
+    RequestStatus.RUNNING: "▶",
+    RequestStatus.WAIT_DEPENDENCY: "…",
+    RequestStatus.BLOCKED: "⊘",
+    RequestStatus.WAITING_HUMAN: "◷",
+    RequestStatus.UNREVIEWED: "○",
+    RequestStatus.GREEN: "✓",
+    RequestStatus.RED: "✗",
+    RequestStatus.ERROR: "!",
+    RunStatus.INCOMPLETE: "◌",
+    RequestStatus.SUPERSEDED: "↷",
+    RequestStatus.CANCELLED: "⌀",
+    RequestStatus.STALE: "~",
+    RequestStatus.BUDGET_EXHAUSTED: "$",
     NOT_REQUESTED: " ",
 }
 UNKNOWN_GLYPH = "?"
-COUNT_ORDER = [str(status) for status in ReviewStatus]
+COUNT_ORDER = [str(status) for status in RequestStatus]
 NO_RUNS = "No Runs yet. Start one with `artifactize verify`."
 RUN_COLUMNS = ("RUN", "STATUS", "REQUESTS", "AGE", "REPOSITORY")
 EMPTY = "–"
@@ -130,16 +130,16 @@ def run_header(
     ]
     if run.get("comment"):  # verify --comment: why it was started
         lines.insert(1, f"Comment: {run['comment']}")
-    running = [str(r.get("evalId")) for r in requests if r.get("status") == ReviewStatus.RUNNING]
+    running = [str(r.get("evalId")) for r in requests if r.get("status") == RequestStatus.RUNNING]
     waiting = [
         f"{r.get('evalId')} [{r.get('id')}]"
         for r in requests
-        if r.get("status") == ReviewStatus.WAITING_HUMAN
+        if r.get("status") == RequestStatus.WAITING_HUMAN
     ]
     errors = [
         f"{r.get('evalId')}: {r.get('errorCode') or 'ERROR'} {r.get('error') or ''}".rstrip()
         for r in requests
-        if r.get("status") == ReviewStatus.ERROR
+        if r.get("status") == RequestStatus.ERROR
     ]
     if running:
         lines.append("Running: " + ", ".join(running))

@@ -29,6 +29,7 @@ from artifactize.entrypoints.review_tui.waiting import (
     waiting_row,
 )
 from artifactize.ports.documents import RequestView
+from artifactize.ports.ids import RequestId
 from artifactize.ports.review_store import RemoteStore
 from artifactize.ports.state import HumanClaim, RequestRecord, StateStore
 
@@ -110,11 +111,11 @@ class ReviewSession:
     def view(self, request_id: str) -> RequestView:
         """The request view (``request show``) of the request a reviewer acts on: for a
         follower, the original. Raises HumanReviewError for an unknown ID."""
-        return RequestViews(self.store).view(self.reviews.resolve(request_id))
+        return RequestViews(self.store).view(self.reviews.resolve(RequestId(request_id)))
 
     async def commands(self, request_id: str) -> dict[str, dict[str, Any]]:
         """The resolved command lines of the request's command tools (nothing runs)."""
-        return await self.reviews.tool_commands(request_id)
+        return await self.reviews.tool_commands(RequestId(request_id))
 
     # --- actions --------------------------------------------------------------------------
 
@@ -123,7 +124,7 @@ class ReviewSession:
         view = self.view(request_id)
         if claimant(view) == self.reviewer:
             return False
-        claim = await self.reviews.claim(request_id, self.reviewer)
+        claim = await self.reviews.claim(RequestId(request_id), self.reviewer)
         if claim.request_id not in self.taken:
             self.taken.append(claim.request_id)
         return True
@@ -133,18 +134,18 @@ class ReviewSession:
     ) -> HumanToolResult:
         await self.ensure_claim(request_id)
         return await self.reviews.run_human_tool(
-            request_id, self.reviewer, tool, cancellation, on_line
+            RequestId(request_id), self.reviewer, tool, cancellation, on_line
         )
 
     async def release(self, request_id: str) -> HumanClaim:
-        claim = await self.reviews.unclaim(request_id, self.reviewer)
+        claim = await self.reviews.unclaim(RequestId(request_id), self.reviewer)
         self._forget(claim.request_id)
         return claim
 
     async def cancel(self, request_id: str, reason: str | None) -> tuple[str, ...]:
         """``request cancel`` as this reviewer; the claim (if this session took it) ends."""
-        original = self.reviews.resolve(request_id).id
-        ended = await self.reviews.cancel(request_id, self.reviewer, reason)
+        original = self.reviews.resolve(RequestId(request_id)).id
+        ended = await self.reviews.cancel(RequestId(request_id), self.reviewer, reason)
         self._forget(original)
         return ended
 
@@ -155,10 +156,15 @@ class ReviewSession:
         from a recheck; also when publishing failed after the local settle) is no longer a
         claim this session holds."""
         await self.ensure_claim(request_id)
-        original = self.reviews.resolve(request_id).id
+        original = self.reviews.resolve(RequestId(request_id)).id
         try:
             return await self.reviews.submit_and_publish(
-                request_id, self.reviewer, result, self.remote, self.warnings.append, cancellation
+                RequestId(request_id),
+                self.reviewer,
+                result,
+                self.remote,
+                self.warnings.append,
+                cancellation,
             )
         finally:
             if self.store.human_claim(original) is None:  # settled: the claim went with it
@@ -168,8 +174,8 @@ class ReviewSession:
         """The claims this session took that this reviewer still holds on waiting requests."""
         held: list[str] = []
         for request_id in self.taken:
-            claim = self.store.human_claim(request_id)
-            request = self.store.get_request(request_id)
+            claim = self.store.human_claim(RequestId(request_id))
+            request = self.store.get_request(RequestId(request_id))
             if claim is None or claim.reviewer != self.reviewer:
                 continue
             if request is not None and request.status == WAITING_HUMAN:

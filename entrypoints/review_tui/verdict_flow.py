@@ -24,7 +24,7 @@ from artifactize.entrypoints.review_tui.form_model import FormError, editor_temp
 from artifactize.entrypoints.review_tui.form_screen import FormScreen
 from artifactize.entrypoints.review_tui.request_screen import RequestScreen
 from artifactize.entrypoints.review_tui.shell import Shell
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import Verdict
 
 SUBMITTING = "Submitting {verdict}…"
 SUBMITTED = "Submitted {status} for {eval} ({request})."
@@ -35,8 +35,8 @@ def branch_schema(view: Mapping[str, Any], verdict: str) -> dict[str, Any]:
     """The recorded eval's schema for ``verdict``, as the lifecycle validates it."""
     definition = (view.get("humanDefinition") or {}).get("eval") or {}
     validator = VerdictValidator(definition.get("passSchema"), definition.get("failSchema"))
-    green = verdict == ReviewStatus.GREEN
-    return validator.branch_schema(ReviewStatus.GREEN if green else ReviewStatus.RED)
+    green = verdict == Verdict.GREEN
+    return validator.branch_schema(Verdict.GREEN if green else Verdict.RED)
 
 
 class VerdictFlow:
@@ -64,7 +64,7 @@ class VerdictFlow:
         self.shell.show(screen)
         if act not in (Act.GREEN, Act.RED):
             return
-        verdict = ReviewStatus.GREEN if act is Act.GREEN else ReviewStatus.RED
+        verdict = Verdict.GREEN if act is Act.GREEN else Verdict.RED
         schema = branch_schema(screen.view, verdict)
         form = flat_form(verdict, schema)
         if form is None:

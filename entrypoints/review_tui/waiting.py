@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RequestStatus
 
-WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
+WAITING_HUMAN = RequestStatus.WAITING_HUMAN
 LIST_COLUMNS = ("EVAL", "REQUEST", "CLAIM", "WAITING", "REPO")
 NO_WAITING = "No Human reviews are waiting."
 NO_CLAIM = "-"

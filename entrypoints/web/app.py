@@ -45,8 +45,9 @@ from artifactize.entrypoints.web.security import (
     Guard,
     GuardMiddleware,
 )
+from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import StateError
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RequestStatus
 
 MONITOR_RUNS_MAX = 100  # Runs the monitor lists
 STOP_POLL_SECONDS = 0.1
@@ -158,8 +159,8 @@ class Routes:
         notes = list(messages or [])
         commands: dict[str, dict[str, Any]] = {}
         files_html = ""
-        waiting = view.get("status") == ReviewStatus.WAITING_HUMAN
-        record = session.reviews.resolve(request_id)
+        waiting = view.get("status") == RequestStatus.WAITING_HUMAN
+        record = session.reviews.resolve(RequestId(request_id))
         try:
             if waiting:
                 commands = await session.commands(request_id)
@@ -189,7 +190,7 @@ class Routes:
         return self._page(str(view.get("evalId")), body, status)
 
     def _run_status(self, view: Mapping[str, Any]) -> str | None:
-        run = self.c.session.store.get_run(str(view.get("runId")))
+        run = self.c.session.store.get_run(RunId(str(view.get("runId"))))
         return None if run is None else run.status
 
     async def state_events(self, request: Request) -> Response:
@@ -206,7 +207,9 @@ class Routes:
 
     async def log_events(self, request: Request) -> Response:
         try:
-            request_id = self.c.session.reviews.resolve(request.path_params["request_id"]).id
+            request_id = self.c.session.reviews.resolve(
+                RequestId(request.path_params["request_id"])
+            ).id
         except HumanReviewError as exc:
             return self._problem("Unknown request", exc.message, 404)
         live = self.c.runs.live(request_id)
@@ -294,7 +297,7 @@ class Routes:
             return acted
         request_id, _ = acted
         try:
-            original = self.c.session.reviews.resolve(request_id).id
+            original = self.c.session.reviews.resolve(RequestId(request_id)).id
         except HumanReviewError as exc:
             return self._refuse(request, True, exc.message, 404)
         count = self.c.runs.stop(original)
@@ -359,7 +362,7 @@ class Routes:
         if not path:
             return self._problem("Refused", NO_PATH, 400)
         try:
-            record = self.c.session.reviews.resolve(request_id)
+            record = self.c.session.reviews.resolve(RequestId(request_id))
             data = await self.c.viewer.read(record, path)
         except HumanReviewError as exc:
             return self._problem("Cannot view the file", exc.message, 404)

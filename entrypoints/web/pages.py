@@ -43,7 +43,7 @@ from artifactize.entrypoints.web.verdict_form import (
     VerdictChoice,
     input_name,
 )
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RequestStatus
 
 APP_NAME = "artifactize"
 CSRF_FIELD = "csrf"
@@ -193,7 +193,7 @@ def status_section(
         since = age_text(claim.get("claimedAt"), now)
         claim_line = f"Claimed by {name}{you} {since} ago."
     lines = [f"<p>Status <strong>{esc(status)}</strong> {esc(glyph(status))}</p>"]
-    if status == ReviewStatus.WAITING_HUMAN:
+    if status == RequestStatus.WAITING_HUMAN:
         lines.append(f"<p>{esc(claim_line)}</p>")
     else:
         by = view.get("reviewer") or view.get("endedBy")
@@ -260,7 +260,7 @@ def _tools(
 
 
 def _actions(request_id: str, view: Mapping[str, Any], reviewer: str, csrf: str) -> str:
-    if view.get("status") != ReviewStatus.WAITING_HUMAN:
+    if view.get("status") != RequestStatus.WAITING_HUMAN:
         return ""
     name = claimant(view)
     parts: list[str] = []
@@ -447,7 +447,7 @@ def request_page(
     payload = view.get("payload") or {}
     definition = view.get("humanDefinition") or {}
     scope = sorted((definition.get("artifacts") or {}).keys())
-    waiting = view.get("status") == ReviewStatus.WAITING_HUMAN
+    waiting = view.get("status") == RequestStatus.WAITING_HUMAN
     can_act = waiting and claimant(view) == reviewer
     instruction = str(payload.get("instruction") or "")
     form = verdict_form(request_id, choices, chosen, csrf) if can_act else ""
@@ -529,7 +529,7 @@ def run_tree(run: Mapping[str, Any], requests: Sequence[Mapping[str, Any]], now:
     def node_html(node: TreeNode) -> str:
         request = by_id.get(node.key)
         label = esc(node.label.strip())
-        if request is not None and node.status == ReviewStatus.WAITING_HUMAN:
+        if request is not None and node.status == RequestStatus.WAITING_HUMAN:
             label = (
                 f'{label} · <a href="{esc(request_url(node.key))}">{esc(request.get("evalId"))}</a>'
             )

@@ -79,7 +79,7 @@ def web_context(services: Services, reviewer: str | None, all_repos: bool) -> We
         store=store, reviews=reviews, reviewer=name, remote=remote, repo=repo, now=clock.now
     )
     ports = reviews.ports
-    viewer = ScopeViewer(ports.load, ports.filesystem, ports.tools.regex)
+    viewer = ScopeViewer(ports.load, ports.filesystem, ports.tools.regex, ports.threads)
     return WebContext(
         session=session,
         viewer=viewer,

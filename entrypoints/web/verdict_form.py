@@ -30,7 +30,7 @@ from artifactize.entrypoints.review_tui.form_model import (
     editor_template,
     flat_form,
 )
-from artifactize.ports.statuses import VERDICTS, ReviewStatus
+from artifactize.ports.statuses import VERDICTS, Verdict
 
 JSON_FIELD = "json"  # the JSON editor's field name in a verdict's group
 UNSET_OPTION = ""
@@ -106,8 +106,8 @@ def branch_schema(view: Mapping[str, Any], verdict: str) -> dict[str, Any]:
     """The recorded eval's branch schema for ``verdict``, as the lifecycle validates it."""
     definition = (view.get("humanDefinition") or {}).get("eval") or {}
     validator = VerdictValidator(definition.get("passSchema"), definition.get("failSchema"))
-    green = verdict == ReviewStatus.GREEN
-    return validator.branch_schema(ReviewStatus.GREEN if green else ReviewStatus.RED)
+    green = verdict == Verdict.GREEN
+    return validator.branch_schema(Verdict.GREEN if green else Verdict.RED)
 
 
 def choices(view: Mapping[str, Any]) -> dict[str, VerdictChoice]:

@@ -29,6 +29,7 @@ from tests.contract.adapters import (
     track,
     wait_gone,
 )
+from tests.fakes.threads import THREADS
 
 pytestmark = pytest.mark.anyio
 
@@ -391,6 +392,7 @@ def test_an_owner_killed_mid_session_is_recovered_by_the_next_sweep(tmp_path: Pa
         store=STORE,
         parent=str(parent),
         cleanup=ThreadCleanupExecutor(),
+        threads=THREADS,
     )
     sweep(ports)
     assert STORE.directories(str(parent)) == []

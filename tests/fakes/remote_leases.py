@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from artifactize.ports.ids import ReuseKey
 from artifactize.ports.review_store import RemoteLease
 
 
@@ -37,7 +38,13 @@ class MemoryLeases:
     def _view(self, key: str, granted: bool) -> RemoteLease:
         holder, expires = self.held[key]
         return RemoteLease(
-            granted, key, holder, self.principal, "t0", f"t{expires:g}", self.lease_seconds
+            granted,
+            ReuseKey(key),
+            holder,
+            self.principal,
+            "t0",
+            f"t{expires:g}",
+            self.lease_seconds,
         )
 
     async def acquire_lease(self, key: str, holder: str) -> RemoteLease | None:

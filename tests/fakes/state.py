@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from artifactize.ports.documents import ExecutionDocument, RequestDocument
+from artifactize.ports.ids import ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     ACTIVE_STATUSES,
     Claim,
@@ -33,7 +34,12 @@ from artifactize.ports.state import (
     StateError,
     Supersession,
 )
-from artifactize.ports.statuses import VERDICTS
+from artifactize.ports.statuses import (
+    VERDICT_STATUSES,
+    ExecutionStatus,
+    RequestStatus,
+    RunStatus,
+)
 from tests.support.documents import opaque
 
 _DEAD_OWNER_SETTLES = ("QUEUED", "RUNNING", "WAIT_DEPENDENCY", "BLOCKED")
@@ -70,10 +76,10 @@ class MemoryStateStore:
             raise StateError(f"Request not found: {request.id}")
         self.requests[request.id] = dataclasses.replace(request, data=copy.deepcopy(request.data))
 
-    def get_run(self, run_id: str) -> RunRecord | None:
+    def get_run(self, run_id: RunId) -> RunRecord | None:
         return self.runs.get(run_id)
 
-    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[str, ...]:
+    def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[RunId, ...]:
         settled = []
         died = {"status": "ERROR", "errorCode": "OWNER_DIED", "completedAt": self.settled_at}
         for run in list(self.runs.values()):
@@ -83,13 +89,13 @@ class MemoryStateStore:
             if owner_alive(owner["pid"], owner["startTime"]):
                 continue
             data = {**run.data, **died, "error": "Run owner died."}
-            self.runs[run.id] = dataclasses.replace(run, status="ERROR", data=opaque(data))
+            self.runs[run.id] = dataclasses.replace(run, status=RunStatus.ERROR, data=opaque(data))
             for request in list(self.requests.values()):
                 if request.run_id != run.id or request.status not in _DEAD_OWNER_SETTLES:
                     continue
                 data = {**request.data, **died, "error": "Run owner died."}
                 self.requests[request.id] = dataclasses.replace(
-                    request, status="ERROR", data=opaque(data)
+                    request, status=RequestStatus.ERROR, data=opaque(data)
                 )
                 execution = self.executions.get(request.execution_id or "")
                 if (
@@ -101,7 +107,7 @@ class MemoryStateStore:
                     data = {**execution.data, **died, "error": "Execution owner died."}
                     self.executions[execution.id] = dataclasses.replace(
                         execution,
-                        status="ERROR",
+                        status=ExecutionStatus.ERROR,
                         completed_at=self.settled_at,
                         data=opaque(data),
                     )
@@ -112,19 +118,19 @@ class MemoryStateStore:
         runs = [r for r in reversed(self.runs.values()) if repo is None or r.repo == repo]
         return runs[offset : offset + limit]
 
-    def list_requests(self, run_id: str) -> list[RequestRecord]:
+    def list_requests(self, run_id: RunId) -> list[RequestRecord]:
         found = [r for r in self.requests.values() if r.run_id == run_id]
         return sorted(found, key=lambda r: r.ordinal)
 
-    def get_request(self, request_id: str) -> RequestRecord | None:
+    def get_request(self, request_id: RequestId) -> RequestRecord | None:
         return self.requests.get(request_id)
 
-    def _records(self, key: str) -> list[ExecutionRecord]:
+    def _records(self, key: ReuseKey) -> list[ExecutionRecord]:
         records = [self.executions[i] for i in self.history_ids if self.executions[i].key == key]
         order = {identifier: index for index, identifier in enumerate(self.history_ids)}
         return sorted(records, key=lambda r: (r.completed_at or "", order[r.id]), reverse=True)
 
-    def latest_record(self, key: str, *, touch: bool) -> ExecutionRecord | None:
+    def latest_record(self, key: ReuseKey, *, touch: bool) -> ExecutionRecord | None:
         records = self._records(key)
         if records and touch:
             self.touched.append(records[0].id)
@@ -139,7 +145,7 @@ class MemoryStateStore:
         return found
 
     def latest_of_keys(self, keys: Sequence[str], *, touch: bool) -> dict[str, ExecutionRecord]:
-        found = {key: self.latest_record(key, touch=touch) for key in dict.fromkeys(keys)}
+        found = {key: self.latest_record(ReuseKey(key), touch=touch) for key in dict.fromkeys(keys)}
         return {key: record for key, record in found.items() if record is not None}
 
     def prune(self, *, before: str | None, keep: int | None, dry_run: bool) -> PruneOutcome:
@@ -162,10 +168,12 @@ class MemoryStateStore:
                     return Claim(ClaimOutcome.BUSY, holder)
                 data: ExecutionDocument = {
                     **holder.data,
-                    "status": "ERROR",
+                    "status": ExecutionStatus.ERROR,
                     "errorCode": "OWNER_DIED",
                 }
-                self.executions[holder.id] = dataclasses.replace(holder, status="ERROR", data=data)
+                self.executions[holder.id] = dataclasses.replace(
+                    holder, status=ExecutionStatus.ERROR, data=data
+                )
         self.executions[execution.id] = execution
         return Claim(ClaimOutcome.OWNED)
 
@@ -181,7 +189,7 @@ class MemoryStateStore:
         if request is not None:
             self.update_request(request)
         self.executions[execution.id] = execution
-        recorded = record and execution.key is not None and execution.status in VERDICTS
+        recorded = record and execution.key is not None and execution.status in VERDICT_STATUSES
         if recorded:
             self.history_ids.append(execution.id)
         return recorded
@@ -197,7 +205,7 @@ class MemoryStateStore:
         self._supersede(execution.key, supersede)
         return True
 
-    def _supersede(self, key: str, supersede: Supersession) -> None:
+    def _supersede(self, key: ReuseKey, supersede: Supersession) -> None:
         """The key's Human wait ends: its execution and waiting requests take the fields."""
         execution_fields = supersede.execution_fields
         request_fields = supersede.request_fields
@@ -221,10 +229,10 @@ class MemoryStateStore:
                     )
                     self.claims.pop(request.id, None)
 
-    def get_execution(self, execution_id: str) -> ExecutionRecord | None:
+    def get_execution(self, execution_id: ExecutionId) -> ExecutionRecord | None:
         return self.executions.get(execution_id)
 
-    def history(self, key: str) -> list[ExecutionRecord]:
+    def history(self, key: ReuseKey) -> list[ExecutionRecord]:
         return self._records(key)
 
     def latest_records(self) -> list[tuple[ExecutionRecord, int]]:
@@ -232,7 +240,7 @@ class MemoryStateStore:
         rows = [(self._records(k)[0], len(self._records(k))) for k in keys if k is not None]
         return sorted(rows, key=lambda row: row[0].completed_at or "", reverse=True)
 
-    def remove_key(self, key: str) -> bool:
+    def remove_key(self, key: ReuseKey) -> bool:
         if any(e.key == key and e.status in ACTIVE_STATUSES for e in self.executions.values()):
             raise KeyInUse(f"Key {key} is in use by an active execution or waiter.")
         before = len(self.history_ids)
@@ -250,10 +258,10 @@ class MemoryStateStore:
         ]
         return sorted(found, key=lambda r: (order.index(r.run_id), r.ordinal))
 
-    def human_claim(self, request_id: str) -> HumanClaim | None:
+    def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         return self.claims.get(request_id)
 
-    def _waiting(self, request_id: str) -> RequestRecord:
+    def _waiting(self, request_id: RequestId) -> RequestRecord:
         request = self.requests.get(request_id)
         if request is None or request.status != "WAITING_HUMAN" or request.execution_id is None:
             raise HumanNotWaiting(request_id)
@@ -262,14 +270,14 @@ class MemoryStateStore:
             raise HumanNotWaiting(request_id)
         return request
 
-    def claim_human(self, request_id: str, reviewer: str, claimed_at: str) -> HumanClaim:
+    def claim_human(self, request_id: RequestId, reviewer: str, claimed_at: str) -> HumanClaim:
         self._waiting(request_id)
         held = self.claims.setdefault(request_id, HumanClaim(request_id, reviewer, claimed_at))
         if held.reviewer != reviewer:
             raise HumanClaimRefused(held.reviewer)
         return held
 
-    def unclaim_human(self, request_id: str, reviewer: str) -> HumanClaim:
+    def unclaim_human(self, request_id: RequestId, reviewer: str) -> HumanClaim:
         self._waiting(request_id)
         held = self.claims.get(request_id)
         if held is None or held.reviewer != reviewer:
@@ -285,7 +293,9 @@ class MemoryStateStore:
         if held.reviewer != settlement.reviewer:
             raise HumanNotWaiting(request.id)
         self.executions[execution.id] = execution
-        recorded = settlement.record and execution.key is not None and execution.status in VERDICTS
+        recorded = (
+            settlement.record and execution.key is not None and execution.status in VERDICT_STATUSES
+        )
         if recorded:
             self.history_ids.append(execution.id)
         self.requests[request.id] = request
@@ -316,7 +326,7 @@ class MemoryStateStore:
                     self.runs[run_id] = settled
         return HumanSettled(recorded, tuple(f.id for f in followers))
 
-    def end_human(self, ending: HumanEnding) -> tuple[str, ...]:
+    def end_human(self, ending: HumanEnding) -> tuple[RequestId, ...]:
         current = self._waiting(ending.request_id)
         if current.execution_id != ending.execution_id:
             raise HumanNotWaiting(ending.request_id)

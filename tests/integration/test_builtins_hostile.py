@@ -37,6 +37,7 @@ from artifactize.domain.config_service import ConfigService
 from artifactize.domain.text import compact_json_size, utf16_length
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 from artifactize.domain.tools.results import ToolResult
+from tests.fakes.threads import THREADS
 from tests.support.builtin_tools import Tools
 from tests.support.processes import nothing_left_in_test_trees
 from tests.support.workspaces import remove_large_files, write
@@ -88,7 +89,9 @@ def W(tmp_path: Path) -> Iterator[Path]:
 
 def tools(W: Path, eval_id: str = "a/review", environment: dict[str, str] | None = None) -> Tools:
     workspace = ConfigService(PosixFilesystem()).load(str(W))
-    ports = ToolPorts(PosixFilesystem(), RyRegexEngine(), PosixProcessRunner(), environment or {})
+    ports = ToolPorts(
+        PosixFilesystem(), RyRegexEngine(), PosixProcessRunner(), environment or {}, threads=THREADS
+    )
     return Tools(AgentToolRegistry.for_eval(workspace, eval_id, ports), W.parent / "O")
 
 

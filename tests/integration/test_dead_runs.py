@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from artifactize.adapters.sqlite.state import SqliteStateStore, SqliteStateStores
+from artifactize.ports.ids import EvalId, ExecutionId, RequestId, RunId
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 from tests.support.documents import opaque
 
 DEAD = (111, 1.5)
@@ -33,14 +35,20 @@ def run(run_id: str, owner: tuple[int, float] | None, status: str = "RUNNING") -
     data: dict[str, Any] = {"id": run_id, "status": status, "createdAt": "2026-01-01T00:00:00Z"}
     if owner is not None:
         data["owner"] = {"pid": owner[0], "startTime": owner[1]}
-    return RunRecord(run_id, "/repo", status, opaque(data))
+    return RunRecord(RunId(run_id), "/repo", RunStatus(status), opaque(data))
 
 
 def request(run_id: str, ordinal: int, status: str, execution: str | None = None) -> RequestRecord:
     request_id = f"{run_id}-{ordinal}"
     data = {"id": request_id, "status": status, "executionId": execution}
     return RequestRecord(
-        request_id, run_id, f"a/e{ordinal}", ordinal, execution, status, opaque(data)
+        RequestId(request_id),
+        RunId(run_id),
+        EvalId(f"a/e{ordinal}"),
+        ordinal,
+        None if execution is None else ExecutionId(execution),
+        RequestStatus(status),
+        opaque(data),
     )
 
 
@@ -48,7 +56,15 @@ def execution(
     execution_id: str, owner: tuple[int, float], status: str = "RUNNING"
 ) -> ExecutionRecord:
     return ExecutionRecord(
-        execution_id, None, "h", status, owner[0], owner[1], None, None, {"id": execution_id}
+        ExecutionId(execution_id),
+        None,
+        "h",
+        ExecutionStatus(status),
+        owner[0],
+        owner[1],
+        None,
+        None,
+        {"id": ExecutionId(execution_id)},
     )
 
 
@@ -68,10 +84,10 @@ def test_a_dead_owners_run_settles_with_its_requests_and_executions(
         ],
     )
     assert store.settle_dead_runs(alive) == ("run-dead",)
-    settled = store.get_run("run-dead")
+    settled = store.get_run(RunId("run-dead"))
     assert settled is not None and settled.status == "ERROR"
     assert (settled.data["errorCode"], settled.data["error"]) == ("OWNER_DIED", "Run owner died.")
-    statuses = [(r.status, r.data.get("errorCode")) for r in store.list_requests("run-dead")]
+    statuses = [(r.status, r.data.get("errorCode")) for r in store.list_requests(RunId("run-dead"))]
     assert statuses == [
         ("ERROR", "OWNER_DIED"),
         ("ERROR", "OWNER_DIED"),
@@ -79,10 +95,12 @@ def test_a_dead_owners_run_settles_with_its_requests_and_executions(
         ("GREEN", None),
         ("ERROR", "OWNER_DIED"),
     ]
-    dead_execution = store.get_execution("x-1")
+    dead_execution = store.get_execution(ExecutionId("x-1"))
     assert dead_execution is not None and dead_execution.status == "ERROR"
     assert dead_execution.data["error"] == "Execution owner died."
-    other = store.get_execution("x-other")  # another process's execution: never touched
+    other = store.get_execution(
+        ExecutionId("x-other")
+    )  # another process's execution: never touched
     assert other is not None and other.status == "RUNNING"
     assert store.settle_dead_runs(alive) == ()  # settled once
 
@@ -92,7 +110,7 @@ def test_live_unowned_and_finished_runs_are_left_alone(store: SqliteStateStore) 
     store.create_run(run("run-old", None), [request("run-old", 1, "RUNNING")])
     store.create_run(run("run-done", DEAD, "GREEN"), [request("run-done", 1, "GREEN")])
     assert store.settle_dead_runs(alive) == ()
-    assert [store.get_run(r).status for r in ("run-live", "run-old", "run-done")] == [  # type: ignore[union-attr]
+    assert [store.get_run(RunId(r)).status for r in ("run-live", "run-old", "run-done")] == [  # type: ignore[union-attr]
         "RUNNING",
         "RUNNING",
         "GREEN",

@@ -20,6 +20,7 @@ import pytest
 
 from artifactize.entrypoints.cli.app import main
 from artifactize.entrypoints.cli.monitor import ALL_WITH_REPO, JSON_REFUSED, NEEDS_TERMINAL
+from artifactize.ports.ids import ReuseKey
 from tests.support.human_workspace import artifact, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.tmux import EXITED, Terminal, needs_tmux
@@ -137,7 +138,7 @@ def test_the_monitor_reads_through_a_connection_that_cannot_write(
     assert watcher is not None
     try:
         with pytest.raises(Exception, match="readonly"):
-            watcher.remove_key("0" * 64)
+            watcher.remove_key(ReuseKey("0" * 64))
         assert watcher.list_runs(None, 10, 0) == []
     finally:
         watcher.close()  # no descriptor into the test tree outlives the test

@@ -51,6 +51,7 @@ from artifactize.ports.review_store import (
     RemoteSettings,
 )
 from artifactize.ports.state import ClaimOutcome, ExecutionRecord
+from artifactize.ports.statuses import ExecutionStatus
 from tests.support.documents import opaque
 from tests.support.fake_review_store import Canned, FakeReviewStore, fake_store
 from tests.support.remote_records import KINDS, execution, key_of
@@ -725,7 +726,7 @@ def seed_state(state: Path, *executions: dict[str, Any]) -> None:
                 id=data["id"],
                 key=data["key"],
                 eval_def_hash=data["evalDefHash"],
-                status="RUNNING",
+                status=ExecutionStatus.RUNNING,
                 owner_pid=os.getpid(),
                 owner_start_time=1.0,
                 backend="openai",

@@ -35,6 +35,7 @@ from artifactize.domain.reviews.run.failures import TIMED_OUT, FailureCode
 from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.workspace import Workspace
 from artifactize.ports.conversations import ConversationNotFound
+from artifactize.ports.ids import SessionId
 from artifactize.ports.model import (
     FailureKind,
     ProviderFailure,
@@ -50,6 +51,7 @@ from tests.fakes.model import (
     text_reply,
     verdict_reply,
 )
+from tests.fakes.threads import THREADS
 from tests.integration.test_tool_sessions import (  # noqa: F401  (no_leftovers is a fixture)
     ACT,
     ENDED,
@@ -97,6 +99,7 @@ class ReviewSetup(Setup):
             tools=self.tool_ports(),
             sessions=self.session_ports(),
             reload=reload or self.workspace,
+            threads=THREADS,
         )
 
     def review(self, backend: ScriptedBackend, reload: Any = None) -> AgentReview:
@@ -269,6 +272,7 @@ def verify_ports(setup: ReviewSetup, backends: ScriptedBackends, store: Any) -> 
         tools=setup.tool_ports(),
         sessions=setup.session_ports(),
         reload=setup.workspace,
+        threads=THREADS,
     )
 
     def output_root(run_id: str) -> str:
@@ -385,7 +389,9 @@ async def test_a_follow_up_that_calls_no_bound_tool_starts_nothing(tmp_path: Pat
     session_id, conversations = await reviewed_session(setup, [act("c1"), verdict_reply("GREEN")])
     assert len(setup.events("start")) == 1
     backend = ScriptedBackend([text_reply("Because act reported two calls.")])
-    result = await follow_up(setup, backend, conversations).send(session_id, "Why GREEN?")
+    result = await follow_up(setup, backend, conversations).send(
+        SessionId(session_id), "Why GREEN?"
+    )
     assert result.answer == "Because act reported two calls."
     assert len(setup.events("start")) == 1  # nothing new started
     assert setup.session_directories() == []
@@ -400,7 +406,9 @@ async def test_a_follow_up_gets_its_own_fresh_session(tmp_path: Path) -> None:
     setup = ReviewSetup(tmp_path)
     session_id, conversations = await reviewed_session(setup, [act("c1"), verdict_reply("GREEN")])
     backend = ScriptedBackend([act("c9"), text_reply("Checked again.")])
-    result = await follow_up(setup, backend, conversations).send(session_id, "Check again?")
+    result = await follow_up(setup, backend, conversations).send(
+        SessionId(session_id), "Check again?"
+    )
     assert result.answer == "Checked again."
     first, second = setup.events("start")
     assert first["pid"] != second["pid"]  # a fresh harness, not the review's
@@ -414,7 +422,9 @@ async def test_a_follow_up_of_an_unknown_session_is_refused(tmp_path: Path) -> N
         str(tmp_path / "state"), private_files=PosixPrivateFiles()
     )
     with pytest.raises(ConversationNotFound):
-        await follow_up(setup, ScriptedBackend([]), conversations).send("abc123", "Hello?")
+        await follow_up(setup, ScriptedBackend([]), conversations).send(
+            SessionId("abc123"), "Hello?"
+        )
     assert setup.events() == []
 
 

@@ -28,6 +28,7 @@ from artifactize.adapters.sqlite.state import (
     SqliteStateStores,
 )
 from artifactize.adapters.utc_timestamps import utc_now, utc_timestamp
+from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     Claim,
     ClaimOutcome,
@@ -39,6 +40,7 @@ from artifactize.ports.state import (
     StateStore,
     StateStores,
 )
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 from tests.fakes.processes import TickingClock
 from tests.support.documents import opaque
 from tests.support.processes import no_process_left_behind
@@ -71,10 +73,10 @@ def execution(
     data: dict[str, Any] | None = None,
 ) -> ExecutionRecord:
     return ExecutionRecord(
-        id=execution_id,
-        key=key,
+        id=ExecutionId(execution_id),
+        key=None if key is None else ReuseKey(key),
         eval_def_hash="hash",
-        status="RUNNING",
+        status=ExecutionStatus.RUNNING,
         owner_pid=pid,
         owner_start_time=start,
         backend=None,
@@ -93,10 +95,10 @@ def settled(
 ) -> ExecutionRecord:
     return replace(
         running,
-        status=status,
+        status=ExecutionStatus(status),
         completed_at=completed_at or at(0),
         data=opaque(RECORD_DATA if data is None else data),
-        key=running.key if key is None else key,
+        key=running.key if key is None else ReuseKey(key),
     )
 
 
@@ -171,7 +173,9 @@ def test_create_then_reopen_keeps_the_state(tmp_path: Path) -> None:
     store = SqliteStateStores().open(str(state_dir), create=True)
     assert store is not None
     state_id = store.state_id()
-    store.create_run(RunRecord("run-a", "/repo", "RUNNING", opaque({"createdAt": at(1)})), [])
+    store.create_run(
+        RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, opaque({"createdAt": at(1)})), []
+    )
     store.close()
 
     assert state_dir.stat().st_mode & 0o777 == 0o700
@@ -183,7 +187,7 @@ def test_create_then_reopen_keeps_the_state(tmp_path: Path) -> None:
         again = stores.open(str(state_dir), create=create)
         assert again is not None
         assert again.state_id() == state_id
-        run = again.get_run("run-a")
+        run = again.get_run(RunId("run-a"))
         assert run is not None and opaque(run.data) == {"createdAt": at(1)}
         assert isinstance(again, SqliteStateStore)
         again.close()
@@ -295,12 +299,12 @@ def test_caps_must_be_positive(limit: str) -> None:
 
 def request(run_id: str, ordinal: int, status: str = "QUEUED", **fields: Any) -> RequestRecord:
     return RequestRecord(
-        id=f"{run_id}-{ordinal}",
-        run_id=run_id,
-        eval_id=f"doc/eval{ordinal}",
+        id=RequestId(f"{run_id}-{ordinal}"),
+        run_id=RunId(run_id),
+        eval_id=EvalId(f"doc/eval{ordinal}"),
         ordinal=ordinal,
         execution_id=fields.pop("execution_id", None),
-        status=status,
+        status=RequestStatus(status),
         data=opaque({"id": f"{run_id}-{ordinal}", **fields}),
     )
 
@@ -308,19 +312,26 @@ def request(run_id: str, ordinal: int, status: str = "QUEUED", **fields: Any) ->
 def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> None:
     store: StateStore = open_store()
     run = RunRecord(
-        "run-a", "/repo", "RUNNING", opaque({"createdAt": at(1), "title": "Übersicht ✓"})
+        RunId("run-a"),
+        "/repo",
+        RunStatus.RUNNING,
+        opaque({"createdAt": at(1), "title": "Übersicht ✓"}),
     )
     store.create_run(run, [request("run-a", 2), request("run-a", 1)])
-    assert store.get_run("run-a") == run
-    assert [r.ordinal for r in store.list_requests("run-a")] == [1, 2]
+    assert store.get_run(RunId("run-a")) == run
+    assert [r.ordinal for r in store.list_requests(RunId("run-a"))] == [1, 2]
 
-    store.update_run(replace(run, status="GREEN", data={**run.data, "status": "GREEN"}))
-    updated = store.get_run("run-a")
+    store.update_run(
+        replace(run, status=RunStatus.GREEN, data={**run.data, "status": RunStatus.GREEN})
+    )
+    updated = store.get_run(RunId("run-a"))
     assert updated is not None and updated.status == "GREEN" and updated.data["status"] == "GREEN"
-    store.update_request(replace(request("run-a", 1), status="GREEN"))
-    saved = store.get_request("run-a-1")
+    store.update_request(replace(request("run-a", 1), status=RequestStatus.GREEN))
+    saved = store.get_request(RequestId("run-a-1"))
     assert saved is not None and saved.status == "GREEN"
-    assert store.get_run("missing") is None and store.get_request("missing") is None
+    assert (
+        store.get_run(RunId("missing")) is None and store.get_request(RequestId("missing")) is None
+    )
 
     stored = raw(tmp_path / "state" / "state.sqlite", "SELECT data FROM runs")
     assert stored == [('{"createdAt":"' + at(1) + '","title":"Übersicht ✓","status":"GREEN"}',)]
@@ -328,12 +339,14 @@ def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> 
 
 def test_run_writes_are_checked(open_store: OpenStore) -> None:
     store = open_store()
-    run = RunRecord("run-a", "/repo", "RUNNING", opaque({"createdAt": at(1)}))
+    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, opaque({"createdAt": at(1)}))
     with pytest.raises(ValueError, match="run-b-1 belongs to Run run-b, not run-a"):
         store.create_run(run, [request("run-b", 1)])
     with pytest.raises(StateError, match="UNIQUE"):
-        store.create_run(run, [request("run-a", 1), replace(request("run-a", 1), id="other")])
-    assert store.get_run("run-a") is None  # one transaction: nothing half-written
+        store.create_run(
+            run, [request("run-a", 1), replace(request("run-a", 1), id=RequestId("other"))]
+        )
+    assert store.get_run(RunId("run-a")) is None  # one transaction: nothing half-written
     with pytest.raises(StateError, match="Run not found: run-a"):
         store.update_run(run)
     store.create_run(run, [request("run-a", 1)])
@@ -351,7 +364,9 @@ def test_list_runs_newest_first_by_created_at_then_insertion(open_store: OpenSto
         ("run-3", "/a", at(2)),
         ("run-4", "/a", at(3)),
     ]:
-        store.create_run(RunRecord(run_id, repo, "GREEN", opaque({"createdAt": created})), [])
+        store.create_run(
+            RunRecord(RunId(run_id), repo, RunStatus.GREEN, opaque({"createdAt": created})), []
+        )
     assert [r.id for r in store.list_runs(None, 10, 0)] == ["run-4", "run-3", "run-1", "run-2"]
     assert [r.id for r in store.list_runs("/a", 2, 1)] == ["run-3", "run-1"]
     assert store.list_runs("/c", 10, 0) == []
@@ -366,7 +381,7 @@ def test_claim_owns_then_busy_then_reuses_the_newest_record(open_store: OpenStor
     store = open_store()
     first = execution("execution-1")
     assert store.claim(first, alive) == Claim(ClaimOutcome.OWNED)
-    stored = store.get_execution("execution-1")
+    stored = store.get_execution(ExecutionId("execution-1"))
     assert stored is not None and stored.status == "RUNNING" and stored.key == "k"
 
     busy = store.claim(execution("execution-2"), alive)
@@ -378,7 +393,7 @@ def test_claim_owns_then_busy_then_reuses_the_newest_record(open_store: OpenStor
     assert reused.outcome is ClaimOutcome.REUSED
     assert reused.record is not None and reused.record.id == "execution-1"
     assert reused.record.data == RECORD_DATA and reused.record.completed_at == at(5)
-    assert store.get_execution("execution-2") is None  # a reuse starts nothing
+    assert store.get_execution(ExecutionId("execution-2")) is None  # a reuse starts nothing
 
 
 def test_latest_record_is_newest_completed_then_latest_stored(open_store: OpenStore) -> None:
@@ -396,15 +411,15 @@ def test_latest_record_is_newest_completed_then_latest_stored(open_store: OpenSt
     forced("execution-b", at(20), "RED")
     forced("execution-c", at(5))  # stored later, completed earlier
     forced("execution-d", at(20))  # ties with b, stored later: wins
-    assert [r.id for r in store.history("k")] == [
+    assert [r.id for r in store.history(ReuseKey("k"))] == [
         "execution-d",
         "execution-b",
         "execution-a",
         "execution-c",
     ]
-    latest = store.latest_record("k", touch=False)
+    latest = store.latest_record(ReuseKey("k"), touch=False)
     assert latest is not None and latest.id == "execution-d"
-    assert store.latest_record("other", touch=True) is None
+    assert store.latest_record(ReuseKey("other"), touch=True) is None
     claim = store.claim(held, alive)
     assert claim.record is not None and claim.record.id == "execution-d"
 
@@ -429,15 +444,19 @@ def test_unkeyed_and_unrecorded_executions_stay_out_of_history(open_store: OpenS
     assert store.claim(execution("execution-owner"), alive).outcome is ClaimOutcome.OWNED
     forced = execution("execution-forced")  # same key: stored without it, no conflict
     store.insert_execution(forced)
-    stored = store.get_execution("execution-forced")
+    stored = store.get_execution(ExecutionId("execution-forced"))
     assert stored is not None and stored.key is None and stored.status == "RUNNING"
     assert store.complete_execution(settled(forced), record=False) is False
     errored = execution("execution-error", key="e")
     assert store.claim(errored, alive).outcome is ClaimOutcome.OWNED
     assert store.complete_execution(settled(errored, "ERROR"), record=True) is False
 
-    assert store.history("k") == [] and store.history("e") == [] and store.latest_records() == []
-    settled_forced = store.get_execution("execution-forced")
+    assert (
+        store.history(ReuseKey("k")) == []
+        and store.history(ReuseKey("e")) == []
+        and store.latest_records() == []
+    )
+    settled_forced = store.get_execution(ExecutionId("execution-forced"))
     assert settled_forced is not None and settled_forced.status == "GREEN"
     # the errored execution released its key
     assert store.claim(execution("execution-retry", key="e"), alive).outcome is ClaimOutcome.OWNED
@@ -474,13 +493,13 @@ def test_dead_running_owner_is_settled_and_the_key_taken_over(open_store: OpenSt
 
     assert store.claim(execution("execution-new"), owner_alive) == Claim(ClaimOutcome.OWNED)
     assert asked == [(111, 11.5)]
-    old = store.get_execution("execution-old")
+    old = store.get_execution(ExecutionId("execution-old"))
     assert old is not None and old.status == "ERROR" and old.completed_at is not None
     assert old.data["errorCode"] == OWNER_DIED_CODE == "OWNER_DIED"
     assert old.data["error"] == OWNER_DIED_ERROR == "Execution owner died."
     assert old.data["status"] == "ERROR" and old.data["completedAt"] == old.completed_at
-    assert store.history("k") == []
-    new = store.get_execution("execution-new")
+    assert store.history(ReuseKey("k")) == []
+    new = store.get_execution(ExecutionId("execution-new"))
     assert new is not None and new.status == "RUNNING"
 
 
@@ -488,9 +507,11 @@ def test_waiting_human_holder_is_never_considered_dead(open_store: OpenStore) ->
     store = open_store()
     human = execution("execution-human")
     store.claim(human, alive)
-    waiting = replace(human, status="WAITING_HUMAN", data={"status": "WAITING_HUMAN"})
+    waiting = replace(
+        human, status=ExecutionStatus.WAITING_HUMAN, data={"status": ExecutionStatus.WAITING_HUMAN}
+    )
     assert store.complete_execution(waiting, record=True) is False  # stays active
-    stored = store.get_execution("execution-human")
+    stored = store.get_execution(ExecutionId("execution-human"))
     assert stored is not None and stored.status == "WAITING_HUMAN" and stored.completed_at is None
 
     asked: list[int] = []
@@ -521,9 +542,11 @@ def test_record_at_size_cap_is_kept_one_byte_past_is_not(open_store: OpenStore) 
     bigger = {**RECORD_DATA, "note": RECORD_DATA["note"] + "x"}
     assert serialized_size(bigger) == RECORD_SIZE + 1
     assert store.complete_execution(settled(past, data=bigger), record=True) is False
-    too_big = store.get_execution("execution-2")
+    too_big = store.get_execution(ExecutionId("execution-2"))
     assert too_big is not None and too_big.status == "GREEN" and too_big.data == bigger
-    assert store.history("k2") == [] and [r.id for r in store.history("k1")] == ["execution-1"]
+    assert store.history(ReuseKey("k2")) == [] and [
+        r.id for r in store.history(ReuseKey("k1"))
+    ] == ["execution-1"]
     assert store.claim(execution("execution-3", "k2"), alive).outcome is ClaimOutcome.OWNED
 
 
@@ -558,7 +581,7 @@ def test_gc_at_and_one_past_each_cap(
         record(store, f"k{n}", f"execution-{n}")
     assert keys_in_history(store) == {"k1", "k2", "k3"} - evicted
     for key in evicted:  # GC clears the history columns; the row stays
-        dropped = store.get_execution(f"execution-{key[1:]}")
+        dropped = store.get_execution(ExecutionId(f"execution-{key[1:]}"))
         assert dropped is not None and dropped.status == "GREEN" and dropped.key == key
 
 
@@ -566,8 +589,8 @@ def test_gc_evicts_the_least_recently_used(open_store: OpenStore) -> None:
     store = open_store(history_records_max=3)
     for n in (1, 2, 3):
         record(store, f"k{n}", f"execution-{n}")
-    assert store.latest_record("k1", touch=True) is not None  # k2 is now least recent
-    assert store.latest_record("k2", touch=False) is not None  # inspection does not count
+    assert store.latest_record(ReuseKey("k1"), touch=True) is not None  # k2 is now least recent
+    assert store.latest_record(ReuseKey("k2"), touch=False) is not None  # inspection does not count
     record(store, "k4", "execution-4")
     assert keys_in_history(store) == {"k1", "k3", "k4"}
     assert store.claim(execution("execution-5", "k3"), alive).outcome is ClaimOutcome.REUSED
@@ -592,12 +615,12 @@ def test_gc_skips_keys_with_an_active_execution(open_store: OpenStore) -> None:
 def test_gc_skips_records_an_active_request_points_at(open_store: OpenStore) -> None:
     store = open_store(history_records_max=1)
     record(store, "k1", "execution-1")
-    run = RunRecord("run-a", "/repo", "RUNNING", opaque({"createdAt": at(1)}))
+    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, opaque({"createdAt": at(1)}))
     follower = request("run-a", 1, "WAITING_HUMAN", execution_id="execution-1")
     store.create_run(run, [follower])
     record(store, "k2", "execution-2")
     assert keys_in_history(store) == {"k1"}
-    store.update_request(replace(follower, status="GREEN"))
+    store.update_request(replace(follower, status=RequestStatus.GREEN))
     record(store, "k3", "execution-3")
     assert keys_in_history(store) == {"k3"}
 
@@ -614,7 +637,7 @@ def test_gc_failure_is_logged_and_keeps_the_settlement(
     with caplog.at_level(logging.WARNING, logger="artifactize.adapters.sqlite.state"):
         record(store, "k", "execution-1")
     assert "Cache GC failed: database is locked" in caplog.text
-    assert [r.id for r in store.history("k")] == ["execution-1"]
+    assert [r.id for r in store.history(ReuseKey("k"))] == ["execution-1"]
 
 
 def test_remove_key_refuses_a_key_in_use(open_store: OpenStore) -> None:
@@ -622,13 +645,16 @@ def test_remove_key_refuses_a_key_in_use(open_store: OpenStore) -> None:
     running = execution("execution-1")
     store.claim(running, alive)
     with pytest.raises(KeyInUse, match=r"^Key k is in use by an active execution or waiter\.$"):
-        store.remove_key("k")
+        store.remove_key(ReuseKey("k"))
     store.complete_execution(settled(running), record=True)
-    assert store.remove_key("k") is True
-    assert store.history("k") == [] and store.latest_record("k", touch=False) is None
-    kept = store.get_execution("execution-1")
+    assert store.remove_key(ReuseKey("k")) is True
+    assert (
+        store.history(ReuseKey("k")) == []
+        and store.latest_record(ReuseKey("k"), touch=False) is None
+    )
+    kept = store.get_execution(ExecutionId("execution-1"))
     assert kept is not None and kept.status == "GREEN"
-    assert store.remove_key("k") is False
+    assert store.remove_key(ReuseKey("k")) is False
     assert store.claim(execution("execution-2"), alive).outcome is ClaimOutcome.OWNED
 
 

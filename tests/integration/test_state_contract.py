@@ -12,6 +12,7 @@ import pytest
 
 from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.domain.reviews.human.settlement import supersession
+from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     ClaimOutcome,
     ExecutionRecord,
@@ -26,10 +27,11 @@ from artifactize.ports.state import (
     StateError,
     StateStore,
 )
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 from tests.fakes.state import MemoryStateStore
 from tests.support.documents import opaque
 
-KEY = "a" * 64
+KEY = ReuseKey("a" * 64)
 
 
 @pytest.fixture(params=["sqlite", "memory"])
@@ -43,9 +45,17 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StateStore
     opened.close()
 
 
-def running(identifier: str, pid: int = 10, key: str | None = KEY) -> ExecutionRecord:
+def running(identifier: str, pid: int = 10, key: ReuseKey | None = KEY) -> ExecutionRecord:
     return ExecutionRecord(
-        identifier, key, "d" * 64, "RUNNING", pid, 1.0, None, None, {"id": identifier}
+        ExecutionId(identifier),
+        key,
+        "d" * 64,
+        ExecutionStatus.RUNNING,
+        pid,
+        1.0,
+        None,
+        None,
+        {"id": ExecutionId(identifier)},
     )
 
 
@@ -53,9 +63,9 @@ def settled(execution: ExecutionRecord, status: str, completed: str) -> Executio
     data: dict[str, Any] = {**execution.data, "status": status}
     return ExecutionRecord(
         execution.id,
-        KEY,
+        ReuseKey(KEY),
         execution.eval_def_hash,
-        status,
+        ExecutionStatus(status),
         execution.owner_pid,
         execution.owner_start_time,
         None,
@@ -93,16 +103,16 @@ def test_the_newest_record_wins_and_errors_are_not_recorded(store: StateStore) -
         store.insert_execution(execution)
         recorded = store.complete_execution(settled(execution, status, completed), record=True)
         assert recorded is (status != "ERROR")
-    latest = store.latest_record(KEY, touch=False)
+    latest = store.latest_record(ReuseKey(KEY), touch=False)
     assert latest is not None and latest.id == "execution-2"
-    assert [r.id for r in store.history(KEY)] == ["execution-2", "execution-1"]
+    assert [r.id for r in store.history(ReuseKey(KEY))] == ["execution-2", "execution-1"]
 
 
 def test_a_dead_owner_is_settled_and_the_key_taken(store: StateStore) -> None:
     store.claim(running("execution-1"), alive)
     taken = store.claim(running("execution-2", pid=11), lambda pid, start: pid != 10)
     assert taken.outcome is ClaimOutcome.OWNED
-    dead = store.get_execution("execution-1")
+    dead = store.get_execution(ExecutionId("execution-1"))
     assert dead is not None and dead.status == "ERROR" and dead.data["errorCode"] == "OWNER_DIED"
 
 
@@ -118,7 +128,7 @@ def test_mirrors_join_only_when_newer(store: StateStore) -> None:
     assert not store.add_mirror(older, supersession(older, MIRRORED_AT))
     assert store.add_mirror(newer, supersession(newer, MIRRORED_AT))
     assert not store.add_mirror(newer, supersession(newer, MIRRORED_AT))  # known already
-    latest = store.latest_record(KEY, touch=False)
+    latest = store.latest_record(ReuseKey(KEY), touch=False)
     assert latest is not None and latest.id == "remote-y"
 
 
@@ -126,11 +136,11 @@ def test_a_key_in_use_cannot_be_removed(store: StateStore) -> None:
     first = running("execution-1")
     store.claim(first, alive)
     with pytest.raises(KeyInUse):
-        store.remove_key(KEY)
+        store.remove_key(ReuseKey(KEY))
     store.complete_execution(settled(first, "GREEN", "2026-01-01T00:00:00.000000000Z"), record=True)
-    assert store.remove_key(KEY) is True
-    assert store.latest_record(KEY, touch=False) is None
-    assert store.remove_key(KEY) is False
+    assert store.remove_key(ReuseKey(KEY)) is True
+    assert store.latest_record(ReuseKey(KEY), touch=False) is None
+    assert store.remove_key(ReuseKey(KEY)) is False
 
 
 # --- Human claims and settlement ---------------------------------------------------------
@@ -144,25 +154,30 @@ def human_run(
     """A Run whose requests ``(request ID, execution ID)`` all wait for a Human."""
     requests = [
         RequestRecord(
-            request_id,
-            run_id,
-            f"doc/eval{ordinal}",
+            RequestId(request_id),
+            RunId(run_id),
+            EvalId(f"doc/eval{ordinal}"),
             ordinal,
-            execution_id,
-            "WAITING_HUMAN",
+            ExecutionId(execution_id),
+            RequestStatus.WAITING_HUMAN,
             opaque({"id": request_id, "status": "WAITING_HUMAN"}),
         )
         for ordinal, (request_id, execution_id) in enumerate(waits, start=1)
     ]
     store.create_run(
-        RunRecord(run_id, "/repo", "RUNNING", opaque({"createdAt": created})), requests
+        RunRecord(RunId(run_id), "/repo", RunStatus.RUNNING, opaque({"createdAt": created})),
+        requests,
     )
     return requests
 
 
-def waiting_execution(store: StateStore, identifier: str, key: str | None = KEY) -> ExecutionRecord:
+def waiting_execution(
+    store: StateStore, identifier: str, key: ReuseKey | None = KEY
+) -> ExecutionRecord:
     """An execution waiting for a Human: holding ``key``, or (None) holding no key."""
-    execution = dataclasses.replace(running(identifier, key=key), status="WAITING_HUMAN")
+    execution = dataclasses.replace(
+        running(identifier, key=key), status=ExecutionStatus.WAITING_HUMAN
+    )
     if key is None:
         store.insert_execution(execution)
     else:
@@ -176,14 +191,20 @@ def settlement(
     execution: ExecutionRecord,
     status: str = "GREEN",
     reviewer: str = "alice",
-    key: str | None = KEY,
+    key: ReuseKey | None = KEY,
 ) -> HumanSettlement:
     data = {**execution.data, "status": status}
     settled_execution = dataclasses.replace(
-        execution, key=key, status=status, completed_at=SETTLED_AT, data=opaque(data)
+        execution,
+        key=key,
+        status=ExecutionStatus(status),
+        completed_at=SETTLED_AT,
+        data=opaque(data),
     )
     settled_request = dataclasses.replace(
-        request, status=status, data={**request.data, "status": status}
+        request,
+        status=RequestStatus(status),
+        data={**request.data, "status": RequestStatus(status)},
     )
     return HumanSettlement(
         settled_request,
@@ -214,9 +235,9 @@ def test_only_waiting_requests_with_waiting_executions_are_claimed(store: StateS
     with pytest.raises(HumanNotWaiting):
         store.claim_human(request.id, "alice", "t1")
     with pytest.raises(HumanNotWaiting):
-        store.claim_human("run-missing-1", "alice", "t1")
+        store.claim_human(RequestId("run-missing-1"), "alice", "t1")
     with pytest.raises(HumanNotWaiting):
-        store.unclaim_human("run-missing-1", "alice")
+        store.unclaim_human(RequestId("run-missing-1"), "alice")
 
 
 def test_only_the_claimant_releases_and_then_anyone_may_claim(store: StateStore) -> None:
@@ -257,7 +278,7 @@ def test_settlement_writes_records_settles_followers_and_drops_the_claim(
     assert joined is not None and joined.status == "GREEN"
     assert joined.data["source"] == {"kind": "joined"} and joined.data["id"] == follower.id
     assert store.human_claim(original.id) is None
-    latest = store.latest_record(KEY, touch=False)
+    latest = store.latest_record(ReuseKey(KEY), touch=False)
     assert latest is not None and (latest.id, latest.status) == ("execution-1", "GREEN")
 
 
@@ -283,7 +304,7 @@ def test_settlement_needs_the_claimant(store: StateStore) -> None:
     saved, held = store.get_request(request.id), store.human_claim(request.id)
     assert saved is not None and saved.status == "WAITING_HUMAN"
     assert held is not None and held.reviewer == "bob"
-    assert store.latest_record(KEY, touch=False) is None
+    assert store.latest_record(ReuseKey(KEY), touch=False) is None
 
 
 def ending(request: RequestRecord, execution: ExecutionRecord, reviewer: str | None) -> HumanEnding:
@@ -308,14 +329,14 @@ def test_ending_a_wait_ends_followers_releases_the_claim_and_frees_the_key(
         store.end_human(ending(original, execution, "bob"))
     assert store.end_human(ending(original, execution, "alice")) == ("run-a-1", "run-b-1")
     for request_id in ("run-a-1", "run-b-1"):
-        saved = store.get_request(request_id)
+        saved = store.get_request(RequestId(request_id))
         assert saved is not None and (saved.status, saved.data["reason"]) == ("CANCELLED", "why")
     ended = store.get_execution(execution.id)
     assert ended is not None and (ended.status, ended.data["errorCode"]) == ("ERROR", "CANCELLED")
     assert store.human_claim(original.id) is None
     with pytest.raises(HumanNotWaiting):
         store.end_human(ending(original, execution, "alice"))
-    assert store.latest_record(KEY, touch=False) is None
+    assert store.latest_record(ReuseKey(KEY), touch=False) is None
     assert store.claim(running("execution-2"), alive).outcome is ClaimOutcome.OWNED
 
 
@@ -339,7 +360,7 @@ def test_errors_and_unkeyed_settlements_are_not_recorded(store: StateStore) -> N
     store.claim_human(two.id, "alice", "t1")
     assert not store.settle_human(settlement(one, failed, "ERROR")).recorded
     assert not store.settle_human(settlement(two, unkeyed, "GREEN", key=None)).recorded
-    assert store.latest_record(KEY, touch=False) is None
+    assert store.latest_record(ReuseKey(KEY), touch=False) is None
     # the key is free again: a new claim owns it
     assert store.claim(running("execution-3"), alive).outcome is ClaimOutcome.OWNED
 
@@ -355,23 +376,33 @@ def test_all_requests_newest_run_first_in_ordinal_order(store: StateStore) -> No
 
 
 def test_a_request_is_saved_with_its_execution_or_not_at_all(store: StateStore) -> None:
-    run = RunRecord("run-a", "/repo", "RUNNING", opaque({"createdAt": SETTLED_AT}))
-    queued = RequestRecord("run-a-1", "run-a", "doc/review", 1, None, "QUEUED", opaque({"n": 1}))
+    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, opaque({"createdAt": SETTLED_AT}))
+    queued = RequestRecord(
+        RequestId("run-a-1"),
+        RunId("run-a"),
+        EvalId("doc/review"),
+        1,
+        None,
+        RequestStatus.QUEUED,
+        opaque({"n": 1}),
+    )
     store.create_run(run, [queued])
     first = running("execution-1")
     assert store.claim(first, alive).outcome is ClaimOutcome.OWNED
     green = settled(first, "GREEN", SETTLED_AT)
-    done = dataclasses.replace(queued, execution_id=first.id, status="GREEN", data=opaque({"n": 2}))
+    done = dataclasses.replace(
+        queued, execution_id=first.id, status=RequestStatus.GREEN, data=opaque({"n": 2})
+    )
     assert store.complete_execution(green, record=True, request=done)
-    saved = store.get_request("run-a-1")
+    saved = store.get_request(RequestId("run-a-1"))
     assert saved is not None and (saved.status, opaque(saved.data)) == ("GREEN", {"n": 2})
 
     second = running("execution-2", key=None)
     store.insert_execution(second)
-    stranger = dataclasses.replace(done, id="run-a-9")  # a request that does not exist
+    stranger = dataclasses.replace(done, id=RequestId("run-a-9"))  # a request that does not exist
     with pytest.raises(StateError):
         store.complete_execution(settled(second, "RED", SETTLED_AT), record=False, request=stranger)
-    unchanged = store.get_execution("execution-2")
+    unchanged = store.get_execution(ExecutionId("execution-2"))
     assert unchanged is not None and unchanged.status == "RUNNING"  # rolled back together
 
 
@@ -391,7 +422,17 @@ def mirror(identifier: str, status: str, completed: str) -> ExecutionRecord:
         "reviewer": "carol",
         "origin": {"url": "https://store.example/", "publisher": "team"},
     }
-    return ExecutionRecord(identifier, KEY, "d" * 64, status, 0, 0.0, None, completed, opaque(data))
+    return ExecutionRecord(
+        ExecutionId(identifier),
+        ReuseKey(KEY),
+        "d" * 64,
+        ExecutionStatus(status),
+        0,
+        0.0,
+        None,
+        completed,
+        opaque(data),
+    )
 
 
 def waiting_owner_and_follower(store: StateStore) -> tuple[RequestRecord, RequestRecord]:
@@ -411,7 +452,7 @@ def test_a_newer_mirror_supersedes_the_waiting_execution_and_answers_its_request
     owner, follower = waiting_owner_and_follower(store)
     remote = mirror("remote-x", verdict, "2026-01-03T00:00:00.000000000Z")
     assert store.add_mirror(remote, supersession(remote, MIRRORED_AT))
-    superseded = store.get_execution("execution-1")
+    superseded = store.get_execution(ExecutionId("execution-1"))
     assert superseded is not None
     assert (superseded.status, superseded.completed_at) == ("ERROR", MIRRORED_AT)
     assert superseded.data["errorCode"] == "SUPERSEDED"
@@ -432,7 +473,7 @@ def test_a_newer_mirror_supersedes_the_waiting_execution_and_answers_its_request
         assert store.human_claim(waited.id) is None
     with pytest.raises(HumanNotWaiting):
         store.claim_human(owner.id, "alice", "t3")
-    latest = store.latest_record(KEY, touch=False)
+    latest = store.latest_record(ReuseKey(KEY), touch=False)
     assert latest is not None and latest.id == "remote-x"
 
 
@@ -445,7 +486,7 @@ def test_an_older_mirror_leaves_the_human_wait_alone(store: StateStore) -> None:
     )
     remote = mirror("remote-x", "RED", "2026-01-01T00:00:00.000000000Z")
     assert not store.add_mirror(remote, supersession(remote, MIRRORED_AT))
-    waiting = store.get_execution("execution-1")
+    waiting = store.get_execution(ExecutionId("execution-1"))
     assert waiting is not None and waiting.status == "WAITING_HUMAN"
     for waited, reviewer in ((owner, "alice"), (follower, "bob")):
         saved = store.get_request(waited.id)
@@ -458,7 +499,7 @@ def test_an_older_mirror_leaves_the_human_wait_alone(store: StateStore) -> None:
 
 
 def test_a_mirror_leaves_other_keys_and_settled_requests_alone(store: StateStore) -> None:
-    other = waiting_execution(store, "execution-9", key="b" * 64)
+    other = waiting_execution(store, "execution-9", key=ReuseKey("b" * 64))
     (request,) = human_run(store, "run-c", "3", [("run-c-1", other.id)])
     remote = mirror("remote-x", "GREEN", "2026-01-03T00:00:00.000000000Z")
     assert store.add_mirror(remote, supersession(remote, MIRRORED_AT))

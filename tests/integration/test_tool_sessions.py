@@ -62,6 +62,7 @@ from artifactize.domain.tools.tools_check import ToolsCheck, ToolsCheckRequest
 from artifactize.entrypoints.cli import app as cli
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity
+from tests.fakes.threads import THREADS
 from tests.support.workspaces import toml_value as toml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -274,6 +275,7 @@ class Setup:
             self.environment,
             programs=PosixProgramFinder(),
             scratch=PosixScratchSpace(),
+            threads=THREADS,
         )
 
     def session_ports(self) -> SessionPorts:
@@ -284,6 +286,7 @@ class Setup:
             parent=str(self.parent),
             cleanup=CLEANUP,
             stop_timeout_seconds=self.stop_timeout,
+            threads=THREADS,
         )
 
     def registry(self) -> AgentToolRegistry:
@@ -796,15 +799,17 @@ from artifactize.adapters.posix.session_store import PosixSessionStore
 from artifactize.adapters.posix.process_table import PsutilProcessTable
 from artifactize.adapters.ry_regex import RyRegexEngine
 from artifactize.adapters.threads import ThreadCleanupExecutor
+from artifactize.adapters.worker_threads import AnyioWorkerThreads
 from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 from artifactize.domain.tools.sessions import SessionPorts
 
 repo, parent, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 ports = ToolPorts(PosixFilesystem(), RyRegexEngine(), PosixProcessRunner(), {"PATH": "/usr/bin:/bin"},
-                  programs=PosixProgramFinder(), scratch=PosixScratchSpace())
+                  programs=PosixProgramFinder(), scratch=PosixScratchSpace(),
+                  threads=AnyioWorkerThreads())
 session_ports = SessionPorts(PosixProcessLauncher(), PsutilProcessTable(), PosixSessionStore(), parent,
-                             ThreadCleanupExecutor())
+                             ThreadCleanupExecutor(), threads=AnyioWorkerThreads())
 
 async def main():
     workspace = ConfigService(PosixFilesystem()).load(repo)

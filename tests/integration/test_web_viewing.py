@@ -18,6 +18,7 @@ from artifactize.domain.reviews.human.viewing import (
     ScopeViewer,
 )
 from artifactize.entrypoints.container import Container
+from artifactize.ports.ids import RequestId
 from artifactize.ports.state import RequestRecord
 from tests.support.web_server import World
 
@@ -30,14 +31,19 @@ def waiting(tmp_path_factory: pytest.TempPathFactory) -> tuple[World, RequestRec
     _, request_id = world.waiting()
     store = Container().state_stores().open(str(world.state), create=False)
     assert store is not None
-    record = store.get_request(request_id)
+    record = store.get_request(RequestId(request_id))
     assert record is not None
     return world, record
 
 
 def viewer() -> ScopeViewer:
     container = Container()
-    return ScopeViewer(container.config_service().load, container.filesystem(), container.regex())
+    return ScopeViewer(
+        container.config_service().load,
+        container.filesystem(),
+        container.regex(),
+        container.worker_threads(),
+    )
 
 
 def listing(record: RequestRecord) -> ScopeListing:
@@ -98,7 +104,7 @@ def test_a_changed_declaration_refuses_every_viewer(
     _, request_id = world.waiting()
     store = Container().state_stores().open(str(world.state), create=False)
     assert store is not None
-    record = store.get_request(request_id)
+    record = store.get_request(RequestId(request_id))
     assert record is not None
     index = world.repo / "doc" / "index.artf"
     index.write_text(index.read_text(encoding="utf-8").replace("Signed off", "Changed"))

@@ -23,6 +23,7 @@ from tests.fakes.ids import CountingIds
 from tests.fakes.model import ScriptedBackend, ScriptedBackends
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms
 from tests.fakes.state import MemoryStateStore
+from tests.fakes.threads import THREADS
 
 ME = ProcessIdentity(4242, 1000.0)
 PRODUCER: ProducerDocument = {"name": "alice@host", "version": "1.0"}
@@ -95,16 +96,21 @@ class HumanWorld:
             programs=FakePrograms(),
             launcher=self.launcher,
             environment={"PATH": "/usr/bin"},
+            threads=THREADS,
         )
         load = ConfigService(self.files).load
-        ports = HumanReviewPorts(self.state, load, tools, self.files, self.clock, PRODUCER)
+        ports = HumanReviewPorts(
+            self.state, load, tools, self.files, self.clock, PRODUCER, threads=THREADS
+        )
         return HumanReviews(ports)
 
     def review_ports(self) -> ReviewPorts:
         """Agent review ports no test here uses: scripted backends with no turns."""
-        tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {})
+        tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {}, threads=THREADS)
         backends = ScriptedBackends(ScriptedBackend([]))
-        return ReviewPorts(self.clock, backends, tools, cast(Any, None), self.workspace)
+        return ReviewPorts(
+            self.clock, backends, tools, cast(Any, None), self.workspace, threads=THREADS
+        )
 
     async def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)

@@ -18,7 +18,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.ports.ids import ExecutionId, ReuseKey
 from artifactize.ports.state import ClaimOutcome, ExecutionRecord
+from artifactize.ports.statuses import ExecutionStatus
 from tests.support.documents import opaque
 
 GO_WAIT_SECONDS = 10.0
@@ -41,10 +43,10 @@ def main(argv: list[str]) -> int:
             number = (step + worker * 7) % keys
             key = f"key-{number:03d}"
             execution = ExecutionRecord(
-                id=f"execution-w{worker}-{key}",
-                key=key,
+                id=ExecutionId(f"execution-w{worker}-{key}"),
+                key=ReuseKey(key),
                 eval_def_hash="hash",
-                status="RUNNING",
+                status=ExecutionStatus.RUNNING,
                 owner_pid=os.getpid(),
                 owner_start_time=float(worker),
                 backend=None,
@@ -54,7 +56,9 @@ def main(argv: list[str]) -> int:
             claim = store.claim(execution, lambda _pid, _start: True)
             outcomes[key] = claim.outcome.value
             if claim.outcome is ClaimOutcome.OWNED and number % 2 == 0:
-                store.complete_execution(replace(execution, status="GREEN"), record=True)
+                store.complete_execution(
+                    replace(execution, status=ExecutionStatus.GREEN), record=True
+                )
     finally:
         store.close()
     print(json.dumps(outcomes))

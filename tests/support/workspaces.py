@@ -17,6 +17,7 @@ from artifactize.adapters.posix.programs import PosixProgramFinder
 from artifactize.adapters.posix.scratch import PosixScratchSpace
 from artifactize.adapters.ry_regex import RyRegexEngine
 from artifactize.domain.tools.registry import ToolPorts
+from tests.fakes.threads import THREADS
 
 
 def toml_value(value: Any) -> str:
@@ -83,4 +84,5 @@ def real_tool_ports(environment: Mapping[str, str]) -> ToolPorts:
         environment,
         programs=PosixProgramFinder(),
         scratch=PosixScratchSpace(),
+        threads=THREADS,
     )

@@ -1,4 +1,4 @@
-"""The one bounded JSON reader (``ports.bounded_json``) and every input that reads through it.
+"""The one bounded JSON reader (``kernel.bounded_json``) and every input that reads through it.
 
 Each limit is checked at its boundary and one past it; each caller is checked to turn a
 refusal into its own documented error, never a traceback and never Python's own wording.
@@ -16,7 +16,7 @@ from artifactize.domain.reviews.human.submission import FieldsError, human_resul
 from artifactize.domain.reviews.remote.records import validate_record
 from artifactize.domain.reviews.verdicts import InvalidVerdict, VerdictValidator, parse_final_text
 from artifactize.domain.tools.commands.json_output import InvalidOutput, normalize_json_output
-from artifactize.ports.bounded_json import (
+from artifactize.kernel.bounded_json import (
     JSON_INTEGER_DIGITS_MAX,
     JSON_NESTING_MAX,
     JsonRefused,

@@ -24,8 +24,10 @@ from artifactize.domain.reviews.run.reuse_only import miss_reason, settle_misses
 from artifactize.domain.reviews.run.selection import LIST_MAX, Selection, SelectionError, split_list
 from artifactize.domain.reviews.run.sources import other_profile, source_text
 from artifactize.entrypoints.cli.render import reports
+from artifactize.ports.ids import EvalId, ExecutionId, RunId
 from artifactize.ports.state import RequestRecord, RunRecord
-from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, ReviewStatus
+from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, RequestStatus, RunStatus
+from tests.fakes.threads import THREADS
 from tests.support.documents import opaque
 
 # --- policy -----------------------------------------------------------------------------
@@ -119,11 +121,15 @@ def test_reuse_only_settles_only_queued_requests_of_its_kinds() -> None:
         frozenset({ProfileKind.AGENT, ProfileKind.HUMAN}),
         lambda r: saved.append(r["id"]),
     )
-    assert settled == [queued_agent, human] and saved == [queued_agent["id"], human["id"]]
-    assert queued_agent["status"] == ReviewStatus.STALE and runtime["status"] == "QUEUED"
-    assert queued_agent["blockedReason"] == miss_reason("agent", "d/review")
-    assert "with a model key" in queued_agent["blockedReason"]
-    assert "it has no reuse key (`d` declares fingerprint = false)" in human["blockedReason"]
+    stale_agent, stale_human = settled
+    assert saved == [queued_agent["id"], human["id"]] == [stale_agent["id"], stale_human["id"]]
+    assert stale_agent["status"] == RequestStatus.STALE and runtime["status"] == "QUEUED"
+    assert stale_agent["blockedReason"] == miss_reason("agent", "d/review")
+    assert "with a model key" in str(stale_agent["blockedReason"])
+    no_key = "it has no reuse key (`d` declares fingerprint = false)"
+    assert no_key in str(stale_human["blockedReason"])
+    # new documents: the ones passed in are never modified
+    assert queued_agent["status"] == "QUEUED" and queued_agent["blockedReason"] is None
 
 
 # --- output tails -----------------------------------------------------------------------
@@ -205,7 +211,7 @@ def saved_run(status: str = "INCOMPLETE") -> RunRecord:
         },
         "summary": {"counts": {"WAITING_HUMAN": 1}},
     }
-    return RunRecord("run-x", "/repo", status, opaque(data))
+    return RunRecord(RunId("run-x"), "/repo", RunStatus(status), opaque(data))
 
 
 def record(status: str) -> RequestRecord:
@@ -217,7 +223,15 @@ def record(status: str) -> RequestRecord:
         "executionId": "execution-1",
         "source": None,
     }
-    return RequestRecord(data["id"], "run-x", "doc/signoff", 1, "execution-1", status, opaque(data))
+    return RequestRecord(
+        data["id"],
+        RunId("run-x"),
+        EvalId("doc/signoff"),
+        1,
+        ExecutionId("execution-1"),
+        RequestStatus(status),
+        opaque(data),
+    )
 
 
 def test_the_last_settled_request_settles_the_run() -> None:
@@ -266,13 +280,13 @@ def test_reuse_source_text_and_profiles_that_matter() -> None:
 
 def test_fingerprint_jobs_compute_each_once_and_raise_the_first_failure() -> None:
     names = [f"e{n}" for n in range(8)]
-    assert compute_all(str.upper, names, 4) == {n: n.upper() for n in names}
+    assert compute_all(str.upper, names, 4, THREADS) == {n: n.upper() for n in names}
 
     def failing(name: str) -> str:
         raise ValueError(name)
 
     with pytest.raises(ValueError):  # as itself, not in an exception group
-        compute_all(failing, names, 4)
+        compute_all(failing, names, 4, THREADS)
 
 
 # --- the scheduler ----------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The typed documents of ``ports/documents.py``: mypy refuses a mistyped key.
+"""The typed documents of ``ports/documents.py``: mypy refuses a mistyped key (and the
+NewType IDs of ``ports/ids.py``: a request ID where a Run ID belongs).
 
 The shapes only pay off if a typo in a key is a type error, so this runs mypy (on a small
 module written for the test) the way ``make lint`` does: in a child process, because mypy
@@ -18,6 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 from artifactize.ports.documents import ExecutionDocument, RequestDocument, StoreRecord
+from artifactize.ports.state import RequestRecord, StateStore
 
 
 def key_of(request: RequestDocument) -> str | None:
@@ -38,6 +40,10 @@ def mistyped(request: RequestDocument) -> object:
 
 def wrong_type(request: RequestDocument) -> None:
     request["ordinal"] = "first"
+
+
+def run_of_request(store: StateStore, request: RequestRecord) -> object:
+    return store.list_requests(request.id)
 """
 
 
@@ -66,14 +72,18 @@ def mypy_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return [line for line in done.stdout.splitlines() if ": error: " in line]
 
 
-def test_mypy_refuses_a_mistyped_key_and_a_wrong_value_and_nothing_else(
+def test_mypy_refuses_a_mistyped_key_a_wrong_value_and_a_crossed_id_and_nothing_else(
     mypy_errors: list[str],
 ) -> None:
     lines = PROBE.splitlines()
     mistyped = lines.index('    return request["evalID"]') + 1
     wrong = lines.index('    request["ordinal"] = "first"') + 1
-    assert len(mypy_errors) == 2, mypy_errors
+    crossed = lines.index("    return store.list_requests(request.id)") + 1
+    assert len(mypy_errors) == 3, mypy_errors
     assert f"probe.py:{mistyped}: error:" in mypy_errors[0]
     assert 'has no key "evalID"' in mypy_errors[0]
     assert f"probe.py:{wrong}: error:" in mypy_errors[1]
     assert '"ordinal"' in mypy_errors[1]
+    # IDs are types of their own: a request ID is not a Run ID
+    assert f"probe.py:{crossed}: error:" in mypy_errors[2]
+    assert '"RequestId"; expected "RunId"' in mypy_errors[2]

@@ -28,6 +28,7 @@ from artifactize.domain.workspace import Workspace
 from artifactize.ports.process import ProcessOutcome, ProcessSpec
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeProcessRunner, FakePrograms, FakeScratch, Script
+from tests.fakes.threads import THREADS
 
 TOOLCHAIN_VARIABLES = {name for name, _ in TOOLCHAIN_HOMES}
 CALLER_ENV = {
@@ -312,11 +313,16 @@ async def test_the_human_recheck_runs_the_script(anyio_backend: str) -> None:
     assert keys.fingerprints == {"app": "v1"} and keys.key is not None
     reconnected = Reconnected(world.workspace, ref)
     token = Cancellation()
-    assert await recheck_key(reconnected, keys.key, world.filesystem, token, world.scripts) is None
+    assert (
+        await recheck_key(reconnected, keys.key, world.filesystem, token, THREADS, world.scripts)
+        is None
+    )
     world.runner.script = printing(b"v2\n")
-    changed = await recheck_key(reconnected, keys.key, world.filesystem, token, world.scripts)
+    changed = await recheck_key(
+        reconnected, keys.key, world.filesystem, token, THREADS, world.scripts
+    )
     assert changed is not None and changed.error_code == "INPUT_CHANGED"
-    unsupported = await recheck_key(reconnected, keys.key, world.filesystem, token)
+    unsupported = await recheck_key(reconnected, keys.key, world.filesystem, token, THREADS)
     assert unsupported is not None
     assert unsupported.error_code == "FINGERPRINT_RECHECK_FAILED"
     assert (

@@ -100,7 +100,7 @@ def test_green_inputs_open_the_gate_and_evidence_decides() -> None:
 
 def test_everything_green_satisfies_every_obligation() -> None:
     ws = chain()
-    everything = {ref.qualified_id: Evidence.GREEN for ref in ws.evals()}
+    everything: dict[str, Evidence] = {ref.qualified_id: Evidence.GREEN for ref in ws.evals()}
     state = evaluate(ws, tuple(ws.artifacts), everything)
     assert state.satisfied and set(state.artifacts.values()) == {GREEN}
     assert state.to_json()["status"] == "SATISFIED"

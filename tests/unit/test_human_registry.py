@@ -23,6 +23,7 @@ from artifactize.domain.tools.results import ToolError
 from artifactize.ports.process import ProcessOutcome, ProcessSpec
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeProcessRunner, FakePrograms, hang_forever
+from tests.fakes.threads import THREADS
 from tests.support.human_workspace import artifact, human_eval, human_tool
 from tests.support.human_world import FakeLauncher, NoRegex
 
@@ -125,6 +126,7 @@ class World:
             launcher=self.launcher,
             environment=environment,
             self_command=self_command,
+            threads=THREADS,
         )
 
     def registry(self, eval_id: str = "app/check") -> HumanToolRegistry:

@@ -44,6 +44,7 @@ from artifactize.domain.reviews.run.selection import select_evals
 from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.domain.workspace import Workspace
+from artifactize.ports.ids import ExecutionId, RequestId
 from artifactize.ports.process import ProcessOutcome
 from artifactize.ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from tests.fakes.filesystem import MemoryFilesystem, Symlink
@@ -275,7 +276,8 @@ async def test_claim_is_idempotent_for_the_claimant_and_refused_to_others() -> N
     assert await reviews.claim(request["id"], "alice") == claim
     await refused(NOT_CLAIMANT, reviews.claim(request["id"], "bob"))
     await refused(
-        REQUEST_ID_NOT_FOUND.format(id="run-nope-1"), reviews.claim("run-nope-1", "alice")
+        REQUEST_ID_NOT_FOUND.format(id="run-nope-1"),
+        reviews.claim(RequestId("run-nope-1"), "alice"),
     )
     await refused(INVALID_REVIEWER, reviews.claim(request["id"], " "))
 
@@ -706,10 +708,10 @@ async def test_a_settlement_between_the_reads_of_a_submit_is_not_waiting() -> No
     fresh_resolve, fresh_execution = reviews.resolve, world.state.get_execution
     stale: dict[str, list[Any]] = {"request": [stale_request], "execution": [stale_execution]}
 
-    def resolve(request_id: str) -> Any:  # the loser's first read predates the settlement
+    def resolve(request_id: RequestId) -> Any:  # the loser's first read predates the settlement
         return stale["request"].pop() if stale["request"] else fresh_resolve(request_id)
 
-    def get_execution(execution_id: str) -> Any:
+    def get_execution(execution_id: ExecutionId) -> Any:
         return stale["execution"].pop() if stale["execution"] else fresh_execution(execution_id)
 
     reviews.resolve = resolve  # type: ignore[method-assign]

@@ -39,6 +39,7 @@ from tests.fakes.processes import (
     FakeScratch,
     hang_forever,
 )
+from tests.fakes.threads import THREADS
 
 pytestmark = pytest.mark.anyio
 
@@ -100,6 +101,7 @@ def world(runner: FakeProcessRunner | None = None) -> tuple[Workspace, ToolPorts
         {"PATH": "/usr/bin"},
         programs=FakePrograms(),
         scratch=FakeScratch(),
+        threads=THREADS,
     )
     return ConfigService(filesystem).load("/repo"), ports
 

@@ -28,7 +28,9 @@ from artifactize.entrypoints.monitor_tui.views import (
     visible,
 )
 from artifactize.entrypoints.review_tui.palette import SELECTED
+from artifactize.ports.ids import EvalId, RequestId, RunId
 from artifactize.ports.state import HumanClaim, RequestRecord, RunRecord, StateStore
+from artifactize.ports.statuses import RequestStatus, RunStatus
 from tests.fakes.state import MemoryStateStore
 from tests.support.documents import opaque
 
@@ -100,7 +102,13 @@ def request(run_id: str, ordinal: int, eval_id: str, status: str, **extra: Any) 
         **extra,
     }
     return RequestRecord(
-        data["id"], run_id, eval_id, ordinal, data["executionId"], status, opaque(data)
+        data["id"],
+        RunId(run_id),
+        EvalId(eval_id),
+        ordinal,
+        data["executionId"],
+        RequestStatus(status),
+        opaque(data),
     )
 
 
@@ -127,7 +135,7 @@ def add_run(
         "validation": {"status": "NOT SATISFIED", "unmetObligations": ["docs"]},
         "summary": summary or {},
     }
-    store.create_run(RunRecord(run_id, repo, status, opaque(data)), requests)
+    store.create_run(RunRecord(RunId(run_id), repo, RunStatus(status), opaque(data)), requests)
 
 
 def the_run(run_id: str = "run-AAAAAA") -> list[RequestRecord]:
@@ -224,7 +232,7 @@ def test_the_header_counts_requests_as_they_stand_not_the_saved_summary() -> Non
     stale = {"counts": {"WAITING_HUMAN": 1}}
     add_run(store, "run-AAAAAA", "RUNNING", the_run(), summary=stale)
     run = store.runs["run-AAAAAA"].data
-    requests = [r.data for r in store.list_requests("run-AAAAAA")]
+    requests = [r.data for r in store.list_requests(RunId("run-AAAAAA"))]
     lines = run_header(run, requests, NOW)
     assert lines[1] == "Requests: RUNNING 1 · WAITING_HUMAN 1 · GREEN 1 · ERROR 1"
     assert "Validation: NOT SATISFIED (unmet: docs)" in lines
@@ -397,7 +405,7 @@ def test_a_failed_read_keeps_the_last_data_and_says_why() -> None:
 def test_o_hands_a_waiting_human_eval_to_review_and_refreshes() -> None:
     store = Store()
     add_run(store.memory, "run-AAAAAA", "RUNNING", the_run())
-    store.memory.claims["run-AAAAAA-2"] = HumanClaim("run-AAAAAA-2", "alice", stamp(10))
+    store.memory.claims["run-AAAAAA-2"] = HumanClaim(RequestId("run-AAAAAA-2"), "alice", stamp(10))
 
     def submit() -> None:
         store.memory.update_request(request("run-AAAAAA", 2, "docs/signoff", "GREEN", kind="human"))

@@ -15,6 +15,7 @@ from artifactize.domain.scope import eval_scope
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolDefinition, ToolPorts
 from artifactize.domain.workspace import Workspace
 from tests.fakes.filesystem import MemoryFilesystem
+from tests.fakes.threads import THREADS
 
 EVAL_ID = "app/review"
 READ = '[views.agent_tools]\nread = { builtin = "read" }\n'
@@ -61,7 +62,7 @@ def workspace() -> Workspace:
 
 def tools_of(workspace: Workspace) -> list[ToolDefinition]:
     """The real registry's listing; listing runs nothing, so no process port is needed."""
-    ports = ToolPorts(MemoryFilesystem({}), RyRegexEngine(), cast(Any, None))
+    ports = ToolPorts(MemoryFilesystem({}), RyRegexEngine(), cast(Any, None), threads=THREADS)
     return AgentToolRegistry.for_eval(workspace, EVAL_ID, ports).list()
 
 

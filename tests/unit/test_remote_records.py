@@ -27,7 +27,7 @@ from artifactize.domain.reviews.remote.records import (
     record_bytes,
     validate_record,
 )
-from artifactize.ports.timestamps import normalize_rfc3339
+from artifactize.kernel.timestamps import normalize_rfc3339
 from tests.support.remote_records import (
     DEF_HASH,
     FINGERPRINTS,

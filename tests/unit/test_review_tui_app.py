@@ -34,6 +34,7 @@ from artifactize.domain.tools.human.lines import LineSink, OutputLine, ProgramEn
 from artifactize.domain.tools.human.results import CANCELLED, HumanToolResult
 from artifactize.entrypoints.review_tui.app import ReviewApp
 from artifactize.entrypoints.review_tui.waiting import WaitingRow, claim_text
+from artifactize.ports.ids import EvalId, ExecutionId, RequestId, RunId
 from artifactize.ports.state import ExecutionRecord, HumanClaim, RequestRecord
 from tests.support.documents import opaque
 
@@ -169,7 +170,7 @@ class FakeSession:
             raise HumanReviewError(NOT_CLAIMANT)
         del self.claims[request_id]
         self.taken.remove(request_id)
-        return HumanClaim(request_id, self.reviewer, "2026-01-01T00:00:00.000000000Z")
+        return HumanClaim(RequestId(request_id), self.reviewer, "2026-01-01T00:00:00.000000000Z")
 
     async def cancel(self, request_id: str, reason: str | None) -> tuple[str, ...]:
         if self.claims.get(request_id) not in (None, self.reviewer):
@@ -190,9 +191,17 @@ class FakeSession:
         self.claims.pop(request_id, None)
         self.taken.remove(request_id) if request_id in self.taken else None
         saved = RequestRecord(
-            request_id, "run-a", "doc/signoff", 1, None, result["verdict"], opaque({})
+            RequestId(request_id),
+            RunId("run-a"),
+            EvalId("doc/signoff"),
+            1,
+            None,
+            result["verdict"],
+            opaque({}),
         )
-        execution = ExecutionRecord("e", None, "h", result["verdict"], 1, 0.0, None, None, {})
+        execution = ExecutionRecord(
+            ExecutionId("e"), None, "h", result["verdict"], 1, 0.0, None, None, {}
+        )
         return Submitted(saved, execution, True, ())
 
     def held(self) -> list[str]:

@@ -31,6 +31,7 @@ from tests.fakes.processes import (
     Script,
     hang_forever,
 )
+from tests.fakes.threads import THREADS
 
 pytestmark = pytest.mark.anyio
 
@@ -125,6 +126,7 @@ class World:
             programs=programs or FakePrograms(missing=frozenset({"nope"})),
             clock=self.clock,
             environment=environment,
+            threads=THREADS,
         )
         self.run_dir = run_dir
 

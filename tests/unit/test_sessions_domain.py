@@ -46,6 +46,7 @@ from artifactize.ports.process import ProcessOutcome, ProcessSpec
 from artifactize.ports.programs import ProgramIdentity
 from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity, SpawnObserver
 from tests.fakes.filesystem import MemoryFilesystem
+from tests.fakes.threads import THREADS
 
 pytestmark = pytest.mark.anyio
 
@@ -336,6 +337,7 @@ class World:
             {"PATH": "/bin", "ARTIFACTIZE_CALLER": "x"},
             programs=FakePrograms(),
             scratch=self.scratch,
+            threads=THREADS,
         )
         self.registry = AgentToolRegistry.for_artifact(workspace, "app", ports)
 
@@ -348,6 +350,7 @@ class World:
             PARENT,
             CLEANUP,
             stop_timeout_seconds=self.stop_timeout,
+            threads=THREADS,
         )
 
     def sessions(self, selected_tool: str | None = None) -> ToolSessions:
@@ -760,6 +763,8 @@ async def test_the_sweep_runs_before_a_session_starts(world: World) -> None:
 def test_the_stop_bound_defaults_to_thirty_seconds(world: World) -> None:
     assert STOP_TIMEOUT_SECONDS == 30.0
     assert (
-        SessionPorts(world.launcher, world.table, world.store, PARENT, CLEANUP).stop_timeout_seconds
+        SessionPorts(
+            world.launcher, world.table, world.store, PARENT, CLEANUP, threads=THREADS
+        ).stop_timeout_seconds
         == 30
     )

@@ -28,6 +28,7 @@ from artifactize.domain.reviews.runtime.review import RuntimePorts
 from artifactize.ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch
+from tests.fakes.threads import THREADS
 from tests.support.human_world import PRODUCER, HumanWorld, Table
 
 pytestmark = pytest.mark.anyio
@@ -65,6 +66,7 @@ class World(HumanWorld):
             programs=FakePrograms(),
             clock=self.clock,
             environment={"PATH": "/usr/bin"},
+            threads=THREADS,
         )
         ports = VerifyPorts(
             self.review_ports(),
@@ -94,7 +96,7 @@ class World(HumanWorld):
     ) -> tuple[StatusReport, dict[str, Any]]:
         """The report, and its evals' JSON by eval ID; ``fresh``: no state exists."""
         workspace = self.workspace()
-        ports = StatusPorts(self.files, None if fresh else self.state)
+        ports = StatusPorts(self.files, None if fresh else self.state, threads=THREADS)
         report = Status(ports, workspace, StatusOptions(**options)).report(
             select_evals(workspace, selector, selector is None)
         )

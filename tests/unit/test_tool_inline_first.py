@@ -20,6 +20,7 @@ from artifactize.domain.tools.cancellation import (
 )
 from artifactize.domain.tools.results import ToolError, ToolResult
 from tests.fakes.processes import FakeClock
+from tests.fakes.threads import THREADS
 from tests.unit.test_mcp_serving import served, serving
 
 pytestmark = pytest.mark.anyio
@@ -49,7 +50,10 @@ class Attempts:
 async def test_short_work_runs_once_on_the_event_loop() -> None:
     clock = FakeClock()
     work = Attempts(clock, checks=3, step=INLINE_BUDGET_SECONDS / 10)
-    assert await inline_first(work, Cancellation(), InlineFirst(clock.monotonic)) == "done"
+    assert (
+        await inline_first(work, Cancellation(), InlineFirst(clock.monotonic, threads=THREADS))
+        == "done"
+    )
     assert [thread for thread, _ in work.runs] == [threading.get_ident()]
 
 
@@ -57,7 +61,7 @@ async def test_work_past_its_budget_starts_over_in_a_worker_thread_with_the_call
     clock = FakeClock()
     token = Cancellation()
     work = Attempts(clock, checks=3, step=INLINE_BUDGET_SECONDS / 2)
-    assert await inline_first(work, token, InlineFirst(clock.monotonic)) == "done"
+    assert await inline_first(work, token, InlineFirst(clock.monotonic, threads=THREADS)) == "done"
     (loop_thread, attempt), (worker_thread, again) = work.runs
     assert loop_thread == threading.get_ident() != worker_thread
     assert attempt is not token and again is token
@@ -69,7 +73,7 @@ async def test_a_cancelled_token_ends_the_inline_attempt_as_a_cancellation() -> 
     token.cancel()
     work = Attempts(clock, checks=1, step=0.0)
     with pytest.raises(ToolError, match=CANCELLED_MESSAGE):
-        await inline_first(work, token, InlineFirst(clock.monotonic))
+        await inline_first(work, token, InlineFirst(clock.monotonic, threads=THREADS))
     assert len(work.runs) == 1
 
 
@@ -87,7 +91,7 @@ async def test_cancelling_the_attempts_token_cancels_the_call() -> None:
         return work
 
     with pytest.raises(ToolError, match=CANCELLED_MESSAGE):
-        await inline_first(work_for, token, InlineFirst(clock.monotonic))
+        await inline_first(work_for, token, InlineFirst(clock.monotonic, threads=THREADS))
     assert token.cancelled
 
 

@@ -20,13 +20,16 @@ from artifactize.domain.reviews.run.selection import SelectionError, select_eval
 from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.tools.registry import ToolPorts
 from artifactize.domain.workspace import Workspace
+from artifactize.ports.ids import ExecutionId
 from artifactize.ports.sessions import ProcessIdentity
-from artifactize.ports.state import ExecutionRecord
+from artifactize.ports.state import ExecutionRecord, StateError
+from artifactize.ports.statuses import ExecutionStatus
 from tests.fakes.filesystem import MemoryFilesystem
 from tests.fakes.ids import CountingIds
 from tests.fakes.model import ScriptedBackend, ScriptedBackends, call_reply, verdict_reply
 from tests.fakes.processes import FakeClock
 from tests.fakes.state import MemoryStateStore
+from tests.fakes.threads import THREADS
 from tests.support.documents import opaque
 
 pytestmark = pytest.mark.anyio
@@ -87,8 +90,10 @@ class Setup:
         return ConfigService(self.files).load("/repo")
 
     def ports(self, backends: ScriptedBackends) -> VerifyPorts:
-        tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {})
-        review = ReviewPorts(FakeClock(), backends, tools, cast(Any, None), self.workspace)
+        tools = ToolPorts(self.files, cast(Any, None), cast(Any, None), {}, threads=THREADS)
+        review = ReviewPorts(
+            FakeClock(), backends, tools, cast(Any, None), self.workspace, threads=THREADS
+        )
 
         async def sleep(seconds: float) -> None:
             self.sleeps.append(seconds)
@@ -188,22 +193,25 @@ async def test_a_live_execution_of_the_key_is_joined() -> None:
     key = first["key"]
     setup.state.history_ids.clear()  # as if nothing were recorded yet ...
     holder = ExecutionRecord(
-        "execution-other",
+        ExecutionId("execution-other"),
         key,
         first["evalDefHash"],
-        "RUNNING",
+        ExecutionStatus.RUNNING,
         OTHER.pid,
         OTHER.create_time,
         "openai",
         None,
-        {"id": "execution-other"},
+        {"id": ExecutionId("execution-other")},
     )
     setup.state.executions[holder.id] = holder  # ... and another process reviewed the key
 
     def release() -> None:
         data = {**setup.state.executions[first["executionId"]].data}
         done = dataclasses.replace(
-            holder, status="GREEN", completed_at="2027-01-01T00:00:00.000000000Z", data=opaque(data)
+            holder,
+            status=ExecutionStatus.GREEN,
+            completed_at="2027-01-01T00:00:00.000000000Z",
+            data=opaque(data),
         )
         setup.state.complete_execution(done, record=True)
 
@@ -219,15 +227,15 @@ async def test_a_dead_owner_is_taken_over() -> None:
     (first,) = await setup.verify(backends(verdict_reply()), "doc/review")
     setup.state.history_ids.clear()
     holder = ExecutionRecord(
-        "execution-dead",
+        ExecutionId("execution-dead"),
         first["key"],
         first["evalDefHash"],
-        "RUNNING",
+        ExecutionStatus.RUNNING,
         OTHER.pid,
         OTHER.create_time,
         "openai",
         None,
-        {"id": "execution-dead"},
+        {"id": ExecutionId("execution-dead")},
     )
     setup.state.executions[holder.id] = holder
     setup.table.alive.discard(OTHER)
@@ -280,3 +288,29 @@ def test_selection() -> None:
 )
 def test_run_status(statuses: list[str], satisfied: bool, expected: str) -> None:
     assert run_status(statuses, satisfied) == expected
+
+
+async def test_a_failed_state_write_ends_the_run_and_its_open_requests_state_write_failed() -> None:
+    """Main's STATE_WRITE_FAILED settlement on unmutated documents: the code lands on the Run
+    the result holds (not a stale copy), and the request still open settles with it."""
+    setup = Setup()
+    failing = "Cannot write state /state/state.sqlite: No space left on device"
+
+    def claim(execution: ExecutionRecord, owner_alive: Any) -> Any:
+        raise StateError(failing)
+
+    setup.state.claim = claim  # type: ignore[method-assign]
+    with pytest.raises(StateError):
+        await setup.verify(backends(verdict_reply()), "doc/review")
+    (run,) = setup.state.list_runs(None, 10, 0)
+    assert (run.status, run.data["errorCode"], run.data["error"]) == (
+        "ERROR",
+        "STATE_WRITE_FAILED",
+        failing,
+    )
+    (request,) = setup.state.list_requests(run.id)
+    assert (request.status, request.data["errorCode"], request.data["error"]) == (
+        "ERROR",
+        "STATE_WRITE_FAILED",
+        failing,
+    )

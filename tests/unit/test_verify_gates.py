@@ -21,6 +21,7 @@ from artifactize.domain.reviews.runtime.review import RuntimePorts
 from artifactize.ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch
+from tests.fakes.threads import THREADS
 from tests.support.human_world import PRODUCER, HumanWorld, Table
 
 pytestmark = pytest.mark.anyio
@@ -66,6 +67,7 @@ class World(HumanWorld):
             programs=FakePrograms(),
             clock=self.clock,
             environment={"PATH": "/usr/bin"},
+            threads=THREADS,
         )
         return VerifyPorts(
             self.review_ports(),

@@ -14,7 +14,9 @@ from artifactize.domain.reviews.human.viewing import (
 )
 from artifactize.domain.reviews.verdicts import InvalidVerdict, VerdictValidator
 from artifactize.entrypoints.web import verdict_form
+from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import ExecutionRecord, RequestRecord
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus
 
 
 def test_changed_files_names_added_changed_and_removed_paths_in_order() -> None:
@@ -31,10 +33,10 @@ def test_changed_files_names_added_changed_and_removed_paths_in_order() -> None:
 
 def _record(ident: str, status: str, data: dict[str, Any]) -> ExecutionRecord:
     return ExecutionRecord(
-        id=ident,
-        key=f"key-{ident}",
+        id=ExecutionId(ident),
+        key=ReuseKey(f"key-{ident}"),
         eval_def_hash="h",
-        status=status,
+        status=ExecutionStatus(status),
         owner_pid=0,
         owner_start_time=0.0,
         backend=None,
@@ -54,12 +56,12 @@ class _State:
 def _request(manifest: dict[str, str] | None, execution: str = "mine") -> RequestRecord:
     data: dict[str, Any] = {"fileManifest": manifest}
     return RequestRecord(
-        id="r",
-        run_id="run",
-        eval_id="doc/signoff",
+        id=RequestId("r"),
+        run_id=RunId("run"),
+        eval_id=EvalId("doc/signoff"),
         ordinal=1,
-        execution_id=execution,
-        status="x",
+        execution_id=ExecutionId(execution),
+        status=RequestStatus.WAITING_HUMAN,
         data=data,  # type: ignore[arg-type]
     )
 

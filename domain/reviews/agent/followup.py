@@ -32,6 +32,7 @@ from artifactize.ports.callbacks import WorkspaceLoader
 from artifactize.ports.coding_agents import CODING_AGENT_BACKENDS
 from artifactize.ports.conversations import ConversationStore
 from artifactize.ports.documents import ToolCallDocument
+from artifactize.ports.ids import SessionId
 from artifactize.ports.model import BackendUnavailable, ModelBackend, ToolSpec
 from artifactize.ports.statuses import ErrorCode
 
@@ -60,7 +61,7 @@ class FollowUp:
         self.load_workspace = load_workspace  # repo path -> Workspace
         self.output_root = output_root
 
-    async def send(self, session_id: str, message: str) -> FollowUpResult:
+    async def send(self, session_id: SessionId, message: str) -> FollowUpResult:
         if not message.strip():
             raise ConversationError("The follow-up message is empty.")
         if len(message) > FOLLOW_UP_MAX_CHARS:
@@ -72,7 +73,7 @@ class FollowUp:
             if not saved.finished:
                 raise ConversationError(NOT_FINISHED)
             header = saved.header
-            workspace: Workspace = await anyio.to_thread.run_sync(
+            workspace: Workspace = await self.ports.threads.run(
                 self.load_workspace, str(header["repoPath"])
             )
             try:

@@ -23,7 +23,7 @@ from artifactize.domain.reviews.verdicts import (
     repair_message,
 )
 from artifactize.domain.tools.results import ToolResult
-from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.kernel.bounded_json import JsonRefused, read_json
 from artifactize.ports.clock import Sleeper
 from artifactize.ports.documents import AttemptDocument, ToolCallDocument
 from artifactize.ports.model import (

@@ -26,7 +26,7 @@ from artifactize.domain.reviews.verdicts import VerdictValidator
 from artifactize.domain.templates import instruction_references
 from artifactize.domain.tools.registry import ToolDefinition
 from artifactize.domain.workspace import Artifact, EvalRef, RelationKind, Workspace
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import Verdict
 
 INSTRUCTION_KEY = "instruction"
 ROOT_PATH_SHOWN = "."  # the workspace root's path, which is "" in the model
@@ -80,8 +80,8 @@ def build_prompt(
     instructions = "\n\n".join(
         [
             PREAMBLE,
-            "GREEN result schema:\n" + _json(validator.branch_schema(ReviewStatus.GREEN)),
-            "RED result schema:\n" + _json(validator.branch_schema(ReviewStatus.RED)),
+            "GREEN result schema:\n" + _json(validator.branch_schema(Verdict.GREEN)),
+            "RED result schema:\n" + _json(validator.branch_schema(Verdict.RED)),
         ]
     )
     tool_names = _tool_names(tools)
@@ -98,9 +98,9 @@ def build_prompt(
         "Dependencies:\n" + _lines(_dependencies(workspace, eval_ref)),
         "Scope:\n" + _lines(_scope(workspace, target, scope, tool_names)),
         "GREEN owner schema (the fields of a GREEN result besides verdict):\n"
-        + _owner_schema(eval_ref.eval.pass_schema, ReviewStatus.GREEN),
+        + _owner_schema(eval_ref.eval.pass_schema, Verdict.GREEN),
         "RED owner schema (the fields of a RED result besides verdict):\n"
-        + _owner_schema(eval_ref.eval.fail_schema, ReviewStatus.RED),
+        + _owner_schema(eval_ref.eval.fail_schema, Verdict.RED),
     ]
     return AgentPrompt(instructions, "\n\n".join(sections))
 

@@ -52,7 +52,8 @@ from artifactize.ports.model import (
     ToolSpec,
 )
 from artifactize.ports.progress import AgentActivity
-from artifactize.ports.statuses import ErrorCode, ReviewStatus
+from artifactize.ports.statuses import ErrorCode, ExecutionStatus
+from artifactize.ports.threads import WorkerThreads
 
 T = TypeVar("T")
 
@@ -66,6 +67,7 @@ class ReviewPorts:
     reload: WorkspaceReloader[Workspace]  # re-read the workspace for input revalidation
     scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
     coding_agents: CodingAgents | None = None  # None: claude-code/codex are not wired
+    threads: WorkerThreads = field(kw_only=True)  # pinning, re-reading, rechecking
 
 
 @dataclass
@@ -75,7 +77,7 @@ class ReviewOutcome:
     ``cwd``, ``argv`` and ``child`` are set by runtime reviews only: where and what ran (once
     prepared) and how the process ended (once it started); see docs/runtime-evals.md."""
 
-    status: ReviewStatus  # GREEN | RED | ERROR
+    status: ExecutionStatus  # GREEN | RED | ERROR
     result: dict[str, Any] | None = None
     error: str | None = None
     error_code: ErrorCode | None = None
@@ -91,7 +93,9 @@ class ReviewOutcome:
     def failed(
         cls, code: FailureCode, message: str, trace: LoopTrace | None = None
     ) -> ReviewOutcome:
-        return cls(ReviewStatus.ERROR, error=message, error_code=code, trace=trace or LoopTrace())
+        return cls(
+            ExecutionStatus.ERROR, error=message, error_code=code, trace=trace or LoopTrace()
+        )
 
 
 class AgentReview:
@@ -157,7 +161,7 @@ class AgentReview:
         if self.profile.backend in CODING_AGENT_BACKENDS:
             return await self._review_by_coding_agent()
         try:
-            self.pins = await anyio.to_thread.run_sync(
+            self.pins = await self.ports.threads.run(
                 pin_execution_paths, self.workspace, self.ports.tools.filesystem, self.scope
             )
             self.endpoint = self.ports.backends.endpoint(
@@ -250,7 +254,7 @@ class AgentReview:
         """Input revalidation and the fingerprint recheck, after every session stopped."""
         trace = self.trace
         try:
-            current = await anyio.to_thread.run_sync(self.ports.reload)
+            current = await self.ports.threads.run(self.ports.reload)
             changed = _definition_changed(self.workspace, current, self.qualified_id)
         except Exception:  # a workspace that no longer loads is a changed input
             changed = True
@@ -258,7 +262,7 @@ class AgentReview:
             return ReviewOutcome.failed(FailureCode.INPUT_CHANGED, DECLARATIONS_CHANGED, trace)
         if self.keys.key is not None:
             try:
-                again = await anyio.to_thread.run_sync(
+                again = await self.ports.threads.run(
                     key_inputs,
                     current,
                     self.qualified_id,
@@ -269,7 +273,7 @@ class AgentReview:
                 return ReviewOutcome.failed(FailureCode.FINGERPRINT_RECHECK_FAILED, str(exc), trace)
             if again.key != self.keys.key:
                 return ReviewOutcome.failed(FailureCode.INPUT_CHANGED, INPUT_CHANGED, trace)
-        return ReviewOutcome(ReviewStatus(result["verdict"]), result=result, trace=trace)
+        return ReviewOutcome(ExecutionStatus(result["verdict"]), result=result, trace=trace)
 
 
 async def converse_then_close(work: Awaitable[T], timeout_ms: int, sessions: ToolSessions) -> T:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast
 
 from artifactize.ports.clock import Clock, Sleeper
 from artifactize.ports.documents import (
@@ -24,10 +23,11 @@ from artifactize.ports.documents import (
     RequestDocument,
     RequestUpdate,
 )
+from artifactize.ports.ids import ExecutionId
 from artifactize.ports.state import ExecutionRecord, StateStore
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus
 
-WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
+WAITING_HUMAN = RequestStatus.WAITING_HUMAN
 WAITING_FOR_HUMAN = "Waiting for a Human claim and submission."
 FOLLOWING_HUMAN = "Waiting for the active Human execution of this reuse key."
 
@@ -66,14 +66,14 @@ def waiting_execution(
         "fileManifest": copy.deepcopy(request.get("fileManifest")),
         "profile": copy.deepcopy(request["profile"]),
         "startedAt": request["startedAt"],
-        "status": WAITING_HUMAN,
+        "status": ExecutionStatus.WAITING_HUMAN,
         "kinds": dict(kinds),
     }
     return ExecutionRecord(
         id=execution.id,
         key=execution.key,
         eval_def_hash=execution.eval_def_hash,
-        status=WAITING_HUMAN,
+        status=ExecutionStatus.WAITING_HUMAN,
         owner_pid=execution.owner_pid,
         owner_start_time=execution.owner_start_time,
         backend=None,
@@ -83,7 +83,7 @@ def waiting_execution(
 
 
 def asking_fields(
-    execution_id: str, definition: HumanDefinition, run_dir: str, now: str
+    execution_id: ExecutionId, definition: HumanDefinition, run_dir: str, now: str
 ) -> RequestUpdate:
     """What a request that asks a person records."""
     return {
@@ -113,20 +113,20 @@ async def wait_for_humans(
 ) -> bool:
     """Poll every HUMAN_POLL_SECONDS until no request of ``requests`` waits for a person
     (with ``first``: until one of them settled, so ``verify`` can run what it unblocks),
-    replacing each settled one in place with its saved form; True when ``deadline``
+    putting its saved form in its place in ``requests`` (the document itself is not
+    modified); True when ``deadline``
     (``clock.monotonic()`` seconds) passed first. Reads only: the requests stay open.
     ``on_poll`` runs before each read (``verify`` refreshes remote records there)."""
     while True:
         if on_poll is not None:
             await on_poll()
         settled = False
-        for request in requests:
+        for index, request in enumerate(requests):
             if request["status"] != WAITING_HUMAN:
                 continue
             saved = state.get_request(request["id"])
             if saved is not None and saved.status != WAITING_HUMAN:
-                cast("dict[str, Any]", request).clear()  # keys saved.data lacks go too
-                request.update(copy.deepcopy(saved.data))
+                requests[index] = copy.deepcopy(saved.data)
                 settled = True
         if (first and settled) or all(r["status"] != WAITING_HUMAN for r in requests):
             return False

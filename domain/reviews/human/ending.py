@@ -23,11 +23,13 @@ from typing import Any
 
 from artifactize.domain.reviews.human.recorded_declarations import DEFINITION_CHANGED
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
+from artifactize.kernel.transitions import execution_moves, request_moves
+from artifactize.ports.ids import ExecutionId, RequestId
 from artifactize.ports.state import ExecutionRecord, HumanEnding, RequestRecord
-from artifactize.ports.statuses import ErrorCode, ReviewStatus
+from artifactize.ports.statuses import ErrorCode, ExecutionStatus, RequestStatus
 
-SUPERSEDED = ReviewStatus.SUPERSEDED
-CANCELLED = ReviewStatus.CANCELLED
+SUPERSEDED = RequestStatus.SUPERSEDED
+CANCELLED = RequestStatus.CANCELLED
 CANCEL_REASON_MAX_CHARS = 1_000
 SUPERSEDED_REASON = (
     DEFINITION_CHANGED + " Run {run_id} superseded this request and asked again as {request_id}."
@@ -52,9 +54,9 @@ def is_stale(recorded: RequestRecord, current: Mapping[str, Any]) -> bool:
     return comparable(saved) != comparable(current)
 
 
-def original_request_id(holder: ExecutionRecord) -> str | None:
+def original_request_id(holder: ExecutionRecord) -> RequestId | None:
     owner = holder.data.get("requestId")
-    return owner if isinstance(owner, str) else None
+    return RequestId(owner) if isinstance(owner, str) else None
 
 
 def supersession_of(
@@ -80,7 +82,7 @@ def check_cancel_reason(reason: str | None) -> str | None:
 
 
 def cancellation_of(
-    original: RequestRecord, execution_id: str, reviewer: str, reason: str | None, now: str
+    original: RequestRecord, execution_id: ExecutionId, reviewer: str, reason: str | None, now: str
 ) -> HumanEnding:
     """What ``request cancel`` writes: only for the claimant or while nobody claimed it."""
     text = reason if reason is not None else CANCELLED_REASON.format(reviewer=reviewer)
@@ -89,12 +91,15 @@ def cancellation_of(
 
 
 def _fields(
-    status: ReviewStatus, code: ErrorCode, reason: str, by: str | None, now: str, **extra: Any
+    status: RequestStatus, code: ErrorCode, reason: str, by: str | None, now: str, **extra: Any
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(request fields, execution fields). The requests take ``status``; the execution ends
     ERROR with ``code``, like every execution that ends without a verdict (a state's
     executions are GREEN, RED or ERROR once settled), and carries the same reason."""
     ended = {"reason": reason, "endedBy": by, "completedAt": now, **extra}
-    request_fields = {"status": status, "blockedReason": None, **ended}
-    execution_fields = {"status": ReviewStatus.ERROR, "error": reason, "errorCode": code, **ended}
+    # The requests and the execution all wait for a person until now.
+    request_status = request_moves(RequestStatus.WAITING_HUMAN, status)
+    execution_status = execution_moves(ExecutionStatus.WAITING_HUMAN, ExecutionStatus.ERROR)
+    request_fields = {"status": request_status, "blockedReason": None, **ended}
+    execution_fields = {"status": execution_status, "error": reason, "errorCode": code, **ended}
     return request_fields, execution_fields

@@ -28,7 +28,7 @@ one short transaction, and settlement re-reads what it depends on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from artifactize.domain.declarations.model import CommandHumanTool
@@ -66,6 +66,7 @@ from artifactize.ports.callbacks import WarningSink, WorkspaceLoader
 from artifactize.ports.clock import Clock
 from artifactize.ports.documents import ProducerDocument
 from artifactize.ports.filesystem import Filesystem
+from artifactize.ports.ids import RequestId
 from artifactize.ports.review_store import RemoteFailure, RemoteStore
 from artifactize.ports.state import (
     ExecutionRecord,
@@ -75,10 +76,11 @@ from artifactize.ports.state import (
     RequestRecord,
     StateStore,
 )
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus
+from artifactize.ports.threads import WorkerThreads
 
 HUMAN_RESULT_MAX_BYTES = 256_000  # compact UTF-8 JSON of a submitted result
-WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
+WAITING_HUMAN = RequestStatus.WAITING_HUMAN
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ class HumanReviewPorts:
     clock: Clock
     producer: ProducerDocument  # saved with verdicts
     scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
+    threads: WorkerThreads = field(kw_only=True)  # reading repositories, fingerprint rechecks
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,7 @@ class HumanReviews:
 
     # --- resolution and authorization -------------------------------------------------
 
-    def resolve(self, request_id: str) -> RequestRecord:
+    def resolve(self, request_id: RequestId) -> RequestRecord:
         """The request, or for a follower the original request whose execution it shares."""
         state = self.ports.state
         request = state.get_request(request_id)
@@ -126,7 +129,9 @@ class HumanReviews:
                 return original
         return request
 
-    def _authorized(self, request_id: str, reviewer: str) -> tuple[RequestRecord, ExecutionRecord]:
+    def _authorized(
+        self, request_id: RequestId, reviewer: str
+    ) -> tuple[RequestRecord, ExecutionRecord]:
         """The waiting original request claimed by ``reviewer``, with its execution."""
         reviewer = _checked(reviewer)
         request = self.resolve(request_id)
@@ -147,13 +152,13 @@ class HumanReviews:
         )
         if request.status != WAITING_HUMAN or execution is None:
             raise HumanReviewError(NOT_WAITING)
-        if execution.status != WAITING_HUMAN:
+        if execution.status != ExecutionStatus.WAITING_HUMAN:
             raise HumanReviewError(NOT_WAITING)
         return execution
 
     # --- claims -------------------------------------------------------------------------
 
-    async def claim(self, request_id: str, reviewer: str) -> HumanClaim:
+    async def claim(self, request_id: RequestId, reviewer: str) -> HumanClaim:
         reviewer = _checked(reviewer)
         request = self.resolve(request_id)
         try:
@@ -163,7 +168,7 @@ class HumanReviews:
         except HumanClaimRefused:
             raise HumanReviewError(NOT_CLAIMANT) from None
 
-    async def unclaim(self, request_id: str, reviewer: str) -> HumanClaim:
+    async def unclaim(self, request_id: RequestId, reviewer: str) -> HumanClaim:
         reviewer = _checked(reviewer)
         request = self.resolve(request_id)
         try:
@@ -173,7 +178,9 @@ class HumanReviews:
         except HumanClaimRefused:
             raise HumanReviewError(NOT_CLAIMANT) from None
 
-    async def cancel(self, request_id: str, reviewer: str, reason: str | None) -> tuple[str, ...]:
+    async def cancel(
+        self, request_id: RequestId, reviewer: str, reason: str | None
+    ) -> tuple[str, ...]:
         """End a waiting request without a verdict (CANCELLED, with who and why): the
         claimant, or anyone while nobody holds the claim. Followers settle with it; no
         reconnect is needed, so a request whose declarations changed can be cancelled.
@@ -196,12 +203,12 @@ class HumanReviews:
                 CLAIMED_BY_OTHER.format(id=request.id, claimant=claimant)
             ) from None
 
-    async def reconnect_problem(self, request_id: str) -> str | None:
+    async def reconnect_problem(self, request_id: RequestId) -> str | None:
         """Why Human actions on this waiting request are refused (its declarations changed,
         its repository is gone), or None when it reconnects. The terminal reviewer shows it
         and offers ``cancel``."""
         try:
-            await reconnect(self.ports.load, self.resolve(request_id))
+            await reconnect(self.ports.load, self.resolve(request_id), self.ports.threads)
         except HumanReviewError as exc:
             return exc.message
         return None
@@ -210,7 +217,7 @@ class HumanReviews:
 
     async def run_human_tool(
         self,
-        request_id: str,
+        request_id: RequestId,
         reviewer: str,
         tool: str,
         cancellation: Cancellation | None = None,
@@ -220,7 +227,7 @@ class HumanReviews:
         an error *result*; a refused action raises HumanReviewError."""
         token = cancellation or Cancellation()
         request, execution = self._authorized(request_id, reviewer)
-        reconnected = await reconnect(self.ports.load, request)
+        reconnected = await reconnect(self.ports.load, request, self.ports.threads)
         registry = self._registry(reconnected)
         if registry.get(tool) is None:
             names = ", ".join(sorted(d.name for d in registry.list())) or NO_TOOLS
@@ -229,11 +236,11 @@ class HumanReviews:
         self._authorized(request.id, reviewer)  # still the claimant, still waiting
         return await registry.call(tool, token, on_line)
 
-    async def tool_commands(self, request_id: str) -> dict[str, dict[str, Any]]:
+    async def tool_commands(self, request_id: RequestId) -> dict[str, dict[str, Any]]:
         """``{toolName: {repository, program, argv, cwd} | {error}}`` for the command tools of
         the request's recorded scope; built-ins have no command line and are omitted."""
         request = self.resolve(request_id)
-        reconnected = await reconnect(self.ports.load, request)
+        reconnected = await reconnect(self.ports.load, request, self.ports.threads)
         registry = self._registry(reconnected)
         commands: dict[str, dict[str, Any]] = {}
         for definition in registry.list():
@@ -257,7 +264,7 @@ class HumanReviews:
 
     async def submit(
         self,
-        request_id: str,
+        request_id: RequestId,
         reviewer: str,
         result: Any,
         cancellation: Cancellation | None = None,
@@ -265,7 +272,7 @@ class HumanReviews:
         """Settle the request with a GREEN/RED result valid for its owner schema."""
         token = cancellation or Cancellation()
         request, execution = self._authorized(request_id, reviewer)
-        reconnected = await reconnect(self.ports.load, request)
+        reconnected = await reconnect(self.ports.load, request, self.ports.threads)
         _check_size(result)
         item = reconnected.ref.eval
         try:
@@ -273,12 +280,12 @@ class HumanReviews:
         except InvalidVerdict as exc:
             raise HumanReviewError(exc.message) from None
         await self._recheck(request, execution, reviewer, reconnected, token)
-        outcome = HumanOutcome(ReviewStatus(verdict["verdict"]), result=verdict)
+        outcome = HumanOutcome(ExecutionStatus(verdict["verdict"]), result=verdict)
         return self._settle(request, execution, reviewer, outcome)
 
     async def submit_and_publish(
         self,
-        request_id: str,
+        request_id: RequestId,
         reviewer: str,
         result: Any,
         remote: RemoteStore | None,
@@ -306,7 +313,7 @@ class HumanReviews:
         if not isinstance(key, str):
             return
         failed = await recheck_key(
-            reconnected, key, self.ports.filesystem, token, self.ports.scripts
+            reconnected, key, self.ports.filesystem, token, self.ports.threads, self.ports.scripts
         )
         if failed is not None:
             self._settle(request, execution, reviewer, failed)

@@ -14,9 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import anyio
-import anyio.to_thread
-
 from artifactize.domain.diagnostics import ConfigError
 from artifactize.domain.reviews.human.errors import (
     CANCELLED,
@@ -40,7 +37,8 @@ from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
 from artifactize.ports.filesystem import Filesystem, FilesystemError
 from artifactize.ports.state import RequestRecord
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import ExecutionStatus
+from artifactize.ports.threads import WorkerThreads
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,9 @@ class Reconnected:
     ref: EvalRef
 
 
-async def reconnect(load: WorkspaceLoader[Workspace], request: RequestRecord) -> Reconnected:
+async def reconnect(
+    load: WorkspaceLoader[Workspace], request: RequestRecord, threads: WorkerThreads
+) -> Reconnected:
     """Reopen the request's recorded repository; raises HumanReviewError when it cannot be
     read or no longer declares exactly the recorded eval and scope."""
     recorded = request.data.get("humanDefinition")
@@ -59,7 +59,7 @@ async def reconnect(load: WorkspaceLoader[Workspace], request: RequestRecord) ->
         raise HumanReviewError(NOT_RECORDED)
     repo = recorded["repo"]
     try:
-        workspace = await anyio.to_thread.run_sync(load, repo)
+        workspace = await threads.run(load, repo)
     except ConfigError as exc:  # declarations that no longer load changed too
         raise HumanReviewError(f"{DEFINITION_CHANGED}\n{exc}") from None
     except FilesystemError as exc:
@@ -76,6 +76,7 @@ async def recheck_key(
     recorded_key: str,
     filesystem: Filesystem,
     cancellation: Cancellation,
+    threads: WorkerThreads,
     scripts: FingerprintScripts | None = None,
 ) -> HumanOutcome | None:
     """None when the fingerprints still give ``recorded_key``; otherwise the ERROR outcome to
@@ -84,7 +85,7 @@ async def recheck_key(
     if cancellation.cancelled:
         raise HumanReviewError(CANCELLED)
     try:
-        again = await anyio.to_thread.run_sync(
+        again = await threads.run(
             key_inputs,
             reconnected.workspace,
             reconnected.ref.qualified_id,
@@ -96,10 +97,10 @@ async def recheck_key(
         if cancellation.cancelled:
             raise HumanReviewError(CANCELLED) from None
         code = FailureCode.FINGERPRINT_RECHECK_FAILED
-        return HumanOutcome(ReviewStatus.ERROR, error=exc.message, error_code=code)
+        return HumanOutcome(ExecutionStatus.ERROR, error=exc.message, error_code=code)
     if cancellation.cancelled:
         raise HumanReviewError(CANCELLED)
     if again.key != recorded_key:
         code = FailureCode.INPUT_CHANGED
-        return HumanOutcome(ReviewStatus.ERROR, error=FINGERPRINT_CHANGED, error_code=code)
+        return HumanOutcome(ExecutionStatus.ERROR, error=FINGERPRINT_CHANGED, error_code=code)
     return None

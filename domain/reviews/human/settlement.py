@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from artifactize.domain.reviews.run.current import settle_run
+from artifactize.kernel.transitions import execution_moves, request_moves
 from artifactize.ports.documents import (
     ExecutionDocument,
+    ExecutionUpdate,
     ProducerDocument,
     ProvenanceDocument,
     RequestDocument,
@@ -30,7 +32,13 @@ from artifactize.ports.documents import (
     SettledFields,
 )
 from artifactize.ports.state import ExecutionRecord, HumanSettlement, RequestRecord, Supersession
-from artifactize.ports.statuses import VERDICTS, ErrorCode, ReviewStatus, SourceKind
+from artifactize.ports.statuses import (
+    VERDICT_STATUSES,
+    ErrorCode,
+    ExecutionStatus,
+    RequestStatus,
+    SourceKind,
+)
 
 FOLLOWER_SOURCE_KIND = SourceKind.JOINED
 MIRROR_SOURCE_KIND = SourceKind.REMOTE
@@ -42,14 +50,14 @@ SUPERSEDED_ERROR = "Superseded by the completed result {id} for this key."
 class HumanOutcome:
     """How a Human request ends: a verdict with its result, or an ERROR with a code."""
 
-    status: ReviewStatus  # GREEN | RED | ERROR
+    status: ExecutionStatus  # GREEN | RED | ERROR
     result: Mapping[str, Any] | None = None
     error: str | None = None
     error_code: ErrorCode | None = None
 
     def __post_init__(self) -> None:
-        verdict = self.status in VERDICTS
-        if not verdict and self.status != ReviewStatus.ERROR:
+        verdict = self.status in VERDICT_STATUSES
+        if not verdict and self.status != ExecutionStatus.ERROR:
             raise ValueError(f"A Human outcome is GREEN, RED or ERROR, not {self.status}")
         if verdict != (self.result is not None) or verdict == (self.error_code is not None):
             raise ValueError("A verdict carries a result and no error; an ERROR the reverse")
@@ -74,7 +82,6 @@ def build_settlement(
         "completedAt": completed_at,
     }
     settled: SettledFields = {
-        "status": outcome.status,
         "result": copy.deepcopy(dict(outcome.result)) if outcome.result is not None else None,
         "error": outcome.error,
         "errorCode": outcome.error_code,
@@ -85,10 +92,20 @@ def build_settlement(
         "reviewer": reviewer,
         "completedAt": completed_at,
     }
-    request_data: RequestDocument = {**copy.deepcopy(data), **settled, "blockedReason": None}
+    request_status = request_moves(request.status, RequestStatus(outcome.status))
+    request_data: RequestDocument = {
+        **copy.deepcopy(data),
+        "status": request_status,
+        **settled,
+        "blockedReason": None,
+    }
     key = data.get("key")
-    verdict = outcome.status in VERDICTS
-    execution_data: ExecutionDocument = {**copy.deepcopy(execution.data), **copy.deepcopy(settled)}
+    verdict = outcome.status in VERDICT_STATUSES
+    execution_data: ExecutionDocument = {
+        **copy.deepcopy(execution.data),
+        "status": execution_moves(execution.status, outcome.status),
+        **copy.deepcopy(settled),
+    }
     settled_execution = dataclasses.replace(
         execution,
         key=key if verdict and key is not None else execution.key,
@@ -97,7 +114,7 @@ def build_settlement(
         data=execution_data,
     )
     settled_request = dataclasses.replace(
-        request, execution_id=execution.id, status=outcome.status, data=request_data
+        request, execution_id=execution.id, status=request_status, data=request_data
     )
     return HumanSettlement(
         request=settled_request,
@@ -113,8 +130,8 @@ def supersession(mirror: ExecutionRecord, completed_at: str) -> Supersession:
     """What a mirrored record writes over a local Human wait of its key (reviews-and-store
     §5.2): the wait is answered by a newer result, so asking a person is moot. Its requests
     take the mirror as a reuse would (``source.kind`` ``remote``), at ``completed_at``."""
-    superseded: SettledFields = {
-        "status": ReviewStatus.ERROR,
+    superseded: ExecutionUpdate = {
+        "status": ExecutionStatus.ERROR,
         "errorCode": SUPERSEDED_CODE,
         "error": SUPERSEDED_ERROR.format(id=mirror.id),
         "completedAt": completed_at,
@@ -133,7 +150,7 @@ def follower_fields(
     data = execution.data
     provenance = data["provenance"]
     return {
-        "status": execution.status,
+        "status": RequestStatus(execution.status),
         "result": copy.deepcopy(data.get("result")),
         "error": data.get("error"),
         "errorCode": data.get("errorCode"),

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from artifactize.domain.reviews.verdicts import VERDICT_FIELD
-from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.kernel.bounded_json import JsonRefused, read_json
 from artifactize.ports.statuses import VERDICTS
 
 HUMAN_FIELDS_MAX_BYTES = 256_000

@@ -27,7 +27,8 @@ from artifactize.ports.callbacks import WorkspaceLoader
 from artifactize.ports.filesystem import EntryKind, FileHandle, Filesystem
 from artifactize.ports.regex import RegexEngine
 from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
-from artifactize.ports.statuses import VERDICTS
+from artifactize.ports.statuses import VERDICT_STATUSES
+from artifactize.ports.threads import WorkerThreads
 
 VIEW_FILES_MAX = 2_000  # files a scope listing shows
 VIEW_FILE_MAX_BYTES = 8 * 1024 * 1024  # bytes a viewer reads of one file
@@ -51,9 +52,10 @@ class ScopeViewer:
     load: WorkspaceLoader[Workspace]
     filesystem: Filesystem
     regex: RegexEngine
+    threads: WorkerThreads  # reopening the recorded repository reads its declarations
 
     async def _context(self, request: RequestRecord) -> BuiltinContext:
-        reconnected: Reconnected = await reconnect(self.load, request)
+        reconnected: Reconnected = await reconnect(self.load, request, self.threads)
         workspace = reconnected.workspace
         qualified = reconnected.ref.qualified_id
         owner = qualified.split("/", 1)[0]
@@ -161,7 +163,7 @@ def since_last_verdict(state: StateStore, request: RequestRecord) -> SinceLastVe
         (
             record
             for record, _ in state.latest_records()
-            if record.status in VERDICTS
+            if record.status in VERDICT_STATUSES
             and record.data.get("evalId") == request.eval_id
             and record.id != own
         ),

@@ -21,9 +21,10 @@ from artifactize.domain.reviews.remote.records import (
     validate_record,
 )
 from artifactize.ports.documents import ExecutionDocument, StoreRecord
+from artifactize.ports.ids import ReuseKey
 from artifactize.ports.review_store import SCOPE_HUMAN, SCOPE_PUBLISH, SCOPE_READ, RemoteStore
 from artifactize.ports.state import ExecutionRecord, StateStore
-from artifactize.ports.statuses import VERDICTS, ProfileKind
+from artifactize.ports.statuses import VERDICT_STATUSES, ProfileKind
 
 ASSUMED_KIND = "folder"
 """The Artifact kind assumed for an execution saved without ``kinds`` (older executions)."""
@@ -60,7 +61,7 @@ class PushReport:
 
 @dataclass(frozen=True)
 class _Planned:
-    key: str
+    key: ReuseKey
     execution_id: str
     record: StoreRecord
 
@@ -80,7 +81,7 @@ def local_candidates(state: StateStore) -> list[ExecutionRecord]:
 
 
 def _produced_here(record: ExecutionRecord) -> bool:
-    return record.status in VERDICTS and not is_mirror({**record.data, "id": record.id})
+    return record.status in VERDICT_STATUSES and not is_mirror({**record.data, "id": record.id})
 
 
 def execution_kinds(data: ExecutionDocument) -> tuple[dict[str, str], bool]:
@@ -150,4 +151,4 @@ def _plan(
             f"Skipped {where}: this result stays local: remote token {principal} lacks the "
             f"{HUMAN_SCOPE} scope."
         )
-    return _Planned(checked.key, checked.execution_id, record)
+    return _Planned(ReuseKey(checked.key), checked.execution_id, record)

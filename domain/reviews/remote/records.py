@@ -59,7 +59,8 @@ from artifactize.domain.reviews.remote.record_format import (
 )
 from artifactize.domain.reviews.remote.record_format import record_bytes as record_bytes
 from artifactize.domain.reviews.reuse.keys import reuse_key
-from artifactize.ports.bounded_json import first_refusal
+from artifactize.kernel.bounded_json import first_refusal
+from artifactize.kernel.timestamps import normalize_rfc3339
 from artifactize.ports.documents import (
     AttemptDocument,
     ExecutionDocument,
@@ -68,10 +69,10 @@ from artifactize.ports.documents import (
     ProvenanceDocument,
     StoreRecord,
 )
+from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.review_store import SHARE_MODES
 from artifactize.ports.state import ExecutionRecord
-from artifactize.ports.statuses import VERDICTS, ProfileKind
-from artifactize.ports.timestamps import normalize_rfc3339
+from artifactize.ports.statuses import VERDICT_STATUSES, ExecutionStatus, ProfileKind
 
 # The execution fields that must equal the record's (execution field, record field).
 _SAME_IN_EXECUTION = (
@@ -161,7 +162,7 @@ def build_record(execution: ExecutionDocument, kinds: Mapping[str, str], share: 
     if share not in SHARE_MODES:
         raise RecordError(f"share must be one of {', '.join(SHARE_MODES)}, not {share!r}")
     status = execution.get("status")
-    if status not in VERDICTS:
+    if status not in VERDICT_STATUSES:
         raise RecordError(f"execution {identifier} is {status}; only GREEN or RED is published")
     if is_mirror(execution):
         raise RecordError(f"execution {identifier} mirrors a remote record; it is not re-published")
@@ -367,9 +368,9 @@ def mirror_execution(record: RemoteRecord, store_url: str) -> ExecutionDocument:
     provenance.update(
         {
             "repoPath": "",
-            "runId": data["runId"],
-            "requestId": data["requestId"],
-            "evalId": data["evalId"],
+            "runId": RunId(data["runId"]),
+            "requestId": RequestId(data["requestId"]),
+            "evalId": EvalId(data["evalId"]),
             "evalDefHash": data["evalDefHash"],
             "completedAt": record.completed_at,
         }
@@ -378,17 +379,17 @@ def mirror_execution(record: RemoteRecord, store_url: str) -> ExecutionDocument:
         provenance["executionPaths"] = copy.deepcopy(data["executionPaths"])
     mirror: ExecutionDocument = {
         **base,
-        "id": MIRROR_PREFIX + record.execution_id,
-        "requestId": data["requestId"],
-        "runId": data["runId"],
-        "evalId": record.eval_id,
-        "key": record.key,
+        "id": mirror_id(record),
+        "requestId": RequestId(data["requestId"]),
+        "runId": RunId(data["runId"]),
+        "evalId": EvalId(record.eval_id),
+        "key": ReuseKey(record.key),
         "evalDefHash": data["evalDefHash"],
         "fingerprints": copy.deepcopy(data["fingerprints"]),
         "kinds": copy.deepcopy(data["kinds"]),
         "profile": base.get("profile")
         or cast(ProfileDocument, {"kind": record.kind, **data["options"]}),
-        "status": record.verdict,
+        "status": ExecutionStatus(record.verdict),
         "result": base.get("result", copy.deepcopy(data["result"])),
         "error": None,
         "errorCode": None,
@@ -409,14 +410,19 @@ def mirror_execution(record: RemoteRecord, store_url: str) -> ExecutionDocument:
     return mirror
 
 
+def mirror_id(record: RemoteRecord) -> ExecutionId:
+    """A mirror's local execution ID: the store's, marked as a mirror."""
+    return ExecutionId(MIRROR_PREFIX + record.execution_id)
+
+
 def mirror_record(record: RemoteRecord, store_url: str) -> ExecutionRecord:
     """``mirror_execution`` as a settled execution row: no owner (pid and start time 0)."""
     backend = record.data["options"].get("backend")
     return ExecutionRecord(
-        id=MIRROR_PREFIX + record.execution_id,
-        key=record.key,
+        id=mirror_id(record),
+        key=ReuseKey(record.key),
         eval_def_hash=str(record.data["evalDefHash"]),
-        status=record.verdict,
+        status=ExecutionStatus(record.verdict),
         owner_pid=0,
         owner_start_time=0.0,
         backend=backend if isinstance(backend, str) else None,

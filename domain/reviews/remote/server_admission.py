@@ -22,9 +22,9 @@ from artifactize.domain.reviews.remote.record_format import (
     SUMMARY_RECORD_MAX_BYTES as SUMMARY_RECORD_MAX_BYTES,
 )
 from artifactize.domain.reviews.remote.record_format import record_size_limit as record_size_limit
+from artifactize.kernel.timestamps import normalize_rfc3339
 from artifactize.ports.review_store import LOOKUP_KEYS_MAX
 from artifactize.ports.statuses import ProfileKind
-from artifactize.ports.timestamps import normalize_rfc3339
 
 # Room for the envelope around the largest record; a bigger body is refused unread.
 REQUEST_BODY_SLACK_BYTES = 64 * KIB

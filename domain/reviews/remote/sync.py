@@ -36,6 +36,7 @@ from artifactize.domain.reviews.remote.records import (
 )
 from artifactize.ports.callbacks import WarningSink
 from artifactize.ports.documents import ExecutionDocument
+from artifactize.ports.ids import ReuseKey
 from artifactize.ports.review_store import (
     FailureMode,
     Principal,
@@ -157,12 +158,12 @@ class RemoteSync:
             if isinstance(checked, str):
                 self.warn(f"This result stays local: {checked}")
                 return
-            await self.store.publish(str(execution["key"]), record)
+            await self.store.publish(ReuseKey(str(execution["key"])), record)
             self.published += 1
         except RemoteFailure as failure:
             self._fail_open(failure)
 
-    async def take_lease(self, key: str, holder: str) -> RemoteLease | None:
+    async def take_lease(self, key: ReuseKey, holder: str) -> RemoteLease | None:
         """Ask for the lease of ``key`` for ``holder`` (one review). None when leases do not
         apply: the store is unusable or failed open now, the token lacks ``publish``, or
         the store serves no leases. A refusal (fail closed) raises."""

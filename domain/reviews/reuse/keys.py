@@ -31,6 +31,7 @@ from artifactize.domain.reviews.reuse.canonical_json import canonical_json
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts, compute_fingerprint
 from artifactize.domain.workspace import Workspace
 from artifactize.ports.filesystem import Filesystem
+from artifactize.ports.ids import ReuseKey
 
 REUSE_KEY_VERSION = "artifactize-key-v2"
 DERIVED_NO_KEY = "a dependency eval derives its verdict; it has no reuse key"
@@ -69,7 +70,7 @@ def eval_dependencies(workspace: Workspace, qualified_eval_id: str) -> tuple[str
     return tuple(sorted(names))
 
 
-def reuse_key(def_hash: str, deps: Mapping[str, tuple[ArtifactKind, str]]) -> str:
+def reuse_key(def_hash: str, deps: Mapping[str, tuple[ArtifactKind, str]]) -> ReuseKey:
     """The v2 key over the definition hash and ``{name: (kind, fingerprint)}``."""
     lines = [f"{REUSE_KEY_VERSION}\n", f"eval {_field(def_hash, 'eval definition hash')}\n"]
     for name in sorted(deps):
@@ -78,7 +79,7 @@ def reuse_key(def_hash: str, deps: Mapping[str, tuple[ArtifactKind, str]]) -> st
             f"artifact {_field(name, 'Artifact name')} {kind.value} "
             f"{_field(fingerprint, f'fingerprint of `{name}`')}\n"
         )
-    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+    return ReuseKey(hashlib.sha256("".join(lines).encode("utf-8")).hexdigest())
 
 
 def _field(value: str, what: str) -> str:
@@ -100,7 +101,7 @@ class KeyInputs:
     def_hash: str
     dependencies: tuple[str, ...]
     fingerprints: Mapping[str, str]  # name -> value, every dependency (empty when unkeyed)
-    key: str | None
+    key: ReuseKey | None
     unkeyed_reason: str | None
     manifests: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # artifactsum only
 

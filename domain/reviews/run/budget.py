@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RequestStatus
 
-BUDGET_EXHAUSTED = ReviewStatus.BUDGET_EXHAUSTED
+BUDGET_EXHAUSTED = RequestStatus.BUDGET_EXHAUSTED
 EXHAUSTED_REASON = (
     "--max-executions {limit}: this Run already started {limit} executor(s); "
     "verify again to review it."

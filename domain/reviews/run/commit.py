@@ -17,6 +17,7 @@ from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.run.context import RunContext
 from artifactize.domain.reviews.run.documents import (
     RunResult,
+    changed,
     execution_from_request,
     request_record,
     run_record,
@@ -24,14 +25,16 @@ from artifactize.domain.reviews.run.documents import (
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleInputs
 from artifactize.domain.reviews.run.summaries import request_summary, run_summary, run_usage
+from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
 from artifactize.ports.documents import (
     ExecutionDocument,
     ProvenanceDocument,
     RequestDocument,
     SettledFields,
 )
+from artifactize.ports.ids import SessionId
 from artifactize.ports.state import ExecutionRecord
-from artifactize.ports.statuses import VERDICTS, ErrorCode, ReviewStatus
+from artifactize.ports.statuses import VERDICT_STATUSES, ErrorCode, RequestStatus, RunStatus
 
 SESSION_ID_CHARS = 32  # lowercase hex digits: 128 random bits
 _HEX_DIGITS = "0123456789abcdef"
@@ -40,12 +43,13 @@ CANCELLED_BEFORE_SETTLED = "The Run was cancelled before this request settled."
 
 def save_conversation(
     ctx: RunContext, request: RequestDocument, review: AgentReview, outcome: ReviewOutcome
-) -> None:
-    """Keep the conversation for ``session show`` and ``session send``."""
+) -> RequestDocument:
+    """Keep the conversation for ``session show`` and ``session send``; the request with its
+    ``sessionId`` (``request`` itself when nothing was kept), to be committed."""
     store = ctx.ports.conversations
     if store is None or review.prompt is None:
-        return
-    session_id = ctx.ports.ids.choose(_HEX_DIGITS, SESSION_ID_CHARS)
+        return request
+    session_id = SessionId(ctx.ports.ids.choose(_HEX_DIGITS, SESSION_ID_CHARS))
     at = ctx.now()
     header = {
         "sessionId": session_id,
@@ -68,7 +72,7 @@ def save_conversation(
         }
     )
     store.append(session_id, events)
-    request["sessionId"] = session_id
+    return changed(request, {"sessionId": session_id})
 
 
 def commit(
@@ -88,7 +92,6 @@ def commit(
     if outcome.execution_paths:
         provenance["executionPaths"] = {k: dict(v) for k, v in outcome.execution_paths.items()}
     settled_fields: SettledFields = {
-        "status": outcome.status,
         "result": outcome.result,
         "error": outcome.error,
         "errorCode": outcome.error_code,
@@ -104,15 +107,17 @@ def commit(
     }
     if outcome.program is not None:  # runtime reviews only, once the program was found
         settled_fields["program"] = outcome.program
-    request.update({**request, **copy.deepcopy(settled_fields)})
+    status = request_moves(request["status"], RequestStatus(outcome.status))
+    request = changed(request, {"status": status, **copy.deepcopy(settled_fields)})
     data: ExecutionDocument = {
         **execution_from_request(execution.id, request),
         "kinds": {
             name: ctx.workspace.artifact(name).kind.value for name in request["fingerprints"]
         },
+        "status": execution_moves(execution.status, outcome.status),
         **settled_fields,
     }
-    verdict = outcome.status in VERDICTS
+    verdict = outcome.status in VERDICT_STATUSES
     settled = dataclasses.replace(
         execution,
         key=request["key"] if verdict else execution.key,
@@ -125,7 +130,7 @@ def commit(
         record=verdict and request["key"] is not None,
         request=request_record(request),
     )
-    ctx.observe(request)
+    ctx.keep(request)
     return settled, recorded
 
 
@@ -139,31 +144,37 @@ def _finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> N
     run = result.run
     # A Run that a failed state write ended settles its open requests with that code.
     write_failed = run.get("errorCode") == ErrorCode.STATE_WRITE_FAILED
-    for request in result.requests:
-        if request["status"] in (ReviewStatus.QUEUED, ReviewStatus.RUNNING):
-            request.update(
-                {
-                    "status": ReviewStatus.ERROR,
-                    "errorCode": ErrorCode.STATE_WRITE_FAILED
-                    if write_failed
-                    else ErrorCode.CANCELLED,
-                    "error": run["error"] if write_failed else CANCELLED_BEFORE_SETTLED,
-                    "completedAt": ctx.now(),
-                }
-            )
-            ctx.save(request)
-    statuses = [r["status"] for r in result.requests]
+    for request in list(result.requests):
+        if request["status"] in (RequestStatus.QUEUED, RequestStatus.RUNNING):
+            cancelled = {
+                "status": request_moves(request["status"], RequestStatus.ERROR),
+                "errorCode": ErrorCode.STATE_WRITE_FAILED if write_failed else ErrorCode.CANCELLED,
+                "error": run["error"] if write_failed else CANCELLED_BEFORE_SETTLED,
+                "completedAt": ctx.now(),
+            }
+            ctx.save(changed(request, cancelled))
+    statuses: list[str] = [r["status"] for r in result.requests]
     statuses.extend(entry["status"] for entry in run["evidence"].values())
     graph = inputs.graph()  # after the cancelled requests settled ERROR
-    run["validation"] = graph.to_json()
-    run["status"] = ReviewStatus.ERROR if run["error"] else run_status(statuses, graph.satisfied)
-    run["completedAt"] = completed = ctx.now()
-    for request in result.requests:
-        request["summary"] = request_summary(request)
+    ended = RunStatus.ERROR if run["error"] else run_status(statuses, graph.satisfied)
+    completed = ctx.now()
+    run = changed(
+        run,
+        {
+            "validation": graph.to_json(),
+            "status": run_moves(run["status"], ended),
+            "completedAt": completed,
+        },
+    )
+    for index, request in enumerate(list(result.requests)):
+        summarized = changed(request, {"summary": request_summary(request)})
         if request["status"] != WAITING_HUMAN:  # a person may be settling it right now
-            ctx.save(request)
-    run["summary"] = run_summary(
+            ctx.save(summarized)
+        else:
+            result.requests[index] = summarized
+    summary = run_summary(
         list(result.requests), run["createdAt"], completed, run["executionsStarted"]
     )
-    run["usage"] = run_usage(result.requests, run["summary"])
+    run = changed(run, {"summary": summary, "usage": run_usage(result.requests, summary)})
+    result.run = run
     ctx.ports.state.update_run(run_record(run, ctx.options.repo))

@@ -7,7 +7,7 @@ it owns instead of reaching into a 500-line class.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import anyio
@@ -89,6 +89,17 @@ class RunContext:
     ports: VerifyPorts
     workspace: Workspace
     options: VerifyOptions
+    # The Run's current request documents (``RunResult.requests``), by ordinal: a change makes
+    # a new document and ``save`` or ``keep`` puts it in its slot; none is modified in place.
+    requests: list[RequestDocument] = field(default_factory=list)
+    _slots: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def track(self, requests: list[RequestDocument]) -> list[RequestDocument]:
+        """Take ``requests`` as the Run's documents; the list ``save`` keeps current."""
+        self.requests[:] = requests
+        self._slots.clear()
+        self._slots.update((request["id"], index) for index, request in enumerate(requests))
+        return self.requests
 
     def now(self) -> str:
         return timestamp(self.ports.review.clock.now())
@@ -98,8 +109,23 @@ class RunContext:
         return self.options.ignore_gates or self.workspace.dependency_gates == IGNORE_GATES
 
     def save(self, request: RequestDocument) -> None:
-        """Save a request document as it is now (and show it to the observer)."""
+        """Save a request document as it is now, make it the Run's current one and show it
+        to the observer."""
         self.ports.state.update_request(request_record(request))
+        self.keep(request)
+
+    def current(self, request: RequestDocument) -> RequestDocument:
+        """The Run's current document of ``request``'s ID (``request`` itself when the Run
+        does not track it)."""
+        slot = self._slots.get(request["id"])
+        return request if slot is None else self.requests[slot]
+
+    def keep(self, request: RequestDocument) -> None:
+        """Make ``request`` (saved by the caller) the Run's current document of its ID, and
+        show it to the observer."""
+        slot = self._slots.get(request["id"])
+        if slot is not None:
+            self.requests[slot] = request
         self.observe(request)
 
     def observe(self, request: RequestDocument) -> None:

@@ -22,13 +22,14 @@ from typing import Any, cast
 
 from artifactize.domain.reviews.run.documents import run_status
 from artifactize.domain.reviews.run.summaries import request_summary, run_summary, run_usage
+from artifactize.kernel.transitions import run_moves
 from artifactize.ports.documents import RequestDocument, RunDocument
 from artifactize.ports.state import RequestRecord, RunRecord
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RequestStatus, RunStatus, ValidationStatus
 
 # Request statuses that may still change without a new Run.
-UNSETTLED = frozenset({ReviewStatus.QUEUED, ReviewStatus.RUNNING, ReviewStatus.WAITING_HUMAN})
-SATISFIED_ARTIFACT = frozenset({ReviewStatus.GREEN, "BASIS"})
+UNSETTLED = frozenset({RequestStatus.QUEUED, RequestStatus.RUNNING, RequestStatus.WAITING_HUMAN})
+SATISFIED_ARTIFACT = frozenset({RequestStatus.GREEN, "BASIS"})
 
 
 def current_run(run: Mapping[str, Any], requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -54,7 +55,7 @@ def settle_run(run: RunRecord, requests: Sequence[RequestRecord]) -> RunRecord |
     """``run`` with its status, validation and summary settled by its requests' current
     statuses, or None when nothing changes (still RUNNING, or a request still waits)."""
     data = run.data
-    if run.status != ReviewStatus.INCOMPLETE or not data.get("completedAt"):
+    if run.status != RunStatus.INCOMPLETE or not data.get("completedAt"):
         return None
     if any(r.status in UNSETTLED for r in requests):
         return None
@@ -72,10 +73,10 @@ def settle_run(run: RunRecord, requests: Sequence[RequestRecord]) -> RunRecord |
         return None
     settled = current_run(data, [r.data for r in requests])
     settled.pop("requests")
-    settled["status"] = status
+    settled["status"] = run_moves(run.status, status)
     settled["validation"] = {
         **dict(validation),
-        "status": "SATISFIED" if not unmet else "NOT_SATISFIED",
+        "status": ValidationStatus.NOT_SATISFIED if unmet else ValidationStatus.SATISFIED,
         "artifacts": artifacts,
         "evals": states,
         "unmetObligations": unmet,
@@ -94,12 +95,12 @@ def _artifact_states(validation: Mapping[str, Any], states: Mapping[str, str]) -
     for name, status in saved.items():
         if name not in own:
             result[name] = status
-        elif all(state == ReviewStatus.GREEN for state in own[name]):
-            result[name] = ReviewStatus.GREEN
+        elif all(state == RequestStatus.GREEN for state in own[name]):
+            result[name] = RequestStatus.GREEN
         else:
             worst = next(
                 (s for s in ("ERROR", "RED", "BLOCKED", "WAIT_DEPENDENCY") if s in own[name]),
-                ReviewStatus.INCOMPLETE,
+                "INCOMPLETE",
             )
             result[name] = "WAIT" if worst == "WAIT_DEPENDENCY" else worst
     return result

@@ -15,11 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from artifactize.domain.declarations.model import DependencyProfile
+from artifactize.domain.reviews.run.documents import changed
 from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
-from artifactize.ports.statuses import ProfileKind, ReviewStatus, SourceKind
+from artifactize.ports.statuses import ProfileKind, RequestStatus, SourceKind
 
-DERIVED_RESULT: Mapping[str, Any] = {"verdict": ReviewStatus.GREEN}
+DERIVED_RESULT: Mapping[str, Any] = {"verdict": RequestStatus.GREEN}
 
 
 def is_dependency(request: Mapping[str, Any]) -> bool:
@@ -30,9 +32,10 @@ def settle_derived(
     request: RequestDocument, now: str, save: Callable[[RequestDocument], None]
 ) -> None:
     """Settle a READY dependency eval's request GREEN (its targets' evals all are)."""
-    request.update(
+    settled = changed(
+        request,
         {
-            "status": ReviewStatus.GREEN,
+            "status": request_moves(request["status"], RequestStatus.GREEN),
             "result": dict(DERIVED_RESULT),
             "source": {
                 "runId": request["runId"],
@@ -42,9 +45,9 @@ def settle_derived(
             "completedAt": now,
             "blockedReason": None,
             "blockedBy": None,
-        }
+        },
     )
-    save(request)
+    save(settled)
 
 
 def pulled_in(workspace: Workspace, refs: Sequence[EvalRef]) -> list[EvalRef]:

@@ -6,7 +6,9 @@ reader never meets a missing key; the state store keeps it beside its indexed co
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 from artifactize.domain.declarations.model import (
     AgentProfile,
@@ -23,13 +25,26 @@ from artifactize.ports.documents import (
     RunDefinitions,
     RunDocument,
 )
+from artifactize.ports.ids import ExecutionId, RequestId, RunId
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
-from artifactize.ports.statuses import ProfileKind, ReviewStatus
+from artifactize.ports.statuses import ExecutionStatus, ProfileKind, RequestStatus, RunStatus
+
+Document = TypeVar("Document", RunDocument, RequestDocument)
+
+
+def changed(document: Document, changes: Mapping[str, Any]) -> Document:
+    """A new document: ``document`` with ``changes`` written over it (its keys keep their
+    place, new keys follow, so the saved JSON reads as before). ``document`` itself is never
+    modified: whoever holds it (an observer, a saved record) keeps what it saw."""
+    return cast(Document, {**document, **changes})
 
 
 @dataclass
 class RunResult:
+    """The Run being verified and its requests' current documents: each change replaces a
+    document (``RunContext.save`` puts a request back in its slot), none is modified."""
+
     run: RunDocument
     requests: list[RequestDocument] = field(default_factory=list)
 
@@ -68,7 +83,7 @@ def profile_json(profile: Profile) -> ProfileDocument:
 
 
 def new_run(
-    run_id: str,
+    run_id: RunId,
     repo: str,
     state_dir: str,
     created: str,
@@ -87,7 +102,7 @@ def new_run(
         "id": run_id,
         "repoPath": repo,
         "stateDir": state_dir,
-        "status": ReviewStatus.RUNNING,
+        "status": RunStatus.RUNNING,
         "createdAt": created,
         "completedAt": None,
         "selection": selection,
@@ -107,7 +122,7 @@ def new_run(
 
 
 def new_request(
-    run_id: str,
+    run_id: RunId,
     ordinal: int,
     ref: EvalRef,
     keys: KeyInputs,
@@ -119,7 +134,7 @@ def new_request(
     """A QUEUED request of ``ref`` in Run ``run_id``."""
     item = ref.eval
     return {
-        "id": f"{run_id}-{ordinal}",
+        "id": RequestId(f"{run_id}-{ordinal}"),
         "runId": run_id,
         "evalId": ref.qualified_id,
         "ordinal": ordinal,
@@ -141,7 +156,7 @@ def new_request(
         "usage": None,
         "reusedUsage": None,
         "toolCalls": [],
-        "status": ReviewStatus.QUEUED,
+        "status": RequestStatus.QUEUED,
         "createdAt": created,
         "startedAt": None,
         "completedAt": None,
@@ -168,20 +183,23 @@ def file_manifest(keys: KeyInputs, artifact: str) -> dict[str, str] | None:
 
 def new_execution(request: RequestDocument, owner: ProcessIdentity) -> ExecutionRecord:
     """The RUNNING execution ``owner`` claims for ``request``."""
+    execution_id = ExecutionId(f"execution-{request['id']}")
     return ExecutionRecord(
-        id=f"execution-{request['id']}",
+        id=execution_id,
         key=request["key"],
         eval_def_hash=request["evalDefHash"],
-        status=ReviewStatus.RUNNING,
+        status=ExecutionStatus.RUNNING,
         owner_pid=owner.pid,
         owner_start_time=owner.create_time,
         backend=request["profile"].get("backend"),
         completed_at=None,
-        data={"id": f"execution-{request['id']}", "requestId": request["id"]},
+        data={"id": execution_id, "requestId": request["id"]},
     )
 
 
-def execution_from_request(execution_id: str, request: RequestDocument) -> ExecutionDocument:
+def execution_from_request(
+    execution_id: ExecutionId, request: RequestDocument
+) -> ExecutionDocument:
     """What an execution shares with the request that ran it, besides how it settled."""
     return {
         "id": execution_id,
@@ -216,11 +234,11 @@ def request_record(request: RequestDocument) -> RequestRecord:
     )
 
 
-def run_status(statuses: list[str], satisfied: bool) -> ReviewStatus:
+def run_status(statuses: Sequence[str], satisfied: bool) -> RunStatus:
     """Any eval ERROR ⇒ ERROR, else any RED ⇒ RED, else GREEN when every obligation of the
     required scope is met, else INCOMPLETE (``statuses``: requests' and evidence's)."""
-    if ReviewStatus.ERROR in statuses:
-        return ReviewStatus.ERROR
-    if ReviewStatus.RED in statuses:
-        return ReviewStatus.RED
-    return ReviewStatus.GREEN if satisfied else ReviewStatus.INCOMPLETE
+    if RequestStatus.ERROR in statuses:
+        return RunStatus.ERROR
+    if RequestStatus.RED in statuses:
+        return RunStatus.RED
+    return RunStatus.GREEN if satisfied else RunStatus.INCOMPLETE

@@ -13,26 +13,32 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import anyio
-import anyio.to_thread
+
+from artifactize.ports.threads import WorkerThreads
 
 T = TypeVar("T")
 
 
-def compute_all(compute: Callable[[str], T], names: Sequence[str], jobs: int) -> dict[str, T]:
-    """``{name: compute(name)}``, ``jobs`` computations at a time (outside any event loop)."""
+def compute_all(
+    compute: Callable[[str], T], names: Sequence[str], jobs: int, threads: WorkerThreads
+) -> dict[str, T]:
+    """``{name: compute(name)}``, ``jobs`` computations at a time on ``threads`` (outside
+    any event loop)."""
     if jobs <= 1 or len(names) <= 1:
         return {name: compute(name) for name in names}
-    return anyio.run(_compute_all, compute, list(names), jobs)
+    return anyio.run(_compute_all, compute, list(names), jobs, threads)
 
 
-async def _compute_all(compute: Callable[[str], T], names: list[str], jobs: int) -> dict[str, T]:
+async def _compute_all(
+    compute: Callable[[str], T], names: list[str], jobs: int, threads: WorkerThreads
+) -> dict[str, T]:
     limiter = anyio.CapacityLimiter(jobs)
     results: dict[str, T] = {}
     failures: list[Exception] = []
 
     async def one(name: str) -> None:
         try:
-            results[name] = await anyio.to_thread.run_sync(compute, name, limiter=limiter)
+            results[name] = await threads.run(compute, name, limiter=limiter)
         except Exception as exc:  # raised below as itself, not in an exception group
             failures.append(exc)
 

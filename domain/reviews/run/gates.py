@@ -36,16 +36,16 @@ from artifactize.domain.declarations.model import DependencyProfile
 from artifactize.domain.graph import closure, components
 from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.documents import ValidationDocument
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RequestStatus, ValidationStatus
 
 
 class Evidence(enum.Enum):
     """What is known about an eval's verdict right now."""
 
-    GREEN = ReviewStatus.GREEN.value
-    RED = ReviewStatus.RED.value
+    GREEN = RequestStatus.GREEN.value
+    RED = RequestStatus.RED.value
     ERROR = (
-        ReviewStatus.ERROR.value
+        RequestStatus.ERROR.value
     )  # an operational failure: never a verdict, makes dependents wait
     WAITING = "WAITING"  # someone is producing it (a Human review that waits for a person)
     NONE = "NONE"  # nothing usable: not run yet, not run here, or not reusable
@@ -60,20 +60,20 @@ class Readiness(enum.Enum):
 
 # Eval states (the ``status`` vocabulary of reference/declarations.md §4.1): the request
 # statuses an eval's gate and evidence lead to.
-GREEN = ReviewStatus.GREEN
-RED = ReviewStatus.RED
-ERROR = ReviewStatus.ERROR
-BLOCKED = ReviewStatus.BLOCKED
-WAIT_DEPENDENCY = ReviewStatus.WAIT_DEPENDENCY
-WAITING_HUMAN = ReviewStatus.WAITING_HUMAN
-UNREVIEWED = ReviewStatus.UNREVIEWED
+GREEN = RequestStatus.GREEN
+RED = RequestStatus.RED
+ERROR = RequestStatus.ERROR
+BLOCKED = RequestStatus.BLOCKED
+WAIT_DEPENDENCY = RequestStatus.WAIT_DEPENDENCY
+WAITING_HUMAN = RequestStatus.WAITING_HUMAN
+UNREVIEWED = RequestStatus.UNREVIEWED
 STATE_OF_EVIDENCE = {
     Evidence.GREEN: GREEN,
     Evidence.RED: RED,
     Evidence.ERROR: ERROR,
     Evidence.WAITING: WAITING_HUMAN,
     Evidence.NONE: UNREVIEWED,
-    Evidence.STALE: ReviewStatus.STALE,
+    Evidence.STALE: RequestStatus.STALE,
 }
 # An input eval in one of these states blocks its consumers; any other non-GREEN one makes
 # them wait.
@@ -81,7 +81,7 @@ BLOCKING_STATES = frozenset({RED, BLOCKED})
 
 # Artifact validation statuses, and the order an unsatisfied Artifact takes the first of.
 BASIS = "BASIS"
-INCOMPLETE = ReviewStatus.INCOMPLETE
+INCOMPLETE = "INCOMPLETE"
 WAIT = "WAIT"
 STALE = "STALE"
 ARTIFACT_STATUS_OF_EVAL_STATE = {
@@ -95,18 +95,18 @@ ARTIFACT_STATUS_OF_EVAL_STATE = {
 }
 UNSATISFIED_ORDER = (ERROR, RED, BLOCKED, WAIT, STALE, UNREVIEWED)
 SATISFIED_STATUSES = frozenset({GREEN, BASIS})
-SATISFIED = "SATISFIED"
-NOT_SATISFIED = "NOT_SATISFIED"
+SATISFIED = ValidationStatus.SATISFIED
+NOT_SATISFIED = ValidationStatus.NOT_SATISFIED
 NO_EVALS = "no evals and not `basis`"
 
 # A request status, as evidence for the graph.
 EVIDENCE_OF_STATUS: Mapping[str, Evidence] = {
-    ReviewStatus.GREEN: Evidence.GREEN,
-    ReviewStatus.RED: Evidence.RED,
-    ReviewStatus.ERROR: Evidence.ERROR,
-    ReviewStatus.WAITING_HUMAN: Evidence.WAITING,
-    ReviewStatus.RUNNING: Evidence.WAITING,
-    ReviewStatus.STALE: Evidence.STALE,
+    RequestStatus.GREEN: Evidence.GREEN,
+    RequestStatus.RED: Evidence.RED,
+    RequestStatus.ERROR: Evidence.ERROR,
+    RequestStatus.WAITING_HUMAN: Evidence.WAITING,
+    RequestStatus.RUNNING: Evidence.WAITING,
+    RequestStatus.STALE: Evidence.STALE,
 }
 
 

@@ -24,8 +24,9 @@ from artifactize.domain.reviews.human.ending import is_stale, original_request_i
 from artifactize.domain.reviews.human.recorded_declarations import human_definition
 from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.reviews.run.context import RunContext
-from artifactize.domain.reviews.run.documents import RunResult
+from artifactize.domain.reviews.run.documents import RunResult, changed
 from artifactize.domain.workspace import EvalRef
+from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.state import ExecutionRecord, HumanNotWaiting
 
@@ -58,7 +59,9 @@ def ask_human(
     inserted waiting before the request that points at it."""
     run_dir = ctx.ports.make_output_root(request["runId"])
     definition = human_definition(ctx.workspace, ctx.options.repo, ref.qualified_id)
-    request.update({**request, **asking_fields(execution.id, definition, run_dir, ctx.now())})
+    asking = asking_fields(execution.id, definition, run_dir, ctx.now())
+    moved = request_moves(request["status"], asking["status"])
+    request = changed(request, {**asking, "status": moved})
     kinds = {name: ctx.workspace.artifact(name).kind.value for name in keys.dependencies}
     waiting = waiting_execution(execution, request, kinds)
     state = ctx.ports.state
@@ -95,9 +98,9 @@ def supersede_if_stale(
 
 def follow(ctx: RunContext, request: RequestDocument, holder: ExecutionRecord) -> None:
     """Share the result of another request's waiting Human execution of this key."""
-    request.update({**request, **following_fields(holder)})
-    request["startedAt"] = ctx.now()
-    ctx.save(request)
+    following = following_fields(holder)
+    moved = request_moves(request["status"], following["status"])
+    ctx.save(changed(request, {**following, "status": moved, "startedAt": ctx.now()}))
 
 
 class HumanWait:
@@ -135,10 +138,10 @@ class HumanWait:
                 on_poll=self.on_poll,
             )
         except anyio.get_cancelled_exc_class():
-            self.result.run["error"] = WAIT_CANCELLED
+            self.result.run = changed(self.result.run, {"error": WAIT_CANCELLED})
             raise
-        for request in waiting:  # settled from another process: show how
+        for request in waiting:  # settled from another process: the Run's now, shown
             if request["status"] != WAITING_HUMAN:
-                self.ctx.observe(request)
-        self.result.run["waitTimedOut"] = timed_out
+                self.ctx.keep(request)
+        self.result.run = changed(self.result.run, {"waitTimedOut": timed_out})
         return timed_out

@@ -28,6 +28,7 @@ from artifactize.domain.declarations.model import HumanProfile, Profile
 from artifactize.domain.reviews.remote.leases import renew_interval
 from artifactize.domain.reviews.remote.sync import RemoteSync
 from artifactize.domain.reviews.run.context import RunContext
+from artifactize.domain.reviews.run.documents import changed
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.review_store import RemoteLease
 
@@ -60,10 +61,8 @@ async def acquire(
         return None, False
     if not lease.granted:
         if not waiting:
-            request["blockedReason"] = WAITING_FOR_LEASE.format(
-                principal=lease.principal, expires=lease.expires_at
-            )
-            ctx.save(request)
+            reason = WAITING_FOR_LEASE.format(principal=lease.principal, expires=lease.expires_at)
+            ctx.save(changed(request, {"blockedReason": reason}))
         return None, True
     clock = ctx.ports.review.clock
     await remote.mirror([key], ctx.ports.state, clock.monotonic(), settled_at=ctx.now())

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
+from artifactize.kernel.timestamps import timestamp
 from artifactize.ports.scratch import ScratchSpace
 from artifactize.ports.state import PruneOutcome, StateStore
-from artifactize.ports.timestamps import timestamp
 
 NO_CRITERION = "prune needs --before DATE, --keep N, or both."
 BAD_DATE = (

@@ -15,13 +15,14 @@ from collections.abc import Mapping
 from artifactize.domain.reviews.human.recorded_declarations import request_definition
 from artifactize.domain.reviews.run.summaries import request_summary
 from artifactize.ports.documents import RequestView
+from artifactize.ports.ids import RunId
 from artifactize.ports.state import RequestRecord, RunRecord, StateStore
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RequestStatus
 
 NO_REVIEWER = "-"
 UNKNOWN_STATUS = "--status: unknown status {value}; one of {names} (comma-separated)."
 EMPTY_STATUS = "--status needs at least one status, e.g. --status WAITING_HUMAN."
-REQUEST_STATUSES = tuple(s for s in ReviewStatus if s is not ReviewStatus.INCOMPLETE)
+REQUEST_STATUSES = tuple(RequestStatus)
 
 
 def parse_statuses(text: str) -> frozenset[str]:
@@ -50,14 +51,14 @@ LIST_COLUMNS = ("REQUEST", "RUN", "EVAL", "STATUS", "REVIEWER")
 class RequestViews:
     def __init__(self, state: StateStore) -> None:
         self.state = state
-        self._runs: dict[str, RunRecord | None] = {}
+        self._runs: dict[RunId, RunRecord | None] = {}
 
-    def _run(self, run_id: str) -> RunRecord | None:
+    def _run(self, run_id: RunId) -> RunRecord | None:
         if run_id not in self._runs:
             self._runs[run_id] = self.state.get_run(run_id)
         return self._runs[run_id]
 
-    def requests(self, run_id: str | None) -> list[RequestRecord]:
+    def requests(self, run_id: RunId | None) -> list[RequestRecord]:
         """Every saved request (newest Run first), or one Run's, in ordinal order."""
         if run_id is None:
             return self.state.all_requests()
@@ -67,7 +68,7 @@ class RequestViews:
         execution = self.state.get_execution(request.execution_id) if request.execution_id else None
         claimed = request.id
         owner = execution.data.get("requestId") if execution is not None else None
-        if request.status == ReviewStatus.WAITING_HUMAN and isinstance(owner, str):
+        if request.status == RequestStatus.WAITING_HUMAN and isinstance(owner, str):
             claimed = owner  # a follower shows who reviews the execution it waits on
         claim = self.state.human_claim(claimed)
         run = self._run(request.run_id)

@@ -12,10 +12,12 @@ from collections.abc import Mapping, Sequence
 from artifactize.domain.reviews.remote.records import MIRROR_PREFIX
 from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.reviews.run.context import RunContext
+from artifactize.domain.reviews.run.documents import changed
 from artifactize.domain.reviews.run.gates import UNREVIEWED
+from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import EvidenceDocument, RequestDocument
 from artifactize.ports.state import ExecutionRecord
-from artifactize.ports.statuses import SourceKind
+from artifactize.ports.statuses import RequestStatus, SourceKind
 
 NOT_SELECTED = (
     "Not selected, and no reusable verdict of its key: select it, or verify with --recursive."
@@ -49,7 +51,7 @@ def evidence(keys: KeyInputs, found: Mapping[str, ExecutionRecord]) -> EvidenceD
         return {"status": UNREVIEWED, "key": keys.key, "source": None, "reason": NOT_SELECTED}
     provenance = record.data["provenance"]
     return {
-        "status": record.status,
+        "status": RequestStatus(record.status),
         "key": keys.key,
         "executionId": record.id,
         "source": {
@@ -82,9 +84,10 @@ def reuse(
 ) -> None:
     """Settle ``request`` with the result ``record`` holds, and save it."""
     data = record.data
-    request.update(
+    reused = changed(
+        request,
         {
-            "status": data["status"],
+            "status": request_moves(request["status"], RequestStatus(data["status"])),
             "result": data["result"],  # the record was just read: nobody else holds it
             "profile": data["profile"],
             "provenance": data["provenance"],
@@ -103,6 +106,6 @@ def reuse(
             },
             "completedAt": ctx.now(),
             "blockedReason": None,
-        }
+        },
     )
-    ctx.save(request)
+    ctx.save(reused)

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from artifactize.domain.reviews.run.documents import changed
+from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
-from artifactize.ports.statuses import ProfileKind, ReviewStatus
+from artifactize.ports.statuses import ProfileKind, RequestStatus
 
-STALE = ReviewStatus.STALE
+STALE = RequestStatus.STALE
 MISS = "--reuse-only {kind}: no reusable verdict of its key in the local cache or the team store"
 UNKEYED = "--reuse-only {kind}: it has no reuse key ({reason}), so nothing can be reused"
 PRODUCE = {
@@ -52,12 +54,13 @@ def settle_misses(
 ) -> list[RequestDocument]:
     """Settle every still-QUEUED request of a reuse-only kind STALE; the ones settled."""
     settled = []
-    for request in requests:
-        if request["status"] != ReviewStatus.QUEUED or not is_reuse_only(request, kinds):
+    for request in list(requests):
+        if request["status"] != RequestStatus.QUEUED or not is_reuse_only(request, kinds):
             continue
         kind = str(request["requestedProfile"]["kind"])
         reason = miss_reason(kind, request["evalId"], request.get("unkeyedReason"))
-        request.update({"status": STALE, "blockedReason": reason, "blockedBy": None})
-        save(request)
-        settled.append(request)
+        stale = request_moves(request["status"], STALE)
+        missed = changed(request, {"status": stale, "blockedReason": reason, "blockedBy": None})
+        save(missed)
+        settled.append(missed)
     return settled

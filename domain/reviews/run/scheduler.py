@@ -39,10 +39,10 @@ from artifactize.domain.reviews.run.gates import (
 )
 from artifactize.domain.workspace import Workspace
 from artifactize.ports.documents import EvidenceDocument, RequestDocument
-from artifactize.ports.statuses import ReviewStatus
+from artifactize.ports.statuses import RequestStatus
 
 Request = RequestDocument
-QUEUED = ReviewStatus.QUEUED
+QUEUED = RequestStatus.QUEUED
 
 
 @dataclass(frozen=True)

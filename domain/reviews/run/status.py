@@ -50,7 +50,8 @@ from artifactize.ports.documents import (
 )
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
-from artifactize.ports.statuses import VERDICTS, ProfileKind
+from artifactize.ports.statuses import VERDICT_STATUSES, ProfileKind
+from artifactize.ports.threads import WorkerThreads
 
 if TYPE_CHECKING:
     from artifactize.domain.program_checks import ProgramChecks
@@ -92,6 +93,7 @@ class StatusPorts:
     filesystem: Filesystem
     state: StateStore | None
     scripts: FingerprintScripts | None = None  # owner fingerprint scripts, when configured
+    threads: WorkerThreads = field(kw_only=True)  # fingerprints, --fingerprint-jobs at a time
     # Resolves each runtime eval's program, to show what it would run; None: not shown.
     programs: ProgramChecks | None = None
 
@@ -221,11 +223,13 @@ class Status:
             if ref.qualified_id not in chosen
         ]
         ids = [*selected, *others]
-        keys = compute_all(self._key, ids, self.options.policy.fingerprint_jobs or 1)
+        keys = compute_all(
+            self._key, ids, self.options.policy.fingerprint_jobs or 1, self.ports.threads
+        )
         self._prefetch(keys.values())
         lookups = {eval_id: self._lookup(eval_id, keys[eval_id]) for eval_id in ids}
         pulled = {ref.qualified_id for ref in pulled_in(self.workspace, refs)}
-        evidence = {eval_id: lookup.evidence() for eval_id, lookup in lookups.items()}
+        evidence: dict[str, Evidence] = {e: lookup.evidence() for e, lookup in lookups.items()}
         for eval_id, lookup in lookups.items():
             if self._reuse_only_miss(eval_id, lookup, included=eval_id in chosen | pulled):
                 evidence[eval_id] = Evidence.STALE
@@ -295,7 +299,7 @@ class Status:
             assert self.ports.state is not None
             self._history = {}
             for record, _ in self.ports.state.latest_records():
-                if record.status in VERDICTS:
+                if record.status in VERDICT_STATUSES:
                     self._history.setdefault(str(record.data.get("evalId")), []).append(record)
         return self._history
 

@@ -59,6 +59,7 @@ from artifactize.domain.reviews.run.budget import BUDGET_EXHAUSTED, ExecutionBud
 from artifactize.domain.reviews.run.context import RunContext, VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.documents import (
     RunResult,
+    changed,
     new_execution,
     new_request,
     new_run,
@@ -77,11 +78,12 @@ from artifactize.domain.reviews.run.scheduler import ScheduleActions, ScheduleIn
 from artifactize.domain.reviews.runtime.review import RuntimeReview
 from artifactize.domain.reviews.timestamps import new_run_id
 from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.review_store import RemoteFailure, RemoteLease
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ClaimOutcome, ExecutionRecord, StateError
-from artifactize.ports.statuses import ErrorCode, ReviewStatus, SourceKind
+from artifactize.ports.statuses import ErrorCode, ExecutionStatus, RequestStatus, SourceKind
 
 JOIN_POLL_SECONDS = 0.2
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
@@ -89,7 +91,7 @@ STARTED_NOTICE = "Started {run_id} (follow: artifactize run show {run_id} --wait
 UNEXPECTED = "The review failed unexpectedly"
 # Request statuses still without a result: their keys are looked up again in the store.
 UNRESOLVED = frozenset(
-    {ReviewStatus.QUEUED, ReviewStatus.WAIT_DEPENDENCY, ReviewStatus.BLOCKED, WAITING_HUMAN}
+    {RequestStatus.QUEUED, RequestStatus.WAIT_DEPENDENCY, RequestStatus.BLOCKED, WAITING_HUMAN}
 )
 
 
@@ -119,6 +121,7 @@ class Verify:
                 ),
                 missing,
                 self.options.policy.fingerprint_jobs or 1,
+                review.threads,
             )
         )
         return [self._key(ref) for ref in refs]
@@ -163,21 +166,22 @@ class Verify:
             wait_timeout_ms=options.wait_timeout_ms if options.wait else None,
             owner=self.owner,
         )
-        run.update({**run, **options.policy.run_fields()})
-        if options.comment is not None:
-            run["comment"] = options.comment
-        requests = [
-            new_request(
-                run_id,
-                ordinal,
-                ref,
-                key,
-                created,
-                selected=ref.qualified_id in selected,
-                force=options.force,
-            )
-            for ordinal, (ref, key) in enumerate(zip(refs, keys, strict=True), start=1)
-        ]
+        comment = {} if options.comment is None else {"comment": options.comment}
+        run = changed(run, {**options.policy.run_fields(), **comment})
+        requests = ctx.track(
+            [
+                new_request(
+                    run_id,
+                    ordinal,
+                    ref,
+                    key,
+                    created,
+                    selected=ref.qualified_id in selected,
+                    force=options.force,
+                )
+                for ordinal, (ref, key) in enumerate(zip(refs, keys, strict=True), start=1)
+            ]
+        )
         await self._mirror_remote([*keys, *other_keys])  # a refusal leaves no Run behind
         self.ports.state.create_run(
             run_record(run, options.repo), [request_record(r) for r in requests]
@@ -205,21 +209,26 @@ class Verify:
         try:
             with self.ports.state.batch():  # the reuse phase: one transaction
                 found = reuse.lookup(ctx, [*other_keys, *([] if options.force else keys)])
-                for ref, key in zip(others, other_keys, strict=True):
-                    run["evidence"][ref.qualified_id] = reuse.evidence(key, found)
-                for key, request in zip(keys, requests, strict=True):
+                evidence = {
+                    ref.qualified_id: reuse.evidence(key, found)
+                    for ref, key in zip(others, other_keys, strict=True)
+                }
+                result.run = changed(result.run, {"evidence": evidence})
+                for key, request in zip(keys, list(requests), strict=True):
                     reuse.attach_cached(ctx, key, request, found)
                 reuse_only.settle_misses(requests, options.policy.reuse_only, ctx.save)
             await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
         except RemoteFailure as failure:
-            run["error"] = failure.message
+            result.run = changed(result.run, {"error": failure.message})
             raise
         except StateError as failure:
             # A state write failed (a full disk, a read-only or failing file system): the
             # Run ends ERROR STATE_WRITE_FAILED if the settlement below can still be
             # written; if not, the next reader settles it (its owner will have exited).
-            run["error"] = str(failure)
-            run["errorCode"] = ErrorCode.STATE_WRITE_FAILED
+            result.run = changed(
+                result.run,
+                {"error": str(failure), "errorCode": ErrorCode.STATE_WRITE_FAILED},
+            )
             raise
         finally:
             with anyio.CancelScope(shield=True):
@@ -235,7 +244,7 @@ class Verify:
     def _park(self, request: RequestDocument, gate: Gate) -> None:
         """Save a request whose gate is not open: WAIT_DEPENDENCY or BLOCKED, and why."""
         blocked = gate.readiness is Readiness.BLOCKED
-        status = ReviewStatus.BLOCKED if blocked else ReviewStatus.WAIT_DEPENDENCY
+        status = RequestStatus.BLOCKED if blocked else RequestStatus.WAIT_DEPENDENCY
         # A dependency eval names what it waits for too (its derived verdict's inputs).
         blocked_by = gate.blocked_by if blocked or derived.is_dependency(request) else None
         reason = gate.reason()
@@ -245,17 +254,17 @@ class Verify:
             blocked_by,
         ):
             return
-        request.update({"status": status, "blockedReason": reason, "blockedBy": blocked_by})
-        self.ctx.save(request)
+        moved = request_moves(request["status"], status)
+        changes = {"status": moved, "blockedReason": reason, "blockedBy": blocked_by}
+        self.ctx.save(changed(request, changes))
 
     def _settle_inline(self, ref: EvalRef, request: RequestDocument) -> bool:
         """Settle a READY request that needs no slot and no waiting; False when it does."""
         ctx = self.ctx
         reason = ctx.not_run_reason(ref.eval.profile)
         if reason is not None:
-            request["status"] = UNREVIEWED
-            request["blockedReason"] = reason
-            ctx.save(request)
+            moved = request_moves(request["status"], UNREVIEWED)
+            ctx.save(changed(request, {"status": moved, "blockedReason": reason}))
             return True
         if derived.is_dependency(request):  # READY: every eval of its targets is GREEN
             derived.settle_derived(request, ctx.now(), ctx.save)
@@ -271,8 +280,8 @@ class Verify:
             return
         human = isinstance(ref.eval.profile, HumanProfile)
         if not human and not self.budget.reserve():  # an executor start, past the limit
-            request.update({"status": BUDGET_EXHAUSTED, "blockedReason": self.budget.reason()})
-            ctx.save(request)
+            exhausted = request_moves(request["status"], BUDGET_EXHAUSTED)
+            ctx.save(changed(request, {"status": exhausted, "blockedReason": self.budget.reason()}))
             return
         execution = new_execution(request, self.owner)
         holds_key = keys.key is not None and not self.options.force
@@ -286,6 +295,7 @@ class Verify:
                     lease, held = await run_leases.acquire(
                         ctx, remote, request, execution.id, lease_waited
                     )
+                    request = ctx.current(request)  # it may say it waits for the lease
                     if held and not run_leases.verdict_arrived(ctx, request):
                         lease_waited = True  # another machine reviews it: wait for its verdict
                         await self.ports.sleep(run_leases.LEASE_POLL_SECONDS)
@@ -307,14 +317,14 @@ class Verify:
                 await run_leases.release(remote, lease)  # a local execution has the key
                 lease = None
                 assert claim.record is not None
-                if human and claim.record.status == WAITING_HUMAN:
+                if human and claim.record.status == ExecutionStatus.WAITING_HUMAN:
                     if human_wait.supersede_if_stale(ctx, ref, request, claim.record):
                         continue  # the stale wait ended: claim the key again, then ask
                     human_wait.follow(ctx, request, claim.record)
                     return
                 if not joined:
                     joined = True
-                    request["blockedReason"] = WAITING_FOR_KEY
+                    request = changed(request, {"blockedReason": WAITING_FOR_KEY})
                     ctx.save(request)
                 await self.ports.sleep(JOIN_POLL_SECONDS)
         else:
@@ -365,17 +375,19 @@ class Verify:
         """Run the review this request owns (renewing its store lease, if it holds one),
         then commit it (also when cancelled)."""
         ctx = self.ctx
-        request.update(
+        request = changed(
+            request,
             {
-                "status": ReviewStatus.RUNNING,
+                "status": request_moves(request["status"], RequestStatus.RUNNING),
                 "startedAt": ctx.now(),
                 "executionId": execution.id,
                 "blockedReason": None,
-            }
+            },
         )
         ctx.save(request)
         assert self.result is not None
-        self.result.run["executionsStarted"] += 1
+        started = self.result.run["executionsStarted"] + 1
+        self.result.run = changed(self.result.run, {"executionsStarted": started})
         review = self._review(ref, keys, self.ports.make_output_root(request["runId"]))
         if isinstance(review, AgentReview) and self.ports.observer is not None:
             review.activity = self.ports.observer.agent(request["id"])
@@ -393,7 +405,7 @@ class Verify:
             with anyio.CancelScope(shield=True):
                 settled = outcome or review.cancelled_outcome()
                 if isinstance(review, AgentReview):
-                    commit.save_conversation(ctx, request, review, settled)
+                    request = commit.save_conversation(ctx, request, review, settled)
                 committed, recorded = commit.commit(ctx, request, execution, settled)
         if recorded and self.ports.remote is not None:
             await self.ports.remote.publish(committed.data, committed.data["kinds"])

@@ -14,7 +14,7 @@ from artifactize.domain.reviews.run.failures import FailureCode
 from artifactize.domain.tools.commands.text_output import clean_output, decode_lossy
 from artifactize.ports.documents import ChildDocument
 from artifactize.ports.process import ProcessOutcome
-from artifactize.ports.statuses import ReviewStatus, Verdict
+from artifactize.ports.statuses import ExecutionStatus, Verdict
 
 # stdout and stderr are each kept up to this many bytes; the rest is read and discarded.
 RUNTIME_OUTPUT_MAX_BYTES = 128 * 1024
@@ -59,8 +59,8 @@ def runtime_outcome(process: ProcessOutcome, duration_ms: int, timeout_ms: int) 
         )
         outcome = ReviewOutcome.failed(FailureCode.ABNORMAL_EXIT, message)
     else:
-        verdict: Verdict = ReviewStatus.GREEN if process.exit_code == 0 else ReviewStatus.RED
+        verdict: Verdict = Verdict.GREEN if process.exit_code == 0 else Verdict.RED
         result = {"verdict": verdict, "exitCode": process.exit_code, "durationMs": duration_ms}
-        outcome = ReviewOutcome(verdict, result=result)
+        outcome = ReviewOutcome(ExecutionStatus(verdict), result=result)
     outcome.child = child
     return outcome

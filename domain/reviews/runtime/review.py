@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 
@@ -52,7 +52,8 @@ from artifactize.ports.filesystem import Filesystem, FilesystemError
 from artifactize.ports.process import ProcessRunner, ProcessSpec
 from artifactize.ports.programs import ProgramFinder
 from artifactize.ports.scratch import ScratchSpace
-from artifactize.ports.statuses import VERDICTS, ReviewStatus
+from artifactize.ports.statuses import VERDICT_STATUSES, ExecutionStatus
+from artifactize.ports.threads import WorkerThreads
 
 MILLISECONDS_PER_SECOND = 1000
 CANCELLED = "Runtime eval was cancelled."
@@ -72,6 +73,7 @@ class RuntimePorts:
     clock: Clock
     environment: Mapping[str, str]  # the caller's; only PATH and LANG reach the command
     scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
+    threads: WorkerThreads = field(kw_only=True)  # preparing, removing, rechecking
 
 
 @dataclass(frozen=True)
@@ -121,19 +123,19 @@ class RuntimeReview:
         try:
             outcome = await self._execute(created)
             try:
-                await anyio.to_thread.run_sync(self._remove, created)
+                await self.ports.threads.run(self._remove, created)
             except OSError as exc:
-                if outcome.status != ReviewStatus.ERROR:  # an earlier error stays the reason
+                if outcome.status != ExecutionStatus.ERROR:  # an earlier error stays the reason
                     outcome = self._replaced(outcome, FailureCode.RUNTIME_ERROR, _cleanup(exc))
         finally:
             if created:  # only after a failure or a cancellation
                 with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
-                    await anyio.to_thread.run_sync(self._remove, created)
+                    await self.ports.threads.run(self._remove, created)
         return self._stamped(await self._recheck(outcome))
 
     async def _execute(self, created: list[str]) -> ReviewOutcome:
         try:
-            spec = await anyio.to_thread.run_sync(self._prepare, created)
+            spec = await self.ports.threads.run(self._prepare, created)
         except RuntimePreparationError as exc:
             return ReviewOutcome.failed(FailureCode.PREPARATION_FAILED, str(exc))
         started = self.ports.clock.monotonic()
@@ -213,10 +215,10 @@ class RuntimeReview:
 
     async def _recheck(self, outcome: ReviewOutcome) -> ReviewOutcome:
         """A verdict of a keyed request holds only if the fingerprints did not change."""
-        if outcome.status not in VERDICTS or self.keys.key is None:
+        if outcome.status not in VERDICT_STATUSES or self.keys.key is None:
             return outcome
         try:
-            again = await anyio.to_thread.run_sync(
+            again = await self.ports.threads.run(
                 key_inputs,
                 self.workspace,
                 self.qualified_id,

@@ -17,7 +17,7 @@ from artifactize.domain.text import compact_json_size
 from artifactize.domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES
 from artifactize.domain.tools.images import ImageError, check_image_bytes, decode_base64_image
 from artifactize.domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
-from artifactize.ports.bounded_json import JsonRefused, read_json
+from artifactize.kernel.bounded_json import JsonRefused, read_json
 
 JSON_BLOCK_MAX_BYTES = 512 * 1024
 RESULT_MAX_BYTES = 8 * 1024 * 1024
@@ -58,7 +58,7 @@ def _where(refused: JsonRefused) -> dict[str, int | str] | None:
 
 
 def parse_result_object(stdout: bytes) -> dict[str, Any]:
-    """One JSON object, read by the bounded reader (``ports.bounded_json``): a non-finite
+    """One JSON object, read by the bounded reader (``kernel.bounded_json``): a non-finite
     number, an over-long integer, too deep a nesting or a duplicate key (``isError`` twice
     must not read as its last value) is invalid output like any other."""
     try:

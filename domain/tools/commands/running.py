@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -35,6 +35,7 @@ from artifactize.ports.filesystem import Filesystem, FilesystemError, FileTooLar
 from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
 from artifactize.ports.scratch import ScratchSpace
 from artifactize.ports.sessions import ProcessLauncher, SpawnObserver
+from artifactize.ports.threads import WorkerThreads
 
 PREPARATION_FAILED = "Agent tool preparation failed."
 TIMED_OUT = "Agent tool timed out."
@@ -107,6 +108,7 @@ class CommandRunner:
     scratch: ScratchSpace
     environment: Mapping[str, str]
     launcher: ProcessLauncher | None = None  # reports spawned groups (tool sessions' journal)
+    threads: WorkerThreads = field(kw_only=True)  # preparing and finishing, off the loop
 
     def prepare(
         self, owner: Artifact, tool: CommandAgentTool, args: Mapping[str, Any]
@@ -185,18 +187,18 @@ class CommandRunner:
         # ends the call (a failure, a cancellation), the ``finally`` removes what is left.
         created: list[str] = []
         try:
-            spec, output_dir = await anyio.to_thread.run_sync(
+            spec, output_dir = await self.threads.run(
                 self.start_spec, owner, tool, args, output_root, session_dir, created
             )
             if observe is not None and self.launcher is not None:
                 outcome = await self.launcher.run_observed(spec, observe)
             else:
                 outcome = await self.processes.run(spec)
-            return await anyio.to_thread.run_sync(self._finish, tool, outcome, output_dir, created)
+            return await self.threads.run(self._finish, tool, outcome, output_dir, created)
         finally:
             if created:  # only after a failure or cancellation, which is what the caller sees
                 with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
-                    await anyio.to_thread.run_sync(self.remove, created)
+                    await self.threads.run(self.remove, created)
 
     def start_spec(
         self,

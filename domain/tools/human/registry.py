@@ -24,7 +24,7 @@ through the Human review lifecycle, which calls this registry.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from artifactize.domain.declarations.model import BuiltinHumanTool, CommandHumanTool, HumanProfile
@@ -66,6 +66,7 @@ from artifactize.ports.launch import DetachedLauncher
 from artifactize.ports.process import ProcessRunner, ProcessSpec
 from artifactize.ports.programs import ProgramFinder
 from artifactize.ports.regex import RegexEngine
+from artifactize.ports.threads import WorkerThreads
 
 UNKNOWN_TOOL = "Unknown registered Human tool."
 AMBIGUOUS_TOOL = "Human tool name {name} is ambiguous here ({choices}); use the published name."
@@ -96,6 +97,7 @@ class HumanToolPorts:
     environment: Mapping[str, str]
     desktop_opener: str = "xdg-open"
     self_command: tuple[str, ...] = ()
+    threads: WorkerThreads = field(kw_only=True)  # blocking tool work, off the event loop
 
 
 @dataclass(frozen=True)
@@ -221,7 +223,7 @@ class HumanToolRegistry:
     async def _prepare(self, work: Callable[[], T], token: Cancellation) -> T:
         """Blocking resolution in a worker thread; its failures are preparation failures."""
         try:
-            return await in_worker_thread(work, token)
+            return await in_worker_thread(self.ports.threads, work, token)
         except ProgramUnavailable:
             raise  # the caller decides: a launch that cannot start, or a preparation failure
         except ToolError as exc:
@@ -314,7 +316,9 @@ class HumanToolRegistry:
                 self.scope,
                 token,
             )
-            text = await _in_thread(lambda: _text_builtin(tool, context, target.path), token)
+            text = await _in_thread(
+                self.ports.threads, lambda: _text_builtin(tool, context, target.path), token
+            )
         if text is None:
             return HumanToolResult.error(CANCELLED)
         if lines is not None:
@@ -358,7 +362,9 @@ def _text_builtin(tool: BuiltinHumanTool, context: BuiltinContext, path: str) ->
     raise ToolError(f"Unknown Human built-in: {tool.builtin}")
 
 
-async def _in_thread(work: Callable[[], str], token: Cancellation) -> str | None:
+async def _in_thread(
+    threads: WorkerThreads, work: Callable[[], str], token: Cancellation
+) -> str | None:
     """A built-in in a worker thread; None when ``token`` was cancelled meanwhile."""
 
     def guarded() -> str | None:
@@ -369,5 +375,5 @@ async def _in_thread(work: Callable[[], str], token: Cancellation) -> str | None
                 return None
             raise
 
-    result = await in_worker_thread(guarded, token)
+    result = await in_worker_thread(threads, guarded, token)
     return None if token.cancelled else result

@@ -24,7 +24,7 @@ from xml.etree import ElementTree
 from artifactize.domain.reviews.timestamps import elapsed_ms
 from artifactize.domain.toml_source import KeyLocator
 from artifactize.domain.workspace import UnknownName, Workspace
-from artifactize.ports.statuses import ProfileKind, ReviewStatus
+from artifactize.ports.statuses import ProfileKind, RequestStatus
 
 TAIL_MAX_LINES = 20
 TAIL_MAX_BYTES = 4 * 1024
@@ -33,7 +33,7 @@ TAIL_INDENT = "  "
 TAIL_LABEL = "{stream} (last {lines} lines):"
 TAIL_TRUNCATED = "[… {bytes} earlier bytes of this tail not shown]"
 MILLISECONDS_PER_SECOND = 1000
-FAILING = (ReviewStatus.RED, ReviewStatus.ERROR)
+FAILING = (RequestStatus.RED, RequestStatus.ERROR)
 
 Request = Mapping[str, Any]
 
@@ -116,9 +116,9 @@ def junit_xml(run: Mapping[str, Any], requests: Sequence[Request]) -> str:
             time=f"{duration_seconds(request):.3f}",
         )
         status = request["status"]
-        if status == ReviewStatus.GREEN:
+        if status == RequestStatus.GREEN:
             continue
-        if status == ReviewStatus.RED:
+        if status == RequestStatus.RED:
             counts["failures"] += 1
             fields = owner_fields(request)
             element = ElementTree.SubElement(
@@ -129,7 +129,7 @@ def junit_xml(run: Mapping[str, Any], requests: Sequence[Request]) -> str:
             if tail:
                 body.extend(["", *tail])
             element.text = "\n".join(body)
-        elif status == ReviewStatus.ERROR:
+        elif status == RequestStatus.ERROR:
             counts["errors"] += 1
             code = str(request.get("errorCode") or "ERROR")
             element = ElementTree.SubElement(
@@ -194,9 +194,9 @@ def github_summary(run: Mapping[str, Any], requests: Sequence[Request]) -> str:
 
 def _detail(request: Request) -> str:
     status = request["status"]
-    if status == ReviewStatus.GREEN:
+    if status == RequestStatus.GREEN:
         return ""
-    return _failure_message(request) if status == ReviewStatus.RED else reason_of(request)
+    return _failure_message(request) if status == RequestStatus.RED else reason_of(request)
 
 
 def _escape_data(text: str) -> str:
@@ -226,7 +226,7 @@ def github_annotations(workspace: Workspace | None, requests: Sequence[Request])
         if status not in FAILING:
             continue
         eval_id = str(request["evalId"])
-        if status == ReviewStatus.RED:
+        if status == RequestStatus.RED:
             message = _failure_message(request)
             tail = output_tail(request)
             fields = owner_fields(request)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from artifactize.ports.statuses import ProfileKind, ReviewStatus
+from artifactize.ports.statuses import ProfileKind, RequestStatus
 
 if TYPE_CHECKING:
     from artifactize.domain.reviews.run.documents import RunResult
@@ -26,7 +26,7 @@ def _other_profile_text(count: int) -> str:
 def _exit_detail(request: RequestDocument) -> str | None:
     """``exit N`` for a RED runtime request, executed or reused (its result keeps the code)."""
     if (
-        request["status"] != ReviewStatus.RED
+        request["status"] != RequestStatus.RED
         or request["profile"].get("kind") != ProfileKind.RUNTIME
     ):
         return None

@@ -25,7 +25,7 @@ import pytest
 
 from artifactize.adapters.llm.backends import EnvModelBackends
 from artifactize.adapters.llm.http import MAX_STREAM_BYTES, MAX_STREAM_EVENT_BYTES, MIB
-from artifactize.ports.bounded_json import JSON_NESTING_MAX
+from artifactize.kernel.bounded_json import JSON_NESTING_MAX
 from artifactize.ports.model import (
     FailureKind,
     ModelBackend,

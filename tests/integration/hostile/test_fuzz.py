@@ -23,7 +23,7 @@ from artifactize.domain.reviews.remote.server_admission import StoreRequestError
 from artifactize.domain.tools.commands.json_output import InvalidOutput, normalize_json_output
 from artifactize.domain.tools.tools_check import InvocationError
 from artifactize.entrypoints.cli.app import _parse_args_json
-from artifactize.ports.bounded_json import JsonRefused, read_json, read_json_batch
+from artifactize.kernel.bounded_json import JsonRefused, read_json, read_json_batch
 from tests.support.hostile import record_counts, scaled
 from tests.support.remote_records import KINDS, execution
 

@@ -10,8 +10,9 @@ stack, and duplicate object keys where the last value silently wins (so
 with :class:`JsonRefused` and a reason in our words; every caller turns that into its own
 input's documented error (invalid tool output, exit 2, HTTP 400, a provider error).
 
-It lives in ``ports`` because domain, adapters and entrypoints all read outside JSON and
-must read it the same way; it is pure (standard library only) and imports nothing of ours.
+It lives in the shared kernel because domain, adapters and entrypoints all read outside
+JSON and must read it the same way; it is pure (standard library only) and imports nothing
+of ours.
 """
 
 from __future__ import annotations

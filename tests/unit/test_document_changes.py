@@ -1,0 +1,81 @@
+"""Documents are replaced, never modified (issue 23): ``changed`` makes a new document with
+the keys in their saved order, and ``RunContext.save`` puts it in the Run's slot of its ID,
+so the scheduler reads the newest while an observer keeps what it was shown."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from artifactize.domain.reviews.run.context import RunContext
+from artifactize.domain.reviews.run.documents import changed
+from artifactize.ports.documents import RequestDocument
+from tests.fakes.state import MemoryStateStore
+
+
+def request(ordinal: int, status: str = "QUEUED") -> RequestDocument:
+    return cast(
+        RequestDocument,
+        {
+            "id": f"run-a-{ordinal}",
+            "runId": "run-a",
+            "evalId": f"doc/eval{ordinal}",
+            "ordinal": ordinal,
+            "executionId": None,
+            "status": status,
+            "blockedReason": None,
+        },
+    )
+
+
+class Observer:
+    def __init__(self) -> None:
+        self.seen: list[RequestDocument] = []
+
+    def request_changed(self, request: RequestDocument) -> None:
+        self.seen.append(request)
+
+
+class Ports:
+    """The two ports ``save`` uses: the state store and the observer."""
+
+    def __init__(self) -> None:
+        self.state = MemoryStateStore()
+        self.observer = Observer()
+
+
+def context() -> tuple[RunContext, Ports]:
+    ports = Ports()
+    return RunContext(cast(Any, ports), cast(Any, None), cast(Any, None)), ports
+
+
+def test_changed_keeps_the_saved_key_order_and_leaves_the_original_alone() -> None:
+    original = request(1)
+    new = changed(original, {"blockedReason": "waiting", "status": "RUNNING", "extra": 1})
+    assert json.dumps(new) == (
+        '{"id": "run-a-1", "runId": "run-a", "evalId": "doc/eval1", "ordinal": 1, '
+        '"executionId": null, "status": "RUNNING", "blockedReason": "waiting", "extra": 1}'
+    )
+    assert original == request(1) and new is not original
+
+
+def test_save_puts_the_new_document_in_its_slot_and_current_finds_it() -> None:
+    ctx, ports = context()
+    first, second = request(1), request(2)
+    requests = ctx.track([first, second])
+    running = changed(second, {"status": "RUNNING"})
+    for saved in (first, second):  # the store must know them to update them
+        ports.state.requests[saved["id"]] = cast(Any, None)
+    ctx.save(running)
+    assert requests == [first, running] and requests is ctx.requests
+    assert ctx.current(second) is running and ctx.current(first) is first
+    assert second["status"] == "QUEUED"  # the old document is what the observer was shown
+    assert ports.observer.seen == [running]
+
+
+def test_a_request_the_run_does_not_track_is_its_own_current_document() -> None:
+    ctx, _ = context()
+    ctx.track([request(1)])
+    stranger = request(9)
+    ctx.keep(stranger)
+    assert ctx.current(stranger) is stranger and len(ctx.requests) == 1
