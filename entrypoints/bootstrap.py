@@ -649,7 +649,14 @@ class Services:
         ports = ServingPorts(
             audit=audit, sessions=self.session_ports(), clock=container.clock(), ids=container.ids()
         )
-        tools = ControlTools(repo, state, SELF_COMMAND, container.processes(), dict(os.environ))
+        tools = ControlTools(
+            repo,
+            state,
+            SELF_COMMAND,
+            container.processes(),
+            dict(os.environ),
+            threads=container.worker_threads(),
+        )
         run = control_run(tools, ports, repo, transport, workspace)
         return PreparedServer(run, audit, Path(state) / RUNS_FOLDER / run.session_id)
 

@@ -36,6 +36,7 @@ import anyio
 from artifactize.domain.tools.results import ToolResult
 from artifactize.domain.tools.serving import ServedScope, ServingPorts, ServingRun
 from artifactize.ports.process import ProcessRunner, ProcessSpec
+from artifactize.ports.threads import WorkerThreads
 
 CONTROL_CALL_SECONDS = 120
 VERIFY_START_SECONDS = 60
@@ -179,6 +180,14 @@ class _NoSessions:
         return []
 
 
+@dataclass(frozen=True)
+class _ControlPorts:
+    """What ServingRun reads of a registry's ports: the worker threads (its inline-first
+    reads; the control tools run commands, so they never use them)."""
+
+    threads: WorkerThreads
+
+
 @dataclass
 class ControlTools:
     """The eight tools over the CLI (``self_command``) on one repository and state home."""
@@ -188,6 +197,7 @@ class ControlTools:
     self_command: tuple[str, ...]
     processes: ProcessRunner
     environment: Mapping[str, str]
+    threads: WorkerThreads
     scope: tuple[str, ...] = ()
     started: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
@@ -195,6 +205,10 @@ class ControlTools:
         return list(TOOLS)
 
     # the shape ServingRun expects of a connection's registry ------------------------------
+    @property
+    def ports(self) -> _ControlPorts:
+        return _ControlPorts(self.threads)
+
     def sessions(self, ports: Any) -> _NoSessions:
         return _NoSessions()
 
