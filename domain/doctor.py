@@ -136,6 +136,7 @@ class Doctor:
                     "set": endpoint.key_set,
                     "required": endpoint.key_required,
                 },
+                "keySource": endpoint.key_source,
                 "proxy": endpoint.proxy,
                 "loopback": endpoint.loopback,
                 "loopbackRule": (LOOPBACK_ALLOWED if allowed else LOOPBACK_STORE_RULE)

@@ -2,7 +2,9 @@
 artifactize in a project, shipped in the wheel.
 
 - ``claude``: ``.mcp.json`` (the control surface, ``artifactize mcp --control``, as the
-  project's MCP server ``artifactize``) and the skill ``.claude/skills/artifactize/SKILL.md``;
+  project's MCP server ``artifactize``), the skill ``.claude/skills/artifactize/SKILL.md``
+  and the Claude Code plugin manifest ``.claude-plugin/plugin.json`` naming both (so the
+  repository installs as a plugin too: ``/plugin install``, or ``claude --plugin-dir .``);
 - ``codex``: ``.codex/config.toml`` (the same server) and the same skill in
   ``.agents/skills/artifactize/SKILL.md``.
 
@@ -49,11 +51,30 @@ You cannot submit Human sign-offs: tell the person which requests wait for them
 """
 
 
+PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
+PLUGIN = {
+    "name": "artifactize",
+    "description": "Check, run and explain the reviews of this repository's Artifacts "
+    "(status, verify, reading a RED) through artifactize's MCP control surface.",
+    "license": "Apache-2.0",
+    "keywords": ["review", "mcp", "artifacts"],
+    # paths relative to the plugin root (the repository): the files written beside it
+    "mcpServers": "./.mcp.json",
+    "skills": "./.claude/skills/",
+}
+"""Claude Code's plugin manifest: ``name`` is the one required field; ``mcpServers`` and
+``skills`` point at the project's own entry and skill, so they are written once."""
+
+
 def files(agent: str) -> dict[str, str]:
     """Relative path → content, for ``agent``."""
     if agent == "claude":
         config = json.dumps({"mcpServers": {"artifactize": SERVER}}, indent=2) + "\n"
-        return {".mcp.json": config, ".claude/skills/artifactize/SKILL.md": SKILL}
+        return {
+            ".mcp.json": config,
+            ".claude/skills/artifactize/SKILL.md": SKILL,
+            PLUGIN_MANIFEST: json.dumps(PLUGIN, indent=2) + "\n",
+        }
     if agent == "codex":
         config = (
             "[mcp_servers.artifactize]\n"

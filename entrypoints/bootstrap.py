@@ -32,6 +32,7 @@ from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.statuses import ErrorCode
 
 if TYPE_CHECKING:
+    from artifactize.domain.api_keys import ApiKeys
     from artifactize.domain.config_service import ConfigService
     from artifactize.domain.doctor import Doctor, DoctorPorts, StoreCheck
     from artifactize.domain.reviews.agent.followup import FollowUp
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from artifactize.ports.model import ModelBackends, ModelCatalog
     from artifactize.ports.progress import RunObserver
     from artifactize.ports.review_store import RemoteStore, RemoteStores
+    from artifactize.ports.secrets import SecretStore
     from artifactize.ports.state import StateStore
     from artifactize.ports.store_server_storage import ReviewStoreDb
 
@@ -306,7 +308,7 @@ class Services:
             check_outside_repo(os.path.realpath(state), repo)
         except StateLocationError as exc:
             raise CommandError(str(exc)) from None
-        backends = container.model_backends()
+        backends = container.model_backends(secrets=self.secrets())
         remote = self._remote_sync(state, backends, workspace)  # before any state is created
         store = self.open_state(create=True)
         assert store is not None
@@ -445,7 +447,7 @@ class Services:
         container = self.container
         config = self.config()
         review = container.review_ports(
-            backends=container.model_backends(),
+            backends=container.model_backends(secrets=self.secrets()),
             sessions=self.session_ports(),
             reload=lambda: config.load(self.options.repo),
             coding_agents=self.coding_agents(),
@@ -516,8 +518,20 @@ class Services:
         return stores
 
     def model_catalog(self) -> ModelCatalog:
-        catalog: ModelCatalog = self.container.model_catalog()
+        catalog: ModelCatalog = self.container.model_catalog(secrets=self.secrets())
         return catalog
+
+    # Saved API keys ----------------------------------------------------------------------
+    def secrets(self) -> SecretStore:
+        secrets: SecretStore = self.container.secrets(state_dir=self.state_dir())
+        return secrets
+
+    def api_keys(self) -> ApiKeys:
+        """``login`` / ``logout``: keys saved for the endpoint a run would use."""
+        from artifactize.domain.api_keys import ApiKeys
+
+        secrets = self.secrets()
+        return ApiKeys(self.container.model_backends(secrets=secrets), secrets)
 
     def doctor(self) -> tuple[Doctor, Workspace | None, str | None]:
         """The doctor, the workspace (None, with why, when it does not load)."""
@@ -537,7 +551,7 @@ class Services:
 
         state = self.state_dir()
         return DoctorPorts(
-            backends=self.container.model_backends(),
+            backends=self.container.model_backends(secrets=self.secrets()),
             catalog=self.model_catalog(),
             programs=self.container.programs(),
             environment=self.container.environment(),

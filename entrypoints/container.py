@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from artifactize.ports.regex import RegexEngine
     from artifactize.ports.review_store import RemoteStores
     from artifactize.ports.scratch import ScratchSpace
+    from artifactize.ports.secrets import SecretStore
     from artifactize.ports.sessions import (
         ProcessLauncher,
         ProcessTable,
@@ -264,15 +265,16 @@ class _ModelBackendsOnFirstUse:
     and three wire formats, a twentieth of a ``verify``'s start) is never needed by a Run
     whose evals all run commands or wait for people."""
 
-    def __init__(self, environment: Mapping[str, str]) -> None:
+    def __init__(self, environment: Mapping[str, str], secrets: SecretStore | None) -> None:
         self._environment = environment
+        self._secrets = secrets
         self._loaded: ModelBackends | None = None
 
     def _backends(self) -> ModelBackends:
         if self._loaded is None:
             from artifactize.adapters.llm.backends import EnvModelBackends
 
-            self._loaded = EnvModelBackends(environment=self._environment)
+            self._loaded = EnvModelBackends(environment=self._environment, secrets=self._secrets)
         return self._loaded
 
     def open(self, backend: str, base_url: str | None = None) -> ModelBackend:
@@ -288,14 +290,58 @@ class _ModelBackendsOnFirstUse:
         return self._backends().loopback_models_allowed()
 
 
-def _model_backends(environment: Mapping[str, str]) -> ModelBackends:
-    return _ModelBackendsOnFirstUse(environment)
+def _model_backends(
+    environment: Mapping[str, str], secrets: SecretStore | None = None
+) -> ModelBackends:
+    return _ModelBackendsOnFirstUse(environment, secrets)
 
 
-def _model_catalog(environment: Mapping[str, str]) -> ModelCatalog:
+def _model_catalog(
+    environment: Mapping[str, str], secrets: SecretStore | None = None
+) -> ModelCatalog:
     from artifactize.adapters.llm.catalog import EnvModelCatalog
 
-    return EnvModelCatalog(environment=environment)
+    return EnvModelCatalog(environment=environment, secrets=secrets)
+
+
+class _SecretsOnFirstUse:
+    """Saved API keys: the OS keyring when keyring finds a usable one, else a private file
+    in the state home (a headless Linux). Chosen when first used, so a run whose keys all
+    come from the environment never imports keyring."""
+
+    def __init__(self, state_dir: str, private_files: PrivateFiles) -> None:
+        self._state_dir = state_dir
+        self._private_files = private_files
+        self._chosen: SecretStore | None = None
+
+    def _secrets(self) -> SecretStore:
+        if self._chosen is None:
+            from artifactize.adapters.keyring_secrets import KeyringSecrets, keyring_usable
+
+            if keyring_usable():
+                self._chosen = KeyringSecrets()
+            else:
+                from artifactize.adapters.file_secrets import FileSecrets
+
+                self._chosen = FileSecrets(self._state_dir, self._private_files)
+        return self._chosen
+
+    @property
+    def store(self) -> str:
+        return self._secrets().store
+
+    def get(self, account: str) -> str | None:
+        return self._secrets().get(account)
+
+    def put(self, account: str, secret: str) -> None:
+        self._secrets().put(account, secret)
+
+    def delete(self, account: str) -> bool:
+        return self._secrets().delete(account)
+
+
+def _secrets(state_dir: str, private_files: PrivateFiles) -> SecretStore:
+    return _SecretsOnFirstUse(state_dir, private_files)
 
 
 def _coding_agents(
@@ -498,8 +544,9 @@ class Container(containers.DeclarativeContainer):
     review_store_location = providers.Factory(_review_store_location)
     stored_now = providers.Singleton(_stored_now)
     conversations = providers.Factory(_conversations, private_files=private_files)  # state_dir=
-    model_backends = providers.Factory(_model_backends, environment=environment)
-    model_catalog = providers.Factory(_model_catalog, environment=environment)
+    model_backends = providers.Factory(_model_backends, environment=environment)  # secrets=
+    model_catalog = providers.Factory(_model_catalog, environment=environment)  # secrets=
+    secrets = providers.Factory(_secrets, private_files=private_files)  # state_dir=
     coding_agents = providers.Factory(_coding_agents, processes=processes, environment=environment)
     remote_stores = providers.Factory(
         _remote_stores, environment=environment, private_files=private_files

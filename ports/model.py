@@ -148,7 +148,7 @@ class Endpoint:
     ``source`` says who chose ``base_url``: ``"default"`` (the public API), ``"profile"``
     (the eval's ``base_url``) or the environment variable's name. ``proxy`` is the proxy URL
     in effect without its credentials, None when the connection is direct (always for a
-    loopback endpoint). The key's value is never here, only whether it is set."""
+    loopback endpoint). The key's value is never here, only whether it is set and where from."""
 
     backend: str
     base_url: str
@@ -158,6 +158,8 @@ class Endpoint:
     key_set: bool
     key_required: bool
     proxy: str | None = None
+    key_source: str | None = None
+    """Where the key comes from: ``"env"``, ``"keyring"`` or ``"file"``; None when unset."""
 
 
 class ModelBackend(Protocol):

@@ -1,7 +1,8 @@
 """``ModelBackends`` from the environment: API keys, endpoints and proxies.
 
-Keys come only from ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``; there are no aliases,
-catalogs or fallbacks (reviews-and-store.md §6.1). A backend's endpoint is its
+Keys come from ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` (no aliases), else the key
+``artifactize login`` saved for that backend and endpoint (a ``SecretStore``): the
+environment variable wins. A backend's endpoint is its
 ``ARTIFACTIZE_*_BASE_URL`` variable (per machine), else the profile's ``base_url`` (declared
 for a team's shared server), else the public API. A key is required for the public API of
 ``openai`` and ``anthropic``; for ``openai-chat`` and any other endpoint it is sent only when
@@ -27,6 +28,7 @@ from artifactize.adapters.llm.openai_chat import OpenAIChatBackend
 from artifactize.adapters.llm.openai_responses import OpenAIResponsesBackend
 from artifactize.adapters.llm.proxies import proxy_for, without_credentials
 from artifactize.ports.model import BackendUnavailable, Endpoint, ModelBackend
+from artifactize.ports.secrets import ENV_SOURCE, SecretStore, SecretStoreError, key_account
 
 OPENAI_BACKEND = "openai"
 ANTHROPIC_BACKEND = "anthropic"
@@ -104,9 +106,27 @@ class EnvModelBackends:
         self,
         environment: Mapping[str, str],
         client_factory: ClientFactory = new_provider_client,
+        secrets: SecretStore | None = None,
     ) -> None:
         self._environment = dict(environment)
         self._client_factory = client_factory
+        self._secrets = secrets
+
+    def key(self, backend: str, base_url: str) -> tuple[str | None, str | None, str]:
+        """The key for ``backend`` at ``base_url``: (value, source, name for messages).
+        The environment variable wins; else the saved key of that backend and endpoint."""
+        variable = self.settings(backend).key_variable
+        value = self._environment.get(variable, "")
+        if value.strip():
+            return value, ENV_SOURCE, variable
+        if self._secrets is not None:
+            try:
+                saved = self._secrets.get(key_account(backend, base_url))
+            except SecretStoreError as exc:
+                raise BackendUnavailable(f"The saved key cannot be read: {exc}") from None
+            if saved is not None and saved.strip():
+                return saved, self._secrets.store, f"the saved key ({self._secrets.store})"
+        return None, None, variable
 
     def settings(self, backend: str) -> BackendSettings:
         settings = SETTINGS.get(backend)
@@ -136,14 +156,15 @@ class EnvModelBackends:
             url, source = settings.default_base_url, DEFAULT_SOURCE
         loopback = is_loopback_host(httpx2.URL(url).host)
         proxy = proxy_for(url, self._environment)
-        key_set = bool(self._environment.get(settings.key_variable, "").strip())
+        _, key_source, _ = self.key(backend, url)
         return Endpoint(
             backend=backend,
             base_url=url,
             source=source,
             loopback=loopback,
             key_variable=settings.key_variable,
-            key_set=key_set,
+            key_set=key_source is not None,
+            key_source=key_source,
             key_required=settings.key_required_by_default and source == DEFAULT_SOURCE,
             proxy=without_credentials(proxy) if proxy is not None else None,
         )
@@ -151,11 +172,8 @@ class EnvModelBackends:
     def open(self, backend: str, base_url: str | None = None) -> ModelBackend:
         settings = self.settings(backend)
         endpoint = self.endpoint(backend, base_url)
-        key = usable_key(
-            settings.key_variable,
-            self._environment.get(settings.key_variable),
-            required=endpoint.key_required,
-        )
+        value, _, name = self.key(backend, endpoint.base_url)
+        key = usable_key(name, value, required=endpoint.key_required)
         proxy = proxy_for(endpoint.base_url, self._environment)
         return settings.factory(key, endpoint.base_url, self._client_factory(proxy))
 

@@ -25,6 +25,7 @@ from artifactize.adapters.llm.errors import (
 from artifactize.adapters.llm.http import MAX_ERROR_BODY_BYTES, new_provider_client
 from artifactize.adapters.llm.proxies import proxy_for
 from artifactize.ports.model import Endpoint, Probe, ProviderFailure
+from artifactize.ports.secrets import SecretStore
 
 LIST_TIMEOUT_SECONDS = 10.0
 MODEL_PAGES_MAX = 20
@@ -34,18 +35,14 @@ PROVIDER_NAMES = {"openai": "OpenAI", "anthropic": "Anthropic", "openai-chat": "
 
 
 class EnvModelCatalog:
-    def __init__(self, environment: Mapping[str, str]) -> None:
+    def __init__(self, environment: Mapping[str, str], secrets: SecretStore | None = None) -> None:
         self._environment = dict(environment)
-        self._backends = EnvModelBackends(environment)
+        self._backends = EnvModelBackends(environment, secrets=secrets)
 
     def _prepare(self, backend: str, base_url: str | None) -> tuple[Endpoint, str, dict[str, str]]:
-        settings = self._backends.settings(backend)
         endpoint = self._backends.endpoint(backend, base_url)
-        key = usable_key(
-            settings.key_variable,
-            self._environment.get(settings.key_variable),
-            required=endpoint.key_required,
-        )
+        value, _, name = self._backends.key(backend, endpoint.base_url)
+        key = usable_key(name, value, required=endpoint.key_required)
         headers: dict[str, str] = {"accept": "application/json"}
         if backend == ANTHROPIC_BACKEND:
             headers["anthropic-version"] = ANTHROPIC_VERSION

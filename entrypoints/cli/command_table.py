@@ -93,6 +93,16 @@ COMMANDS: dict[str, LazyCommand] = {
         "models_command",
         "List the models the backend's endpoint serves (one ID a line).",
     ),
+    "login": LazyCommand(
+        "artifactize.entrypoints.cli.keys",
+        "login_command",
+        "Save an API key read from stdin for a backend (and --base-url endpoint).",
+    ),
+    "logout": LazyCommand(
+        "artifactize.entrypoints.cli.keys",
+        "logout_command",
+        "Remove the API key saved for a backend (and --base-url endpoint).",
+    ),
     "stand-in": LazyCommand(
         "artifactize.entrypoints.stand_in",
         "stand_in_command",

@@ -4,12 +4,18 @@ skill, leaves identical files alone and refuses to overwrite a file with other c
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+
+from artifactize.entrypoints.agent_setup import PLUGIN_MANIFEST, files
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+KEBAB_CASE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
 def setup(repo: Path, agent: str) -> subprocess.CompletedProcess[str]:
@@ -42,9 +48,9 @@ def test_agent_setup_writes_once_and_never_overwrites(
 ) -> None:
     first = setup(tmp_path, agent)
     assert first.returncode == 0, first.stdout
+    plugin = [PLUGIN_MANIFEST] if agent == "claude" else []
     assert json.loads(first.stdout)["files"] == [
-        {"path": config, "state": "written"},
-        {"path": skill, "state": "written"},
+        {"path": path, "state": "written"} for path in [config, skill, *plugin]
     ]
     text = (tmp_path / config).read_text(encoding="utf-8")
     if agent == "claude":
@@ -54,7 +60,7 @@ def test_agent_setup_writes_once_and_never_overwrites(
     assert server == {"command": "artifactize", "args": ["mcp", "--control"]}
     assert "verify_start" in (tmp_path / skill).read_text(encoding="utf-8")
     again = setup(tmp_path, agent)
-    assert [f["state"] for f in json.loads(again.stdout)["files"]] == ["unchanged", "unchanged"]
+    assert {f["state"] for f in json.loads(again.stdout)["files"]} == {"unchanged"}
     (tmp_path / config).write_text("mine\n", encoding="utf-8")
     refused = setup(tmp_path, agent)
     assert refused.returncode == 2
@@ -65,3 +71,25 @@ def test_agent_setup_writes_once_and_never_overwrites(
 def test_an_unknown_agent_is_refused(tmp_path: Path) -> None:
     done = setup(tmp_path, "gemini")
     assert done.returncode == 2 and "unknown agent 'gemini'" in json.loads(done.stdout)["error"]
+
+
+def test_the_claude_plugin_manifest_is_valid_and_names_what_is_written(tmp_path: Path) -> None:
+    """Claude Code's manifest: JSON, a kebab-case ``name`` (its one required field), string
+    metadata, and ``mcpServers`` / ``skills`` paths (``./``-relative to the plugin root)
+    that lead to the MCP entry and the skill ``agent-setup claude`` writes beside it."""
+    assert setup(tmp_path, "claude").returncode == 0
+    manifest = json.loads((tmp_path / PLUGIN_MANIFEST).read_text(encoding="utf-8"))
+    assert KEBAB_CASE.match(manifest["name"]) and manifest["name"] == "artifactize"
+    assert all(isinstance(manifest[field], str) for field in ("description", "license"))
+    assert all(isinstance(word, str) for word in manifest["keywords"])
+    assert manifest["mcpServers"].startswith("./") and manifest["skills"].startswith("./")
+    servers = json.loads((tmp_path / manifest["mcpServers"]).read_text(encoding="utf-8"))
+    assert servers["mcpServers"]["artifactize"]["args"] == ["mcp", "--control"]
+    assert (tmp_path / manifest["skills"] / "artifactize" / "SKILL.md").is_file()
+    assert set(manifest) <= {"name", "description", "license", "keywords", "mcpServers", "skills"}
+
+
+def test_the_repository_ships_what_agent_setup_claude_writes() -> None:
+    """The plugin is shipped in this repository: the same files, byte for byte."""
+    for relative, content in files("claude").items():
+        assert (REPO_ROOT / relative).read_text(encoding="utf-8") == content, relative

@@ -32,7 +32,7 @@ def doctor_text(report: dict[str, Any]) -> str:
         key = item["key"]
         state = "set" if key["set"] else "unset" + (" (required)" if key["required"] else "")
         lines.append(f"  endpoint: {item['baseUrl']} (from {item['endpointSource']})")
-        lines.append(f"  key: {key['variable']} {state}")
+        lines.append(f"  key: {key['variable']} {state}{_key_source(item.get('keySource'))}")
         answered = item.get("answers")
         detail = (
             f"HTTP {item.get('status')} in {item.get('seconds')} s"
@@ -67,3 +67,15 @@ def doctor_text(report: dict[str, Any]) -> str:
     lines.append("Ready." if report["ready"] else "Not ready:")
     lines.extend(f"  {problem}" for problem in report["problems"])
     return "\n".join(lines)
+
+
+KEY_SOURCES = {
+    "env": " (from the environment)",
+    "keyring": " (saved in the OS keyring)",
+    "file": " (saved in the state home's key file)",
+}
+
+
+def _key_source(source: str | None) -> str:
+    """Where the key comes from, as ``doctor`` says it (nothing when unset)."""
+    return KEY_SOURCES.get(source, "") if source else ""
