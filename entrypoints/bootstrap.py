@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from artifactize.domain.reviews.run.selection import Selection
     from artifactize.domain.reviews.run.status import Status, StatusOptions
     from artifactize.domain.reviews.run.verify import Verify
-    from artifactize.domain.tools.serving import ServeSelection, ServingRun
+    from artifactize.domain.tools.serving import ServeSelection, ServingPorts, ServingRun
     from artifactize.domain.tools.sessions import SessionPorts
     from artifactize.domain.tools.tools_check import ToolsCheck
     from artifactize.domain.workspace import EvalRef, Workspace
@@ -609,14 +609,7 @@ class Services:
     def prepare_server(self, selection: ServeSelection, transport: str) -> PreparedServer:
         """Workspace, scope and pins, the state's MCP audit, tool-session ports and a private
         scratch folder, all checked before serving; raises ``CommandError`` (exit 2)."""
-        from artifactize.domain.state_home import StateLocationError, check_outside_repo
-        from artifactize.domain.tools.serving import (
-            ServeRefused,
-            ServingPorts,
-            ServingRun,
-            prepare_scope,
-        )
-        from artifactize.ports.state import StateError
+        from artifactize.domain.tools.serving import ServeRefused, ServingRun, prepare_scope
 
         container = self.container
         repo = self.repo()
@@ -625,34 +618,20 @@ class Services:
             served = prepare_scope(workspace, selection, container.tool_ports())
         except ServeRefused as exc:  # a pin failure carries the review's PREPARATION_FAILED
             raise CommandError(exc.message) from None
-        state = self.state_dir()
-        try:
-            check_outside_repo(os.path.realpath(state), repo)
-            audit = container.mcp_audit_stores().open(state, create=True)
-        except (StateLocationError, StateError) as exc:
-            raise CommandError(str(exc)) from None
-        assert audit is not None
-        ports = ServingPorts(
-            audit=audit, sessions=self.session_ports(), clock=container.clock(), ids=container.ids()
-        )
+        state, audit, ports = self._serving_ports(repo)
         run = ServingRun(served, ports, repo, transport=transport)
         run.session_id = run.new_session_id()
         run.output_root = self.output_root(run.session_id)
         return PreparedServer(run, audit, Path(state) / RUNS_FOLDER / run.session_id)
 
-    def prepare_control(self, transport: str) -> PreparedServer:
-        """The control surface (``artifactize mcp --control``) on this repository and state
-        home: the tools run this artifactize's own ``--json`` commands; raises
-        ``CommandError`` (exit 2) before anything is served."""
+    def _serving_ports(self, repo: str) -> tuple[str, McpAuditStore, ServingPorts]:
+        """The state home (outside the repository), its MCP audit and the serving ports both
+        MCP surfaces use; refusals are ``CommandError`` (exit 2), before anything is served."""
         from artifactize.domain.state_home import StateLocationError, check_outside_repo
         from artifactize.domain.tools.serving import ServingPorts
-        from artifactize.entrypoints.container import SELF_COMMAND
-        from artifactize.entrypoints.mcp.control import ControlTools, control_run
         from artifactize.ports.state import StateError
 
         container = self.container
-        repo = self.repo()
-        workspace = self.config().load(repo)  # a broken workspace refuses the start
         state = self.state_dir()
         try:
             check_outside_repo(os.path.realpath(state), repo)
@@ -663,6 +642,19 @@ class Services:
         ports = ServingPorts(
             audit=audit, sessions=self.session_ports(), clock=container.clock(), ids=container.ids()
         )
+        return state, audit, ports
+
+    def prepare_control(self, transport: str) -> PreparedServer:
+        """The control surface (``artifactize mcp --control``) on this repository and state
+        home: the tools run this artifactize's own ``--json`` commands; raises
+        ``CommandError`` (exit 2) before anything is served."""
+        from artifactize.entrypoints.container import SELF_COMMAND
+        from artifactize.entrypoints.mcp.control import ControlTools, control_run
+
+        container = self.container
+        repo = self.repo()
+        workspace = self.config().load(repo)  # a broken workspace refuses the start
+        state, audit, ports = self._serving_ports(repo)
         tools = ControlTools(
             repo,
             state,
