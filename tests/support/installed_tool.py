@@ -20,7 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("artifactize", "domain", "ports", "adapters", "entrypoints")
+# artifactize/ and every layer folder it links to (ports, kernel, domain, adapters, ...).
+LAYERS = tuple(
+    sorted(link.name for link in (REPO_ROOT / "artifactize").iterdir() if link.is_symlink())
+)
+SOURCES = ("artifactize", *LAYERS)
 BUILD_TIMEOUT_SECONDS = 600
 UV = str(Path(sys.executable).parent / "uv")
 # The interpreter this checkout's venv was made from: the tool gets a venv of its own on it.
