@@ -2,10 +2,11 @@
 cleanly.
 
 The socket is bound before the server starts (``--port``, default a free port chosen by
-the system), so the printed URL is right and a taken port is a clear error. SIGTERM, SIGINT
-and SIGHUP all stop the server the same way: the live streams end, every running Human
-tool is cancelled (its process group killed by the lifecycle), the claims stay, and the
-command exits 0.
+the system), so the printed URL is right and a taken port is a clear error. Every stop
+signal (SIGTERM, SIGINT, SIGHUP, SIGQUIT: ``entrypoints/signals.py``) stops the server the
+same way: the live streams end, every running Human tool is cancelled (its process group
+killed by the lifecycle), the claims stay, and the command exits 2, as every command a
+stop signal ends.
 """
 
 from __future__ import annotations
