@@ -35,6 +35,7 @@ from artifactize.domain.reviews.agent.loop import (
     LoopTrace,
     ToolCaller,
     ToolCallRecord,
+    repaired_verdict,
     serves_requested_model,
 )
 from artifactize.domain.reviews.run.failures import AgentFailure, FailureCode
@@ -181,13 +182,7 @@ class CodingAgentLoop:
             message = repair_message(exc)
         self.trace.items.append(UserText(message))
         answer = await self._agent(instructions, message, tools, answer.session_id, repairing=True)
-        try:
-            return parse_final_text(answer.text, self.validator)
-        except InvalidVerdict as exc:
-            raise AgentFailure(
-                FailureCode.INVALID_RESULT,
-                f"Invalid final Agent result after one format repair: {exc.message}.",
-            ) from None
+        return repaired_verdict(answer.text, self.validator)
 
     async def answer(
         self,

@@ -168,13 +168,7 @@ class AgentLoop:
         except InvalidVerdict as exc:
             self.trace.items.append(UserText(repair_message(exc)))
         text = await self._until_text(instructions, tools, repairing=True)
-        try:
-            return parse_final_text(text, self.validator)
-        except InvalidVerdict as exc:
-            raise AgentFailure(
-                FailureCode.INVALID_RESULT,
-                f"Invalid final Agent result after one format repair: {exc.message}.",
-            ) from None
+        return repaired_verdict(text, self.validator)
 
     async def answer(
         self,
@@ -348,3 +342,15 @@ def _backoff(failure: ProviderFailure, attempt: int) -> float:
 def _time_left() -> float:
     """Seconds until the enclosing deadline (the review's ``timeout_ms``), inf without one."""
     return float(anyio.current_effective_deadline() - anyio.current_time())
+
+
+def repaired_verdict(text: str, validator: VerdictValidator) -> dict[str, Any]:
+    """The verdict of the answer to the one format repair; a second invalid answer ends the
+    review INVALID_RESULT (the API loop and the coding agents alike)."""
+    try:
+        return parse_final_text(text, validator)
+    except InvalidVerdict as exc:
+        raise AgentFailure(
+            FailureCode.INVALID_RESULT,
+            f"Invalid final Agent result after one format repair: {exc.message}.",
+        ) from None
