@@ -249,6 +249,28 @@ def test_a_request_settled_elsewhere_shows_on_the_open_page(world: World, browse
         assert web.stop() == STOPPED
 
 
+def test_a_live_update_of_the_inbox_keeps_the_keyboard_focus(world: World, browser: Any) -> None:
+    """The inbox follows the state live; a keyboard user's focus on a request's link must
+    survive both the first event (the same table again) and a real change (a claim made
+    elsewhere), or Enter would go nowhere."""
+    from playwright.sync_api import expect
+
+    _, request_id = world.waiting()
+    web = WebServer(world)
+    try:
+        page = signed_in(browser, web)
+        link = page.get_by_role("link", name="doc/signoff")
+        link.focus()
+        code, claimed = world.cli("request", "claim", request_id, "--reviewer", "bob")
+        assert code == 0, claimed
+        expect(page.get_by_role("cell", name="bob")).to_be_visible()
+        expect(link).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page).to_have_title(re.compile(r"doc/signoff"))
+    finally:
+        assert web.stop() == STOPPED
+
+
 def test_keyboard_only_claims_releases_and_cancels_through_the_dialogs(
     world: World, browser: Any
 ) -> None:
