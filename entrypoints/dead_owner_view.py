@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, cast
 
+from artifactize.kernel.transitions import request_moves, run_moves
 from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import RequestRecord, RunRecord, StateStore
 from artifactize.ports.statuses import ErrorCode, RequestStatus, RunStatus
@@ -35,14 +36,16 @@ class DeadOwnersView:
     def _run(self, run: RunRecord) -> RunRecord:
         if not self._died(run):
             return run
-        data = {**run.data, **_DIED, "error": RUN_OWNER_DIED}
-        return dataclasses.replace(run, status=RunStatus.ERROR, data=cast(Any, data))
+        status = run_moves(run.status, RunStatus.ERROR)
+        data = {**run.data, **_DIED, "status": status, "error": RUN_OWNER_DIED}
+        return dataclasses.replace(run, status=status, data=cast(Any, data))
 
     def _request(self, request: RequestRecord) -> RequestRecord:
         if request.status not in _OPEN or not self._died(self._store.get_run(request.run_id)):
             return request
-        data = {**request.data, **_DIED, "error": RUN_OWNER_DIED}
-        return dataclasses.replace(request, status=RequestStatus.ERROR, data=cast(Any, data))
+        status = request_moves(request.status, RequestStatus.ERROR)
+        data = {**request.data, **_DIED, "status": status, "error": RUN_OWNER_DIED}
+        return dataclasses.replace(request, status=status, data=cast(Any, data))
 
     def get_run(self, run_id: RunId) -> RunRecord | None:
         run = self._store.get_run(run_id)

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from artifactize.adapters.sqlite.rows import dump_data, load_data, request_record, run_record
 from artifactize.adapters.sqlite.schema import executions, requests, runs
+from artifactize.kernel.transitions import execution_moves, request_moves
 from artifactize.ports.ids import RequestId
 from artifactize.ports.state import (
     HumanClaim,
@@ -26,7 +27,7 @@ from artifactize.ports.state import (
     RunRecord,
     Supersession,
 )
-from artifactize.ports.statuses import RequestStatus
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus
 
 WAITING_HUMAN = RequestStatus.WAITING_HUMAN
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
@@ -116,11 +117,12 @@ def settle(
     ).all()
     fields = dict(settlement.follower_fields)
     for follower in followers:
-        data = {**load_data(follower.data, "requests", follower.id), **fields}
+        status = request_moves(follower.status, settlement.follower_fields["status"])
+        data = {**load_data(follower.data, "requests", follower.id), **fields, "status": status}
         connection.execute(
             sa.update(requests)
             .where(requests.c.id == follower.id)
-            .values(status=fields["status"], data=dump_data(data), claimed_by=None, claimed_at=None)
+            .values(status=status, data=dump_data(data), claimed_by=None, claimed_at=None)
         )
     if settlement.settle_run is not None:
         run_ids = dict.fromkeys([request.run_id, *(f.run_id for f in followers)])
@@ -141,12 +143,14 @@ def end(connection: sa.Connection, ending: HumanEnding) -> tuple[RequestId, ...]
     execution = connection.execute(
         sa.select(executions).where(executions.c.id == ending.execution_id)
     ).one()
+    status = execution_moves(execution.status, ExecutionStatus(execution_fields["status"]))
     data = {**load_data(execution.data, "executions", execution.id), **execution_fields}
+    data["status"] = status
     connection.execute(
         sa.update(executions)
         .where(executions.c.id == execution.id, executions.c.status == WAITING_HUMAN)
         .values(
-            status=execution_fields["status"],
+            status=status,
             completed_at=execution_fields["completedAt"],
             data=dump_data(data),
         )
@@ -158,13 +162,12 @@ def end(connection: sa.Connection, ending: HumanEnding) -> tuple[RequestId, ...]
         .order_by(requests.c.id != ending.request_id)
     ).all()
     for request in waiting:
-        merged = {**load_data(request.data, "requests", request.id), **fields}
+        moved = request_moves(request.status, RequestStatus(fields["status"]))
+        merged = {**load_data(request.data, "requests", request.id), **fields, "status": moved}
         connection.execute(
             sa.update(requests)
             .where(requests.c.id == request.id)
-            .values(
-                status=fields["status"], data=dump_data(merged), claimed_by=None, claimed_at=None
-            )
+            .values(status=moved, data=dump_data(merged), claimed_by=None, claimed_at=None)
         )
     return tuple(request.id for request in waiting)
 
@@ -199,12 +202,14 @@ def supersede(connection: sa.Connection, key: str, supersession: Supersession) -
     execution_fields = dict(supersession.execution_fields)
     request_fields = dict(supersession.request_fields)
     for execution in waiting:
+        status = execution_moves(execution.status, supersession.execution_fields["status"])
         data = {**load_data(execution.data, "executions", execution.id), **execution_fields}
+        data["status"] = status
         connection.execute(
             sa.update(executions)
             .where(executions.c.id == execution.id)
             .values(
-                status=execution_fields["status"],
+                status=status,
                 completed_at=execution_fields["completedAt"],
                 data=dump_data(data),
             )
@@ -215,12 +220,14 @@ def supersede(connection: sa.Connection, key: str, supersession: Supersession) -
             )
         ).all()
         for follower in followers:
+            moved = request_moves(follower.status, supersession.request_fields["status"])
             merged = {**load_data(follower.data, "requests", follower.id), **request_fields}
+            merged["status"] = moved
             connection.execute(
                 sa.update(requests)
                 .where(requests.c.id == follower.id)
                 .values(
-                    status=request_fields["status"],
+                    status=moved,
                     execution_id=request_fields["executionId"],
                     data=dump_data(merged),
                     claimed_by=None,

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
 from artifactize.ports.documents import ExecutionDocument, RequestDocument
 from artifactize.ports.ids import ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
@@ -56,6 +57,19 @@ class MemoryStateStore:
     settled_at: str = "2026-01-01T00:00:00.000000000Z"  # what settle_dead_runs stamps
     batches: int = 0  # batch() blocks entered
 
+    @contextlib.contextmanager
+    def _atomic(self) -> Iterator[None]:
+        """Like the real store's transaction: an error (an illegal move) leaves nothing
+        half-written. Records are frozen, so copying the tables is enough."""
+        saved = (dict(self.runs), dict(self.requests), dict(self.executions))
+        kept = (list(self.history_ids), dict(self.claims))
+        try:
+            yield
+        except BaseException:
+            self.runs, self.requests, self.executions = saved
+            self.history_ids, self.claims = kept
+            raise
+
     def state_id(self) -> str:
         return "00000000-0000-4000-8000-000000000000"
 
@@ -89,13 +103,16 @@ class MemoryStateStore:
             if owner_alive(owner["pid"], owner["startTime"]):
                 continue
             data = {**run.data, **died, "error": "Run owner died."}
-            self.runs[run.id] = dataclasses.replace(run, status=RunStatus.ERROR, data=opaque(data))
+            status = run_moves(run.status, RunStatus.ERROR)
+            self.runs[run.id] = dataclasses.replace(run, status=status, data=opaque(data))
             for request in list(self.requests.values()):
                 if request.run_id != run.id or request.status not in _DEAD_OWNER_SETTLES:
                     continue
                 data = {**request.data, **died, "error": "Run owner died."}
                 self.requests[request.id] = dataclasses.replace(
-                    request, status=RequestStatus.ERROR, data=opaque(data)
+                    request,
+                    status=request_moves(request.status, RequestStatus.ERROR),
+                    data=opaque(data),
                 )
                 execution = self.executions.get(request.execution_id or "")
                 if (
@@ -107,7 +124,7 @@ class MemoryStateStore:
                     data = {**execution.data, **died, "error": "Execution owner died."}
                     self.executions[execution.id] = dataclasses.replace(
                         execution,
-                        status=ExecutionStatus.ERROR,
+                        status=execution_moves(execution.status, ExecutionStatus.ERROR),
                         completed_at=self.settled_at,
                         data=opaque(data),
                     )
@@ -168,7 +185,7 @@ class MemoryStateStore:
                     return Claim(ClaimOutcome.BUSY, holder)
                 data: ExecutionDocument = {
                     **holder.data,
-                    "status": ExecutionStatus.ERROR,
+                    "status": execution_moves(holder.status, ExecutionStatus.ERROR),
                     "errorCode": "OWNER_DIED",
                 }
                 self.executions[holder.id] = dataclasses.replace(
@@ -195,15 +212,16 @@ class MemoryStateStore:
         return recorded
 
     def add_mirror(self, execution: ExecutionRecord, supersede: Supersession) -> bool:
-        assert execution.key is not None and execution.completed_at is not None
-        latest = self.latest_record(execution.key, touch=False)
-        newer = latest is None or (latest.completed_at or "") < execution.completed_at
-        if execution.id in self.executions or not newer:
-            return False
-        self.executions[execution.id] = execution
-        self.history_ids.append(execution.id)
-        self._supersede(execution.key, supersede)
-        return True
+        with self._atomic():
+            assert execution.key is not None and execution.completed_at is not None
+            latest = self.latest_record(execution.key, touch=False)
+            newer = latest is None or (latest.completed_at or "") < execution.completed_at
+            if execution.id in self.executions or not newer:
+                return False
+            self.executions[execution.id] = execution
+            self.history_ids.append(execution.id)
+            self._supersede(execution.key, supersede)
+            return True
 
     def _supersede(self, key: ReuseKey, supersede: Supersession) -> None:
         """The key's Human wait ends: its execution and waiting requests take the fields."""
@@ -215,7 +233,7 @@ class MemoryStateStore:
         for holder in waiting:
             self.executions[holder.id] = dataclasses.replace(
                 holder,
-                status=execution_fields["status"],
+                status=execution_moves(holder.status, execution_fields["status"]),
                 completed_at=execution_fields["completedAt"],
                 data={**holder.data, **execution_fields},
             )
@@ -223,7 +241,7 @@ class MemoryStateStore:
                 if request.execution_id == holder.id and request.status == "WAITING_HUMAN":
                     self.requests[request.id] = dataclasses.replace(
                         request,
-                        status=request_fields["status"],
+                        status=request_moves(request.status, request_fields["status"]),
                         execution_id=request_fields["executionId"],
                         data={**request.data, **request_fields},
                     )
@@ -285,72 +303,84 @@ class MemoryStateStore:
         return self.claims.pop(request_id)
 
     def settle_human(self, settlement: HumanSettlement) -> HumanSettled:
-        request, execution = settlement.request, settlement.execution
-        current = self._waiting(request.id)
-        held = self.claims.get(request.id)
-        if current.execution_id != execution.id or held is None:
-            raise HumanNotWaiting(request.id)
-        if held.reviewer != settlement.reviewer:
-            raise HumanNotWaiting(request.id)
-        self.executions[execution.id] = execution
-        recorded = (
-            settlement.record and execution.key is not None and execution.status in VERDICT_STATUSES
-        )
-        if recorded:
-            self.history_ids.append(execution.id)
-        self.requests[request.id] = request
-        del self.claims[request.id]
-        fields = settlement.follower_fields
-        followers = [
-            r
-            for r in self.requests.values()
-            if r.execution_id == execution.id and r.status == "WAITING_HUMAN" and r.id != request.id
-        ]
-        for follower in followers:
-            data: RequestDocument = {**follower.data, **fields}
-            self.requests[follower.id] = dataclasses.replace(
-                follower, status=fields["status"], data=data
+        with self._atomic():
+            request, execution = settlement.request, settlement.execution
+            current = self._waiting(request.id)
+            held = self.claims.get(request.id)
+            if current.execution_id != execution.id or held is None:
+                raise HumanNotWaiting(request.id)
+            if held.reviewer != settlement.reviewer:
+                raise HumanNotWaiting(request.id)
+            self.executions[execution.id] = execution
+            recorded = (
+                settlement.record
+                and execution.key is not None
+                and execution.status in VERDICT_STATUSES
             )
-            self.claims.pop(follower.id, None)
-        if settlement.settle_run is not None:
-            for run_id in dict.fromkeys([request.run_id, *(f.run_id for f in followers)]):
-                run = self.runs.get(run_id)
-                if run is None:
-                    continue
-                listed = sorted(
-                    (r for r in self.requests.values() if r.run_id == run_id),
-                    key=lambda r: r.ordinal,
+            if recorded:
+                self.history_ids.append(execution.id)
+            self.requests[request.id] = request
+            del self.claims[request.id]
+            fields = settlement.follower_fields
+            followers = [
+                r
+                for r in self.requests.values()
+                if r.execution_id == execution.id
+                and r.status == "WAITING_HUMAN"
+                and r.id != request.id
+            ]
+            for follower in followers:
+                data: RequestDocument = {**follower.data, **fields}
+                self.requests[follower.id] = dataclasses.replace(
+                    follower, status=request_moves(follower.status, fields["status"]), data=data
                 )
-                settled = settlement.settle_run(run, listed)
-                if settled is not None:
-                    self.runs[run_id] = settled
-        return HumanSettled(recorded, tuple(f.id for f in followers))
+                self.claims.pop(follower.id, None)
+            if settlement.settle_run is not None:
+                for run_id in dict.fromkeys([request.run_id, *(f.run_id for f in followers)]):
+                    run = self.runs.get(run_id)
+                    if run is None:
+                        continue
+                    listed = sorted(
+                        (r for r in self.requests.values() if r.run_id == run_id),
+                        key=lambda r: r.ordinal,
+                    )
+                    settled = settlement.settle_run(run, listed)
+                    if settled is not None:
+                        self.runs[run_id] = settled
+            return HumanSettled(recorded, tuple(f.id for f in followers))
 
     def end_human(self, ending: HumanEnding) -> tuple[RequestId, ...]:
-        current = self._waiting(ending.request_id)
-        if current.execution_id != ending.execution_id:
-            raise HumanNotWaiting(ending.request_id)
-        held = self.claims.get(ending.request_id)
-        if ending.reviewer is not None and held is not None and held.reviewer != ending.reviewer:
-            raise HumanClaimRefused(held.reviewer)
-        fields = dict(ending.request_fields)
-        done = dict(ending.execution_fields)
-        execution = self.executions[ending.execution_id]
-        self.executions[execution.id] = dataclasses.replace(
-            execution,
-            status=done["status"],
-            completed_at=done["completedAt"],
-            data=opaque({**execution.data, **done}),
-        )
-        waiting = [
-            r
-            for r in self.requests.values()
-            if r.execution_id == execution.id and r.status == "WAITING_HUMAN"
-        ]
-        waiting.sort(key=lambda r: r.id != ending.request_id)
-        for request in waiting:
-            self.requests[request.id] = dataclasses.replace(
-                request, status=fields["status"], data=opaque({**request.data, **fields})
+        with self._atomic():
+            current = self._waiting(ending.request_id)
+            if current.execution_id != ending.execution_id:
+                raise HumanNotWaiting(ending.request_id)
+            held = self.claims.get(ending.request_id)
+            if (
+                ending.reviewer is not None
+                and held is not None
+                and held.reviewer != ending.reviewer
+            ):
+                raise HumanClaimRefused(held.reviewer)
+            fields = dict(ending.request_fields)
+            done = dict(ending.execution_fields)
+            execution = self.executions[ending.execution_id]
+            self.executions[execution.id] = dataclasses.replace(
+                execution,
+                status=execution_moves(execution.status, done["status"]),
+                completed_at=done["completedAt"],
+                data=opaque({**execution.data, **done}),
             )
-            self.claims.pop(request.id, None)
-        return tuple(r.id for r in waiting)
+            waiting = [
+                r
+                for r in self.requests.values()
+                if r.execution_id == execution.id and r.status == "WAITING_HUMAN"
+            ]
+            waiting.sort(key=lambda r: r.id != ending.request_id)
+            for request in waiting:
+                self.requests[request.id] = dataclasses.replace(
+                    request,
+                    status=request_moves(request.status, fields["status"]),
+                    data=opaque({**request.data, **fields}),
+                )
+                self.claims.pop(request.id, None)
+            return tuple(r.id for r in waiting)

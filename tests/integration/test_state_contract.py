@@ -12,6 +12,7 @@ import pytest
 
 from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.domain.reviews.human.settlement import supersession
+from artifactize.kernel.transitions import IllegalTransition
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     ClaimOutcome,
@@ -507,3 +508,73 @@ def test_a_mirror_leaves_other_keys_and_settled_requests_alone(store: StateStore
     assert saved is not None and saved.status == "WAITING_HUMAN"
     holder = store.get_execution(other.id)
     assert holder is not None and holder.status == "WAITING_HUMAN"
+
+
+# --- a follower's move is checked by the state machine (kernel/transitions.py) ------------
+
+
+def test_a_settlement_that_moves_its_followers_illegally_is_refused_whole(
+    store: StateStore,
+) -> None:
+    execution = waiting_execution(store, "execution-1")
+    (original,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
+    (follower,) = human_run(store, "run-b", "2", [("run-b-1", execution.id)])
+    store.claim_human(original.id, "alice", "t1")
+    illegal = dataclasses.replace(
+        settlement(original, execution), follower_fields=opaque({"status": "QUEUED"})
+    )
+    with pytest.raises(IllegalTransition, match="A request cannot go from WAITING_HUMAN to QUEUED"):
+        store.settle_human(illegal)
+    for waiting in (original, follower):
+        saved = store.get_request(waiting.id)
+        assert saved is not None and saved.status == "WAITING_HUMAN"
+    unsettled = store.get_execution(execution.id)
+    assert unsettled is not None and unsettled.status == "WAITING_HUMAN"
+    held = store.human_claim(original.id)
+    assert held is not None and held.reviewer == "alice"
+
+
+@pytest.mark.parametrize(
+    ("request_status", "execution_status", "refusal"),
+    [
+        ("RUNNING", "ERROR", "A request cannot go from WAITING_HUMAN to RUNNING"),
+        ("CANCELLED", "RUNNING", "An execution cannot go from WAITING_HUMAN to RUNNING"),
+    ],
+)
+def test_an_ending_that_moves_a_wait_illegally_is_refused_whole(
+    store: StateStore, request_status: str, execution_status: str, refusal: str
+) -> None:
+    execution = waiting_execution(store, "execution-1")
+    (original,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
+    human_run(store, "run-b", "2", [("run-b-1", execution.id)])
+    illegal = dataclasses.replace(
+        ending(original, execution, None),
+        request_fields={"status": request_status, "completedAt": "t2"},
+        execution_fields={"status": execution_status, "completedAt": "t2"},
+    )
+    with pytest.raises(IllegalTransition, match=refusal):
+        store.end_human(illegal)
+    for request_id in ("run-a-1", "run-b-1"):
+        saved = store.get_request(RequestId(request_id))
+        assert saved is not None and saved.status == "WAITING_HUMAN"
+    unchanged = store.get_execution(execution.id)
+    assert unchanged is not None and unchanged.status == "WAITING_HUMAN"
+
+
+def test_a_mirror_whose_supersession_moves_a_wait_illegally_is_refused_whole(
+    store: StateStore,
+) -> None:
+    owner, follower = waiting_owner_and_follower(store)
+    remote = mirror("remote-x", "GREEN", "2026-01-03T00:00:00.000000000Z")
+    legal = supersession(remote, MIRRORED_AT)
+    illegal = dataclasses.replace(
+        legal, request_fields=opaque({**legal.request_fields, "status": "WAIT_DEPENDENCY"})
+    )
+    with pytest.raises(IllegalTransition, match="from WAITING_HUMAN to WAIT_DEPENDENCY"):
+        store.add_mirror(remote, illegal)
+    assert store.get_execution(ExecutionId("remote-x")) is None  # the mirror rolled back too
+    for waited in (owner, follower):
+        saved = store.get_request(waited.id)
+        assert saved is not None and saved.status == "WAITING_HUMAN"
+    waiting = store.get_execution(ExecutionId("execution-1"))
+    assert waiting is not None and waiting.status == "WAITING_HUMAN"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Awaitable, Callable, Mapping
 
+from artifactize.kernel.transitions import execution_moves
 from artifactize.ports.clock import Clock, Sleeper
 from artifactize.ports.documents import (
     ExecutionDocument,
@@ -55,6 +56,7 @@ def waiting_execution(
     publish it. What it was recorded with (``humanDefinition``, ``runDir``) stays on the
     request: an execution becomes a reuse record, and may be shared with a team store,
     which must never learn local paths."""
+    status = execution_moves(execution.status, ExecutionStatus.WAITING_HUMAN)
     data: ExecutionDocument = {
         "id": execution.id,
         "requestId": request["id"],
@@ -66,14 +68,14 @@ def waiting_execution(
         "fileManifest": copy.deepcopy(request.get("fileManifest")),
         "profile": copy.deepcopy(request["profile"]),
         "startedAt": request["startedAt"],
-        "status": ExecutionStatus.WAITING_HUMAN,
+        "status": status,
         "kinds": dict(kinds),
     }
     return ExecutionRecord(
         id=execution.id,
         key=execution.key,
         eval_def_hash=execution.eval_def_hash,
-        status=ExecutionStatus.WAITING_HUMAN,
+        status=status,
         owner_pid=execution.owner_pid,
         owner_start_time=execution.owner_start_time,
         backend=None,

@@ -101,15 +101,16 @@ def build_settlement(
     }
     key = data.get("key")
     verdict = outcome.status in VERDICT_STATUSES
+    execution_status = execution_moves(execution.status, outcome.status)
     execution_data: ExecutionDocument = {
         **copy.deepcopy(execution.data),
-        "status": execution_moves(execution.status, outcome.status),
+        "status": execution_status,
         **copy.deepcopy(settled),
     }
     settled_execution = dataclasses.replace(
         execution,
         key=key if verdict and key is not None else execution.key,
-        status=outcome.status,
+        status=execution_status,
         completed_at=completed_at,
         data=execution_data,
     )

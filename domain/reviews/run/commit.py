@@ -109,19 +109,20 @@ def commit(
         settled_fields["program"] = outcome.program
     status = request_moves(request["status"], RequestStatus(outcome.status))
     request = changed(request, {"status": status, **copy.deepcopy(settled_fields)})
+    execution_status = execution_moves(execution.status, outcome.status)
     data: ExecutionDocument = {
         **execution_from_request(execution.id, request),
         "kinds": {
             name: ctx.workspace.artifact(name).kind.value for name in request["fingerprints"]
         },
-        "status": execution_moves(execution.status, outcome.status),
+        "status": execution_status,
         **settled_fields,
     }
     verdict = outcome.status in VERDICT_STATUSES
     settled = dataclasses.replace(
         execution,
         key=request["key"] if verdict else execution.key,
-        status=outcome.status,
+        status=execution_status,
         completed_at=completed,
         data=data,
     )

@@ -1,0 +1,54 @@
+"""A state read as if its dead owners' Runs were settled (entrypoints/dead_owner_view.py):
+the Run and its open requests read ERROR / OWNER_DIED, by the same legal moves a writer
+would take; a settled request and a live owner's Run read as saved."""
+
+from __future__ import annotations
+
+from artifactize.entrypoints.dead_owner_view import DeadOwnersView
+from artifactize.ports.ids import EvalId, RequestId, RunId
+from artifactize.ports.state import RequestRecord, RunRecord
+from artifactize.ports.statuses import RequestStatus, RunStatus
+from tests.fakes.state import MemoryStateStore
+from tests.support.documents import opaque
+
+
+def _store(owner_pid: int) -> MemoryStateStore:
+    store = MemoryStateStore()
+    run = RunRecord(
+        RunId("run-a"),
+        "/repo",
+        RunStatus.RUNNING,
+        opaque({"id": "run-a", "status": "RUNNING", "owner": {"pid": owner_pid, "startTime": 1.0}}),
+    )
+    requests = [
+        RequestRecord(
+            RequestId(f"run-a-{ordinal}"),
+            RunId("run-a"),
+            EvalId(f"doc/eval{ordinal}"),
+            ordinal,
+            None,
+            status,
+            opaque({"id": f"run-a-{ordinal}", "status": str(status)}),
+        )
+        for ordinal, status in enumerate((RequestStatus.QUEUED, RequestStatus.GREEN), start=1)
+    ]
+    store.create_run(run, requests)
+    return store
+
+
+def test_a_dead_owners_run_and_its_open_requests_read_error() -> None:
+    view = DeadOwnersView(_store(owner_pid=7), frozenset({(7, 1.0)}))
+    run = view.get_run(RunId("run-a"))
+    assert run is not None and (run.status, run.data["status"]) == ("ERROR", "ERROR")
+    assert run.data["errorCode"] == "OWNER_DIED"
+    open_request, settled = view.list_requests(RunId("run-a"))
+    assert (open_request.status, open_request.data["status"]) == ("ERROR", "ERROR")
+    assert (settled.status, settled.data["status"]) == ("GREEN", "GREEN")  # left as saved
+
+
+def test_a_live_owners_run_reads_as_saved() -> None:
+    view = DeadOwnersView(_store(owner_pid=8), frozenset({(7, 1.0)}))
+    run = view.get_run(RunId("run-a"))
+    assert run is not None and run.status == "RUNNING"
+    request = view.get_request(RequestId("run-a-1"))
+    assert request is not None and request.status == "QUEUED"
