@@ -16,6 +16,8 @@ saved text back into its member when it reads a document.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, NotRequired, Required, TypedDict
 
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId, SessionId
@@ -490,3 +492,49 @@ class RequestUpdate(SettledFields, total=False):
     startedAt: str | None
     humanDefinition: HumanDefinition
     runDir: str
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """One execution as the domain holds it: frozen, typed, changed only by
+    ``dataclasses.replace`` (``kernel.document_codec`` reads and writes its saved JSON).
+
+    Every field stands for the camelCase key of the same name (``request_id`` for
+    ``requestId``). ``keys`` are the JSON keys the document holds, in their saved order: a
+    field listed there is written even when None (``"error": null``); a field not listed is
+    written, after them, only once it holds a value. ``extra`` keeps the keys this version
+    does not model (a mirror of a newer artifactize's execution), so nothing read is lost.
+    """
+
+    id: ExecutionId | None = None  # always set; None only in a hand-made or foreign document
+    request_id: RequestId | None = None
+    run_id: RunId | None = None
+    eval_id: EvalId | None = None
+    key: ReuseKey | None = None
+    eval_def_hash: str | None = None
+    fingerprints: Mapping[str, str] | None = None
+    file_manifest: Mapping[str, str] | None = None  # the request's, kept with the verdict
+    kinds: Mapping[str, str] | None = None  # Artifact name -> folder | file
+    profile: ProfileDocument | None = None
+    session_id: SessionId | None = None
+    started_at: str | None = None
+    status: ExecutionStatus | None = None  # None: a RUNNING execution just claimed
+    result: Mapping[str, Any] | None = None  # open JSON, as in a request
+    error: str | None = None
+    error_code: str | None = None  # ErrorCode
+    provenance: ProvenanceDocument | None = None
+    usage: Sequence[AttemptDocument] | None = None
+    tool_calls: Sequence[ToolCallDocument] | None = None
+    producer: ProducerDocument | None = None
+    reviewer: str | None = None
+    completed_at: str | None = None
+    cwd: str | None = None
+    argv: Sequence[str] | None = None
+    child: ChildDocument | None = None
+    program: ProgramDocument | None = None
+    agent: AgentDocument | None = None
+    origin: OriginDocument | None = None
+    reason: str | None = None  # a Human wait ended without a verdict: why
+    ended_by: str | None = None  # who cancelled it (None: superseded)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    keys: tuple[str, ...] = ()

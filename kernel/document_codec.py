@@ -1,0 +1,88 @@
+"""The one place the domain's frozen documents meet their saved camelCase JSON.
+
+The state store (and whatever writes a document out: a team store record, ``--json``)
+converts here, and only here: :func:`execution_from_json` reads an execution's JSON object
+into :class:`~artifactize.ports.documents.Execution`, :func:`execution_json` writes it back.
+The conversion is byte-compatible: a document read and written again serializes to the same
+bytes (key order, explicit nulls and keys this version does not know are kept), so stored
+state, store records and every ``--json`` output read exactly as before.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from artifactize.ports.documents import Execution
+from artifactize.ports.statuses import ExecutionStatus
+
+_BOOKKEEPING = frozenset({"extra", "keys"})
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+_EXECUTION_FIELDS: dict[str, str] = {
+    _camel(item.name): item.name
+    for item in dataclasses.fields(Execution)
+    if item.name not in _BOOKKEEPING
+}
+
+
+class DocumentError(ValueError):
+    """A saved document this version cannot read (names the document and the rule)."""
+
+
+def execution_from_json(data: Mapping[str, Any]) -> Execution:
+    """The execution ``data`` (its saved JSON object) holds; DocumentError for a status no
+    execution has. The values are taken as they are (not copied): the caller hands over a
+    freshly parsed object."""
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in data.items():
+        name = _EXECUTION_FIELDS.get(key)
+        if name is None:
+            extra[key] = value
+        elif name == "status" and value is not None:
+            try:
+                values[name] = ExecutionStatus(value)
+            except ValueError:
+                raise DocumentError(
+                    f"execution {data.get('id')!s} has no known status: {value!r}"
+                ) from None
+        else:
+            values[name] = value
+    return Execution(**values, extra=extra, keys=tuple(data))
+
+
+def execution_json(execution: Execution) -> dict[str, Any]:
+    """The saved JSON object of ``execution``: its ``keys`` in their order, then each field
+    set since (in the order of the fields), then ``extra`` keys not among them."""
+    document: dict[str, Any] = {}
+    for key in execution.keys:
+        name = _EXECUTION_FIELDS.get(key)
+        if name is not None:
+            document[key] = getattr(execution, name)
+        elif key in execution.extra:
+            document[key] = execution.extra[key]
+    for key, name in _EXECUTION_FIELDS.items():
+        if key not in document:
+            value = getattr(execution, name)
+            if value is not None:
+                document[key] = value
+    for key, value in execution.extra.items():
+        document.setdefault(key, value)
+    return document
+
+
+def with_keys(execution: Execution, *names: str) -> tuple[str, ...]:
+    """``execution.keys`` and, after them, the JSON keys of the fields ``names`` it does not
+    list yet: pass it to ``dataclasses.replace`` (``keys=``) with fields that must be
+    written even when None (a settlement's ``"error": null``)."""
+    listed = dict.fromkeys(execution.keys)
+    for name in names:
+        listed.setdefault(_camel(name))
+    return tuple(listed)

@@ -1,0 +1,99 @@
+"""The one codec between the frozen documents and their saved JSON (kernel/document_codec.py):
+a document read and written again is the same bytes, for every execution the golden
+recordings hold (the old state file's and the recorded run's), and what the domain changes
+with ``dataclasses.replace`` is written where the saved JSON would have it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from artifactize.kernel.document_codec import (
+    DocumentError,
+    execution_from_json,
+    execution_json,
+    with_keys,
+)
+from artifactize.ports.documents import Execution
+from artifactize.ports.ids import ExecutionId
+from artifactize.ports.statuses import ExecutionStatus
+
+GOLDEN = Path(__file__).resolve().parents[1] / "integration" / "fixtures" / "golden"
+
+
+def compact(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def stored(table: str) -> list[str]:
+    """The ``data`` column of every row of ``table`` in the recorded (old) state file."""
+    connection = sqlite3.connect(f"file:{GOLDEN / 'state' / 'state.sqlite'}?mode=ro", uri=True)
+    try:
+        return [row[0] for row in connection.execute(f"SELECT data FROM {table} ORDER BY rowid")]
+    finally:
+        connection.close()
+
+
+def recorded(name: str) -> list[dict[str, Any]]:
+    """The documents of a recording that holds them one after another, pretty-printed."""
+    decoder, text, found, at = json.JSONDecoder(), (GOLDEN / name).read_text("utf-8"), [], 0
+    while at < len(text.rstrip()):
+        document, at = decoder.raw_decode(text, at)
+        found.append(document)
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return found
+
+
+def test_every_stored_execution_of_the_old_state_is_written_back_byte_for_byte() -> None:
+    texts = stored("executions")
+    assert len(texts) >= 5  # the recording's runtime, Agent and Human executions
+    for text in texts:
+        execution = execution_from_json(json.loads(text))
+        assert isinstance(execution.status, ExecutionStatus)
+        assert compact(execution_json(execution)) == text
+
+
+def test_every_recorded_execution_is_written_back_with_its_key_order() -> None:
+    documents = recorded("stored-executions.json")
+    assert documents
+    for document in documents:
+        again = execution_json(execution_from_json(json.loads(json.dumps(document))))
+        assert json.dumps(again, indent=2) == json.dumps(document, indent=2)
+
+
+def test_a_field_set_by_replace_is_written_after_the_saved_keys() -> None:
+    claimed = execution_from_json({"id": "execution-r-1", "requestId": "r-1"})
+    assert claimed.status is None and claimed.keys == ("id", "requestId")
+    waiting = dataclasses.replace(claimed, status=ExecutionStatus.WAITING_HUMAN, error=None)
+    assert list(execution_json(waiting)) == ["id", "requestId", "status"]  # None: not written
+    settled = dataclasses.replace(waiting, keys=with_keys(waiting, "status", "error"))
+    assert compact(execution_json(settled)) == (
+        '{"id":"execution-r-1","requestId":"r-1","status":"WAITING_HUMAN","error":null}'
+    )
+
+
+def test_a_saved_null_and_an_unknown_key_keep_their_place() -> None:
+    text = '{"id":"x","future":{"a":1},"error":null,"status":"GREEN","completedAt":"t"}'
+    execution = execution_from_json(json.loads(text))
+    assert execution.extra == {"future": {"a": 1}} and execution.error is None
+    assert compact(execution_json(execution)) == text
+    later = dataclasses.replace(execution, reviewer="alice")
+    assert compact(execution_json(later)).endswith('"completedAt":"t","reviewer":"alice"}')
+
+
+def test_an_execution_is_frozen() -> None:
+    execution = Execution(id=ExecutionId("x"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        execution.status = ExecutionStatus.GREEN  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("status", ["DONE", "QUEUED", 3])
+def test_a_status_no_execution_has_is_refused_by_name(status: object) -> None:
+    with pytest.raises(DocumentError, match=f"execution x has no known status: {status!r}"):
+        execution_from_json({"id": "x", "status": status})
