@@ -46,13 +46,8 @@ def execution_from_json(data: Mapping[str, Any]) -> Execution:
         name = _EXECUTION_FIELDS.get(key)
         if name is None:
             extra[key] = value
-        elif name == "status" and value is not None:
-            try:
-                values[name] = ExecutionStatus(value)
-            except ValueError:
-                raise DocumentError(
-                    f"execution {data.get('id')!s} has no known status: {value!r}"
-                ) from None
+        elif name == "status":
+            values[name] = _status(value, data)
         else:
             values[name] = value
     return Execution(**values, extra=extra, keys=tuple(data))
@@ -79,10 +74,36 @@ def execution_json(execution: Execution) -> dict[str, Any]:
 
 
 def with_keys(execution: Execution, *names: str) -> tuple[str, ...]:
-    """``execution.keys`` and, after them, the JSON keys of the fields ``names`` it does not
-    list yet: pass it to ``dataclasses.replace`` (``keys=``) with fields that must be
-    written even when None (a settlement's ``"error": null``)."""
-    listed = dict.fromkeys(execution.keys)
+    """The JSON keys ``execution`` is written with and, after them, those of the fields
+    ``names`` it does not hold yet: pass it to ``dataclasses.replace`` (``keys=``) with
+    fields that must be written even when None (a settlement's ``"error": null``)."""
+    listed = dict.fromkeys(execution_json(execution))
     for name in names:
         listed.setdefault(_camel(name))
     return tuple(listed)
+
+
+def execution_changed(execution: Execution, fields: Mapping[str, Any]) -> Execution:
+    """``execution`` with ``fields`` (camelCase JSON keys: what a settlement shares with its
+    request document) written over it by ``dataclasses.replace``: a key it holds keeps its
+    place and a new one follows, as a dict update would have it, None included."""
+    values: dict[str, Any] = {}
+    extra = dict(execution.extra)
+    for key, value in fields.items():
+        name = _EXECUTION_FIELDS.get(key)
+        if name is None:
+            extra[key] = value
+        else:
+            values[name] = _status(value, execution) if name == "status" else value
+    keys = tuple(dict.fromkeys((*execution_json(execution), *fields)))
+    return dataclasses.replace(execution, **values, extra=extra, keys=keys)
+
+
+def _status(value: Any, execution: Execution | Mapping[str, Any]) -> ExecutionStatus | None:
+    if value is None:
+        return None
+    try:
+        return ExecutionStatus(value)
+    except ValueError:
+        identifier = execution.get("id") if isinstance(execution, Mapping) else execution.id
+        raise DocumentError(f"execution {identifier!s} has no known status: {value!r}") from None

@@ -1,6 +1,8 @@
 """The JSON documents that cross layers: Runs, requests, executions, claims, store records.
 
-Each is a ``TypedDict``: at run time a plain ``dict`` (so saved state, ``--json`` output and
+An execution the state store hands over is a frozen :class:`Execution` (its JSON goes
+through ``kernel.document_codec``; ``ExecutionDocument`` remains the shape of that JSON, as
+a team store record and ``--json`` carry it). The others are each a ``TypedDict``: at run time a plain ``dict`` (so saved state, ``--json`` output and
 store records are byte for byte what they were), to mypy a fixed set of camelCase keys with
 their types, so a mistyped key or a wrong value type is a type error. A key marked
 ``NotRequired`` appears only once something wrote it (a summary, a Human's definition, a
@@ -16,7 +18,7 @@ saved text back into its member when it reads a document.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, Required, TypedDict
 
@@ -512,24 +514,24 @@ class Execution:
     eval_id: EvalId | None = None
     key: ReuseKey | None = None
     eval_def_hash: str | None = None
-    fingerprints: Mapping[str, str] | None = None
-    file_manifest: Mapping[str, str] | None = None  # the request's, kept with the verdict
-    kinds: Mapping[str, str] | None = None  # Artifact name -> folder | file
+    fingerprints: dict[str, str] | None = None
+    file_manifest: dict[str, str] | None = None  # the request's, kept with the verdict
+    kinds: dict[str, str] | None = None  # Artifact name -> folder | file
     profile: ProfileDocument | None = None
     session_id: SessionId | None = None
     started_at: str | None = None
     status: ExecutionStatus | None = None  # None: a RUNNING execution just claimed
-    result: Mapping[str, Any] | None = None  # open JSON, as in a request
+    result: dict[str, Any] | None = None  # open JSON, as in a request
     error: str | None = None
     error_code: str | None = None  # ErrorCode
     provenance: ProvenanceDocument | None = None
-    usage: Sequence[AttemptDocument] | None = None
-    tool_calls: Sequence[ToolCallDocument] | None = None
+    usage: list[AttemptDocument] | None = None
+    tool_calls: list[ToolCallDocument] | None = None
     producer: ProducerDocument | None = None
     reviewer: str | None = None
     completed_at: str | None = None
     cwd: str | None = None
-    argv: Sequence[str] | None = None
+    argv: list[str] | None = None
     child: ChildDocument | None = None
     program: ProgramDocument | None = None
     agent: AgentDocument | None = None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from artifactize.ports.documents import (
-    ExecutionDocument,
+    Execution,
     ExecutionUpdate,
     HumanClaimDocument,
     RequestDocument,
@@ -69,7 +69,7 @@ class ExecutionRecord:
     owner_start_time: float
     backend: str | None
     completed_at: str | None
-    data: ExecutionDocument
+    data: Execution  # its saved JSON through kernel.document_codec
 
 
 class ClaimOutcome(enum.Enum):

@@ -8,7 +8,8 @@ from typing import Any, TypeVar, cast
 
 import sqlalchemy as sa
 
-from artifactize.ports.documents import ExecutionDocument, RequestDocument, RunDocument
+from artifactize.kernel.document_codec import DocumentError, execution_from_json, execution_json
+from artifactize.ports.documents import RequestDocument, RunDocument
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord, StateError
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 
@@ -81,6 +82,10 @@ def request_record(row: sa.Row[Any]) -> RequestRecord:
 def execution_record(row: sa.Row[Any]) -> ExecutionRecord:
     data = load_data(row.data, "executions", row.id)
     status = _status(row.status, data, ExecutionStatus, "executions", row.id)
+    try:
+        execution = execution_from_json(data)
+    except DocumentError as error:
+        raise StateError(f"Corrupt state: executions row {row.id}: {error}") from None
     return ExecutionRecord(
         id=row.id,
         key=row.key,
@@ -90,7 +95,7 @@ def execution_record(row: sa.Row[Any]) -> ExecutionRecord:
         owner_start_time=row.owner_start_time,
         backend=row.backend,
         completed_at=row.completed_at,
-        data=cast(ExecutionDocument, data),
+        data=execution,
     )
 
 
@@ -121,5 +126,5 @@ def execution_values(execution: ExecutionRecord, *, key: str | None) -> dict[str
         "owner_start_time": execution.owner_start_time,
         "backend": execution.backend,
         "completed_at": execution.completed_at,
-        "data": dump_data(execution.data),
+        "data": dump_data(execution_json(execution.data)),
     }

@@ -64,6 +64,7 @@ from artifactize.adapters.sqlite.schema import requests as requests_table
 from artifactize.adapters.sqlite.state_files import check_state_files, state_file
 from artifactize.adapters.sqlite.storage_faults import STORAGE_CODES, sqlite_code, storage_fault
 from artifactize.adapters.system_clock import SystemClock
+from artifactize.kernel.document_codec import execution_json
 from artifactize.kernel.timestamps import timestamp
 from artifactize.kernel.transitions import execution_moves
 from artifactize.ports.clock import Clock
@@ -374,7 +375,7 @@ class SqliteStateStore:
     def _settle_owner_died(self, connection: sa.Connection, holder: ExecutionRecord) -> None:
         now = self._now()
         data = {
-            **holder.data,
+            **execution_json(holder.data),
             "status": execution_moves(holder.status, ExecutionStatus.ERROR),
             "errorCode": OWNER_DIED_CODE,
             "error": OWNER_DIED_ERROR,
@@ -393,7 +394,7 @@ class SqliteStateStore:
     def complete_execution(
         self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
     ) -> bool:
-        text = dump_data(execution.data)
+        text = dump_data(execution_json(execution.data))
         size = data_bytes(text)
         settles = execution.status not in ACTIVE_EXECUTION_STATUSES
         recorded = (
@@ -441,7 +442,7 @@ class SqliteStateStore:
         key, completed = execution.key, execution.completed_at
         if key is None or completed is None or execution.status not in RECORDED_VERDICTS:
             raise ValueError(f"A mirror is a completed, keyed GREEN/RED record: {execution.id}")
-        text = dump_data(execution.data)
+        text = dump_data(execution_json(execution.data))
         size = data_bytes(text)
         if size > self._record_max_bytes:
             return False
@@ -520,7 +521,7 @@ class SqliteStateStore:
         execution = settlement.execution
         if execution.status not in (*RECORDED_VERDICTS, ExecutionStatus.ERROR):
             raise ValueError(f"A Human settlement is GREEN, RED or ERROR, not {execution.status}")
-        text = dump_data(execution.data)
+        text = dump_data(execution_json(execution.data))
         size = data_bytes(text)
         recorded = (
             settlement.record

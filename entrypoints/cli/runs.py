@@ -32,6 +32,7 @@ from artifactize.entrypoints.cli.render.runs import (
 )
 from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.signals import until_signal
+from artifactize.kernel.document_codec import execution_json
 from artifactize.ports.ids import ReuseKey, RunId
 from artifactize.ports.review_store import RemoteFailure
 from artifactize.ports.state import KeyInUse, RunRecord
@@ -362,12 +363,12 @@ def cache_list() -> None:
     rows = [
         {
             "key": record.key,
-            "evalId": record.data.get("evalId"),
+            "evalId": record.data.eval_id,
             "verdict": record.status,
             "completedAt": record.completed_at,
             "executionId": record.id,
-            "runId": record.data.get("runId"),
-            "producer": (record.data.get("producer") or dict[str, Any]()).get("name"),
+            "runId": record.data.run_id,
+            "producer": (record.data.producer or {}).get("name"),
             "records": count,
         }
         for record, count in latest
@@ -385,10 +386,10 @@ def cache_show(
     store = CliContext.services().open_state(create=False)
     if history:
         records = store.history(ReuseKey(key)) if store is not None else []
-        _emit_json([dict(r.data) for r in records])
+        _emit_json([execution_json(r.data) for r in records])
         raise typer.Exit(ExitCode.OK if records else ExitCode.INCOMPLETE)
     record = store.latest_record(ReuseKey(key), touch=False) if store is not None else None
-    _emit_json(dict(record.data) if record is not None else None)
+    _emit_json(execution_json(record.data) if record is not None else None)
     raise typer.Exit(ExitCode.OK if record is not None else ExitCode.INCOMPLETE)
 
 

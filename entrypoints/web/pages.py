@@ -414,7 +414,7 @@ def changed_list(request_id: str, since: SinceLastVerdict) -> str:
     last = since.verdict
     if last is None:
         return f"<p>{esc(NO_EARLIER_VERDICT)}</p>"
-    when = f"{last.status} of Run {last.data.get('runId') or '?'}, {last.completed_at or ''}"
+    when = f"{last.status} of Run {last.data.run_id or '?'}, {last.completed_at or ''}"
     if since.changes is None:
         return f"<p>Since the last verdict ({esc(when)}): {esc(NOT_RECORDED)}.</p>"
     if not since.changes:

@@ -13,8 +13,9 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from artifactize.kernel.document_codec import execution_changed
 from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
-from artifactize.ports.documents import ExecutionDocument, RequestDocument
+from artifactize.ports.documents import RequestDocument
 from artifactize.ports.ids import ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     ACTIVE_STATUSES,
@@ -121,12 +122,12 @@ class MemoryStateStore:
                     and (execution.owner_pid, execution.owner_start_time)
                     == (owner["pid"], owner["startTime"])
                 ):
-                    data = {**execution.data, **died, "error": "Execution owner died."}
+                    ended = {**died, "error": "Execution owner died."}
                     self.executions[execution.id] = dataclasses.replace(
                         execution,
                         status=execution_moves(execution.status, ExecutionStatus.ERROR),
                         completed_at=self.settled_at,
-                        data=opaque(data),
+                        data=execution_changed(execution.data, ended),
                     )
             settled.append(run.id)
         return tuple(settled)
@@ -183,14 +184,9 @@ class MemoryStateStore:
                 alive = owner_alive(holder.owner_pid, holder.owner_start_time)
                 if holder.status != "RUNNING" or alive:
                     return Claim(ClaimOutcome.BUSY, holder)
-                data: ExecutionDocument = {
-                    **holder.data,
-                    "status": execution_moves(holder.status, ExecutionStatus.ERROR),
-                    "errorCode": "OWNER_DIED",
-                }
-                self.executions[holder.id] = dataclasses.replace(
-                    holder, status=ExecutionStatus.ERROR, data=data
-                )
+                status = execution_moves(holder.status, ExecutionStatus.ERROR)
+                data = execution_changed(holder.data, {"status": status, "errorCode": "OWNER_DIED"})
+                self.executions[holder.id] = dataclasses.replace(holder, status=status, data=data)
         self.executions[execution.id] = execution
         return Claim(ClaimOutcome.OWNED)
 
@@ -235,7 +231,7 @@ class MemoryStateStore:
                 holder,
                 status=execution_moves(holder.status, execution_fields["status"]),
                 completed_at=execution_fields["completedAt"],
-                data={**holder.data, **execution_fields},
+                data=execution_changed(holder.data, execution_fields),
             )
             for request in list(self.requests.values()):
                 if request.execution_id == holder.id and request.status == "WAITING_HUMAN":
@@ -368,7 +364,7 @@ class MemoryStateStore:
                 execution,
                 status=execution_moves(execution.status, done["status"]),
                 completed_at=done["completedAt"],
-                data=opaque({**execution.data, **done}),
+                data=execution_changed(execution.data, done),
             )
             waiting = [
                 r

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from artifactize.adapters.sqlite.state import SqliteStateStore, SqliteStateStores
+from artifactize.ports.documents import Execution
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, RunId
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
@@ -64,7 +65,7 @@ def execution(
         owner[1],
         None,
         None,
-        {"id": ExecutionId(execution_id)},
+        Execution(id=ExecutionId(execution_id)),
     )
 
 
@@ -97,7 +98,7 @@ def test_a_dead_owners_run_settles_with_its_requests_and_executions(
     ]
     dead_execution = store.get_execution(ExecutionId("x-1"))
     assert dead_execution is not None and dead_execution.status == "ERROR"
-    assert dead_execution.data["error"] == "Execution owner died."
+    assert dead_execution.data.error == "Execution owner died."
     other = store.get_execution(
         ExecutionId("x-other")
     )  # another process's execution: never touched

@@ -42,6 +42,8 @@ from artifactize.domain.reviews.remote.records import (
 )
 from artifactize.entrypoints.cli import app as cli
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.kernel.document_codec import execution_from_json
+from artifactize.ports.documents import Execution
 from artifactize.ports.review_store import (
     LOOKUP_KEYS_MAX,
     TOKEN_MAX_CHARS,
@@ -52,7 +54,6 @@ from artifactize.ports.review_store import (
 )
 from artifactize.ports.state import ClaimOutcome, ExecutionRecord
 from artifactize.ports.statuses import ExecutionStatus
-from tests.support.documents import opaque
 from tests.support.fake_review_store import Canned, FakeReviewStore, fake_store
 from tests.support.remote_records import KINDS, execution, key_of
 
@@ -731,11 +732,14 @@ def seed_state(state: Path, *executions: dict[str, Any]) -> None:
                 owner_start_time=1.0,
                 backend="openai",
                 completed_at=None,
-                data={"id": data["id"]},
+                data=Execution(id=data["id"]),
             )
             assert store.claim(running, lambda _pid, _start: True).outcome is ClaimOutcome.OWNED
             done = replace(
-                running, status=data["status"], completed_at=data["completedAt"], data=opaque(data)
+                running,
+                status=data["status"],
+                completed_at=data["completedAt"],
+                data=execution_from_json(data),
             )
             assert store.complete_execution(done, record=True)
     finally:

@@ -307,7 +307,8 @@ async def test_commit_follows_stop_and_provenance_carries_the_pins(tmp_path: Pat
     assert set(pins) == {"app_app.start"}
     record = state.latest_record(request["key"], touch=False)
     assert record is not None
-    assert record.data["provenance"]["executionPaths"] == pins
+    assert record.data.provenance is not None
+    assert record.data.provenance["executionPaths"] == pins
 
 
 async def test_a_reused_result_starts_nothing(tmp_path: Path) -> None:

@@ -28,6 +28,8 @@ from artifactize.adapters.sqlite.state import (
     SqliteStateStores,
 )
 from artifactize.adapters.utc_timestamps import utc_now, utc_timestamp
+from artifactize.kernel.document_codec import execution_from_json, execution_json
+from artifactize.ports.documents import Execution
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     Claim,
@@ -81,7 +83,7 @@ def execution(
         owner_start_time=start,
         backend=None,
         completed_at=None,
-        data=opaque({"id": execution_id} if data is None else data),
+        data=execution_from_json({"id": execution_id} if data is None else data),
     )
 
 
@@ -97,7 +99,7 @@ def settled(
         running,
         status=ExecutionStatus(status),
         completed_at=completed_at or at(0),
-        data=opaque(RECORD_DATA if data is None else data),
+        data=execution_from_json(RECORD_DATA if data is None else data),
         key=running.key if key is None else ReuseKey(key),
     )
 
@@ -392,7 +394,7 @@ def test_claim_owns_then_busy_then_reuses_the_newest_record(open_store: OpenStor
     reused = store.claim(execution("execution-2"), alive)
     assert reused.outcome is ClaimOutcome.REUSED
     assert reused.record is not None and reused.record.id == "execution-1"
-    assert reused.record.data == RECORD_DATA and reused.record.completed_at == at(5)
+    assert execution_json(reused.record.data) == RECORD_DATA and reused.record.completed_at == at(5)
     assert store.get_execution(ExecutionId("execution-2")) is None  # a reuse starts nothing
 
 
@@ -495,9 +497,9 @@ def test_dead_running_owner_is_settled_and_the_key_taken_over(open_store: OpenSt
     assert asked == [(111, 11.5)]
     old = store.get_execution(ExecutionId("execution-old"))
     assert old is not None and old.status == "ERROR" and old.completed_at is not None
-    assert old.data["errorCode"] == OWNER_DIED_CODE == "OWNER_DIED"
-    assert old.data["error"] == OWNER_DIED_ERROR == "Execution owner died."
-    assert old.data["status"] == "ERROR" and old.data["completedAt"] == old.completed_at
+    assert old.data.error_code == OWNER_DIED_CODE == "OWNER_DIED"
+    assert old.data.error == OWNER_DIED_ERROR == "Execution owner died."
+    assert old.data.status == "ERROR" and old.data.completed_at == old.completed_at
     assert store.history(ReuseKey("k")) == []
     new = store.get_execution(ExecutionId("execution-new"))
     assert new is not None and new.status == "RUNNING"
@@ -508,7 +510,9 @@ def test_waiting_human_holder_is_never_considered_dead(open_store: OpenStore) ->
     human = execution("execution-human")
     store.claim(human, alive)
     waiting = replace(
-        human, status=ExecutionStatus.WAITING_HUMAN, data={"status": ExecutionStatus.WAITING_HUMAN}
+        human,
+        status=ExecutionStatus.WAITING_HUMAN,
+        data=Execution(status=ExecutionStatus.WAITING_HUMAN),
     )
     assert store.complete_execution(waiting, record=True) is False  # stays active
     stored = store.get_execution(ExecutionId("execution-human"))
@@ -543,7 +547,9 @@ def test_record_at_size_cap_is_kept_one_byte_past_is_not(open_store: OpenStore) 
     assert serialized_size(bigger) == RECORD_SIZE + 1
     assert store.complete_execution(settled(past, data=bigger), record=True) is False
     too_big = store.get_execution(ExecutionId("execution-2"))
-    assert too_big is not None and too_big.status == "GREEN" and too_big.data == bigger
+    assert (
+        too_big is not None and too_big.status == "GREEN" and execution_json(too_big.data) == bigger
+    )
     assert store.history(ReuseKey("k2")) == [] and [
         r.id for r in store.history(ReuseKey("k1"))
     ] == ["execution-1"]

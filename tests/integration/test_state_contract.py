@@ -12,7 +12,9 @@ import pytest
 
 from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.domain.reviews.human.settlement import supersession
+from artifactize.kernel.document_codec import execution_changed, execution_from_json
 from artifactize.kernel.transitions import IllegalTransition
+from artifactize.ports.documents import Execution
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     ClaimOutcome,
@@ -56,12 +58,12 @@ def running(identifier: str, pid: int = 10, key: ReuseKey | None = KEY) -> Execu
         1.0,
         None,
         None,
-        {"id": ExecutionId(identifier)},
+        Execution(id=ExecutionId(identifier)),
     )
 
 
 def settled(execution: ExecutionRecord, status: str, completed: str) -> ExecutionRecord:
-    data: dict[str, Any] = {**execution.data, "status": status}
+    data = execution_changed(execution.data, {"status": status})
     return ExecutionRecord(
         execution.id,
         ReuseKey(KEY),
@@ -71,7 +73,7 @@ def settled(execution: ExecutionRecord, status: str, completed: str) -> Executio
         execution.owner_start_time,
         None,
         completed,
-        opaque(data),
+        data,
     )
 
 
@@ -114,7 +116,7 @@ def test_a_dead_owner_is_settled_and_the_key_taken(store: StateStore) -> None:
     taken = store.claim(running("execution-2", pid=11), lambda pid, start: pid != 10)
     assert taken.outcome is ClaimOutcome.OWNED
     dead = store.get_execution(ExecutionId("execution-1"))
-    assert dead is not None and dead.status == "ERROR" and dead.data["errorCode"] == "OWNER_DIED"
+    assert dead is not None and dead.status == "ERROR" and dead.data.error_code == "OWNER_DIED"
 
 
 MIRRORED_AT = "2026-02-01T00:00:00.000000000Z"
@@ -194,13 +196,13 @@ def settlement(
     reviewer: str = "alice",
     key: ReuseKey | None = KEY,
 ) -> HumanSettlement:
-    data = {**execution.data, "status": status}
+    data = execution_changed(execution.data, {"status": status})
     settled_execution = dataclasses.replace(
         execution,
         key=key,
         status=ExecutionStatus(status),
         completed_at=SETTLED_AT,
-        data=opaque(data),
+        data=data,
     )
     settled_request = dataclasses.replace(
         request,
@@ -333,7 +335,7 @@ def test_ending_a_wait_ends_followers_releases_the_claim_and_frees_the_key(
         saved = store.get_request(RequestId(request_id))
         assert saved is not None and (saved.status, saved.data["reason"]) == ("CANCELLED", "why")
     ended = store.get_execution(execution.id)
-    assert ended is not None and (ended.status, ended.data["errorCode"]) == ("ERROR", "CANCELLED")
+    assert ended is not None and (ended.status, ended.data.error_code) == ("ERROR", "CANCELLED")
     assert store.human_claim(original.id) is None
     with pytest.raises(HumanNotWaiting):
         store.end_human(ending(original, execution, "alice"))
@@ -432,7 +434,7 @@ def mirror(identifier: str, status: str, completed: str) -> ExecutionRecord:
         0.0,
         None,
         completed,
-        opaque(data),
+        execution_from_json(data),
     )
 
 
@@ -456,8 +458,8 @@ def test_a_newer_mirror_supersedes_the_waiting_execution_and_answers_its_request
     superseded = store.get_execution(ExecutionId("execution-1"))
     assert superseded is not None
     assert (superseded.status, superseded.completed_at) == ("ERROR", MIRRORED_AT)
-    assert superseded.data["errorCode"] == "SUPERSEDED"
-    assert superseded.data["error"] == ("Superseded by the completed result remote-x for this key.")
+    assert superseded.data.error_code == "SUPERSEDED"
+    assert superseded.data.error == ("Superseded by the completed result remote-x for this key.")
     for waited in (owner, follower):
         saved = store.get_request(waited.id)
         assert saved is not None

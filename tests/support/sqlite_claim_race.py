@@ -18,10 +18,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.kernel.document_codec import execution_from_json
 from artifactize.ports.ids import ExecutionId, ReuseKey
 from artifactize.ports.state import ClaimOutcome, ExecutionRecord
 from artifactize.ports.statuses import ExecutionStatus
-from tests.support.documents import opaque
 
 GO_WAIT_SECONDS = 10.0
 
@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
                 owner_start_time=float(worker),
                 backend=None,
                 completed_at=None,
-                data=opaque({"worker": worker}),
+                data=execution_from_json({"worker": worker}),
             )
             claim = store.claim(execution, lambda _pid, _start: True)
             outcomes[key] = claim.outcome.value

@@ -15,6 +15,7 @@ import pytest
 
 from artifactize.kernel.document_codec import (
     DocumentError,
+    execution_changed,
     execution_from_json,
     execution_json,
     with_keys,
@@ -97,3 +98,26 @@ def test_an_execution_is_frozen() -> None:
 def test_a_status_no_execution_has_is_refused_by_name(status: object) -> None:
     with pytest.raises(DocumentError, match=f"execution x has no known status: {status!r}"):
         execution_from_json({"id": "x", "status": status})
+
+
+def test_changed_fields_keep_their_place_and_new_ones_follow_with_their_nulls() -> None:
+    waiting = execution_from_json({"id": "x", "status": "WAITING_HUMAN", "kinds": {}})
+    settled = execution_changed(
+        waiting, {"status": "GREEN", "error": None, "future": 1, "reviewer": "alice"}
+    )
+    assert (
+        settled.status is ExecutionStatus.GREEN and waiting.status is ExecutionStatus.WAITING_HUMAN
+    )
+    assert compact(execution_json(settled)) == (
+        '{"id":"x","status":"GREEN","kinds":{},"error":null,"future":1,"reviewer":"alice"}'
+    )
+    with pytest.raises(DocumentError, match="execution x has no known status: 'QUEUED'"):
+        execution_changed(waiting, {"status": "QUEUED"})
+
+
+def test_a_built_execution_is_written_in_the_order_of_its_keys() -> None:
+    built = Execution(
+        id=ExecutionId("x"), status=ExecutionStatus.RUNNING, error=None, keys=("status", "id")
+    )
+    assert compact(execution_json(built)) == '{"status":"RUNNING","id":"x"}'
+    assert compact(execution_json(Execution(id=ExecutionId("x")))) == '{"id":"x"}'

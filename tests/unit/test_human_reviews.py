@@ -44,6 +44,7 @@ from artifactize.domain.reviews.run.selection import select_evals
 from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.domain.workspace import Workspace
+from artifactize.kernel.document_codec import execution_json
 from artifactize.ports.ids import ExecutionId, RequestId
 from artifactize.ports.process import ProcessOutcome
 from artifactize.ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
@@ -160,7 +161,7 @@ async def test_a_human_eval_asks_and_holds_its_key_without_an_executor_start() -
     assert set(definition["artifacts"]) == {"doc"}
     execution = world.state.executions[request["executionId"]]
     assert (execution.status, execution.key) == ("WAITING_HUMAN", request["key"])
-    assert "humanDefinition" not in execution.data  # no local paths in a reuse record
+    assert "humanDefinition" not in execution_json(execution.data)  # no local paths in a record
     assert world.run["status"] == "INCOMPLETE" and world.run["executionsStarted"] == 0
     assert world.run["summary"]["executed"]["total"] == 0
     assert world.runner.specs == []
@@ -492,9 +493,10 @@ async def test_submit_settles_records_and_releases_the_claim() -> None:
     assert submitted.recorded and submitted.request.status == "GREEN"
     execution = world.state.executions[request["executionId"]]
     assert execution.status == "GREEN" and execution.key == request["key"]
-    assert execution.data["reviewer"] == "alice" and execution.data["producer"] == PRODUCER
-    assert execution.data["result"] == {"verdict": "GREEN", "approved": True}
-    assert execution.data["provenance"]["requestId"] == request["id"]
+    assert execution.data.reviewer == "alice" and execution.data.producer == PRODUCER
+    assert execution.data.result == {"verdict": "GREEN", "approved": True}
+    provenance = execution.data.provenance
+    assert provenance is not None and provenance["requestId"] == request["id"]
     assert world.state.human_claim(request["id"]) is None
     await refused(
         NOT_WAITING, reviews.submit(request["id"], "alice", {"verdict": "RED", "reason": "x"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -9,10 +10,10 @@ import anyio
 import pytest
 
 from artifactize.domain.reviews.remote.push import PushError, PushReport, local_candidates, push
+from artifactize.kernel.document_codec import execution_from_json
 from artifactize.ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from artifactize.ports.state import ExecutionRecord
 from tests.fakes.remote_leases import NoLeases
-from tests.support.documents import opaque
 from tests.support.remote_records import KINDS, execution, key_of
 
 SETTINGS = RemoteSettings("https://store.example/", "summary", "tok", "env")
@@ -65,7 +66,7 @@ def row(number: int, **changes: Any) -> ExecutionRecord:
         owner_start_time=1.0,
         backend="openai",
         completed_at=data["completedAt"],
-        data=opaque(data),
+        data=execution_from_json(data),
     )
 
 
@@ -149,9 +150,10 @@ def test_over_size_and_unbuildable_records_are_skipped_with_a_reason() -> None:
 
 def test_assumed_kinds_that_do_not_fit_skip_the_record_and_say_why() -> None:
     legacy = row(1)
-    data = dict(legacy.data)
-    del data["kinds"]  # `lib` is a file, but an execution without kinds assumes folder
-    legacy = ExecutionRecord(**{**legacy.__dict__, "data": data})
+    saved = [key for key in legacy.data.keys if key != "kinds"]
+    # `lib` is a file, but an execution without kinds assumes folder
+    data = dataclasses.replace(legacy.data, kinds=None, keys=tuple(saved))
+    legacy = dataclasses.replace(legacy, data=data)
     report = run_push([legacy], MemoryStore(["publish"]))
     assert report.skipped == 1
     assert "does not match the key recomputed" in report.reasons[0]

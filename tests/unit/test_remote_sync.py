@@ -15,6 +15,7 @@ from artifactize.domain.reviews.remote.sync import REFRESH_INTERVAL_SECONDS, Rem
 from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.selection import select_evals
 from artifactize.domain.reviews.run.verify import Verify
+from artifactize.kernel.document_codec import execution_json
 from artifactize.ports.review_store import Principal, RemoteSettings
 from artifactize.ports.state import StateStore
 from tests.fakes.processes import FakeClock
@@ -161,7 +162,9 @@ async def teammate_record() -> Any:
     teammate.during_sleep = sign_once
     requests = await teammate.verify(wait=True)
     execution = teammate.state.executions[requests["app/check"]["executionId"]]
-    return build_record(execution.data, execution.data["kinds"], "summary")
+    return build_record(
+        cast(Any, execution_json(execution.data)), execution.data.kinds or {}, "summary"
+    )
 
 
 async def test_a_record_published_while_the_run_waits_for_a_human_is_reused() -> None:
@@ -192,7 +195,7 @@ async def teammate_signoff_record() -> Any:
     await teammate.verify()
     await teammate.sign("RED")
     (signed,) = [e for e in teammate.state.executions.values() if e.status == "RED"]
-    return build_record(signed.data, signed.data["kinds"], "summary")
+    return build_record(cast(Any, execution_json(signed.data)), signed.data.kinds or {}, "summary")
 
 
 async def test_a_record_for_the_waiting_human_key_ends_the_wait_with_its_verdict() -> None:
@@ -218,8 +221,8 @@ async def test_a_record_for_the_waiting_human_key_ends_the_wait_with_its_verdict
     assert world.state.requests[signoff["id"]].status == "RED"  # saved, not only returned
     assert world.state.human_claim(signoff["id"]) is None
     (superseded,) = [e for e in world.state.executions.values() if e.status == "ERROR"]
-    assert superseded.data["errorCode"] == "SUPERSEDED"
-    assert superseded.data["error"] == (
+    assert superseded.data.error_code == "SUPERSEDED"
+    assert superseded.data.error == (
         f"Superseded by the completed result {mirror_id} for this key."
     )
     assert world.run["waitTimedOut"] is False

@@ -34,6 +34,7 @@ from artifactize.domain.tools.human.lines import LineSink, OutputLine, ProgramEn
 from artifactize.domain.tools.human.results import CANCELLED, HumanToolResult
 from artifactize.entrypoints.review_tui.app import ReviewApp
 from artifactize.entrypoints.review_tui.waiting import WaitingRow, claim_text
+from artifactize.ports.documents import Execution
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, RunId
 from artifactize.ports.state import ExecutionRecord, HumanClaim, RequestRecord
 from tests.support.documents import opaque
@@ -200,7 +201,7 @@ class FakeSession:
             opaque({}),
         )
         execution = ExecutionRecord(
-            ExecutionId("e"), None, "h", result["verdict"], 1, 0.0, None, None, {}
+            ExecutionId("e"), None, "h", result["verdict"], 1, 0.0, None, None, Execution()
         )
         return Submitted(saved, execution, True, ())
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.lowlevel
@@ -16,6 +16,7 @@ from artifactize.domain.reviews.remote.records import build_record
 from artifactize.domain.reviews.remote.sync import RemoteSync
 from artifactize.domain.reviews.run.context import VerifyPorts
 from artifactize.domain.reviews.run.leases import LEASE_POLL_SECONDS, WAITING_FOR_LEASE
+from artifactize.kernel.document_codec import execution_json
 from artifactize.ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from tests.fakes.remote_leases import MemoryLeases, NoLeases
 from tests.support.documents import opaque
@@ -87,7 +88,9 @@ async def teammate_record() -> dict[str, Any]:
     requests = await teammate.verify(EVAL, ignore_gates=True)
     execution = teammate.state.executions[requests[EVAL]["executionId"]]
     record: dict[str, Any] = opaque(
-        build_record(execution.data, execution.data["kinds"], "summary")
+        build_record(
+            cast(Any, execution_json(execution.data)), execution.data.kinds or {}, "summary"
+        )
     )
     return record
 

@@ -20,6 +20,7 @@ from artifactize.domain.reviews.run.selection import SelectionError, select_eval
 from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.tools.registry import ToolPorts
 from artifactize.domain.workspace import Workspace
+from artifactize.ports.documents import Execution
 from artifactize.ports.ids import ExecutionId
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ExecutionRecord, StateError
@@ -30,7 +31,6 @@ from tests.fakes.model import ScriptedBackend, ScriptedBackends, call_reply, ver
 from tests.fakes.processes import FakeClock
 from tests.fakes.state import MemoryStateStore
 from tests.fakes.threads import THREADS
-from tests.support.documents import opaque
 
 pytestmark = pytest.mark.anyio
 ME = ProcessIdentity(4242, 1000.0)
@@ -201,17 +201,17 @@ async def test_a_live_execution_of_the_key_is_joined() -> None:
         OTHER.create_time,
         "openai",
         None,
-        {"id": ExecutionId("execution-other")},
+        Execution(id=ExecutionId("execution-other")),
     )
     setup.state.executions[holder.id] = holder  # ... and another process reviewed the key
 
     def release() -> None:
-        data = {**setup.state.executions[first["executionId"]].data}
+        data = setup.state.executions[first["executionId"]].data
         done = dataclasses.replace(
             holder,
             status=ExecutionStatus.GREEN,
             completed_at="2027-01-01T00:00:00.000000000Z",
-            data=opaque(data),
+            data=data,
         )
         setup.state.complete_execution(done, record=True)
 
@@ -235,13 +235,13 @@ async def test_a_dead_owner_is_taken_over() -> None:
         OTHER.create_time,
         "openai",
         None,
-        {"id": ExecutionId("execution-dead")},
+        Execution(id=ExecutionId("execution-dead")),
     )
     setup.state.executions[holder.id] = holder
     setup.table.alive.discard(OTHER)
     (taken,) = await setup.verify(backends(verdict_reply("RED")), "doc/review")
     assert (taken["status"], taken["source"]) == ("RED", None)
-    assert setup.state.executions["execution-dead"].data["errorCode"] == "OWNER_DIED"
+    assert setup.state.executions["execution-dead"].data.error_code == "OWNER_DIED"
 
 
 async def test_human_evals_wait_for_a_person_and_the_run_is_incomplete() -> None:

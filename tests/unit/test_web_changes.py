@@ -14,6 +14,7 @@ from artifactize.domain.reviews.human.viewing import (
 )
 from artifactize.domain.reviews.verdicts import InvalidVerdict, VerdictValidator
 from artifactize.entrypoints.web import verdict_form
+from artifactize.kernel.document_codec import execution_from_json
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import ExecutionRecord, RequestRecord
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus
@@ -41,7 +42,7 @@ def _record(ident: str, status: str, data: dict[str, Any]) -> ExecutionRecord:
         owner_start_time=0.0,
         backend=None,
         completed_at="2026-01-01T00:00:00.000000000Z",
-        data={"evalId": "doc/signoff", **data},  # type: ignore[typeddict-item]
+        data=execution_from_json({"evalId": "doc/signoff", **data}),
     )
 
 

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from artifactize.kernel.transitions import execution_moves
 from artifactize.ports.clock import Clock, Sleeper
 from artifactize.ports.documents import (
-    ExecutionDocument,
+    Execution,
     HumanDefinition,
     RequestDocument,
     RequestUpdate,
@@ -49,6 +49,23 @@ def check_wait_timeout(value: int) -> int:
     return value
 
 
+# A waiting execution's keys in their saved order (no sessionId: nothing ran).
+WAITING_KEYS = (
+    "id",
+    "requestId",
+    "runId",
+    "evalId",
+    "key",
+    "evalDefHash",
+    "fingerprints",
+    "fileManifest",
+    "profile",
+    "startedAt",
+    "status",
+    "kinds",
+)
+
+
 def waiting_execution(
     execution: ExecutionRecord, request: RequestDocument, kinds: Mapping[str, str]
 ) -> ExecutionRecord:
@@ -57,20 +74,21 @@ def waiting_execution(
     request: an execution becomes a reuse record, and may be shared with a team store,
     which must never learn local paths."""
     status = execution_moves(execution.status, ExecutionStatus.WAITING_HUMAN)
-    data: ExecutionDocument = {
-        "id": execution.id,
-        "requestId": request["id"],
-        "runId": request["runId"],
-        "evalId": request["evalId"],
-        "key": request["key"],
-        "evalDefHash": request["evalDefHash"],
-        "fingerprints": copy.deepcopy(request["fingerprints"]),
-        "fileManifest": copy.deepcopy(request.get("fileManifest")),
-        "profile": copy.deepcopy(request["profile"]),
-        "startedAt": request["startedAt"],
-        "status": status,
-        "kinds": dict(kinds),
-    }
+    data = Execution(
+        id=execution.id,
+        request_id=request["id"],
+        run_id=request["runId"],
+        eval_id=request["evalId"],
+        key=request["key"],
+        eval_def_hash=request["evalDefHash"],
+        fingerprints=copy.deepcopy(request["fingerprints"]),
+        file_manifest=copy.deepcopy(request.get("fileManifest")),
+        profile=copy.deepcopy(request["profile"]),
+        started_at=request["startedAt"],
+        status=status,
+        kinds=dict(kinds),
+        keys=WAITING_KEYS,
+    )
     return ExecutionRecord(
         id=execution.id,
         key=execution.key,

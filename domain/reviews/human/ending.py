@@ -55,8 +55,7 @@ def is_stale(recorded: RequestRecord, current: Mapping[str, Any]) -> bool:
 
 
 def original_request_id(holder: ExecutionRecord) -> RequestId | None:
-    owner = holder.data.get("requestId")
-    return RequestId(owner) if isinstance(owner, str) else None
+    return holder.data.request_id
 
 
 def supersession_of(

@@ -122,8 +122,8 @@ class HumanReviews:
         if request is None:
             raise HumanReviewError(REQUEST_ID_NOT_FOUND.format(id=request_id))
         execution = state.get_execution(request.execution_id) if request.execution_id else None
-        owner = execution.data.get("requestId") if execution is not None else None
-        if isinstance(owner, str) and owner != request.id:
+        owner = execution.data.request_id if execution is not None else None
+        if owner is not None and owner != request.id:
             original = state.get_request(owner)
             if original is not None:
                 return original
@@ -355,7 +355,7 @@ async def publish(store: RemoteStore, warn: WarningSink, execution: ExecutionRec
             warn(message)
 
     try:
-        await RemoteSync(store, notice).publish(execution.data, execution.data.get("kinds") or {})
+        await RemoteSync(store, notice).publish(execution.data, execution.data.kinds or {})
     except RemoteFailure as failure:
         raise HumanPublishError(PUBLISH_FAILED.format(reason=failure.message)) from None
     if failures:

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from artifactize.domain.reviews.run.current import settle_run
+from artifactize.kernel.document_codec import execution_changed
 from artifactize.kernel.transitions import execution_moves, request_moves
 from artifactize.ports.documents import (
-    ExecutionDocument,
     ExecutionUpdate,
     ProducerDocument,
     ProvenanceDocument,
@@ -102,11 +102,9 @@ def build_settlement(
     key = data.get("key")
     verdict = outcome.status in VERDICT_STATUSES
     execution_status = execution_moves(execution.status, outcome.status)
-    execution_data: ExecutionDocument = {
-        **copy.deepcopy(execution.data),
-        "status": execution_status,
-        **copy.deepcopy(settled),
-    }
+    execution_data = execution_changed(
+        execution.data, {"status": execution_status, **copy.deepcopy(settled)}
+    )
     settled_execution = dataclasses.replace(
         execution,
         key=key if verdict and key is not None else execution.key,
@@ -149,20 +147,22 @@ def follower_fields(
     """What a request waiting on another's result receives, like a reuse hit of
     ``execution`` found as ``kind`` (``joined`` for a Human settlement's followers)."""
     data = execution.data
-    provenance = data["provenance"]
+    provenance, profile = data.provenance, data.profile
+    if provenance is None or profile is None:
+        raise ValueError(f"Execution {execution.id} has no provenance or profile to share.")
     return {
         "status": RequestStatus(execution.status),
-        "result": copy.deepcopy(data.get("result")),
-        "error": data.get("error"),
-        "errorCode": data.get("errorCode"),
-        "profile": data["profile"],
+        "result": copy.deepcopy(data.result),
+        "error": data.error,
+        "errorCode": data.error_code,
+        "profile": profile,
         "provenance": copy.deepcopy(provenance),
         "usage": None,
-        "reusedUsage": copy.deepcopy(data.get("usage")),
+        "reusedUsage": copy.deepcopy(data.usage),
         "toolCalls": [],
-        "producer": data.get("producer"),
-        "reviewer": data.get("reviewer"),
-        "origin": data.get("origin"),
+        "producer": data.producer,
+        "reviewer": data.reviewer,
+        "origin": data.origin,
         "executionId": execution.id,
         "source": {
             "runId": provenance["runId"],

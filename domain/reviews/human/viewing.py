@@ -164,13 +164,13 @@ def since_last_verdict(state: StateStore, request: RequestRecord) -> SinceLastVe
             record
             for record, _ in state.latest_records()
             if record.status in VERDICT_STATUSES
-            and record.data.get("evalId") == request.eval_id
+            and record.data.eval_id == request.eval_id
             and record.id != own
         ),
         None,
     )
     if last is None:
         return SinceLastVerdict(None, ())
-    before = last.data.get("fileManifest")
+    before = last.data.file_manifest
     after = request.data.get("fileManifest")
     return SinceLastVerdict(last, changed_files(before, after))

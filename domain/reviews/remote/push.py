@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from artifactize.domain.reviews.remote.records import (
     RecordError,
@@ -20,6 +20,7 @@ from artifactize.domain.reviews.remote.records import (
     is_mirror,
     validate_record,
 )
+from artifactize.kernel.document_codec import execution_json
 from artifactize.ports.documents import ExecutionDocument, StoreRecord
 from artifactize.ports.ids import ReuseKey
 from artifactize.ports.review_store import SCOPE_HUMAN, SCOPE_PUBLISH, SCOPE_READ, RemoteStore
@@ -81,7 +82,8 @@ def local_candidates(state: StateStore) -> list[ExecutionRecord]:
 
 
 def _produced_here(record: ExecutionRecord) -> bool:
-    return record.status in VERDICT_STATUSES and not is_mirror({**record.data, "id": record.id})
+    saved = {**execution_json(record.data), "id": record.id}
+    return record.status in VERDICT_STATUSES and not is_mirror(saved)
 
 
 def execution_kinds(data: ExecutionDocument) -> tuple[dict[str, str], bool]:
@@ -136,10 +138,11 @@ def _plan(
     execution: ExecutionRecord, share: str, principal: str, scopes: tuple[str, ...]
 ) -> _Planned | str:
     """The record to send, or why this execution is skipped."""
-    where = f"{execution.data.get('evalId')} ({execution.key})"
-    kinds, assumed = execution_kinds(execution.data)
+    saved = cast(ExecutionDocument, {**execution_json(execution.data), "id": execution.id})
+    where = f"{execution.data.eval_id} ({execution.key})"
+    kinds, assumed = execution_kinds(saved)
     try:
-        record = build_record({**execution.data, "id": execution.id}, kinds, share)
+        record = build_record(saved, kinds, share)
     except RecordError as exc:
         return f"Skipped {where}: {exc}."
     checked = validate_record(record)

@@ -60,6 +60,7 @@ from artifactize.domain.reviews.remote.record_format import (
 from artifactize.domain.reviews.remote.record_format import record_bytes as record_bytes
 from artifactize.domain.reviews.reuse.keys import reuse_key
 from artifactize.kernel.bounded_json import first_refusal
+from artifactize.kernel.document_codec import execution_from_json
 from artifactize.kernel.timestamps import normalize_rfc3339
 from artifactize.ports.documents import (
     AttemptDocument,
@@ -427,5 +428,5 @@ def mirror_record(record: RemoteRecord, store_url: str) -> ExecutionRecord:
         owner_start_time=0.0,
         backend=backend if isinstance(backend, str) else None,
         completed_at=record.completed_at,
-        data=mirror_execution(record, store_url),
+        data=execution_from_json(mirror_execution(record, store_url)),
     )

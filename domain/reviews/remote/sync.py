@@ -24,6 +24,7 @@ error reaches the caller, which stops (exit 2).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from artifactize.domain.reviews.human.settlement import supersession
 from artifactize.domain.reviews.remote.push import HUMAN_SCOPE, PUBLISH_SCOPE, READ_SCOPE
@@ -34,8 +35,9 @@ from artifactize.domain.reviews.remote.records import (
     mirror_record,
     validate_record,
 )
+from artifactize.kernel.document_codec import execution_json
 from artifactize.ports.callbacks import WarningSink
-from artifactize.ports.documents import ExecutionDocument
+from artifactize.ports.documents import Execution, ExecutionDocument
 from artifactize.ports.ids import ReuseKey
 from artifactize.ports.review_store import (
     FailureMode,
@@ -136,8 +138,9 @@ class RemoteSync:
         ]
         await self.mirror(due, state, now, settled_at=settled_at)
 
-    async def publish(self, execution: ExecutionDocument, kinds: Mapping[str, str]) -> None:
+    async def publish(self, saved: Execution, kinds: Mapping[str, str]) -> None:
         """Publish a locally produced GREEN/RED keyed execution; mirrors never go back."""
+        execution = cast(ExecutionDocument, execution_json(saved))  # records read JSON
         if not self.usable or is_mirror(execution):
             return
         try:

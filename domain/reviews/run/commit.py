@@ -25,9 +25,9 @@ from artifactize.domain.reviews.run.documents import (
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleInputs
 from artifactize.domain.reviews.run.summaries import request_summary, run_summary, run_usage
+from artifactize.kernel.document_codec import execution_changed
 from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
 from artifactize.ports.documents import (
-    ExecutionDocument,
     ProvenanceDocument,
     RequestDocument,
     SettledFields,
@@ -110,14 +110,11 @@ def commit(
     status = request_moves(request["status"], RequestStatus(outcome.status))
     request = changed(request, {"status": status, **copy.deepcopy(settled_fields)})
     execution_status = execution_moves(execution.status, outcome.status)
-    data: ExecutionDocument = {
-        **execution_from_request(execution.id, request),
-        "kinds": {
-            name: ctx.workspace.artifact(name).kind.value for name in request["fingerprints"]
-        },
-        "status": execution_status,
-        **settled_fields,
-    }
+    kinds = {name: ctx.workspace.artifact(name).kind.value for name in request["fingerprints"]}
+    data = execution_changed(
+        execution_from_request(execution.id, request),
+        {"kinds": kinds, "status": execution_status, **settled_fields},
+    )
     verdict = outcome.status in VERDICT_STATUSES
     settled = dataclasses.replace(
         execution,

@@ -19,8 +19,9 @@ from artifactize.domain.declarations.model import (
 from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.workspace import EvalRef
 from artifactize.ports.documents import (
-    ExecutionDocument,
+    Execution,
     ProfileDocument,
+    ProvenanceDocument,
     RequestDocument,
     RunDefinitions,
     RunDocument,
@@ -193,27 +194,50 @@ def new_execution(request: RequestDocument, owner: ProcessIdentity) -> Execution
         owner_start_time=owner.create_time,
         backend=request["profile"].get("backend"),
         completed_at=None,
-        data={"id": execution_id, "requestId": request["id"]},
+        data=Execution(id=execution_id, request_id=request["id"]),
     )
 
 
-def execution_from_request(
-    execution_id: ExecutionId, request: RequestDocument
-) -> ExecutionDocument:
+# What an execution shares with its request, in the order its saved JSON holds them.
+FROM_REQUEST_KEYS = (
+    "id",
+    "requestId",
+    "runId",
+    "evalId",
+    "key",
+    "evalDefHash",
+    "fingerprints",
+    "fileManifest",
+    "profile",
+    "sessionId",
+    "startedAt",
+)
+
+
+def execution_from_request(execution_id: ExecutionId, request: RequestDocument) -> Execution:
     """What an execution shares with the request that ran it, besides how it settled."""
-    return {
-        "id": execution_id,
-        "requestId": request["id"],
-        "runId": request["runId"],
-        "evalId": request["evalId"],
-        "key": request["key"],
-        "evalDefHash": request["evalDefHash"],
-        "fingerprints": request["fingerprints"],
-        "fileManifest": request.get("fileManifest"),
-        "profile": request["profile"],
-        "sessionId": request["sessionId"],
-        "startedAt": request["startedAt"],
-    }
+    return Execution(
+        id=execution_id,
+        request_id=request["id"],
+        run_id=request["runId"],
+        eval_id=request["evalId"],
+        key=request["key"],
+        eval_def_hash=request["evalDefHash"],
+        fingerprints=request["fingerprints"],
+        file_manifest=request.get("fileManifest"),
+        profile=request["profile"],
+        session_id=request["sessionId"],
+        started_at=request["startedAt"],
+        keys=FROM_REQUEST_KEYS,
+    )
+
+
+def provenance_of(record: ExecutionRecord) -> ProvenanceDocument:
+    """Where a settled record's result was produced; ValueError naming a record without
+    one (every record of the reuse history, every mirror has it)."""
+    if record.data.provenance is None:
+        raise ValueError(f"Execution {record.id} records no provenance.")
+    return record.data.provenance
 
 
 def run_record(run: RunDocument, repo: str) -> RunRecord:

@@ -11,10 +11,12 @@ while the Run still waits). Reading needs no repository and runs nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from artifactize.domain.reviews.human.recorded_declarations import request_definition
 from artifactize.domain.reviews.run.summaries import request_summary
-from artifactize.ports.documents import RequestView
+from artifactize.kernel.document_codec import execution_json
+from artifactize.ports.documents import Execution, ExecutionDocument, RequestView
 from artifactize.ports.ids import RunId
 from artifactize.ports.state import RequestRecord, RunRecord, StateStore
 from artifactize.ports.statuses import RequestStatus
@@ -67,18 +69,23 @@ class RequestViews:
     def view(self, request: RequestRecord) -> RequestView:
         execution = self.state.get_execution(request.execution_id) if request.execution_id else None
         claimed = request.id
-        owner = execution.data.get("requestId") if execution is not None else None
-        if request.status == RequestStatus.WAITING_HUMAN and isinstance(owner, str):
+        owner = execution.data.request_id if execution is not None else None
+        if request.status == RequestStatus.WAITING_HUMAN and owner is not None:
             claimed = owner  # a follower shows who reviews the execution it waits on
         claim = self.state.human_claim(claimed)
         run = self._run(request.run_id)
         return {
             **request.data,
             "claim": claim.to_json() if claim is not None else None,
-            "execution": execution.data.copy() if execution is not None else None,
+            "execution": saved_execution(execution.data) if execution is not None else None,
             "definition": request_definition(run.data, request.data) if run else None,
             "summary": request_summary(request.data),
         }
+
+
+def saved_execution(execution: Execution) -> ExecutionDocument:
+    """An execution as ``--json`` shows it: its saved JSON."""
+    return cast(ExecutionDocument, execution_json(execution))
 
 
 def list_line(view: RequestView) -> str:

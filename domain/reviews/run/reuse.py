@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from artifactize.domain.reviews.remote.records import MIRROR_PREFIX
 from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.reviews.run.context import RunContext
-from artifactize.domain.reviews.run.documents import changed
+from artifactize.domain.reviews.run.documents import changed, provenance_of
 from artifactize.domain.reviews.run.gates import UNREVIEWED
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import EvidenceDocument, RequestDocument
@@ -49,7 +49,7 @@ def evidence(keys: KeyInputs, found: Mapping[str, ExecutionRecord]) -> EvidenceD
     record = found.get(keys.key)
     if record is None:
         return {"status": UNREVIEWED, "key": keys.key, "source": None, "reason": NOT_SELECTED}
-    provenance = record.data["provenance"]
+    provenance = provenance_of(record)
     return {
         "status": RequestStatus(record.status),
         "key": keys.key,
@@ -83,25 +83,25 @@ def reuse(
     ctx: RunContext, request: RequestDocument, record: ExecutionRecord, kind: SourceKind
 ) -> None:
     """Settle ``request`` with the result ``record`` holds, and save it."""
-    data = record.data
+    data, provenance = record.data, provenance_of(record)
     reused = changed(
         request,
         {
-            "status": request_moves(request["status"], RequestStatus(data["status"])),
-            "result": data["result"],  # the record was just read: nobody else holds it
-            "profile": data["profile"],
-            "provenance": data["provenance"],
+            "status": request_moves(request["status"], RequestStatus(record.status)),
+            "result": data.result,  # the record was just read: nobody else holds it
+            "profile": data.profile,
+            "provenance": provenance,
             "usage": None,
-            "reusedUsage": data.get("usage"),
+            "reusedUsage": data.usage,
             "toolCalls": [],
-            "producer": data.get("producer"),
-            "origin": data.get("origin"),
-            "reviewer": data.get("reviewer"),
-            "sessionId": data.get("sessionId"),
+            "producer": data.producer,
+            "origin": data.origin,
+            "reviewer": data.reviewer,
+            "sessionId": data.session_id,
             "executionId": record.id,
             "source": {
-                "runId": data["provenance"]["runId"],
-                "requestId": data["provenance"]["requestId"],
+                "runId": provenance["runId"],
+                "requestId": provenance["requestId"],
                 "kind": kind,
             },
             "completedAt": ctx.now(),

@@ -300,7 +300,7 @@ class Status:
             self._history = {}
             for record, _ in self.ports.state.latest_records():
                 if record.status in VERDICT_STATUSES:
-                    self._history.setdefault(str(record.data.get("evalId")), []).append(record)
+                    self._history.setdefault(str(record.data.eval_id), []).append(record)
         return self._history
 
     def _waiting_requests(self) -> dict[str, RequestRecord]:
@@ -385,7 +385,7 @@ class Status:
         forced = self.options.force and included
         if lookup.record is not None and not forced:
             verdict = lookup.record.status
-            run_id = lookup.record.data.get("provenance", {}).get("runId")
+            run_id = _run_of(lookup.record)
             return REUSE, REUSE_REASON.format(verdict=verdict, run_id=run_id)
         if not included:
             if lookup.waiting is not None:
@@ -422,15 +422,21 @@ def _artifact_states(
     return result
 
 
+def _run_of(record: ExecutionRecord) -> str | None:
+    """The Run that produced a record's result (None: it records no provenance)."""
+    provenance = record.data.provenance
+    return None if provenance is None else provenance.get("runId")
+
+
 def _last(record: ExecutionRecord | None, eval_id: str) -> LastVerdict | None:
     """The newest historical verdict of the eval: ``{runId, verdict, fingerprint?}``."""
     if record is None:
         return None
     last: LastVerdict = {
-        "runId": record.data.get("provenance", {}).get("runId"),
+        "runId": _run_of(record),
         "verdict": record.status,
     }
-    fingerprint = (record.data.get("fingerprints") or {}).get(eval_id.split("/", 1)[0])
+    fingerprint = (record.data.fingerprints or {}).get(eval_id.split("/", 1)[0])
     if fingerprint is not None:
         last["fingerprint"] = fingerprint
     return last
@@ -445,10 +451,10 @@ def _changes(
     named per Artifact (``dependencies``), never per file."""
     if keys is None or previous is None or keys.key is None:
         return None
-    before: Mapping[str, str] = previous.data.get("fingerprints") or {}
+    before: Mapping[str, str] = previous.data.fingerprints or {}
     names = sorted(set(before) | set(keys.fingerprints))
     changed = [n for n in names if before.get(n) != keys.fingerprints.get(n)]
-    run_id = previous.data.get("provenance", {}).get("runId")
+    run_id = _run_of(previous)
     target = eval_id.split("/", 1)[0]
     parts = [f"{'Artifact' if n == target else 'dependency'} {n} changed" for n in changed]
     summary = "; ".join(parts) or "the key changed"

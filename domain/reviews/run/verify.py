@@ -408,7 +408,7 @@ class Verify:
                     request = commit.save_conversation(ctx, request, review, settled)
                 committed, recorded = commit.commit(ctx, request, execution, settled)
         if recorded and self.ports.remote is not None:
-            await self.ports.remote.publish(committed.data, committed.data["kinds"])
+            await self.ports.remote.publish(committed.data, committed.data.kinds or {})
 
     def _review(self, ref: EvalRef, keys: KeyInputs, run_dir: str) -> AgentReview | RuntimeReview:
         """The review that executes this eval, by profile kind."""
