@@ -187,7 +187,7 @@ class AgentReview:
             message = f"The {self.profile.backend} backend is not available in this build."
             return ReviewOutcome.failed(FailureCode.AGENT_UNAVAILABLE, message)
         try:
-            self.pins = await anyio.to_thread.run_sync(
+            self.pins = await self.ports.threads.run(
                 pin_execution_paths, self.workspace, self.ports.tools.filesystem, self.scope
             )
         except (PinningError, RegistryError) as exc:

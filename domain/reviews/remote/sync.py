@@ -27,7 +27,6 @@ from collections.abc import Mapping, Sequence
 from typing import cast
 
 from artifactize.domain.reviews.human.settlement import supersession
-from artifactize.domain.reviews.remote.push import HUMAN_SCOPE, PUBLISH_SCOPE, READ_SCOPE
 from artifactize.domain.reviews.remote.records import (
     RecordError,
     build_record,
@@ -40,6 +39,9 @@ from artifactize.ports.callbacks import WarningSink
 from artifactize.ports.documents import Execution, ExecutionDocument
 from artifactize.ports.ids import ReuseKey
 from artifactize.ports.review_store import (
+    SCOPE_HUMAN,
+    SCOPE_PUBLISH,
+    SCOPE_READ,
     FailureMode,
     Principal,
     RemoteFailure,
@@ -103,7 +105,7 @@ class RemoteSync:
         if not wanted or not self.usable:
             return
         try:
-            if READ_SCOPE not in (await self._who()).scopes:
+            if SCOPE_READ not in (await self._who()).scopes:
                 return
             if now is not None:
                 self._looked_up.update(dict.fromkeys(wanted, now))
@@ -145,11 +147,11 @@ class RemoteSync:
             return
         try:
             principal = await self._who()
-            if PUBLISH_SCOPE not in principal.scopes:
+            if SCOPE_PUBLISH not in principal.scopes:
                 return
             profile = execution.get("profile")
             kind = profile.get("kind") if profile is not None else None
-            if kind == ProfileKind.HUMAN and HUMAN_SCOPE not in principal.scopes:
+            if kind == ProfileKind.HUMAN and SCOPE_HUMAN not in principal.scopes:
                 self.warn(HUMAN_STAYS_LOCAL.format(name=principal.name))
                 return
             try:
@@ -173,7 +175,7 @@ class RemoteSync:
         if not self.usable or not self.leases_served:
             return None
         try:
-            if PUBLISH_SCOPE not in (await self._who()).scopes:
+            if SCOPE_PUBLISH not in (await self._who()).scopes:
                 return None
             lease = await self.store.acquire_lease(key, holder)
         except RemoteFailure as failure:

@@ -20,7 +20,8 @@ the script read). The domain validates the returned stdout (``script_output_valu
 
 ``run`` is synchronous, like every fingerprint computation: it drives the async process port
 with its own event loop (``anyio.run``), so it must be called from a thread without a running
-loop (``Verify.prepare`` before the Run's loop starts; rechecks through ``to_thread``).
+loop (``Verify.prepare`` before the Run's loop starts; rechecks on a worker thread, through
+the ``WorkerThreads`` port).
 """
 
 from __future__ import annotations
