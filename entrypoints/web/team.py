@@ -102,14 +102,11 @@ class TeamInbox:
                     invalid += 1
                 else:
                     found.append(checked)
-            if len(found) >= TEAM_REQUESTS_MAX:
-                return (
-                    found[:TEAM_REQUESTS_MAX],
-                    invalid,
-                    [TRUNCATED.format(limit=TEAM_REQUESTS_MAX)],
-                )
             if page.next is None or page.next == after:
-                return found, invalid, []
+                return found[:TEAM_REQUESTS_MAX], invalid, []
+            if len(found) >= TEAM_REQUESTS_MAX:
+                notice = TRUNCATED.format(limit=TEAM_REQUESTS_MAX)
+                return found[:TEAM_REQUESTS_MAX], invalid, [notice]
             after = page.next
 
     async def current(self) -> None:

@@ -32,6 +32,12 @@ from artifactize.domain.reviews.remote.waiting_requests import (
 )
 from artifactize.entrypoints.listen_address import bind, parse_listen
 from artifactize.entrypoints.store_server import StoreServer, create_app
+from artifactize.entrypoints.web.team import (
+    TEAM_PAGE_SIZE,
+    TEAM_REQUESTS_MAX,
+    TRUNCATED,
+    TeamInbox,
+)
 from artifactize.ports.review_store import FailureMode, RemoteFailure, RemoteSettings
 from artifactize.ports.store_server_storage import WaitingEntry
 from tests.fakes.processes import TickingClock
@@ -261,3 +267,34 @@ def test_a_revoked_token_s_announcements_leave_at_once(tmp_path: Path) -> None:
         assert db.list_waiting(None, None, 10) == []
     finally:
         db.close()
+
+
+# --- the web inbox's listing: every page, bounded ------------------------------------------
+
+
+@pytest.mark.parametrize("count", [TEAM_REQUESTS_MAX, TEAM_REQUESTS_MAX + 1])
+def test_the_inbox_lists_at_most_1000_announcements(count: int) -> None:
+    with FakeReviewStore({"tok": ("laptop", ("read",))}) as fake:
+        for n in range(count):
+            request_id = f"run-{n:05d}-1"
+            fake.waiting[request_id] = said(request_id) | {
+                "publisher": "ci",
+                "expiresAt": "2999-01-01T00:00:00Z",
+            }
+
+        async def main() -> TeamInbox:
+            store = HttpRemoteStore(RemoteSettings(fake.url, "summary", "tok", "env"))
+            inbox = TeamInbox(store, "/src/shop", lambda: 0.0)
+            try:
+                await inbox.refresh()
+            finally:
+                await store.aclose()
+            return inbox
+
+        inbox = anyio.run(main)
+    assert len(inbox.requests) == TEAM_REQUESTS_MAX
+    assert len(fake.seen) == TEAM_REQUESTS_MAX // TEAM_PAGE_SIZE  # no page past the bound
+    assert all("repository=shop" in seen.path for seen in fake.seen)
+    truncated = count > TEAM_REQUESTS_MAX
+    assert (inbox.notice == TRUNCATED.format(limit=TEAM_REQUESTS_MAX)) is truncated
+    assert truncated or inbox.notice is None
