@@ -111,6 +111,7 @@ async def _form(request: Request) -> dict[str, str] | None:
 class Routes:
     def __init__(self, context: WebContext) -> None:
         self.c = context
+        self._team_cache: tuple[int, list[Mapping[str, Any]]] = (-1, [])
 
     # --- helpers ----------------------------------------------------------------------
 
@@ -122,15 +123,21 @@ class Routes:
         return local + self._team_views()
 
     def _team_views(self) -> list[Mapping[str, Any]]:
+        """The team store's requests not in local state, worked out once per listing (a
+        live inbox renders ten times a second; another machine's request never becomes
+        local)."""
         team = self.c.team
         if team is None:
             return []
-        store = self.c.session.store
-        return [
-            team_view(published)
-            for published in team.requests
-            if store.get_request(RequestId(published.request_id)) is None
-        ]
+        if self._team_cache[0] != team.fetches:
+            store = self.c.session.store
+            views = [
+                team_view(published)
+                for published in team.requests
+                if store.get_request(RequestId(published.request_id)) is None
+            ]
+            self._team_cache = (team.fetches, views)
+        return self._team_cache[1]
 
     def _notice(self) -> str | None:
         return None if self.c.team is None else self.c.team.notice
