@@ -131,7 +131,7 @@ class Routes:
             return []
         if self._team_cache[0] != team.fetches:
             store = self.c.session.store
-            views = [
+            views: list[Mapping[str, Any]] = [
                 team_view(published)
                 for published in team.requests
                 if store.get_request(RequestId(published.request_id)) is None

@@ -73,12 +73,12 @@ def serve_real(db: SqlReviewStoreDb) -> Iterator[str]:
 @pytest.fixture(params=["fake", "sqlite", "postgresql"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "fake":
-        tokens = {
+        fake_tokens: dict[str, tuple[str, tuple[str, ...]]] = {
             "tok-all": ("ci", ("read", "publish")),
             "tok-r": ("laptop", ("read",)),
             "tok-p": ("writer", ("publish",)),
         }
-        with FakeReviewStore(tokens) as fake:
+        with FakeReviewStore(fake_tokens) as fake:
             yield Backend(
                 fake.url, {"all": "tok-all", "reader": "tok-r", "publisher": "tok-p"}, False
             )

@@ -76,6 +76,12 @@ class AnnouncingStore(NoLeases):
         self.calls.append(("withdraw", request_id))
         return True
 
+    async def lookup(self, keys: Sequence[str]) -> list[Mapping[str, Any]]:
+        return []
+
+    async def publish(self, key: str, record: Mapping[str, Any]) -> bool:
+        raise AssertionError("nothing is published here")
+
     async def aclose(self) -> None:
         pass
 

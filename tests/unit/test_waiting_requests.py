@@ -136,3 +136,8 @@ def test_the_repository_label_is_the_folder_name() -> None:
     assert repository_name("/src/shop") == "shop"
     assert repository_name("/") == "-"
     assert len(repository_name("/" + "x" * (TEXT_MAX_CHARS + 9))) == TEXT_MAX_CHARS
+
+
+def test_the_repository_label_of_windows_and_trailing_separators() -> None:
+    assert repository_name("C:\\src\\shop\\") == "shop"
+    assert repository_name("/src/shop/") == "shop"

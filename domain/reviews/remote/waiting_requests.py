@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import PurePath
 from typing import Any
 
 from artifactize.domain.reviews.remote.record_format import ID_MAX_CHARS, KIB
@@ -68,7 +67,8 @@ class ListQuery:
 
 def repository_name(repo_path: str) -> str:
     """The repository label of a local repository path: its folder's name."""
-    return PurePath(repo_path).name[:TEXT_MAX_CHARS] or "-"
+    name = re.split(r"[\\/]", repo_path.rstrip("\\/"))[-1]  # POSIX and Windows paths
+    return name[:TEXT_MAX_CHARS] or "-"
 
 
 def is_request_id(value: object) -> bool:
