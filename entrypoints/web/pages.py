@@ -63,7 +63,8 @@ TEAM_READ_ONLY = (
     "its claim and its Human tools live there too. Review it on that machine "
     "(artifactize web or artifactize review there). Or run artifactize verify --wait on the "
     "same change here and sign off the request it asks: with a team-store token that has "
-    "the human scope, your verdict is published and ends that machine's wait as well."
+    "the human scope, your verdict is published, and the waiting verify there reuses it "
+    "(when its token can read the store)."
 )
 
 
