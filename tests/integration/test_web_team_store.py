@@ -169,3 +169,24 @@ def test_a_store_that_never_answers_costs_the_page_a_bounded_wait(tmp_path: Path
             assert f"did not answer within {TEAM_ANSWER_SECONDS:g} s" in page.text
         finally:
             assert web.stop() == STOPPED
+
+
+def test_a_token_without_read_is_said_once_and_team_pages_need_the_web_token(
+    tmp_path: Path,
+) -> None:
+    token = "azt_writer-0123456789"  # long enough not to be redacted out of the store's text
+    with FakeReviewStore({token: ("writer", ("publish",))}) as fake:
+        here = World(tmp_path, {"ARTIFACTIZE_REMOTE": fake.url, "ARTIFACTIZE_REMOTE_TOKEN": token})
+        _, local_id = here.waiting()
+        web = WebServer(here)
+        try:
+            page = web.client.get("/").text
+            assert local_id in page and title_count(page) == 1
+            assert "The team store refused the listing: " in page
+            assert "This token lacks the read scope; showing this machine" in page
+            with web.anonymous() as anonymous:
+                assert anonymous.get("/team/run-x-1").status_code == 401
+            missing = web.client.get("/team/run-x-1")
+            assert missing.status_code == 404 and "lists no waiting request run-x-1" in missing.text
+        finally:
+            assert web.stop() == STOPPED
