@@ -11,6 +11,9 @@ Routes (every answer is JSON; every error is ``{"error": "..."}``):
 ``POST /v1/leases/{key}``          ``publish``, ``{"holder"}`` → the lease (``granted`` or not)
 ``POST /v1/leases/{key}/release``  ``publish``, ``{"holder"}`` → ``{"released"}``
 ``GET /v1/leases``                 ``read`` → ``{"leases": [...], "leaseSeconds"}``
+``PUT /v1/waiting/{requestId}``    ``publish``, an announcement → ``{"expiresAt", "waitingSeconds"}``
+``DELETE /v1/waiting/{requestId}`` ``publish`` → ``{"withdrawn"}``
+``GET /v1/waiting?repository=&after=&limit=``  ``read`` → ``{"requests": [...], "next"}``
 
 Every request is logged as one JSON line (method, path, status, duration, principal name;
 never a token, never a query string) through ``log``.
@@ -52,6 +55,13 @@ from artifactize.domain.reviews.remote.server_admission import (
     is_reuse_key,
     parse_lookup_keys,
 )
+from artifactize.domain.reviews.remote.waiting_requests import (
+    ANNOUNCEMENT_MAX_BYTES,
+    WAITING_SECONDS,
+    is_request_id,
+    parse_announcement,
+    parse_list_query,
+)
 from artifactize.entrypoints.listen_address import ListenAddress
 from artifactize.kernel.bounded_json import JsonRefused, read_json
 from artifactize.ports.review_store import Principal
@@ -63,6 +73,7 @@ from artifactize.ports.store_server_storage import (
     ReviewStoreDb,
     ReviewStoreDbError,
     StoreEntry,
+    WaitingEntry,
 )
 
 GRACEFUL_STOP_SECONDS = 5  # open requests may finish; then they are cancelled
@@ -203,6 +214,7 @@ class _Api:
     now: Callable[[], str]
     lease_seconds: int
     probe: HealthProbe
+    waiting_seconds: int = WAITING_SECONDS
 
     async def _principal(self, request: Request) -> Principal:
         header = request.headers.get("authorization")
@@ -317,6 +329,67 @@ class _Api:
             {"leases": [_lease_view(lease) for lease in found], "leaseSeconds": self.lease_seconds}
         )
 
+    # --- waiting Human requests -----------------------------------------------------------
+
+    def _request_id(self, request: Request) -> str:
+        request_id = str(request.path_params["request_id"])
+        if not is_request_id(request_id):
+            raise ApiError(400, "The request ID in the path must be 1-200 of [A-Za-z0-9._:-].")
+        return request_id
+
+    async def announce_waiting(self, request: Request) -> Response:
+        principal = await self._with_scope(request, SCOPE_PUBLISH)
+        request_id = self._request_id(request)
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > ANNOUNCEMENT_MAX_BYTES:
+            raise ApiError(413, f"A waiting request is at most {ANNOUNCEMENT_MAX_BYTES} bytes.")
+        body = await _read_body(request)
+        try:
+            checked = parse_announcement(request_id, _parse_json(body), len(body))
+        except StoreRequestError as error:
+            raise _refused(error) from None
+        entry = WaitingEntry(
+            request_id=request_id,
+            repository=checked.repository,
+            publisher=principal.name,
+            created_at=checked.created_at,
+            data=json.dumps(checked.document, ensure_ascii=False, separators=(",", ":")),
+        )
+        expires_at = await anyio.to_thread.run_sync(
+            self.store.announce_waiting, entry, self.waiting_seconds
+        )
+        return JSONResponse({"expiresAt": expires_at, "waitingSeconds": self.waiting_seconds})
+
+    async def withdraw_waiting(self, request: Request) -> Response:
+        await self._with_scope(request, SCOPE_PUBLISH)
+        request_id = self._request_id(request)
+        withdrawn = await anyio.to_thread.run_sync(self.store.withdraw_waiting, request_id)
+        return JSONResponse({"withdrawn": withdrawn})
+
+    async def list_waiting(self, request: Request) -> Response:
+        await self._with_scope(request, SCOPE_READ)
+        try:
+            query = parse_list_query(dict(request.query_params))
+        except StoreRequestError as error:
+            raise _refused(error) from None
+        # One more than asked says whether another page follows.
+        found = await anyio.to_thread.run_sync(
+            self.store.list_waiting, query.repository, query.after, query.limit + 1
+        )
+        page = [
+            {**read_json(entry.data), "publisher": entry.publisher, "expiresAt": entry.expires_at}
+            for entry in found[: query.limit]
+            if _readable(entry.data)
+        ]
+        more = len(found) > query.limit and found[: query.limit]
+        return JSONResponse(
+            {
+                "requests": page,
+                "next": found[query.limit - 1].request_id if more else None,
+                "waitingSeconds": self.waiting_seconds,
+            }
+        )
+
 
 class RequestLog:
     """ASGI middleware: one JSON line per HTTP request, written through ``log``.
@@ -382,11 +455,13 @@ def create_app(
     now: Callable[[], str],
     lease_seconds: int = LEASE_SECONDS_DEFAULT,
     log: Callable[[str], None] | None = None,
+    waiting_seconds: int = WAITING_SECONDS,
 ) -> Any:
     """The ASGI app over ``store``; ``now`` stamps ``publishedAt`` (the server's clock);
     ``lease_seconds`` is how long a lease lives unrenewed; ``log`` receives one JSON line per
-    request (None: no request log)."""
-    api = _Api(store, now, lease_seconds, HealthProbe(store.ping))
+    request (None: no request log); ``waiting_seconds`` is how long an announced waiting
+    request lives unrenewed."""
+    api = _Api(store, now, lease_seconds, HealthProbe(store.ping), waiting_seconds)
     routes = [
         Route("/v1/health", api.health, methods=["GET"]),
         Route("/v1/leases", api.list_leases, methods=["GET"]),
@@ -396,6 +471,9 @@ def create_app(
         Route("/v1/lookup", api.lookup, methods=["POST"]),
         Route("/v1/entries/{key}", api.put_entry, methods=["PUT"]),
         Route("/v1/entries/{hash}/{fp}", api.legacy_put, methods=["PUT"]),
+        Route("/v1/waiting", api.list_waiting, methods=["GET"]),
+        Route("/v1/waiting/{request_id}", api.announce_waiting, methods=["PUT"]),
+        Route("/v1/waiting/{request_id}", api.withdraw_waiting, methods=["DELETE"]),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
         HTTPException: _http_error,

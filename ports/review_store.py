@@ -76,6 +76,16 @@ class RemoteLease:
     lease_seconds: int
 
 
+@dataclass(frozen=True)
+class WaitingPage:
+    """One page of the store's announced waiting Human requests: the raw JSON objects (the
+    domain validates each, ``waiting_requests.read_listing``) and the cursor of the next
+    page (None: this was the last)."""
+
+    requests: list[Mapping[str, Any]]
+    next: str | None
+
+
 class RemoteStore(Protocol):
     settings: RemoteSettings
 
@@ -100,6 +110,23 @@ class RemoteStore(Protocol):
 
     async def list_leases(self) -> list[RemoteLease] | None:
         """The store's live leases (``granted`` False); None from an older server."""
+        ...
+
+    async def announce_waiting(self, request_id: str, announcement: Mapping[str, Any]) -> bool:
+        """Announce (or renew) a waiting Human request; False when the store serves no
+        waiting requests (an older server)."""
+        ...
+
+    async def withdraw_waiting(self, request_id: str) -> bool:
+        """Withdraw an announcement; whether a live one was there (False from an older
+        server)."""
+        ...
+
+    async def list_waiting(
+        self, repository: str | None, after: str | None, limit: int
+    ) -> WaitingPage | None:
+        """One page of the live announcements (of ``repository``, or all); None from an
+        older server."""
         ...
 
     async def aclose(self) -> None: ...

@@ -97,6 +97,20 @@ class LeaseAnswer:
     lease: Lease
 
 
+@dataclass(frozen=True)
+class WaitingEntry:
+    """A waiting Human request a client announced: the indexed columns plus the
+    announcement's JSON text (``data``, as sent). ``created_at`` is in the stored form;
+    ``expires_at`` (the store's clock) is set by the store."""
+
+    request_id: str
+    repository: str
+    publisher: str
+    created_at: str
+    data: str
+    expires_at: str = ""
+
+
 class ReviewStoreDb(Protocol):
     def add_token(self, name: str, scopes: Sequence[str]) -> IssuedToken:
         """Create a token. Raises TokenRequestError for an invalid name or scopes, or a name
@@ -141,6 +155,23 @@ class ReviewStoreDb(Protocol):
 
     def list_leases(self) -> list[Lease]:
         """The live leases, by key."""
+        ...
+
+    def announce_waiting(self, entry: WaitingEntry, seconds: int) -> str:
+        """Store (or renew, replacing the document and publisher) the announcement of
+        ``entry.request_id`` for ``seconds``; returns its ``expires_at``. Expired
+        announcements are deleted in the same transaction."""
+        ...
+
+    def withdraw_waiting(self, request_id: str) -> bool:
+        """Delete the announcement of ``request_id``; whether there was a live one."""
+        ...
+
+    def list_waiting(
+        self, repository: str | None, after: str | None, limit: int
+    ) -> list[WaitingEntry]:
+        """At most ``limit`` live announcements (of ``repository``, or of every one when
+        None) whose request ID sorts after ``after``, in byte order of request ID."""
         ...
 
     def ping(self) -> None:

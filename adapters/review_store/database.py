@@ -44,7 +44,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from artifactize.adapters.review_store.database_schema import entries, entry_rowid, leases
+from artifactize.adapters.review_store.database_schema import entries, entry_rowid, leases, waiting
 from artifactize.adapters.review_store.database_schema import tokens as tokens_table
 from artifactize.adapters.review_store.migrations import REVISIONS as STORE_REVISIONS
 from artifactize.adapters.review_store.tokens import (
@@ -80,6 +80,7 @@ from artifactize.ports.store_server_storage import (
     StoreEntry,
     TokenInfo,
     TokenRequestError,
+    WaitingEntry,
 )
 
 __all__ = [
@@ -402,6 +403,8 @@ class SqlReviewStoreDb:
                     .where(tokens_table.c.name == name)
                     .values(revoked_at=first)
                 )
+            # A revoked token's announcements leave every inbox at once.
+            connection.execute(sa.delete(waiting).where(waiting.c.publisher == name))
             purged = 0
             if purge:
                 purged = connection.execute(
@@ -571,6 +574,68 @@ class SqlReviewStoreDb:
             ).all()
         return [
             Lease(row.key, row.holder, row.principal, row.acquired_at, row.expires_at)
+            for row in rows
+        ]
+
+    # Waiting Human requests
+
+    def announce_waiting(self, entry: WaitingEntry, seconds: int) -> str:
+        moment = self._clock.now()
+        now = timestamp(moment)
+        expires_at = timestamp(moment + timedelta(seconds=seconds))
+        row = {
+            "repository": entry.repository,
+            "publisher": entry.publisher,
+            "created_at": entry.created_at,
+            "expires_at": expires_at,
+            "data": entry.data,
+        }
+        with self._transaction(BEGIN_IMMEDIATE) as connection:
+            connection.execute(sa.delete(waiting).where(waiting.c.expires_at <= now))
+            updated = connection.execute(
+                sa.update(waiting).where(waiting.c.request_id == entry.request_id).values(**row)
+            ).rowcount
+            if not updated:
+                connection.execute(sa.insert(waiting).values(request_id=entry.request_id, **row))
+        return expires_at
+
+    def withdraw_waiting(self, request_id: str) -> bool:
+        now = self._now()
+        with self._transaction(BEGIN_IMMEDIATE) as connection:
+            deleted = connection.execute(
+                sa.delete(waiting).where(
+                    waiting.c.request_id == request_id, waiting.c.expires_at > now
+                )
+            ).rowcount
+            connection.execute(sa.delete(waiting).where(waiting.c.request_id == request_id))
+        return deleted > 0
+
+    def list_waiting(
+        self, repository: str | None, after: str | None, limit: int
+    ) -> list[WaitingEntry]:
+        # Byte order on both engines (PostgreSQL's default collation is the locale's).
+        order: sa.ColumnElement[str] = (
+            waiting.c.request_id.collate("C")
+            if self.dialect == "postgresql"
+            else waiting.c.request_id
+        )
+        query = sa.select(waiting).where(waiting.c.expires_at > self._now())
+        if repository is not None:
+            query = query.where(waiting.c.repository == repository)
+        if after is not None:
+            query = query.where(order > after)
+        query = query.order_by(order).limit(limit)
+        with self._transaction(BEGIN_DEFERRED) as connection:
+            rows = connection.execute(query).all()
+        return [
+            WaitingEntry(
+                row.request_id,
+                row.repository,
+                row.publisher,
+                row.created_at,
+                row.data,
+                row.expires_at,
+            )
             for row in rows
         ]
 

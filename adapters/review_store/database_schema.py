@@ -16,6 +16,11 @@ agree, so a change here needs a revision.
     One row per reuse key a client is reviewing: ``holder`` (the client's opaque id),
     ``principal`` (its token's name), ``acquired_at`` and ``expires_at`` (server clock).
     A row past ``expires_at`` is free for the next client to take.
+``waiting``
+    One row per announced waiting Human request (``request_id``), with its repository
+    label, publisher (token name), ``created_at`` (stored form), ``expires_at`` (server
+    clock) and the announcement's JSON text in ``data``. A row past ``expires_at`` is
+    never listed and is deleted by the next announcement.
 """
 
 from __future__ import annotations
@@ -59,6 +64,19 @@ leases = sa.Table(
     sa.Column("acquired_at", sa.Text, nullable=False),
     sa.Column("expires_at", sa.Text, nullable=False),
     sa.Index("leases_by_expiry", "expires_at"),
+)
+
+waiting = sa.Table(
+    "waiting",
+    metadata,
+    sa.Column("request_id", sa.Text, primary_key=True),
+    sa.Column("repository", sa.Text, nullable=False),
+    sa.Column("publisher", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("expires_at", sa.Text, nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Index("waiting_by_repository", "repository", "request_id"),
+    sa.Index("waiting_by_expiry", "expires_at"),
 )
 
 # SQLite's implicit row id (an identity column of that name on PostgreSQL): storage order,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import ssl
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
@@ -36,6 +37,7 @@ from artifactize.ports.review_store import (
     RemoteFailure,
     RemoteLease,
     RemoteSettings,
+    WaitingPage,
 )
 
 CONNECT_TIMEOUT_SECONDS = 2.0
@@ -53,9 +55,11 @@ WHOAMI_ROUTE = "v1/whoami"
 LOOKUP_ROUTE = "v1/lookup"
 ENTRIES_ROUTE = "v1/entries/"
 LEASES_ROUTE = "v1/leases"
+WAITING_ROUTE = "v1/waiting"
 # A store from before leases answers their routes with these: it serves no leases.
 NO_LEASE_STATUSES = (404, 405)
 _KEY = re.compile(r"[0-9a-f]{64}")
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,200}")
 
 
 def new_store_client() -> httpx2.AsyncClient:
@@ -151,6 +155,54 @@ class HttpRemoteStore:
             self._invalid("leases", "expected {leases: [object, …], leaseSeconds}")
         return checked
 
+    async def announce_waiting(self, request_id: str, announcement: Mapping[str, Any]) -> bool:
+        self._check_request_id(request_id)
+        data = await self._lease_exchange("PUT", f"{WAITING_ROUTE}/{request_id}", announcement)
+        if data is None:
+            return False
+        if not isinstance(data.get("expiresAt"), str):
+            self._invalid("waiting", "expected {expiresAt, waitingSeconds}")
+        return True
+
+    async def withdraw_waiting(self, request_id: str) -> bool:
+        self._check_request_id(request_id)
+        data = await self._lease_exchange("DELETE", f"{WAITING_ROUTE}/{request_id}", None)
+        if data is None:
+            return False
+        withdrawn = data.get("withdrawn")
+        if not isinstance(withdrawn, bool):
+            self._invalid("waiting", "expected {withdrawn: true|false}")
+        return withdrawn
+
+    async def list_waiting(
+        self, repository: str | None, after: str | None, limit: int
+    ) -> WaitingPage | None:
+        if after is not None:
+            self._check_request_id(after)
+        query = {"limit": str(limit)}
+        if repository is not None:
+            query["repository"] = repository
+        if after is not None:
+            query["after"] = after
+        route = f"{WAITING_ROUTE}?{urllib.parse.urlencode(query)}"
+        data = await self._lease_exchange("GET", route, None)
+        if data is None:
+            return None
+        found, cursor = data.get("requests"), data.get("next")
+        if (
+            not isinstance(found, list)
+            or not all(isinstance(item, dict) for item in found)
+            or not (cursor is None or (isinstance(cursor, str) and _REQUEST_ID.fullmatch(cursor)))
+        ):
+            self._invalid(WAITING_ROUTE, "expected {requests: [object, …], next: ID|null}")
+        return WaitingPage(found, cursor)
+
+    def _check_request_id(self, request_id: str) -> None:
+        if not _REQUEST_ID.fullmatch(request_id):
+            raise RemoteFailure(
+                FailureMode.CLOSED, "A request ID must be 1-200 of [A-Za-z0-9._:-]."
+            )
+
     def _check_key(self, key: str, action: str) -> None:
         if not _KEY.fullmatch(key):
             raise RemoteFailure(
@@ -160,7 +212,8 @@ class HttpRemoteStore:
     async def _lease_exchange(
         self, method: str, route: str, body: Mapping[str, Any] | None
     ) -> dict[str, Any] | None:
-        """``_exchange``, but None when the store has no lease routes (an older server)."""
+        """``_exchange``, but None when the store has no such route (an older server: no
+        leases, no waiting requests)."""
         try:
             return await self._exchange(method, route, body)
         except RemoteFailure as failure:

@@ -45,6 +45,7 @@ from artifactize.entrypoints.web.security import (
     Guard,
     GuardMiddleware,
 )
+from artifactize.entrypoints.web.team import TeamInbox, team_view
 from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import StateError
 from artifactize.ports.statuses import RequestStatus
@@ -70,6 +71,7 @@ NO_SUCH_RUN = "No Run {run}."
 NO_PATH = "Give the file as ?path=."
 STATE_UNREADABLE = "The state could not be read or written: {reason}"
 UNKNOWN_COUNT = "?"
+NOT_ANNOUNCED = "The team store lists no waiting request {request} (it settled or its wait ended)."
 
 
 @dataclass
@@ -85,6 +87,7 @@ class WebContext:
     should_stop: Callable[[], bool] = lambda: False  # the server was asked to stop
     stopping: anyio.Event = field(default_factory=anyio.Event)
     tasks: TaskGroup | None = None
+    team: TeamInbox | None = None  # the team store's waiting requests (None: no store)
 
     @property
     def reviewer(self) -> str:
@@ -108,16 +111,40 @@ async def _form(request: Request) -> dict[str, str] | None:
 class Routes:
     def __init__(self, context: WebContext) -> None:
         self.c = context
+        self._team_cache: tuple[int, list[Mapping[str, Any]]] = (-1, [])
 
     # --- helpers ----------------------------------------------------------------------
 
     def _waiting_views(self) -> list[Mapping[str, Any]]:
+        """This machine's waiting requests, then the team store's that are not also here
+        (a request this machine announced is listed once, as this machine's)."""
         session = self.c.session
-        return [session.view(row.request_id) for row in session.waiting()]
+        local = [session.view(row.request_id) for row in session.waiting()]
+        return local + self._team_views()
+
+    def _team_views(self) -> list[Mapping[str, Any]]:
+        """The team store's requests not in local state, worked out once per listing (a
+        live inbox renders ten times a second; another machine's request never becomes
+        local)."""
+        team = self.c.team
+        if team is None:
+            return []
+        if self._team_cache[0] != team.fetches:
+            store = self.c.session.store
+            views: list[Mapping[str, Any]] = [
+                team_view(published)
+                for published in team.requests
+                if store.get_request(RequestId(published.request_id)) is None
+            ]
+            self._team_cache = (team.fetches, views)
+        return self._team_cache[1]
+
+    def _notice(self) -> str | None:
+        return None if self.c.team is None else self.c.team.notice
 
     def _page(self, title: str, body: str, status: int = 200) -> HTMLResponse:
         try:
-            count: int | str = len(self.c.session.waiting())
+            count: int | str = len(self.c.session.waiting()) + len(self._team_views())
         except StateError:
             count = UNKNOWN_COUNT  # the page says why; the title cannot count
         return _html(pages.page(title, count, body, self.c.reviewer), status)
@@ -129,16 +156,29 @@ class Routes:
 
     async def inbox(self, request: Request) -> Response:
         filters = dict(request.query_params)
-        body = pages.inbox(self._waiting_views(), self.c.reviewer, self.c.now(), filters)
+        if self.c.team is not None:
+            await self.c.team.current()  # bounded: TEAM_ANSWER_SECONDS
+        views = self._waiting_views()
+        body = pages.inbox(views, self.c.reviewer, self.c.now(), filters, self._notice())
         return self._page("Inbox", body)
 
     async def inbox_events(self, request: Request) -> Response:
         filters = dict(request.query_params)
 
         def render() -> str:
-            return pages.inbox_table(self._waiting_views(), self.c.reviewer, self.c.now(), filters)
+            views = self._waiting_views()
+            return pages.inbox_table(views, self.c.reviewer, self.c.now(), filters, self._notice())
 
         return self._events(render)
+
+    async def team_request(self, request: Request) -> Response:
+        """An announced request of another machine: read-only, with where to act."""
+        request_id = request.path_params["request_id"]
+        team = self.c.team
+        found = None if team is None else team.find(request_id)
+        if found is None:
+            return self._problem("Unknown request", NOT_ANNOUNCED.format(request=request_id), 404)
+        return self._page(found.eval_id, pages.team_request(team_view(found), self.c.now()))
 
     # --- a request --------------------------------------------------------------------
 
@@ -462,6 +502,8 @@ def build_app(context: WebContext) -> Starlette:
         async with anyio.create_task_group() as tasks:
             context.tasks = tasks
             tasks.start_soon(_watch_stop, context)
+            if context.team is not None:
+                tasks.start_soon(context.team.follow, context.stopping)
             try:
                 yield
             finally:
@@ -479,6 +521,7 @@ def build_app(context: WebContext) -> Starlette:
         routes=[
             Route("/", routes.inbox),
             Route("/inbox/events", routes.inbox_events),
+            Route("/team/{request_id}", routes.team_request),
             Route(request_id, routes.request_page),
             Route(f"{request_id}/state", routes.state_events),
             Route(f"{request_id}/log", routes.log_events),

@@ -55,6 +55,17 @@ FILES_CUT = "The listing is cut at {count} files or {depth} folders deep."
 NOT_RECORDED = "not recorded"
 NO_EARLIER_VERDICT = "This eval has no earlier verdict."
 UNSET_LABEL = "(unset)"
+THIS_MACHINE = "this machine"
+TEAM_STORE = "team store"
+TEAM_READ_ONLY = (
+    "This request waits on {where}, in Run {run} of the repository {repository}. It is "
+    "read-only here: a verdict settles the state of the machine whose Run asked for it, and "
+    "its claim and its Human tools live there too. Review it on that machine "
+    "(artifactize web or artifactize review there). Or run artifactize verify --wait on the "
+    "same change here and sign off the request it asks: with a team-store token that has "
+    "the human scope, your verdict is published, and the waiting verify there reuses it "
+    "(when its token can read the store)."
+)
 
 
 def esc(value: object) -> str:
@@ -64,6 +75,20 @@ def esc(value: object) -> str:
 def request_url(request_id: str, action: str = "") -> str:
     base = f"/request/{quote(request_id, safe='')}"
     return f"{base}/{action}" if action else base
+
+
+def team_url(request_id: str) -> str:
+    return f"/team/{quote(request_id, safe='')}"
+
+
+def where_text(view: Mapping[str, Any]) -> str:
+    """Where a request waits: this machine, or the team store with the announcing machine
+    and the token that announced it."""
+    team = view.get("team")
+    if not isinstance(team, Mapping):
+        return THIS_MACHINE
+    machine, publisher = team.get("machine"), team.get("publisher")
+    return f"{TEAM_STORE}: {machine} ({publisher})" if machine else f"{TEAM_STORE}: {publisher}"
 
 
 def view_url(request_id: str, path: str, action: str = "view") -> str:
@@ -103,7 +128,10 @@ def inbox_table(
     reviewer: str,
     now: datetime,
     filters: Mapping[str, str],
+    notice: str | None = None,
 ) -> str:
+    """The table of waiting requests (this machine's and the team store's, each marked in
+    the ``Where`` column), filtered; ``notice`` (the team store's trouble) above it."""
     text = filters.get("q", "").strip().lower()
     claim = filters.get("claim", "")
     rows: list[str] = []
@@ -119,24 +147,30 @@ def inbox_table(
         if text and text not in str(view.get("evalId", "")).lower():
             continue
         since = (view.get("claim") or {}).get("claimedAt")
+        request_id = str(view.get("id"))
+        url = team_url(request_id) if view.get("team") else request_url(request_id)
         rows.append(
             "<tr>"
-            f'<td><a href="{esc(request_url(str(view.get("id"))))}">{esc(view.get("evalId"))}</a></td>'
+            f'<td><a href="{esc(url)}">{esc(view.get("evalId"))}</a></td>'
             f"<td>{esc(artifact)}</td>"
             f"<td>{esc(view.get('title') or '')}</td>"
             f"<td>{esc(name or '–')}</td>"
             f"<td>{esc(age_text(since, now) + ' ago' if since else '–')}</td>"
             f"<td>{esc(age_text(view.get('createdAt'), now))}</td>"
+            f"<td>{esc(where_text(view))}</td>"
             "</tr>"
         )
     table = (
         '<table aria-label="Waiting requests"><thead><tr><th scope="col">Eval</th>'
         '<th scope="col">Artifact</th><th scope="col">Title</th><th scope="col">Claimed by</th>'
-        '<th scope="col">Claimed</th><th scope="col">Waiting</th></tr></thead>'
+        '<th scope="col">Claimed</th><th scope="col">Waiting</th>'
+        '<th scope="col">Where</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
         if rows
         else f"<p>{esc(NO_WAITING)}</p>"
     )
+    if notice:
+        table = f'<p class="notice" role="status">{esc(notice)}</p>{table}'
     return table
 
 
@@ -145,6 +179,7 @@ def inbox(
     reviewer: str,
     now: datetime,
     filters: Mapping[str, str],
+    notice: str | None = None,
 ) -> str:
     """The waiting requests with their filters; the table follows the state live."""
     claim = filters.get("claim", "")
@@ -164,8 +199,30 @@ def inbox(
         "<button>Filter</button></form>"
     )
     live = "/inbox/events" + (f"?{urlencode(dict(filters))}" if filters else "")
-    table = inbox_table(views, reviewer, now, filters)
+    table = inbox_table(views, reviewer, now, filters, notice)
     return f'<h1>Waiting reviews</h1>{form}<div data-live="{esc(live)}">{table}</div>'
+
+
+def team_request(view: Mapping[str, Any], now: datetime) -> str:
+    """An announced request of another machine: what is known of it, read-only, and where
+    to act instead."""
+    team = view.get("team") or {}
+    claim = view.get("claim") or {}
+    claimed = (
+        f"Claimed by {claim.get('reviewer')} {age_text(claim.get('claimedAt'), now)} ago."
+        if claim
+        else "Not claimed."
+    )
+    sentence = TEAM_READ_ONLY.format(
+        where=where_text(view), run=view.get("runId"), repository=team.get("repository")
+    )
+    return (
+        f"<h1>{esc(view.get('evalId'))}</h1>"
+        f"<p>{esc(view.get('title') or '')}</p>"
+        f'<p role="note" class="read-only">{esc(sentence)}</p>'
+        f"<p>Request {esc(view.get('id'))}, waiting for "
+        f"{esc(age_text(view.get('createdAt'), now))}. {esc(claimed)}</p>"
+    )
 
 
 # --- a request -----------------------------------------------------------------------------

@@ -65,6 +65,7 @@ def web_context(services: Services, reviewer: str | None, all_repos: bool) -> We
     from artifactize.entrypoints.review_tui.session import ReviewSession
     from artifactize.entrypoints.web.app import WebContext
     from artifactize.entrypoints.web.live import ToolRuns
+    from artifactize.entrypoints.web.team import TeamInbox
 
     try:
         name = check_reviewer(services.reviewer_name(reviewer))
@@ -88,6 +89,7 @@ def web_context(services: Services, reviewer: str | None, all_repos: bool) -> We
         guard=Guard(new_token()),
         runs=ToolRuns(session, local_clock),
         now=clock.now,
+        team=None if remote is None else TeamInbox(remote, repo, clock.monotonic),
     )
 
 

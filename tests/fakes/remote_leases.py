@@ -1,19 +1,34 @@
 """Lease methods for fake remote stores.
 
-``NoLeases`` is a store from before leases (every lease call answers "not served"), for
-fakes that exercise other routes. ``MemoryLeases`` keeps leases in memory, by the fake's
+``NoLeases`` is a store from before leases and waiting requests (every lease or waiting
+call answers "not served"), for fakes that exercise other routes. ``MemoryLeases`` keeps leases in memory, by the fake's
 own clock (``now`` in seconds), for the domain's lease rules.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from artifactize.ports.ids import ReuseKey
-from artifactize.ports.review_store import RemoteLease
+from artifactize.ports.review_store import RemoteLease, WaitingPage
 
 
-class NoLeases:
+class NoWaiting:
+    async def announce_waiting(self, request_id: str, announcement: Mapping[str, Any]) -> bool:
+        return False
+
+    async def withdraw_waiting(self, request_id: str) -> bool:
+        return False
+
+    async def list_waiting(
+        self, repository: str | None, after: str | None, limit: int
+    ) -> WaitingPage | None:
+        return None
+
+
+class NoLeases(NoWaiting):
     async def acquire_lease(self, key: str, holder: str) -> RemoteLease | None:
         return None
 
@@ -25,7 +40,7 @@ class NoLeases:
 
 
 @dataclass
-class MemoryLeases:
+class MemoryLeases(NoWaiting):
     """Leases of ``lease_seconds`` that expire when ``now`` passes them; every call is
     recorded in ``calls`` as (action, key, holder)."""
 

@@ -5,6 +5,12 @@ Routes, as the real store serves them:
 - ``GET /v1/whoami`` → ``{"principal", "scopes"}``
 - ``POST /v1/lookup`` ``{"keys": [...]}`` (at most 1000) → ``{"entries": [latest record…]}``
 - ``PUT /v1/entries/{key}`` → 201 ``{"created": true}`` / 200 ``{"created": false}``
+- ``PUT /v1/waiting/{requestId}`` (an announcement) → ``{"expiresAt", "waitingSeconds"}``;
+  ``DELETE /v1/waiting/{requestId}`` → ``{"withdrawn"}``;
+  ``GET /v1/waiting?repository=&after=&limit=`` → ``{"requests", "next", "waitingSeconds"}``
+  (byte order of request ID, pages of at most 500; announcements never expire here).
+  ``tests/integration/test_waiting_requests_contract.py`` checks these against the real
+  store on SQLite and PostgreSQL.
 
 Bearer tokens map to ``(principal, scopes)``; a missing or unknown token is 401, a missing
 scope 403 (errors are ``{"error": "..."}``). The fake sets ``publisher`` and
@@ -18,6 +24,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +34,10 @@ import pytest
 
 LOOKUP_KEYS_MAX = 1000
 PUBLISHED_AT = "2026-03-04T05:06:07.123456789Z"
+EXPIRES_AT = "2999-01-01T00:00:00.000000000Z"
+WAITING_SECONDS = 90
+WAITING_LIMIT_MAX = 500
+WAITING_LIMIT_DEFAULT = 100
 SHUTDOWN_POLL_SECONDS = 0.01  # how soon a test's fake stops
 
 
@@ -52,6 +63,7 @@ class FakeReviewStore:
     def __init__(self, tokens: Mapping[str, tuple[str, tuple[str, ...]]] | None = None) -> None:
         self.tokens = dict(tokens or {"tok-a": ("alice", ("read", "publish", "human"))})
         self.entries: dict[str, list[dict[str, Any]]] = {}
+        self.waiting: dict[str, dict[str, Any]] = {}  # request ID -> announcement as stored
         self.canned: list[Canned] = []
         self.seen: list[Seen] = []
         self._lock = threading.Lock()
@@ -106,7 +118,45 @@ class FakeReviewStore:
                 return 200, {"created": False}
             records.append({**body, "publisher": name, "publishedAt": PUBLISHED_AT})
             return 201, {"created": True}
+        if path.split("?", 1)[0] == "/v1/waiting" or path.startswith("/v1/waiting/"):
+            return self._waiting(method, path, name, scopes, body)
         return 404, {"error": "Not found."}
+
+    def _waiting(
+        self, method: str, path: str, name: str, scopes: tuple[str, ...], body: Any
+    ) -> tuple[int, Any]:
+        route, _, query = path.partition("?")
+        if method == "GET" and route == "/v1/waiting":
+            if "read" not in scopes:
+                return 403, {"error": "This token lacks the read scope."}
+            params = dict(urllib.parse.parse_qsl(query))
+            raw = params.get("limit", str(WAITING_LIMIT_DEFAULT))
+            if not raw.isdigit() or not 1 <= int(raw) <= WAITING_LIMIT_MAX:
+                return 400, {
+                    "error": f"limit must be a whole number from 1 to {WAITING_LIMIT_MAX}."
+                }
+            limit, after = int(raw), params.get("after")
+            found = [
+                self.waiting[request_id]
+                for request_id in sorted(self.waiting, key=lambda text: text.encode())
+                if (after is None or request_id.encode() > after.encode())
+                and params.get("repository") in (None, self.waiting[request_id]["repository"])
+            ]
+            page = found[:limit]
+            more = len(found) > limit
+            cursor = page[-1]["requestId"] if more else None
+            return 200, {"requests": page, "next": cursor, "waitingSeconds": WAITING_SECONDS}
+        if "publish" not in scopes:
+            return 403, {"error": "This token lacks the publish scope."}
+        request_id = route.removeprefix("/v1/waiting/")
+        if method == "PUT":
+            if not isinstance(body, dict) or body.get("requestId") != request_id:
+                return 400, {"error": "requestId must equal the request ID in the path."}
+            self.waiting[request_id] = {**body, "publisher": name, "expiresAt": EXPIRES_AT}
+            return 200, {"expiresAt": EXPIRES_AT, "waitingSeconds": WAITING_SECONDS}
+        if method == "DELETE":
+            return 200, {"withdrawn": self.waiting.pop(request_id, None) is not None}
+        return 405, {"error": "Method not allowed."}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -151,7 +201,7 @@ class FakeReviewStore:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-            do_GET = do_POST = do_PUT = _serve
+            do_GET = do_POST = do_PUT = do_DELETE = _serve
 
         return Handler
 

@@ -116,10 +116,11 @@ def environment(state: Path) -> dict[str, str]:
 class World:
     """The repository, its state, and the CLI run as a process."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
         self.repo = root / "repo"
         self.state = root / "state"
         self.gate = root / "gate"
+        self.env = {**environment(self.state), **(env or {})}  # a team store, say
         write_repository(self.repo, self.gate)
 
     def cli(self, *args: str) -> tuple[int, Any]:
@@ -127,7 +128,7 @@ class World:
             self.argv("--json", *args),
             capture_output=True,
             text=True,
-            env=environment(self.state),
+            env=self.env,
             timeout=120,
             check=False,
         )
@@ -173,7 +174,7 @@ class WebServer:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=environment(world.state),
+            env=world.env,
         )
         assert self.process.stdout is not None
         line = self.process.stdout.readline().strip()

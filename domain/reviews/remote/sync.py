@@ -16,6 +16,12 @@ published, and another machine that finds the lease held waits for that verdict.
 without lease routes, or without the scope, means no leases: every machine reviews for
 itself, as before.
 
+Waiting Human requests (``announce_waiting``): during ``--wait``, with the ``publish``
+scope, each Human request this Run waits for is announced to the store and renewed every
+``WAITING_SECONDS / RENEWALS_PER_TERM``, so every teammate's ``artifactize web`` lists it;
+it is withdrawn once it settles and when the wait ends (``withdraw_waiting``). A store
+without the waiting routes means no announcements.
+
 Failures follow the store's rules: when the store is unreachable (fail open) one warning
 is printed and the rest of the Run goes on without it; when it refuses us (fail closed) the
 error reaches the caller, which stops (exit 2).
@@ -26,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
 from artifactize.domain.reviews.human.settlement import supersession
 from artifactize.domain.reviews.remote.records import (
     RecordError,
@@ -34,10 +41,15 @@ from artifactize.domain.reviews.remote.records import (
     mirror_record,
     validate_record,
 )
+from artifactize.domain.reviews.remote.waiting_requests import (
+    RENEWALS_PER_TERM,
+    WAITING_SECONDS,
+    announcement,
+)
 from artifactize.kernel.document_codec import execution_json
 from artifactize.ports.callbacks import WarningSink
 from artifactize.ports.documents import Execution, ExecutionDocument
-from artifactize.ports.ids import ReuseKey
+from artifactize.ports.ids import RequestId, ReuseKey
 from artifactize.ports.review_store import (
     SCOPE_HUMAN,
     SCOPE_PUBLISH,
@@ -49,7 +61,7 @@ from artifactize.ports.review_store import (
     RemoteStore,
 )
 from artifactize.ports.state import StateStore
-from artifactize.ports.statuses import ProfileKind
+from artifactize.ports.statuses import ProfileKind, RequestStatus
 
 CONTINUING = "{reason}. Continuing without the remote review store."
 INVALID_RECORD = "Ignoring an invalid remote review record: {problem}"
@@ -61,6 +73,13 @@ LEASE_LOST = (
 )
 # At most one lookup per key per this many seconds during a Run (reviews-and-store §5.4).
 REFRESH_INTERVAL_SECONDS = 1.0
+# An announced waiting request is renewed this often (or at once when its claim changed).
+ANNOUNCE_INTERVAL_SECONDS = WAITING_SECONDS / RENEWALS_PER_TERM
+
+
+def _claim(state: StateStore, request_id: str) -> Mapping[str, str] | None:
+    claim = state.human_claim(RequestId(request_id))
+    return None if claim is None else {"reviewer": claim.reviewer, "claimedAt": claim.claimed_at}
 
 
 class RemoteSync:
@@ -75,6 +94,10 @@ class RemoteSync:
         self._looked_up: dict[str, float] = {}  # key -> clock.monotonic() of its last lookup
         self.leases_served = True  # False once the store answered that it has no leases
         self.leases_taken = 0  # leases granted to this Run (renewals not counted)
+        self.waiting_served = True  # False once the store answered it has no waiting routes
+        # request ID -> (clock.monotonic() of its last announcement, what was announced)
+        self._announced: dict[str, tuple[float, Mapping[str, object]]] = {}
+        self.announcements = 0  # announcements sent (renewals included), for tests
 
     async def _who(self) -> Principal:
         if self.principal is None:
@@ -213,6 +236,69 @@ class RemoteSync:
             await self.store.release_lease(lease.key, lease.holder)
         except RemoteFailure:
             return
+
+    async def announce_waiting(
+        self,
+        request_ids: Sequence[str],
+        state: StateStore,
+        now: float,
+        *,
+        repository: str,
+        machine: str | None,
+    ) -> None:
+        """Announce the requests of ``request_ids`` that still wait for a person (a
+        follower is not one: the request it follows is), renew the ones due, and withdraw
+        the announced ones that no longer wait. ``now`` is ``clock.monotonic()``."""
+        if not self.usable or not self.waiting_served:
+            return
+        try:
+            if SCOPE_PUBLISH not in (await self._who()).scopes:
+                return
+            for request_id in request_ids:
+                saved = state.get_request(RequestId(request_id))
+                waits = saved is not None and saved.status == RequestStatus.WAITING_HUMAN
+                said = (
+                    announcement(saved.data, repository, machine, _claim(state, request_id))
+                    if saved is not None
+                    and waits
+                    and saved.data.get("source") is None
+                    and saved.data.get("blockedReason") != FOLLOWING_HUMAN
+                    else None
+                )
+                last = self._announced.get(request_id)
+                if said is None:
+                    if last is not None:
+                        del self._announced[request_id]
+                        await self.store.withdraw_waiting(request_id)
+                    continue
+                if (
+                    last is not None
+                    and last[1] == said
+                    and now - last[0] < ANNOUNCE_INTERVAL_SECONDS
+                ):
+                    continue
+                if not await self.store.announce_waiting(request_id, said):
+                    self.waiting_served = False
+                    return
+                self._announced[request_id] = (now, said)
+                self.announcements += 1
+        except RemoteFailure as failure:
+            if failure.mode is FailureMode.CLOSED:
+                self.waiting_served = False  # the wait goes on; teammates do not see it
+                return
+            self._fail_open(failure)
+
+    async def withdraw_waiting(self) -> None:
+        """Withdraw every announcement of this Run (its wait ended); failures are ignored:
+        an announcement not withdrawn lapses within WAITING_SECONDS."""
+        announced, self._announced = list(self._announced), {}
+        if not self.usable:
+            return
+        for request_id in announced:
+            try:
+                await self.store.withdraw_waiting(request_id)
+            except RemoteFailure:
+                return
 
     async def aclose(self) -> None:
         await self.store.aclose()

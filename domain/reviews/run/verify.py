@@ -45,6 +45,7 @@ from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
 from artifactize.domain.reviews.agent.review import AgentReview, ReviewOutcome
 from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.human.recorded_declarations import run_definitions
+from artifactize.domain.reviews.remote.waiting_requests import repository_name
 from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
 from artifactize.domain.reviews.run import (
     commit,
@@ -86,6 +87,7 @@ from artifactize.ports.state import ClaimOutcome, ExecutionRecord, StateError
 from artifactize.ports.statuses import ErrorCode, ExecutionStatus, RequestStatus, SourceKind
 
 JOIN_POLL_SECONDS = 0.2
+WITHDRAW_SECONDS = 5.0  # at most this long to withdraw the Run's waiting announcements
 WAITING_FOR_KEY = "Waiting for the active execution of this reuse key."
 STARTED_NOTICE = "Started {run_id} (follow: artifactize run show {run_id} --wait)"
 UNEXPECTED = "The review failed unexpectedly"
@@ -198,6 +200,7 @@ class Verify:
 
         async def refresh_all() -> None:
             await self._refresh_remote(result.requests)
+            await self._announce_waiting(result.requests)
 
         def settle_inline(request: RequestDocument) -> bool:
             return self._settle_inline(settle[request["id"]][0], request)
@@ -232,6 +235,9 @@ class Verify:
             raise
         finally:
             with anyio.CancelScope(shield=True):
+                if self.ports.remote is not None:  # the wait ended: no inbox lists it now
+                    with anyio.move_on_after(WITHDRAW_SECONDS):
+                        await self.ports.remote.withdraw_waiting()
                 commit.finish_run(ctx, result, self._schedule_inputs(result, scope))
         return result
 
@@ -359,6 +365,20 @@ class Verify:
         keys = [r["key"] for r in requests if r["key"] and r["status"] in UNRESOLVED]
         await remote.refresh(
             keys, self.ports.state, self.ports.review.clock.monotonic(), settled_at=self.ctx.now()
+        )
+
+    async def _announce_waiting(self, requests: list[RequestDocument]) -> None:
+        """Tell the team store which of this Run's Human requests wait (``--wait`` polls),
+        so every teammate's inbox lists them; rate-limited by ``RemoteSync``."""
+        remote = self.ports.remote
+        if remote is None:
+            return
+        await remote.announce_waiting(
+            [r["id"] for r in requests],
+            self.ports.state,
+            self.ports.review.clock.monotonic(),
+            repository=repository_name(self.options.repo),
+            machine=self.ports.producer.get("name"),
         )
 
     def _owner_alive(self, pid: int, start_time: float) -> bool:
