@@ -10,6 +10,7 @@ only place a user-given path string is resolved (and links in it followed) is
 from __future__ import annotations
 
 import errno
+import operator
 import os
 import stat
 
@@ -30,6 +31,7 @@ from artifactize.ports.filesystem import (
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _READ_CHUNK = 1 << 20
+_BY_NAME = operator.itemgetter(0)  # a DirEntry's name
 
 
 def _check_name(name: str) -> None:
@@ -127,7 +129,7 @@ class PosixDirectoryHandle(OwnedHandle):
             raise FilesystemError(
                 ".", f"Cannot list `{self._physical_path}`: {err.strerror or err}"
             ) from err
-        return sorted(found, key=lambda entry: entry.name)
+        return sorted(found, key=_BY_NAME)
 
     def entry(self, name: str) -> DirEntry:
         _check_name(name)
