@@ -62,6 +62,7 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     del sys.path[0]
 
 import anyio
+import psutil
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -110,6 +111,42 @@ def figures(samples: list[float]) -> dict[str, float]:
         "p95Ms": percentile(samples, 0.95) * 1000,
         "calls": len(samples),
     }
+
+
+# Which server process answers each kind of call: its CPU time per call is measured too,
+# a figure that the load of other processes on the machine hardly changes (wall time does).
+SERVER_OF = {
+    "served": "served",
+    "servedList": "served",
+    "ping": "served",
+    "hop": "hop",
+    "peerRead": "peer",
+    "peerList": "peer",
+}
+
+
+def server_processes() -> dict[str, psutil.Process]:
+    """This process's server children, by role, found by their command lines."""
+    found: dict[str, psutil.Process] = {}
+    for child in psutil.Process().children(recursive=True):
+        try:
+            line = " ".join(child.cmdline())
+        except psutil.Error:
+            continue
+        if "artifactize.entrypoints.cli.app" in line:
+            found["served"] = child
+        elif HOP_SERVER.name in line:
+            found["hop"] = child
+        elif PEER_COMMAND in line or "server-filesystem" in line:
+            found["peer"] = child
+    return found
+
+
+def cpu_seconds(process: psutil.Process | None) -> float:
+    if process is None:
+        return 0.0
+    times = process.cpu_times()
+    return float(times.user + times.system)
 
 
 async def timed(work: Callable[[], Awaitable[Any]], count: int, into: list[float]) -> None:
@@ -275,10 +312,18 @@ async def measure(
                 )
             for work in kinds.values():  # warm-up
                 await timed(work, max(3, calls // 5), [])
+            servers = server_processes()
+            cpu: dict[str, float] = dict.fromkeys(kinds, 0.0)
             for _ in range(rounds):
                 for name, work in kinds.items():
+                    process = servers.get(SERVER_OF.get(name, ""))
+                    before = cpu_seconds(process)
                     await timed(work, calls, samples[name])
+                    cpu[name] += cpu_seconds(process) - before
     results: dict[str, Any] = {name: figures(values) for name, values in samples.items()}
+    for name, seconds in cpu.items():
+        if SERVER_OF.get(name) in servers:
+            results[name]["serverCpuMsPerCall"] = seconds * 1000 / len(samples[name])
     for cut in ("p50", "p95"):
         direct, served_ms, hop_ms = (results[k][f"{cut}Ms"] for k in ("direct", "served", "hop"))
         label = cut.upper()
@@ -344,8 +389,11 @@ def main() -> None:
         k for k in ("peerRead", "peerList") if k in results
     ]:
         data = results[name]
+        server_cpu = data.get("serverCpuMsPerCall")
+        cpu_note = "" if server_cpu is None else f"   server CPU {server_cpu:6.3f} ms/call"
         print(
-            f"{name:10s} p50 {data['p50Ms']:7.2f} ms   p95 {data['p95Ms']:7.2f} ms   ({data['calls']} calls)"
+            f"{name:10s} p50 {data['p50Ms']:7.2f} ms   p95 {data['p95Ms']:7.2f} ms"
+            f"   ({data['calls']} calls){cpu_note}"
         )
     print(
         f"served/direct: p50 {results['ratioP50']:.2f}x, p95 {results['ratioP95']:.2f}x; "
@@ -371,7 +419,14 @@ def main() -> None:
                 f"({'met' if results[f'peer{label}{cut}Met'] else 'NOT met'})"
                 for cut in ("P50", "P95")
             )
-            print(f"  {what}: {cuts}")
+            ours, theirs = ("served", "peerRead") if label == "Read" else ("servedList", "peerList")
+            cpu_ratio = ""
+            if "serverCpuMsPerCall" in results[ours] and "serverCpuMsPerCall" in results[theirs]:
+                cpu_ratio = (
+                    f"; server CPU per call "
+                    f"{results[ours]['serverCpuMsPerCall'] / results[theirs]['serverCpuMsPerCall']:.2f}x"
+                )
+            print(f"  {what}: {cuts}{cpu_ratio}")
     print("load average: " + " ".join(f"{value:.2f}" for value in results["loadAverage"]))
 
 
