@@ -20,9 +20,9 @@ Then, in this one process and one running event loop, it times each call separat
   same program with the same arguments (no new session, no directories, no environment
   rewrite, no result checks);
 - bare in a new session: the same with ``start_new_session=True``, as every group we
-  start is (its pid is its group id, and it has no controlling terminal). Reported apart:
-  on a kernel with ``sched_autogroup`` on, ``setsid()`` creates a scheduler group and costs
-  more than the rest of the spawn (bench/README.md).
+  start is (its pid is its group id, and it has no controlling terminal): the floor of a
+  spawn we can kill whole. ``setsid()`` creates a scheduler autogroup where the kernel has
+  them on, so it is reported apart (measured: 1.0-1.1x the bare spawn, bench/README.md).
 
 Calls run in blocks of 25 per contender, the order rotating each round, after ``--warmup``
 untimed calls of each; every result is checked. It prints p50/p95 of the wall time, the p50
