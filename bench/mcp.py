@@ -23,7 +23,17 @@ loop, it times:
 - **ping**: ``client.send_ping()`` through the real server, for reference only (a
   round trip with no tools/call machinery and an empty answer).
 
-The four take turns in rounds (``--calls`` each per round, ``--rounds`` rounds, after a
+- **peer** (issue 25 item 5): ``read`` of the same 80 lines (``list`` of a 200-entry folder
+  too, ``servedList``) against ``read_text_file`` with ``head: 80`` and ``list_directory``
+  of ``@modelcontextprotocol/server-filesystem`` (the MCP project's reference filesystem
+  server, Node; pinned PEER_VERSION, installed with npm into ``build/npm`` on first use)
+  serving the same folder, over the same official client. Every answer is checked (the
+  80 lines, the 200 entries). Target: ours at most 1.0× the peer, at p50 and at p95.
+  Each server's CPU time per call is reported too (psutil, per block of calls), a figure
+  the load of other processes hardly moves. ``--no-peer`` skips it; ``--no-install`` skips
+  it when the peer is not installed yet; without npm it is skipped with a message.
+
+The kinds take turns in rounds (``--calls`` each per round, ``--rounds`` rounds, after a
 warm-up), so load from elsewhere on the machine hits them alike. It reports p50 and p95 of
 each, the ratios served/direct, and the target check: served p50 ≤ 1.5 × direct p50 + hop
 p50 (the issue's "1.5× plus a fixed hop"), and the same with the p95s.
