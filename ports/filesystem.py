@@ -107,8 +107,12 @@ class DirectoryHandle(Protocol):
         """The canonical physical path this handle was opened at (for display and envelopes)."""
         ...
 
-    def entries(self) -> list[DirEntry]:
-        """Every entry of the directory, sorted by name, classified without following links."""
+    def entries(self, at_most: int | None = None) -> list[DirEntry]:
+        """Every entry of the directory, sorted by name, classified without following links.
+
+        With ``at_most``, a directory holding more entries gives ``at_most + 1`` of them
+        (which ones is unspecified), sorted: enough for a caller to refuse it, without
+        reading it whole."""
         ...
 
     def entry(self, name: str) -> DirEntry:

@@ -10,6 +10,7 @@ only place a user-given path string is resolved (and links in it followed) is
 from __future__ import annotations
 
 import errno
+import itertools
 import operator
 import os
 import stat
@@ -109,8 +110,9 @@ class PosixDirectoryHandle(OwnedHandle):
     def _path_of(self, name: str) -> str:
         return _join(self._physical_path, name)
 
-    def entries(self) -> list[DirEntry]:
-        """Enumerate the pinned directory, sorted by name.
+    def entries(self, at_most: int | None = None) -> list[DirEntry]:
+        """Enumerate the pinned directory, sorted by name; with ``at_most``, stop after
+        ``at_most + 1`` entries (the port's contract).
 
         The listing reads a fresh descriptor of the same directory (``.`` opened relative to
         the pinned one): ``scandir`` on a dup would share the pinned descriptor's read
@@ -122,7 +124,8 @@ class PosixDirectoryHandle(OwnedHandle):
             listing = os.open(".", _DIRECTORY_FLAGS, dir_fd=self._descriptor())
             try:
                 with os.scandir(listing) as scan:
-                    found = [DirEntry(entry.name, _kind_of_entry(entry)) for entry in scan]
+                    read = scan if at_most is None else itertools.islice(scan, at_most + 1)
+                    found = [DirEntry(entry.name, _kind_of_entry(entry)) for entry in read]
             finally:
                 os.close(listing)
         except OSError as err:  # an unreadable folder (EACCES), one gone meanwhile

@@ -52,6 +52,7 @@ def list_location(context: BuiltinContext, location: Location) -> list[LogicalEn
         entries = [_file_artifact_target(context, location)]
     else:
         entries = _physical_entries(context, location)
+    context.cancellation.check()  # a bounded step (10,001 entries at most) since the last
     if location.is_artifact_root:
         entries = _with_mounts(context, location, entries)
     if len(entries) > DIRECTORY_ENTRIES_MAX:
@@ -74,9 +75,9 @@ def _physical_entries(context: BuiltinContext, location: Location) -> list[Logic
                 if kind is EntryKind.OTHER:
                     raise ToolError(SPECIAL_REFUSED)
                 with parent.open_directory(name[0]) as directory:
-                    found = directory.entries()
+                    found = directory.entries(DIRECTORY_ENTRIES_MAX)
             else:
-                found = parent.entries()
+                found = parent.entries(DIRECTORY_ENTRIES_MAX)
     except FilesystemError as exc:
         raise open_failure(exc, location.request_path, context.owner) from None
     if len(found) > DIRECTORY_ENTRIES_MAX:
