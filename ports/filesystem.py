@@ -8,9 +8,8 @@ re-resolved (and redirected by a swapped symlink) after it was checked.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from types import TracebackType
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 
 class EntryKind(enum.Enum):
@@ -20,9 +19,11 @@ class EntryKind(enum.Enum):
     OTHER = "other"
 
 
-@dataclass(frozen=True)
-class DirEntry:
-    """One entry of a pinned directory, classified without following symlinks."""
+class DirEntry(NamedTuple):
+    """One entry of a pinned directory, classified without following symlinks.
+
+    A tuple rather than a frozen dataclass: a listing builds one per entry, and a tuple is
+    built several times faster (``grep`` lists every folder of its tree)."""
 
     name: str
     kind: EntryKind
@@ -106,8 +107,12 @@ class DirectoryHandle(Protocol):
         """The canonical physical path this handle was opened at (for display and envelopes)."""
         ...
 
-    def entries(self) -> list[DirEntry]:
-        """Every entry of the directory, sorted by name, classified without following links."""
+    def entries(self, at_most: int | None = None) -> list[DirEntry]:
+        """Every entry of the directory, sorted by name, classified without following links.
+
+        With ``at_most``, a directory holding more entries gives ``at_most + 1`` of them
+        (which ones is unspecified), sorted: enough for a caller to refuse it, without
+        reading it whole."""
         ...
 
     def entry(self, name: str) -> DirEntry:

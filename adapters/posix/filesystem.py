@@ -10,6 +10,8 @@ only place a user-given path string is resolved (and links in it followed) is
 from __future__ import annotations
 
 import errno
+import itertools
+import operator
 import os
 import stat
 
@@ -30,6 +32,7 @@ from artifactize.ports.filesystem import (
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _READ_CHUNK = 1 << 20
+_BY_NAME = operator.itemgetter(0)  # a DirEntry's name
 
 
 def _check_name(name: str) -> None:
@@ -107,8 +110,9 @@ class PosixDirectoryHandle(OwnedHandle):
     def _path_of(self, name: str) -> str:
         return _join(self._physical_path, name)
 
-    def entries(self) -> list[DirEntry]:
-        """Enumerate the pinned directory, sorted by name.
+    def entries(self, at_most: int | None = None) -> list[DirEntry]:
+        """Enumerate the pinned directory, sorted by name; with ``at_most``, stop after
+        ``at_most + 1`` entries (the port's contract).
 
         The listing reads a fresh descriptor of the same directory (``.`` opened relative to
         the pinned one): ``scandir`` on a dup would share the pinned descriptor's read
@@ -120,14 +124,15 @@ class PosixDirectoryHandle(OwnedHandle):
             listing = os.open(".", _DIRECTORY_FLAGS, dir_fd=self._descriptor())
             try:
                 with os.scandir(listing) as scan:
-                    found = [DirEntry(entry.name, _kind_of_entry(entry)) for entry in scan]
+                    read = scan if at_most is None else itertools.islice(scan, at_most + 1)
+                    found = [DirEntry(entry.name, _kind_of_entry(entry)) for entry in read]
             finally:
                 os.close(listing)
         except OSError as err:  # an unreadable folder (EACCES), one gone meanwhile
             raise FilesystemError(
                 ".", f"Cannot list `{self._physical_path}`: {err.strerror or err}"
             ) from err
-        return sorted(found, key=lambda entry: entry.name)
+        return sorted(found, key=_BY_NAME)
 
     def entry(self, name: str) -> DirEntry:
         _check_name(name)

@@ -288,12 +288,15 @@ class WindowsDirectoryHandle(OwnedHandle):
     def _path_of(self, name: str) -> str:
         return _join(self._physical_path, name)
 
-    def entries(self) -> list[DirEntry]:
-        """Every entry as spelled on disk, sorted by name, classified without following."""
+    def entries(self, at_most: int | None = None) -> list[DirEntry]:
+        """Every entry as spelled on disk, sorted by name, classified without following;
+        with ``at_most``, ``at_most + 1`` of a larger directory (read whole here)."""
         found = [
             DirEntry(name, _kind_of_attributes(attributes))
             for name, attributes in _list(self._pinned(), None)
         ]
+        if at_most is not None:
+            found = found[: at_most + 1]
         return sorted(found, key=lambda entry: entry.name)
 
     def _lookup(self, name: str) -> int:

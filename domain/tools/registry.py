@@ -63,9 +63,10 @@ TARGET_CHANGED = "File Artifact target must remain a regular file."
 SESSIONS_NOT_YET = "This tool is bound to a tool session, and no session set is attached."
 # The built-ins whose every step between two checks of the token is bounded, so they may
 # start on the event loop (``inline_first``): ``read`` opens one path, skips 1 MiB per check
-# and decodes at most a 64 KiB page. ``list``, ``glob`` and ``grep`` list a directory in one
-# step, however large it is, and the others never check: they always run in a worker thread.
-INLINE_FIRST_BUILTINS = frozenset({"read"})
+# and decodes at most a 64 KiB page; ``list`` reads at most 10,001 entries of one directory
+# (more are refused) and builds one page of at most 200. ``glob`` and ``grep`` walk a whole
+# tree between checks, and the others never check: they always run in a worker thread.
+INLINE_FIRST_BUILTINS = frozenset({"read", "list"})
 
 
 class RegistryError(Exception):

@@ -11,8 +11,9 @@ with ``isError``, its duration and a result summary of at most AUDIT_SUMMARY_MAX
 characters after it; a call past the budget (``--max-tool-calls``) is audited too, and
 refused with an error result.
 
-The ``read`` built-in starts on the event loop and moves to a worker thread only past a
-1 ms budget (``InlineFirst``): the thread's two wake-ups cost half of a short served read.
+The ``read`` and ``list`` built-ins start on the event loop and move to a worker thread only
+past a 1 ms budget (``InlineFirst``): the thread's two wake-ups cost half of a short served
+read.
 
 The audit is written inline, one short transaction each (as the state is everywhere): a
 hop to a worker thread cost more than the write itself (bench/mcp.py). The entry of a call

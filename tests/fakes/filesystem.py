@@ -116,9 +116,12 @@ class MemoryDirectoryHandle:
             raise EntryNotFound.at(name, path)
         return tree[name], path
 
-    def entries(self) -> list[DirEntry]:
+    def entries(self, at_most: int | None = None) -> list[DirEntry]:
         tree = self._live_tree()
-        return sorted((DirEntry(name, _kind(node)) for name, node in tree.items()), key=_name)
+        found = [DirEntry(name, _kind(node)) for name, node in tree.items()]
+        if at_most is not None:
+            found = found[: at_most + 1]
+        return sorted(found, key=_name)
 
     def entry(self, name: str) -> DirEntry:
         node, _ = self._lookup(name)

@@ -357,3 +357,16 @@ def test_no_descriptor_leaks_on_error_paths(workspace: Path) -> None:
         with pytest.raises(NotADirectory):
             fs.open_root(canonical + "/index.artf")
     assert open_fd_count() == before
+
+
+def test_entries_at_most_stops_one_past_the_bound(tmp_path: Path) -> None:
+    for n in range(6):
+        (tmp_path / f"f{n}").write_text("x")
+    with PosixFilesystem().open_root(str(tmp_path.resolve())) as folder:
+        every = folder.entries()
+        assert [e.name for e in every] == [f"f{n}" for n in range(6)]
+        assert folder.entries(at_most=6) == every  # at the bound: all of them
+        assert folder.entries(at_most=5) == every  # one past it: all six, refused upstream
+        some = folder.entries(at_most=2)
+        assert len(some) == 3
+        assert some == sorted(some) and set(some) <= set(every)

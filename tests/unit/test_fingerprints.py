@@ -612,8 +612,8 @@ class SizedDirectory:
     def physical_path(self) -> str:
         return self.inner.physical_path
 
-    def entries(self) -> list[DirEntry]:
-        return self.inner.entries()
+    def entries(self, at_most: int | None = None) -> list[DirEntry]:
+        return self.inner.entries(at_most)
 
     def entry(self, name: str) -> DirEntry:
         return self.inner.entry(name)

@@ -404,3 +404,11 @@ def test_fake_refuses_roots_that_are_not_absolute_paths(root: str) -> None:
 def test_both_classes_satisfy_the_port() -> None:
     filesystems: list[Filesystem] = [MemoryFilesystem({}), PosixFilesystem()]
     assert len(filesystems) == 2
+
+
+def test_entries_at_most_gives_one_past_the_bound() -> None:
+    fs = MemoryFilesystem({"/repo": {f"f{n}": b"x" for n in range(4)}})
+    with fs.open_root("/repo") as folder:
+        assert len(folder.entries()) == 4
+        assert len(folder.entries(at_most=4)) == 4
+        assert len(folder.entries(at_most=1)) == 2

@@ -4,7 +4,8 @@ the Artifact that declares it; a file Artifact's root holds only its target and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from operator import attrgetter
+from typing import NamedTuple
 
 from artifactize.domain.tools.context import BuiltinContext
 from artifactize.domain.tools.locations import (
@@ -25,8 +26,10 @@ MOUNT_CONFLICT = "Logical mount conflicts with a physical entry."
 NOT_A_DIRECTORY = "Listing requires a directory."
 
 
-@dataclass(frozen=True)
-class LogicalEntry:
+class LogicalEntry(NamedTuple):
+    """A tuple, not a frozen dataclass: a listing builds one per entry, and a tuple is built
+    several times faster (``grep`` lists every folder of its tree)."""
+
     name: str
     kind: str  # file, directory, symlink, other or mount
     mount_target: str | None = None
@@ -49,11 +52,16 @@ def list_location(context: BuiltinContext, location: Location) -> list[LogicalEn
         entries = [_file_artifact_target(context, location)]
     else:
         entries = _physical_entries(context, location)
+    context.cancellation.check()  # a bounded step (10,001 entries at most) since the last
     if location.is_artifact_root:
         entries = _with_mounts(context, location, entries)
     if len(entries) > DIRECTORY_ENTRIES_MAX:
         raise ToolError(TOO_MANY_ENTRIES)
-    return sorted(entries, key=lambda e: e.name)
+    return sorted(entries, key=_NAME)
+
+
+_NAME = attrgetter("name")
+_KIND_VALUES = {kind: kind.value for kind in EntryKind}  # an enum's ``value`` is a property
 
 
 def _physical_entries(context: BuiltinContext, location: Location) -> list[LogicalEntry]:
@@ -67,19 +75,19 @@ def _physical_entries(context: BuiltinContext, location: Location) -> list[Logic
                 if kind is EntryKind.OTHER:
                     raise ToolError(SPECIAL_REFUSED)
                 with parent.open_directory(name[0]) as directory:
-                    found = directory.entries()
+                    found = directory.entries(DIRECTORY_ENTRIES_MAX)
             else:
-                found = parent.entries()
+                found = parent.entries(DIRECTORY_ENTRIES_MAX)
     except FilesystemError as exc:
         raise open_failure(exc, location.request_path, context.owner) from None
     if len(found) > DIRECTORY_ENTRIES_MAX:
         raise ToolError(TOO_MANY_ENTRIES)
-    for entry in found:
-        try:
-            entry.name.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ToolError(NOT_UTF8) from None
-    return [LogicalEntry(e.name, e.kind.value) for e in found]
+    entries = [LogicalEntry(e.name, _KIND_VALUES[e.kind]) for e in found]
+    try:  # one encode of all names: a str holds no surrogate pair, so a lone one fails it
+        "".join([e.name for e in entries]).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolError(NOT_UTF8) from None
+    return entries
 
 
 def _file_artifact_target(context: BuiltinContext, location: Location) -> LogicalEntry:
