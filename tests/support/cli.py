@@ -28,6 +28,7 @@ import io
 import json
 import os
 import sys
+import tempfile
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -80,16 +81,27 @@ class _Buffer(io.TextIOWrapper):
         return raw.getvalue().decode("utf-8", errors="replace").replace("\r\n", "\n")
 
 
+TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
+
+
 @contextlib.contextmanager
 def _environment(env: Mapping[str, str]) -> Iterator[None]:
+    """``env`` as ``os.environ``; where it names another temporary folder than ours, the
+    CLI's ``tempfile`` looks it up again (a fresh process would), else keeps the folder a
+    test may have set (``tests/support/processes.py`` redirects it to watch for leftovers)."""
     saved = dict(os.environ)
+    saved_temp = tempfile.tempdir
+    moved = any(env.get(name) != saved.get(name) for name in TEMP_VARIABLES)
     os.environ.clear()
     os.environ.update(env)
+    if moved:
+        tempfile.tempdir = None
     try:
         yield
     finally:
         os.environ.clear()
         os.environ.update(saved)
+        tempfile.tempdir = saved_temp
 
 
 @contextlib.contextmanager
