@@ -1,14 +1,19 @@
 """The selection and policy flags ``verify`` and ``status`` share, and their checks.
 
-Each flag is an ``Annotated`` type, so both commands declare it with one line and the help
-text is written once. ``run_policy`` and ``selection`` turn the raw values into checked
-domain values or raise ``CommandError`` (exit 2, before any Run) naming the flag and rule.
+Each flag is an ``Annotated`` type; ``with_policy_options`` declares all eight of them once
+for both commands (a command takes one ``policy: PolicyArgs`` parameter in their place).
+``run_policy`` and ``selection`` turn the raw values into checked domain values or raise
+``CommandError`` (exit 2, before any Run) naming the flag and rule.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -146,3 +151,81 @@ def selection(
         return chosen.check(default_all=default_all)
     except SelectionError as exc:
         raise CommandError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class PolicyArgs:
+    """The eight shared flags as given (unchecked): the checks are ``selection`` and
+    ``run_policy``."""
+
+    evals: str | None = None
+    artifacts: str | None = None
+    profile: str | None = None
+    reuse_only: str | None = None
+    jobs: int | None = None
+    max_executions: int | None = None
+    fingerprint_jobs: int | None = None
+    shard: str | None = None
+
+    def selection(
+        self, selector: str | None, eval_id: str | None, select_all: bool, *, default_all: bool
+    ) -> Selection:
+        return selection(
+            selector,
+            eval_id,
+            self.evals,
+            self.artifacts,
+            select_all,
+            default_all=default_all,
+            shard=self.shard,
+        )
+
+    def run_policy(self, *, force: bool) -> RunPolicy:
+        return run_policy(
+            reuse_only=self.reuse_only,
+            jobs=self.jobs,
+            max_executions=self.max_executions,
+            fingerprint_jobs=self.fingerprint_jobs,
+            profile=self.profile,
+            force=force,
+        )
+
+
+NO_FLAGS = PolicyArgs()  # the default of a command's ``policy`` parameter, replaced by the flags
+
+# The flags in their order on the command line's help.
+POLICY_OPTIONS: dict[str, Any] = {
+    "evals": EvalsOption,
+    "artifacts": ArtifactsOption,
+    "profile": ProfileOption,
+    "reuse_only": ReuseOnlyOption,
+    "jobs": JobsOption,
+    "max_executions": MaxExecutionsOption,
+    "fingerprint_jobs": FingerprintJobsOption,
+    "shard": ShardOption,
+}
+
+
+def with_policy_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with the eight policy flags in place of its ``policy`` parameter, through
+    the function's public signature (``__signature__``, which typer reads with
+    ``inspect.signature``); the command receives them as one ``PolicyArgs``."""
+    signature = inspect.signature(command, eval_str=True)
+    parameters: list[inspect.Parameter] = []
+    for parameter in signature.parameters.values():
+        if parameter.name != "policy":
+            parameters.append(parameter)
+            continue
+        parameters += [
+            inspect.Parameter(name, parameter.kind, default=None, annotation=annotation)
+            for name, annotation in POLICY_OPTIONS.items()
+        ]
+
+    @functools.wraps(command)
+    def with_flags(**given: Any) -> None:
+        policy = PolicyArgs(**{name: given.pop(name) for name in POLICY_OPTIONS})
+        command(policy=policy, **given)
+
+    with_flags.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    with_flags.__annotations__ = {p.name: p.annotation for p in parameters}
+    return with_flags

@@ -30,7 +30,7 @@ import os
 import sys
 import tempfile
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
