@@ -11,7 +11,8 @@ Each call is isolated the way a fresh process would be:
   terminal, as under ``capture_output=True``;
 - the CLI's context gets a new container and fresh global options, so no provider, singleton
   or override survives from one call to the next (``container=`` hands one in, for a test
-  that overrides providers first).
+  that overrides providers first), and what the product keeps once per process (the state
+  files already checked for damage) is forgotten.
 
 An exception the CLI does not handle is written to stderr as a traceback with exit code 1,
 as the interpreter would, so "no traceback" assertions keep their meaning.
@@ -129,6 +130,9 @@ def _streams(stdin: str | bytes) -> Iterator[tuple[_Buffer, _Buffer]]:
 
 @contextlib.contextmanager
 def _fresh_context(container: Any | None) -> Iterator[None]:
+    """A new container and global options, and no state file taken as checked already (the
+    integrity check runs once per process)."""
+    from artifactize.adapters.sqlite.integrity import forget_all_checked
     from artifactize.entrypoints.bootstrap import Container
     from artifactize.entrypoints.cli.context import CliContext
     from artifactize.entrypoints.cli.global_options import GlobalOptions
@@ -136,6 +140,7 @@ def _fresh_context(container: Any | None) -> Iterator[None]:
     saved = {name: CliContext.__dict__[name] for name in ("options", "container")}
     CliContext.options = GlobalOptions()
     CliContext.container = Container() if container is None else container
+    forget_all_checked()
     try:
         yield
     finally:
