@@ -1,6 +1,6 @@
 """The selection and policy flags ``verify`` and ``status`` share, and their checks.
 
-Each flag is an ``Annotated`` type; ``with_policy_options`` declares all eight of them once
+The eight flags are one table (``POLICY_OPTIONS``); ``with_policy_options`` declares them
 for both commands (a command takes one ``policy: PolicyArgs`` parameter in their place).
 ``run_policy`` and ``selection`` turn the raw values into checked domain values or raise
 ``CommandError`` (exit 2, before any Run) naming the flag and rule.
@@ -23,59 +23,56 @@ if TYPE_CHECKING:
     from artifactize.domain.reviews.run.policy import RunPolicy
     from artifactize.domain.reviews.run.selection import Selection
 
-EvalsOption = Annotated[
-    str | None,
-    typer.Option("--evals", help="Evals to select, comma-separated: A/E,B/F (selection order)."),
-]
-ArtifactsOption = Annotated[
-    str | None,
-    typer.Option("--artifacts", help="Artifacts whose evals to select, comma-separated: A,B."),
-]
-ProfileOption = Annotated[
-    str | None,
-    typer.Option(
+# The eight flags in their order on the help: parameter, value type, flag, help text.
+_FLAGS: tuple[tuple[str, type, str, str], ...] = (
+    ("evals", str, "--evals", "Evals to select, comma-separated: A/E,B/F (selection order)."),
+    ("artifacts", str, "--artifacts", "Artifacts whose evals to select, comma-separated: A,B."),
+    (
+        "profile",
+        str,
         "--profile",
-        help="Use each eval's profile variant NAME (profile_variants); unknown: exit 2.",
+        "Use each eval's profile variant NAME (profile_variants); unknown: exit 2.",
     ),
-]
-ReuseOnlyOption = Annotated[
-    str | None,
-    typer.Option(
+    (
+        "reuse_only",
+        str,
         "--reuse-only",
-        help="Comma-separated kinds (runtime, agent, human) that may only reuse a verdict "
+        "Comma-separated kinds (runtime, agent, human) that may only reuse a verdict "
         "(local cache or team store): a miss is STALE, nothing runs, no person is asked, "
         "the Run is INCOMPLETE (exit 4).",
     ),
-]
-JobsOption = Annotated[
-    int | None,
-    typer.Option(
-        "--jobs", help="Evals run at once (default 4, 1-256); a waiting Human eval takes none."
+    (
+        "jobs",
+        int,
+        "--jobs",
+        "Evals run at once (default 4, 1-256); a waiting Human eval takes none.",
     ),
-]
-MaxExecutionsOption = Annotated[
-    int | None,
-    typer.Option(
+    (
+        "max_executions",
+        int,
         "--max-executions",
-        help="Executor starts this Run may make (default unlimited, 0 allowed); READY "
+        "Executor starts this Run may make (default unlimited, 0 allowed); READY "
         "evals past it are BUDGET_EXHAUSTED (exit 4).",
     ),
-]
-FingerprintJobsOption = Annotated[
-    int | None,
-    typer.Option(
-        "--fingerprint-jobs", help="Fingerprints computed at once (default: CPUs, 1-256)."
+    (
+        "fingerprint_jobs",
+        int,
+        "--fingerprint-jobs",
+        "Fingerprints computed at once (default: CPUs, 1-256).",
     ),
-]
-
-ShardOption = Annotated[
-    str | None,
-    typer.Option(
+    (
+        "shard",
+        str,
         "--shard",
-        help="I/N: only the Ith of N disjoint, stable parts of the selected evals (CI matrices; "
+        "I/N: only the Ith of N disjoint, stable parts of the selected evals (CI matrices; "
         "docs/ci.md).",
     ),
-]
+)
+# Each flag as typer reads a parameter's annotation.
+POLICY_OPTIONS: dict[str, Any] = {
+    name: Annotated[kind | None, typer.Option(flag, help=text)]
+    for name, kind, flag, text in _FLAGS
+}
 
 FORCE_WITH_REUSE_ONLY = (
     "--force and --reuse-only conflict: --force reuses nothing, --reuse-only only reuses."
@@ -192,18 +189,6 @@ class PolicyArgs:
 
 
 NO_FLAGS = PolicyArgs()  # the default of a command's ``policy`` parameter, replaced by the flags
-
-# The flags in their order on the command line's help.
-POLICY_OPTIONS: dict[str, Any] = {
-    "evals": EvalsOption,
-    "artifacts": ArtifactsOption,
-    "profile": ProfileOption,
-    "reuse_only": ReuseOnlyOption,
-    "jobs": JobsOption,
-    "max_executions": MaxExecutionsOption,
-    "fingerprint_jobs": FingerprintJobsOption,
-    "shard": ShardOption,
-}
 
 
 def with_policy_options(command: Callable[..., None]) -> Callable[..., None]:
