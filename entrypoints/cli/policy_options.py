@@ -70,8 +70,7 @@ _FLAGS: tuple[tuple[str, type, str, str], ...] = (
 )
 # Each flag as typer reads a parameter's annotation.
 POLICY_OPTIONS: dict[str, Any] = {
-    name: Annotated[kind | None, typer.Option(flag, help=text)]
-    for name, kind, flag, text in _FLAGS
+    name: Annotated[kind | None, typer.Option(flag, help=text)] for name, kind, flag, text in _FLAGS
 }
 
 FORCE_WITH_REUSE_ONLY = (
