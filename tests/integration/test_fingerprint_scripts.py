@@ -1,5 +1,5 @@
-"""Fingerprint scripts through the real CLI (``python -m artifactize.entrypoints.cli.app --json verify``), with
-real processes, real files and real SQLite state.
+"""Fingerprint scripts through the real CLI (``--json verify``, in process through
+``tests/support/cli.py``), with real processes for the scripts, real files and real SQLite state.
 
 ``app`` has a runtime eval and a fingerprint script that prints ``../VERSION``, a file outside
 its folder: the script is how a review comes to depend on it. The script is a probe kept

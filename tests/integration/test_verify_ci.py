@@ -2,8 +2,8 @@
 budget, selections and profile variants, JUnit XML, the GitHub step summary and
 annotations, failure tails, late Human submissions, and bad input.
 
-Every command runs as its own process (``python -m artifactize.entrypoints.cli.app``) over real SQLite
-state; runtime evals run one probe script kept outside the repository; the Agent eval talks
+Every command runs the console script in this process (``tests/support/cli.py``) over real
+SQLite state; runtime evals run one probe script kept outside the repository; the Agent eval talks
 to a fake provider over loopback HTTP, which counts every request it receives.
 """
 

@@ -159,6 +159,7 @@ def waiting_for_lease(state: Path) -> bool:
     return any(reason.startswith("Waiting for ci's review") for reason in reasons)
 
 
+@pytest.mark.process  # a real store server process
 def test_remote_status_shows_the_leases_held(tmp_path: Path) -> None:
     token = add_token(tmp_path / "store", "ci", "read,publish")
     key = "ab" * 32

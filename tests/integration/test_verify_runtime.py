@@ -1,5 +1,5 @@
-"""Runtime evals through the real CLI: ``python -m artifactize.entrypoints.cli.app --json verify A/E`` with real
-processes, real files and real SQLite state.
+"""Runtime evals through the real CLI (``--json verify A/E``, in process through
+``tests/support/cli.py``) with real processes for the evals, real files and real SQLite state.
 
 The repository has three Artifacts: ``data`` (a folder with ``input.txt``, no evals, so
 ``basis = true``: a consumer's gate opens only on a basis input), ``app``
