@@ -7,7 +7,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Every package `make install` puts in .venv (runtime and dev, transitive too), with hashes.
 LOCK := requirements/lock.txt
 
-.PHONY: install lock test test-repeat test-windows test-clients test-web soak lint run bench clean
+.PHONY: install lock test test-unit test-repeat test-windows test-clients test-web soak lint run bench clean
 
 install: $(STAMP)
 
@@ -57,6 +57,12 @@ test: install
 	$(COMPILE)
 	$(PYTEST) --collect-only -q $(TEST_PATHS) >/dev/null || true  # a failure shows in the run
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile $(TEST_PATHS)
+
+# The unit tests alone (no process, no server, no network: tests/unit/conftest.py refuses a
+# process), on both cores; the quick loop while editing the domain. `make test` runs them too.
+test-unit: install
+	$(COMPILE)
+	$(PYTEST) -n 2 tests/unit
 
 # The session, process and state suites, five times in a row; every round must pass.
 REPEAT_TESTS := tests/integration/test_tool_sessions.py tests/integration/test_session_adapters.py \

@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from dependency_injector import containers, providers
 
@@ -558,32 +558,22 @@ class Container(containers.DeclarativeContainer):
     config_service = providers.Factory(
         _config_service, filesystem=filesystem, programs=program_checks, enter_nested=enter_nested
     )
+    # What every bundle that runs programs takes, named once; each adds its own.
+    _runs_programs: ClassVar[dict[str, Any]] = {
+        "filesystem": filesystem,
+        "processes": processes,
+        "programs": programs,
+        "environment": environment,
+    }
     tool_ports = providers.Factory(
-        _tool_ports,
-        filesystem=filesystem,
-        regex=regex,
-        processes=processes,
-        programs=programs,
-        scratch=scratch,
-        environment=environment,
-        threads=worker_threads,
+        _tool_ports, **_runs_programs, regex=regex, scratch=scratch, threads=worker_threads
     )
-    fingerprint_scripts = providers.Factory(
-        _fingerprint_scripts,
-        processes=processes,
-        scratch=scratch,
-        filesystem=filesystem,
-        programs=programs,
-        environment=environment,
-    )
+    fingerprint_scripts = providers.Factory(_fingerprint_scripts, **_runs_programs, scratch=scratch)
     human_tool_ports = providers.Factory(
         _human_tool_ports,
-        filesystem=filesystem,
+        **_runs_programs,
         regex=regex,
-        processes=processes,
-        programs=programs,
         launcher=detached_launcher,
-        environment=environment,
         threads=worker_threads,
     )
     tools_check = providers.Factory(
@@ -606,12 +596,9 @@ class Container(containers.DeclarativeContainer):
     )  # parent= (below the state home)
     runtime_ports = providers.Factory(
         _built("artifactize.domain.reviews.runtime.review:RuntimePorts"),
-        processes=processes,
+        **_runs_programs,
         scratch=scratch,
-        filesystem=filesystem,
-        programs=programs,
         clock=clock,
-        environment=environment,
         threads=worker_threads,
     )  # scripts=
     review_ports = providers.Factory(

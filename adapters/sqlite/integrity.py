@@ -65,6 +65,12 @@ def forget_checked(database: str) -> None:
     _checked.discard(str(Path(database).absolute()))
 
 
+def forget_all_checked() -> None:
+    """Check every file again on its next open, as a new process would (the in-process CLI
+    harness of the tests starts each command this way)."""
+    _checked.clear()
+
+
 def check_state_integrity(database: str) -> None:
     """Refuse ``database`` (an existing file) unless it is a sound SQLite file; see the
     module docstring. Writes nothing."""

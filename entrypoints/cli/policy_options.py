@@ -1,14 +1,19 @@
 """The selection and policy flags ``verify`` and ``status`` share, and their checks.
 
-Each flag is an ``Annotated`` type, so both commands declare it with one line and the help
-text is written once. ``run_policy`` and ``selection`` turn the raw values into checked
-domain values or raise ``CommandError`` (exit 2, before any Run) naming the flag and rule.
+The eight flags are one table (``POLICY_OPTIONS``); ``with_policy_options`` declares them
+for both commands (a command takes one ``policy: PolicyArgs`` parameter in their place).
+``run_policy`` and ``selection`` turn the raw values into checked domain values or raise
+``CommandError`` (exit 2, before any Run) naming the flag and rule.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,59 +23,55 @@ if TYPE_CHECKING:
     from artifactize.domain.reviews.run.policy import RunPolicy
     from artifactize.domain.reviews.run.selection import Selection
 
-EvalsOption = Annotated[
-    str | None,
-    typer.Option("--evals", help="Evals to select, comma-separated: A/E,B/F (selection order)."),
-]
-ArtifactsOption = Annotated[
-    str | None,
-    typer.Option("--artifacts", help="Artifacts whose evals to select, comma-separated: A,B."),
-]
-ProfileOption = Annotated[
-    str | None,
-    typer.Option(
+# The eight flags in their order on the help: parameter, value type, flag, help text.
+_FLAGS: tuple[tuple[str, type, str, str], ...] = (
+    ("evals", str, "--evals", "Evals to select, comma-separated: A/E,B/F (selection order)."),
+    ("artifacts", str, "--artifacts", "Artifacts whose evals to select, comma-separated: A,B."),
+    (
+        "profile",
+        str,
         "--profile",
-        help="Use each eval's profile variant NAME (profile_variants); unknown: exit 2.",
+        "Use each eval's profile variant NAME (profile_variants); unknown: exit 2.",
     ),
-]
-ReuseOnlyOption = Annotated[
-    str | None,
-    typer.Option(
+    (
+        "reuse_only",
+        str,
         "--reuse-only",
-        help="Comma-separated kinds (runtime, agent, human) that may only reuse a verdict "
+        "Comma-separated kinds (runtime, agent, human) that may only reuse a verdict "
         "(local cache or team store): a miss is STALE, nothing runs, no person is asked, "
         "the Run is INCOMPLETE (exit 4).",
     ),
-]
-JobsOption = Annotated[
-    int | None,
-    typer.Option(
-        "--jobs", help="Evals run at once (default 4, 1-256); a waiting Human eval takes none."
+    (
+        "jobs",
+        int,
+        "--jobs",
+        "Evals run at once (default 4, 1-256); a waiting Human eval takes none.",
     ),
-]
-MaxExecutionsOption = Annotated[
-    int | None,
-    typer.Option(
+    (
+        "max_executions",
+        int,
         "--max-executions",
-        help="Executor starts this Run may make (default unlimited, 0 allowed); READY "
+        "Executor starts this Run may make (default unlimited, 0 allowed); READY "
         "evals past it are BUDGET_EXHAUSTED (exit 4).",
     ),
-]
-FingerprintJobsOption = Annotated[
-    int | None,
-    typer.Option(
-        "--fingerprint-jobs", help="Fingerprints computed at once (default: CPUs, 1-256)."
+    (
+        "fingerprint_jobs",
+        int,
+        "--fingerprint-jobs",
+        "Fingerprints computed at once (default: CPUs, 1-256).",
     ),
-]
-
-ShardOption = Annotated[
-    str | None,
-    typer.Option(
+    (
+        "shard",
+        str,
         "--shard",
-        help="I/N: only the Ith of N disjoint, stable parts of the selected evals (CI matrices; "
+        "I/N: only the Ith of N disjoint, stable parts of the selected evals (CI matrices; "
         "docs/ci.md).",
     ),
-]
+)
+# Each flag as typer reads a parameter's annotation.
+POLICY_OPTIONS: dict[str, Any] = {
+    name: Annotated[kind | None, typer.Option(flag, help=text)] for name, kind, flag, text in _FLAGS
+}
 
 FORCE_WITH_REUSE_ONLY = (
     "--force and --reuse-only conflict: --force reuses nothing, --reuse-only only reuses."
@@ -146,3 +147,69 @@ def selection(
         return chosen.check(default_all=default_all)
     except SelectionError as exc:
         raise CommandError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class PolicyArgs:
+    """The eight shared flags as given (unchecked): the checks are ``selection`` and
+    ``run_policy``."""
+
+    evals: str | None = None
+    artifacts: str | None = None
+    profile: str | None = None
+    reuse_only: str | None = None
+    jobs: int | None = None
+    max_executions: int | None = None
+    fingerprint_jobs: int | None = None
+    shard: str | None = None
+
+    def selection(
+        self, selector: str | None, eval_id: str | None, select_all: bool, *, default_all: bool
+    ) -> Selection:
+        return selection(
+            selector,
+            eval_id,
+            self.evals,
+            self.artifacts,
+            select_all,
+            default_all=default_all,
+            shard=self.shard,
+        )
+
+    def run_policy(self, *, force: bool) -> RunPolicy:
+        return run_policy(
+            reuse_only=self.reuse_only,
+            jobs=self.jobs,
+            max_executions=self.max_executions,
+            fingerprint_jobs=self.fingerprint_jobs,
+            profile=self.profile,
+            force=force,
+        )
+
+
+NO_FLAGS = PolicyArgs()  # the default of a command's ``policy`` parameter, replaced by the flags
+
+
+def with_policy_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with the eight policy flags in place of its ``policy`` parameter, through
+    the function's public signature (``__signature__``, which typer reads with
+    ``inspect.signature``); the command receives them as one ``PolicyArgs``."""
+    signature = inspect.signature(command, eval_str=True)
+    parameters: list[inspect.Parameter] = []
+    for parameter in signature.parameters.values():
+        if parameter.name != "policy":
+            parameters.append(parameter)
+            continue
+        parameters += [
+            inspect.Parameter(name, parameter.kind, default=None, annotation=annotation)
+            for name, annotation in POLICY_OPTIONS.items()
+        ]
+
+    @functools.wraps(command)
+    def with_flags(**given: Any) -> None:
+        policy = PolicyArgs(**{name: given.pop(name) for name in POLICY_OPTIONS})
+        command(policy=policy, **given)
+
+    with_flags.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    with_flags.__annotations__ = {p.name: p.annotation for p in parameters}
+    return with_flags

@@ -65,6 +65,7 @@ def _emit_rows(
     typer.echo("\n".join(line(row) for row in rows) if rows else empty)
 
 
+@policy_options.with_policy_options
 def verify(
     selector: Annotated[
         str | None, typer.Argument(help="ARTIFACT (its evals) or ARTIFACT/EVAL.")
@@ -100,14 +101,7 @@ def verify(
             f"(default {WAIT_TIMEOUT_DEFAULT_MS}, 1-2147483647).",
         ),
     ] = None,
-    evals: policy_options.EvalsOption = None,
-    artifacts: policy_options.ArtifactsOption = None,
-    profile: policy_options.ProfileOption = None,
-    reuse_only: policy_options.ReuseOnlyOption = None,
-    jobs: policy_options.JobsOption = None,
-    max_executions: policy_options.MaxExecutionsOption = None,
-    fingerprint_jobs: policy_options.FingerprintJobsOption = None,
-    shard: policy_options.ShardOption = None,
+    policy: policy_options.PolicyArgs = policy_options.NO_FLAGS,
     junit: ci_reports.JunitOption = None,
     quiet: ci_reports.QuietOption = False,
     comment: Annotated[
@@ -132,23 +126,15 @@ def verify(
     In CI: `verify --all --reuse-only agent,human --junit PATH`; with GITHUB_ACTIONS=true it
     also writes the step summary and ::error annotations (docs/ci.md).
     """
-    chosen = policy_options.selection(selector, eval_id, evals, artifacts, select_all, shard=shard)
+    chosen = policy.selection(selector, eval_id, select_all, default_all=False)
     wait_timeout_ms, comment = _checked_wait(wait, timeout_ms), _checked_comment(comment)
-    policy = policy_options.run_policy(
-        reuse_only=reuse_only,
-        jobs=jobs,
-        max_executions=max_executions,
-        fingerprint_jobs=fingerprint_jobs,
-        profile=profile,
-        force=force,
-    )
     options = _options_for(
         force=force,
         wait=wait,
         wait_timeout_ms=wait_timeout_ms,
         recursive=recursive,
         ignore_gates=ignore_gates,
-        policy=policy,
+        policy=policy.run_policy(force=force),
         comment=comment,
     )
     report = ci_reports.CiReports.from_environment(junit, CliContext.options.repo, quiet=quiet)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 ONE_SELECTOR = "Give at most one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all."
 
 
+@policy_options.with_policy_options
 def status_command(
     selector: Annotated[
         str | None, typer.Argument(help="ARTIFACT (its evals) or ARTIFACT/EVAL; default --all.")
@@ -45,14 +46,7 @@ def status_command(
     force: Annotated[
         bool, typer.Option("--force", help="As verify --force: selected evals reuse nothing.")
     ] = False,
-    evals: policy_options.EvalsOption = None,
-    artifacts: policy_options.ArtifactsOption = None,
-    profile: policy_options.ProfileOption = None,
-    reuse_only: policy_options.ReuseOnlyOption = None,
-    jobs: policy_options.JobsOption = None,
-    max_executions: policy_options.MaxExecutionsOption = None,
-    fingerprint_jobs: policy_options.FingerprintJobsOption = None,
-    shard: policy_options.ShardOption = None,
+    policy: policy_options.PolicyArgs = policy_options.NO_FLAGS,
 ) -> None:
     """Show what `verify` would do: per eval its state, action and reason. Runs nothing.
 
@@ -62,21 +56,14 @@ def status_command(
     given = [x for x in (selector, eval_id) if x is not None]
     if len(given) + int(select_all) > 1:
         raise CommandError(ONE_SELECTOR)
-    chosen = policy_options.selection(
-        selector, eval_id, evals, artifacts, select_all, default_all=True, shard=shard
-    )
+    chosen = policy.selection(selector, eval_id, select_all, default_all=True)
     from artifactize.domain.reviews.run.status import StatusOptions
 
-    policy = policy_options.run_policy(
-        reuse_only=reuse_only,
-        jobs=jobs,
-        max_executions=max_executions,
-        fingerprint_jobs=fingerprint_jobs,
-        profile=profile,
-        force=force,
-    )
     options = StatusOptions(
-        recursive=recursive, ignore_gates=ignore_gates, force=force, policy=policy
+        recursive=recursive,
+        ignore_gates=ignore_gates,
+        force=force,
+        policy=policy.run_policy(force=force),
     )
     status, refs = CliContext.services().status(chosen, options)
     report = status.report(refs)  # a state that cannot be read: StateError, exit 2

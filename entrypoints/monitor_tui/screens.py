@@ -28,7 +28,7 @@ from artifactize.entrypoints.monitor_tui.views import (
     run_table,
     visible,
 )
-from artifactize.entrypoints.review_tui.layout import flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.layout import ScreenBase, flow_walker, titled_frame
 from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
 from artifactize.ports.statuses import RequestStatus
 
@@ -72,7 +72,9 @@ def _marked(line: str, selected: bool) -> AbstractFlowWidget:
     return row
 
 
-class RunListScreen:
+class RunListScreen(ScreenBase):
+    HINTS = LIST_HINTS
+
     def __init__(self) -> None:
         self.rows: list[RunRow] = []
         self.focus = 0
@@ -81,14 +83,6 @@ class RunListScreen:
         self._problem = urwid.Text("")
         self._widget = titled_frame(urwid.ListBox(self._walker), LIST_TITLE, self._problem)
         self._build()
-
-    @property
-    def widget(self) -> urwid.Widget:
-        return self._widget
-
-    @property
-    def hints(self) -> str:
-        return LIST_HINTS
 
     @property
     def selected(self) -> RunRow | None:
@@ -141,8 +135,10 @@ class RunListScreen:
         self._walker.set_focus(self.focus + 1)
 
 
-class RunScreen:
+class RunScreen(ScreenBase):
     """One Run: the header, the Artifact/eval tree (left) and the selected node's detail."""
+
+    HINTS = RUN_HINTS
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
@@ -173,14 +169,6 @@ class RunScreen:
         self._widget = titled_frame(
             columns, RUN_TITLE.format(run=run_id), self._header, self._problem
         )
-
-    @property
-    def widget(self) -> urwid.Widget:
-        return self._widget
-
-    @property
-    def hints(self) -> str:
-        return RUN_HINTS
 
     @property
     def rows(self) -> list[TreeNode]:

@@ -11,6 +11,7 @@ from typing import Any
 import urwid
 
 from artifactize.entrypoints.review_tui.acts import Act
+from artifactize.entrypoints.review_tui.layout import ScreenBase
 from artifactize.entrypoints.review_tui.palette import HEADING, PROBLEM
 from artifactize.entrypoints.review_tui.tool_list import shell_quote
 
@@ -33,8 +34,10 @@ def _dialog(base: urwid.Widget, title: str, lines: list[urwid.Widget]) -> urwid.
     )
 
 
-class ConfirmScreen:
+class ConfirmScreen(ScreenBase):
     """Before the first run of a resolved command line in this session."""
+
+    HINTS = CONFIRM_HINTS
 
     def __init__(self, base: urwid.Widget, tool: str, command: Mapping[str, Any]) -> None:
         self.tool = tool
@@ -54,14 +57,6 @@ class ConfirmScreen:
             ],
         )
 
-    @property
-    def widget(self) -> urwid.Widget:
-        return self._widget
-
-    @property
-    def hints(self) -> str:
-        return CONFIRM_HINTS
-
     def keypress(self, key: str) -> Act:
         if key in ("y", "enter"):
             return Act.CONFIRM
@@ -70,7 +65,9 @@ class ConfirmScreen:
         return Act.IGNORED
 
 
-class VerdictScreen:
+class VerdictScreen(ScreenBase):
+    HINTS = VERDICT_HINTS
+
     def __init__(self, base: urwid.Widget, eval_id: str) -> None:
         self._widget = _dialog(
             base,
@@ -82,14 +79,6 @@ class VerdictScreen:
             ],
         )
 
-    @property
-    def widget(self) -> urwid.Widget:
-        return self._widget
-
-    @property
-    def hints(self) -> str:
-        return VERDICT_HINTS
-
     def keypress(self, key: str) -> Act:
         if key == "g":
             return Act.GREEN
@@ -100,8 +89,10 @@ class VerdictScreen:
         return Act.IGNORED
 
 
-class LeaveScreen:
+class LeaveScreen(ScreenBase):
     """Quitting with claims this session took and did not settle: keep or release them."""
+
+    HINTS = LEAVE_HINTS
 
     def __init__(
         self,
@@ -121,14 +112,6 @@ class LeaveScreen:
         lines += [urwid.Divider(), urwid.Text(LEAVE_HINTS)]
         self._widget = _dialog(base, "Leave", lines)
 
-    @property
-    def widget(self) -> urwid.Widget:
-        return self._widget
-
-    @property
-    def hints(self) -> str:
-        return LEAVE_HINTS
-
     def keypress(self, key: str) -> Act:
         if key in ("k", "n", "q"):
             return Act.KEEP
@@ -139,9 +122,11 @@ class LeaveScreen:
         return Act.IGNORED
 
 
-class EndRequestScreen:
+class EndRequestScreen(ScreenBase):
     """Before cancelling a request (``request cancel``): it ends without a verdict, with
     its followers, and ``reason`` is recorded (why it cannot reconnect, when it cannot)."""
+
+    HINTS = END_HINTS
 
     def __init__(self, base: urwid.Widget, request_id: str, reason: str | None) -> None:
         self.request_id = request_id
@@ -154,14 +139,6 @@ class EndRequestScreen:
             lines += [urwid.Divider(), urwid.Text((PROBLEM, f"Reason: {reason}"))]
         lines += [urwid.Divider(), urwid.Text(END_HINTS)]
         self._widget = _dialog(base, "Cancel request", lines)
-
-    @property
-    def widget(self) -> urwid.Widget:
-        return self._widget
-
-    @property
-    def hints(self) -> str:
-        return END_HINTS
 
     def keypress(self, key: str) -> Act:
         if key == "y":

@@ -13,7 +13,7 @@ from urwid.widget import AbstractFlowWidget
 from artifactize.entrypoints.review_tui.acts import Act
 from artifactize.entrypoints.review_tui.form_keys import apply_key
 from artifactize.entrypoints.review_tui.form_model import TEXT_KINDS, VerdictForm
-from artifactize.entrypoints.review_tui.layout import flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.layout import ScreenBase, flow_walker, titled_frame
 from artifactize.entrypoints.review_tui.palette import FIELD_FOCUS, HEADING, MUTED, PROBLEM
 
 HINTS = (
@@ -25,7 +25,9 @@ CURSOR = "▏"
 REQUIRED_MARK = "*"
 
 
-class FormScreen:
+class FormScreen(ScreenBase):
+    HINTS = HINTS
+
     def __init__(self, form: VerdictForm, eval_id: str, request_id: str) -> None:
         self.form = form
         self.eval_id = eval_id
@@ -34,14 +36,6 @@ class FormScreen:
         title = f" {form.verdict} verdict for {eval_id} ({request_id}) "
         self._widget = titled_frame(urwid.ListBox(self._walker), title)
         self._build()
-
-    @property
-    def widget(self) -> urwid.Widget:
-        return self._widget
-
-    @property
-    def hints(self) -> str:
-        return HINTS
 
     def show_error(self, message: str | None) -> None:
         self.form.error = message

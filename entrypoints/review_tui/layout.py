@@ -1,9 +1,11 @@
 """Widget building the full-screen screens of the reviewer and the monitor share: a list they
-refill, under a title bar, and the key router that hands every key to the app."""
+refill, under a title bar, the widget and key hints every screen gives the app (``ScreenBase``),
+and the key router that hands every key to the app."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ClassVar
 
 import urwid
 from urwid.widget import AbstractFlowWidget
@@ -22,6 +24,22 @@ def titled_frame(body: urwid.Widget, title: str | urwid.Text, *below: urwid.Widg
     bar = urwid.AttrMap(text, TITLE)
     header: AbstractFlowWidget = urwid.Pile([bar, *below]) if below else bar
     return urwid.Frame(body, header=header)
+
+
+class ScreenBase:
+    """A screen's widget (its ``__init__`` builds ``_widget``) and its footer's key hints
+    (``HINTS``), as the reviewer and the monitor read them."""
+
+    HINTS: ClassVar[str] = ""
+    _widget: urwid.Widget
+
+    @property
+    def widget(self) -> urwid.Widget:
+        return self._widget
+
+    @property
+    def hints(self) -> str:
+        return self.HINTS
 
 
 class KeyRouter(urwid.WidgetWrap[urwid.Widget]):

@@ -6,7 +6,7 @@ import urwid
 from urwid.widget import AbstractFlowWidget
 
 from artifactize.entrypoints.review_tui.acts import Act
-from artifactize.entrypoints.review_tui.layout import flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.layout import ScreenBase, flow_walker, titled_frame
 from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
 from artifactize.entrypoints.review_tui.waiting import NO_WAITING, WaitingRow, table
 
@@ -17,7 +17,9 @@ UP_KEYS = ("k", "up")
 QUIT_KEYS = ("q", "esc")
 
 
-class ListScreen:
+class ListScreen(ScreenBase):
+    HINTS = HINTS
+
     def __init__(self, rows: list[WaitingRow]) -> None:
         self.rows = rows
         self.focus = 0
@@ -26,14 +28,6 @@ class ListScreen:
         self._problem = urwid.Text("")
         self._widget = titled_frame(urwid.ListBox(self._walker), TITLE_TEXT, self._problem)
         self._build()
-
-    @property
-    def widget(self) -> urwid.Widget:
-        return self._widget
-
-    @property
-    def hints(self) -> str:
-        return HINTS
 
     @property
     def selected(self) -> WaitingRow | None:

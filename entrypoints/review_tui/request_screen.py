@@ -17,7 +17,7 @@ import urwid
 from urwid.widget import AbstractFlowWidget
 
 from artifactize.entrypoints.review_tui.acts import Act
-from artifactize.entrypoints.review_tui.layout import flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.layout import ScreenBase, flow_walker, titled_frame
 from artifactize.entrypoints.review_tui.log_pane import SCROLL_ROWS, LogPane
 from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
 from artifactize.entrypoints.review_tui.tool_list import ToolInfo, recorded_tools, resolved_line
@@ -49,7 +49,9 @@ def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
-class RequestScreen:
+class RequestScreen(ScreenBase):
+    HINTS = HINTS
+
     def __init__(self, view: Mapping[str, Any], reviewer: str, log: ToolLog) -> None:
         self.view = view
         self.reviewer = reviewer
@@ -75,14 +77,6 @@ class RequestScreen:
     @property
     def request_id(self) -> str:
         return str(self.view["id"])
-
-    @property
-    def widget(self) -> urwid.Widget:
-        return self._widget
-
-    @property
-    def hints(self) -> str:
-        return HINTS
 
     @property
     def selected_tool(self) -> ToolInfo | None:

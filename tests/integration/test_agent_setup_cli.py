@@ -5,35 +5,20 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from artifactize.entrypoints.agent_setup import PLUGIN_MANIFEST, files
+from tests.support.cli import CliResult, run_cli
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 KEBAB_CASE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
-def setup(repo: Path, agent: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "artifactize.entrypoints.cli.app",
-            "--repo",
-            str(repo),
-            "--json",
-            "agent-setup",
-            agent,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def setup(repo: Path, agent: str) -> CliResult:
+    return run_cli("--repo", str(repo), "--json", "agent-setup", agent)
 
 
 @pytest.mark.parametrize(

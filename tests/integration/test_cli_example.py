@@ -1,8 +1,7 @@
 """The ``artifactize`` CLI on the bundled ``examples/handbook`` workspace.
 
-Error paths and the plain-text outputs run the real CLI as a subprocess; the many ``--json``
-and option-placement variants call ``entrypoints.cli.app.main`` in-process, which goes through
-the same global-option splitting, typer dispatch and error formatting.
+Every case runs the console script in this process through ``tests/support/cli.py`` (the
+same global-option splitting, typer dispatch and error formatting as a real process).
 """
 
 from __future__ import annotations
@@ -10,8 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
@@ -20,7 +17,8 @@ from typing import Any
 import psutil
 import pytest
 
-from artifactize.entrypoints.cli.app import main
+from tests.support.cli import CliResult
+from tests.support.cli import run_cli as in_process
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO_ROOT / "examples" / "handbook"
@@ -82,28 +80,15 @@ def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     assert not (tmp_path / "xdg-state").exists()
 
 
-def cli(*args: str | Path, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
-    """The real CLI in a child process, with the (already isolated) environment."""
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run(
-        [sys.executable, "-m", "artifactize.entrypoints.cli.app", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
+def cli(*args: str | Path, cwd: Path = REPO_ROOT) -> CliResult:
+    """The real CLI in this process, with the (already isolated) environment."""
+    return in_process(*map(str, args), cwd=cwd)
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
-    """``main`` in this process: exit code, stdout, stderr."""
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    captured = capsys.readouterr()
-    code = exit_info.value.code
-    assert isinstance(code, int)
-    return code, captured.out, captured.err
+    """The same: exit code, stdout, stderr (``capsys`` kept for the callers)."""
+    done = in_process(*map(str, args))
+    return done.code, done.stdout, done.stderr
 
 
 def json_main(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, Any]:

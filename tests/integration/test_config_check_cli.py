@@ -6,29 +6,26 @@ workspaces that must pass. Symlinks and FIFOs are never committed: the cases tha
 copy their fixture into a temporary directory and create it there (``RUNTIME_SETUP``), and
 cases that would be huge or repetitive are generated entirely in this module (``GENERATED``).
 
-Each case runs once as a real subprocess (all of them concurrently, to keep the suite fast)
-and once in-process with ``--json``. Both runs must leave the workspace untouched and must
+Each case runs twice through the in-process CLI harness (``tests/support/cli.py``): once as
+text, once with ``--json``. Both runs must leave the workspace untouched and must
 not create the state home.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import stat
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 import pytest
 
-from artifactize.entrypoints.cli.app import main
+from tests.support.cli import CliResult
+from tests.support.cli import run_cli as in_process
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN_DIR = FIXTURES / "broken"
@@ -195,16 +192,8 @@ def cli_env(tmp: Path) -> dict[str, str]:
     return env
 
 
-def run_cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "artifactize.entrypoints.cli.app", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
+def run_cli(args: list[str], env: dict[str, str], cwd: Path) -> CliResult:
+    return in_process(*args, env=env, cwd=cwd)
 
 
 @dataclass
@@ -225,7 +214,7 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Case]:
 
 @pytest.fixture(scope="module")
 def suite(cases: dict[str, Case], tmp_path_factory: pytest.TempPathFactory) -> Suite:
-    """Run the real ``config check`` on every case, concurrently, snapshotting around it."""
+    """Run the real ``config check`` (in process) on every case, snapshotting around it."""
     env_root = tmp_path_factory.mktemp("env")
     (env_root / "home").mkdir()
     env = cli_env(env_root)
@@ -236,8 +225,7 @@ def suite(cases: dict[str, Case], tmp_path_factory: pytest.TempPathFactory) -> S
         after = snapshot(case.root)
         return Run(case, before, after, result.returncode, result.stdout, result.stderr)
 
-    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        runs = {run.case.name: run for run in pool.map(one, cases.values())}
+    runs = {run.case.name: run for run in map(one, cases.values())}
     locations = (env_root / "state", env_root / "xdg-state")
     return Suite(runs, env_root / "home", locations)
 
@@ -303,15 +291,13 @@ def test_broken_workspace_json_error(
 ):
     case = cases[name]
     assert case.expected is not None
-    for key, value in cli_env(tmp_path).items():
-        monkeypatch.setenv(key, value)
     before = snapshot(case.root)
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--repo", str(case.root), "--json", "config", "check"])
-    captured = capsys.readouterr()
-    assert exit_info.value.code == 2
-    assert captured.err == ""
-    report = json.loads(captured.out)
+    captured = in_process(
+        "--repo", str(case.root), "--json", "config", "check", env=cli_env(tmp_path)
+    )
+    assert captured.code == 2
+    assert captured.stderr == ""
+    report = captured.json()
     message = "\n".join(line.removeprefix(ERROR_PREFIX) for line in case.expected.splitlines())
     assert report["error"] == message
     problems = report["problems"]
@@ -347,12 +333,10 @@ def test_valid_workspace_json(
     cases: dict[str, Case], name: str, capsys: pytest.CaptureFixture[str]
 ):
     case = cases[name]
-    with pytest.raises(SystemExit) as exit_info:
-        main(["config", "check", "--json", "--repo", str(case.root)])
-    captured = capsys.readouterr()
-    assert exit_info.value.code == 0
-    assert captured.err == ""
-    report = json.loads(captured.out)
+    captured = in_process("config", "check", "--json", "--repo", str(case.root))
+    assert captured.code == 0
+    assert captured.stderr == ""
+    report = captured.json()
     assert report["ok"] is True
     assert report["root"] == os.path.realpath(case.root)
     assert report["artifacts"] == report["folderArtifacts"] + report["fileArtifacts"] >= 1

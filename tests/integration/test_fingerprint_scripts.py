@@ -1,5 +1,5 @@
-"""Fingerprint scripts through the real CLI (``python -m artifactize.entrypoints.cli.app --json verify``), with
-real processes, real files and real SQLite state.
+"""Fingerprint scripts through the real CLI (``--json verify``, in process through
+``tests/support/cli.py``), with real processes for the scripts, real files and real SQLite state.
 
 ``app`` has a runtime eval and a fingerprint script that prints ``../VERSION``, a file outside
 its folder: the script is how a review comes to depend on it. The script is a probe kept
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from typing import Any
 import psutil
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.workspaces import toml_value as toml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -83,16 +83,11 @@ class Repo:
     def cli(self, *args: str) -> tuple[int, Any]:
         env = {**os.environ, "ARTIFACTIZE_REMOTE": "off", "SECRET_TOKEN": SECRET}
         command = [
-            sys.executable,
-            "-m",
-            "artifactize.entrypoints.cli.app",
             "--repo",
             str(self.path),
         ]
         command += ["--state-dir", str(self.state), "--json", *args]
-        done = subprocess.run(
-            command, capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60
-        )
+        done = run_cli(*command, env=env, cwd=REPO_ROOT)
         assert done.stdout.strip(), done.stderr
         return done.returncode, json.loads(done.stdout)
 

@@ -56,7 +56,7 @@ from typing import Any
 
 import pytest
 
-from artifactize.entrypoints.cli.app import main
+from tests.support.cli import run_cli
 from tests.support.fake_provider import FakeProvider, anthropic_text, for_model, openai_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -147,12 +147,8 @@ class Scenario:
 
     def cli(self, label: str, *args: str, state: Path | None = None) -> tuple[int, str]:
         line = ["--repo", str(self.repo), "--state-dir", str(state or self.state), "--json"]
-        self.capsys.readouterr()
-        with pytest.raises(SystemExit) as info:
-            main([*line, *args])
-        out = self.capsys.readouterr().out
-        code = info.value.code
-        assert isinstance(code, int), (label, code)
+        done = run_cli(*line, *args)
+        code, out = done.code, done.stdout
         assert out.strip(), (label, code, "no output")
         self.outputs[label] = (code, out)
         return code, out

@@ -9,8 +9,8 @@ Human eval ``doc/signoff`` (pass: ``approved`` const true; fail: required string
 (``true {doc}``), which consumes ``doc``: its gate opens only once ``doc/signoff`` is GREEN
 (a RED sign-off blocks it), and under ``--wait`` it runs in the same Run after the submit.
 
-Most commands call ``entrypoints.cli.app.main`` in-process (same option parsing, dispatch and
-error formatting); case 11 and the race need other processes and use subprocesses.
+Most commands run in this process through ``tests/support/cli.py`` (same option parsing, dispatch
+and error formatting); case 11 and the race need other processes and use subprocesses.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND
-from artifactize.entrypoints.cli.app import main
+from tests.support.cli import run_cli
 from tests.support.fake_review_store import FakeReviewStore
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
@@ -89,13 +89,8 @@ class Fixture:
 
     def cli(self, *args: str, json_output: bool = True) -> Outcome:
         """``artifactize ARGS`` in this process."""
-        self.capsys.readouterr()
-        with pytest.raises(SystemExit) as info:
-            main([*self.base(json_output), *args])
-        captured = self.capsys.readouterr()
-        code = info.value.code
-        assert isinstance(code, int)
-        return Outcome(code, captured.out, captured.err)
+        done = run_cli(*self.base(json_output), *args)
+        return Outcome(done.code, done.stdout, done.stderr)
 
     def command(self, *args: str, json_output: bool = True) -> list[str]:
         """``artifactize ARGS`` as another process runs it."""
@@ -298,6 +293,7 @@ def test_case_7_invalid_submissions_stay_correctable(fx: Fixture, tmp_path: Path
     assert fx.submit(request_id, "--verdict", "GREEN", "--fields-file", str(good)).code == 0
 
 
+@pytest.mark.process  # another process waits
 def test_case_11_wait_resumes_the_same_run(fx: Fixture) -> None:
     waiter = fx.spawn("verify", "--all", "--wait", "--timeout-ms", "60000")
     try:
@@ -364,6 +360,7 @@ def test_a_follower_in_another_run_settles_with_the_original(fx: Fixture) -> Non
     assert settled["source"]["kind"] == "joined" and settled["reviewer"] == "alice"
 
 
+@pytest.mark.process  # two processes race
 def test_two_concurrent_submissions_exactly_one_wins(fx: Fixture) -> None:
     request_id = fx.claimed()
     racers = [
@@ -460,6 +457,7 @@ def test_a_publishing_failure_keeps_the_local_verdict(
     assert fx.signoff()["status"] == "GREEN"
 
 
+@pytest.mark.process  # another process waits
 def test_run_show_wait_follows_a_waiting_run_to_its_outcome(fx: Fixture) -> None:
     waiter = fx.spawn("verify", "--all", "--wait", "--timeout-ms", "60000")
     try:

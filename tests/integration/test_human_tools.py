@@ -14,8 +14,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,6 +33,8 @@ from artifactize.domain.tools.human.lines import OutputLine, ProgramEnded, ToolL
 from artifactize.domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
 from artifactize.domain.tools.human.results import HumanToolResult
 from artifactize.entrypoints.container import DESKTOP_OPENER, SELF_COMMAND, Container
+from tests.support.cli import CliResult
+from tests.support.cli import run_cli as in_process
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.workspaces import declare, entries_under, write
 
@@ -515,18 +515,10 @@ async def test_a_file_target_swapped_for_a_symlink_runs_nothing(tmp_path: Path):
 # --- tools check through the CLI -----------------------------------------------------------------
 
 
-def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(tmp_path: Path, *args: str) -> CliResult:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARTIFACTIZE_")}
     env["ARTIFACTIZE_STATE_HOME"] = str(tmp_path / "state")
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return subprocess.run(
-        [sys.executable, "-m", "artifactize.entrypoints.cli.app", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    return in_process(*args, env=env)
 
 
 def test_tools_check_executes_an_output_tool(tmp_path: Path):

@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
+from tests.support.cli import CliResult, run_cli
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CLI = (sys.executable, "-m", "artifactize.entrypoints.cli.app")
 
 
 @pytest.fixture(autouse=True)
@@ -36,9 +36,7 @@ def no_process_left_behind() -> Iterator[None]:
         yield
 
 
-def run(
-    repo: Path, tmp_path: Path, *args: str, path: str | None = None
-) -> subprocess.CompletedProcess[str]:
+def run(repo: Path, tmp_path: Path, *args: str, path: str | None = None) -> CliResult:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARTIFACTIZE_")}
     env.update(
         {
@@ -48,14 +46,7 @@ def run(
             "PATH": path or os.environ["PATH"],
         }
     )
-    return subprocess.run(
-        [*CLI, "--repo", str(repo), *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        env=env,
-        timeout=600,
-    )
+    return run_cli("--repo", str(repo), *args, cwd=REPO_ROOT, env=env)
 
 
 def write(root: Path, files: dict[str, str]) -> Path:

@@ -35,7 +35,7 @@ import pytest
 from tests.support.installed_tool import REPO_ROOT, InstalledTool, install
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]  # the installed tool
 TIMEOUT = 300
 
 

@@ -184,6 +184,7 @@ def test_the_writer_checkpoints_after_every_n_completions_and_at_close(tmp_path:
 
 
 @pytest.mark.anyio
+@pytest.mark.process  # MCP over stdio
 async def test_mcp_serves_and_audits_on_an_upgraded_pre_mcp_state(tmp_path: Path) -> None:
     """The real server on a state file of the release before it: the open upgrades the
     file, the calls are audited, ``mcp log`` shows them."""

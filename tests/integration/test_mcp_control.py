@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,8 +19,9 @@ from mcp.client.stdio import StdioServerParameters
 
 from artifactize.entrypoints.mcp.control import RUN_WAIT_MAX_SECONDS, TOOLS
 from tests.integration.test_tool_sessions import harness_processes, wait_until
+from tests.support.cli import run_cli
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]  # MCP over stdio: a real server process
 
 DECLARATION = """
 name = "proj"
@@ -78,10 +78,7 @@ class World:
         return Client(params, mode=cast(Any, "auto"))
 
     def run(self, *args: str) -> Any:
-        done = subprocess.run(
-            self.cli("--json", *args), capture_output=True, text=True, env=self.env(), timeout=120
-        )
-        return json.loads(done.stdout)
+        return run_cli(*self.cli("--json", *args)[3:], env=self.env()).json()
 
 
 def data(result: Any) -> Any:
@@ -169,12 +166,8 @@ async def test_run_cancel_stops_a_run_an_agent_started(tmp_path: Path) -> None:
 
 def test_control_takes_no_eval_and_refuses_before_serving(tmp_path: Path) -> None:
     world = World(tmp_path)
-    done = subprocess.run(
-        world.cli("--json", "mcp", "--control", "--eval", "proj/quick"),
-        capture_output=True,
-        text=True,
-        env=world.env(),
-        timeout=120,
+    done = run_cli(
+        *world.cli("--json", "mcp", "--control", "--eval", "proj/quick")[3:], env=world.env()
     )
     assert done.returncode == 2
     assert "--control serves the control surface" in json.loads(done.stdout)["error"]

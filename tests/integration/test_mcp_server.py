@@ -43,11 +43,12 @@ from artifactize.entrypoints.mcp.stdio import (
     STDIO_MESSAGE_MAX_BYTES,
 )
 from tests.integration.test_tool_sessions import children, harness_processes, wait_until
+from tests.support.cli import CliResult, run_cli
 from tests.support.images import PNG1, b64
 from tests.support.mcp_world import INSTRUCTION, McpWorld
 from tests.support.workspaces import real_tool_ports
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]  # MCP over stdio: a real server process
 
 EVAL = "doc/review"
 BUILTINS = ("read", "list", "glob", "grep", "view_image", "section", "help", "graph")
@@ -114,10 +115,8 @@ def server_process(world: McpWorld) -> psutil.Process:
     return found[0]
 
 
-def cli(world: McpWorld, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        world.cli_args(*args), capture_output=True, text=True, env=world.env(), timeout=120
-    )
+def cli(world: McpWorld, *args: str) -> CliResult:
+    return run_cli(*world.cli_args(*args)[3:], env=world.env())
 
 
 def audit(world: McpWorld, session_id: str | None = None) -> Any:

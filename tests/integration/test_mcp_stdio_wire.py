@@ -22,7 +22,7 @@ from artifactize.entrypoints.mcp.stdio import (
     oversized_answer,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]  # MCP over stdio: a real server process
 
 
 async def test_lines_split_across_reads_and_a_last_line_without_newline() -> None:

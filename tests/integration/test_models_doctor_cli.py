@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.fake_provider import FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY, FakeProvider
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -41,16 +40,11 @@ def run(
         and "proxy" not in k.lower()
     }
     line = [
-        sys.executable,
-        "-m",
-        "artifactize.entrypoints.cli.app",
         "--repo",
         str(tmp_path / "repo"),
     ]
     line += ["--state-dir", str(tmp_path / "state"), *(["--json"] if as_json else []), *args]
-    done = subprocess.run(
-        line, capture_output=True, text=True, env={**base, **env}, cwd=REPO_ROOT, timeout=120
-    )
+    done = run_cli(*line, env={**base, **env}, cwd=REPO_ROOT)
     out: Any = done.stdout
     if as_json and done.stdout.strip():
         out = json.loads(done.stdout)

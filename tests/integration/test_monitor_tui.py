@@ -25,6 +25,8 @@ from tests.support.human_workspace import artifact, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.tmux import EXITED, Terminal, needs_tmux
 
+pytestmark = pytest.mark.process  # real terminals (tmux) and real processes
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECK = (
     "[evals.check]\n"

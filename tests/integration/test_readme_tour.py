@@ -25,6 +25,8 @@ import pytest
 from tests.support.installed_tool import InstalledTool, install
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 
+pytestmark = pytest.mark.process  # the tour, as a user types it
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 README = REPO_ROOT / "README.md"
 TOUR_MARK = "<!-- tour"

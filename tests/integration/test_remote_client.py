@@ -8,12 +8,10 @@ limits, the token kept secret), the configuration adapter on real files (URL rul
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import socket
 import stat
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -40,8 +38,7 @@ from artifactize.domain.reviews.remote.records import (
     mirror_execution,
     validate_record,
 )
-from artifactize.entrypoints.cli import app as cli
-from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.bootstrap import Container
 from artifactize.kernel.document_codec import execution_from_json
 from artifactize.ports.documents import Execution
 from artifactize.ports.review_store import (
@@ -54,6 +51,7 @@ from artifactize.ports.review_store import (
 )
 from artifactize.ports.state import ClaimOutcome, ExecutionRecord
 from artifactize.ports.statuses import ExecutionStatus
+from tests.support.cli import run_cli
 from tests.support.fake_review_store import Canned, FakeReviewStore, fake_store
 from tests.support.remote_records import KINDS, execution, key_of
 
@@ -600,21 +598,15 @@ class Outcome:
 def run(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> Iterator[Any]:
-    """``artifactize --state-dir S remote …`` through ``entrypoints.cli.app.main``."""
-    monkeypatch.setattr(CliContext, "options", CliContext.options)
+    """``artifactize --state-dir S remote …`` in process (``tests/support/cli.py``), the
+    container's environment exactly ``env``."""
     state = tmp_path / "state"
 
     def invoke(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> Outcome:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        environment = providers.Object(env or {})
-        with CliContext.container.environment.override(environment):
-            try:
-                cli.main(["--state-dir", str(state), "remote", *args])
-                code = 0
-            except SystemExit as exit_:
-                code = int(exit_.code or 0)
-        out, err = capsys.readouterr()
-        return Outcome(code, out, err)
+        container = Container()
+        container.environment.override(providers.Object(env or {}))
+        done = run_cli("--state-dir", str(state), "remote", *args, stdin=stdin, container=container)
+        return Outcome(done.code, done.stdout, done.stderr)
 
     invoke.state = state  # type: ignore[attr-defined]
     yield invoke

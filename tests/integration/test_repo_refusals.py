@@ -10,21 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-CLI = (sys.executable, "-m", "artifactize.entrypoints.cli.app")
+from tests.support.cli import CliResult, run_cli
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run(*args: str, cwd: Path | None = None) -> CliResult:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARTIFACTIZE_")}
     env["ARTIFACTIZE_STATE_HOME"] = "/nonexistent-state-home"  # never created: nothing runs
-    return subprocess.run(
-        [*CLI, *args], capture_output=True, text=True, env=env, timeout=120, cwd=cwd
-    )
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 def unreadable_folder(tmp_path: Path) -> Path:

@@ -75,6 +75,7 @@ def test_lease_routes(tmp_path: Path) -> None:
         assert http.get("/v1/leases", headers=bearer(reader)).json()["leases"] == []
 
 
+@pytest.mark.process  # a real store server process
 def test_health_needs_no_token_and_every_request_is_logged(tmp_path: Path) -> None:
     state = tmp_path / "state"
     token = add_token(state, "ci", "read,publish")
@@ -110,6 +111,7 @@ def test_lease_seconds_past_the_limits_is_refused(tmp_path: Path, seconds: int) 
     assert not (tmp_path / "state").exists()
 
 
+@pytest.mark.process  # a real store server process
 def test_lease_seconds_at_the_limit_is_served(tmp_path: Path) -> None:
     state = tmp_path / "state"
     token = add_token(state, "ci", "read,publish")

@@ -67,6 +67,7 @@ def test_a_bad_database_url_is_a_clear_error(tmp_path: Path) -> None:
         assert secret not in out
 
 
+@pytest.mark.process  # a real store server process
 def test_two_servers_on_one_database_serve_one_store(tmp_path: Path, postgresql_url: str) -> None:
     state = tmp_path / "state"
     token = cli_json(state, postgresql_url, "token", "add", "ci", "--scopes", "read,publish")[

@@ -685,6 +685,7 @@ def server_process(
         process.stderr.close()
 
 
+@pytest.mark.process  # a real store server process
 def test_server_run_serves_then_stops_gracefully_on_sigterm(state: Path) -> None:
     token = add_token(state, "alice", "read,publish,human")
     with server_process(state) as server:
@@ -704,6 +705,7 @@ def test_server_run_serves_then_stops_gracefully_on_sigterm(state: Path) -> None
     assert not any("warning" in line for line in server.stderr)
 
 
+@pytest.mark.process  # a real store server process
 def test_server_run_warns_off_loopback_and_stops_on_ctrl_c(state: Path) -> None:
     with server_process(state, "0.0.0.0:0") as server:
         assert "warning: 0.0.0.0:0 is not a loopback address" in server.stderr[0]
@@ -730,6 +732,7 @@ def test_server_run_reports_a_taken_port(state: Path) -> None:
 # Concurrency
 
 
+@pytest.mark.process  # a real server process and racing commands
 def test_token_commands_race_on_the_same_file_while_the_server_runs(state: Path) -> None:
     seed = add_token(state, "seed", "read,publish")
     with serving(state) as running, client(running.url) as http:

@@ -7,20 +7,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
-CLI = (sys.executable, "-m", "artifactize.entrypoints.cli.app")
+from tests.support.cli import CliResult, run_cli
+
 OWN = str(Path(sys.executable).parent / "python")  # this checkout's venv: artifactize's own
 
 
-def run(repo: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(repo: Path, tmp_path: Path, *args: str) -> CliResult:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARTIFACTIZE_")}
     env.update({"ARTIFACTIZE_STATE_HOME": str(tmp_path / "state"), "ARTIFACTIZE_REMOTE": "off"})
-    return subprocess.run(
-        [*CLI, "--repo", str(repo), *args], capture_output=True, text=True, env=env, timeout=300
-    )
+    return run_cli("--repo", str(repo), *args, env=env)
 
 
 def project(tmp_path: Path, command: str, args: str = "[]") -> Path:

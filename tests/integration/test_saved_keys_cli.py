@@ -26,7 +26,12 @@ payload.instruction = "Look."
 """
 
 
+pytestmark = pytest.mark.process
+
+
 def run(tmp_path: Path, env: dict[str, str], *args: str, stdin: str = "") -> tuple[int, str, str]:
+    """A real process each time: keyring picks its backend once per process (from
+    ``PYTHON_KEYRING_BACKEND``), so the in-process harness cannot give each call its own."""
     base = {
         k: v
         for k, v in os.environ.items()

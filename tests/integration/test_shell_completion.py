@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process  # the installed console script
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTIZE = REPO_ROOT / ".venv" / "bin" / "artifactize"
 

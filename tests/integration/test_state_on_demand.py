@@ -15,6 +15,7 @@ from artifactize.adapters.sqlite.stores import SqliteStatesOnDemand
 from artifactize.ports.state import StateError
 
 
+@pytest.mark.process  # a fresh interpreter's sys.modules
 def test_a_reader_finds_no_state_without_importing_sqlalchemy(tmp_path: Path) -> None:
     code = (
         "import sys\n"
@@ -29,6 +30,7 @@ def test_a_reader_finds_no_state_without_importing_sqlalchemy(tmp_path: Path) ->
     assert not (tmp_path / "state").exists()  # and nothing was created
 
 
+@pytest.mark.process  # a fresh interpreter's sys.modules
 def test_the_cli_lists_no_runs_without_importing_sqlalchemy(tmp_path: Path) -> None:
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "index.artf").write_text('name = "x"\n', encoding="utf-8")

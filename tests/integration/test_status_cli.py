@@ -1,4 +1,4 @@
-"""``artifactize status`` end to end: the real CLI in a subprocess, real files, real SQLite.
+"""``artifactize status`` end to end: the real CLI (in process), real files, real SQLite.
 
 The repository: ``data`` (basis, ``input.txt``), ``app`` (runtime evals ``ok`` and
 ``also``, both consuming ``data``; each run appends a line to a log outside the repository)
@@ -12,19 +12,18 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.workspaces import toml_value as toml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PYTHON = os.path.realpath(sys.executable)
 STATE_FILE = "state.sqlite"
-CLI = "from entrypoints.cli.app import main\nmain()\n"
 LOG_SCRIPT = "import sys; open(sys.argv[1], 'a').write('ran\\n')"
 
 
@@ -56,11 +55,9 @@ class Repo:
 
     def cli(self, *args: str, json_output: bool = True) -> tuple[int, Any, str]:
         env = {**os.environ, "ARTIFACTIZE_REMOTE": "off", "LANG": "C.UTF-8"}
-        command = [sys.executable, "-c", CLI, "--repo", str(self.path)]
-        command += ["--state-dir", str(self.state), *(["--json"] if json_output else [])]
-        done = subprocess.run(
-            [*command, *args], capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60
-        )
+        command = ["--repo", str(self.path), "--state-dir", str(self.state)]
+        command += ["--json"] if json_output else []
+        done = run_cli(*command, *args, env=env, cwd=REPO_ROOT)
         out: Any = json.loads(done.stdout) if json_output else done.stdout
         return done.returncode, out, done.stderr
 

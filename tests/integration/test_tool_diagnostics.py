@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from artifactize.domain.tools.commands.diagnostics import (
     STDOUT_HEAD_BYTES,
     current,
 )
+from tests.support.cli import run_cli
 from tests.support.fake_provider import FakeProvider, openai_text, openai_tool_call
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 
@@ -27,7 +26,6 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 EXECUTION_FAILED = "Agent tool execution failed."
 INVALID_OUTPUT = "Agent tool returned invalid output."
 SECRET = "SECRET-STDERR-LINE"
-CLI = (sys.executable, "-m", "artifactize.entrypoints.cli.app")
 AGENT_TOOL = ("--artifact", "app", "--audience", "agent", "--tool")
 
 DECLARATION = """name = "app"
@@ -115,13 +113,16 @@ def environment(tmp_path: Path, extra: dict[str, str] | None = None) -> dict[str
 
 
 def execute(repo: Path, tool: str) -> tuple[int, dict[str, Any]]:
-    done = subprocess.run(
-        [*CLI, "--repo", str(repo), "tools", "check", "--execute", *AGENT_TOOL, tool],
-        capture_output=True,
-        text=True,
+    done = run_cli(
+        "--repo",
+        str(repo),
+        "tools",
+        "check",
+        "--execute",
+        *AGENT_TOOL,
+        tool,
         cwd=REPO_ROOT,
         env=environment(repo.parent),
-        timeout=60,
     )
     return done.returncode, json.loads(done.stdout)
 
@@ -178,21 +179,8 @@ def test_a_good_call_has_diagnostics_too_and_a_static_check_has_none(repo: Path)
     assert (
         report["diagnostics"]["stderrTail"] == "" and "invalidOutput" not in report["diagnostics"]
     )
-    static = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "artifactize.entrypoints.cli.app",
-            "--repo",
-            str(repo),
-            "tools",
-            "check",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        env=environment(repo.parent),
-        timeout=60,
+    static = run_cli(
+        "--repo", str(repo), "tools", "check", cwd=REPO_ROOT, env=environment(repo.parent)
     )
     assert "diagnostics" not in json.loads(static.stdout)
 
@@ -209,13 +197,14 @@ def test_a_review_never_carries_diagnostics_or_stderr(repo: Path, tmp_path: Path
             openai_tool_call("call_1", "failing_app", {}),
             openai_text('{"verdict": "GREEN"}'),
         )
-        done = subprocess.run(
-            [*CLI, "--repo", str(repo), "--json", "verify", "app/review"],
-            capture_output=True,
-            text=True,
+        done = run_cli(
+            "--repo",
+            str(repo),
+            "--json",
+            "verify",
+            "app/review",
             cwd=REPO_ROOT,
             env=environment(tmp_path, fake.env()),
-            timeout=120,
         )
         posts = fake.posts()
     assert done.returncode == 0, done.stdout + done.stderr

@@ -59,10 +59,10 @@ from artifactize.domain.tools.sessions import (
     sweep,
 )
 from artifactize.domain.tools.tools_check import ToolsCheck, ToolsCheckRequest
-from artifactize.entrypoints.cli import app as cli
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity
 from tests.fakes.threads import THREADS
+from tests.support.cli import run_cli as in_process
 from tests.support.workspaces import toml_value as toml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -1024,11 +1024,9 @@ async def test_unconfirmed_cleanup_keeps_the_journal_for_the_next_start(
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
-    with pytest.raises(SystemExit) as exit_info:
-        cli.main(list(argv))
-    code = exit_info.value.code
-    assert isinstance(code, int)
-    return code, json.loads(capsys.readouterr().out)
+    """``artifactize ARGV`` in process (``tests/support/cli.py``); ``capsys`` kept for callers."""
+    done = in_process(*argv)
+    return done.code, done.json()
 
 
 def test_tools_check_execute_runs_a_fresh_session_and_cleans_up(

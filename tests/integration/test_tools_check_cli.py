@@ -1,8 +1,8 @@
 """``artifactize tools check`` through the real CLI: acceptance cases M and the seed's
 "Tool diagnostics" examples.
 
-A few cases run the CLI as a subprocess; the rest call ``entrypoints.cli.app.main`` in-process
-(the same global-option splitting, typer dispatch and error formatting). Every run points
+Every case runs the CLI in this process through ``tests/support/cli.py`` (the console
+script's global-option splitting, typer dispatch and error formatting). Every run points
 the state home into ``tmp_path``: a static check must create nothing anywhere, and no check
 may leave a Run, verdict, cache entry or any other state file behind.
 """
@@ -13,8 +13,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from artifactize.entrypoints.cli.app import main
+from tests.support.cli import run_cli as in_process
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.workspaces import entries_under
 
@@ -201,27 +199,16 @@ def no_process_left_behind() -> Iterator[None]:
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> Outcome:
-    with pytest.raises(SystemExit) as info:
-        main(list(args))
-    captured = capsys.readouterr()
-    code = info.value.code
-    assert isinstance(code, int)
-    return Outcome(code, captured.out, captured.err)
+    """``artifactize ARGS`` in process (``capsys`` is no longer needed; kept for the callers)."""
+    result = in_process(*args)
+    return Outcome(result.code, result.stdout, result.stderr)
 
 
 def run_cli(env: Env, *args: str) -> Outcome:
-    child_env = dict(os.environ)  # the fixture already pointed the state locations at tmp
-    child_env["PYTHONDONTWRITEBYTECODE"] = "1"
-    result = subprocess.run(
-        [sys.executable, "-m", "artifactize.entrypoints.cli.app", *args],
-        capture_output=True,
-        text=True,
-        env=child_env,
-        cwd=env.tmp,
-        timeout=60,
-        check=False,
-    )
-    return Outcome(result.returncode, result.stdout, result.stderr)
+    """The same, from the test's own folder (the fixture already pointed the state
+    locations at it)."""
+    result = in_process(*args, cwd=env.tmp)
+    return Outcome(result.code, result.stdout, result.stderr)
 
 
 # --- M. tools check -------------------------------------------------------------------------

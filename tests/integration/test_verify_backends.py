@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.fake_provider import (
     ANTHROPIC_MESSAGES,
     OPENAI_CHAT,
@@ -111,9 +110,9 @@ def repository(tmp_path: Path, backend: str, model: str, reasoning: str) -> Path
 
 def verify(repo: Path, state: Path, fake: FakeProvider, *extra: str) -> tuple[int, Any]:
     env = {**os.environ, **fake.env(), "ARTIFACTIZE_REMOTE": "off"}
-    line = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--repo", str(repo)]
+    line = ["--repo", str(repo)]
     line += ["--state-dir", str(state), "--json", "verify", *extra]
-    done = subprocess.run(line, capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=120)
+    done = run_cli(*line, env=env, cwd=REPO_ROOT)
     return done.returncode, json.loads(done.stdout) if done.stdout.strip() else done.stderr
 
 
@@ -161,22 +160,8 @@ def test_an_agent_review_through_each_backend(
     assert fake.pending == 0 and fake.exhausted == 0
     fake.assert_sdk_valid()
 
-    shown = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "artifactize.entrypoints.cli.app",
-            "--state-dir",
-            str(tmp_path / "state"),
-            "--json",
-            "run",
-            "show",
-            run["id"],
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=120,
+    shown = run_cli(
+        "--state-dir", str(tmp_path / "state"), "--json", "run", "show", run["id"], cwd=REPO_ROOT
     )
     saved = {r["evalId"]: r for r in json.loads(shown.stdout)["requests"]}[EVAL]
     assert saved["agent"] == request["agent"]  # run show has both model names too

@@ -2,8 +2,8 @@
 budget, selections and profile variants, JUnit XML, the GitHub step summary and
 annotations, failure tails, late Human submissions, and bad input.
 
-Every command runs as its own process (``python -m artifactize.entrypoints.cli.app``) over real SQLite
-state; runtime evals run one probe script kept outside the repository; the Agent eval talks
+Every command runs the console script in this process (``tests/support/cli.py``) over real
+SQLite state; runtime evals run one probe script kept outside the repository; the Agent eval talks
 to a fake provider over loopback HTTP, which counts every request it receives.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ import xmlschema
 
 from artifactize.domain.reviews.run.policy import JOBS_MAX
 from artifactize.entrypoints.cli.render.reports import TAIL_MAX_LINES
+from tests.support.cli import run_cli
 from tests.support.fake_provider import FakeProvider, openai_text
 from tests.support.workspaces import toml_value as toml
 
@@ -103,21 +103,11 @@ class Repo:
         else:  # CI without model keys; the endpoint stays, so a request would be counted
             environment["ARTIFACTIZE_OPENAI_BASE_URL"] = self.fake.base_url
         command = [
-            sys.executable,
-            "-m",
-            "artifactize.entrypoints.cli.app",
             "--repo",
             str(self.path),
         ]
         command += ["--state-dir", str(self.state), *(["--json"] if json_output else [])]
-        done = subprocess.run(
-            [*command, *args],
-            capture_output=True,
-            text=True,
-            env=environment,
-            cwd=REPO_ROOT,
-            timeout=120,
-        )
+        done = run_cli(*command, *args, env=environment, cwd=REPO_ROOT)
         out: Any = done.stdout
         if json_output:
             assert done.stdout.strip(), done.stderr

@@ -1,4 +1,4 @@
-"""``artifactize verify`` end to end: the real CLI, a fake provider over loopback HTTP,
+"""``artifactize verify`` end to end: the real CLI (in process; a real one for SIGINT), a fake provider over loopback HTTP,
 real SQLite state, real tools and tool sessions.
 
 Fixture A of the reference: Artifact ``doc`` (a folder with ``notes.txt``), Agent eval
@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,8 @@ import psutil
 import pytest
 
 from tests.integration.test_tool_sessions import HARNESS, PYTHON, harness_processes
+from tests.support.cli import command as real_command
+from tests.support.cli import run_cli
 from tests.support.fake_provider import (
     FakeProvider,
     error,
@@ -119,11 +120,15 @@ class Repo:
         return [e for e in map(json.loads, complete.splitlines()) if e["event"] == kind]
 
 
+def argv(repo: Repo, *args: str, json_output: bool = True) -> list[str]:
+    """``--repo R --state-dir S [--json] ARGS``: the command line after ``artifactize``."""
+    line = ["--repo", str(repo.path), "--state-dir", str(repo.state)]
+    return [*line, *(["--json"] if json_output else []), *args]
+
+
 def command(repo: Repo, *args: str, json_output: bool = True) -> list[str]:
-    """``artifactize --repo R --state-dir S [--json] ARGS`` as a fresh interpreter runs it."""
-    line = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--repo", str(repo.path)]
-    line += ["--state-dir", str(repo.state), *(["--json"] if json_output else []), *args]
-    return line
+    """The same command line, as a real process runs it (for the signal test)."""
+    return real_command(*argv(repo, *args, json_output=json_output))
 
 
 def environment(fake: FakeProvider, *, without: tuple[str, ...] = ()) -> dict[str, str]:
@@ -138,13 +143,10 @@ def cli(
     json_output: bool = True,
     without: tuple[str, ...] = (),
 ) -> tuple[int, Any, str]:
-    done = subprocess.run(
-        command(repo, *args, json_output=json_output),
-        capture_output=True,
-        text=True,
+    done = run_cli(
+        *argv(repo, *args, json_output=json_output),
         env=environment(fake, without=without),
         cwd=REPO_ROOT,
-        timeout=120,
     )
     out: Any = done.stdout
     if json_output and done.stdout.strip():
@@ -360,6 +362,7 @@ def test_unknown_selector_and_missing_key(tmp_path: Path, fake: FakeProvider) ->
     assert request["error"] == "OPENAI_API_KEY is required for this Agent backend."
 
 
+@pytest.mark.process  # a real signal to a real process
 def test_sigint_cancels_the_review_and_cleans_up_its_session(
     tmp_path: Path, fake: FakeProvider
 ) -> None:

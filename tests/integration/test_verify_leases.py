@@ -26,6 +26,7 @@ import pytest
 
 from tests.integration.test_review_store_server import add_token, bearer, client, server_process
 from tests.integration.test_verify_cli import GREEN, REPO_ROOT, Repo, no_leftovers  # noqa: F401
+from tests.support.cli import run_cli
 from tests.support.fake_provider import FAKE_OPENAI_KEY, FakeProvider, delayed, hang, openai_text
 
 EVAL = "doc/review"
@@ -75,6 +76,7 @@ def only_request(run: Any) -> dict[str, Any]:
     return request
 
 
+@pytest.mark.process  # two machines: two real processes at once
 def test_two_machines_racing_on_one_agent_eval_pay_for_one_review(
     tmp_path: Path, fake: FakeProvider
 ) -> None:
@@ -100,6 +102,7 @@ def test_two_machines_racing_on_one_agent_eval_pay_for_one_review(
     assert sum(line["status"] == 200 for line in leases) >= 3
 
 
+@pytest.mark.process  # kill -9
 def test_a_killed_holder_s_lease_lapses_and_the_other_takes_over(
     tmp_path: Path, fake: FakeProvider
 ) -> None:
@@ -156,6 +159,7 @@ def waiting_for_lease(state: Path) -> bool:
     return any(reason.startswith("Waiting for ci's review") for reason in reasons)
 
 
+@pytest.mark.process  # a real store server process
 def test_remote_status_shows_the_leases_held(tmp_path: Path) -> None:
     token = add_token(tmp_path / "store", "ci", "read,publish")
     key = "ab" * 32
@@ -165,19 +169,9 @@ def test_remote_status_shows_the_leases_held(tmp_path: Path) -> None:
             assert took.json()["granted"] is True
         env = {"ARTIFACTIZE_REMOTE": store.url, "ARTIFACTIZE_REMOTE_TOKEN": token}
         base = {k: v for k, v in os.environ.items() if not k.startswith("ARTIFACTIZE_")}
-        command = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--state-dir"]
-        command += [str(tmp_path / "s1"), "--json", "remote", "status"]
-        done = subprocess.run(
-            command, env={**base, **env}, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
-        )
-        text = subprocess.run(
-            [c for c in command if c != "--json"],
-            env={**base, **env},
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        command = ["--state-dir", str(tmp_path / "s1"), "--json", "remote", "status"]
+        done = run_cli(*command, env={**base, **env}, cwd=REPO_ROOT)
+        text = run_cli(*[c for c in command if c != "--json"], env={**base, **env}, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr
     (lease,) = json.loads(done.stdout)["leases"]
     assert (lease["key"], lease["principal"], lease["holder"]) == (key, "ci", "m1")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.fake_provider import FakeProvider, delayed, openai_text, openai_tool_call
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 
@@ -101,6 +102,7 @@ def run_on_pty(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
     return process.returncode, out.decode(), seen.decode("utf-8", "replace")
 
 
+@pytest.mark.process  # stderr on a real pseudo-terminal
 def test_a_terminal_shows_live_progress_of_each_eval(repo: Path, tmp_path: Path) -> None:
     with FakeProvider() as fake:
         script_agent(fake)
@@ -117,6 +119,7 @@ def test_a_terminal_shows_live_progress_of_each_eval(repo: Path, tmp_path: Path)
     assert out.startswith("Run: run-")  # stdout keeps the summary
 
 
+@pytest.mark.process  # stderr on a real pseudo-terminal
 def test_a_terminal_shows_how_to_claim_a_waiting_human_review(tmp_path: Path) -> None:
     repo = tmp_path / "human"
     repo.mkdir()
@@ -139,13 +142,8 @@ def test_a_terminal_shows_how_to_claim_a_waiting_human_review(tmp_path: Path) ->
 def test_off_a_terminal_each_event_is_one_line(repo: Path, tmp_path: Path) -> None:
     with FakeProvider() as fake:
         script_agent(fake)
-        done = subprocess.run(
-            [*CLI, "--repo", str(repo), "verify", "app"],
-            capture_output=True,
-            text=True,
-            cwd=REPO_ROOT,
-            env=environment(tmp_path, fake),
-            timeout=120,
+        done = run_cli(
+            "--repo", str(repo), "verify", "app", cwd=REPO_ROOT, env=environment(tmp_path, fake)
         )
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
@@ -165,13 +163,14 @@ def test_off_a_terminal_each_event_is_one_line(repo: Path, tmp_path: Path) -> No
 def test_quiet_keeps_only_the_result_lines_and_the_summary(repo: Path, tmp_path: Path) -> None:
     with FakeProvider() as fake:
         script_agent(fake)
-        done = subprocess.run(
-            [*CLI, "--repo", str(repo), "verify", "app", "--quiet"],
-            capture_output=True,
-            text=True,
+        done = run_cli(
+            "--repo",
+            str(repo),
+            "verify",
+            "app",
+            "--quiet",
             cwd=REPO_ROOT,
             env=environment(tmp_path, fake),
-            timeout=120,
         )
     assert done.returncode == 0, done.stderr
     lines = [re.sub(r"^\[ *[0-9.]+s\] ", "", line) for line in done.stderr.splitlines()]

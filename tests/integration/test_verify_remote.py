@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ import pytest
 
 from tests.integration.test_review_store_server import add_token, serving
 from tests.integration.test_verify_cli import GREEN, REPO_ROOT, Repo, no_leftovers  # noqa: F401
+from tests.support.cli import run_cli as in_process
 from tests.support.fake_provider import FakeProvider, openai_text, openai_tool_call
 
 EVAL = "doc/review"
@@ -35,11 +34,9 @@ def run_cli(repo: Repo, state: Path, env: dict[str, str], *args: str) -> tuple[i
     """``artifactize --repo R --state-dir S --json ARGS`` with exactly ``env`` on top of ours,
     minus any provider test endpoint or key of the outer environment."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("ARTIFACTIZE_", "OPENAI_"))}
-    command = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--repo", str(repo.path)]
+    command = ["--repo", str(repo.path)]
     command += ["--state-dir", str(state), "--json", *args]
-    done = subprocess.run(
-        command, capture_output=True, text=True, env={**base, **env}, cwd=REPO_ROOT, timeout=120
-    )
+    done = in_process(*command, env={**base, **env}, cwd=REPO_ROOT)
     return done.returncode, json.loads(done.stdout) if done.stdout.strip() else None, done.stderr
 
 

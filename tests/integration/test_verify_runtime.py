@@ -1,5 +1,5 @@
-"""Runtime evals through the real CLI: ``python -m artifactize.entrypoints.cli.app --json verify A/E`` with real
-processes, real files and real SQLite state.
+"""Runtime evals through the real CLI (``--json verify A/E``, in process through
+``tests/support/cli.py``) with real processes for the evals, real files and real SQLite state.
 
 The repository has three Artifacts: ``data`` (a folder with ``input.txt``, no evals, so
 ``basis = true``: a consumer's gate opens only on a basis input), ``app``
@@ -15,7 +15,6 @@ import getpass
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ import psutil
 import pytest
 
 from artifactize.domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES
+from tests.support.cli import run_cli
 from tests.support.workspaces import toml_value as toml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -138,16 +138,11 @@ class Repo:
             "LANG": "C.UTF-8",
         }
         command = [
-            sys.executable,
-            "-m",
-            "artifactize.entrypoints.cli.app",
             "--repo",
             str(self.path),
         ]
         command += ["--state-dir", str(self.state), *(["--json"] if json_output else [])]
-        done = subprocess.run(
-            [*command, *args], capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60
-        )
+        done = run_cli(*command, *args, env=env, cwd=REPO_ROOT)
         out: Any = done.stdout
         if json_output:
             assert done.stdout.strip(), done.stderr

@@ -1,27 +1,19 @@
-"""Run ``artifactize [global options] server …`` in this process or as a subprocess."""
+"""``artifactize [global options] server …`` in this process or as a subprocess: thin names
+over the one CLI harness, ``tests/support/cli.py``."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import sys
 from collections.abc import Sequence
 
-from artifactize.entrypoints.cli.app import main
+from tests.support.cli import command, run_cli
 
 
 def run_in_process(argv: Sequence[str]) -> tuple[int, str, str]:
     """Exit code, stdout and stderr of ``artifactize *argv``."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(argv))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 2
-    return code, out.getvalue(), err.getvalue()
+    done = run_cli(*argv)
+    return done.code, done.stdout, done.stderr
 
 
 def subprocess_argv(argv: Sequence[str]) -> list[str]:
     """A command line that runs ``artifactize *argv`` in a fresh Python process."""
-    return [sys.executable, "-m", "artifactize.entrypoints.cli.app", *argv]
+    return command(*argv)

@@ -3,8 +3,6 @@ every other command line (``--help`` included) to typer, which renders its own h
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 
 import pytest
@@ -45,15 +43,3 @@ def test_every_other_command_line_goes_to_typer(
     monkeypatch.setattr(app, "main", lambda given: seen.append(list(given)))
     launch.main(args)
     assert seen == [args]
-
-
-def test_the_version_imports_no_typer() -> None:
-    code = (
-        "import sys\nfrom artifactize.entrypoints.cli.launch import main\n"
-        "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
-        "print('TYPER', 'typer' in sys.modules)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert done.stdout.splitlines()[-1] == "TYPER False"

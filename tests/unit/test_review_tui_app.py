@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import collections
 import copy
-import json
-import shlex
 import threading
 import time
 from collections.abc import Callable
@@ -397,40 +395,6 @@ def test_form_errors_stay_in_the_form_until_the_submission_is_valid(session: Fak
     assert session.submitted == [{"verdict": "RED", "reason": "tests fail"}]
     assert app.final_message == "Submitted RED for doc/signoff (run-a-1)."
     assert [step.keys for step in screen.steps] == [["q"]]
-
-
-def test_fields_of_other_schemas_are_edited_as_json(session: FakeSession, tmp_path: Any) -> None:
-    nested = {
-        "type": "object",
-        "properties": {"reason": {"type": "object"}},
-        "required": ["reason"],
-    }
-    session.requests = {"run-a-1": request_view("run-a-1", fail_schema=nested)}
-    seen = tmp_path / "template.json"
-    script = f'cp "$0" {seen}; printf \'%s\' \'{{"reason": "see {{x}}"}}\' > "$0"'
-    app = ReviewApp(
-        session,
-        "run-a-1",
-        clock_text=lambda: "t",
-        environment={"EDITOR": shlex.join(["sh", "-c", script])},
-    )
-    run_app(app, [Step(["s", "r"]), Step(["q"])])
-    assert json.loads(seen.read_text()) == {"reason": None}
-    assert session.submitted == [{"verdict": "RED", "reason": "see {x}"}]
-
-
-def test_an_empty_edit_submits_nothing(session: FakeSession) -> None:
-    nested = {"type": "object", "properties": {"reason": {"type": "array"}}}
-    session.requests["run-a-1"] = request_view("run-a-1", fail_schema=nested)
-    app = ReviewApp(
-        session,
-        "run-a-1",
-        clock_text=lambda: "t",
-        environment={"VISUAL": "sh -c ': > \"$0\"'", "EDITOR": "false"},
-    )
-    screen = run_app(app, [Step(["s", "r"]), Step(["q"])])
-    assert screen.seen("The edited file was empty; nothing was submitted.")
-    assert session.submitted == []
 
 
 def test_release_and_read_only_requests(session: FakeSession) -> None:

@@ -26,6 +26,8 @@ import pytest
 
 from tests.support.fake_provider import FakeProvider, openai_text
 
+pytestmark = pytest.mark.process  # the Windows lane
+
 WINDOWS = sys.platform == "win32"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # One CLI call may take this long under Wine on a busy 2-core machine.

@@ -80,3 +80,13 @@ class FaultRepo:
 @pytest.fixture
 def repo(tmp_path: Path) -> FaultRepo:
     return FaultRepo(tmp_path, tmp_path / "state")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every fault test is ``process``: the command under fault must be a process of its own
+    (a Run left RUNNING by a command that failed to write is settled by the next reader only
+    once its owner has exited; hang-ups and frozen servers need a process to hang up on)."""
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here):
+            item.add_marker(pytest.mark.process)

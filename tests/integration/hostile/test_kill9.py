@@ -30,6 +30,8 @@ from tests.support.hostile import (
     wait_for_pids,
 )
 
+pytestmark = pytest.mark.process  # kill -9
+
 RANDOM_KILLS = 3
 KILL_WITHIN_SECONDS = 3.0
 

@@ -24,6 +24,8 @@ from tests.integration.test_tools_check_cli import (
 from tests.support.hostile import GROUP_CHILDREN, reap_strays, spawning_tool_script, survivors
 from tests.support.hostile import wait_for_pids as wait_for_group
 
+pytestmark = pytest.mark.process  # real signals
+
 EXIT_CANCELLED = 2
 FINISH_SECONDS = 30
 

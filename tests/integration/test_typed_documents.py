@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process  # mypy in a child process (see above)
+
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 from artifactize.ports.documents import ExecutionDocument, RequestDocument, StoreRecord
