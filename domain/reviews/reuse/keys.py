@@ -30,6 +30,7 @@ from artifactize.domain.reviews.reuse.artifactsum import DEFAULT_LIMITS, Artifac
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts, compute_fingerprint
 from artifactize.domain.workspace import Workspace
+from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.ids import ReuseKey
 
@@ -114,8 +115,10 @@ def key_inputs(
     *,
     profile: Profile | None = None,
     limits: ArtifactsumLimits = DEFAULT_LIMITS,
+    index: FileIndex | None = None,
 ) -> KeyInputs:
-    """Compute the key of an eval; raises ``FingerprintError`` when a fingerprint fails."""
+    """Compute the key of an eval; raises ``FingerprintError`` when a fingerprint fails.
+    ``index``: the file index fingerprints read known digests from."""
     ref = workspace.find_eval(qualified_eval_id)
     def_hash = eval_def_hash(ref.eval, profile)
     if isinstance(ref.eval.profile, DependencyProfile):  # derived: nothing to key or reuse
@@ -127,7 +130,9 @@ def key_inputs(
     fingerprints: dict[str, str] = {}
     manifests: dict[str, Mapping[str, Any]] = {}
     for name in dependencies:
-        computed = compute_fingerprint(workspace, name, filesystem, scripts, limits=limits)
+        computed = compute_fingerprint(
+            workspace, name, filesystem, scripts, limits=limits, index=index
+        )
         assert computed is not None  # _unkeyed_reason found no `fingerprint = false`
         fingerprints[name] = computed.value
         if computed.manifest is not None:

@@ -48,6 +48,7 @@ from artifactize.ports.documents import (
     ProgramDocument,
     StatusDocument,
 )
+from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
 from artifactize.ports.statuses import VERDICT_STATUSES, ProfileKind
@@ -96,6 +97,8 @@ class StatusPorts:
     threads: WorkerThreads = field(kw_only=True)  # fingerprints, --fingerprint-jobs at a time
     # Resolves each runtime eval's program, to show what it would run; None: not shown.
     programs: ProgramChecks | None = None
+    # Digests of unchanged files (ports.file_index), saved once the keys are computed.
+    index: FileIndex | None = None
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,8 @@ class Status:
         keys = compute_all(
             self._key, ids, self.options.policy.fingerprint_jobs or 1, self.ports.threads
         )
+        if self.ports.index is not None:
+            self.ports.index.save()
         self._prefetch(keys.values())
         lookups = {eval_id: self._lookup(eval_id, keys[eval_id]) for eval_id in ids}
         pulled = {ref.qualified_id for ref in pulled_in(self.workspace, refs)}
@@ -260,7 +265,13 @@ class Status:
     def _key(self, eval_id: str) -> KeyInputs | FingerprintError:
         """The eval's key, or the failure that stopped it (``--fingerprint-jobs`` at once)."""
         try:
-            return key_inputs(self.workspace, eval_id, self.ports.filesystem, self.ports.scripts)
+            return key_inputs(
+                self.workspace,
+                eval_id,
+                self.ports.filesystem,
+                self.ports.scripts,
+                index=self.ports.index,
+            )
         except FingerprintError as exc:
             return exc
 
