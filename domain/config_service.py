@@ -47,12 +47,14 @@ class ConfigService:
         if self.refuse_filesystem_root and is_filesystem_root(root_path):
             raise RepositoryRefused(repo, FILESYSTEM_ROOT)
         with self._paused():
-            with self.filesystem.open_root(root_path) as root:
-                discovery = discover(
-                    root, root_path, enter_nested=self.enter_nested, index=self.index
-                )
-            if self.index is not None:
-                self.index.save()
+            try:
+                with self.filesystem.open_root(root_path) as root:
+                    discovery = discover(
+                        root, root_path, enter_nested=self.enter_nested, index=self.index
+                    )
+            finally:  # what validated is kept, even when another declaration did not
+                if self.index is not None:
+                    self.index.save()
             return build_workspace(discovery)
 
     def _paused(self) -> AbstractContextManager[None]:
