@@ -2,7 +2,8 @@
 
 Every value is written with a tag so that reading it back builds exactly what
 ``parse_declaration`` built: ``["t", ...]`` a tuple, ``["l", ...]`` a list, ``["d", {...}]``
-a mapping, ``["c", "Class", {...}]`` one of the model's dataclasses, ``["e", "Enum",
+a mapping, ``["j", value]`` a mapping that holds nothing but JSON (dicts, lists, strings,
+numbers, booleans, null: a payload, a schema), kept as it is, ``["c", "Class", {...}]`` one of the model's dataclasses, ``["e", "Enum",
 value]`` one of its enums; strings, numbers, booleans and null stand for themselves. Only
 the classes of ``domain.declarations.model`` are ever built (nothing is imported or called
 by name), so a tampered index can at worst be refused.
@@ -23,7 +24,7 @@ from typing import Any
 from artifactize.domain.declarations import model
 from artifactize.ports.statuses import ProfileKind
 
-CODEC_VERSION = 1  # bump when the encoding itself changes
+CODEC_VERSION = 2  # bump when the encoding itself changes
 
 _CLASSES: dict[str, type[Any]] = {
     cls.__name__: cls
@@ -97,9 +98,28 @@ def _encode(value: Any) -> Any:
             raise TypeError(f"not a model class: {cls.__name__}")
         fields = {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
         return ["c", cls.__name__, fields]
+    if cls is dict and _plain_json(value):
+        return ["j", value]
     if isinstance(value, Mapping):
         return ["d", {_key(key): _encode(item) for key, item in value.items()}]
     raise TypeError(f"cannot store a {cls.__name__}")
+
+
+def _plain_json(value: Any) -> bool:
+    """Only dicts with string keys, lists and JSON scalars, all the way down."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        cls = type(item)
+        if cls is dict:
+            if any(type(key) is not str for key in item):
+                return False
+            pending.extend(item.values())
+        elif cls is list:
+            pending.extend(item)
+        elif not (item is None or cls is str or cls is int or cls is bool or cls is float):
+            return False
+    return True
 
 
 def _key(key: object) -> str:
@@ -108,24 +128,32 @@ def _key(key: object) -> str:
     return key
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _decode(value: Any) -> Any:
-    if not isinstance(value, list):
-        if isinstance(value, dict):
-            raise StoredFormError("an untagged mapping")
+    """The value ``_encode`` wrote (JSON object keys are always strings)."""
+    if type(value) in _SCALARS:
         return value
+    if type(value) is not list:
+        raise StoredFormError("an untagged mapping")
     tag = value[0]
-    if tag == "t":
-        return tuple(_decode(item) for item in value[1:])
-    if tag == "l":
-        return [_decode(item) for item in value[1:]]
-    if tag == "d":
-        return {_key(key): _decode(item) for key, item in _mapping(value[1]).items()}
-    if tag == "e":
-        return _ENUMS[value[1]](value[2])
     if tag == "c":
         cls = _CLASSES[value[1]]
-        fields = {_key(key): _decode(item) for key, item in _mapping(value[2]).items()}
-        return cls(**fields)
+        fields = _mapping(value[2])
+        return cls(
+            **{k: v if type(v) in _SCALARS else _decode(v) for k, v in fields.items()}
+        )
+    if tag == "t":
+        return tuple([v if type(v) in _SCALARS else _decode(v) for v in value[1:]])
+    if tag == "j":
+        return _mapping(value[1])
+    if tag == "e":
+        return _ENUMS[value[1]](value[2])
+    if tag == "d":
+        return {k: v if type(v) in _SCALARS else _decode(v) for k, v in _mapping(value[1]).items()}
+    if tag == "l":
+        return [v if type(v) in _SCALARS else _decode(v) for v in value[1:]]
     raise StoredFormError(f"unknown tag {tag!r}")
 
 

@@ -304,3 +304,52 @@ def test_deleting_the_index_changes_no_result(tmp_path: Path) -> None:
     with_index = results(root, indexed(root, state))
     (state / "file-index.sqlite").unlink()
     assert results(root, indexed(root, state)) == with_index == results(root, None)
+
+
+# --- the stored form of a declaration ----------------------------------------------------
+
+
+def _every_declaration(tmp_path: Path) -> list[tuple[Any, str]]:
+    from bench.discovery import build_workspace_tree
+
+    build_workspace_tree(tmp_path / "bench", 60, 12)
+    found = []
+    for root in (Path(__file__).parents[2] / "examples" / "handbook", tmp_path / "bench"):
+        workspace = ConfigService(PosixFilesystem()).load(str(root))
+        found += [(a.declaration, a.source.text) for a in workspace.artifacts.values()]
+    return found
+
+
+def test_every_declaration_reads_back_equal(tmp_path: Path) -> None:
+    from artifactize.domain.declarations.codec import decode_declaration, encode_declaration
+
+    declarations = _every_declaration(tmp_path)
+    assert len(declarations) > 70
+    for declaration, text in declarations:
+        assert decode_declaration(encode_declaration(declaration, text)) == (declaration, text)
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "not json",
+        "[]",
+        '["declaration-0-old", "x", null]',
+        "{FORMAT}",
+        '["{FORMAT}", "x", ["c", "Popen", {}]]',
+        '["{FORMAT}", "x", ["c", "Declaration", {"name": "x"}]]',
+        '["{FORMAT}", "x", ["e", "ArtifactKind", "nope"]]',
+        '["{FORMAT}", "x", ["q"]]',
+        '["{FORMAT}", "x", {"__class__": 1}]',
+        '["{FORMAT}", 1, ["t"]]',
+    ],
+)
+def test_a_stored_form_of_another_shape_is_refused(stored: str) -> None:
+    from artifactize.domain.declarations.codec import (
+        DECLARATION_FORMAT,
+        StoredFormError,
+        decode_declaration,
+    )
+
+    with pytest.raises(StoredFormError):
+        decode_declaration(stored.replace("{FORMAT}", DECLARATION_FORMAT))
