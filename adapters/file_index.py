@@ -62,9 +62,7 @@ def is_racy(identity: FileIdentity, reference_ns: int, margin_ns: int = RACY_MAR
 
 
 def _identity_key(info: os.stat_result) -> str:
-    return (
-        f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-    )
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
 class SqliteFileIndex:
@@ -150,7 +148,7 @@ class SqliteFileIndex:
             return self._rows
 
     def _read(self) -> dict[_Key, tuple[str, bytes]]:
-        if not os.path.isfile(self.path):
+        if not Path(self.path).is_file():
             return {}
         try:
             connection = sqlite3.connect(
@@ -189,9 +187,7 @@ class SqliteFileIndex:
     ) -> None:
         stale = [key for key in rows if key not in new and key not in used and _gone(key, rows)]
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
-        )
+        connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         try:
             connection.execute("BEGIN IMMEDIATE")
             for statement in _SCHEMA:
@@ -202,9 +198,7 @@ class SqliteFileIndex:
                 connection.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('stamp', ?)", (self.stamp,)
                 )
-            connection.executemany(
-                "DELETE FROM entries WHERE identity = ? AND context = ?", stale
-            )
+            connection.executemany("DELETE FROM entries WHERE identity = ? AND context = ?", stale)
             connection.executemany(
                 "INSERT OR REPLACE INTO entries (identity, context, path, value) "
                 "VALUES (?, ?, ?, ?)",
@@ -237,7 +231,7 @@ class SqliteFileIndex:
             pass
         for suffix in ("", "-journal", "-wal", "-shm"):
             with contextlib.suppress(OSError):
-                os.unlink(self.path + suffix)
+                Path(self.path + suffix).unlink()
 
 
 def _read_only_uri(path: str) -> str:

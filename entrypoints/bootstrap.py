@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from artifactize.entrypoints.review_tui.session import ReviewSession
     from artifactize.ports.coding_agents import CodingAgents
     from artifactize.ports.conversations import ConversationStore
-    from artifactize.ports.file_index import FileIndex
     from artifactize.ports.documents import ProducerDocument
+    from artifactize.ports.file_index import FileIndex
     from artifactize.ports.mcp_audit import McpAuditStore
     from artifactize.ports.model import ModelBackends, ModelCatalog
     from artifactize.ports.progress import RunObserver
@@ -295,7 +295,7 @@ class Services:
         from artifactize.domain.state_home import StateLocationError, check_outside_repo
 
         state = self.state_dir()
-        if not os.path.isdir(state):
+        if not Path(state).is_dir():
             return None
         try:
             check_outside_repo(os.path.realpath(state), self.repo())

@@ -141,9 +141,7 @@ def _decode(value: Any) -> Any:
     if tag == "c":
         cls = _CLASSES[value[1]]
         fields = _mapping(value[2])
-        return cls(
-            **{k: v if type(v) in _SCALARS else _decode(v) for k, v in fields.items()}
-        )
+        return cls(**{k: v if type(v) in _SCALARS else _decode(v) for k, v in fields.items()})
     if tag == "t":
         return tuple([v if type(v) in _SCALARS else _decode(v) for v in value[1:]])
     if tag == "j":
