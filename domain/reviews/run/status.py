@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
 from artifactize.domain.reviews.reuse.errors import FingerprintError
-from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts
+from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import DERIVED_NO_KEY, KeyInputs, key_inputs
 from artifactize.domain.reviews.run import gates
 from artifactize.domain.reviews.run.context import IGNORE_GATES
@@ -210,6 +210,8 @@ class Status:
         self._history: dict[str, list[ExecutionRecord]] | None = None
         self._latest: dict[str, ExecutionRecord] | None = None  # key -> newest record
         self._waiting: dict[str, RequestRecord] | None = None
+        # Each Artifact's fingerprint, computed once for all the evals that cover it.
+        self._fingerprints: dict[str, ComputedFingerprint] = {}
 
     @property
     def ignore_gates(self) -> bool:
@@ -271,6 +273,7 @@ class Status:
                 self.ports.filesystem,
                 self.ports.scripts,
                 index=self.ports.index,
+                computed=self._fingerprints,
             )
         except FingerprintError as exc:
             return exc
