@@ -13,6 +13,7 @@ from artifactize.domain.discovery import discover
 from artifactize.domain.graph import graph_report
 from artifactize.domain.workspace import Workspace, build_workspace
 from artifactize.ports.collector import CollectorPause
+from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import Filesystem, FilesystemError
 from artifactize.ports.statuses import PROFILE_KINDS
 
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ConfigService:
-    """Reads declarations through the filesystem port; writes nothing anywhere.
+    """Reads declarations through the filesystem port; writes nothing but the file index
+    (an optimisation only, in the state home, when one is given).
 
     A load allocates a great many objects that all stay alive and makes next to no
     reference cycles, so the composition root pauses the cyclic garbage collector for its
@@ -37,14 +39,22 @@ class ConfigService:
     # Refuse the filesystem's root as a repository (the CLI's ``--repo /``); a test
     # workspace in memory may live there.
     refuse_filesystem_root: bool = False
+    # Declarations of unchanged files (ports.file_index): not read again; saved after a load.
+    index: FileIndex | None = None
 
     def load(self, repo: str) -> Workspace:
         root_path = self.filesystem.canonical_directory(repo)
         if self.refuse_filesystem_root and is_filesystem_root(root_path):
             raise RepositoryRefused(repo, FILESYSTEM_ROOT)
         with self._paused():
-            with self.filesystem.open_root(root_path) as root:
-                discovery = discover(root, root_path, enter_nested=self.enter_nested)
+            try:
+                with self.filesystem.open_root(root_path) as root:
+                    discovery = discover(
+                        root, root_path, enter_nested=self.enter_nested, index=self.index
+                    )
+            finally:  # what validated is kept, even when another declaration did not
+                if self.index is not None:
+                    self.index.save()
             return build_workspace(discovery)
 
     def _paused(self) -> AbstractContextManager[None]:

@@ -6,6 +6,11 @@ declares the regular file beside it. ``.git``, ``node_modules`` and whatever the
 ``.artfignore`` lists are never entered, and directory symlinks are never followed.
 Discovery parses and validates each file on its own; cross-file rules live in
 ``domain.workspace``.
+
+With a file index (``ports.file_index``), a declaration file whose identity the index knows
+is neither read nor parsed: its validated form and text come from the index
+(``domain.declarations.codec``). Only declarations that validated are kept there; one
+with problems is read and reported every time.
 """
 
 from __future__ import annotations
@@ -15,6 +20,12 @@ from dataclasses import dataclass, field
 
 import pathspec
 
+from artifactize.domain.declarations.codec import (
+    DECLARATION_FORMAT,
+    StoredFormError,
+    decode_declaration,
+    encode_declaration,
+)
 from artifactize.domain.declarations.model import ArtifactKind, Declaration
 from artifactize.domain.declarations.parse import parse_declaration
 from artifactize.domain.diagnostics import ConfigError, KeyProblems, Problem
@@ -25,10 +36,12 @@ from artifactize.domain.toml_source import (
     parse_toml,
     reject_non_json_values,
 )
+from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import (
     DirectoryHandle,
     DirEntry,
     EntryKind,
+    FileIdentity,
     FilesystemError,
     FileTooLarge,
 )
@@ -87,13 +100,20 @@ class Discovery:
     nested_repositories: list[str] = field(default_factory=list)
 
 
-def discover(root: DirectoryHandle, root_path: str, *, enter_nested: bool = False) -> Discovery:
+def discover(
+    root: DirectoryHandle,
+    root_path: str,
+    *,
+    enter_nested: bool = False,
+    index: FileIndex | None = None,
+) -> Discovery:
     """Walk the workspace under ``root``; raises ``ConfigError`` with every problem found.
     A folder below the root that holds a ``.git`` (another repository: a clone, a
-    submodule, a worktree) is not entered unless ``enter_nested``."""
+    submodule, a worktree) is not entered unless ``enter_nested``. ``index``: declarations
+    it knows are not read again (it is not saved here)."""
     result = Discovery(root_path)
     ignore = _load_ignore(root, result)
-    _Walker(result, ignore, enter_nested=enter_nested).walk(root, "", None)
+    _Walker(result, ignore, enter_nested=enter_nested, index=index).walk(root, "", None)
     if not result.problems and not result.artifacts:
         result.problems.append(
             Problem(
@@ -136,11 +156,17 @@ REPOSITORY_MARKER = ".git"  # a folder or, in a submodule or worktree, a file
 
 class _Walker:
     def __init__(
-        self, result: Discovery, ignore: pathspec.GitIgnoreSpec | None, *, enter_nested: bool
+        self,
+        result: Discovery,
+        ignore: pathspec.GitIgnoreSpec | None,
+        *,
+        enter_nested: bool,
+        index: FileIndex | None = None,
     ) -> None:
         self.result = result
         self.ignore = ignore
         self.enter_nested = enter_nested
+        self.index = index
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         if self.ignore is None:
@@ -200,7 +226,59 @@ class _Walker:
                 continue
             yield entry
 
-    def _read(self, handle: DirectoryHandle, rel: str, entry: DirEntry) -> SourceFile | None:
+    def _declaration(
+        self,
+        handle: DirectoryHandle,
+        rel: str,
+        entry: DirEntry,
+        kind: ArtifactKind,
+        target: str | None,
+        is_root: bool,
+    ) -> tuple[Declaration, SourceFile] | None:
+        """The validated declaration of ``entry`` and its source: from the index when it
+        knows the file, else read, parsed, validated (and then given to the index)."""
+        context = f"{DECLARATION_FORMAT}|{kind.value}|{target or ''}|{int(is_root)}"
+        if self.index is not None and entry.kind is EntryKind.FILE:
+            known = self._indexed(handle, rel, entry, context)
+            if known is not None:
+                return known
+        identity: list[FileIdentity | None] | None = None if self.index is None else [None]
+        source = self._read(handle, rel, entry, identity)
+        if source is None:
+            return None
+        declaration = self._parse(source, kind, target, is_root)
+        if declaration is None:
+            return None
+        if self.index is not None and identity is not None and identity[0] is not None:
+            stored = encode_declaration(declaration, source.text)
+            physical = f"{handle.physical_path.rstrip('/')}/{entry.name}"
+            self.index.remember_declaration(identity[0], context, physical, stored)
+        return declaration, source
+
+    def _indexed(
+        self, handle: DirectoryHandle, rel: str, entry: DirEntry, context: str
+    ) -> tuple[Declaration, SourceFile] | None:
+        assert self.index is not None
+        identity = handle.identity(entry.name)
+        if identity is None or identity.size > DECLARATION_MAX_BYTES:
+            return None
+        stored = self.index.declaration(identity, context)
+        if stored is None:
+            return None
+        try:
+            declaration, text = decode_declaration(stored)
+        except StoredFormError:
+            return None  # read and parsed again, as if the index did not know it
+        return declaration, SourceFile(_join(rel, entry.name), text)
+
+    def _read(
+        self,
+        handle: DirectoryHandle,
+        rel: str,
+        entry: DirEntry,
+        identity: list[FileIdentity | None] | None = None,
+    ) -> SourceFile | None:
+        """The file's text; with ``identity``, also the identity of the file read."""
         path = _join(rel, entry.name)
         if entry.kind is not EntryKind.FILE:
             self.problem(
@@ -208,7 +286,10 @@ class _Walker:
             )
             return None
         try:
-            data = handle.read_file(entry.name, DECLARATION_MAX_BYTES)
+            if identity is None:
+                data = handle.read_file(entry.name, DECLARATION_MAX_BYTES)
+            else:
+                data = _read_with_identity(handle, entry.name, identity)
         except FileTooLarge:
             self.problem(path, f"declaration exceeds {DECLARATION_MAX_BYTES // (1024 * 1024)} MiB")
             return None
@@ -256,12 +337,10 @@ class _Walker:
         entry: DirEntry,
         names: frozenset[str],
     ) -> DeclaredArtifact | None:
-        source = self._read(handle, rel, entry)
-        if source is None:
+        found = self._declaration(handle, rel, entry, ArtifactKind.FOLDER, None, rel == "")
+        if found is None:
             return None
-        declaration = self._parse(source, ArtifactKind.FOLDER, None, rel == "")
-        if declaration is None:
-            return None
+        declaration, source = found
         declared = DeclaredArtifact(declaration, source, rel, rel, None, owner, names)
         self.result.artifacts.append(declared)
         return declared
@@ -283,15 +362,27 @@ class _Walker:
         if problem is not None:
             self.problem(path, problem)
             return
-        source = self._read(handle, rel, entry)
-        if source is None:
+        found = self._declaration(handle, rel, entry, ArtifactKind.FILE, target, False)
+        if found is None:
             return
-        declaration = self._parse(source, ArtifactKind.FILE, target, False)
-        if declaration is None:
-            return
+        declaration, source = found
         self.result.artifacts.append(
             DeclaredArtifact(declaration, source, _join(rel, target), rel, target, owner, names)
         )
+
+
+def _read_with_identity(
+    handle: DirectoryHandle, name: str, identity: list[FileIdentity | None]
+) -> bytes:
+    """``read_file``'s checks, through an open handle whose identity is kept (the identity
+    of the bytes read, not of whatever the name points at a moment later)."""
+    with handle.open_file(name) as file:
+        identity[0] = file.identity
+        data = file.read(DECLARATION_MAX_BYTES + 1) if file.size <= DECLARATION_MAX_BYTES else b""
+        if file.size > DECLARATION_MAX_BYTES or len(data) > DECLARATION_MAX_BYTES:
+            identity[0] = None
+            raise FileTooLarge(name, f"`{name}` is too large", limit=DECLARATION_MAX_BYTES)
+    return data
 
 
 SIDECAR_SUGGESTIONS_MAX = 3  # candidates named in a "did you mean" hint

@@ -19,7 +19,7 @@ import getpass
 import os
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from artifactize.ports.coding_agents import CodingAgents
     from artifactize.ports.conversations import ConversationStore
     from artifactize.ports.documents import ProducerDocument
+    from artifactize.ports.file_index import FileIndex
     from artifactize.ports.mcp_audit import McpAuditStore
     from artifactize.ports.model import ModelBackends, ModelCatalog
     from artifactize.ports.progress import RunObserver
@@ -144,6 +145,7 @@ class Services:
     options: GlobalOptions
     progress: Callable[[str], None] = print
     observer: RunObserver | None = None  # verify's live progress (entrypoints/cli/progress.py)
+    _file_index: list[FileIndex | None] = field(default_factory=list, init=False, repr=False)
 
     # Where things are ------------------------------------------------------------------
     def repo(self) -> str:
@@ -276,6 +278,32 @@ class Services:
         service: ConfigService = self.container.config_service()
         return service
 
+    def indexed_config(self) -> ConfigService:
+        """``config()`` reading unchanged declarations from the file index (status, verify;
+        ``config check`` writes nothing, so it goes without)."""
+        index = self.file_index()
+        return self.config() if index is None else replace(self.config(), index=index)
+
+    def file_index(self) -> FileIndex | None:
+        """The state home's file index (docs/reviews.md), one per invocation; None when
+        the state home does not exist yet or lies inside the repository."""
+        if not self._file_index:
+            self._file_index.append(self._open_file_index())
+        return self._file_index[0]
+
+    def _open_file_index(self) -> FileIndex | None:
+        from artifactize.domain.state_home import StateLocationError, check_outside_repo
+
+        state = self.state_dir()
+        if not Path(state).is_dir():
+            return None
+        try:
+            check_outside_repo(os.path.realpath(state), self.repo())
+        except StateLocationError:
+            return None
+        index: FileIndex = self.container.file_index(state_dir=state)
+        return index
+
     def tools_check(self) -> ToolsCheck:
         service: ToolsCheck = self.container.tools_check(session_ports=self.session_ports())
         return service
@@ -297,7 +325,7 @@ class Services:
 
         container = self.container
         repo = self.repo()
-        config = self.config()
+        config = self.indexed_config()
         state = self.state_dir()
         options = choose(repo, state)
         variant = options.policy.profile
@@ -420,11 +448,13 @@ class Services:
         """``status`` over the existing state (none reads as "nothing reviewed yet")."""
         from artifactize.domain.reviews.run.status import Status
 
-        loaded = self.config().load(self.repo())
+        loaded = self.indexed_config().load(self.repo())
         refs = self.select(loaded, selector, selector is None)
         workspace, refs = self.with_variant(loaded, refs, options.policy.profile)
         ports = self.container.status_ports(
-            state=self.open_state(create=False), scripts=self.container.fingerprint_scripts()
+            state=self.open_state(create=False),
+            scripts=self.container.fingerprint_scripts(),
+            index=self.file_index(),
         )
         return Status(ports, workspace, options), refs
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from artifactize.ports.clock import Clock
     from artifactize.ports.coding_agents import CodingAgents
     from artifactize.ports.conversations import ConversationStore
+    from artifactize.ports.file_index import FileIndex
     from artifactize.ports.filesystem import Filesystem
     from artifactize.ports.ids import IdSource
     from artifactize.ports.launch import DetachedLauncher
@@ -381,6 +382,36 @@ def _stored_now() -> Callable[[], str]:
     return utc_now
 
 
+# The code whose results the file index keeps: another version of it never trusts the index.
+_INDEXED_CODE = (
+    "artifactize.domain.declarations",
+    "artifactize.domain.discovery",
+    "artifactize.domain.toml_source",
+    "artifactize.domain.json_schema",
+    "artifactize.domain.logical_paths",
+)
+
+
+FILE_INDEX_FILE = "file-index.sqlite"  # in the state home (docs/reviews.md)
+
+
+def _file_index(state_dir: str) -> FileIndex:
+    """The file index of the state home, stamped with the sources of the code whose results
+    it keeps."""
+    from artifactize.adapters.file_index import SqliteFileIndex, code_stamp
+
+    sources: list[str] = []
+    for name in _INDEXED_CODE:
+        module = importlib.import_module(name)
+        origin = Path(module.__file__ or "")
+        sources += (
+            [str(p) for p in origin.parent.glob("*.py")]
+            if origin.name == "__init__.py"
+            else [str(origin)]
+        )
+    return SqliteFileIndex(str(Path(state_dir) / FILE_INDEX_FILE), code_stamp(sources))
+
+
 def _config_service(
     filesystem: Filesystem, programs: ProgramChecks, enter_nested: bool = False
 ) -> ConfigService:
@@ -615,9 +646,10 @@ class Container(containers.DeclarativeContainer):
         clock=clock,
         threads=worker_threads,
     )  # state=, producer=, scripts=
+    file_index = providers.Factory(_file_index)  # state_dir=
     status_ports = providers.Factory(
         _built("artifactize.domain.reviews.run.status:StatusPorts"),
         filesystem=filesystem,
         programs=program_checks,
         threads=worker_threads,
-    )  # state=, scripts=
+    )  # state=, scripts=, index=

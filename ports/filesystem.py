@@ -29,6 +29,22 @@ class DirEntry(NamedTuple):
     kind: EntryKind
 
 
+@dataclass(frozen=True)
+class FileIdentity:
+    """What the operating system says about a regular file without reading it (a no-follow
+    stat): two equal identities of a file that is not "racy" (``ports.file_index``) mean
+    the same bytes. Nanosecond times; ``ctime_ns`` is the inode change time."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    def key(self) -> str:
+        return f"{self.device}:{self.inode}:{self.size}:{self.mtime_ns}:{self.ctime_ns}"
+
+
 class FilesystemError(Exception):
     """A refused or failed filesystem access. ``name`` is the entry that was asked for."""
 
@@ -83,6 +99,12 @@ class FileHandle(Protocol):
         """The size the file had when it was opened (it may change while it is read)."""
         ...
 
+    @property
+    def identity(self) -> FileIdentity | None:
+        """The identity of the opened file when it was opened (``fstat``); None where the
+        platform cannot tell (then nothing about the file is kept in the file index)."""
+        ...
+
     def read(self, max_bytes: int) -> bytes:
         """Up to ``max_bytes`` more bytes; ``b""`` at end of file."""
         ...
@@ -121,6 +143,12 @@ class DirectoryHandle(Protocol):
 
     def open_directory(self, name: str) -> DirectoryHandle:
         """Open a child directory without following a symlink."""
+        ...
+
+    def identity(self, name: str) -> FileIdentity | None:
+        """The identity of a regular file entry (a no-follow stat, nothing read); None for
+        anything else (absent, a link, a folder, a special file) or where the platform
+        cannot tell."""
         ...
 
     def read_file(self, name: str, max_bytes: int) -> bytes:

@@ -20,6 +20,7 @@ from artifactize.ports.filesystem import (
     DirEntry,
     EntryKind,
     EntryNotFound,
+    FileIdentity,
     FilesystemError,
     FileTooLarge,
     NotADirectory,
@@ -70,6 +71,10 @@ def _kind_of_entry(entry: os.DirEntry[str]) -> EntryKind:
 def _lstat_entry(dir_fd: int, name: str) -> os.stat_result:
     """No-follow stat of one entry of a pinned directory (a seam for race tests)."""
     return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+
+
+def _identity_of(info: os.stat_result) -> FileIdentity:
+    return FileIdentity(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def _symlink_refused(name: str, path: str) -> SymlinkRefused:
@@ -159,6 +164,15 @@ class PosixDirectoryHandle(OwnedHandle):
             raise
         return PosixDirectoryHandle(child, path)
 
+    def identity(self, name: str) -> FileIdentity | None:
+        """No-follow ``fstatat`` of one entry: its identity when it is a regular file."""
+        _check_name(name)
+        try:
+            info = _lstat_entry(self._descriptor(), name)
+        except OSError:
+            return None
+        return _identity_of(info) if stat.S_ISREG(info.st_mode) else None
+
     def _stat_directory(self, fd: int, name: str, path: str) -> os.stat_result:
         """No-follow stat that must show a real directory (not a link, file or special)."""
         try:
@@ -229,7 +243,7 @@ class PosixDirectoryHandle(OwnedHandle):
         except BaseException:
             os.close(file_fd)
             raise
-        return PosixFileHandle(file_fd, info.st_size)
+        return PosixFileHandle(file_fd, info.st_size, _identity_of(info))
 
     def read_link(self, name: str) -> str:
         _check_name(name)
@@ -263,9 +277,10 @@ class PosixDirectoryHandle(OwnedHandle):
 class PosixFileHandle(OwnedHandle):
     """A regular file held open by descriptor, read sequentially."""
 
-    def __init__(self, fd: int, size: int) -> None:
+    def __init__(self, fd: int, size: int, identity: FileIdentity | None = None) -> None:
         self._owned = fd
         self._size = size
+        self._identity = identity
 
     def _release(self, handle: int) -> None:
         os.close(handle)
@@ -273,6 +288,10 @@ class PosixFileHandle(OwnedHandle):
     @property
     def size(self) -> int:
         return self._size
+
+    @property
+    def identity(self) -> FileIdentity | None:
+        return self._identity
 
     def read(self, max_bytes: int) -> bytes:
         return _read_at_most(self._held("file handle"), max_bytes)

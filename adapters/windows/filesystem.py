@@ -31,6 +31,7 @@ from artifactize.ports.filesystem import (
     DirEntry,
     EntryKind,
     EntryNotFound,
+    FileIdentity,
     FilesystemError,
     FileTooLarge,
     NotADirectory,
@@ -379,6 +380,10 @@ class WindowsDirectoryHandle(OwnedHandle):
         path = self._path_of(name)
         raise FileTooLarge(name, f"`{path}` is larger than {max_bytes} bytes", limit=max_bytes)
 
+    def identity(self, name: str) -> FileIdentity | None:
+        """Not told here: nothing about these files is kept in the file index."""
+        return None
+
     def read_link(self, name: str) -> str:
         """Reparse targets are not read on Windows: every reparse point is refused instead."""
         path = self._path_of(name)
@@ -398,6 +403,10 @@ class WindowsFileHandle(OwnedHandle):
 
     def _release(self, handle: int) -> None:
         win32.close_handle(handle)
+
+    @property
+    def identity(self) -> FileIdentity | None:
+        return None
 
     @property
     def size(self) -> int:

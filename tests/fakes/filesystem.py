@@ -26,6 +26,7 @@ from artifactize.ports.filesystem import (
     DirEntry,
     EntryKind,
     EntryNotFound,
+    FileIdentity,
     FilesystemError,
     FileTooLarge,
     NotADirectory,
@@ -160,6 +161,10 @@ class MemoryDirectoryHandle:
             raise NotRegularFile.at(name, path)
         return MemoryFileHandle(node)
 
+    def identity(self, name: str) -> FileIdentity | None:
+        """Not told here: nothing about these files is kept in the file index."""
+        return None
+
     def read_link(self, name: str) -> str:
         _check_name(name)
         node, path = self._lookup(name)
@@ -190,6 +195,10 @@ class MemoryFileHandle:
     def __init__(self, data: bytes) -> None:
         self._data = data
         self._position = 0
+
+    @property
+    def identity(self) -> FileIdentity | None:
+        return None
 
     @property
     def size(self) -> int:

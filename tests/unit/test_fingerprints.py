@@ -35,7 +35,7 @@ from artifactize.domain.reviews.reuse.fingerprints import (
     script_output_value,
 )
 from artifactize.domain.workspace import Artifact, Workspace
-from artifactize.ports.filesystem import DirectoryHandle, DirEntry, FileHandle
+from artifactize.ports.filesystem import DirectoryHandle, DirEntry, FileHandle, FileIdentity
 from tests.fakes.filesystem import MemoryFilesystem, Node, Special, Symlink
 
 GIB = 1024 * 1024 * 1024
@@ -586,6 +586,10 @@ class SizedFile:
     def size(self) -> int:
         return self._size
 
+    @property
+    def identity(self) -> FileIdentity | None:
+        return None
+
     def read(self, max_bytes: int) -> bytes:
         self.reads += 1
         chunk, self._data = self._data[:max_bytes], self._data[max_bytes:]
@@ -620,6 +624,9 @@ class SizedDirectory:
 
     def open_directory(self, name: str) -> DirectoryHandle:
         return SizedDirectory(self.inner.open_directory(name), self.files)
+
+    def identity(self, name: str) -> FileIdentity | None:
+        return None
 
     def read_file(self, name: str, max_bytes: int) -> bytes:
         return self.inner.read_file(name, max_bytes)

@@ -17,6 +17,9 @@ Manifest (saved with an execution to explain "what changed"): ``{"inputs": <the 
 value>, "files": {path: first 16 hex of the file digest}}``; ``files`` is left out when the
 manifest's canonical JSON would exceed 64 KiB.
 
+With a file index (``ports.file_index``), a file whose identity the index knows is not read:
+its digest comes from the index (the byte limits count its size all the same).
+
 Everything is read through pinned directory handles, one component at a time, never
 following a link, as ``domain.tools.pinning`` does.
 """
@@ -36,6 +39,7 @@ from artifactize.domain.reviews.reuse.canonical_json import canonical_json
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.reviews.reuse.ignore_rules import BUILTIN_IGNORES, IgnoreRules
 from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import (
     DirectoryHandle,
     EntryKind,
@@ -106,10 +110,12 @@ def compute_artifactsum(
     filesystem: Filesystem,
     *,
     limits: ArtifactsumLimits = DEFAULT_LIMITS,
+    index: FileIndex | None = None,
 ) -> ArtifactsumResult:
     """The artifactsum of an Artifact that declares one (or omits ``fingerprint``).
 
     Raises ``FingerprintError`` for every rule above; ``UnknownName`` for an unknown Artifact.
+    ``index``: digests it knows are not computed again (it is not saved here).
     """
     artifact = workspace.artifact(artifact_name)
     fingerprint = artifact.declaration.fingerprint
@@ -117,7 +123,7 @@ def compute_artifactsum(
         raise FingerprintError(
             f"Artifact `{artifact.name}`: it does not declare an artifactsum fingerprint"
         )
-    walk = _Walk(workspace, artifact, fingerprint, filesystem, limits)
+    walk = _Walk(workspace, artifact, fingerprint, filesystem, limits, index)
     digests = walk.run()
     value = artifactsum_value(digests)
     return ArtifactsumResult(value, build_manifest(value, digests, limits.manifest_bytes))
@@ -170,6 +176,7 @@ class _Walk:
     fingerprint: ArtifactsumFingerprint
     filesystem: Filesystem
     limits: ArtifactsumLimits
+    index: FileIndex | None = None
     digests: dict[str, bytes] = field(default_factory=dict)
     file_bytes: int = 0
     _gitignores: dict[str, IgnoreRules | None] = field(default_factory=dict)
@@ -352,9 +359,16 @@ class _Walk:
                 f"fingerprint covers more than {self.limits.entries:,} files (at `{rel}`); "
                 "ignore some or narrow `fingerprint.files`"
             )
+        if self.index is not None and self._known(handle, name, rel):
+            return
+        self.digests[rel] = self._read_digest(handle, name, rel)
+
+    def _read_digest(self, handle: DirectoryHandle, name: str, rel: str) -> bytes:
+        """Read and hash one file (the index is told, unless it changed while read)."""
         digest = hashlib.sha256()
         try:
             with handle.open_file(name) as file:
+                identity = file.identity if self.index is not None else None
                 before = self.file_bytes
                 self._check_bytes(before + file.size, rel)  # before reading anything
                 read = 0
@@ -365,7 +379,22 @@ class _Walk:
                 self.file_bytes = before + max(file.size, read)
         except FilesystemError as exc:
             raise self.fail(f"fingerprint file `{rel}` cannot be read: {exc.message}") from None
-        self.digests[rel] = digest.digest()
+        if self.index is not None and identity is not None and read == identity.size:
+            physical = f"{handle.physical_path.rstrip('/')}/{name}"
+            self.index.remember_digest(identity, physical, digest.digest())
+        return digest.digest()
+
+    def _known(self, handle: DirectoryHandle, name: str, rel: str) -> bool:
+        """Take the digest from the index when it knows this file (not a byte is read)."""
+        assert self.index is not None
+        identity = handle.identity(name)
+        known = self.index.digest(identity) if identity is not None else None
+        if identity is None or known is None:
+            return False
+        self._check_bytes(self.file_bytes + identity.size, rel)
+        self.file_bytes += identity.size
+        self.digests[rel] = known
+        return True
 
     def _check_bytes(self, total: int, rel: str) -> None:
         if total > self.limits.file_bytes:

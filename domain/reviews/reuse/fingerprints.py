@@ -27,6 +27,7 @@ from artifactize.domain.reviews.reuse.artifactsum import (
 )
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import Filesystem
 
 __all__ = [
@@ -102,14 +103,18 @@ def compute_fingerprint(
     scripts: FingerprintScripts | None = None,
     *,
     limits: ArtifactsumLimits = DEFAULT_LIMITS,
+    index: FileIndex | None = None,
 ) -> ComputedFingerprint | None:
-    """The Artifact's fingerprint, or None when it declares ``fingerprint = false``."""
+    """The Artifact's fingerprint, or None when it declares ``fingerprint = false``;
+    ``index``: the file index an artifactsum reads known digests from."""
     artifact = workspace.artifact(artifact_name)
     declared = artifact.declaration.fingerprint
     if isinstance(declared, NoFingerprint):
         return None
     if isinstance(declared, ArtifactsumFingerprint):
-        result = compute_artifactsum(workspace, artifact_name, filesystem, limits=limits)
+        result = compute_artifactsum(
+            workspace, artifact_name, filesystem, limits=limits, index=index
+        )
         return ComputedFingerprint(result.value, result.manifest)
     if scripts is None:
         raise FingerprintError(f"Artifact `{artifact.name}`: {SCRIPTS_UNSUPPORTED}")

@@ -28,8 +28,13 @@ from artifactize.domain.declarations.model import (
 )
 from artifactize.domain.reviews.reuse.artifactsum import DEFAULT_LIMITS, ArtifactsumLimits
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
-from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts, compute_fingerprint
+from artifactize.domain.reviews.reuse.fingerprints import (
+    ComputedFingerprint,
+    FingerprintScripts,
+    compute_fingerprint,
+)
 from artifactize.domain.workspace import Workspace
+from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.ids import ReuseKey
 
@@ -114,8 +119,13 @@ def key_inputs(
     *,
     profile: Profile | None = None,
     limits: ArtifactsumLimits = DEFAULT_LIMITS,
+    index: FileIndex | None = None,
+    computed: dict[str, ComputedFingerprint] | None = None,
 ) -> KeyInputs:
-    """Compute the key of an eval; raises ``FingerprintError`` when a fingerprint fails."""
+    """Compute the key of an eval; raises ``FingerprintError`` when a fingerprint fails.
+    ``index``: the file index fingerprints read known digests from; ``computed``: the
+    fingerprints already computed over this same workspace, by Artifact (filled here), so
+    that the evals of one Artifact do not walk its files once each."""
     ref = workspace.find_eval(qualified_eval_id)
     def_hash = eval_def_hash(ref.eval, profile)
     if isinstance(ref.eval.profile, DependencyProfile):  # derived: nothing to key or reuse
@@ -127,11 +137,17 @@ def key_inputs(
     fingerprints: dict[str, str] = {}
     manifests: dict[str, Mapping[str, Any]] = {}
     for name in dependencies:
-        computed = compute_fingerprint(workspace, name, filesystem, scripts, limits=limits)
-        assert computed is not None  # _unkeyed_reason found no `fingerprint = false`
-        fingerprints[name] = computed.value
-        if computed.manifest is not None:
-            manifests[name] = computed.manifest
+        known = computed.get(name) if computed is not None else None
+        if known is None:
+            known = compute_fingerprint(
+                workspace, name, filesystem, scripts, limits=limits, index=index
+            )
+            assert known is not None  # _unkeyed_reason found no `fingerprint = false`
+            if computed is not None:
+                computed[name] = known
+        fingerprints[name] = known.value
+        if known.manifest is not None:
+            manifests[name] = known.manifest
     deps = {name: (workspace.artifact(name).kind, fingerprints[name]) for name in dependencies}
     return KeyInputs(
         def_hash, dependencies, fingerprints, reuse_key(def_hash, deps), None, manifests

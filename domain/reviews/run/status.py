@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
 from artifactize.domain.reviews.reuse.errors import FingerprintError
-from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts
+from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import DERIVED_NO_KEY, KeyInputs, key_inputs
 from artifactize.domain.reviews.run import gates
 from artifactize.domain.reviews.run.context import IGNORE_GATES
@@ -48,6 +48,7 @@ from artifactize.ports.documents import (
     ProgramDocument,
     StatusDocument,
 )
+from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
 from artifactize.ports.statuses import VERDICT_STATUSES, ProfileKind
@@ -96,6 +97,8 @@ class StatusPorts:
     threads: WorkerThreads = field(kw_only=True)  # fingerprints, --fingerprint-jobs at a time
     # Resolves each runtime eval's program, to show what it would run; None: not shown.
     programs: ProgramChecks | None = None
+    # Digests of unchanged files (ports.file_index), saved once the keys are computed.
+    index: FileIndex | None = None
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,8 @@ class Status:
         self._history: dict[str, list[ExecutionRecord]] | None = None
         self._latest: dict[str, ExecutionRecord] | None = None  # key -> newest record
         self._waiting: dict[str, RequestRecord] | None = None
+        # Each Artifact's fingerprint, computed once for all the evals that cover it.
+        self._fingerprints: dict[str, ComputedFingerprint] = {}
 
     @property
     def ignore_gates(self) -> bool:
@@ -226,6 +231,8 @@ class Status:
         keys = compute_all(
             self._key, ids, self.options.policy.fingerprint_jobs or 1, self.ports.threads
         )
+        if self.ports.index is not None:
+            self.ports.index.save()
         self._prefetch(keys.values())
         lookups = {eval_id: self._lookup(eval_id, keys[eval_id]) for eval_id in ids}
         pulled = {ref.qualified_id for ref in pulled_in(self.workspace, refs)}
@@ -260,7 +267,14 @@ class Status:
     def _key(self, eval_id: str) -> KeyInputs | FingerprintError:
         """The eval's key, or the failure that stopped it (``--fingerprint-jobs`` at once)."""
         try:
-            return key_inputs(self.workspace, eval_id, self.ports.filesystem, self.ports.scripts)
+            return key_inputs(
+                self.workspace,
+                eval_id,
+                self.ports.filesystem,
+                self.ports.scripts,
+                index=self.ports.index,
+                computed=self._fingerprints,
+            )
         except FingerprintError as exc:
             return exc
 

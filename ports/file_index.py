@@ -1,0 +1,46 @@
+"""File index port: what is known about unchanged files, so they are not read again.
+
+Like git's index, entries are keyed by a file's identity (``FileIdentity``: device, inode,
+size, mtime and ctime in nanoseconds) and hold what reading the file produced: its SHA-256
+digest, or for a declaration its text and validated form (encoded by the domain). A file
+whose times are not safely older than the moment the index was opened is "racy": a second
+write within the same timestamp tick could leave its identity unchanged, so the
+implementation never keeps it (it is read again next time, until it is safely old).
+
+It is an optimisation only: a lookup that returns None costs a read, never a wrong result;
+a damaged or missing index reads as empty. ``save`` writes what this process learned in one
+transaction and drops the entries of files that no longer exist.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from artifactize.ports.filesystem import FileIdentity
+
+
+class FileIndex(Protocol):
+    def digest(self, identity: FileIdentity) -> bytes | None:
+        """The raw SHA-256 of the file with this identity, when known."""
+        ...
+
+    def remember_digest(self, identity: FileIdentity, path: str, digest: bytes) -> None:
+        """Keep the digest of the file read at ``path`` (physical, used only to drop the
+        entry once the file is gone); a racy file is not kept."""
+        ...
+
+    def declaration(self, identity: FileIdentity, context: str) -> str | None:
+        """The stored form of a declaration file read in ``context`` (how it was parsed),
+        when known: opaque text the domain wrote with ``remember_declaration``."""
+        ...
+
+    def remember_declaration(
+        self, identity: FileIdentity, context: str, path: str, stored: str
+    ) -> None:
+        """Keep a declaration's stored form; a racy file is not kept."""
+        ...
+
+    def save(self) -> None:
+        """Write what was learned since the last save, in one transaction; never raises
+        (a failed write leaves the index as it was, or absent)."""
+        ...

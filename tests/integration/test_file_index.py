@@ -1,0 +1,355 @@
+"""The file index (adapters/file_index.py) on real files and real SQLite: whatever happens to
+the files, a load and the artifactsums read through the index equal a fresh computation.
+
+The property test edits, renames, touches, deletes and rewrites files at the same size with
+the same mtime (``os.utime``), declarations included, between loads that each open the
+index anew (as separate processes would). It runs with a racy margin of ``TEST_MARGIN_NS``
+instead of 2 s, so that a ``wait`` step can make files safely old within the test: the
+margin still covers this machine's timestamp tick (nanosecond ext4/tmpfs times from a
+clock of at most 10 ms ticks), which is all the rule needs.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from artifactize.adapters.file_index import RACY_MARGIN_NS, SqliteFileIndex, is_racy
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.domain.config_service import ConfigService
+from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.reviews.reuse.artifactsum import compute_artifactsum
+from artifactize.domain.reviews.reuse.errors import FingerprintError
+from artifactize.ports.file_index import FileIndex
+from artifactize.ports.filesystem import FileIdentity
+from tests.support.workspaces import declare, write
+
+TEST_MARGIN_NS = 30_000_000
+STAMP = "test-stamp"
+
+SOURCES = ["mod/src/a.py", "mod/src/b.py", "mod/notes.txt", "README.md", "mod/doc.md"]
+DECLARATIONS = ["mod/index.artf", "mod/doc.md.artf"]
+
+
+def _module(title: str) -> dict[str, Any]:
+    return {
+        "name": "mod",
+        "evals": {
+            "t": {
+                "title": title,
+                "profile": {"kind": "human"},
+                "payload": {"instruction": "Check {mod}."},
+            }
+        },
+    }
+
+
+def _sidecar(title: str) -> str:
+    return (
+        'name = "doc"\n[evals.c]\n'
+        f'title = "{title}"\nprofile = {{ kind = "human" }}\n'
+        'payload.instruction = "Read {doc}."\n'
+    )
+
+
+def make_repo(root: Path) -> None:
+    declare(root, {"name": "root"})
+    declare(root / "mod", _module("t0"))
+    for rel in SOURCES:
+        write(root / rel, f"{rel}\n")
+    write(root / "mod" / "doc.md.artf", _sidecar("s0"))
+
+
+def results(root: Path, index: FileIndex | None) -> dict[str, Any]:
+    """Everything the index could change: each declaration and source text, each sum."""
+    filesystem = PosixFilesystem()
+    try:
+        workspace = ConfigService(filesystem, index=index).load(str(root))
+    except ConfigError as exc:
+        return {"error": str(exc)}
+    out: dict[str, Any] = {}
+    for name, artifact in sorted(workspace.artifacts.items()):
+        out[name] = (artifact.declaration, artifact.source.text)
+        try:
+            value: str = compute_artifactsum(workspace, name, filesystem, index=index).value
+        except FingerprintError as exc:
+            value = str(exc)
+        out[f"{name} sum"] = value
+    if index is not None:
+        index.save()
+    return out
+
+
+class Counted:
+    """A file index that counts its answers (the test's view of whether it was used)."""
+
+    def __init__(self, inner: FileIndex) -> None:
+        self.inner = inner
+        self.hits = 0
+        self.asked = 0
+
+    def digest(self, identity: FileIdentity) -> bytes | None:
+        found = self.inner.digest(identity)
+        self.asked += 1
+        self.hits += found is not None
+        return found
+
+    def remember_digest(self, identity: FileIdentity, path: str, digest: bytes) -> None:
+        self.inner.remember_digest(identity, path, digest)
+
+    def declaration(self, identity: FileIdentity, context: str) -> str | None:
+        found = self.inner.declaration(identity, context)
+        self.asked += 1
+        self.hits += found is not None
+        return found
+
+    def remember_declaration(
+        self, identity: FileIdentity, context: str, path: str, stored: str
+    ) -> None:
+        self.inner.remember_declaration(identity, context, path, stored)
+
+    def save(self) -> None:
+        self.inner.save()
+
+
+def indexed(root: Path, state: Path, margin_ns: int = TEST_MARGIN_NS) -> Counted:
+    return Counted(SqliteFileIndex(str(state / "file-index.sqlite"), STAMP, margin_ns=margin_ns))
+
+
+# --- the property ------------------------------------------------------------------------
+
+FILES = SOURCES + DECLARATIONS
+contents = st.sampled_from([b"x\n", b"y\n", b"zz\n", b"", b"name = 1\n"])
+operations = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(FILES), contents),
+    st.tuples(st.just("same-size"), st.sampled_from(FILES), st.integers(0, 9)),
+    st.tuples(st.just("rename"), st.sampled_from(FILES), st.sampled_from(FILES)),
+    st.tuples(st.just("touch"), st.sampled_from(FILES), st.just(0)),
+    st.tuples(st.just("delete"), st.sampled_from(SOURCES), st.just(0)),
+    st.tuples(st.just("wait"), st.just(""), st.just(0)),
+    st.tuples(st.just("check"), st.just(""), st.just(0)),
+)
+
+
+def apply(root: Path, operation: tuple[str, str, Any]) -> None:
+    kind, rel, arg = operation
+    path = root / rel
+    if kind == "wait":
+        time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    elif kind == "write":
+        write(path, arg)
+    elif kind == "same-size" and path.exists():
+        before = path.stat()
+        data = path.read_bytes()
+        if rel == "mod/index.artf":
+            replacement = _module(f"t{arg}")
+            declare(root / "mod", replacement)
+        elif rel == "mod/doc.md.artf":
+            path.write_text(_sidecar(f"s{arg}"))
+        else:
+            path.write_bytes(bytes((b + 1 + arg) % 256 for b in data))
+        # the same size and the same mtime: only the ctime (or nothing, within one tick) tells
+        if path.stat().st_size == before.st_size:
+            os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    elif kind == "rename" and path.exists() and rel != arg:
+        os.replace(path, root / arg)
+    elif kind == "touch" and path.exists():
+        os.utime(path)
+    elif kind == "delete" and path.exists():
+        path.unlink()
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(steps=st.lists(operations, min_size=1, max_size=12))
+def test_index_backed_results_equal_a_fresh_computation(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, str, Any]]
+) -> None:
+    base = tmp_path_factory.mktemp("index")
+    root, state = base / "repo", base / "state"
+    make_repo(root)
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)  # the first check can already trust the index
+    for step in [*steps, ("check", "", 0), ("wait", "", 0)]:
+        apply(root, step)
+        if step[0] in ("check", "wait"):
+            index = indexed(root, state)
+            assert results(root, index) == results(root, None)
+    # the root's index.artf never changes: once safely old, the index answers for it
+    assert index.hits >= 1
+
+
+def test_a_known_unchanged_tree_is_read_from_the_index(tmp_path: Path) -> None:
+    """Not a property: one filled index answers every file of an unchanged tree."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    first = results(root, indexed(root, state))
+    index = indexed(root, state)
+    assert results(root, index) == first == results(root, None)
+    assert index.hits == index.asked > len(SOURCES) + len(DECLARATIONS)
+
+
+# --- the racy rule -----------------------------------------------------------------------
+
+
+def _identity(mtime_ns: int, ctime_ns: int) -> FileIdentity:
+    return FileIdentity(1, 2, 3, mtime_ns, ctime_ns)
+
+
+def test_a_file_is_racy_up_to_the_margin_before_the_index_was_opened() -> None:
+    reference = 10 * RACY_MARGIN_NS
+    at_limit = reference - RACY_MARGIN_NS
+    assert not is_racy(_identity(at_limit - 1, at_limit - 1), reference)
+    assert is_racy(_identity(at_limit, at_limit - 1), reference)  # the mtime at the limit
+    assert is_racy(_identity(at_limit - 1, at_limit), reference)  # the ctime at the limit
+
+
+def test_a_racy_file_is_not_kept(tmp_path: Path) -> None:
+    """A file changed just now is read again next time, however quickly it changes again."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    index = SqliteFileIndex(str(state / "file-index.sqlite"), STAMP)  # the real 2 s margin
+    results(root, index)
+    assert not (state / "file-index.sqlite").exists()  # nothing was safely old: no write
+    # the same bytes' identity, remembered as if read long after: kept
+    later = SqliteFileIndex(
+        str(state / "file-index.sqlite"), STAMP, now_ns=lambda: time.time_ns() + 10**10
+    )
+    results(root, later)
+    assert (state / "file-index.sqlite").exists()
+
+
+# --- damage, versions, bounds ------------------------------------------------------------
+
+
+def _rows(state: Path) -> list[tuple[str, ...]]:
+    with sqlite3.connect(state / "file-index.sqlite") as connection:
+        return list(connection.execute("SELECT identity, context, path FROM entries"))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"this is not a database",
+        b"SQLite format 3\x00" + b"\xff" * 200,
+        b"",
+    ],
+    ids=["garbage", "truncated", "empty"],
+)
+def test_a_damaged_index_is_ignored_and_rebuilt(tmp_path: Path, damage: bytes) -> None:
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    (state / "file-index.sqlite").write_bytes(damage)
+    assert results(root, indexed(root, state)) == results(root, None)
+    assert len(_rows(state)) == len(SOURCES) + len(DECLARATIONS) + 1  # rebuilt
+    index = indexed(root, state)
+    assert results(root, index) == results(root, None)
+    assert index.hits == index.asked > 0  # the rebuilt index answers
+
+
+def test_an_index_of_another_shape_or_version_is_not_trusted(tmp_path: Path) -> None:
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    results(root, indexed(root, state))
+    with sqlite3.connect(state / "file-index.sqlite") as connection:  # wrong digests
+        connection.execute("UPDATE entries SET value = zeroblob(32) WHERE context = ''")
+    other = Counted(SqliteFileIndex(str(state / "file-index.sqlite"), "another-version"))
+    assert results(root, other) == results(root, None)
+    assert other.hits == 0
+    with sqlite3.connect(state / "file-index.sqlite") as connection:  # a table of its own
+        connection.execute("DROP TABLE entries")
+        connection.execute("CREATE TABLE entries (x)")
+        connection.execute("INSERT INTO entries VALUES (1)")
+    assert results(root, indexed(root, state)) == results(root, None)
+
+
+def test_rows_of_files_that_are_gone_are_dropped(tmp_path: Path) -> None:
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    results(root, indexed(root, state))
+    before = {row[2] for row in _rows(state)}
+    (root / "mod" / "notes.txt").unlink()
+    write(root / "mod" / "src" / "c.py", "c\n")
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    results(root, indexed(root, state))
+    after = {row[2] for row in _rows(state)}
+    assert str(root / "mod" / "notes.txt") in before
+    assert after == (before - {str(root / "mod" / "notes.txt")}) | {str(root / "mod/src/c.py")}
+
+
+def test_deleting_the_index_changes_no_result(tmp_path: Path) -> None:
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    with_index = results(root, indexed(root, state))
+    (state / "file-index.sqlite").unlink()
+    assert results(root, indexed(root, state)) == with_index == results(root, None)
+
+
+# --- the stored form of a declaration ----------------------------------------------------
+
+
+def _every_declaration(tmp_path: Path) -> list[tuple[Any, str]]:
+    from bench.discovery import build_workspace_tree
+
+    build_workspace_tree(tmp_path / "bench", 60, 12)
+    found = []
+    for root in (Path(__file__).parents[2] / "examples" / "handbook", tmp_path / "bench"):
+        workspace = ConfigService(PosixFilesystem()).load(str(root))
+        found += [(a.declaration, a.source.text) for a in workspace.artifacts.values()]
+    return found
+
+
+def test_every_declaration_reads_back_equal(tmp_path: Path) -> None:
+    from artifactize.domain.declarations.codec import decode_declaration, encode_declaration
+
+    declarations = _every_declaration(tmp_path)
+    assert len(declarations) > 70
+    for declaration, text in declarations:
+        assert decode_declaration(encode_declaration(declaration, text)) == (declaration, text)
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "not json",
+        "[]",
+        '["declaration-0-old", "x", null]',
+        "{FORMAT}",
+        '["{FORMAT}", "x", ["c", "Popen", {}]]',
+        '["{FORMAT}", "x", ["c", "Declaration", {"name": "x"}]]',
+        '["{FORMAT}", "x", ["e", "ArtifactKind", "nope"]]',
+        '["{FORMAT}", "x", ["q"]]',
+        '["{FORMAT}", "x", {"__class__": 1}]',
+        '["{FORMAT}", 1, ["t"]]',
+    ],
+)
+def test_a_stored_form_of_another_shape_is_refused(stored: str) -> None:
+    from artifactize.domain.declarations.codec import (
+        DECLARATION_FORMAT,
+        StoredFormError,
+        decode_declaration,
+    )
+
+    with pytest.raises(StoredFormError):
+        decode_declaration(stored.replace("{FORMAT}", DECLARATION_FORMAT))

@@ -1,0 +1,130 @@
+"""``status`` through the CLI reads unchanged files from the file index: counts, not timings.
+
+Each ``status`` runs in a fresh interpreter under cProfile; the call counts say how many
+files were read and hashed (``artifactsum._read_digest``) and how many declarations were
+parsed (``discovery._Walker._parse``). The tree is left ``RACY_MARGIN_NS`` old before the
+runs that count (the real margin: these are the real commands), so the index may keep it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pstats
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from artifactize.adapters.file_index import RACY_MARGIN_NS
+from bench.scale import ENV, cli
+from tests.support.workspaces import declare, write
+
+FILES_HASHED = ("domain/reviews/reuse/artifactsum.py", "_read_digest")
+DECLARATIONS_PARSED = ("domain/discovery.py", "_parse")
+MODULES = 3
+FILES_PER_MODULE = 4
+
+# cProfile follows only the thread that enabled it, and fingerprints are computed on
+# worker threads: each thread gets its own profiler, merged at the end.
+_RUNNER = """
+import cProfile, pstats, runpy, sys, threading
+out, sys.argv = sys.argv[1], ["artifactize", *sys.argv[2:]]
+profiles = []
+def start(*_):
+    profile = cProfile.Profile()
+    profiles.append(profile)
+    profile.enable()
+threading.setprofile(start)
+start()
+code = 0
+try:
+    runpy.run_module("artifactize.entrypoints.cli.app", run_name="__main__")
+except SystemExit as exit:
+    code = exit.code
+finally:
+    profiles[0].disable()
+    stats = pstats.Stats(profiles[0])
+    for profile in profiles[1:]:
+        stats.add(profile)
+    stats.dump_stats(out)
+sys.exit(code)
+"""
+
+
+def _repo(root: Path) -> None:
+    declare(root, {"name": "root"})
+    for m in range(MODULES):
+        declare(
+            root / f"m{m}",
+            {
+                "name": f"m{m}",
+                "evals": {
+                    "t": {
+                        "title": "t",
+                        "profile": {"kind": "human"},
+                        "payload": {"instruction": f"Check {{m{m}}}."},
+                    }
+                },
+            },
+        )
+        for f in range(FILES_PER_MODULE):
+            write(root / f"m{m}" / "src" / f"f{f}.py", f"value = {f}\n")
+
+
+def _wait_until_safely_old() -> None:
+    time.sleep(RACY_MARGIN_NS / 1e9 + 0.1)
+
+
+def _status(repo: Path, state: Path, out: Path) -> tuple[dict[str, object], dict[str, int]]:
+    command = [sys.executable, "-c", _RUNNER, str(out), *cli(repo, state, "status", "--json")[3:]]
+    done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, check=False)
+    assert done.returncode in (0, 1), done.stderr.decode(errors="replace")[-2000:]
+    counts = {"hashed": 0, "parsed": 0}
+    stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
+    for (filename, _line, name), (_primitive, calls, *_rest) in stats.items():
+        where = (filename.replace(os.sep, "/"), name)
+        for key, (ending, function) in (("hashed", FILES_HASHED), ("parsed", DECLARATIONS_PARSED)):
+            if where[0].endswith(ending) and where[1] == function:
+                counts[key] += calls
+    report = json.loads(done.stdout)
+    assert isinstance(report, dict)
+    return report, counts
+
+
+def test_a_second_status_reads_nothing_and_an_edit_reads_one_file(tmp_path: Path) -> None:
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    _repo(repo)
+    state.mkdir()
+    _wait_until_safely_old()
+    everything = {"hashed": MODULES * FILES_PER_MODULE, "parsed": MODULES + 1}
+    first, counts = _status(repo, state, tmp_path / "1.prof")
+    assert counts == everything
+    second, counts = _status(repo, state, tmp_path / "2.prof")
+    assert counts == {"hashed": 0, "parsed": 0}
+    assert second == first
+
+    write(repo / "m1" / "src" / "f2.py", "value = 'edited'\n")
+    _edited, counts = _status(repo, state, tmp_path / "3.prof")
+    assert counts == {"hashed": 1, "parsed": 0}
+
+    _wait_until_safely_old()
+    _status(repo, state, tmp_path / "settle.prof")  # f2.py is kept now, if it was racy before
+    declare(repo / "m2", {"name": "m2", "tags": ["edited"]})
+    _redeclared, counts = _status(repo, state, tmp_path / "4.prof")
+    assert counts == {"hashed": 0, "parsed": 1}
+
+
+def test_status_with_a_damaged_index_is_the_same_status(tmp_path: Path) -> None:
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    _repo(repo)
+    state.mkdir()
+    _wait_until_safely_old()
+    fresh, _ = _status(repo, state, tmp_path / "1.prof")
+    (state / "file-index.sqlite").write_bytes(b"\x00garbage" * 100)
+    damaged, counts = _status(repo, state, tmp_path / "2.prof")
+    assert damaged == fresh
+    assert counts["parsed"] == MODULES + 1  # read again, not trusted
+    rebuilt, counts = _status(repo, state, tmp_path / "3.prof")
+    assert rebuilt == fresh
+    assert counts == {"hashed": 0, "parsed": 0}
