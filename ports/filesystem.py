@@ -8,6 +8,7 @@ re-resolved (and redirected by a swapped symlink) after it was checked.
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from types import TracebackType
 from typing import NamedTuple, Protocol
 
