@@ -64,8 +64,15 @@ def no_leftovers(tmp_path: Path) -> Iterator[None]:
     assert not sessions.exists() or not any(sessions.iterdir())
 
 
+# An Agent review's deadline in these repositories: far above what a review against the
+# local fake provider needs (under a second idle), so a CI machine running four test
+# workers on two cores never ends a review by its deadline; the tests of the deadline
+# itself pass their own.
+REVIEW_TIMEOUT_MS = 90_000
+
+
 class Repo:
-    def __init__(self, root: Path, *, timeout_ms: int = 20_000, model: str = "m1") -> None:
+    def __init__(self, root: Path, *, timeout_ms: int = REVIEW_TIMEOUT_MS, model: str = "m1") -> None:
         self.root = root
         self.path = root / "repo"
         self.state = root / "state"
@@ -78,7 +85,7 @@ class Repo:
     def declare(
         self,
         *,
-        timeout_ms: int = 20_000,
+        timeout_ms: int = REVIEW_TIMEOUT_MS,
         model: str = "m1",
         instruction: str = "Check that {doc} states the answer.",
     ) -> None:
