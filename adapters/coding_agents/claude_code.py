@@ -71,6 +71,9 @@ CLAUDE_CODE = AgentProgram(
     minimum=(2, 1, 0),
 )
 TOOL_PREFIX = f"mcp__{SERVER_NAME}__"
+MCP_CONNECT_MS = 30_000
+"""How long Claude Code waits for our tool server before its first turn (its own default,
+5 s, is short on a loaded machine; our server answers at once, so this is only a bound)."""
 NOT_SIGNED_IN_WORDS = ("not logged in", "/login", "invalid api key")
 NOT_SIGNED_IN = (
     "Claude Code is not signed in: run `claude login` (a Claude subscription) or set "
@@ -109,7 +112,7 @@ class _Reader:
         self.model: str | None = None
         self.problem: CodingAgentError | None = None
         self._messages: set[str] = set()
-        self.require_tools = True  # a resumed session lists its MCP tools later, if at all
+        self.require_tools = True  # a resumed session's init may come before its MCP tools
 
     def stop(self, problem: CodingAgentError) -> None:
         if self.problem is None:
@@ -175,8 +178,10 @@ class ClaudeCode:
     def _environment(self, task: AgentTask) -> dict[str, str]:
         environment = dict(self.environment)
         # Claude Code connects MCP servers in the background and may start its first turn
-        # before our tools are listed; this makes it wait for them (a resumed run too).
+        # before our tools are listed; this makes it wait for them (a resumed run too), and
+        # for longer than its 5 s default, past which it goes on without them.
         environment["MCP_CONNECTION_NONBLOCKING"] = "false"
+        environment["MCP_CONNECT_TIMEOUT_MS"] = str(MCP_CONNECT_MS)
         if task.base_url and not environment.get("ANTHROPIC_BASE_URL"):
             environment["ANTHROPIC_BASE_URL"] = task.base_url
         return environment
