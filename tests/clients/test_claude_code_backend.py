@@ -296,3 +296,33 @@ def test_a_follow_up_resumes_the_claude_code_session_with_the_same_declared_tool
     result = tool_results(model.body(2)["messages"])["tu_follow"]
     assert result.get("is_error") is not True and "def divide" in json.dumps(result["content"])
     assert [call["name"] for call in answer["toolCalls"]] == ["read_calc"], answer
+
+
+@pytest.mark.parametrize("signed", [True, False])
+def test_models_lists_what_claude_code_offers_with_its_version_and_sign_in(
+    world: AgentWorld, signed: bool
+) -> None:
+    with FakeProvider(check_sdk=False) as fake:
+        done = world.run(fake, "models", "claude-code", **(signed_in(fake) if signed else {}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = json.loads(done.stdout)
+    assert listed["backend"] == "claude-code" and listed["note"] is None
+    assert {"sonnet", "haiku"} <= set(listed["models"]), listed["models"]
+    details = {model["id"]: model for model in listed["modelDetails"]}
+    assert details["haiku"]["resolvesTo"].startswith("claude-haiku-"), details
+    assert (listed["version"], listed["signedIn"]) == (CLAUDE_CODE_VERSION, signed)
+    assert listed["program"] == str(world.program)
+    assert fake.posts() == [], "listing called no model"
+
+
+def test_models_of_a_claude_code_that_is_not_installed_says_how_to_install_it(
+    world: AgentWorld,
+) -> None:
+    with FakeProvider(check_sdk=False) as fake:
+        missing = {"ARTIFACTIZE_CLAUDE_CODE_PATH": "", "PATH": str(world.root)}
+        done = world.run(fake, "models", "claude-code", **missing)
+    assert done.returncode == 2, done.stdout
+    assert json.loads(done.stdout) == {
+        "error": "Claude Code is not installed (claude is not on PATH): install it (npm install "
+        "-g @anthropic-ai/claude-code) or name its program in ARTIFACTIZE_CLAUDE_CODE_PATH."
+    }
