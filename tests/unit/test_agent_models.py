@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ THREAD = "01a24985-6035-77f0-9270-e23428218ab0"
 
 
 def test_claude_code_models_come_from_the_initialize_answer_only() -> None:
-    answer = {
+    answer: dict[str, Any] = {
         "type": "control_response",
         "response": {
             "subtype": "success",
