@@ -97,7 +97,11 @@ async def _watch_windows_interrupts(
 
     numbers = [getattr(signal, name) for name in WINDOWS_INTERRUPTS if hasattr(signal, name)]
     previous = {number: signal.signal(number, handler) for number in numbers}
-    request = _StopRequest(lambda: loop.call_soon_threadsafe(interrupted.set))
+
+    def requested() -> None:
+        loop.call_soon_threadsafe(interrupted.set)
+
+    request = _StopRequest(requested)
     try:
         if task_status is not None:
             task_status.started()  # handlers are in place before any work starts
