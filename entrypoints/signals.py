@@ -8,7 +8,10 @@ own (the terminal reviewer, the monitor, the web reviewer) take ``stop_signals()
 
 On Windows the event loop cannot watch signals (``add_signal_handler`` does not exist
 there): Ctrl-C (SIGINT) and Ctrl-Break (SIGBREAK), the console's two interrupts, are caught
-with ``signal.signal`` instead and handed to the loop, with the same effect.
+with ``signal.signal`` instead and handed to the loop, with the same effect. And since no
+signal reaches another console's process, the command also waits on a named event of its
+own (``ports.sessions.STOP_REQUEST_EVENT``: its pid and start time), which ``run cancel``
+sets: the same stop, its cleanup included.
 """
 
 from __future__ import annotations
@@ -94,11 +97,83 @@ async def _watch_windows_interrupts(
 
     numbers = [getattr(signal, name) for name in WINDOWS_INTERRUPTS if hasattr(signal, name)]
     previous = {number: signal.signal(number, handler) for number in numbers}
+
+    def requested() -> None:
+        loop.call_soon_threadsafe(interrupted.set)
+
+    request = _StopRequest(requested)
     try:
         if task_status is not None:
             task_status.started()  # handlers are in place before any work starts
         await interrupted.wait()
         on_interrupt()
     finally:
+        request.close()
         for number, old in previous.items():
             signal.signal(number, old)
+
+
+_WAIT_INFINITE = 0xFFFFFFFF
+_WAIT_OBJECT_0 = 0
+
+
+class _StopRequest:
+    """Windows: this process's stop-request event (``STOP_REQUEST_EVENT``), watched by a
+    daemon thread that calls ``on_request`` once when ``run cancel`` sets it. Without the
+    event (a name already taken, an API refused) the command is only stoppable from its
+    console, and ``run cancel`` falls back to terminating it."""
+
+    def __init__(self, on_request: Callable[[], None]) -> None:
+        import ctypes
+        import os
+        import threading
+        from ctypes import wintypes
+
+        import psutil
+
+        from artifactize.ports.sessions import STOP_REQUEST_EVENT
+
+        # one calling convention on x64 Windows: CDLL loads kernel32 as WinDLL would
+        self._api: Any = ctypes.CDLL("kernel32", use_last_error=True)
+        self._api.CreateEventW.restype = wintypes.HANDLE
+        self._api.CreateEventW.argtypes = (
+            ctypes.c_void_p,
+            wintypes.BOOL,
+            wintypes.BOOL,
+            wintypes.LPCWSTR,
+        )
+        self._api.WaitForMultipleObjects.restype = wintypes.DWORD
+        self._api.WaitForMultipleObjects.argtypes = (
+            wintypes.DWORD,
+            ctypes.POINTER(wintypes.HANDLE),
+            wintypes.BOOL,
+            wintypes.DWORD,
+        )
+        self._api.SetEvent.argtypes = (wintypes.HANDLE,)
+        self._api.CloseHandle.argtypes = (wintypes.HANDLE,)
+        name = STOP_REQUEST_EVENT.format(
+            pid=os.getpid(), create_time=psutil.Process().create_time()
+        )
+        self._stop = self._api.CreateEventW(None, True, False, name)
+        self._quit = self._api.CreateEventW(None, True, False, None)
+        self._thread: threading.Thread | None = None
+        if self._stop and self._quit:
+            handles = (wintypes.HANDLE * 2)(self._stop, self._quit)
+
+            def wait() -> None:
+                if self._api.WaitForMultipleObjects(2, handles, False, _WAIT_INFINITE) == (
+                    _WAIT_OBJECT_0
+                ):
+                    on_request()
+
+            self._thread = threading.Thread(target=wait, name="stop-request", daemon=True)
+            self._thread.start()
+
+    def close(self) -> None:
+        if self._quit:
+            self._api.SetEvent(self._quit)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        for handle in (self._stop, self._quit):
+            if handle:
+                self._api.CloseHandle(handle)

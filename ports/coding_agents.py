@@ -110,6 +110,26 @@ class AgentInstall:
         return self.program is not None and self.version is not None and self.signed_in is True
 
 
+@dataclass(frozen=True)
+class AgentModel:
+    """One model as the agent lists it: the name ``--model`` takes (a profile's ``model``),
+    the agent's display name, and what it resolves to when the agent says (an alias)."""
+
+    id: str
+    name: str | None = None
+    resolves_to: str | None = None
+
+
+@dataclass(frozen=True)
+class AgentModels:
+    """``models claude-code|codex``: the install, and the models the agent lists, or
+    ``note`` saying why it listed none."""
+
+    install: AgentInstall
+    models: tuple[AgentModel, ...] = ()
+    note: str | None = None
+
+
 class CodingAgents(Protocol):
     async def run(self, task: AgentTask, host: AgentHost) -> AgentAnswer:
         """Run the agent to its answer. Raises CodingAgentError; cancelling stops the
@@ -118,4 +138,9 @@ class CodingAgents(Protocol):
 
     async def install(self, backend: str) -> AgentInstall:
         """What ``doctor`` and ``models`` say about ``backend``."""
+        ...
+
+    async def models(self, backend: str) -> AgentModels:
+        """The agent's install and the models it lists (asked of the agent itself; nothing
+        is sent to a model)."""
         ...

@@ -96,6 +96,12 @@ class ProcessTable(Protocol):
         ...
 
 
+STOP_REQUEST_EVENT = "Local\\artifactize-stop-{pid}-{create_time:.6f}"
+"""Windows: the named event an artifactize process that can be stopped as on Ctrl-C waits on
+(its own pid and start time in the name, so a reused pid names another event); ``run
+cancel`` sets it, since no signal reaches another console's process there."""
+
+
 class ProcessInterrupt(Protocol):
     """``run cancel``: stop a Run's owner, another artifactize process (the process tables
     implement it)."""

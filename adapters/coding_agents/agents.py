@@ -16,6 +16,7 @@ from artifactize.ports.coding_agents import (
     AgentAnswer,
     AgentHost,
     AgentInstall,
+    AgentModels,
     AgentProblem,
     AgentTask,
     CodingAgentError,
@@ -57,4 +58,8 @@ class CliCodingAgents:
 
     async def install(self, backend: str) -> AgentInstall:
         found: AgentInstall = await self._agent(backend).install()
+        return found
+
+    async def models(self, backend: str) -> AgentModels:
+        found: AgentModels = await self._agent(backend).models()
         return found

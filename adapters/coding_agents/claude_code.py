@@ -39,6 +39,7 @@ from typing import Any
 import anyio
 
 from artifactize.adapters.coding_agents.programs import (
+    PROBE_SECONDS,
     AgentProgram,
     agent_workdir,
     find_program,
@@ -56,6 +57,8 @@ from artifactize.ports.coding_agents import (
     AgentAnswer,
     AgentHost,
     AgentInstall,
+    AgentModel,
+    AgentModels,
     AgentProblem,
     AgentTask,
     CodingAgentError,
@@ -71,10 +74,24 @@ CLAUDE_CODE = AgentProgram(
     minimum=(2, 1, 0),
 )
 TOOL_PREFIX = f"mcp__{SERVER_NAME}__"
+MCP_CONNECT_MS = 30_000
+"""How long Claude Code waits for our tool server before its first turn (its own default,
+5 s, is short on a loaded machine; our server answers at once, so this is only a bound)."""
 NOT_SIGNED_IN_WORDS = ("not logged in", "/login", "invalid api key")
 NOT_SIGNED_IN = (
     "Claude Code is not signed in: run `claude login` (a Claude subscription) or set "
     "ANTHROPIC_API_KEY."
+)
+INITIALIZE: Mapping[str, Any] = {
+    "type": "control_request",
+    "request_id": "artifactize-models",
+    "request": {"subtype": "initialize"},
+}
+"""The Agent SDK's first control request; Claude Code answers it with, among others, the
+models of its model picker (``value``, ``displayName``, ``resolvedModel``)."""
+NO_MODEL_LIST = (
+    "Claude Code {version} did not list its models ({how}); it takes an alias "
+    "(sonnet, opus, haiku) or a full model name as a profile's model."
 )
 NOT_CONNECTED = "Claude Code started without the eval's tools: it did not reach their MCP server."
 NOT_CONFINED = (
@@ -109,7 +126,7 @@ class _Reader:
         self.model: str | None = None
         self.problem: CodingAgentError | None = None
         self._messages: set[str] = set()
-        self.require_tools = True  # a resumed session lists its MCP tools later, if at all
+        self.require_tools = True  # a resumed session's init may come before its MCP tools
 
     def stop(self, problem: CodingAgentError) -> None:
         if self.problem is None:
@@ -175,8 +192,10 @@ class ClaudeCode:
     def _environment(self, task: AgentTask) -> dict[str, str]:
         environment = dict(self.environment)
         # Claude Code connects MCP servers in the background and may start its first turn
-        # before our tools are listed; this makes it wait for them (a resumed run too).
+        # before our tools are listed; this makes it wait for them (a resumed run too), and
+        # for longer than its 5 s default, past which it goes on without them.
         environment["MCP_CONNECTION_NONBLOCKING"] = "false"
+        environment["MCP_CONNECT_TIMEOUT_MS"] = str(MCP_CONNECT_MS)
         if task.base_url and not environment.get("ANTHROPIC_BASE_URL"):
             environment["ANTHROPIC_BASE_URL"] = task.base_url
         return environment
@@ -276,13 +295,16 @@ class ClaudeCode:
 
     async def install(self) -> AgentInstall:
         with private_folder("artifactize-claude-") as folder:
-            found = await installed(CLAUDE_CODE, self.processes, self.environment, folder)
-            if isinstance(found, AgentInstall):
-                return found
-            program, source, text = found
-            auth = await probe(
-                self.processes, (program, "auth", "status", "--json"), self.environment, folder
-            )
+            return await self._install(folder)
+
+    async def _install(self, folder: str) -> AgentInstall:
+        found = await installed(CLAUDE_CODE, self.processes, self.environment, folder)
+        if isinstance(found, AgentInstall):
+            return found
+        program, source, text = found
+        auth = await probe(
+            self.processes, (program, "auth", "status", "--json"), self.environment, folder
+        )
         try:
             status = json.loads(auth.stdout.decode("utf-8", "replace"))
         except ValueError:
@@ -295,3 +317,68 @@ class ClaudeCode:
         method = status.get("apiKeySource") or status.get("authMethod") or "signed in"
         detail = f"signed in ({method})"
         return AgentInstall(CLAUDE_CODE_BACKEND, program, text, True, detail, source)
+
+    async def models(self) -> AgentModels:
+        """The models Claude Code offers (its model picker's list), from the answer to the
+        Agent SDK's ``initialize`` control request: asked of the CLI with no prompt, so no
+        model is called. Runs in an empty private folder with no settings and no tools."""
+        with private_folder("artifactize-claude-") as folder:
+            install = await self._install(folder)
+            if install.program is None or install.version is None:
+                return AgentModels(install)
+            argv = (
+                install.program,
+                "--print",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--tools",
+                "",
+                "--strict-mcp-config",
+                "--setting-sources",
+                "",
+                "--disable-slash-commands",
+            )
+            spec = ProcessSpec(
+                argv=argv,
+                cwd=folder,
+                env=dict(self.environment),
+                timeout_ms=PROBE_SECONDS * 1000,
+                stdin=(json.dumps(INITIALIZE) + "\n").encode("utf-8"),
+            )
+            outcome = await self.processes.run(spec)
+        listed = _initialized_models(outcome.stdout.decode("utf-8", "replace"))
+        if listed is None:
+            note = NO_MODEL_LIST.format(version=install.version, how=how_it_ended(outcome))
+            return AgentModels(install, (), note)
+        return AgentModels(install, listed)
+
+
+def _initialized_models(stdout: str) -> tuple[AgentModel, ...] | None:
+    """The ``models`` of the ``initialize`` control response, or None when there is none."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        response = event.get("response") if isinstance(event, dict) else None
+        if event.get("type") != "control_response" or not isinstance(response, dict):
+            continue
+        if response.get("request_id") != INITIALIZE["request_id"]:
+            continue
+        answer = response.get("response")
+        models = answer.get("models") if isinstance(answer, dict) else None
+        if not isinstance(models, list):
+            return None
+        return tuple(
+            AgentModel(
+                str(model["value"]),
+                str(model["displayName"]) if model.get("displayName") else None,
+                str(model["resolvedModel"]) if model.get("resolvedModel") else None,
+            )
+            for model in models
+            if isinstance(model, dict) and isinstance(model.get("value"), str)
+        )
+    return None

@@ -36,13 +36,20 @@ How one run goes (``Codex.run``), as for Claude Code (``claude_code``):
    key from ``OPENAI_API_KEY`` when set, else Codex's own sign-in), since Codex does not
    read ``OPENAI_BASE_URL`` itself.
 
-Codex's events do not name the model that answered, so ``reportedModel`` stays empty.
+The model: Codex records the model each turn ran on in its session file
+(``$CODEX_HOME/sessions/…/rollout-…-<thread id>.jsonl``, the ``turn_context`` lines), and
+when the server answers with another model (its ``openai-model`` header) it says so as an
+``error`` item of its event stream, ``model rerouted: REQUESTED -> SERVED (reason)``. The
+rerouted model, else the session's, is the reported model, checked against the requested
+one as for the API backends (a reroute stops the run at once).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -67,6 +74,8 @@ from artifactize.ports.coding_agents import (
     AgentAnswer,
     AgentHost,
     AgentInstall,
+    AgentModel,
+    AgentModels,
     AgentProblem,
     AgentTask,
     CodingAgentError,
@@ -107,6 +116,13 @@ NOT_CONFINED = (
     "(npm install -g @openai/codex@{version})."
 )
 TESTED_VERSION = "0.171.0"
+NO_MODEL_LIST = (
+    "Codex {version} did not list its models (codex debug models: {how}); it takes a model "
+    "name (gpt-5.5, say) as a profile's model."
+)
+REROUTED = re.compile(r"model rerouted: (?P<requested>\S+) -> (?P<served>\S+)")
+SESSION_FILE_MAX_BYTES = 64 * 1024 * 1024
+"""A session file past this size is not read for the model (a review's is far smaller)."""
 CATALOG_OVERRIDES: Mapping[str, Any] = {
     "apply_patch_tool_type": None,  # no apply_patch tool
     "supports_search_tool": False,  # our tools listed as they are, not behind tool_search
@@ -140,6 +156,7 @@ class _Reader:
         self.completed = False
         self.failure: str | None = None
         self.problem: CodingAgentError | None = None
+        self.rerouted: str | None = None
 
     def stop(self, problem: CodingAgentError) -> None:
         if self.problem is None:
@@ -177,6 +194,11 @@ class _Reader:
             self._refuse(f"{item.get('server')}.{item.get('tool')}")
         elif kind == "agent_message" and completed and isinstance(item.get("text"), str):
             self.text = str(item["text"])
+        elif kind == "error" and completed:
+            found = REROUTED.match(str(item.get("message", "")))
+            if found is not None and self.rerouted is None:
+                self.rerouted = found.group("served")
+                self.host.model_reported(self.rerouted)
 
     def _refuse(self, tool: str) -> None:
         message = NOT_CONFINED.format(tool=tool, version=TESTED_VERSION)
@@ -329,20 +351,48 @@ class Codex:
         return AgentAnswer(
             text=reader.text,
             session_id=reader.thread_id,
-            reported_model=None,
+            reported_model=reader.rerouted or self._session_model(reader.thread_id),
             usage=dict(reader.usage),
             events=tuple(reader.events),
         )
 
+    def _session_model(self, thread_id: str | None) -> str | None:
+        """The model of the last turn Codex recorded in the thread's session file."""
+        if thread_id is None or not re.fullmatch(r"[0-9A-Za-z-]+", thread_id):
+            return None
+        home = self.environment.get("CODEX_HOME", "").strip()
+        root = Path(home) if home else Path(self.environment.get("HOME", "~")) / ".codex"
+        model: str | None = None
+        for path in sorted(root.expanduser().glob(f"sessions/*/*/*/rollout-*-{thread_id}.jsonl")):
+            try:
+                if path.stat().st_size > SESSION_FILE_MAX_BYTES:
+                    continue
+                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                if '"turn_context"' not in line:
+                    continue
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                payload = entry.get("payload") if isinstance(entry, dict) else None
+                if entry.get("type") == "turn_context" and isinstance(payload, dict):
+                    found = payload.get("model")
+                    model = found if isinstance(found, str) and found else model
+        return model
+
     async def install(self) -> AgentInstall:
         with private_folder("artifactize-codex-") as folder:
-            found = await installed(CODEX, self.processes, self.environment, folder)
-            if isinstance(found, AgentInstall):
-                return found
-            program, source, text = found
-            status = await probe(
-                self.processes, (program, "login", "status"), self.environment, folder
-            )
+            return await self._install(folder)
+
+    async def _install(self, folder: str) -> AgentInstall:
+        found = await installed(CODEX, self.processes, self.environment, folder)
+        if isinstance(found, AgentInstall):
+            return found
+        program, source, text = found
+        status = await probe(self.processes, (program, "login", "status"), self.environment, folder)
         said = (status.stdout + status.stderr).decode("utf-8", "replace")
         if status.exit_code == 0 and "not logged in" not in said.lower():
             detail = next(
@@ -355,3 +405,26 @@ class Codex:
                 CODEX_BACKEND, program, text, True, "signed in (OPENAI_API_KEY)", source
             )
         return AgentInstall(CODEX_BACKEND, program, text, False, NOT_SIGNED_IN, source)
+
+    async def models(self) -> AgentModels:
+        """The models Codex offers in its model picker (``visibility = "list"`` in its
+        catalog, ``codex debug models``: refreshed for the sign-in when it can be, else the
+        catalog shipped with the binary); nothing is sent to a model."""
+        with private_folder("artifactize-codex-") as folder:
+            install = await self._install(folder)
+            if install.program is None or install.version is None:
+                return AgentModels(install)
+            shown = await probe(
+                self.processes, (install.program, "debug", "models"), self.environment, folder
+            )
+        try:
+            catalog = json.loads(shown.stdout.decode("utf-8", "replace"))
+            listed = tuple(
+                AgentModel(str(model["slug"]), model.get("display_name") or None)
+                for model in catalog["models"]
+                if model.get("visibility", "list") == "list"
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            note = NO_MODEL_LIST.format(version=install.version, how=how_it_ended(shown))
+            return AgentModels(install, (), note)
+        return AgentModels(install, listed)

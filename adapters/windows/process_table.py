@@ -18,7 +18,7 @@ import psutil
 from artifactize.adapters.windows import win32
 from artifactize.adapters.windows.job import JOB_TERMINATION_BOUND_SECONDS, Job
 from artifactize.adapters.windows.spawn import job_name
-from artifactize.ports.sessions import ProcessIdentity
+from artifactize.ports.sessions import STOP_REQUEST_EVENT, ProcessIdentity
 
 __all__ = ["WindowsProcessTable"]
 
@@ -36,6 +36,22 @@ def _has_exited(pid: int) -> bool:
         return win32.last_error() == win32.ERROR_INVALID_PARAMETER  # no such process
     try:
         return int(api.WaitForSingleObject(handle, 0)) == _WAIT_OBJECT_0
+    finally:
+        win32.close_handle(handle)
+
+
+_EVENT_MODIFY_STATE = 0x0002
+
+
+def _request_stop(identity: ProcessIdentity) -> bool:
+    """Set the stop-request event of the process ``identity`` names; False when it has none."""
+    api = win32.kernel32()
+    name = STOP_REQUEST_EVENT.format(pid=identity.pid, create_time=identity.create_time)
+    handle = api.OpenEventW(_EVENT_MODIFY_STATE, False, name)
+    if not handle:
+        return False
+    try:
+        return bool(api.SetEvent(handle))
     finally:
         win32.close_handle(handle)
 
@@ -62,11 +78,15 @@ class WindowsProcessTable:
         return not _has_exited(identity.pid)
 
     def interrupt(self, identity: ProcessIdentity) -> bool:
-        """Windows has no SIGTERM for another console's process: this terminates it
-        (``TerminateProcess``), and its Job ends the processes it started; the Run is then
+        """Windows has no SIGTERM for another console's process: this sets the process's
+        stop-request event (``STOP_REQUEST_EVENT``, which a command waits on as on Ctrl-C, so
+        it cleans up and records its Run CANCELLED). A process without that event is
+        terminated (``TerminateProcess``): its Jobs end what it started, and its Run is
         settled as its owner died."""
         if not self.is_alive(identity):
             return False
+        if _request_stop(identity):
+            return True
         try:
             process = psutil.Process(identity.pid)
             if process.create_time() != identity.create_time:

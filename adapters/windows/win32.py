@@ -133,6 +133,8 @@ class _Kernel32:
             dll, "GetExitCodeProcess", boolean, handle, ctypes.POINTER(dword)
         )
         self.WaitForSingleObject = _declare(dll, "WaitForSingleObject", dword, handle, dword)
+        self.OpenEventW = _declare(dll, "OpenEventW", handle, dword, boolean, wintypes.LPCWSTR)
+        self.SetEvent = _declare(dll, "SetEvent", boolean, handle)
         self.GetSystemDirectoryW = _declare(
             dll, "GetSystemDirectoryW", wintypes.UINT, wintypes.LPWSTR, wintypes.UINT
         )

@@ -16,22 +16,29 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
-from artifactize.entrypoints.cli.output import emit_json
+from artifactize.entrypoints.cli.output import emit, emit_json
 from artifactize.entrypoints.errors import CommandError
 
 
 def models_command(
-    backend: Annotated[str, typer.Argument(help="openai, anthropic or openai-chat.")],
+    backend: Annotated[
+        str, typer.Argument(help="openai, anthropic, openai-chat, claude-code or codex.")
+    ],
     base_url: Annotated[
         str | None,
         typer.Option("--base-url", help="An endpoint, as a profile's base_url would name it."),
     ] = None,
 ) -> None:
-    """List the models the backend's endpoint serves (one ID a line)."""
+    """List the models the backend's endpoint serves (one ID a line); for claude-code and
+    codex, the models the agent lists, and its version and sign-in."""
     import anyio
 
+    from artifactize.ports.coding_agents import CODING_AGENT_BACKENDS
     from artifactize.ports.model import BackendUnavailable, ProviderFailure
 
+    if backend in CODING_AGENT_BACKENDS:
+        _agent_models(backend, base_url)
+        return
     catalog = CliContext.services().model_catalog()
     try:
         models = anyio.run(catalog.list_models, backend, base_url)
@@ -41,6 +48,20 @@ def models_command(
         typer.echo(json.dumps({"backend": backend, "models": models}, ensure_ascii=False))
     else:
         typer.echo("\n".join(models) if models else "(the endpoint lists no models)")
+
+
+def _agent_models(backend: str, base_url: str | None) -> None:
+    """A coding agent's models, as the agent lists them; exit 2 when it is not usable."""
+    import anyio
+
+    from artifactize.entrypoints.cli.render.models import agent_models_text, agent_models_view
+
+    if base_url is not None:
+        raise CommandError(f"--base-url does not apply to {backend}: it lists its own models.")
+    found = anyio.run(CliContext.services().coding_agents().models, backend)
+    if found.install.program is None or found.install.version is None:
+        raise CommandError(found.install.detail)
+    emit(agent_models_view(backend, found), agent_models_text)
 
 
 def doctor_command(

@@ -265,3 +265,64 @@ def test_run_cancel_stops_a_review_another_process_runs_with_its_comment(
         2,
         {"error": "Unknown Run: run-nothere"},
     )
+
+
+def test_a_follow_up_resumes_the_claude_code_session_with_the_same_declared_tools(
+    world: AgentWorld,
+) -> None:
+    read = TOOL.format(name="read")
+    model = script(
+        anthropic_text('{"verdict": "GREEN"}'),
+        anthropic_tool_use("tu_follow", read, {"path": "src/calc.py"}),
+        anthropic_text("divide(a, b) returns a / b."),
+    )
+    with FakeProvider(responder=model, check_sdk=False) as fake:
+        code, run = world.verify(fake, **signed_in(fake))
+        assert code == 0, request_of(run)
+        request_id = request_of(run)["id"]
+        sent = world.run(
+            fake, "session", "send", request_id, "What does divide return?", **signed_in(fake)
+        )
+    assert sent.returncode == 0, sent.stdout + sent.stderr
+    answer = json.loads(sent.stdout)
+    assert answer["answer"] == "divide(a, b) returns a / b.", answer
+    # the resumed session was offered the eval's tools, as the review was, and nothing else
+    offered = sorted(tool["name"] for tool in model.body(1)["tools"])
+    assert offered == sorted(TOOL.format(name=name) for name in DECLARED_TOOLS)
+    assert "Looks" not in json.dumps(model.body(1)["messages"])
+    assert '{\\"verdict\\": \\"GREEN\\"}' in json.dumps(model.body(1)["messages"]), (
+        "the follow-up continued the review's session"
+    )
+    result = tool_results(model.body(2)["messages"])["tu_follow"]
+    assert result.get("is_error") is not True and "def divide" in json.dumps(result["content"])
+    assert [call["name"] for call in answer["toolCalls"]] == ["read_calc"], answer
+
+
+@pytest.mark.parametrize("signed", [True, False])
+def test_models_lists_what_claude_code_offers_with_its_version_and_sign_in(
+    world: AgentWorld, signed: bool
+) -> None:
+    with FakeProvider(check_sdk=False) as fake:
+        done = world.run(fake, "models", "claude-code", **(signed_in(fake) if signed else {}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = json.loads(done.stdout)
+    assert listed["backend"] == "claude-code" and listed["note"] is None
+    assert {"sonnet", "haiku"} <= set(listed["models"]), listed["models"]
+    details = {model["id"]: model for model in listed["modelDetails"]}
+    assert details["haiku"]["resolvesTo"].startswith("claude-haiku-"), details
+    assert (listed["version"], listed["signedIn"]) == (CLAUDE_CODE_VERSION, signed)
+    assert listed["program"] == str(world.program)
+    assert fake.posts() == [], "listing called no model"
+
+
+def test_models_of_a_claude_code_that_is_not_installed_says_how_to_install_it(
+    world: AgentWorld,
+) -> None:
+    with FakeProvider(check_sdk=False) as fake:
+        missing = {"ARTIFACTIZE_CLAUDE_CODE_PATH": "", "PATH": str(world.root)}
+        done = world.run(fake, "models", "claude-code", **missing)
+    assert done.returncode == 2, done.stdout
+    assert json.loads(done.stdout) == {
+        "error": "Claude Code is not installed (claude is not on PATH): install it (npm install "
+        "-g @anthropic-ai/claude-code) or name its program in ARTIFACTIZE_CLAUDE_CODE_PATH."
+    }

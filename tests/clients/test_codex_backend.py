@@ -9,8 +9,10 @@ namespace (``mcp__artifactize``), so the scripted model calls them with that nam
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -108,6 +110,8 @@ def test_codex_reviews_with_only_the_declared_tools_and_the_verdict_is_reused(
         ]
         assert [call["name"] for call in request["toolCalls"]] == ["read_calc", "shot_calc"]
         assert request["agent"]["requestedModel"] == MODEL
+        # the model Codex recorded for the turn (its session file under the world's HOME)
+        assert request["agent"]["reportedModel"] == MODEL
         [attempt] = request["usage"]
         assert attempt["usage"]["inputTokens"] > 0 and attempt["usage"]["totalTokens"] > 0
 
@@ -192,3 +196,61 @@ def test_doctor_says_where_codex_is_its_version_and_whether_it_is_signed_in(
     assert agent["signedIn"] is signed and agent["ready"] is signed
     if not signed:
         assert "codex login" in agent["detail"]
+
+
+def test_a_model_the_server_rerouted_to_is_reported_and_ends_the_review_error(
+    world: AgentWorld,
+) -> None:
+    """The server answers with another model (its ``openai-model`` header, as OpenAI's API
+    does); Codex says it rerouted, and the review ends as an API review's mismatch does."""
+    served = "gpt-5.4-mini"
+    rerouted = dataclasses.replace(
+        openai_text('{"verdict": "GREEN"}'), headers={"openai-model": served}
+    )
+    with FakeProvider(responder=Script(rerouted), check_sdk=False) as fake:
+        code, run = world.verify(fake, **signed_in(fake))
+    request = request_of(run)
+    assert (code, request["errorCode"]) == (2, "PROVIDER_ERROR"), request
+    assert request["error"].startswith(
+        f"Provider model mismatch: requested {MODEL}, received {served}."
+    ), request["error"]
+    assert request["agent"]["reportedModel"] == served
+
+
+@pytest.mark.parametrize("signed", [True, False])
+def test_models_lists_what_codex_offers_with_its_version_and_sign_in(
+    world: AgentWorld, codex_program: Path, signed: bool
+) -> None:
+    with FakeProvider(check_sdk=False) as fake:
+        done = world.run(fake, "models", "codex", **(signed_in(fake) if signed else {}))
+        env = world.env(fake, **(signed_in(fake) if signed else {}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = json.loads(done.stdout)
+    # the reference: the catalog Codex itself prints, the models its picker shows
+    catalog = subprocess.run(
+        [str(codex_program), "debug", "models"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=world.root,
+        timeout=60,
+    )
+    shown = [m["slug"] for m in json.loads(catalog.stdout)["models"] if m["visibility"] == "list"]
+    assert listed["models"] == shown and MODEL in shown, listed["models"]
+    assert (listed["version"], listed["signedIn"], listed["note"]) == (CODEX_VERSION, signed, None)
+    assert fake.posts() == [], "listing called no model"
+
+
+def test_models_of_a_codex_that_cannot_list_them_says_so(world: AgentWorld) -> None:
+    program = world.fake_program(
+        f'case "$1" in --version) echo "codex-cli {CODEX_VERSION}"; exit 0;; '
+        'login) echo "Logged in using an API key"; exit 0;; esac\necho nonsense; exit 1'
+    )
+    with FakeProvider(check_sdk=False) as fake:
+        done = world.run(fake, "models", "codex", ARTIFACTIZE_CODEX_PATH=str(program))
+    listed = json.loads(done.stdout)
+    assert (done.returncode, listed["models"]) == (0, []), listed
+    assert listed["note"] == (
+        f"Codex {CODEX_VERSION} did not list its models (codex debug models: exit code 1); "
+        "it takes a model name (gpt-5.5, say) as a profile's model."
+    )

@@ -82,6 +82,7 @@ def test_claude_code_starts_a_verify_and_waits_for_it_through_the_control_surfac
             "ANTHROPIC_BASE_URL": fake.base_url,
             "ANTHROPIC_API_KEY": FAKE_ANTHROPIC_KEY,
             "MCP_CONNECTION_NONBLOCKING": "false",  # tools listed before the first turn
+            "MCP_CONNECT_TIMEOUT_MS": "60000",  # (it waits 5 s by default, then goes on)
         }
         done = subprocess.run(
             [

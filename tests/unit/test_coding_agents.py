@@ -16,7 +16,13 @@ from artifactize.domain.reviews.run.context import COMMENT_MAX_CHARS, check_comm
 from artifactize.domain.reviews.run.failures import AgentFailure, FailureCode
 from artifactize.domain.reviews.verdicts import VerdictValidator
 from artifactize.domain.tools.results import ToolResult
-from artifactize.ports.coding_agents import AgentAnswer, AgentHost, AgentInstall, AgentTask
+from artifactize.ports.coding_agents import (
+    AgentAnswer,
+    AgentHost,
+    AgentInstall,
+    AgentModels,
+    AgentTask,
+)
 from artifactize.ports.process import STDERR, STDOUT
 
 pytestmark = pytest.mark.anyio
@@ -77,6 +83,9 @@ class Agents:
         return AgentAnswer(text, f"session-{len(self.tasks)}", task.model, dict(usage))
 
     async def install(self, backend: str) -> AgentInstall:
+        raise NotImplementedError
+
+    async def models(self, backend: str) -> AgentModels:
         raise NotImplementedError
 
 
