@@ -241,9 +241,8 @@ def _live_world() -> Workspace:
     """A chain, a cycle (``p`` and ``q`` consume each other), an eval-less basis input and a
     dependency eval on ``doc``: every kind of component ``LiveGates`` settles again."""
     ready = (
-        '\n[evals.ready]\ntitle = "ready"\n'
-        'profile = { kind = "dependency", depends_on = ["d"] }\n'
-    ).encode()
+        b'\n[evals.ready]\ntitle = "ready"\nprofile = { kind = "dependency", depends_on = ["d"] }\n'
+    )
     return workspace(
         doc=declare("doc", "signoff", "spell"),
         lib=declare("lib", basis=True),
@@ -283,8 +282,10 @@ def test_live_gates_equal_a_fresh_evaluation_after_every_change(
         assert moved == {e for e in evals if before[e] != fresh.gates[e]}
 
 
-def test_live_gates_settle_only_what_a_result_reaches() -> None:
+def test_live_gates_settle_only_what_a_result_reaches(monkeypatch: pytest.MonkeyPatch) -> None:
     """A leaf's result settles its own component and nothing it does not feed."""
+    from typing import Any
+
     from artifactize.domain.reviews.run import gates as gates_module
     from artifactize.domain.reviews.run.gates import LiveGates
 
@@ -293,18 +294,15 @@ def test_live_gates_settle_only_what_a_result_reaches() -> None:
     calls: list[int] = []
     original = gates_module._settle_component
 
-    def counting(*args: object, **kwargs: object) -> None:
+    def counting(*args: Any) -> None:
         calls.append(1)
-        original(*args, **kwargs)  # type: ignore[arg-type]
+        original(*args)
 
-    gates_module._settle_component = counting  # type: ignore[assignment]
-    try:
-        assert live.update({"top/look": Evidence.GREEN}) == set()
-        assert len(calls) == 1  # nothing consumes ``top``
-        calls.clear()
-        # doc's state moves: its consumers app and gate settle again; app stays WAIT (doc/
-        # signoff is not GREEN yet), so p, q and top, which consume app, are not looked at
-        live.update({"doc/spell": Evidence.GREEN})
-        assert len(calls) == 3
-    finally:
-        gates_module._settle_component = original  # type: ignore[assignment]
+    monkeypatch.setattr(gates_module, "_settle_component", counting)
+    assert live.update({"top/look": Evidence.GREEN}) == set()
+    assert len(calls) == 1  # nothing consumes ``top``
+    calls.clear()
+    # doc's state moves: its consumers app and gate settle again; app stays WAIT (doc/
+    # signoff is not GREEN yet), so p, q and top, which consume app, are not looked at
+    live.update({"doc/spell": Evidence.GREEN})
+    assert len(calls) == 3

@@ -280,11 +280,13 @@ class LiveGates:
                     self.component_of_eval[f"{name}/{item.id}"] = index
                     # a dependency eval reads its targets' states, whatever the relations
                     for target in workspace.eval_inputs.get(f"{name}/{item.id}", ()):
-                        source = component_of.get(target)
-                        if source is not None and source != index and isinstance(
-                            item.profile, DependencyProfile
+                        target_index = component_of.get(target)
+                        if (
+                            target_index is not None
+                            and target_index != index
+                            and isinstance(item.profile, DependencyProfile)
                         ):
-                            consumers[source].add(index)
+                            consumers[target_index].add(index)
         self.consumers = [sorted(items) for items in consumers]
         self.evidence: dict[str, Evidence] = dict(evidence)
         self.gates: dict[str, Gate] = {}

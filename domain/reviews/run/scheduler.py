@@ -111,7 +111,7 @@ class _Queue:
         # the documents as scheduling found them: what ``settle`` and ``park`` start from
         self.originals = list(inputs.requests)
         self.gates = gates
-        self.position = {r["evalId"]: i for i, r in enumerate(inputs.requests)}
+        self.position: dict[str, int] = {r["evalId"]: i for i, r in enumerate(inputs.requests)}
         self.pending = {i for i, r in enumerate(inputs.requests) if r["status"] == QUEUED}
         self.fresh: set[int] = set(self.pending)
         self.ready: list[int] = []
