@@ -27,7 +27,7 @@ from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 
 ACTIVE_STATUSES = (ExecutionStatus.RUNNING, ExecutionStatus.WAITING_HUMAN)
 RECORD_MAX_BYTES = 16 * 1024 * 1024  # a bigger execution settles its Run but is not reusable
-HISTORY_RECORDS_MAX = 10_000
+HISTORY_RECORDS_MAX = 100_000  # a 10,000-Artifact monorepo keeps more keys than that
 HISTORY_BYTES_MAX = 1024 * 1024 * 1024
 
 

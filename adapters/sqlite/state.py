@@ -138,6 +138,10 @@ class SqliteStateStore:
         # The open ``batch()`` transaction and the thread that opened it, if any.
         self._batch: tuple[sa.Connection, int] | None = None
         self.transactions = 0  # transactions begun (the scale tests count them)
+        # The history's (records, bytes) as last counted plus what this store recorded since:
+        # GC counts again only when that estimate passes a cap (None: count next time), so a
+        # Run recording N verdicts does not scan the whole history N times.
+        self._retained: tuple[int, int] | None = None
 
     @property
     def database(self) -> str:
@@ -429,11 +433,22 @@ class SqliteStateStore:
             if request is not None:  # the same transaction: never one without the other
                 self._write_request(connection, request)
         if recorded:
-            try:
-                self.collect_garbage()
-            except StateError as error:
-                _log.warning("Cache GC failed: %s", error)
+            self._collect_after_record(size)
         return recorded
+
+    def _collect_after_record(self, size: int) -> None:
+        """GC after one record of ``size`` bytes joined the history, when it may be over a
+        cap; a failure is logged (the settlement stays)."""
+        if self._retained is not None:
+            count, total = self._retained[0] + 1, self._retained[1] + size
+            self._retained = (count, total)
+            if count <= self._history_records_max and total <= self._history_bytes_max:
+                return
+        try:
+            self.collect_garbage()
+        except StateError as error:
+            self._retained = None
+            _log.warning("Cache GC failed: %s", error)
 
     def add_mirror(self, execution: ExecutionRecord, supersede: Supersession) -> bool:
         """Insert a settled record mirrored from the remote store into its key's history,
@@ -459,20 +474,19 @@ class SqliteStateStore:
             values.update(bytes=size, last_used=self._now())
             connection.execute(sa.insert(executions).values(values))
             human.supersede(connection, key, supersede)
-        try:
-            self.collect_garbage()
-        except StateError as error:
-            _log.warning("Cache GC failed: %s", error)
+        self._collect_after_record(size)
         return True
 
     def collect_garbage(self) -> int:
         """Drop least-recently-used records while the history is over a cap, one short
         IMMEDIATE transaction each; how many were dropped. Stops when nothing is eligible."""
         dropped = 0
+        self._retained = None
         while True:
             with self._transaction(write=True) as connection:
                 count, total = hist.retained(connection)
                 if count <= self._history_records_max and total <= self._history_bytes_max:
+                    self._retained = (count, total)
                     return dropped
                 victim = hist.eviction_candidate(connection)
                 if victim is None:

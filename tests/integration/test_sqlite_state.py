@@ -591,6 +591,30 @@ def test_gc_at_and_one_past_each_cap(
         assert dropped is not None and dropped.status == "GREEN" and dropped.key == key
 
 
+def test_gc_counts_the_history_once_while_it_stays_under_its_caps(
+    open_store: OpenStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Run recording N verdicts does not scan the whole history N times: the store counts
+    once, adds what it records, and counts again only when that passes a cap."""
+    from artifactize.adapters.sqlite import history
+
+    counted: list[int] = []
+    real = history.retained
+
+    def counting(connection: Any) -> tuple[int, int]:
+        counted.append(1)
+        return real(connection)
+
+    monkeypatch.setattr(history, "retained", counting)
+    store = open_store(history_records_max=20)
+    for n in range(20):
+        record(store, f"k{n}", f"execution-{n}")
+    assert len(counted) == 1 and len(keys_in_history(store)) == 20
+    record(store, "k20", "execution-20")  # one past the cap: counted again, k0 leaves
+    assert len(counted) == 3  # the count over the cap, then the one after the eviction
+    assert len(keys_in_history(store)) == 20 and "k0" not in keys_in_history(store)
+
+
 def test_gc_evicts_the_least_recently_used(open_store: OpenStore) -> None:
     store = open_store(history_records_max=3)
     for n in (1, 2, 3):

@@ -292,21 +292,37 @@ def test_fingerprint_jobs_compute_each_once_and_raise_the_first_failure() -> Non
 # --- the scheduler ----------------------------------------------------------------------
 
 
+class _FakeGates:
+    """Gates that make ``b/x`` wait for ``a/y``; counts the evidence ``update`` was fed."""
+
+    def __init__(self, requests: list[dict[str, Any]]) -> None:
+        from artifactize.domain.reviews.run.gates import READY_GATE, Gate, Readiness
+
+        self.gates = {r["evalId"]: READY_GATE for r in requests}
+        self.gates["b/x"] = Gate(Readiness.WAIT, ())
+        self.fed = 0
+
+    def update(self, evidence: dict[str, Any]) -> set[str]:
+        from artifactize.domain.reviews.run.gates import READY_GATE, Evidence
+
+        self.fed += len(evidence)
+        if evidence.get("a/y") is Evidence.GREEN and self.gates["b/x"] is not READY_GATE:
+            self.gates["b/x"] = READY_GATE
+            return {"b/x"}
+        return set()
+
+
+class _Inputs:
+    def __init__(self, requests: list[dict[str, Any]]) -> None:
+        self.requests = requests
+        self.gates = _FakeGates(requests)
+
+    def live(self) -> _FakeGates:
+        return self.gates
+
+
 def test_the_scheduler_runs_up_to_jobs_at_once() -> None:
     from artifactize.domain.reviews.run.scheduler import ScheduleActions, schedule
-
-    class Inputs:
-        gating = frozenset({"a"})  # every result may open a gate: evaluate after each
-
-        def __init__(self, requests: list[dict[str, Any]]) -> None:
-            self.requests = requests
-
-        def graph(self) -> Any:
-            from types import SimpleNamespace
-
-            from artifactize.domain.reviews.run.gates import READY_GATE
-
-            return SimpleNamespace(gates={r["evalId"]: READY_GATE for r in self.requests})
 
     requests = [request(f"a/e{n}", "runtime") for n in range(6)]
     busy = {"now": 0, "most": 0}
@@ -319,57 +335,38 @@ def test_the_scheduler_runs_up_to_jobs_at_once() -> None:
         item["status"] = "GREEN"
 
     actions = ScheduleActions(opaque(settle), lambda r, g: None, None)
-    anyio.run(schedule, Inputs(requests), actions, 4)  # type: ignore[arg-type]
+    anyio.run(schedule, _Inputs(requests), actions, 4)  # type: ignore[arg-type]
     assert busy["most"] == 4 and all(r["status"] == "GREEN" for r in requests)
 
 
-class _CountingInputs:
-    """Schedule inputs whose graph makes ``b/x`` wait for ``a/y`` and counts evaluations."""
-
-    def __init__(self, requests: list[dict[str, Any]], gating: frozenset[str]) -> None:
-        self.requests = requests
-        self.gating = gating
-        self.evaluations = 0
-
-    def graph(self) -> Any:
-        from types import SimpleNamespace
-
-        from artifactize.domain.reviews.run.gates import READY_GATE, Gate, Readiness
-
-        self.evaluations += 1
-        gates = {r["evalId"]: READY_GATE for r in self.requests}
-        a_done = next(r for r in self.requests if r["evalId"] == "a/y")["status"] == "GREEN"
-        gates["b/x"] = READY_GATE if a_done else Gate(Readiness.WAIT, ())
-        return SimpleNamespace(gates=gates)
-
-
-def _run_counting(gating: frozenset[str], leaves: int) -> _CountingInputs:
+def _run_counting(leaves: int) -> tuple[_Inputs, list[str]]:
+    """``b/x`` waits for ``a/y``, ``leaves`` other requests are READY; every park noted."""
     from artifactize.domain.reviews.run.scheduler import ScheduleActions, schedule
 
-    requests = [request("a/y", "runtime"), request("b/x", "runtime")]
+    requests = [request("b/x", "runtime"), request("a/y", "runtime")]
     requests += [request(f"c{n}/z", "runtime") for n in range(leaves)]
     order: list[str] = []
+    parked: list[str] = []
 
     async def settle(item: dict[str, Any]) -> None:
         await anyio.sleep(0)
         order.append(item["evalId"])
         item["status"] = "GREEN"
 
-    inputs = _CountingInputs(requests, gating)
-    actions = ScheduleActions(opaque(settle), lambda r, g: None, None)
+    inputs = _Inputs(requests)
+    actions = ScheduleActions(opaque(settle), lambda r, g: parked.append(r["evalId"]), None)
     anyio.run(schedule, inputs, actions, 1)  # type: ignore[arg-type]
     assert all(r["status"] == "GREEN" for r in requests)
     assert order.index("b/x") > order.index("a/y")
-    return inputs
+    return inputs, parked
 
 
-def test_a_result_no_gate_reads_does_not_evaluate_the_graph_again() -> None:
-    """Leaves settle without a new evaluation; the gating ``a`` result opens ``b/x``."""
-    few = _run_counting(frozenset({"a"}), leaves=5)
-    many = _run_counting(frozenset({"a"}), leaves=50)
-    assert many.evaluations == few.evaluations <= 3
-
-
-def test_every_result_of_a_gating_artifact_evaluates_the_graph_again() -> None:
-    everything = _run_counting(frozenset({"a", "b", *(f"c{n}" for n in range(5))}), leaves=5)
-    assert everything.evaluations >= 7
+def test_a_waiting_request_is_parked_once_however_many_results_come_in() -> None:
+    """Each pass looks only at the requests whose gate moved: ``b/x`` is parked once (its
+    gate never changes until ``a/y`` settles), whatever the number of other results, and
+    each result is fed to the gates once."""
+    few, few_parked = _run_counting(leaves=5)
+    many, many_parked = _run_counting(leaves=50)
+    assert few_parked == many_parked == ["b/x"]
+    assert few.gates.fed == 5 + 2
+    assert many.gates.fed == 50 + 2

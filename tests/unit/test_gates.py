@@ -232,3 +232,77 @@ def test_a_partial_scope_sees_only_its_own_artifacts() -> None:
 )
 def test_request_statuses_as_evidence(status: str, evidence: Evidence) -> None:
     assert evidence_of(status) is evidence
+
+
+# --- LiveGates: the scheduler's incremental gates ----------------------------------------
+
+
+def _live_world() -> Workspace:
+    """A chain, a cycle (``p`` and ``q`` consume each other), an eval-less basis input and a
+    dependency eval on ``doc``: every kind of component ``LiveGates`` settles again."""
+    ready = (
+        b'\n[evals.ready]\ntitle = "ready"\nprofile = { kind = "dependency", depends_on = ["d"] }\n'
+    )
+    return workspace(
+        doc=declare("doc", "signoff", "spell"),
+        lib=declare("lib", basis=True),
+        app=declare("app", "check", uses=("doc",), mounts="lib"),
+        p=declare("p", "one", uses=("q", "app")),
+        q=declare("q", "two", uses=("p",)),
+        top=declare("top", "look", uses=("p",)),
+        gate=b'name = "gate"\nmounts = { d = "doc" }\n' + ready,
+    )
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("ignore_gates", [False, True])
+def test_live_gates_equal_a_fresh_evaluation_after_every_change(
+    seed: int, ignore_gates: bool
+) -> None:
+    """Random evidence, one eval at a time: the incremental gates and states always equal
+    ``evaluate``'s, and ``update`` names exactly the evals whose gate moved."""
+    import random
+
+    from artifactize.domain.reviews.run.gates import LiveGates
+
+    ws = _live_world()
+    scope = tuple(ws.artifacts)
+    evals = [ref.qualified_id for ref in scope_evals(ws, scope)]
+    rng = random.Random(seed)
+    known: dict[str, Evidence] = {}
+    live = LiveGates(ws, scope, known, ignore_gates=ignore_gates)
+    for _ in range(30):
+        eval_id = rng.choice(evals)
+        known[eval_id] = rng.choice(list(Evidence))
+        before = dict(live.gates)
+        moved = live.update({eval_id: known[eval_id]})
+        fresh = evaluate(ws, scope, known, ignore_gates=ignore_gates)
+        assert live.gates == fresh.gates
+        assert live.states == fresh.evals
+        assert moved == {e for e in evals if before[e] != fresh.gates[e]}
+
+
+def test_live_gates_settle_only_what_a_result_reaches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A leaf's result settles its own component and nothing it does not feed."""
+    from typing import Any
+
+    from artifactize.domain.reviews.run import gates as gates_module
+    from artifactize.domain.reviews.run.gates import LiveGates
+
+    ws = _live_world()
+    live = LiveGates(ws, tuple(ws.artifacts), {})
+    calls: list[int] = []
+    original = gates_module._settle_component
+
+    def counting(*args: Any) -> None:
+        calls.append(1)
+        original(*args)
+
+    monkeypatch.setattr(gates_module, "_settle_component", counting)
+    assert live.update({"top/look": Evidence.GREEN}) == set()
+    assert len(calls) == 1  # nothing consumes ``top``
+    calls.clear()
+    # doc's state moves: its consumers app and gate settle again; app stays WAIT (doc/
+    # signoff is not GREEN yet), so p, q and top, which consume app, are not looked at
+    live.update({"doc/spell": Evidence.GREEN})
+    assert len(calls) == 3

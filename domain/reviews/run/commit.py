@@ -166,6 +166,8 @@ def _finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> N
     )
     for index, request in enumerate(list(result.requests)):
         summarized = changed(request, {"summary": request_summary(request)})
+        if summarized == request:  # saved with this summary already (reused at the start)
+            continue
         if request["status"] != WAITING_HUMAN:  # a person may be settling it right now
             ctx.save(summarized)
         else:

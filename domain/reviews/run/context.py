@@ -120,6 +120,15 @@ class RunContext:
         slot = self._slots.get(request["id"])
         return request if slot is None else self.requests[slot]
 
+    def stage(self, request: RequestDocument) -> None:
+        """Make ``request`` the Run's current document of its ID before the Run is stored:
+        ``create_run`` writes it as it then is; nobody is shown it yet."""
+        self.requests[self._slots[request["id"]]] = request
+
+    def current_of(self, request_id: str) -> RequestDocument:
+        """The Run's current document of the request ``request_id``."""
+        return self.requests[self._slots[request_id]]
+
     def keep(self, request: RequestDocument) -> None:
         """Make ``request`` (saved by the caller) the Run's current document of its ID, and
         show it to the observer."""

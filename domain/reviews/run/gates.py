@@ -22,13 +22,15 @@ WAIT_DEPENDENCY, READY ⇒ the evidence (GREEN, RED, ERROR, WAITING_HUMAN, UNREV
 ``ignore_gates`` makes every eval READY, so the evidence alone decides: gate bypass lets
 evals run early but never waives an obligation.
 
-Everything here is recomputed from scratch on every call: the scheduler calls it after
-each result, and a scope is small enough that incremental bookkeeping would buy nothing.
+``evaluate`` recomputes everything from scratch (the Run's end, ``status``); while a Run is
+scheduled, ``LiveGates`` keeps the same gates current result by result, settling again
+only the components a result reaches.
 """
 
 from __future__ import annotations
 
 import enum
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -210,24 +212,131 @@ def evaluate(
     inputs = _direct_input_components(workspace, component_of)
     gates: dict[str, Gate] = {}
     states: dict[str, str] = {}
-    for index, members in enumerate(comps):  # inputs first: their states are known
-        gate = READY_GATE if ignore_gates else _gate(workspace, comps, inputs[index], states)
-        derived: list[str] = []
-        for name in members:
-            for item in workspace.artifact(name).evals:
-                qualified = f"{name}/{item.id}"
-                if isinstance(item.profile, DependencyProfile):
-                    derived.append(qualified)
-                    continue
-                gates[qualified] = gate
-                states[qualified] = _state(gate, evidence.get(qualified, Evidence.NONE))
-        for qualified in derived:  # after their component's other evals (cycle peers)
-            gates[qualified] = _derived_gate(workspace, qualified, states)
-            states[qualified] = _derived_state(gates[qualified])
+    for index in range(len(comps)):  # inputs first: their states are known
+        _settle_component(workspace, comps, inputs, index, evidence, gates, states, ignore_gates)
     artifacts = _validation(workspace, comps, inputs, states)
     ordered = {name: artifacts[name] for name in scope}
     unmet = tuple(name for name, status in ordered.items() if status not in SATISFIED_STATUSES)
     return GraphState(tuple(scope), gates, states, ordered, unmet)
+
+
+def _settle_component(
+    workspace: Workspace,
+    comps: Sequence[Sequence[str]],
+    inputs: Sequence[Sequence[int]],
+    index: int,
+    evidence: Mapping[str, Evidence],
+    gates: dict[str, Gate],
+    states: dict[str, str],
+    ignore_gates: bool,
+) -> None:
+    """The gates and states of one component's evals, its input components' states known."""
+    gate = READY_GATE if ignore_gates else _gate(workspace, comps, inputs[index], states)
+    derived: list[str] = []
+    for name in comps[index]:
+        for item in workspace.artifact(name).evals:
+            qualified = f"{name}/{item.id}"
+            if isinstance(item.profile, DependencyProfile):
+                derived.append(qualified)
+                continue
+            gates[qualified] = gate
+            states[qualified] = _state(gate, evidence.get(qualified, Evidence.NONE))
+    for qualified in derived:  # after their component's other evals (cycle peers)
+        gates[qualified] = _derived_gate(workspace, qualified, states)
+        states[qualified] = _derived_state(gates[qualified])
+
+
+class LiveGates:
+    """The gates of a scope kept current while evidence comes in, for the scheduler.
+
+    Built like ``evaluate`` (once: O(scope)); ``update`` then settles again only the
+    component of each eval whose evidence changed and, while their states change, the
+    components that consume them (inputs first). A Run of N results so costs O(N) plus
+    the consumers each result reaches, not O(N) per result (``evaluate`` after each).
+    The gates it holds always equal ``evaluate``'s under the same evidence.
+    """
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        scope: Sequence[str],
+        evidence: Mapping[str, Evidence],
+        *,
+        ignore_gates: bool = False,
+    ) -> None:
+        self.workspace = workspace
+        self.ignore_gates = ignore_gates
+        self.comps = components(workspace, scope)
+        component_of = {name: i for i, members in enumerate(self.comps) for name in members}
+        self.inputs = _direct_input_components(workspace, component_of)
+        consumers: list[set[int]] = [set() for _ in self.comps]
+        for index, sources in enumerate(self.inputs):
+            for source in sources:
+                consumers[source].add(index)
+        self.component_of_eval: dict[str, int] = {}
+        for index, members in enumerate(self.comps):
+            for name in members:
+                for item in workspace.artifact(name).evals:
+                    self.component_of_eval[f"{name}/{item.id}"] = index
+                    # a dependency eval reads its targets' states, whatever the relations
+                    for target in workspace.eval_inputs.get(f"{name}/{item.id}", ()):
+                        target_index = component_of.get(target)
+                        if (
+                            target_index is not None
+                            and target_index != index
+                            and isinstance(item.profile, DependencyProfile)
+                        ):
+                            consumers[target_index].add(index)
+        self.consumers = [sorted(items) for items in consumers]
+        self.evidence: dict[str, Evidence] = dict(evidence)
+        self.gates: dict[str, Gate] = {}
+        self.states: dict[str, str] = {}
+        for index in range(len(self.comps)):
+            self._settle(index)
+
+    def _settle(self, index: int) -> None:
+        _settle_component(
+            self.workspace,
+            self.comps,
+            self.inputs,
+            index,
+            self.evidence,
+            self.gates,
+            self.states,
+            self.ignore_gates,
+        )
+
+    def update(self, evidence: Mapping[str, Evidence]) -> set[str]:
+        """Take new evidence of some evals; the qualified IDs whose gate changed."""
+        dirty: list[int] = []
+        for eval_id, found in evidence.items():
+            index = self.component_of_eval.get(eval_id)
+            if index is not None and self.evidence.get(eval_id, Evidence.NONE) != found:
+                self.evidence[eval_id] = found
+                heapq.heappush(dirty, index)
+        changed: set[str] = set()
+        done = -1
+        while dirty:
+            index = heapq.heappop(dirty)
+            if index == done:
+                continue
+            done = index
+            members = [
+                f"{name}/{item.id}"
+                for name in self.comps[index]
+                for item in self.workspace.artifact(name).evals
+            ]
+            before = [(self.gates[e], self.states[e]) for e in members]
+            self._settle(index)
+            states_changed = False
+            for eval_id, (gate, state) in zip(members, before, strict=True):
+                if self.gates[eval_id] != gate:
+                    changed.add(eval_id)
+                states_changed = states_changed or self.states[eval_id] != state
+            if states_changed:
+                for consumer in self.consumers[index]:
+                    heapq.heappush(dirty, consumer)
+        return changed
 
 
 def _direct_input_components(

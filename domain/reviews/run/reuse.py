@@ -7,7 +7,7 @@ evals that this Run does not run are only looked up, as the Run's ``evidence``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from artifactize.domain.reviews.remote.records import MIRROR_PREFIX
 from artifactize.domain.reviews.reuse.keys import KeyInputs
@@ -68,21 +68,28 @@ def attach_cached(
     keys: KeyInputs,
     request: RequestDocument,
     found: Mapping[str, ExecutionRecord],
+    save: Callable[[RequestDocument], None] | None = None,
 ) -> None:
-    """Reuse the newest record of a selected eval's key (from ``lookup``), unless ``force``."""
+    """Reuse the newest record of a selected eval's key (from ``lookup``), unless ``force``;
+    ``save`` takes the reused document (default ``ctx.save``)."""
     if keys.key is None or ctx.options.force:
         return
     if ctx.not_run_reason(ctx.workspace.find_eval(request["evalId"]).eval.profile):
         return
     record = found.get(keys.key)
     if record is not None:
-        reuse(ctx, request, record, source_kind(record, joined=False))
+        reuse(ctx, request, record, source_kind(record, joined=False), save)
 
 
 def reuse(
-    ctx: RunContext, request: RequestDocument, record: ExecutionRecord, kind: SourceKind
+    ctx: RunContext,
+    request: RequestDocument,
+    record: ExecutionRecord,
+    kind: SourceKind,
+    save: Callable[[RequestDocument], None] | None = None,
 ) -> None:
-    """Settle ``request`` with the result ``record`` holds, and save it."""
+    """Settle ``request`` with the result ``record`` holds, and save it (with ``save``,
+    default ``ctx.save``)."""
     data, provenance = record.data, provenance_of(record)
     reused = changed(
         request,
@@ -108,4 +115,4 @@ def reuse(
             "blockedReason": None,
         },
     )
-    ctx.save(reused)
+    (save or ctx.save)(reused)

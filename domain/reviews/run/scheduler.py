@@ -1,8 +1,10 @@
 """The scheduling loop of a Run: which request runs next, and when the Run may stop.
 
 Up to ``jobs`` requests settle at once (``verify --jobs``, default 4), the READY ones in
-selection order, and the graph is evaluated again after every result, so a verdict opens
-(or closes) its consumers' gates at once. Cache hits were attached before scheduling and
+selection order, and the gates are brought up to date after every result
+(``gates.LiveGates``), so a verdict opens (or closes) its consumers' gates at once. Each
+pass looks only at the requests whose gate changed: a Run of N requests costs O(N) in all,
+not O(N) per result. Cache hits were attached before scheduling and
 take no slot; a Human request holds its slot only while it is being asked (it then waits
 as WAITING_HUMAN without one); a joiner holds its slot while it polls the live execution
 of its key. A request that is not READY is *parked*: saved WAIT_DEPENDENCY or BLOCKED
@@ -19,20 +21,21 @@ pending, the loop stops and the still-parked requests keep their parked status.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from functools import cached_property
+from typing import Protocol
 
 import anyio
 import anyio.abc
 
-from artifactize.domain.graph import components
 from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.run.gates import (
     Evidence,
     Gate,
     GraphState,
+    LiveGates,
     Readiness,
     evaluate,
     evidence_of,
@@ -45,6 +48,17 @@ Request = RequestDocument
 QUEUED = RequestStatus.QUEUED
 
 
+class Gates(Protocol):
+    """The gates the scheduler reads, kept current by ``update``."""
+
+    @property
+    def gates(self) -> Mapping[str, Gate]: ...
+
+    def update(self, evidence: Mapping[str, Evidence]) -> set[str]:
+        """Take new evidence; the qualified eval IDs whose gate changed."""
+        ...
+
+
 @dataclass(frozen=True)
 class ScheduleInputs:
     """What the graph is evaluated over: the scope, the Run's requests and the evidence
@@ -53,50 +67,22 @@ class ScheduleInputs:
     workspace: Workspace
     scope: tuple[str, ...]
     ignore_gates: bool
-    requests: Sequence[Request]  # selection order
+    requests: Sequence[Request]  # selection order; the Run's current documents
     evidence: Mapping[str, EvidenceDocument]  # qualified eval ID -> evidence
 
-    def graph(self) -> GraphState:
+    def known(self) -> dict[str, Evidence]:
         known: dict[str, Evidence] = {
             eval_id: evidence_of(str(entry["status"])) for eval_id, entry in self.evidence.items()
         }
         for request in self.requests:
             known[request["evalId"]] = evidence_of(request["status"])
-        return evaluate(self.workspace, self.scope, known, ignore_gates=self.ignore_gates)
+        return known
 
-    @cached_property
-    def gating(self) -> frozenset[str]:
-        """The Artifacts whose eval states some gate of the scope reads: the direct inputs
-        of every member of a component that has an eval (a component without evals has no
-        gate anyone waits on). Settling an eval of any other Artifact opens no gate, so the
-        scheduler need not evaluate the graph again for it."""
-        workspace, allowed = self.workspace, set(self.scope)
-        found: set[str] = set()
-        for members in components(workspace, self.scope):
-            if any(workspace.artifact(name).evals for name in members):
-                for name in members:
-                    found.update(i for i in workspace.inputs.get(name, ()) if i in allowed)
-        return frozenset(found)
+    def graph(self) -> GraphState:
+        return evaluate(self.workspace, self.scope, self.known(), ignore_gates=self.ignore_gates)
 
-
-class _Gates:
-    """The gates as of the last graph evaluation, evaluated again only when an eval of a
-    gating Artifact settled since (or ``stale`` says so): a Run of N evals evaluates the
-    graph (O(scope)) about once per gating result, not once per result."""
-
-    def __init__(self, inputs: ScheduleInputs) -> None:
-        self.inputs = inputs
-        self.settled: list[str] = []  # qualified eval IDs settled since the last evaluation
-        self.stale = True
-        self._gates: Mapping[str, Gate] = {}
-
-    def current(self) -> Mapping[str, Gate]:
-        gating = self.inputs.gating
-        if self.stale or any(e.partition("/")[0] in gating for e in self.settled):
-            self._gates = self.inputs.graph().gates
-            self.stale = False
-        self.settled.clear()
-        return self._gates
+    def live(self) -> Gates:
+        return LiveGates(self.workspace, self.scope, self.known(), ignore_gates=self.ignore_gates)
 
 
 @dataclass(frozen=True)
@@ -113,13 +99,55 @@ class ScheduleActions:
     batch: Callable[[], AbstractContextManager[None]] = nullcontext
 
 
+class _Queue:
+    """The QUEUED requests not dispatched yet, by position, and which of them to look at.
+
+    ``fresh`` holds the positions whose gate changed since they were last looked at (all of
+    them at first); ``ready`` is a heap of positions found READY that need a slot. A pass
+    looks at ``fresh`` only, so each result costs what its gate changes cost."""
+
+    def __init__(self, inputs: ScheduleInputs, gates: Gates) -> None:
+        self.requests = inputs.requests  # the current documents: their evidence
+        # the documents as scheduling found them: what ``settle`` and ``park`` start from
+        self.originals = list(inputs.requests)
+        self.gates = gates
+        self.position: dict[str, int] = {r["evalId"]: i for i, r in enumerate(inputs.requests)}
+        self.pending = {i for i, r in enumerate(inputs.requests) if r["status"] == QUEUED}
+        self.fresh: set[int] = set(self.pending)
+        self.ready: list[int] = []
+        self.slotted: set[int] = set()  # READY positions that ``settle_inline`` declined
+
+    def gate(self, position: int) -> Gate:
+        return self.gates.gates[self.requests[position]["evalId"]]
+
+    def settled(self, eval_ids: Sequence[str]) -> None:
+        """Feed the current evidence of these evals in; mark the requests whose gate moved."""
+        evidence = {e: evidence_of(self.requests[self.position[e]]["status"]) for e in eval_ids}
+        for eval_id in self.gates.update(evidence):
+            position = self.position.get(eval_id)
+            if position is not None and position in self.pending:
+                self.fresh.add(position)
+
+    def refresh_all(self) -> None:
+        """Every request's evidence again (a person's verdict came in from elsewhere)."""
+        self.settled(list(self.position))
+
+    def next_ready(self) -> int | None:
+        while self.ready:
+            position = heapq.heappop(self.ready)
+            if position in self.pending and self.gate(position).readiness is Readiness.READY:
+                return position
+            self.slotted.discard(position)  # its gate closed again: looked at when it opens
+        return None
+
+
 async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int = 1) -> None:
     """Settle every QUEUED request whose gate opens, ``jobs`` at a time; park the rest."""
-    pending = [r for r in inputs.requests if r["status"] == QUEUED]
+    queue = _Queue(inputs, inputs.live())
     running: set[str] = set()
     failures: list[Exception] = []
     changed = anyio.Event()
-    known = _Gates(inputs)
+    settled: list[str] = []  # eval IDs settled in a slot since the last pass
 
     async def settle(request: Request, group: anyio.abc.TaskGroup) -> None:
         nonlocal changed
@@ -130,23 +158,23 @@ async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int =
             group.cancel_scope.cancel()
         finally:
             running.discard(request["id"])
-            known.settled.append(request["evalId"])
+            settled.append(request["evalId"])
             changed.set()
 
     async with anyio.create_task_group() as group:
         while True:
             with actions.batch():  # inline settlements and parkings: one transaction
-                gates = _settle_inline(known, actions, pending)
-                for request in list(pending):
-                    if gates[request["evalId"]].readiness is Readiness.READY:
-                        if len(running) >= jobs:
-                            break
-                        pending.remove(request)
-                        running.add(request["id"])
-                        group.start_soon(settle, request, group)
-                for request in pending:
-                    if gates[request["evalId"]].readiness is not Readiness.READY:
-                        actions.park(request, gates[request["evalId"]])
+                queue.settled(settled)
+                settled.clear()
+                _look(queue, actions)
+                while len(running) < jobs:
+                    position = queue.next_ready()
+                    if position is None:
+                        break
+                    queue.pending.discard(position)
+                    request = queue.originals[position]
+                    running.add(request["id"])
+                    group.start_soon(settle, request, group)
             if running:
                 changed = anyio.Event()
                 await changed.wait()
@@ -156,25 +184,35 @@ async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int =
                 break
             if await actions.wait_for_human(waiting):
                 break
-            known.stale = True  # a person's verdict came in: evaluate again
+            queue.refresh_all()  # a person's verdict came in: every evidence again
     if failures:
         raise failures[0]
 
 
-def _settle_inline(
-    known: _Gates, actions: ScheduleActions, pending: list[Request]
-) -> Mapping[str, Gate]:
-    """Settle inline every READY request that needs no slot, again while that opens more
-    gates; the gates as they then stand."""
-    while True:
-        gates = known.current()
-        settled = False
-        for request in list(pending):
-            if gates[request["evalId"]].readiness is Readiness.READY and actions.settle_inline(
-                request
-            ):
-                pending.remove(request)
-                known.settled.append(request["evalId"])
-                settled = True
-        if not settled:
-            return gates
+def _look(queue: _Queue, actions: ScheduleActions) -> None:
+    """Look at every request whose gate changed: settle inline the READY ones that need no
+    slot (again while that opens more gates), queue the other READY ones for a slot, then
+    park the rest with their gate as it then stands."""
+    parked: set[int] = set()
+    while queue.fresh:
+        fresh = sorted(queue.fresh)
+        queue.fresh.clear()
+        inline: list[str] = []
+        for position in fresh:
+            if position not in queue.pending:
+                continue
+            request = queue.originals[position]
+            if queue.gate(position).readiness is not Readiness.READY:
+                parked.add(position)
+            elif position not in queue.slotted:
+                if actions.settle_inline(request):
+                    queue.pending.discard(position)
+                    inline.append(request["evalId"])
+                else:
+                    queue.slotted.add(position)
+                    heapq.heappush(queue.ready, position)
+        queue.settled(inline)
+    for position in sorted(parked):
+        gate = queue.gate(position)
+        if position in queue.pending and gate.readiness is not Readiness.READY:
+            actions.park(queue.originals[position], gate)

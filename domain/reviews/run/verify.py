@@ -76,6 +76,7 @@ from artifactize.domain.reviews.run.gates import (
     scope_evals,
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleActions, ScheduleInputs, schedule
+from artifactize.domain.reviews.run.summaries import request_summary
 from artifactize.domain.reviews.runtime.review import RuntimeReview
 from artifactize.domain.reviews.timestamps import new_run_id
 from artifactize.domain.workspace import EvalRef, Workspace
@@ -185,11 +186,35 @@ class Verify:
             ]
         )
         await self._mirror_remote([*keys, *other_keys])  # a refusal leaves no Run behind
+        # The reuse phase, before the Run is stored: what it settles (reused verdicts,
+        # reuse-only misses) is written once, by ``create_run``, with its summary, and the
+        # end of the Run finds it unchanged: one row per request, not three.
+        found = reuse.lookup(ctx, [*other_keys, *([] if options.force else keys)])
+        run = changed(
+            run,
+            {
+                "evidence": {
+                    ref.qualified_id: reuse.evidence(key, found)
+                    for ref, key in zip(others, other_keys, strict=True)
+                }
+            },
+        )
+        staged: list[str] = []
+
+        def stage(request: RequestDocument) -> None:
+            ctx.stage(changed(request, {"summary": request_summary(request)}))
+            staged.append(request["id"])
+
+        for key, request in zip(keys, list(requests), strict=True):
+            reuse.attach_cached(ctx, key, request, found, stage)
+        reuse_only.settle_misses(requests, options.policy.reuse_only, stage)
         self.ports.state.create_run(
             run_record(run, options.repo), [request_record(r) for r in requests]
         )
         if self.ports.progress is not None:  # so another terminal can follow this Run
             self.ports.progress(STARTED_NOTICE.format(run_id=run_id))
+        for request_id in staged:
+            ctx.observe(ctx.current_of(request_id))
         result = self.result = RunResult(run, requests)
         settle = dict(zip((r["id"] for r in requests), zip(refs, keys, strict=True), strict=True))
         deadline = self.ports.review.clock.monotonic() + options.wait_timeout_ms / 1000
@@ -210,16 +235,6 @@ class Verify:
             settle_request, self._park, wait, settle_inline, self.ports.state.batch
         )
         try:
-            with self.ports.state.batch():  # the reuse phase: one transaction
-                found = reuse.lookup(ctx, [*other_keys, *([] if options.force else keys)])
-                evidence = {
-                    ref.qualified_id: reuse.evidence(key, found)
-                    for ref, key in zip(others, other_keys, strict=True)
-                }
-                result.run = changed(result.run, {"evidence": evidence})
-                for key, request in zip(keys, list(requests), strict=True):
-                    reuse.attach_cached(ctx, key, request, found)
-                reuse_only.settle_misses(requests, options.policy.reuse_only, ctx.save)
             await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
         except RemoteFailure as failure:
             result.run = changed(result.run, {"error": failure.message})

@@ -78,18 +78,19 @@ def create_private_dirs(
     ``OSError``."""
     root = scratch.create_private_directory(parent, prefix)
     created.append(root)
-    return RuntimeDirs(
-        root=root,
-        output=scratch.create_private_directory(root, OUTPUT_PREFIX),
-        tmp=scratch.create_private_directory(root, TMP_PREFIX),
-        home=scratch.create_private_directory(root, HOME_PREFIX),
-        cache=scratch.create_private_directory(root, CACHE_PREFIX),
-    )
+    children = []
+    for child_prefix in (OUTPUT_PREFIX, TMP_PREFIX, HOME_PREFIX, CACHE_PREFIX):
+        children.append(scratch.create_private_directory(root, child_prefix))
+        created.append(children[-1])  # removed before the root: an empty one, one rmdir
+    output, tmp, home, cache = children
+    return RuntimeDirs(root=root, output=output, tmp=tmp, home=home, cache=cache)
 
 
 def remove_private_dirs(scratch: ScratchSpace, created: list[str]) -> None:
-    """Remove what ``create_private_dirs`` created; a path leaves ``created`` once it is gone,
-    so a retry after a failure (``OSError``) removes only what is left."""
+    """Remove what ``create_private_dirs`` created, the newest first (the children, which a
+    command most often leaves empty, before the root: one ``rmdir`` each instead of a
+    recursive walk of the root); a path leaves ``created`` once it is gone, so a retry
+    after a failure (``OSError``) removes only what is left."""
     while created:
         scratch.remove_tree(created[-1])
         created.pop()

@@ -122,16 +122,22 @@ class RuntimeReview:
         created: list[str] = []  # the invocation directory, once it exists
         try:
             outcome = await self._execute(created)
-            try:
-                await self.ports.threads.run(self._remove, created)
-            except OSError as exc:
-                if outcome.status != ExecutionStatus.ERROR:  # an earlier error stays the reason
-                    outcome = self._replaced(outcome, FailureCode.RUNTIME_ERROR, _cleanup(exc))
+            # one worker-thread hop for both: the removal, then the fingerprint recheck
+            outcome = await self.ports.threads.run(self._clean_and_recheck, outcome, created)
         finally:
             if created:  # only after a failure or a cancellation
                 with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
                     await self.ports.threads.run(self._remove, created)
-        return self._stamped(await self._recheck(outcome))
+        return self._stamped(outcome)
+
+    def _clean_and_recheck(self, outcome: ReviewOutcome, created: list[str]) -> ReviewOutcome:
+        """Remove the invocation directory (a failure replaces a verdict), then recheck."""
+        try:
+            self._remove(created)
+        except OSError as exc:
+            if outcome.status != ExecutionStatus.ERROR:  # an earlier error stays the reason
+                outcome = self._replaced(outcome, FailureCode.RUNTIME_ERROR, _cleanup(exc))
+        return self._recheck(outcome)
 
     async def _execute(self, created: list[str]) -> ReviewOutcome:
         try:
@@ -213,17 +219,13 @@ class RuntimeReview:
         """Remove the invocation directory; it leaves ``created`` once it is gone."""
         remove_private_dirs(self.ports.scratch, created)
 
-    async def _recheck(self, outcome: ReviewOutcome) -> ReviewOutcome:
+    def _recheck(self, outcome: ReviewOutcome) -> ReviewOutcome:
         """A verdict of a keyed request holds only if the fingerprints did not change."""
         if outcome.status not in VERDICT_STATUSES or self.keys.key is None:
             return outcome
         try:
-            again = await self.ports.threads.run(
-                key_inputs,
-                self.workspace,
-                self.qualified_id,
-                self.ports.filesystem,
-                self.ports.scripts,
+            again = key_inputs(
+                self.workspace, self.qualified_id, self.ports.filesystem, self.ports.scripts
             )
         except FingerprintError as exc:
             return self._replaced(outcome, FailureCode.FINGERPRINT_RECHECK_FAILED, str(exc))
