@@ -361,6 +361,7 @@ class Services:
             remote=remote,
             progress=self.progress,
             observer=self.observer,
+            index=self.file_index(),
         )
         service = Verify(ports, workspace, options)
         try:

@@ -76,10 +76,15 @@ def _wait_until_safely_old() -> None:
     time.sleep(RACY_MARGIN_NS / 1e9 + 0.1)
 
 
-def _status(repo: Path, state: Path, out: Path) -> tuple[dict[str, object], dict[str, int]]:
-    command = [sys.executable, "-c", _RUNNER, str(out), *cli(repo, state, "status", "--json")[3:]]
+def _status(
+    repo: Path, state: Path, out: Path, *command_args: str, codes: tuple[int, ...] = (0, 1)
+) -> tuple[dict[str, object], dict[str, int]]:
+    """``status --json`` (or ``command_args``) run under the profiler: its answer, and how
+    many files it hashed and declarations it parsed."""
+    args = command_args or ("status", "--json")
+    command = [sys.executable, "-c", _RUNNER, str(out), *cli(repo, state, *args)[3:]]
     done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, check=False)
-    assert done.returncode in (0, 1), done.stderr.decode(errors="replace")[-2000:]
+    assert done.returncode in codes, done.stderr.decode(errors="replace")[-2000:]
     counts = {"hashed": 0, "parsed": 0}
     stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
     for (filename, _line, name), (_primitive, calls, *_rest) in stats.items():
@@ -113,6 +118,25 @@ def test_a_second_status_reads_nothing_and_an_edit_reads_one_file(tmp_path: Path
     declare(repo / "m2", {"name": "m2", "tags": ["edited"]})
     _redeclared, counts = _status(repo, state, tmp_path / "4.prof")
     assert counts == {"hashed": 0, "parsed": 1}
+
+
+WAITING_FOR_A_PERSON = 4  # verify's exit code while Human reviews wait (docs/cli.md)
+
+
+def test_verify_computes_its_keys_from_the_index_too(tmp_path: Path) -> None:
+    """A ``verify`` after a ``status`` on the unchanged tree hashes no file and parses no
+    declaration; after a one-file edit it hashes that one file."""
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    _repo(repo)
+    state.mkdir()
+    _wait_until_safely_old()
+    _status(repo, state, tmp_path / "1.prof")
+    verify = ("verify", "--all", "--json")
+    _run, counts = _status(repo, state, tmp_path / "2.prof", *verify, codes=(WAITING_FOR_A_PERSON,))
+    assert counts == {"hashed": 0, "parsed": 0}
+    write(repo / "m0" / "src" / "f1.py", "value = 'edited'\n")
+    _run, counts = _status(repo, state, tmp_path / "3.prof", *verify, codes=(WAITING_FOR_A_PERSON,))
+    assert counts["hashed"] == 1
 
 
 def test_status_with_a_damaged_index_is_the_same_status(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from artifactize.ports.callbacks import OutputRoots, ProgressSink
 from artifactize.ports.clock import Sleeper
 from artifactize.ports.conversations import ConversationStore
 from artifactize.ports.documents import ProducerDocument, RequestDocument
+from artifactize.ports.file_index import FileIndex
 from artifactize.ports.ids import IdSource
 from artifactize.ports.progress import RunObserver
 from artifactize.ports.sessions import ProcessTable
@@ -50,6 +51,8 @@ class VerifyPorts:
     remote: RemoteSync | None = None  # the team review store, when one is configured
     progress: ProgressSink | None = None  # notices for the person at the terminal
     observer: RunObserver | None = None  # live progress: requests as saved, Agent activity
+    # Digests of unchanged files (ports.file_index), saved once the keys are computed.
+    index: FileIndex | None = None
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from artifactize.domain.reviews.agent.review import AgentReview, ReviewOutcome
 from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.human.recorded_declarations import run_definitions
 from artifactize.domain.reviews.remote.waiting_requests import repository_name
+from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint
 from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
 from artifactize.domain.reviews.run import (
     commit,
@@ -117,16 +118,24 @@ class Verify:
             dict.fromkeys(r.qualified_id for r in wanted if r.qualified_id not in self._keys)
         )
         review = self.ports.review
+        computed: dict[str, ComputedFingerprint] = {}  # each Artifact walked once, not per eval
         self._keys.update(
             fingerprint_jobs.compute_all(
                 lambda eval_id: key_inputs(
-                    self.workspace, eval_id, review.tools.filesystem, review.scripts
+                    self.workspace,
+                    eval_id,
+                    review.tools.filesystem,
+                    review.scripts,
+                    index=self.ports.index,
+                    computed=computed,
                 ),
                 missing,
                 self.options.policy.fingerprint_jobs or 1,
                 review.threads,
             )
         )
+        if self.ports.index is not None:
+            self.ports.index.save()
         return [self._key(ref) for ref in refs]
 
     def _key(self, ref: EvalRef) -> KeyInputs:
@@ -134,7 +143,11 @@ class Verify:
         if found is None:
             review = self.ports.review
             found = key_inputs(
-                self.workspace, ref.qualified_id, review.tools.filesystem, review.scripts
+                self.workspace,
+                ref.qualified_id,
+                review.tools.filesystem,
+                review.scripts,
+                index=self.ports.index,
             )
             self._keys[ref.qualified_id] = found
         return found
