@@ -91,7 +91,8 @@ COMMANDS: dict[str, LazyCommand] = {
     "models": LazyCommand(
         "artifactize.entrypoints.cli.models",
         "models_command",
-        "List the models the backend's endpoint serves (one ID a line).",
+        "List the models the backend's endpoint serves (one ID a line); for claude-code and "
+        "codex, the models the agent lists, and its version and sign-in.",
     ),
     "login": LazyCommand(
         "artifactize.entrypoints.cli.keys",
