@@ -158,18 +158,15 @@ class Routes:
         filters = dict(request.query_params)
         if self.c.team is not None:
             await self.c.team.current()  # bounded: TEAM_ANSWER_SECONDS
-        views = self._waiting_views()
-        body = pages.inbox(views, self.c.reviewer, self.c.now(), filters, self._notice())
-        return self._page("Inbox", body)
+        return self._page("Inbox", pages.inbox(filters, self._inbox_table(filters)))
 
     async def inbox_events(self, request: Request) -> Response:
         filters = dict(request.query_params)
+        return self._events(lambda: self._inbox_table(filters))
 
-        def render() -> str:
-            views = self._waiting_views()
-            return pages.inbox_table(views, self.c.reviewer, self.c.now(), filters, self._notice())
-
-        return self._events(render)
+    def _inbox_table(self, filters: Mapping[str, str]) -> str:
+        views = self._waiting_views()
+        return pages.inbox_table(views, self.c.reviewer, self.c.now(), filters, self._notice())
 
     async def team_request(self, request: Request) -> Response:
         """An announced request of another machine: read-only, with where to act."""
