@@ -27,11 +27,6 @@ from dependency_injector import containers, providers
 if TYPE_CHECKING:
     from artifactize.domain.config_service import ConfigService
     from artifactize.domain.program_checks import ProgramChecks
-    from artifactize.domain.reviews.reuse.scripts import ProcessFingerprintScripts
-    from artifactize.domain.tools.human.registry import HumanToolPorts
-    from artifactize.domain.tools.registry import ToolPorts
-    from artifactize.domain.tools.sessions import SessionPorts
-    from artifactize.domain.tools.tools_check import ToolsCheck
     from artifactize.ports.cleanup import CleanupExecutor
     from artifactize.ports.clock import Clock
     from artifactize.ports.coding_agents import CodingAgents
@@ -39,7 +34,6 @@ if TYPE_CHECKING:
     from artifactize.ports.file_index import FileIndex
     from artifactize.ports.filesystem import Filesystem
     from artifactize.ports.ids import IdSource
-    from artifactize.ports.launch import DetachedLauncher
     from artifactize.ports.mcp_audit import McpAuditStores
     from artifactize.ports.model import Endpoint, ModelBackend, ModelBackends, ModelCatalog
     from artifactize.ports.private_files import PrivateFiles
@@ -47,7 +41,6 @@ if TYPE_CHECKING:
     from artifactize.ports.programs import ProgramFinder
     from artifactize.ports.regex import RegexEngine
     from artifactize.ports.review_store import RemoteStores
-    from artifactize.ports.scratch import ScratchSpace
     from artifactize.ports.secrets import SecretStore
     from artifactize.ports.state import StateStores
     from artifactize.ports.store_server_storage import ReviewStoreDb
@@ -386,95 +379,6 @@ def _program_checks(
     return ProgramChecks(filesystem, programs, environment)
 
 
-def _tool_ports(
-    filesystem: Filesystem,
-    regex: RegexEngine,
-    processes: ProcessRunner,
-    programs: ProgramFinder,
-    scratch: ScratchSpace,
-    environment: Mapping[str, str],
-    threads: WorkerThreads,
-) -> ToolPorts:
-    from artifactize.domain.tools.registry import ToolPorts
-
-    return ToolPorts(
-        filesystem=filesystem,
-        regex=regex,
-        processes=processes,
-        environment=environment,
-        programs=programs,
-        scratch=scratch,
-        threads=threads,
-    )
-
-
-def _fingerprint_scripts(
-    processes: ProcessRunner,
-    scratch: ScratchSpace,
-    filesystem: Filesystem,
-    programs: ProgramFinder,
-    environment: Mapping[str, str],
-) -> ProcessFingerprintScripts:
-    from artifactize.domain.reviews.reuse.scripts import ProcessFingerprintScripts, ScriptPorts
-
-    return ProcessFingerprintScripts(
-        ScriptPorts(
-            processes=processes,
-            scratch=scratch,
-            filesystem=filesystem,
-            programs=programs,
-            environment=environment,
-        )
-    )
-
-
-def _human_tool_ports(
-    filesystem: Filesystem,
-    regex: RegexEngine,
-    processes: ProcessRunner,
-    programs: ProgramFinder,
-    launcher: DetachedLauncher,
-    environment: Mapping[str, str],
-    threads: WorkerThreads,
-) -> HumanToolPorts:
-    """The platform's desktop opener for ``open`` and this artifactize for ``graph``."""
-    from artifactize.domain.tools.human.registry import HumanToolPorts
-
-    return HumanToolPorts(
-        filesystem=filesystem,
-        regex=regex,
-        processes=processes,
-        programs=programs,
-        launcher=launcher,
-        environment=environment,
-        threads=threads,
-        desktop_opener=DESKTOP_OPENER,
-        self_command=SELF_COMMAND,
-    )
-
-
-def _tools_check(
-    config: ConfigService,
-    ports: ToolPorts,
-    programs: ProgramFinder,
-    human_ports: HumanToolPorts,
-    session_ports: SessionPorts | None = None,
-    clock: Clock | None = None,
-    runtime: ProgramChecks | None = None,
-) -> ToolsCheck:
-    from artifactize.domain.tools.tools_check import ToolsCheck
-
-    return ToolsCheck(
-        load=config.load,
-        ports=ports,
-        programs=programs,
-        session_ports=session_ports,
-        human_ports=human_ports,
-        clock=clock,
-        runtime=runtime,
-    )
-
-
 def _on_platform(platform: providers.Provider[str], port: str, **kwargs: Any) -> Any:
     """One port's adapter, chosen by ``platform``: the POSIX or the Windows one, built once."""
     return providers.Selector(
@@ -534,25 +438,39 @@ class Container(containers.DeclarativeContainer):
         "environment": environment,
     }
     tool_ports = providers.Factory(
-        _tool_ports, **_runs_programs, regex=regex, scratch=scratch, threads=worker_threads
+        _built("artifactize.domain.tools.registry:ToolPorts"),
+        **_runs_programs,
+        regex=regex,
+        scratch=scratch,
+        threads=worker_threads,
     )
-    fingerprint_scripts = providers.Factory(_fingerprint_scripts, **_runs_programs, scratch=scratch)
+    fingerprint_scripts = providers.Factory(
+        _built("artifactize.domain.reviews.reuse.scripts:ProcessFingerprintScripts"),
+        providers.Factory(
+            _built("artifactize.domain.reviews.reuse.scripts:ScriptPorts"),
+            **_runs_programs,
+            scratch=scratch,
+        ),
+    )
+    # The platform's desktop opener for ``open`` and this artifactize for ``graph``.
     human_tool_ports = providers.Factory(
-        _human_tool_ports,
+        _built("artifactize.domain.tools.human.registry:HumanToolPorts"),
         **_runs_programs,
         regex=regex,
         launcher=detached_launcher,
         threads=worker_threads,
+        desktop_opener=DESKTOP_OPENER,
+        self_command=SELF_COMMAND,
     )
     tools_check = providers.Factory(
-        _tools_check,
-        config=config_service,
+        _built("artifactize.domain.tools.tools_check:ToolsCheck"),
+        load=config_service.provided.load,
         ports=tool_ports,
         programs=programs,
         human_ports=human_tool_ports,
         clock=clock,
         runtime=program_checks,
-    )
+    )  # session_ports=
     # The port bundles of the use cases; the arguments a call gives are noted beside each.
     session_ports = providers.Factory(
         _built("artifactize.domain.tools.sessions:SessionPorts"),
