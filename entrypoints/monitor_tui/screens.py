@@ -28,13 +28,8 @@ from artifactize.entrypoints.monitor_tui.views import (
     run_table,
     visible,
 )
-from artifactize.entrypoints.review_tui.layout import (
-    DOWN_KEYS,
-    UP_KEYS,
-    ScreenBase,
-    flow_walker,
-    titled_frame,
-)
+from artifactize.entrypoints.review_tui.layout import ScreenBase, flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.moves import DOWN_KEYS, UP_KEYS
 from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
 from artifactize.ports.statuses import RequestStatus
 

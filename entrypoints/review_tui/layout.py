@@ -12,16 +12,6 @@ from urwid.widget import AbstractFlowWidget
 
 from artifactize.entrypoints.review_tui.palette import TITLE
 
-DOWN_KEYS = ("j", "down")
-UP_KEYS = ("k", "up")
-
-
-def stepped(position: int, count: int, key: str) -> int:
-    """``position`` moved one row by ``key`` (one of ``DOWN_KEYS`` or ``UP_KEYS``), kept
-    within a list of ``count`` rows."""
-    step = 1 if key in DOWN_KEYS else -1
-    return min(count - 1, max(0, position + step))
-
 
 def flow_walker() -> urwid.SimpleFocusListWalker[AbstractFlowWidget]:
     """An empty list of rows; a screen's ``_build`` fills it in."""

@@ -6,14 +6,8 @@ import urwid
 from urwid.widget import AbstractFlowWidget
 
 from artifactize.entrypoints.review_tui.acts import Act
-from artifactize.entrypoints.review_tui.layout import (
-    DOWN_KEYS,
-    UP_KEYS,
-    ScreenBase,
-    flow_walker,
-    stepped,
-    titled_frame,
-)
+from artifactize.entrypoints.review_tui.layout import ScreenBase, flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.moves import DOWN_KEYS, UP_KEYS, stepped
 from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
 from artifactize.entrypoints.review_tui.waiting import NO_WAITING, WaitingRow, table
 
