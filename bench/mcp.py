@@ -82,6 +82,7 @@ from artifactize.adapters.ry_regex import RyRegexEngine
 from artifactize.adapters.worker_threads import AnyioWorkerThreads
 from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
+from tests.support.npm_clients import installed_version
 
 TARGET_RATIO = 1.5
 ARGS = {"path": "notes.txt", "limit": 80}
@@ -181,20 +182,12 @@ def served_command(repo: Path, state: Path, profile: str | None) -> list[str]:
     return [*command, "mcp", "--eval", "bench/review"]
 
 
-def _installed_version(prefix: Path, package: str) -> str | None:
-    manifest = prefix / "node_modules" / package / "package.json"
-    try:
-        return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
-    except (OSError, ValueError, KeyError):
-        return None
-
-
 def peer_server(install: bool) -> tuple[Path | None, str]:
     """The peer server's launcher, installed into build/npm at its pinned version when it
     is missing (with ``install``); else None and why."""
     launcher = NPM_PREFIX / "node_modules" / ".bin" / PEER_COMMAND
     wanted = f"{PEER_PACKAGE}@{PEER_VERSION}"
-    if _installed_version(NPM_PREFIX, PEER_PACKAGE) == PEER_VERSION and launcher.exists():
+    if installed_version(NPM_PREFIX, PEER_PACKAGE) == PEER_VERSION and launcher.exists():
         return launcher, wanted
     if not install:
         return None, f"{wanted} is not installed in {NPM_PREFIX} and --no-install was given"
@@ -220,7 +213,7 @@ def peer_server(install: bool) -> tuple[Path | None, str]:
         env={**os.environ, "npm_config_update_notifier": "false"},
         check=False,
     )
-    if done.returncode != 0 or _installed_version(NPM_PREFIX, PEER_PACKAGE) != PEER_VERSION:
+    if done.returncode != 0 or installed_version(NPM_PREFIX, PEER_PACKAGE) != PEER_VERSION:
         return None, f"npm install {wanted} failed: {done.stderr.strip()[-400:]}"
     return launcher, wanted
 

@@ -188,14 +188,7 @@ class Doctor:
         install = await agents.install(backend)
         if not install.ready:
             self.problems.append(f"{backend}: {install.detail}")
-        return {
-            "program": install.program,
-            "programSource": install.source,
-            "version": install.version,
-            "signedIn": install.signed_in,
-            "detail": install.detail,
-            "ready": install.ready,
-        }
+        return install.to_json()
 
     def _editor(self, needed: bool) -> dict[str, Any]:
         for variable in EDITOR_VARIABLES:

@@ -5,7 +5,8 @@ bootstrap.py`` (beside it) turns them into the use cases a command calls. Adapte
 imported inside their factory, when a command first asks for one, so ``--help`` never pays
 for SQLAlchemy and ``config check`` never for httpx2. The platform's adapters are chosen
 here, once: each platform port is a ``providers.Selector`` over the ``platform`` provider,
-between the factories of ``_Posix`` and ``_Windows`` (``adapters/windows`` on Windows).
+between the two factories ``_PLATFORM_FACTORIES`` names for it (``adapters/windows`` on
+Windows).
 
 Tests override providers with fakes, through the container's own ``override``:
 ``with container.filesystem.override(providers.Object(MemoryFilesystem(...))): ...``, and
@@ -26,11 +27,6 @@ from dependency_injector import containers, providers
 if TYPE_CHECKING:
     from artifactize.domain.config_service import ConfigService
     from artifactize.domain.program_checks import ProgramChecks
-    from artifactize.domain.reviews.reuse.scripts import ProcessFingerprintScripts
-    from artifactize.domain.tools.human.registry import HumanToolPorts
-    from artifactize.domain.tools.registry import ToolPorts
-    from artifactize.domain.tools.sessions import SessionPorts
-    from artifactize.domain.tools.tools_check import ToolsCheck
     from artifactize.ports.cleanup import CleanupExecutor
     from artifactize.ports.clock import Clock
     from artifactize.ports.coding_agents import CodingAgents
@@ -38,7 +34,6 @@ if TYPE_CHECKING:
     from artifactize.ports.file_index import FileIndex
     from artifactize.ports.filesystem import Filesystem
     from artifactize.ports.ids import IdSource
-    from artifactize.ports.launch import DetachedLauncher
     from artifactize.ports.mcp_audit import McpAuditStores
     from artifactize.ports.model import Endpoint, ModelBackend, ModelBackends, ModelCatalog
     from artifactize.ports.private_files import PrivateFiles
@@ -46,13 +41,7 @@ if TYPE_CHECKING:
     from artifactize.ports.programs import ProgramFinder
     from artifactize.ports.regex import RegexEngine
     from artifactize.ports.review_store import RemoteStores
-    from artifactize.ports.scratch import ScratchSpace
     from artifactize.ports.secrets import SecretStore
-    from artifactize.ports.sessions import (
-        ProcessLauncher,
-        ProcessTable,
-        SessionStore,
-    )
     from artifactize.ports.state import StateStores
     from artifactize.ports.store_server_storage import ReviewStoreDb
     from artifactize.ports.threads import WorkerThreads
@@ -111,124 +100,77 @@ def _regex() -> RegexEngine:
     return RyRegexEngine()
 
 
-class _Posix:
-    """The POSIX adapters, each imported when first built (``--help`` pays for none)."""
+def _built(path: str) -> Callable[..., Any]:
+    """The class at ``path`` (``module:Name``), constructed with the provider's arguments and
+    imported on first use, so building the container imports no domain module."""
+    module, _, name = path.partition(":")
 
-    @staticmethod
-    def filesystem() -> Filesystem:
-        from artifactize.adapters.posix.filesystem import PosixFilesystem
+    def build(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
-        return PosixFilesystem()
-
-    @staticmethod
-    def processes(environment: Mapping[str, str]) -> ProcessRunner:
-        from artifactize.adapters.posix.group_journal import GroupJournal, default_journal_directory
-        from artifactize.adapters.posix.process import PosixProcessRunner
-
-        # Every group is journalled; the first run sweeps the groups of owners that died.
-        home = str(Path.home())
-        return PosixProcessRunner(GroupJournal(default_journal_directory(environment, home)))
-
-    @staticmethod
-    def programs(environment: Mapping[str, str]) -> ProgramFinder:
-        from artifactize.adapters.posix.programs import PosixProgramFinder
-
-        return PosixProgramFinder()
-
-    @staticmethod
-    def scratch() -> ScratchSpace:
-        from artifactize.adapters.posix.scratch import PosixScratchSpace
-
-        return PosixScratchSpace()
-
-    @staticmethod
-    def launcher() -> ProcessLauncher:
-        from artifactize.adapters.posix.session_process import PosixProcessLauncher
-
-        return PosixProcessLauncher()
-
-    @staticmethod
-    def detached_launcher() -> DetachedLauncher:
-        from artifactize.adapters.posix.launch import PosixDetachedLauncher
-
-        return PosixDetachedLauncher()
-
-    @staticmethod
-    def process_table() -> ProcessTable:
-        from artifactize.adapters.posix.process_table import PsutilProcessTable
-
-        return PsutilProcessTable()
-
-    @staticmethod
-    def session_store() -> SessionStore:
-        from artifactize.adapters.posix.session_store import PosixSessionStore
-
-        return PosixSessionStore()
-
-    @staticmethod
-    def private_files() -> PrivateFiles:
-        from artifactize.adapters.posix.private_files import PosixPrivateFiles
-
-        return PosixPrivateFiles()
+    build.__qualname__ = build.__name__ = name
+    return build
 
 
-class _Windows:
-    """The Windows adapters (Jobs, pinned handles, PATHEXT), imported when first built."""
+def _posix_processes(environment: Mapping[str, str]) -> ProcessRunner:
+    from artifactize.adapters.posix.group_journal import GroupJournal, default_journal_directory
+    from artifactize.adapters.posix.process import PosixProcessRunner
 
-    @staticmethod
-    def filesystem() -> Filesystem:
-        from artifactize.adapters.windows.filesystem import WindowsFilesystem
+    # Every group is journalled; the first run sweeps the groups of owners that died.
+    home = str(Path.home())
+    return PosixProcessRunner(GroupJournal(default_journal_directory(environment, home)))
 
-        return WindowsFilesystem()
 
-    @staticmethod
-    def processes(environment: Mapping[str, str]) -> ProcessRunner:
-        from artifactize.adapters.windows.process import WindowsProcessRunner
+def _windows_processes(environment: Mapping[str, str]) -> ProcessRunner:
+    from artifactize.adapters.windows.process import WindowsProcessRunner
 
-        return WindowsProcessRunner()
+    return WindowsProcessRunner()
 
-    @staticmethod
-    def programs(environment: Mapping[str, str]) -> ProgramFinder:
-        """PATHEXT of the environment the process really has (the one commands run in)."""
-        from artifactize.adapters.windows.programs import WindowsProgramFinder
 
-        return WindowsProgramFinder(environment.get("PATHEXT"))
+def _posix_programs(environment: Mapping[str, str]) -> ProgramFinder:
+    from artifactize.adapters.posix.programs import PosixProgramFinder
 
-    @staticmethod
-    def scratch() -> ScratchSpace:
-        from artifactize.adapters.windows.scratch import WindowsScratchSpace
+    return PosixProgramFinder()
 
-        return WindowsScratchSpace()
 
-    @staticmethod
-    def launcher() -> ProcessLauncher:
-        from artifactize.adapters.windows.session_process import WindowsProcessLauncher
+def _windows_programs(environment: Mapping[str, str]) -> ProgramFinder:
+    """PATHEXT of the environment the process really has (the one commands run in)."""
+    from artifactize.adapters.windows.programs import WindowsProgramFinder
 
-        return WindowsProcessLauncher()
+    return WindowsProgramFinder(environment.get("PATHEXT"))
 
-    @staticmethod
-    def detached_launcher() -> DetachedLauncher:
-        from artifactize.adapters.windows.launch import WindowsDetachedLauncher
 
-        return WindowsDetachedLauncher()
+def _platform_pair(posix: str, windows: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The factories of a port's POSIX and Windows adapters (``module:Class`` below
+    ``adapters/posix`` and ``adapters/windows``), each imported when first built."""
+    return (
+        _built(f"artifactize.adapters.posix.{posix}"),
+        _built(f"artifactize.adapters.windows.{windows}"),
+    )
 
-    @staticmethod
-    def process_table() -> ProcessTable:
-        from artifactize.adapters.windows.process_table import WindowsProcessTable
 
-        return WindowsProcessTable()
-
-    @staticmethod
-    def session_store() -> SessionStore:
-        from artifactize.adapters.windows.session_store import WindowsSessionStore
-
-        return WindowsSessionStore()
-
-    @staticmethod
-    def private_files() -> PrivateFiles:
-        from artifactize.adapters.windows.private_files import WindowsPrivateFiles
-
-        return WindowsPrivateFiles()
+# Each platform port's factories, POSIX then Windows (``--help`` imports none of them).
+_PLATFORM_FACTORIES: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
+    "filesystem": _platform_pair("filesystem:PosixFilesystem", "filesystem:WindowsFilesystem"),
+    "processes": (_posix_processes, _windows_processes),
+    "programs": (_posix_programs, _windows_programs),
+    "scratch": _platform_pair("scratch:PosixScratchSpace", "scratch:WindowsScratchSpace"),
+    "launcher": _platform_pair(
+        "session_process:PosixProcessLauncher", "session_process:WindowsProcessLauncher"
+    ),
+    "detached_launcher": _platform_pair(
+        "launch:PosixDetachedLauncher", "launch:WindowsDetachedLauncher"
+    ),
+    "process_table": _platform_pair(
+        "process_table:PsutilProcessTable", "process_table:WindowsProcessTable"
+    ),
+    "session_store": _platform_pair(
+        "session_store:PosixSessionStore", "session_store:WindowsSessionStore"
+    ),
+    "private_files": _platform_pair(
+        "private_files:PosixPrivateFiles", "private_files:WindowsPrivateFiles"
+    ),
+}
 
 
 def _state_stores(clock: Clock) -> StateStores:
@@ -437,113 +379,12 @@ def _program_checks(
     return ProgramChecks(filesystem, programs, environment)
 
 
-def _tool_ports(
-    filesystem: Filesystem,
-    regex: RegexEngine,
-    processes: ProcessRunner,
-    programs: ProgramFinder,
-    scratch: ScratchSpace,
-    environment: Mapping[str, str],
-    threads: WorkerThreads,
-) -> ToolPorts:
-    from artifactize.domain.tools.registry import ToolPorts
-
-    return ToolPorts(
-        filesystem=filesystem,
-        regex=regex,
-        processes=processes,
-        environment=environment,
-        programs=programs,
-        scratch=scratch,
-        threads=threads,
-    )
-
-
-def _fingerprint_scripts(
-    processes: ProcessRunner,
-    scratch: ScratchSpace,
-    filesystem: Filesystem,
-    programs: ProgramFinder,
-    environment: Mapping[str, str],
-) -> ProcessFingerprintScripts:
-    from artifactize.domain.reviews.reuse.scripts import ProcessFingerprintScripts, ScriptPorts
-
-    return ProcessFingerprintScripts(
-        ScriptPorts(
-            processes=processes,
-            scratch=scratch,
-            filesystem=filesystem,
-            programs=programs,
-            environment=environment,
-        )
-    )
-
-
-def _human_tool_ports(
-    filesystem: Filesystem,
-    regex: RegexEngine,
-    processes: ProcessRunner,
-    programs: ProgramFinder,
-    launcher: DetachedLauncher,
-    environment: Mapping[str, str],
-    threads: WorkerThreads,
-) -> HumanToolPorts:
-    """The platform's desktop opener for ``open`` and this artifactize for ``graph``."""
-    from artifactize.domain.tools.human.registry import HumanToolPorts
-
-    return HumanToolPorts(
-        filesystem=filesystem,
-        regex=regex,
-        processes=processes,
-        programs=programs,
-        launcher=launcher,
-        environment=environment,
-        threads=threads,
-        desktop_opener=DESKTOP_OPENER,
-        self_command=SELF_COMMAND,
-    )
-
-
-def _tools_check(
-    config: ConfigService,
-    ports: ToolPorts,
-    programs: ProgramFinder,
-    human_ports: HumanToolPorts,
-    session_ports: SessionPorts | None = None,
-    clock: Clock | None = None,
-    runtime: ProgramChecks | None = None,
-) -> ToolsCheck:
-    from artifactize.domain.tools.tools_check import ToolsCheck
-
-    return ToolsCheck(
-        load=config.load,
-        ports=ports,
-        programs=programs,
-        session_ports=session_ports,
-        human_ports=human_ports,
-        clock=clock,
-        runtime=runtime,
-    )
-
-
-def _built(path: str) -> Callable[..., Any]:
-    """The class at ``path`` (``module:Name``), constructed with the provider's arguments and
-    imported on first use, so building the container imports no domain module."""
-    module, _, name = path.partition(":")
-
-    def build(*args: Any, **kwargs: Any) -> Any:
-        return getattr(importlib.import_module(module), name)(*args, **kwargs)
-
-    build.__qualname__ = build.__name__ = name
-    return build
-
-
 def _on_platform(platform: providers.Provider[str], port: str, **kwargs: Any) -> Any:
     """One port's adapter, chosen by ``platform``: the POSIX or the Windows one, built once."""
     return providers.Selector(
         platform,
-        posix=providers.Singleton(getattr(_Posix, port), **kwargs),
-        windows=providers.Singleton(getattr(_Windows, port), **kwargs),
+        posix=providers.Singleton(_PLATFORM_FACTORIES[port][0], **kwargs),
+        windows=providers.Singleton(_PLATFORM_FACTORIES[port][1], **kwargs),
     )
 
 
@@ -597,25 +438,39 @@ class Container(containers.DeclarativeContainer):
         "environment": environment,
     }
     tool_ports = providers.Factory(
-        _tool_ports, **_runs_programs, regex=regex, scratch=scratch, threads=worker_threads
+        _built("artifactize.domain.tools.registry:ToolPorts"),
+        **_runs_programs,
+        regex=regex,
+        scratch=scratch,
+        threads=worker_threads,
     )
-    fingerprint_scripts = providers.Factory(_fingerprint_scripts, **_runs_programs, scratch=scratch)
+    fingerprint_scripts = providers.Factory(
+        _built("artifactize.domain.reviews.reuse.scripts:ProcessFingerprintScripts"),
+        providers.Factory(
+            _built("artifactize.domain.reviews.reuse.scripts:ScriptPorts"),
+            **_runs_programs,
+            scratch=scratch,
+        ),
+    )
+    # The platform's desktop opener for ``open`` and this artifactize for ``graph``.
     human_tool_ports = providers.Factory(
-        _human_tool_ports,
+        _built("artifactize.domain.tools.human.registry:HumanToolPorts"),
         **_runs_programs,
         regex=regex,
         launcher=detached_launcher,
         threads=worker_threads,
+        desktop_opener=DESKTOP_OPENER,
+        self_command=SELF_COMMAND,
     )
     tools_check = providers.Factory(
-        _tools_check,
-        config=config_service,
+        _built("artifactize.domain.tools.tools_check:ToolsCheck"),
+        load=config_service.provided.load,
         ports=tool_ports,
         programs=programs,
         human_ports=human_tool_ports,
         clock=clock,
         runtime=program_checks,
-    )
+    )  # session_ports=
     # The port bundles of the use cases; the arguments a call gives are noted beside each.
     session_ports = providers.Factory(
         _built("artifactize.domain.tools.sessions:SessionPorts"),

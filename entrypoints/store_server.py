@@ -150,6 +150,14 @@ def _readable(stored: str) -> bool:
     return True
 
 
+def _path_value(request: Request, name: str, valid: Callable[[str], bool], refusal: str) -> str:
+    """The path parameter ``name``, or 400 with ``refusal`` when ``valid`` refuses it."""
+    value = str(request.path_params[name])
+    if not valid(value):
+        raise ApiError(400, refusal)
+    return value
+
+
 def _lease_view(lease: Lease) -> dict[str, str]:
     return {
         "key": lease.key,
@@ -289,10 +297,8 @@ class _Api:
         return JSONResponse({"status": "ok"})
 
     def _lease_key(self, request: Request) -> str:
-        key = str(request.path_params["key"])
-        if not is_reuse_key(key):
-            raise ApiError(400, "The key in the path is not a reuse key (64 lowercase hex).")
-        return key
+        refusal = "The key in the path is not a reuse key (64 lowercase hex)."
+        return _path_value(request, "key", is_reuse_key, refusal)
 
     async def _lease_holder(self, request: Request) -> str:
         try:
@@ -332,10 +338,8 @@ class _Api:
     # --- waiting Human requests -----------------------------------------------------------
 
     def _request_id(self, request: Request) -> str:
-        request_id = str(request.path_params["request_id"])
-        if not is_request_id(request_id):
-            raise ApiError(400, "The request ID in the path must be 1-200 of [A-Za-z0-9._:-].")
-        return request_id
+        refusal = "The request ID in the path must be 1-200 of [A-Za-z0-9._:-]."
+        return _path_value(request, "request_id", is_request_id, refusal)
 
     async def announce_waiting(self, request: Request) -> Response:
         principal = await self._with_scope(request, SCOPE_PUBLISH)

@@ -109,6 +109,17 @@ class AgentInstall:
     def ready(self) -> bool:
         return self.program is not None and self.version is not None and self.signed_in is True
 
+    def to_json(self) -> dict[str, Any]:
+        """The install as ``models --json`` and ``doctor --json`` show it."""
+        return {
+            "program": self.program,
+            "programSource": self.source,
+            "version": self.version,
+            "signedIn": self.signed_in,
+            "detail": self.detail,
+            "ready": self.ready,
+        }
+
 
 @dataclass(frozen=True)
 class AgentModel:

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from artifactize.domain.reviews.run.policy import RunPolicy
     from artifactize.domain.reviews.run.selection import Selection
 
+# ``--eval``, the one-eval selector of both commands (beside ARTIFACT/EVAL and --all).
+EvalOption = Annotated[str | None, typer.Option("--eval", help="One eval, ARTIFACT/EVAL.")]
+
 # The eight flags in their order on the help: parameter, value type, flag, help text.
 _FLAGS: tuple[tuple[str, type, str, str], ...] = (
     ("evals", str, "--evals", "Evals to select, comma-separated: A/E,B/F (selection order)."),

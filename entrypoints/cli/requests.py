@@ -16,6 +16,7 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.options import ReviewerOption
 from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.cli.output import emit_json as _emit_json
 from artifactize.entrypoints.cli.render import requests as render
@@ -39,9 +40,6 @@ request_app = typer.Typer(
 )
 
 T = TypeVar("T")
-ReviewerOption = Annotated[
-    str | None, typer.Option("--reviewer", help="Reviewer id (default: $USER).")
-]
 
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:

@@ -70,7 +70,7 @@ def verify(
     selector: Annotated[
         str | None, typer.Argument(help="ARTIFACT (its evals) or ARTIFACT/EVAL.")
     ] = None,
-    eval_id: Annotated[str | None, typer.Option("--eval", help="One eval, ARTIFACT/EVAL.")] = None,
+    eval_id: policy_options.EvalOption = None,
     select_all: Annotated[bool, typer.Option("--all", help="Every eval of the workspace.")] = False,
     force: Annotated[
         bool, typer.Option("--force", help="Review again; never reuse or join earlier results.")

@@ -31,7 +31,7 @@ def status_command(
     selector: Annotated[
         str | None, typer.Argument(help="ARTIFACT (its evals) or ARTIFACT/EVAL; default --all.")
     ] = None,
-    eval_id: Annotated[str | None, typer.Option("--eval", help="One eval, ARTIFACT/EVAL.")] = None,
+    eval_id: policy_options.EvalOption = None,
     select_all: Annotated[
         bool, typer.Option("--all", help="Every eval of the workspace (the default).")
     ] = False,

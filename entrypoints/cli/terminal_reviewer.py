@@ -24,6 +24,7 @@ from artifactize.entrypoints.bootstrap import ON_WINDOWS
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.global_options import GlobalOptions
+from artifactize.entrypoints.cli.options import ReviewerOption
 from artifactize.entrypoints.errors import CommandError
 
 JSON_REFUSED = "review is interactive and has no --json output; use request list, show and submit."
@@ -51,9 +52,7 @@ def review_command(
     all_repos: Annotated[
         bool, typer.Option("--all", help="List the waiting requests of every repository.")
     ] = False,
-    reviewer: Annotated[
-        str | None, typer.Option("--reviewer", help="Reviewer id (default: $USER).")
-    ] = None,
+    reviewer: ReviewerOption = None,
 ) -> None:
     """Review waiting Human requests in the terminal: run their tools, submit a verdict."""
     import anyio

@@ -18,6 +18,7 @@ import typer
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.global_options import GlobalOptions
+from artifactize.entrypoints.cli.options import ReviewerOption
 from artifactize.entrypoints.cli.terminal_reviewer import ALL_WITH_REPO
 from artifactize.entrypoints.errors import CommandError
 
@@ -27,9 +28,7 @@ def web_command(
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="Print the URL only; open no browser.")
     ] = False,
-    reviewer: Annotated[
-        str | None, typer.Option("--reviewer", help="Reviewer id (default: $USER).")
-    ] = None,
+    reviewer: ReviewerOption = None,
     all_repos: Annotated[
         bool, typer.Option("--all", help="List the requests and Runs of every repository.")
     ] = False,

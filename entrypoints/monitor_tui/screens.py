@@ -29,6 +29,7 @@ from artifactize.entrypoints.monitor_tui.views import (
     visible,
 )
 from artifactize.entrypoints.review_tui.layout import ScreenBase, flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.moves import DOWN_KEYS, UP_KEYS
 from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
 from artifactize.ports.statuses import RequestStatus
 
@@ -39,8 +40,6 @@ RUN_HINTS = (
     "j/k ↑/↓ move · l/→/Enter expand · h/← collapse · PgUp/PgDn detail · o review · "
     "r refresh · Esc back · q quit"
 )
-DOWN_KEYS = ("j", "down")
-UP_KEYS = ("k", "up")
 EXPAND_KEYS = ("l", "right", "enter")
 COLLAPSE_KEYS = ("h", "left")
 BACK_KEYS = ("esc", "backspace")

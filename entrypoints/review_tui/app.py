@@ -32,7 +32,7 @@ from anyio.abc import TaskGroup
 from artifactize.domain.reviews.human.errors import HumanReviewError
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.entrypoints.review_tui.acts import Act, Screen
-from artifactize.entrypoints.review_tui.busy import TICK_SECONDS, Busy
+from artifactize.entrypoints.review_tui.busy import TICK_SECONDS, Busy, BusyWork
 from artifactize.entrypoints.review_tui.dialogs import (
     ConfirmScreen,
     EndRequestScreen,
@@ -132,10 +132,7 @@ class ReviewApp:
         self._render_footer()
 
     def start_busy(
-        self,
-        label: str,
-        work: Callable[[], Awaitable[None]],
-        cancellation: Cancellation | None = None,
+        self, label: str, work: BusyWork, cancellation: Cancellation | None = None
     ) -> None:
         self.busy = Busy(label, time.monotonic(), cancellation)
 

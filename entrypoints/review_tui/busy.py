@@ -7,6 +7,7 @@ second. ``cancellation`` is set for an action Esc can cancel (a tool run, a subm
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from artifactize.domain.tools.cancellation import Cancellation
@@ -18,6 +19,8 @@ BUSY_HINTS = "Esc cancel · PgUp/PgDn scroll"
 BUSY_REFUSED = "Busy: {label} Esc cancels it."
 BUSY_WAIT = "Busy: {label} Please wait."
 CANCELLING = "Cancelling…"
+
+BusyWork = Callable[[], Awaitable[None]]  # what the one running action awaits
 
 
 @dataclass

@@ -7,13 +7,12 @@ from urwid.widget import AbstractFlowWidget
 
 from artifactize.entrypoints.review_tui.acts import Act
 from artifactize.entrypoints.review_tui.layout import ScreenBase, flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.moves import DOWN_KEYS, UP_KEYS, stepped
 from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
 from artifactize.entrypoints.review_tui.waiting import NO_WAITING, WaitingRow, table
 
 TITLE_TEXT = " artifactize review · waiting Human reviews "
 HINTS = "j/k ↑/↓ move · Enter open · r refresh · q quit"
-DOWN_KEYS = ("j", "down")
-UP_KEYS = ("k", "up")
 QUIT_KEYS = ("q", "esc")
 
 
@@ -52,8 +51,7 @@ class ListScreen(ScreenBase):
     def keypress(self, key: str) -> Act:
         if key in DOWN_KEYS or key in UP_KEYS:
             if self.rows:
-                step = 1 if key in DOWN_KEYS else -1
-                self.focus = min(len(self.rows) - 1, max(0, self.focus + step))
+                self.focus = stepped(self.focus, len(self.rows), key)
                 self._build()
             return Act.HANDLED
         if key == "enter":

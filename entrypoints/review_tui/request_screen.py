@@ -19,6 +19,7 @@ from urwid.widget import AbstractFlowWidget
 from artifactize.entrypoints.review_tui.acts import Act
 from artifactize.entrypoints.review_tui.layout import ScreenBase, flow_walker, titled_frame
 from artifactize.entrypoints.review_tui.log_pane import SCROLL_ROWS, LogPane
+from artifactize.entrypoints.review_tui.moves import DOWN_KEYS, UP_KEYS, stepped
 from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
 from artifactize.entrypoints.review_tui.tool_list import ToolInfo, recorded_tools, resolved_line
 from artifactize.entrypoints.review_tui.tool_log import ToolLog
@@ -37,8 +38,6 @@ FAILED_TITLE = "{tool} · failed"
 NO_SCHEMA = "none: only the verdict"
 NO_TOOLS = "This eval declares no Human tools."
 NOT_RESOLVED = "cannot resolve: {reason}"
-DOWN_KEYS = ("j", "down")
-UP_KEYS = ("k", "up")
 RUN_KEYS = ("enter", "t")
 BACK_KEYS = ("esc", "backspace")
 DETAIL_WEIGHT = 3
@@ -117,8 +116,7 @@ class RequestScreen(ScreenBase):
     def keypress(self, key: str) -> Act:
         if key in DOWN_KEYS or key in UP_KEYS:
             if self.tools:
-                step = 1 if key in DOWN_KEYS else -1
-                self.selected = min(len(self.tools) - 1, max(0, self.selected + step))
+                self.selected = stepped(self.selected, len(self.tools), key)
                 self._build()
             return Act.HANDLED
         if key == "page up":

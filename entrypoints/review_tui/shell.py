@@ -7,13 +7,12 @@ stays small and the app stays the one place that knows urwid's main loop.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Protocol
 
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.entrypoints.review_tui.acts import Screen
-from artifactize.entrypoints.review_tui.busy import Busy
+from artifactize.entrypoints.review_tui.busy import Busy, BusyWork
 from artifactize.entrypoints.review_tui.request_screen import RequestScreen
 from artifactize.entrypoints.review_tui.session import ReviewActions
 
@@ -34,10 +33,7 @@ class Shell(Protocol):
     def say(self, text: str, *, problem: bool = False) -> None: ...
 
     def start_busy(
-        self,
-        label: str,
-        work: Callable[[], Awaitable[None]],
-        cancellation: Cancellation | None = None,
+        self, label: str, work: BusyWork, cancellation: Cancellation | None = None
     ) -> None:
         """Run ``work`` as the one running action; Esc cancels ``cancellation``."""
         ...

@@ -13,6 +13,7 @@ Unlike the terminal reviewer, nothing claims on the first action: a person claim
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -108,6 +109,23 @@ async def _form(request: Request) -> dict[str, str] | None:
     return dict(parse_qsl(data.decode("utf-8", "replace"), keep_blank_values=True))
 
 
+_FormHandler = Callable[["Routes", Request, str, dict[str, str]], Awaitable[Response]]
+
+
+def _with_form(handler: _FormHandler) -> Callable[[Routes, Request], Awaitable[Response]]:
+    """A POST on one request: ``handler`` gets its ID and its form (413 when the form is
+    over FORM_MAX_BYTES; the handler is not called)."""
+
+    @functools.wraps(handler)
+    async def handle(routes: Routes, request: Request) -> Response:
+        form = await _form(request)
+        if form is None:
+            return routes._problem("Refused", FORM_TOO_LARGE, 413)
+        return await handler(routes, request, request.path_params["request_id"], form)
+
+    return handle
+
+
 class Routes:
     def __init__(self, context: WebContext) -> None:
         self.c = context
@@ -158,18 +176,15 @@ class Routes:
         filters = dict(request.query_params)
         if self.c.team is not None:
             await self.c.team.current()  # bounded: TEAM_ANSWER_SECONDS
-        views = self._waiting_views()
-        body = pages.inbox(views, self.c.reviewer, self.c.now(), filters, self._notice())
-        return self._page("Inbox", body)
+        return self._page("Inbox", pages.inbox(filters, self._inbox_table(filters)))
 
     async def inbox_events(self, request: Request) -> Response:
         filters = dict(request.query_params)
+        return self._events(lambda: self._inbox_table(filters))
 
-        def render() -> str:
-            views = self._waiting_views()
-            return pages.inbox_table(views, self.c.reviewer, self.c.now(), filters, self._notice())
-
-        return self._events(render)
+    def _inbox_table(self, filters: Mapping[str, str]) -> str:
+        views = self._waiting_views()
+        return pages.inbox_table(views, self.c.reviewer, self.c.now(), filters, self._notice())
 
     async def team_request(self, request: Request) -> Response:
         """An announced request of another machine: read-only, with where to act."""
@@ -262,48 +277,42 @@ class Routes:
             headers={"x-accel-buffering": "no"},
         )
 
-    async def _act(self, request: Request) -> tuple[str, dict[str, str]] | Response:
-        form = await _form(request)
-        if form is None:
-            return self._problem("Refused", FORM_TOO_LARGE, 413)
-        return request.path_params["request_id"], form
-
     async def _lifecycle(
-        self, request: Request, act: Callable[[str, dict[str, str]], Awaitable[object]]
+        self,
+        request: Request,
+        request_id: str,
+        form: dict[str, str],
+        act: Callable[[str, dict[str, str]], Awaitable[object]],
     ) -> Response:
         """One lifecycle action, then the request page again (its message on a refusal)."""
-        acted = await self._act(request)
-        if isinstance(acted, Response):
-            return acted
-        request_id, form = acted
         try:
             await act(request_id, form)
         except HumanReviewError as exc:
             return await self.request_page(request, [exc.message], 409)
         return RedirectResponse(pages.request_url(request_id), 303)
 
-    async def claim(self, request: Request) -> Response:
+    @_with_form
+    async def claim(self, request: Request, request_id: str, form: dict[str, str]) -> Response:
         return await self._lifecycle(
-            request, lambda request_id, _: self.c.session.ensure_claim(request_id)
+            request, request_id, form, lambda ref, _: self.c.session.ensure_claim(ref)
         )
 
-    async def unclaim(self, request: Request) -> Response:
+    @_with_form
+    async def unclaim(self, request: Request, request_id: str, form: dict[str, str]) -> Response:
         return await self._lifecycle(
-            request, lambda request_id, _: self.c.session.release(request_id)
+            request, request_id, form, lambda ref, _: self.c.session.release(ref)
         )
 
-    async def cancel(self, request: Request) -> Response:
-        def cancel(request_id: str, form: dict[str, str]) -> Awaitable[object]:
+    @_with_form
+    async def cancel(self, request: Request, request_id: str, form: dict[str, str]) -> Response:
+        def cancel(ref: str, form: dict[str, str]) -> Awaitable[object]:
             reason = form.get("reason", "").strip() or None
-            return self.c.session.cancel(request_id, reason)
+            return self.c.session.cancel(ref, reason)
 
-        return await self._lifecycle(request, cancel)
+        return await self._lifecycle(request, request_id, form, cancel)
 
-    async def tool(self, request: Request) -> Response:
-        acted = await self._act(request)
-        if isinstance(acted, Response):
-            return acted
-        request_id, form = acted
+    @_with_form
+    async def tool(self, request: Request, request_id: str, form: dict[str, str]) -> Response:
         scripted = "x-csrf-token" in request.headers  # the page's script: no reload
         try:
             view = self.c.session.view(request_id)
@@ -330,12 +339,9 @@ class Routes:
             return Response(TOOL_STARTED.format(tool=tool.name), 202, media_type="text/plain")
         return RedirectResponse(pages.request_url(request_id), 303)
 
-    async def stop(self, request: Request) -> Response:
+    @_with_form
+    async def stop(self, request: Request, request_id: str, form: dict[str, str]) -> Response:
         """Stop this request's running tools (a tool that never ends); claims stay."""
-        acted = await self._act(request)
-        if isinstance(acted, Response):
-            return acted
-        request_id, _ = acted
         try:
             original = self.c.session.reviews.resolve(RequestId(request_id)).id
         except HumanReviewError as exc:
@@ -358,11 +364,8 @@ class Routes:
             return Response(message, status, media_type="text/plain")
         return await self.request_page(request, [message], status)
 
-    async def submit(self, request: Request) -> Response:
-        acted = await self._act(request)
-        if isinstance(acted, Response):
-            return acted
-        request_id, form = acted
+    @_with_form
+    async def submit(self, request: Request, request_id: str, form: dict[str, str]) -> Response:
         try:
             view = self.c.session.view(request_id)
         except HumanReviewError as exc:

@@ -174,14 +174,9 @@ def inbox_table(
     return table
 
 
-def inbox(
-    views: Sequence[Mapping[str, Any]],
-    reviewer: str,
-    now: datetime,
-    filters: Mapping[str, str],
-    notice: str | None = None,
-) -> str:
-    """The waiting requests with their filters; the table follows the state live."""
+def inbox(filters: Mapping[str, str], table: str) -> str:
+    """The waiting requests with their filters: ``table`` (``inbox_table``'s) follows the
+    state live."""
     claim = filters.get("claim", "")
     options = "".join(
         f'<option value="{value}"{" selected" if value == claim else ""}>{label}</option>'
@@ -199,7 +194,6 @@ def inbox(
         "<button>Filter</button></form>"
     )
     live = "/inbox/events" + (f"?{urlencode(dict(filters))}" if filters else "")
-    table = inbox_table(views, reviewer, now, filters, notice)
     return f'<h1>Waiting reviews</h1>{form}<div data-live="{esc(live)}">{table}</div>'
 
 

@@ -72,7 +72,9 @@ REVIEW_TIMEOUT_MS = 90_000
 
 
 class Repo:
-    def __init__(self, root: Path, *, timeout_ms: int = REVIEW_TIMEOUT_MS, model: str = "m1") -> None:
+    def __init__(
+        self, root: Path, *, timeout_ms: int = REVIEW_TIMEOUT_MS, model: str = "m1"
+    ) -> None:
         self.root = root
         self.path = root / "repo"
         self.state = root / "state"

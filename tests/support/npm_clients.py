@@ -37,7 +37,7 @@ INSTALL_TIMEOUT_SECONDS = 600
 NPM_MISSING = "npm is not on the PATH: the tests with npm MCP clients need Node.js 20+ and npm"
 
 
-def _installed_version(prefix: Path, package: str) -> str | None:
+def installed_version(prefix: Path, package: str) -> str | None:
     manifest = prefix / "node_modules" / package / "package.json"
     try:
         return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
@@ -62,7 +62,7 @@ def npm_client(package: str, version: str, command: str, prefix: Path = NPM_PREF
     if npm is None:
         pytest.skip(NPM_MISSING)
     with _install_lock(prefix):
-        if _installed_version(prefix, package) != version:
+        if installed_version(prefix, package) != version:
             done = subprocess.run(
                 [
                     npm,
@@ -79,7 +79,7 @@ def npm_client(package: str, version: str, command: str, prefix: Path = NPM_PREF
                 timeout=INSTALL_TIMEOUT_SECONDS,
                 env={**os.environ, "npm_config_update_notifier": "false"},
             )
-            if done.returncode != 0 or _installed_version(prefix, package) != version:
+            if done.returncode != 0 or installed_version(prefix, package) != version:
                 pytest.fail(f"npm install {package}@{version} failed:\n{done.stderr}")
     return prefix / "node_modules" / ".bin" / command
 

@@ -55,3 +55,13 @@ def test_elsewhere_the_posix_adapters() -> None:
 
 def test_the_platform_is_chosen_from_sys_platform() -> None:
     assert container.Container().platform() == ("windows" if sys.platform == "win32" else "posix")
+
+
+@pytest.mark.parametrize("platform", ["posix", "windows"])
+def test_every_platform_port_builds_its_platforms_adapter(platform: str) -> None:
+    """The factory table names a class that exists, on its platform's side, for each port."""
+    root = container.Container()
+    root.platform.override(platform)
+    for port in container._PLATFORM_FACTORIES:
+        adapter = getattr(root, port)()
+        assert type(adapter).__module__.startswith(f"artifactize.adapters.{platform}.")

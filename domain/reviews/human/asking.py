@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Awaitable, Callable, Mapping
 
+from artifactize.domain.reviews.run.documents import EXECUTION_LEADING_KEYS
 from artifactize.kernel.transitions import execution_moves
 from artifactize.ports.clock import Clock, Sleeper
 from artifactize.ports.documents import (
@@ -50,20 +51,7 @@ def check_wait_timeout(value: int) -> int:
 
 
 # A waiting execution's keys in their saved order (no sessionId: nothing ran).
-WAITING_KEYS = (
-    "id",
-    "requestId",
-    "runId",
-    "evalId",
-    "key",
-    "evalDefHash",
-    "fingerprints",
-    "fileManifest",
-    "profile",
-    "startedAt",
-    "status",
-    "kinds",
-)
+WAITING_KEYS = (*EXECUTION_LEADING_KEYS, "startedAt", "status", "kinds")
 
 
 def waiting_execution(

@@ -198,8 +198,9 @@ def new_execution(request: RequestDocument, owner: ProcessIdentity) -> Execution
     )
 
 
-# What an execution shares with its request, in the order its saved JSON holds them.
-FROM_REQUEST_KEYS = (
+# The keys every execution document opens with, in their saved order: its ID, then what
+# it copies from its request. What follows depends on how the execution began.
+EXECUTION_LEADING_KEYS = (
     "id",
     "requestId",
     "runId",
@@ -209,9 +210,9 @@ FROM_REQUEST_KEYS = (
     "fingerprints",
     "fileManifest",
     "profile",
-    "sessionId",
-    "startedAt",
 )
+# What an execution shares with its request, in the order its saved JSON holds them.
+FROM_REQUEST_KEYS = (*EXECUTION_LEADING_KEYS, "sessionId", "startedAt")
 
 
 def execution_from_request(execution_id: ExecutionId, request: RequestDocument) -> Execution:

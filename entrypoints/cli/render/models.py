@@ -9,7 +9,6 @@ from artifactize.ports.coding_agents import AgentModels
 
 
 def agent_models_view(backend: str, found: AgentModels) -> dict[str, Any]:
-    install = found.install
     return {
         "backend": backend,
         "models": [model.id for model in found.models],
@@ -18,12 +17,7 @@ def agent_models_view(backend: str, found: AgentModels) -> dict[str, Any]:
             for model in found.models
         ],
         "note": found.note,
-        "program": install.program,
-        "programSource": install.source,
-        "version": install.version,
-        "signedIn": install.signed_in,
-        "detail": install.detail,
-        "ready": install.ready,
+        **found.install.to_json(),
     }
 
 
