@@ -98,10 +98,11 @@ def test_models_with_base_url_option(tmp_path: Path, fake: FakeProvider) -> None
 @pytest.mark.parametrize(
     ("args", "env", "message"),
     [
+        (["models", "gemini-cli"], {}, "Unknown Agent backend: gemini-cli; use one of: "),
         (
             ["models", "codex"],
-            {},
-            "Unknown Agent backend: codex; use one of: openai, anthropic, openai-chat.",
+            {"PATH": "/nonexistent"},
+            "Codex is not installed (codex is not on PATH): install it",
         ),
         (["models", "openai"], {}, "OPENAI_API_KEY is required for this Agent backend."),
         (
