@@ -69,11 +69,11 @@ from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.process import PosixProcessRunner
 from artifactize.adapters.ry_regex import RyRegexEngine
 from artifactize.adapters.worker_threads import AnyioWorkerThreads
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.builtins.read import run_read
 from artifactize.domain.tools.builtins.search import run_grep
 from artifactize.domain.tools.context import BuiltinContext
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
+from artifactize.domain.use_cases.config_service import ConfigService
 
 GREP_TARGET_RATIO = 1.5  # issue 25 item 5 (it was 3x)
 READ_TARGET_RATIO = 2.0

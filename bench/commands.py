@@ -62,8 +62,8 @@ from typing import Any
 
 import anyio
 
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.registry import AgentToolRegistry
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.entrypoints.container import Container
 
 P50_TARGET_RATIO = 1.3

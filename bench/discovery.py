@@ -54,8 +54,8 @@ from artifactize.adapters.collector import pause_collector
 from artifactize.adapters.file_index import RACY_MARGIN_NS, SqliteFileIndex
 from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.domain import json_schema
-from artifactize.domain.config_service import ConfigService
-from artifactize.domain.discovery import DECLARATION_MAX_BYTES
+from artifactize.domain.project.discovery import DECLARATION_MAX_BYTES
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.ports.filesystem import DirectoryHandle, EntryKind
 
 TARGET_RATIO = 3.0

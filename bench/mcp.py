@@ -80,8 +80,8 @@ from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.process import PosixProcessRunner
 from artifactize.adapters.ry_regex import RyRegexEngine
 from artifactize.adapters.worker_threads import AnyioWorkerThreads
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
+from artifactize.domain.use_cases.config_service import ConfigService
 from tests.support.npm_clients import installed_version
 
 TARGET_RATIO = 1.5

@@ -40,12 +40,12 @@ from artifactize.adapters.posix.process_table import PsutilProcessTable
 from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.adapters.system_clock import SystemClock
 from artifactize.adapters.worker_threads import AnyioWorkerThreads
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.reviews.agent.review import ReviewPorts
 from artifactize.domain.reviews.reuse.artifactsum import compute_artifactsum
 from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
-from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.tools.registry import ToolPorts
+from artifactize.domain.use_cases.config_service import ConfigService
+from artifactize.domain.use_cases.verify import Verify
 from artifactize.ports.ids import ExecutionId
 from artifactize.ports.state import ExecutionRecord
 from artifactize.ports.statuses import ExecutionStatus

@@ -32,21 +32,21 @@ from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.statuses import ErrorCode
 
 if TYPE_CHECKING:
-    from artifactize.domain.api_keys import ApiKeys
-    from artifactize.domain.config_service import ConfigService
-    from artifactize.domain.doctor import Doctor, DoctorPorts, StoreCheck
-    from artifactize.domain.reviews.agent.followup import FollowUp
-    from artifactize.domain.reviews.human.lifecycle import HumanReviews
+    from artifactize.domain.project.workspace import EvalRef, Workspace
     from artifactize.domain.reviews.remote.sync import RemoteSync
     from artifactize.domain.reviews.run.context import VerifyOptions
     from artifactize.domain.reviews.run.documents import RunResult
     from artifactize.domain.reviews.run.selection import Selection
-    from artifactize.domain.reviews.run.status import Status, StatusOptions
-    from artifactize.domain.reviews.run.verify import Verify
-    from artifactize.domain.tools.serving import ServeSelection, ServingPorts, ServingRun
     from artifactize.domain.tools.sessions import SessionPorts
-    from artifactize.domain.tools.tools_check import ToolsCheck
-    from artifactize.domain.workspace import EvalRef, Workspace
+    from artifactize.domain.use_cases.api_keys import ApiKeys
+    from artifactize.domain.use_cases.config_service import ConfigService
+    from artifactize.domain.use_cases.doctor import Doctor, DoctorPorts, StoreCheck
+    from artifactize.domain.use_cases.followup import FollowUp
+    from artifactize.domain.use_cases.human_reviews import HumanReviews
+    from artifactize.domain.use_cases.serving import ServeSelection, ServingPorts, ServingRun
+    from artifactize.domain.use_cases.status import Status, StatusOptions
+    from artifactize.domain.use_cases.tools_check import ToolsCheck
+    from artifactize.domain.use_cases.verify import Verify
     from artifactize.entrypoints.init_project import InitResult
     from artifactize.entrypoints.monitor_tui.source import MonitorSource
     from artifactize.entrypoints.review_tui.session import ReviewSession
@@ -152,7 +152,7 @@ class Services:
         return os.path.realpath(self.options.repo)
 
     def state_dir(self) -> str:
-        from artifactize.domain.state_home import state_home
+        from artifactize.domain.project.state_home import state_home
 
         return state_home(os.environ, str(Path.home()), self.options.state_dir, windows=ON_WINDOWS)
 
@@ -292,7 +292,7 @@ class Services:
         return self._file_index[0]
 
     def _open_file_index(self) -> FileIndex | None:
-        from artifactize.domain.state_home import StateLocationError, check_outside_repo
+        from artifactize.domain.project.state_home import StateLocationError, check_outside_repo
 
         state = self.state_dir()
         if not Path(state).is_dir():
@@ -317,11 +317,11 @@ class Services:
     ) -> PreparedRun:
         """Load the workspace, select, check the state location, open the state and the team
         store, and compute the fingerprints. ``choose(repo, state_dir)`` gives the options."""
+        from artifactize.domain.project.state_home import StateLocationError, check_outside_repo
         from artifactize.domain.reviews.reuse.fingerprints import FingerprintError
         from artifactize.domain.reviews.run.context import VerifyPorts
         from artifactize.domain.reviews.run.variants import with_variant
-        from artifactize.domain.reviews.run.verify import Verify
-        from artifactize.domain.state_home import StateLocationError, check_outside_repo
+        from artifactize.domain.use_cases.verify import Verify
 
         container = self.container
         repo = self.repo()
@@ -447,7 +447,7 @@ class Services:
         self, selector: str | Selection | None, options: StatusOptions
     ) -> tuple[Status, list[EvalRef]]:
         """``status`` over the existing state (none reads as "nothing reviewed yet")."""
-        from artifactize.domain.reviews.run.status import Status
+        from artifactize.domain.use_cases.status import Status
 
         loaded = self.indexed_config().load(self.repo())
         refs = self.select(loaded, selector, selector is None)
@@ -473,7 +473,7 @@ class Services:
 
     def followup(self, session_id: str) -> FollowUp:
         """Follow-ups run tools as the review did, in fresh sessions and a private folder."""
-        from artifactize.domain.reviews.agent.followup import FollowUp
+        from artifactize.domain.use_cases.followup import FollowUp
 
         container = self.container
         config = self.config()
@@ -501,7 +501,7 @@ class Services:
 
     def human_reviews(self, store: StateStore) -> HumanReviews:
         """The Human review lifecycle over ``store`` and the container's adapters."""
-        from artifactize.domain.reviews.human.lifecycle import HumanReviews
+        from artifactize.domain.use_cases.human_reviews import HumanReviews
 
         container = self.container
         ports = container.human_review_ports(
@@ -559,14 +559,14 @@ class Services:
 
     def api_keys(self) -> ApiKeys:
         """``login`` / ``logout``: keys saved for the endpoint a run would use."""
-        from artifactize.domain.api_keys import ApiKeys
+        from artifactize.domain.use_cases.api_keys import ApiKeys
 
         secrets = self.secrets()
         return ApiKeys(self.container.model_backends(secrets=secrets), secrets)
 
     def doctor(self) -> tuple[Doctor, Workspace | None, str | None]:
         """The doctor, the workspace (None, with why, when it does not load)."""
-        from artifactize.domain.doctor import Doctor
+        from artifactize.domain.use_cases.doctor import Doctor
 
         workspace, error = None, None
         try:
@@ -577,7 +577,7 @@ class Services:
 
     def _doctor_ports(self) -> DoctorPorts:
         """The machine-side checks: nothing here creates or changes anything."""
-        from artifactize.domain.doctor import DoctorPorts
+        from artifactize.domain.use_cases.doctor import DoctorPorts
         from artifactize.entrypoints.container import DESKTOP_OPENER
 
         state = self.state_dir()
@@ -613,7 +613,7 @@ class Services:
 
     async def _store_check(self, state: str) -> StoreCheck:
         """Does the team store answer? It is only asked who the token belongs to."""
-        from artifactize.domain.doctor import PROBE_TIMEOUT_SECONDS, StoreCheck
+        from artifactize.domain.use_cases.doctor import PROBE_TIMEOUT_SECONDS, StoreCheck
         from artifactize.ports.review_store import RemoteConfigError, RemoteFailure
 
         stores = self.remote_stores()
@@ -640,7 +640,7 @@ class Services:
     def prepare_server(self, selection: ServeSelection, transport: str) -> PreparedServer:
         """Workspace, scope and pins, the state's MCP audit, tool-session ports and a private
         scratch folder, all checked before serving; raises ``CommandError`` (exit 2)."""
-        from artifactize.domain.tools.serving import ServeRefused, ServingRun, prepare_scope
+        from artifactize.domain.use_cases.serving import ServeRefused, ServingRun, prepare_scope
 
         container = self.container
         repo = self.repo()
@@ -658,8 +658,8 @@ class Services:
     def _serving_ports(self, repo: str) -> tuple[str, McpAuditStore, ServingPorts]:
         """The state home (outside the repository), its MCP audit and the serving ports both
         MCP surfaces use; refusals are ``CommandError`` (exit 2), before anything is served."""
-        from artifactize.domain.state_home import StateLocationError, check_outside_repo
-        from artifactize.domain.tools.serving import ServingPorts
+        from artifactize.domain.project.state_home import StateLocationError, check_outside_repo
+        from artifactize.domain.use_cases.serving import ServingPorts
         from artifactize.ports.state import StateError
 
         container = self.container

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from dependency_injector import containers, providers
 
 if TYPE_CHECKING:
-    from artifactize.domain.config_service import ConfigService
-    from artifactize.domain.program_checks import ProgramChecks
+    from artifactize.domain.project.program_checks import ProgramChecks
+    from artifactize.domain.use_cases.config_service import ConfigService
     from artifactize.ports.cleanup import CleanupExecutor
     from artifactize.ports.clock import Clock
     from artifactize.ports.coding_agents import CodingAgents
@@ -327,8 +327,8 @@ def _stored_now() -> Callable[[], str]:
 # The code whose results the file index keeps: another version of it never trusts the index.
 _INDEXED_CODE = (
     "artifactize.domain.declarations",
-    "artifactize.domain.discovery",
-    "artifactize.domain.toml_source",
+    "artifactize.domain.project.discovery",
+    "artifactize.domain.declarations.toml_source",
     "artifactize.domain.json_schema",
     "artifactize.domain.logical_paths",
 )
@@ -360,7 +360,7 @@ def _config_service(
     """Loading pauses the garbage collector (a sixth faster at 10,000 Artifacts); ``check``
     resolves every program and file operand on the caller's PATH."""
     from artifactize.adapters.collector import pause_collector
-    from artifactize.domain.config_service import ConfigService
+    from artifactize.domain.use_cases.config_service import ConfigService
 
     return ConfigService(
         filesystem=filesystem,
@@ -374,7 +374,7 @@ def _config_service(
 def _program_checks(
     filesystem: Filesystem, programs: ProgramFinder, environment: Mapping[str, str]
 ) -> ProgramChecks:
-    from artifactize.domain.program_checks import ProgramChecks
+    from artifactize.domain.project.program_checks import ProgramChecks
 
     return ProgramChecks(filesystem, programs, environment)
 
@@ -463,7 +463,7 @@ class Container(containers.DeclarativeContainer):
         self_command=SELF_COMMAND,
     )
     tools_check = providers.Factory(
-        _built("artifactize.domain.tools.tools_check:ToolsCheck"),
+        _built("artifactize.domain.use_cases.tools_check:ToolsCheck"),
         load=config_service.provided.load,
         ports=tool_ports,
         programs=programs,
@@ -494,7 +494,7 @@ class Container(containers.DeclarativeContainer):
         threads=worker_threads,
     )  # backends=, sessions=, reload=, scripts=
     human_review_ports = providers.Factory(
-        _built("artifactize.domain.reviews.human.lifecycle:HumanReviewPorts"),
+        _built("artifactize.domain.use_cases.human_reviews:HumanReviewPorts"),
         load=config_service.provided.load,
         tools=human_tool_ports,
         filesystem=filesystem,
@@ -503,7 +503,7 @@ class Container(containers.DeclarativeContainer):
     )  # state=, producer=, scripts=
     file_index = providers.Factory(_file_index)  # state_dir=
     status_ports = providers.Factory(
-        _built("artifactize.domain.reviews.run.status:StatusPorts"),
+        _built("artifactize.domain.use_cases.status:StatusPorts"),
         filesystem=filesystem,
         programs=program_checks,
         threads=worker_threads,

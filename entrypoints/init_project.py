@@ -1,6 +1,6 @@
 """The use case behind ``artifactize init``: read the root, detect the project, write the files.
 
-``domain/starter.py`` holds the pure rules (what a project looks like, what the two files
+``domain/project/starter.py`` holds the pure rules (what a project looks like, what the two files
 say); this module does the I/O around them, kept out of the command so the command only
 parses, calls ``Services.init_project`` and renders. Marker files are read bounded and
 no-follow; both files are created exclusively and never through a symbolic link: an
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
-    from artifactize.domain.starter import Project
+    from artifactize.domain.project.starter import Project
 
 EXISTS = "{path} already exists; artifactize init never overwrites (move it away, or edit it)."
 NOT_A_FOLDER = "Cannot initialize {repo}: not a readable folder ({reason})."
@@ -73,7 +73,7 @@ class InitResult:
 def init_project(repo: Path) -> InitResult:
     """Detect the project at ``repo`` and write its starter files; ``CommandError`` when the
     root is unreadable, a file exists already, nothing is detected or a write fails."""
-    from artifactize.domain.starter import (
+    from artifactize.domain.project.starter import (
         DECLARATION,
         IGNORE_FILE,
         NOTHING_DETECTED,
@@ -109,7 +109,7 @@ def _names(root: Path) -> frozenset[str]:
 
 
 def _marker_texts(root: Path, names: frozenset[str]) -> dict[str, str]:
-    from artifactize.domain.starter import MARKER_FILES, MARKER_READ_BYTES
+    from artifactize.domain.project.starter import MARKER_FILES, MARKER_READ_BYTES
 
     return {
         name: _read_small(root, name, MARKER_READ_BYTES) for name in MARKER_FILES if name in names
@@ -117,7 +117,7 @@ def _marker_texts(root: Path, names: frozenset[str]) -> dict[str, str]:
 
 
 def _present_probes(root: Path) -> frozenset[str]:
-    from artifactize.domain.starter import PROBES
+    from artifactize.domain.project.starter import PROBES
 
     return frozenset(probe for probe in PROBES if os.path.lexists(root / probe))
 

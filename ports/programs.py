@@ -23,7 +23,7 @@ class ProgramIdentity:
 class ProgramFinder(Protocol):
     windows_paths: bool
     """Whether programs are named by Windows paths here (``C:\\…``, UNC), for the domain's
-    rule of which commands are absolute (``domain/program_paths.py``)."""
+    rule of which commands are absolute (``domain/project/program_paths.py``)."""
 
     def find_on_path(self, name: str, path_variable: str, cwd: str) -> str | None:
         """The first executable regular file ``name`` in ``path_variable`` (relative entries

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from artifactize.domain.declarations.model import Reference, ReferenceUse
 from artifactize.domain.declarations.reader import TableReader, command_problem
-from artifactize.domain.templates import TemplateError, parse_human_operand, parse_operand
+from artifactize.domain.declarations.templates import (
+    TemplateError,
+    parse_human_operand,
+    parse_operand,
+)
 
 
 def read_command(reader: TableReader) -> str | None:

@@ -7,6 +7,8 @@ from typing import Any
 
 from artifactize.domain.declarations.base_url import base_url_problem
 from artifactize.domain.declarations.commands import read_command, read_operand_args
+from artifactize.domain.declarations.diagnostics import KeyProblems, join_key
+from artifactize.domain.declarations.identifiers import identifier_problem
 from artifactize.domain.declarations.model import (
     AGENT_DEFAULT_TIMEOUT_MS,
     RUNTIME_DEFAULT_TIMEOUT_MS,
@@ -20,10 +22,8 @@ from artifactize.domain.declarations.model import (
     RuntimeProfile,
 )
 from artifactize.domain.declarations.reader import TableReader
-from artifactize.domain.diagnostics import KeyProblems, join_key
-from artifactize.domain.identifiers import identifier_problem
+from artifactize.domain.declarations.templates import instruction_references
 from artifactize.domain.json_schema import SchemaError, admit_schema
-from artifactize.domain.templates import instruction_references
 from artifactize.domain.text import compact_json
 from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind
 

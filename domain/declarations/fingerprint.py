@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from artifactize.domain.declarations.commands import read_command, read_operand_args
+from artifactize.domain.declarations.diagnostics import KeyProblems
 from artifactize.domain.declarations.model import (
     FINGERPRINT_SCRIPT_DEFAULT_TIMEOUT_MS,
     ArtifactKind,
@@ -16,7 +17,6 @@ from artifactize.domain.declarations.model import (
     ScriptFingerprint,
 )
 from artifactize.domain.declarations.reader import TableReader
-from artifactize.domain.diagnostics import KeyProblems
 from artifactize.domain.logical_paths import logical_path_problem
 
 FINGERPRINT_FILES_MAX = 64

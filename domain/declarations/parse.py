@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from artifactize.domain.declarations.diagnostics import KeyProblems, join_key
 from artifactize.domain.declarations.evals import EvalParser
 from artifactize.domain.declarations.fingerprint import FingerprintParser, default_fingerprint
+from artifactize.domain.declarations.identifiers import identifier_problem
 from artifactize.domain.declarations.model import (
     AgentSession,
     AgentTool,
@@ -19,8 +21,6 @@ from artifactize.domain.declarations.model import (
 )
 from artifactize.domain.declarations.reader import TableReader
 from artifactize.domain.declarations.tools import ViewParser, bound_session_problems
-from artifactize.domain.diagnostics import KeyProblems, join_key
-from artifactize.domain.identifiers import identifier_problem
 from artifactize.domain.text import has_ascii_control
 
 TAGS_MAX = 64

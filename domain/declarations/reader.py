@@ -11,7 +11,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from artifactize.domain.diagnostics import KeyProblems, join_key
+from artifactize.domain.declarations.diagnostics import KeyProblems, join_key
 from artifactize.domain.text import has_ascii_control
 
 _INDEXED_KEY = re.compile(r"(?P<key>[A-Za-z0-9_-]+)\[(?P<index>\d+)\]")

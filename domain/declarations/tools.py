@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, cast
 
 from artifactize.domain.declarations.commands import read_command, read_operand_args
+from artifactize.domain.declarations.diagnostics import KeyProblems, join_key
+from artifactize.domain.declarations.identifiers import identifier_problem
 from artifactize.domain.declarations.model import (
     COMMAND_TOOL_DEFAULT_TIMEOUT_MS,
     DEFAULT_INPUT_SCHEMA,
@@ -21,16 +23,14 @@ from artifactize.domain.declarations.model import (
     SessionCommand,
 )
 from artifactize.domain.declarations.reader import TableReader
-from artifactize.domain.diagnostics import KeyProblems, join_key
-from artifactize.domain.identifiers import identifier_problem
-from artifactize.domain.json_schema import SchemaError, admit_schema
-from artifactize.domain.logical_paths import logical_path_problem
-from artifactize.domain.templates import (
+from artifactize.domain.declarations.templates import (
     TemplateError,
     description_problem,
     parse_operand,
     parse_plain_template,
 )
+from artifactize.domain.json_schema import SchemaError, admit_schema
+from artifactize.domain.logical_paths import logical_path_problem
 
 B = TypeVar("B")
 C = TypeVar("C")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.tools.cancellation import NEVER_CANCELLED, Cancellation
 from artifactize.domain.tools.locations import Location, resolve_location
-from artifactize.domain.workspace import Workspace
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.regex import RegexEngine
 

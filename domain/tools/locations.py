@@ -19,9 +19,9 @@ from artifactize.domain.logical_paths import (
     LOGICAL_PATH_RULE,
     LogicalPathError,
 )
-from artifactize.domain.scope import Ownership, ScopeError, resolve_ownership
+from artifactize.domain.project.scope import Ownership, ScopeError, resolve_ownership
+from artifactize.domain.project.workspace import Artifact, Workspace
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import Artifact, Workspace
 from artifactize.ports.filesystem import (
     DirectoryHandle,
     DirEntry,

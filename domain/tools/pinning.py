@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from artifactize.domain.declarations.model import CommandAgentTool
 from artifactize.domain.logical_paths import logical_path_problem
+from artifactize.domain.project.workspace import Workspace, published_name
 from artifactize.domain.tools.locations import open_directory_at
-from artifactize.domain.workspace import Workspace, published_name
 from artifactize.ports.filesystem import DirectoryHandle, EntryKind, Filesystem, FilesystemError
 from artifactize.ports.statuses import ErrorCode
 

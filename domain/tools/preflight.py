@@ -17,13 +17,13 @@ from artifactize.domain.declarations.model import (
     HumanTool,
     SessionCommand,
 )
-from artifactize.domain.scope import working_directory
-from artifactize.domain.templates import TemplateError, parse_operand
+from artifactize.domain.declarations.templates import TemplateError, parse_operand
+from artifactize.domain.project.scope import working_directory
+from artifactize.domain.project.workspace import Artifact
 from artifactize.domain.tools.commands.prep import EXECUTABLE_OUTSIDE, CommandResolver
 from artifactize.domain.tools.human.prep import HumanResolver
 from artifactize.domain.tools.locations import resolve_location
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import Artifact
 from artifactize.ports.filesystem import EntryKind
 
 

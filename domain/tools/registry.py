@@ -21,9 +21,10 @@ from artifactize.domain.declarations.model import (
     BuiltinAgentTool,
     CommandAgentTool,
 )
+from artifactize.domain.declarations.templates import render_description
 from artifactize.domain.json_schema import compile_validator
-from artifactize.domain.scope import artifact_scope, eval_scope, working_directory
-from artifactize.domain.templates import render_description
+from artifactize.domain.project.scope import artifact_scope, eval_scope, working_directory
+from artifactize.domain.project.workspace import UnknownName, Workspace, published_name
 from artifactize.domain.tools.arguments import ArgumentsRefused, admit_arguments
 from artifactize.domain.tools.builtins.fixed import (
     run_fixed_read,
@@ -50,7 +51,6 @@ from artifactize.domain.tools.context import BuiltinContext
 from artifactize.domain.tools.locations import open_directory_at
 from artifactize.domain.tools.results import ToolError, ToolResult
 from artifactize.domain.tools.sessions import SessionPorts, ToolSessions
-from artifactize.domain.workspace import UnknownName, Workspace, published_name
 from artifactize.ports.filesystem import EntryKind, Filesystem, FilesystemError
 from artifactize.ports.process import ProcessRunner
 from artifactize.ports.programs import ProgramFinder

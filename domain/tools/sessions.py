@@ -39,10 +39,10 @@ from artifactize.domain.declarations.model import (
     CommandAgentTool,
     SessionCommand,
 )
+from artifactize.domain.project.workspace import Artifact, published_name
 from artifactize.domain.tools.cancellation import cancelled_by
 from artifactize.domain.tools.commands.running import CommandRunner
 from artifactize.domain.tools.results import ToolError, ToolResult
-from artifactize.domain.workspace import Artifact, published_name
 from artifactize.ports.cleanup import CleanupExecutor, DropGuard
 from artifactize.ports.sessions import (
     JournalEntry,

@@ -114,7 +114,7 @@ def tools_check(
 
     import anyio
 
-    from artifactize.domain.tools.tools_check import InvocationError, Report, ToolsCheckRequest
+    from artifactize.domain.use_cases.tools_check import InvocationError, Report, ToolsCheckRequest
     from artifactize.entrypoints.signals import until_signal
 
     if selector is not None and eval_id is not None:
@@ -142,7 +142,7 @@ def tools_check(
 
 
 def _parse_args_json(text: str | None) -> dict[str, Any] | None:
-    from artifactize.domain.tools.tools_check import InvocationError
+    from artifactize.domain.use_cases.tools_check import InvocationError
     from artifactize.kernel.bounded_json import JsonRefused, read_json
 
     if text is None:
@@ -178,9 +178,9 @@ def _fail_known(exc: Exception, options: GlobalOptions) -> NoReturn:
     """Exit 2 with the message of an error a command may raise; anything else is a bug and
     propagates. The error types are imported here, so a command that never fails never
     loads the modules that define them."""
-    from artifactize.domain.diagnostics import ConfigError, NotReady
-    from artifactize.domain.tools.tools_check import InvocationError
-    from artifactize.domain.workspace import UnknownName
+    from artifactize.domain.declarations.diagnostics import ConfigError, NotReady
+    from artifactize.domain.project.workspace import UnknownName
+    from artifactize.domain.use_cases.tools_check import InvocationError
     from artifactize.ports.filesystem import FilesystemError
     from artifactize.ports.state import StateError
 

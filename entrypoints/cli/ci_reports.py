@@ -27,8 +27,8 @@ import typer
 from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
+    from artifactize.domain.project.workspace import Workspace
     from artifactize.domain.reviews.run.documents import RunResult
-    from artifactize.domain.workspace import Workspace
 
 
 def _junit_path(value: str | None) -> Path | None:

@@ -3,7 +3,7 @@
 It detects a Python, JavaScript/TypeScript, Rust, Go or Java project at the root (``--repo``,
 default the current directory) and writes both files, never overwriting one and never
 leaving one half-written (``entrypoints/init_project.py``; the rules are
-``domain/starter.py``). ``--json`` prints what it wrote.
+``domain/project/starter.py``). ``--json`` prints what it wrote.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def login_command(
     ] = None,
 ) -> None:
     """Save an API key read from stdin for a backend (and --base-url endpoint)."""
-    from artifactize.domain.api_keys import ApiKeyError
+    from artifactize.domain.use_cases.api_keys import ApiKeyError
     from artifactize.ports.secrets import SecretStoreError
 
     if key_argument:  # refused without echoing it, as the usage error would
@@ -59,7 +59,7 @@ def login_command(
 
 def logout_command(backend: BackendArgument, base_url: BaseUrlOption = None) -> None:
     """Remove the API key saved for a backend (and --base-url endpoint)."""
-    from artifactize.domain.api_keys import ApiKeyError
+    from artifactize.domain.use_cases.api_keys import ApiKeyError
     from artifactize.ports.secrets import SecretStoreError
 
     try:

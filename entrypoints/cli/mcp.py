@@ -21,7 +21,7 @@ from artifactize.entrypoints.errors import CommandError
 if TYPE_CHECKING:
     import socket
 
-    from artifactize.domain.tools.serving import ServingRun
+    from artifactize.domain.use_cases.serving import ServingRun
     from artifactize.entrypoints.bootstrap import PreparedServer
     from artifactize.ports.mcp_audit import McpCallRecord, McpSessionRecord
 
@@ -99,7 +99,7 @@ def mcp_command(
         if given or max_tool_calls is not None:
             raise CommandError(OPTIONS_WITH_LOG)
         return
-    from artifactize.domain.tools.serving import ServeSelection
+    from artifactize.domain.use_cases.serving import ServeSelection
 
     address = _listen_address(http) if http is not None else None
     if control:
@@ -193,7 +193,7 @@ def _serve_until_signal(run: ServingRun, sock: socket.socket | None, target: str
     signal arrives."""
     import anyio
 
-    from artifactize.domain.tools.serving import ServeRefused
+    from artifactize.domain.use_cases.serving import ServeRefused
     from artifactize.entrypoints.mcp.http import serve_http
     from artifactize.entrypoints.mcp.server import serve_stdio
     from artifactize.entrypoints.signals import until_signal

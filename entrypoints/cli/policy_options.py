@@ -91,7 +91,7 @@ def run_policy(
     force: bool = False,
 ) -> RunPolicy:
     """The checked policy, or exit 2 naming the flag and the rule."""
-    from artifactize.domain.identifiers import identifier_problem
+    from artifactize.domain.declarations.identifiers import identifier_problem
     from artifactize.domain.reviews.run.policy import (
         FINGERPRINT_JOBS_MAX,
         JOBS_DEFAULT,

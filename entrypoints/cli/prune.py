@@ -1,4 +1,4 @@
-"""``artifactize prune``: parse, call the prune service, render (domain/reviews/run/prune.py)."""
+"""``artifactize prune``: parse, call the prune service, render (domain/use_cases/prune.py)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def prune_command(
 
     Never a running Run or a waiting request either; compacts the database afterwards.
     """
-    from artifactize.domain.reviews.run.prune import PruneCriteria, PruneError, prune
+    from artifactize.domain.use_cases.prune import PruneCriteria, PruneError, prune
     from artifactize.ports.state import StateError
 
     try:

@@ -172,7 +172,12 @@ def push_command(
 
     Needs the publish scope (human for Human sign-offs). Any remote failure is exit 2.
     """
-    from artifactize.domain.reviews.remote.push import PushError, PushReport, local_candidates, push
+    from artifactize.domain.use_cases.remote_push import (
+        PushError,
+        PushReport,
+        local_candidates,
+        push,
+    )
 
     stores = _stores()
     settings = _settings(stores)

@@ -28,7 +28,7 @@ from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import StateError
 
 if TYPE_CHECKING:
-    from artifactize.domain.reviews.human.lifecycle import HumanReviews
+    from artifactize.domain.use_cases.human_reviews import HumanReviews
 
 LAUNCHED_TEXT = "Launched {tool}."
 NO_REQUESTS = "No requests."
@@ -85,7 +85,7 @@ def request_list(
     ] = False,
 ) -> None:
     """Saved requests (waiting, claimed, settled), newest Run first; filters narrow them."""
-    from artifactize.domain.reviews.run.request_views import (
+    from artifactize.domain.use_cases.request_views import (
         LIST_COLUMNS,
         RequestViews,
         list_line,
@@ -119,7 +119,7 @@ def request_list(
 
 def _statuses(status: str | None, waiting: bool) -> frozenset[str] | None:
     """``--status S[,S]`` or ``--waiting`` (not both); None: every status."""
-    from artifactize.domain.reviews.run.request_views import parse_statuses
+    from artifactize.domain.use_cases.request_views import parse_statuses
     from artifactize.ports.statuses import RequestStatus
 
     if status is not None and waiting:
@@ -136,7 +136,7 @@ def _statuses(status: str | None, waiting: bool) -> frozenset[str] | None:
 def request_show(request_id: Annotated[str, typer.Argument(help="A request ID.")]) -> None:
     """The request with its claim, source execution and saved definition, as JSON."""
     from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND
-    from artifactize.domain.reviews.run.request_views import RequestViews
+    from artifactize.domain.use_cases.request_views import RequestViews
 
     store = CliContext.services().existing_state(request_id)
     request = store.get_request(RequestId(request_id))
@@ -181,7 +181,7 @@ def request_cancel(
 ) -> None:
     """End a waiting request without a verdict (CANCELLED): the claimant, or anyone while it
     is unclaimed. Followers end with it. Prints the cancelled request."""
-    from artifactize.domain.reviews.run.request_views import RequestViews
+    from artifactize.domain.use_cases.request_views import RequestViews
 
     name, reviews = _lifecycle(request_id, reviewer)
     store = reviews.ports.state
@@ -225,7 +225,7 @@ def request_submit(
     """Submit a verdict (claimant only); prints the settled request. Exit 0 also for RED."""
     import anyio
 
-    from artifactize.domain.reviews.run.request_views import RequestViews
+    from artifactize.domain.use_cases.request_views import RequestViews
 
     result = _human_result(verdict, fields, fields_file)
     name, reviews = _lifecycle(request_id, reviewer)

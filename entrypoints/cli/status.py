@@ -21,7 +21,7 @@ from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
-    from artifactize.domain.reviews.run.status import StatusReport
+    from artifactize.domain.use_cases.status import StatusReport
 
 ONE_SELECTOR = "Give at most one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all."
 
@@ -57,7 +57,7 @@ def status_command(
     if len(given) + int(select_all) > 1:
         raise CommandError(ONE_SELECTOR)
     chosen = policy.selection(selector, eval_id, select_all, default_all=True)
-    from artifactize.domain.reviews.run.status import StatusOptions
+    from artifactize.domain.use_cases.status import StatusOptions
 
     options = StatusOptions(
         recursive=recursive,

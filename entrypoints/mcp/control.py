@@ -34,7 +34,7 @@ from typing import Any, cast
 import anyio
 
 from artifactize.domain.tools.results import ToolResult
-from artifactize.domain.tools.serving import ServedScope, ServingPorts, ServingRun
+from artifactize.domain.use_cases.serving import ServedScope, ServingPorts, ServingRun
 from artifactize.ports.process import ProcessRunner, ProcessSpec
 from artifactize.ports.threads import WorkerThreads
 

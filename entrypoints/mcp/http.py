@@ -25,7 +25,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route
 
-from artifactize.domain.tools.serving import ServingRun
+from artifactize.domain.use_cases.serving import ServingRun
 from artifactize.entrypoints.mcp.server import McpServer
 from artifactize.entrypoints.store_server import StoreServer
 

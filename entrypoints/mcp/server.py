@@ -26,7 +26,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
-from artifactize.domain.tools.serving import ConnectionKey, ServingRun
+from artifactize.domain.use_cases.serving import ConnectionKey, ServingRun
 from artifactize.entrypoints.mcp.content import call_tool_result, error_result
 from artifactize.entrypoints.mcp.stdio import private_stdio
 

@@ -17,11 +17,11 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from artifactize.domain.reviews.human.errors import HumanReviewError
-from artifactize.domain.reviews.human.lifecycle import HumanReviews, Submitted
-from artifactize.domain.reviews.run.request_views import RequestViews
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.domain.tools.human.lines import LineSink
 from artifactize.domain.tools.human.results import HumanToolResult
+from artifactize.domain.use_cases.human_reviews import HumanReviews, Submitted
+from artifactize.domain.use_cases.request_views import RequestViews
 from artifactize.entrypoints.review_tui.waiting import (
     WAITING_HUMAN,
     WaitingRow,

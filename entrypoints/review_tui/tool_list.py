@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from artifactize.domain.templates import render_description
-from artifactize.domain.workspace import published_name
+from artifactize.domain.declarations.templates import render_description
+from artifactize.domain.project.workspace import published_name
 
 SAFE_WORD = re.compile(r"[A-Za-z0-9\-_./=:,+@%{}]+")
 BUILTIN_DESCRIPTION = "Built-in {builtin} {args}"

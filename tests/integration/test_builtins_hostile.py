@@ -33,10 +33,10 @@ import pytest
 from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.process import PosixProcessRunner
 from artifactize.adapters.ry_regex import RyRegexEngine
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.text import compact_json_size, utf16_length
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 from artifactize.domain.tools.results import ToolResult
+from artifactize.domain.use_cases.config_service import ConfigService
 from tests.fakes.threads import THREADS
 from tests.support.builtin_tools import Tools
 from tests.support.processes import nothing_left_in_test_trees

@@ -36,14 +36,14 @@ import psutil
 import pytest
 
 from artifactize.adapters.posix.filesystem import PosixFilesystem
-from artifactize.domain.config_service import ConfigService
-from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.declarations.diagnostics import ConfigError
 from artifactize.domain.text import compact_json, compact_json_size
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.domain.tools.commands.json_output import JSON_BLOCK_MAX_BYTES, RESULT_MAX_BYTES
 from artifactize.domain.tools.commands.text_output import TEXT_BLOCK_MAX_BYTES, TRUNCATION_MARKER
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 from artifactize.domain.tools.results import CONTENT_BLOCKS_MAX, ToolResult
+from artifactize.domain.use_cases.config_service import ConfigService
 from tests.support.images import (
     BMP1,
     GIF1,

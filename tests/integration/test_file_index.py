@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 
 from artifactize.adapters.file_index import RACY_MARGIN_NS, SqliteFileIndex, is_racy
 from artifactize.adapters.posix.filesystem import PosixFilesystem
-from artifactize.domain.config_service import ConfigService
-from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.declarations.diagnostics import ConfigError
 from artifactize.domain.reviews.reuse.artifactsum import compute_artifactsum
 from artifactize.domain.reviews.reuse.errors import FingerprintError
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import FileIdentity
 from tests.support.workspaces import declare, write

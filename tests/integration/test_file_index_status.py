@@ -21,7 +21,7 @@ from bench.scale import ENV, cli
 from tests.support.workspaces import declare, write
 
 FILES_HASHED = ("domain/reviews/reuse/artifactsum.py", "_read_digest")
-DECLARATIONS_PARSED = ("domain/discovery.py", "_parse")
+DECLARATIONS_PARSED = ("domain/project/discovery.py", "_parse")
 MODULES = 3
 FILES_PER_MODULE = 4
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from artifactize.adapters.posix.filesystem import PosixFilesystem
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, compute_artifactsum
 from artifactize.domain.reviews.reuse.keys import key_inputs
+from artifactize.domain.use_cases.config_service import ConfigService
 from tests.support.workspaces import declare, write
 
 PROC_FD = Path("/proc/self/fd")

@@ -26,12 +26,12 @@ import psutil
 import pytest
 
 from artifactize.adapters.posix.filesystem import PosixFilesystem
-from artifactize.domain.config_service import ConfigService
-from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.declarations.diagnostics import ConfigError
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.domain.tools.human.lines import OutputLine, ProgramEnded, ToolLogEvent
 from artifactize.domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
 from artifactize.domain.tools.human.results import HumanToolResult
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.entrypoints.container import DESKTOP_OPENER, SELF_COMMAND, Container
 from tests.support.cli import CliResult
 from tests.support.cli import run_cli as in_process

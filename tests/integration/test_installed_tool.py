@@ -98,12 +98,12 @@ def check_the_bundled_example(command: str, tmp_path: Path, path: str) -> None:
 def test_the_build_makes_a_wheel_and_an_sdist_of_one_package(tool: InstalledTool) -> None:
     with zipfile.ZipFile(tool.wheel) as wheel:
         tops = {name.split("/")[0] for name in wheel.namelist()}
-        assert "artifactize/domain/workspace.py" in wheel.namelist()
+        assert "artifactize/domain/project/workspace.py" in wheel.namelist()
     assert {top for top in tops if not top.endswith(".dist-info")} == {"artifactize"}
     with tarfile.open(tool.sdist) as sdist:
         members = {member.name: member for member in sdist.getmembers()}
     (root,) = {name.split("/")[0] for name in members}
-    domain = members[f"{root}/artifactize/domain/workspace.py"]
+    domain = members[f"{root}/artifactize/domain/project/workspace.py"]
     assert domain.isfile()  # the layer folders' links are followed: real files
 
 

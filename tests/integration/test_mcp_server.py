@@ -29,13 +29,13 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from artifactize.adapters.posix.filesystem import PosixFilesystem
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.arguments import ARGUMENTS_MAX_BYTES, NOT_AN_OBJECT
 from artifactize.domain.tools.cancellation import CANCELLED_MESSAGE
 from artifactize.domain.tools.pinning import PinningError, pin_execution_paths
 from artifactize.domain.tools.registry import UNKNOWN_TOOL, AgentToolRegistry
 from artifactize.domain.tools.results import AUDIT_SUMMARY_MAX_CHARS
-from artifactize.domain.tools.serving import BUDGET_SPENT, MAX_TOOL_CALLS_MIN
+from artifactize.domain.use_cases.config_service import ConfigService
+from artifactize.domain.use_cases.serving import BUDGET_SPENT, MAX_TOOL_CALLS_MIN
 from artifactize.entrypoints.mcp.content import call_tool_result
 from artifactize.entrypoints.mcp.stdio import (
     INVALID_REQUEST,

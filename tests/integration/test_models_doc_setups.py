@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from artifactize.adapters.llm.backends import EnvModelBackends
+from artifactize.domain.declarations.diagnostics import KeyProblems
 from artifactize.domain.declarations.model import AgentProfile, ArtifactKind
 from artifactize.domain.declarations.parse import parse_declaration
-from artifactize.domain.diagnostics import KeyProblems
 from artifactize.ports.model import TurnRequest, UserText
 from tests.support.fake_provider import FakeProvider, anthropic_text, chat_text, openai_text
 

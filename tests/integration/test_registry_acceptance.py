@@ -25,9 +25,9 @@ import pytest
 from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.programs import PosixProgramFinder
 from artifactize.adapters.posix.scratch import PosixScratchSpace
-from artifactize.domain.config_service import ConfigService
+from artifactize.domain.declarations.diagnostics import ConfigError
 from artifactize.domain.declarations.model import CommandAgentTool
-from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.project.workspace import PUBLISHED_TOOL_NAME_MAX, Workspace
 from artifactize.domain.tools.builtins import help as builtin_help
 from artifactize.domain.tools.human.descriptions import human_scope_for_eval, human_tools_of
 from artifactize.domain.tools.registry import (
@@ -37,7 +37,7 @@ from artifactize.domain.tools.registry import (
     ToolPorts,
 )
 from artifactize.domain.tools.results import ToolResult
-from artifactize.domain.workspace import PUBLISHED_TOOL_NAME_MAX, Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.workspaces import declare, real_tool_ports
 from tests.support.workspaces import entries_under as snapshot

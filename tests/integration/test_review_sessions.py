@@ -26,14 +26,14 @@ from artifactize.adapters.posix.private_files import PosixPrivateFiles
 from artifactize.adapters.posix.process_table import PsutilProcessTable
 from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.adapters.system_clock import SystemClock
-from artifactize.domain.config_service import ConfigService
-from artifactize.domain.reviews.agent.followup import FollowUp
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.agent.review import AgentReview, ReviewPorts
+from artifactize.domain.reviews.failures import TIMED_OUT, FailureCode
 from artifactize.domain.reviews.reuse.keys import key_inputs
 from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
-from artifactize.domain.reviews.run.failures import TIMED_OUT, FailureCode
-from artifactize.domain.reviews.run.verify import Verify
-from artifactize.domain.workspace import Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
+from artifactize.domain.use_cases.followup import FollowUp
+from artifactize.domain.use_cases.verify import Verify
 from artifactize.ports.conversations import ConversationNotFound
 from artifactize.ports.ids import SessionId
 from artifactize.ports.model import (

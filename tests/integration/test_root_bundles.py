@@ -17,7 +17,7 @@ import pytest
 
 from artifactize.domain.declarations.model import AgentProfile
 from artifactize.domain.reviews.run.context import VerifyOptions
-from artifactize.domain.tools.serving import ServeSelection
+from artifactize.domain.use_cases.serving import ServeSelection
 from artifactize.entrypoints.bootstrap import Services
 from artifactize.entrypoints.cli.global_options import GlobalOptions
 from artifactize.entrypoints.container import (
@@ -78,7 +78,7 @@ def test_the_verify_ports(services: Services, tmp_path: Path) -> None:
 
 
 def test_the_status_ports(services: Services) -> None:
-    from artifactize.domain.reviews.run.status import StatusOptions
+    from artifactize.domain.use_cases.status import StatusOptions
 
     status, refs = services.status(None, StatusOptions())
     assert refs and status.ports.scripts is not None

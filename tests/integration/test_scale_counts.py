@@ -31,13 +31,13 @@ LINEAR_MAX = GROWTH * 1.2
 RUNTIME_EVERY = 10  # runtime evals on every tenth module keep the state fill short
 
 # (file name ending, function name) -> what the count stands for
-RELATION_MAPS = ("domain/workspace.py", "inputs")
+RELATION_MAPS = ("domain/project/workspace.py", "inputs")
 FILES_HASHED = ("domain/reviews/reuse/artifactsum.py", "_hash")
 STATEMENTS = ("~", "<method 'execute' of 'sqlite3.Cursor' objects>")
 ROWS_UPDATED = ("adapters/sqlite/state.py", "_write_request")  # one request row rewritten
 COMPONENTS_SETTLED = ("domain/reviews/run/gates.py", "_settle_component")  # gates computed
-PARKED = ("domain/reviews/run/verify.py", "_park")  # a waiting request looked at again
-EVALS_SETTLED = ("domain/reviews/run/verify.py", "_settle_request")  # dispatched to a slot
+PARKED = ("domain/use_cases/verify.py", "_park")  # a waiting request looked at again
+EVALS_SETTLED = ("domain/use_cases/verify.py", "_settle_request")  # dispatched to a slot
 DERIVED = ("domain/reviews/run/derived.py", "settle_derived")  # a dependency eval settled
 HISTORY_COUNTED = ("adapters/sqlite/history.py", "retained")  # the GC's whole-history count
 COMMITS = ("~", "<method 'commit' of 'sqlite3.Connection' objects>")

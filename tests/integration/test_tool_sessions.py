@@ -44,7 +44,6 @@ from artifactize.adapters.posix.session_process import PosixProcessLauncher
 from artifactize.adapters.posix.session_store import PosixSessionStore
 from artifactize.adapters.ry_regex import RyRegexEngine
 from artifactize.adapters.threads import ThreadCleanupExecutor
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.cancellation import CANCELLED_MESSAGE, Cancellation
 from artifactize.domain.tools.registry import UNKNOWN_TOOL, AgentToolRegistry, ToolPorts
 from artifactize.domain.tools.results import ToolResult
@@ -58,7 +57,8 @@ from artifactize.domain.tools.sessions import (
     ToolSessions,
     sweep,
 )
-from artifactize.domain.tools.tools_check import ToolsCheck, ToolsCheckRequest
+from artifactize.domain.use_cases.config_service import ConfigService
+from artifactize.domain.use_cases.tools_check import ToolsCheck, ToolsCheckRequest
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity
 from tests.fakes.threads import THREADS
@@ -800,7 +800,7 @@ from artifactize.adapters.posix.process_table import PsutilProcessTable
 from artifactize.adapters.ry_regex import RyRegexEngine
 from artifactize.adapters.threads import ThreadCleanupExecutor
 from artifactize.adapters.worker_threads import AnyioWorkerThreads
-from artifactize.domain.config_service import ConfigService
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 from artifactize.domain.tools.sessions import SessionPorts
 

@@ -20,7 +20,7 @@ import httpx2
 import psutil
 import pytest
 
-from artifactize.domain.reviews.human.lifecycle import HUMAN_RESULT_MAX_BYTES
+from artifactize.domain.use_cases.human_reviews import HUMAN_RESULT_MAX_BYTES
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.web_server import (
     STOPPED,

@@ -9,12 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from artifactize.domain.config_service import ConfigService
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.agent.review import ReviewPorts
-from artifactize.domain.reviews.human.lifecycle import HumanReviewPorts, HumanReviews
 from artifactize.domain.tools.human.registry import HumanToolPorts
 from artifactize.domain.tools.registry import ToolPorts
-from artifactize.domain.workspace import Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
+from artifactize.domain.use_cases.human_reviews import HumanReviewPorts, HumanReviews
 from artifactize.ports.documents import ProducerDocument
 from artifactize.ports.launch import LaunchObserver
 from artifactize.ports.sessions import ProcessIdentity

@@ -20,7 +20,7 @@ from artifactize.domain.reviews.agent.loop import (
     LoopSettings,
     serves_requested_model,
 )
-from artifactize.domain.reviews.run.failures import AgentFailure, FailureCode
+from artifactize.domain.reviews.failures import AgentFailure, FailureCode
 from artifactize.domain.reviews.verdicts import VerdictValidator
 from artifactize.domain.tools.results import ToolResult
 from artifactize.ports.model import (

@@ -1,4 +1,4 @@
-"""Saved API keys: ``login`` / ``logout`` (``domain/api_keys.py``) over a fake secrets
+"""Saved API keys: ``login`` / ``logout`` (``domain/use_cases/api_keys.py``) over a fake secrets
 port, and the key lookup of the API backends (the variable wins, else the key saved for
 that backend and endpoint)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from artifactize.adapters.llm.backends import EnvModelBackends
-from artifactize.domain.api_keys import MAX_KEY_CHARS, ApiKeyError, ApiKeys
+from artifactize.domain.use_cases.api_keys import MAX_KEY_CHARS, ApiKeyError, ApiKeys
 from artifactize.ports.model import BackendUnavailable
 from artifactize.ports.secrets import SecretStoreError, key_account
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from dependency_injector import providers
 
-from artifactize.domain.config_service import ConfigService
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.entrypoints.cli import app as cli
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.container import Container

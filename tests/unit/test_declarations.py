@@ -8,11 +8,13 @@ from typing import Literal, cast
 
 import pytest
 
+from artifactize.domain.declarations.diagnostics import KeyProblems
 from artifactize.domain.declarations.evals import POSITIVE_INT_MAX, PROFILE_VARIANTS_MAX
 from artifactize.domain.declarations.fingerprint import (
     FINGERPRINT_FILES_MAX,
     FINGERPRINT_IGNORE_MAX,
 )
+from artifactize.domain.declarations.identifiers import IDENTIFIER_MAX_LENGTH
 from artifactize.domain.declarations.model import (
     AGENT_DEFAULT_TIMEOUT_MS,
     COMMAND_TOOL_DEFAULT_TIMEOUT_MS,
@@ -38,8 +40,6 @@ from artifactize.domain.declarations.model import (
 from artifactize.domain.declarations.parse import TAGS_MAX, parse_declaration
 from artifactize.domain.declarations.reader import TIMEOUT_MS_MAX, TIMEOUT_MS_MIN
 from artifactize.domain.declarations.tools import EXECUTION_PATHS_MAX
-from artifactize.domain.diagnostics import KeyProblems
-from artifactize.domain.identifiers import IDENTIFIER_MAX_LENGTH
 
 FOLDER = ArtifactKind.FOLDER
 FILE = ArtifactKind.FILE

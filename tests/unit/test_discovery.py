@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from artifactize.domain.diagnostics import ConfigError, Problem
-from artifactize.domain.discovery import DECLARATION_MAX_BYTES, Discovery, discover
+from artifactize.domain.declarations.diagnostics import ConfigError, Problem
+from artifactize.domain.project.discovery import DECLARATION_MAX_BYTES, Discovery, discover
 from tests.fakes.filesystem import MemoryFilesystem, Node, Special, Symlink
 
 HUMAN_EVAL = b"""

@@ -9,7 +9,7 @@ from typing import cast
 
 import pytest
 
-from artifactize.domain.doctor import Doctor, DoctorPorts, StoreCheck
+from artifactize.domain.use_cases.doctor import Doctor, DoctorPorts, StoreCheck
 from artifactize.entrypoints import container
 from artifactize.entrypoints.review_tui.editor import EDITOR_DEFAULT, editor_command
 from artifactize.ports.model import ModelBackends, ModelCatalog

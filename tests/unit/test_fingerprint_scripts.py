@@ -7,8 +7,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.declarations.model import FINGERPRINT_SCRIPT_DEFAULT_TIMEOUT_MS
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.human.reconnect import Reconnected, recheck_key
 from artifactize.domain.reviews.reuse.fingerprints import (
     SCRIPT_OUTPUT_MAX_CHARS,
@@ -24,7 +24,7 @@ from artifactize.domain.reviews.reuse.scripts import (
 )
 from artifactize.domain.reviews.runtime.env import INHERITED_VARIABLES, TOOLCHAIN_HOMES
 from artifactize.domain.tools.cancellation import Cancellation
-from artifactize.domain.workspace import Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.ports.process import ProcessOutcome, ProcessSpec
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeProcessRunner, FakePrograms, FakeScratch, Script

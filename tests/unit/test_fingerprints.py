@@ -13,8 +13,8 @@ from types import TracebackType
 
 import pytest
 
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.declarations.model import ScriptFingerprint
+from artifactize.domain.project.workspace import Artifact, Workspace
 from artifactize.domain.reviews.reuse.artifactsum import (
     ARTIFACTSUM_DEPTH_MAX,
     ARTIFACTSUM_ENTRIES_MAX,
@@ -34,7 +34,7 @@ from artifactize.domain.reviews.reuse.fingerprints import (
     compute_fingerprint,
     script_output_value,
 )
-from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.ports.filesystem import DirectoryHandle, DirEntry, FileHandle, FileIdentity
 from tests.fakes.filesystem import MemoryFilesystem, Node, Special, Symlink
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from artifactize.domain.config_service import ConfigService
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.run.gates import (
     BASIS,
     BLOCKED,
@@ -27,7 +27,7 @@ from artifactize.domain.reviews.run.gates import (
     required_scope,
     scope_evals,
 )
-from artifactize.domain.workspace import Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
 from tests.fakes.filesystem import MemoryFilesystem, Node
 
 

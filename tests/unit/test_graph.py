@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from artifactize.domain.config_service import ConfigService
-from artifactize.domain.graph import components, graph_report, required_closure
-from artifactize.domain.workspace import Relation, RelationKind, UnknownName, Workspace
+from artifactize.domain.project.graph import components, graph_report, required_closure
+from artifactize.domain.project.workspace import Relation, RelationKind, UnknownName, Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.entrypoints.cli.render.config import graph_text
 from tests.fakes.filesystem import MemoryFilesystem, Node
 

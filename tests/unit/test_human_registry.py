@@ -13,13 +13,13 @@ from dataclasses import replace
 import anyio
 import pytest
 
-from artifactize.domain.config_service import ConfigService
-from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.declarations.diagnostics import ConfigError
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.domain.tools.human.lines import OutputLine, ProgramEnded, ToolLogEvent
 from artifactize.domain.tools.human.registry import HumanToolPorts, HumanToolRegistry
 from artifactize.domain.tools.registry import RegistryError
 from artifactize.domain.tools.results import ToolError
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.ports.process import ProcessOutcome, ProcessSpec
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeProcessRunner, FakePrograms, hang_forever

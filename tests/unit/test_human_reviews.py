@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.human.asking import (
     FOLLOWING_HUMAN,
     HUMAN_POLL_SECONDS,
@@ -32,18 +33,17 @@ from artifactize.domain.reviews.human.errors import (
     HumanPublishError,
     HumanReviewError,
 )
-from artifactize.domain.reviews.human.lifecycle import (
-    HUMAN_RESULT_MAX_BYTES,
-)
 from artifactize.domain.reviews.human.recorded_declarations import DEFINITION_CHANGED, EVAL_GONE
 from artifactize.domain.reviews.human.reviewers import INVALID_REVIEWER
 from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.human_wait import WAIT_CANCELLED
-from artifactize.domain.reviews.run.request_views import RequestViews, list_line
 from artifactize.domain.reviews.run.selection import select_evals
-from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.tools.cancellation import Cancellation
-from artifactize.domain.workspace import Workspace
+from artifactize.domain.use_cases.human_reviews import (
+    HUMAN_RESULT_MAX_BYTES,
+)
+from artifactize.domain.use_cases.request_views import RequestViews, list_line
+from artifactize.domain.use_cases.verify import Verify
 from artifactize.kernel.document_codec import execution_json
 from artifactize.ports.ids import ExecutionId, RequestId
 from artifactize.ports.process import ProcessOutcome

@@ -11,11 +11,12 @@ import pytest
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
 from artifactize.adapters.ry_regex import RyRegexEngine
-from artifactize.domain.config_service import ConfigService
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.tools.cancellation import CANCELLED_MESSAGE
 from artifactize.domain.tools.registry import ToolPorts
 from artifactize.domain.tools.results import AUDIT_SUMMARY_MAX_CHARS, ToolResult
-from artifactize.domain.tools.serving import (
+from artifactize.domain.use_cases.config_service import ConfigService
+from artifactize.domain.use_cases.serving import (
     AUDIT_FAILED,
     BUDGET_SPENT,
     MAX_TOOL_CALLS_MIN,
@@ -26,7 +27,6 @@ from artifactize.domain.tools.serving import (
     ServingRun,
     prepare_scope,
 )
-from artifactize.domain.workspace import Workspace
 from artifactize.entrypoints.mcp.content import call_tool_result
 from artifactize.ports.statuses import ErrorCode
 from tests.fakes.filesystem import MemoryFilesystem

@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from artifactize.domain.config_service import ConfigService
+from artifactize.domain.declarations.diagnostics import ConfigError, KeyProblems
 from artifactize.domain.declarations.evals import (
     REFUSED_ROOT_COMBINATORS,
     RESERVED_RESULT_FIELDS,
@@ -14,8 +14,8 @@ from artifactize.domain.declarations.evals import (
 )
 from artifactize.domain.declarations.model import ArtifactKind
 from artifactize.domain.declarations.parse import parse_declaration
-from artifactize.domain.diagnostics import ConfigError, KeyProblems
 from artifactize.domain.reviews.verdicts import InvalidVerdict, VerdictValidator
+from artifactize.domain.use_cases.config_service import ConfigService
 from tests.fakes.filesystem import MemoryFilesystem
 
 SCHEMA_KEYS = ("pass_schema", "fail_schema")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from artifactize.domain.config_service import ConfigService
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.tools import pinning
 from artifactize.domain.tools.pinning import (
     PIN_ENTRIES_MAX,
@@ -25,7 +25,7 @@ from artifactize.domain.tools.pinning import (
     PinningError,
     pin_execution_paths,
 )
-from artifactize.domain.workspace import Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
 from tests.fakes.filesystem import MemoryFilesystem, Node, Special, Symlink
 from tests.support.processes import nothing_left_behind as nothing_left_behind_in
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from artifactize.domain.templates import TemplateError
+from artifactize.domain.declarations.templates import TemplateError
 from artifactize.domain.tools.commands.plain import (
     PLAIN_FAILED_PREFIX,
     SubstitutionError,

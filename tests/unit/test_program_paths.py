@@ -1,10 +1,10 @@
-"""Which program strings are absolute paths, on POSIX and on Windows (domain/program_paths)."""
+"""Which program strings are absolute paths, on POSIX and on Windows (domain/project/program_paths)."""
 
 from __future__ import annotations
 
 import pytest
 
-from artifactize.domain.program_paths import is_absolute_program
+from artifactize.domain.project.program_paths import is_absolute_program
 
 
 @pytest.mark.parametrize(

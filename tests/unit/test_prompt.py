@@ -8,12 +8,12 @@ from typing import Any, cast
 import pytest
 
 from artifactize.adapters.ry_regex import RyRegexEngine
-from artifactize.domain.config_service import ConfigService
+from artifactize.domain.project.scope import eval_scope
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.agent.prompt import AgentPrompt, build_prompt
 from artifactize.domain.reviews.verdicts import VerdictValidator
-from artifactize.domain.scope import eval_scope
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolDefinition, ToolPorts
-from artifactize.domain.workspace import Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
 from tests.fakes.filesystem import MemoryFilesystem
 from tests.fakes.threads import THREADS
 

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from artifactize.domain.reviews.remote.push import PushError, PushReport, local_candidates, push
+from artifactize.domain.use_cases.remote_push import PushError, PushReport, local_candidates, push
 from artifactize.kernel.document_codec import execution_from_json
 from artifactize.ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from artifactize.ports.state import ExecutionRecord

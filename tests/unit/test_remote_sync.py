@@ -14,7 +14,7 @@ from artifactize.domain.reviews.remote.records import build_record
 from artifactize.domain.reviews.remote.sync import REFRESH_INTERVAL_SECONDS, RemoteSync
 from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.selection import select_evals
-from artifactize.domain.reviews.run.verify import Verify
+from artifactize.domain.use_cases.verify import Verify
 from artifactize.kernel.document_codec import execution_json
 from artifactize.ports.review_store import Principal, RemoteSettings
 from artifactize.ports.state import StateStore

@@ -85,7 +85,7 @@ def test_the_reason_of_an_error_is_in_the_text() -> None:
 
 
 def test_a_near_miss_name_gets_a_suggestion() -> None:
-    from artifactize.domain.workspace import did_you_mean
+    from artifactize.domain.project.workspace import did_you_mean
 
     assert did_you_mean("attrs-src/reveiw", ["attrs-src/review", "docs/read"]) == (
         "; did you mean `attrs-src/review`?"

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.declarations.model import (
     AgentProfile,
     ArtifactKind,
@@ -22,6 +21,7 @@ from artifactize.domain.declarations.model import (
     RuntimeProfile,
     ScriptFingerprint,
 )
+from artifactize.domain.project.workspace import Artifact, Workspace
 from artifactize.domain.reviews.reuse.canonical_json import CanonicalJsonError, canonical_json
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintError
 from artifactize.domain.reviews.reuse.keys import (
@@ -31,7 +31,7 @@ from artifactize.domain.reviews.reuse.keys import (
     key_inputs,
     reuse_key,
 )
-from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 
 

@@ -26,10 +26,10 @@ from artifactize.domain.reviews.human.errors import (
     REQUEST_NOT_FOUND,
     HumanReviewError,
 )
-from artifactize.domain.reviews.human.lifecycle import Submitted
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.domain.tools.human.lines import LineSink, OutputLine, ProgramEnded
 from artifactize.domain.tools.human.results import CANCELLED, HumanToolResult
+from artifactize.domain.use_cases.human_reviews import Submitted
 from artifactize.entrypoints.review_tui.app import ReviewApp
 from artifactize.entrypoints.review_tui.waiting import WaitingRow, claim_text
 from artifactize.ports.documents import Execution

@@ -12,15 +12,15 @@ from typing import Any
 import anyio
 import pytest
 
-from artifactize.domain.config_service import ConfigService
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.agent.review import ReviewOutcome
+from artifactize.domain.reviews.failures import INPUT_CHANGED
 from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
-from artifactize.domain.reviews.run.failures import INPUT_CHANGED
 from artifactize.domain.reviews.runtime.env import INHERITED_VARIABLES, TOOLCHAIN_HOMES
 from artifactize.domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES
 from artifactize.domain.reviews.runtime.review import CANCELLED, RuntimePorts, RuntimeReview
 from artifactize.domain.tools.commands.running import DEFAULT_LANG
-from artifactize.domain.workspace import Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.ports.process import ProcessOutcome, ProcessSpec
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import (

@@ -7,9 +7,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.logical_paths import LogicalPathError
-from artifactize.domain.scope import (
+from artifactize.domain.project.scope import (
     Ownership,
     ScopeError,
     artifact_scope,
@@ -20,7 +19,8 @@ from artifactize.domain.scope import (
     scope_entries,
     working_directory,
 )
-from artifactize.domain.workspace import Workspace
+from artifactize.domain.project.workspace import Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
 from tests.fakes.filesystem import MemoryFilesystem, Node
 
 

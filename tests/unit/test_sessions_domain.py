@@ -26,7 +26,6 @@ import pytest
 
 from artifactize.adapters.ry_regex import RyRegexEngine
 from artifactize.adapters.threads import ThreadCleanupExecutor
-from artifactize.domain.config_service import ConfigService
 from artifactize.domain.tools.cancellation import CANCELLED_MESSAGE, Cancellation
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 from artifactize.domain.tools.results import ToolResult
@@ -42,6 +41,7 @@ from artifactize.domain.tools.sessions import (
     ToolSessions,
     sweep,
 )
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.ports.process import ProcessOutcome, ProcessSpec
 from artifactize.ports.programs import ProgramIdentity
 from artifactize.ports.sessions import JournalEntry, JournalRole, ProcessIdentity, SpawnObserver

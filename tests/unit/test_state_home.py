@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from artifactize.domain.state_home import StateLocationError, check_outside_repo, state_home
+from artifactize.domain.project.state_home import StateLocationError, check_outside_repo, state_home
 
 HOME = "/home/ann"
 FULL_ENV = {"ARTIFACTIZE_STATE_HOME": "/env/state", "XDG_STATE_HOME": "/xdg"}

@@ -15,7 +15,8 @@ from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
 from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.reuse import NOT_SELECTED
 from artifactize.domain.reviews.run.selection import select_evals
-from artifactize.domain.reviews.run.status import (
+from artifactize.domain.reviews.runtime.review import RuntimePorts
+from artifactize.domain.use_cases.status import (
     ASK_HUMAN,
     EXECUTE_FORCED,
     Status,
@@ -23,8 +24,7 @@ from artifactize.domain.reviews.run.status import (
     StatusPorts,
     StatusReport,
 )
-from artifactize.domain.reviews.run.verify import Verify
-from artifactize.domain.reviews.runtime.review import RuntimePorts
+from artifactize.domain.use_cases.verify import Verify
 from artifactize.ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from artifactize.domain.templates import (
+from artifactize.domain.declarations.templates import (
     ARTIFACT_NAME_PLACEHOLDER,
     DESCRIPTION_MAX_UTF16,
     Operand,

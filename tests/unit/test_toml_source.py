@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from artifactize.domain.diagnostics import KeyProblems
-from artifactize.domain.toml_source import (
+from artifactize.domain.declarations.diagnostics import KeyProblems
+from artifactize.domain.declarations.toml_source import (
     KeyLocator,
     TomlSyntaxError,
     parse_toml,

@@ -110,7 +110,7 @@ async def test_a_served_read_runs_on_the_event_loop_and_a_review_read_in_a_worke
         return real_read(context, args)
 
     monkeypatch.setattr(registry_module, "run_read", recording_read)
-    from artifactize.domain.tools.serving import ServeSelection
+    from artifactize.domain.use_cases.serving import ServeSelection
 
     scope = served(ServeSelection(eval_id="doc/open"))
     run = serving(scope)

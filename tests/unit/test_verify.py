@@ -11,15 +11,15 @@ from typing import Any, cast
 
 import pytest
 
-from artifactize.domain.config_service import ConfigService
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.agent.review import ReviewPorts
 from artifactize.domain.reviews.human.asking import WAITING_FOR_HUMAN
 from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.documents import run_status
 from artifactize.domain.reviews.run.selection import SelectionError, select_evals
-from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.tools.registry import ToolPorts
-from artifactize.domain.workspace import Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
+from artifactize.domain.use_cases.verify import Verify
 from artifactize.ports.documents import Execution
 from artifactize.ports.ids import ExecutionId
 from artifactize.ports.sessions import ProcessIdentity

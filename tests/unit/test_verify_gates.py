@@ -16,8 +16,8 @@ from artifactize.domain.reviews.human.asking import HUMAN_POLL_SECONDS
 from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.reuse import NOT_SELECTED
 from artifactize.domain.reviews.run.selection import select_evals
-from artifactize.domain.reviews.run.verify import Verify
 from artifactize.domain.reviews.runtime.review import RuntimePorts
+from artifactize.domain.use_cases.verify import Verify
 from artifactize.ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch

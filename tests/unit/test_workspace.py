@@ -6,9 +6,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from artifactize.domain.config_service import ConfigService
-from artifactize.domain.diagnostics import ConfigError, Problem
-from artifactize.domain.workspace import (
+from artifactize.domain.declarations.diagnostics import ConfigError, Problem
+from artifactize.domain.project.workspace import (
     PUBLISHED_TOOL_NAME_MAX,
     Relation,
     RelationKind,
@@ -16,6 +15,7 @@ from artifactize.domain.workspace import (
     Workspace,
     published_name,
 )
+from artifactize.domain.use_cases.config_service import ConfigService
 from tests.fakes.filesystem import MemoryFilesystem, Node
 
 

@@ -1,19 +1,19 @@
 """A program of the project outside the eval's scope, named from the workspace root (``:/``),
-and what ``config check`` resolves before anything runs (domain/program_checks.py)."""
+and what ``config check`` resolves before anything runs (domain/project/program_checks.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from artifactize.domain.config_service import ConfigService
-from artifactize.domain.diagnostics import ConfigError, NotReady
-from artifactize.domain.program_checks import ProgramChecks
-from artifactize.domain.program_paths import workspace_program
-from artifactize.domain.runtime_programs import FROM_ROOT_HINT, program_problem
-from artifactize.domain.scope import eval_scope
+from artifactize.domain.declarations.diagnostics import ConfigError, NotReady
+from artifactize.domain.project.program_checks import ProgramChecks
+from artifactize.domain.project.program_paths import workspace_program
+from artifactize.domain.project.runtime_programs import FROM_ROOT_HINT, program_problem
+from artifactize.domain.project.scope import eval_scope
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.tools.commands.prep import WORKSPACE_PROGRAM_RULE, CommandResolver
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import Workspace
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.entrypoints.cli.render.config import summary_text
 from tests.fakes.filesystem import MemoryFilesystem, Node, Special, Symlink
 from tests.fakes.processes import FakePrograms

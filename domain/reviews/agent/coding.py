@@ -38,7 +38,7 @@ from artifactize.domain.reviews.agent.loop import (
     repaired_verdict,
     serves_requested_model,
 )
-from artifactize.domain.reviews.run.failures import AgentFailure, FailureCode
+from artifactize.domain.reviews.failures import AgentFailure, FailureCode
 from artifactize.domain.reviews.verdicts import (
     InvalidVerdict,
     VerdictValidator,

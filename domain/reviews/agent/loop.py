@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from artifactize.domain.reviews.run.failures import AgentFailure, FailureCode
+from artifactize.domain.reviews.failures import AgentFailure, FailureCode
 from artifactize.domain.reviews.verdicts import (
     InvalidVerdict,
     VerdictValidator,

@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from artifactize.domain.declarations.templates import instruction_references
+from artifactize.domain.project.workspace import Artifact, EvalRef, RelationKind, Workspace
 from artifactize.domain.reviews.verdicts import VerdictValidator
-from artifactize.domain.templates import instruction_references
 from artifactize.domain.tools.registry import ToolDefinition
-from artifactize.domain.workspace import Artifact, EvalRef, RelationKind, Workspace
 from artifactize.ports.statuses import Verdict
 
 INSTRUCTION_KEY = "instruction"

@@ -21,12 +21,12 @@ from typing import Any, TypeVar
 import anyio
 
 from artifactize.domain.declarations.model import AgentProfile
+from artifactize.domain.project.scope import eval_scope, scope_entries
+from artifactize.domain.project.workspace import EvalRef, Workspace
 from artifactize.domain.reviews.agent.coding import CodingAgentLoop
 from artifactize.domain.reviews.agent.loop import AgentLoop, LoopSettings, LoopTrace, ToolCaller
 from artifactize.domain.reviews.agent.prompt import AgentPrompt, build_prompt
-from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, FingerprintScripts
-from artifactize.domain.reviews.reuse.keys import KeyInputs, eval_def_hash, key_inputs
-from artifactize.domain.reviews.run.failures import (
+from artifactize.domain.reviews.failures import (
     CANCELLED,
     DECLARATIONS_CHANGED,
     INPUT_CHANGED,
@@ -34,12 +34,12 @@ from artifactize.domain.reviews.run.failures import (
     AgentFailure,
     FailureCode,
 )
+from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, FingerprintScripts
+from artifactize.domain.reviews.reuse.keys import KeyInputs, eval_def_hash, key_inputs
 from artifactize.domain.reviews.verdicts import VerdictValidator
-from artifactize.domain.scope import eval_scope, scope_entries
 from artifactize.domain.tools.pinning import PinningError, pin_execution_paths
 from artifactize.domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
 from artifactize.domain.tools.sessions import SessionPorts, ToolSessions
-from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.callbacks import WorkspaceReloader
 from artifactize.ports.clock import Clock
 from artifactize.ports.coding_agents import CODING_AGENT_BACKENDS, CodingAgents

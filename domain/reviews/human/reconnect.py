@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from artifactize.domain.diagnostics import ConfigError
+from artifactize.domain.declarations.diagnostics import ConfigError
+from artifactize.domain.project.workspace import EvalRef, Workspace
+from artifactize.domain.reviews.failures import FailureCode
 from artifactize.domain.reviews.human.errors import (
     CANCELLED,
     FINGERPRINT_CHANGED,
@@ -31,9 +33,7 @@ from artifactize.domain.reviews.human.settlement import HumanOutcome
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import key_inputs
-from artifactize.domain.reviews.run.failures import FailureCode
 from artifactize.domain.tools.cancellation import Cancellation
-from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
 from artifactize.ports.filesystem import Filesystem, FilesystemError
 from artifactize.ports.state import RequestRecord

@@ -19,9 +19,9 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from artifactize.domain.project.scope import eval_scope
+from artifactize.domain.project.workspace import Artifact, EvalRef, UnknownName, Workspace
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
-from artifactize.domain.scope import eval_scope
-from artifactize.domain.workspace import Artifact, EvalRef, UnknownName, Workspace
 from artifactize.ports.documents import (
     ArtifactDefinition,
     HumanDefinition,

@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from artifactize.domain.project.scope import eval_scope
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.human.errors import HumanReviewError
 from artifactize.domain.reviews.human.reconnect import Reconnected, reconnect
-from artifactize.domain.scope import eval_scope
 from artifactize.domain.tools.builtins.listing import join_logical, list_location
 from artifactize.domain.tools.context import BuiltinContext
 from artifactize.domain.tools.locations import SPECIAL_REFUSED, open_location
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
 from artifactize.ports.filesystem import EntryKind, FileHandle, Filesystem
 from artifactize.ports.regex import RegexEngine

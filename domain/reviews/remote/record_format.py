@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from artifactize.domain.declarations.identifiers import IDENTIFIER_PATTERN
 from artifactize.domain.declarations.model import ArtifactKind
-from artifactize.domain.identifiers import IDENTIFIER_PATTERN
 from artifactize.domain.json_schema import admit_schema, compile_validator
 from artifactize.domain.reviews.reuse.fingerprints import (
     SCRIPT_OUTPUT_CHARACTERS,

@@ -34,11 +34,11 @@ from typing import Any
 
 from artifactize.domain.declarations.fingerprint import WHOLE_FOLDER
 from artifactize.domain.declarations.model import ArtifactsumFingerprint
-from artifactize.domain.discovery import DECLARATION_SUFFIX
+from artifactize.domain.project.discovery import DECLARATION_SUFFIX
+from artifactize.domain.project.workspace import Artifact, Workspace
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.reviews.reuse.ignore_rules import BUILTIN_IGNORES, IgnoreRules
-from artifactize.domain.workspace import Artifact, Workspace
 from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import (
     DirectoryHandle,

@@ -19,6 +19,7 @@ from artifactize.domain.declarations.model import (
     NoFingerprint,
     ScriptFingerprint,
 )
+from artifactize.domain.project.workspace import Artifact, Workspace
 from artifactize.domain.reviews.reuse.artifactsum import (
     DEFAULT_LIMITS,
     ArtifactsumLimits,
@@ -26,7 +27,6 @@ from artifactize.domain.reviews.reuse.artifactsum import (
     compute_artifactsum,
 )
 from artifactize.domain.reviews.reuse.errors import FingerprintError
-from artifactize.domain.workspace import Artifact, Workspace
 from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import Filesystem
 

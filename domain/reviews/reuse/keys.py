@@ -26,6 +26,7 @@ from artifactize.domain.declarations.model import (
     Profile,
     RuntimeProfile,
 )
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.reuse.artifactsum import DEFAULT_LIMITS, ArtifactsumLimits
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
 from artifactize.domain.reviews.reuse.fingerprints import (
@@ -33,7 +34,6 @@ from artifactize.domain.reviews.reuse.fingerprints import (
     FingerprintScripts,
     compute_fingerprint,
 )
-from artifactize.domain.workspace import Workspace
 from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.ids import ReuseKey

@@ -34,6 +34,10 @@ from dataclasses import dataclass
 import anyio
 
 from artifactize.domain.declarations.model import ScriptFingerprint
+from artifactize.domain.declarations.templates import TemplateError, parse_operand
+from artifactize.domain.project.scope import closure, working_directory
+from artifactize.domain.project.state_home import StateLocationError, check_outside_repo
+from artifactize.domain.project.workspace import Artifact, Workspace
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.reviews.runtime.env import (
     RuntimeDirs,
@@ -41,12 +45,8 @@ from artifactize.domain.reviews.runtime.env import (
     remove_private_dirs,
     runtime_environment,
 )
-from artifactize.domain.scope import closure, working_directory
-from artifactize.domain.state_home import StateLocationError, check_outside_repo
-from artifactize.domain.templates import TemplateError, parse_operand
 from artifactize.domain.tools.commands.prep import CommandResolver
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import Artifact, Workspace
 from artifactize.ports.filesystem import EntryKind, Filesystem
 from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
 from artifactize.ports.programs import ProgramFinder

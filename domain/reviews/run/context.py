@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 import anyio
 
 from artifactize.domain.declarations.model import Profile, RuntimeProfile
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.human.asking import WAIT_TIMEOUT_DEFAULT_MS, check_wait_timeout
 from artifactize.domain.reviews.run.documents import request_record
 from artifactize.domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
 from artifactize.domain.reviews.timestamps import timestamp
-from artifactize.domain.workspace import Workspace
 from artifactize.ports.callbacks import OutputRoots, ProgressSink
 from artifactize.ports.clock import Sleeper
 from artifactize.ports.conversations import ConversationStore

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from artifactize.domain.declarations.model import DependencyProfile
+from artifactize.domain.project.workspace import EvalRef, Workspace
 from artifactize.domain.reviews.run.documents import changed
-from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.statuses import ProfileKind, RequestStatus, SourceKind

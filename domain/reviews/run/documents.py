@@ -16,8 +16,8 @@ from artifactize.domain.declarations.model import (
     HumanProfile,
     Profile,
 )
+from artifactize.domain.project.workspace import EvalRef
 from artifactize.domain.reviews.reuse.keys import KeyInputs
-from artifactize.domain.workspace import EvalRef
 from artifactize.ports.documents import (
     Execution,
     ProfileDocument,

@@ -35,8 +35,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from artifactize.domain.declarations.model import DependencyProfile
-from artifactize.domain.graph import closure, components
-from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.domain.project.graph import closure, components
+from artifactize.domain.project.workspace import EvalRef, Workspace
 from artifactize.ports.documents import ValidationDocument
 from artifactize.ports.statuses import RequestStatus, ValidationStatus
 

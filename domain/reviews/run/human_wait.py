@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
+from artifactize.domain.project.workspace import EvalRef
 from artifactize.domain.reviews.human.asking import (
     WAITING_HUMAN,
     asking_fields,
@@ -25,7 +26,6 @@ from artifactize.domain.reviews.human.recorded_declarations import human_definit
 from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.reviews.run.context import RunContext
 from artifactize.domain.reviews.run.documents import RunResult, changed
-from artifactize.domain.workspace import EvalRef
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.state import ExecutionRecord, HumanNotWaiting

@@ -30,6 +30,7 @@ from typing import Protocol
 import anyio
 import anyio.abc
 
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.run.gates import (
     Evidence,
@@ -40,7 +41,6 @@ from artifactize.domain.reviews.run.gates import (
     evaluate,
     evidence_of,
 )
-from artifactize.domain.workspace import Workspace
 from artifactize.ports.documents import EvidenceDocument, RequestDocument
 from artifactize.ports.statuses import RequestStatus
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from artifactize.domain.project.workspace import EvalRef, UnknownName, Workspace
 from artifactize.domain.reviews.run.shards import Shard
-from artifactize.domain.workspace import EvalRef, UnknownName, Workspace
 
 LIST_MAX = 100_000  # IDs in one --evals or --artifacts list, before duplicates are dropped
 NO_SELECTOR = "Select evals: ARTIFACT, ARTIFACT/EVAL, --eval, --evals, --artifacts or --all."

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from artifactize.domain.workspace import EvalRef, Workspace
+from artifactize.domain.project.workspace import EvalRef, Workspace
 
 UNKNOWN_VARIANT = (
     "--profile {name}: no selected eval declares this profile variant (declared: {declared})."

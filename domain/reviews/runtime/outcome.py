@@ -10,7 +10,7 @@ terminal control sequences. Runtime pass/fail schemas are stored, not applied (Â
 from __future__ import annotations
 
 from artifactize.domain.reviews.agent.review import ReviewOutcome
-from artifactize.domain.reviews.run.failures import FailureCode
+from artifactize.domain.reviews.failures import FailureCode
 from artifactize.domain.tools.commands.text_output import clean_output, decode_lossy
 from artifactize.ports.documents import ChildDocument
 from artifactize.ports.process import ProcessOutcome

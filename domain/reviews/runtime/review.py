@@ -25,10 +25,18 @@ from dataclasses import dataclass, field
 import anyio
 
 from artifactize.domain.declarations.model import RuntimeProfile
+from artifactize.domain.project.runtime_programs import (
+    ARGUMENT_UNRESOLVED,
+    program_document,
+    program_problem,
+)
+from artifactize.domain.project.scope import eval_scope, working_directory
+from artifactize.domain.project.state_home import StateLocationError, check_outside_repo
+from artifactize.domain.project.workspace import EvalRef, Workspace
 from artifactize.domain.reviews.agent.review import ReviewOutcome
+from artifactize.domain.reviews.failures import INPUT_CHANGED, FailureCode
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
-from artifactize.domain.reviews.run.failures import INPUT_CHANGED, FailureCode
 from artifactize.domain.reviews.runtime.env import (
     RuntimeDirs,
     create_private_dirs,
@@ -36,16 +44,8 @@ from artifactize.domain.reviews.runtime.env import (
     runtime_environment,
 )
 from artifactize.domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES, runtime_outcome
-from artifactize.domain.runtime_programs import (
-    ARGUMENT_UNRESOLVED,
-    program_document,
-    program_problem,
-)
-from artifactize.domain.scope import eval_scope, working_directory
-from artifactize.domain.state_home import StateLocationError, check_outside_repo
 from artifactize.domain.tools.commands.prep import CommandResolver
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.clock import Clock
 from artifactize.ports.documents import ProgramDocument
 from artifactize.ports.filesystem import Filesystem, FilesystemError

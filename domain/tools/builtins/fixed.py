@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from artifactize.domain.graph import graph_report
+from artifactize.domain.project.graph import graph_report
 from artifactize.domain.tools.builtins.section import (
     SECTION_SOURCE_MAX_BYTES,
     SectionError,

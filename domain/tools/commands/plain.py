@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from artifactize.domain.templates import parse_plain_template
+from artifactize.domain.declarations.templates import parse_plain_template
 from artifactize.domain.text import compact_json
 from artifactize.domain.tools.commands.text_output import (
     TEXT_BLOCK_MAX_BYTES,

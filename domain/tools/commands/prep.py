@@ -6,19 +6,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from artifactize.domain.declarations.templates import TemplateError, parse_operand
 from artifactize.domain.logical_paths import logical_path_problem
-from artifactize.domain.program_paths import is_absolute_program, workspace_program
-from artifactize.domain.scope import working_directory
-from artifactize.domain.templates import TemplateError, parse_operand
+from artifactize.domain.project.program_paths import is_absolute_program, workspace_program
+from artifactize.domain.project.scope import working_directory
+from artifactize.domain.project.workspace import Artifact, Workspace
 from artifactize.domain.tools.locations import open_directory_at, resolve_location
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import Artifact, Workspace
 from artifactize.ports.filesystem import EntryKind, Filesystem, FilesystemError
 from artifactize.ports.programs import ProgramFinder
 
 EXECUTABLE_UNAVAILABLE = "Tool executable is unavailable: {command}"
 EXECUTABLE_OUTSIDE = "Tool executable path is unavailable or outside scope."
-# The one rule for ``:/path`` programs (domain/program_paths.py), named in every refusal.
+# The one rule for ``:/path`` programs (domain/project/program_paths.py), named in every refusal.
 WORKSPACE_PROGRAM_RULE = (
     "a program from the workspace root (:/path) is reached through plain folders, never a "
     "symbolic link, and is an executable file or a symbolic link to one as its last part"

@@ -16,7 +16,8 @@ from typing import Any
 import anyio
 
 from artifactize.domain.declarations.model import CommandAgentTool
-from artifactize.domain.scope import physical_path, scope_entries, working_directory
+from artifactize.domain.project.scope import physical_path, scope_entries, working_directory
+from artifactize.domain.project.workspace import Artifact, Workspace
 from artifactize.domain.text import compact_json
 from artifactize.domain.tools.commands import diagnostics
 from artifactize.domain.tools.commands.json_output import (
@@ -30,7 +31,6 @@ from artifactize.domain.tools.commands.prep import CommandResolver
 from artifactize.domain.tools.images import IMAGE_MAX_BYTES, SIZE_REFUSED, ImageError
 from artifactize.domain.tools.locations import open_directory_at
 from artifactize.domain.tools.results import ToolError, ToolResult
-from artifactize.domain.workspace import Artifact, Workspace
 from artifactize.ports.filesystem import Filesystem, FilesystemError, FileTooLarge
 from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
 from artifactize.ports.scratch import ScratchSpace

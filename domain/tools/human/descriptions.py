@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from artifactize.domain.declarations.model import BuiltinHumanTool, HumanProfile, HumanTool
-from artifactize.domain.scope import artifact_scope, eval_scope
-from artifactize.domain.templates import render_description
-from artifactize.domain.workspace import Workspace, published_name
+from artifactize.domain.declarations.templates import render_description
+from artifactize.domain.project.scope import artifact_scope, eval_scope
+from artifactize.domain.project.workspace import Workspace, published_name
 
 HUMAN_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",

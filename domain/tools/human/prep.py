@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from artifactize.domain.declarations.model import ArtifactKind, CommandHumanTool
-from artifactize.domain.scope import physical_path, working_directory
-from artifactize.domain.templates import (
+from artifactize.domain.declarations.templates import (
     ARTIFACT_PATH_PLACEHOLDER,
     Operand,
     TemplateError,
     parse_human_operand,
 )
+from artifactize.domain.project.scope import physical_path, working_directory
+from artifactize.domain.project.workspace import Artifact
 from artifactize.domain.tools.commands.prep import CommandResolver
 from artifactize.domain.tools.locations import SPECIAL_REFUSED, resolve_location
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import Artifact
 from artifactize.ports.filesystem import EntryKind
 
 FILE_SUFFIX_REFUSED = "A file Artifact reference names the file itself; it takes no /path suffix."

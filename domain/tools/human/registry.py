@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from artifactize.domain.declarations.model import BuiltinHumanTool, CommandHumanTool, HumanProfile
-from artifactize.domain.scope import artifact_scope, eval_scope, working_directory
+from artifactize.domain.project.scope import artifact_scope, eval_scope, working_directory
+from artifactize.domain.project.workspace import Artifact, UnknownName, Workspace
 from artifactize.domain.tools.cancellation import Cancellation, in_worker_thread, until_cancelled
 from artifactize.domain.tools.commands.prep import CommandResolver
 from artifactize.domain.tools.context import BuiltinContext
@@ -60,7 +61,6 @@ from artifactize.domain.tools.human.results import (
 )
 from artifactize.domain.tools.registry import RegistryError
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import Artifact, UnknownName, Workspace
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.launch import DetachedLauncher
 from artifactize.ports.process import ProcessRunner, ProcessSpec

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from artifactize.domain.config_service import NESTED_SHOWN, NESTED_SKIPPED
-from artifactize.domain.diagnostics import Problem
+from artifactize.domain.declarations.diagnostics import Problem
+from artifactize.domain.use_cases.config_service import NESTED_SHOWN, NESTED_SKIPPED
 
 
 def summary_text(data: dict[str, Any]) -> str:

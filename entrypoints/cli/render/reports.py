@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.etree import ElementTree
 
+from artifactize.domain.declarations.toml_source import KeyLocator
+from artifactize.domain.project.workspace import UnknownName, Workspace
 from artifactize.domain.reviews.timestamps import elapsed_ms
-from artifactize.domain.toml_source import KeyLocator
-from artifactize.domain.workspace import UnknownName, Workspace
 from artifactize.ports.statuses import ProfileKind, RequestStatus
 
 TAIL_MAX_LINES = 20

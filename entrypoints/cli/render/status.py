@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from artifactize.domain.reviews.run.status import StatusReport
+    from artifactize.domain.use_cases.status import StatusReport
     from artifactize.ports.documents import ProgramDocument
 
 ACTION_WORDS = {
@@ -69,7 +69,7 @@ def status_text(report: StatusReport) -> str:
     lines.extend(f"  Unmet obligation: {name}" for name in report.unmet)
     if report.fingerprint_failures:
         lines.append(FINGERPRINT_FAILED.format(evals=", ".join(report.fingerprint_failures)))
-    from artifactize.domain.reviews.run.status import ACTIONS, EXTRA_ACTIONS
+    from artifactize.domain.use_cases.status import ACTIONS, EXTRA_ACTIONS
 
     counts = report.action_counts()
     summary = ", ".join(f"{ACTION_WORDS[action]} {counts[action]}" for action in ACTIONS)

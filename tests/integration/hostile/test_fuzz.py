@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from artifactize.domain.declarations.diagnostics import KeyProblems
 from artifactize.domain.declarations.model import ArtifactKind
 from artifactize.domain.declarations.parse import parse_declaration
-from artifactize.domain.diagnostics import KeyProblems
 from artifactize.domain.reviews.human.submission import FieldsError, human_result
 from artifactize.domain.reviews.remote.records import build_record, validate_record
 from artifactize.domain.reviews.remote.server_admission import StoreRequestError, check_record
 from artifactize.domain.tools.commands.json_output import InvalidOutput, normalize_json_output
-from artifactize.domain.tools.tools_check import InvocationError
+from artifactize.domain.use_cases.tools_check import InvocationError
 from artifactize.entrypoints.cli.app import _parse_args_json
 from artifactize.kernel.bounded_json import JsonRefused, read_json, read_json_batch
 from tests.support.hostile import record_counts, scaled

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from artifactize.domain.tools.tools_check import CANCELLED
+from artifactize.domain.use_cases.tools_check import CANCELLED
 from tests.integration.test_tools_check_cli import (
     Env,
     fx_c,

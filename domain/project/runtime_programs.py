@@ -6,9 +6,9 @@ review machinery."""
 
 from __future__ import annotations
 
-from artifactize.domain.program_paths import is_absolute_program, workspace_program
+from artifactize.domain.project.program_paths import is_absolute_program, workspace_program
+from artifactize.domain.project.workspace import Artifact
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import Artifact
 from artifactize.ports.documents import ProgramDocument
 from artifactize.ports.programs import ProgramFinder
 
@@ -20,7 +20,7 @@ OWN_INTERPRETER = (
     'own, e.g. command = ":/.venv/bin/python" (docs/runtime-evals.md)'
 )
 # Said after COMMAND_UNAVAILABLE for a relative path: the form for a program of the project
-# outside the eval's scope (domain/program_paths.py).
+# outside the eval's scope (domain/project/program_paths.py).
 FROM_ROOT_HINT = " (a program elsewhere in the repository is named from its root: `:/{path}`)"
 ARGUMENT_UNRESOLVED = "Runtime argument {arg} cannot be resolved: {reason}"
 

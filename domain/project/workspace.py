@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
+from artifactize.domain.declarations.diagnostics import ConfigError, Problem
 from artifactize.domain.declarations.model import (
     AgentSession,
     AgentTool,
@@ -25,9 +26,8 @@ from artifactize.domain.declarations.model import (
     Reference,
     ReferenceUse,
 )
-from artifactize.domain.diagnostics import ConfigError, Problem
-from artifactize.domain.discovery import DeclaredArtifact, Discovery, SourceFile
-from artifactize.domain.templates import Operand, TemplateError, parse_human_operand
+from artifactize.domain.declarations.templates import Operand, TemplateError, parse_human_operand
+from artifactize.domain.project.discovery import DeclaredArtifact, Discovery, SourceFile
 from artifactize.ports.ids import EvalId
 
 

@@ -25,7 +25,7 @@ from artifactize.domain.declarations.model import (
     HumanProfile,
     Profile,
 )
-from artifactize.domain.workspace import Workspace
+from artifactize.domain.project.workspace import Workspace
 from artifactize.ports.coding_agents import CODING_AGENT_BACKENDS, CodingAgents
 from artifactize.ports.model import BackendUnavailable, ModelBackends, ModelCatalog
 from artifactize.ports.programs import ProgramFinder

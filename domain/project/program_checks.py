@@ -21,22 +21,22 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from artifactize.domain.declarations.diagnostics import Problem
 from artifactize.domain.declarations.model import (
     CommandAgentTool,
     RuntimeProfile,
 )
-from artifactize.domain.diagnostics import Problem
-from artifactize.domain.runtime_programs import (
+from artifactize.domain.declarations.toml_source import KeyLocator
+from artifactize.domain.project.runtime_programs import (
     ARGUMENT_UNRESOLVED,
     program_document,
     program_problem,
 )
-from artifactize.domain.scope import artifact_scope, eval_scope
-from artifactize.domain.toml_source import KeyLocator
+from artifactize.domain.project.scope import artifact_scope, eval_scope
+from artifactize.domain.project.workspace import Artifact, EvalRef, Workspace
 from artifactize.domain.tools.commands.prep import CommandResolver
 from artifactize.domain.tools.preflight import Preflight
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import Artifact, EvalRef, Workspace
 from artifactize.ports.documents import ProgramDocument
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.programs import ProgramFinder

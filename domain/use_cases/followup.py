@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 
 from artifactize.domain.declarations.model import AgentProfile
+from artifactize.domain.project.workspace import UnknownName, Workspace
 from artifactize.domain.reviews.agent.coding import CodingAgentLoop
 from artifactize.domain.reviews.agent.conversations import (
     ConversationError,
@@ -23,11 +24,10 @@ from artifactize.domain.reviews.agent.conversations import (
 )
 from artifactize.domain.reviews.agent.loop import AgentLoop, LoopSettings
 from artifactize.domain.reviews.agent.review import ReviewPorts, converse_then_close
-from artifactize.domain.reviews.run.failures import AgentFailure, FailureCode
+from artifactize.domain.reviews.failures import AgentFailure, FailureCode
 from artifactize.domain.reviews.timestamps import timestamp
 from artifactize.domain.reviews.verdicts import VerdictValidator
 from artifactize.domain.tools.registry import AgentToolRegistry
-from artifactize.domain.workspace import UnknownName, Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
 from artifactize.ports.coding_agents import CODING_AGENT_BACKENDS
 from artifactize.ports.conversations import ConversationStore

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from artifactize.domain.declarations.diagnostics import Problem
 from artifactize.domain.declarations.model import (
     AgentProfile,
     BuiltinHumanTool,
     CommandAgentTool,
     HumanProfile,
 )
-from artifactize.domain.diagnostics import Problem
-from artifactize.domain.scope import artifact_scope, eval_scope
-from artifactize.domain.templates import TemplateError, parse_operand
-from artifactize.domain.toml_source import KeyLocator
-from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.domain.declarations.templates import TemplateError, parse_operand
+from artifactize.domain.declarations.toml_source import KeyLocator
+from artifactize.domain.project.scope import artifact_scope, eval_scope
+from artifactize.domain.project.workspace import Artifact, Workspace
 
 OUTSIDE_SCOPE = (
     "{{{name}}} names the Artifact {target}, which is outside the scope of {where} "

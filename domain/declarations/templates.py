@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from artifactize.domain.identifiers import IDENTIFIER_PATTERN
+from artifactize.domain.declarations.identifiers import IDENTIFIER_PATTERN
 from artifactize.domain.logical_paths import logical_path_problem
 from artifactize.domain.text import utf16_length
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from artifactize.domain.declarations.model import ArtifactKind
 from artifactize.domain.logical_paths import parse_logical_path
-from artifactize.domain.workspace import Artifact, Workspace
+from artifactize.domain.project.workspace import Artifact, Workspace
 
 
 class ScopeKind(enum.Enum):

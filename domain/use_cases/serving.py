@@ -38,6 +38,7 @@ from typing import Any
 import anyio
 
 from artifactize.domain.declarations.model import AgentProfile, HumanProfile
+from artifactize.domain.project.workspace import EvalRef, UnknownName, Workspace
 from artifactize.domain.reviews.agent.prompt import build_prompt
 from artifactize.domain.text import compact_json_size
 from artifactize.domain.tools.cancellation import CANCELLED_MESSAGE, InlineFirst
@@ -50,7 +51,6 @@ from artifactize.domain.tools.registry import (
 )
 from artifactize.domain.tools.results import ToolResult
 from artifactize.domain.tools.sessions import SessionPorts, ToolSessions
-from artifactize.domain.workspace import EvalRef, UnknownName, Workspace
 from artifactize.kernel.timestamps import timestamp
 from artifactize.ports.clock import Clock
 from artifactize.ports.ids import IdSource

@@ -7,18 +7,18 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from artifactize.domain.declarations.diagnostics import ConfigError, NotReady, Problem
 from artifactize.domain.declarations.model import ArtifactKind
-from artifactize.domain.diagnostics import ConfigError, NotReady, Problem
-from artifactize.domain.discovery import discover
-from artifactize.domain.graph import graph_report
-from artifactize.domain.workspace import Workspace, build_workspace
+from artifactize.domain.project.discovery import discover
+from artifactize.domain.project.graph import graph_report
+from artifactize.domain.project.workspace import Workspace, build_workspace
 from artifactize.ports.collector import CollectorPause
 from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import Filesystem, FilesystemError
 from artifactize.ports.statuses import PROFILE_KINDS
 
 if TYPE_CHECKING:
-    from artifactize.domain.program_checks import ProgramChecks
+    from artifactize.domain.project.program_checks import ProgramChecks
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class ConfigService:
 
     filesystem: Filesystem
     pause_collector: CollectorPause | None = None
-    # Resolves every program and file operand (domain/program_checks.py); None: not checked.
+    # Resolves every program and file operand (domain/project/program_checks.py); None: not checked.
     programs: ProgramChecks | None = None
     # Walk into other repositories below the root (``--nested-repos``); else stop at them.
     enter_nested: bool = False
@@ -65,7 +65,7 @@ class ConfigService:
         scopes their tools run in; raises ConfigError (file, line, key, fix) otherwise. Then
         every program and file operand is resolved (``programs``): what is missing raises
         NotReady, a runtime program on artifactize's own interpreter is a ``warnings`` entry."""
-        from artifactize.domain.tool_scopes import scope_problems
+        from artifactize.domain.project.tool_scopes import scope_problems
 
         workspace = self.load(repo)
         problems = scope_problems(workspace)

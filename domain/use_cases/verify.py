@@ -42,7 +42,9 @@ import dataclasses
 import anyio
 
 from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
+from artifactize.domain.project.workspace import EvalRef, Workspace
 from artifactize.domain.reviews.agent.review import AgentReview, ReviewOutcome
+from artifactize.domain.reviews.failures import FailureCode
 from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.human.recorded_declarations import run_definitions
 from artifactize.domain.reviews.remote.waiting_requests import repository_name
@@ -68,7 +70,6 @@ from artifactize.domain.reviews.run.documents import (
     request_record,
     run_record,
 )
-from artifactize.domain.reviews.run.failures import FailureCode
 from artifactize.domain.reviews.run.gates import (
     UNREVIEWED,
     Gate,
@@ -80,7 +81,6 @@ from artifactize.domain.reviews.run.scheduler import ScheduleActions, ScheduleIn
 from artifactize.domain.reviews.run.summaries import request_summary
 from artifactize.domain.reviews.runtime.review import RuntimeReview
 from artifactize.domain.reviews.timestamps import new_run_id
-from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.review_store import RemoteFailure, RemoteLease

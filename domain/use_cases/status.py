@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
+from artifactize.domain.project.workspace import EvalRef, Workspace
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint, FingerprintScripts
@@ -40,7 +41,6 @@ from artifactize.domain.reviews.run.gates import Evidence, GraphState, Readiness
 from artifactize.domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
 from artifactize.domain.reviews.run.reuse import NOT_SELECTED, NOT_SELECTED_UNKEYED
 from artifactize.domain.reviews.run.reuse_only import miss_reason
-from artifactize.domain.workspace import EvalRef, Workspace
 from artifactize.ports.documents import (
     EvalStatusDocument,
     KeyChanges,
@@ -55,7 +55,7 @@ from artifactize.ports.statuses import VERDICT_STATUSES, ProfileKind
 from artifactize.ports.threads import WorkerThreads
 
 if TYPE_CHECKING:
-    from artifactize.domain.program_checks import ProgramChecks
+    from artifactize.domain.project.program_checks import ProgramChecks
 
 # ``status`` eval states (reference/declarations.md §4.1): a GREEN verdict reads PASS.
 PASS = "PASS"

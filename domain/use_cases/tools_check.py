@@ -15,15 +15,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from artifactize.domain.declarations.diagnostics import ConfigError
 from artifactize.domain.declarations.model import (
     AgentProfile,
     CommandAgentTool,
     HumanProfile,
     RuntimeProfile,
 )
-from artifactize.domain.diagnostics import ConfigError
-from artifactize.domain.scope import artifact_scope, eval_scope
-from artifactize.domain.toml_source import KeyLocator
+from artifactize.domain.declarations.toml_source import KeyLocator
+from artifactize.domain.project.scope import artifact_scope, eval_scope
+from artifactize.domain.project.workspace import Artifact, EvalRef, UnknownName, Workspace
 from artifactize.domain.tools.commands.diagnostics import recording
 from artifactize.domain.tools.commands.prep import CommandResolver
 from artifactize.domain.tools.human.descriptions import human_tools_of
@@ -31,13 +32,12 @@ from artifactize.domain.tools.human.registry import HumanToolPorts, HumanToolReg
 from artifactize.domain.tools.preflight import Preflight
 from artifactize.domain.tools.registry import AgentToolRegistry, RegistryError, ToolPorts
 from artifactize.domain.tools.sessions import SessionPorts
-from artifactize.domain.workspace import Artifact, EvalRef, UnknownName, Workspace
 from artifactize.ports.callbacks import WorkspaceLoader
 from artifactize.ports.clock import Clock
 from artifactize.ports.programs import ProgramFinder
 
 if TYPE_CHECKING:
-    from artifactize.domain.program_checks import ProgramChecks
+    from artifactize.domain.project.program_checks import ProgramChecks
 
 AUDIENCES = ("agent", "human")
 TOOL_NOT_REGISTERED = "The selected tool is not registered for this Artifact and audience."

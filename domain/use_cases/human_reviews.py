@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from artifactize.domain.declarations.model import CommandHumanTool
+from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.human.ending import cancellation_of, check_cancel_reason
 from artifactize.domain.reviews.human.errors import (
     CLAIMED_BY_OTHER,
@@ -61,7 +62,6 @@ from artifactize.domain.tools.human.registry import HumanToolPorts, HumanToolReg
 from artifactize.domain.tools.human.results import HumanToolResult
 from artifactize.domain.tools.registry import RegistryError
 from artifactize.domain.tools.results import ToolError
-from artifactize.domain.workspace import Workspace
 from artifactize.ports.callbacks import WarningSink, WorkspaceLoader
 from artifactize.ports.clock import Clock
 from artifactize.ports.documents import ProducerDocument

@@ -16,7 +16,7 @@ from typing import Any
 
 import tomli  # tomllib's upstream, built with mypyc: the same parser, 3x faster
 
-from artifactize.domain.diagnostics import KeyProblems, join_key
+from artifactize.domain.declarations.diagnostics import KeyProblems, join_key
 
 _SYNTAX_POSITION = re.compile(r"^(?P<msg>.*) \(at line (?P<line>\d+), column (?P<col>\d+)\)$")
 _END_OF_DOCUMENT = re.compile(r"^(?P<msg>.*) \(at end of document\)$")

@@ -22,7 +22,7 @@ from artifactize.domain.declarations.model import (
     RuntimeProfile,
     ScriptFingerprint,
 )
-from artifactize.domain.workspace import Artifact, Workspace, published_name
+from artifactize.domain.project.workspace import Artifact, Workspace, published_name
 from artifactize.ports.statuses import ProfileKind
 
 

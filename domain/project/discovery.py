@@ -26,16 +26,16 @@ from artifactize.domain.declarations.codec import (
     decode_declaration,
     encode_declaration,
 )
+from artifactize.domain.declarations.diagnostics import ConfigError, KeyProblems, Problem
 from artifactize.domain.declarations.model import ArtifactKind, Declaration
 from artifactize.domain.declarations.parse import parse_declaration
-from artifactize.domain.diagnostics import ConfigError, KeyProblems, Problem
-from artifactize.domain.logical_paths import logical_path_problem
-from artifactize.domain.toml_source import (
+from artifactize.domain.declarations.toml_source import (
     KeyLocator,
     TomlSyntaxError,
     parse_toml,
     reject_non_json_values,
 )
+from artifactize.domain.logical_paths import logical_path_problem
 from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import (
     DirectoryHandle,
