@@ -6,8 +6,10 @@ after the client disconnected, a bounded ``run_wait``, paging, cancel, the refus
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -78,7 +80,16 @@ class World:
         return Client(params, mode=cast(Any, "auto"))
 
     def run(self, *args: str) -> Any:
-        return run_cli(*self.cli("--json", *args)[3:], env=self.env()).json()
+        """The CLI's ``--json`` answer. In process, except inside an event loop (the async
+        tests): the CLI starts its own loop and installs its stop signals there, which
+        needs the main thread and no running loop, so it runs as a real process."""
+        argv = self.cli("--json", *args)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return run_cli(*argv[3:], env=self.env()).json()
+        done = subprocess.run(argv, env=self.env(), capture_output=True, text=True, check=False)
+        return json.loads(done.stdout) if done.stdout else done.stderr
 
 
 def data(result: Any) -> Any:
