@@ -335,7 +335,10 @@ class Verify:
                         await self.ports.sleep(run_leases.LEASE_POLL_SECONDS)
                         continue
                     lease_waited = lease_waited or held
-                claim = self.ports.state.claim(execution, self._owner_alive)
+                with self.ports.state.batch():  # the claim and RUNNING: one transaction
+                    claim = self.ports.state.claim(execution, self._owner_alive)
+                    if claim.outcome is ClaimOutcome.OWNED and not human:
+                        request = self._start(request, execution)
                 if claim.outcome is ClaimOutcome.REUSED:
                     assert claim.record is not None
                     await run_leases.release(remote, lease)
@@ -364,7 +367,9 @@ class Verify:
         else:
             execution = dataclasses.replace(execution, key=None)
             if not human:
-                self.ports.state.insert_execution(execution)
+                with self.ports.state.batch():  # the execution and RUNNING: one transaction
+                    self.ports.state.insert_execution(execution)
+                    request = self._start(request, execution)
         if human:
             human_wait.ask_human(ctx, ref, keys, request, execution, holds_key=holds_key)
             return
@@ -412,16 +417,10 @@ class Verify:
     def _owner_alive(self, pid: int, start_time: float) -> bool:
         return self.ports.processes.is_alive(ProcessIdentity(pid, start_time))
 
-    async def _execute(
-        self,
-        ref: EvalRef,
-        keys: KeyInputs,
-        request: RequestDocument,
-        execution: ExecutionRecord,
-        lease: RemoteLease | None = None,
-    ) -> None:
-        """Run the review this request owns (renewing its store lease, if it holds one),
-        then commit it (also when cancelled)."""
+    def _start(self, request: RequestDocument, execution: ExecutionRecord) -> RequestDocument:
+        """Save ``request`` RUNNING under ``execution``: called inside the batch that
+        inserts the execution, so a crash leaves both or neither (the next start settles
+        a dead owner's RUNNING execution and request alike)."""
         ctx = self.ctx
         request = changed(
             request,
@@ -433,6 +432,19 @@ class Verify:
             },
         )
         ctx.save(request)
+        return request
+
+    async def _execute(
+        self,
+        ref: EvalRef,
+        keys: KeyInputs,
+        request: RequestDocument,
+        execution: ExecutionRecord,
+        lease: RemoteLease | None = None,
+    ) -> None:
+        """Run the review this request owns, saved RUNNING by ``_start`` (renewing its
+        store lease, if it holds one), then commit it (also when cancelled)."""
+        ctx = self.ctx
         assert self.result is not None
         started = self.result.run["executionsStarted"] + 1
         self.result.run = changed(self.result.run, {"executionsStarted": started})

@@ -23,6 +23,8 @@ from typing import Any
 
 import psutil
 import pytest
+from sqlalchemy import event as sa_event
+from sqlalchemy.engine import Engine
 
 from artifactize.domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES
 from tests.support.cli import run_cli
@@ -307,3 +309,34 @@ def test_a_command_that_edits_its_own_input_gets_no_verdict(repo: Repo) -> None:
     assert "edited by the eval itself" in (repo.path / "data" / "input.txt").read_text()
     code, listed = repo.cli("cache", "list")
     assert (code, listed) == (0, [])
+
+
+def _commits_of_verify(repo: Repo, selector: str) -> int:
+    """SQLite commits made by one in-process ``verify selector`` (SQLAlchemy's public
+    ``commit`` event, on every engine)."""
+    commits = 0
+
+    def count(_connection: object) -> None:
+        nonlocal commits
+        commits += 1
+
+    sa_event.listen(Engine, "commit", count)
+    try:
+        code, run = repo.verify(selector)
+    finally:
+        sa_event.remove(Engine, "commit", count)
+    assert code == 0 and {r["status"] for r in run["requests"]} == {"GREEN"}, run
+    return commits
+
+
+def test_an_executed_eval_costs_at_most_three_commits(repo: Repo) -> None:
+    """The claim and RUNNING share one transaction, the completion is another, the
+    scheduler's pass after the result the third: each eval beyond the first adds at most
+    three commits (before, the claim and RUNNING were two: 15 for these 4)."""
+    extra = 4
+    repo.declare("one", {"e0": ["ok", str(repo.log)]})
+    repo.declare("many", {f"e{n}": ["ok", str(repo.log)] for n in range(1 + extra)})
+    one = _commits_of_verify(repo, "one")
+    many = _commits_of_verify(repo, "many")
+    assert repo.calls() == 2 + extra
+    assert many - one <= 3 * extra
