@@ -79,6 +79,7 @@ from artifactize.domain.reviews.run.gates import (
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleActions, ScheduleInputs, schedule
 from artifactize.domain.reviews.run.summaries import request_summary
+from artifactize.domain.reviews.runtime.env import InvocationPool
 from artifactize.domain.reviews.runtime.review import RuntimeReview
 from artifactize.domain.reviews.timestamps import new_run_id
 from artifactize.kernel.transitions import request_moves
@@ -109,6 +110,13 @@ class Verify:
         self.result: RunResult | None = None  # set once the Run exists, even if cancelled
         self._keys: dict[str, KeyInputs] = {}  # qualified eval ID -> key, from ``prepare``
         self.budget = ExecutionBudget(options.policy.max_executions)
+        # The Run's runtime evals hand their emptied private folders on; drained at its end.
+        runtime = ports.runtime
+        self.runtime = (
+            None
+            if runtime is None
+            else dataclasses.replace(runtime, pool=InvocationPool(runtime.scratch))
+        )
 
     def prepare(self, refs: list[EvalRef]) -> list[KeyInputs]:
         """Keys of every eval of the required scope (kept for ``run``); the selected evals'
@@ -267,7 +275,19 @@ class Verify:
                     with anyio.move_on_after(WITHDRAW_SECONDS):
                         await self.ports.remote.withdraw_waiting()
                 commit.finish_run(ctx, result, self._schedule_inputs(result, scope))
+                await self._drain_private_folders()
         return result
+
+    async def _drain_private_folders(self) -> None:
+        """Remove the private folders the Run's runtime evals left to the pool (one worker
+        hop). Each was checked empty when its command ended, so no verdict depends on it;
+        one that cannot be removed stays in the Run's folder."""
+        if self.runtime is None or self.runtime.pool is None:
+            return
+        try:
+            await self.runtime.threads.run(self.runtime.pool.drain)
+        except OSError:
+            pass
 
     def _schedule_inputs(self, result: RunResult, scope: tuple[str, ...]) -> ScheduleInputs:
         evidence = result.run["evidence"]
@@ -473,6 +493,6 @@ class Verify:
     def _review(self, ref: EvalRef, keys: KeyInputs, run_dir: str) -> AgentReview | RuntimeReview:
         """The review that executes this eval, by profile kind."""
         if isinstance(ref.eval.profile, RuntimeProfile):
-            assert self.ports.runtime is not None  # not_run_reason let it through
-            return RuntimeReview(self.ports.runtime, self.workspace, ref, keys, run_dir)
+            assert self.runtime is not None  # not_run_reason let it through
+            return RuntimeReview(self.runtime, self.workspace, ref, keys, run_dir)
         return AgentReview(self.ports.review, self.workspace, ref, keys, run_dir)

@@ -78,6 +78,13 @@ elif command == "hang":
 elif command == "edit":
     with open(rest[0], "a") as target:
         target.write("edited by the eval itself\n")
+elif command == "folders":  # what the private folders hold; "litter" leaves a file in each
+    names = ["ARTIFACTIZE_OUTPUT_DIR", "ARTIFACTIZE_TMP_DIR", "HOME", "XDG_CACHE_HOME"]
+    folders = {n: os.environ[n] for n in names}
+    print(json.dumps({n: [folders[n], sorted(os.listdir(folders[n]))] for n in names}))
+    if rest == ["litter"]:
+        for folder in folders.values():
+            open(os.path.join(folder, "left.txt"), "w").write("x")
 """
 
 
@@ -340,3 +347,22 @@ def test_an_executed_eval_costs_at_most_three_commits(repo: Repo) -> None:
     many = _commits_of_verify(repo, "many")
     assert repo.calls() == 2 + extra
     assert many - one <= 3 * extra
+
+
+def test_an_eval_never_sees_what_an_earlier_one_left_in_its_private_folders(
+    repo: Repo,
+) -> None:
+    """One Run, one job: a clean eval's folders go to the next eval; a littered one's are
+    removed and the next eval gets fresh, empty ones. Every folder is gone at the end
+    (``no_leftovers``)."""
+    order = ["a_clean", "b_litter", "c_after_litter", "d_after_clean"]
+    args = {name: ["folders", *(["litter"] if "litter" in name[:8] else [])] for name in order}
+    repo.declare("folders", args)
+    code, run = repo.cli("verify", "folders", "--jobs", "1")
+    assert code == 0, run
+    seen = {r["evalId"].split("/")[1]: json.loads(r["child"]["stdout"]) for r in run["requests"]}
+    assert all(listing == [] for s in seen.values() for _, listing in s.values())
+    homes = {name: seen[name]["HOME"][0] for name in order}
+    assert homes["b_litter"] == homes["a_clean"]  # handed on: it was left as created
+    assert homes["c_after_litter"] != homes["b_litter"]  # the littered set was removed
+    assert homes["d_after_clean"] == homes["c_after_litter"]
