@@ -19,6 +19,7 @@ class ScratchSpace(Protocol):
 
     def emptied(self, path: str, children: Sequence[str]) -> bool:
         """True when ``path`` is still a directory this port created (the user's alone,
-        0700, not a link) holding exactly the directories ``children`` (names), each the
-        same and empty: as it was created. False otherwise, an error included."""
+        0700, not a link) holding exactly the directories ``children`` (their paths, each
+        directly below ``path``), each the same and empty: as it was created. False
+        otherwise, an error included."""
         ...

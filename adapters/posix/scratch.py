@@ -39,10 +39,9 @@ class PosixScratchSpace:
             if not _private_directory(path):
                 return False
             with os.scandir(path) as entries:
-                if sorted(e.name for e in entries) != sorted(children):
+                if sorted(e.path for e in entries) != sorted(children):
                     return False
-            for child in children:
-                inside = os.path.join(path, child)
+            for inside in children:
                 if not _private_directory(inside):
                     return False
                 with os.scandir(inside) as entries:

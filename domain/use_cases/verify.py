@@ -37,6 +37,7 @@ sharing the store pay for each review once.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import anyio
@@ -284,10 +285,8 @@ class Verify:
         one that cannot be removed stays in the Run's folder."""
         if self.runtime is None or self.runtime.pool is None:
             return
-        try:
+        with contextlib.suppress(OSError):
             await self.runtime.threads.run(self.runtime.pool.drain)
-        except OSError:
-            pass
 
     def _schedule_inputs(self, result: RunResult, scope: tuple[str, ...]) -> ScheduleInputs:
         evidence = result.run["evidence"]

@@ -77,10 +77,7 @@ def test_remove_tree_never_follows_a_link_out_of_the_tree(tmp_path: Path) -> Non
 def _invocation(tmp_path: Path) -> tuple[Path, list[str]]:
     """A root with two child folders, made by the port, as a runtime eval's are."""
     root = Path(SCRATCH.create_private_directory(str(tmp_path), "runtime-"))
-    names = [
-        os.path.basename(SCRATCH.create_private_directory(str(root), prefix))
-        for prefix in ("home-", "tmp-")
-    ]
+    names = [SCRATCH.create_private_directory(str(root), prefix) for prefix in ("home-", "tmp-")]
     return root, names
 
 
@@ -94,7 +91,7 @@ def test_emptied_says_true_only_for_folders_as_created(tmp_path: Path) -> None:
 
 def test_emptied_is_false_once_a_command_left_anything(tmp_path: Path) -> None:
     root, names = _invocation(tmp_path)
-    (root / names[0] / "cache.db").write_text("x")
+    (Path(names[0]) / "cache.db").write_text("x")
     assert not SCRATCH.emptied(str(root), names)
 
     root, names = _invocation(tmp_path)
@@ -102,13 +99,14 @@ def test_emptied_is_false_once_a_command_left_anything(tmp_path: Path) -> None:
     assert not SCRATCH.emptied(str(root), names)
 
     root, names = _invocation(tmp_path)
-    (root / names[1]).rmdir()
-    make_symlink(root / names[1], tmp_path, directory=True)  # a child replaced by a link out of the tree
+    Path(names[1]).rmdir()
+    # a child replaced by a link out of the tree
+    make_symlink(Path(names[1]), tmp_path, directory=True)
     assert not SCRATCH.emptied(str(root), names)
 
 
 @needs_real_acls
 def test_emptied_is_false_for_a_folder_opened_to_others(tmp_path: Path) -> None:
     root, names = _invocation(tmp_path)
-    (root / names[0]).chmod(0o755)
+    Path(names[0]).chmod(0o755)
     assert not SCRATCH.emptied(str(root), names)

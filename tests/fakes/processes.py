@@ -67,8 +67,7 @@ class FakeScratch:
         """Live with exactly ``children`` below it (a fake command leaves nothing), unless
         ``dirty`` names it."""
         below = {p for p in self.live if p.startswith(f"{path}/")}
-        names = {f"{path}/{child}" for child in children}
-        return path in self.live and path not in self.dirty and below == names
+        return path in self.live and path not in self.dirty and below == set(children)
 
 
 @dataclass

@@ -9,8 +9,6 @@ directory per invocation that is removed when the command has ended.
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -110,20 +108,20 @@ class InvocationPool:
     def __init__(self, scratch: ScratchSpace) -> None:
         self.scratch = scratch
         self._idle: dict[str, list[list[str]]] = {}  # parent -> ``created`` lists
-        self._lock = threading.Lock()
 
     def take(self, parent: str, created: list[str]) -> RuntimeDirs:
         """A kept set below ``parent`` still as created, else a fresh one (``OSError``
         from creating it); ``created`` receives its paths, root first."""
         while True:
-            with self._lock:
-                idle = self._idle.get(parent)
-                kept = idle.pop() if idle else None
+            try:
+                kept: list[str] | None = self._idle.get(parent, []).pop()
+            except IndexError:
+                kept = None
             if kept is None:
                 return create_private_dirs(self.scratch, parent, created)
             created.extend(kept)
             root, children = kept[0], kept[1:]
-            if self.scratch.emptied(root, [os.path.basename(c) for c in children]):
+            if self.scratch.emptied(root, children):
                 output, tmp, home, cache = children
                 return RuntimeDirs(root=root, output=output, tmp=tmp, home=home, cache=cache)
             remove_private_dirs(self.scratch, created)  # changed since: never handed out
@@ -133,18 +131,16 @@ class InvocationPool:
         else remove it (``OSError``, what is left stays in ``created``)."""
         if len(created) == 1 + len(CHILD_PREFIXES):
             root, children = created[0], created[1:]
-            if self.scratch.emptied(root, [os.path.basename(c) for c in children]):
-                with self._lock:
-                    self._idle.setdefault(parent, []).append(list(created))
+            if self.scratch.emptied(root, children):
+                self._idle.setdefault(parent, []).append(list(created))
                 created.clear()
                 return
         remove_private_dirs(self.scratch, created)
 
     def drain(self) -> None:
         """Remove every kept set (all are tried; the first ``OSError`` is raised after)."""
-        with self._lock:
-            kept = [c for sets in self._idle.values() for c in sets]
-            self._idle.clear()
+        kept = [c for sets in self._idle.values() for c in sets]
+        self._idle.clear()
         failure: OSError | None = None
         for created in kept:
             try:
