@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,13 @@ def declare(folder: Path, name: str, evals: dict[str, list[str]], command: str) 
             f"payload.instruction = {json.dumps('Run ' + eval_id + '.')}",
         ]
     (folder / "index.artf").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def cpu_seconds() -> float:
+    """User + system CPU time of this process and of its waited-for children so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def verify(repo: Path, state: Path, *args: str) -> dict[str, Any]:
@@ -84,16 +92,25 @@ def main() -> None:
             sleeper,
         )
         declare(repo / "instant", "instant", {f"i{n}": [] for n in range(options.instant)}, instant)
+        declare(repo / "single", "single", {"i0": []}, instant)
 
         serial = verify(repo, state, "sleepy", "--jobs", "1")["summary"]["wallMs"]
         parallel = verify(repo, state, "sleepy", "--jobs", "4")["summary"]["wallMs"]
 
+        cpu = cpu_seconds()
+        verify(repo, state, "single", "--jobs", "1")
+        single_cpu = cpu_seconds() - cpu
+        cpu = cpu_seconds()
         run = verify(repo, state, "instant", "--jobs", "1")
+        # CPU per eval: the difference to a one-eval verify, so start-up is left out
+        ours_cpu_ms = (cpu_seconds() - cpu - single_cpu) * MILLISECONDS / (options.instant - 1)
         ours_ms = run["summary"]["wallMs"] / options.instant
+        cpu = cpu_seconds()
         started = time.perf_counter()
         for _ in range(options.instant):
             subprocess.run([instant], check=True)
         bare_ms = (time.perf_counter() - started) * MILLISECONDS / options.instant
+        bare_cpu_ms = (cpu_seconds() - cpu) * MILLISECONDS / options.instant
 
         figures = {
             "sleepers": options.sleepers,
@@ -107,6 +124,9 @@ def main() -> None:
             "barePerEvalMs": round(bare_ms, 2),
             "overheadPerEvalMs": round(ours_ms - bare_ms, 2),
             "overheadRatio": round(ours_ms / bare_ms, 2),
+            "cpuPerEvalMs": round(ours_cpu_ms, 2),
+            "bareCpuPerEvalMs": round(bare_cpu_ms, 2),
+            "cpuRatio": round(ours_cpu_ms / bare_cpu_ms, 2),
         }
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -121,7 +141,8 @@ def main() -> None:
     print(
         f"{options.instant} instant evals (--jobs 1): {figures['perEvalMs']} ms per eval, "
         f"bare process {figures['barePerEvalMs']} ms: {figures['overheadRatio']}x, "
-        f"overhead {figures['overheadPerEvalMs']} ms per eval"
+        f"overhead {figures['overheadPerEvalMs']} ms per eval; CPU {figures['cpuPerEvalMs']} ms "
+        f"per eval against {figures['bareCpuPerEvalMs']} ms: {figures['cpuRatio']}x"
     )
 
 

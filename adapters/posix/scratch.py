@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
+from collections.abc import Sequence
+
+PRIVATE_MODE = 0o700
 
 
 class PosixScratchSpace:
@@ -29,3 +33,30 @@ class PosixScratchSpace:
             pass
         if os.path.lexists(path):
             shutil.rmtree(path)
+
+    def emptied(self, path: str, children: Sequence[str]) -> bool:
+        try:
+            if not _private_directory(path):
+                return False
+            with os.scandir(path) as entries:
+                if sorted(e.path for e in entries) != sorted(children):
+                    return False
+            for inside in children:
+                if not _private_directory(inside):
+                    return False
+                with os.scandir(inside) as entries:
+                    if next(entries, None) is not None:
+                        return False
+        except OSError:
+            return False
+        return True
+
+
+def _private_directory(path: str) -> bool:
+    """A directory (not a link) of this user's, mode 0700."""
+    status = os.lstat(path)
+    return (
+        stat.S_ISDIR(status.st_mode)
+        and stat.S_IMODE(status.st_mode) == PRIVATE_MODE
+        and status.st_uid == os.getuid()
+    )

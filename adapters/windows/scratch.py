@@ -8,7 +8,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from artifactize.adapters.windows.private_acl import restrict_to_owner
@@ -58,3 +58,8 @@ class WindowsScratchSpace:
                 _clear_read_only_and_retry(function, failed, info[1])
 
             shutil.rmtree(path, onerror=on_error)
+
+    def emptied(self, path: str, children: Sequence[str]) -> bool:
+        """Always False: the owner-only DACL is not rechecked here, so a folder is never
+        handed to a second command (each gets a fresh one, as before)."""
+        return False

@@ -37,6 +37,7 @@ sharing the store pay for each review once.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import anyio
@@ -79,6 +80,7 @@ from artifactize.domain.reviews.run.gates import (
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleActions, ScheduleInputs, schedule
 from artifactize.domain.reviews.run.summaries import request_summary
+from artifactize.domain.reviews.runtime.env import InvocationPool
 from artifactize.domain.reviews.runtime.review import RuntimeReview
 from artifactize.domain.reviews.timestamps import new_run_id
 from artifactize.kernel.transitions import request_moves
@@ -109,6 +111,13 @@ class Verify:
         self.result: RunResult | None = None  # set once the Run exists, even if cancelled
         self._keys: dict[str, KeyInputs] = {}  # qualified eval ID -> key, from ``prepare``
         self.budget = ExecutionBudget(options.policy.max_executions)
+        # The Run's runtime evals hand their emptied private folders on; drained at its end.
+        runtime = ports.runtime
+        self.runtime = (
+            None
+            if runtime is None
+            else dataclasses.replace(runtime, pool=InvocationPool(runtime.scratch))
+        )
 
     def prepare(self, refs: list[EvalRef]) -> list[KeyInputs]:
         """Keys of every eval of the required scope (kept for ``run``); the selected evals'
@@ -267,7 +276,17 @@ class Verify:
                     with anyio.move_on_after(WITHDRAW_SECONDS):
                         await self.ports.remote.withdraw_waiting()
                 commit.finish_run(ctx, result, self._schedule_inputs(result, scope))
+                await self._drain_private_folders()
         return result
+
+    async def _drain_private_folders(self) -> None:
+        """Remove the private folders the Run's runtime evals left to the pool (one worker
+        hop). Each was checked empty when its command ended, so no verdict depends on it;
+        one that cannot be removed stays in the Run's folder."""
+        if self.runtime is None or self.runtime.pool is None:
+            return
+        with contextlib.suppress(OSError):
+            await self.runtime.threads.run(self.runtime.pool.drain)
 
     def _schedule_inputs(self, result: RunResult, scope: tuple[str, ...]) -> ScheduleInputs:
         evidence = result.run["evidence"]
@@ -335,7 +354,10 @@ class Verify:
                         await self.ports.sleep(run_leases.LEASE_POLL_SECONDS)
                         continue
                     lease_waited = lease_waited or held
-                claim = self.ports.state.claim(execution, self._owner_alive)
+                with self.ports.state.batch():  # the claim and RUNNING: one transaction
+                    claim = self.ports.state.claim(execution, self._owner_alive)
+                    if claim.outcome is ClaimOutcome.OWNED and not human:
+                        request = self._start(request, execution)
                 if claim.outcome is ClaimOutcome.REUSED:
                     assert claim.record is not None
                     await run_leases.release(remote, lease)
@@ -364,7 +386,9 @@ class Verify:
         else:
             execution = dataclasses.replace(execution, key=None)
             if not human:
-                self.ports.state.insert_execution(execution)
+                with self.ports.state.batch():  # the execution and RUNNING: one transaction
+                    self.ports.state.insert_execution(execution)
+                    request = self._start(request, execution)
         if human:
             human_wait.ask_human(ctx, ref, keys, request, execution, holds_key=holds_key)
             return
@@ -412,16 +436,10 @@ class Verify:
     def _owner_alive(self, pid: int, start_time: float) -> bool:
         return self.ports.processes.is_alive(ProcessIdentity(pid, start_time))
 
-    async def _execute(
-        self,
-        ref: EvalRef,
-        keys: KeyInputs,
-        request: RequestDocument,
-        execution: ExecutionRecord,
-        lease: RemoteLease | None = None,
-    ) -> None:
-        """Run the review this request owns (renewing its store lease, if it holds one),
-        then commit it (also when cancelled)."""
+    def _start(self, request: RequestDocument, execution: ExecutionRecord) -> RequestDocument:
+        """Save ``request`` RUNNING under ``execution``: called inside the batch that
+        inserts the execution, so a crash leaves both or neither (the next start settles
+        a dead owner's RUNNING execution and request alike)."""
         ctx = self.ctx
         request = changed(
             request,
@@ -433,6 +451,19 @@ class Verify:
             },
         )
         ctx.save(request)
+        return request
+
+    async def _execute(
+        self,
+        ref: EvalRef,
+        keys: KeyInputs,
+        request: RequestDocument,
+        execution: ExecutionRecord,
+        lease: RemoteLease | None = None,
+    ) -> None:
+        """Run the review this request owns, saved RUNNING by ``_start`` (renewing its
+        store lease, if it holds one), then commit it (also when cancelled)."""
+        ctx = self.ctx
         assert self.result is not None
         started = self.result.run["executionsStarted"] + 1
         self.result.run = changed(self.result.run, {"executionsStarted": started})
@@ -461,6 +492,6 @@ class Verify:
     def _review(self, ref: EvalRef, keys: KeyInputs, run_dir: str) -> AgentReview | RuntimeReview:
         """The review that executes this eval, by profile kind."""
         if isinstance(ref.eval.profile, RuntimeProfile):
-            assert self.ports.runtime is not None  # not_run_reason let it through
-            return RuntimeReview(self.ports.runtime, self.workspace, ref, keys, run_dir)
+            assert self.runtime is not None  # not_run_reason let it through
+            return RuntimeReview(self.runtime, self.workspace, ref, keys, run_dir)
         return AgentReview(self.ports.review, self.workspace, ref, keys, run_dir)

@@ -72,3 +72,41 @@ def test_remove_tree_never_follows_a_link_out_of_the_tree(tmp_path: Path) -> Non
     SCRATCH.remove_tree(str(created))
     assert not created.exists()
     assert (outside / "keep.txt").read_text() == "keep"
+
+
+def _invocation(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A root with two child folders, made by the port, as a runtime eval's are."""
+    root = Path(SCRATCH.create_private_directory(str(tmp_path), "runtime-"))
+    names = [SCRATCH.create_private_directory(str(root), prefix) for prefix in ("home-", "tmp-")]
+    return root, names
+
+
+def test_emptied_says_true_only_for_folders_as_created(tmp_path: Path) -> None:
+    root, names = _invocation(tmp_path)
+    # Windows never hands a folder on (its DACL is not rechecked): always False there.
+    assert SCRATCH.emptied(str(root), names) is (os.name != "nt")
+    assert not SCRATCH.emptied(str(root), names[:1])  # one child more than named
+    assert not SCRATCH.emptied(str(tmp_path / "missing"), names)
+
+
+def test_emptied_is_false_once_a_command_left_anything(tmp_path: Path) -> None:
+    root, names = _invocation(tmp_path)
+    (Path(names[0]) / "cache.db").write_text("x")
+    assert not SCRATCH.emptied(str(root), names)
+
+    root, names = _invocation(tmp_path)
+    (root / "extra").mkdir()
+    assert not SCRATCH.emptied(str(root), names)
+
+    root, names = _invocation(tmp_path)
+    Path(names[1]).rmdir()
+    # a child replaced by a link out of the tree
+    make_symlink(Path(names[1]), tmp_path, directory=True)
+    assert not SCRATCH.emptied(str(root), names)
+
+
+@needs_real_acls
+def test_emptied_is_false_for_a_folder_opened_to_others(tmp_path: Path) -> None:
+    root, names = _invocation(tmp_path)
+    Path(names[0]).chmod(0o755)
+    assert not SCRATCH.emptied(str(root), names)

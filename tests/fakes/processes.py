@@ -3,7 +3,7 @@ clock, for domain unit tests that must not start anything real."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -48,6 +48,7 @@ class FakeScratch:
     created: list[str] = field(default_factory=list)
     remove_fails: bool = False
     create_fails_after: int | None = None  # creations allowed before OSError
+    dirty: set[str] = field(default_factory=set)  # roots a command left something in
 
     def create_private_directory(self, parent: str | None, prefix: str) -> str:
         if self.create_fails_after is not None and len(self.created) >= self.create_fails_after:
@@ -61,6 +62,12 @@ class FakeScratch:
         if self.remove_fails:
             raise OSError(16, "Device or resource busy")
         self.live = {p for p in self.live if p != path and not p.startswith(f"{path}/")}
+
+    def emptied(self, path: str, children: Sequence[str]) -> bool:
+        """Live with exactly ``children`` below it (a fake command leaves nothing), unless
+        ``dirty`` names it."""
+        below = {p for p in self.live if p.startswith(f"{path}/")}
+        return path in self.live and path not in self.dirty and below == set(children)
 
 
 @dataclass

@@ -23,6 +23,8 @@ from typing import Any
 
 import psutil
 import pytest
+from sqlalchemy import event as sa_event
+from sqlalchemy.engine import Engine
 
 from artifactize.domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES
 from tests.support.cli import run_cli
@@ -76,6 +78,13 @@ elif command == "hang":
 elif command == "edit":
     with open(rest[0], "a") as target:
         target.write("edited by the eval itself\n")
+elif command == "folders":  # what the private folders hold; "litter" leaves a file in each
+    names = ["ARTIFACTIZE_OUTPUT_DIR", "ARTIFACTIZE_TMP_DIR", "HOME", "XDG_CACHE_HOME"]
+    folders = {n: os.environ[n] for n in names}
+    print(json.dumps({n: [folders[n], sorted(os.listdir(folders[n]))] for n in names}))
+    if rest == ["litter"]:
+        for folder in folders.values():
+            open(os.path.join(folder, "left.txt"), "w").write("x")
 """
 
 
@@ -307,3 +316,53 @@ def test_a_command_that_edits_its_own_input_gets_no_verdict(repo: Repo) -> None:
     assert "edited by the eval itself" in (repo.path / "data" / "input.txt").read_text()
     code, listed = repo.cli("cache", "list")
     assert (code, listed) == (0, [])
+
+
+def _commits_of_verify(repo: Repo, selector: str) -> int:
+    """SQLite commits made by one in-process ``verify selector`` (SQLAlchemy's public
+    ``commit`` event, on every engine)."""
+    commits = 0
+
+    def count(_connection: object) -> None:
+        nonlocal commits
+        commits += 1
+
+    sa_event.listen(Engine, "commit", count)
+    try:
+        code, run = repo.verify(selector)
+    finally:
+        sa_event.remove(Engine, "commit", count)
+    assert code == 0 and {r["status"] for r in run["requests"]} == {"GREEN"}, run
+    return commits
+
+
+def test_an_executed_eval_costs_at_most_three_commits(repo: Repo) -> None:
+    """The claim and RUNNING share one transaction, the completion is another, the
+    scheduler's pass after the result the third: each eval beyond the first adds at most
+    three commits (before, the claim and RUNNING were two: 15 for these 4)."""
+    extra = 4
+    repo.declare("one", {"e0": ["ok", str(repo.log)]})
+    repo.declare("many", {f"e{n}": ["ok", str(repo.log)] for n in range(1 + extra)})
+    one = _commits_of_verify(repo, "one")
+    many = _commits_of_verify(repo, "many")
+    assert repo.calls() == 2 + extra
+    assert many - one <= 3 * extra
+
+
+def test_an_eval_never_sees_what_an_earlier_one_left_in_its_private_folders(
+    repo: Repo,
+) -> None:
+    """One Run, one job: a clean eval's folders go to the next eval; a littered one's are
+    removed and the next eval gets fresh, empty ones. Every folder is gone at the end
+    (``no_leftovers``)."""
+    order = ["a_clean", "b_litter", "c_after_litter", "d_after_clean"]
+    args = {name: ["folders", *(["litter"] if "litter" in name[:8] else [])] for name in order}
+    repo.declare("folders", args)
+    code, run = repo.cli("verify", "folders", "--jobs", "1")
+    assert code == 0, run
+    seen = {r["evalId"].split("/")[1]: json.loads(r["child"]["stdout"]) for r in run["requests"]}
+    assert all(listing == [] for s in seen.values() for _, listing in s.values())
+    homes = {name: seen[name]["HOME"][0] for name in order}
+    assert homes["b_litter"] == homes["a_clean"]  # handed on: it was left as created
+    assert homes["c_after_litter"] != homes["b_litter"]  # the littered set was removed
+    assert homes["d_after_clean"] == homes["c_after_litter"]

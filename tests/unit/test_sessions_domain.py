@@ -17,7 +17,7 @@ import gc
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -311,6 +311,9 @@ class FakeScratch:
 
     def remove_tree(self, path: str) -> None:
         self.live.discard(path)
+
+    def emptied(self, path: str, children: Sequence[str]) -> bool:
+        return False
 
 
 class NoProcesses:

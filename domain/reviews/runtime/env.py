@@ -28,6 +28,7 @@ OUTPUT_PREFIX = "output-"
 TMP_PREFIX = "tmp-"
 HOME_PREFIX = "home-"
 CACHE_PREFIX = "cache-"
+CHILD_PREFIXES = (OUTPUT_PREFIX, TMP_PREFIX, HOME_PREFIX, CACHE_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def create_private_dirs(
     root = scratch.create_private_directory(parent, prefix)
     created.append(root)
     children = []
-    for child_prefix in (OUTPUT_PREFIX, TMP_PREFIX, HOME_PREFIX, CACHE_PREFIX):
+    for child_prefix in CHILD_PREFIXES:
         children.append(scratch.create_private_directory(root, child_prefix))
         created.append(children[-1])  # removed before the root: an empty one, one rmdir
     output, tmp, home, cache = children
@@ -94,3 +95,57 @@ def remove_private_dirs(scratch: ScratchSpace, created: list[str]) -> None:
     while created:
         scratch.remove_tree(created[-1])
         created.pop()
+
+
+class InvocationPool:
+    """Invocation directories a runtime command left as they were created, kept for the
+    next runtime eval below the same parent (a Run's folder) instead of five ``rmdir`` and
+    five ``mkdtemp``: the next command finds them exactly as a fresh set (the scratch port
+    rechecks: private, not links, empty, nothing added). One pool per command; ``drain``
+    removes what it keeps at the Run's end, and a killed Run's folder is swept by the next
+    start. Used from worker threads: a lock guards the lists."""
+
+    def __init__(self, scratch: ScratchSpace) -> None:
+        self.scratch = scratch
+        self._idle: dict[str, list[list[str]]] = {}  # parent -> ``created`` lists
+
+    def take(self, parent: str, created: list[str]) -> RuntimeDirs:
+        """A kept set below ``parent`` still as created, else a fresh one (``OSError``
+        from creating it); ``created`` receives its paths, root first."""
+        while True:
+            try:
+                kept: list[str] | None = self._idle.get(parent, []).pop()
+            except IndexError:
+                kept = None
+            if kept is None:
+                return create_private_dirs(self.scratch, parent, created)
+            created.extend(kept)
+            root, children = kept[0], kept[1:]
+            if self.scratch.emptied(root, children):
+                output, tmp, home, cache = children
+                return RuntimeDirs(root=root, output=output, tmp=tmp, home=home, cache=cache)
+            remove_private_dirs(self.scratch, created)  # changed since: never handed out
+
+    def give_back(self, parent: str, created: list[str]) -> None:
+        """Keep the set in ``created`` (emptied of it) when its command left it as created;
+        else remove it (``OSError``, what is left stays in ``created``)."""
+        if len(created) == 1 + len(CHILD_PREFIXES):
+            root, children = created[0], created[1:]
+            if self.scratch.emptied(root, children):
+                self._idle.setdefault(parent, []).append(list(created))
+                created.clear()
+                return
+        remove_private_dirs(self.scratch, created)
+
+    def drain(self) -> None:
+        """Remove every kept set (all are tried; the first ``OSError`` is raised after)."""
+        kept = [c for sets in self._idle.values() for c in sets]
+        self._idle.clear()
+        failure: OSError | None = None
+        for created in kept:
+            try:
+                remove_private_dirs(self.scratch, created)
+            except OSError as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure

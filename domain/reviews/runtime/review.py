@@ -38,6 +38,7 @@ from artifactize.domain.reviews.failures import INPUT_CHANGED, FailureCode
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
 from artifactize.domain.reviews.runtime.env import (
+    InvocationPool,
     RuntimeDirs,
     create_private_dirs,
     remove_private_dirs,
@@ -74,6 +75,9 @@ class RuntimePorts:
     environment: Mapping[str, str]  # the caller's; only PATH and LANG reach the command
     scripts: FingerprintScripts | None = None  # None: fingerprint scripts are not supported
     threads: WorkerThreads = field(kw_only=True)  # preparing, removing, rechecking
+    # A Run's emptied private folders, handed to its next runtime eval (None: each eval
+    # creates and removes its own)
+    pool: InvocationPool | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,7 @@ class RuntimeReview:
         self.run_dir = run_dir
         self.qualified_id = eval_ref.qualified_id
         self.prepared: PreparedRuntime | None = None  # set once preparation succeeded
+        self.parent: str | None = None  # the canonical Run folder, once the pool is asked
 
     def cancelled_outcome(self) -> ReviewOutcome:
         return self._stamped(ReviewOutcome.failed(FailureCode.CANCELLED, CANCELLED))
@@ -210,13 +215,20 @@ class RuntimeReview:
             )
             raise RuntimePreparationError(message) from None
         try:
+            if self.ports.pool is not None:
+                self.parent = parent
+                return self.ports.pool.take(parent, created)
             return create_private_dirs(self.ports.scratch, parent, created)
         except OSError as exc:
             message = RUN_DIR_UNUSABLE.format(path=parent, reason=exc.strerror or exc)
             raise RuntimePreparationError(message) from None
 
     def _remove(self, created: list[str]) -> None:
-        """Remove the invocation directory; it leaves ``created`` once it is gone."""
+        """Remove the invocation directory (or hand it to the pool when its command left it
+        as created); it leaves ``created`` once it is gone."""
+        if self.ports.pool is not None and self.parent is not None:
+            self.ports.pool.give_back(self.parent, created)
+            return
         remove_private_dirs(self.ports.scratch, created)
 
     def _recheck(self, outcome: ReviewOutcome) -> ReviewOutcome:
