@@ -37,7 +37,6 @@ sharing the store pay for each review once.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 
 import anyio
@@ -98,6 +97,13 @@ UNEXPECTED = "The review failed unexpectedly"
 # Request statuses still without a result: their keys are looked up again in the store.
 UNRESOLVED = frozenset(
     {RequestStatus.QUEUED, RequestStatus.WAIT_DEPENDENCY, RequestStatus.BLOCKED, WAITING_HUMAN}
+)
+
+
+# Said when an emptied private folder kept for the next runtime eval cannot be removed at
+# the Run's end (no verdict depends on it; it stays below the state home's runs/ folder).
+DRAIN_FAILED_NOTICE = (
+    "warning: an emptied private folder of this Run could not be removed: {reason}"
 )
 
 
@@ -282,11 +288,14 @@ class Verify:
     async def _drain_private_folders(self) -> None:
         """Remove the private folders the Run's runtime evals left to the pool (one worker
         hop). Each was checked empty when its command ended, so no verdict depends on it;
-        one that cannot be removed stays in the Run's folder."""
+        one that cannot be removed stays in the Run's folder, and the person is told."""
         if self.runtime is None or self.runtime.pool is None:
             return
-        with contextlib.suppress(OSError):
+        try:
             await self.runtime.threads.run(self.runtime.pool.drain)
+        except OSError as exc:
+            if self.ports.progress is not None:
+                self.ports.progress(DRAIN_FAILED_NOTICE.format(reason=exc.strerror or exc))
 
     def _schedule_inputs(self, result: RunResult, scope: tuple[str, ...]) -> ScheduleInputs:
         evidence = result.run["evidence"]

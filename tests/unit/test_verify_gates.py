@@ -8,6 +8,7 @@ The real CLI and processes: tests/integration/test_human_reviews.py.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.reuse import NOT_SELECTED
 from artifactize.domain.reviews.run.selection import select_evals
 from artifactize.domain.reviews.runtime.review import RuntimePorts
-from artifactize.domain.use_cases.verify import Verify
+from artifactize.domain.use_cases.verify import DRAIN_FAILED_NOTICE, Verify
 from artifactize.ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch
@@ -229,3 +230,25 @@ async def test_a_cached_consumer_attaches_before_its_gate_resolves() -> None:
     assert len(world.runner.specs) == 1  # not run again
     assert world.run["validation"]["evals"]["app/check"] == "WAIT_DEPENDENCY"
     assert world.run["status"] == "INCOMPLETE"
+
+
+async def test_a_kept_private_folder_that_cannot_be_removed_at_the_end_is_reported() -> None:
+    """The Run's runtime eval gives its emptied folders back for the next one; at the Run's
+    end they are removed, and one that cannot be is said to the person (not swallowed)."""
+    world = World(policy=IGNORE_POLICY)
+    scratch = FakeScratch(remove_fails=True)
+    notices: list[str] = []
+    base = world.ports()
+    assert base.runtime is not None
+    ports = dataclasses.replace(
+        base, runtime=dataclasses.replace(base.runtime, scratch=scratch), progress=notices.append
+    )
+    workspace = world.workspace()
+    service = Verify(ports, workspace, VerifyOptions("/repo", "/state"))
+    refs = select_evals(workspace, "app/check", False)
+    result = await service.run(refs, service.prepare(refs))
+    assert [r["status"] for r in result.requests] == ["GREEN"]
+    assert scratch.live, "the kept folders are still there"
+    assert [n for n in notices if n.startswith("warning:")] == [
+        DRAIN_FAILED_NOTICE.format(reason="Device or resource busy")
+    ]
