@@ -18,38 +18,13 @@ from pathlib import Path
 
 from artifactize.adapters.file_index import RACY_MARGIN_NS
 from bench.scale import ENV, cli
+from tests.support.profiled_cli import PROFILED_CLI
 from tests.support.workspaces import declare, write
 
 FILES_HASHED = ("domain/reviews/reuse/artifactsum.py", "_read_digest")
 DECLARATIONS_PARSED = ("domain/project/discovery.py", "_parse")
 MODULES = 3
 FILES_PER_MODULE = 4
-
-# cProfile follows only the thread that enabled it, and fingerprints are computed on
-# worker threads: each thread gets its own profiler, merged at the end.
-_RUNNER = """
-import cProfile, pstats, runpy, sys, threading
-out, sys.argv = sys.argv[1], ["artifactize", *sys.argv[2:]]
-profiles = []
-def start(*_):
-    profile = cProfile.Profile()
-    profiles.append(profile)
-    profile.enable()
-threading.setprofile(start)
-start()
-code = 0
-try:
-    runpy.run_module("artifactize.entrypoints.cli.app", run_name="__main__")
-except SystemExit as exit:
-    code = exit.code
-finally:
-    profiles[0].disable()
-    stats = pstats.Stats(profiles[0])
-    for profile in profiles[1:]:
-        stats.add(profile)
-    stats.dump_stats(out)
-sys.exit(code)
-"""
 
 
 def _repo(root: Path) -> None:
@@ -82,7 +57,7 @@ def _status(
     """``status --json`` (or ``command_args``) run under the profiler: its answer, and how
     many files it hashed and declarations it parsed."""
     args = command_args or ("status", "--json")
-    command = [sys.executable, "-c", _RUNNER, str(out), *cli(repo, state, *args)[3:]]
+    command = [sys.executable, "-c", PROFILED_CLI, str(out), *cli(repo, state, *args)[3:]]
     done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, check=False)
     assert done.returncode in codes, done.stderr.decode(errors="replace")[-2000:]
     counts = {"hashed": 0, "parsed": 0}

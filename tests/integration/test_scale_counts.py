@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from bench.scale import ENV, REUSE_ONLY, cli, generate
+from tests.support.profiled_cli import PROFILED_CLI
 
 SMALL, LARGE = 100, 1000
 GROWTH = LARGE / SMALL
@@ -47,37 +48,9 @@ Counts = dict[tuple[str, str], int]
 Profiles = dict[int, dict[str, Counts]]
 
 
-# cProfile follows only the thread that enabled it; the fingerprints are computed on worker
-# threads. So each thread gets its own profiler (``threading.setprofile`` starts one on the
-# thread's first event), and the stats of all are merged at the end.
-_RUNNER = """
-import cProfile, pstats, runpy, sys, threading
-out, sys.argv = sys.argv[1], ["artifactize", *sys.argv[2:]]
-profiles = []
-def start(*_):
-    profile = cProfile.Profile()
-    profiles.append(profile)
-    profile.enable()
-threading.setprofile(start)
-start()
-code = 0
-try:
-    runpy.run_module("artifactize.entrypoints.cli.app", run_name="__main__")
-except SystemExit as exit:
-    code = exit.code
-finally:
-    profiles[0].disable()
-    stats = pstats.Stats(profiles[0])
-    for profile in profiles[1:]:
-        stats.add(profile)
-    stats.dump_stats(out)
-sys.exit(code)
-"""
-
-
 def _profile(repo: Path, state: Path, out: Path, *args: str) -> dict[tuple[str, str], int]:
     """Call counts of one CLI command run under cProfile: (file, function) -> calls."""
-    command = [sys.executable, "-c", _RUNNER, str(out), *cli(repo, state, "--json", *args)[3:]]
+    command = [sys.executable, "-c", PROFILED_CLI, str(out), *cli(repo, state, "--json", *args)[3:]]
     done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, check=False)
     assert done.returncode in (0, 1, 4), done.stderr.decode(errors="replace")[-2000:]
     counts: dict[tuple[str, str], int] = {}
