@@ -312,7 +312,7 @@ async def test_cancelled_call_kills_its_process_group(world: McpWorld) -> None:
                     await client.call_tool("probe_doc", {"kind": "sleep"})
 
                 group.start_soon(slow)
-                while not pid_file.exists():
+                while not pid_file.exists():  # written whole (os.replace) by the probe
                     await anyio.sleep(0.05)
                 sleeper = psutil.Process(int(pid_file.read_text()))
                 group.cancel_scope.cancel()  # the client sends notifications/cancelled

@@ -60,8 +60,9 @@ if kind == "fail":
     emit({"isError": True, "content": [{"type": "text", "text": "authored failure"}]})
 if kind == "sleep":
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", records])
-    with open(os.path.join(records, "sleeper.pid"), "w") as handle:
+    with open(os.path.join(records, "sleeper.pid.tmp"), "w") as handle:
         handle.write(str(child.pid))
+    os.replace(os.path.join(records, "sleeper.pid.tmp"), os.path.join(records, "sleeper.pid"))
     time.sleep(120)
 """
 
