@@ -151,14 +151,28 @@ async def served_tools(tools: tuple[ToolSpec, ...], call: ToolCall) -> AsyncIter
             timeout_graceful_shutdown=STOP_SECONDS,
         )
         server = _QuietServer(config)
+        stopped = anyio.Event()
+
+        async def serve() -> None:
+            try:
+                await server.serve([sock])
+            finally:
+                stopped.set()
+
         async with manager.run(), anyio.create_task_group() as group:
-            group.start_soon(server.serve, [sock])
+            group.start_soon(serve)
             while not server.started:
                 await anyio.sleep(READY_POLL_SECONDS)
             try:
                 yield ServedTools(f"http://127.0.0.1:{port}{MCP_PATH}", token)
             finally:
+                # uvicorn's own shutdown first: it stops watching the socket before it is
+                # closed below. Cancelled instead, the loop would go on watching a closed
+                # descriptor, and the next one given its number (a process's pidfd) would
+                # never wake its waiter.
                 server.should_exit = True
+                with anyio.move_on_after(STOP_SECONDS + 1, shield=True):
+                    await stopped.wait()
                 group.cancel_scope.cancel()
     finally:
         sock.close()
