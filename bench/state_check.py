@@ -28,6 +28,7 @@ from typing import Any
 
 from artifactize.adapters.sqlite import integrity
 from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.kernel.document_codec import run_from_json
 from artifactize.ports.ids import RunId
 from artifactize.ports.state import RunRecord
 from artifactize.ports.statuses import RunStatus
@@ -44,7 +45,9 @@ def make_state(folder: Path, runs: int) -> str:
         run_id = f"run-b{number:07d}"
         data: Any = {"id": run_id, "status": "GREEN", "createdAt": f"{number:020d}",
                      "padding": DOCUMENT_PADDING}  # fmt: skip
-        store.create_run(RunRecord(RunId(run_id), "/repo", RunStatus.GREEN, data), [])
+        store.create_run(
+            RunRecord(RunId(run_id), "/repo", RunStatus.GREEN, run_from_json(data)), []
+        )
     store.close()
     return str(folder / "state.sqlite")
 

@@ -233,7 +233,7 @@ class Services:
         scratch = self.container.scratch()
         for folder in folders:
             run = store.get_run(RunId(folder.name))
-            if run is None or run.data.get("errorCode") != ErrorCode.OWNER_DIED:
+            if run is None or run.data.error_code != ErrorCode.OWNER_DIED:
                 continue
             with contextlib.suppress(OSError):
                 scratch.remove_tree(str(folder))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, cast
 
+from artifactize.kernel.document_codec import run_changed
 from artifactize.kernel.transitions import request_moves, run_moves
 from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import RequestRecord, RunRecord, StateStore
@@ -30,15 +31,17 @@ class DeadOwnersView:
     def _died(self, run: RunRecord | None) -> bool:
         if run is None or run.status != RunStatus.RUNNING:
             return False
-        owner: dict[str, Any] = dict(run.data.get("owner") or {})
-        return (owner.get("pid"), owner.get("startTime")) in self._dead
+        owner = run.data.owner
+        return owner is not None and (owner.get("pid"), owner.get("startTime")) in self._dead
 
     def _run(self, run: RunRecord) -> RunRecord:
         if not self._died(run):
             return run
         status = run_moves(run.status, RunStatus.ERROR)
-        data = {**run.data, **_DIED, "status": status, "error": RUN_OWNER_DIED}
-        return dataclasses.replace(run, status=status, data=cast(Any, data))
+        data = run_changed(
+            run.data, status=status, error_code=ErrorCode.OWNER_DIED, error=RUN_OWNER_DIED
+        )
+        return dataclasses.replace(run, status=status, data=data)
 
     def _request(self, request: RequestRecord) -> RequestRecord:
         if request.status not in _OPEN or not self._died(self._store.get_run(request.run_id)):

@@ -41,9 +41,9 @@ def cancel_run(services: Services, run_id: str) -> RunRecord:
         raise CommandError(UNKNOWN_RUN.format(run_id=run_id))
     if run.status != RunStatus.RUNNING:
         raise CommandError(NOT_RUNNING.format(run_id=run_id, status=run.status))
-    owner = run.data.get("owner")
+    owner = run.data.owner
     table: ProcessInterrupt = services.container.process_interrupt()
-    if isinstance(owner, dict):
+    if owner is not None:
         table.interrupt(ProcessIdentity(int(owner["pid"]), float(owner["startTime"])))
     deadline = time.monotonic() + CANCEL_WAIT_SECONDS
     while True:
@@ -52,7 +52,7 @@ def cancel_run(services: Services, run_id: str) -> RunRecord:
         if current.status != RunStatus.RUNNING:
             return current
         if time.monotonic() >= deadline:
-            pid = owner.get("pid") if isinstance(owner, dict) else None
+            pid = owner.get("pid") if owner is not None else None
             raise CommandError(
                 DID_NOT_STOP.format(run_id=run_id, seconds=CANCEL_WAIT_SECONDS, pid=pid)
             )

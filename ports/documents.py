@@ -1,8 +1,9 @@
 """The JSON documents that cross layers: Runs, requests, executions, claims, store records.
 
-An execution the state store hands over is a frozen :class:`Execution` (its JSON goes
-through ``kernel.document_codec``; ``ExecutionDocument`` remains the shape of that JSON, as
-a team store record and ``--json`` carry it). The others are each a ``TypedDict``: at run time a plain ``dict`` (so saved state, ``--json`` output and
+An execution and a Run the state store hands over are a frozen :class:`Execution` and
+:class:`Run` (their JSON goes through ``kernel.document_codec``; ``ExecutionDocument`` and
+``RunDocument`` remain the shape of that JSON, as a team store record and ``--json`` carry
+it). The others are each a ``TypedDict``: at run time a plain ``dict`` (so saved state, ``--json`` output and
 store records are byte for byte what they were), to mypy a fixed set of camelCase keys with
 their types, so a mistyped key or a wrong value type is a type error. A key marked
 ``NotRequired`` appears only once something wrote it (a summary, a Human's definition, a
@@ -230,16 +231,6 @@ class OwnerDocument(TypedDict):
 
     pid: int
     startTime: float
-
-
-class RunPolicyFields(TypedDict):
-    """What a Run records of its policy (``verify`` flags)."""
-
-    reuseOnly: list[str]  # ProfileKind values that only reuse
-    jobs: int
-    maxExecutions: int | None
-    fingerprintJobs: int | None
-    profileVariant: str | None
 
 
 class RunDocument(TypedDict):
@@ -538,5 +529,55 @@ class Execution:
     origin: OriginDocument | None = None
     reason: str | None = None  # a Human wait ended without a verdict: why
     ended_by: str | None = None  # who cancelled it (None: superseded)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    keys: tuple[str, ...] = ()
+
+
+_NO_RUN_ID = RunId("")  # a hand-made document's: every saved Run has its ID
+
+
+def _no_definitions() -> RunDefinitions:
+    return {"evals": {}, "artifacts": {}}
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A Run as the domain holds it: frozen, typed, changed only by ``dataclasses.replace``
+    (``kernel.document_codec`` reads and writes its saved JSON, ``RunDocument``'s shape).
+
+    Every field stands for the camelCase key of the same name (``repo_path`` for
+    ``repoPath``). ``keys`` are the JSON keys the document holds, in their saved order: a
+    field listed there is written even when it holds its default (``"error": null``); a
+    field not listed is written, after them, only once it holds something else. ``extra``
+    keeps the keys this version does not model, so nothing read is lost. A key a document
+    lacks reads as its field's default (a store test's document holds a few fields only)."""
+
+    id: RunId = _NO_RUN_ID
+    repo_path: str = ""
+    state_dir: str = ""
+    status: RunStatus = RunStatus.RUNNING
+    created_at: str = ""
+    completed_at: str | None = None
+    selection: list[str] = field(default_factory=list)
+    recursive: bool = False
+    ignore_gates: bool = False
+    force: bool = False
+    jobs: int = 1
+    definitions: RunDefinitions = field(default_factory=_no_definitions)
+    executions_started: int = 0
+    wait_timeout_ms: int | None = None
+    wait_timed_out: bool = False
+    evidence: dict[str, EvidenceDocument] = field(default_factory=dict)
+    validation: ValidationDocument | None = None
+    error: str | None = None
+    summary: RunSummary | None = None  # once it ended
+    usage: RunUsage | None = None  # once it ended
+    owner: OwnerDocument | None = None  # the process running it (dead owners settle)
+    reuse_only: list[str] | None = None
+    max_executions: int | None = None
+    fingerprint_jobs: int | None = None
+    profile_variant: str | None = None
+    error_code: str | None = None  # ErrorCode: why it ended ERROR (OWNER_DIED)
+    comment: str | None = None  # verify --comment: why it was started
     extra: Mapping[str, Any] = field(default_factory=dict)
     keys: tuple[str, ...] = ()

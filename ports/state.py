@@ -20,7 +20,7 @@ from artifactize.ports.documents import (
     HumanClaimDocument,
     RequestDocument,
     RequestUpdate,
-    RunDocument,
+    Run,
 )
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
@@ -38,7 +38,7 @@ class RunRecord:
     id: RunId
     repo: str
     status: RunStatus
-    data: RunDocument
+    data: Run  # its saved JSON through kernel.document_codec
 
 
 @dataclass(frozen=True)

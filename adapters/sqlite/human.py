@@ -13,7 +13,13 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from artifactize.adapters.sqlite.rows import dump_data, load_data, request_record, run_record
+from artifactize.adapters.sqlite.rows import (
+    dump_data,
+    load_data,
+    request_record,
+    run_data,
+    run_record,
+)
 from artifactize.adapters.sqlite.schema import executions, requests, runs
 from artifactize.kernel.transitions import execution_moves, request_moves
 from artifactize.ports.ids import RequestId
@@ -189,7 +195,7 @@ def settle_run(
         connection.execute(
             sa.update(runs)
             .where(runs.c.id == run_id)
-            .values(status=settled.status, data=dump_data(settled.data))
+            .values(status=settled.status, data=run_data(settled))
         )
 
 

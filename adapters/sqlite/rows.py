@@ -8,8 +8,14 @@ from typing import Any, TypeVar, cast
 
 import sqlalchemy as sa
 
-from artifactize.kernel.document_codec import DocumentError, execution_from_json, execution_json
-from artifactize.ports.documents import RequestDocument, RunDocument
+from artifactize.kernel.document_codec import (
+    DocumentError,
+    execution_from_json,
+    execution_json,
+    run_from_json,
+    run_json,
+)
+from artifactize.ports.documents import RequestDocument
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord, StateError
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 
@@ -62,7 +68,11 @@ def _status(
 def run_record(row: sa.Row[Any]) -> RunRecord:
     data = load_data(row.data, "runs", row.id)
     status = _status(row.status, data, RunStatus, "runs", row.id)
-    return RunRecord(id=row.id, repo=row.repo, status=status, data=cast(RunDocument, data))
+    try:
+        run = run_from_json(data)
+    except DocumentError as error:
+        raise StateError(f"Corrupt state: runs row {row.id}: {error}") from None
+    return RunRecord(id=row.id, repo=row.repo, status=status, data=run)
 
 
 def request_record(row: sa.Row[Any]) -> RequestRecord:
@@ -99,8 +109,13 @@ def execution_record(row: sa.Row[Any]) -> ExecutionRecord:
     )
 
 
+def run_data(run: RunRecord) -> str:
+    """The ``data`` column of ``run``: its saved JSON (``kernel.document_codec``), compact."""
+    return dump_data(run_json(run.data))
+
+
 def run_values(run: RunRecord) -> dict[str, Any]:
-    return {"id": run.id, "repo": run.repo, "status": run.status, "data": dump_data(run.data)}
+    return {"id": run.id, "repo": run.repo, "status": run.status, "data": run_data(run)}
 
 
 def request_values(request: RequestRecord) -> dict[str, Any]:

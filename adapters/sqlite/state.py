@@ -51,6 +51,7 @@ from artifactize.adapters.sqlite.rows import (
     execution_values,
     request_record,
     request_values,
+    run_data,
     run_record,
     run_values,
 )
@@ -240,7 +241,7 @@ class SqliteStateStore:
             result = connection.execute(
                 sa.update(runs)
                 .where(runs.c.id == run.id)
-                .values(repo=run.repo, status=run.status, data=dump_data(run.data))
+                .values(repo=run.repo, status=run.status, data=run_data(run))
             )
             if result.rowcount != 1:
                 raise StateError(f"Run not found: {run.id}")

@@ -82,6 +82,7 @@ from artifactize.domain.reviews.run.summaries import request_summary
 from artifactize.domain.reviews.runtime.env import InvocationPool
 from artifactize.domain.reviews.runtime.review import RuntimeReview
 from artifactize.domain.reviews.timestamps import new_run_id
+from artifactize.kernel.document_codec import run_changed
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.review_store import RemoteFailure, RemoteLease
@@ -197,8 +198,9 @@ class Verify:
             wait_timeout_ms=options.wait_timeout_ms if options.wait else None,
             owner=self.owner,
         )
-        comment = {} if options.comment is None else {"comment": options.comment}
-        run = changed(run, {**options.policy.run_fields(), **comment})
+        run = options.policy.recorded_on(run)
+        if options.comment is not None:
+            run = run_changed(run, comment=options.comment)
         requests = ctx.track(
             [
                 new_request(
@@ -218,13 +220,11 @@ class Verify:
         # reuse-only misses) is written once, by ``create_run``, with its summary, and the
         # end of the Run finds it unchanged: one row per request, not three.
         found = reuse.lookup(ctx, [*other_keys, *([] if options.force else keys)])
-        run = changed(
+        run = run_changed(
             run,
-            {
-                "evidence": {
-                    ref.qualified_id: reuse.evidence(key, found)
-                    for ref, key in zip(others, other_keys, strict=True)
-                }
+            evidence={
+                ref.qualified_id: reuse.evidence(key, found)
+                for ref, key in zip(others, other_keys, strict=True)
             },
         )
         staged: list[str] = []
@@ -265,15 +265,14 @@ class Verify:
         try:
             await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
         except RemoteFailure as failure:
-            result.run = changed(result.run, {"error": failure.message})
+            result.run = run_changed(result.run, error=failure.message)
             raise
         except StateError as failure:
             # A state write failed (a full disk, a read-only or failing file system): the
             # Run ends ERROR STATE_WRITE_FAILED if the settlement below can still be
             # written; if not, the next reader settles it (its owner will have exited).
-            result.run = changed(
-                result.run,
-                {"error": str(failure), "errorCode": ErrorCode.STATE_WRITE_FAILED},
+            result.run = run_changed(
+                result.run, error=str(failure), error_code=ErrorCode.STATE_WRITE_FAILED
             )
             raise
         finally:
@@ -298,7 +297,7 @@ class Verify:
                 self.ports.progress(DRAIN_FAILED_NOTICE.format(reason=exc.strerror or exc))
 
     def _schedule_inputs(self, result: RunResult, scope: tuple[str, ...]) -> ScheduleInputs:
-        evidence = result.run["evidence"]
+        evidence = result.run.evidence
         return ScheduleInputs(
             self.workspace, scope, self.ctx.ignore_gates, result.requests, evidence
         )
@@ -474,8 +473,8 @@ class Verify:
         store lease, if it holds one), then commit it (also when cancelled)."""
         ctx = self.ctx
         assert self.result is not None
-        started = self.result.run["executionsStarted"] + 1
-        self.result.run = changed(self.result.run, {"executionsStarted": started})
+        started = self.result.run.executions_started + 1
+        self.result.run = run_changed(self.result.run, executions_started=started)
         review = self._review(ref, keys, self.ports.make_output_root(request["runId"]))
         if isinstance(review, AgentReview) and self.ports.observer is not None:
             review.activity = self.ports.observer.agent(request["id"])

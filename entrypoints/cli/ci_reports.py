@@ -125,8 +125,9 @@ class CiReports:
     def write(self, result: RunResult, workspace: Workspace | None, *, json_output: bool) -> None:
         """The JUnit file, the step summary and the annotations of a Run that started."""
         from artifactize.entrypoints.cli.render import reports
+        from artifactize.kernel.document_codec import run_json
 
-        run: dict[str, Any] = dict(result.run)
+        run: dict[str, Any] = run_json(result.run)
         if self.junit is not None:
             _write_whole(self.junit, reports.junit_xml(run, result.requests))
         if not self.github:

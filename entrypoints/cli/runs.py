@@ -142,7 +142,7 @@ def verify(
     result = prepared.service.result
     if result is None:
         raise CommandError("The Run was cancelled before it started.")
-    prepared.remove_empty_scratch(str(result.run["id"]))
+    prepared.remove_empty_scratch(str(result.run.id))
     emit(run_view(result), lambda _: report.text(result, run_text))
     report.write(result, prepared.service.workspace, json_output=CliContext.options.json)
     raise typer.Exit(_verify_exit(outcome, result))
@@ -208,7 +208,7 @@ def _remote_failed(prepared: PreparedRun, failure: RemoteFailure) -> NoReturn:
 def _verify_exit(outcome: object | None, result: RunResult) -> int:
     if outcome is None:
         return ExitCode.ERROR  # cancelled by a signal
-    if result.run.get("waitTimedOut"):
+    if result.run.wait_timed_out:
         return ExitCode.WAIT_TIMED_OUT
     return exit_for_status(result.status)
 
@@ -329,8 +329,8 @@ def run_list(
             "id": run.id,
             "repo": run.repo,
             "status": run.status,
-            "createdAt": run.data.get("createdAt"),
-            "completedAt": run.data.get("completedAt"),
+            "createdAt": run.data.created_at,
+            "completedAt": run.data.completed_at,
             "counts": counts.get(run.id, {}),
         }
         for run in runs

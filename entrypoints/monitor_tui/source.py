@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from artifactize.entrypoints.monitor_tui.views import RunRow
+from artifactize.kernel.document_codec import run_json
 from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import StateStore
 
@@ -64,7 +65,7 @@ class MonitorSource:
                     repo=run.repo,
                     status=run.status,
                     counts=counts.get(run.id, {}),
-                    created_at=run.data.get("createdAt"),
+                    created_at=run.data.created_at or None,
                 )
                 for run in runs
             ]
@@ -82,7 +83,7 @@ class MonitorSource:
             if run is None:
                 return None
             requests = [dict(r.data) for r in store.list_requests(RunId(run_id))]
-            return RunDocument(dict(run.data), requests)
+            return RunDocument(run_json(run.data), requests)
 
         document: RunDocument | None = self._read(read)
         return document

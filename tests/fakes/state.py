@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from artifactize.kernel.document_codec import execution_changed
+from artifactize.kernel.document_codec import execution_changed, run_changed
 from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.ids import ExecutionId, RequestId, ReuseKey, RunId
@@ -38,6 +38,7 @@ from artifactize.ports.state import (
 )
 from artifactize.ports.statuses import (
     VERDICT_STATUSES,
+    ErrorCode,
     ExecutionStatus,
     RequestStatus,
     RunStatus,
@@ -98,14 +99,20 @@ class MemoryStateStore:
         settled = []
         died = {"status": "ERROR", "errorCode": "OWNER_DIED", "completedAt": self.settled_at}
         for run in list(self.runs.values()):
-            owner = run.data.get("owner")
+            owner = run.data.owner
             if run.status != "RUNNING" or not owner:
                 continue
             if owner_alive(owner["pid"], owner["startTime"]):
                 continue
-            data = {**run.data, **died, "error": "Run owner died."}
             status = run_moves(run.status, RunStatus.ERROR)
-            self.runs[run.id] = dataclasses.replace(run, status=status, data=opaque(data))
+            ended_run = run_changed(
+                run.data,
+                status=status,
+                error_code=ErrorCode.OWNER_DIED,
+                completed_at=self.settled_at,
+                error="Run owner died.",
+            )
+            self.runs[run.id] = dataclasses.replace(run, status=status, data=ended_run)
             for request in list(self.requests.values()):
                 if request.run_id != run.id or request.status not in _DEAD_OWNER_SETTLES:
                     continue

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from artifactize.adapters.sqlite.state import SqliteStateStore, SqliteStateStores
+from artifactize.kernel.document_codec import run_from_json
 from artifactize.ports.documents import Execution
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, RunId
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
@@ -36,7 +37,7 @@ def run(run_id: str, owner: tuple[int, float] | None, status: str = "RUNNING") -
     data: dict[str, Any] = {"id": run_id, "status": status, "createdAt": "2026-01-01T00:00:00Z"}
     if owner is not None:
         data["owner"] = {"pid": owner[0], "startTime": owner[1]}
-    return RunRecord(RunId(run_id), "/repo", RunStatus(status), opaque(data))
+    return RunRecord(RunId(run_id), "/repo", RunStatus(status), run_from_json(data))
 
 
 def request(run_id: str, ordinal: int, status: str, execution: str | None = None) -> RequestRecord:
@@ -87,7 +88,7 @@ def test_a_dead_owners_run_settles_with_its_requests_and_executions(
     assert store.settle_dead_runs(alive) == ("run-dead",)
     settled = store.get_run(RunId("run-dead"))
     assert settled is not None and settled.status == "ERROR"
-    assert (settled.data["errorCode"], settled.data["error"]) == ("OWNER_DIED", "Run owner died.")
+    assert (settled.data.error_code, settled.data.error) == ("OWNER_DIED", "Run owner died.")
     statuses = [(r.status, r.data.get("errorCode")) for r in store.list_requests(RunId("run-dead"))]
     assert statuses == [
         ("ERROR", "OWNER_DIED"),

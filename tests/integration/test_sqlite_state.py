@@ -28,7 +28,13 @@ from artifactize.adapters.sqlite.state import (
     SqliteStateStores,
 )
 from artifactize.adapters.utc_timestamps import utc_now, utc_timestamp
-from artifactize.kernel.document_codec import execution_from_json, execution_json
+from artifactize.kernel.document_codec import (
+    execution_from_json,
+    execution_json,
+    run_changed,
+    run_from_json,
+    run_json,
+)
 from artifactize.ports.documents import Execution
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
@@ -176,7 +182,8 @@ def test_create_then_reopen_keeps_the_state(tmp_path: Path) -> None:
     assert store is not None
     state_id = store.state_id()
     store.create_run(
-        RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, opaque({"createdAt": at(1)})), []
+        RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": at(1)})),
+        [],
     )
     store.close()
 
@@ -190,7 +197,7 @@ def test_create_then_reopen_keeps_the_state(tmp_path: Path) -> None:
         assert again is not None
         assert again.state_id() == state_id
         run = again.get_run(RunId("run-a"))
-        assert run is not None and opaque(run.data) == {"createdAt": at(1)}
+        assert run is not None and run_json(run.data) == {"createdAt": at(1)}
         assert isinstance(again, SqliteStateStore)
         again.close()
 
@@ -317,17 +324,17 @@ def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> 
         RunId("run-a"),
         "/repo",
         RunStatus.RUNNING,
-        opaque({"createdAt": at(1), "title": "Übersicht ✓"}),
+        run_from_json({"createdAt": at(1), "title": "Übersicht ✓"}),
     )
     store.create_run(run, [request("run-a", 2), request("run-a", 1)])
     assert store.get_run(RunId("run-a")) == run
     assert [r.ordinal for r in store.list_requests(RunId("run-a"))] == [1, 2]
 
     store.update_run(
-        replace(run, status=RunStatus.GREEN, data={**run.data, "status": RunStatus.GREEN})
+        replace(run, status=RunStatus.GREEN, data=run_changed(run.data, status=RunStatus.GREEN))
     )
     updated = store.get_run(RunId("run-a"))
-    assert updated is not None and updated.status == "GREEN" and updated.data["status"] == "GREEN"
+    assert updated is not None and updated.status == "GREEN" and updated.data.status == "GREEN"
     store.update_request(replace(request("run-a", 1), status=RequestStatus.GREEN))
     saved = store.get_request(RequestId("run-a-1"))
     assert saved is not None and saved.status == "GREEN"
@@ -341,7 +348,7 @@ def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> 
 
 def test_run_writes_are_checked(open_store: OpenStore) -> None:
     store = open_store()
-    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, opaque({"createdAt": at(1)}))
+    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": at(1)}))
     with pytest.raises(ValueError, match="run-b-1 belongs to Run run-b, not run-a"):
         store.create_run(run, [request("run-b", 1)])
     with pytest.raises(StateError, match="UNIQUE"):
@@ -367,7 +374,8 @@ def test_list_runs_newest_first_by_created_at_then_insertion(open_store: OpenSto
         ("run-4", "/a", at(3)),
     ]:
         store.create_run(
-            RunRecord(RunId(run_id), repo, RunStatus.GREEN, opaque({"createdAt": created})), []
+            RunRecord(RunId(run_id), repo, RunStatus.GREEN, run_from_json({"createdAt": created})),
+            [],
         )
     assert [r.id for r in store.list_runs(None, 10, 0)] == ["run-4", "run-3", "run-1", "run-2"]
     assert [r.id for r in store.list_runs("/a", 2, 1)] == ["run-3", "run-1"]
@@ -645,7 +653,7 @@ def test_gc_skips_keys_with_an_active_execution(open_store: OpenStore) -> None:
 def test_gc_skips_records_an_active_request_points_at(open_store: OpenStore) -> None:
     store = open_store(history_records_max=1)
     record(store, "k1", "execution-1")
-    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, opaque({"createdAt": at(1)}))
+    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": at(1)}))
     follower = request("run-a", 1, "WAITING_HUMAN", execution_id="execution-1")
     store.create_run(run, [follower])
     record(store, "k2", "execution-2")

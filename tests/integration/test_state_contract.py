@@ -12,7 +12,7 @@ import pytest
 
 from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.domain.reviews.human.settlement import supersession
-from artifactize.kernel.document_codec import execution_changed, execution_from_json
+from artifactize.kernel.document_codec import execution_changed, execution_from_json, run_from_json
 from artifactize.kernel.transitions import IllegalTransition
 from artifactize.ports.documents import Execution
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
@@ -168,7 +168,7 @@ def human_run(
         for ordinal, (request_id, execution_id) in enumerate(waits, start=1)
     ]
     store.create_run(
-        RunRecord(RunId(run_id), "/repo", RunStatus.RUNNING, opaque({"createdAt": created})),
+        RunRecord(RunId(run_id), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": created})),
         requests,
     )
     return requests
@@ -379,7 +379,9 @@ def test_all_requests_newest_run_first_in_ordinal_order(store: StateStore) -> No
 
 
 def test_a_request_is_saved_with_its_execution_or_not_at_all(store: StateStore) -> None:
-    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, opaque({"createdAt": SETTLED_AT}))
+    run = RunRecord(
+        RunId("run-a"), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": SETTLED_AT})
+    )
     queued = RequestRecord(
         RequestId("run-a-1"),
         RunId("run-a"),

@@ -4,6 +4,7 @@ text, and the concurrent scheduler (driven through fakes, no process)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -24,6 +25,7 @@ from artifactize.domain.reviews.run.reuse_only import miss_reason, settle_misses
 from artifactize.domain.reviews.run.selection import LIST_MAX, Selection, SelectionError, split_list
 from artifactize.domain.reviews.run.sources import other_profile, source_text
 from artifactize.entrypoints.cli.render import reports
+from artifactize.kernel.document_codec import run_from_json, run_json
 from artifactize.ports.ids import EvalId, ExecutionId, RunId
 from artifactize.ports.state import RequestRecord, RunRecord
 from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, RequestStatus, RunStatus
@@ -66,13 +68,17 @@ def test_policy_limits_at_and_past(field: str, low: int, high: int) -> None:
 
 def test_a_run_records_its_policy() -> None:
     policy = RunPolicy(frozenset({ProfileKind.HUMAN, ProfileKind.AGENT}), 2, 5, 3, "quick")
-    assert policy.run_fields() == {
-        "reuseOnly": ["agent", "human"],
-        "jobs": 2,
-        "maxExecutions": 5,
-        "fingerprintJobs": 3,
-        "profileVariant": "quick",
-    }
+    recorded = run_json(policy.recorded_on(run_from_json({"id": "run-x", "jobs": 1})))
+    assert json.dumps(recorded) == json.dumps(
+        {
+            "id": "run-x",
+            "jobs": 2,
+            "reuseOnly": ["agent", "human"],
+            "maxExecutions": 5,
+            "fingerprintJobs": 3,
+            "profileVariant": "quick",
+        }
+    )
 
 
 # --- selections -------------------------------------------------------------------------
@@ -211,7 +217,7 @@ def saved_run(status: str = "INCOMPLETE") -> RunRecord:
         },
         "summary": {"counts": {"WAITING_HUMAN": 1}},
     }
-    return RunRecord(RunId("run-x"), "/repo", RunStatus(status), opaque(data))
+    return RunRecord(RunId("run-x"), "/repo", RunStatus(status), run_from_json(data))
 
 
 def record(status: str) -> RequestRecord:
@@ -237,11 +243,11 @@ def record(status: str) -> RequestRecord:
 def test_the_last_settled_request_settles_the_run() -> None:
     settled = settle_run(saved_run(), [record("GREEN")])
     assert settled is not None and settled.status == "GREEN"
-    validation = settled.data["validation"]
+    validation = settled.data.validation
     assert validation is not None
     assert validation["unmetObligations"] == []
     assert validation["artifacts"] == {"doc": "GREEN", "base": "BASIS"}
-    assert settled.data["summary"]["counts"] == {"GREEN": 1}
+    assert settled.data.summary is not None and settled.data.summary["counts"] == {"GREEN": 1}
     red = settle_run(saved_run(), [record("RED")])
     assert red is not None and red.status == "RED"
     assert settle_run(saved_run(), [record("WAITING_HUMAN")]) is None

@@ -5,6 +5,7 @@ would take; a settled request and a live owner's Run read as saved."""
 from __future__ import annotations
 
 from artifactize.entrypoints.dead_owner_view import DeadOwnersView
+from artifactize.kernel.document_codec import run_from_json, run_json
 from artifactize.ports.ids import EvalId, RequestId, RunId
 from artifactize.ports.state import RequestRecord, RunRecord
 from artifactize.ports.statuses import RequestStatus, RunStatus
@@ -18,7 +19,9 @@ def _store(owner_pid: int) -> MemoryStateStore:
         RunId("run-a"),
         "/repo",
         RunStatus.RUNNING,
-        opaque({"id": "run-a", "status": "RUNNING", "owner": {"pid": owner_pid, "startTime": 1.0}}),
+        run_from_json(
+            {"id": "run-a", "status": "RUNNING", "owner": {"pid": owner_pid, "startTime": 1.0}}
+        ),
     )
     requests = [
         RequestRecord(
@@ -39,8 +42,8 @@ def _store(owner_pid: int) -> MemoryStateStore:
 def test_a_dead_owners_run_and_its_open_requests_read_error() -> None:
     view = DeadOwnersView(_store(owner_pid=7), frozenset({(7, 1.0)}))
     run = view.get_run(RunId("run-a"))
-    assert run is not None and (run.status, run.data["status"]) == ("ERROR", "ERROR")
-    assert run.data["errorCode"] == "OWNER_DIED"
+    assert run is not None and (run.status, run.data.status) == ("ERROR", "ERROR")
+    assert run_json(run.data)["errorCode"] == "OWNER_DIED"
     open_request, settled = view.list_requests(RunId("run-a"))
     assert (open_request.status, open_request.data["status"]) == ("ERROR", "ERROR")
     assert (settled.status, settled.data["status"]) == ("GREEN", "GREEN")  # left as saved

@@ -18,11 +18,14 @@ from artifactize.kernel.document_codec import (
     execution_changed,
     execution_from_json,
     execution_json,
+    run_changed,
+    run_from_json,
+    run_json,
     with_keys,
 )
 from artifactize.ports.documents import Execution
 from artifactize.ports.ids import ExecutionId
-from artifactize.ports.statuses import ExecutionStatus
+from artifactize.ports.statuses import ExecutionStatus, RunStatus
 
 GOLDEN = Path(__file__).resolve().parents[1] / "integration" / "fixtures" / "golden"
 
@@ -121,3 +124,72 @@ def test_a_built_execution_is_written_in_the_order_of_its_keys() -> None:
     )
     assert compact(execution_json(built)) == '{"status":"RUNNING","id":"x"}'
     assert compact(execution_json(Execution(id=ExecutionId("x")))) == '{"id":"x"}'
+
+
+# --- the Run ---------------------------------------------------------------------------
+
+
+def test_every_stored_run_of_the_old_state_is_written_back_byte_for_byte() -> None:
+    texts = stored("runs")
+    assert texts
+    for text in texts:
+        run = run_from_json(json.loads(text))
+        assert isinstance(run.status, RunStatus) and run.id
+        assert compact(run_json(run)) == text
+
+
+def test_every_recorded_run_is_written_back_with_its_key_order() -> None:
+    documents = recorded("stored-runs.json")
+    assert documents
+    for document in documents:
+        again = run_json(run_from_json(json.loads(json.dumps(document))))
+        assert json.dumps(again, indent=2) == json.dumps(document, indent=2)
+
+
+def test_a_run_without_its_optional_keys_reads_defaults_and_writes_none_of_them() -> None:
+    text = (
+        '{"id":"run-a","repoPath":"/r","stateDir":"/s","status":"RUNNING","createdAt":"t",'
+        '"completedAt":null,"selection":[],"recursive":false,"ignoreGates":false,"force":false,'
+        '"jobs":1,"definitions":{"evals":{},"artifacts":{}},"executionsStarted":0,'
+        '"waitTimeoutMs":null,"waitTimedOut":false,"evidence":{},"validation":null,"error":null}'
+    )
+    run = run_from_json(json.loads(text))
+    assert (run.summary, run.owner, run.comment, run.error_code, run.reuse_only) == (None,) * 5
+    assert compact(run_json(run)) == text
+    minimal = run_from_json({"createdAt": "t"})  # a store test's document
+    assert (minimal.status, minimal.evidence, minimal.executions_started) == ("RUNNING", {}, 0)
+    assert compact(run_json(minimal)) == '{"createdAt":"t"}'
+
+
+def test_a_runs_unknown_keys_and_saved_nulls_keep_their_place() -> None:
+    text = '{"id":"run-a","future":{"a":[1]},"status":"GREEN","owner":null,"later":true}'
+    run = run_from_json(json.loads(text))
+    assert run.extra == {"future": {"a": [1]}, "later": True} and run.owner is None
+    assert compact(run_json(run)) == text
+    ended = run_changed(run, status=RunStatus.ERROR, error_code="OWNER_DIED", owner=None)
+    assert compact(run_json(ended)) == (
+        '{"id":"run-a","future":{"a":[1]},"status":"ERROR","owner":null,"later":true,'
+        '"errorCode":"OWNER_DIED"}'
+    )
+    assert run.status is RunStatus.GREEN  # the Run changed is a new one
+
+
+def test_run_changed_writes_as_a_dict_update_would() -> None:
+    document = {"id": "run-a", "status": "RUNNING", "error": None, "jobs": 1}
+    run = run_from_json(dict(document))
+    changes = {"jobs": 4, "reuseOnly": ["human"], "comment": "why", "error": None}
+    changed = run_changed(run, jobs=4, reuse_only=["human"], comment="why", error=None)
+    assert compact(run_json(changed)) == compact({**document, **changes})
+    with pytest.raises(TypeError):
+        run_changed(run, no_such_field=1)
+
+
+def test_a_run_is_frozen_and_its_status_is_checked() -> None:
+    run = run_from_json({"id": "run-a", "status": "INCOMPLETE"})
+    assert run.status is RunStatus.INCOMPLETE
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.status = RunStatus.GREEN  # type: ignore[misc]
+    with pytest.raises(DocumentError, match="Run run-a has no known status: 'QUEUED'"):
+        run_from_json({"id": "run-a", "status": "QUEUED"})
+    with pytest.raises(DocumentError, match="Run run-a has no known status: 'DONE'"):
+        run_changed(run, status="DONE")

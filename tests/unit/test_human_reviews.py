@@ -44,14 +44,13 @@ from artifactize.domain.use_cases.human_reviews import (
 )
 from artifactize.domain.use_cases.request_views import RequestViews, list_line
 from artifactize.domain.use_cases.verify import Verify
-from artifactize.kernel.document_codec import execution_json
+from artifactize.kernel.document_codec import execution_json, run_from_json, run_json
 from artifactize.ports.ids import ExecutionId, RequestId
 from artifactize.ports.process import ProcessOutcome
 from artifactize.ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
 from tests.fakes.filesystem import MemoryFilesystem, Symlink
 from tests.fakes.processes import FakeClock, FakeProcessRunner
 from tests.fakes.remote_leases import NoLeases
-from tests.support.documents import opaque
 from tests.support.human_workspace import artifact, human_eval, human_tool, show_tool, signoff_eval
 from tests.support.human_world import PRODUCER, HumanWorld, Table
 
@@ -129,7 +128,7 @@ class World(HumanWorld):
         service = Verify(self.verify_ports(), workspace, options)
         refs = select_evals(workspace, selector, False)
         result = await service.run(refs, service.prepare(refs))
-        self.run: Any = result.run
+        self.run: Any = run_json(result.run)
         return result.requests
 
     async def waiting(self, selector: str = "doc/signoff", **options: Any) -> Any:
@@ -248,8 +247,8 @@ async def test_cancelling_the_wait_records_an_error_run_and_keeps_the_request() 
         with pytest.raises(anyio.get_cancelled_exc_class()):
             await service.run(refs, service.prepare(refs))
     assert service.result is not None
-    run = world.state.runs[service.result.run["id"]]
-    assert (run.status, run.data["error"]) == ("ERROR", WAIT_CANCELLED)
+    run = world.state.runs[service.result.run.id]
+    assert (run.status, run.data.error) == ("ERROR", WAIT_CANCELLED)
     (request,) = world.state.list_requests(run.id)
     assert request.status == "WAITING_HUMAN"
 
@@ -675,7 +674,7 @@ async def test_a_run_without_saved_definitions_shows_none() -> None:
     request = await world.waiting()
     run = world.state.runs[request["runId"]]
     world.state.runs[run.id] = dataclasses.replace(
-        run, data=opaque({k: v for k, v in run.data.items() if k != "definitions"})
+        run, data=run_from_json({k: v for k, v in run_json(run.data).items() if k != "definitions"})
     )
     shown = RequestViews(world.state).view(world.saved(request["id"]))
     assert shown["definition"] is None and shown["claim"] is None

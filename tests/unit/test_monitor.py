@@ -28,6 +28,7 @@ from artifactize.entrypoints.monitor_tui.views import (
     visible,
 )
 from artifactize.entrypoints.review_tui.palette import SELECTED
+from artifactize.kernel.document_codec import run_from_json, run_json
 from artifactize.ports.ids import EvalId, RequestId, RunId
 from artifactize.ports.state import HumanClaim, RequestRecord, RunRecord, StateStore
 from artifactize.ports.statuses import RequestStatus, RunStatus
@@ -135,7 +136,9 @@ def add_run(
         "validation": {"status": "NOT SATISFIED", "unmetObligations": ["docs"]},
         "summary": summary or {},
     }
-    store.create_run(RunRecord(RunId(run_id), repo, RunStatus(status), opaque(data)), requests)
+    store.create_run(
+        RunRecord(RunId(run_id), repo, RunStatus(status), run_from_json(data)), requests
+    )
 
 
 def the_run(run_id: str = "run-AAAAAA") -> list[RequestRecord]:
@@ -231,7 +234,7 @@ def test_the_header_counts_requests_as_they_stand_not_the_saved_summary() -> Non
     store = MemoryStateStore()
     stale = {"counts": {"WAITING_HUMAN": 1}}
     add_run(store, "run-AAAAAA", "RUNNING", the_run(), summary=stale)
-    run = store.runs["run-AAAAAA"].data
+    run = run_json(store.runs["run-AAAAAA"].data)
     requests = [r.data for r in store.list_requests(RunId("run-AAAAAA"))]
     lines = run_header(run, requests, NOW)
     assert lines[1] == "Requests: RUNNING 1 · WAITING_HUMAN 1 · GREEN 1 · ERROR 1"
@@ -246,7 +249,7 @@ def test_the_header_counts_requests_as_they_stand_not_the_saved_summary() -> Non
 def test_the_tree_has_families_inputs_and_eval_glyphs() -> None:
     store = MemoryStateStore()
     add_run(store, "run-AAAAAA", "RUNNING", the_run())
-    forest = build_tree(store.runs["run-AAAAAA"].data, [r.data for r in the_run()])
+    forest = build_tree(run_json(store.runs["run-AAAAAA"].data), [r.data for r in the_run()])
     assert [node.key for node in forest] == ["calc", "docs"]  # api is docs' child
     docs = forest[1]
     docs.expanded = True

@@ -108,7 +108,7 @@ async def run_waiting(*, force: bool) -> tuple[CountingStore, str, float, int]:
     service = Verify(ports, workspace, options)
     refs = select_evals(workspace, "doc/signoff", False)
     result = await service.run(refs, service.prepare(refs))
-    assert result.run["waitTimedOut"] is True
+    assert result.run.wait_timed_out is True
     (request,) = result.requests
     return store, str(request["key"]), clock.monotonic() - start, len(polls)
 

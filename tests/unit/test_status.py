@@ -25,6 +25,7 @@ from artifactize.domain.use_cases.status import (
     StatusReport,
 )
 from artifactize.domain.use_cases.verify import Verify
+from artifactize.kernel.document_codec import run_json
 from artifactize.ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch
@@ -82,7 +83,7 @@ class World(HumanWorld):
         service = Verify(ports, workspace, VerifyOptions("/repo", "/state", **options))
         refs = select_evals(workspace, selector, selector is None)
         result = await service.run(refs, service.prepare(refs))
-        self.run: Any = result.run
+        self.run: Any = run_json(result.run)
         return {r["evalId"]: r for r in result.requests}
 
     async def sign(self, verdict: str) -> None:

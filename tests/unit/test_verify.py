@@ -20,6 +20,7 @@ from artifactize.domain.reviews.run.selection import SelectionError, select_eval
 from artifactize.domain.tools.registry import ToolPorts
 from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.domain.use_cases.verify import Verify
+from artifactize.kernel.document_codec import run_json
 from artifactize.ports.documents import Execution
 from artifactize.ports.ids import ExecutionId
 from artifactize.ports.sessions import ProcessIdentity
@@ -120,7 +121,7 @@ class Setup:
         service = Verify(self.ports(backends), workspace, options)
         refs = select_evals(workspace, selector, False)
         result = await service.run(refs, service.prepare(refs))
-        self.last_run: Any = result.run
+        self.last_run: Any = run_json(result.run)
         return result.requests
 
 
@@ -303,7 +304,7 @@ async def test_a_failed_state_write_ends_the_run_and_its_open_requests_state_wri
     with pytest.raises(StateError):
         await setup.verify(backends(verdict_reply()), "doc/review")
     (run,) = setup.state.list_runs(None, 10, 0)
-    assert (run.status, run.data["errorCode"], run.data["error"]) == (
+    assert (run.status, run.data.error_code, run.data.error) == (
         "ERROR",
         "STATE_WRITE_FAILED",
         failing,

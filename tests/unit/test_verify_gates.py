@@ -19,6 +19,7 @@ from artifactize.domain.reviews.run.reuse import NOT_SELECTED
 from artifactize.domain.reviews.run.selection import select_evals
 from artifactize.domain.reviews.runtime.review import RuntimePorts
 from artifactize.domain.use_cases.verify import DRAIN_FAILED_NOTICE, Verify
+from artifactize.kernel.document_codec import run_json
 from artifactize.ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch
@@ -87,7 +88,7 @@ class World(HumanWorld):
         service = Verify(self.ports(), workspace, VerifyOptions("/repo", "/state", **options))
         refs = select_evals(workspace, selector, selector is None)
         result = await service.run(refs, service.prepare(refs))
-        self.run: Any = result.run
+        self.run: Any = run_json(result.run)
         return {r["evalId"]: r for r in result.requests}
 
     async def sign(self, verdict: str, eval_id: str = "doc/signoff") -> None:

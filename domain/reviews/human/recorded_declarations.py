@@ -27,8 +27,8 @@ from artifactize.ports.documents import (
     HumanDefinition,
     RequestDefinition,
     RequestDocument,
+    Run,
     RunDefinitions,
-    RunDocument,
 )
 
 EVAL_GONE = "Recorded Human eval no longer exists."
@@ -126,9 +126,9 @@ def run_definitions(refs: Iterable[EvalRef]) -> RunDefinitions:
     return {"evals": evals, "artifacts": artifacts}
 
 
-def request_definition(run: RunDocument, request: RequestDocument) -> RequestDefinition | None:
+def request_definition(run: Run, request: RequestDocument) -> RequestDefinition | None:
     """``{eval, artifact}`` of a request, joined from its Run; None for a Run without them."""
-    saved = run.get("definitions")
+    saved = run.definitions
     if not isinstance(saved, Mapping):
         return None
     found = (saved.get("evals") or {}).get(request["evalId"])

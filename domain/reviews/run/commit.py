@@ -25,7 +25,7 @@ from artifactize.domain.reviews.run.documents import (
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleInputs
 from artifactize.domain.reviews.run.summaries import request_summary, run_summary, run_usage
-from artifactize.kernel.document_codec import execution_changed
+from artifactize.kernel.document_codec import execution_changed, run_changed
 from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
 from artifactize.ports.documents import (
     ProvenanceDocument,
@@ -141,28 +141,26 @@ def finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> No
 def _finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> None:
     run = result.run
     # A Run that a failed state write ended settles its open requests with that code.
-    write_failed = run.get("errorCode") == ErrorCode.STATE_WRITE_FAILED
+    write_failed = run.error_code == ErrorCode.STATE_WRITE_FAILED
     for request in list(result.requests):
         if request["status"] in (RequestStatus.QUEUED, RequestStatus.RUNNING):
             cancelled = {
                 "status": request_moves(request["status"], RequestStatus.ERROR),
                 "errorCode": ErrorCode.STATE_WRITE_FAILED if write_failed else ErrorCode.CANCELLED,
-                "error": run["error"] if write_failed else CANCELLED_BEFORE_SETTLED,
+                "error": run.error if write_failed else CANCELLED_BEFORE_SETTLED,
                 "completedAt": ctx.now(),
             }
             ctx.save(changed(request, cancelled))
     statuses: list[str] = [r["status"] for r in result.requests]
-    statuses.extend(entry["status"] for entry in run["evidence"].values())
+    statuses.extend(entry["status"] for entry in run.evidence.values())
     graph = inputs.graph()  # after the cancelled requests settled ERROR
-    ended = RunStatus.ERROR if run["error"] else run_status(statuses, graph.satisfied)
+    ended = RunStatus.ERROR if run.error else run_status(statuses, graph.satisfied)
     completed = ctx.now()
-    run = changed(
+    run = run_changed(
         run,
-        {
-            "validation": graph.to_json(),
-            "status": run_moves(run["status"], ended),
-            "completedAt": completed,
-        },
+        validation=graph.to_json(),
+        status=run_moves(run.status, ended),
+        completed_at=completed,
     )
     for index, request in enumerate(list(result.requests)):
         summarized = changed(request, {"summary": request_summary(request)})
@@ -172,9 +170,7 @@ def _finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> N
             ctx.save(summarized)
         else:
             result.requests[index] = summarized
-    summary = run_summary(
-        list(result.requests), run["createdAt"], completed, run["executionsStarted"]
-    )
-    run = changed(run, {"summary": summary, "usage": run_usage(result.requests, summary)})
+    summary = run_summary(list(result.requests), run.created_at, completed, run.executions_started)
+    run = run_changed(run, summary=summary, usage=run_usage(result.requests, summary))
     result.run = run
     ctx.ports.state.update_run(run_record(run, ctx.options.repo))

@@ -22,8 +22,9 @@ from typing import Any, cast
 
 from artifactize.domain.reviews.run.documents import run_status
 from artifactize.domain.reviews.run.summaries import request_summary, run_summary, run_usage
+from artifactize.kernel.document_codec import run_changed, run_json
 from artifactize.kernel.transitions import run_moves
-from artifactize.ports.documents import RequestDocument, RunDocument
+from artifactize.ports.documents import RequestDocument, Run
 from artifactize.ports.state import RequestRecord, RunRecord
 from artifactize.ports.statuses import RequestStatus, RunStatus, ValidationStatus
 
@@ -32,34 +33,42 @@ UNSETTLED = frozenset({RequestStatus.QUEUED, RequestStatus.RUNNING, RequestStatu
 SATISFIED_ARTIFACT = frozenset({RequestStatus.GREEN, "BASIS"})
 
 
-def current_run(run: Mapping[str, Any], requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The Run document with ``summary``, ``usage`` and each request's ``summary`` computed
-    from ``requests`` as they stand; ``requests`` included."""
-    # Shallow copies: only top-level keys are set here, and the documents are fresh from
-    # the store (deep-copying every request cost more than reading them).
-    data = dict(run)
-    typed = cast(Sequence[RequestDocument], requests)  # as saved: the documents' keys
-    listed = [cast(RequestDocument, {**r, "summary": request_summary(r)}) for r in typed]
-    completed = data.get("completedAt")
-    if completed:  # a Run still RUNNING keeps what its verify saved so far
-        summary = run_summary(
-            listed, data["createdAt"], completed, int(data.get("executionsStarted") or 0)
-        )
-        data["summary"] = summary
-        data["usage"] = run_usage(listed, summary)
+def current_run(run: Run, requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The Run's JSON document (``run show --json``) with ``summary``, ``usage`` and each
+    request's ``summary`` computed from ``requests`` as they stand; ``requests`` included."""
+    listed = _with_summaries(requests)
+    data = run_json(_summarized(run, listed))
     data["requests"] = listed
     return data
+
+
+def _with_summaries(requests: Sequence[Mapping[str, Any]]) -> list[RequestDocument]:
+    """Each request's document with its ``summary`` computed as it stands."""
+    # Shallow copies: only top-level keys are set here, and the documents are fresh from
+    # the store (deep-copying every request cost more than reading them).
+    typed = cast(Sequence[RequestDocument], requests)  # as saved: the documents' keys
+    return [cast(RequestDocument, {**r, "summary": request_summary(r)}) for r in typed]
+
+
+def _summarized(run: Run, requests: list[RequestDocument]) -> Run:
+    """``run`` with its ``summary`` and ``usage`` computed from ``requests``; a Run still
+    RUNNING keeps what its verify saved so far."""
+    completed = run.completed_at
+    if not completed:
+        return run
+    summary = run_summary(requests, run.created_at, completed, int(run.executions_started or 0))
+    return run_changed(run, summary=summary, usage=run_usage(requests, summary))
 
 
 def settle_run(run: RunRecord, requests: Sequence[RequestRecord]) -> RunRecord | None:
     """``run`` with its status, validation and summary settled by its requests' current
     statuses, or None when nothing changes (still RUNNING, or a request still waits)."""
     data = run.data
-    if run.status != RunStatus.INCOMPLETE or not data.get("completedAt"):
+    if run.status != RunStatus.INCOMPLETE or not data.completed_at:
         return None
     if any(r.status in UNSETTLED for r in requests):
         return None
-    validation = data.get("validation")
+    validation = data.validation
     if not isinstance(validation, Mapping):
         return None
     states = dict(validation.get("evals") or {})
@@ -71,17 +80,18 @@ def settle_run(run: RunRecord, requests: Sequence[RequestRecord]) -> RunRecord |
     status = run_status(statuses, not unmet)
     if status == run.status:
         return None
-    settled = current_run(data, [r.data for r in requests])
-    settled.pop("requests")
-    settled["status"] = run_moves(run.status, status)
-    settled["validation"] = {
-        **dict(validation),
-        "status": ValidationStatus.NOT_SATISFIED if unmet else ValidationStatus.SATISFIED,
-        "artifacts": artifacts,
-        "evals": states,
-        "unmetObligations": unmet,
-    }
-    return RunRecord(run.id, run.repo, status, cast(RunDocument, settled))
+    settled = run_changed(
+        _summarized(data, _with_summaries([r.data for r in requests])),
+        status=run_moves(run.status, status),
+        validation={
+            **validation,
+            "status": ValidationStatus.NOT_SATISFIED if unmet else ValidationStatus.SATISFIED,
+            "artifacts": artifacts,
+            "evals": states,
+            "unmetObligations": unmet,
+        },
+    )
+    return RunRecord(run.id, run.repo, status, settled)
 
 
 def _artifact_states(validation: Mapping[str, Any], states: Mapping[str, str]) -> dict[str, str]:

@@ -23,15 +23,15 @@ from artifactize.ports.documents import (
     ProfileDocument,
     ProvenanceDocument,
     RequestDocument,
+    Run,
     RunDefinitions,
-    RunDocument,
 )
 from artifactize.ports.ids import ExecutionId, RequestId, RunId
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
 from artifactize.ports.statuses import ExecutionStatus, ProfileKind, RequestStatus, RunStatus
 
-Document = TypeVar("Document", RunDocument, RequestDocument)
+Document = TypeVar("Document", bound=RequestDocument)
 
 
 def changed(document: Document, changes: Mapping[str, Any]) -> Document:
@@ -43,15 +43,16 @@ def changed(document: Document, changes: Mapping[str, Any]) -> Document:
 
 @dataclass
 class RunResult:
-    """The Run being verified and its requests' current documents: each change replaces a
-    document (``RunContext.save`` puts a request back in its slot), none is modified."""
+    """The Run being verified and its requests' current documents: each change replaces the
+    frozen Run or a document (``RunContext.save`` puts a request back in its slot), none is
+    modified."""
 
-    run: RunDocument
+    run: Run
     requests: list[RequestDocument] = field(default_factory=list)
 
     @property
     def status(self) -> str:
-        return str(self.run["status"])
+        return str(self.run.status)
 
 
 def profile_json(profile: Profile) -> ProfileDocument:
@@ -96,30 +97,55 @@ def new_run(
     definitions: RunDefinitions,
     wait_timeout_ms: int | None,
     owner: ProcessIdentity | None = None,
-) -> RunDocument:
+) -> Run:
     """A RUNNING Run, before any of its requests settled. ``owner`` (the process running
     it) lets a reader settle the Run should that process die (``StateStore.settle_dead_runs``)."""
-    return {
-        "id": run_id,
-        "repoPath": repo,
-        "stateDir": state_dir,
-        "status": RunStatus.RUNNING,
-        "createdAt": created,
-        "completedAt": None,
-        "selection": selection,
-        "recursive": recursive,
-        "ignoreGates": ignore_gates,
-        "force": force,
-        "jobs": 1,
-        "definitions": definitions,
-        "executionsStarted": 0,
-        "waitTimeoutMs": wait_timeout_ms,
-        "waitTimedOut": False,
-        "evidence": {},
-        "validation": None,
-        "error": None,
-        "owner": None if owner is None else {"pid": owner.pid, "startTime": owner.create_time},
-    }
+    return Run(
+        id=run_id,
+        repo_path=repo,
+        state_dir=state_dir,
+        status=RunStatus.RUNNING,
+        created_at=created,
+        completed_at=None,
+        selection=selection,
+        recursive=recursive,
+        ignore_gates=ignore_gates,
+        force=force,
+        jobs=1,
+        definitions=definitions,
+        executions_started=0,
+        wait_timeout_ms=wait_timeout_ms,
+        wait_timed_out=False,
+        evidence={},
+        validation=None,
+        error=None,
+        owner=None if owner is None else {"pid": owner.pid, "startTime": owner.create_time},
+        keys=NEW_RUN_KEYS,
+    )
+
+
+# The keys a new Run is saved with, in their order (each, even None or False, written).
+NEW_RUN_KEYS = (
+    "id",
+    "repoPath",
+    "stateDir",
+    "status",
+    "createdAt",
+    "completedAt",
+    "selection",
+    "recursive",
+    "ignoreGates",
+    "force",
+    "jobs",
+    "definitions",
+    "executionsStarted",
+    "waitTimeoutMs",
+    "waitTimedOut",
+    "evidence",
+    "validation",
+    "error",
+    "owner",
+)
 
 
 def new_request(
@@ -241,8 +267,8 @@ def provenance_of(record: ExecutionRecord) -> ProvenanceDocument:
     return record.data.provenance
 
 
-def run_record(run: RunDocument, repo: str) -> RunRecord:
-    return RunRecord(run["id"], repo, run["status"], run.copy())
+def run_record(run: Run, repo: str) -> RunRecord:
+    return RunRecord(run.id, repo, run.status, run)
 
 
 def request_record(request: RequestDocument) -> RequestRecord:

@@ -26,6 +26,7 @@ from artifactize.domain.reviews.human.recorded_declarations import human_definit
 from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.reviews.run.context import RunContext
 from artifactize.domain.reviews.run.documents import RunResult, changed
+from artifactize.kernel.document_codec import run_changed
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import RequestDocument
 from artifactize.ports.state import ExecutionRecord, HumanNotWaiting
@@ -138,10 +139,10 @@ class HumanWait:
                 on_poll=self.on_poll,
             )
         except anyio.get_cancelled_exc_class():
-            self.result.run = changed(self.result.run, {"error": WAIT_CANCELLED})
+            self.result.run = run_changed(self.result.run, error=WAIT_CANCELLED)
             raise
         for request in waiting:  # settled from another process: the Run's now, shown
             if request["status"] != WAITING_HUMAN:
                 self.ctx.keep(request)
-        self.result.run = changed(self.result.run, {"waitTimedOut": timed_out})
+        self.result.run = run_changed(self.result.run, wait_timed_out=timed_out)
         return timed_out

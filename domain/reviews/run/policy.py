@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from artifactize.ports.documents import RunPolicyFields
+from artifactize.kernel.document_codec import run_changed
+from artifactize.ports.documents import Run
 from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind
 
 JOBS_DEFAULT = 4
@@ -81,15 +82,17 @@ class RunPolicy:
     def reuses_only(self, kind: str) -> bool:
         return kind in self.reuse_only
 
-    def run_fields(self) -> RunPolicyFields:
-        """What a Run records of its policy (camelCase JSON)."""
-        return {
-            "reuseOnly": sorted(self.reuse_only),
-            "jobs": self.jobs,
-            "maxExecutions": self.max_executions,
-            "fingerprintJobs": self.fingerprint_jobs,
-            "profileVariant": self.profile,
-        }
+    def recorded_on(self, run: Run) -> Run:
+        """``run`` with what it records of this policy (``reuseOnly``, ``jobs``,
+        ``maxExecutions``, ``fingerprintJobs``, ``profileVariant``, in that order)."""
+        return run_changed(
+            run,
+            reuse_only=sorted(self.reuse_only),
+            jobs=self.jobs,
+            max_executions=self.max_executions,
+            fingerprint_jobs=self.fingerprint_jobs,
+            profile_variant=self.profile,
+        )
 
 
 DEFAULT_POLICY = RunPolicy()

@@ -4,14 +4,14 @@ status; their ``--json`` forms are the documents themselves."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from artifactize.ports.statuses import ProfileKind, RequestStatus
 
 if TYPE_CHECKING:
     from artifactize.domain.reviews.run.documents import RunResult
-    from artifactize.ports.documents import RequestDocument, RunDocument, ValidationDocument
+    from artifactize.ports.documents import RequestDocument, ValidationDocument
 
 WAIT_TIMED_OUT_TEXT = (
     "Human wait timed out after {ms} ms; the requests stay open (artifactize request list)."
@@ -46,14 +46,20 @@ def validation_lines(validation: ValidationDocument | None) -> list[str]:
 
 def run_text(result: RunResult) -> str:
     """The Run as ``verify`` prints it without ``--json``."""
+    from artifactize.kernel.document_codec import run_json
+
+    return _run_text(run_json(result.run), result.requests)
+
+
+def _run_text(run: Mapping[str, Any], requests: Sequence[RequestDocument]) -> str:
+    """The text of a Run's JSON document (as ``--json`` prints it) and its requests."""
     from artifactize.domain.reviews.run.sources import source_text
     from artifactize.domain.reviews.run.summaries import usage_text
 
-    run = result.run
     lines = [f"Run: {run['id']}"]
     if run.get("comment"):
         lines.append(f"Comment: {run['comment']}")
-    for request in result.requests:
+    for request in requests:
         line = f"  {request['evalId']} [{request['id']}]: {request['status']}"
         source = source_text(request)
         if source:
@@ -91,10 +97,7 @@ def run_text(result: RunResult) -> str:
 def run_show_text(view: Mapping[str, Any]) -> str:
     """``run show`` without ``--json``: the Run as ``verify`` prints it, from the document
     ``--json`` prints (the Run with its requests)."""
-    from artifactize.domain.reviews.run.documents import RunResult
-
-    run = {key: value for key, value in view.items() if key != "requests"}
-    return run_text(RunResult(run=cast("RunDocument", run), requests=list(view["requests"])))
+    return _run_text(view, list(view["requests"]))
 
 
 def run_list_header(rows: list[dict[str, Any]]) -> str | None:
