@@ -4,20 +4,42 @@ The state store (and whatever writes a document out: a team store record, ``--js
 converts here, and only here: :func:`execution_from_json` reads an execution's JSON object
 into :class:`~artifactize.ports.documents.Execution`, :func:`execution_json` writes it back;
 :func:`run_from_json` and :func:`run_json` do the same for a
-:class:`~artifactize.ports.documents.Run`, which the domain changes with :func:`run_changed`.
+:class:`~artifactize.ports.documents.Run` (changed with :func:`run_changed`), and
+:func:`request_from_json` and :func:`request_json` for a
+:class:`~artifactize.ports.documents.Request` (changed with :func:`request_changed`).
 The conversion is byte-compatible: a document read and written again serializes to the same
 bytes (key order, explicit nulls and keys this version does not know are kept), so stored
 state, store records and every ``--json`` output read exactly as before.
+
+Each document class has defaults for every field: a key a document lacks reads as its
+field's default and is not written back; a field not among the document's saved ``keys``
+is written, after them, once it holds something other than its default.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from artifactize.ports.documents import Execution, Run
-from artifactize.ports.statuses import ExecutionStatus, RunStatus
+from artifactize.ports.documents import Execution, Request, Run
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    class _Keyed(DataclassInstance, Protocol):
+        """A frozen document: its saved keys in order, and those it does not model."""
+
+        @property
+        def extra(self) -> Mapping[str, Any]: ...
+
+        @property
+        def keys(self) -> tuple[str, ...]: ...
+
+
+Document = TypeVar("Document", bound="_Keyed")
 
 _BOOKKEEPING = frozenset({"extra", "keys"})
 
@@ -27,52 +49,94 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
-_EXECUTION_FIELDS: dict[str, str] = {
-    _camel(item.name): item.name
-    for item in dataclasses.fields(Execution)
-    if item.name not in _BOOKKEEPING
-}
-
-
 class DocumentError(ValueError):
     """A saved document this version cannot read (names the document and the rule)."""
+
+
+class _Codec(Generic[Document]):
+    """The JSON of one frozen document class: its fields by camelCase key, their defaults,
+    the enum of its ``status`` and the word that names it in an error."""
+
+    def __init__(self, kind: type[Document], statuses: type[enum.StrEnum], noun: str) -> None:
+        self.kind = kind
+        self.statuses = statuses
+        self.noun = noun
+        self.fields = {
+            _camel(item.name): item.name
+            for item in dataclasses.fields(kind)
+            if item.name not in _BOOKKEEPING
+        }
+        self.defaults = kind()
+
+    def read(self, data: Mapping[str, Any]) -> Document:
+        values: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        fields = self.fields
+        for key, value in data.items():
+            name = fields.get(key)
+            if name is None:
+                extra[key] = value
+            elif name == "status":
+                values[name] = self.status(value, data.get("id"))
+            else:
+                values[name] = value
+        values["extra"], values["keys"] = extra, tuple(data)
+        return self.kind(**values)
+
+    def write(self, document: Document) -> dict[str, Any]:
+        written: dict[str, Any] = {}
+        extra = document.extra
+        fields = self.fields
+        for key in document.keys:
+            name = fields.get(key)
+            if name is not None:
+                written[key] = getattr(document, name)
+            elif key in extra:
+                written[key] = extra[key]
+        if len(written) < len(fields) + len(extra):
+            defaults = self.defaults
+            for key, name in fields.items():
+                if key not in written:
+                    value = getattr(document, name)
+                    if value != getattr(defaults, name):
+                        written[key] = value
+            for key, value in extra.items():
+                written.setdefault(key, value)
+        return written
+
+    def changed(self, document: Document, changes: dict[str, Any]) -> Document:
+        if "status" in changes:
+            changes["status"] = self.status(changes["status"], getattr(document, "id", None))
+        keys = tuple(dict.fromkeys((*self.write(document), *map(_camel, changes))))
+        return dataclasses.replace(document, **changes, keys=keys)
+
+    def status(self, value: Any, identifier: object) -> Any:
+        if value is None and getattr(self.defaults, "status", None) is None:
+            return None  # an execution just claimed has none yet
+        try:
+            return self.statuses(value)
+        except ValueError:
+            raise DocumentError(
+                f"{self.noun} {identifier!s} has no known status: {value!r}"
+            ) from None
+
+
+_EXECUTIONS = _Codec(Execution, ExecutionStatus, "execution")
+_RUNS = _Codec(Run, RunStatus, "Run")
+_REQUESTS = _Codec(Request, RequestStatus, "request")
 
 
 def execution_from_json(data: Mapping[str, Any]) -> Execution:
     """The execution ``data`` (its saved JSON object) holds; DocumentError for a status no
     execution has. The values are taken as they are (not copied): the caller hands over a
     freshly parsed object."""
-    values: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for key, value in data.items():
-        name = _EXECUTION_FIELDS.get(key)
-        if name is None:
-            extra[key] = value
-        elif name == "status":
-            values[name] = _status(value, data)
-        else:
-            values[name] = value
-    return Execution(**values, extra=extra, keys=tuple(data))
+    return _EXECUTIONS.read(data)
 
 
 def execution_json(execution: Execution) -> dict[str, Any]:
     """The saved JSON object of ``execution``: its ``keys`` in their order, then each field
     set since (in the order of the fields), then ``extra`` keys not among them."""
-    document: dict[str, Any] = {}
-    for key in execution.keys:
-        name = _EXECUTION_FIELDS.get(key)
-        if name is not None:
-            document[key] = getattr(execution, name)
-        elif key in execution.extra:
-            document[key] = execution.extra[key]
-    for key, name in _EXECUTION_FIELDS.items():
-        if key not in document:
-            value = getattr(execution, name)
-            if value is not None:
-                document[key] = value
-    for key, value in execution.extra.items():
-        document.setdefault(key, value)
-    return document
+    return _EXECUTIONS.write(execution)
 
 
 def with_keys(execution: Execution, *names: str) -> tuple[str, ...]:
@@ -92,71 +156,28 @@ def execution_changed(execution: Execution, fields: Mapping[str, Any]) -> Execut
     values: dict[str, Any] = {}
     extra = dict(execution.extra)
     for key, value in fields.items():
-        name = _EXECUTION_FIELDS.get(key)
+        name = _EXECUTIONS.fields.get(key)
         if name is None:
             extra[key] = value
         else:
-            values[name] = _status(value, execution) if name == "status" else value
+            values[name] = value
     keys = tuple(dict.fromkeys((*execution_json(execution), *fields)))
-    return dataclasses.replace(execution, **values, extra=extra, keys=keys)
-
-
-def _status(value: Any, execution: Execution | Mapping[str, Any]) -> ExecutionStatus | None:
-    if value is None:
-        return None
-    try:
-        return ExecutionStatus(value)
-    except ValueError:
-        identifier = execution.get("id") if isinstance(execution, Mapping) else execution.id
-        raise DocumentError(f"execution {identifier!s} has no known status: {value!r}") from None
-
-
-_RUN_FIELDS: dict[str, str] = {
-    _camel(item.name): item.name
-    for item in dataclasses.fields(Run)
-    if item.name not in _BOOKKEEPING
-}
-_RUN_DEFAULTS: Run = Run()
+    changed = _EXECUTIONS.changed(dataclasses.replace(execution, extra=extra), values)
+    return dataclasses.replace(changed, keys=keys)
 
 
 def run_from_json(data: Mapping[str, Any]) -> Run:
     """The Run ``data`` (its saved JSON object) holds; DocumentError for a status no Run
     has. The values are taken as they are (not copied): the caller hands over a freshly
     parsed object. A key it lacks reads as the field's default and is not written back."""
-    values: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for key, value in data.items():
-        name = _RUN_FIELDS.get(key)
-        if name is None:
-            extra[key] = value
-        elif name == "status":
-            values[name] = _run_status(value, data.get("id"))
-        else:
-            values[name] = value
-    return Run(**values, extra=extra, keys=tuple(data))
+    return _RUNS.read(data)
 
 
 def run_json(run: Run) -> dict[str, Any]:
     """The saved JSON object of ``run``: its ``keys`` in their order, then each field that
     holds something other than its default (in the order of the fields), then ``extra``
     keys not among them. A fresh dict each call (shallow: the values are the Run's)."""
-    document: dict[str, Any] = {}
-    extra = run.extra
-    for key in run.keys:
-        name = _RUN_FIELDS.get(key)
-        if name is not None:
-            document[key] = getattr(run, name)
-        elif key in extra:
-            document[key] = extra[key]
-    if len(document) < len(_RUN_FIELDS) + len(extra):
-        for key, name in _RUN_FIELDS.items():
-            if key not in document:
-                value = getattr(run, name)
-                if value != getattr(_RUN_DEFAULTS, name):
-                    document[key] = value
-        for key, value in extra.items():
-            document.setdefault(key, value)
-    return document
+    return _RUNS.write(run)
 
 
 def run_changed(run: Run, **changes: Any) -> Run:
@@ -164,14 +185,21 @@ def run_changed(run: Run, **changes: Any) -> Run:
     it holds keeps its place and a new one follows, as a dict update would have it, so the
     saved JSON reads as before; a status no Run has is refused (DocumentError), a name it has
     no field for too (TypeError, from ``dataclasses.replace``)."""
-    if "status" in changes:
-        changes["status"] = _run_status(changes["status"], run.id)
-    keys = tuple(dict.fromkeys((*run_json(run), *map(_camel, changes))))
-    return dataclasses.replace(run, **changes, keys=keys)
+    return _RUNS.changed(run, changes)
 
 
-def _run_status(value: Any, run_id: object) -> RunStatus:
-    try:
-        return RunStatus(value)
-    except ValueError:
-        raise DocumentError(f"Run {run_id!s} has no known status: {value!r}") from None
+def request_from_json(data: Mapping[str, Any]) -> Request:
+    """The request ``data`` (its saved JSON object) holds, as :func:`run_from_json` reads a
+    Run; DocumentError for a status no request has."""
+    return _REQUESTS.read(data)
+
+
+def request_json(request: Request) -> dict[str, Any]:
+    """The saved JSON object of ``request``, as :func:`run_json` writes a Run."""
+    return _REQUESTS.write(request)
+
+
+def request_changed(request: Request, **changes: Any) -> Request:
+    """``request`` with ``changes`` (its fields, by name), as :func:`run_changed` changes a
+    Run: a new key follows the saved ones, a status no request has is refused."""
+    return _REQUESTS.changed(request, changes)

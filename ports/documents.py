@@ -581,3 +581,66 @@ class Run:
     comment: str | None = None  # verify --comment: why it was started
     extra: Mapping[str, Any] = field(default_factory=dict)
     keys: tuple[str, ...] = ()
+
+
+_NO_REQUEST_ID = RequestId("")  # a hand-made document's: every saved request has its ID
+_NO_EVAL_ID = EvalId("")
+
+
+def _no_profile() -> ProfileDocument:
+    return {"kind": ""}
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One eval of a Run as the domain holds it: frozen, typed, changed only by
+    ``dataclasses.replace`` (``kernel.document_codec`` reads and writes its saved JSON,
+    ``RequestDocument``'s shape), keyed and defaulted as :class:`Run` is."""
+
+    id: RequestId = _NO_REQUEST_ID
+    run_id: RunId = _NO_RUN_ID
+    eval_id: EvalId = _NO_EVAL_ID
+    ordinal: int = 0
+    selected: bool = True  # False: run only because of --recursive
+    target: str = ""
+    title: str | None = None
+    profile: ProfileDocument = field(default_factory=_no_profile)
+    requested_profile: ProfileDocument = field(default_factory=_no_profile)
+    eval_def_hash: str = ""
+    payload: dict[str, Any] = field(default_factory=dict)  # the eval's own payload
+    key: ReuseKey | None = None
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    unkeyed_reason: str | None = None
+    force: bool = False
+    execution_id: ExecutionId | None = None
+    source: SourceDocument | None = None
+    provenance: ProvenanceDocument | None = None
+    usage: list[AttemptDocument] | None = None
+    reused_usage: list[AttemptDocument] | None = None
+    tool_calls: list[ToolCallDocument] = field(default_factory=list)
+    status: RequestStatus = RequestStatus.QUEUED
+    created_at: str = ""
+    started_at: str | None = None
+    completed_at: str | None = None
+    result: dict[str, Any] | None = None  # shaped by the eval's pass/fail schema
+    error: str | None = None
+    error_code: str | None = None  # ErrorCode
+    blocked_reason: str | None = None
+    blocked_by: list[str] | None = None
+    producer: ProducerDocument | None = None
+    session_id: SessionId | None = None
+    cwd: str | None = None
+    argv: list[str] | None = None
+    child: ChildDocument | None = None  # runtime reviews only
+    program: ProgramDocument | None = None  # runtime reviews only, once prepared
+    agent: AgentDocument | None = None  # Agent reviews only
+    reason: str | None = None  # a wait that ended without a verdict: superseded or cancelled
+    ended_by: str | None = None  # who cancelled it (None: superseded by verify)
+    summary: RequestSummary | None = None
+    origin: OriginDocument | None = None
+    reviewer: str | None = None
+    human_definition: HumanDefinition | None = None
+    run_dir: str | None = None
+    file_manifest: dict[str, str] | None = None  # the eval's Artifact file by file
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    keys: tuple[str, ...] = ()

@@ -18,6 +18,9 @@ from artifactize.kernel.document_codec import (
     execution_changed,
     execution_from_json,
     execution_json,
+    request_changed,
+    request_from_json,
+    request_json,
     run_changed,
     run_from_json,
     run_json,
@@ -25,7 +28,7 @@ from artifactize.kernel.document_codec import (
 )
 from artifactize.ports.documents import Execution
 from artifactize.ports.ids import ExecutionId
-from artifactize.ports.statuses import ExecutionStatus, RunStatus
+from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 
 GOLDEN = Path(__file__).resolve().parents[1] / "integration" / "fixtures" / "golden"
 
@@ -193,3 +196,63 @@ def test_a_run_is_frozen_and_its_status_is_checked() -> None:
         run_from_json({"id": "run-a", "status": "QUEUED"})
     with pytest.raises(DocumentError, match="Run run-a has no known status: 'DONE'"):
         run_changed(run, status="DONE")
+
+
+# --- the request -----------------------------------------------------------------------
+
+
+def test_every_stored_request_of_the_old_state_is_written_back_byte_for_byte() -> None:
+    texts = stored("requests")
+    assert len(texts) >= 3
+    for text in texts:
+        request = request_from_json(json.loads(text))
+        assert isinstance(request.status, RequestStatus) and request.id and request.run_id
+        assert compact(request_json(request)) == text
+
+
+def test_every_recorded_request_is_written_back_with_its_key_order() -> None:
+    documents = recorded("stored-requests.json")
+    assert documents
+    for document in documents:
+        again = request_json(request_from_json(json.loads(json.dumps(document))))
+        assert json.dumps(again, indent=2) == json.dumps(document, indent=2)
+
+
+def test_a_request_without_its_optional_keys_writes_none_of_them() -> None:
+    document = {
+        "id": "run-a-1", "runId": "run-a", "evalId": "a/e", "ordinal": 1, "selected": False,
+        "target": "a", "title": None, "profile": {"kind": "human"},
+        "requestedProfile": {"kind": "human"}, "evalDefHash": "h", "payload": {}, "key": None,
+        "fingerprints": {}, "unkeyedReason": "none", "force": False, "executionId": None,
+        "source": None, "provenance": None, "usage": None, "reusedUsage": None,
+        "toolCalls": [], "status": "QUEUED", "createdAt": "t", "startedAt": None,
+        "completedAt": None, "result": None, "error": None, "errorCode": None,
+        "blockedReason": None, "blockedBy": None, "producer": None, "sessionId": None,
+        "cwd": None, "argv": None, "child": None,
+    }  # fmt: skip
+    request = request_from_json(dict(document))
+    assert (request.program, request.agent, request.summary, request.file_manifest) == (None,) * 4
+    assert (request.human_definition, request.run_dir, request.selected) == (None, None, False)
+    assert compact(request_json(request)) == compact(document)
+    minimal = request_from_json({"id": "r", "status": "GREEN"})  # a store test's document
+    assert (minimal.status, minimal.tool_calls, minimal.profile) == ("GREEN", [], {"kind": ""})
+    assert compact(request_json(minimal)) == '{"id":"r","status":"GREEN"}'
+
+
+def test_a_requests_unknown_keys_keep_their_place_and_changes_follow_as_a_dict_update() -> None:
+    text = '{"id":"r","status":"WAITING_HUMAN","future":[1],"reviewer":null}'
+    request = request_from_json(json.loads(text))
+    assert request.extra == {"future": [1]} and request.reviewer is None
+    assert compact(request_json(request)) == text
+    changes = {"status": "GREEN", "reviewer": "alice", "completedAt": "t", "error": None}
+    settled = request_changed(
+        request, status=RequestStatus.GREEN, reviewer="alice", completed_at="t", error=None
+    )
+    assert compact(request_json(settled)) == compact({**json.loads(text), **changes})
+    assert request.status is RequestStatus.WAITING_HUMAN  # the request changed is a new one
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settled.status = RequestStatus.RED  # type: ignore[misc]
+    with pytest.raises(DocumentError, match="request r has no known status: 'INCOMPLETE'"):
+        request_changed(request, status="INCOMPLETE")
+    with pytest.raises(DocumentError, match="request r has no known status: None"):
+        request_from_json({"id": "r", "status": None})
