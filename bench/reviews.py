@@ -163,7 +163,7 @@ def reuse_hit(repo: Path, state_dir: Path) -> Callable[[], None]:
         service = Verify(ports, workspace, VerifyOptions(str(repo), str(state_dir)))
         refs = [workspace.find_eval("bench/review")]
         result = anyio.run(service.run, refs, service.prepare(refs))
-        source = result.requests[0]["source"]
+        source = result.requests[0].source
         assert source is not None and source["kind"] == "cache", result.requests[0]
 
     return run

@@ -6,9 +6,9 @@ settlement (issue 26)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, cast
+from typing import Any
 
-from artifactize.kernel.document_codec import run_changed
+from artifactize.kernel.document_codec import request_changed, run_changed
 from artifactize.kernel.transitions import request_moves, run_moves
 from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import RequestRecord, RunRecord, StateStore
@@ -47,8 +47,10 @@ class DeadOwnersView:
         if request.status not in _OPEN or not self._died(self._store.get_run(request.run_id)):
             return request
         status = request_moves(request.status, RequestStatus.ERROR)
-        data = {**request.data, **_DIED, "status": status, "error": RUN_OWNER_DIED}
-        return dataclasses.replace(request, status=status, data=cast(Any, data))
+        data = request_changed(
+            request.data, status=status, error_code=ErrorCode.OWNER_DIED, error=RUN_OWNER_DIED
+        )
+        return dataclasses.replace(request, status=status, data=data)
 
     def get_run(self, run_id: RunId) -> RunRecord | None:
         run = self._store.get_run(run_id)
@@ -66,5 +68,4 @@ class DeadOwnersView:
 
 
 RUN_OWNER_DIED = "Run owner died."
-_DIED = {"status": RunStatus.ERROR, "errorCode": ErrorCode.OWNER_DIED}
 _OPEN = (RequestStatus.QUEUED, RequestStatus.RUNNING)

@@ -110,6 +110,19 @@ class _Codec(Generic[Document]):
         keys = tuple(dict.fromkeys((*self.write(document), *map(_camel, changes))))
         return dataclasses.replace(document, **changes, keys=keys)
 
+    def merged(self, document: Document, fields: Mapping[str, Any]) -> Document:
+        values: dict[str, Any] = {}
+        extra = dict(document.extra)
+        for key, value in fields.items():
+            name = self.fields.get(key)
+            if name is None:
+                extra[key] = value
+            else:
+                values[name] = value
+        keys = tuple(dict.fromkeys((*self.write(document), *fields)))
+        changed = self.changed(dataclasses.replace(document, extra=extra), values)
+        return dataclasses.replace(changed, keys=keys)
+
     def status(self, value: Any, identifier: object) -> Any:
         if value is None and getattr(self.defaults, "status", None) is None:
             return None  # an execution just claimed has none yet
@@ -153,17 +166,7 @@ def execution_changed(execution: Execution, fields: Mapping[str, Any]) -> Execut
     """``execution`` with ``fields`` (camelCase JSON keys: what a settlement shares with its
     request document) written over it by ``dataclasses.replace``: a key it holds keeps its
     place and a new one follows, as a dict update would have it, None included."""
-    values: dict[str, Any] = {}
-    extra = dict(execution.extra)
-    for key, value in fields.items():
-        name = _EXECUTIONS.fields.get(key)
-        if name is None:
-            extra[key] = value
-        else:
-            values[name] = value
-    keys = tuple(dict.fromkeys((*execution_json(execution), *fields)))
-    changed = _EXECUTIONS.changed(dataclasses.replace(execution, extra=extra), values)
-    return dataclasses.replace(changed, keys=keys)
+    return _EXECUTIONS.merged(execution, fields)
 
 
 def run_from_json(data: Mapping[str, Any]) -> Run:
@@ -203,3 +206,10 @@ def request_changed(request: Request, **changes: Any) -> Request:
     """``request`` with ``changes`` (its fields, by name), as :func:`run_changed` changes a
     Run: a new key follows the saved ones, a status no request has is refused."""
     return _REQUESTS.changed(request, changes)
+
+
+def request_merged(request: Request, fields: Mapping[str, Any]) -> Request:
+    """``request`` with ``fields`` (camelCase JSON keys: what a settlement shares with its
+    execution, what a follower takes from the execution it waits on) written over it, as
+    :func:`execution_changed` writes over an execution."""
+    return _REQUESTS.merged(request, fields)

@@ -7,9 +7,9 @@ Run and must return at once; none may raise.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
+from artifactize.ports.documents import Request
 from artifactize.ports.ids import RequestId
 
 
@@ -26,8 +26,8 @@ class AgentActivity(Protocol):
 
 
 class RunObserver(Protocol):
-    def request_changed(self, request: Mapping[str, Any], /) -> None:
-        """A request document as just saved (RUNNING, WAITING_HUMAN, a verdict, …)."""
+    def request_changed(self, request: Request, /) -> None:
+        """A request as just saved (RUNNING, WAITING_HUMAN, a verdict, …)."""
         ...
 
     def agent(self, request_id: RequestId, /) -> AgentActivity:

@@ -18,7 +18,7 @@ from artifactize.ports.documents import (
     Execution,
     ExecutionUpdate,
     HumanClaimDocument,
-    RequestDocument,
+    Request,
     RequestUpdate,
     Run,
 )
@@ -51,7 +51,7 @@ class RequestRecord:
     ordinal: int
     execution_id: ExecutionId | None
     status: RequestStatus
-    data: RequestDocument
+    data: Request  # its saved JSON through kernel.document_codec
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from artifactize.adapters.sqlite.rows import (
     dump_data,
     load_data,
+    request_data,
     request_record,
     run_data,
     run_record,
@@ -109,7 +110,7 @@ def settle(
         .where(requests.c.id == request.id)
         .values(
             status=request.status,
-            data=dump_data(request.data),
+            data=request_data(request),
             claimed_by=None,
             claimed_at=None,
         )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -12,14 +12,16 @@ from artifactize.kernel.document_codec import (
     DocumentError,
     execution_from_json,
     execution_json,
+    request_from_json,
+    request_json,
     run_from_json,
     run_json,
 )
-from artifactize.ports.documents import RequestDocument
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord, StateError
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 
 Status = TypeVar("Status", RunStatus, RequestStatus, ExecutionStatus)
+Decoded = TypeVar("Decoded")
 
 
 def _jsonable(value: object) -> object:
@@ -65,13 +67,20 @@ def _status(
         raise StateError(f"Corrupt state: {table} row {row_id} has no known status.") from None
 
 
+def _decoded(
+    read: Callable[[dict[str, Any]], Decoded], data: dict[str, Any], table: str, row_id: object
+) -> Decoded:
+    """The frozen document ``read`` makes of a row's JSON; corrupt state when it cannot."""
+    try:
+        return read(data)
+    except DocumentError as error:
+        raise StateError(f"Corrupt state: {table} row {row_id}: {error}") from None
+
+
 def run_record(row: sa.Row[Any]) -> RunRecord:
     data = load_data(row.data, "runs", row.id)
     status = _status(row.status, data, RunStatus, "runs", row.id)
-    try:
-        run = run_from_json(data)
-    except DocumentError as error:
-        raise StateError(f"Corrupt state: runs row {row.id}: {error}") from None
+    run = _decoded(run_from_json, data, "runs", row.id)
     return RunRecord(id=row.id, repo=row.repo, status=status, data=run)
 
 
@@ -85,17 +94,14 @@ def request_record(row: sa.Row[Any]) -> RequestRecord:
         ordinal=row.ordinal,
         execution_id=row.execution_id,
         status=status,
-        data=cast(RequestDocument, data),
+        data=_decoded(request_from_json, data, "requests", row.id),
     )
 
 
 def execution_record(row: sa.Row[Any]) -> ExecutionRecord:
     data = load_data(row.data, "executions", row.id)
     status = _status(row.status, data, ExecutionStatus, "executions", row.id)
-    try:
-        execution = execution_from_json(data)
-    except DocumentError as error:
-        raise StateError(f"Corrupt state: executions row {row.id}: {error}") from None
+    execution = _decoded(execution_from_json, data, "executions", row.id)
     return ExecutionRecord(
         id=row.id,
         key=row.key,
@@ -114,6 +120,11 @@ def run_data(run: RunRecord) -> str:
     return dump_data(run_json(run.data))
 
 
+def request_data(request: RequestRecord) -> str:
+    """The ``data`` column of ``request``: its saved JSON, compact."""
+    return dump_data(request_json(request.data))
+
+
 def run_values(run: RunRecord) -> dict[str, Any]:
     return {"id": run.id, "repo": run.repo, "status": run.status, "data": run_data(run)}
 
@@ -126,7 +137,7 @@ def request_values(request: RequestRecord) -> dict[str, Any]:
         "ordinal": request.ordinal,
         "execution_id": request.execution_id,
         "status": request.status,
-        "data": dump_data(request.data),
+        "data": request_data(request),
     }
 
 

@@ -49,6 +49,7 @@ from artifactize.adapters.sqlite.rows import (
     dump_data,
     execution_record,
     execution_values,
+    request_data,
     request_record,
     request_values,
     run_data,
@@ -260,7 +261,7 @@ class SqliteStateStore:
             .values(
                 execution_id=request.execution_id,
                 status=request.status,
-                data=dump_data(request.data),
+                data=request_data(request),
             )
         )
         if result.rowcount != 1:

@@ -309,7 +309,7 @@ class HumanReviews:
         token: Cancellation,
     ) -> None:
         """Only for a request with a reuse key: a changed or failed recheck settles ERROR."""
-        key = request.data.get("key")
+        key = request.data.key
         if not isinstance(key, str):
             return
         failed = await recheck_key(

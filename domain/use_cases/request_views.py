@@ -15,8 +15,8 @@ from typing import cast
 
 from artifactize.domain.reviews.human.recorded_declarations import request_definition
 from artifactize.domain.reviews.run.summaries import request_summary
-from artifactize.kernel.document_codec import execution_json
-from artifactize.ports.documents import Execution, ExecutionDocument, RequestView
+from artifactize.kernel.document_codec import execution_json, request_json
+from artifactize.ports.documents import Execution, ExecutionDocument, RequestDocument, RequestView
 from artifactize.ports.ids import RunId
 from artifactize.ports.state import RequestRecord, RunRecord, StateStore
 from artifactize.ports.statuses import RequestStatus
@@ -75,7 +75,7 @@ class RequestViews:
         claim = self.state.human_claim(claimed)
         run = self._run(request.run_id)
         return {
-            **request.data,
+            **cast(RequestDocument, request_json(request.data)),
             "claim": claim.to_json() if claim is not None else None,
             "execution": saved_execution(execution.data) if execution is not None else None,
             "definition": request_definition(run.data, request.data) if run else None,

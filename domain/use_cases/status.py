@@ -323,7 +323,7 @@ class Status:
             assert self.ports.state is not None
             self._waiting = {}
             for request in self.ports.state.all_requests(gates.WAITING_HUMAN):
-                key = request.data.get("key")
+                key = request.data.key
                 if request.status == gates.WAITING_HUMAN and isinstance(key, str):
                     self._waiting.setdefault(key, request)
         return self._waiting

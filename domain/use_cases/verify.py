@@ -63,7 +63,6 @@ from artifactize.domain.reviews.run.budget import BUDGET_EXHAUSTED, ExecutionBud
 from artifactize.domain.reviews.run.context import RunContext, VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.documents import (
     RunResult,
-    changed,
     new_execution,
     new_request,
     new_run,
@@ -82,9 +81,9 @@ from artifactize.domain.reviews.run.summaries import request_summary
 from artifactize.domain.reviews.runtime.env import InvocationPool
 from artifactize.domain.reviews.runtime.review import RuntimeReview
 from artifactize.domain.reviews.timestamps import new_run_id
-from artifactize.kernel.document_codec import run_changed
+from artifactize.kernel.document_codec import request_changed, run_changed
 from artifactize.kernel.transitions import request_moves
-from artifactize.ports.documents import RequestDocument
+from artifactize.ports.documents import Request
 from artifactize.ports.review_store import RemoteFailure, RemoteLease
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ClaimOutcome, ExecutionRecord, StateError
@@ -229,9 +228,9 @@ class Verify:
         )
         staged: list[str] = []
 
-        def stage(request: RequestDocument) -> None:
-            ctx.stage(changed(request, {"summary": request_summary(request)}))
-            staged.append(request["id"])
+        def stage(request: Request) -> None:
+            ctx.stage(request_changed(request, summary=request_summary(request)))
+            staged.append(request.id)
 
         for key, request in zip(keys, list(requests), strict=True):
             reuse.attach_cached(ctx, key, request, found, stage)
@@ -244,19 +243,19 @@ class Verify:
         for request_id in staged:
             ctx.observe(ctx.current_of(request_id))
         result = self.result = RunResult(run, requests)
-        settle = dict(zip((r["id"] for r in requests), zip(refs, keys, strict=True), strict=True))
+        settle = dict(zip((r.id for r in requests), zip(refs, keys, strict=True), strict=True))
         deadline = self.ports.review.clock.monotonic() + options.wait_timeout_ms / 1000
 
-        async def settle_request(request: RequestDocument) -> None:
-            ref, key = settle[request["id"]]
+        async def settle_request(request: Request) -> None:
+            ref, key = settle[request.id]
             await self._settle_request(ref, key, request)
 
         async def refresh_all() -> None:
             await self._refresh_remote(result.requests)
             await self._announce_waiting(result.requests)
 
-        def settle_inline(request: RequestDocument) -> bool:
-            return self._settle_inline(settle[request["id"]][0], request)
+        def settle_inline(request: Request) -> bool:
+            return self._settle_inline(settle[request.id][0], request)
 
         wait = human_wait.HumanWait(ctx, result, deadline, refresh_all) if options.wait else None
         actions = ScheduleActions(
@@ -302,47 +301,47 @@ class Verify:
             self.workspace, scope, self.ctx.ignore_gates, result.requests, evidence
         )
 
-    def _park(self, request: RequestDocument, gate: Gate) -> None:
+    def _park(self, request: Request, gate: Gate) -> None:
         """Save a request whose gate is not open: WAIT_DEPENDENCY or BLOCKED, and why."""
         blocked = gate.readiness is Readiness.BLOCKED
         status = RequestStatus.BLOCKED if blocked else RequestStatus.WAIT_DEPENDENCY
         # A dependency eval names what it waits for too (its derived verdict's inputs).
         blocked_by = gate.blocked_by if blocked or derived.is_dependency(request) else None
         reason = gate.reason()
-        if (request["status"], request["blockedReason"], request.get("blockedBy")) == (
+        if (request.status, request.blocked_reason, request.blocked_by) == (
             status,
             reason,
             blocked_by,
         ):
             return
-        moved = request_moves(request["status"], status)
-        changes = {"status": moved, "blockedReason": reason, "blockedBy": blocked_by}
-        self.ctx.save(changed(request, changes))
+        moved = request_moves(request.status, status)
+        self.ctx.save(
+            request_changed(request, status=moved, blocked_reason=reason, blocked_by=blocked_by)
+        )
 
-    def _settle_inline(self, ref: EvalRef, request: RequestDocument) -> bool:
+    def _settle_inline(self, ref: EvalRef, request: Request) -> bool:
         """Settle a READY request that needs no slot and no waiting; False when it does."""
         ctx = self.ctx
         reason = ctx.not_run_reason(ref.eval.profile)
         if reason is not None:
-            moved = request_moves(request["status"], UNREVIEWED)
-            ctx.save(changed(request, {"status": moved, "blockedReason": reason}))
+            moved = request_moves(request.status, UNREVIEWED)
+            ctx.save(request_changed(request, status=moved, blocked_reason=reason))
             return True
         if derived.is_dependency(request):  # READY: every eval of its targets is GREEN
             derived.settle_derived(request, ctx.now(), ctx.save)
             return True
         return False
 
-    async def _settle_request(
-        self, ref: EvalRef, keys: KeyInputs, request: RequestDocument
-    ) -> None:
+    async def _settle_request(self, ref: EvalRef, keys: KeyInputs, request: Request) -> None:
         """Reuse, join, follow, ask a person, or execute: whatever the key's claim allows."""
         ctx = self.ctx
         if self._settle_inline(ref, request):
             return
         human = isinstance(ref.eval.profile, HumanProfile)
         if not human and not self.budget.reserve():  # an executor start, past the limit
-            exhausted = request_moves(request["status"], BUDGET_EXHAUSTED)
-            ctx.save(changed(request, {"status": exhausted, "blockedReason": self.budget.reason()}))
+            exhausted = request_moves(request.status, BUDGET_EXHAUSTED)
+            reason = self.budget.reason()
+            ctx.save(request_changed(request, status=exhausted, blocked_reason=reason))
             return
         execution = new_execution(request, self.owner)
         holds_key = keys.key is not None and not self.options.force
@@ -388,7 +387,7 @@ class Verify:
                     return
                 if not joined:
                     joined = True
-                    request = changed(request, {"blockedReason": WAITING_FOR_KEY})
+                    request = request_changed(request, blocked_reason=WAITING_FOR_KEY)
                     ctx.save(request)
                 await self.ports.sleep(JOIN_POLL_SECONDS)
         else:
@@ -416,25 +415,25 @@ class Verify:
             wanted, self.ports.state, self.ports.review.clock.monotonic(), settled_at=self.ctx.now()
         )
 
-    async def _refresh_remote(self, requests: list[RequestDocument]) -> None:
+    async def _refresh_remote(self, requests: list[Request]) -> None:
         """Ask the team store again for the keys of ``requests`` still without a result
         (rate-limited per key by ``RemoteSync.refresh``); never with ``force``."""
         remote = self.ports.remote
         if remote is None or self.options.force:
             return
-        keys = [r["key"] for r in requests if r["key"] and r["status"] in UNRESOLVED]
+        keys = [r.key for r in requests if r.key and r.status in UNRESOLVED]
         await remote.refresh(
             keys, self.ports.state, self.ports.review.clock.monotonic(), settled_at=self.ctx.now()
         )
 
-    async def _announce_waiting(self, requests: list[RequestDocument]) -> None:
+    async def _announce_waiting(self, requests: list[Request]) -> None:
         """Tell the team store which of this Run's Human requests wait (``--wait`` polls),
         so every teammate's inbox lists them; rate-limited by ``RemoteSync``."""
         remote = self.ports.remote
         if remote is None:
             return
         await remote.announce_waiting(
-            [r["id"] for r in requests],
+            [r.id for r in requests],
             self.ports.state,
             self.ports.review.clock.monotonic(),
             repository=repository_name(self.options.repo),
@@ -444,19 +443,17 @@ class Verify:
     def _owner_alive(self, pid: int, start_time: float) -> bool:
         return self.ports.processes.is_alive(ProcessIdentity(pid, start_time))
 
-    def _start(self, request: RequestDocument, execution: ExecutionRecord) -> RequestDocument:
+    def _start(self, request: Request, execution: ExecutionRecord) -> Request:
         """Save ``request`` RUNNING under ``execution``: called inside the batch that
         inserts the execution, so a crash leaves both or neither (the next start settles
         a dead owner's RUNNING execution and request alike)."""
         ctx = self.ctx
-        request = changed(
+        request = request_changed(
             request,
-            {
-                "status": request_moves(request["status"], RequestStatus.RUNNING),
-                "startedAt": ctx.now(),
-                "executionId": execution.id,
-                "blockedReason": None,
-            },
+            status=request_moves(request.status, RequestStatus.RUNNING),
+            started_at=ctx.now(),
+            execution_id=execution.id,
+            blocked_reason=None,
         )
         ctx.save(request)
         return request
@@ -465,7 +462,7 @@ class Verify:
         self,
         ref: EvalRef,
         keys: KeyInputs,
-        request: RequestDocument,
+        request: Request,
         execution: ExecutionRecord,
         lease: RemoteLease | None = None,
     ) -> None:
@@ -475,9 +472,9 @@ class Verify:
         assert self.result is not None
         started = self.result.run.executions_started + 1
         self.result.run = run_changed(self.result.run, executions_started=started)
-        review = self._review(ref, keys, self.ports.make_output_root(request["runId"]))
+        review = self._review(ref, keys, self.ports.make_output_root(request.run_id))
         if isinstance(review, AgentReview) and self.ports.observer is not None:
-            review.activity = self.ports.observer.agent(request["id"])
+            review.activity = self.ports.observer.agent(request.id)
         outcome: ReviewOutcome | None = None
         try:
             if lease is not None and self.ports.remote is not None:

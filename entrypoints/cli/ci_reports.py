@@ -110,8 +110,9 @@ class CiReports:
     def text(self, result: RunResult, render: Callable[[RunResult], str]) -> str:
         """The Run's text, with failure tails under their lines (or ``--quiet``'s subset)."""
         from artifactize.entrypoints.cli.render.reports import output_tail
+        from artifactize.kernel.document_codec import request_json
 
-        heads = {f"{REQUEST_LINE_INDENT}{r['evalId']} [{r['id']}]:": r for r in result.requests}
+        heads = {f"{REQUEST_LINE_INDENT}{r.eval_id} [{r.id}]:": r for r in result.requests}
         lines: list[str] = []
         for line in render(result).split("\n"):
             request = next((r for h, r in heads.items() if line.startswith(h)), None)
@@ -119,27 +120,29 @@ class CiReports:
                 continue
             lines.append(line)
             if request is not None and not self.quiet:
-                lines.extend(REQUEST_LINE_INDENT * 2 + tail for tail in output_tail(request))
+                tails = output_tail(request_json(request))
+                lines.extend(REQUEST_LINE_INDENT * 2 + tail for tail in tails)
         return "\n".join(lines)
 
     def write(self, result: RunResult, workspace: Workspace | None, *, json_output: bool) -> None:
         """The JUnit file, the step summary and the annotations of a Run that started."""
         from artifactize.entrypoints.cli.render import reports
-        from artifactize.kernel.document_codec import run_json
+        from artifactize.kernel.document_codec import request_json, run_json
 
         run: dict[str, Any] = run_json(result.run)
+        requests = [request_json(r) for r in result.requests]
         if self.junit is not None:
-            _write_whole(self.junit, reports.junit_xml(run, result.requests))
+            _write_whole(self.junit, reports.junit_xml(run, requests))
         if not self.github:
             return
         if self.step_summary is not None:
             try:
                 with Path(self.step_summary).open("a", encoding="utf-8") as summary:
-                    summary.write(reports.github_summary(run, result.requests))
+                    summary.write(reports.github_summary(run, requests))
             except OSError as exc:
                 typer.echo(f"warning: {GITHUB_STEP_SUMMARY} not written: {exc}", err=True)
         stream = sys.stderr if json_output else sys.stdout
-        for line in reports.github_annotations(workspace, result.requests):
+        for line in reports.github_annotations(workspace, requests):
             print(line, file=stream, flush=True)
 
 

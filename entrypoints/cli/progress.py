@@ -21,7 +21,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from artifactize.ports.documents import Request
 
 REDRAW_SECONDS = 0.25
 PHASE_DELAY_SECONDS = 1.0  # a phase is shown only once it took this long
@@ -116,16 +119,16 @@ class ProgressDisplay:
         with self._lock:
             self._line(text, timed=False)
 
-    def request_changed(self, request: Mapping[str, Any]) -> None:
-        status = str(request.get("status"))
-        request_id = str(request.get("id"))
-        eval_id = str(request.get("evalId"))
+    def request_changed(self, request: Request) -> None:
+        status = str(request.status)
+        request_id = str(request.id)
+        eval_id = str(request.eval_id)
         with self._lock:
             if self._shown.get(request_id) == status:
                 return
             self._shown[request_id] = status
             if status == "RUNNING":
-                kind = str((request.get("profile") or {}).get("kind", "runtime"))
+                kind = str(request.profile.get("kind") or "runtime")
                 self._active[request_id] = _Activity(eval_id, kind, self.clock())
                 if not self.live and not self.quiet:
                     self._line(f"{eval_id}: running ({kind})")
@@ -134,7 +137,7 @@ class ProgressDisplay:
             elif status in RESULT_STATUSES:
                 self._result(request, request_id, eval_id, status)
             elif status == "WAIT_DEPENDENCY" and not self.quiet and not self.live:
-                self._line(f"{eval_id}: {request.get('blockedReason') or 'waiting'}")
+                self._line(f"{eval_id}: {request.blocked_reason or 'waiting'}")
             if self.live:
                 self._redraw()
 
@@ -143,26 +146,24 @@ class ProgressDisplay:
 
     # --- events -------------------------------------------------------------------------
 
-    def _waiting(self, request: Mapping[str, Any], request_id: str, eval_id: str) -> None:
-        if request.get("blockedReason") == FOLLOWING:
+    def _waiting(self, request: Request, request_id: str, eval_id: str) -> None:
+        if request.blocked_reason == FOLLOWING:
             text = "waiting for the Human review of the same key it follows"
         else:
             text = f"waiting for a person: artifactize request claim {request_id}"
         self._active[request_id] = _Activity(eval_id, "human", self.clock(), waiting=text)
         self._line(f"{eval_id} [{request_id}]: WAITING_HUMAN — {text}")  # stays: how to claim
 
-    def _result(
-        self, request: Mapping[str, Any], request_id: str, eval_id: str, status: str
-    ) -> None:
+    def _result(self, request: Request, request_id: str, eval_id: str, status: str) -> None:
         activity = self._active.pop(request_id, None)
-        source = request.get("source")
+        source = request.source
         if isinstance(source, Mapping) and source.get("kind"):
             how = f"reused ({source['kind']})"
         elif activity is not None and activity.waiting is None:
             how = f"{self.clock() - activity.started:.1f}s"
         else:
             how = ""
-        reason = request.get("error") or request.get("reason") or request.get("blockedReason")
+        reason = request.error or request.reason or request.blocked_reason
         detail = f" — {reason}" if reason and status not in ("GREEN", "RED") else ""
         suffix = f" ({how})" if how else ""
         self._line(f"{eval_id} [{request_id}]: {status}{suffix}{detail}")

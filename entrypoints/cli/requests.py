@@ -156,8 +156,10 @@ def request_claim(
     if CliContext.options.json:
         _emit_json(claim.to_json())
         return
+    from artifactize.kernel.document_codec import request_json
+
     request = reviews.ports.state.get_request(RequestId(request_id))
-    typer.echo(render.claim_text(claim.to_json(), request.data if request is not None else {}))
+    typer.echo(render.claim_text(claim.to_json(), request_json(request.data) if request else {}))
 
 
 @request_app.command("unclaim")

@@ -35,7 +35,7 @@ def resolve_session(ref: str) -> SessionId:
         request = state.get_request(RequestId(ref)) if state is not None else None
         if request is None:
             raise CommandError(f"Unknown request: {ref}")
-        session_id = request.data.get("sessionId")
+        session_id = request.data.session_id
         if not session_id:
             raise CommandError(f"Request {ref} has no saved Agent conversation.")
         return SessionId(str(session_id))

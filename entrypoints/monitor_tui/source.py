@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from artifactize.entrypoints.monitor_tui.views import RunRow
-from artifactize.kernel.document_codec import run_json
+from artifactize.kernel.document_codec import request_json, run_json
 from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import StateStore
 
@@ -82,7 +82,7 @@ class MonitorSource:
             run = store.get_run(RunId(run_id))
             if run is None:
                 return None
-            requests = [dict(r.data) for r in store.list_requests(RunId(run_id))]
+            requests = [request_json(r.data) for r in store.list_requests(RunId(run_id))]
             return RunDocument(run_json(run.data), requests)
 
         document: RunDocument | None = self._read(read)

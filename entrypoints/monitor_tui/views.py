@@ -13,12 +13,12 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from artifactize.domain.reviews.run.summaries import run_summary, run_usage, usage_text
 from artifactize.entrypoints.review_tui.waiting import age_text
+from artifactize.kernel.document_codec import request_from_json
 from artifactize.kernel.timestamps import timestamp
-from artifactize.ports.documents import RequestDocument
 from artifactize.ports.statuses import RequestStatus, RunStatus
 
 NOT_REQUESTED = "not requested"  # an eval of the Run's definitions with no request
@@ -102,8 +102,8 @@ def run_header(
     created = str(run.get("createdAt") or timestamp(now))
     completed = str(run.get("completedAt") or timestamp(now))
     saved_starts = int(run.get("executionsStarted") or 0)
-    # Read as saved (any version): the summaries read only the keys every request has.
-    typed = cast(list[RequestDocument], list(requests))
+    # Read as saved (any version): a key a request lacks reads as its default.
+    typed = [request_from_json(r) for r in requests]
     summary = run_summary(typed, created, completed, saved_starts)
     executed, reused = summary["executed"], summary["reused"]
     # A running Run saves its start count when it ends; meanwhile count what has started.

@@ -105,7 +105,7 @@ class ReviewSession:
         run = self.store.get_run(request.run_id)
         if run is not None:
             return run.repo
-        definition: Mapping[str, Any] = request.data.get("humanDefinition") or {}
+        definition: Mapping[str, Any] = request.data.human_definition or {}
         return str(definition.get("repo", ""))
 
     def view(self, request_id: str) -> RequestView:

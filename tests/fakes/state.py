@@ -13,9 +13,8 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from artifactize.kernel.document_codec import execution_changed, run_changed
+from artifactize.kernel.document_codec import execution_changed, request_merged, run_changed
 from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
-from artifactize.ports.documents import RequestDocument
 from artifactize.ports.ids import ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     ACTIVE_STATUSES,
@@ -116,7 +115,7 @@ class MemoryStateStore:
             for request in list(self.requests.values()):
                 if request.run_id != run.id or request.status not in _DEAD_OWNER_SETTLES:
                     continue
-                data = {**request.data, **died, "error": "Run owner died."}
+                data = request_merged(request.data, {**died, "error": "Run owner died."})
                 self.requests[request.id] = dataclasses.replace(
                     request,
                     status=request_moves(request.status, RequestStatus.ERROR),
@@ -246,7 +245,7 @@ class MemoryStateStore:
                         request,
                         status=request_moves(request.status, request_fields["status"]),
                         execution_id=request_fields["executionId"],
-                        data={**request.data, **request_fields},
+                        data=request_merged(request.data, request_fields),
                     )
                     self.claims.pop(request.id, None)
 
@@ -333,7 +332,7 @@ class MemoryStateStore:
                 and r.id != request.id
             ]
             for follower in followers:
-                data: RequestDocument = {**follower.data, **fields}
+                data = request_merged(follower.data, fields)
                 self.requests[follower.id] = dataclasses.replace(
                     follower, status=request_moves(follower.status, fields["status"]), data=data
                 )
@@ -383,7 +382,7 @@ class MemoryStateStore:
                 self.requests[request.id] = dataclasses.replace(
                     request,
                     status=request_moves(request.status, fields["status"]),
-                    data=opaque({**request.data, **fields}),
+                    data=request_merged(request.data, fields),
                 )
                 self.claims.pop(request.id, None)
             return tuple(r.id for r in waiting)

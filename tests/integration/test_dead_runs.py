@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 
 from artifactize.adapters.sqlite.state import SqliteStateStore, SqliteStateStores
-from artifactize.kernel.document_codec import run_from_json
+from artifactize.kernel.document_codec import (
+    request_from_json,
+    run_from_json,
+)
 from artifactize.ports.documents import Execution
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, RunId
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
-from tests.support.documents import opaque
 
 DEAD = (111, 1.5)
 LIVE = (222, 2.5)
@@ -50,7 +52,7 @@ def request(run_id: str, ordinal: int, status: str, execution: str | None = None
         ordinal,
         None if execution is None else ExecutionId(execution),
         RequestStatus(status),
-        opaque(data),
+        request_from_json(data),
     )
 
 
@@ -89,7 +91,7 @@ def test_a_dead_owners_run_settles_with_its_requests_and_executions(
     settled = store.get_run(RunId("run-dead"))
     assert settled is not None and settled.status == "ERROR"
     assert (settled.data.error_code, settled.data.error) == ("OWNER_DIED", "Run owner died.")
-    statuses = [(r.status, r.data.get("errorCode")) for r in store.list_requests(RunId("run-dead"))]
+    statuses = [(r.status, r.data.error_code) for r in store.list_requests(RunId("run-dead"))]
     assert statuses == [
         ("ERROR", "OWNER_DIED"),
         ("ERROR", "OWNER_DIED"),

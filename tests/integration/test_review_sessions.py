@@ -34,6 +34,7 @@ from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
 from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.domain.use_cases.followup import FollowUp
 from artifactize.domain.use_cases.verify import Verify
+from artifactize.kernel.document_codec import request_json
 from artifactize.ports.conversations import ConversationNotFound
 from artifactize.ports.ids import SessionId
 from artifactize.ports.model import (
@@ -300,7 +301,7 @@ async def test_commit_follows_stop_and_provenance_carries_the_pins(tmp_path: Pat
     store = RecordingStore(state, setup)
     backends = ScriptedBackends(ScriptedBackend([act("c1"), verdict_reply("GREEN")]))
     result = await verify_once(setup, backends, store)
-    (request,) = result.requests
+    (request,) = [request_json(r) for r in result.requests]
     assert request["status"] == "GREEN"
     assert store.commits == [("GREEN", 1)]
     pins = request["provenance"]["executionPaths"]
@@ -320,7 +321,7 @@ async def test_a_reused_result_starts_nothing(tmp_path: Path) -> None:
 
     second = ScriptedBackends(ScriptedBackend([]))
     result = await verify_once(setup, second, state)
-    (request,) = result.requests
+    (request,) = [request_json(r) for r in result.requests]
     assert (request["status"], request["source"]["kind"]) == ("GREEN", "cache")
     assert second.opened == 0  # no backend, so no Agent loop, tool or session
     assert len(setup.events("start")) == starts
@@ -350,7 +351,7 @@ async def test_a_waited_on_result_starts_nothing(tmp_path: Path) -> None:
         group.start_soon(run, "waiter", waiter)
         await anyio.sleep(0.5)
         gate.set()
-    (joined,) = results["waiter"].requests
+    (joined,) = [request_json(r) for r in results["waiter"].requests]
     assert (joined["status"], joined["source"]["kind"]) == ("GREEN", "joined")
     assert waiter.opened == 0
     assert len(setup.events("start")) == 1
@@ -375,8 +376,8 @@ async def reviewed_session(setup: ReviewSetup, replies: list[Any]) -> tuple[str,
     refs = [workspace.find_eval(EVAL)]
     result = await service.run(refs, service.prepare(refs))
     (request,) = result.requests
-    assert request["sessionId"], request
-    return request["sessionId"], conversations
+    assert request.session_id, request
+    return request.session_id, conversations
 
 
 def follow_up(setup: ReviewSetup, backend: ScriptedBackend, conversations: Any) -> FollowUp:
@@ -454,7 +455,7 @@ async def test_a_review_that_fails_unexpectedly_still_stops_its_sessions(tmp_pat
     state = SqliteStateStores().open(str(tmp_path / "state"), create=True)
     backends = ScriptedBackends(ScriptedBackend([act("c1"), broken]))
     result = await verify_once(setup, backends, state)
-    (request,) = result.requests
+    (request,) = [request_json(r) for r in result.requests]
     assert (request["status"], request["errorCode"]) == ("ERROR", "AGENT_ERROR")
     assert request["error"] == "The review failed unexpectedly: RuntimeError: a bug in a backend"
     assert len(setup.events("stop")) == 1

@@ -31,6 +31,7 @@ from artifactize.adapters.utc_timestamps import utc_now, utc_timestamp
 from artifactize.kernel.document_codec import (
     execution_from_json,
     execution_json,
+    request_from_json,
     run_changed,
     run_from_json,
     run_json,
@@ -50,7 +51,6 @@ from artifactize.ports.state import (
 )
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 from tests.fakes.processes import TickingClock
-from tests.support.documents import opaque
 from tests.support.processes import no_process_left_behind
 
 HEAD_ORDINAL = len(sqlite_open.STATE_MIGRATIONS.order)  # user_version at the head revision
@@ -314,7 +314,7 @@ def request(run_id: str, ordinal: int, status: str = "QUEUED", **fields: Any) ->
         ordinal=ordinal,
         execution_id=fields.pop("execution_id", None),
         status=RequestStatus(status),
-        data=opaque({"id": f"{run_id}-{ordinal}", **fields}),
+        data=request_from_json({"id": f"{run_id}-{ordinal}", **fields}),
     )
 
 

@@ -12,7 +12,15 @@ import pytest
 
 from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.domain.reviews.human.settlement import supersession
-from artifactize.kernel.document_codec import execution_changed, execution_from_json, run_from_json
+from artifactize.kernel.document_codec import (
+    execution_changed,
+    execution_from_json,
+    request_changed,
+    request_from_json,
+    request_json,
+    request_merged,
+    run_from_json,
+)
 from artifactize.kernel.transitions import IllegalTransition
 from artifactize.ports.documents import Execution
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
@@ -163,7 +171,7 @@ def human_run(
             ordinal,
             ExecutionId(execution_id),
             RequestStatus.WAITING_HUMAN,
-            opaque({"id": request_id, "status": "WAITING_HUMAN"}),
+            request_from_json({"id": request_id, "status": "WAITING_HUMAN"}),
         )
         for ordinal, (request_id, execution_id) in enumerate(waits, start=1)
     ]
@@ -207,7 +215,7 @@ def settlement(
     settled_request = dataclasses.replace(
         request,
         status=RequestStatus(status),
-        data={**request.data, "status": RequestStatus(status)},
+        data=request_changed(request.data, status=RequestStatus(status)),
     )
     return HumanSettlement(
         settled_request,
@@ -261,7 +269,8 @@ def test_update_request_keeps_the_claim(store: StateStore) -> None:
     execution = waiting_execution(store, "execution-1")
     (request,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
     store.claim_human(request.id, "alice", "t1")
-    store.update_request(dataclasses.replace(request, data=opaque({**request.data, "note": 1})))
+    noted = request_merged(request.data, {"note": 1})
+    store.update_request(dataclasses.replace(request, data=noted))
     claim = store.human_claim(request.id)
     assert claim is not None and claim.reviewer == "alice"
 
@@ -276,10 +285,10 @@ def test_settlement_writes_records_settles_followers_and_drops_the_claim(
     settled = store.settle_human(settlement(original, execution))
     assert settled.recorded and settled.followers == ("run-b-1",)
     saved = store.get_request(original.id)
-    assert saved is not None and (saved.status, saved.data["status"]) == ("GREEN", "GREEN")
+    assert saved is not None and (saved.status, saved.data.status) == ("GREEN", "GREEN")
     joined = store.get_request(follower.id)
     assert joined is not None and joined.status == "GREEN"
-    assert joined.data["source"] == {"kind": "joined"} and joined.data["id"] == follower.id
+    assert joined.data.source == {"kind": "joined"} and joined.data.id == follower.id
     assert store.human_claim(original.id) is None
     latest = store.latest_record(ReuseKey(KEY), touch=False)
     assert latest is not None and (latest.id, latest.status) == ("execution-1", "GREEN")
@@ -333,7 +342,7 @@ def test_ending_a_wait_ends_followers_releases_the_claim_and_frees_the_key(
     assert store.end_human(ending(original, execution, "alice")) == ("run-a-1", "run-b-1")
     for request_id in ("run-a-1", "run-b-1"):
         saved = store.get_request(RequestId(request_id))
-        assert saved is not None and (saved.status, saved.data["reason"]) == ("CANCELLED", "why")
+        assert saved is not None and (saved.status, saved.data.reason) == ("CANCELLED", "why")
     ended = store.get_execution(execution.id)
     assert ended is not None and (ended.status, ended.data.error_code) == ("ERROR", "CANCELLED")
     assert store.human_claim(original.id) is None
@@ -389,18 +398,18 @@ def test_a_request_is_saved_with_its_execution_or_not_at_all(store: StateStore) 
         1,
         None,
         RequestStatus.QUEUED,
-        opaque({"n": 1}),
+        request_from_json({"n": 1}),
     )
     store.create_run(run, [queued])
     first = running("execution-1")
     assert store.claim(first, alive).outcome is ClaimOutcome.OWNED
     green = settled(first, "GREEN", SETTLED_AT)
     done = dataclasses.replace(
-        queued, execution_id=first.id, status=RequestStatus.GREEN, data=opaque({"n": 2})
+        queued, execution_id=first.id, status=RequestStatus.GREEN, data=request_from_json({"n": 2})
     )
     assert store.complete_execution(green, record=True, request=done)
     saved = store.get_request(RequestId("run-a-1"))
-    assert saved is not None and (saved.status, opaque(saved.data)) == ("GREEN", {"n": 2})
+    assert saved is not None and (saved.status, request_json(saved.data)) == ("GREEN", {"n": 2})
 
     second = running("execution-2", key=None)
     store.insert_execution(second)
@@ -466,15 +475,15 @@ def test_a_newer_mirror_supersedes_the_waiting_execution_and_answers_its_request
         saved = store.get_request(waited.id)
         assert saved is not None
         assert (saved.status, saved.execution_id) == (verdict, "remote-x")
-        assert saved.data["id"] == waited.id  # merged into the request, not replaced
-        assert saved.data["source"] == {
+        assert saved.data.id == waited.id  # merged into the request, not replaced
+        assert saved.data.source == {
             "runId": "run-t",
             "requestId": "run-t-1",
             "kind": "remote",
         }
-        assert (saved.data["usage"], saved.data["reusedUsage"]) == (None, [])
-        assert (saved.data["reviewer"], saved.data["completedAt"]) == ("carol", MIRRORED_AT)
-        assert saved.data["blockedReason"] is None
+        assert (saved.data.usage, saved.data.reused_usage) == (None, [])
+        assert (saved.data.reviewer, saved.data.completed_at) == ("carol", MIRRORED_AT)
+        assert saved.data.blocked_reason is None
         assert store.human_claim(waited.id) is None
     with pytest.raises(HumanNotWaiting):
         store.claim_human(owner.id, "alice", "t3")

@@ -25,7 +25,13 @@ from artifactize.domain.reviews.run.reuse_only import miss_reason, settle_misses
 from artifactize.domain.reviews.run.selection import LIST_MAX, Selection, SelectionError, split_list
 from artifactize.domain.reviews.run.sources import other_profile, source_text
 from artifactize.entrypoints.cli.render import reports
-from artifactize.kernel.document_codec import run_from_json, run_json
+from artifactize.kernel.document_codec import (
+    request_changed,
+    request_from_json,
+    run_from_json,
+    run_json,
+)
+from artifactize.ports.documents import Request
 from artifactize.ports.ids import EvalId, ExecutionId, RunId
 from artifactize.ports.state import RequestRecord, RunRecord
 from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, RequestStatus, RunStatus
@@ -116,26 +122,31 @@ def request(eval_id: str, kind: str, status: str = "QUEUED", **extra: Any) -> di
     }
 
 
+def typed(document: dict[str, Any]) -> Request:
+    """``document`` as the state store hands it to the domain."""
+    return request_from_json(document)
+
+
 def test_reuse_only_settles_only_queued_requests_of_its_kinds() -> None:
     saved: list[str] = []
-    queued_agent = request("d/review", "agent")
-    reused_agent = request("d/other", "agent", "GREEN")
-    runtime = request("c/tests", "runtime")
-    human = request("d/signoff", "human", unkeyedReason="`d` declares fingerprint = false")
+    queued_agent = typed(request("d/review", "agent"))
+    reused_agent = typed(request("d/other", "agent", "GREEN"))
+    runtime = typed(request("c/tests", "runtime"))
+    human = typed(request("d/signoff", "human", unkeyedReason="`d` declares fingerprint = false"))
     settled = settle_misses(
-        opaque([queued_agent, reused_agent, runtime, human]),
+        [queued_agent, reused_agent, runtime, human],
         frozenset({ProfileKind.AGENT, ProfileKind.HUMAN}),
-        lambda r: saved.append(r["id"]),
+        lambda r: saved.append(r.id),
     )
     stale_agent, stale_human = settled
-    assert saved == [queued_agent["id"], human["id"]] == [stale_agent["id"], stale_human["id"]]
-    assert stale_agent["status"] == RequestStatus.STALE and runtime["status"] == "QUEUED"
-    assert stale_agent["blockedReason"] == miss_reason("agent", "d/review")
-    assert "with a model key" in str(stale_agent["blockedReason"])
+    assert saved == [queued_agent.id, human.id] == [stale_agent.id, stale_human.id]
+    assert stale_agent.status == RequestStatus.STALE and runtime.status == "QUEUED"
+    assert stale_agent.blocked_reason == miss_reason("agent", "d/review")
+    assert "with a model key" in str(stale_agent.blocked_reason)
     no_key = "it has no reuse key (`d` declares fingerprint = false)"
-    assert no_key in str(stale_human["blockedReason"])
+    assert no_key in str(stale_human.blocked_reason)
     # new documents: the ones passed in are never modified
-    assert queued_agent["status"] == "QUEUED" and queued_agent["blockedReason"] is None
+    assert queued_agent.status == "QUEUED" and queued_agent.blocked_reason is None
 
 
 # --- output tails -----------------------------------------------------------------------
@@ -236,7 +247,7 @@ def record(status: str) -> RequestRecord:
         1,
         ExecutionId("execution-1"),
         RequestStatus(status),
-        opaque(data),
+        request_from_json(data),
     )
 
 
@@ -301,10 +312,10 @@ def test_fingerprint_jobs_compute_each_once_and_raise_the_first_failure() -> Non
 class _FakeGates:
     """Gates that make ``b/x`` wait for ``a/y``; counts the evidence ``update`` was fed."""
 
-    def __init__(self, requests: list[dict[str, Any]]) -> None:
+    def __init__(self, requests: list[Request]) -> None:
         from artifactize.domain.reviews.run.gates import READY_GATE, Gate, Readiness
 
-        self.gates = {r["evalId"]: READY_GATE for r in requests}
+        self.gates: dict[str, Gate] = {r.eval_id: READY_GATE for r in requests}
         self.gates["b/x"] = Gate(Readiness.WAIT, ())
         self.fed = 0
 
@@ -318,8 +329,13 @@ class _FakeGates:
         return set()
 
 
+def _settled_green(requests: list[Request], item: Request) -> None:
+    """What ``RunContext.save`` does with a settled request: a new one in its slot."""
+    requests[requests.index(item)] = request_changed(item, status=RequestStatus.GREEN)
+
+
 class _Inputs:
-    def __init__(self, requests: list[dict[str, Any]]) -> None:
+    def __init__(self, requests: list[Request]) -> None:
         self.requests = requests
         self.gates = _FakeGates(requests)
 
@@ -330,39 +346,39 @@ class _Inputs:
 def test_the_scheduler_runs_up_to_jobs_at_once() -> None:
     from artifactize.domain.reviews.run.scheduler import ScheduleActions, schedule
 
-    requests = [request(f"a/e{n}", "runtime") for n in range(6)]
+    requests = [typed(request(f"a/e{n}", "runtime")) for n in range(6)]
     busy = {"now": 0, "most": 0}
 
-    async def settle(item: dict[str, Any]) -> None:
+    async def settle(item: Request) -> None:
         busy["now"] += 1
         busy["most"] = max(busy["most"], busy["now"])
         await anyio.sleep(0.01)
         busy["now"] -= 1
-        item["status"] = "GREEN"
+        _settled_green(requests, item)
 
     actions = ScheduleActions(opaque(settle), lambda r, g: None, None)
     anyio.run(schedule, _Inputs(requests), actions, 4)  # type: ignore[arg-type]
-    assert busy["most"] == 4 and all(r["status"] == "GREEN" for r in requests)
+    assert busy["most"] == 4 and all(r.status == "GREEN" for r in requests)
 
 
 def _run_counting(leaves: int) -> tuple[_Inputs, list[str]]:
     """``b/x`` waits for ``a/y``, ``leaves`` other requests are READY; every park noted."""
     from artifactize.domain.reviews.run.scheduler import ScheduleActions, schedule
 
-    requests = [request("b/x", "runtime"), request("a/y", "runtime")]
-    requests += [request(f"c{n}/z", "runtime") for n in range(leaves)]
+    requests = [typed(request("b/x", "runtime")), typed(request("a/y", "runtime"))]
+    requests += [typed(request(f"c{n}/z", "runtime")) for n in range(leaves)]
     order: list[str] = []
     parked: list[str] = []
 
-    async def settle(item: dict[str, Any]) -> None:
+    async def settle(item: Request) -> None:
         await anyio.sleep(0)
-        order.append(item["evalId"])
-        item["status"] = "GREEN"
+        order.append(item.eval_id)
+        _settled_green(requests, item)
 
     inputs = _Inputs(requests)
-    actions = ScheduleActions(opaque(settle), lambda r, g: parked.append(r["evalId"]), None)
+    actions = ScheduleActions(opaque(settle), lambda r, g: parked.append(r.eval_id), None)
     anyio.run(schedule, inputs, actions, 1)  # type: ignore[arg-type]
-    assert all(r["status"] == "GREEN" for r in requests)
+    assert all(r.status == "GREEN" for r in requests)
     assert order.index("b/x") > order.index("a/y")
     return inputs, parked
 

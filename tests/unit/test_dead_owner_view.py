@@ -5,12 +5,15 @@ would take; a settled request and a live owner's Run read as saved."""
 from __future__ import annotations
 
 from artifactize.entrypoints.dead_owner_view import DeadOwnersView
-from artifactize.kernel.document_codec import run_from_json, run_json
+from artifactize.kernel.document_codec import (
+    request_from_json,
+    run_from_json,
+    run_json,
+)
 from artifactize.ports.ids import EvalId, RequestId, RunId
 from artifactize.ports.state import RequestRecord, RunRecord
 from artifactize.ports.statuses import RequestStatus, RunStatus
 from tests.fakes.state import MemoryStateStore
-from tests.support.documents import opaque
 
 
 def _store(owner_pid: int) -> MemoryStateStore:
@@ -31,7 +34,7 @@ def _store(owner_pid: int) -> MemoryStateStore:
             ordinal,
             None,
             status,
-            opaque({"id": f"run-a-{ordinal}", "status": str(status)}),
+            request_from_json({"id": f"run-a-{ordinal}", "status": str(status)}),
         )
         for ordinal, status in enumerate((RequestStatus.QUEUED, RequestStatus.GREEN), start=1)
     ]
@@ -45,8 +48,8 @@ def test_a_dead_owners_run_and_its_open_requests_read_error() -> None:
     assert run is not None and (run.status, run.data.status) == ("ERROR", "ERROR")
     assert run_json(run.data)["errorCode"] == "OWNER_DIED"
     open_request, settled = view.list_requests(RunId("run-a"))
-    assert (open_request.status, open_request.data["status"]) == ("ERROR", "ERROR")
-    assert (settled.status, settled.data["status"]) == ("GREEN", "GREEN")  # left as saved
+    assert (open_request.status, open_request.data.status) == ("ERROR", "ERROR")
+    assert (settled.status, settled.data.status) == ("GREEN", "GREEN")  # left as saved
 
 
 def test_a_live_owners_run_reads_as_saved() -> None:

@@ -1,6 +1,7 @@
-"""Documents are replaced, never modified (issue 23): ``changed`` makes a new document with
-the keys in their saved order, and ``RunContext.save`` puts it in the Run's slot of its ID,
-so the scheduler reads the newest while an observer keeps what it was shown."""
+"""Documents are replaced, never modified (issue 23): ``request_changed`` makes a new frozen
+request whose JSON keeps the keys in their saved order, and ``RunContext.save`` puts it in
+the Run's slot of its ID, so the scheduler reads the newest while an observer keeps what it
+was shown."""
 
 from __future__ import annotations
 
@@ -8,14 +9,13 @@ import json
 from typing import Any, cast
 
 from artifactize.domain.reviews.run.context import RunContext
-from artifactize.domain.reviews.run.documents import changed
-from artifactize.ports.documents import RequestDocument
+from artifactize.kernel.document_codec import request_changed, request_from_json, request_json
+from artifactize.ports.documents import Request
 from tests.fakes.state import MemoryStateStore
 
 
-def request(ordinal: int, status: str = "QUEUED") -> RequestDocument:
-    return cast(
-        RequestDocument,
+def request(ordinal: int, status: str = "QUEUED") -> Request:
+    return request_from_json(
         {
             "id": f"run-a-{ordinal}",
             "runId": "run-a",
@@ -24,15 +24,16 @@ def request(ordinal: int, status: str = "QUEUED") -> RequestDocument:
             "executionId": None,
             "status": status,
             "blockedReason": None,
-        },
+            "extra": 1,
+        }
     )
 
 
 class Observer:
     def __init__(self) -> None:
-        self.seen: list[RequestDocument] = []
+        self.seen: list[Request] = []
 
-    def request_changed(self, request: RequestDocument) -> None:
+    def request_changed(self, request: Request) -> None:
         self.seen.append(request)
 
 
@@ -51,10 +52,11 @@ def context() -> tuple[RunContext, Ports]:
 
 def test_changed_keeps_the_saved_key_order_and_leaves_the_original_alone() -> None:
     original = request(1)
-    new = changed(original, {"blockedReason": "waiting", "status": "RUNNING", "extra": 1})
-    assert json.dumps(new) == (
+    new = request_changed(original, blocked_reason="waiting", status="RUNNING", error=None)
+    assert json.dumps(request_json(new)) == (
         '{"id": "run-a-1", "runId": "run-a", "evalId": "doc/eval1", "ordinal": 1, '
-        '"executionId": null, "status": "RUNNING", "blockedReason": "waiting", "extra": 1}'
+        '"executionId": null, "status": "RUNNING", "blockedReason": "waiting", "extra": 1, '
+        '"error": null}'
     )
     assert original == request(1) and new is not original
 
@@ -63,13 +65,13 @@ def test_save_puts_the_new_document_in_its_slot_and_current_finds_it() -> None:
     ctx, ports = context()
     first, second = request(1), request(2)
     requests = ctx.track([first, second])
-    running = changed(second, {"status": "RUNNING"})
+    running = request_changed(second, status="RUNNING")
     for saved in (first, second):  # the store must know them to update them
-        ports.state.requests[saved["id"]] = cast(Any, None)
+        ports.state.requests[saved.id] = cast(Any, None)
     ctx.save(running)
     assert requests == [first, running] and requests is ctx.requests
     assert ctx.current(second) is running and ctx.current(first) is first
-    assert second["status"] == "QUEUED"  # the old document is what the observer was shown
+    assert second.status == "QUEUED"  # the old document is what the observer was shown
     assert ports.observer.seen == [running]
 
 

@@ -44,7 +44,12 @@ from artifactize.domain.use_cases.human_reviews import (
 )
 from artifactize.domain.use_cases.request_views import RequestViews, list_line
 from artifactize.domain.use_cases.verify import Verify
-from artifactize.kernel.document_codec import execution_json, run_from_json, run_json
+from artifactize.kernel.document_codec import (
+    execution_json,
+    request_json,
+    run_from_json,
+    run_json,
+)
 from artifactize.ports.ids import ExecutionId, RequestId
 from artifactize.ports.process import ProcessOutcome
 from artifactize.ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
@@ -129,7 +134,7 @@ class World(HumanWorld):
         refs = select_evals(workspace, selector, False)
         result = await service.run(refs, service.prepare(refs))
         self.run: Any = run_json(result.run)
-        return result.requests
+        return [request_json(r) for r in result.requests]
 
     async def waiting(self, selector: str = "doc/signoff", **options: Any) -> Any:
         (request,) = await self.verify(selector, **options)
@@ -308,7 +313,7 @@ async def test_actions_on_a_follower_reach_the_original() -> None:
         follower["id"], "alice", {"verdict": "GREEN", "approved": True}
     )
     assert submitted.request.id == original["id"] and submitted.followers == (follower["id"],)
-    saved = world.saved(follower["id"]).data
+    saved = request_json(world.saved(follower["id"]).data)
     assert (saved["status"], saved["reviewer"], saved["usage"]) == ("GREEN", "alice", None)
     assert saved["source"] == {
         "runId": original["runId"],
@@ -336,7 +341,7 @@ async def test_the_claimant_runs_a_registered_tool_and_nothing_is_recorded() -> 
     (spec,) = world.runner.specs
     assert spec.argv == ("/usr/bin/cat", "/repo/doc/notes.txt")
     saved = world.saved(request["id"])
-    assert saved.status == "WAITING_HUMAN" and saved.data["toolCalls"] == []
+    assert saved.status == "WAITING_HUMAN" and saved.data.tool_calls == []
 
 
 async def test_a_failing_tool_is_an_error_result_not_a_verdict() -> None:
@@ -410,7 +415,7 @@ async def test_a_changed_file_settles_input_changed_before_a_tool_runs() -> None
     assert error.settled and world.runner.specs == []
     for request_id in (original["id"], follower["id"]):
         saved = world.saved(request_id)
-        assert (saved.status, saved.data["errorCode"]) == ("ERROR", "INPUT_CHANGED")
+        assert (saved.status, saved.data.error_code) == ("ERROR", "INPUT_CHANGED")
     assert world.state.history_ids == [] and world.state.human_claim(original["id"]) is None
 
 
@@ -424,7 +429,7 @@ async def test_a_changed_file_settles_input_changed_instead_of_the_verdict() -> 
         FINGERPRINT_CHANGED,
         reviews.submit(request["id"], "alice", {"verdict": "GREEN", "approved": True}),
     )
-    saved = world.saved(request["id"]).data
+    saved = request_json(world.saved(request["id"]).data)
     assert (saved["status"], saved["result"], saved["errorCode"]) == (
         "ERROR",
         None,
@@ -442,7 +447,7 @@ async def test_a_failed_recheck_settles_fingerprint_recheck_failed() -> None:
         reviews.submit(request["id"], "alice", {"verdict": "GREEN", "approved": True})
     )
     assert error.settled and "symbolic link" in error.message
-    saved = world.saved(request["id"]).data
+    saved = request_json(world.saved(request["id"]).data)
     assert (saved["status"], saved["errorCode"]) == ("ERROR", "FINGERPRINT_RECHECK_FAILED")
 
 

@@ -28,12 +28,16 @@ from artifactize.entrypoints.monitor_tui.views import (
     visible,
 )
 from artifactize.entrypoints.review_tui.palette import SELECTED
-from artifactize.kernel.document_codec import run_from_json, run_json
+from artifactize.kernel.document_codec import (
+    request_from_json,
+    request_json,
+    run_from_json,
+    run_json,
+)
 from artifactize.ports.ids import EvalId, RequestId, RunId
 from artifactize.ports.state import HumanClaim, RequestRecord, RunRecord, StateStore
 from artifactize.ports.statuses import RequestStatus, RunStatus
 from tests.fakes.state import MemoryStateStore
-from tests.support.documents import opaque
 
 NOW = datetime(2026, 12, 3, 12, 0, 0, tzinfo=UTC)
 REPO = "/repo/handbook"
@@ -109,7 +113,7 @@ def request(run_id: str, ordinal: int, eval_id: str, status: str, **extra: Any) 
         ordinal,
         data["executionId"],
         RequestStatus(status),
-        opaque(data),
+        request_from_json(data),
     )
 
 
@@ -235,7 +239,7 @@ def test_the_header_counts_requests_as_they_stand_not_the_saved_summary() -> Non
     stale = {"counts": {"WAITING_HUMAN": 1}}
     add_run(store, "run-AAAAAA", "RUNNING", the_run(), summary=stale)
     run = run_json(store.runs["run-AAAAAA"].data)
-    requests = [r.data for r in store.list_requests(RunId("run-AAAAAA"))]
+    requests = [request_json(r.data) for r in store.list_requests(RunId("run-AAAAAA"))]
     lines = run_header(run, requests, NOW)
     assert lines[1] == "Requests: RUNNING 1 · WAITING_HUMAN 1 · GREEN 1 · ERROR 1"
     assert "Validation: NOT SATISFIED (unmet: docs)" in lines
@@ -249,7 +253,9 @@ def test_the_header_counts_requests_as_they_stand_not_the_saved_summary() -> Non
 def test_the_tree_has_families_inputs_and_eval_glyphs() -> None:
     store = MemoryStateStore()
     add_run(store, "run-AAAAAA", "RUNNING", the_run())
-    forest = build_tree(run_json(store.runs["run-AAAAAA"].data), [r.data for r in the_run()])
+    forest = build_tree(
+        run_json(store.runs["run-AAAAAA"].data), [request_json(r.data) for r in the_run()]
+    )
     assert [node.key for node in forest] == ["calc", "docs"]  # api is docs' child
     docs = forest[1]
     docs.expanded = True
@@ -294,7 +300,7 @@ def test_eval_detail_shows_source_fingerprints_claim_calls_and_profiles() -> Non
         requestedProfile={"kind": "agent", "model": "gpt-5.1"},
         usage=[{"usage": {"input_tokens": 10}}],
     ).data
-    lines = eval_detail(data, "alice since 2026-12-03T11:00:00Z")
+    lines = eval_detail(request_json(data), "alice since 2026-12-03T11:00:00Z")
     assert "Claim: alice since 2026-12-03T11:00:00Z" in lines
     assert "Reused: cache run-OLDOLD run-OLDOLD-1" in lines
     assert "  docs: artifactsum:abc" in lines

@@ -10,6 +10,8 @@ from artifactize.entrypoints.cli.progress import (
     ProgressDisplay,
     is_live_terminal,
 )
+from artifactize.kernel.document_codec import request_from_json
+from artifactize.ports.documents import Request
 
 
 class Clock:
@@ -20,14 +22,16 @@ class Clock:
         return self.now
 
 
-def request(status: str, kind: str = "runtime", **extra: object) -> dict[str, object]:
-    return {
-        "id": "run-a-1",
-        "evalId": "app/tests",
-        "status": status,
-        "profile": {"kind": kind},
-        **extra,
-    }
+def request(status: str, kind: str = "runtime", **extra: object) -> Request:
+    return request_from_json(
+        {
+            "id": "run-a-1",
+            "evalId": "app/tests",
+            "status": status,
+            "profile": {"kind": kind},
+            **extra,
+        }
+    )
 
 
 def test_line_mode_writes_one_timed_line_per_event_and_notices_as_they_are() -> None:

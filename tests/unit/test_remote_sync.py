@@ -110,7 +110,7 @@ async def run_waiting(*, force: bool) -> tuple[CountingStore, str, float, int]:
     result = await service.run(refs, service.prepare(refs))
     assert result.run.wait_timed_out is True
     (request,) = result.requests
-    return store, str(request["key"]), clock.monotonic() - start, len(polls)
+    return store, str(request.key), clock.monotonic() - start, len(polls)
 
 
 async def test_the_human_wait_polls_the_store_once_a_second_per_key() -> None:

@@ -13,6 +13,8 @@ import pytest
 
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
 from artifactize.domain.reviews.remote.sync import ANNOUNCE_INTERVAL_SECONDS, RemoteSync
+from artifactize.kernel.document_codec import request_from_json
+from artifactize.ports.documents import Request
 from artifactize.ports.ids import RequestId
 from artifactize.ports.review_store import Principal, RemoteSettings
 from artifactize.ports.state import HumanClaim, StateStore
@@ -26,7 +28,7 @@ SETTINGS = RemoteSettings("https://store.example/", "summary", "tok", "env")
 @dataclass
 class Saved:
     status: RequestStatus
-    data: dict[str, Any]
+    data: Request
 
 
 @dataclass
@@ -52,7 +54,7 @@ def waiting(request_id: str, **extra: Any) -> Saved:
         "source": None,
         **extra,
     }
-    return Saved(RequestStatus.WAITING_HUMAN, data)
+    return Saved(RequestStatus.WAITING_HUMAN, request_from_json(data))
 
 
 class AnnouncingStore(NoLeases):

@@ -32,10 +32,9 @@ from artifactize.domain.tools.human.results import CANCELLED, HumanToolResult
 from artifactize.domain.use_cases.human_reviews import Submitted
 from artifactize.entrypoints.review_tui.app import ReviewApp
 from artifactize.entrypoints.review_tui.waiting import WaitingRow, claim_text
-from artifactize.ports.documents import Execution
+from artifactize.ports.documents import Execution, Request
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, RunId
 from artifactize.ports.state import ExecutionRecord, HumanClaim, RequestRecord
-from tests.support.documents import opaque
 
 SIZE = (110, 40)
 CHANGED = "Human Artifact scope or eval declarations changed since the request was recorded."
@@ -196,7 +195,7 @@ class FakeSession:
             1,
             None,
             result["verdict"],
-            opaque({}),
+            Request(),
         )
         execution = ExecutionRecord(
             ExecutionId("e"), None, "h", result["verdict"], 1, 0.0, None, None, Execution()

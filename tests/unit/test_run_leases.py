@@ -130,7 +130,7 @@ async def test_a_waiter_reuses_the_holders_verdict_as_a_join() -> None:
     assert LEASE_POLL_SECONDS in world.sleeps
     assert store.published == []
     saved = world.state.requests[check["id"]]
-    assert saved.data["status"] == "GREEN"
+    assert saved.data.status == "GREEN"
 
 
 async def test_the_waiting_request_says_who_reviews() -> None:
@@ -142,7 +142,7 @@ async def test_the_waiting_request_says_who_reviews() -> None:
 
     async def look() -> None:
         (request,) = [r for r in world.state.all_requests() if r.eval_id == EVAL]
-        seen.append(request.data["blockedReason"])
+        seen.append(request.data.blocked_reason)
         store.records.append(record)
 
     world.during_sleep = look

@@ -25,7 +25,10 @@ from artifactize.domain.use_cases.status import (
     StatusReport,
 )
 from artifactize.domain.use_cases.verify import Verify
-from artifactize.kernel.document_codec import run_json
+from artifactize.kernel.document_codec import (
+    request_json,
+    run_json,
+)
 from artifactize.ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch
@@ -84,7 +87,7 @@ class World(HumanWorld):
         refs = select_evals(workspace, selector, selector is None)
         result = await service.run(refs, service.prepare(refs))
         self.run: Any = run_json(result.run)
-        return {r["evalId"]: r for r in result.requests}
+        return {r.eval_id: request_json(r) for r in result.requests}
 
     async def sign(self, verdict: str) -> None:
         (waiting,) = [r for r in self.state.all_requests() if r.status == "WAITING_HUMAN"]

@@ -10,6 +10,8 @@ from artifactize.domain.reviews.run.summaries import (
     run_usage,
     usage_text,
 )
+from artifactize.kernel.document_codec import request_from_json
+from artifactize.ports.documents import Request
 
 CREATED = "2026-01-01T00:00:00.000000000Z"
 STARTED = "2026-01-01T00:00:01.000000000Z"
@@ -28,7 +30,14 @@ def attempt(turn: int = 1, **usage: int) -> Any:
 
 def executed(
     profile: dict[str, Any], attempts: list[dict[str, Any]] | None = None, **changes: Any
-) -> Any:
+) -> Request:
+    """A request this Run executed, as the state store hands it over."""
+    return request_from_json(_executed(profile, attempts, **changes))
+
+
+def _executed(
+    profile: dict[str, Any], attempts: list[dict[str, Any]] | None = None, **changes: Any
+) -> dict[str, Any]:
     request: dict[str, Any] = {
         "id": f"run-x-{changes.pop('n', 1)}",
         "status": "GREEN",
@@ -47,8 +56,9 @@ def executed(
     return request
 
 
-def reused(requested: dict[str, Any], original: list[dict[str, Any]], **changes: Any) -> Any:
-    request = executed(requested, None, n=changes.pop("n", 1), execution="source", startedAt=None)
+def reused(requested: dict[str, Any], original: list[dict[str, Any]], **changes: Any) -> Request:
+    """A request that reused another Run's result, as the state store hands it over."""
+    request = _executed(requested, None, n=changes.pop("n", 1), execution="source", startedAt=None)
     request.update(
         {
             "usage": None,
@@ -57,7 +67,7 @@ def reused(requested: dict[str, Any], original: list[dict[str, Any]], **changes:
         }
     )
     request.update(changes)
-    return request
+    return request_from_json(request)
 
 
 def summarize(*requests: Any, starts: int = 0) -> Any:
@@ -146,7 +156,7 @@ def test_reused_request_is_saved_not_spent_and_reports_no_attempts() -> None:
     own = request_summary(request)
     assert (own["attempts"], own["usageState"], own["usage"]) == (0, "none", {})
     assert (own["executorStarts"], own["executionSource"]) == (0, "cache")
-    assert request["reusedUsage"] == original  # the raw source attempts stay attributed
+    assert request.reused_usage == original  # the raw source attempts stay attributed
     text = usage_text(usage)
     assert text == "Usage: spent none reported; saved inputTokens 30, totalTokens 40"
 

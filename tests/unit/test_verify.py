@@ -20,7 +20,10 @@ from artifactize.domain.reviews.run.selection import SelectionError, select_eval
 from artifactize.domain.tools.registry import ToolPorts
 from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.domain.use_cases.verify import Verify
-from artifactize.kernel.document_codec import run_json
+from artifactize.kernel.document_codec import (
+    request_json,
+    run_json,
+)
 from artifactize.ports.documents import Execution
 from artifactize.ports.ids import ExecutionId
 from artifactize.ports.sessions import ProcessIdentity
@@ -122,7 +125,7 @@ class Setup:
         refs = select_evals(workspace, selector, False)
         result = await service.run(refs, service.prepare(refs))
         self.last_run: Any = run_json(result.run)
-        return result.requests
+        return [request_json(r) for r in result.requests]
 
 
 def backends(*replies: Any) -> ScriptedBackends:
@@ -310,7 +313,7 @@ async def test_a_failed_state_write_ends_the_run_and_its_open_requests_state_wri
         failing,
     )
     (request,) = setup.state.list_requests(run.id)
-    assert (request.status, request.data["errorCode"], request.data["error"]) == (
+    assert (request.status, request.data.error_code, request.data.error) == (
         "ERROR",
         "STATE_WRITE_FAILED",
         failing,

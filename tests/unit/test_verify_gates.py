@@ -19,7 +19,10 @@ from artifactize.domain.reviews.run.reuse import NOT_SELECTED
 from artifactize.domain.reviews.run.selection import select_evals
 from artifactize.domain.reviews.runtime.review import RuntimePorts
 from artifactize.domain.use_cases.verify import DRAIN_FAILED_NOTICE, Verify
-from artifactize.kernel.document_codec import run_json
+from artifactize.kernel.document_codec import (
+    request_json,
+    run_json,
+)
 from artifactize.ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch
@@ -89,7 +92,7 @@ class World(HumanWorld):
         refs = select_evals(workspace, selector, selector is None)
         result = await service.run(refs, service.prepare(refs))
         self.run: Any = run_json(result.run)
-        return {r["evalId"]: r for r in result.requests}
+        return {r.eval_id: request_json(r) for r in result.requests}
 
     async def sign(self, verdict: str, eval_id: str = "doc/signoff") -> None:
         """A person claims and submits the waiting request of ``eval_id``."""
@@ -248,7 +251,7 @@ async def test_a_kept_private_folder_that_cannot_be_removed_at_the_end_is_report
     service = Verify(ports, workspace, VerifyOptions("/repo", "/state"))
     refs = select_evals(workspace, "app/check", False)
     result = await service.run(refs, service.prepare(refs))
-    assert [r["status"] for r in result.requests] == ["GREEN"]
+    assert [r.status for r in result.requests] == ["GREEN"]
     assert scratch.live, "the kept folders are still there"
     assert [n for n in notices if n.startswith("warning:")] == [
         DRAIN_FAILED_NOTICE.format(reason="Device or resource busy")

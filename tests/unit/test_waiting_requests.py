@@ -21,6 +21,7 @@ from artifactize.domain.reviews.remote.waiting_requests import (
     read_listing,
     repository_name,
 )
+from artifactize.kernel.document_codec import request_from_json
 
 
 def said(**changes: Any) -> dict[str, Any]:
@@ -116,11 +117,12 @@ def test_what_verify_announces() -> None:
         "createdAt": "2026-05-01T10:00:00.000000000Z",
     }
     claim = {"reviewer": "carol", "claimedAt": "2026-05-01T10:01:00.000000000Z"}
-    body = announcement(request, "shop", "bob@build-7", claim)
+    body = announcement(request_from_json(request), "shop", "bob@build-7", claim)
     assert body is not None
     assert len(body["title"]) == TITLE_MAX_CHARS and body["claim"] == claim
     parse_announcement("run-1-1", body, 10)
-    assert announcement({**request, "createdAt": None}, "shop", None, None) is None
+    undated = request_from_json({**request, "createdAt": None})
+    assert announcement(undated, "shop", None, None) is None
 
 
 def test_a_reader_trusts_only_a_valid_entry_stamped_by_the_store() -> None:

@@ -14,7 +14,10 @@ from artifactize.domain.reviews.human.viewing import (
 )
 from artifactize.domain.reviews.verdicts import InvalidVerdict, VerdictValidator
 from artifactize.entrypoints.web import verdict_form
-from artifactize.kernel.document_codec import execution_from_json
+from artifactize.kernel.document_codec import (
+    execution_from_json,
+    request_from_json,
+)
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import ExecutionRecord, RequestRecord
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus
@@ -63,7 +66,7 @@ def _request(manifest: dict[str, str] | None, execution: str = "mine") -> Reques
         ordinal=1,
         execution_id=ExecutionId(execution),
         status=RequestStatus.WAITING_HUMAN,
-        data=data,  # type: ignore[arg-type]
+        data=request_from_json(data),
     )
 
 

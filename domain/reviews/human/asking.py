@@ -22,7 +22,7 @@ from artifactize.ports.clock import Clock, Sleeper
 from artifactize.ports.documents import (
     Execution,
     HumanDefinition,
-    RequestDocument,
+    Request,
     RequestUpdate,
 )
 from artifactize.ports.ids import ExecutionId
@@ -55,7 +55,7 @@ WAITING_KEYS = (*EXECUTION_LEADING_KEYS, "startedAt", "status", "kinds")
 
 
 def waiting_execution(
-    execution: ExecutionRecord, request: RequestDocument, kinds: Mapping[str, str]
+    execution: ExecutionRecord, request: Request, kinds: Mapping[str, str]
 ) -> ExecutionRecord:
     """``execution`` as it waits for a person: what any later process needs to settle and
     publish it. What it was recorded with (``humanDefinition``, ``runDir``) stays on the
@@ -64,15 +64,15 @@ def waiting_execution(
     status = execution_moves(execution.status, ExecutionStatus.WAITING_HUMAN)
     data = Execution(
         id=execution.id,
-        request_id=request["id"],
-        run_id=request["runId"],
-        eval_id=request["evalId"],
-        key=request["key"],
-        eval_def_hash=request["evalDefHash"],
-        fingerprints=copy.deepcopy(request["fingerprints"]),
-        file_manifest=copy.deepcopy(request.get("fileManifest")),
-        profile=copy.deepcopy(request["profile"]),
-        started_at=request["startedAt"],
+        request_id=request.id,
+        run_id=request.run_id,
+        eval_id=request.eval_id,
+        key=request.key,
+        eval_def_hash=request.eval_def_hash,
+        fingerprints=copy.deepcopy(request.fingerprints),
+        file_manifest=copy.deepcopy(request.file_manifest),
+        profile=copy.deepcopy(request.profile),
+        started_at=request.started_at,
         status=status,
         kinds=dict(kinds),
         keys=WAITING_KEYS,
@@ -111,7 +111,7 @@ def following_fields(holder: ExecutionRecord) -> RequestUpdate:
 
 async def wait_for_humans(
     state: StateStore,
-    requests: list[RequestDocument],
+    requests: list[Request],
     deadline: float,
     clock: Clock,
     sleep: Sleeper,
@@ -130,13 +130,13 @@ async def wait_for_humans(
             await on_poll()
         settled = False
         for index, request in enumerate(requests):
-            if request["status"] != WAITING_HUMAN:
+            if request.status != WAITING_HUMAN:
                 continue
-            saved = state.get_request(request["id"])
+            saved = state.get_request(request.id)
             if saved is not None and saved.status != WAITING_HUMAN:
                 requests[index] = copy.deepcopy(saved.data)
                 settled = True
-        if (first and settled) or all(r["status"] != WAITING_HUMAN for r in requests):
+        if (first and settled) or all(r.status != WAITING_HUMAN for r in requests):
             return False
         remaining = deadline - clock.monotonic()
         if remaining <= 0:

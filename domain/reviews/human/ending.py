@@ -48,7 +48,7 @@ def comparable(definition: Mapping[str, Any]) -> str:
 def is_stale(recorded: RequestRecord, current: Mapping[str, Any]) -> bool:
     """Whether the waiting request ``recorded`` was asked with other declarations than
     ``current`` (``human_definition`` now); a request without a recorded one is stale."""
-    saved = recorded.data.get("humanDefinition")
+    saved = recorded.data.human_definition
     if not isinstance(saved, Mapping):
         return True
     return comparable(saved) != comparable(current)

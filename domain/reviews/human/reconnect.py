@@ -54,7 +54,7 @@ async def reconnect(
 ) -> Reconnected:
     """Reopen the request's recorded repository; raises HumanReviewError when it cannot be
     read or no longer declares exactly the recorded eval and scope."""
-    recorded = request.data.get("humanDefinition")
+    recorded = request.data.human_definition
     if not isinstance(recorded, Mapping) or not isinstance(recorded.get("repo"), str):
         raise HumanReviewError(NOT_RECORDED)
     repo = recorded["repo"]

@@ -25,8 +25,8 @@ from artifactize.domain.reviews.reuse.canonical_json import canonical_json
 from artifactize.ports.documents import (
     ArtifactDefinition,
     HumanDefinition,
+    Request,
     RequestDefinition,
-    RequestDocument,
     Run,
     RunDefinitions,
 )
@@ -126,12 +126,12 @@ def run_definitions(refs: Iterable[EvalRef]) -> RunDefinitions:
     return {"evals": evals, "artifacts": artifacts}
 
 
-def request_definition(run: Run, request: RequestDocument) -> RequestDefinition | None:
+def request_definition(run: Run, request: Request) -> RequestDefinition | None:
     """``{eval, artifact}`` of a request, joined from its Run; None for a Run without them."""
     saved = run.definitions
     if not isinstance(saved, Mapping):
         return None
-    found = (saved.get("evals") or {}).get(request["evalId"])
+    found = (saved.get("evals") or {}).get(request.eval_id)
     if found is None:
         return None
     name = found.get("artifact")

@@ -21,13 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from artifactize.domain.reviews.run.current import settle_run
-from artifactize.kernel.document_codec import execution_changed
+from artifactize.kernel.document_codec import execution_changed, request_merged
 from artifactize.kernel.transitions import execution_moves, request_moves
 from artifactize.ports.documents import (
     ExecutionUpdate,
     ProducerDocument,
     ProvenanceDocument,
-    RequestDocument,
     RequestUpdate,
     SettledFields,
 )
@@ -72,13 +71,13 @@ def build_settlement(
     completed_at: str,
 ) -> HumanSettlement:
     data = request.data
-    definition = data.get("humanDefinition")
+    definition = data.human_definition
     provenance: ProvenanceDocument = {
         "repoPath": definition.get("repo") if definition else None,
         "runId": request.run_id,
         "requestId": request.id,
         "evalId": request.eval_id,
-        "evalDefHash": data.get("evalDefHash"),
+        "evalDefHash": data.eval_def_hash,
         "completedAt": completed_at,
     }
     settled: SettledFields = {
@@ -93,13 +92,10 @@ def build_settlement(
         "completedAt": completed_at,
     }
     request_status = request_moves(request.status, RequestStatus(outcome.status))
-    request_data: RequestDocument = {
-        **copy.deepcopy(data),
-        "status": request_status,
-        **settled,
-        "blockedReason": None,
-    }
-    key = data.get("key")
+    request_data = request_merged(
+        copy.deepcopy(data), {"status": request_status, **settled, "blockedReason": None}
+    )
+    key = data.key
     verdict = outcome.status in VERDICT_STATUSES
     execution_status = execution_moves(execution.status, outcome.status)
     execution_data = execution_changed(

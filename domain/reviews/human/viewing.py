@@ -172,5 +172,5 @@ def since_last_verdict(state: StateStore, request: RequestRecord) -> SinceLastVe
     if last is None:
         return SinceLastVerdict(None, ())
     before = last.data.file_manifest
-    after = request.data.get("fileManifest")
+    after = request.data.file_manifest
     return SinceLastVerdict(last, changed_files(before, after))

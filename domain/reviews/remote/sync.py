@@ -261,8 +261,8 @@ class RemoteSync:
                     announcement(saved.data, repository, machine, _claim(state, request_id))
                     if saved is not None
                     and waits
-                    and saved.data.get("source") is None
-                    and saved.data.get("blockedReason") != FOLLOWING_HUMAN
+                    and saved.data.source is None
+                    and saved.data.blocked_reason != FOLLOWING_HUMAN
                     else None
                 )
                 last = self._announced.get(request_id)

@@ -29,6 +29,7 @@ from artifactize.domain.reviews.remote.server_admission import (
     is_reuse_key,
 )
 from artifactize.kernel.timestamps import normalize_rfc3339
+from artifactize.ports.documents import Request
 
 # How long an announcement lives unrenewed: a dead machine's request leaves every inbox
 # within this.
@@ -176,7 +177,7 @@ class PublishedRequest:
 
 
 def announcement(
-    request: Mapping[str, Any],
+    request: Request,
     repository: str,
     machine: str | None,
     claim: Mapping[str, Any] | None,
@@ -184,15 +185,15 @@ def announcement(
     """What ``verify`` announces for a waiting request document and its claim (None when
     it cannot be said within the rules: the request then stays unannounced, never
     half-said)."""
-    title = request.get("title")
+    title = request.title
     body: dict[str, Any] = {
         "repository": repository,
-        "requestId": request.get("id"),
-        "runId": request.get("runId"),
-        "evalId": request.get("evalId"),
-        "key": request.get("key"),
+        "requestId": request.id,
+        "runId": request.run_id,
+        "evalId": request.eval_id,
+        "key": request.key,
         "title": title[:TITLE_MAX_CHARS] if isinstance(title, str) and title else None,
-        "createdAt": request.get("createdAt"),
+        "createdAt": request.created_at,
         "claim": (
             {"reviewer": claim.get("reviewer"), "claimedAt": claim.get("claimedAt")}
             if isinstance(claim, Mapping)

@@ -17,7 +17,6 @@ from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.run.context import RunContext
 from artifactize.domain.reviews.run.documents import (
     RunResult,
-    changed,
     execution_from_request,
     request_record,
     run_record,
@@ -25,11 +24,16 @@ from artifactize.domain.reviews.run.documents import (
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleInputs
 from artifactize.domain.reviews.run.summaries import request_summary, run_summary, run_usage
-from artifactize.kernel.document_codec import execution_changed, run_changed
+from artifactize.kernel.document_codec import (
+    execution_changed,
+    request_changed,
+    request_merged,
+    run_changed,
+)
 from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
 from artifactize.ports.documents import (
     ProvenanceDocument,
-    RequestDocument,
+    Request,
     SettledFields,
 )
 from artifactize.ports.ids import SessionId
@@ -42,8 +46,8 @@ CANCELLED_BEFORE_SETTLED = "The Run was cancelled before this request settled."
 
 
 def save_conversation(
-    ctx: RunContext, request: RequestDocument, review: AgentReview, outcome: ReviewOutcome
-) -> RequestDocument:
+    ctx: RunContext, request: Request, review: AgentReview, outcome: ReviewOutcome
+) -> Request:
     """Keep the conversation for ``session show`` and ``session send``; the request with its
     ``sessionId`` (``request`` itself when nothing was kept), to be committed."""
     store = ctx.ports.conversations
@@ -53,12 +57,12 @@ def save_conversation(
     at = ctx.now()
     header = {
         "sessionId": session_id,
-        "requestId": request["id"],
-        "runId": request["runId"],
-        "evalId": request["evalId"],
+        "requestId": request.id,
+        "runId": request.run_id,
+        "evalId": request.eval_id,
         "repoPath": ctx.options.repo,
-        "backend": request["profile"].get("backend"),
-        "model": request["profile"].get("model"),
+        "backend": request.profile.get("backend"),
+        "model": request.profile.get("model"),
     }
     events = [review_event(header, review.prompt.instructions, review.tool_specs, at)]
     events.extend(trace_events(outcome.trace, 0, at))
@@ -72,21 +76,21 @@ def save_conversation(
         }
     )
     store.append(session_id, events)
-    return changed(request, {"sessionId": session_id})
+    return request_changed(request, session_id=session_id)
 
 
 def commit(
-    ctx: RunContext, request: RequestDocument, execution: ExecutionRecord, outcome: ReviewOutcome
+    ctx: RunContext, request: Request, execution: ExecutionRecord, outcome: ReviewOutcome
 ) -> tuple[ExecutionRecord, bool]:
     """Save the request and its execution; the settled execution and whether it joined the
     key's reuse history."""
     completed = ctx.now()
     provenance: ProvenanceDocument = {
         "repoPath": ctx.options.repo,
-        "runId": request["runId"],
-        "requestId": request["id"],
-        "evalId": request["evalId"],
-        "evalDefHash": request["evalDefHash"],
+        "runId": request.run_id,
+        "requestId": request.id,
+        "evalId": request.eval_id,
+        "evalDefHash": request.eval_def_hash,
         "completedAt": completed,
     }
     if outcome.execution_paths:
@@ -107,10 +111,10 @@ def commit(
     }
     if outcome.program is not None:  # runtime reviews only, once the program was found
         settled_fields["program"] = outcome.program
-    status = request_moves(request["status"], RequestStatus(outcome.status))
-    request = changed(request, {"status": status, **copy.deepcopy(settled_fields)})
+    status = request_moves(request.status, RequestStatus(outcome.status))
+    request = request_merged(request, {"status": status, **copy.deepcopy(settled_fields)})
     execution_status = execution_moves(execution.status, outcome.status)
-    kinds = {name: ctx.workspace.artifact(name).kind.value for name in request["fingerprints"]}
+    kinds = {name: ctx.workspace.artifact(name).kind.value for name in request.fingerprints}
     data = execution_changed(
         execution_from_request(execution.id, request),
         {"kinds": kinds, "status": execution_status, **settled_fields},
@@ -118,14 +122,14 @@ def commit(
     verdict = outcome.status in VERDICT_STATUSES
     settled = dataclasses.replace(
         execution,
-        key=request["key"] if verdict else execution.key,
+        key=request.key if verdict else execution.key,
         status=execution_status,
         completed_at=completed,
         data=data,
     )
     recorded = ctx.ports.state.complete_execution(
         settled,
-        record=verdict and request["key"] is not None,
+        record=verdict and request.key is not None,
         request=request_record(request),
     )
     ctx.keep(request)
@@ -143,15 +147,16 @@ def _finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> N
     # A Run that a failed state write ended settles its open requests with that code.
     write_failed = run.error_code == ErrorCode.STATE_WRITE_FAILED
     for request in list(result.requests):
-        if request["status"] in (RequestStatus.QUEUED, RequestStatus.RUNNING):
-            cancelled = {
-                "status": request_moves(request["status"], RequestStatus.ERROR),
-                "errorCode": ErrorCode.STATE_WRITE_FAILED if write_failed else ErrorCode.CANCELLED,
-                "error": run.error if write_failed else CANCELLED_BEFORE_SETTLED,
-                "completedAt": ctx.now(),
-            }
-            ctx.save(changed(request, cancelled))
-    statuses: list[str] = [r["status"] for r in result.requests]
+        if request.status in (RequestStatus.QUEUED, RequestStatus.RUNNING):
+            cancelled = request_changed(
+                request,
+                status=request_moves(request.status, RequestStatus.ERROR),
+                error_code=ErrorCode.STATE_WRITE_FAILED if write_failed else ErrorCode.CANCELLED,
+                error=run.error if write_failed else CANCELLED_BEFORE_SETTLED,
+                completed_at=ctx.now(),
+            )
+            ctx.save(cancelled)
+    statuses: list[str] = [r.status for r in result.requests]
     statuses.extend(entry["status"] for entry in run.evidence.values())
     graph = inputs.graph()  # after the cancelled requests settled ERROR
     ended = RunStatus.ERROR if run.error else run_status(statuses, graph.satisfied)
@@ -163,10 +168,10 @@ def _finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> N
         completed_at=completed,
     )
     for index, request in enumerate(list(result.requests)):
-        summarized = changed(request, {"summary": request_summary(request)})
+        summarized = request_changed(request, summary=request_summary(request))
         if summarized == request:  # saved with this summary already (reused at the start)
             continue
-        if request["status"] != WAITING_HUMAN:  # a person may be settling it right now
+        if request.status != WAITING_HUMAN:  # a person may be settling it right now
             ctx.save(summarized)
         else:
             result.requests[index] = summarized

@@ -21,7 +21,7 @@ from artifactize.domain.reviews.timestamps import timestamp
 from artifactize.ports.callbacks import OutputRoots, ProgressSink
 from artifactize.ports.clock import Sleeper
 from artifactize.ports.conversations import ConversationStore
-from artifactize.ports.documents import ProducerDocument, RequestDocument
+from artifactize.ports.documents import ProducerDocument, Request
 from artifactize.ports.file_index import FileIndex
 from artifactize.ports.ids import IdSource
 from artifactize.ports.progress import RunObserver
@@ -94,14 +94,14 @@ class RunContext:
     options: VerifyOptions
     # The Run's current request documents (``RunResult.requests``), by ordinal: a change makes
     # a new document and ``save`` or ``keep`` puts it in its slot; none is modified in place.
-    requests: list[RequestDocument] = field(default_factory=list)
+    requests: list[Request] = field(default_factory=list)
     _slots: dict[str, int] = field(default_factory=dict, repr=False)
 
-    def track(self, requests: list[RequestDocument]) -> list[RequestDocument]:
+    def track(self, requests: list[Request]) -> list[Request]:
         """Take ``requests`` as the Run's documents; the list ``save`` keeps current."""
         self.requests[:] = requests
         self._slots.clear()
-        self._slots.update((request["id"], index) for index, request in enumerate(requests))
+        self._slots.update((request.id, index) for index, request in enumerate(requests))
         return self.requests
 
     def now(self) -> str:
@@ -111,36 +111,36 @@ class RunContext:
     def ignore_gates(self) -> bool:
         return self.options.ignore_gates or self.workspace.dependency_gates == IGNORE_GATES
 
-    def save(self, request: RequestDocument) -> None:
+    def save(self, request: Request) -> None:
         """Save a request document as it is now, make it the Run's current one and show it
         to the observer."""
         self.ports.state.update_request(request_record(request))
         self.keep(request)
 
-    def current(self, request: RequestDocument) -> RequestDocument:
+    def current(self, request: Request) -> Request:
         """The Run's current document of ``request``'s ID (``request`` itself when the Run
         does not track it)."""
-        slot = self._slots.get(request["id"])
+        slot = self._slots.get(request.id)
         return request if slot is None else self.requests[slot]
 
-    def stage(self, request: RequestDocument) -> None:
+    def stage(self, request: Request) -> None:
         """Make ``request`` the Run's current document of its ID before the Run is stored:
         ``create_run`` writes it as it then is; nobody is shown it yet."""
-        self.requests[self._slots[request["id"]]] = request
+        self.requests[self._slots[request.id]] = request
 
-    def current_of(self, request_id: str) -> RequestDocument:
+    def current_of(self, request_id: str) -> Request:
         """The Run's current document of the request ``request_id``."""
         return self.requests[self._slots[request_id]]
 
-    def keep(self, request: RequestDocument) -> None:
+    def keep(self, request: Request) -> None:
         """Make ``request`` (saved by the caller) the Run's current document of its ID, and
         show it to the observer."""
-        slot = self._slots.get(request["id"])
+        slot = self._slots.get(request.id)
         if slot is not None:
             self.requests[slot] = request
         self.observe(request)
 
-    def observe(self, request: RequestDocument) -> None:
+    def observe(self, request: Request) -> None:
         """Tell the progress observer (if any) what the request is now."""
         if self.ports.observer is not None:
             self.ports.observer.request_changed(request)

@@ -18,13 +18,13 @@ submission settles its request (and the followers of that execution, in other Ru
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from artifactize.domain.reviews.run.documents import run_status
 from artifactize.domain.reviews.run.summaries import request_summary, run_summary, run_usage
-from artifactize.kernel.document_codec import run_changed, run_json
+from artifactize.kernel.document_codec import request_json, run_changed, run_json
 from artifactize.kernel.transitions import run_moves
-from artifactize.ports.documents import RequestDocument, Run
+from artifactize.ports.documents import Request, Run
 from artifactize.ports.state import RequestRecord, RunRecord
 from artifactize.ports.statuses import RequestStatus, RunStatus, ValidationStatus
 
@@ -33,30 +33,24 @@ UNSETTLED = frozenset({RequestStatus.QUEUED, RequestStatus.RUNNING, RequestStatu
 SATISFIED_ARTIFACT = frozenset({RequestStatus.GREEN, "BASIS"})
 
 
-def current_run(run: Run, requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def current_run(run: Run, requests: Sequence[Request]) -> dict[str, Any]:
     """The Run's JSON document (``run show --json``) with ``summary``, ``usage`` and each
-    request's ``summary`` computed from ``requests`` as they stand; ``requests`` included."""
-    listed = _with_summaries(requests)
-    data = run_json(_summarized(run, listed))
-    data["requests"] = listed
+    request's ``summary`` computed from ``requests`` as they stand; ``requests`` included
+    (each its saved JSON with its ``summary``)."""
+    data = run_json(_summarized(run, requests))
+    data["requests"] = [{**request_json(r), "summary": request_summary(r)} for r in requests]
     return data
 
 
-def _with_summaries(requests: Sequence[Mapping[str, Any]]) -> list[RequestDocument]:
-    """Each request's document with its ``summary`` computed as it stands."""
-    # Shallow copies: only top-level keys are set here, and the documents are fresh from
-    # the store (deep-copying every request cost more than reading them).
-    typed = cast(Sequence[RequestDocument], requests)  # as saved: the documents' keys
-    return [cast(RequestDocument, {**r, "summary": request_summary(r)}) for r in typed]
-
-
-def _summarized(run: Run, requests: list[RequestDocument]) -> Run:
+def _summarized(run: Run, requests: Sequence[Request]) -> Run:
     """``run`` with its ``summary`` and ``usage`` computed from ``requests``; a Run still
     RUNNING keeps what its verify saved so far."""
     completed = run.completed_at
     if not completed:
         return run
-    summary = run_summary(requests, run.created_at, completed, int(run.executions_started or 0))
+    summary = run_summary(
+        list(requests), run.created_at, completed, int(run.executions_started or 0)
+    )
     return run_changed(run, summary=summary, usage=run_usage(requests, summary))
 
 
@@ -81,7 +75,7 @@ def settle_run(run: RunRecord, requests: Sequence[RequestRecord]) -> RunRecord |
     if status == run.status:
         return None
     settled = run_changed(
-        _summarized(data, _with_summaries([r.data for r in requests])),
+        _summarized(data, [r.data for r in requests]),
         status=run_moves(run.status, status),
         validation={
             **validation,

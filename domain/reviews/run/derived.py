@@ -16,36 +16,28 @@ from typing import Any
 
 from artifactize.domain.declarations.model import DependencyProfile
 from artifactize.domain.project.workspace import EvalRef, Workspace
-from artifactize.domain.reviews.run.documents import changed
+from artifactize.kernel.document_codec import request_changed
 from artifactize.kernel.transitions import request_moves
-from artifactize.ports.documents import RequestDocument
+from artifactize.ports.documents import Request
 from artifactize.ports.statuses import ProfileKind, RequestStatus, SourceKind
 
 DERIVED_RESULT: Mapping[str, Any] = {"verdict": RequestStatus.GREEN}
 
 
-def is_dependency(request: Mapping[str, Any]) -> bool:
-    return str(request["requestedProfile"]["kind"]) == ProfileKind.DEPENDENCY
+def is_dependency(request: Request) -> bool:
+    return str(request.requested_profile["kind"]) == ProfileKind.DEPENDENCY
 
 
-def settle_derived(
-    request: RequestDocument, now: str, save: Callable[[RequestDocument], None]
-) -> None:
+def settle_derived(request: Request, now: str, save: Callable[[Request], None]) -> None:
     """Settle a READY dependency eval's request GREEN (its targets' evals all are)."""
-    settled = changed(
+    settled = request_changed(
         request,
-        {
-            "status": request_moves(request["status"], RequestStatus.GREEN),
-            "result": dict(DERIVED_RESULT),
-            "source": {
-                "runId": request["runId"],
-                "requestId": request["id"],
-                "kind": SourceKind.DERIVED,
-            },
-            "completedAt": now,
-            "blockedReason": None,
-            "blockedBy": None,
-        },
+        status=request_moves(request.status, RequestStatus.GREEN),
+        result=dict(DERIVED_RESULT),
+        source={"runId": request.run_id, "requestId": request.id, "kind": SourceKind.DERIVED},
+        completed_at=now,
+        blocked_reason=None,
+        blocked_by=None,
     )
     save(settled)
 

@@ -6,9 +6,8 @@ reader never meets a missing key; the state store keeps it beside its indexed co
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
 
 from artifactize.domain.declarations.model import (
     AgentProfile,
@@ -22,7 +21,7 @@ from artifactize.ports.documents import (
     Execution,
     ProfileDocument,
     ProvenanceDocument,
-    RequestDocument,
+    Request,
     Run,
     RunDefinitions,
 )
@@ -30,15 +29,6 @@ from artifactize.ports.ids import ExecutionId, RequestId, RunId
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
 from artifactize.ports.statuses import ExecutionStatus, ProfileKind, RequestStatus, RunStatus
-
-Document = TypeVar("Document", bound=RequestDocument)
-
-
-def changed(document: Document, changes: Mapping[str, Any]) -> Document:
-    """A new document: ``document`` with ``changes`` written over it (its keys keep their
-    place, new keys follow, so the saved JSON reads as before). ``document`` itself is never
-    modified: whoever holds it (an observer, a saved record) keeps what it saw."""
-    return cast(Document, {**document, **changes})
 
 
 @dataclass
@@ -48,7 +38,7 @@ class RunResult:
     modified."""
 
     run: Run
-    requests: list[RequestDocument] = field(default_factory=list)
+    requests: list[Request] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -157,48 +147,74 @@ def new_request(
     *,
     selected: bool,
     force: bool,
-) -> RequestDocument:
-    """A QUEUED request of ``ref`` in Run ``run_id``."""
+) -> Request:
+    """A QUEUED request of ``ref`` in Run ``run_id``; ``agent`` (an Agent review's endpoint
+    and requested/reported model) is set once it ran."""
     item = ref.eval
-    return {
-        "id": RequestId(f"{run_id}-{ordinal}"),
-        "runId": run_id,
-        "evalId": ref.qualified_id,
-        "ordinal": ordinal,
-        "selected": selected,  # False: run only because of --recursive
-        "target": ref.artifact.name,
-        "title": item.title,
-        "profile": profile_json(item.profile),
-        "requestedProfile": profile_json(item.profile),
-        "evalDefHash": keys.def_hash,
-        "payload": dict(item.payload),
-        "key": keys.key,
-        "fingerprints": dict(keys.fingerprints),
-        "fileManifest": file_manifest(keys, ref.artifact.name),
-        "unkeyedReason": keys.unkeyed_reason,
-        "force": force,
-        "executionId": None,
-        "source": None,
-        "provenance": None,
-        "usage": None,
-        "reusedUsage": None,
-        "toolCalls": [],
-        "status": RequestStatus.QUEUED,
-        "createdAt": created,
-        "startedAt": None,
-        "completedAt": None,
-        "result": None,
-        "error": None,
-        "errorCode": None,
-        "blockedReason": None,
-        "blockedBy": None,
-        "producer": None,
-        "sessionId": None,
-        "cwd": None,
-        "argv": None,
-        "child": None,
-        "agent": None,  # Agent reviews: endpoint and requested/reported model, once run
-    }
+    return Request(
+        id=RequestId(f"{run_id}-{ordinal}"),
+        run_id=run_id,
+        eval_id=ref.qualified_id,
+        ordinal=ordinal,
+        selected=selected,  # False: run only because of --recursive
+        target=ref.artifact.name,
+        title=item.title,
+        profile=profile_json(item.profile),
+        requested_profile=profile_json(item.profile),
+        eval_def_hash=keys.def_hash,
+        payload=dict(item.payload),
+        key=keys.key,
+        fingerprints=dict(keys.fingerprints),
+        file_manifest=file_manifest(keys, ref.artifact.name),
+        unkeyed_reason=keys.unkeyed_reason,
+        force=force,
+        tool_calls=[],
+        status=RequestStatus.QUEUED,
+        created_at=created,
+        keys=NEW_REQUEST_KEYS,
+    )
+
+
+# The keys a new request is saved with, in their order (each, even None, written).
+NEW_REQUEST_KEYS = (
+    "id",
+    "runId",
+    "evalId",
+    "ordinal",
+    "selected",
+    "target",
+    "title",
+    "profile",
+    "requestedProfile",
+    "evalDefHash",
+    "payload",
+    "key",
+    "fingerprints",
+    "fileManifest",
+    "unkeyedReason",
+    "force",
+    "executionId",
+    "source",
+    "provenance",
+    "usage",
+    "reusedUsage",
+    "toolCalls",
+    "status",
+    "createdAt",
+    "startedAt",
+    "completedAt",
+    "result",
+    "error",
+    "errorCode",
+    "blockedReason",
+    "blockedBy",
+    "producer",
+    "sessionId",
+    "cwd",
+    "argv",
+    "child",
+    "agent",
+)
 
 
 def file_manifest(keys: KeyInputs, artifact: str) -> dict[str, str] | None:
@@ -208,19 +224,19 @@ def file_manifest(keys: KeyInputs, artifact: str) -> dict[str, str] | None:
     return dict(files) if isinstance(files, dict) else None
 
 
-def new_execution(request: RequestDocument, owner: ProcessIdentity) -> ExecutionRecord:
+def new_execution(request: Request, owner: ProcessIdentity) -> ExecutionRecord:
     """The RUNNING execution ``owner`` claims for ``request``."""
-    execution_id = ExecutionId(f"execution-{request['id']}")
+    execution_id = ExecutionId(f"execution-{request.id}")
     return ExecutionRecord(
         id=execution_id,
-        key=request["key"],
-        eval_def_hash=request["evalDefHash"],
+        key=request.key,
+        eval_def_hash=request.eval_def_hash,
         status=ExecutionStatus.RUNNING,
         owner_pid=owner.pid,
         owner_start_time=owner.create_time,
-        backend=request["profile"].get("backend"),
+        backend=request.profile.get("backend"),
         completed_at=None,
-        data=Execution(id=execution_id, request_id=request["id"]),
+        data=Execution(id=execution_id, request_id=request.id),
     )
 
 
@@ -241,20 +257,20 @@ EXECUTION_LEADING_KEYS = (
 FROM_REQUEST_KEYS = (*EXECUTION_LEADING_KEYS, "sessionId", "startedAt")
 
 
-def execution_from_request(execution_id: ExecutionId, request: RequestDocument) -> Execution:
+def execution_from_request(execution_id: ExecutionId, request: Request) -> Execution:
     """What an execution shares with the request that ran it, besides how it settled."""
     return Execution(
         id=execution_id,
-        request_id=request["id"],
-        run_id=request["runId"],
-        eval_id=request["evalId"],
-        key=request["key"],
-        eval_def_hash=request["evalDefHash"],
-        fingerprints=request["fingerprints"],
-        file_manifest=request.get("fileManifest"),
-        profile=request["profile"],
-        session_id=request["sessionId"],
-        started_at=request["startedAt"],
+        request_id=request.id,
+        run_id=request.run_id,
+        eval_id=request.eval_id,
+        key=request.key,
+        eval_def_hash=request.eval_def_hash,
+        fingerprints=request.fingerprints,
+        file_manifest=request.file_manifest,
+        profile=request.profile,
+        session_id=request.session_id,
+        started_at=request.started_at,
         keys=FROM_REQUEST_KEYS,
     )
 
@@ -271,16 +287,15 @@ def run_record(run: Run, repo: str) -> RunRecord:
     return RunRecord(run.id, repo, run.status, run)
 
 
-def request_record(request: RequestDocument) -> RequestRecord:
-    """The record of ``request`` as it is now. Not a copy: the state store serializes it
-    in the call it is passed to (a deep copy per save cost more than the write)."""
+def request_record(request: Request) -> RequestRecord:
+    """The record of ``request`` as it is now (frozen: the store keeps what it was given)."""
     return RequestRecord(
-        id=request["id"],
-        run_id=request["runId"],
-        eval_id=request["evalId"],
-        ordinal=request["ordinal"],
-        execution_id=request["executionId"],
-        status=request["status"],
+        id=request.id,
+        run_id=request.run_id,
+        eval_id=request.eval_id,
+        ordinal=request.ordinal,
+        execution_id=request.execution_id,
+        status=request.status,
         data=request,
     )
 

@@ -25,10 +25,10 @@ from artifactize.domain.reviews.human.ending import is_stale, original_request_i
 from artifactize.domain.reviews.human.recorded_declarations import human_definition
 from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.reviews.run.context import RunContext
-from artifactize.domain.reviews.run.documents import RunResult, changed
-from artifactize.kernel.document_codec import run_changed
+from artifactize.domain.reviews.run.documents import RunResult
+from artifactize.kernel.document_codec import request_merged, run_changed
 from artifactize.kernel.transitions import request_moves
-from artifactize.ports.documents import RequestDocument
+from artifactize.ports.documents import Request
 from artifactize.ports.state import ExecutionRecord, HumanNotWaiting
 
 WAIT_CANCELLED = "The Run was cancelled while waiting for Human reviews."
@@ -46,7 +46,7 @@ def ask_human(
     ctx: RunContext,
     ref: EvalRef,
     keys: KeyInputs,
-    request: RequestDocument,
+    request: Request,
     execution: ExecutionRecord,
     *,
     holds_key: bool,
@@ -58,11 +58,11 @@ def ask_human(
     execution of a dead owner, which the next claim of the key takes over, never a
     waiting execution nobody can claim. An unkeyed or forced one holds no key and is
     inserted waiting before the request that points at it."""
-    run_dir = ctx.ports.make_output_root(request["runId"])
+    run_dir = ctx.ports.make_output_root(request.run_id)
     definition = human_definition(ctx.workspace, ctx.options.repo, ref.qualified_id)
     asking = asking_fields(execution.id, definition, run_dir, ctx.now())
-    moved = request_moves(request["status"], asking["status"])
-    request = changed(request, {**asking, "status": moved})
+    moved = request_moves(request.status, asking["status"])
+    request = request_merged(request, {**asking, "status": moved})
     kinds = {name: ctx.workspace.artifact(name).kind.value for name in keys.dependencies}
     waiting = waiting_execution(execution, request, kinds)
     state = ctx.ports.state
@@ -75,7 +75,7 @@ def ask_human(
 
 
 def supersede_if_stale(
-    ctx: RunContext, ref: EvalRef, request: RequestDocument, holder: ExecutionRecord
+    ctx: RunContext, ref: EvalRef, request: Request, holder: ExecutionRecord
 ) -> bool:
     """Whether the waiting ``holder`` was asked with declarations other than the current
     ones; if so it is superseded (with its followers, claim released, in one transaction),
@@ -89,19 +89,19 @@ def supersede_if_stale(
     current = human_definition(ctx.workspace, ctx.options.repo, ref.qualified_id)
     if not is_stale(original, current):
         return False
-    ending = supersession_of(original, holder, request["runId"], request["id"], ctx.now())
+    ending = supersession_of(original, holder, request.run_id, request.id, ctx.now())
     with contextlib.suppress(HumanNotWaiting):  # settled or ended meanwhile: claiming
         state.end_human(ending)  # again sees what it became
     if ctx.ports.progress is not None:
-        ctx.ports.progress(SUPERSEDED_NOTICE.format(old=original.id, new=request["id"]))
+        ctx.ports.progress(SUPERSEDED_NOTICE.format(old=original.id, new=request.id))
     return True
 
 
-def follow(ctx: RunContext, request: RequestDocument, holder: ExecutionRecord) -> None:
+def follow(ctx: RunContext, request: Request, holder: ExecutionRecord) -> None:
     """Share the result of another request's waiting Human execution of this key."""
     following = following_fields(holder)
-    moved = request_moves(request["status"], following["status"])
-    ctx.save(changed(request, {**following, "status": moved, "startedAt": ctx.now()}))
+    moved = request_moves(request.status, following["status"])
+    ctx.save(request_merged(request, {**following, "status": moved, "startedAt": ctx.now()}))
 
 
 class HumanWait:
@@ -120,11 +120,11 @@ class HumanWait:
         self.on_poll = on_poll
         self._announced: set[str] = set()  # request IDs named in a waiting notice
 
-    async def __call__(self, waiting: list[RequestDocument]) -> bool:
+    async def __call__(self, waiting: list[Request]) -> bool:
         """Wait until one of ``waiting`` settles (True: the deadline passed first); tell the
         person at the terminal which requests wait, whenever new ones do."""
         ports = self.ctx.ports
-        fresh = [r["id"] for r in waiting if r["id"] not in self._announced]
+        fresh = [r.id for r in waiting if r.id not in self._announced]
         if fresh and ports.progress is not None:
             ports.progress(WAITING_NOTICE.format(ids=", ".join(fresh)))
         self._announced.update(fresh)
@@ -142,7 +142,7 @@ class HumanWait:
             self.result.run = run_changed(self.result.run, error=WAIT_CANCELLED)
             raise
         for request in waiting:  # settled from another process: the Run's now, shown
-            if request["status"] != WAITING_HUMAN:
+            if request.status != WAITING_HUMAN:
                 self.ctx.keep(request)
         self.result.run = run_changed(self.result.run, wait_timed_out=timed_out)
         return timed_out

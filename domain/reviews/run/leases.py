@@ -28,8 +28,8 @@ from artifactize.domain.declarations.model import HumanProfile, Profile
 from artifactize.domain.reviews.remote.leases import renew_interval
 from artifactize.domain.reviews.remote.sync import RemoteSync
 from artifactize.domain.reviews.run.context import RunContext
-from artifactize.domain.reviews.run.documents import changed
-from artifactize.ports.documents import RequestDocument
+from artifactize.kernel.document_codec import request_changed
+from artifactize.ports.documents import Request
 from artifactize.ports.review_store import RemoteLease
 
 LEASE_POLL_SECONDS = 1.0
@@ -49,11 +49,11 @@ def applies(ctx: RunContext, profile: Profile, key: str | None) -> RemoteSync | 
 
 
 async def acquire(
-    ctx: RunContext, remote: RemoteSync, request: RequestDocument, holder: str, waiting: bool
+    ctx: RunContext, remote: RemoteSync, request: Request, holder: str, waiting: bool
 ) -> tuple[RemoteLease | None, bool]:
     """(the lease granted to ``holder`` or None, whether another machine holds it). A held
     lease marks the request as waiting (saved once: ``waiting`` says it already is)."""
-    key = request["key"]
+    key = request.key
     if key is None:  # an unkeyed request is never shared, so never leased
         return None, False
     lease = await remote.take_lease(key, holder)
@@ -62,17 +62,17 @@ async def acquire(
     if not lease.granted:
         if not waiting:
             reason = WAITING_FOR_LEASE.format(principal=lease.principal, expires=lease.expires_at)
-            ctx.save(changed(request, {"blockedReason": reason}))
+            ctx.save(request_changed(request, blocked_reason=reason))
         return None, True
     clock = ctx.ports.review.clock
     await remote.mirror([key], ctx.ports.state, clock.monotonic(), settled_at=ctx.now())
     return lease, False
 
 
-def verdict_arrived(ctx: RunContext, request: RequestDocument) -> bool:
+def verdict_arrived(ctx: RunContext, request: Request) -> bool:
     """Whether the key now has a verdict to reuse (mirrored from the store while its lease
     is still held: the holder published but its release did not reach the store)."""
-    key = request["key"]
+    key = request.key
     return key is not None and ctx.ports.state.latest_record(key, touch=False) is not None
 
 

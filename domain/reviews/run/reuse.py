@@ -12,10 +12,11 @@ from collections.abc import Callable, Mapping, Sequence
 from artifactize.domain.reviews.remote.records import MIRROR_PREFIX
 from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.reviews.run.context import RunContext
-from artifactize.domain.reviews.run.documents import changed, provenance_of
+from artifactize.domain.reviews.run.documents import provenance_of
 from artifactize.domain.reviews.run.gates import UNREVIEWED
+from artifactize.kernel.document_codec import request_changed
 from artifactize.kernel.transitions import request_moves
-from artifactize.ports.documents import EvidenceDocument, RequestDocument
+from artifactize.ports.documents import EvidenceDocument, Request
 from artifactize.ports.state import ExecutionRecord
 from artifactize.ports.statuses import RequestStatus, SourceKind
 
@@ -66,15 +67,15 @@ def evidence(keys: KeyInputs, found: Mapping[str, ExecutionRecord]) -> EvidenceD
 def attach_cached(
     ctx: RunContext,
     keys: KeyInputs,
-    request: RequestDocument,
+    request: Request,
     found: Mapping[str, ExecutionRecord],
-    save: Callable[[RequestDocument], None] | None = None,
+    save: Callable[[Request], None] | None = None,
 ) -> None:
     """Reuse the newest record of a selected eval's key (from ``lookup``), unless ``force``;
     ``save`` takes the reused document (default ``ctx.save``)."""
     if keys.key is None or ctx.options.force:
         return
-    if ctx.not_run_reason(ctx.workspace.find_eval(request["evalId"]).eval.profile):
+    if ctx.not_run_reason(ctx.workspace.find_eval(request.eval_id).eval.profile):
         return
     record = found.get(keys.key)
     if record is not None:
@@ -83,36 +84,30 @@ def attach_cached(
 
 def reuse(
     ctx: RunContext,
-    request: RequestDocument,
+    request: Request,
     record: ExecutionRecord,
     kind: SourceKind,
-    save: Callable[[RequestDocument], None] | None = None,
+    save: Callable[[Request], None] | None = None,
 ) -> None:
     """Settle ``request`` with the result ``record`` holds, and save it (with ``save``,
     default ``ctx.save``)."""
     data, provenance = record.data, provenance_of(record)
-    reused = changed(
+    reused = request_changed(
         request,
-        {
-            "status": request_moves(request["status"], RequestStatus(record.status)),
-            "result": data.result,  # the record was just read: nobody else holds it
-            "profile": data.profile,
-            "provenance": provenance,
-            "usage": None,
-            "reusedUsage": data.usage,
-            "toolCalls": [],
-            "producer": data.producer,
-            "origin": data.origin,
-            "reviewer": data.reviewer,
-            "sessionId": data.session_id,
-            "executionId": record.id,
-            "source": {
-                "runId": provenance["runId"],
-                "requestId": provenance["requestId"],
-                "kind": kind,
-            },
-            "completedAt": ctx.now(),
-            "blockedReason": None,
-        },
+        status=request_moves(request.status, RequestStatus(record.status)),
+        result=data.result,  # the record was just read: nobody else holds it
+        profile=data.profile,
+        provenance=provenance,
+        usage=None,
+        reused_usage=data.usage,
+        tool_calls=[],
+        producer=data.producer,
+        origin=data.origin,
+        reviewer=data.reviewer,
+        session_id=data.session_id,
+        execution_id=record.id,
+        source={"runId": provenance["runId"], "requestId": provenance["requestId"], "kind": kind},
+        completed_at=ctx.now(),
+        blocked_reason=None,
     )
     (save or ctx.save)(reused)

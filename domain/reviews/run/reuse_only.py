@@ -11,12 +11,11 @@ claimed, and the Run ends INCOMPLETE (exit 4) unless something else decides it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
-from artifactize.domain.reviews.run.documents import changed
+from artifactize.kernel.document_codec import request_changed
 from artifactize.kernel.transitions import request_moves
-from artifactize.ports.documents import RequestDocument
+from artifactize.ports.documents import Request
 from artifactize.ports.statuses import ProfileKind, RequestStatus
 
 STALE = RequestStatus.STALE
@@ -42,25 +41,25 @@ def miss_reason(kind: str, eval_id: str, unkeyed_reason: str | None = None) -> s
     return f"{found}; {produce}."
 
 
-def is_reuse_only(request: Mapping[str, Any], kinds: frozenset[ProfileKind]) -> bool:
+def is_reuse_only(request: Request, kinds: frozenset[ProfileKind]) -> bool:
     """A request the policy lets only reuse (judged by the requested profile's kind)."""
-    return str(request["requestedProfile"]["kind"]) in kinds
+    return str(request.requested_profile["kind"]) in kinds
 
 
 def settle_misses(
-    requests: list[RequestDocument],
+    requests: list[Request],
     kinds: frozenset[ProfileKind],
-    save: Callable[[RequestDocument], None],
-) -> list[RequestDocument]:
+    save: Callable[[Request], None],
+) -> list[Request]:
     """Settle every still-QUEUED request of a reuse-only kind STALE; the ones settled."""
     settled = []
     for request in list(requests):
-        if request["status"] != RequestStatus.QUEUED or not is_reuse_only(request, kinds):
+        if request.status != RequestStatus.QUEUED or not is_reuse_only(request, kinds):
             continue
-        kind = str(request["requestedProfile"]["kind"])
-        reason = miss_reason(kind, request["evalId"], request.get("unkeyedReason"))
-        stale = request_moves(request["status"], STALE)
-        missed = changed(request, {"status": stale, "blockedReason": reason, "blockedBy": None})
+        kind = str(request.requested_profile["kind"])
+        reason = miss_reason(kind, request.eval_id, request.unkeyed_reason)
+        stale = request_moves(request.status, STALE)
+        missed = request_changed(request, status=stale, blocked_reason=reason, blocked_by=None)
         save(missed)
         settled.append(missed)
     return settled

@@ -41,10 +41,10 @@ from artifactize.domain.reviews.run.gates import (
     evaluate,
     evidence_of,
 )
-from artifactize.ports.documents import EvidenceDocument, RequestDocument
+from artifactize.ports.documents import EvidenceDocument, Request
 from artifactize.ports.statuses import RequestStatus
 
-Request = RequestDocument
+Request = Request
 QUEUED = RequestStatus.QUEUED
 
 
@@ -75,7 +75,7 @@ class ScheduleInputs:
             eval_id: evidence_of(str(entry["status"])) for eval_id, entry in self.evidence.items()
         }
         for request in self.requests:
-            known[request["evalId"]] = evidence_of(request["status"])
+            known[request.eval_id] = evidence_of(request.status)
         return known
 
     def graph(self) -> GraphState:
@@ -111,18 +111,18 @@ class _Queue:
         # the documents as scheduling found them: what ``settle`` and ``park`` start from
         self.originals = list(inputs.requests)
         self.gates = gates
-        self.position: dict[str, int] = {r["evalId"]: i for i, r in enumerate(inputs.requests)}
-        self.pending = {i for i, r in enumerate(inputs.requests) if r["status"] == QUEUED}
+        self.position: dict[str, int] = {r.eval_id: i for i, r in enumerate(inputs.requests)}
+        self.pending = {i for i, r in enumerate(inputs.requests) if r.status == QUEUED}
         self.fresh: set[int] = set(self.pending)
         self.ready: list[int] = []
         self.slotted: set[int] = set()  # READY positions that ``settle_inline`` declined
 
     def gate(self, position: int) -> Gate:
-        return self.gates.gates[self.requests[position]["evalId"]]
+        return self.gates.gates[self.requests[position].eval_id]
 
     def settled(self, eval_ids: Sequence[str]) -> None:
         """Feed the current evidence of these evals in; mark the requests whose gate moved."""
-        evidence = {e: evidence_of(self.requests[self.position[e]]["status"]) for e in eval_ids}
+        evidence = {e: evidence_of(self.requests[self.position[e]].status) for e in eval_ids}
         for eval_id in self.gates.update(evidence):
             position = self.position.get(eval_id)
             if position is not None and position in self.pending:
@@ -157,8 +157,8 @@ async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int =
             failures.append(exc)
             group.cancel_scope.cancel()
         finally:
-            running.discard(request["id"])
-            settled.append(request["evalId"])
+            running.discard(request.id)
+            settled.append(request.eval_id)
             changed.set()
 
     async with anyio.create_task_group() as group:
@@ -173,13 +173,13 @@ async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int =
                         break
                     queue.pending.discard(position)
                     request = queue.originals[position]
-                    running.add(request["id"])
+                    running.add(request.id)
                     group.start_soon(settle, request, group)
             if running:
                 changed = anyio.Event()
                 await changed.wait()
                 continue
-            waiting = [r for r in inputs.requests if r["status"] == WAITING_HUMAN]
+            waiting = [r for r in inputs.requests if r.status == WAITING_HUMAN]
             if actions.wait_for_human is None or not waiting:
                 break
             if await actions.wait_for_human(waiting):
@@ -207,7 +207,7 @@ def _look(queue: _Queue, actions: ScheduleActions) -> None:
             elif position not in queue.slotted:
                 if actions.settle_inline(request):
                     queue.pending.discard(position)
-                    inline.append(request["evalId"])
+                    inline.append(request.eval_id)
                 else:
                     queue.slotted.add(position)
                     heapq.heappush(queue.ready, position)

@@ -24,7 +24,7 @@ from artifactize.domain.reviews.timestamps import elapsed_ms
 from artifactize.ports.documents import (
     AttemptDocument,
     Counters,
-    RequestDocument,
+    Request,
     RequestSummary,
     RunSummary,
     RunUsage,
@@ -73,46 +73,46 @@ def usage_state(attempts: int, reported: int) -> str:
     return USAGE_UNREPORTED if reported == 0 else USAGE_PARTIAL
 
 
-def reviewer_kind(request: RequestDocument) -> str:
+def reviewer_kind(request: Request) -> str:
     """The requested reviewer kind (runtime, agent, human) the counts are grouped by."""
-    return str(request["requestedProfile"]["kind"])
+    return str(request.requested_profile["kind"])
 
 
-def is_reused(request: RequestDocument) -> bool:
-    return request.get("source") is not None
+def is_reused(request: Request) -> bool:
+    return request.source is not None
 
 
-def is_local_execution(request: RequestDocument) -> bool:
+def is_local_execution(request: Request) -> bool:
     """This Run itself executed the request (a Human one: the person already submitted)."""
     return (
         not is_reused(request)
-        and request.get("executionId") is not None
-        and request["status"] != WAITING_HUMAN
+        and request.execution_id is not None
+        and request.status != WAITING_HUMAN
     )
 
 
-def execution_source(request: RequestDocument) -> str | None:
+def execution_source(request: Request) -> str | None:
     """Where the result came from: the reuse kind, ``local``, or None before any."""
-    source = request.get("source")
+    source = request.source
     if isinstance(source, Mapping):
         return str(source.get("kind"))
     return LOCAL_SOURCE if is_local_execution(request) else None
 
 
-def _attempt_records(request: RequestDocument) -> list[Counters | None]:
+def _attempt_records(request: Request) -> list[Counters | None]:
     """One entry per attempt this request's own execution made: its counters, or None when
     the attempt reported nothing."""
     if not is_local_execution(request):
         return []
     if reviewer_kind(request) != AGENT:
         return [None] * NON_AGENT_ATTEMPTS
-    return [attempt_counters(a) or None for a in request.get("usage") or []]
+    return [attempt_counters(a) or None for a in request.usage or []]
 
 
-def _tool_counts(requests: Iterable[RequestDocument]) -> dict[str, int]:
+def _tool_counts(requests: Iterable[Request]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for request in requests:
-        for call in request.get("toolCalls") or []:
+        for call in request.tool_calls or []:
             counts[call["name"]] = counts.get(call["name"], 0) + 1
     return counts
 
@@ -133,14 +133,14 @@ def _usage_fields(attempts: list[Counters | None]) -> UsageSummary:
     }
 
 
-def request_summary(request: RequestDocument) -> RequestSummary:
+def request_summary(request: Request) -> RequestSummary:
     """One request's own accounting; a reused request reports none of its source's."""
     local = is_local_execution(request)
-    started = request.get("startedAt") is not None
-    completed = request.get("completedAt")
+    started = request.started_at is not None
+    completed = request.completed_at
     return {
-        "status": request["status"],
-        "wallMs": elapsed_ms(request["createdAt"], completed) if completed else None,
+        "status": request.status,
+        "wallMs": elapsed_ms(request.created_at, completed) if completed else None,
         "executorStarts": (
             LOCAL_EXECUTOR_START if local and started and reviewer_kind(request) != HUMAN else 0
         ),
@@ -151,27 +151,27 @@ def request_summary(request: RequestDocument) -> RequestSummary:
 
 
 def run_summary(
-    requests: list[RequestDocument], created: str, completed: str, executor_starts: int
+    requests: list[Request], created: str, completed: str, executor_starts: int
 ) -> RunSummary:
     """The Run's totals over its local executions (each counted once) and what it reused."""
     counts: dict[str, int] = {}
     executed: Counters = {"total": 0, **dict.fromkeys(REVIEWER_KINDS, 0)}
     reused: Counters = {"total": 0, **dict.fromkeys(REVIEWER_KINDS, 0), "otherProfile": 0}
-    local: list[RequestDocument] = []
+    local: list[Request] = []
     seen: set[str] = set()
     derived = 0
     for request in requests:
-        counts[request["status"]] = counts.get(request["status"], 0) + 1
+        counts[request.status] = counts.get(request.status, 0) + 1
         kind = reviewer_kind(request)
         if execution_source(request) == SourceKind.DERIVED:
             derived += 1  # a dependency eval: neither executed nor reused
         elif is_reused(request):
             reused["total"] += 1
             reused[kind] += 1
-            if other_profile(request.get("profile"), request["requestedProfile"]):
+            if other_profile(request.profile, request.requested_profile):
                 reused["otherProfile"] += 1
-        elif is_local_execution(request) and request["executionId"] not in seen:
-            seen.add(str(request["executionId"]))
+        elif is_local_execution(request) and request.execution_id not in seen:
+            seen.add(str(request.execution_id))
             executed["total"] += 1
             executed[kind] += 1
             local.append(request)
@@ -188,17 +188,17 @@ def run_summary(
     }
 
 
-def saved_usage(requests: Iterable[RequestDocument]) -> Counters:
+def saved_usage(requests: Iterable[Request]) -> Counters:
     """The original counters of every reused request's source execution."""
     saved: Counters = {}
     for request in requests:
         if is_reused(request):
-            for attempt in request.get("reusedUsage") or []:
+            for attempt in request.reused_usage or []:
                 add_counters(saved, attempt_counters(attempt))
     return saved
 
 
-def run_usage(requests: Iterable[RequestDocument], summary: RunSummary) -> RunUsage:
+def run_usage(requests: Iterable[Request], summary: RunSummary) -> RunUsage:
     """Top-level Run ``usage``: what this Run spent and what reuse saved it."""
     return {"spent": dict(summary["usage"]), "saved": saved_usage(requests)}
 

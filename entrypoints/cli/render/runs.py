@@ -11,7 +11,7 @@ from artifactize.ports.statuses import ProfileKind, RequestStatus
 
 if TYPE_CHECKING:
     from artifactize.domain.reviews.run.documents import RunResult
-    from artifactize.ports.documents import RequestDocument, ValidationDocument
+    from artifactize.ports.documents import ValidationDocument
 
 WAIT_TIMED_OUT_TEXT = (
     "Human wait timed out after {ms} ms; the requests stay open (artifactize request list)."
@@ -23,7 +23,7 @@ def _other_profile_text(count: int) -> str:
     return f"; {count} produced by another profile" if count else ""
 
 
-def _exit_detail(request: RequestDocument) -> str | None:
+def _exit_detail(request: Mapping[str, Any]) -> str | None:
     """``exit N`` for a RED runtime request, executed or reused (its result keeps the code)."""
     if (
         request["status"] != RequestStatus.RED
@@ -46,12 +46,12 @@ def validation_lines(validation: ValidationDocument | None) -> list[str]:
 
 def run_text(result: RunResult) -> str:
     """The Run as ``verify`` prints it without ``--json``."""
-    from artifactize.kernel.document_codec import run_json
+    from artifactize.kernel.document_codec import request_json, run_json
 
-    return _run_text(run_json(result.run), result.requests)
+    return _run_text(run_json(result.run), [request_json(r) for r in result.requests])
 
 
-def _run_text(run: Mapping[str, Any], requests: Sequence[RequestDocument]) -> str:
+def _run_text(run: Mapping[str, Any], requests: Sequence[Mapping[str, Any]]) -> str:
     """The text of a Run's JSON document (as ``--json`` prints it) and its requests."""
     from artifactize.domain.reviews.run.sources import source_text
     from artifactize.domain.reviews.run.summaries import usage_text
