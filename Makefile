@@ -143,6 +143,7 @@ bench: install
 	$(BIN)/python bench/mcp.py
 	$(BIN)/python bench/web.py
 	$(BIN)/python bench/state_check.py
+	$(BIN)/python bench/documents.py
 	# 10,000 Artifacts: the fill alone (10,454 runtime evals) takes well over 3 minutes, so
 	# it runs by hand: `python bench/scale.py --sizes 1000,10000 --runs 1` (bench/README.md).
 	$(BIN)/python bench/scale.py --sizes 100,1000

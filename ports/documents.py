@@ -1,9 +1,9 @@
 """The JSON documents that cross layers: Runs, requests, executions, claims, store records.
 
-An execution and a Run the state store hands over are a frozen :class:`Execution` and
-:class:`Run` (their JSON goes through ``kernel.document_codec``; ``ExecutionDocument`` and
-``RunDocument`` remain the shape of that JSON, as a team store record and ``--json`` carry
-it). The others are each a ``TypedDict``: at run time a plain ``dict`` (so saved state, ``--json`` output and
+A Run, a request and an execution the state store hands over are a frozen :class:`Run`,
+:class:`Request` and :class:`Execution` (their JSON goes through ``kernel.document_codec``;
+``RunDocument``, ``RequestDocument`` and ``ExecutionDocument`` remain the shape of that
+JSON, as ``--json`` and a team store record carry it). The others are each a ``TypedDict``: at run time a plain ``dict`` (so saved state, ``--json`` output and
 store records are byte for byte what they were), to mypy a fixed set of camelCase keys with
 their types, so a mistyped key or a wrong value type is a type error. A key marked
 ``NotRequired`` appears only once something wrote it (a summary, a Human's definition, a

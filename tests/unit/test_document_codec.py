@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,20 +58,32 @@ def recorded(name: str) -> list[dict[str, Any]]:
     return found
 
 
-def test_every_stored_execution_of_the_old_state_is_written_back_byte_for_byte() -> None:
-    texts = stored("executions")
-    assert len(texts) >= 5  # the recording's runtime, Agent and Human executions
+CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], dict[str, Any]], type[Any]]] = {
+    "runs": (run_from_json, run_json, RunStatus),
+    "requests": (request_from_json, request_json, RequestStatus),
+    "executions": (execution_from_json, execution_json, ExecutionStatus),
+}
+
+
+@pytest.mark.parametrize("table", list(CODECS))
+def test_every_stored_document_of_the_old_state_is_written_back_byte_for_byte(table: str) -> None:
+    read, write, statuses = CODECS[table]
+    texts = stored(table)
+    # the recording's Run, its requests and its runtime, Agent and Human executions
+    assert len(texts) >= {"runs": 1, "requests": 3, "executions": 5}[table]
     for text in texts:
-        execution = execution_from_json(json.loads(text))
-        assert isinstance(execution.status, ExecutionStatus)
-        assert compact(execution_json(execution)) == text
+        document = read(json.loads(text))
+        assert isinstance(document.status, statuses) and document.id
+        assert compact(write(document)) == text
 
 
-def test_every_recorded_execution_is_written_back_with_its_key_order() -> None:
-    documents = recorded("stored-executions.json")
+@pytest.mark.parametrize("table", list(CODECS))
+def test_every_recorded_document_is_written_back_with_its_key_order(table: str) -> None:
+    read, write, _ = CODECS[table]
+    documents = recorded(f"stored-{table}.json")
     assert documents
     for document in documents:
-        again = execution_json(execution_from_json(json.loads(json.dumps(document))))
+        again = write(read(json.loads(json.dumps(document))))
         assert json.dumps(again, indent=2) == json.dumps(document, indent=2)
 
 
@@ -132,23 +145,6 @@ def test_a_built_execution_is_written_in_the_order_of_its_keys() -> None:
 # --- the Run ---------------------------------------------------------------------------
 
 
-def test_every_stored_run_of_the_old_state_is_written_back_byte_for_byte() -> None:
-    texts = stored("runs")
-    assert texts
-    for text in texts:
-        run = run_from_json(json.loads(text))
-        assert isinstance(run.status, RunStatus) and run.id
-        assert compact(run_json(run)) == text
-
-
-def test_every_recorded_run_is_written_back_with_its_key_order() -> None:
-    documents = recorded("stored-runs.json")
-    assert documents
-    for document in documents:
-        again = run_json(run_from_json(json.loads(json.dumps(document))))
-        assert json.dumps(again, indent=2) == json.dumps(document, indent=2)
-
-
 def test_a_run_without_its_optional_keys_reads_defaults_and_writes_none_of_them() -> None:
     text = (
         '{"id":"run-a","repoPath":"/r","stateDir":"/s","status":"RUNNING","createdAt":"t",'
@@ -199,23 +195,6 @@ def test_a_run_is_frozen_and_its_status_is_checked() -> None:
 
 
 # --- the request -----------------------------------------------------------------------
-
-
-def test_every_stored_request_of_the_old_state_is_written_back_byte_for_byte() -> None:
-    texts = stored("requests")
-    assert len(texts) >= 3
-    for text in texts:
-        request = request_from_json(json.loads(text))
-        assert isinstance(request.status, RequestStatus) and request.id and request.run_id
-        assert compact(request_json(request)) == text
-
-
-def test_every_recorded_request_is_written_back_with_its_key_order() -> None:
-    documents = recorded("stored-requests.json")
-    assert documents
-    for document in documents:
-        again = request_json(request_from_json(json.loads(json.dumps(document))))
-        assert json.dumps(again, indent=2) == json.dumps(document, indent=2)
 
 
 def test_a_request_without_its_optional_keys_writes_none_of_them() -> None:
