@@ -67,6 +67,10 @@ class _Codec(Generic[Document]):
             if item.name not in _BOOKKEEPING
         }
         self.defaults = kind()
+        # Each field's key, name and default: what ``write`` compares a field not saved with.
+        self.defaulted = tuple(
+            (key, name, getattr(self.defaults, name)) for key, name in self.fields.items()
+        )
 
     def read(self, data: Mapping[str, Any]) -> Document:
         values: dict[str, Any] = {}
@@ -94,11 +98,10 @@ class _Codec(Generic[Document]):
             elif key in extra:
                 written[key] = extra[key]
         if len(written) < len(fields) + len(extra):
-            defaults = self.defaults
-            for key, name in fields.items():
+            for key, name, default in self.defaulted:
                 if key not in written:
                     value = getattr(document, name)
-                    if value != getattr(defaults, name):
+                    if value != default:
                         written[key] = value
             for key, value in extra.items():
                 written.setdefault(key, value)
