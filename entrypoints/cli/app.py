@@ -22,6 +22,7 @@ from artifactize.entrypoints.cli.global_options import (
     split_global_options,
 )
 from artifactize.entrypoints.cli.lazy_commands import LazyGroup
+from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
@@ -74,7 +75,7 @@ def config_check() -> None:
 def config_graph(
     artifact: Annotated[
         str | None,
-        typer.Argument(help="Show only this Artifact and everything it consumes."),
+        argument("Show only this Artifact and everything it consumes."),
     ] = None,
 ) -> None:
     """Show Artifacts, their evals and relations (inputs first)."""
@@ -87,24 +88,20 @@ def config_graph(
 @tools_app.command("check")
 def tools_check(
     selector: Annotated[
-        str | None, typer.Argument(help="An Agent or Human eval (ARTIFACT/EVAL); same as --eval.")
+        str | None, argument("An Agent or Human eval (ARTIFACT/EVAL); same as --eval.")
     ] = None,
-    eval_id: Annotated[str | None, typer.Option("--eval", help="An Agent or Human eval.")] = None,
+    eval_id: Annotated[str | None, option("--eval", "An Agent or Human eval.")] = None,
     artifact: Annotated[
-        str | None, typer.Option("--artifact", help="Check this Artifact and its children.")
+        str | None, option("--artifact", "Check this Artifact and its children.")
     ] = None,
     audience: Annotated[
-        str | None, typer.Option("--audience", help="agent or human (with --artifact).")
+        str | None, option("--audience", "agent or human (with --artifact).")
     ] = None,
-    tool: Annotated[
-        str | None, typer.Option("--tool", help="One tool, by short or published name.")
-    ] = None,
+    tool: Annotated[str | None, option("--tool", "One tool, by short or published name.")] = None,
     execute: Annotated[
-        bool, typer.Option("--execute", help="Call the selected tool once, as a reviewer would.")
+        bool, option("--execute", "Call the selected tool once, as a reviewer would.")
     ] = False,
-    args: Annotated[
-        str | None, typer.Option("--args", help="JSON arguments for an Agent tool call.")
-    ] = None,
+    args: Annotated[str | None, option("--args", "JSON arguments for an Agent tool call.")] = None,
 ) -> None:
     """Validate tools and report their readiness as JSON; static unless --execute is given.
 

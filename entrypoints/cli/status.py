@@ -17,6 +17,7 @@ import typer
 from artifactize.entrypoints.cli import policy_options
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
 
@@ -29,22 +30,22 @@ ONE_SELECTOR = "Give at most one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --
 @policy_options.with_policy_options
 def status_command(
     selector: Annotated[
-        str | None, typer.Argument(help="ARTIFACT (its evals) or ARTIFACT/EVAL; default --all.")
+        str | None, argument("ARTIFACT (its evals) or ARTIFACT/EVAL; default --all.")
     ] = None,
     eval_id: policy_options.EvalOption = None,
     select_all: Annotated[
-        bool, typer.Option("--all", help="Every eval of the workspace (the default).")
+        bool, option("--all", "Every eval of the workspace (the default).")
     ] = False,
     recursive: Annotated[
         bool,
-        typer.Option("--recursive", help="As verify --recursive: every scope eval would run."),
+        option("--recursive", "As verify --recursive: every scope eval would run."),
     ] = False,
     ignore_gates: Annotated[
         bool,
-        typer.Option("--ignore-gates", help="As verify --ignore-gates: no eval waits for inputs."),
+        option("--ignore-gates", "As verify --ignore-gates: no eval waits for inputs."),
     ] = False,
     force: Annotated[
-        bool, typer.Option("--force", help="As verify --force: selected evals reuse nothing.")
+        bool, option("--force", "As verify --force: selected evals reuse nothing.")
     ] = False,
     policy: policy_options.PolicyArgs = policy_options.NO_FLAGS,
 ) -> None:
