@@ -74,8 +74,7 @@ def config_check() -> None:
 @config_app.command("graph")
 def config_graph(
     artifact: Annotated[
-        str | None,
-        argument("Show only this Artifact and everything it consumes."),
+        str | None, argument("Show only this Artifact and everything it consumes.")
     ] = None,
 ) -> None:
     """Show Artifacts, their evals and relations (inputs first)."""

@@ -21,8 +21,7 @@ from artifactize.entrypoints.errors import CommandError
 
 BackendArgument = Annotated[str, argument("openai, anthropic or openai-chat.")]
 BaseUrlOption = Annotated[
-    str | None,
-    option("--base-url", "The endpoint the key is for (default: the backend's own)."),
+    str | None, option("--base-url", "The endpoint the key is for (default: the backend's own).")
 ]
 
 

@@ -24,8 +24,7 @@ from artifactize.entrypoints.errors import CommandError
 def models_command(
     backend: Annotated[str, argument("openai, anthropic, openai-chat, claude-code or codex.")],
     base_url: Annotated[
-        str | None,
-        option("--base-url", "An endpoint, as a profile's base_url would name it."),
+        str | None, option("--base-url", "An endpoint, as a profile's base_url would name it.")
     ] = None,
 ) -> None:
     """List the models the backend's endpoint serves (one ID a line); for claude-code and

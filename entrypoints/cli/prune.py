@@ -17,8 +17,7 @@ from artifactize.entrypoints.errors import CommandError
 
 def prune_command(
     before: Annotated[
-        str | None,
-        option("--before", "Remove Runs created before DATE (YYYY-MM-DD or ISO time)."),
+        str | None, option("--before", "Remove Runs created before DATE (YYYY-MM-DD or ISO time).")
     ] = None,
     keep: Annotated[
         int | None, option("--keep", "Keep the newest N Runs, remove the older.")

@@ -71,8 +71,7 @@ def _lifecycle(request_id: str, reviewer: str | None) -> tuple[str, HumanReviews
 def request_list(
     run_id: Annotated[str | None, option("--run", "Only this Run's requests.")] = None,
     status: Annotated[
-        str | None,
-        option("--status", "Only these statuses, comma-separated: S[,S]."),
+        str | None, option("--status", "Only these statuses, comma-separated: S[,S].")
     ] = None,
     waiting: Annotated[bool, option("--waiting", "Only requests waiting for a person.")] = False,
     limit: Annotated[

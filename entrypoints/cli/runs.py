@@ -83,14 +83,10 @@ def verify(
     ] = False,
     ignore_gates: Annotated[
         bool,
-        option(
-            "--ignore-gates",
-            "Run evals before their inputs are GREEN; the obligations stay.",
-        ),
+        option("--ignore-gates", "Run evals before their inputs are GREEN; the obligations stay."),
     ] = False,
     wait: Annotated[
-        bool,
-        option("--wait", "Stay until the Human reviews are submitted (same Run)."),
+        bool, option("--wait", "Stay until the Human reviews are submitted (same Run).")
     ] = False,
     timeout_ms: Annotated[
         int | None,
@@ -238,8 +234,7 @@ def run_view(result: RunResult) -> dict[str, Any]:
 def run_show(
     run_id: Annotated[str, argument("A Run ID, e.g. run-Hq2b9X.")],
     wait: Annotated[
-        bool,
-        option("--wait", "Stay until the Run is no longer RUNNING; exit its code."),
+        bool, option("--wait", "Stay until the Run is no longer RUNNING; exit its code.")
     ] = False,
     timeout_ms: Annotated[
         int | None,

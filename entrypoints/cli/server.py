@@ -82,11 +82,7 @@ def _store_errors() -> Iterator[None]:
 @server_app.command("run")
 def run(
     listen: Annotated[
-        str,
-        option(
-            "--listen",
-            "HOST:PORT to serve plain HTTP on; port 0 picks a free port.",
-        ),
+        str, option("--listen", "HOST:PORT to serve plain HTTP on; port 0 picks a free port.")
     ] = DEFAULT_LISTEN,
     database: DatabaseOption = None,
     lease_seconds: Annotated[

@@ -37,12 +37,10 @@ def status_command(
         bool, option("--all", "Every eval of the workspace (the default).")
     ] = False,
     recursive: Annotated[
-        bool,
-        option("--recursive", "As verify --recursive: every scope eval would run."),
+        bool, option("--recursive", "As verify --recursive: every scope eval would run.")
     ] = False,
     ignore_gates: Annotated[
-        bool,
-        option("--ignore-gates", "As verify --ignore-gates: no eval waits for inputs."),
+        bool, option("--ignore-gates", "As verify --ignore-gates: no eval waits for inputs.")
     ] = False,
     force: Annotated[
         bool, option("--force", "As verify --force: selected evals reuse nothing.")
