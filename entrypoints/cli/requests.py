@@ -41,6 +41,10 @@ request_app = typer.Typer(
 
 T = TypeVar("T")
 
+# The request a lifecycle command acts on, as its help names it.
+WaitingRequest = Annotated[str, argument("A waiting Human request ID.")]
+ClaimedRequest = Annotated[str, argument("A Human request ID you claimed.")]
+
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
     """Run a lifecycle action; Ctrl-C or SIGTERM cancels it (exit 2), errors exit 2."""
@@ -65,6 +69,17 @@ def _lifecycle(request_id: str, reviewer: str | None) -> tuple[str, HumanReviews
     services = CliContext.services()
     name = services.reviewer_name(reviewer)
     return name, services.human_reviews(services.existing_state(request_id))
+
+
+def _act(
+    request_id: str,
+    reviewer: str | None,
+    action: Callable[[HumanReviews, RequestId, str], Awaitable[T]],
+) -> tuple[T, HumanReviews]:
+    """``action(reviews, request, who)`` run as a lifecycle action (``_run``) by who acts
+    (``_lifecycle``); its outcome and the lifecycle."""
+    name, reviews = _lifecycle(request_id, reviewer)
+    return _run(lambda: action(reviews, RequestId(request_id), name)), reviews
 
 
 @request_app.command("list")
@@ -143,13 +158,9 @@ def request_show(request_id: Annotated[str, argument("A request ID.")]) -> None:
 
 
 @request_app.command("claim")
-def request_claim(
-    request_id: Annotated[str, argument("A waiting Human request ID.")],
-    reviewer: ReviewerOption = None,
-) -> None:
+def request_claim(request_id: WaitingRequest, reviewer: ReviewerOption = None) -> None:
     """Take the reviewer lock (the same reviewer again is fine; another is refused)."""
-    name, reviews = _lifecycle(request_id, reviewer)
-    claim = _run(lambda: reviews.claim(RequestId(request_id), name))
+    claim, reviews = _act(request_id, reviewer, lambda reviews, id_, who: reviews.claim(id_, who))
     if CliContext.options.json:
         _emit_json(claim.to_json())
         return
@@ -158,19 +169,15 @@ def request_claim(
 
 
 @request_app.command("unclaim")
-def request_unclaim(
-    request_id: Annotated[str, argument("A Human request ID you claimed.")],
-    reviewer: ReviewerOption = None,
-) -> None:
+def request_unclaim(request_id: ClaimedRequest, reviewer: ReviewerOption = None) -> None:
     """Release your claim without a verdict, so someone else can claim the request."""
-    name, reviews = _lifecycle(request_id, reviewer)
-    claim = _run(lambda: reviews.unclaim(RequestId(request_id), name))
+    claim, _ = _act(request_id, reviewer, lambda reviews, id_, who: reviews.unclaim(id_, who))
     _emit(claim.to_json(), render.unclaim_text)
 
 
 @request_app.command("cancel")
 def request_cancel(
-    request_id: Annotated[str, argument("A waiting Human request ID.")],
+    request_id: WaitingRequest,
     reason: Annotated[str | None, option("--reason", "Why, recorded with the request.")] = None,
     reviewer: ReviewerOption = None,
 ) -> None:
@@ -178,9 +185,10 @@ def request_cancel(
     is unclaimed. Followers end with it. Prints the cancelled request."""
     from artifactize.domain.use_cases.request_views import RequestViews
 
-    name, reviews = _lifecycle(request_id, reviewer)
+    ended, reviews = _act(
+        request_id, reviewer, lambda reviews, id_, who: reviews.cancel(id_, who, reason)
+    )
     store = reviews.ports.state
-    ended = _run(lambda: reviews.cancel(RequestId(request_id), name, reason))
     request = store.get_request(RequestId(ended[0]))
     assert request is not None  # just written
     _emit(RequestViews(store).view(request), lambda view: render.cancel_text(view, ended[1:]))
@@ -188,13 +196,14 @@ def request_cancel(
 
 @request_app.command("tool")
 def request_tool(
-    request_id: Annotated[str, argument("A Human request ID you claimed.")],
+    request_id: ClaimedRequest,
     tool: Annotated[str, argument("A Human tool: <name>_<artifact> or <name>.")],
     reviewer: ReviewerOption = None,
 ) -> None:
     """Run one Human tool of the request (claimant only). A tool error exits 2."""
-    name, reviews = _lifecycle(request_id, reviewer)
-    result = _run(lambda: reviews.run_human_tool(RequestId(request_id), name, tool))
+    result, _ = _act(
+        request_id, reviewer, lambda reviews, id_, who: reviews.run_human_tool(id_, who, tool)
+    )
     if CliContext.options.json:
         _emit_json(result.to_json())
     elif result.is_launch:
@@ -207,7 +216,7 @@ def request_tool(
 
 @request_app.command("submit")
 def request_submit(
-    request_id: Annotated[str, argument("A Human request ID you claimed.")],
+    request_id: ClaimedRequest,
     verdict: Annotated[str, option("--verdict", "GREEN or RED.")],
     fields: Annotated[str | None, option("--fields", "The owner fields as a JSON object.")] = None,
     fields_file: Annotated[
