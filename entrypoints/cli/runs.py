@@ -55,6 +55,19 @@ RUN_POLL_SECONDS = 0.1  # how often `run show --wait` reads the Run again (at mo
 run_app = typer.Typer(help="Show saved Runs.", no_args_is_help=True)
 cache_app = typer.Typer(help="Inspect and clear reusable verdicts.", no_args_is_help=True)
 
+ReuseKeyArgument = Annotated[str, argument("A reuse key (64 hex).")]
+
+
+# ``--wait`` and ``--timeout-ms``, of both commands that wait for a Run (verify, run show).
+def _wait_flag(until: str) -> Any:
+    return option("--wait", f"Stay until {until}")
+
+
+def _timeout(span: str, then: str = "") -> Any:
+    """``--timeout-ms``: how long ``--wait`` waits, over ``span``; ``then`` what follows."""
+    limits = f"(default {WAIT_TIMEOUT_DEFAULT_MS}, 1-2147483647)"
+    return option("--timeout-ms", f"With --wait: how long to wait{span} {limits}{then}.")
+
 
 def _emit_rows(
     rows: list[dict[str, Any]], empty: str, line: Callable[[dict[str, Any]], str]
@@ -85,17 +98,8 @@ def verify(
         bool,
         option("--ignore-gates", "Run evals before their inputs are GREEN; the obligations stay."),
     ] = False,
-    wait: Annotated[
-        bool, option("--wait", "Stay until the Human reviews are submitted (same Run).")
-    ] = False,
-    timeout_ms: Annotated[
-        int | None,
-        option(
-            "--timeout-ms",
-            f"With --wait: how long to wait, from when scheduling starts "
-            f"(default {WAIT_TIMEOUT_DEFAULT_MS}, 1-2147483647).",
-        ),
-    ] = None,
+    wait: Annotated[bool, _wait_flag("the Human reviews are submitted (same Run).")] = False,
+    timeout_ms: Annotated[int | None, _timeout(", from when scheduling starts")] = None,
     policy: policy_options.PolicyArgs = policy_options.NO_FLAGS,
     junit: ci_reports.JunitOption = None,
     quiet: ci_reports.QuietOption = False,
@@ -233,16 +237,9 @@ def run_view(result: RunResult) -> dict[str, Any]:
 @run_app.command("show")
 def run_show(
     run_id: Annotated[str, argument("A Run ID, e.g. run-Hq2b9X.")],
-    wait: Annotated[
-        bool, option("--wait", "Stay until the Run is no longer RUNNING; exit its code.")
-    ] = False,
+    wait: Annotated[bool, _wait_flag("the Run is no longer RUNNING; exit its code.")] = False,
     timeout_ms: Annotated[
-        int | None,
-        option(
-            "--timeout-ms",
-            f"With --wait: how long to wait (default {WAIT_TIMEOUT_DEFAULT_MS}, "
-            "1-2147483647); then print the Run as it is and exit 3.",
-        ),
+        int | None, _timeout("", "; then print the Run as it is and exit 3")
     ] = None,
 ) -> None:
     """Print a saved Run with its requests (the full document with --json). Needs no
@@ -359,7 +356,7 @@ def cache_list() -> None:
 
 @cache_app.command("show")
 def cache_show(
-    key: Annotated[str, argument("A reuse key (64 hex).")],
+    key: ReuseKeyArgument,
     history: Annotated[bool, option("--history", "Every record, newest first.")] = False,
 ) -> None:
     """The latest saved execution of KEY as JSON; `null` and exit 4 when there is none."""
@@ -374,7 +371,7 @@ def cache_show(
 
 
 @cache_app.command("rm")
-def cache_rm(key: Annotated[str, argument("A reuse key (64 hex).")]) -> None:
+def cache_rm(key: ReuseKeyArgument) -> None:
     """Forget KEY's reusable records; the Runs and executions stay."""
     store = CliContext.services().open_state(create=False)
     try:

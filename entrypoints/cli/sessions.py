@@ -27,6 +27,10 @@ session_app = typer.Typer(
 )
 
 
+# The conversation a command reads: its session ID, a request ID or a full reference.
+SessionRef = Annotated[str, argument("A session ID, a request ID, or a full reference.")]
+
+
 def resolve_session(ref: str) -> SessionId:
     """The session ID a REF names; a request ID is looked up in the state."""
     if "/" in ref:
@@ -45,7 +49,7 @@ def resolve_session(ref: str) -> SessionId:
 
 @session_app.command("show")
 def session_show(
-    ref: Annotated[str, argument("A session ID, a request ID, or a full reference.")],
+    ref: SessionRef,
     summary: Annotated[
         bool, option("--summary", "Only the review, follow-ups and endings.")
     ] = False,
@@ -66,7 +70,7 @@ def session_show(
 
 @session_app.command("send")
 def session_send(
-    ref: Annotated[str, argument("A session ID, a request ID, or a full reference.")],
+    ref: SessionRef,
     message: Annotated[str, argument("The follow-up question.")],
 ) -> None:
     """Ask a finished Agent review a follow-up question. Tools run as in the review, in fresh

@@ -10,7 +10,7 @@ input, an unusable state or a fingerprint failure.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 ONE_SELECTOR = "Give at most one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all."
 
 
+def _as_verify(flag: str, effect: str) -> Any:
+    """A flag of ``verify``'s that ``status`` takes too, with what it changes here."""
+    return option(flag, f"As verify {flag}: {effect}")
+
+
 @policy_options.with_policy_options
 def status_command(
     selector: Annotated[
@@ -36,15 +41,11 @@ def status_command(
     select_all: Annotated[
         bool, option("--all", "Every eval of the workspace (the default).")
     ] = False,
-    recursive: Annotated[
-        bool, option("--recursive", "As verify --recursive: every scope eval would run.")
-    ] = False,
+    recursive: Annotated[bool, _as_verify("--recursive", "every scope eval would run.")] = False,
     ignore_gates: Annotated[
-        bool, option("--ignore-gates", "As verify --ignore-gates: no eval waits for inputs.")
+        bool, _as_verify("--ignore-gates", "no eval waits for inputs.")
     ] = False,
-    force: Annotated[
-        bool, option("--force", "As verify --force: selected evals reuse nothing.")
-    ] = False,
+    force: Annotated[bool, _as_verify("--force", "selected evals reuse nothing.")] = False,
     policy: policy_options.PolicyArgs = policy_options.NO_FLAGS,
 ) -> None:
     """Show what `verify` would do: per eval its state, action and reason. Runs nothing.
