@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
-from typing import Annotated, Any, NoReturn
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -27,6 +27,9 @@ from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
 
+if TYPE_CHECKING:
+    from artifactize.domain.use_cases.config_service import ConfigService
+
 HELP_HINT = "Try '{command} --help' for help."
 
 LazyGroup.LAZY = COMMANDS
@@ -42,6 +45,12 @@ app = typer.Typer(
 )
 config_app = typer.Typer(help="Check and describe the .artf declarations.", no_args_is_help=True)
 tools_app = typer.Typer(help="Inspect and try the tools reviewers see.", no_args_is_help=True)
+
+# tools check's Artifact selection (as --artifact A --audience human).
+ArtifactOption = Annotated[
+    str | None, option("--artifact", "Check this Artifact and its children.")
+]
+AudienceOption = Annotated[str | None, option("--audience", "agent or human (with --artifact).")]
 
 
 def _version_callback(value: bool) -> None:
@@ -67,8 +76,7 @@ def config_check() -> None:
     """Validate every .artf declaration. Runs no scripts, hashes no files, writes nothing."""
     from artifactize.entrypoints.cli.render.config import summary_text
 
-    data = _State.container.config_service().check(_State.options.repo)
-    _emit(data, summary_text(data))
+    _emit_config(lambda service, repo: service.check(repo), summary_text)
 
 
 @config_app.command("graph")
@@ -80,8 +88,14 @@ def config_graph(
     """Show Artifacts, their evals and relations (inputs first)."""
     from artifactize.entrypoints.cli.render.config import graph_text
 
-    report = _State.container.config_service().graph(_State.options.repo, artifact)
-    _emit(report, graph_text(report))
+    _emit_config(lambda service, repo: service.graph(repo, artifact), graph_text)
+
+
+def _emit_config(
+    report: Callable[[ConfigService, str], dict[str, Any]], text: Callable[[Any], str]
+) -> None:
+    """``report`` of the config service on the repository: JSON, or ``text`` of it."""
+    _emit(report(_State.container.config_service(), _State.options.repo), text)
 
 
 @tools_app.command("check")
@@ -90,12 +104,8 @@ def tools_check(
         str | None, argument("An Agent or Human eval (ARTIFACT/EVAL); same as --eval.")
     ] = None,
     eval_id: Annotated[str | None, option("--eval", "An Agent or Human eval.")] = None,
-    artifact: Annotated[
-        str | None, option("--artifact", "Check this Artifact and its children.")
-    ] = None,
-    audience: Annotated[
-        str | None, option("--audience", "agent or human (with --artifact).")
-    ] = None,
+    artifact: ArtifactOption = None,
+    audience: AudienceOption = None,
     tool: Annotated[str | None, option("--tool", "One tool, by short or published name.")] = None,
     execute: Annotated[
         bool, option("--execute", "Call the selected tool once, as a reviewer would.")
