@@ -107,6 +107,30 @@ class _DryRun(Exception):
 _KEYS_PER_QUERY = 500
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
 
+# The statements every eval issues, built once (a statement object memoizes its cache key,
+# under which SQLAlchemy keeps its compiled form): an eval's writes construct none. Bound
+# names that are not columns start with ``b_``; a statement without ``values()`` takes
+# its SET or VALUES columns from the parameters' keys.
+_UPDATE_REQUEST = (
+    sa.update(requests_table)
+    .where(
+        requests_table.c.id == sa.bindparam("b_id"),
+        requests_table.c.run_id == sa.bindparam("b_run_id"),
+    )
+    .values(
+        execution_id=sa.bindparam("b_execution_id"),
+        status=sa.bindparam("b_status"),
+        data=sa.bindparam("b_data"),
+    )
+)
+_INSERT_EXECUTION = sa.insert(executions)
+_COMPLETE_EXECUTION = sa.update(executions).where(
+    executions.c.id == sa.bindparam("b_id"),
+    executions.c.owner_pid == sa.bindparam("b_owner_pid"),
+    executions.c.owner_start_time == sa.bindparam("b_owner_start_time"),
+    executions.c.status.in_(ACTIVE_EXECUTION_STATUSES),
+)
+
 
 def _positive(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -254,13 +278,14 @@ class SqliteStateStore:
     @staticmethod
     def _write_request(connection: sa.Connection, request: RequestRecord) -> None:
         result = connection.execute(
-            sa.update(requests_table)
-            .where(requests_table.c.id == request.id, requests_table.c.run_id == request.run_id)
-            .values(
-                execution_id=request.execution_id,
-                status=request.status,
-                data=dump_data(request.data),
-            )
+            _UPDATE_REQUEST,
+            {
+                "b_id": request.id,
+                "b_run_id": request.run_id,
+                "b_execution_id": request.execution_id,
+                "b_status": request.status,
+                "b_data": dump_data(request.data),
+            },
         )
         if result.rowcount != 1:
             raise StateError(f"Request not found: {request.id} (Run {request.run_id})")
@@ -373,7 +398,7 @@ class SqliteStateStore:
                 ):
                     return Claim(ClaimOutcome.BUSY, holder)
                 self._settle_owner_died(connection, holder)
-            connection.execute(sa.insert(executions).values(execution_values(execution, key=key)))
+            connection.execute(_INSERT_EXECUTION, execution_values(execution, key=key))
             return Claim(ClaimOutcome.OWNED)
 
     def _settle_owner_died(self, connection: sa.Connection, holder: ExecutionRecord) -> None:
@@ -393,7 +418,7 @@ class SqliteStateStore:
 
     def insert_execution(self, execution: ExecutionRecord) -> None:
         with self._transaction(write=True) as connection:
-            connection.execute(sa.insert(executions).values(execution_values(execution, key=None)))
+            connection.execute(_INSERT_EXECUTION, execution_values(execution, key=None))
 
     def complete_execution(
         self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
@@ -418,16 +443,12 @@ class SqliteStateStore:
         if recorded:
             values.update(key=execution.key, bytes=size, last_used=self._now())
         with self._transaction(write=True) as connection:
-            result = connection.execute(
-                sa.update(executions)
-                .where(
-                    executions.c.id == execution.id,
-                    executions.c.owner_pid == execution.owner_pid,
-                    executions.c.owner_start_time == execution.owner_start_time,
-                    executions.c.status.in_(ACTIVE_EXECUTION_STATUSES),
-                )
-                .values(values)
+            values.update(
+                b_id=execution.id,
+                b_owner_pid=execution.owner_pid,
+                b_owner_start_time=execution.owner_start_time,
             )
+            result = connection.execute(_COMPLETE_EXECUTION, values)
             if result.rowcount != 1:
                 raise StateError("Active execution not found.")
             if request is not None:  # the same transaction: never one without the other
