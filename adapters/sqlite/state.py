@@ -25,6 +25,7 @@ Choices beyond the port's docstrings:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import sqlite3
 import threading
@@ -138,6 +139,16 @@ def _positive(name: str, value: int) -> int:
     return value
 
 
+@dataclasses.dataclass
+class _Batch:
+    """An open ``batch()``: its thread, its mode, and its transaction once begun."""
+
+    thread: int
+    write: bool
+    stack: contextlib.ExitStack
+    connection: sa.Connection | None = None
+
+
 class SqliteStateStore:
     """One open state. ``close()`` releases its connections (the port has no close)."""
 
@@ -159,8 +170,8 @@ class SqliteStateStore:
         self._history_records_max = _positive("history_records_max", history_records_max)
         self._history_bytes_max = _positive("history_bytes_max", history_bytes_max)
         self._clock: Clock = clock or SystemClock()
-        # The open ``batch()`` transaction and the thread that opened it, if any.
-        self._batch: tuple[sa.Connection, int] | None = None
+        # The open ``batch()`` and the thread that opened it, if any.
+        self._batch: _Batch | None = None
         self.transactions = 0  # transactions begun (the scale tests count them)
         # The history's (records, bytes) as last counted plus what this store recorded since:
         # GC counts again only when that estimate passes a cap (None: count next time), so a
@@ -184,11 +195,19 @@ class SqliteStateStore:
     def _transaction(self, *, write: bool) -> Iterator[sa.Connection]:
         """One transaction, IMMEDIATE when it writes; database errors become StateError.
 
-        Inside ``batch()`` (on the thread that opened it) the batch's transaction is used."""
+        Inside ``batch()`` (on the thread that opened it) the batch's transaction is used,
+        begun by the batch's first call."""
         batch = self._batch
-        if batch is not None and batch[1] == threading.get_ident():
-            yield batch[0]
+        if batch is not None and batch.thread == threading.get_ident():
+            if batch.connection is None:
+                batch.connection = batch.stack.enter_context(self._begin(write=batch.write))
+            yield batch.connection
             return
+        with self._begin(write=write) as connection:
+            yield connection
+
+    @contextlib.contextmanager
+    def _begin(self, *, write: bool) -> Iterator[sa.Connection]:
         self.transactions += 1
         try:
             with self._engine.connect() as connection:
@@ -210,12 +229,14 @@ class SqliteStateStore:
         """Every call inside, on this thread, shares one transaction that commits at the end
         (or rolls back on an error): a Run phase that saves many requests pays one commit,
         not one per save; a reader of many rows (``write=False``, DEFERRED) one begin.
-        Nested batches join the outer one."""
-        if self._batch is not None and self._batch[1] == threading.get_ident():
+        Nested batches join the outer one. The transaction begins with the batch's first
+        call, so a batch that calls nothing (a scheduler pass with nothing to park) costs
+        no transaction at all."""
+        if self._batch is not None and self._batch.thread == threading.get_ident():
             yield
             return
-        with self._transaction(write=write) as connection:
-            self._batch = (connection, threading.get_ident())
+        with contextlib.ExitStack() as stack:  # the transaction, once a call began it
+            self._batch = _Batch(threading.get_ident(), write, stack)
             try:
                 yield
             finally:
