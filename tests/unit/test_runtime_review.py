@@ -7,7 +7,7 @@ Real processes are exercised in tests/integration/test_verify_runtime.py.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -22,6 +22,7 @@ from artifactize.domain.reviews.runtime.review import CANCELLED, RuntimePorts, R
 from artifactize.domain.tools.commands.running import DEFAULT_LANG
 from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.ports.process import ProcessOutcome, ProcessSpec
+from artifactize.ports.threads import WorkerThreads
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import (
     FakeClock,
@@ -449,7 +450,7 @@ async def test_an_eval_handed_a_kept_folder_set_prepares_without_a_worker_thread
     world = World(ProcessOutcome(exit_code=0))
     threads = CountingThreads()
     world.ports = dataclasses.replace(
-        world.ports, threads=threads, pool=InvocationPool(world.scratch)
+        world.ports, threads=cast(WorkerThreads, threads), pool=InvocationPool(world.scratch)
     )
     first = await world.run()
     assert threads.work == ["_prepare", "_clean_and_recheck"]
