@@ -5,6 +5,8 @@ depend on the profile.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from artifactize.domain.project.workspace import Workspace
@@ -254,10 +256,25 @@ def _live_world() -> Workspace:
     )
 
 
+def _cycle_world() -> Workspace:
+    """``x`` and ``y`` consume each other (a mount, a reference), and ``x``'s dependency eval
+    waits for ``y``: a dependency eval whose target is in its own component."""
+    ready = (
+        b'\n[evals.ready]\ntitle = "ready"\n'
+        b'profile = { kind = "dependency", depends_on = ["peer"] }\n'
+    )
+    return workspace(
+        x=b'name = "x"\nmounts = { peer = "y" }\n' + ready + declare("x", "own").split(b"\n", 1)[1],
+        y=declare("y", "rev", uses=("x",)),
+        top=declare("top", "look", uses=("x",)),
+    )
+
+
 @pytest.mark.parametrize("seed", range(20))
 @pytest.mark.parametrize("ignore_gates", [False, True])
+@pytest.mark.parametrize("world", [_live_world, _cycle_world])
 def test_live_gates_equal_a_fresh_evaluation_after_every_change(
-    seed: int, ignore_gates: bool
+    seed: int, ignore_gates: bool, world: Callable[[], Workspace]
 ) -> None:
     """Random evidence, one eval at a time: the incremental gates and states always equal
     ``evaluate``'s, and ``update`` names exactly the evals whose gate moved."""
@@ -265,7 +282,7 @@ def test_live_gates_equal_a_fresh_evaluation_after_every_change(
 
     from artifactize.domain.reviews.run.gates import LiveGates
 
-    ws = _live_world()
+    ws = world()
     scope = tuple(ws.artifacts)
     evals = [ref.qualified_id for ref in scope_evals(ws, scope)]
     rng = random.Random(seed)
