@@ -30,12 +30,31 @@ _IN_HISTORY = sa.and_(
 )
 
 
+# The statements every eval's claim issues, built once: a statement object memoizes its
+# cache key, under which SQLAlchemy keeps its compiled form, so a claim constructs nothing.
+_LATEST = (
+    sa.select(executions)
+    .where(executions.c.key == sa.bindparam("b_key"), _IN_HISTORY)
+    .order_by(*_NEWEST_FIRST)
+    .limit(1)
+)
+_TOUCH = (
+    sa.update(executions)
+    .where(executions.c.id == sa.bindparam("b_id"))
+    .values(last_used=sa.bindparam("b_now"))
+)
+_ACTIVE_HOLDER = sa.select(executions).where(
+    executions.c.key == sa.bindparam("b_key"),
+    executions.c.status.in_(ACTIVE_EXECUTION_STATUSES),
+)
+
+
 def _history_of(key: str) -> sa.Select[Any]:
     return sa.select(executions).where(executions.c.key == key, _IN_HISTORY)
 
 
 def latest(connection: sa.Connection, key: str) -> ExecutionRecord | None:
-    row = connection.execute(_history_of(key).order_by(*_NEWEST_FIRST).limit(1)).one_or_none()
+    row = connection.execute(_LATEST, {"b_key": key}).one_or_none()
     return None if row is None else execution_record(row)
 
 
@@ -80,9 +99,7 @@ def latest_per_key(connection: sa.Connection) -> list[tuple[ExecutionRecord, int
 
 
 def touch(connection: sa.Connection, execution_id: str, now: str) -> None:
-    connection.execute(
-        sa.update(executions).where(executions.c.id == execution_id).values(last_used=now)
-    )
+    connection.execute(_TOUCH, {"b_id": execution_id, "b_now": now})
 
 
 def touch_all(connection: sa.Connection, execution_ids: Sequence[str], now: str) -> None:
@@ -93,11 +110,7 @@ def touch_all(connection: sa.Connection, execution_ids: Sequence[str], now: str)
 
 def active_holder(connection: sa.Connection, key: str) -> ExecutionRecord | None:
     """The RUNNING or WAITING_HUMAN execution holding ``key`` (unique by index)."""
-    row = connection.execute(
-        sa.select(executions).where(
-            executions.c.key == key, executions.c.status.in_(ACTIVE_EXECUTION_STATUSES)
-        )
-    ).one_or_none()
+    row = connection.execute(_ACTIVE_HOLDER, {"b_key": key}).one_or_none()
     return None if row is None else execution_record(row)
 
 

@@ -339,6 +339,35 @@ def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> 
     assert stored == [('{"createdAt":"' + at(1) + '","title":"Übersicht ✓","status":"GREEN"}',)]
 
 
+def test_a_batch_commits_its_writes_together_or_none_and_begins_only_when_used(
+    open_store: OpenStore,
+) -> None:
+    """A claim and a request save in one batch: one transaction, both kept; an error inside
+    after both rolls both back; a batch that calls the store for nothing begins nothing."""
+    store = open_store()
+    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, opaque({"createdAt": at(1)}))
+    store.create_run(run, [request("run-a", 1), request("run-a", 2)])
+
+    before = store.transactions
+    with store.batch():
+        pass
+    assert store.transactions == before  # nothing to write: no BEGIN, no COMMIT
+
+    with store.batch():
+        assert store.claim(execution("e1", "k1"), alive).outcome is ClaimOutcome.OWNED
+        store.update_request(replace(request("run-a", 1), status=RequestStatus.RUNNING))
+    assert store.transactions == before + 1
+    assert store.claim(execution("e1b", "k1"), alive).outcome is ClaimOutcome.BUSY
+
+    with pytest.raises(RuntimeError, match="crash"), store.batch():
+        assert store.claim(execution("e2", "k2"), alive).outcome is ClaimOutcome.OWNED
+        store.update_request(replace(request("run-a", 2), status=RequestStatus.RUNNING))
+        raise RuntimeError("crash")
+    assert store.claim(execution("e3", "k2"), alive).outcome is ClaimOutcome.OWNED  # e2 undone
+    saved = store.get_request(RequestId("run-a-2"))
+    assert saved is not None and saved.status == RequestStatus.QUEUED
+
+
 def test_run_writes_are_checked(open_store: OpenStore) -> None:
     store = open_store()
     run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, opaque({"createdAt": at(1)}))
