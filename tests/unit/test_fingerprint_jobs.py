@@ -4,12 +4,15 @@ same results as computing each name in turn."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar, TypeVarTuple
 
 import anyio
 import pytest
 
 from artifactize.domain.reviews.run.fingerprint_jobs import BATCH_MAX, batch_size, compute_all
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 
 class CountingThreads:
@@ -21,13 +24,15 @@ class CountingThreads:
 
     async def run(
         self,
-        work: Callable[..., Any],
-        *args: Any,
+        work: Callable[[*Ts], T],
+        *args: *Ts,
         limiter: anyio.CapacityLimiter | None = None,
         abandon_on_cancel: bool = False,
-    ) -> Any:
+    ) -> T:
         self.hops += 1
-        self.largest = max(self.largest, len(args[0]))
+        batch = next(iter(args), None)  # compute_all hands over one list of names
+        assert isinstance(batch, list)
+        self.largest = max(self.largest, len(batch))
         await anyio.lowlevel.checkpoint()  # let the other workers take their turn
         return work(*args)
 
