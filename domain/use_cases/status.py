@@ -212,6 +212,8 @@ class Status:
         self._waiting: dict[str, RequestRecord] | None = None
         # Each Artifact's fingerprint, computed once for all the evals that cover it.
         self._fingerprints: dict[str, ComputedFingerprint] = {}
+        # Every eval that runs the same program looks it up once (one report's length).
+        self._programs = ports.programs.memoized() if ports.programs is not None else None
 
     @property
     def ignore_gates(self) -> bool:
@@ -379,9 +381,9 @@ class Status:
     def _program(self, eval_id: str) -> ProgramDocument | str | None:
         """What a runtime eval would run (or why it cannot), resolved as ``verify`` would."""
         ref = self.workspace.find_eval(eval_id)
-        if self.ports.programs is None or not isinstance(ref.eval.profile, RuntimeProfile):
+        if self._programs is None or not isinstance(ref.eval.profile, RuntimeProfile):
             return None
-        return self.ports.programs.runtime_program(self.workspace, ref)
+        return self._programs.runtime_program(self.workspace, ref)
 
     def _action(
         self, lookup: _Lookup, gate: gates.Gate, human: bool, included: bool
