@@ -8,7 +8,8 @@ order (``rowid``), so a record stored later wins a tie.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -77,7 +78,14 @@ def history(connection: sa.Connection, key: str) -> list[ExecutionRecord]:
     return [execution_record(row) for row in rows]
 
 
-def latest_per_key(connection: sa.Connection) -> list[tuple[ExecutionRecord, int]]:
+def latest_per_key(
+    connection: sa.Connection, eval_ids: Collection[str] | None = None
+) -> list[tuple[ExecutionRecord, int]]:
+    """The newest record of every key and the key's record count, newest first; with
+    ``eval_ids``, only the records of those evals (picked after the newest of each key is,
+    so a key shared by two evals answers for the one that recorded last). A row whose data
+    is not JSON with a text ``evalId`` is never left out: decoding it reports the damage,
+    as without ``eval_ids``."""
     ranked = (
         sa.select(
             executions,
@@ -95,6 +103,18 @@ def latest_per_key(connection: sa.Connection) -> list[tuple[ExecutionRecord, int
         .where(ranked.c.rank == 1)
         .order_by(ranked.c.completed_at.desc(), ranked.c.position.desc())
     )
+    if eval_ids is not None:
+        wanted: sa.Select[Any] = sa.select(sa.column("value")).select_from(
+            sa.func.json_each(sa.bindparam("eval_ids", json.dumps(sorted(eval_ids))))
+        )
+        eval_id = sa.func.json_extract(ranked.c.data, "$.evalId")
+        query = query.where(
+            sa.or_(
+                sa.func.json_valid(ranked.c.data) == 0,
+                sa.func.coalesce(sa.func.json_type(ranked.c.data, "$.evalId"), "") != "text",
+                eval_id.in_(wanted),
+            )
+        )
     return [(execution_record(row), int(row.records)) for row in connection.execute(query)]
 
 

@@ -29,7 +29,7 @@ import dataclasses
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -548,6 +548,10 @@ class SqliteStateStore:
     def latest_records(self) -> list[tuple[ExecutionRecord, int]]:
         with self._transaction(write=False) as connection:
             return hist.latest_per_key(connection)
+
+    def latest_records_of(self, eval_ids: Collection[str]) -> list[ExecutionRecord]:
+        with self._transaction(write=False) as connection:
+            return [record for record, _ in hist.latest_per_key(connection, eval_ids)]
 
     def remove_key(self, key: ReuseKey) -> bool:
         with self._transaction(write=True) as connection:
