@@ -64,6 +64,15 @@ _NAME = attrgetter("name")
 _KIND_VALUES = {kind: kind.value for kind in EntryKind}  # an enum's ``value`` is a property
 
 
+def _kind_value(kind: EntryKind) -> str:
+    """``kind.value``; files and folders by identity first (an enum's hash is Python code)."""
+    if kind is EntryKind.FILE:
+        return "file"
+    if kind is EntryKind.DIRECTORY:
+        return "directory"
+    return _KIND_VALUES[kind]
+
+
 def _physical_entries(context: BuiltinContext, location: Location) -> list[LogicalEntry]:
     parents, name = location.components[:-1], location.components[-1:]
     try:
@@ -82,7 +91,7 @@ def _physical_entries(context: BuiltinContext, location: Location) -> list[Logic
         raise open_failure(exc, location.request_path, context.owner) from None
     if len(found) > DIRECTORY_ENTRIES_MAX:
         raise ToolError(TOO_MANY_ENTRIES)
-    entries = [LogicalEntry(e.name, _KIND_VALUES[e.kind]) for e in found]
+    entries = [LogicalEntry(name, _kind_value(kind)) for name, kind in found]
     try:  # one encode of all names: a str holds no surrogate pair, so a lone one fails it
         "".join([e.name for e in entries]).encode("utf-8")
     except UnicodeEncodeError:

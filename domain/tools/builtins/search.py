@@ -176,8 +176,8 @@ class _Grep:
         # ancestors') open between files instead of re-walking from the root for each.
         self.directories = DirectoryChain(context.filesystem, context.root_path)
 
-    def search(self, display_path: str, location: Location) -> None:
-        data = self._read(location)
+    def search(self, display_path: str, parents: tuple[str, ...], name: str) -> None:
+        data = self._read(parents, name)
         if data is None or b"\x00" in data:
             return
         try:
@@ -197,20 +197,14 @@ class _Grep:
                 return
             self.matches.append(match)
 
-    def _read(self, location: Location) -> bytes | None:
+    def _read(self, parents: tuple[str, ...], name: str) -> bytes | None:
+        """The file's bytes, or None when a limit skips it. Its entry was classified as a
+        regular file by the listing that found it (or by ``_directory_kind``), so it is read
+        as listed: opened no-follow, checked regular on its descriptor, read in one call."""
         self.context.cancellation.check()
-        parents, name = location.components[:-1], location.components[-1]
         try:
             parent = self.directories.open(parents)
-            with parent.open_file(name) as handle:
-                if handle.size > GREP_FILE_MAX_BYTES:
-                    self.truncated = True
-                    return None
-                if self.bytes_read + handle.size > GREP_TOTAL_MAX_BYTES:
-                    self.truncated = True
-                    self.full = True
-                    return None
-                data = handle.read(GREP_FILE_MAX_BYTES + 1)
+            data = parent.read_listed_file(name, GREP_FILE_MAX_BYTES)
         except FileTooLarge:
             self.truncated = True
             return None
@@ -218,8 +212,9 @@ class _Grep:
             raise ToolError(GREP_NOT_REGULAR) from None
         except FilesystemError:
             raise ToolError("Cannot read Artifact file.") from None
-        if len(data) > GREP_FILE_MAX_BYTES:
+        if self.bytes_read + len(data) > GREP_TOTAL_MAX_BYTES:
             self.truncated = True
+            self.full = True
             return None
         self.bytes_read += len(data)
         return data
@@ -345,7 +340,7 @@ def run_grep(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
         if kind is EntryKind.FILE:
             basename = location.components[-1]
             if name_filter is None or name_filter.match(basename):
-                grep.search(path, location)
+                grep.search(path, location.components[:-1], basename)
         else:
             traversal = Traversal(context)
             found: list[FoundFile] = [
@@ -355,7 +350,7 @@ def run_grep(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
             ]
             grep.truncated = traversal.truncated
             for item in sorted(found, key=lambda f: f.relative.encode("utf-8")):
-                grep.search(join_logical(path, item.relative), item.location)
+                grep.search(join_logical(path, item.relative), item.parents, item.name)
                 if grep.full:
                     break
     return bounded_json_result(
