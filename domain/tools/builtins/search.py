@@ -41,7 +41,7 @@ GREP_FILE_MAX_BYTES = 8 * 1024 * 1024
 GREP_TOTAL_MAX_BYTES = 64 * 1024 * 1024
 REGEX_SIZE_LIMIT_BYTES = 2 * 1024 * 1024
 _RESULT_OVERHEAD_BYTES = 1024
-_BLOCK_LINES = 64  # lines a prefilter rules in or out at once, in a file it matched
+_BLOCK_CHARS = 16 * 1024  # searched at once (whole lines), in a file the prefilter matched
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
 
 GLOB_PATTERN_REFUSED = "Glob pattern must be relative without traversal components."
@@ -186,9 +186,7 @@ class _Grep:
             return
         if self.prefilter is not None and not self.prefilter.is_match(text):
             return
-        for number, line in _lines(text, self.prefilter):
-            if not self.regex.is_match(line):
-                continue
+        for number, line in _matching_lines(text, self.regex, self.prefilter):
             match = {"path": display_path, "line": number, "text": line}
             self.budget += compact_json_size(match) + 1
             if len(self.matches) == self.limit or self.budget > BUILTIN_RESULT_MAX_BYTES:
@@ -220,23 +218,62 @@ class _Grep:
         return data
 
 
-def _lines(text: str, prefilter: CompiledRegex | None = None) -> Iterator[tuple[int, str]]:
-    """Lines split after each LF, without one trailing LF and then one trailing CR.
-
-    With a prefilter, lines come in blocks of ``_BLOCK_LINES`` and a block the prefilter
-    does not match is skipped whole: it is complete lines of the file, rejected by the same
-    reasoning that lets the prefilter reject a whole file, so none of its lines can match.
-    """
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """Lines split after each LF, without one trailing LF and then one trailing CR."""
     pieces = text.split("\n")
     if pieces[-1] == "":
         pieces.pop()  # the fragment after a final LF (or of an empty file) is not a line
-    step = _BLOCK_LINES if prefilter is not None else max(len(pieces), 1)
-    for start in range(0, len(pieces), step):
-        block = pieces[start : start + step]
-        if prefilter is not None and not prefilter.is_match("\n".join(block) + "\n"):
-            continue
-        for number, line in enumerate(block, start=start + 1):
-            yield number, line[:-1] if line.endswith("\r") else line
+    for number, line in enumerate(pieces, start=1):
+        yield number, line[:-1] if line.endswith("\r") else line
+
+
+def _matching_lines(
+    text: str,
+    regex: CompiledRegex,
+    prefilter: CompiledRegex | None,
+    block_chars: int = _BLOCK_CHARS,
+) -> Iterator[tuple[int, str]]:
+    """The lines of ``text`` (as ``_lines`` splits them) that ``regex`` matches, numbered.
+
+    With a prefilter, the text is searched in blocks of whole lines (``block_chars`` and on
+    to the next LF) and only the lines where the prefilter's leftmost match starts are split
+    off and tried, each search going on after the line it tried. No line is missed: a line
+    ``regex`` matches holds a match of the prefilter (the reasoning that lets it reject a
+    whole file), so the leftmost match of what is left of the block starts in that line or
+    in an earlier one, which is tried and passed in turn.
+    """
+    if prefilter is None:
+        for number, line in _lines(text):
+            if regex.is_match(line):
+                yield number, line
+        return
+    size = len(text)
+    start = 0
+    number = 1  # the line number at ``start``
+    while start < size:
+        end = text.find("\n", start + block_chars)
+        end = size if end < 0 else end + 1
+        rest = text[start:end] if start or end < size else text
+        first = number  # the line number at the start of ``rest``
+        while (at := prefilter.find_start(rest)) is not None:
+            line_start = rest.rfind("\n", 0, at) + 1
+            if line_start == len(rest):
+                break  # an empty match after the final LF: no line starts there
+            line_end = rest.find("\n", at)
+            if line_end < 0:
+                line_end = len(rest)
+            line_number = first + rest.count("\n", 0, line_start)
+            line = rest[line_start:line_end]
+            if line.endswith("\r"):
+                line = line[:-1]
+            if regex.is_match(line):
+                yield line_number, line
+            if line_end >= len(rest):
+                break
+            first = line_number + 1
+            rest = rest[line_end + 1 :]
+        number += text.count("\n", start, end)
+        start = end
 
 
 def has_possessive_quantifier(pattern: str) -> bool:
