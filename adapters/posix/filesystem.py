@@ -240,12 +240,13 @@ class PosixDirectoryHandle(OwnedHandle):
         _check_name(name)
         if max_bytes < 0:
             raise ValueError(f"max_bytes must not be negative, got {max_bytes}")
+        fd = self._owned if self._owned is not None else self._descriptor()  # (raises)
         try:
-            file_fd = os.open(name, _FILE_FLAGS, dir_fd=self._descriptor())
+            file_fd = os.open(name, _FILE_FLAGS, dir_fd=fd)
         except OSError as err:
             raise _os_failure(name, self._path_of(name), err) from err
         try:
-            return self._read_regular(file_fd, name, self._path_of(name), max_bytes)
+            return self._read_regular(file_fd, name, None, max_bytes)
         finally:
             os.close(file_fd)
 
@@ -285,11 +286,12 @@ class PosixDirectoryHandle(OwnedHandle):
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFile.at(name, path)
 
-    def _read_regular(self, file_fd: int, name: str, path: str, max_bytes: int) -> bytes:
-        """Read at most ``max_bytes + 1`` bytes: the size in ``fstat`` may change meanwhile."""
+    def _read_regular(self, file_fd: int, name: str, path: str | None, max_bytes: int) -> bytes:
+        """Read at most ``max_bytes + 1`` bytes: the size in ``fstat`` may change meanwhile.
+        ``path`` (for messages) is made from ``name`` when it is None."""
         info = os.fstat(file_fd)
         if not stat.S_ISREG(info.st_mode):
-            raise NotRegularFile.at(name, path)
+            raise NotRegularFile.at(name, path or self._path_of(name))
         size = info.st_size
         if size <= max_bytes:
             # One read of one byte more than the size: exactly the size back is the whole
@@ -299,6 +301,7 @@ class PosixDirectoryHandle(OwnedHandle):
                 data += _read_at_most(file_fd, max_bytes + 1 - len(data))
             if len(data) <= max_bytes:
                 return data
+        path = path or self._path_of(name)
         raise FileTooLarge(name, f"`{path}` is larger than {max_bytes} bytes", limit=max_bytes)
 
 

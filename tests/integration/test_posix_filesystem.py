@@ -178,7 +178,7 @@ def test_read_listed_file_refuses_what_read_file_refuses(root: PosixDirectoryHan
         root.read_listed_file("index.artf", 9)
     with pytest.raises(ValueError):
         root.read_listed_file("docs/index.artf", 100)
-    assert open_fd_count() == before
+    assert open_fd_count() <= before  # (fewer: the garbage of an earlier test, collected)
 
 
 @pytest.mark.parametrize("size", [0, 1, 9, 10, 11, 3 << 20])

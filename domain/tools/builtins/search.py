@@ -176,7 +176,9 @@ class _Grep:
         # ancestors') open between files instead of re-walking from the root for each.
         self.directories = DirectoryChain(context.filesystem, context.root_path)
 
-    def search(self, display_path: str, parents: tuple[str, ...], name: str) -> None:
+    def search(self, base: str, relative: str, parents: tuple[str, ...], name: str) -> None:
+        """Search one file; its matches are named ``base/relative`` (``base`` alone when
+        ``relative`` is empty: the file searched is the path asked for)."""
         data = self._read(parents, name)
         if data is None or b"\x00" in data:
             return
@@ -186,6 +188,7 @@ class _Grep:
             return
         if self.prefilter is not None and not self.prefilter.is_match(text):
             return
+        display_path = join_logical(base, relative) if relative else base
         for number, line in _matching_lines(text, self.regex, self.prefilter):
             match = {"path": display_path, "line": number, "text": line}
             self.budget += compact_json_size(match) + 1
@@ -377,9 +380,9 @@ def run_grep(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
         if kind is EntryKind.FILE:
             basename = location.components[-1]
             if name_filter is None or name_filter.match(basename):
-                grep.search(path, location.components[:-1], basename)
+                grep.search(path, "", location.components[:-1], basename)
         else:
-            traversal = Traversal(context)
+            traversal = Traversal(context, grep.directories)
             found: list[FoundFile] = [
                 f
                 for f in traversal.files(location)
@@ -387,7 +390,7 @@ def run_grep(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
             ]
             grep.truncated = traversal.truncated
             for item in sorted(found, key=lambda f: f.relative.encode("utf-8")):
-                grep.search(join_logical(path, item.relative), item.parents, item.name)
+                grep.search(path, item.relative, item.parents, item.name)
                 if grep.full:
                     break
     return bounded_json_result(

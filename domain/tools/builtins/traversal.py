@@ -13,7 +13,12 @@ from typing import NamedTuple
 
 from artifactize.domain.tools.builtins.listing import join_logical, list_location
 from artifactize.domain.tools.context import BuiltinContext
-from artifactize.domain.tools.locations import Location, child_location, plain_child
+from artifactize.domain.tools.locations import (
+    DirectoryChain,
+    Location,
+    child_location,
+    plain_child,
+)
 
 TRAVERSAL_ENTRIES_MAX = 10_000
 
@@ -29,6 +34,7 @@ class FoundFile(NamedTuple):
 @dataclass
 class Traversal:
     context: BuiltinContext
+    directories: DirectoryChain | None = None  # pinned once for every folder listed
     visited: int = 0
     truncated: bool = False
     _chain: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
@@ -47,7 +53,7 @@ class Traversal:
         self._chain.append(key)
         add = found.append
         try:
-            for entry in list_location(self.context, directory):
+            for entry in list_location(self.context, directory, self.directories):
                 if self.visited >= TRAVERSAL_ENTRIES_MAX:
                     self.truncated = True
                     return
