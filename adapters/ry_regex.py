@@ -86,6 +86,15 @@ class RyCompiledRegex:
         # The crate takes UTF-8: text with lone surrogates raises UnicodeEncodeError.
         return self._regex.is_match(text)
 
+    def find_start(self, text: str) -> int | None:
+        found = self._regex.find(text)
+        if found is None:
+            return None
+        start: int = found[0]  # the crate's offset: UTF-8 bytes
+        if text.isascii():  # one byte per code point (a flag CPython keeps on the str)
+            return start
+        return len(text.encode("utf-8")[:start].decode("utf-8"))
+
 
 class RyRegexEngine:
     """``RegexEngine`` backed by the Rust crate; errors carry the crate's own text.

@@ -86,13 +86,13 @@ def resolve_location(
 _PLAIN_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+@")
 
 
-def child_location(parent: Location, name: str) -> Location | None:
-    """``resolve_location`` of ``parent.request_path + "/" + name``, in the case no rule touches.
+def plain_child(parent: Location, name: str) -> bool:
+    """Whether ``parent.request_path + "/" + name`` is a case no resolution rule touches.
 
     A traversal resolves every entry it meets; most are a plain name inside a folder
     Artifact that is neither a mount alias (at the Artifact's root) nor where a child
     Artifact's folder starts, and for those the result is the parent's Artifact with the
-    name appended. None means that case does not hold: resolve the joined path in full.
+    name appended to its components. False: resolve the joined path in full.
     """
     artifact = parent.artifact
     remaining = parent.ownership.remaining
@@ -102,14 +102,23 @@ def child_location(parent: Location, name: str) -> Location | None:
         or not _PLAIN_NAME_CHARS.issuperset(name)
         or (not remaining and name in artifact.mounts)
     ):
+        return False
+    if artifact.children and "/".join((*remaining, name)) in artifact.children:
+        return False
+    length = len(parent.request_path) + 1 + len(name) if parent.request_path else len(name)
+    return length <= LOGICAL_PATH_MAX_UTF16  # ASCII: one UTF-16 unit per character
+
+
+def child_location(parent: Location, name: str) -> Location | None:
+    """``resolve_location`` of ``parent.request_path + "/" + name`` when ``plain_child``
+    holds; None means it does not: resolve the joined path in full."""
+    if not plain_child(parent, name):
         return None
-    remaining += (name,)
-    if "/".join(remaining) in artifact.children:
-        return None
+    artifact = parent.artifact
     path = f"{parent.request_path}/{name}" if parent.request_path else name
-    if len(path) > LOGICAL_PATH_MAX_UTF16:  # ASCII: one UTF-16 unit per character
-        return None
-    ownership = Ownership(parent.ownership.artifact_id, artifact.name, remaining)
+    ownership = Ownership(
+        parent.ownership.artifact_id, artifact.name, (*parent.ownership.remaining, name)
+    )
     return Location(path, ownership, artifact, (*parent.components, name))
 
 
