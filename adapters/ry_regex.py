@@ -87,10 +87,14 @@ class RyCompiledRegex:
         return self._regex.is_match(text)
 
     def find_start(self, text: str) -> int | None:
-        found = self._regex.find(text)
+        # ry 0.0.105 answers (start, end) in UTF-8 bytes, though its stub says ``str``;
+        # tests/integration/test_ry_regex.py pins it, and anything else is refused here.
+        found: object = self._regex.find(text)
         if found is None:
             return None
-        start: int = found[0]  # the crate's offset: UTF-8 bytes
+        if not isinstance(found, tuple):
+            raise TypeError(f"ry's Regex.find answered {type(found).__name__}, not offsets")
+        start: int = found[0]
         if text.isascii():  # one byte per code point (a flag CPython keeps on the str)
             return start
         return len(text.encode("utf-8")[:start].decode("utf-8"))

@@ -11,6 +11,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -173,7 +174,7 @@ def test_read_listed_file_refuses_what_read_file_refuses(root: PosixDirectoryHan
         ("missing", EntryNotFound),
     ]:
         with pytest.raises(error):
-            run_with_timeout(lambda name=name: root.read_listed_file(name, 100))
+            run_with_timeout(partial(root.read_listed_file, name, 100))
     with pytest.raises(FileTooLarge):
         root.read_listed_file("index.artf", 9)
     with pytest.raises(ValueError):
@@ -203,8 +204,15 @@ def test_read_file_reads_on_when_the_file_grew_after_its_fstat(
     the limit) or refused, never cut at the old size."""
     grown = b"name = 'x' # and more"
     (workspace / "index.artf").write_bytes(grown)
+    target = os.stat(workspace / "index.artf").st_ino
     small = os.stat(workspace / "docs" / "index.artf")  # a regular file of 4 bytes
-    monkeypatch.setattr(posix_filesystem.os, "fstat", lambda fd: small)
+    real_fstat = os.fstat
+
+    def stale_fstat(fd: int) -> os.stat_result:
+        info = real_fstat(fd)
+        return small if info.st_ino == target else info
+
+    monkeypatch.setattr(os, "fstat", stale_fstat)
     assert root.read_listed_file("index.artf", 100) == grown
     with pytest.raises(FileTooLarge):
         root.read_listed_file("index.artf", 10)

@@ -17,7 +17,7 @@ from artifactize.domain.tools.locations import (
     DirectoryChain,
     Location,
     child_location,
-    plain_child,
+    plain_children,
 )
 
 TRAVERSAL_ENTRIES_MAX = 10_000
@@ -52,6 +52,7 @@ class Traversal:
             return
         self._chain.append(key)
         add = found.append
+        plain = plain_children(directory)
         try:
             for entry in list_location(self.context, directory, self.directories):
                 if self.visited >= TRAVERSAL_ENTRIES_MAX:
@@ -63,7 +64,7 @@ class Traversal:
                     continue
                 name = entry.name
                 child_relative = f"{relative}/{name}" if relative else name
-                if kind == "file" and plain_child(directory, name):
+                if kind == "file" and plain(name):
                     # what child_location would give, without building its Location
                     add(FoundFile(child_relative, directory.components, name))
                     continue
