@@ -13,6 +13,7 @@ tests imported artifactize's copy of a library, not the checkout). Two cases cou
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -23,10 +24,20 @@ from artifactize.ports.programs import ProgramIdentity
 def program_identity(path: str) -> ProgramIdentity:
     """``ProgramFinder.identity`` for an absolute program path."""
     real = Path(path).resolve()
-    interpreter = Path(sys.executable)
-    if sys.prefix != sys.base_prefix:  # a virtual environment: its whole scripts folder
-        folder = Path(path).absolute().parent.resolve()
-        own = os.path.normcase(folder) == os.path.normcase(interpreter.absolute().parent.resolve())
+    venv = sys.prefix != sys.base_prefix
+    ours = _own(sys.executable, venv=venv)
+    if venv:  # a virtual environment: its whole scripts folder
+        own = os.path.normcase(Path(path).absolute().parent.resolve()) == ours
     else:
-        own = os.path.normcase(real) == os.path.normcase(interpreter.resolve())
+        own = os.path.normcase(real) == ours
     return ProgramIdentity(real_path=str(real), own_environment=own)
+
+
+@functools.lru_cache(maxsize=4)
+def _own(executable: str, *, venv: bool) -> str:
+    """The interpreter's scripts folder (``venv``) or the interpreter itself, every link
+    followed: resolved once, not once per runtime eval (a third of ``program_identity``)."""
+    interpreter = Path(executable)
+    return os.path.normcase(
+        interpreter.absolute().parent.resolve() if venv else interpreter.resolve()
+    )

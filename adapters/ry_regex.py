@@ -86,6 +86,19 @@ class RyCompiledRegex:
         # The crate takes UTF-8: text with lone surrogates raises UnicodeEncodeError.
         return self._regex.is_match(text)
 
+    def find_start(self, text: str) -> int | None:
+        # ry 0.0.105 answers (start, end) in UTF-8 bytes, though its stub says ``str``;
+        # tests/integration/test_ry_regex.py pins it, and anything else is refused here.
+        found: object = self._regex.find(text)
+        if found is None:
+            return None
+        if not isinstance(found, tuple):
+            raise TypeError(f"ry's Regex.find answered {type(found).__name__}, not offsets")
+        start: int = found[0]
+        if text.isascii():  # one byte per code point (a flag CPython keeps on the str)
+            return start
+        return len(text.encode("utf-8")[:start].decode("utf-8"))
+
 
 class RyRegexEngine:
     """``RegexEngine`` backed by the Rust crate; errors carry the crate's own text.

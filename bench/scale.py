@@ -146,7 +146,13 @@ def cli(repo: Path, state: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "artifactize.entrypoints.cli.app", *where, *args]
 
 
-ENV = {**os.environ, "ARTIFACTIZE_REMOTE": "off"}  # no team store: local state only
+# No team store: local state only. Without PYTHONDONTWRITEBYTECODE (set on this kind of
+# machine), as bench/startup.py: a user's install has its bytecode cached, and with it set
+# every command compiled artifactize's modules again (about a third of a warm status).
+ENV = {
+    **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    "ARTIFACTIZE_REMOTE": "off",
+}
 _OK_CODES = {0, 1, 4}  # GREEN, RED/not ready, INCOMPLETE: all normal here
 
 

@@ -437,12 +437,16 @@ class Container(containers.DeclarativeContainer):
         "programs": programs,
         "environment": environment,
     }
-    tool_ports = providers.Factory(
-        _built("artifactize.domain.tools.registry:ToolPorts"),
+    # What every bundle that keeps time and hands blocking work to threads takes.
+    _timed: ClassVar[dict[str, Any]] = {"clock": clock, "threads": worker_threads}
+    # What both tool bundles (the Agent's and the Human's) take.
+    _runs_tools: ClassVar[dict[str, Any]] = {
         **_runs_programs,
-        regex=regex,
-        scratch=scratch,
-        threads=worker_threads,
+        "regex": regex,
+        "threads": worker_threads,
+    }
+    tool_ports = providers.Factory(
+        _built("artifactize.domain.tools.registry:ToolPorts"), **_runs_tools, scratch=scratch
     )
     fingerprint_scripts = providers.Factory(
         _built("artifactize.domain.reviews.reuse.scripts:ProcessFingerprintScripts"),
@@ -455,10 +459,8 @@ class Container(containers.DeclarativeContainer):
     # The platform's desktop opener for ``open`` and this artifactize for ``graph``.
     human_tool_ports = providers.Factory(
         _built("artifactize.domain.tools.human.registry:HumanToolPorts"),
-        **_runs_programs,
-        regex=regex,
+        **_runs_tools,
         launcher=detached_launcher,
-        threads=worker_threads,
         desktop_opener=DESKTOP_OPENER,
         self_command=SELF_COMMAND,
     )
@@ -484,22 +486,19 @@ class Container(containers.DeclarativeContainer):
         _built("artifactize.domain.reviews.runtime.review:RuntimePorts"),
         **_runs_programs,
         scratch=scratch,
-        clock=clock,
-        threads=worker_threads,
+        **_timed,
     )  # scripts=
     review_ports = providers.Factory(
         _built("artifactize.domain.reviews.agent.review:ReviewPorts"),
-        clock=clock,
         tools=tool_ports,
-        threads=worker_threads,
+        **_timed,
     )  # backends=, sessions=, reload=, scripts=
     human_review_ports = providers.Factory(
         _built("artifactize.domain.use_cases.human_reviews:HumanReviewPorts"),
         load=config_service.provided.load,
         tools=human_tool_ports,
         filesystem=filesystem,
-        clock=clock,
-        threads=worker_threads,
+        **_timed,
     )  # state=, producer=, scripts=
     file_index = providers.Factory(_file_index)  # state_dir=
     status_ports = providers.Factory(

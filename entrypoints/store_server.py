@@ -62,6 +62,7 @@ from artifactize.domain.reviews.remote.waiting_requests import (
     parse_announcement,
     parse_list_query,
 )
+from artifactize.entrypoints.lease_json import SERVER_ORDER, lease_json
 from artifactize.entrypoints.listen_address import ListenAddress
 from artifactize.kernel.bounded_json import JsonRefused, read_json
 from artifactize.ports.review_store import Principal
@@ -69,7 +70,6 @@ from artifactize.ports.store_server_storage import (
     SCOPE_HUMAN,
     SCOPE_PUBLISH,
     SCOPE_READ,
-    Lease,
     ReviewStoreDb,
     ReviewStoreDbError,
     StoreEntry,
@@ -156,16 +156,6 @@ def _path_value(request: Request, name: str, valid: Callable[[str], bool], refus
     if not valid(value):
         raise ApiError(400, refusal)
     return value
-
-
-def _lease_view(lease: Lease) -> dict[str, str]:
-    return {
-        "key": lease.key,
-        "holder": lease.holder,
-        "principal": lease.principal,
-        "acquiredAt": lease.acquired_at,
-        "expiresAt": lease.expires_at,
-    }
 
 
 HEALTH_ANSWER_SECONDS = 1.5  # /v1/health answers within this (503 when the database did not)
@@ -316,7 +306,7 @@ class _Api:
         return JSONResponse(
             {
                 "granted": answer.granted,
-                **_lease_view(answer.lease),
+                **lease_json(answer.lease, SERVER_ORDER),
                 "leaseSeconds": self.lease_seconds,
             }
         )
@@ -332,7 +322,10 @@ class _Api:
         await self._with_scope(request, SCOPE_READ)
         found = await anyio.to_thread.run_sync(self.store.list_leases)
         return JSONResponse(
-            {"leases": [_lease_view(lease) for lease in found], "leaseSeconds": self.lease_seconds}
+            {
+                "leases": [lease_json(lease, SERVER_ORDER) for lease in found],
+                "leaseSeconds": self.lease_seconds,
+            }
         )
 
     # --- waiting Human requests -----------------------------------------------------------

@@ -156,6 +156,12 @@ class DirectoryHandle(Protocol):
         """Read a regular file (never a link or special file) of at most ``max_bytes``."""
         ...
 
+    def read_listed_file(self, name: str, max_bytes: int) -> bytes:
+        """``read_file`` of an entry that ``entries`` or ``entry`` of this handle has just
+        classified as a regular file (a search reading the files it listed): the same
+        refusals, without classifying the entry a second time before it is opened."""
+        ...
+
     def open_file(self, name: str) -> FileHandle:
         """Open a regular file for streaming reads; links and special files are refused."""
         ...

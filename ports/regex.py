@@ -3,7 +3,8 @@
 The ``grep`` tool must accept exactly what the Rust crate accepts (``\\p{…}``, ``[[:alpha:]]``,
 class set operations, ``(?<name>…)``, inline flags) and refuse the rest (look-around,
 backreferences), match in linear time, and refuse patterns whose compiled form exceeds a size
-limit. The adapter binds the real crate; the domain only asks "does this line match?".
+limit. The adapter binds the real crate; the domain only asks "does this line match?" and "where
+does the first match start?".
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ class RegexError(Exception):
 class CompiledRegex(Protocol):
     def is_match(self, text: str) -> bool:
         """Whether the pattern matches anywhere in ``text`` (unanchored search)."""
+        ...
+
+    def find_start(self, text: str) -> int | None:
+        """Where the leftmost match in ``text`` starts, as an index into ``text`` (code
+        points), or None when there is none."""
         ...
 
 

@@ -9,7 +9,7 @@ No write transaction spans a subprocess or an await: every method is one short t
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -281,6 +281,11 @@ class StateStore(Protocol):
 
     def latest_records(self) -> list[tuple[ExecutionRecord, int]]:
         """The latest record of every key with its record count, newest first."""
+        ...
+
+    def latest_records_of(self, eval_ids: Collection[str]) -> list[ExecutionRecord]:
+        """The records of ``latest_records`` whose eval ID is one of ``eval_ids``, in the
+        same order (``status`` asks only for the evals it found no current record of)."""
         ...
 
     def remove_key(self, key: ReuseKey) -> bool:

@@ -28,9 +28,7 @@ class CliCodingAgents:
     def __init__(
         self, processes: ProcessRunner, environment: Mapping[str, str], workdir: str
     ) -> None:
-        self._processes = processes
-        self._environment = dict(environment)
-        self._workdir = workdir
+        self._inputs = (processes, dict(environment), workdir)  # each agent's
         self._agents: dict[str, Any] = {}
 
     def _agent(self, backend: str) -> Any:
@@ -40,11 +38,11 @@ class CliCodingAgents:
         if backend == CLAUDE_CODE_BACKEND:
             from artifactize.adapters.coding_agents.claude_code import ClaudeCode
 
-            found = ClaudeCode(self._processes, self._environment, self._workdir)
+            found = ClaudeCode(*self._inputs)
         elif backend == CODEX_BACKEND:
             from artifactize.adapters.coding_agents.codex import Codex
 
-            found = Codex(self._processes, self._environment, self._workdir)
+            found = Codex(*self._inputs)
         else:
             raise CodingAgentError(
                 AgentProblem.UNAVAILABLE, f"Unknown coding-agent backend: {backend}."

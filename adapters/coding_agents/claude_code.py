@@ -36,21 +36,19 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
-
+from artifactize.adapters.coding_agents.agent_cli import AgentCli
 from artifactize.adapters.coding_agents.programs import (
     PROBE_SECONDS,
     AgentProgram,
     agent_workdir,
     find_program,
     how_it_ended,
-    installed,
     private_file,
     private_folder,
     probe,
     tail,
 )
-from artifactize.adapters.coding_agents.stream import counters, run_streamed
+from artifactize.adapters.coding_agents.stream import StreamReader, counters
 from artifactize.adapters.coding_agents.tool_server import SERVER_NAME, ServedTools, served_tools
 from artifactize.ports.coding_agents import (
     CLAUDE_CODE_BACKEND,
@@ -58,12 +56,11 @@ from artifactize.ports.coding_agents import (
     AgentHost,
     AgentInstall,
     AgentModel,
-    AgentModels,
     AgentProblem,
     AgentTask,
     CodingAgentError,
 )
-from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
+from artifactize.ports.process import ProcessOutcome, ProcessSpec
 
 CLAUDE_CODE = AgentProgram(
     backend=CLAUDE_CODE_BACKEND,
@@ -113,25 +110,19 @@ def _usage(raw: Mapping[str, Any]) -> dict[str, int]:
     return counters(raw, pairs, tuple(key for _, key in pairs))
 
 
-class _Reader:
+class _Reader(StreamReader):
     """The stream-json events of one run, as they arrive."""
 
-    def __init__(self, host: AgentHost, allowed: set[str], cancel: anyio.CancelScope) -> None:
-        self.host = host
+    MALFORMED = "Claude Code wrote what is not stream-json to stdout: {line!r}."
+
+    def __init__(self, host: AgentHost, allowed: set[str]) -> None:
+        super().__init__(host)
         self.allowed = allowed
-        self.cancel = cancel
-        self.events: list[Mapping[str, Any]] = []
         self.result: Mapping[str, Any] | None = None
         self.session_id: str | None = None
         self.model: str | None = None
-        self.problem: CodingAgentError | None = None
         self._messages: set[str] = set()
         self.require_tools = True  # a resumed session's init may come before its MCP tools
-
-    def stop(self, problem: CodingAgentError) -> None:
-        if self.problem is None:
-            self.problem = problem
-        self.cancel.cancel()
 
     def event(self, event: Mapping[str, Any]) -> None:
         self.events.append(event)
@@ -170,24 +161,13 @@ class _Reader:
         if counters:
             self.host.usage(counters)
 
-    def malformed(self, line: str) -> None:
-        self.stop(
-            CodingAgentError(
-                AgentProblem.FAILED,
-                f"Claude Code wrote what is not stream-json to stdout: {line[:120]!r}.",
-            )
-        )
 
-
-class ClaudeCode:
+class ClaudeCode(AgentCli):
     """The ``claude-code`` backend over the process port."""
 
-    def __init__(
-        self, processes: ProcessRunner, environment: Mapping[str, str], workdir: str
-    ) -> None:
-        self.processes = processes
-        self.environment = dict(environment)
-        self.workdir = workdir
+    PROGRAM = CLAUDE_CODE
+    FOLDER = "artifactize-claude-"
+    NO_MODEL_LIST = NO_MODEL_LIST
 
     def _environment(self, task: AgentTask) -> dict[str, str]:
         environment = dict(self.environment)
@@ -243,25 +223,14 @@ class ClaudeCode:
         environment = self._environment(task)
         program, _ = find_program(CLAUDE_CODE, environment)
         allowed = {TOOL_PREFIX + t.name for t in task.tools}
-        with private_folder("artifactize-claude-") as folder:
+        with private_folder(self.FOLDER) as folder:
             async with served_tools(task.tools, host.call_tool) as served:
                 argv = self.argv(program, task, folder, served)
-                with anyio.CancelScope() as scope:
-                    reader = _Reader(host, allowed, scope)
-                    reader.require_tools = task.resume is None
-                    spec = ProcessSpec(
-                        argv=tuple(argv),
-                        cwd=agent_workdir(self.workdir),
-                        env=environment,
-                        timeout_ms=task.timeout_ms,
-                        stdin=task.prompt.encode("utf-8"),
-                    )
-                    outcome = await run_streamed(
-                        self.processes, spec, reader.event, reader.malformed
-                    )
-        if reader.problem is not None:
-            raise reader.problem
-        return self._answer(reader, outcome)
+                reader = _Reader(host, allowed)
+                reader.require_tools = task.resume is None
+                cwd = agent_workdir(self.workdir)
+                outcome = await self._stream(argv, cwd, environment, task, reader)
+        return self._answer(reader, reader.settled(outcome))
 
     def _answer(self, reader: _Reader, outcome: ProcessOutcome) -> AgentAnswer:
         result = reader.result
@@ -293,15 +262,7 @@ class ClaudeCode:
             events=tuple(reader.events),
         )
 
-    async def install(self) -> AgentInstall:
-        with private_folder("artifactize-claude-") as folder:
-            return await self._install(folder)
-
-    async def _install(self, folder: str) -> AgentInstall:
-        found = await installed(CLAUDE_CODE, self.processes, self.environment, folder)
-        if isinstance(found, AgentInstall):
-            return found
-        program, source, text = found
+    async def _signed_in(self, folder: str, program: str, source: str, text: str) -> AgentInstall:
         auth = await probe(
             self.processes, (program, "auth", "status", "--json"), self.environment, folder
         )
@@ -318,42 +279,36 @@ class ClaudeCode:
         detail = f"signed in ({method})"
         return AgentInstall(CLAUDE_CODE_BACKEND, program, text, True, detail, source)
 
-    async def models(self) -> AgentModels:
+    async def _ask_models(self, program: str, folder: str) -> ProcessOutcome:
         """The models Claude Code offers (its model picker's list), from the answer to the
         Agent SDK's ``initialize`` control request: asked of the CLI with no prompt, so no
         model is called. Runs in an empty private folder with no settings and no tools."""
-        with private_folder("artifactize-claude-") as folder:
-            install = await self._install(folder)
-            if install.program is None or install.version is None:
-                return AgentModels(install)
-            argv = (
-                install.program,
-                "--print",
-                "--input-format",
-                "stream-json",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-                "--tools",
-                "",
-                "--strict-mcp-config",
-                "--setting-sources",
-                "",
-                "--disable-slash-commands",
-            )
-            spec = ProcessSpec(
-                argv=argv,
-                cwd=folder,
-                env=dict(self.environment),
-                timeout_ms=PROBE_SECONDS * 1000,
-                stdin=(json.dumps(INITIALIZE) + "\n").encode("utf-8"),
-            )
-            outcome = await self.processes.run(spec)
-        listed = _initialized_models(outcome.stdout.decode("utf-8", "replace"))
-        if listed is None:
-            note = NO_MODEL_LIST.format(version=install.version, how=how_it_ended(outcome))
-            return AgentModels(install, (), note)
-        return AgentModels(install, listed)
+        argv = (
+            program,
+            "--print",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--tools",
+            "",
+            "--strict-mcp-config",
+            "--setting-sources",
+            "",
+            "--disable-slash-commands",
+        )
+        spec = ProcessSpec(
+            argv=argv,
+            cwd=folder,
+            env=dict(self.environment),
+            timeout_ms=PROBE_SECONDS * 1000,
+            stdin=(json.dumps(INITIALIZE) + "\n").encode("utf-8"),
+        )
+        return await self.processes.run(spec)
+
+    def _listed_models(self, stdout: str) -> tuple[AgentModel, ...] | None:
+        return _initialized_models(stdout)
 
 
 def _initialized_models(stdout: str) -> tuple[AgentModel, ...] | None:

@@ -52,22 +52,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import anyio
-
+from artifactize.adapters.coding_agents.agent_cli import AgentCli
 from artifactize.adapters.coding_agents.programs import (
     AgentProgram,
     agent_workdir,
     check_version,
     find_program,
     how_it_ended,
-    installed,
     parse_version,
     private_file,
     private_folder,
     probe,
     tail,
 )
-from artifactize.adapters.coding_agents.stream import counters, run_streamed
+from artifactize.adapters.coding_agents.stream import StreamReader, counters
 from artifactize.adapters.coding_agents.tool_server import SERVER_NAME, ServedTools, served_tools
 from artifactize.ports.coding_agents import (
     CODEX_BACKEND,
@@ -75,12 +73,11 @@ from artifactize.ports.coding_agents import (
     AgentHost,
     AgentInstall,
     AgentModel,
-    AgentModels,
     AgentProblem,
     AgentTask,
     CodingAgentError,
 )
-from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
+from artifactize.ports.process import ProcessOutcome, ProcessRunner
 
 CODEX = AgentProgram(
     backend=CODEX_BACKEND,
@@ -145,23 +142,17 @@ def _usage(raw: Mapping[str, Any]) -> dict[str, int]:
     return counters(raw, pairs, ("inputTokens", "outputTokens"))
 
 
-class _Reader:
-    def __init__(self, host: AgentHost, cancel: anyio.CancelScope) -> None:
-        self.host = host
-        self.cancel = cancel
-        self.events: list[Mapping[str, Any]] = []
+class _Reader(StreamReader):
+    MALFORMED = "Codex wrote what is not its JSON event stream to stdout: {line!r}."
+
+    def __init__(self, host: AgentHost) -> None:
+        super().__init__(host)
         self.thread_id: str | None = None
         self.text = ""
         self.usage: dict[str, int] = {}
         self.completed = False
         self.failure: str | None = None
-        self.problem: CodingAgentError | None = None
         self.rerouted: str | None = None
-
-    def stop(self, problem: CodingAgentError) -> None:
-        if self.problem is None:
-            self.problem = problem
-        self.cancel.cancel()
 
     def event(self, event: Mapping[str, Any]) -> None:
         self.events.append(event)
@@ -204,24 +195,18 @@ class _Reader:
         message = NOT_CONFINED.format(tool=tool, version=TESTED_VERSION)
         self.stop(CodingAgentError(AgentProblem.UNAVAILABLE, message))
 
-    def malformed(self, line: str) -> None:
-        self.stop(
-            CodingAgentError(
-                AgentProblem.FAILED,
-                f"Codex wrote what is not its JSON event stream to stdout: {line[:120]!r}.",
-            )
-        )
 
-
-class Codex:
+class Codex(AgentCli):
     """The ``codex`` backend over the process port."""
+
+    PROGRAM = CODEX
+    FOLDER = "artifactize-codex-"
+    NO_MODEL_LIST = NO_MODEL_LIST
 
     def __init__(
         self, processes: ProcessRunner, environment: Mapping[str, str], workdir: str
     ) -> None:
-        self.processes = processes
-        self.environment = dict(environment)
-        self.workdir = workdir
+        super().__init__(processes, environment, workdir)
         self._catalog: str | None = None
 
     async def _checked(self, program: str, folder: str) -> None:
@@ -308,27 +293,15 @@ class Codex:
     async def run(self, task: AgentTask, host: AgentHost) -> AgentAnswer:
         program, _ = find_program(CODEX, self.environment)
         workdir = agent_workdir(self.workdir)
-        with private_folder("artifactize-codex-") as folder:
+        with private_folder(self.FOLDER) as folder:
             await self._checked(program, folder)
             catalog = await self._no_apply_patch_catalog(program, folder)
             async with served_tools(task.tools, host.call_tool) as served:
                 argv = self.argv(program, task, folder, served, catalog)
                 environment = {**self.environment, TOKEN_VARIABLE: served.token}
-                with anyio.CancelScope() as scope:
-                    reader = _Reader(host, scope)
-                    spec = ProcessSpec(
-                        argv=tuple(argv),
-                        cwd=workdir,
-                        env=environment,
-                        timeout_ms=task.timeout_ms,
-                        stdin=task.prompt.encode("utf-8"),
-                    )
-                    outcome = await run_streamed(
-                        self.processes, spec, reader.event, reader.malformed
-                    )
-        if reader.problem is not None:
-            raise reader.problem
-        return self._answer(reader, outcome)
+                reader = _Reader(host)
+                outcome = await self._stream(argv, workdir, environment, task, reader)
+        return self._answer(reader, reader.settled(outcome))
 
     def _answer(self, reader: _Reader, outcome: ProcessOutcome) -> AgentAnswer:
         if outcome.spawn_error is not None:
@@ -383,15 +356,7 @@ class Codex:
                     model = found if isinstance(found, str) and found else model
         return model
 
-    async def install(self) -> AgentInstall:
-        with private_folder("artifactize-codex-") as folder:
-            return await self._install(folder)
-
-    async def _install(self, folder: str) -> AgentInstall:
-        found = await installed(CODEX, self.processes, self.environment, folder)
-        if isinstance(found, AgentInstall):
-            return found
-        program, source, text = found
+    async def _signed_in(self, folder: str, program: str, source: str, text: str) -> AgentInstall:
         status = await probe(self.processes, (program, "login", "status"), self.environment, folder)
         said = (status.stdout + status.stderr).decode("utf-8", "replace")
         if status.exit_code == 0 and "not logged in" not in said.lower():
@@ -406,25 +371,19 @@ class Codex:
             )
         return AgentInstall(CODEX_BACKEND, program, text, False, NOT_SIGNED_IN, source)
 
-    async def models(self) -> AgentModels:
+    async def _ask_models(self, program: str, folder: str) -> ProcessOutcome:
         """The models Codex offers in its model picker (``visibility = "list"`` in its
         catalog, ``codex debug models``: refreshed for the sign-in when it can be, else the
         catalog shipped with the binary); nothing is sent to a model."""
-        with private_folder("artifactize-codex-") as folder:
-            install = await self._install(folder)
-            if install.program is None or install.version is None:
-                return AgentModels(install)
-            shown = await probe(
-                self.processes, (install.program, "debug", "models"), self.environment, folder
-            )
+        return await probe(self.processes, (program, "debug", "models"), self.environment, folder)
+
+    def _listed_models(self, stdout: str) -> tuple[AgentModel, ...] | None:
         try:
-            catalog = json.loads(shown.stdout.decode("utf-8", "replace"))
-            listed = tuple(
+            catalog = json.loads(stdout)
+            return tuple(
                 AgentModel(str(model["slug"]), model.get("display_name") or None)
                 for model in catalog["models"]
                 if model.get("visibility", "list") == "list"
             )
         except (ValueError, KeyError, TypeError, AttributeError):
-            note = NO_MODEL_LIST.format(version=install.version, how=how_it_ended(shown))
-            return AgentModels(install, (), note)
-        return AgentModels(install, listed)
+            return None

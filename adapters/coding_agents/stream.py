@@ -6,14 +6,20 @@ is not a JSON object (an agent printing its own text to stdout, a banner) goes t
 ``malformed`` once, and everything after it is ignored. A line over EVENT_LINE_MAX_BYTES is
 malformed too: no protocol event of ours is that large, and holding it would let an agent
 fill the memory.
+
+``StreamReader`` is what both agents' readers share: the events, the first problem (which
+stops the run) and the malformed line.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
+import anyio
+
+from artifactize.ports.coding_agents import AgentHost, AgentProblem, CodingAgentError
 from artifactize.ports.process import STDOUT, ProcessOutcome, ProcessRunner, ProcessSpec
 
 EVENT_LINE_MAX_BYTES = 16 * 1024 * 1024
@@ -98,3 +104,36 @@ def counters(
     if "inputTokens" in usage or "outputTokens" in usage:
         usage["totalTokens"] = sum(usage.get(key, 0) for key in total)
     return usage
+
+
+class StreamReader:
+    """One run's events as they arrive (``event``, each agent's own); the first problem stops
+    the run, and a line that is not the agent's JSON is one (``MALFORMED``, with ``{line}``)."""
+
+    MALFORMED: ClassVar[str] = ""
+
+    def __init__(self, host: AgentHost) -> None:
+        self.host = host
+        self.events: list[Mapping[str, Any]] = []
+        self.problem: CodingAgentError | None = None
+        self.cancel: anyio.CancelScope | None = None  # set while the agent runs
+
+    def stop(self, problem: CodingAgentError) -> None:
+        if self.problem is None:
+            self.problem = problem
+        if self.cancel is not None:
+            self.cancel.cancel()
+
+    def event(self, event: Mapping[str, Any]) -> None:
+        raise NotImplementedError
+
+    def settled(self, outcome: ProcessOutcome | None) -> ProcessOutcome:
+        """The run's outcome, or the problem that stopped it, raised (call it once the run's
+        resources are let go)."""
+        if self.problem is not None:
+            raise self.problem
+        assert outcome is not None  # only a problem cancels the run
+        return outcome
+
+    def malformed(self, line: str) -> None:
+        self.stop(CodingAgentError(AgentProblem.FAILED, self.MALFORMED.format(line=line[:120])))

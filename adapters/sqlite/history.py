@@ -8,7 +8,8 @@ order (``rowid``), so a record stored later wins a tie.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -30,12 +31,31 @@ _IN_HISTORY = sa.and_(
 )
 
 
+# The statements every eval's claim issues, built once: a statement object memoizes its
+# cache key, under which SQLAlchemy keeps its compiled form, so a claim constructs nothing.
+_LATEST = (
+    sa.select(executions)
+    .where(executions.c.key == sa.bindparam("b_key"), _IN_HISTORY)
+    .order_by(*_NEWEST_FIRST)
+    .limit(1)
+)
+_TOUCH = (
+    sa.update(executions)
+    .where(executions.c.id == sa.bindparam("b_id"))
+    .values(last_used=sa.bindparam("b_now"))
+)
+_ACTIVE_HOLDER = sa.select(executions).where(
+    executions.c.key == sa.bindparam("b_key"),
+    executions.c.status.in_(ACTIVE_EXECUTION_STATUSES),
+)
+
+
 def _history_of(key: str) -> sa.Select[Any]:
     return sa.select(executions).where(executions.c.key == key, _IN_HISTORY)
 
 
 def latest(connection: sa.Connection, key: str) -> ExecutionRecord | None:
-    row = connection.execute(_history_of(key).order_by(*_NEWEST_FIRST).limit(1)).one_or_none()
+    row = connection.execute(_LATEST, {"b_key": key}).one_or_none()
     return None if row is None else execution_record(row)
 
 
@@ -58,7 +78,14 @@ def history(connection: sa.Connection, key: str) -> list[ExecutionRecord]:
     return [execution_record(row) for row in rows]
 
 
-def latest_per_key(connection: sa.Connection) -> list[tuple[ExecutionRecord, int]]:
+def latest_per_key(
+    connection: sa.Connection, eval_ids: Collection[str] | None = None
+) -> list[tuple[ExecutionRecord, int]]:
+    """The newest record of every key and the key's record count, newest first; with
+    ``eval_ids``, only the records of those evals (picked after the newest of each key is,
+    so a key shared by two evals answers for the one that recorded last). A row whose data
+    is not JSON with a text ``evalId`` is never left out: decoding it reports the damage,
+    as without ``eval_ids``."""
     ranked = (
         sa.select(
             executions,
@@ -76,13 +103,23 @@ def latest_per_key(connection: sa.Connection) -> list[tuple[ExecutionRecord, int
         .where(ranked.c.rank == 1)
         .order_by(ranked.c.completed_at.desc(), ranked.c.position.desc())
     )
+    if eval_ids is not None:
+        wanted: sa.Select[Any] = sa.select(sa.column("value")).select_from(
+            sa.func.json_each(sa.bindparam("eval_ids", json.dumps(sorted(eval_ids))))
+        )
+        eval_id = sa.func.json_extract(ranked.c.data, "$.evalId")
+        query = query.where(
+            sa.or_(
+                sa.func.json_valid(ranked.c.data) == 0,
+                sa.func.coalesce(sa.func.json_type(ranked.c.data, "$.evalId"), "") != "text",
+                eval_id.in_(wanted),
+            )
+        )
     return [(execution_record(row), int(row.records)) for row in connection.execute(query)]
 
 
 def touch(connection: sa.Connection, execution_id: str, now: str) -> None:
-    connection.execute(
-        sa.update(executions).where(executions.c.id == execution_id).values(last_used=now)
-    )
+    connection.execute(_TOUCH, {"b_id": execution_id, "b_now": now})
 
 
 def touch_all(connection: sa.Connection, execution_ids: Sequence[str], now: str) -> None:
@@ -93,11 +130,7 @@ def touch_all(connection: sa.Connection, execution_ids: Sequence[str], now: str)
 
 def active_holder(connection: sa.Connection, key: str) -> ExecutionRecord | None:
     """The RUNNING or WAITING_HUMAN execution holding ``key`` (unique by index)."""
-    row = connection.execute(
-        sa.select(executions).where(
-            executions.c.key == key, executions.c.status.in_(ACTIVE_EXECUTION_STATUSES)
-        )
-    ).one_or_none()
+    row = connection.execute(_ACTIVE_HOLDER, {"b_key": key}).one_or_none()
     return None if row is None else execution_record(row)
 
 

@@ -25,10 +25,11 @@ Choices beyond the port's docstrings:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -109,11 +110,45 @@ class _DryRun(Exception):
 _KEYS_PER_QUERY = 500
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
 
+# The statements every eval issues, built once (a statement object memoizes its cache key,
+# under which SQLAlchemy keeps its compiled form): an eval's writes construct none. Bound
+# names that are not columns start with ``b_``; a statement without ``values()`` takes
+# its SET or VALUES columns from the parameters' keys.
+_UPDATE_REQUEST = (
+    sa.update(requests_table)
+    .where(
+        requests_table.c.id == sa.bindparam("b_id"),
+        requests_table.c.run_id == sa.bindparam("b_run_id"),
+    )
+    .values(
+        execution_id=sa.bindparam("b_execution_id"),
+        status=sa.bindparam("b_status"),
+        data=sa.bindparam("b_data"),
+    )
+)
+_INSERT_EXECUTION = sa.insert(executions)
+_COMPLETE_EXECUTION = sa.update(executions).where(
+    executions.c.id == sa.bindparam("b_id"),
+    executions.c.owner_pid == sa.bindparam("b_owner_pid"),
+    executions.c.owner_start_time == sa.bindparam("b_owner_start_time"),
+    executions.c.status.in_(ACTIVE_EXECUTION_STATUSES),
+)
+
 
 def _positive(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return value
+
+
+@dataclasses.dataclass
+class _Batch:
+    """An open ``batch()``: its thread, its mode, and its transaction once begun."""
+
+    thread: int
+    write: bool
+    stack: contextlib.ExitStack
+    connection: sa.Connection | None = None
 
 
 class SqliteStateStore:
@@ -137,8 +172,8 @@ class SqliteStateStore:
         self._history_records_max = _positive("history_records_max", history_records_max)
         self._history_bytes_max = _positive("history_bytes_max", history_bytes_max)
         self._clock: Clock = clock or SystemClock()
-        # The open ``batch()`` transaction and the thread that opened it, if any.
-        self._batch: tuple[sa.Connection, int] | None = None
+        # The open ``batch()`` and the thread that opened it, if any.
+        self._batch: _Batch | None = None
         self.transactions = 0  # transactions begun (the scale tests count them)
         # The history's (records, bytes) as last counted plus what this store recorded since:
         # GC counts again only when that estimate passes a cap (None: count next time), so a
@@ -162,11 +197,19 @@ class SqliteStateStore:
     def _transaction(self, *, write: bool) -> Iterator[sa.Connection]:
         """One transaction, IMMEDIATE when it writes; database errors become StateError.
 
-        Inside ``batch()`` (on the thread that opened it) the batch's transaction is used."""
+        Inside ``batch()`` (on the thread that opened it) the batch's transaction is used,
+        begun by the batch's first call."""
         batch = self._batch
-        if batch is not None and batch[1] == threading.get_ident():
-            yield batch[0]
+        if batch is not None and batch.thread == threading.get_ident():
+            if batch.connection is None:
+                batch.connection = batch.stack.enter_context(self._begin(write=batch.write))
+            yield batch.connection
             return
+        with self._begin(write=write) as connection:
+            yield connection
+
+    @contextlib.contextmanager
+    def _begin(self, *, write: bool) -> Iterator[sa.Connection]:
         self.transactions += 1
         try:
             with self._engine.connect() as connection:
@@ -188,12 +231,14 @@ class SqliteStateStore:
         """Every call inside, on this thread, shares one transaction that commits at the end
         (or rolls back on an error): a Run phase that saves many requests pays one commit,
         not one per save; a reader of many rows (``write=False``, DEFERRED) one begin.
-        Nested batches join the outer one."""
-        if self._batch is not None and self._batch[1] == threading.get_ident():
+        Nested batches join the outer one. The transaction begins with the batch's first
+        call, so a batch that calls nothing (a scheduler pass with nothing to park) costs
+        no transaction at all."""
+        if self._batch is not None and self._batch.thread == threading.get_ident():
             yield
             return
-        with self._transaction(write=write) as connection:
-            self._batch = (connection, threading.get_ident())
+        with contextlib.ExitStack() as stack:  # the transaction, once a call began it
+            self._batch = _Batch(threading.get_ident(), write, stack)
             try:
                 yield
             finally:
@@ -256,13 +301,14 @@ class SqliteStateStore:
     @staticmethod
     def _write_request(connection: sa.Connection, request: RequestRecord) -> None:
         result = connection.execute(
-            sa.update(requests_table)
-            .where(requests_table.c.id == request.id, requests_table.c.run_id == request.run_id)
-            .values(
-                execution_id=request.execution_id,
-                status=request.status,
-                data=request_data(request),
-            )
+            _UPDATE_REQUEST,
+            {
+                "b_id": request.id,
+                "b_run_id": request.run_id,
+                "b_execution_id": request.execution_id,
+                "b_status": request.status,
+                "b_data": request_data(request),
+            },
         )
         if result.rowcount != 1:
             raise StateError(f"Request not found: {request.id} (Run {request.run_id})")
@@ -375,7 +421,7 @@ class SqliteStateStore:
                 ):
                     return Claim(ClaimOutcome.BUSY, holder)
                 self._settle_owner_died(connection, holder)
-            connection.execute(sa.insert(executions).values(execution_values(execution, key=key)))
+            connection.execute(_INSERT_EXECUTION, execution_values(execution, key=key))
             return Claim(ClaimOutcome.OWNED)
 
     def _settle_owner_died(self, connection: sa.Connection, holder: ExecutionRecord) -> None:
@@ -395,7 +441,7 @@ class SqliteStateStore:
 
     def insert_execution(self, execution: ExecutionRecord) -> None:
         with self._transaction(write=True) as connection:
-            connection.execute(sa.insert(executions).values(execution_values(execution, key=None)))
+            connection.execute(_INSERT_EXECUTION, execution_values(execution, key=None))
 
     def complete_execution(
         self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
@@ -420,16 +466,12 @@ class SqliteStateStore:
         if recorded:
             values.update(key=execution.key, bytes=size, last_used=self._now())
         with self._transaction(write=True) as connection:
-            result = connection.execute(
-                sa.update(executions)
-                .where(
-                    executions.c.id == execution.id,
-                    executions.c.owner_pid == execution.owner_pid,
-                    executions.c.owner_start_time == execution.owner_start_time,
-                    executions.c.status.in_(ACTIVE_EXECUTION_STATUSES),
-                )
-                .values(values)
+            values.update(
+                b_id=execution.id,
+                b_owner_pid=execution.owner_pid,
+                b_owner_start_time=execution.owner_start_time,
             )
+            result = connection.execute(_COMPLETE_EXECUTION, values)
             if result.rowcount != 1:
                 raise StateError("Active execution not found.")
             if request is not None:  # the same transaction: never one without the other
@@ -508,6 +550,10 @@ class SqliteStateStore:
     def latest_records(self) -> list[tuple[ExecutionRecord, int]]:
         with self._transaction(write=False) as connection:
             return hist.latest_per_key(connection)
+
+    def latest_records_of(self, eval_ids: Collection[str]) -> list[ExecutionRecord]:
+        with self._transaction(write=False) as connection:
+            return [record for record, _ in hist.latest_per_key(connection, eval_ids)]
 
     def remove_key(self, key: ReuseKey) -> bool:
         with self._transaction(write=True) as connection:

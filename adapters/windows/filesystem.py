@@ -367,6 +367,10 @@ class WindowsDirectoryHandle(OwnedHandle):
             raise
         return WindowsFileHandle(child, int(info.EndOfFile))
 
+    def read_listed_file(self, name: str, max_bytes: int) -> bytes:
+        """``read_file``: its open already classifies the entry by its handle."""
+        return self.read_file(name, max_bytes)
+
     def read_file(self, name: str, max_bytes: int) -> bytes:
         """Read a regular file of at most ``max_bytes`` (reading one byte more to be sure:
         the size may change while it is read)."""

@@ -19,7 +19,7 @@ packages instead of the checkout (docs/runtime-evals.md).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from artifactize.domain.declarations.diagnostics import Problem
 from artifactize.domain.declarations.model import (
@@ -27,6 +27,7 @@ from artifactize.domain.declarations.model import (
     RuntimeProfile,
 )
 from artifactize.domain.declarations.toml_source import KeyLocator
+from artifactize.domain.project.program_paths import is_absolute_program
 from artifactize.domain.project.runtime_programs import (
     ARGUMENT_UNRESOLVED,
     program_document,
@@ -39,7 +40,7 @@ from artifactize.domain.tools.preflight import Preflight
 from artifactize.domain.tools.results import ToolError
 from artifactize.ports.documents import ProgramDocument
 from artifactize.ports.filesystem import Filesystem
-from artifactize.ports.programs import ProgramFinder
+from artifactize.ports.programs import ProgramFinder, ProgramIdentity
 
 OUTSIDE_REVIEW = "Artifact is outside this review: "  # tool_scopes reports these
 
@@ -75,7 +76,16 @@ class ProgramChecks:
     programs: ProgramFinder
     environment: Mapping[str, str]  # the caller's: PATH decides what a bare name runs
 
+    def memoized(self) -> ProgramChecks:
+        """These checks with every program lookup answered once (``MemoProgramFinder``):
+        for one command over a workspace, where a thousand evals run the same program."""
+        if isinstance(self.programs, MemoProgramFinder):
+            return self
+        return replace(self, programs=MemoProgramFinder(self.programs))
+
     def check(self, workspace: Workspace) -> ProgramReport:
+        if not isinstance(self.programs, MemoProgramFinder):
+            return self.memoized().check(workspace)
         report = ProgramReport()
         for ref in workspace.evals():
             if isinstance(ref.eval.profile, RuntimeProfile):
@@ -143,6 +153,44 @@ class ProgramChecks:
             key = f"views.human_tools.{human.name}"
             for message in _own(preflight.human_tool(owner, human), program_only=False):
                 report.problems.append(locate(key, message))
+
+
+class MemoProgramFinder:
+    """A ``ProgramFinder`` that asks the one it wraps once per question, for the length of
+    one command: the programs of a workspace are few, its evals many (``status`` resolved
+    ``true`` on PATH and followed its links once per runtime eval). A ``PATH`` search
+    depends on the working folder only through a relative ``PATH`` entry, so without one
+    the folder is left out of the question."""
+
+    def __init__(self, programs: ProgramFinder) -> None:
+        self.programs = programs
+        self.windows_paths = programs.windows_paths
+        self._found: dict[tuple[str, str, str], str | None] = {}
+        self._executable: dict[str, bool] = {}
+        self._identity: dict[str, ProgramIdentity] = {}
+
+    def find_on_path(self, name: str, path_variable: str, cwd: str) -> str | None:
+        question = (name, path_variable, cwd if self._relative_entry(path_variable) else "")
+        if question not in self._found:
+            self._found[question] = self.programs.find_on_path(name, path_variable, cwd)
+        return self._found[question]
+
+    def is_executable_file(self, path: str) -> bool:
+        if path not in self._executable:
+            self._executable[path] = self.programs.is_executable_file(path)
+        return self._executable[path]
+
+    def identity(self, path: str) -> ProgramIdentity:
+        if path not in self._identity:
+            self._identity[path] = self.programs.identity(path)
+        return self._identity[path]
+
+    def _relative_entry(self, path_variable: str) -> bool:
+        separator = ";" if self.windows_paths else ":"  # os.pathsep of each kind of system
+        return any(
+            entry and not is_absolute_program(entry, windows=self.windows_paths)
+            for entry in path_variable.split(separator)
+        )
 
 
 def _own(problems: list[str], *, program_only: bool) -> Iterator[str]:

@@ -9,7 +9,7 @@ folder swapped for a symlink after the workspace was loaded is therefore refused
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
@@ -86,30 +86,51 @@ def resolve_location(
 _PLAIN_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+@")
 
 
-def child_location(parent: Location, name: str) -> Location | None:
-    """``resolve_location`` of ``parent.request_path + "/" + name``, in the case no rule touches.
+def plain_children(parent: Location) -> Callable[[str], bool]:
+    """Whether ``parent.request_path + "/" + name`` is a case no resolution rule touches,
+    for each ``name`` of one folder (what depends on the folder alone is worked out once).
 
     A traversal resolves every entry it meets; most are a plain name inside a folder
     Artifact that is neither a mount alias (at the Artifact's root) nor where a child
     Artifact's folder starts, and for those the result is the parent's Artifact with the
-    name appended. None means that case does not hold: resolve the joined path in full.
+    name appended to its components. False: resolve the joined path in full.
     """
     artifact = parent.artifact
+    if artifact.kind is not ArtifactKind.FOLDER:
+        return _never
     remaining = parent.ownership.remaining
-    if (
-        artifact.kind is not ArtifactKind.FOLDER
-        or name in (".", "..")
-        or not _PLAIN_NAME_CHARS.issuperset(name)
-        or (not remaining and name in artifact.mounts)
-    ):
+    mounts = artifact.mounts if not remaining else {}
+    children = artifact.children
+    prefix = "/".join(remaining) + "/" if remaining else ""
+    room = LOGICAL_PATH_MAX_UTF16 - (len(parent.request_path) + 1 if parent.request_path else 0)
+    plain_chars = _PLAIN_NAME_CHARS.issuperset
+
+    def plain(name: str) -> bool:
+        return (
+            len(name) <= room  # ASCII below: one UTF-16 unit per character
+            and plain_chars(name)
+            and name not in (".", "..")
+            and name not in mounts
+            and not (children and prefix + name in children)
+        )
+
+    return plain
+
+
+def _never(name: str) -> bool:
+    return False
+
+
+def child_location(parent: Location, name: str) -> Location | None:
+    """``resolve_location`` of ``parent.request_path + "/" + name`` when ``plain_children``
+    holds; None means it does not: resolve the joined path in full."""
+    if not plain_children(parent)(name):
         return None
-    remaining += (name,)
-    if "/".join(remaining) in artifact.children:
-        return None
+    artifact = parent.artifact
     path = f"{parent.request_path}/{name}" if parent.request_path else name
-    if len(path) > LOGICAL_PATH_MAX_UTF16:  # ASCII: one UTF-16 unit per character
-        return None
-    ownership = Ownership(parent.ownership.artifact_id, artifact.name, remaining)
+    ownership = Ownership(
+        parent.ownership.artifact_id, artifact.name, (*parent.ownership.remaining, name)
+    )
     return Location(path, ownership, artifact, (*parent.components, name))
 
 

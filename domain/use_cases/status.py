@@ -210,8 +210,11 @@ class Status:
         self._history: dict[str, list[ExecutionRecord]] | None = None
         self._latest: dict[str, ExecutionRecord] | None = None  # key -> newest record
         self._waiting: dict[str, RequestRecord] | None = None
+        self._unrecorded: set[str] = set()  # evals whose history _records reads
         # Each Artifact's fingerprint, computed once for all the evals that cover it.
         self._fingerprints: dict[str, ComputedFingerprint] = {}
+        # Every eval that runs the same program looks it up once (one report's length).
+        self._programs = ports.programs.memoized() if ports.programs is not None else None
 
     @property
     def ignore_gates(self) -> bool:
@@ -234,6 +237,7 @@ class Status:
         if self.ports.index is not None:
             self.ports.index.save()
         self._prefetch(keys.values())
+        self._unrecorded = {e for e, k in keys.items() if not self._has_current_record(k)}
         lookups = {eval_id: self._lookup(eval_id, keys[eval_id]) for eval_id in ids}
         pulled = {ref.qualified_id for ref in pulled_in(self.workspace, refs)}
         evidence: dict[str, Evidence] = {e: lookup.evidence() for e, lookup in lookups.items()}
@@ -285,6 +289,13 @@ class Status:
         wanted = [k.key for k in keys if isinstance(k, KeyInputs) and k.key is not None]
         self._latest = self.ports.state.latest_of_keys(wanted, touch=False)
 
+    def _has_current_record(self, keys: KeyInputs | FingerprintError) -> bool:
+        """Whether ``_prefetch`` found a record of the eval's key (else ``_lookup`` reads
+        its history); a failed fingerprint reads nothing."""
+        if isinstance(keys, FingerprintError):
+            return True
+        return keys.key is not None and self._latest is not None and keys.key in self._latest
+
     def _lookup(self, eval_id: str, keys: KeyInputs | FingerprintError) -> _Lookup:
         if isinstance(keys, FingerprintError):
             return _Lookup(None, error=FINGERPRINT_FAILED.format(error=keys))
@@ -312,7 +323,7 @@ class Status:
         if self._history is None:
             assert self.ports.state is not None
             self._history = {}
-            for record, _ in self.ports.state.latest_records():
+            for record in self.ports.state.latest_records_of(self._unrecorded):
                 if record.status in VERDICT_STATUSES:
                     self._history.setdefault(str(record.data.eval_id), []).append(record)
         return self._history
@@ -379,9 +390,9 @@ class Status:
     def _program(self, eval_id: str) -> ProgramDocument | str | None:
         """What a runtime eval would run (or why it cannot), resolved as ``verify`` would."""
         ref = self.workspace.find_eval(eval_id)
-        if self.ports.programs is None or not isinstance(ref.eval.profile, RuntimeProfile):
+        if self._programs is None or not isinstance(ref.eval.profile, RuntimeProfile):
             return None
-        return self.ports.programs.runtime_program(self.workspace, ref)
+        return self._programs.runtime_program(self.workspace, ref)
 
     def _action(
         self, lookup: _Lookup, gate: gates.Gate, human: bool, included: bool

@@ -10,10 +10,11 @@ from typing import Annotated
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.options import argument
 
 
 def agent_setup_command(
-    agent: Annotated[str, typer.Argument(help="claude or codex.")],
+    agent: Annotated[str, argument("claude or codex.")],
 ) -> None:
     """Write the control-surface MCP entry and the artifactize skill for Claude Code or Codex.
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
-from typing import Annotated, Any, NoReturn
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -22,9 +22,13 @@ from artifactize.entrypoints.cli.global_options import (
     split_global_options,
 )
 from artifactize.entrypoints.cli.lazy_commands import LazyGroup
+from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
+
+if TYPE_CHECKING:
+    from artifactize.domain.use_cases.config_service import ConfigService
 
 HELP_HINT = "Try '{command} --help' for help."
 
@@ -41,6 +45,12 @@ app = typer.Typer(
 )
 config_app = typer.Typer(help="Check and describe the .artf declarations.", no_args_is_help=True)
 tools_app = typer.Typer(help="Inspect and try the tools reviewers see.", no_args_is_help=True)
+
+# tools check's Artifact selection (as --artifact A --audience human).
+ArtifactOption = Annotated[
+    str | None, option("--artifact", "Check this Artifact and its children.")
+]
+AudienceOption = Annotated[str | None, option("--audience", "agent or human (with --artifact).")]
 
 
 def _version_callback(value: bool) -> None:
@@ -66,45 +76,41 @@ def config_check() -> None:
     """Validate every .artf declaration. Runs no scripts, hashes no files, writes nothing."""
     from artifactize.entrypoints.cli.render.config import summary_text
 
-    data = _State.container.config_service().check(_State.options.repo)
-    _emit(data, summary_text(data))
+    _emit_config(lambda service, repo: service.check(repo), summary_text)
 
 
 @config_app.command("graph")
 def config_graph(
     artifact: Annotated[
-        str | None,
-        typer.Argument(help="Show only this Artifact and everything it consumes."),
+        str | None, argument("Show only this Artifact and everything it consumes.")
     ] = None,
 ) -> None:
     """Show Artifacts, their evals and relations (inputs first)."""
     from artifactize.entrypoints.cli.render.config import graph_text
 
-    report = _State.container.config_service().graph(_State.options.repo, artifact)
-    _emit(report, graph_text(report))
+    _emit_config(lambda service, repo: service.graph(repo, artifact), graph_text)
+
+
+def _emit_config(
+    report: Callable[[ConfigService, str], dict[str, Any]], text: Callable[[Any], str]
+) -> None:
+    """``report`` of the config service on the repository: JSON, or ``text`` of it."""
+    _emit(report(_State.container.config_service(), _State.options.repo), text)
 
 
 @tools_app.command("check")
 def tools_check(
     selector: Annotated[
-        str | None, typer.Argument(help="An Agent or Human eval (ARTIFACT/EVAL); same as --eval.")
+        str | None, argument("An Agent or Human eval (ARTIFACT/EVAL); same as --eval.")
     ] = None,
-    eval_id: Annotated[str | None, typer.Option("--eval", help="An Agent or Human eval.")] = None,
-    artifact: Annotated[
-        str | None, typer.Option("--artifact", help="Check this Artifact and its children.")
-    ] = None,
-    audience: Annotated[
-        str | None, typer.Option("--audience", help="agent or human (with --artifact).")
-    ] = None,
-    tool: Annotated[
-        str | None, typer.Option("--tool", help="One tool, by short or published name.")
-    ] = None,
+    eval_id: Annotated[str | None, option("--eval", "An Agent or Human eval.")] = None,
+    artifact: ArtifactOption = None,
+    audience: AudienceOption = None,
+    tool: Annotated[str | None, option("--tool", "One tool, by short or published name.")] = None,
     execute: Annotated[
-        bool, typer.Option("--execute", help="Call the selected tool once, as a reviewer would.")
+        bool, option("--execute", "Call the selected tool once, as a reviewer would.")
     ] = False,
-    args: Annotated[
-        str | None, typer.Option("--args", help="JSON arguments for an Agent tool call.")
-    ] = None,
+    args: Annotated[str | None, option("--args", "JSON arguments for an Agent tool call.")] = None,
 ) -> None:
     """Validate tools and report their readiness as JSON; static unless --execute is given.
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from artifactize.entrypoints.cli.options import option
 from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
@@ -46,9 +47,9 @@ def _junit_path(value: str | None) -> Path | None:
 
 JunitOption = Annotated[
     str | None,
-    typer.Option(
+    option(
         "--junit",
-        help="Write the Run as JUnit XML to PATH (its folder must exist, outside the "
+        "Write the Run as JUnit XML to PATH (its folder must exist, outside the "
         "reviewed Artifacts).",
         callback=_junit_path,
     ),

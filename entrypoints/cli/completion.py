@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from artifactize.entrypoints.cli.command_table import COMPLETE_VARIABLE, PROG_NAME
+from artifactize.entrypoints.cli.options import argument
 from artifactize.entrypoints.errors import CommandError
 
 SHELLS = ("bash", "zsh", "fish")
@@ -25,7 +26,7 @@ UNKNOWN_SHELL = "Unknown shell {shell!r}: completion is available for bash, zsh 
 
 def completion_command(
     ctx: typer.Context,
-    shell: Annotated[str, typer.Argument(help="bash, zsh or fish.")],
+    shell: Annotated[str, argument("bash, zsh or fish.")],
 ) -> None:
     """Print the completion script of SHELL (bash, zsh or fish); see docs/cli.md."""
     from typer.completion import shell_complete

@@ -15,13 +15,13 @@ from typing import Annotated
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
 
-BackendArgument = Annotated[str, typer.Argument(help="openai, anthropic or openai-chat.")]
+BackendArgument = Annotated[str, argument("openai, anthropic or openai-chat.")]
 BaseUrlOption = Annotated[
-    str | None,
-    typer.Option("--base-url", help="The endpoint the key is for (default: the backend's own)."),
+    str | None, option("--base-url", "The endpoint the key is for (default: the backend's own).")
 ]
 
 

@@ -15,6 +15,7 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.errors import CommandError
 
@@ -54,37 +55,33 @@ def mcp_command(
     ctx: typer.Context,
     eval_id: Annotated[
         str | None,
-        typer.Option(
-            "--eval", help="Serve this Agent eval's tools (ARTIFACT/EVAL), in its admitted scope."
-        ),
+        option("--eval", "Serve this Agent eval's tools (ARTIFACT/EVAL), in its admitted scope."),
     ] = None,
     artifact: Annotated[
         str | None,
-        typer.Option(
-            "--artifact", help="Serve this Artifact's Agent tools, with its children's scope."
-        ),
+        option("--artifact", "Serve this Artifact's Agent tools, with its children's scope."),
     ] = None,
     http: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--http",
-            help="Serve streamable HTTP on this loopback HOST:PORT (port 0: any free port) "
+            "Serve streamable HTTP on this loopback HOST:PORT (port 0: any free port) "
             "instead of stdio; prints the URL and a bearer token.",
         ),
     ] = None,
     control: Annotated[
         bool,
-        typer.Option(
+        option(
             "--control",
-            help="Serve the control surface instead of an eval's tools: status, verify_start, "
+            "Serve the control surface instead of an eval's tools: status, verify_start, "
             "run_wait, run_show, run_list, run_cancel, request_list, eval_explain.",
         ),
     ] = False,
     max_tool_calls: Annotated[
         int | None,
-        typer.Option(
+        option(
             "--max-tool-calls",
-            help="Refuse calls past N (default: the eval's maxToolCalls, else no limit).",
+            "Refuse calls past N (default: the eval's maxToolCalls, else no limit).",
         ),
     ] = None,
 ) -> None:
@@ -227,7 +224,7 @@ def _announce(url: str, token: str, session_id: str) -> None:
 @mcp_app.command("log")
 def mcp_log(
     session_id: Annotated[
-        str | None, typer.Argument(help="One MCP session: its scope, pins and every call.")
+        str | None, argument("One MCP session: its scope, pins and every call.")
     ] = None,
     limit: Annotated[
         int, typer.Option("--limit", min=1, help="How many sessions to list, newest first.")

@@ -16,17 +16,15 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit, emit_json
 from artifactize.entrypoints.errors import CommandError
 
 
 def models_command(
-    backend: Annotated[
-        str, typer.Argument(help="openai, anthropic, openai-chat, claude-code or codex.")
-    ],
+    backend: Annotated[str, argument("openai, anthropic, openai-chat, claude-code or codex.")],
     base_url: Annotated[
-        str | None,
-        typer.Option("--base-url", help="An endpoint, as a profile's base_url would name it."),
+        str | None, option("--base-url", "An endpoint, as a profile's base_url would name it.")
     ] = None,
 ) -> None:
     """List the models the backend's endpoint serves (one ID a line); for claude-code and
@@ -67,9 +65,9 @@ def _agent_models(backend: str, base_url: str | None) -> None:
 def doctor_command(
     repair: Annotated[
         bool,
-        typer.Option(
+        option(
             "--repair",
-            help="Recover a damaged state: copy what can be read into a new state file, "
+            "Recover a damaged state: copy what can be read into a new state file, "
             "keeping the damaged one aside.",
         ),
     ] = False,

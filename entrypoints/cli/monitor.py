@@ -18,6 +18,7 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.options import option
 from artifactize.entrypoints.cli.terminal_reviewer import ALL_WITH_REPO as ALL_WITH_REPO
 from artifactize.entrypoints.cli.terminal_reviewer import check_interactive
 
@@ -42,9 +43,7 @@ def review_argv(request_id: str, state_dir: str, repo: str | None) -> list[str]:
 
 
 def monitor_command(
-    all_repos: Annotated[
-        bool, typer.Option("--all", help="Show the Runs of every repository.")
-    ] = False,
+    all_repos: Annotated[bool, option("--all", "Show the Runs of every repository.")] = False,
 ) -> None:
     """Watch Runs live; o hands a waiting Human review to `review`. Writes nothing."""
     from artifactize.entrypoints.monitor_tui.app import MonitorApp

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from artifactize.entrypoints.cli.options import option
 from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from artifactize.domain.reviews.run.selection import Selection
 
 # ``--eval``, the one-eval selector of both commands (beside ARTIFACT/EVAL and --all).
-EvalOption = Annotated[str | None, typer.Option("--eval", help="One eval, ARTIFACT/EVAL.")]
+EvalOption = Annotated[str | None, option("--eval", "One eval, ARTIFACT/EVAL.")]
 
 # The eight flags in their order on the help: parameter, value type, flag, help text.
 _FLAGS: tuple[tuple[str, type, str, str], ...] = (

@@ -11,19 +11,19 @@ import typer
 
 from artifactize.entrypoints.bootstrap import RUNS_FOLDER
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.options import option
 from artifactize.entrypoints.errors import CommandError
 
 
 def prune_command(
     before: Annotated[
-        str | None,
-        typer.Option("--before", help="Remove Runs created before DATE (YYYY-MM-DD or ISO time)."),
+        str | None, option("--before", "Remove Runs created before DATE (YYYY-MM-DD or ISO time).")
     ] = None,
     keep: Annotated[
-        int | None, typer.Option("--keep", help="Keep the newest N Runs, remove the older.")
+        int | None, option("--keep", "Keep the newest N Runs, remove the older.")
     ] = None,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Say what would be removed; change nothing.")
+        bool, option("--dry-run", "Say what would be removed; change nothing.")
     ] = False,
 ) -> None:
     """Remove old Runs, their requests and scratch folders; never a reusable verdict.

@@ -16,6 +16,7 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.review_store import (
@@ -84,9 +85,9 @@ def _read_token() -> str:
 
 @remote_app.command("login")
 def login(
-    url: Annotated[str, typer.Argument(help="The store URL (https://, or http:// on loopback).")],
+    url: Annotated[str, argument("The store URL (https://, or http:// on loopback).")],
     share: Annotated[
-        str, typer.Option("--share", help="What to publish: summary (default) or full.")
+        str, option("--share", "What to publish: summary (default) or full.")
     ] = "summary",
 ) -> None:
     """Read a token from stdin, verify it with the store, then save it and the store URL."""
@@ -165,7 +166,7 @@ def status() -> None:
 @remote_app.command("push")
 def push_command(
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Count what would be sent; send nothing.")
+        bool, option("--dry-run", "Count what would be sent; send nothing.")
     ] = False,
 ) -> None:
     """Publish the newest local GREEN/RED record of every key that the store lacks.

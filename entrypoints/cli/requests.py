@@ -16,7 +16,7 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
-from artifactize.entrypoints.cli.options import ReviewerOption
+from artifactize.entrypoints.cli.options import ReviewerOption, argument, option
 from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.cli.output import emit_json as _emit_json
 from artifactize.entrypoints.cli.render import requests as render
@@ -40,6 +40,10 @@ request_app = typer.Typer(
 )
 
 T = TypeVar("T")
+
+# The request a lifecycle command acts on, as its help names it.
+WaitingRequest = Annotated[str, argument("A waiting Human request ID.")]
+ClaimedRequest = Annotated[str, argument("A Human request ID you claimed.")]
 
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
@@ -67,21 +71,29 @@ def _lifecycle(request_id: str, reviewer: str | None) -> tuple[str, HumanReviews
     return name, services.human_reviews(services.existing_state(request_id))
 
 
+def _act(
+    request_id: str,
+    reviewer: str | None,
+    action: Callable[[HumanReviews, RequestId, str], Awaitable[T]],
+) -> tuple[T, HumanReviews]:
+    """``action(reviews, request, who)`` run as a lifecycle action (``_run``) by who acts
+    (``_lifecycle``); its outcome and the lifecycle."""
+    name, reviews = _lifecycle(request_id, reviewer)
+    return _run(lambda: action(reviews, RequestId(request_id), name)), reviews
+
+
 @request_app.command("list")
 def request_list(
-    run_id: Annotated[str | None, typer.Option("--run", help="Only this Run's requests.")] = None,
+    run_id: Annotated[str | None, option("--run", "Only this Run's requests.")] = None,
     status: Annotated[
-        str | None,
-        typer.Option("--status", help="Only these statuses, comma-separated: S[,S]."),
+        str | None, option("--status", "Only these statuses, comma-separated: S[,S].")
     ] = None,
-    waiting: Annotated[
-        bool, typer.Option("--waiting", help="Only requests waiting for a person.")
-    ] = False,
+    waiting: Annotated[bool, option("--waiting", "Only requests waiting for a person.")] = False,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="At most this many (default: all).")
     ] = None,
     ids: Annotated[
-        bool, typer.Option("--ids", help="Only the request IDs, one a line (for scripts).")
+        bool, option("--ids", "Only the request IDs, one a line (for scripts).")
     ] = False,
 ) -> None:
     """Saved requests (waiting, claimed, settled), newest Run first; filters narrow them."""
@@ -133,7 +145,7 @@ def _statuses(status: str | None, waiting: bool) -> frozenset[str] | None:
 
 
 @request_app.command("show")
-def request_show(request_id: Annotated[str, typer.Argument(help="A request ID.")]) -> None:
+def request_show(request_id: Annotated[str, argument("A request ID.")]) -> None:
     """The request with its claim, source execution and saved definition, as JSON."""
     from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND
     from artifactize.domain.use_cases.request_views import RequestViews
@@ -146,13 +158,9 @@ def request_show(request_id: Annotated[str, typer.Argument(help="A request ID.")
 
 
 @request_app.command("claim")
-def request_claim(
-    request_id: Annotated[str, typer.Argument(help="A waiting Human request ID.")],
-    reviewer: ReviewerOption = None,
-) -> None:
+def request_claim(request_id: WaitingRequest, reviewer: ReviewerOption = None) -> None:
     """Take the reviewer lock (the same reviewer again is fine; another is refused)."""
-    name, reviews = _lifecycle(request_id, reviewer)
-    claim = _run(lambda: reviews.claim(RequestId(request_id), name))
+    claim, reviews = _act(request_id, reviewer, lambda reviews, id_, who: reviews.claim(id_, who))
     if CliContext.options.json:
         _emit_json(claim.to_json())
         return
@@ -163,31 +171,26 @@ def request_claim(
 
 
 @request_app.command("unclaim")
-def request_unclaim(
-    request_id: Annotated[str, typer.Argument(help="A Human request ID you claimed.")],
-    reviewer: ReviewerOption = None,
-) -> None:
+def request_unclaim(request_id: ClaimedRequest, reviewer: ReviewerOption = None) -> None:
     """Release your claim without a verdict, so someone else can claim the request."""
-    name, reviews = _lifecycle(request_id, reviewer)
-    claim = _run(lambda: reviews.unclaim(RequestId(request_id), name))
+    claim, _ = _act(request_id, reviewer, lambda reviews, id_, who: reviews.unclaim(id_, who))
     _emit(claim.to_json(), render.unclaim_text)
 
 
 @request_app.command("cancel")
 def request_cancel(
-    request_id: Annotated[str, typer.Argument(help="A waiting Human request ID.")],
-    reason: Annotated[
-        str | None, typer.Option("--reason", help="Why, recorded with the request.")
-    ] = None,
+    request_id: WaitingRequest,
+    reason: Annotated[str | None, option("--reason", "Why, recorded with the request.")] = None,
     reviewer: ReviewerOption = None,
 ) -> None:
     """End a waiting request without a verdict (CANCELLED): the claimant, or anyone while it
     is unclaimed. Followers end with it. Prints the cancelled request."""
     from artifactize.domain.use_cases.request_views import RequestViews
 
-    name, reviews = _lifecycle(request_id, reviewer)
+    ended, reviews = _act(
+        request_id, reviewer, lambda reviews, id_, who: reviews.cancel(id_, who, reason)
+    )
     store = reviews.ports.state
-    ended = _run(lambda: reviews.cancel(RequestId(request_id), name, reason))
     request = store.get_request(RequestId(ended[0]))
     assert request is not None  # just written
     _emit(RequestViews(store).view(request), lambda view: render.cancel_text(view, ended[1:]))
@@ -195,13 +198,14 @@ def request_cancel(
 
 @request_app.command("tool")
 def request_tool(
-    request_id: Annotated[str, typer.Argument(help="A Human request ID you claimed.")],
-    tool: Annotated[str, typer.Argument(help="A Human tool: <name>_<artifact> or <name>.")],
+    request_id: ClaimedRequest,
+    tool: Annotated[str, argument("A Human tool: <name>_<artifact> or <name>.")],
     reviewer: ReviewerOption = None,
 ) -> None:
     """Run one Human tool of the request (claimant only). A tool error exits 2."""
-    name, reviews = _lifecycle(request_id, reviewer)
-    result = _run(lambda: reviews.run_human_tool(RequestId(request_id), name, tool))
+    result, _ = _act(
+        request_id, reviewer, lambda reviews, id_, who: reviews.run_human_tool(id_, who, tool)
+    )
     if CliContext.options.json:
         _emit_json(result.to_json())
     elif result.is_launch:
@@ -214,13 +218,11 @@ def request_tool(
 
 @request_app.command("submit")
 def request_submit(
-    request_id: Annotated[str, typer.Argument(help="A Human request ID you claimed.")],
-    verdict: Annotated[str, typer.Option("--verdict", help="GREEN or RED.")],
-    fields: Annotated[
-        str | None, typer.Option("--fields", help="The owner fields as a JSON object.")
-    ] = None,
+    request_id: ClaimedRequest,
+    verdict: Annotated[str, option("--verdict", "GREEN or RED.")],
+    fields: Annotated[str | None, option("--fields", "The owner fields as a JSON object.")] = None,
     fields_file: Annotated[
-        str | None, typer.Option("--fields-file", help="A regular file holding --fields.")
+        str | None, option("--fields-file", "A regular file holding --fields.")
     ] = None,
     reviewer: ReviewerOption = None,
 ) -> None:

@@ -21,6 +21,7 @@ from artifactize.domain.reviews.human.asking import (
 from artifactize.entrypoints.cli import ci_reports, policy_options
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode, exit_for_status
+from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit
 from artifactize.entrypoints.cli.output import emit_json as _emit_json
 from artifactize.entrypoints.cli.render.runs import (
@@ -54,6 +55,19 @@ RUN_POLL_SECONDS = 0.1  # how often `run show --wait` reads the Run again (at mo
 run_app = typer.Typer(help="Show saved Runs.", no_args_is_help=True)
 cache_app = typer.Typer(help="Inspect and clear reusable verdicts.", no_args_is_help=True)
 
+ReuseKeyArgument = Annotated[str, argument("A reuse key (64 hex).")]
+
+
+# ``--wait`` and ``--timeout-ms``, of both commands that wait for a Run (verify, run show).
+def _wait_flag(until: str) -> Any:
+    return option("--wait", f"Stay until {until}")
+
+
+def _timeout(span: str, then: str = "") -> Any:
+    """``--timeout-ms``: how long ``--wait`` waits, over ``span``; ``then`` what follows."""
+    limits = f"(default {WAIT_TIMEOUT_DEFAULT_MS}, 1-2147483647)"
+    return option("--timeout-ms", f"With --wait: how long to wait{span} {limits}{then}.")
+
 
 def _emit_rows(
     rows: list[dict[str, Any]], empty: str, line: Callable[[dict[str, Any]], str]
@@ -67,48 +81,33 @@ def _emit_rows(
 
 @policy_options.with_policy_options
 def verify(
-    selector: Annotated[
-        str | None, typer.Argument(help="ARTIFACT (its evals) or ARTIFACT/EVAL.")
-    ] = None,
+    selector: Annotated[str | None, argument("ARTIFACT (its evals) or ARTIFACT/EVAL.")] = None,
     eval_id: policy_options.EvalOption = None,
-    select_all: Annotated[bool, typer.Option("--all", help="Every eval of the workspace.")] = False,
+    select_all: Annotated[bool, option("--all", "Every eval of the workspace.")] = False,
     force: Annotated[
-        bool, typer.Option("--force", help="Review again; never reuse or join earlier results.")
+        bool, option("--force", "Review again; never reuse or join earlier results.")
     ] = False,
     recursive: Annotated[
         bool,
-        typer.Option(
+        option(
             "--recursive",
-            help="Also run every eval of the required scope (what the selection consumes).",
+            "Also run every eval of the required scope (what the selection consumes).",
         ),
     ] = False,
     ignore_gates: Annotated[
         bool,
-        typer.Option(
-            "--ignore-gates",
-            help="Run evals before their inputs are GREEN; the obligations stay.",
-        ),
+        option("--ignore-gates", "Run evals before their inputs are GREEN; the obligations stay."),
     ] = False,
-    wait: Annotated[
-        bool,
-        typer.Option("--wait", help="Stay until the Human reviews are submitted (same Run)."),
-    ] = False,
-    timeout_ms: Annotated[
-        int | None,
-        typer.Option(
-            "--timeout-ms",
-            help=f"With --wait: how long to wait, from when scheduling starts "
-            f"(default {WAIT_TIMEOUT_DEFAULT_MS}, 1-2147483647).",
-        ),
-    ] = None,
+    wait: Annotated[bool, _wait_flag("the Human reviews are submitted (same Run).")] = False,
+    timeout_ms: Annotated[int | None, _timeout(", from when scheduling starts")] = None,
     policy: policy_options.PolicyArgs = policy_options.NO_FLAGS,
     junit: ci_reports.JunitOption = None,
     quiet: ci_reports.QuietOption = False,
     comment: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--comment",
-            help="Why this Run is started (one line, at most 500 characters); shown by "
+            "Why this Run is started (one line, at most 500 characters); shown by "
             "run show, the monitor and the control surface's run_show.",
         ),
     ] = None,
@@ -237,18 +236,10 @@ def run_view(result: RunResult) -> dict[str, Any]:
 
 @run_app.command("show")
 def run_show(
-    run_id: Annotated[str, typer.Argument(help="A Run ID, e.g. run-Hq2b9X.")],
-    wait: Annotated[
-        bool,
-        typer.Option("--wait", help="Stay until the Run is no longer RUNNING; exit its code."),
-    ] = False,
+    run_id: Annotated[str, argument("A Run ID, e.g. run-Hq2b9X.")],
+    wait: Annotated[bool, _wait_flag("the Run is no longer RUNNING; exit its code.")] = False,
     timeout_ms: Annotated[
-        int | None,
-        typer.Option(
-            "--timeout-ms",
-            help=f"With --wait: how long to wait (default {WAIT_TIMEOUT_DEFAULT_MS}, "
-            "1-2147483647); then print the Run as it is and exit 3.",
-        ),
+        int | None, _timeout("", "; then print the Run as it is and exit 3")
     ] = None,
 ) -> None:
     """Print a saved Run with its requests (the full document with --json). Needs no
@@ -299,7 +290,7 @@ def _until_settled(store: StateStore, run: RunRecord, limit_ms: int) -> RunRecor
 
 
 @run_app.command("cancel")
-def run_cancel(run_id: Annotated[str, typer.Argument(help="A RUNNING Run's ID.")]) -> None:
+def run_cancel(run_id: Annotated[str, argument("A RUNNING Run's ID.")]) -> None:
     """Stop a Run another process is running: its owner cancels its reviews, stops the
     processes it started and records the Run CANCELLED; prints the Run (as run show does; --json: its document). Exit 0 once it
     stopped, 2 when the Run is unknown, already ended, or did not stop in time."""
@@ -315,7 +306,7 @@ def run_cancel(run_id: Annotated[str, typer.Argument(help="A RUNNING Run's ID.")
 
 @run_app.command("list")
 def run_list(
-    all_repos: Annotated[bool, typer.Option("--all", help="Runs of every repository.")] = False,
+    all_repos: Annotated[bool, option("--all", "Runs of every repository.")] = False,
     limit: Annotated[int, typer.Option("--limit", min=1)] = RUN_LIST_DEFAULT_LIMIT,
     offset: Annotated[int, typer.Option("--offset", min=0)] = 0,
 ) -> None:
@@ -365,8 +356,8 @@ def cache_list() -> None:
 
 @cache_app.command("show")
 def cache_show(
-    key: Annotated[str, typer.Argument(help="A reuse key (64 hex).")],
-    history: Annotated[bool, typer.Option("--history", help="Every record, newest first.")] = False,
+    key: ReuseKeyArgument,
+    history: Annotated[bool, option("--history", "Every record, newest first.")] = False,
 ) -> None:
     """The latest saved execution of KEY as JSON; `null` and exit 4 when there is none."""
     store = CliContext.services().open_state(create=False)
@@ -380,7 +371,7 @@ def cache_show(
 
 
 @cache_app.command("rm")
-def cache_rm(key: Annotated[str, typer.Argument(help="A reuse key (64 hex).")]) -> None:
+def cache_rm(key: ReuseKeyArgument) -> None:
     """Forget KEY's reusable records; the Runs and executions stay."""
     store = CliContext.services().open_state(create=False)
     try:

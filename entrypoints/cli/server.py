@@ -24,6 +24,7 @@ from artifactize.domain.reviews.remote.leases import (
 )
 from artifactize.domain.reviews.remote.server_admission import is_reuse_key
 from artifactize.entrypoints.cli.context import CliContext
+from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit_json as _emit_json
 from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.listen_address import DEFAULT_LISTEN, ListenError, bind, parse_listen
@@ -81,18 +82,14 @@ def _store_errors() -> Iterator[None]:
 @server_app.command("run")
 def run(
     listen: Annotated[
-        str,
-        typer.Option(
-            "--listen",
-            help="HOST:PORT to serve plain HTTP on; port 0 picks a free port.",
-        ),
+        str, option("--listen", "HOST:PORT to serve plain HTTP on; port 0 picks a free port.")
     ] = DEFAULT_LISTEN,
     database: DatabaseOption = None,
     lease_seconds: Annotated[
         int,
-        typer.Option(
+        option(
             "--lease-seconds",
-            help=f"How long a review lease lives unless its holder renews it "
+            f"How long a review lease lives unless its holder renews it "
             f"({LEASE_SECONDS_MIN}-{LEASE_SECONDS_MAX}): a dead holder's lease lapses "
             "within this time.",
         ),
@@ -149,8 +146,8 @@ def _serve_store(store: ReviewStoreDb, address: Any, where: str, lease_seconds: 
 
 @token_app.command("add")
 def token_add(
-    name: Annotated[str, typer.Argument(help="1-64 characters of A-Z a-z 0-9 . _ -")],
-    scopes: Annotated[str, typer.Option("--scopes", help="Comma-separated: read, publish, human.")],
+    name: Annotated[str, argument("1-64 characters of A-Z a-z 0-9 . _ -")],
+    scopes: Annotated[str, option("--scopes", "Comma-separated: read, publish, human.")],
     database: DatabaseOption = None,
 ) -> None:
     """Issue a token and print it once (only its SHA-256 is kept)."""
@@ -217,9 +214,9 @@ def token_list(database: DatabaseOption = None) -> None:
 
 @token_app.command("revoke")
 def token_revoke(
-    name: Annotated[str, typer.Argument(help="The token's name.")],
+    name: Annotated[str, argument("The token's name.")],
     purge: Annotated[
-        bool, typer.Option("--purge", help="Also delete every record this token published.")
+        bool, option("--purge", "Also delete every record this token published.")
     ] = False,
     database: DatabaseOption = None,
 ) -> None:
@@ -243,7 +240,7 @@ def token_revoke(
 
 @server_app.command("rm")
 def remove(
-    key: Annotated[str, typer.Argument(help="A reuse key (64 lowercase hex).")],
+    key: Annotated[str, argument("A reuse key (64 lowercase hex).")],
     database: DatabaseOption = None,
 ) -> None:
     """Delete every record of KEY from the store."""

@@ -14,6 +14,7 @@ import typer
 
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.conversations import ConversationNotFound
@@ -24,6 +25,10 @@ REQUEST_ID = re.compile(r"\Arun-[A-Za-z0-9]+-[0-9]+\Z")
 session_app = typer.Typer(
     help="Saved Agent conversations and follow-up questions.", no_args_is_help=True
 )
+
+
+# The conversation a command reads: its session ID, a request ID or a full reference.
+SessionRef = Annotated[str, argument("A session ID, a request ID, or a full reference.")]
 
 
 def resolve_session(ref: str) -> SessionId:
@@ -44,9 +49,9 @@ def resolve_session(ref: str) -> SessionId:
 
 @session_app.command("show")
 def session_show(
-    ref: Annotated[str, typer.Argument(help="A session ID, a request ID, or a full reference.")],
+    ref: SessionRef,
     summary: Annotated[
-        bool, typer.Option("--summary", help="Only the review, follow-ups and endings.")
+        bool, option("--summary", "Only the review, follow-ups and endings.")
     ] = False,
 ) -> None:
     """Print a saved Agent conversation: text, or its raw events with --json."""
@@ -65,8 +70,8 @@ def session_show(
 
 @session_app.command("send")
 def session_send(
-    ref: Annotated[str, typer.Argument(help="A session ID, a request ID, or a full reference.")],
-    message: Annotated[str, typer.Argument(help="The follow-up question.")],
+    ref: SessionRef,
+    message: Annotated[str, argument("The follow-up question.")],
 ) -> None:
     """Ask a finished Agent review a follow-up question. Tools run as in the review, in fresh
     tool sessions; the answer is not a verdict and changes no result."""

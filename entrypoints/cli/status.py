@@ -10,13 +10,14 @@ input, an unusable state or a fingerprint failure.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from artifactize.entrypoints.cli import policy_options
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
+from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit_json
 from artifactize.entrypoints.errors import CommandError
 
@@ -26,26 +27,25 @@ if TYPE_CHECKING:
 ONE_SELECTOR = "Give at most one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all."
 
 
+def _as_verify(flag: str, effect: str) -> Any:
+    """A flag of ``verify``'s that ``status`` takes too, with what it changes here."""
+    return option(flag, f"As verify {flag}: {effect}")
+
+
 @policy_options.with_policy_options
 def status_command(
     selector: Annotated[
-        str | None, typer.Argument(help="ARTIFACT (its evals) or ARTIFACT/EVAL; default --all.")
+        str | None, argument("ARTIFACT (its evals) or ARTIFACT/EVAL; default --all.")
     ] = None,
     eval_id: policy_options.EvalOption = None,
     select_all: Annotated[
-        bool, typer.Option("--all", help="Every eval of the workspace (the default).")
+        bool, option("--all", "Every eval of the workspace (the default).")
     ] = False,
-    recursive: Annotated[
-        bool,
-        typer.Option("--recursive", help="As verify --recursive: every scope eval would run."),
-    ] = False,
+    recursive: Annotated[bool, _as_verify("--recursive", "every scope eval would run.")] = False,
     ignore_gates: Annotated[
-        bool,
-        typer.Option("--ignore-gates", help="As verify --ignore-gates: no eval waits for inputs."),
+        bool, _as_verify("--ignore-gates", "no eval waits for inputs.")
     ] = False,
-    force: Annotated[
-        bool, typer.Option("--force", help="As verify --force: selected evals reuse nothing.")
-    ] = False,
+    force: Annotated[bool, _as_verify("--force", "selected evals reuse nothing.")] = False,
     policy: policy_options.PolicyArgs = policy_options.NO_FLAGS,
 ) -> None:
     """Show what `verify` would do: per eval its state, action and reason. Runs nothing.

@@ -24,7 +24,7 @@ from artifactize.entrypoints.bootstrap import ON_WINDOWS
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.global_options import GlobalOptions
-from artifactize.entrypoints.cli.options import ReviewerOption
+from artifactize.entrypoints.cli.options import ReviewerOption, argument, option
 from artifactize.entrypoints.errors import CommandError
 
 JSON_REFUSED = "review is interactive and has no --json output; use request list, show and submit."
@@ -47,10 +47,10 @@ def check_interactive(all_repos: bool, json_refused: str, needs_terminal: str) -
 
 def review_command(
     request_id: Annotated[
-        str | None, typer.Argument(help="Open this request directly (default: the list).")
+        str | None, argument("Open this request directly (default: the list).")
     ] = None,
     all_repos: Annotated[
-        bool, typer.Option("--all", help="List the waiting requests of every repository.")
+        bool, option("--all", "List the waiting requests of every repository.")
     ] = False,
     reviewer: ReviewerOption = None,
 ) -> None:

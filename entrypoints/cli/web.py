@@ -18,19 +18,19 @@ import typer
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.global_options import GlobalOptions
-from artifactize.entrypoints.cli.options import ReviewerOption
+from artifactize.entrypoints.cli.options import ReviewerOption, option
 from artifactize.entrypoints.cli.terminal_reviewer import ALL_WITH_REPO
 from artifactize.entrypoints.errors import CommandError
 
 
 def web_command(
-    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: a free one).")] = 0,
+    port: Annotated[int, option("--port", "Port on 127.0.0.1 (0: a free one).")] = 0,
     no_browser: Annotated[
-        bool, typer.Option("--no-browser", help="Print the URL only; open no browser.")
+        bool, option("--no-browser", "Print the URL only; open no browser.")
     ] = False,
     reviewer: ReviewerOption = None,
     all_repos: Annotated[
-        bool, typer.Option("--all", help="List the requests and Runs of every repository.")
+        bool, option("--all", "List the requests and Runs of every repository.")
     ] = False,
 ) -> None:
     """Review waiting Human requests and watch Runs in a browser (a local web app)."""

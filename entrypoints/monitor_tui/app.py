@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,11 +22,10 @@ import urwid
 
 from artifactize.entrypoints.monitor_tui.screens import MonitorAct, RunListScreen, RunScreen
 from artifactize.entrypoints.monitor_tui.source import MonitorReadError, MonitorSource
-from artifactize.entrypoints.review_tui.layout import KeyRouter
+from artifactize.entrypoints.review_tui.layout import KeyRouter, ScreenFrame
 from artifactize.entrypoints.review_tui.palette import (
     FIELD_FOCUS,
     HEADING,
-    HINTS,
     PALETTE,
     PROBLEM,
     SELECTED,
@@ -69,27 +69,20 @@ def run_in_terminal(argv: Sequence[str]) -> int:
         signal.signal(signal.SIGINT, previous)
 
 
+@dataclass
 class MonitorApp:
-    def __init__(
-        self,
-        source: MonitorSource,
-        review_argv: Callable[[str], list[str]],
-        now: Now = _utc_now,
-        run_child: RunChild = run_in_terminal,
-    ) -> None:
-        self.source = source
-        self.review_argv = review_argv
-        self.now = now
-        self.run_child = run_child
+    source: MonitorSource
+    review_argv: Callable[[str], list[str]]
+    now: Now = _utc_now
+    run_child: RunChild = run_in_terminal
+
+    def __post_init__(self) -> None:
         self.limit = PAGE_ROWS
         self.list_screen = RunListScreen()
         self.run_screen: RunScreen | None = None
         self.problem: str | None = None  # the last failed read, shown until a read succeeds
         self.sticky: str | None = None  # a failed review, shown until the next key
-        self._hints = urwid.Text("")
-        self._frame: urwid.Frame[urwid.Widget, None, urwid.AttrMap[urwid.Text]] = urwid.Frame(
-            self.list_screen.widget, footer=urwid.AttrMap(self._hints, HINTS)
-        )
+        self._view = ScreenFrame(self.list_screen.widget)
         self.loop: urwid.MainLoop | None = None
         self.stopped_by_signal = False  # a stop signal ended it: the command exits 2
         self._child_running = False
@@ -100,7 +93,7 @@ class MonitorApp:
 
     @property
     def widget(self) -> urwid.Widget:
-        return KeyRouter(self._frame, self.on_key)
+        return KeyRouter(self._view.frame, self.on_key)
 
     def run(self, display: urwid.display.BaseScreen | None = None) -> None:
         screen = display if display is not None else urwid.display.raw.Screen()
@@ -227,6 +220,5 @@ class MonitorApp:
 
     def _render(self) -> None:
         screen = self.screen
-        self._frame.body = screen.widget
         screen.show_problem(self.sticky or self.problem)
-        self._hints.set_text(screen.hints)
+        self._view.show(screen.widget, screen.hints)

@@ -28,7 +28,12 @@ from artifactize.entrypoints.monitor_tui.views import (
     run_table,
     visible,
 )
-from artifactize.entrypoints.review_tui.layout import ScreenBase, flow_walker, titled_frame
+from artifactize.entrypoints.review_tui.layout import (
+    RowListScreen,
+    ScreenBase,
+    flow_walker,
+    titled_frame,
+)
 from artifactize.entrypoints.review_tui.moves import DOWN_KEYS, UP_KEYS
 from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
 from artifactize.ports.statuses import RequestStatus
@@ -71,57 +76,23 @@ def _marked(line: str, selected: bool) -> AbstractFlowWidget:
     return row
 
 
-class RunListScreen(ScreenBase):
+class RunListScreen(RowListScreen[RunRow, MonitorAct]):
     HINTS = LIST_HINTS
+    PAST_END = MonitorAct.MORE.name  # page in older Runs
 
     def __init__(self) -> None:
-        self.rows: list[RunRow] = []
-        self.focus = 0
+        super().__init__([], LIST_TITLE, MonitorAct)
         self.now: datetime | None = None
-        self._walker = flow_walker()
-        self._problem = urwid.Text("")
-        self._widget = titled_frame(urwid.ListBox(self._walker), LIST_TITLE, self._problem)
         self._build()
-
-    @property
-    def selected(self) -> RunRow | None:
-        return self.rows[self.focus] if self.rows else None
 
     def update(self, rows: list[RunRow], now: datetime) -> None:
         """New rows; the selection stays on the same Run while it is listed."""
-        chosen = self.selected
-        self.rows, self.now = rows, now
-        ids = [row.run_id for row in rows]
-        if chosen is not None and chosen.run_id in ids:
-            self.focus = ids.index(chosen.run_id)
-        self.focus = min(self.focus, max(0, len(rows) - 1))
+        self._replace(rows, lambda row: row.run_id)
+        self.now = now
         self._build()
-
-    def step_down(self) -> bool:
-        """Move down one row; False at the last row."""
-        if self.focus + 1 < len(self.rows):
-            self.focus += 1
-            self._build()
-            return True
-        return False
 
     def show_problem(self, problem: str | None) -> None:
         self._problem.set_text((PROBLEM, problem) if problem else "")
-
-    def keypress(self, key: str) -> MonitorAct:
-        if key in DOWN_KEYS:
-            return MonitorAct.HANDLED if self.step_down() else MonitorAct.MORE
-        if key in UP_KEYS:
-            self.focus = max(0, self.focus - 1)
-            self._build()
-            return MonitorAct.HANDLED
-        if key == "enter":
-            return MonitorAct.OPEN if self.rows else MonitorAct.HANDLED
-        if key == "r":
-            return MonitorAct.REFRESH
-        if key in QUIT_KEYS:
-            return MonitorAct.QUIT
-        return MonitorAct.IGNORED
 
     def _build(self) -> None:
         if not self.rows or self.now is None:

@@ -41,10 +41,10 @@ from artifactize.entrypoints.review_tui.dialogs import (
 )
 from artifactize.entrypoints.review_tui.editor import EDITOR_DEFAULT
 from artifactize.entrypoints.review_tui.form_screen import FormScreen
-from artifactize.entrypoints.review_tui.layout import KeyRouter
+from artifactize.entrypoints.review_tui.layout import KeyRouter, ScreenFrame
 from artifactize.entrypoints.review_tui.list_screen import ListScreen
 from artifactize.entrypoints.review_tui.log_feed import LogFeed
-from artifactize.entrypoints.review_tui.palette import BUSY, HINTS, NOTICE, PALETTE, PROBLEM
+from artifactize.entrypoints.review_tui.palette import BUSY, NOTICE, PALETTE, PROBLEM
 from artifactize.entrypoints.review_tui.request_screen import RequestScreen
 from artifactize.entrypoints.review_tui.session import ReviewActions
 from artifactize.entrypoints.review_tui.tool_flow import ToolFlow
@@ -99,11 +99,7 @@ class ReviewApp:
         self.tools = ToolFlow(self, self.feed)
         self.verdicts = VerdictFlow(self, environment, fallback_editor, windows=windows)
         self._notice = urwid.Text("")
-        self._hints = urwid.Text("")
-        self._frame: urwid.Frame[urwid.Widget, None, urwid.Pile] = urwid.Frame(
-            self.screen.widget,
-            footer=urwid.Pile([self._notice, urwid.AttrMap(self._hints, HINTS)]),
-        )
+        self._view = ScreenFrame(self.screen.widget, self._notice)
         self._notice_text: tuple[str, str] = (NOTICE, "")
         self._loop: urwid.MainLoop | None = None
         self._tasks: TaskGroup | None = None
@@ -124,7 +120,7 @@ class ReviewApp:
 
     def show(self, screen: Screen) -> None:
         self.screen = screen
-        self._frame.body = screen.widget
+        self._view.frame.body = screen.widget
         self._render_footer()
 
     def say(self, text: str, *, problem: bool = False) -> None:
@@ -185,7 +181,7 @@ class ReviewApp:
         guarded = urwid.GuardedEventLoop(
             urwid.AsyncioEventLoop(loop=asyncio.get_running_loop()), self._on_error
         )
-        root = KeyRouter(self._frame, self._on_key)
+        root = KeyRouter(self._view.frame, self._on_key)
         self._loop = urwid.MainLoop(
             root, PALETTE, screen=display, event_loop=guarded, handle_mouse=False
         )
@@ -256,10 +252,10 @@ class ReviewApp:
     def _render_footer(self) -> None:
         if self.busy is not None:
             self._notice.set_text((BUSY, self.busy.line(time.monotonic())))
-            self._hints.set_text(self.busy.hints)
+            self._view.hints.set_text(self.busy.hints)
             return
         self._notice.set_text(self._notice_text)
-        self._hints.set_text(self.screen.hints)
+        self._view.hints.set_text(self.screen.hints)
 
     def _tick(self, _loop: Any = None, _data: Any = None) -> None:
         self._ticking = self.busy is not None and self._loop is not None

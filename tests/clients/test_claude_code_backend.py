@@ -26,6 +26,7 @@ from tests.support.agent_world import (
     DECLARED_TOOLS,
     EVAL,
     VERIFY_SECONDS,
+    AgentClient,
     AgentWorld,
     Script,
     request_of,
@@ -61,19 +62,21 @@ def script(*steps: Reply) -> Script:
     return Script(*steps, side=title)
 
 
-def new_world(root: Path, claude: Path, extra: str = "") -> AgentWorld:
-    return AgentWorld(root, "claude-code", claude, "ARTIFACTIZE_CLAUDE_CODE_PATH", MODEL, extra)
-
-
-def signed_in(fake: FakeProvider) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": FAKE_ANTHROPIC_KEY}
+CLIENT = AgentClient(
+    "claude-code",
+    "ARTIFACTIZE_CLAUDE_CODE_PATH",
+    MODEL,
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    FAKE_ANTHROPIC_KEY,
+)
+new_world = CLIENT.world
+signed_in = CLIENT.signed_in
 
 
 @pytest.fixture
 def world(tmp_path: Path, claude: Path) -> Iterator[AgentWorld]:
-    made = new_world(tmp_path, claude)
-    yield made
-    made.nothing_left()
+    yield from CLIENT.worlds(tmp_path, claude)
 
 
 def tool_results(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -216,10 +219,7 @@ def test_a_signed_out_claude_code_ends_the_review_error_saying_to_sign_in(
 def test_doctor_says_where_claude_code_is_its_version_and_whether_it_is_signed_in(
     world: AgentWorld, signed: bool
 ) -> None:
-    with FakeProvider(check_sdk=False) as fake:
-        done = world.run(fake, "doctor", **(signed_in(fake) if signed else {}))
-    report = json.loads(done.stdout)
-    [agent] = [b for b in report["backends"] if b["backend"] == "claude-code"]
+    report, agent = CLIENT.doctor(world, signed)
     assert agent["program"] == str(world.program)
     assert agent["programSource"] == "ARTIFACTIZE_CLAUDE_CODE_PATH"
     assert agent["version"] == CLAUDE_CODE_VERSION

@@ -21,6 +21,7 @@ import pytest
 
 from tests.support.agent_world import (
     DECLARED_TOOLS,
+    AgentClient,
     AgentWorld,
     Script,
     request_of,
@@ -47,19 +48,16 @@ def codex_program() -> Path:
     return codex()
 
 
-def new_world(root: Path, program: Path, extra: str = "") -> AgentWorld:
-    return AgentWorld(root, "codex", program, "ARTIFACTIZE_CODEX_PATH", MODEL, extra)
-
-
-def signed_in(fake: FakeProvider) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": FAKE_OPENAI_KEY}
+CLIENT = AgentClient(
+    "codex", "ARTIFACTIZE_CODEX_PATH", MODEL, "OPENAI_BASE_URL", "OPENAI_API_KEY", FAKE_OPENAI_KEY
+)
+new_world = CLIENT.world
+signed_in = CLIENT.signed_in
 
 
 @pytest.fixture
 def world(tmp_path: Path, codex_program: Path) -> Iterator[AgentWorld]:
-    made = new_world(tmp_path, codex_program)
-    yield made
-    made.nothing_left()
+    yield from CLIENT.worlds(tmp_path, codex_program)
 
 
 def our_tool(call_id: str, name: str, arguments: Mapping[str, Any]) -> Reply:
@@ -189,9 +187,7 @@ def test_a_broken_codex_ends_the_review_error_with_a_code(
 def test_doctor_says_where_codex_is_its_version_and_whether_it_is_signed_in(
     world: AgentWorld, signed: bool
 ) -> None:
-    with FakeProvider(check_sdk=False) as fake:
-        done = world.run(fake, "doctor", **(signed_in(fake) if signed else {}))
-    [agent] = [b for b in json.loads(done.stdout)["backends"] if b["backend"] == "codex"]
+    _, agent = CLIENT.doctor(world, signed)
     assert agent["version"] == CODEX_VERSION
     assert agent["signedIn"] is signed and agent["ready"] is signed
     if not signed:

@@ -151,6 +151,9 @@ class MemoryDirectoryHandle:
             raise FileTooLarge(name, f"`{path}` is larger than {max_bytes} bytes", limit=max_bytes)
         return node
 
+    def read_listed_file(self, name: str, max_bytes: int) -> bytes:
+        return self.read_file(name, max_bytes)
+
     def open_file(self, name: str) -> MemoryFileHandle:
         self._filesystem.open_file_calls += 1
         _check_name(name)

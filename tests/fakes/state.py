@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from artifactize.kernel.document_codec import execution_changed, request_merged, run_changed
@@ -259,6 +259,9 @@ class MemoryStateStore:
         keys = {self.executions[i].key for i in self.history_ids}
         rows = [(self._records(k)[0], len(self._records(k))) for k in keys if k is not None]
         return sorted(rows, key=lambda row: row[0].completed_at or "", reverse=True)
+
+    def latest_records_of(self, eval_ids: Collection[str]) -> list[ExecutionRecord]:
+        return [r for r, _ in self.latest_records() if str(r.data.eval_id) in eval_ids]
 
     def remove_key(self, key: ReuseKey) -> bool:
         if any(e.key == key and e.status in ACTIVE_STATUSES for e in self.executions.values()):

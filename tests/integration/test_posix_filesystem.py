@@ -11,6 +11,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -157,6 +158,64 @@ def test_fifo_swapped_in_after_the_check_is_refused_by_fstat(
     with pytest.raises(NotRegularFile):
         run_with_timeout(lambda: root.read_file("fifo", 1000))
     assert open_fd_count() == before
+
+
+def test_read_listed_file_refuses_what_read_file_refuses(root: PosixDirectoryHandle) -> None:
+    """Without the no-follow stat before the open, the open and the fstat still refuse a
+    link (the listing's type may be stale), a FIFO (without blocking), a folder, and a file
+    over the limit; each without leaving a descriptor open."""
+    before = open_fd_count()
+    assert root.read_listed_file("index.artf", 100) == b"name = 'x'"
+    for name, error in [
+        ("secret_link", SymlinkRefused),
+        ("inside_file_link", SymlinkRefused),
+        ("fifo", NotRegularFile),
+        ("docs", NotRegularFile),
+        ("missing", EntryNotFound),
+    ]:
+        with pytest.raises(error):
+            run_with_timeout(partial(root.read_listed_file, name, 100))
+    with pytest.raises(FileTooLarge):
+        root.read_listed_file("index.artf", 9)
+    with pytest.raises(ValueError):
+        root.read_listed_file("docs/index.artf", 100)
+    assert open_fd_count() <= before  # (fewer: the garbage of an earlier test, collected)
+
+
+@pytest.mark.parametrize("size", [0, 1, 9, 10, 11, 3 << 20])
+def test_read_file_at_and_around_the_limit(tmp_path: Path, size: int) -> None:
+    """One read of the size plus one byte answers whole files; past the limit is refused."""
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    (tmp_path / "f").write_bytes(data)
+    limit = 10 if size < 3 << 20 else 3 << 20
+    with PosixFilesystem().open_root(str(tmp_path.resolve())) as handle:
+        for read in (handle.read_file, handle.read_listed_file):
+            if size <= limit:
+                assert read("f", limit) == data
+            else:
+                with pytest.raises(FileTooLarge):
+                    read("f", limit)
+
+
+def test_read_file_reads_on_when_the_file_grew_after_its_fstat(
+    root: PosixDirectoryHandle, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The size the fstat gave is a hint: a file that grew since is read to its end (within
+    the limit) or refused, never cut at the old size."""
+    grown = b"name = 'x' # and more"
+    (workspace / "index.artf").write_bytes(grown)
+    target = os.stat(workspace / "index.artf").st_ino
+    small = os.stat(workspace / "docs" / "index.artf")  # a regular file of 4 bytes
+    real_fstat = os.fstat
+
+    def stale_fstat(fd: int) -> os.stat_result:
+        info = real_fstat(fd)
+        return small if info.st_ino == target else info
+
+    monkeypatch.setattr(os, "fstat", stale_fstat)
+    assert root.read_listed_file("index.artf", 100) == grown
+    with pytest.raises(FileTooLarge):
+        root.read_listed_file("index.artf", 10)
 
 
 def test_socket_is_classified_other_and_refused(tmp_path: Path) -> None:

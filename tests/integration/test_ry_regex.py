@@ -223,3 +223,21 @@ def test_ry_is_not_imported_by_the_adapter_module() -> None:
         cwd=Path(__file__).resolve().parents[2],
     )
     assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "haystack", "expected"),
+    [
+        ("b", "abc", 1),
+        ("z", "abc", None),
+        ("b", "ééb", 2),  # code points, though the crate counts UTF-8 bytes (4 here)
+        ("c", "a\U0001f600c", 2),
+        ("^$", "", 0),
+        ("(?m)^x", "é\nx", 2),
+    ],
+)
+def test_find_start_is_an_index_into_the_text(
+    pattern: str, haystack: str, expected: int | None
+) -> None:
+    """grep splits its lines off at this index: it must be the str's own, not the crate's."""
+    assert compile_(pattern).find_start(haystack) == expected

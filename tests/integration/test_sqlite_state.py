@@ -346,6 +346,35 @@ def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> 
     assert stored == [('{"createdAt":"' + at(1) + '","title":"Übersicht ✓","status":"GREEN"}',)]
 
 
+def test_a_batch_commits_its_writes_together_or_none_and_begins_only_when_used(
+    open_store: OpenStore,
+) -> None:
+    """A claim and a request save in one batch: one transaction, both kept; an error inside
+    after both rolls both back; a batch that calls the store for nothing begins nothing."""
+    store = open_store()
+    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": at(1)}))
+    store.create_run(run, [request("run-a", 1), request("run-a", 2)])
+
+    before = store.transactions
+    with store.batch():
+        pass
+    assert store.transactions == before  # nothing to write: no BEGIN, no COMMIT
+
+    with store.batch():
+        assert store.claim(execution("e1", "k1"), alive).outcome is ClaimOutcome.OWNED
+        store.update_request(replace(request("run-a", 1), status=RequestStatus.RUNNING))
+    assert store.transactions == before + 1
+    assert store.claim(execution("e1b", "k1"), alive).outcome is ClaimOutcome.BUSY
+
+    with pytest.raises(RuntimeError, match="crash"), store.batch():
+        assert store.claim(execution("e2", "k2"), alive).outcome is ClaimOutcome.OWNED
+        store.update_request(replace(request("run-a", 2), status=RequestStatus.RUNNING))
+        raise RuntimeError("crash")
+    assert store.claim(execution("e3", "k2"), alive).outcome is ClaimOutcome.OWNED  # e2 undone
+    saved = store.get_request(RequestId("run-a-2"))
+    assert saved is not None and saved.status == RequestStatus.QUEUED
+
+
 def test_run_writes_are_checked(open_store: OpenStore) -> None:
     store = open_store()
     run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": at(1)}))
@@ -443,6 +472,31 @@ def test_latest_records_lists_each_key_once_with_its_count(open_store: OpenStore
     store.complete_execution(settled(running, completed_at=at(2)), record=True)
     pairs = [(r.id, count) for r, count in store.latest_records()]
     assert pairs == [("execution-2", 1), ("execution-3", 2)]
+
+
+def test_latest_records_of_some_evals_are_latest_records_filtered(open_store: OpenStore) -> None:
+    """``status`` reads the history of the evals without a current record only: the same
+    records as ``latest_records`` kept by eval ID, in the same order; a key two evals share
+    answers for the one that recorded last; a row without a text ``evalId`` is never left out
+    (its decoding is what reports a damaged row)."""
+    store = open_store()
+
+    def of(eval_id: str | None) -> dict[str, Any]:
+        return RECORD_DATA if eval_id is None else {**RECORD_DATA, "evalId": eval_id}
+
+    record(store, "k1", "execution-1", completed_at=at(1), data=of("a/x"))
+    record(store, "k2", "execution-2", completed_at=at(2), data=of("b/y"))
+    record(store, "k3", "execution-3", completed_at=at(3), data=of("a/x"))
+    running = execution("execution-4", "k3")
+    store.insert_execution(running)
+    store.complete_execution(settled(running, completed_at=at(4), data=of("b/y")), record=True)
+    record(store, "k5", "execution-5", completed_at=at(5), data=of(None))
+    record(store, "k6", "execution-6", completed_at=at(6), data=of('c/it\'s "odd" ü'))
+    every = [latest for latest, _count in store.latest_records()]
+    for wanted in [set(), {"a/x"}, {"b/y"}, {"a/x", "b/y", 'c/it\'s "odd" ü'}, {"nope/x"}]:
+        expected = [r for r in every if str(r.data.eval_id) in wanted or r.data.eval_id is None]
+        assert store.latest_records_of(wanted) == expected
+    assert [r.id for r in store.latest_records_of({"a/x"})] == ["execution-5", "execution-1"]
 
 
 def test_unkeyed_and_unrecorded_executions_stay_out_of_history(open_store: OpenStore) -> None:

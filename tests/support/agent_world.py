@@ -5,7 +5,8 @@ The copy gains a PNG and a ``view_image`` tool (``shot_calc``) beside the exampl
 tools. The world has its own HOME (so no sign-in or setting of the person running the tests
 applies), TMPDIR (the agents' private folders are made there, so a leftover one or a process
 naming one is found) and state home. ``Script`` is the scripted model: one reply per review
-request, in order.
+request, in order. ``AgentClient`` is what the two agents' test files differ by: the backend,
+its program's variable, its model, its sign-in to the fake provider.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +197,38 @@ def request_of(run: dict[str, Any]) -> dict[str, Any]:
     found: list[dict[str, Any]] = [r for r in run["requests"] if r["evalId"] == EVAL]
     assert len(found) == 1, run["requests"]
     return found[0]
+
+
+@dataclass(frozen=True)
+class AgentClient:
+    """One coding agent as its client tests drive it: its ``backend``, the variable that
+    names its program, the model its profile names, and the endpoint and key variables that
+    sign it in to the fake provider (with ``key``)."""
+
+    backend: str
+    program_variable: str
+    model: str
+    endpoint_variable: str
+    key_variable: str
+    key: str
+
+    def world(self, root: Path, program: Path, extra: str = "") -> AgentWorld:
+        """A world whose ``calc/review`` runs on this agent (``extra``: more profile keys)."""
+        return AgentWorld(root, self.backend, program, self.program_variable, self.model, extra)
+
+    def worlds(self, root: Path, program: Path) -> Iterator[AgentWorld]:
+        """A world for one test (a fixture's body), checked for leftovers after it."""
+        made = self.world(root, program)
+        yield made
+        made.nothing_left()
+
+    def signed_in(self, fake: FakeProvider) -> dict[str, str]:
+        return {self.endpoint_variable: fake.base_url, self.key_variable: self.key}
+
+    def doctor(self, world: AgentWorld, signed: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``doctor``'s report (signed in or not) and its entry for this agent."""
+        with FakeProvider(check_sdk=False) as fake:
+            done = world.run(fake, "doctor", **(self.signed_in(fake) if signed else {}))
+        report: dict[str, Any] = json.loads(done.stdout)
+        [agent] = [b for b in report["backends"] if b["backend"] == self.backend]
+        return report, agent

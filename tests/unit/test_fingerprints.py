@@ -631,6 +631,9 @@ class SizedDirectory:
     def read_file(self, name: str, max_bytes: int) -> bytes:
         return self.inner.read_file(name, max_bytes)
 
+    def read_listed_file(self, name: str, max_bytes: int) -> bytes:
+        return self.inner.read_listed_file(name, max_bytes)
+
     def open_file(self, name: str) -> FileHandle:
         self.inner.open_file(name).close()  # the real checks
         return self.files.get(name) or self.inner.open_file(name)

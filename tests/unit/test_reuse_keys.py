@@ -424,3 +424,18 @@ def test_a_runtime_variant_that_changes_args_changes_the_key() -> None:
     base = key_inputs(workspace, "app/run", filesystem)
     variant = RuntimeProfile("true", ("--other",))
     assert key_inputs(workspace, "app/run", filesystem, profile=variant).key != base.key
+
+
+@pytest.mark.parametrize(
+    "value", ["", " ", "a b", "a\tb", "a\nb", "\u00a0x", "x\u2028", "a\x1cb", "a\x85b", "x "]
+)
+def test_a_key_field_with_any_whitespace_is_refused(value: str) -> None:
+    """What ``str.isspace`` calls whitespace, anywhere in the field, and the empty field."""
+    with pytest.raises(ValueError, match="cannot enter a reuse key"):
+        reuse_key(value or "x y", {})
+    with pytest.raises(ValueError, match="cannot enter a reuse key"):
+        reuse_key("0" * 64, {value or "a b": (ArtifactKind.FOLDER, "artifactsum:" + "0" * 64)})
+
+
+def test_a_key_field_without_whitespace_is_taken() -> None:
+    assert reuse_key("\u200bx", {"a-b": (ArtifactKind.FOLDER, "x")}) != reuse_key("x", {})

@@ -7,7 +7,7 @@ Real processes are exercised in tests/integration/test_verify_runtime.py.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -22,6 +22,7 @@ from artifactize.domain.reviews.runtime.review import CANCELLED, RuntimePorts, R
 from artifactize.domain.tools.commands.running import DEFAULT_LANG
 from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.ports.process import ProcessOutcome, ProcessSpec
+from artifactize.ports.threads import WorkerThreads
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import (
     FakeClock,
@@ -425,6 +426,40 @@ async def test_cancellation_removes_the_directories_and_records_what_was_prepare
         CANCELLED,
     )
     assert cancelled.argv == world.spec.argv and cancelled.cwd == "/repo"
+
+
+class CountingThreads:
+    """The real worker threads, naming each piece of work handed to them."""
+
+    def __init__(self) -> None:
+        self.work: list[str] = []
+
+    async def run(self, work: Any, *args: Any, **options: Any) -> Any:
+        self.work.append(work.__name__)
+        return await THREADS.run(work, *args, **options)
+
+
+async def test_an_eval_handed_a_kept_folder_set_prepares_without_a_worker_thread() -> None:
+    """The Run's first runtime eval creates its folders on a worker thread; the next one,
+    handed the set the first left as created, prepares on the event loop (a few ``stat``s
+    and the set's recheck), so its only hop is the removal and recheck after the command."""
+    import dataclasses
+
+    from artifactize.domain.reviews.runtime.env import InvocationPool
+
+    world = World(ProcessOutcome(exit_code=0))
+    threads = CountingThreads()
+    world.ports = dataclasses.replace(
+        world.ports, threads=cast(WorkerThreads, threads), pool=InvocationPool(world.scratch)
+    )
+    first = await world.run()
+    assert threads.work == ["_prepare", "_clean_and_recheck"]
+    threads.work.clear()
+    second = await world.run()
+    assert threads.work == ["_clean_and_recheck"]
+    assert (first.status, second.status) == ("GREEN", "GREEN")
+    one, two = world.runner.specs
+    assert one.env["ARTIFACTIZE_TMP_DIR"] == two.env["ARTIFACTIZE_TMP_DIR"]  # the same set
 
 
 # --- the end-of-review recheck ------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from artifactize.domain.declarations.diagnostics import ConfigError, NotReady
-from artifactize.domain.project.program_checks import ProgramChecks
+from artifactize.domain.project.program_checks import MemoProgramFinder, ProgramChecks
 from artifactize.domain.project.program_paths import workspace_program
 from artifactize.domain.project.runtime_programs import FROM_ROOT_HINT, program_problem
 from artifactize.domain.project.scope import eval_scope
@@ -15,6 +15,7 @@ from artifactize.domain.tools.commands.prep import WORKSPACE_PROGRAM_RULE, Comma
 from artifactize.domain.tools.results import ToolError
 from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.entrypoints.cli.render.config import summary_text
+from artifactize.ports.programs import ProgramFinder, ProgramIdentity
 from tests.fakes.filesystem import MemoryFilesystem, Node, Special, Symlink
 from tests.fakes.processes import FakePrograms
 
@@ -182,3 +183,72 @@ payload.instruction = "Run the tests."
     )
     # the project's own venv is not artifactize's: no warning
     assert "warnings" not in checks(tree(), programs).check("/repo")
+
+
+class CountingPrograms:
+    """A finder whose answers depend on every argument, counting the questions asked."""
+
+    windows_paths = False
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, ...]] = []
+
+    def find_on_path(self, name: str, path_variable: str, cwd: str) -> str | None:
+        self.asked.append(("find", name, path_variable, cwd))
+        relative = any(e and not e.startswith("/") for e in path_variable.split(":"))
+        return f"{cwd if relative else ''}/bin/{name}" if name != "nope" else None
+
+    def is_executable_file(self, path: str) -> bool:
+        self.asked.append(("exec", path))
+        return not path.endswith("nope")
+
+    def identity(self, path: str) -> ProgramIdentity:
+        self.asked.append(("identity", path))
+        return ProgramIdentity(real_path=f"/real{path}", own_environment=False)
+
+
+QUESTIONS = [
+    ("find", "true", "/usr/bin:/bin", "/repo/a"),
+    ("find", "true", "/usr/bin:/bin", "/repo/b"),  # absolute PATH: the folder does not count
+    ("find", "true", "/usr/bin::tools", "/repo/a"),  # a relative entry: the folder counts
+    ("find", "true", "/usr/bin::tools", "/repo/b"),
+    ("find", "nope", "/usr/bin", "/repo/a"),
+    ("exec", "/opt/x"),
+    ("exec", "/opt/nope"),
+    ("identity", "/usr/bin/true"),
+]
+
+
+def ask(finder: ProgramFinder, question: tuple[str, ...]) -> object:
+    kind, *args = question
+    if kind == "find":
+        return finder.find_on_path(*args)
+    if kind == "exec":
+        return finder.is_executable_file(*args)
+    return finder.identity(*args)
+
+
+def test_the_memo_answers_as_the_finder_and_asks_each_question_once() -> None:
+    plain, memo_behind = CountingPrograms(), CountingPrograms()
+    memo = MemoProgramFinder(memo_behind)
+    for _ in range(3):
+        for question in QUESTIONS:
+            assert ask(memo, question) == ask(plain, question)
+    assert len(plain.asked) == 3 * len(QUESTIONS)
+    # Once each, but for the absolute PATH whose two folders are one question.
+    assert len(memo_behind.asked) == len(QUESTIONS) - 1
+    assert ProgramChecks(MemoryFilesystem({}), memo_behind, ENV).memoized().programs is not (
+        memo_behind
+    )
+
+
+def test_config_check_resolves_each_program_once() -> None:
+    apps = {
+        f"app{i}": {"index.artf": APP.replace(b'"app"', f'"app{i}"'.encode())} for i in range(5)
+    }
+    filesystem = MemoryFilesystem({"/repo": tree(**apps)})
+    workspace = ConfigService(filesystem).load("/repo")
+    counting = CountingPrograms()
+    ProgramChecks(filesystem, counting, ENV).check(workspace)
+    identities = [q for q in counting.asked if q[0] == "identity"]
+    assert identities and len(identities) == len(set(identities))

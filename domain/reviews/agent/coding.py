@@ -27,7 +27,6 @@ import anyio
 from artifactize.domain.reviews.agent.loop import (
     BUDGET_TOKENS,
     BUDGET_TOOL_CALLS,
-    EMPTY_ANSWER,
     MODEL_MISMATCH,
     TOOLS_WHILE_REPAIRING,
     Attempt,
@@ -35,15 +34,13 @@ from artifactize.domain.reviews.agent.loop import (
     LoopTrace,
     ToolCaller,
     ToolCallRecord,
-    repaired_verdict,
+    follow_up_answer,
     serves_requested_model,
+    verdict_with_one_repair,
 )
 from artifactize.domain.reviews.failures import AgentFailure, FailureCode
 from artifactize.domain.reviews.verdicts import (
-    InvalidVerdict,
     VerdictValidator,
-    parse_final_text,
-    repair_message,
 )
 from artifactize.domain.text import compact_json
 from artifactize.ports.coding_agents import (
@@ -60,7 +57,6 @@ from artifactize.ports.model import (
     ToolCall,
     ToolOutput,
     ToolSpec,
-    UserText,
     usage_total,
 )
 from artifactize.ports.progress import AgentActivity
@@ -174,15 +170,15 @@ class CodingAgentLoop:
         self, instructions: str, user_text: str, tools: tuple[ToolSpec, ...]
     ) -> dict[str, Any]:
         """The validated verdict object; raises AgentFailure with the request's error code."""
-        self.trace.items.append(UserText(user_text))
-        answer = await self._agent(instructions, user_text, tools, None, repairing=False)
-        try:
-            return parse_final_text(answer.text, self.validator)
-        except InvalidVerdict as exc:
-            message = repair_message(exc)
-        self.trace.items.append(UserText(message))
-        answer = await self._agent(instructions, message, tools, answer.session_id, repairing=True)
-        return repaired_verdict(answer.text, self.validator)
+        session: str | None = None  # the repair resumes the first answer's session
+
+        async def ask(prompt: str, repairing: bool) -> str:
+            nonlocal session
+            answer = await self._agent(instructions, prompt, tools, session, repairing=repairing)
+            session = answer.session_id
+            return answer.text
+
+        return await verdict_with_one_repair(self.trace, user_text, self.validator, ask)
 
     async def answer(
         self,
@@ -192,13 +188,10 @@ class CodingAgentLoop:
         tools: tuple[ToolSpec, ...],
     ) -> str:
         """A follow-up, resuming the agent's own session when the review saved one."""
-        self.trace.items.extend(history)
-        self.trace.items.append(UserText(message))
+        self.trace.follow_up(history, message)
         resume = agent_session_of(history)
         answer = await self._agent(instructions, message, tools, resume, repairing=False)
-        if not answer.text.strip():
-            raise AgentFailure(FailureCode.INVALID_RESULT, EMPTY_ANSWER)
-        return answer.text
+        return follow_up_answer(answer.text)
 
     async def _agent(
         self,

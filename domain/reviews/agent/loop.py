@@ -136,6 +136,11 @@ class LoopTrace:
     tokens_used: int = 0
     reported_model: str | None = None  # the model the provider said served the last turn
 
+    def follow_up(self, history: tuple[ConversationItem, ...], message: str) -> None:
+        """A follow-up's start: the saved conversation, then the question."""
+        self.items.extend(history)
+        self.items.append(UserText(message))
+
 
 class AgentLoop:
     def __init__(
@@ -161,14 +166,11 @@ class AgentLoop:
         self, instructions: str, user_text: str, tools: tuple[ToolSpec, ...]
     ) -> dict[str, Any]:
         """The validated verdict object; raises AgentFailure with the request's error code."""
-        self.trace.items.append(UserText(user_text))
-        text = await self._until_text(instructions, tools, repairing=False)
-        try:
-            return parse_final_text(text, self.validator)
-        except InvalidVerdict as exc:
-            self.trace.items.append(UserText(repair_message(exc)))
-        text = await self._until_text(instructions, tools, repairing=True)
-        return repaired_verdict(text, self.validator)
+
+        async def ask(_prompt: str, repairing: bool) -> str:  # the prompt is in the trace
+            return await self._until_text(instructions, tools, repairing=repairing)
+
+        return await verdict_with_one_repair(self.trace, user_text, self.validator, ask)
 
     async def answer(
         self,
@@ -184,12 +186,8 @@ class AgentLoop:
         for item in history:
             if isinstance(item, AssistantTurn):
                 self._call_ids.update(call.call_id for call in item.tool_calls)
-        self.trace.items.extend(history)
-        self.trace.items.append(UserText(message))
-        text = await self._until_text(instructions, tools, repairing=False)
-        if not text.strip():
-            raise AgentFailure(FailureCode.INVALID_RESULT, EMPTY_ANSWER)
-        return text
+        self.trace.follow_up(history, message)
+        return follow_up_answer(await self._until_text(instructions, tools, repairing=False))
 
     async def _until_text(
         self, instructions: str, tools: tuple[ToolSpec, ...], *, repairing: bool
@@ -342,6 +340,32 @@ def _backoff(failure: ProviderFailure, attempt: int) -> float:
 def _time_left() -> float:
     """Seconds until the enclosing deadline (the review's ``timeout_ms``), inf without one."""
     return float(anyio.current_effective_deadline() - anyio.current_time())
+
+
+async def verdict_with_one_repair(
+    trace: LoopTrace,
+    user_text: str,
+    validator: VerdictValidator,
+    ask: Callable[[str, bool], Awaitable[str]],
+) -> dict[str, Any]:
+    """The validated verdict of the answer to ``user_text``; when that is no valid verdict,
+    of the answer to one format repair (``ask(prompt, repairing)`` answers each; the API
+    loop and the coding agents alike)."""
+    trace.items.append(UserText(user_text))
+    text = await ask(user_text, False)
+    try:
+        return parse_final_text(text, validator)
+    except InvalidVerdict as exc:
+        message = repair_message(exc)
+    trace.items.append(UserText(message))
+    return repaired_verdict(await ask(message, True), validator)
+
+
+def follow_up_answer(text: str) -> str:
+    """A follow-up's answer: free text, not validated, but never empty."""
+    if not text.strip():
+        raise AgentFailure(FailureCode.INVALID_RESULT, EMPTY_ANSWER)
+    return text
 
 
 def repaired_verdict(text: str, validator: VerdictValidator) -> dict[str, Any]:

@@ -89,7 +89,7 @@ def reuse_key(def_hash: str, deps: Mapping[str, tuple[ArtifactKind, str]]) -> Re
 
 def _field(value: str, what: str) -> str:
     """A key field must not contain a separator, or two inputs could write the same text."""
-    if not value or any(c.isspace() for c in value):
+    if value.split(None, 1) != [value]:  # empty, or a whitespace character (str.isspace)
         raise ValueError(f"{what} {value!r} cannot enter a reuse key: it is empty or has a space")
     return value
 

@@ -127,6 +127,8 @@ def commit(
         completed_at=completed,
         data=data,
     )
+    if status != WAITING_HUMAN:  # settled: saved with the summary ``finish_run`` would add
+        request = request_changed(request, summary=request_summary(request))
     recorded = ctx.ports.state.complete_execution(
         settled,
         record=verdict and request.key is not None,

@@ -288,6 +288,18 @@ class LiveGates:
                         ):
                             consumers[target_index].add(index)
         self.consumers = [sorted(items) for items in consumers]
+        # per component, its evals' qualified IDs, and those of its dependency evals (their
+        # state is derived from their targets' states, never from their own evidence)
+        self.members: list[list[str]] = [[] for _ in self.comps]
+        self.derived: list[list[str]] = [[] for _ in self.comps]
+        for index, names in enumerate(self.comps):
+            for name in names:
+                for item in workspace.artifact(name).evals:
+                    qualified = f"{name}/{item.id}"
+                    self.members[index].append(qualified)
+                    if isinstance(item.profile, DependencyProfile):
+                        self.derived[index].append(qualified)
+        self.derived_ids = {qualified for items in self.derived for qualified in items}
         self.evidence: dict[str, Evidence] = dict(evidence)
         self.gates: dict[str, Gate] = {}
         self.states: dict[str, str] = {}
@@ -307,25 +319,42 @@ class LiveGates:
         )
 
     def update(self, evidence: Mapping[str, Evidence]) -> set[str]:
-        """Take new evidence of some evals; the qualified IDs whose gate changed."""
-        dirty: list[int] = []
+        """Take new evidence of some evals; the qualified IDs whose gate changed.
+
+        A result moves its own eval's state only (its component's gate reads the input
+        components, never the component itself), so only that eval is looked at, then its
+        component's dependency evals, if any; the components that consume a component whose
+        states moved settle again whole (their gate reads every eval of their inputs)."""
+        moved: set[int] = set()  # components whose states changed
+        changed: set[str] = set()
         for eval_id, found in evidence.items():
             index = self.component_of_eval.get(eval_id)
-            if index is not None and self.evidence.get(eval_id, Evidence.NONE) != found:
-                self.evidence[eval_id] = found
-                heapq.heappush(dirty, index)
-        changed: set[str] = set()
+            if index is None or self.evidence.get(eval_id, Evidence.NONE) == found:
+                continue
+            self.evidence[eval_id] = found
+            if eval_id in self.derived_ids:
+                continue  # its state is its targets' verdict, not its evidence
+            state = _state(self.gates[eval_id], found)
+            if state != self.states[eval_id]:
+                self.states[eval_id] = state
+                moved.add(index)
+        dirty: list[int] = []
+        for index in moved:
+            for qualified in self.derived[index]:  # in order, as ``_settle_component``
+                gate = _derived_gate(self.workspace, qualified, self.states)
+                if gate != self.gates[qualified]:
+                    changed.add(qualified)
+                self.gates[qualified] = gate
+                self.states[qualified] = _derived_state(gate)
+            for consumer in self.consumers[index]:
+                heapq.heappush(dirty, consumer)
         done = -1
         while dirty:
             index = heapq.heappop(dirty)
             if index == done:
                 continue
             done = index
-            members = [
-                f"{name}/{item.id}"
-                for name in self.comps[index]
-                for item in self.workspace.artifact(name).evals
-            ]
+            members = self.members[index]
             before = [(self.gates[e], self.states[e]) for e in members]
             self._settle(index)
             states_changed = False

@@ -103,7 +103,8 @@ class InvocationPool:
     five ``mkdtemp``: the next command finds them exactly as a fresh set (the scratch port
     rechecks: private, not links, empty, nothing added). One pool per command; ``drain``
     removes what it keeps at the Run's end, and a killed Run's folder is swept by the next
-    start. Used from worker threads: a lock guards the lists."""
+    start. Used from the event loop and worker threads alike: it only pops from and appends
+    to its lists, each one step that needs no lock (``dict.setdefault``, ``list.pop``)."""
 
     def __init__(self, scratch: ScratchSpace) -> None:
         self.scratch = scratch
@@ -125,6 +126,13 @@ class InvocationPool:
                 output, tmp, home, cache = children
                 return RuntimeDirs(root=root, output=output, tmp=tmp, home=home, cache=cache)
             remove_private_dirs(self.scratch, created)  # changed since: never handed out
+
+    def holds_any(self) -> bool:
+        """Whether some set is kept: ``take`` then creates nothing unless that set changed.
+        A hint, read while worker threads may give sets back: a stale answer only moves
+        where the next preparation runs. The values are copied in one step first, so a
+        parent added meanwhile cannot break the iteration."""
+        return any(tuple(self._idle.values()))
 
     def give_back(self, parent: str, created: list[str]) -> None:
         """Keep the set in ``created`` (emptied of it) when its command left it as created;

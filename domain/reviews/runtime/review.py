@@ -146,7 +146,12 @@ class RuntimeReview:
 
     async def _execute(self, created: list[str]) -> ReviewOutcome:
         try:
-            spec = await self.ports.threads.run(self._prepare, created)
+            if self.ports.pool is not None and self.ports.pool.holds_any():
+                # a few ``stat``s and one folder set's recheck: cheaper on the event loop than
+                # the hop to a worker thread (and its wake-up on a busy machine)
+                spec = self._prepare(created)
+            else:  # the first eval of a Run creates its folders: blocking work
+                spec = await self.ports.threads.run(self._prepare, created)
         except RuntimePreparationError as exc:
             return ReviewOutcome.failed(FailureCode.PREPARATION_FAILED, str(exc))
         started = self.ports.clock.monotonic()

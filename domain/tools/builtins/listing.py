@@ -10,12 +10,13 @@ from typing import NamedTuple
 from artifactize.domain.tools.context import BuiltinContext
 from artifactize.domain.tools.locations import (
     SPECIAL_REFUSED,
+    DirectoryChain,
     Location,
     open_directory_at,
     open_failure,
 )
 from artifactize.domain.tools.results import ToolError
-from artifactize.ports.filesystem import EntryKind, FilesystemError
+from artifactize.ports.filesystem import DirectoryHandle, DirEntry, EntryKind, FilesystemError
 
 DIRECTORY_ENTRIES_MAX = 10_000
 
@@ -45,13 +46,18 @@ def join_logical(parent: str, name: str) -> str:
     return f"{parent}/{name}" if parent else name
 
 
-def list_location(context: BuiltinContext, location: Location) -> list[LogicalEntry]:
-    """Sorted entries of a logical directory; errors for files, specials and huge folders."""
+def list_location(
+    context: BuiltinContext, location: Location, directories: DirectoryChain | None = None
+) -> list[LogicalEntry]:
+    """Sorted entries of a logical directory; errors for files, specials and huge folders.
+
+    ``directories``: the pinned directories of a walk that lists many folders (``glob``,
+    ``grep``); without it, the workspace root is pinned and the path walked for this one."""
     context.cancellation.check()
     if location.is_file_artifact_root:
         entries = [_file_artifact_target(context, location)]
     else:
-        entries = _physical_entries(context, location)
+        entries = _physical_entries(context, location, directories)
     context.cancellation.check()  # a bounded step (10,001 entries at most) since the last
     if location.is_artifact_root:
         entries = _with_mounts(context, location, entries)
@@ -64,30 +70,48 @@ _NAME = attrgetter("name")
 _KIND_VALUES = {kind: kind.value for kind in EntryKind}  # an enum's ``value`` is a property
 
 
-def _physical_entries(context: BuiltinContext, location: Location) -> list[LogicalEntry]:
+def _kind_value(kind: EntryKind) -> str:
+    """``kind.value``; files and folders by identity first (an enum's hash is Python code)."""
+    if kind is EntryKind.FILE:
+        return "file"
+    if kind is EntryKind.DIRECTORY:
+        return "directory"
+    return _KIND_VALUES[kind]
+
+
+def _physical_entries(
+    context: BuiltinContext, location: Location, directories: DirectoryChain | None
+) -> list[LogicalEntry]:
     parents, name = location.components[:-1], location.components[-1:]
     try:
-        with open_directory_at(context.filesystem, context.root_path, parents) as parent:
-            if name:
-                kind = parent.entry(name[0]).kind
-                if kind is EntryKind.FILE:
-                    raise ToolError(NOT_A_DIRECTORY)
-                if kind is EntryKind.OTHER:
-                    raise ToolError(SPECIAL_REFUSED)
-                with parent.open_directory(name[0]) as directory:
-                    found = directory.entries(DIRECTORY_ENTRIES_MAX)
-            else:
-                found = parent.entries(DIRECTORY_ENTRIES_MAX)
+        if directories is not None:
+            found = _entries_in(directories.open(parents), name)
+        else:
+            with open_directory_at(context.filesystem, context.root_path, parents) as parent:
+                found = _entries_in(parent, name)
     except FilesystemError as exc:
         raise open_failure(exc, location.request_path, context.owner) from None
     if len(found) > DIRECTORY_ENTRIES_MAX:
         raise ToolError(TOO_MANY_ENTRIES)
-    entries = [LogicalEntry(e.name, _KIND_VALUES[e.kind]) for e in found]
+    entries = [LogicalEntry(name, _kind_value(kind)) for name, kind in found]
     try:  # one encode of all names: a str holds no surrogate pair, so a lone one fails it
         "".join([e.name for e in entries]).encode("utf-8")
     except UnicodeEncodeError:
         raise ToolError(NOT_UTF8) from None
     return entries
+
+
+def _entries_in(parent: DirectoryHandle, name: tuple[str, ...]) -> list[DirEntry]:
+    """The entries of ``parent``'s child ``name`` (of ``parent`` itself when ``name`` is empty)."""
+    if not name:
+        return parent.entries(DIRECTORY_ENTRIES_MAX)
+    kind = parent.entry(name[0]).kind
+    if kind is EntryKind.FILE:
+        raise ToolError(NOT_A_DIRECTORY)
+    if kind is EntryKind.OTHER:
+        raise ToolError(SPECIAL_REFUSED)
+    with parent.open_directory(name[0]) as directory:
+        return directory.entries(DIRECTORY_ENTRIES_MAX)
 
 
 def _file_artifact_target(context: BuiltinContext, location: Location) -> LogicalEntry:

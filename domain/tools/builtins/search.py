@@ -41,7 +41,7 @@ GREP_FILE_MAX_BYTES = 8 * 1024 * 1024
 GREP_TOTAL_MAX_BYTES = 64 * 1024 * 1024
 REGEX_SIZE_LIMIT_BYTES = 2 * 1024 * 1024
 _RESULT_OVERHEAD_BYTES = 1024
-_BLOCK_LINES = 64  # lines a prefilter rules in or out at once, in a file it matched
+_BLOCK_CHARS = 16 * 1024  # searched at once (whole lines), in a file the prefilter matched
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
 
 GLOB_PATTERN_REFUSED = "Glob pattern must be relative without traversal components."
@@ -176,8 +176,10 @@ class _Grep:
         # ancestors') open between files instead of re-walking from the root for each.
         self.directories = DirectoryChain(context.filesystem, context.root_path)
 
-    def search(self, display_path: str, location: Location) -> None:
-        data = self._read(location)
+    def search(self, base: str, relative: str, parents: tuple[str, ...], name: str) -> None:
+        """Search one file; its matches are named ``base/relative`` (``base`` alone when
+        ``relative`` is empty: the file searched is the path asked for)."""
+        data = self._read(parents, name)
         if data is None or b"\x00" in data:
             return
         try:
@@ -186,9 +188,8 @@ class _Grep:
             return
         if self.prefilter is not None and not self.prefilter.is_match(text):
             return
-        for number, line in _lines(text, self.prefilter):
-            if not self.regex.is_match(line):
-                continue
+        display_path = join_logical(base, relative) if relative else base
+        for number, line in _matching_lines(text, self.regex, self.prefilter):
             match = {"path": display_path, "line": number, "text": line}
             self.budget += compact_json_size(match) + 1
             if len(self.matches) == self.limit or self.budget > BUILTIN_RESULT_MAX_BYTES:
@@ -197,20 +198,14 @@ class _Grep:
                 return
             self.matches.append(match)
 
-    def _read(self, location: Location) -> bytes | None:
+    def _read(self, parents: tuple[str, ...], name: str) -> bytes | None:
+        """The file's bytes, or None when a limit skips it. Its entry was classified as a
+        regular file by the listing that found it (or by ``_directory_kind``), so it is read
+        as listed: opened no-follow, checked regular on its descriptor, read in one call."""
         self.context.cancellation.check()
-        parents, name = location.components[:-1], location.components[-1]
         try:
             parent = self.directories.open(parents)
-            with parent.open_file(name) as handle:
-                if handle.size > GREP_FILE_MAX_BYTES:
-                    self.truncated = True
-                    return None
-                if self.bytes_read + handle.size > GREP_TOTAL_MAX_BYTES:
-                    self.truncated = True
-                    self.full = True
-                    return None
-                data = handle.read(GREP_FILE_MAX_BYTES + 1)
+            data = parent.read_listed_file(name, GREP_FILE_MAX_BYTES)
         except FileTooLarge:
             self.truncated = True
             return None
@@ -218,30 +213,70 @@ class _Grep:
             raise ToolError(GREP_NOT_REGULAR) from None
         except FilesystemError:
             raise ToolError("Cannot read Artifact file.") from None
-        if len(data) > GREP_FILE_MAX_BYTES:
+        if self.bytes_read + len(data) > GREP_TOTAL_MAX_BYTES:
             self.truncated = True
+            self.full = True
             return None
         self.bytes_read += len(data)
         return data
 
 
-def _lines(text: str, prefilter: CompiledRegex | None = None) -> Iterator[tuple[int, str]]:
-    """Lines split after each LF, without one trailing LF and then one trailing CR.
-
-    With a prefilter, lines come in blocks of ``_BLOCK_LINES`` and a block the prefilter
-    does not match is skipped whole: it is complete lines of the file, rejected by the same
-    reasoning that lets the prefilter reject a whole file, so none of its lines can match.
-    """
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """Lines split after each LF, without one trailing LF and then one trailing CR."""
     pieces = text.split("\n")
     if pieces[-1] == "":
         pieces.pop()  # the fragment after a final LF (or of an empty file) is not a line
-    step = _BLOCK_LINES if prefilter is not None else max(len(pieces), 1)
-    for start in range(0, len(pieces), step):
-        block = pieces[start : start + step]
-        if prefilter is not None and not prefilter.is_match("\n".join(block) + "\n"):
-            continue
-        for number, line in enumerate(block, start=start + 1):
-            yield number, line[:-1] if line.endswith("\r") else line
+    for number, line in enumerate(pieces, start=1):
+        yield number, line[:-1] if line.endswith("\r") else line
+
+
+def _matching_lines(
+    text: str,
+    regex: CompiledRegex,
+    prefilter: CompiledRegex | None,
+    block_chars: int = _BLOCK_CHARS,
+) -> Iterator[tuple[int, str]]:
+    """The lines of ``text`` (as ``_lines`` splits them) that ``regex`` matches, numbered.
+
+    With a prefilter, the text is searched in blocks of whole lines (``block_chars`` and on
+    to the next LF) and only the lines where the prefilter's leftmost match starts are split
+    off and tried, each search going on after the line it tried. No line is missed: a line
+    ``regex`` matches holds a match of the prefilter (the reasoning that lets it reject a
+    whole file), so the leftmost match of what is left of the block starts in that line or
+    in an earlier one, which is tried and passed in turn.
+    """
+    if prefilter is None:
+        for number, line in _lines(text):
+            if regex.is_match(line):
+                yield number, line
+        return
+    size = len(text)
+    start = 0
+    number = 1  # the line number at ``start``
+    while start < size:
+        end = text.find("\n", start + block_chars)
+        end = size if end < 0 else end + 1
+        rest = text[start:end] if start or end < size else text
+        first = number  # the line number at the start of ``rest``
+        while (at := prefilter.find_start(rest)) is not None:
+            line_start = rest.rfind("\n", 0, at) + 1
+            if line_start == len(rest):
+                break  # an empty match after the final LF: no line starts there
+            line_end = rest.find("\n", at)
+            if line_end < 0:
+                line_end = len(rest)
+            line_number = first + rest.count("\n", 0, line_start)
+            line = rest[line_start:line_end]
+            if line.endswith("\r"):
+                line = line[:-1]
+            if regex.is_match(line):
+                yield line_number, line
+            if line_end >= len(rest):
+                break
+            first = line_number + 1
+            rest = rest[line_end + 1 :]
+        number += text.count("\n", start, end)
+        start = end
 
 
 def has_possessive_quantifier(pattern: str) -> bool:
@@ -345,9 +380,9 @@ def run_grep(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
         if kind is EntryKind.FILE:
             basename = location.components[-1]
             if name_filter is None or name_filter.match(basename):
-                grep.search(path, location)
+                grep.search(path, "", location.components[:-1], basename)
         else:
-            traversal = Traversal(context)
+            traversal = Traversal(context, grep.directories)
             found: list[FoundFile] = [
                 f
                 for f in traversal.files(location)
@@ -355,7 +390,7 @@ def run_grep(context: BuiltinContext, args: dict[str, Any]) -> ToolResult:
             ]
             grep.truncated = traversal.truncated
             for item in sorted(found, key=lambda f: f.relative.encode("utf-8")):
-                grep.search(join_logical(path, item.relative), item.location)
+                grep.search(path, item.relative, item.parents, item.name)
                 if grep.full:
                     break
     return bounded_json_result(

@@ -8,53 +8,73 @@ the walk stops and the search reports ``truncated``. Symlinks and special files 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from artifactize.domain.tools.builtins.listing import join_logical, list_location
 from artifactize.domain.tools.context import BuiltinContext
-from artifactize.domain.tools.locations import Location, child_location
+from artifactize.domain.tools.locations import (
+    DirectoryChain,
+    Location,
+    child_location,
+    plain_children,
+)
 
 TRAVERSAL_ENTRIES_MAX = 10_000
 
 
-@dataclass(frozen=True)
-class FoundFile:
+class FoundFile(NamedTuple):
+    """A file the walk found: a tuple, since a search makes one per file of its tree."""
+
     relative: str  # relative to the searched path
-    location: Location
+    parents: tuple[str, ...]  # its folder's physical components, from the workspace root
+    name: str  # its entry in that folder, which the listing classified as a regular file
 
 
 @dataclass
 class Traversal:
     context: BuiltinContext
+    directories: DirectoryChain | None = None  # pinned once for every folder listed
     visited: int = 0
     truncated: bool = False
     _chain: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
 
-    def files(self, start: Location) -> Iterator[FoundFile]:
-        yield from self._walk(start, "")
+    def files(self, start: Location) -> list[FoundFile]:
+        """Every file below ``start``, in walk order (a list: each file passes through one
+        call, not through a generator per folder level)."""
+        found: list[FoundFile] = []
+        self._walk(start, "", found)
+        return found
 
-    def _walk(self, directory: Location, relative: str) -> Iterator[FoundFile]:
+    def _walk(self, directory: Location, relative: str, found: list[FoundFile]) -> None:
         key = (directory.artifact.name, directory.ownership.remaining)
         if key in self._chain:
             return
         self._chain.append(key)
+        add = found.append
+        plain = plain_children(directory)
         try:
-            for entry in list_location(self.context, directory):
+            for entry in list_location(self.context, directory, self.directories):
                 if self.visited >= TRAVERSAL_ENTRIES_MAX:
                     self.truncated = True
                     return
                 self.visited += 1
-                if entry.kind not in ("file", "directory", "mount"):
+                kind = entry.kind
+                if kind not in ("file", "directory", "mount"):
                     continue
-                child_relative = join_logical(relative, entry.name)
-                child = child_location(directory, entry.name) or self.context.locate(
-                    join_logical(directory.request_path, entry.name)
+                name = entry.name
+                child_relative = f"{relative}/{name}" if relative else name
+                if kind == "file" and plain(name):
+                    # what child_location would give, without building its Location
+                    add(FoundFile(child_relative, directory.components, name))
+                    continue
+                child = child_location(directory, name) or self.context.locate(
+                    join_logical(directory.request_path, name)
                 )
-                if entry.kind == "file":
-                    yield FoundFile(child_relative, child)
+                if kind == "file":
+                    add(FoundFile(child_relative, child.components[:-1], child.components[-1]))
                 else:
-                    yield from self._walk(child, child_relative)
+                    self._walk(child, child_relative, found)
                 if self.truncated:
                     return
         finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from artifactize.entrypoints.lease_json import CLIENT_ORDER, lease_json
 from artifactize.ports.review_store import Principal, RemoteFailure, RemoteLease, RemoteSettings
 
 
@@ -66,10 +67,4 @@ def store_status(
 
 
 def lease_view(lease: RemoteLease) -> dict[str, Any]:
-    return {
-        "key": lease.key,
-        "principal": lease.principal,
-        "holder": lease.holder,
-        "acquiredAt": lease.acquired_at,
-        "expiresAt": lease.expires_at,
-    }
+    return lease_json(lease, CLIENT_ORDER)

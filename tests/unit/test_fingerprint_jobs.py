@@ -1,0 +1,90 @@
+"""``compute_all`` (``--fingerprint-jobs``): one worker-thread hop per batch of names, the
+same results as computing each name in turn."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar, TypeVarTuple
+
+import anyio
+import pytest
+
+from artifactize.domain.reviews.run.fingerprint_jobs import BATCH_MAX, batch_size, compute_all
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
+
+
+class CountingThreads:
+    """``WorkerThreads`` that runs the work on the calling thread and counts the hops."""
+
+    def __init__(self) -> None:
+        self.hops = 0
+        self.largest = 0
+
+    async def run(
+        self,
+        work: Callable[[*Ts], T],
+        *args: *Ts,
+        limiter: anyio.CapacityLimiter | None = None,
+        abandon_on_cancel: bool = False,
+    ) -> T:
+        self.hops += 1
+        batch = next(iter(args), None)  # compute_all hands over one list of names
+        assert isinstance(batch, list)
+        self.largest = max(self.largest, len(batch))
+        await anyio.lowlevel.checkpoint()  # let the other workers take their turn
+        return work(*args)
+
+
+class Failed(Exception):
+    pass
+
+
+@pytest.mark.parametrize("count", [2, 7, 8, 9, 63, 64, 65, 500, 1000])
+@pytest.mark.parametrize("jobs", [2, 3, 8])
+def test_same_results_as_in_turn_with_one_hop_per_batch(count: int, jobs: int) -> None:
+    names = [f"n{i}" for i in range(count)]
+    threads = CountingThreads()
+    computed: list[str] = []
+
+    def compute(name: str) -> str:
+        computed.append(name)
+        return name.upper()
+
+    found = compute_all(compute, names, jobs, threads)
+    assert list(found.items()) == [(n, n.upper()) for n in names]  # the names' order
+    assert sorted(computed) == sorted(names)  # each once
+    size = batch_size(count, jobs)
+    assert threads.largest == size <= BATCH_MAX
+    assert threads.hops == -(-count // size)  # ceil: every hop but the last is a full batch
+    if count >= jobs * 4 * BATCH_MAX:
+        assert threads.hops < count // 50  # the point: not one hop per name
+
+
+def test_a_failure_is_raised_as_itself_after_every_name_was_computed() -> None:
+    names = [f"n{i}" for i in range(300)]
+    computed: list[str] = []
+
+    def compute(name: str) -> str:
+        computed.append(name)
+        if name in ("n3", "n200"):
+            raise Failed(name)
+        return name
+
+    with pytest.raises(Failed):
+        compute_all(compute, names, 2, CountingThreads())
+    assert sorted(computed) == sorted(names)
+
+
+def test_an_exception_returned_as_a_value_is_a_result() -> None:
+    """``status`` returns a fingerprint failure as the eval's value, not raised."""
+    value = Failed("returned")
+    found = compute_all(lambda name: value, ["a", "b", "c"], 2, CountingThreads())
+    assert found == {"a": value, "b": value, "c": value}
+
+
+def test_one_job_computes_in_turn_without_threads() -> None:
+    threads = CountingThreads()
+    assert compute_all(str.upper, ["a", "b"], 1, threads) == {"a": "A", "b": "B"}
+    assert threads.hops == 0
