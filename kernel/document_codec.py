@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
 
 from artifactize.ports.documents import Execution, Request, Run
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 
 Document = TypeVar("Document", bound="_Keyed")
+Fields = ParamSpec("Fields")
 
 _BOOKKEEPING = frozenset({"extra", "keys"})
 
@@ -186,12 +187,25 @@ def run_json(run: Run) -> dict[str, Any]:
     return _RUNS.write(run)
 
 
-def run_changed(run: Run, **changes: Any) -> Run:
-    """``run`` with ``changes`` (its fields, by name) made by ``dataclasses.replace``: a key
-    it holds keeps its place and a new one follows, as a dict update would have it, so the
-    saved JSON reads as before; a status no Run has is refused (DocumentError), a name it has
-    no field for too (TypeError, from ``dataclasses.replace``)."""
-    return _RUNS.changed(run, changes)
+def _changer(
+    codec: _Codec[Document], kind: Callable[Fields, Document]
+) -> Callable[Concatenate[Document, Fields], Document]:
+    """The change function of ``codec``'s documents, typed by ``kind``'s own fields: mypy
+    checks each change's name and value type as it checks the dataclass's constructor."""
+
+    def change(document: Document, /, *values: Fields.args, **changes: Fields.kwargs) -> Document:
+        if values:
+            raise TypeError("A document's changes are named: field=value.")
+        return codec.changed(document, dict(changes))
+
+    return change
+
+
+run_changed = _changer(_RUNS, Run)
+"""``run_changed(run, field=value, ...)``: ``run`` with those fields changed by
+``dataclasses.replace``: a key it holds keeps its place and a new one follows, as a dict
+update would have it, so the saved JSON reads as before; a status no Run has is refused
+(DocumentError)."""
 
 
 def request_from_json(data: Mapping[str, Any]) -> Request:
@@ -205,10 +219,9 @@ def request_json(request: Request) -> dict[str, Any]:
     return _REQUESTS.write(request)
 
 
-def request_changed(request: Request, **changes: Any) -> Request:
-    """``request`` with ``changes`` (its fields, by name), as :func:`run_changed` changes a
-    Run: a new key follows the saved ones, a status no request has is refused."""
-    return _REQUESTS.changed(request, changes)
+request_changed = _changer(_REQUESTS, Request)
+"""``request_changed(request, field=value, ...)``, as :data:`run_changed` changes a Run: a
+new key follows the saved ones, a status no request has is refused."""
 
 
 def request_merged(request: Request, fields: Mapping[str, Any]) -> Request:

@@ -11,7 +11,10 @@ from typing import Any, cast
 from artifactize.domain.reviews.run.context import RunContext
 from artifactize.kernel.document_codec import request_changed, request_from_json, request_json
 from artifactize.ports.documents import Request
+from artifactize.ports.statuses import RequestStatus
 from tests.fakes.state import MemoryStateStore
+
+RUNNING = RequestStatus.RUNNING
 
 
 def request(ordinal: int, status: str = "QUEUED") -> Request:
@@ -52,7 +55,7 @@ def context() -> tuple[RunContext, Ports]:
 
 def test_changed_keeps_the_saved_key_order_and_leaves_the_original_alone() -> None:
     original = request(1)
-    new = request_changed(original, blocked_reason="waiting", status="RUNNING", error=None)
+    new = request_changed(original, blocked_reason="waiting", status=RUNNING, error=None)
     assert json.dumps(request_json(new)) == (
         '{"id": "run-a-1", "runId": "run-a", "evalId": "doc/eval1", "ordinal": 1, '
         '"executionId": null, "status": "RUNNING", "blockedReason": "waiting", "extra": 1, '
@@ -65,7 +68,7 @@ def test_save_puts_the_new_document_in_its_slot_and_current_finds_it() -> None:
     ctx, ports = context()
     first, second = request(1), request(2)
     requests = ctx.track([first, second])
-    running = request_changed(second, status="RUNNING")
+    running = request_changed(second, status=RUNNING)
     for saved in (first, second):  # the store must know them to update them
         ports.state.requests[saved.id] = cast(Any, None)
     ctx.save(running)

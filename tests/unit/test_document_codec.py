@@ -180,7 +180,7 @@ def test_run_changed_writes_as_a_dict_update_would() -> None:
     changed = run_changed(run, jobs=4, reuse_only=["human"], comment="why", error=None)
     assert compact(run_json(changed)) == compact({**document, **changes})
     with pytest.raises(TypeError):
-        run_changed(run, no_such_field=1)
+        run_changed(run, no_such_field=1)  # type: ignore[call-arg]
 
 
 def test_a_run_is_frozen_and_its_status_is_checked() -> None:
@@ -191,7 +191,7 @@ def test_a_run_is_frozen_and_its_status_is_checked() -> None:
     with pytest.raises(DocumentError, match="Run run-a has no known status: 'QUEUED'"):
         run_from_json({"id": "run-a", "status": "QUEUED"})
     with pytest.raises(DocumentError, match="Run run-a has no known status: 'DONE'"):
-        run_changed(run, status="DONE")
+        run_changed(run, status="DONE")  # type: ignore[arg-type]
 
 
 # --- the request -----------------------------------------------------------------------
@@ -232,6 +232,6 @@ def test_a_requests_unknown_keys_keep_their_place_and_changes_follow_as_a_dict_u
     with pytest.raises(dataclasses.FrozenInstanceError):
         settled.status = RequestStatus.RED  # type: ignore[misc]
     with pytest.raises(DocumentError, match="request r has no known status: 'INCOMPLETE'"):
-        request_changed(request, status="INCOMPLETE")
+        request_changed(request, status="INCOMPLETE")  # type: ignore[arg-type]
     with pytest.raises(DocumentError, match="request r has no known status: None"):
         request_from_json({"id": "r", "status": None})

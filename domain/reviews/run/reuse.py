@@ -96,7 +96,9 @@ def reuse(
         request,
         status=request_moves(request.status, RequestStatus(record.status)),
         result=data.result,  # the record was just read: nobody else holds it
-        profile=data.profile,
+        # every record of the history and every mirror keeps its profile; were one without,
+        # the request would keep its own
+        profile=data.profile if data.profile is not None else request.profile,
         provenance=provenance,
         usage=None,
         reused_usage=data.usage,
