@@ -23,6 +23,7 @@ from artifactize.domain.reviews.reuse.artifactsum import (
     GITIGNORE_BYTES_MAX,
     MANIFEST_BYTES_MAX,
     ArtifactsumLimits,
+    GitignoreMemo,
     build_manifest,
 )
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
@@ -792,3 +793,40 @@ def test_script_output_refused(stdout: bytes, problem: str) -> None:
         "fingerprint script output must be 1-128 characters of [A-Za-z0-9._:-], optionally "
         f"followed by one line feed, and is not trimmed; {problem}"
     )
+
+
+def test_a_shared_gitignore_memo_reads_each_gitignore_once_with_the_same_values() -> None:
+    """``status`` and ``verify`` compute many Artifacts' fingerprints with one memo of the
+    ``.gitignore`` files read (``GitignoreMemo``): the same values as computing each on its
+    own, and an ancestor's ``.gitignore`` read once, not once per Artifact."""
+    modules: dict[str, Node] = {
+        f"m{i}": {
+            "index.artf": decl(f"m{i}"),
+            ".gitignore": b"!keep.log\n" if i % 2 else b"",
+            "a.log": b"",
+            "keep.log": f"k{i}".encode(),
+            "src": {
+                "x.py": f"x{i}".encode(),
+                "build": {"o": b""},
+                "t": {"index.artf": decl(f"t{i}")},
+            },
+        }
+        for i in range(6)
+    }
+    tree: dict[str, Node] = {
+        "index.artf": decl("root"),
+        ".gitignore": b"*.log\nbuild/\n",
+        "mods": {".gitignore": b"# nothing\n", **modules},
+    }
+    workspace, filesystem = load(tree)
+    names = sorted(workspace.artifacts)
+    alone = {name: compute_artifactsum(workspace, name, filesystem) for name in names}
+    reads_alone = filesystem.read_file_calls
+    memo: GitignoreMemo = {}
+    shared = {
+        name: compute_artifactsum(workspace, name, filesystem, gitignores=memo) for name in names
+    }
+    assert shared == alone
+    assert memo[""] is not None and memo["mods"] is not None
+    assert filesystem.read_file_calls - reads_alone < reads_alone - len(names)
+    assert filesystem.open_handles == 0
