@@ -828,5 +828,30 @@ def test_a_shared_gitignore_memo_reads_each_gitignore_once_with_the_same_values(
     }
     assert shared == alone
     assert memo[""] is not None and memo["mods"] is not None
-    assert filesystem.read_file_calls - reads_alone < reads_alone - len(names)
+    gitignores = 2 + 6  # the root's, mods', and each module's own: once each
+    assert filesystem.read_file_calls - reads_alone == gitignores
     assert filesystem.open_handles == 0
+
+
+def test_the_own_gitignore_of_an_artifact_below_the_root_applies_to_its_paths() -> None:
+    """An Artifact's own folder's ``.gitignore`` matched each path with one character cut
+    off (``keep`` seen as ``eep``): it excluded what it did not name and kept what it did."""
+    tree: dict[str, Node] = {
+        "index.artf": decl("root"),
+        ".gitignore": b"*.log\n",
+        "sub": {
+            "index.artf": decl("s"),
+            ".gitignore": b"/keep\nx*\n!keep.log\n",
+            "keep": b"k",
+            "x1": b"",
+            "eep": b"e",
+            "a.log": b"",
+            "keep.log": b"l",
+            "d": {"keep": b"d"},
+        },
+    }
+    assert_covers(
+        tree,
+        {".gitignore": b"/keep\nx*\n!keep.log\n", "eep": b"e", "keep.log": b"l", "d/keep": b"d"},
+        name="s",
+    )

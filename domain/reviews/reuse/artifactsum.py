@@ -326,7 +326,9 @@ class _Walk:
             raise self.fail(
                 f"fingerprint folder `{_printable(rel or '.')}` cannot be listed: {exc.message}"
             ) from None
-        own = self._layer(handle, _join(self.owner, rel))
+        # The folder's own .gitignore: at the owner's folder itself (rel ""), its path is the
+        # owner's, not "owner/" (whose rules then cut one character too many off each path).
+        own = self._layer(handle, _join(self.owner, rel) if rel else self.owner)
         layers = (*parent_layers, own) if own is not None else parent_layers
         for entry in entries:
             child = _join(rel, entry.name)
