@@ -33,36 +33,36 @@ else:
     settings.load_profile("soak" if scale() > 1 else "ci")
 
 
-# Longest first, as measured on the 2-core machine (seconds of one worker, rounded;
-# `--durations=0` of a four-worker `make test` under a load of 10 to 20, 2026-12-06: about
-# three times an idle machine's). Only the order matters.
+# Longest first, as measured on the 2-core machine (seconds of one worker, rounded; a
+# four-worker `make test` under a load of about 8 from other work, 2026-12-06: slower than an
+# idle machine's). Only the order matters.
 LONGEST_FILES = (
-    "tests/integration/test_web.py",  # 431
-    "tests/integration/test_installed_tool.py",  # 348
-    "tests/integration/faults/test_damaged_state.py",  # 228
-    "tests/integration/test_web_team_store.py",  # 216
-    "tests/integration/test_readme_tour.py",  # 205
-    "tests/integration/test_scale_counts.py",  # 174
-    "tests/integration/hostile/test_kill9.py",  # 161
-    "tests/integration/test_mcp_server.py",  # 138
-    "tests/integration/faults/test_full_disk.py",  # 110
-    "tests/integration/faults/test_hangups.py",  # 96
-    "tests/windows/test_cli_end_to_end.py",  # 90
-    "tests/integration/test_saved_keys_cli.py",  # 86
-    "tests/integration/test_web_security.py",  # 80
-    "tests/integration/faults/test_tui_hangups.py",  # 80
-    "tests/integration/test_file_index_status.py",  # 78
-    "tests/integration/test_init_cli.py",  # 68
-    "tests/integration/test_human_reviews.py",  # 63
-    "tests/integration/test_review_store_server.py",  # 51
-    "tests/integration/faults/test_stream_bounds.py",  # 45
-    "tests/integration/test_mcp_control.py",  # 44
-    "tests/integration/faults/test_state_repair.py",  # 43
-    "tests/integration/hostile/test_fuzz.py",  # 41
-    "tests/integration/faults/test_damaged_conversation.py",  # 37
-    "tests/integration/test_web_viewing.py",  # 36
-    "tests/integration/test_verify_progress.py",  # 33
-    "tests/integration/test_tool_sessions.py",  # 30
+    "tests/integration/test_readme_tour.py",  # 143
+    "tests/integration/test_installed_tool.py",  # 113
+    "tests/integration/test_scale_counts.py",  # 112
+    "tests/integration/test_file_index_status.py",  # 91
+    "tests/integration/faults/test_tui_hangups.py",  # 66
+    "tests/integration/faults/test_state_repair.py",  # 65
+    "tests/integration/test_init_cli.py",  # 64
+    "tests/integration/test_mcp_server.py",  # 59
+    "tests/integration/test_mcp_control.py",  # 58
+    "tests/integration/test_human_reviews.py",  # 58
+    "tests/integration/faults/test_stream_bounds.py",  # 58
+    "tests/windows/test_cli_end_to_end.py",  # 52
+    "tests/integration/hostile/test_kill9.py",  # 51
+    "tests/integration/test_review_store_server.py",  # 49
+    "tests/integration/faults/test_hangups.py",  # 49
+    "tests/integration/faults/test_full_disk.py",  # 48
+    "tests/integration/test_saved_keys_cli.py",  # 46
+    "tests/integration/test_web_team_store.py",  # 44
+    "tests/integration/test_web.py",  # 41
+    "tests/integration/test_tool_sessions.py",  # 27
+    "tests/integration/faults/test_damaged_state.py",  # 23
+    "tests/integration/test_verify_progress.py",  # 21
+    "tests/integration/test_verify_leases.py",  # 19
+    "tests/integration/faults/test_damaged_conversation.py",  # 19
+    "tests/integration/test_web_security.py",  # 15
+    "tests/integration/test_review_store_db.py",  # 14
 )
 
 
