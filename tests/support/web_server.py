@@ -11,6 +11,7 @@ and an SVG with script in them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -22,7 +23,7 @@ from typing import Any
 
 import httpx2
 
-from tests.support.cli import run_cli
+from tests.support.cli import CliResult, run_cli
 from tests.support.human_workspace import artifact, human_tool
 
 STOPPED = 2  # the exit code of a command a stop signal ended (docs/robustness.md)
@@ -126,8 +127,18 @@ class World:
         write_repository(self.repo, self.gate)
 
     def cli(self, *args: str) -> tuple[int, Any]:
-        """One command in this process (tests/support/cli.py); the server is the process."""
-        done = run_cli(*self.argv("--json", *args)[3:], env=self.env)
+        """One command in this process (tests/support/cli.py); the server is the process.
+        A real process where an event loop is marked running (Playwright's sync API does
+        between its calls, in the browser tests): the CLI runs a loop of its own."""
+        argv = self.argv("--json", *args)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            done: CliResult | subprocess.CompletedProcess[str] = run_cli(*argv[3:], env=self.env)
+        else:
+            done = subprocess.run(
+                argv, capture_output=True, text=True, env=self.env, timeout=120, check=False
+            )
         try:
             return done.returncode, json.loads(done.stdout)
         except ValueError:
