@@ -2,7 +2,9 @@
 picks its examples (the same ones on every CI run; new ones under ``make soak``).
 
 ``make test`` distributes whole files (``--dist loadfile``), in collection order, to workers
-as they free up. A long file collected last (the ``test_verify_*`` files sort last) starts
+as they free up. In collection order only with ``--no-loadscope-reorder``, which the
+Makefile passes: by default xdist re-sorts the files by their number of tests, most first,
+which handed out the one-test tour and the five-test installed tool last. A long file collected last (the ``test_verify_*`` files sort last) starts
 when the other worker is nearly done, and the run waits for it alone. Handing the longest
 files out first and the many short ones last evens the workers' ends (longest processing
 time first). The list is a hint measured with ``--durations``: a file missing from it only
@@ -30,28 +32,37 @@ else:
     settings.register_profile("soak", derandomize=False, database=None)
     settings.load_profile("soak" if scale() > 1 else "ci")
 
-# Longest first, as measured on the 2-core machine (seconds of one worker, rounded;
-# `--durations=0` of a four-worker run, 2026-12-04).
+
+# Longest first, as measured on the 2-core machine (seconds of one worker, rounded; a
+# four-worker `make test` under a load of about 8 from other work, 2026-12-06: slower than an
+# idle machine's). Only the order matters.
 LONGEST_FILES = (
-    "tests/integration/test_verify_ci.py",  # 132
-    "tests/integration/test_mcp_server.py",  # 100
-    "tests/integration/test_verify_cli.py",  # 73
-    "tests/integration/test_web.py",  # 60 (one server process a test; measured alone, loaded)
-    "tests/integration/test_readme_tour.py",  # 54
-    "tests/integration/test_verify_backends.py",  # 39
-    "tests/windows/test_cli_end_to_end.py",  # 34
-    "tests/integration/test_verify_runtime.py",  # 34
-    "tests/integration/hostile/test_kill9.py",  # 33
-    "tests/integration/test_config_check_cli.py",  # 32
-    "tests/integration/test_init_cli.py",  # 31
-    "tests/integration/test_verify_remote.py",  # 28
-    "tests/integration/test_fingerprint_scripts.py",  # 27
-    "tests/integration/test_review_store_server.py",  # 25
-    "tests/integration/test_status_cli.py",  # 23
-    "tests/integration/test_tool_sessions.py",  # 22
+    "tests/integration/test_readme_tour.py",  # 143
+    "tests/integration/test_installed_tool.py",  # 113
+    "tests/integration/test_scale_counts.py",  # 112
+    "tests/integration/test_file_index_status.py",  # 91
+    "tests/integration/faults/test_tui_hangups.py",  # 66
+    "tests/integration/faults/test_state_repair.py",  # 65
+    "tests/integration/test_init_cli.py",  # 64
+    "tests/integration/test_mcp_server.py",  # 59
+    "tests/integration/test_mcp_control.py",  # 58
+    "tests/integration/test_human_reviews.py",  # 58
+    "tests/integration/faults/test_stream_bounds.py",  # 58
+    "tests/windows/test_cli_end_to_end.py",  # 52
+    "tests/integration/hostile/test_kill9.py",  # 51
+    "tests/integration/test_review_store_server.py",  # 49
+    "tests/integration/faults/test_hangups.py",  # 49
+    "tests/integration/faults/test_full_disk.py",  # 48
+    "tests/integration/test_saved_keys_cli.py",  # 46
+    "tests/integration/test_web_team_store.py",  # 44
+    "tests/integration/test_web.py",  # 41
+    "tests/integration/test_tool_sessions.py",  # 27
+    "tests/integration/faults/test_damaged_state.py",  # 23
     "tests/integration/test_verify_progress.py",  # 21
-    "tests/integration/test_models_doctor_cli.py",  # 20
-    "tests/integration/hostile/test_fuzz.py",  # 19
+    "tests/integration/test_verify_leases.py",  # 19
+    "tests/integration/faults/test_damaged_conversation.py",  # 19
+    "tests/integration/test_web_security.py",  # 15
+    "tests/integration/test_review_store_db.py",  # 14
 )
 
 

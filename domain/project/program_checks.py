@@ -168,6 +168,7 @@ class MemoProgramFinder:
         self._found: dict[tuple[str, str, str], str | None] = {}
         self._executable: dict[str, bool] = {}
         self._identity: dict[str, ProgramIdentity] = {}
+        self._relative: dict[str, bool] = {}  # PATH value -> whether an entry is relative
 
     def find_on_path(self, name: str, path_variable: str, cwd: str) -> str | None:
         question = (name, path_variable, cwd if self._relative_entry(path_variable) else "")
@@ -186,11 +187,13 @@ class MemoProgramFinder:
         return self._identity[path]
 
     def _relative_entry(self, path_variable: str) -> bool:
-        separator = ";" if self.windows_paths else ":"  # os.pathsep of each kind of system
-        return any(
-            entry and not is_absolute_program(entry, windows=self.windows_paths)
-            for entry in path_variable.split(separator)
-        )
+        if path_variable not in self._relative:
+            separator = ";" if self.windows_paths else ":"  # os.pathsep of each kind of system
+            self._relative[path_variable] = any(
+                entry and not is_absolute_program(entry, windows=self.windows_paths)
+                for entry in path_variable.split(separator)
+            )
+        return self._relative[path_variable]
 
 
 def _own(problems: list[str], *, program_only: bool) -> Iterator[str]:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
 from artifactize.domain.project.workspace import EvalRef, Workspace
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
+from artifactize.domain.reviews.reuse.artifactsum import GitignoreMemo
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import DERIVED_NO_KEY, KeyInputs, key_inputs
@@ -213,6 +214,7 @@ class Status:
         self._unrecorded: set[str] = set()  # evals whose history _records reads
         # Each Artifact's fingerprint, computed once for all the evals that cover it.
         self._fingerprints: dict[str, ComputedFingerprint] = {}
+        self._gitignores: GitignoreMemo = {}  # each folder's .gitignore read once for all
         # Every eval that runs the same program looks it up once (one report's length).
         self._programs = ports.programs.memoized() if ports.programs is not None else None
 
@@ -278,6 +280,7 @@ class Status:
                 self.ports.scripts,
                 index=self.ports.index,
                 computed=self._fingerprints,
+                gitignores=self._gitignores,
             )
         except FingerprintError as exc:
             return exc

@@ -48,6 +48,7 @@ from artifactize.domain.reviews.failures import FailureCode
 from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.human.recorded_declarations import run_definitions
 from artifactize.domain.reviews.remote.waiting_requests import repository_name
+from artifactize.domain.reviews.reuse.artifactsum import GitignoreMemo
 from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint
 from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
 from artifactize.domain.reviews.run import (
@@ -134,6 +135,7 @@ class Verify:
         )
         review = self.ports.review
         computed: dict[str, ComputedFingerprint] = {}  # each Artifact walked once, not per eval
+        gitignores: GitignoreMemo = {}  # and each folder's .gitignore read once for all
         self._keys.update(
             fingerprint_jobs.compute_all(
                 lambda eval_id: key_inputs(
@@ -143,6 +145,7 @@ class Verify:
                     review.scripts,
                     index=self.ports.index,
                     computed=computed,
+                    gitignores=gitignores,
                 ),
                 missing,
                 self.options.policy.fingerprint_jobs or 1,

@@ -11,6 +11,7 @@ and an SVG with script in them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -22,6 +23,7 @@ from typing import Any
 
 import httpx2
 
+from tests.support.cli import CliResult, run_cli
 from tests.support.human_workspace import artifact, human_tool
 
 STOPPED = 2  # the exit code of a command a stop signal ended (docs/robustness.md)
@@ -114,7 +116,8 @@ def environment(state: Path) -> dict[str, str]:
 
 
 class World:
-    """The repository, its state, and the CLI run as a process."""
+    """The repository, its state, and the CLI: run in process by ``cli``, as a process by
+    ``argv``'s command line."""
 
     def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
         self.repo = root / "repo"
@@ -124,14 +127,18 @@ class World:
         write_repository(self.repo, self.gate)
 
     def cli(self, *args: str) -> tuple[int, Any]:
-        done = subprocess.run(
-            self.argv("--json", *args),
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=120,
-            check=False,
-        )
+        """One command in this process (tests/support/cli.py); the server is the process.
+        A real process where an event loop is marked running (Playwright's sync API does
+        between its calls, in the browser tests): the CLI runs a loop of its own."""
+        argv = self.argv("--json", *args)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            done: CliResult | subprocess.CompletedProcess[str] = run_cli(*argv[3:], env=self.env)
+        else:
+            done = subprocess.run(
+                argv, capture_output=True, text=True, env=self.env, timeout=120, check=False
+            )
         try:
             return done.returncode, json.loads(done.stdout)
         except ValueError:

@@ -23,6 +23,7 @@ from artifactize.domain.reviews.reuse.artifactsum import (
     GITIGNORE_BYTES_MAX,
     MANIFEST_BYTES_MAX,
     ArtifactsumLimits,
+    GitignoreMemo,
     build_manifest,
 )
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
@@ -794,4 +795,66 @@ def test_script_output_refused(stdout: bytes, problem: str) -> None:
     assert caught.value.message == (
         "fingerprint script output must be 1-128 characters of [A-Za-z0-9._:-], optionally "
         f"followed by one line feed, and is not trimmed; {problem}"
+    )
+
+
+def test_a_shared_gitignore_memo_reads_each_gitignore_once_with_the_same_values() -> None:
+    """``status`` and ``verify`` compute many Artifacts' fingerprints with one memo of the
+    ``.gitignore`` files read (``GitignoreMemo``): the same values as computing each on its
+    own, and an ancestor's ``.gitignore`` read once, not once per Artifact."""
+    modules: dict[str, Node] = {
+        f"m{i}": {
+            "index.artf": decl(f"m{i}"),
+            ".gitignore": b"!keep.log\n" if i % 2 else b"",
+            "a.log": b"",
+            "keep.log": f"k{i}".encode(),
+            "src": {
+                "x.py": f"x{i}".encode(),
+                "build": {"o": b""},
+                "t": {"index.artf": decl(f"t{i}")},
+            },
+        }
+        for i in range(6)
+    }
+    tree: dict[str, Node] = {
+        "index.artf": decl("root"),
+        ".gitignore": b"*.log\nbuild/\n",
+        "mods": {".gitignore": b"# nothing\n", **modules},
+    }
+    workspace, filesystem = load(tree)
+    names = sorted(workspace.artifacts)
+    alone = {name: compute_artifactsum(workspace, name, filesystem) for name in names}
+    reads_alone = filesystem.read_file_calls
+    memo: GitignoreMemo = {}
+    shared = {
+        name: compute_artifactsum(workspace, name, filesystem, gitignores=memo) for name in names
+    }
+    assert shared == alone
+    assert memo[""] is not None and memo["mods"] is not None
+    gitignores = 2 + 6  # the root's, mods', and each module's own: once each
+    assert filesystem.read_file_calls - reads_alone == gitignores
+    assert filesystem.open_handles == 0
+
+
+def test_the_own_gitignore_of_an_artifact_below_the_root_applies_to_its_paths() -> None:
+    """An Artifact's own folder's ``.gitignore`` matched each path with one character cut
+    off (``keep`` seen as ``eep``): it excluded what it did not name and kept what it did."""
+    tree: dict[str, Node] = {
+        "index.artf": decl("root"),
+        ".gitignore": b"*.log\n",
+        "sub": {
+            "index.artf": decl("s"),
+            ".gitignore": b"/keep\nx*\n!keep.log\n",
+            "keep": b"k",
+            "x1": b"",
+            "eep": b"e",
+            "a.log": b"",
+            "keep.log": b"l",
+            "d": {"keep": b"d"},
+        },
+    }
+    assert_covers(
+        tree,
+        {".gitignore": b"/keep\nx*\n!keep.log\n", "eep": b"e", "keep.log": b"l", "d/keep": b"d"},
+        name="s",
     )

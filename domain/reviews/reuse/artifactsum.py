@@ -104,6 +104,12 @@ def build_manifest(
     return manifest
 
 
+# The ``.gitignore`` rules of workspace folders (None: none there), read by one computation
+# of many Artifacts' keys: the root's and every shared ancestor's are read once, not once
+# per Artifact. Only what was read is kept; a ``.gitignore`` that fails is read again.
+GitignoreMemo = dict[str, IgnoreRules | None]
+
+
 def compute_artifactsum(
     workspace: Workspace,
     artifact_name: str,
@@ -111,11 +117,13 @@ def compute_artifactsum(
     *,
     limits: ArtifactsumLimits = DEFAULT_LIMITS,
     index: FileIndex | None = None,
+    gitignores: GitignoreMemo | None = None,
 ) -> ArtifactsumResult:
     """The artifactsum of an Artifact that declares one (or omits ``fingerprint``).
 
     Raises ``FingerprintError`` for every rule above; ``UnknownName`` for an unknown Artifact.
     ``index``: digests it knows are not computed again (it is not saved here).
+    ``gitignores``: the ``.gitignore`` files this computation already read (filled here).
     """
     artifact = workspace.artifact(artifact_name)
     fingerprint = artifact.declaration.fingerprint
@@ -123,7 +131,8 @@ def compute_artifactsum(
         raise FingerprintError(
             f"Artifact `{artifact.name}`: it does not declare an artifactsum fingerprint"
         )
-    walk = _Walk(workspace, artifact, fingerprint, filesystem, limits, index)
+    memo: GitignoreMemo = {} if gitignores is None else gitignores
+    walk = _Walk(workspace, artifact, fingerprint, filesystem, limits, index, _gitignores=memo)
     digests = walk.run()
     value = artifactsum_value(digests)
     return ArtifactsumResult(value, build_manifest(value, digests, limits.manifest_bytes))
@@ -317,7 +326,9 @@ class _Walk:
             raise self.fail(
                 f"fingerprint folder `{_printable(rel or '.')}` cannot be listed: {exc.message}"
             ) from None
-        own = self._layer(handle, _join(self.owner, rel))
+        # The folder's own .gitignore: at the owner's folder itself (rel ""), its path is the
+        # owner's, not "owner/" (whose rules then cut one character too many off each path).
+        own = self._layer(handle, _join(self.owner, rel) if rel else self.owner)
         layers = (*parent_layers, own) if own is not None else parent_layers
         for entry in entries:
             child = _join(rel, entry.name)

@@ -24,6 +24,7 @@ from artifactize.domain.reviews.reuse.artifactsum import (
     DEFAULT_LIMITS,
     ArtifactsumLimits,
     ArtifactsumResult,
+    GitignoreMemo,
     compute_artifactsum,
 )
 from artifactize.domain.reviews.reuse.errors import FingerprintError
@@ -104,16 +105,18 @@ def compute_fingerprint(
     *,
     limits: ArtifactsumLimits = DEFAULT_LIMITS,
     index: FileIndex | None = None,
+    gitignores: GitignoreMemo | None = None,
 ) -> ComputedFingerprint | None:
     """The Artifact's fingerprint, or None when it declares ``fingerprint = false``;
-    ``index``: the file index an artifactsum reads known digests from."""
+    ``index``: the file index an artifactsum reads known digests from; ``gitignores``: the
+    ``.gitignore`` files already read by this computation (``artifactsum.GitignoreMemo``)."""
     artifact = workspace.artifact(artifact_name)
     declared = artifact.declaration.fingerprint
     if isinstance(declared, NoFingerprint):
         return None
     if isinstance(declared, ArtifactsumFingerprint):
         result = compute_artifactsum(
-            workspace, artifact_name, filesystem, limits=limits, index=index
+            workspace, artifact_name, filesystem, limits=limits, index=index, gitignores=gitignores
         )
         return ComputedFingerprint(result.value, result.manifest)
     if scripts is None:

@@ -27,7 +27,11 @@ from artifactize.domain.declarations.model import (
     RuntimeProfile,
 )
 from artifactize.domain.project.workspace import Workspace
-from artifactize.domain.reviews.reuse.artifactsum import DEFAULT_LIMITS, ArtifactsumLimits
+from artifactize.domain.reviews.reuse.artifactsum import (
+    DEFAULT_LIMITS,
+    ArtifactsumLimits,
+    GitignoreMemo,
+)
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
 from artifactize.domain.reviews.reuse.fingerprints import (
     ComputedFingerprint,
@@ -121,11 +125,13 @@ def key_inputs(
     limits: ArtifactsumLimits = DEFAULT_LIMITS,
     index: FileIndex | None = None,
     computed: dict[str, ComputedFingerprint] | None = None,
+    gitignores: GitignoreMemo | None = None,
 ) -> KeyInputs:
     """Compute the key of an eval; raises ``FingerprintError`` when a fingerprint fails.
     ``index``: the file index fingerprints read known digests from; ``computed``: the
     fingerprints already computed over this same workspace, by Artifact (filled here), so
-    that the evals of one Artifact do not walk its files once each."""
+    that the evals of one Artifact do not walk its files once each; ``gitignores``: the
+    ``.gitignore`` files already read over this same workspace (filled here)."""
     ref = workspace.find_eval(qualified_eval_id)
     def_hash = eval_def_hash(ref.eval, profile)
     if isinstance(ref.eval.profile, DependencyProfile):  # derived: nothing to key or reuse
@@ -140,7 +146,13 @@ def key_inputs(
         known = computed.get(name) if computed is not None else None
         if known is None:
             known = compute_fingerprint(
-                workspace, name, filesystem, scripts, limits=limits, index=index
+                workspace,
+                name,
+                filesystem,
+                scripts,
+                limits=limits,
+                index=index,
+                gitignores=gitignores,
             )
             assert known is not None  # _unkeyed_reason found no `fingerprint = false`
             if computed is not None:

@@ -9,8 +9,9 @@ on the caller's thread.
 N workers each take the next batch of names (at most ``BATCH_MAX``, and small enough that
 each worker gets several) and compute it on a worker thread, one thread hop per batch: with
 the file index most keys cost less than the hop itself (a wake-up of the event loop and of
-the thread each), so one hop per name was most of a warm ``status``. A cancellation stops
-the workers between batches.
+the thread each), so one hop per name was most of a warm ``status``. A cancellation (Ctrl-C)
+is seen by each batch before its next name, so it waits for one computation per worker at
+most, as with one hop per name (a fingerprint script may take seconds).
 """
 
 from __future__ import annotations
@@ -52,9 +53,13 @@ async def _compute_all(
     results: dict[str, T] = {}
     failures: list[Exception] = []
 
+    stopped = [False]  # set on the event loop when the computation is cancelled
+
     def run_batch(batch: list[str]) -> list[tuple[str, T] | Exception]:
         done: list[tuple[str, T] | Exception] = []
         for name in batch:
+            if stopped[0]:
+                break  # cancelled: what is left is never returned
             try:
                 done.append((name, compute(name)))
             except Exception as exc:  # raised below as itself, not in an exception group
@@ -70,9 +75,18 @@ async def _compute_all(
                 else:
                     failures.append(outcome)
 
+    async def watch() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stopped[0] = True
+
     async with anyio.create_task_group() as group:
-        for _ in range(min(jobs, len(names))):
-            group.start_soon(worker)
+        group.start_soon(watch)
+        async with anyio.create_task_group() as workers:
+            for _ in range(min(jobs, len(names))):
+                workers.start_soon(worker)
+        group.cancel_scope.cancel()  # every name computed: stop watching
     if failures:
         raise failures[0]
     return {name: results[name] for name in names}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import shutil
 import time
 from pathlib import Path
 
@@ -46,10 +47,20 @@ def assert_refused(repo: FaultRepo, args: tuple[str, ...], why: str) -> None:
     assert companions(database) == before
 
 
-@pytest.fixture
-def good_state(repo: FaultRepo) -> bytes:
-    done = repo.run("verify", "r/ok")
+@pytest.fixture(scope="module")
+def verified(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One real state for the module: the state folder of a ``verify r/ok`` that passed."""
+    root = tmp_path_factory.mktemp("verified")
+    source = FaultRepo(root, root / "state")
+    done = source.run("verify", "r/ok")
     assert done.returncode == 0, done.stderr
+    return source.state
+
+
+@pytest.fixture
+def good_state(repo: FaultRepo, verified: Path) -> bytes:
+    """This test's own copy of the module's state folder, and its state file's bytes."""
+    shutil.copytree(verified, repo.state, symlinks=True)
     return (repo.state / "state.sqlite").read_bytes()
 
 
