@@ -6,8 +6,10 @@ How a run goes:
    nothing inherited) as the leader of a new session, so its pid is also its process-group id.
    The spawn is synchronous, so a cancellation cannot separate the child from its handle.
    ``run_observed`` then reports the leader's identity (pid + start time) to its caller.
-2. stdin receives ``spec.stdin`` and is closed; stdout and stderr are read concurrently, each
-   kept up to ``spec.capture_limit_bytes`` with the excess read and discarded. Every chunk
+2. stdin receives ``spec.stdin`` and is closed (with no input, closed at once: still an
+   empty pipe, not ``/dev/null``, and no task feeds it); stdout and stderr are read
+   concurrently, each kept up to ``spec.capture_limit_bytes`` with the excess read and
+   discarded. Every chunk
    read, kept or not, is also shown to ``spec.observe_output`` when one is given (a screen
    that shows a Human tool's lines live).
 3. The leader's exit is observed *without reaping it* (a pidfd, else ``waitid(WNOWAIT)``
@@ -211,12 +213,17 @@ class PosixProcessRunner:
                     raise _Unrecorded(_unrecorded(error)) from None
             if observe is not None:
                 observe(leader.identity)
+            assert popen.stdin is not None
             assert popen.stdout is not None and popen.stderr is not None
-            for stream in (popen.stdin, popen.stdout, popen.stderr):
-                assert stream is not None
-                os.set_blocking(stream.fileno(), False)
+            os.set_blocking(popen.stdout.fileno(), False)
+            os.set_blocking(popen.stderr.fileno(), False)
+            if spec.stdin:
+                os.set_blocking(popen.stdin.fileno(), False)
+            else:  # empty stdin: closed at once, no task; still a pipe (not /dev/null)
+                popen.stdin.close()
             async with anyio.create_task_group() as tasks:
-                tasks.start_soon(_feed, popen, spec.stdin)
+                if spec.stdin:
+                    tasks.start_soon(_feed, popen, spec.stdin)
                 observe_output = spec.observe_output
                 tasks.start_soon(_drain, popen.stdout.fileno(), stdout, STDOUT, observe_output)
                 tasks.start_soon(_drain, popen.stderr.fileno(), stderr, STDERR, observe_output)

@@ -127,6 +127,14 @@ async def test_empty_environment_gives_the_child_nothing(monkeypatch: pytest.Mon
     assert (outcome.exit_code, outcome.stdout) == (0, b"")
 
 
+async def test_empty_stdin_is_a_pipe_at_end_of_file() -> None:
+    """No input: the pipe is closed at once, not swapped for ``/dev/null`` (a program such
+    as ``rg`` reads a piped stdin but searches its folder when stdin is a device)."""
+    code = "import os, stat, sys; print(stat.S_ISFIFO(os.fstat(0).st_mode), sys.stdin.read() == '')"
+    outcome = await RUNNER.run(python(code))
+    assert (outcome.exit_code, outcome.stdout) == (0, b"True True\n")
+
+
 async def test_child_that_closes_stdin_early_is_fine() -> None:
     code = "import os, time; os.close(0); time.sleep(0.1); print('closed')"
     outcome = await RUNNER.run(python(code, stdin=b"y" * (1024 * 1024)))
