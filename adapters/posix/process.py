@@ -21,7 +21,7 @@ How a run goes:
 4. The pipes are read for at most ``KILL_GRACE_SECONDS`` more: a descendant that left the group
    (``setsid``) and still holds them cannot make the run hang.
 
-Before any signal, the saved psutil identity (pid + create time) is checked, so a pid that
+Before any signal, the saved identity (pid + psutil's create time) is checked, so a pid that
 something else reaped and the kernel reused is never signalled. Cleanup runs in a shielded
 ``finally``, so the caller's cancellation (an anyio cancel scope) always reaches the group.
 Descendants that leave the group themselves (daemons) escape cleanup; commands are trusted.

@@ -6,13 +6,15 @@ import os
 
 import psutil
 
-_HAS_WAITID = hasattr(os, "waitid")
+HAS_WAITID = hasattr(os, "waitid")
 
 
-def exited_unreaped(pid: int, process: psutil.Process) -> bool:
+def exited_unreaped(pid: int, process: psutil.Process | None) -> bool:
     """True when the child ``pid`` has exited (it stays a zombie until reaped) or was reaped
-    by someone else; ``process`` is its psutil handle, taken while it was ours."""
-    if not _HAS_WAITID:
+    by someone else; ``process`` is its psutil handle, taken while it was ours, needed only
+    where there is no ``waitid`` (``HAS_WAITID``)."""
+    if not HAS_WAITID:
+        assert process is not None
         try:
             return bool(process.status() == psutil.STATUS_ZOMBIE)
         except psutil.NoSuchProcess:

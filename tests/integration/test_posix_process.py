@@ -300,7 +300,8 @@ async def test_a_leader_reaped_elsewhere_is_never_signalled(
     popen = process_group.spawn(spec(SLEEP, "0"))
     leader = process_group.GroupLeader(popen, exit_fd=True)
     os.waitpid(popen.pid, 0)  # "someone else" reaps it: the pid is free for reuse
-    monkeypatch.setattr(psutil, "pid_exists", lambda pid: True)  # ...and reused
+    reused = leader.identity.create_time + 1  # ...and reused: it names a later process
+    monkeypatch.setattr(process_group, "start_time", lambda pid: reused)
     signalled: list[tuple[int, int]] = []
     monkeypatch.setattr(os, "killpg", lambda pgid, sig: signalled.append((pgid, sig)))
     await leader.ensure_dead()
