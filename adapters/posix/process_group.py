@@ -24,7 +24,7 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 import psutil
@@ -209,14 +209,19 @@ class GroupLeader:
             return
         await poll_until(self.has_exited)
 
-    async def terminate_group(self, grace_seconds: float = KILL_GRACE_SECONDS) -> None:
-        """SIGTERM the group (once), then give the leader up to the grace period to exit."""
+    async def terminate_group(
+        self,
+        grace_seconds: float = KILL_GRACE_SECONDS,
+        wait: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """SIGTERM the group (once), then give the leader up to the grace period to exit
+        (``wait``: how to wait for that, ``wait_exited`` unless given)."""
         if self.terminated_at is None:
             self.terminated_at = anyio.current_time()
             self.signal_group(signal.SIGTERM)
         remaining = self.terminated_at + grace_seconds - anyio.current_time()
         with anyio.move_on_after(max(remaining, 0.0)):
-            await self.wait_exited()
+            await (wait or self.wait_exited)()
 
     async def kill_group_and_reap(self) -> None:
         """SIGKILL the group while the leader's pid is still pinned, then reap the leader."""

@@ -16,6 +16,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -261,6 +262,39 @@ async def test_without_pidfd_the_exit_is_polled(
     assert timed_out.timed_out
     assert elapsed < KILL_GRACE_SECONDS
     assert wait_group_gone(spawned[1]) == []
+
+
+# Echoes stdin to stdout and to stderr, each in several chunks: the pipes fill both ways.
+ECHO_BOTH = """
+import sys
+data = sys.stdin.buffer.read()
+sys.stdout.buffer.write(data); sys.stdout.flush()
+sys.stderr.buffer.write(data[::-1])
+"""
+
+
+async def test_a_run_is_watched_from_the_callers_task_alone() -> None:
+    """Feeding, both pipes and the exit are pumped by the caller's own task (one descriptor,
+    ``pipe_pump``), not by a task per pipe."""
+    tasks_while_reading: set[int] = set()
+
+    def observe(stream: str, chunk: bytes) -> None:
+        tasks_while_reading.add(len(anyio.get_running_tasks()))
+
+    payload = os.urandom(512 * 1024)
+    before = len(anyio.get_running_tasks())
+    outcome = await RUNNER.run(replace(python(ECHO_BOTH, stdin=payload), observe_output=observe))
+    assert (outcome.exit_code, outcome.stdout, outcome.stderr) == (0, payload, payload[::-1])
+    assert tasks_while_reading == {before}
+
+
+async def test_without_pidfd_the_pipes_are_still_fed_and_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(process_group, "_open_pidfd", lambda pid: None)
+    payload = os.urandom(512 * 1024)
+    outcome = await RUNNER.run(python(ECHO_BOTH, stdin=payload))
+    assert (outcome.exit_code, outcome.stdout, outcome.stderr) == (0, payload, payload[::-1])
 
 
 # --- spawn failures and invalid specs ---------------------------------------------------------
