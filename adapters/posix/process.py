@@ -211,12 +211,13 @@ class PosixProcessRunner:
         stderr = _Capture(spec.capture_limit_bytes, STDERR, spec.observe_output)
         timed_out = False
         leader: GroupLeader | None = None
-        record: str | None = None
+        admitted = False
         try:
             leader = GroupLeader(popen, exit_fd=True)
             if journal is not None:
                 try:
-                    record = journal.admit(leader.identity)
+                    journal.admit(leader.identity)
+                    admitted = True
                 except OSError as error:
                     raise _Unrecorded(_unrecorded(error)) from None
             if observe is not None:
@@ -243,8 +244,8 @@ class PosixProcessRunner:
                     with anyio.CancelScope(shield=True):
                         await leader.ensure_dead()
                 leader.close()
-                if record is not None and journal is not None:
-                    journal.release(record)  # the group is dead: the lease ends
+                if admitted and journal is not None:
+                    journal.release(leader.identity)  # the group is dead: the lease ends
 
         exit_code, signum = leader.exit_code_and_signal()
         return ProcessOutcome(
