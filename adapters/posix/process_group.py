@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 import psutil
 
-from artifactize.adapters.posix.process_status import HAS_WAITID, exited_unreaped
+from artifactize.adapters.posix.process_status import HAS_WAITID, exited_unreaped, still_our_child
 from artifactize.adapters.posix.start_time import start_time
 from artifactize.ports.process import ProcessSpec
 from artifactize.ports.sessions import ProcessIdentity
@@ -157,6 +157,8 @@ class GroupLeader:
         """Someone else reaped the leader and its pid now names another process: our group
         is empty (the kernel does not reuse a pid still in use as a group id). If the pid is
         free, members may remain and the group id is still theirs."""
+        if still_our_child(self.pid):
+            return False  # running or an unreaped zombie of ours: the pid is pinned
         now = start_time(self.pid)
         return now is not None and now != self.identity.create_time
 

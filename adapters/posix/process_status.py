@@ -24,3 +24,16 @@ def exited_unreaped(pid: int, process: psutil.Process | None) -> bool:
     except ChildProcessError:
         return True  # reaped by someone else
     return result is not None
+
+
+def still_our_child(pid: int) -> bool:
+    """True when ``pid`` is certainly still our unreaped child (running or a zombie), so
+    the number cannot have been reused; False when it was reaped elsewhere or this cannot
+    be asked without reaping (no ``waitid``)."""
+    if not HAS_WAITID:
+        return False
+    try:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
