@@ -7,11 +7,12 @@ How a run goes:
    The spawn is synchronous, so a cancellation cannot separate the child from its handle.
    ``run_observed`` then reports the leader's identity (pid + start time) to its caller.
 2. stdin receives ``spec.stdin`` and is closed (with no input, closed at once: still an
-   empty pipe, not ``/dev/null``, and no task feeds it); stdout and stderr are read
-   concurrently, each kept up to ``spec.capture_limit_bytes`` with the excess read and
-   discarded. Every chunk
+   empty pipe, not ``/dev/null``); stdout and stderr are read while the program runs, each
+   kept up to ``spec.capture_limit_bytes`` with the excess read and discarded. Every chunk
    read, kept or not, is also shown to ``spec.observe_output`` when one is given (a screen
-   that shows a Human tool's lines live).
+   that shows a Human tool's lines live). On Linux the caller's own task does all of it,
+   and waits for the exit, through one epoll set holding the pipes and the pidfd
+   (``pipe_pump``: one wait and usually one wake-up per run); elsewhere a task per pipe.
 3. The leader's exit is observed *without reaping it* (a pidfd, else ``waitid(WNOWAIT)``
    polling). While it is an unreaped zombie its pid, and with it the group id, cannot be
    reused, so signalling the group is safe. After a normal exit the group is SIGKILLed right
@@ -272,7 +273,10 @@ async def _watch_pumped(
     assert leader.pidfd is not None and popen.stdout is not None and popen.stderr is not None
     outputs = {popen.stdout.fileno(): stdout.receive, popen.stderr.fileno(): stderr.receive}
     stdin = popen.stdin if spec.stdin else None
-    pump = pipe_pump.PipePump(leader.pidfd, outputs, stdin, spec.stdin)
+    try:
+        pump = pipe_pump.PipePump(leader.pidfd, outputs, stdin, spec.stdin)
+    except OSError:  # no epoll set to be had (descriptors exhausted): a task per pipe
+        return await _watch_with_tasks(leader, popen, spec, stdout, stderr)
     try:
         with anyio.move_on_after(spec.timeout_ms / 1000) as deadline:
             await pump.until_exited()
