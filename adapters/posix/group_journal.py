@@ -21,8 +21,7 @@ its unreaped leader pinned the id). A group is unreleased while its record has n
 after it. When the journal outgrows ``_COMPACT_BYTES`` it is rewritten with its unreleased
 records only, under a temporary name then renamed over it (a reader sees the old or the new
 journal, never one without a live lease); a journal found unlinked under us is written
-again the same way. The owner removes its journal itself when it exits (or drops its
-``GroupJournal``) with no lease left in it. This costs two small appends per group instead of creating, renaming
+again the same way. This costs two small appends per group instead of creating, renaming
 and removing a file per group.
 
 A sweep reads every journal whose owner — that very process, pid and start time — is gone,
@@ -52,9 +51,8 @@ import os
 import secrets
 import stat
 import threading
-import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from artifactize.adapters.posix.process_table import PsutilProcessTable
@@ -105,29 +103,6 @@ class SweepCounts:
     unconfirmed: int  # groups that could not be confirmed gone (their records kept)
 
 
-@dataclass
-class _OpenJournal:
-    """This process's journal: its path once it has a record, the descriptor appended to
-    (opened by ``pid``: a forked child opens its own) and the unreleased record lines by
-    leader. Closed when its ``GroupJournal`` is collected or the interpreter exits, and the
-    file removed then when no record in it is still leased."""
-
-    path: str | None = None
-    fd: int = -1
-    pid: int = 0
-    unreleased: dict[ProcessIdentity, bytes] = field(default_factory=dict)
-
-    def close(self) -> None:
-        if self.fd < 0 or self.pid != os.getpid():
-            return
-        if not self.unreleased and self.path is not None:
-            with contextlib.suppress(OSError):
-                if _same_file(self.fd, self.path):
-                    os.unlink(self.path)
-        os.close(self.fd)
-        self.fd = -1
-
-
 class GroupJournal:
     """One user's process-group journal, written by this process into its own file.
     Thread-safe: appends and rewrites hold a lock."""
@@ -139,9 +114,11 @@ class GroupJournal:
         self._swept = False
         self.prepared = False  # ``ready`` succeeded once: later spawns skip it
         self._lock = threading.Lock()
-        self._open = _OpenJournal()
+        self._path: str | None = None  # this process's journal, once it has a record
+        self._fd = -1
+        self._fd_pid = 0  # the process that opened ``_fd``: a forked child opens its own
         self._size = 0
-        weakref.finalize(self, self._open.close)  # collected, or at the interpreter's exit
+        self._unreleased: dict[ProcessIdentity, bytes] = {}  # leader -> its record line
 
     # --- the owner's side ------------------------------------------------------------------
 
@@ -166,7 +143,7 @@ class GroupJournal:
         with self._lock:
             path = self._journal()
             self._append(line)
-            self._open.unreleased[leader] = line
+            self._unreleased[leader] = line
         return path
 
     def release(self, leader: ProcessIdentity) -> None:
@@ -175,9 +152,9 @@ class GroupJournal:
         nothing); the journal's next rewrite drops it."""
         released = {"released": {"pid": leader.pid, "createTime": leader.create_time}}
         with self._lock:
-            if self._open.unreleased.pop(leader, None) is None or self._open.pid != os.getpid():
+            if self._unreleased.pop(leader, None) is None or self._fd_pid != os.getpid():
                 return
-            if self._open.fd < 0:
+            if self._fd < 0:
                 return  # a write failed: the next record rewrites the journal without it
             with contextlib.suppress(OSError):
                 self._append(json.dumps(released).encode() + b"\n")
@@ -193,35 +170,31 @@ class GroupJournal:
     def _journal(self) -> str:
         """This process's journal, open for appending (under the lock); made when missing
         (a new process, a forked child, the directory or the file removed meanwhile)."""
-        if self._open.pid != os.getpid():  # a forked child: the parent's journal is not ours
-            if self._open.fd >= 0:
-                os.close(self._open.fd)
-            self._open.fd, self._open.path, self._open.unreleased = -1, None, {}
-        if (
-            self._open.fd >= 0
-            and self._open.path is not None
-            and _same_file(self._open.fd, self._open.path)
-        ):
-            return self._open.path
-        if self._open.path is None:
+        if self._fd_pid != os.getpid():  # a forked child: the parent's journal is not ours
+            if self._fd >= 0:
+                os.close(self._fd)
+            self._fd, self._path, self._unreleased = -1, None, {}
+        if self._fd >= 0 and self._path is not None and _same_file(self._fd, self._path):
+            return self._path
+        if self._path is None:
             name = f"{JOURNAL_PREFIX}{os.getpid()}-{secrets.token_hex(6)}{JOURNAL_SUFFIX}"
-            self._open.path = os.path.join(self.directory, name)
+            self._path = os.path.join(self.directory, name)
         self._rewrite()  # a new journal, or one unlinked under us: its records written again
-        return self._open.path
+        return self._path
 
     def _append(self, line: bytes) -> None:
         try:
-            _write_all(self._open.fd, line)
+            _write_all(self._fd, line)
         except OSError:  # maybe a line cut short: the next record goes to a rewritten journal
-            os.close(self._open.fd)
-            self._open.fd = -1
+            os.close(self._fd)
+            self._fd = -1
             raise
         self._size += len(line)
 
     def _rewrite(self) -> None:
         """Write the unreleased records to a new file, rename it over the journal (a reader
         sees the old or the new one), and append to it from now on."""
-        assert self._open.path is not None
+        assert self._path is not None
         building = os.path.join(self.directory, f"{_NEW_PREFIX}{secrets.token_hex(6)}")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _NOFOLLOW | _CLOEXEC
         try:
@@ -229,18 +202,18 @@ class GroupJournal:
         except FileNotFoundError:  # the directory was removed meanwhile: make it again
             _private_directories(self.directory)
             fd = os.open(building, flags, _PRIVATE_FILE)
-        records = b"".join(self._open.unreleased.values())
+        records = b"".join(self._unreleased.values())
         try:
             _write_all(fd, records)
-            os.rename(building, self._open.path)
+            os.rename(building, self._path)
         except BaseException:
             os.close(fd)
             with contextlib.suppress(OSError):
                 os.unlink(building)
             raise
-        if self._open.fd >= 0:
-            os.close(self._open.fd)
-        self._open.fd, self._open.pid, self._size = fd, os.getpid(), len(records)
+        if self._fd >= 0:
+            os.close(self._fd)
+        self._fd, self._fd_pid, self._size = fd, os.getpid(), len(records)
 
     # --- the sweep ---------------------------------------------------------------------
 
@@ -255,7 +228,7 @@ class GroupJournal:
             if not name.startswith((JOURNAL_PREFIX, RECORD_PREFIX, _NEW_PREFIX)):
                 continue
             path = os.path.join(self.directory, name)
-            if path == self._open.path:
+            if path == self._path:
                 continue  # this process's own journal
             found = _read_journal(path)
             if found is None:
