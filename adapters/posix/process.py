@@ -212,13 +212,12 @@ class PosixProcessRunner:
         stderr = _Capture(spec.capture_limit_bytes, STDERR, spec.observe_output)
         timed_out = False
         leader: GroupLeader | None = None
-        admitted = False
+        record: str | None = None
         try:
             leader = GroupLeader(popen, exit_fd=True)
             if journal is not None:
                 try:
-                    journal.admit(leader.identity)
-                    admitted = True
+                    record = journal.admit(leader.identity)
                 except OSError as error:
                     raise _Unrecorded(_unrecorded(error)) from None
             if observe is not None:
@@ -245,8 +244,8 @@ class PosixProcessRunner:
                     with anyio.CancelScope(shield=True):
                         await leader.ensure_dead()
                 leader.close()
-                if admitted and journal is not None:
-                    journal.release(leader.identity)  # the group is dead: the lease ends
+                if record is not None and journal is not None:
+                    journal.release(record)  # the group is dead: the lease ends
 
         exit_code, signum = leader.exit_code_and_signal()
         return ProcessOutcome(
