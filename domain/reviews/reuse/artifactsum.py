@@ -279,9 +279,12 @@ class _Walk:
         layers = (self._layer(d.handle, d.path) for d in dirs)
         return tuple(layer for layer in layers if layer is not None)
 
-    def _layer(self, handle: DirectoryHandle, folder: str) -> _Layer | None:
+    def _layer(self, handle: DirectoryHandle, folder: str, listed: bool = True) -> _Layer | None:
+        """``listed`` False: the folder's listing (just read) has no ``.gitignore``, so
+        there is nothing to read (the stat that would answer "not found" is skipped)."""
         if folder not in self._gitignores:
-            self._gitignores[folder] = self._read_gitignore(handle, folder)
+            found = self._read_gitignore(handle, folder) if listed else None
+            self._gitignores[folder] = found
         rules = self._gitignores[folder]
         return _Layer(folder, rules) if rules is not None else None
 
@@ -328,7 +331,8 @@ class _Walk:
             ) from None
         # The folder's own .gitignore: at the owner's folder itself (rel ""), its path is the
         # owner's, not "owner/" (whose rules then cut one character too many off each path).
-        own = self._layer(handle, _join(self.owner, rel) if rel else self.owner)
+        folder = _join(self.owner, rel) if rel else self.owner
+        own = self._layer(handle, folder, any(e.name == GITIGNORE_FILE for e in entries))
         layers = (*parent_layers, own) if own is not None else parent_layers
         for entry in entries:
             child = _join(rel, entry.name)
