@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
 from artifactize.domain.project.workspace import EvalRef, Workspace
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
-from artifactize.domain.reviews.reuse.artifactsum import GitignoreMemo
+from artifactize.domain.reviews.reuse.artifactsum import GitignoreMemo, OpenFolders
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import DERIVED_NO_KEY, KeyInputs, key_inputs
@@ -215,6 +215,7 @@ class Status:
         # Each Artifact's fingerprint, computed once for all the evals that cover it.
         self._fingerprints: dict[str, ComputedFingerprint] = {}
         self._gitignores: GitignoreMemo = {}  # each folder's .gitignore read once for all
+        self._folders: OpenFolders | None = None  # the shared ancestors, while keys are computed
         # Every eval that runs the same program looks it up once (one report's length).
         self._programs = ports.programs.memoized() if ports.programs is not None else None
 
@@ -233,9 +234,14 @@ class Status:
             if ref.qualified_id not in chosen
         ]
         ids = [*selected, *others]
-        keys = compute_all(
-            self._key, ids, self.options.policy.fingerprint_jobs or 1, self.ports.threads
-        )
+        folders = self._folders = OpenFolders()
+        try:
+            keys = compute_all(
+                self._key, ids, self.options.policy.fingerprint_jobs or 1, self.ports.threads
+            )
+        finally:
+            self._folders = None
+            folders.close()
         if self.ports.index is not None:
             self.ports.index.save()
         self._prefetch(keys.values())
@@ -281,6 +287,7 @@ class Status:
                 index=self.ports.index,
                 computed=self._fingerprints,
                 gitignores=self._gitignores,
+                folders=self._folders,
             )
         except FingerprintError as exc:
             return exc

@@ -24,6 +24,7 @@ from artifactize.domain.reviews.reuse.artifactsum import (
     MANIFEST_BYTES_MAX,
     ArtifactsumLimits,
     GitignoreMemo,
+    OpenFolders,
     build_manifest,
 )
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
@@ -857,6 +858,35 @@ def test_a_walked_folder_without_a_gitignore_in_its_listing_is_not_asked_for_one
     assert memo.pop("b/p") is not None
     assert memo == {"": None, "a": None, "a/p": None, "a/q": None, "a/q/r": None, "b": None}
     assert filesystem.open_handles == 0
+
+
+def test_open_folders_share_the_root_and_ancestors_with_the_same_values() -> None:
+    """``OpenFolders`` holds the root and the owners' ancestors open across Artifacts' walks:
+    the same values as each walk opening its own, the root opened once, at most ``limit``
+    held (the rest opened per walk as before), and every one closed at the end."""
+    tree: dict[str, Node] = {
+        "index.artf": decl("root"),
+        "mods": {
+            f"m{i}": {"index.artf": decl(f"m{i}"), "x.py": f"x{i}".encode(), "t": {"y": b"y"}}
+            for i in range(5)
+        },
+    }
+    workspace, filesystem = load(tree)
+    names = sorted(workspace.artifacts)
+    before = filesystem.open_root_calls
+    alone = {name: compute_artifactsum(workspace, name, filesystem) for name in names}
+    assert filesystem.open_root_calls - before == len(names)  # one per walk on its own
+    for limit, roots in ((64, 1), (1, 1), (0, len(names))):
+        opened = filesystem.open_root_calls
+        with OpenFolders(limit) as folders:
+            shared = {
+                name: compute_artifactsum(workspace, name, filesystem, folders=folders)
+                for name in names
+            }
+            assert filesystem.open_handles == min(limit, 2 + 5)  # root, mods, the five
+        assert shared == alone
+        assert filesystem.open_root_calls - opened == roots
+        assert filesystem.open_handles == 0
 
 
 def test_the_own_gitignore_of_an_artifact_below_the_root_applies_to_its_paths() -> None:
