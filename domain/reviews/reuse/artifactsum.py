@@ -398,8 +398,8 @@ class _Walk:
             ) from None
         # The folder's own .gitignore: at the owner's folder itself (rel ""), its path is the
         # owner's, not "owner/" (whose rules then cut one character too many off each path).
-        folder = _join(self.owner, rel) if rel else self.owner
-        own = self._layer(handle, folder, any(e.name == GITIGNORE_FILE for e in entries))
+        here = _join(self.owner, rel) if rel else self.owner
+        own = self._layer(handle, here, any(e.name == GITIGNORE_FILE for e in entries))
         layers = (*parent_layers, own) if own is not None else parent_layers
         for entry in entries:
             child = _join(rel, entry.name)
