@@ -25,6 +25,7 @@ from artifactize.domain.reviews.reuse.artifactsum import (
     ArtifactsumLimits,
     GitignoreMemo,
     OpenFolders,
+    _manifest_bytes_at_most,
     build_manifest,
 )
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
@@ -722,6 +723,30 @@ def test_fingerprint_false_has_no_fingerprint() -> None:
     workspace, filesystem = load(folder("fingerprint = false", x=b"x"))
     assert compute_fingerprint(workspace, "a", filesystem) is None
     assert filesystem.open_root_calls == 1  # only the load
+
+
+@pytest.mark.parametrize(
+    "paths",
+    [
+        ["a"],
+        ["src/f0.py", "src/f1.py", "é/ü.txt"],
+        ["\x00\x01\x1f", '"q"', "\\back", "\u2028", "😀" * 3],
+        [f"d{i}/" + "\x07" * i for i in range(40)],
+    ],
+)
+def test_the_manifest_size_bound_is_never_below_the_canonical_size(paths: list[str]) -> None:
+    """``build_manifest`` computes the exact size only when a cheap bound exceeds the cap:
+    the bound must hold for any path (escaped control characters, quotes, non-ASCII)."""
+    value = "artifactsum:" + "0" * 64
+    digests = {
+        path: hashlib.sha256(path.encode("utf-8", "surrogateescape")).digest() for path in paths
+    }
+    manifest = build_manifest(value, digests)
+    exact = len(canonical_json(manifest))
+    assert _manifest_bytes_at_most(value, manifest["files"]) >= exact
+    for cap in (exact - 1, exact):  # around the exact size the answer is the exact one
+        expected = manifest if exact <= cap else {"inputs": value}
+        assert build_manifest(value, digests, cap) == expected
 
 
 def test_artifactsum_form_gives_value_and_manifest() -> None:

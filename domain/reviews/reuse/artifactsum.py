@@ -100,9 +100,21 @@ def build_manifest(
         path: digests[path].hex()[:MANIFEST_DIGEST_HEX_CHARS] for path in sorted(digests, key=_utf8)
     }
     manifest: dict[str, Any] = {"inputs": value, "files": files}
-    if len(canonical_json(manifest)) > max_bytes:
+    # The exact size only when the bound leaves it in doubt (it cannot be over otherwise).
+    bound = _manifest_bytes_at_most(value, files)
+    if bound > max_bytes and len(canonical_json(manifest)) > max_bytes:
         return {"inputs": value}
     return manifest
+
+
+def _manifest_bytes_at_most(value: str, files: Mapping[str, str]) -> int:
+    """A bound on the canonical JSON's size, without encoding it: each character of a path
+    or value is at most 6 bytes (``\\uXXXX``; a UTF-8 character is at most 4), and each
+    entry adds its quotes, colon, comma and 16 hex digits. Most Artifacts are far below the
+    cap, and the exact size is then never computed."""
+    fixed = len('{"files":{},"inputs":""}')
+    per_file = len('"":"",') + MANIFEST_DIGEST_HEX_CHARS
+    return fixed + 6 * len(value) + sum(6 * len(path) + per_file for path in files)
 
 
 # The ``.gitignore`` rules of workspace folders (None: none there), read by one computation
