@@ -146,6 +146,7 @@ bench: install
 	bash .ci/ensure-postgresql
 	$(BIN)/python bench/store.py
 	$(BIN)/python bench/scheduling.py
+	$(BIN)/python bench/process_run.py
 	$(BIN)/python bench/mcp.py
 	$(BIN)/python bench/web.py
 	$(BIN)/python bench/state_check.py

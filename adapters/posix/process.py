@@ -6,10 +6,13 @@ How a run goes:
    nothing inherited) as the leader of a new session, so its pid is also its process-group id.
    The spawn is synchronous, so a cancellation cannot separate the child from its handle.
    ``run_observed`` then reports the leader's identity (pid + start time) to its caller.
-2. stdin receives ``spec.stdin`` and is closed; stdout and stderr are read concurrently, each
+2. stdin receives ``spec.stdin`` and is closed (with no input, closed at once: still an
+   empty pipe, not ``/dev/null``); stdout and stderr are read while the program runs, each
    kept up to ``spec.capture_limit_bytes`` with the excess read and discarded. Every chunk
    read, kept or not, is also shown to ``spec.observe_output`` when one is given (a screen
-   that shows a Human tool's lines live).
+   that shows a Human tool's lines live). On Linux the caller's own task does all of it,
+   and waits for the exit, through one epoll set holding the pipes and the pidfd
+   (``pipe_pump``: one wait and usually one wake-up per run); elsewhere a task per pipe.
 3. The leader's exit is observed *without reaping it* (a pidfd, else ``waitid(WNOWAIT)``
    polling). While it is an unreaped zombie its pid, and with it the group id, cannot be
    reused, so signalling the group is safe. After a normal exit the group is SIGKILLed right
@@ -19,7 +22,7 @@ How a run goes:
 4. The pipes are read for at most ``KILL_GRACE_SECONDS`` more: a descendant that left the group
    (``setsid``) and still holds them cannot make the run hang.
 
-Before any signal, the saved psutil identity (pid + create time) is checked, so a pid that
+Before any signal, the saved identity (pid + psutil's create time) is checked, so a pid that
 something else reaped and the kernel reused is never signalled. Cleanup runs in a shielded
 ``finally``, so the caller's cancellation (an anyio cancel scope) always reaches the group.
 Descendants that leave the group themselves (daemons) escape cleanup; commands are trusted.
@@ -36,7 +39,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.lowlevel
 
-from artifactize.adapters.posix import process_group
+from artifactize.adapters.posix import pipe_pump, process_group
 from artifactize.adapters.posix.group_journal import GroupJournal
 from artifactize.adapters.posix.process_group import KILL_GRACE_SECONDS, GroupLeader
 from artifactize.ports.process import (
@@ -76,12 +79,24 @@ def _spawn_error_message(error: OSError | ValueError) -> str:
 
 @dataclass
 class _Capture:
-    """One output stream: the kept prefix, whether anything was dropped, whether EOF came."""
+    """One output stream: the kept prefix, whether anything was dropped, whether EOF came;
+    every chunk is also shown to ``observe``."""
 
     limit: int
+    stream: str = STDOUT
+    observe: OutputObserver | None = None
     data: bytearray = field(default_factory=bytearray)
     truncated: bool = False
-    closed: anyio.Event = field(default_factory=anyio.Event)
+    closed: bool = False
+
+    def receive(self, chunk: bytes) -> None:
+        """One chunk read from the pipe; ``b""`` is its end of file."""
+        if not chunk:
+            self.closed = True
+            return
+        self.add(chunk)
+        if self.observe is not None:
+            self.observe(self.stream, chunk)
 
     def add(self, chunk: bytes) -> None:
         room = self.limit - len(self.data)
@@ -98,22 +113,18 @@ class _Capture:
         return data
 
 
-async def _drain(
-    fd: int, capture: _Capture, stream: str = STDOUT, observe: OutputObserver | None = None
-) -> None:
-    """Read ``fd`` (non-blocking) to EOF into ``capture``, showing every chunk to ``observe``."""
+async def _drain(fd: int, capture: _Capture, closed: anyio.Event) -> None:
+    """Read ``fd`` (non-blocking) to EOF into ``capture``; set ``closed`` at its end."""
     while True:
         try:
             chunk = os.read(fd, _READ_CHUNK)
         except BlockingIOError:
             await anyio.wait_readable(fd)
             continue
+        capture.receive(chunk)
         if not chunk:
-            capture.closed.set()
+            closed.set()
             return
-        capture.add(chunk)
-        if observe is not None:
-            observe(stream, chunk)
         await anyio.lowlevel.checkpoint()
 
 
@@ -197,8 +208,8 @@ class PosixProcessRunner:
         except (OSError, ValueError) as error:
             return ProcessOutcome(spawn_error=_spawn_error_message(error))
 
-        stdout = _Capture(spec.capture_limit_bytes)
-        stderr = _Capture(spec.capture_limit_bytes)
+        stdout = _Capture(spec.capture_limit_bytes, STDOUT, spec.observe_output)
+        stderr = _Capture(spec.capture_limit_bytes, STDERR, spec.observe_output)
         timed_out = False
         leader: GroupLeader | None = None
         record: str | None = None
@@ -211,37 +222,30 @@ class PosixProcessRunner:
                     raise _Unrecorded(_unrecorded(error)) from None
             if observe is not None:
                 observe(leader.identity)
+            assert popen.stdin is not None
             assert popen.stdout is not None and popen.stderr is not None
-            for stream in (popen.stdin, popen.stdout, popen.stderr):
-                assert stream is not None
-                os.set_blocking(stream.fileno(), False)
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(_feed, popen, spec.stdin)
-                observe_output = spec.observe_output
-                tasks.start_soon(_drain, popen.stdout.fileno(), stdout, STDOUT, observe_output)
-                tasks.start_soon(_drain, popen.stderr.fileno(), stderr, STDERR, observe_output)
-                with anyio.move_on_after(spec.timeout_ms / 1000) as deadline:
-                    await leader.wait_exited()
-                if deadline.cancelled_caught:
-                    timed_out = True
-                    await leader.terminate_group()
-                await leader.kill_group_and_reap()
-                # The group is dead; only a descendant that left it can still hold the pipes.
-                with anyio.move_on_after(KILL_GRACE_SECONDS):
-                    await stdout.closed.wait()
-                    await stderr.closed.wait()
-                tasks.cancel_scope.cancel()
+            os.set_blocking(popen.stdout.fileno(), False)
+            os.set_blocking(popen.stderr.fileno(), False)
+            if spec.stdin:
+                os.set_blocking(popen.stdin.fileno(), False)
+            else:  # empty stdin: closed at once, no task; still a pipe (not /dev/null)
+                popen.stdin.close()
+            if leader.pidfd is not None and pipe_pump.AVAILABLE:
+                timed_out = await _watch_pumped(leader, popen, spec, stdout, stderr)
+            else:
+                timed_out = await _watch_with_tasks(leader, popen, spec, stdout, stderr)
         finally:
-            with anyio.CancelScope(shield=True):
-                if leader is None:
-                    # No identity was taken; the child is unreaped, so its group id is still ours.
-                    process_group.kill_unadmitted(popen)
-                    process_group.close_streams(popen)
-                else:
-                    await leader.ensure_dead()
-                    leader.close()
-                    if record is not None and journal is not None:
-                        journal.release(record)  # the group is dead: the lease ends
+            if leader is None:
+                # No identity was taken; the child is unreaped, so its group id is still ours.
+                process_group.kill_unadmitted(popen)
+                process_group.close_streams(popen)
+            else:
+                if not leader.reaped:
+                    with anyio.CancelScope(shield=True):
+                        await leader.ensure_dead()
+                leader.close()
+                if record is not None and journal is not None:
+                    journal.release(record)  # the group is dead: the lease ends
 
         exit_code, signum = leader.exit_code_and_signal()
         return ProcessOutcome(
@@ -252,5 +256,63 @@ class PosixProcessRunner:
             stdout_truncated=stdout.truncated,
             stderr_truncated=stderr.truncated,
             timed_out=timed_out,
-            streams_held_open=not (stdout.closed.is_set() and stderr.closed.is_set()),
+            streams_held_open=not (stdout.closed and stderr.closed),
         )
+
+
+async def _watch_pumped(
+    leader: GroupLeader,
+    popen: subprocess.Popen[bytes],
+    spec: ProcessSpec,
+    stdout: _Capture,
+    stderr: _Capture,
+) -> bool:
+    """Feed, read and wait for the exit from the caller's task, through one descriptor
+    (``pipe_pump``); then kill the group and reap the leader. Whether the deadline passed."""
+    assert leader.pidfd is not None and popen.stdout is not None and popen.stderr is not None
+    outputs = {popen.stdout.fileno(): stdout.receive, popen.stderr.fileno(): stderr.receive}
+    stdin = popen.stdin if spec.stdin else None
+    try:
+        pump = pipe_pump.PipePump(leader.pidfd, outputs, stdin, spec.stdin)
+    except OSError:  # no epoll set to be had (descriptors exhausted): a task per pipe
+        return await _watch_with_tasks(leader, popen, spec, stdout, stderr)
+    try:
+        with anyio.move_on_after(spec.timeout_ms / 1000) as deadline:
+            await pump.until_exited()
+        if deadline.cancelled_caught:
+            await leader.terminate_group(wait=pump.until_exited)
+        await leader.kill_group_and_reap()
+        if pump.reading:  # only a descendant that left the dead group can hold the pipes
+            with anyio.move_on_after(KILL_GRACE_SECONDS):
+                await pump.until_closed()
+    finally:
+        pump.close()
+    return deadline.cancelled_caught
+
+
+async def _watch_with_tasks(
+    leader: GroupLeader,
+    popen: subprocess.Popen[bytes],
+    spec: ProcessSpec,
+    stdout: _Capture,
+    stderr: _Capture,
+) -> bool:
+    """``_watch_pumped`` with one task per pipe, where there is no pidfd or epoll."""
+    assert popen.stdout is not None and popen.stderr is not None
+    stdout_closed, stderr_closed = anyio.Event(), anyio.Event()
+    async with anyio.create_task_group() as tasks:
+        if spec.stdin:
+            tasks.start_soon(_feed, popen, spec.stdin)
+        tasks.start_soon(_drain, popen.stdout.fileno(), stdout, stdout_closed)
+        tasks.start_soon(_drain, popen.stderr.fileno(), stderr, stderr_closed)
+        with anyio.move_on_after(spec.timeout_ms / 1000) as deadline:
+            await leader.wait_exited()
+        if deadline.cancelled_caught:
+            await leader.terminate_group()
+        await leader.kill_group_and_reap()
+        # The group is dead; only a descendant that left it can still hold the pipes.
+        with anyio.move_on_after(KILL_GRACE_SECONDS):
+            await stdout_closed.wait()
+            await stderr_closed.wait()
+        tasks.cancel_scope.cancel()
+    return deadline.cancelled_caught

@@ -8,7 +8,7 @@ process-group id, and keep that pid ours until the group is dealt with:
 - the leader's exit is observed *without reaping it* (a pidfd when the runner asks for one,
   else ``waitid(WNOWAIT)`` polling with backoff). While it is an unreaped zombie its pid,
   and with it the group id, cannot be reused, so signalling the group is safe;
-- before any signal the saved psutil identity (pid + start time) is checked, so a pid that
+- before any signal the saved identity (pid + psutil's start time) is checked, so a pid that
   something else reaped and the kernel reused is never signalled;
 - only then is the leader reaped; no signal ever follows the reap.
 
@@ -24,12 +24,13 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 import psutil
 
-from artifactize.adapters.posix.process_status import exited_unreaped
+from artifactize.adapters.posix.process_status import HAS_WAITID, exited_unreaped, still_our_child
+from artifactize.adapters.posix.start_time import start_time
 from artifactize.ports.process import ProcessSpec
 from artifactize.ports.sessions import ProcessIdentity
 
@@ -128,9 +129,14 @@ class GroupLeader:
     def __init__(self, popen: subprocess.Popen[bytes], *, exit_fd: bool = False) -> None:
         self.popen = popen
         self.pid = popen.pid
-        # Taken while the child is unreaped, so this identity (pid + create time) is ours.
-        self.process = psutil.Process(self.pid)
-        self.identity = ProcessIdentity(self.pid, self.process.create_time())
+        # Taken while the child is unreaped, so this identity (pid + start time) is ours; the
+        # start time is psutil's create time, read without psutil on Linux (``start_time``).
+        created = start_time(self.pid)
+        if created is None:
+            raise ProcessLookupError(f"process {self.pid} vanished before it was reaped")
+        self.identity = ProcessIdentity(self.pid, created)
+        # A psutil handle only where there is no ``waitid`` to see the exit (macOS).
+        self.process = None if HAS_WAITID else psutil.Process(self.pid)
         self.pidfd = _open_pidfd(self.pid) if exit_fd else None
         self.status: int | None = None
         self.reaped = False
@@ -151,7 +157,10 @@ class GroupLeader:
         """Someone else reaped the leader and its pid now names another process: our group
         is empty (the kernel does not reuse a pid still in use as a group id). If the pid is
         free, members may remain and the group id is still theirs."""
-        return not self.process.is_running() and psutil.pid_exists(self.pid)
+        if still_our_child(self.pid):
+            return False  # running or an unreaped zombie of ours: the pid is pinned
+        now = start_time(self.pid)
+        return now is not None and now != self.identity.create_time
 
     def signal_group(self, signum: signal.Signals) -> None:
         """Signal every process of the group, unless the group id may no longer be ours."""
@@ -202,14 +211,19 @@ class GroupLeader:
             return
         await poll_until(self.has_exited)
 
-    async def terminate_group(self, grace_seconds: float = KILL_GRACE_SECONDS) -> None:
-        """SIGTERM the group (once), then give the leader up to the grace period to exit."""
+    async def terminate_group(
+        self,
+        grace_seconds: float = KILL_GRACE_SECONDS,
+        wait: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """SIGTERM the group (once), then give the leader up to the grace period to exit
+        (``wait``: how to wait for that, ``wait_exited`` unless given)."""
         if self.terminated_at is None:
             self.terminated_at = anyio.current_time()
             self.signal_group(signal.SIGTERM)
         remaining = self.terminated_at + grace_seconds - anyio.current_time()
         with anyio.move_on_after(max(remaining, 0.0)):
-            await self.wait_exited()
+            await (wait or self.wait_exited)()
 
     async def kill_group_and_reap(self) -> None:
         """SIGKILL the group while the leader's pid is still pinned, then reap the leader."""

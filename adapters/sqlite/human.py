@@ -21,7 +21,13 @@ from artifactize.adapters.sqlite.rows import (
     run_data,
     run_record,
 )
-from artifactize.adapters.sqlite.schema import executions, requests, runs
+from artifactize.adapters.sqlite.schema import (
+    ACTIVE_REQUEST_STATUSES,
+    IN_ACTIVE_REQUEST_INDEX,
+    executions,
+    requests,
+    runs,
+)
 from artifactize.kernel.transitions import execution_moves, request_moves
 from artifactize.ports.ids import RequestId
 from artifactize.ports.state import (
@@ -245,12 +251,21 @@ def supersede(connection: sa.Connection, key: str, supersession: Supersession) -
 
 def all_requests(connection: sa.Connection, status: str | None = None) -> list[RequestRecord]:
     """Newest Run first (by ``createdAt``, then insertion), ordinal order within a Run."""
+    return [request_record(row) for row in connection.execute(all_requests_query(status))]
+
+
+def all_requests_query(status: str | None = None) -> sa.Select[Any]:
+    """``all_requests``' query: for an active status (a person's ``WAITING_HUMAN`` above
+    all, asked by every ``status``), it reads the partial index of the active requests,
+    not every request of every Run."""
     query = sa.select(requests).join(runs, runs.c.id == requests.c.run_id)
     if status is not None:
         query = query.where(requests.c.status == status)
+    if status in ACTIVE_REQUEST_STATUSES:  # implied: lets SQLite read the active ones only
+        query = query.where(IN_ACTIVE_REQUEST_INDEX)
     query = query.order_by(
         sa.func.json_extract(runs.c.data, "$.createdAt").desc(),
         _RUN_ROWID.desc(),
         requests.c.ordinal,
     )
-    return [request_record(row) for row in connection.execute(query)]
+    return query

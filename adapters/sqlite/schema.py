@@ -123,6 +123,11 @@ sa.Index(
     requests.c.execution_id,
     sqlite_where=sa.text(_in("status", ACTIVE_REQUEST_STATUSES)),
 )
+# The same condition as a query term (qualified: ``runs`` has a ``status`` too). A query
+# that holds it word for word may read the partial index above, which has only the active
+# requests, instead of every request of every Run (SQLite proves a partial index usable
+# only from the same literals, never from bound parameters).
+IN_ACTIVE_REQUEST_INDEX = sa.text(_in("requests.status", ACTIVE_REQUEST_STATUSES))
 
 state_meta = sa.Table(
     "state_meta",

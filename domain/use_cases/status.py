@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
 from artifactize.domain.project.workspace import EvalRef, Workspace
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
-from artifactize.domain.reviews.reuse.artifactsum import GitignoreMemo
+from artifactize.domain.reviews.reuse.artifactsum import GitignoreMemo, OpenFolders
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import DERIVED_NO_KEY, KeyInputs, key_inputs
@@ -215,6 +215,8 @@ class Status:
         # Each Artifact's fingerprint, computed once for all the evals that cover it.
         self._fingerprints: dict[str, ComputedFingerprint] = {}
         self._gitignores: GitignoreMemo = {}  # each folder's .gitignore read once for all
+        self._folders: OpenFolders | None = None  # the shared ancestors, while keys are computed
+        self._refs: dict[str, EvalRef] = {}  # each eval found once, not once per question
         # Every eval that runs the same program looks it up once (one report's length).
         self._programs = ports.programs.memoized() if ports.programs is not None else None
 
@@ -233,9 +235,14 @@ class Status:
             if ref.qualified_id not in chosen
         ]
         ids = [*selected, *others]
-        keys = compute_all(
-            self._key, ids, self.options.policy.fingerprint_jobs or 1, self.ports.threads
-        )
+        folders = self._folders = OpenFolders()
+        try:
+            keys = compute_all(
+                self._key, ids, self.options.policy.fingerprint_jobs or 1, self.ports.threads
+            )
+        finally:
+            self._folders = None
+            folders.close()
         if self.ports.index is not None:
             self.ports.index.save()
         self._prefetch(keys.values())
@@ -281,6 +288,7 @@ class Status:
                 index=self.ports.index,
                 computed=self._fingerprints,
                 gitignores=self._gitignores,
+                folders=self._folders,
             )
         except FingerprintError as exc:
             return exc
@@ -344,11 +352,17 @@ class Status:
 
     # --- deciding -----------------------------------------------------------------------
 
+    def _ref(self, eval_id: str) -> EvalRef:
+        found = self._refs.get(eval_id)
+        if found is None:
+            found = self._refs[eval_id] = self.workspace.find_eval(eval_id)
+        return found
+
     def _reuse_only_miss(self, eval_id: str, lookup: _Lookup, *, included: bool) -> bool:
         """An eval ``verify --reuse-only`` would settle STALE: a request of a reuse-only
         kind, nothing to reuse, and no fingerprint failure."""
         included = included or self.options.recursive
-        kind = self.workspace.find_eval(eval_id).eval.profile.kind
+        kind = self._ref(eval_id).eval.profile.kind
         return (
             included
             and self.options.policy.reuses_only(kind)
@@ -365,7 +379,7 @@ class Status:
         selected: bool,
         included: bool,
     ) -> EvalStatus:
-        item = self.workspace.find_eval(eval_id).eval
+        item = self._ref(eval_id).eval
         human = isinstance(item.profile, HumanProfile)
         state = graph.evals[eval_id]
         if state == gates.UNREVIEWED and lookup.last is not None:
@@ -392,7 +406,7 @@ class Status:
 
     def _program(self, eval_id: str) -> ProgramDocument | str | None:
         """What a runtime eval would run (or why it cannot), resolved as ``verify`` would."""
-        ref = self.workspace.find_eval(eval_id)
+        ref = self._ref(eval_id)
         if self._programs is None or not isinstance(ref.eval.profile, RuntimeProfile):
             return None
         return self._programs.runtime_program(self.workspace, ref)

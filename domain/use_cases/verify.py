@@ -48,7 +48,7 @@ from artifactize.domain.reviews.failures import FailureCode
 from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.human.recorded_declarations import run_definitions
 from artifactize.domain.reviews.remote.waiting_requests import repository_name
-from artifactize.domain.reviews.reuse.artifactsum import GitignoreMemo
+from artifactize.domain.reviews.reuse.artifactsum import GitignoreMemo, OpenFolders
 from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint
 from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
 from artifactize.domain.reviews.run import (
@@ -136,22 +136,24 @@ class Verify:
         review = self.ports.review
         computed: dict[str, ComputedFingerprint] = {}  # each Artifact walked once, not per eval
         gitignores: GitignoreMemo = {}  # and each folder's .gitignore read once for all
-        self._keys.update(
-            fingerprint_jobs.compute_all(
-                lambda eval_id: key_inputs(
-                    self.workspace,
-                    eval_id,
-                    review.tools.filesystem,
-                    review.scripts,
-                    index=self.ports.index,
-                    computed=computed,
-                    gitignores=gitignores,
-                ),
-                missing,
-                self.options.policy.fingerprint_jobs or 1,
-                review.threads,
+        with OpenFolders() as folders:  # the root and shared ancestors opened once for all
+            self._keys.update(
+                fingerprint_jobs.compute_all(
+                    lambda eval_id: key_inputs(
+                        self.workspace,
+                        eval_id,
+                        review.tools.filesystem,
+                        review.scripts,
+                        index=self.ports.index,
+                        computed=computed,
+                        gitignores=gitignores,
+                        folders=folders,
+                    ),
+                    missing,
+                    self.options.policy.fingerprint_jobs or 1,
+                    review.threads,
+                )
             )
-        )
         if self.ports.index is not None:
             self.ports.index.save()
         return [self._key(ref) for ref in refs]

@@ -125,6 +125,7 @@ class MemoryDirectoryHandle:
         return sorted(found, key=_name)
 
     def entry(self, name: str) -> DirEntry:
+        self._filesystem.entry_calls.append(name)
         node, _ = self._lookup(name)
         return DirEntry(name, _kind(node))
 
@@ -239,7 +240,7 @@ class MemoryFilesystem:
     ``canonical_directory`` does not resolve links: it refuses them.
 
     Counters: ``open_root_calls``, ``open_directory_calls`` and ``read_file_calls`` count every
-    call, failed ones included; ``open_handles`` is the number of handles not yet closed (so a
+    call, failed ones included (``entry_calls`` lists the names asked); ``open_handles`` is the number of handles not yet closed (so a
     test can prove nothing leaks); ``writes`` stays empty because nothing here can write, which
     lets a test assert that the code under test wrote nothing.
     """
@@ -253,6 +254,7 @@ class MemoryFilesystem:
         self.open_directory_calls = 0
         self.read_file_calls = 0
         self.open_file_calls = 0
+        self.entry_calls: list[str] = []  # the names ``entry`` was asked, in order
         self.open_handles = 0
         self.writes: list[str] = []
 

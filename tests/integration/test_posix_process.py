@@ -16,6 +16,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,14 @@ async def test_empty_environment_gives_the_child_nothing(monkeypatch: pytest.Mon
     monkeypatch.setenv("ARTIFACTIZE_TEST_CANARY", "must-not-leak")
     outcome = await RUNNER.run(spec(ENV_PROGRAM, env={}))
     assert (outcome.exit_code, outcome.stdout) == (0, b"")
+
+
+async def test_empty_stdin_is_a_pipe_at_end_of_file() -> None:
+    """No input: the pipe is closed at once, not swapped for ``/dev/null`` (a program such
+    as ``rg`` reads a piped stdin but searches its folder when stdin is a device)."""
+    code = "import os, stat, sys; print(stat.S_ISFIFO(os.fstat(0).st_mode), sys.stdin.read() == '')"
+    outcome = await RUNNER.run(python(code))
+    assert (outcome.exit_code, outcome.stdout) == (0, b"True True\n")
 
 
 async def test_child_that_closes_stdin_early_is_fine() -> None:
@@ -255,6 +264,39 @@ async def test_without_pidfd_the_exit_is_polled(
     assert wait_group_gone(spawned[1]) == []
 
 
+# Echoes stdin to stdout and to stderr, each in several chunks: the pipes fill both ways.
+ECHO_BOTH = """
+import sys
+data = sys.stdin.buffer.read()
+sys.stdout.buffer.write(data); sys.stdout.flush()
+sys.stderr.buffer.write(data[::-1])
+"""
+
+
+async def test_a_run_is_watched_from_the_callers_task_alone() -> None:
+    """Feeding, both pipes and the exit are pumped by the caller's own task (one descriptor,
+    ``pipe_pump``), not by a task per pipe."""
+    tasks_while_reading: set[int] = set()
+
+    def observe(stream: str, chunk: bytes) -> None:
+        tasks_while_reading.add(len(anyio.get_running_tasks()))
+
+    payload = os.urandom(512 * 1024)
+    before = len(anyio.get_running_tasks())
+    outcome = await RUNNER.run(replace(python(ECHO_BOTH, stdin=payload), observe_output=observe))
+    assert (outcome.exit_code, outcome.stdout, outcome.stderr) == (0, payload, payload[::-1])
+    assert tasks_while_reading == {before}
+
+
+async def test_without_pidfd_the_pipes_are_still_fed_and_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(process_group, "_open_pidfd", lambda pid: None)
+    payload = os.urandom(512 * 1024)
+    outcome = await RUNNER.run(python(ECHO_BOTH, stdin=payload))
+    assert (outcome.exit_code, outcome.stdout, outcome.stderr) == (0, payload, payload[::-1])
+
+
 # --- spawn failures and invalid specs ---------------------------------------------------------
 
 
@@ -292,7 +334,8 @@ async def test_a_leader_reaped_elsewhere_is_never_signalled(
     popen = process_group.spawn(spec(SLEEP, "0"))
     leader = process_group.GroupLeader(popen, exit_fd=True)
     os.waitpid(popen.pid, 0)  # "someone else" reaps it: the pid is free for reuse
-    monkeypatch.setattr(psutil, "pid_exists", lambda pid: True)  # ...and reused
+    reused = leader.identity.create_time + 1  # ...and reused: it names a later process
+    monkeypatch.setattr(process_group, "start_time", lambda pid: reused)
     signalled: list[tuple[int, int]] = []
     monkeypatch.setattr(os, "killpg", lambda pgid, sig: signalled.append((pgid, sig)))
     await leader.ensure_dead()

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy.dialects import sqlite as sa_sqlite
 
 from artifactize.adapters.sqlite import connection as sqlite_open
 from artifactize.adapters.sqlite.integrity import EMPTY_FILE_GRACE_SECONDS, StateDamaged
@@ -856,3 +857,37 @@ def test_open_retries_busy_until_the_deadline(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(sqlite3.OperationalError):
         sqlite_open.retry_busy(broken)
     assert len(attempts) == 1
+
+
+def test_requests_of_an_active_status_are_read_from_the_index_of_active_requests(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    """``status`` asks for the requests waiting on a person every time: with the partial
+    index's own condition added (implied by the status), SQLite reads only the active
+    requests, not every request of every Run; the answer is the same rows in the same order.
+    """
+    from artifactize.adapters.sqlite.human import all_requests_query
+    from artifactize.ports.statuses import RequestStatus as Statuses
+
+    store = open_store()
+    for number, created in ((1, at(2)), (2, at(1)), (3, at(3))):
+        run_id = f"run-{number}"
+        run = RunRecord(
+            RunId(run_id), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": created})
+        )
+        store.create_run(run, [request(run_id, 1, "GREEN"), request(run_id, 2), request(run_id, 3)])
+    everything = store.all_requests()
+    for status in ("QUEUED", "GREEN"):
+        assert store.all_requests(status) == [r for r in everything if r.status == status]
+    assert [r.id for r in store.all_requests("QUEUED")][:2] == ["run-3-2", "run-3-3"]
+
+    def plan(status: str) -> str:
+        compiled = all_requests_query(status).compile(dialect=sa_sqlite.dialect())
+        params = [compiled.params[name] for name in compiled.positiontup or []]
+        with sqlite3.connect(tmp_path / "state" / "state.sqlite") as raw:
+            rows = raw.execute(f"EXPLAIN QUERY PLAN {compiled}", params).fetchall()
+        return " | ".join(str(row[-1]) for row in rows)
+
+    for status in (Statuses.QUEUED, Statuses.RUNNING, Statuses.WAITING_HUMAN):
+        assert "SCAN requests USING INDEX active_request_execution" in plan(status)
+    assert "active_request_execution" not in plan(Statuses.GREEN)  # not in that index

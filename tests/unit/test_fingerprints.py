@@ -24,6 +24,8 @@ from artifactize.domain.reviews.reuse.artifactsum import (
     MANIFEST_BYTES_MAX,
     ArtifactsumLimits,
     GitignoreMemo,
+    OpenFolders,
+    _manifest_bytes_at_most,
     build_manifest,
 )
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
@@ -723,6 +725,30 @@ def test_fingerprint_false_has_no_fingerprint() -> None:
     assert filesystem.open_root_calls == 1  # only the load
 
 
+@pytest.mark.parametrize(
+    "paths",
+    [
+        ["a"],
+        ["src/f0.py", "src/f1.py", "é/ü.txt"],
+        ["\x00\x01\x1f", '"q"', "\\back", "\u2028", "😀" * 3],
+        [f"d{i}/" + "\x07" * i for i in range(40)],
+    ],
+)
+def test_the_manifest_size_bound_is_never_below_the_canonical_size(paths: list[str]) -> None:
+    """``build_manifest`` computes the exact size only when a cheap bound exceeds the cap:
+    the bound must hold for any path (escaped control characters, quotes, non-ASCII)."""
+    value = "artifactsum:" + "0" * 64
+    digests = {
+        path: hashlib.sha256(path.encode("utf-8", "surrogateescape")).digest() for path in paths
+    }
+    manifest = build_manifest(value, digests)
+    exact = len(canonical_json(manifest))
+    assert _manifest_bytes_at_most(value, manifest["files"]) >= exact
+    for cap in (exact - 1, exact):  # around the exact size the answer is the exact one
+        expected = manifest if exact <= cap else {"inputs": value}
+        assert build_manifest(value, digests, cap) == expected
+
+
 def test_artifactsum_form_gives_value_and_manifest() -> None:
     workspace, filesystem = load(folder(x=b"x"))
     computed = compute_fingerprint(workspace, "a", filesystem)
@@ -834,6 +860,58 @@ def test_a_shared_gitignore_memo_reads_each_gitignore_once_with_the_same_values(
     gitignores = 2 + 6  # the root's, mods', and each module's own: once each
     assert filesystem.read_file_calls - reads_alone == gitignores
     assert filesystem.open_handles == 0
+
+
+def test_a_walked_folder_without_a_gitignore_in_its_listing_is_not_asked_for_one() -> None:
+    """The walk lists each folder anyway: a ``.gitignore`` absent from that listing is not
+    looked up again (one stat per folder, answered "not found", at 1,000 Artifacts a tenth
+    of a warm ``status``); one present is read and applied, in any folder of the walk."""
+    files: dict[str, Node] = {"x.py": b"x", "y.log": b"y"}
+    tree: dict[str, Node] = {
+        "index.artf": decl("root"),
+        "a": {"index.artf": decl("a"), "p": dict(files), "q": {"r": dict(files)}},
+        "b": {"index.artf": decl("b"), "p": {".gitignore": b"*.log\n", **files}},
+    }
+    workspace, filesystem = load(tree)
+    memo: GitignoreMemo = {}
+    walked_a = compute_artifactsum(workspace, "a", filesystem, gitignores=memo)
+    assert filesystem.entry_calls.count(".gitignore") == 1  # the root's: an ancestor, unlisted
+    assert sorted(walked_a.manifest["files"]) == [f"{d}/{f}" for d in ("p", "q/r") for f in files]
+    walked_b = compute_artifactsum(workspace, "b", filesystem, gitignores=memo)
+    assert filesystem.entry_calls.count(".gitignore") == 2  # b/p's, listed: read
+    assert sorted(walked_b.manifest["files"]) == ["p/.gitignore", "p/x.py"]
+    assert memo.pop("b/p") is not None
+    assert memo == {"": None, "a": None, "a/p": None, "a/q": None, "a/q/r": None, "b": None}
+    assert filesystem.open_handles == 0
+
+
+def test_open_folders_share_the_root_and_ancestors_with_the_same_values() -> None:
+    """``OpenFolders`` holds the root and the owners' ancestors open across Artifacts' walks:
+    the same values as each walk opening its own, the root opened once, at most ``limit``
+    held (the rest opened per walk as before), and every one closed at the end."""
+    tree: dict[str, Node] = {
+        "index.artf": decl("root"),
+        "mods": {
+            f"m{i}": {"index.artf": decl(f"m{i}"), "x.py": f"x{i}".encode(), "t": {"y": b"y"}}
+            for i in range(5)
+        },
+    }
+    workspace, filesystem = load(tree)
+    names = sorted(workspace.artifacts)
+    before = filesystem.open_root_calls
+    alone = {name: compute_artifactsum(workspace, name, filesystem) for name in names}
+    assert filesystem.open_root_calls - before == len(names)  # one per walk on its own
+    for limit, roots in ((64, 1), (1, 1), (0, len(names))):
+        opened = filesystem.open_root_calls
+        with OpenFolders(limit) as folders:
+            shared = {
+                name: compute_artifactsum(workspace, name, filesystem, folders=folders)
+                for name in names
+            }
+            assert filesystem.open_handles == min(limit, 2 + 5)  # root, mods, the five
+        assert shared == alone
+        assert filesystem.open_root_calls - opened == roots
+        assert filesystem.open_handles == 0
 
 
 def test_the_own_gitignore_of_an_artifact_below_the_root_applies_to_its_paths() -> None:

@@ -27,9 +27,10 @@ following a link, as ``domain.tools.pinning`` does.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from artifactize.domain.declarations.fingerprint import WHOLE_FOLDER
@@ -99,15 +100,72 @@ def build_manifest(
         path: digests[path].hex()[:MANIFEST_DIGEST_HEX_CHARS] for path in sorted(digests, key=_utf8)
     }
     manifest: dict[str, Any] = {"inputs": value, "files": files}
-    if len(canonical_json(manifest)) > max_bytes:
+    # The exact size only when the bound leaves it in doubt (it cannot be over otherwise).
+    bound = _manifest_bytes_at_most(value, files)
+    if bound > max_bytes and len(canonical_json(manifest)) > max_bytes:
         return {"inputs": value}
     return manifest
+
+
+def _manifest_bytes_at_most(value: str, files: Mapping[str, str]) -> int:
+    """A bound on the canonical JSON's size, without encoding it: each character of a path
+    or value is at most 6 bytes (``\\uXXXX``; a UTF-8 character is at most 4), and each
+    entry adds its quotes, colon, comma and 16 hex digits. Most Artifacts are far below the
+    cap, and the exact size is then never computed."""
+    fixed = len('{"files":{},"inputs":""}')
+    per_file = len('"":"",') + MANIFEST_DIGEST_HEX_CHARS
+    return fixed + 6 * len(value) + sum(6 * len(path) + per_file for path in files)
 
 
 # The ``.gitignore`` rules of workspace folders (None: none there), read by one computation
 # of many Artifacts' keys: the root's and every shared ancestor's are read once, not once
 # per Artifact. Only what was read is kept; a ``.gitignore`` that fails is read again.
 GitignoreMemo = dict[str, IgnoreRules | None]
+
+SHARED_FOLDERS_MAX = 64  # folders OpenFolders holds at once (descriptors stay few)
+
+
+class OpenFolders:
+    """Workspace folders held open across the walks of one computation of many Artifacts'
+    keys: the root and the ancestors they share (at 1,000 Artifacts, ``open_root`` and the
+    way down to each owner were a third of the walks' system calls). At most ``limit`` are
+    held (first come); past that a walk opens its own as without this. Each is opened the
+    way a walk opens it (pinned, one component at a time, never following a link); a
+    descriptor of a folder may be used by several threads at once (``DirectoryHandle``
+    lists a folder through a fresh descriptor). ``close`` (or the ``with`` block's end)
+    closes them all; it follows every walk that used them."""
+
+    def __init__(self, limit: int = SHARED_FOLDERS_MAX) -> None:
+        self._handles: dict[str, DirectoryHandle] = {}
+        self._limit = limit
+
+    def __enter__(self) -> OpenFolders:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def handle(
+        self, folder: str, open_folder: Callable[[], DirectoryHandle]
+    ) -> DirectoryHandle | None:
+        """The held handle of ``folder`` (opened now if needed), or None when ``limit``
+        are held already (the caller opens and closes its own)."""
+        found = self._handles.get(folder)
+        if found is not None:
+            return found
+        if len(self._handles) >= self._limit:
+            return None
+        opened = open_folder()
+        kept = self._handles.setdefault(folder, opened)  # two threads may open it at once
+        if kept is not opened:
+            opened.close()
+        return kept
+
+    def close(self) -> None:
+        handles = list(self._handles.values())
+        self._handles.clear()
+        for handle in handles:
+            handle.close()
 
 
 def compute_artifactsum(
@@ -118,12 +176,14 @@ def compute_artifactsum(
     limits: ArtifactsumLimits = DEFAULT_LIMITS,
     index: FileIndex | None = None,
     gitignores: GitignoreMemo | None = None,
+    folders: OpenFolders | None = None,
 ) -> ArtifactsumResult:
     """The artifactsum of an Artifact that declares one (or omits ``fingerprint``).
 
     Raises ``FingerprintError`` for every rule above; ``UnknownName`` for an unknown Artifact.
     ``index``: digests it knows are not computed again (it is not saved here).
     ``gitignores``: the ``.gitignore`` files this computation already read (filled here).
+    ``folders``: the root and owner's ancestors held open for this computation's walks.
     """
     artifact = workspace.artifact(artifact_name)
     fingerprint = artifact.declaration.fingerprint
@@ -132,7 +192,16 @@ def compute_artifactsum(
             f"Artifact `{artifact.name}`: it does not declare an artifactsum fingerprint"
         )
     memo: GitignoreMemo = {} if gitignores is None else gitignores
-    walk = _Walk(workspace, artifact, fingerprint, filesystem, limits, index, _gitignores=memo)
+    walk = _Walk(
+        workspace,
+        artifact,
+        fingerprint,
+        filesystem,
+        limits,
+        index,
+        _gitignores=memo,
+        folders=folders,
+    )
     digests = walk.run()
     value = artifactsum_value(digests)
     return ArtifactsumResult(value, build_manifest(value, digests, limits.manifest_bytes))
@@ -189,6 +258,7 @@ class _Walk:
     digests: dict[str, bytes] = field(default_factory=dict)
     file_bytes: int = 0
     _gitignores: dict[str, IgnoreRules | None] = field(default_factory=dict)
+    folders: OpenFolders | None = None
 
     def __post_init__(self) -> None:
         self.always = IgnoreRules.from_lines([*BUILTIN_IGNORES, *self.fingerprint.ignore])
@@ -210,18 +280,27 @@ class _Walk:
     def _open_owner(self, stack: ExitStack) -> list[_Dir]:
         """The workspace root and every folder down to the owner, all kept open."""
         parts = self.owner.split("/") if self.owner else []
+        root = self.workspace.root_path
         try:
-            chain = [
-                _Dir("", stack.enter_context(self.filesystem.open_root(self.workspace.root_path)))
-            ]
+            chain = [_Dir("", self._folder(stack, "", partial(self.filesystem.open_root, root)))]
             for index, part in enumerate(parts):
-                handle = stack.enter_context(chain[-1].handle.open_directory(part))
-                chain.append(_Dir("/".join(parts[: index + 1]), handle))
+                parent = chain[-1].handle
+                folder = "/".join(parts[: index + 1])
+                handle = self._folder(stack, folder, partial(parent.open_directory, part))
+                chain.append(_Dir(folder, handle))
         except FilesystemError as exc:
             raise self.fail(
                 f"cannot open its folder `{_printable(self.owner or '.')}`: {exc.message}"
             ) from None
         return chain
+
+    def _folder(
+        self, stack: ExitStack, folder: str, open_folder: Callable[[], DirectoryHandle]
+    ) -> DirectoryHandle:
+        """A folder on the way down: held by ``folders`` when there is room, else this
+        walk's own (closed with ``stack``)."""
+        held = self.folders.handle(folder, open_folder) if self.folders is not None else None
+        return held if held is not None else stack.enter_context(open_folder())
 
     def _named(self, chain: list[_Dir], path: str) -> None:
         """One path of ``fingerprint.files``: a file is included, a folder is walked."""
@@ -279,9 +358,12 @@ class _Walk:
         layers = (self._layer(d.handle, d.path) for d in dirs)
         return tuple(layer for layer in layers if layer is not None)
 
-    def _layer(self, handle: DirectoryHandle, folder: str) -> _Layer | None:
+    def _layer(self, handle: DirectoryHandle, folder: str, listed: bool = True) -> _Layer | None:
+        """``listed`` False: the folder's listing (just read) has no ``.gitignore``, so
+        there is nothing to read (the stat that would answer "not found" is skipped)."""
         if folder not in self._gitignores:
-            self._gitignores[folder] = self._read_gitignore(handle, folder)
+            found = self._read_gitignore(handle, folder) if listed else None
+            self._gitignores[folder] = found
         rules = self._gitignores[folder]
         return _Layer(folder, rules) if rules is not None else None
 
@@ -328,7 +410,8 @@ class _Walk:
             ) from None
         # The folder's own .gitignore: at the owner's folder itself (rel ""), its path is the
         # owner's, not "owner/" (whose rules then cut one character too many off each path).
-        own = self._layer(handle, _join(self.owner, rel) if rel else self.owner)
+        here = _join(self.owner, rel) if rel else self.owner
+        own = self._layer(handle, here, any(e.name == GITIGNORE_FILE for e in entries))
         layers = (*parent_layers, own) if own is not None else parent_layers
         for entry in entries:
             child = _join(rel, entry.name)

@@ -25,6 +25,7 @@ from artifactize.domain.reviews.reuse.artifactsum import (
     ArtifactsumLimits,
     ArtifactsumResult,
     GitignoreMemo,
+    OpenFolders,
     compute_artifactsum,
 )
 from artifactize.domain.reviews.reuse.errors import FingerprintError
@@ -106,17 +107,25 @@ def compute_fingerprint(
     limits: ArtifactsumLimits = DEFAULT_LIMITS,
     index: FileIndex | None = None,
     gitignores: GitignoreMemo | None = None,
+    folders: OpenFolders | None = None,
 ) -> ComputedFingerprint | None:
     """The Artifact's fingerprint, or None when it declares ``fingerprint = false``;
     ``index``: the file index an artifactsum reads known digests from; ``gitignores``: the
-    ``.gitignore`` files already read by this computation (``artifactsum.GitignoreMemo``)."""
+    ``.gitignore`` files already read by this computation (``artifactsum.GitignoreMemo``);
+    ``folders``: the folders it holds open (``artifactsum.OpenFolders``)."""
     artifact = workspace.artifact(artifact_name)
     declared = artifact.declaration.fingerprint
     if isinstance(declared, NoFingerprint):
         return None
     if isinstance(declared, ArtifactsumFingerprint):
         result = compute_artifactsum(
-            workspace, artifact_name, filesystem, limits=limits, index=index, gitignores=gitignores
+            workspace,
+            artifact_name,
+            filesystem,
+            limits=limits,
+            index=index,
+            gitignores=gitignores,
+            folders=folders,
         )
         return ComputedFingerprint(result.value, result.manifest)
     if scripts is None:

@@ -31,6 +31,7 @@ from artifactize.domain.reviews.reuse.artifactsum import (
     DEFAULT_LIMITS,
     ArtifactsumLimits,
     GitignoreMemo,
+    OpenFolders,
 )
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
 from artifactize.domain.reviews.reuse.fingerprints import (
@@ -126,12 +127,14 @@ def key_inputs(
     index: FileIndex | None = None,
     computed: dict[str, ComputedFingerprint] | None = None,
     gitignores: GitignoreMemo | None = None,
+    folders: OpenFolders | None = None,
 ) -> KeyInputs:
     """Compute the key of an eval; raises ``FingerprintError`` when a fingerprint fails.
     ``index``: the file index fingerprints read known digests from; ``computed``: the
     fingerprints already computed over this same workspace, by Artifact (filled here), so
     that the evals of one Artifact do not walk its files once each; ``gitignores``: the
-    ``.gitignore`` files already read over this same workspace (filled here)."""
+    ``.gitignore`` files already read over this same workspace (filled here); ``folders``:
+    the folders held open for this computation's walks (``artifactsum.OpenFolders``)."""
     ref = workspace.find_eval(qualified_eval_id)
     def_hash = eval_def_hash(ref.eval, profile)
     if isinstance(ref.eval.profile, DependencyProfile):  # derived: nothing to key or reuse
@@ -153,6 +156,7 @@ def key_inputs(
                 limits=limits,
                 index=index,
                 gitignores=gitignores,
+                folders=folders,
             )
             assert known is not None  # _unkeyed_reason found no `fingerprint = false`
             if computed is not None:

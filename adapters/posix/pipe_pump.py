@@ -1,0 +1,120 @@
+"""A child's pipes and its exit behind one descriptor (Linux): one wait, one task.
+
+anyio waits on one descriptor per task, so a run that feeds stdin, reads stdout and stderr
+and waits for the leader's pidfd needs four tasks, four registrations with the event loop,
+and up to four wake-ups as a child exits (each pipe's end of file, then its pidfd). An epoll
+descriptor is readable while any descriptor in its set is ready, so ``PipePump`` puts the
+pidfd and the pipes in one epoll set and the caller's own task waits on that descriptor
+alone: each wake-up is one pass that handles everything ready.
+
+The pipes are read while the child runs, never only after its exit: a child that fills a
+pipe blocks until it is read. A pass reads (or writes) at most one chunk per pipe and then
+the caller waits again, which is a checkpoint: a child that floods its output cannot starve
+the event loop. The event loop only ever watches the epoll descriptor, and only during a
+wait (anyio removes it when the wait ends), so closing the pipes and the set afterwards
+leaves nothing registered with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+from collections.abc import Callable, Mapping
+from typing import IO
+
+import anyio
+
+__all__ = ["AVAILABLE", "PipePump"]
+
+AVAILABLE = hasattr(select, "epoll")
+
+_READ_CHUNK = 64 * 1024
+_WRITE_CHUNK = 64 * 1024
+
+
+class PipePump:
+    """The leader's pidfd and its pipes in one epoll set. ``outputs`` maps each output
+    pipe's descriptor (non-blocking) to what takes its chunks; it is given ``b""`` once, at
+    end of file. ``stdin`` (non-blocking), when given, is written ``data`` and closed."""
+
+    def __init__(
+        self,
+        pidfd: int,
+        outputs: Mapping[int, Callable[[bytes], None]],
+        stdin: IO[bytes] | None = None,
+        data: bytes = b"",
+    ) -> None:
+        self.exited = False
+        self._pidfd = pidfd
+        self._outputs = dict(outputs)
+        self._stdin = stdin
+        self._pending = memoryview(data)
+        self._poller = select.epoll()
+        try:
+            self._poller.register(pidfd, select.EPOLLIN)
+            for fd in self._outputs:
+                self._poller.register(fd, select.EPOLLIN)
+            if stdin is not None:
+                self._poller.register(stdin.fileno(), select.EPOLLOUT)
+        except BaseException:
+            self._poller.close()
+            raise
+
+    @property
+    def reading(self) -> bool:
+        """Whether an output pipe has not reached its end of file yet."""
+        return bool(self._outputs)
+
+    async def until_exited(self) -> None:
+        """Pump until the leader has exited (it stays unreaped)."""
+        while not self.exited:
+            await anyio.wait_readable(self._poller.fileno())
+            self._pass()
+
+    async def until_closed(self) -> None:
+        """Pump until both output pipes have reached their end of file."""
+        while self._outputs:
+            await anyio.wait_readable(self._poller.fileno())
+            self._pass()
+
+    def close(self) -> None:
+        """Release the epoll set (the pipes and the pidfd stay their owners')."""
+        self._poller.close()
+
+    def _pass(self) -> None:
+        for fd, _ in self._poller.poll(0):
+            if fd == self._pidfd:
+                self.exited = True
+                self._poller.unregister(fd)  # it stays readable: never wake for it again
+            elif fd in self._outputs:
+                self._read(fd)
+            elif self._stdin is not None and fd == self._stdin.fileno():
+                self._write()
+
+    def _read(self, fd: int) -> None:
+        try:
+            chunk = os.read(fd, _READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self._poller.unregister(fd)
+            self._outputs.pop(fd)(b"")
+            return
+        self._outputs[fd](chunk)
+
+    def _write(self) -> None:
+        stdin = self._stdin
+        assert stdin is not None
+        try:
+            written = os.write(stdin.fileno(), self._pending[:_WRITE_CHUNK])
+        except BlockingIOError:
+            return
+        except BrokenPipeError:  # the child closed stdin or exited without reading it all
+            written = len(self._pending)
+        self._pending = self._pending[written:]
+        if not self._pending:
+            self._poller.unregister(stdin.fileno())
+            self._stdin = None
+            with contextlib.suppress(OSError):
+                stdin.close()
