@@ -26,6 +26,14 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def merged_json_objects(*objects: str) -> str:
+    """The compact JSON of one object holding, in order, the members of ``objects`` (each
+    the ``compact_json`` of an object, none sharing a key): what ``compact_json`` gives for
+    the merged dict, so a member already encoded (a ``list`` page) is not encoded again."""
+    members = [text[1:-1] for text in objects if text != "{}"]
+    return "{" + ",".join(members) + "}"
+
+
 def compact_json_size(value: Any) -> int:
     """UTF-8 byte size of the compact JSON form, the unit of every JSON size limit."""
     return len(compact_json(value).encode("utf-8"))

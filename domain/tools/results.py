@@ -109,9 +109,13 @@ def _is_single_nonblank_text(content: Sequence[Mapping[str, Any]]) -> bool:
     )
 
 
-def bounded_json_result(data: Mapping[str, Any]) -> ToolResult:
-    """A built-in's one json block, refused when its compact form exceeds 512 KiB."""
-    text = compact_json(data)
-    if len(text.encode("utf-8")) > BUILTIN_RESULT_MAX_BYTES:
+def bounded_json_result(data: Mapping[str, Any], text: str | None = None) -> ToolResult:
+    """A built-in's one json block, refused when its compact form exceeds 512 KiB.
+
+    ``text``: that compact form when the built-in already has it (``compact_json(data)``
+    exactly; ``list`` assembles it from its page's, ``merged_json_objects``)."""
+    if text is None:
+        text = compact_json(data)
+    if (len(text) if text.isascii() else len(text.encode("utf-8"))) > BUILTIN_RESULT_MAX_BYTES:
         raise ToolError("Built-in result exceeds 512 KiB; narrow the path or range.")
     return ToolResult(({"type": "json", "data": dict(data)},), data_texts=(text,))

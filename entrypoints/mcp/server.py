@@ -27,7 +27,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from artifactize.domain.use_cases.serving import ConnectionKey, ServingRun
-from artifactize.entrypoints.mcp.content import call_tool_result, error_result
+from artifactize.entrypoints.mcp.content import call_tool_wire, error_wire
 from artifactize.entrypoints.mcp.stdio import private_stdio
 
 SERVER_NAME = "artifactize"
@@ -67,9 +67,13 @@ class McpServer:
                 "is audited in the artifactize state."
             ),
             on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
             on_list_prompts=self._list_prompts if prompt is not None else None,
             on_get_prompt=self._get_prompt if prompt is not None else None,
+        )
+        # tools/call answers the wire form (``call_tool_wire``): the SDK's public handler
+        # registration takes a plain result, and validates and shapes it as it would a model
+        self.server.add_request_handler(
+            "tools/call", mcp_types.CallToolRequestParams, self._call_tool
         )
 
     # tools -------------------------------------------------------------------------------
@@ -108,14 +112,14 @@ class McpServer:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
-    ) -> mcp_types.CallToolResult:
+    ) -> dict[str, Any]:
         try:
             key = self._connection_key(ctx)
             result = await self.run.call(params.name, params.arguments or {}, key)
-            return call_tool_result(result, ctx.protocol_version)
+            return call_tool_wire(result, ctx.protocol_version)
         except Exception as exc:  # keep every failure in-band: the server must not die
             _log.exception("tools/call %s failed", params.name)
-            return error_result(INTERNAL_FAILURE.format(detail=type(exc).__name__))
+            return error_wire(INTERNAL_FAILURE.format(detail=type(exc).__name__))
 
     # the review as a prompt --------------------------------------------------------------
     async def _list_prompts(

@@ -46,6 +46,18 @@ def join_logical(parent: str, name: str) -> str:
     return f"{parent}/{name}" if parent else name
 
 
+def entries_json(entries: list[LogicalEntry], parent_path: str) -> list[dict[str, str]]:
+    """``[entry.to_json(parent_path) for entry in entries]``, without a call per plain entry
+    (a ``list`` page is 200 of them)."""
+    prefix = f"{parent_path}/" if parent_path else ""
+    return [
+        {"name": name, "path": prefix + name, "kind": kind}
+        if target is None
+        else LogicalEntry(name, kind, target).to_json(parent_path)
+        for name, kind, target in entries
+    ]
+
+
 def list_location(
     context: BuiltinContext, location: Location, directories: DirectoryChain | None = None
 ) -> list[LogicalEntry]:
@@ -93,7 +105,10 @@ def _physical_entries(
         raise open_failure(exc, location.request_path, context.owner) from None
     if len(found) > DIRECTORY_ENTRIES_MAX:
         raise ToolError(TOO_MANY_ENTRIES)
-    entries = [LogicalEntry(name, _kind_value(kind)) for name, kind in found]
+    file = EntryKind.FILE  # the common kind, without a call per entry
+    entries = [
+        LogicalEntry(name, "file" if kind is file else _kind_value(kind)) for name, kind in found
+    ]
     try:  # one encode of all names: a str holds no surrogate pair, so a lone one fails it
         "".join([e.name for e in entries]).encode("utf-8")
     except UnicodeEncodeError:
