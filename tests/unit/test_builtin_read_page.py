@@ -383,3 +383,45 @@ def test_pages_of_long_lines_follow_the_budget(
     assert result["truncated"] is not complete
     assert result.get("totalLines") == (len(lines) if complete else None)
     assert result["nextOffset"] == (None if complete else offset + len(expected))
+
+
+def outcome(data: bytes, offset: int, limit: int) -> dict[str, Any] | str:
+    try:
+        return page(data, offset=offset, limit=limit)
+    except ToolError as exc:
+        return exc.message
+
+
+# bytes that exercise every rule: terminators, a lone CR, NUL, invalid and multibyte UTF-8
+ANY_BYTES = st.lists(
+    st.sampled_from([b"a", b"\n", b"\r\n", b"\r", b"\x00", b"\xff", b"\xe4\xb8\x89", b"\xe4"]),
+    max_size=80,
+).map(b"".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    data=ANY_BYTES,
+    offset=st.integers(min_value=1, max_value=12),
+    limit=st.integers(min_value=1, max_value=20),
+    size=st.sampled_from([1, 3, 8, 1 << 20]),
+)
+def test_whole_lines_decoded_at_once_give_the_line_by_line_page(
+    data: bytes, offset: int, limit: int, size: int
+) -> None:
+    """The lines the buffer already holds are decoded in one step; a NUL or invalid UTF-8
+    among them falls back to the line-by-line reading, so each refusal names the same first
+    bad line. The page and the refusal are those of reading line by line throughout."""
+    with chunk(size):
+        fast = outcome(data, offset, limit)
+        with mock.patch.object(builtin_read, "_decoded_lines", lambda block: None):
+            slow = outcome(data, offset, limit)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("limit", [1, 79, 80, 200])
+def test_a_page_of_a_small_file_is_decoded_in_one_step(limit: int) -> None:
+    data = b"".join(b"%d the quick brown fox\r\n" % n for n in range(200))
+    with mock.patch.object(builtin_read, "_decode", side_effect=AssertionError("per line")):
+        result = page(data, limit=limit)
+    assert joined(result) == b"".join(data.splitlines(keepends=True)[:limit])

@@ -93,8 +93,34 @@ class _Reader:
                 line, self.buffer, self.start = self.buffer[self.start :], b"", 0
                 return line
 
+    def whole_lines(self, count: int, budget: int) -> bytes:
+        """Up to ``count`` whole lines (terminators included) of at most ``budget`` bytes in
+        all, from what the buffer already holds, without taking them; b"" when none."""
+        start = self.start
+        parts = self.buffer[start : start + budget].split(b"\n", count)
+        whole = len(parts) - 1 if len(parts) <= count else count
+        if whole <= 0:
+            return b""
+        size = sum(len(part) for part in parts[:whole]) + whole
+        return self.buffer[start : start + size]
+
     def at_end(self) -> bool:
         return self.start >= len(self.buffer) and not self.fill()
+
+
+def _decoded_lines(block: bytes) -> list[str] | None:
+    """The lines of ``block`` (whole lines), decoded in one step; None when a NUL or invalid
+    UTF-8 is among them, for the line-by-line reading to refuse at the line that has it.
+
+    UTF-8 never encodes another character with the byte of LF, so the decoded text splits
+    into the very lines the bytes do."""
+    if b"\x00" in block:
+        return None
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return [line + "\n" for line in text.split("\n")[:-1]]
 
 
 def _decode(line: bytes) -> str:
@@ -117,7 +143,17 @@ def read_page(
         return _page([], offset, complete=True, total=total)
     lines: list[dict[str, Any]] = []
     used = 0
-    while len(lines) < limit:
+    # the whole lines the buffer holds already are decoded at once (a page of a small file
+    # is one block); the rest, and any line with a NUL or invalid UTF-8, line by line
+    if reader.start >= len(reader.buffer):
+        reader.fill()
+    block = reader.whole_lines(limit, READ_PAGE_MAX_BYTES)
+    decoded = _decoded_lines(block) if block else None
+    if decoded is not None:
+        lines = [{"number": offset + index, "text": text} for index, text in enumerate(decoded)]
+        reader.start += len(block)
+        used = len(block)
+    while len(lines) < limit and used < READ_PAGE_MAX_BYTES:
         line = reader.next_line(READ_PAGE_MAX_BYTES - used)
         if line is None:
             if not lines:
