@@ -96,13 +96,9 @@ class _Reader:
     def whole_lines(self, count: int, budget: int) -> bytes:
         """Up to ``count`` whole lines (terminators included) of at most ``budget`` bytes in
         all, from what the buffer already holds, without taking them; b"" when none."""
-        start = self.start
-        parts = self.buffer[start : start + budget].split(b"\n", count)
-        whole = len(parts) - 1 if len(parts) <= count else count
-        if whole <= 0:
-            return b""
-        size = sum(len(part) for part in parts[:whole]) + whole
-        return self.buffer[start : start + size]
+        region = self.buffer[self.start : self.start + budget]
+        parts = region.split(b"\n", count)  # the last part follows the last newline taken
+        return region[: len(region) - len(parts[-1])]
 
     def at_end(self) -> bool:
         return self.start >= len(self.buffer) and not self.fill()
