@@ -24,7 +24,8 @@ loop, it times:
   round trip with no tools/call machinery and an empty answer).
 
 - **peer** (issue 25 item 5): ``read`` of the same 80 lines (``list`` of a 200-entry folder
-  too, ``servedList``) against ``read_text_file`` with ``head: 80`` and ``list_directory``
+  too, ``servedList``, with its hop ``hopList``: the list's fixed answer through the hop
+  server) against ``read_text_file`` with ``head: 80`` and ``list_directory``
   of ``@modelcontextprotocol/server-filesystem`` (the MCP project's reference filesystem
   server, Node; pinned PEER_VERSION, installed with npm into ``build/npm`` on first use)
   serving the same folder, over the same official client. Every answer is checked (the
@@ -131,6 +132,7 @@ SERVER_OF = {
     "servedList": "served",
     "ping": "served",
     "hop": "hop",
+    "hopList": "hop",
     "peerRead": "peer",
     "peerList": "peer",
 }
@@ -219,16 +221,16 @@ def peer_server(install: bool) -> tuple[Path | None, str]:
 
 
 async def hop_spec(client: Client, into: Path) -> Path:
-    """The tool as the real server lists it and the result it returns for ARGS: what the
-    hop server serves back."""
+    """The tools as the real server lists them and the results it returns for ARGS (read)
+    and LIST_ARGS (list): what the hop server serves back."""
     listed = await client.list_tools()
-    (tool,) = (t for t in listed.tools if t.name == "read_bench")
-    result = await client.call_tool("read_bench", ARGS)
-    assert not result.is_error, result.content
-    spec = {
-        "tool": tool.model_dump(mode="json", by_alias=True, exclude_none=True),
-        "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
-    }
+    spec: dict[str, Any] = {"tools": [], "results": {}}
+    for name, args in (("read_bench", ARGS), ("list_bench", LIST_ARGS)):
+        (tool,) = (t for t in listed.tools if t.name == name)
+        result = await client.call_tool(name, args)
+        assert not result.is_error, result.content
+        spec["tools"].append(tool.model_dump(mode="json", by_alias=True, exclude_none=True))
+        spec["results"][name] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
     into.write_text(json.dumps(spec), encoding="utf-8")
     return into
 
@@ -252,7 +254,7 @@ async def measure(
     )
     names = ["direct", "served", "hop", "ping"]
     if peer is not None:
-        names += ["servedList", "peerRead", "peerList"]
+        names += ["servedList", "hopList", "peerRead", "peerList"]
     samples: dict[str, list[float]] = {name: [] for name in names}
 
     async def call_direct() -> None:
@@ -296,6 +298,10 @@ async def measure(
                     assert result.structured_content is not None
                     assert len(result.structured_content["entries"]) == LIST_ENTRIES
 
+                async def hop_list() -> None:
+                    result = await hop.call_tool("list_bench", LIST_ARGS)
+                    assert not result.is_error, result.content
+
                 async def peer_read() -> None:
                     result = await other.call_tool(
                         "read_text_file", {"path": read_path, "head": 80}
@@ -311,7 +317,12 @@ async def measure(
                     assert result.structured_content["content"].count("\n") == LIST_ENTRIES - 1
 
                 kinds.update(
-                    {"servedList": served_list, "peerRead": peer_read, "peerList": peer_list}
+                    {
+                        "servedList": served_list,
+                        "hopList": hop_list,
+                        "peerRead": peer_read,
+                        "peerList": peer_list,
+                    }
                 )
             for work in kinds.values():  # warm-up
                 await timed(work, max(3, calls // 5), [])
@@ -388,7 +399,8 @@ def main() -> None:
     if options.json:
         print(json.dumps(results, indent=2))
         return
-    for name in [k for k in ("direct", "served", "hop", "ping", "servedList") if k in results] + [
+    shown = ("direct", "served", "hop", "ping", "servedList", "hopList")
+    for name in [k for k in shown if k in results] + [
         k for k in ("peerRead", "peerList") if k in results
     ]:
         data = results[name]

@@ -1,14 +1,14 @@
 """The hop server of ``bench/mcp.py``: the MCP transport and protocol, and nothing else.
 
-It serves one tool over stdio exactly as ``artifactize mcp`` does — the official SDK's
-low-level ``Server``, our ``private_stdio`` wire (``entrypoints.mcp.stdio``), the SDK's
-``stdio_server`` on top, the same switch interval — and answers every ``tools/call`` with a
-fixed ``CallToolResult`` given at start: the very result the real server returned for the
-benchmarked call (same bytes on the wire). No registry, no audit, no content mapping. A
+It serves the benchmarked tools over stdio exactly as ``artifactize mcp`` does — the
+official SDK's low-level ``Server``, our ``private_stdio`` wire (``entrypoints.mcp.stdio``),
+the SDK's ``stdio_server`` on top, the same switch interval — and answers every
+``tools/call`` of a tool with a fixed ``CallToolResult`` given at start: the very result
+the real server returned for the benchmarked call (same bytes on the wire). No registry, no audit, no content mapping. A
 ``tools/call`` round trip through it is the *hop*: what any tool served by this SDK over
 these pipes costs, whatever the tool does.
 
-    python bench/mcp_hop_server.py SPEC.json   # {"tool": Tool, "result": CallToolResult}
+    python bench/mcp_hop_server.py SPEC.json   # {"tools": [Tool], "results": {name: CallToolResult}}
 """
 
 from __future__ import annotations
@@ -35,18 +35,21 @@ from artifactize.entrypoints.mcp.stdio import private_stdio
 
 async def serve(spec_path: str) -> None:
     data = json.loads(Path(spec_path).read_text(encoding="utf-8"))
-    tool = mcp_types.Tool.model_validate(data["tool"])
-    result = mcp_types.CallToolResult.model_validate(data["result"])
+    tools = [mcp_types.Tool.model_validate(tool) for tool in data["tools"]]
+    results = {
+        name: mcp_types.CallToolResult.model_validate(result)
+        for name, result in data["results"].items()
+    }
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
-        return mcp_types.ListToolsResult(tools=[tool])
+        return mcp_types.ListToolsResult(tools=tools)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
-        return result
+        return results[params.name]
 
     server: Server[Any] = Server("hop", on_list_tools=list_tools, on_call_tool=call_tool)
     with private_stdio() as (wire_in, wire_out):
