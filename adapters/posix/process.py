@@ -27,6 +27,15 @@ something else reaped and the kernel reused is never signalled. Cleanup runs in 
 ``finally``, so the caller's cancellation (an anyio cancel scope) always reaches the group.
 Descendants that leave the group themselves (daemons) escape cleanup; commands are trusted.
 The spawn and the group leader are shared with tool sessions (``process_group``).
+
+``run_between`` does the same on a worker thread, between the caller's blocking work before
+and after it (a command-tool call, a runtime eval): the thread spawns, waits in
+``epoll_wait`` on the same set with an eventfd added, through which the event loop reports
+its caller's cancellation, and ends the group with the same signals in the same order. One
+trip to the thread and back replaces two trips and the loop's own wait; the spawn (the
+parent waits in ``vfork`` until the child has exec'd) and the leader's identity (reading
+``/proc/PID/stat`` of a child that exits at once waits for its exit, about 0.5 ms) no longer
+hold up the loop.
 """
 
 from __future__ import annotations
@@ -510,7 +519,6 @@ def _watch_blocking(
         )
         timed_out = not ended
         if timed_out or pump.woken:
-            leader.terminated_at = time.monotonic()
             leader.signal_group(signal.SIGTERM)
             _block_until(pump, leader, lambda: pump.exited, KILL_GRACE_SECONDS)
         leader.signal_group(signal.SIGKILL)
