@@ -239,35 +239,27 @@ class PosixProcessRunner:
                 journal.ready()
             except OSError as error:
                 return ProcessOutcome(spawn_error=_unrecorded(error))
-        try:
-            popen = process_group.spawn(spec)
-        except (OSError, ValueError) as error:
-            return ProcessOutcome(spawn_error=_spawn_error_message(error))
-
-        stdout = _Capture(spec.capture_limit_bytes, STDOUT, spec.observe_output)
-        stderr = _Capture(spec.capture_limit_bytes, STDERR, spec.observe_output)
+        spawned = _spawn(spec)
+        if isinstance(spawned, ProcessOutcome):
+            return spawned
+        popen, stdout, stderr = spawned
         leader: GroupLeader | None = None
         record: str | None = None
         try:
             leader = GroupLeader(popen, exit_fd=True)
-            if journal is not None:
-                try:
-                    record = journal.admit(leader.identity)
-                except OSError as error:
-                    return ProcessOutcome(spawn_error=_unrecorded(error))
+            record = _admit(journal, leader)
             timed_out, cancelled = _watch_blocking(leader, popen, spec, stdout, stderr, trip.wake)
+        except _Unrecorded as unrecorded:  # the group is dead and reaped below
+            return ProcessOutcome(spawn_error=str(unrecorded))
         except OSError as error:  # no epoll set to be had (descriptors exhausted)
             return ProcessOutcome(spawn_error=f"cannot watch the process group: {error}")
         finally:
             if leader is None:
-                process_group.kill_unadmitted(popen)
-                process_group.close_streams(popen)
+                _kill_unadmitted(popen)
             else:
                 if not leader.reaped:
                     _ensure_dead_blocking(leader)
-                leader.close()
-                if record is not None and journal is not None:
-                    journal.release(record)  # the group is dead: the lease ends
+                _release(leader, journal, record)
         if cancelled:
             return None
         return _outcome(leader, stdout, stderr, timed_out)
@@ -294,51 +286,83 @@ class PosixProcessRunner:
                 await anyio.to_thread.run_sync(journal.ready)
             except OSError as error:
                 return ProcessOutcome(spawn_error=_unrecorded(error))
-        try:
-            popen = process_group.spawn(spec)
-        except (OSError, ValueError) as error:
-            return ProcessOutcome(spawn_error=_spawn_error_message(error))
-
-        stdout = _Capture(spec.capture_limit_bytes, STDOUT, spec.observe_output)
-        stderr = _Capture(spec.capture_limit_bytes, STDERR, spec.observe_output)
+        spawned = _spawn(spec)
+        if isinstance(spawned, ProcessOutcome):
+            return spawned
+        popen, stdout, stderr = spawned
         timed_out = False
         leader: GroupLeader | None = None
         record: str | None = None
         try:
             leader = GroupLeader(popen, exit_fd=True)
-            if journal is not None:
-                try:
-                    record = journal.admit(leader.identity)
-                except OSError as error:
-                    raise _Unrecorded(_unrecorded(error)) from None
+            record = _admit(journal, leader)
             if observe is not None:
                 observe(leader.identity)
-            assert popen.stdin is not None
-            assert popen.stdout is not None and popen.stderr is not None
-            os.set_blocking(popen.stdout.fileno(), False)
-            os.set_blocking(popen.stderr.fileno(), False)
-            if spec.stdin:
-                os.set_blocking(popen.stdin.fileno(), False)
-            else:  # empty stdin: closed at once, no task; still a pipe (not /dev/null)
-                popen.stdin.close()
+            _unblock_pipes(popen, spec)
             if leader.pidfd is not None and pipe_pump.AVAILABLE:
                 timed_out = await _watch_pumped(leader, popen, spec, stdout, stderr)
             else:
                 timed_out = await _watch_with_tasks(leader, popen, spec, stdout, stderr)
         finally:
             if leader is None:
-                # No identity was taken; the child is unreaped, so its group id is still ours.
-                process_group.kill_unadmitted(popen)
-                process_group.close_streams(popen)
+                _kill_unadmitted(popen)
             else:
                 if not leader.reaped:
                     with anyio.CancelScope(shield=True):
                         await leader.ensure_dead()
-                leader.close()
-                if record is not None and journal is not None:
-                    journal.release(record)  # the group is dead: the lease ends
+                _release(leader, journal, record)
 
         return _outcome(leader, stdout, stderr, timed_out)
+
+
+def _spawn(
+    spec: ProcessSpec,
+) -> tuple[subprocess.Popen[bytes], _Capture, _Capture] | ProcessOutcome:
+    """The leader of a new group and its two captures, or the spawn error."""
+    try:
+        popen = process_group.spawn(spec)
+    except (OSError, ValueError) as error:
+        return ProcessOutcome(spawn_error=_spawn_error_message(error))
+    stdout = _Capture(spec.capture_limit_bytes, STDOUT, spec.observe_output)
+    stderr = _Capture(spec.capture_limit_bytes, STDERR, spec.observe_output)
+    return popen, stdout, stderr
+
+
+def _admit(journal: GroupJournal | None, leader: GroupLeader) -> str | None:
+    """The group's journal record (None without a journal); ``_Unrecorded`` if it cannot
+    be written: the caller kills the group, never admitted."""
+    if journal is None:
+        return None
+    try:
+        return journal.admit(leader.identity)
+    except OSError as error:
+        raise _Unrecorded(_unrecorded(error)) from None
+
+
+def _kill_unadmitted(popen: subprocess.Popen[bytes]) -> None:
+    """No identity was taken; the child is unreaped, so its group id is still ours."""
+    process_group.kill_unadmitted(popen)
+    process_group.close_streams(popen)
+
+
+def _release(leader: GroupLeader, journal: GroupJournal | None, record: str | None) -> None:
+    """The group is dead and its leader reaped: its descriptors closed, its lease ended."""
+    leader.close()
+    if record is not None and journal is not None:
+        journal.release(record)
+
+
+def _unblock_pipes(popen: subprocess.Popen[bytes], spec: ProcessSpec) -> None:
+    """The output pipes (and stdin, when there is input) non-blocking; an empty stdin is
+    closed at once, no task: still a pipe (not /dev/null)."""
+    assert popen.stdin is not None
+    assert popen.stdout is not None and popen.stderr is not None
+    os.set_blocking(popen.stdout.fileno(), False)
+    os.set_blocking(popen.stderr.fileno(), False)
+    if spec.stdin:
+        os.set_blocking(popen.stdin.fileno(), False)
+    else:
+        popen.stdin.close()
 
 
 def _outcome(
@@ -503,13 +527,8 @@ def _watch_blocking(
     """``_watch_pumped`` on a worker thread, ``wake`` in the set: (whether the deadline
     passed, whether the caller was cancelled). Either ends the group as ``run`` does: SIGTERM,
     the grace period, SIGKILL, the reap."""
-    assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
-    os.set_blocking(popen.stdout.fileno(), False)
-    os.set_blocking(popen.stderr.fileno(), False)
-    if spec.stdin:
-        os.set_blocking(popen.stdin.fileno(), False)
-    else:  # empty stdin: closed at once; still a pipe (not /dev/null)
-        popen.stdin.close()
+    assert popen.stdout is not None and popen.stderr is not None
+    _unblock_pipes(popen, spec)
     outputs = {popen.stdout.fileno(): stdout.receive, popen.stderr.fileno(): stderr.receive}
     stdin = popen.stdin if spec.stdin else None
     pump = pipe_pump.PipePump(leader.pidfd, outputs, stdin, spec.stdin, wake=wake)

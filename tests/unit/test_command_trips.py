@@ -4,24 +4,22 @@ through ``WorkerThreads`` unless something failed or was cancelled."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar, TypeVarTuple
+from typing import cast
 
 import anyio
-import anyio.lowlevel
 import pytest
 
 from artifactize.adapters.ry_regex import RyRegexEngine
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.ports.process import ProcessOutcome
+from artifactize.ports.threads import WorkerThreads
 from tests.fakes.filesystem import MemoryFilesystem
 from tests.fakes.processes import FakeProcessRunner, FakePrograms, FakeScratch, hang_forever
+from tests.fakes.threads import CountingThreads
 
 pytestmark = pytest.mark.anyio
 
-T = TypeVar("T")
-Ts = TypeVarTuple("Ts")
 
 OK = b'{"content":[{"type":"text","text":"ok"}]}'
 DECLARATION = """\
@@ -48,24 +46,6 @@ args = []
 """
 
 
-class CountingThreads:
-    """``WorkerThreads`` that runs the work on the calling thread and counts the trips."""
-
-    def __init__(self) -> None:
-        self.trips = 0
-
-    async def run(
-        self,
-        work: Callable[[*Ts], T],
-        *args: *Ts,
-        limiter: anyio.CapacityLimiter | None = None,
-        abandon_on_cancel: bool = False,
-    ) -> T:
-        self.trips += 1
-        await anyio.lowlevel.checkpoint()
-        return work(*args)
-
-
 class World:
     def __init__(self, processes: FakeProcessRunner) -> None:
         self.processes = processes
@@ -79,7 +59,7 @@ class World:
             {"PATH": "/bin"},
             programs=FakePrograms(missing=frozenset({"gone"})),
             scratch=self.scratch,
-            threads=self.threads,
+            threads=cast(WorkerThreads, self.threads),
         )
         workspace = ConfigService(filesystem).load("/repo")
         self.registry = AgentToolRegistry.for_artifact(workspace, "app", ports)
@@ -96,7 +76,7 @@ async def test_a_call_is_one_trip_and_leaves_no_folder(
     result = await world.registry.call(tool, args, "/out")
     assert not result.is_error, result.to_json()
     assert result.content == ({"type": "text", "text": text},)
-    assert (world.processes.trips, world.threads.trips) == (1, 0)
+    assert (world.processes.trips, world.threads.work) == (1, [])
     assert len(world.scratch.created) == 2  # the call's output and temporary folders
     assert world.scratch.live == set()
     [spec] = world.processes.specs
@@ -108,7 +88,8 @@ async def test_ten_calls_are_ten_trips() -> None:
     world = World(FakeProcessRunner(ProcessOutcome(exit_code=0, stdout=OK)))
     for _ in range(10):
         assert not (await world.registry.call("echo_app", {}, "/out")).is_error
-    assert (world.processes.trips, world.threads.trips, len(world.scratch.created)) == (10, 0, 20)
+    assert (world.processes.trips, world.threads.work) == (10, [])
+    assert len(world.scratch.created) == 20
 
 
 async def test_a_failed_preparation_creates_and_runs_nothing() -> None:
@@ -117,7 +98,7 @@ async def test_a_failed_preparation_creates_and_runs_nothing() -> None:
     assert result.is_error
     assert world.processes.specs == []
     assert world.scratch.created == []
-    assert world.threads.trips == 0  # nothing to remove
+    assert world.threads.work == []  # nothing to remove
 
 
 async def test_a_cancelled_call_removes_its_folders() -> None:
@@ -127,7 +108,7 @@ async def test_a_cancelled_call_removes_its_folders() -> None:
     assert scope.cancelled_caught
     assert len(world.scratch.created) == 2
     assert world.scratch.live == set()
-    assert world.threads.trips == 1  # the cleanup's own trip, on this path only
+    assert world.threads.work == ["remove"]  # the cleanup's own trip, on this path only
 
 
 async def test_a_folder_that_cannot_be_removed_is_reported() -> None:

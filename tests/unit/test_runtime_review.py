@@ -32,7 +32,7 @@ from tests.fakes.processes import (
     Script,
     hang_forever,
 )
-from tests.fakes.threads import THREADS
+from tests.fakes.threads import THREADS, CountingThreads
 
 pytestmark = pytest.mark.anyio
 
@@ -426,17 +426,6 @@ async def test_cancellation_removes_the_directories_and_records_what_was_prepare
         CANCELLED,
     )
     assert cancelled.argv == world.spec.argv and cancelled.cwd == "/repo"
-
-
-class CountingThreads:
-    """The real worker threads, naming each piece of work handed to them."""
-
-    def __init__(self) -> None:
-        self.work: list[str] = []
-
-    async def run(self, work: Any, *args: Any, **options: Any) -> Any:
-        self.work.append(work.__name__)
-        return await THREADS.run(work, *args, **options)
 
 
 async def test_an_eval_is_one_trip_before_and_after_the_command() -> None:
