@@ -267,19 +267,24 @@ async def measure_spans(
 ) -> dict[str, float]:
     """Median wall time per stage of json calls.
 
+    ``trip`` (the one worker-thread trip, ``run_between``: all of what follows but ``call``),
     ``prepare`` (program, operands, execution paths), ``mkdtemp`` and ``rmtree`` (each of the
-    two per-call directories), ``process`` (the whole adapter run: spawn, stdin, output,
-    exit, group kill, reap), within it ``spawn`` (``Popen`` alone) and ``reap`` (group
-    SIGKILL and ``waitpid``), ``normalize`` (the result), and ``call`` (the registry call).
+    two per-call directories), ``process`` (the adapter's run on the worker thread: spawn,
+    stdin, output, exit, group kill, reap), within it ``spawn`` (``Popen`` alone) and ``reap``
+    (``waitpid`` after the group's SIGKILL), ``normalize`` (the result), and ``call`` (the
+    registry call: the trip plus the event loop's side).
     """
     import artifactize.adapters.posix.process_group as process_group
+    from artifactize.adapters.posix.process import PosixProcessRunner
     from artifactize.domain.tools.commands import running as command_tools
 
     spans = Spans()
     runner = registry.command_runner()
     traced = dataclasses.replace(
         runner,
-        processes=_Proxy(runner.processes, run=spans.wrap_async("process", runner.processes.run)),
+        processes=_Proxy(
+            runner.processes, run_between=spans.wrap_async("trip", runner.processes.run_between)
+        ),
         scratch=_Proxy(
             runner.scratch,
             create_private_directory=spans.wrap_sync(
@@ -290,11 +295,13 @@ async def measure_spans(
     )
     runner_class = command_tools.CommandRunner
     saved = (runner_class.prepare, runner_class._result, process_group.spawn)
-    saved_reap = process_group.GroupLeader.kill_group_and_reap
+    saved_reap = process_group.GroupLeader.reap
+    saved_run = PosixProcessRunner._run_blocking
     runner_class.prepare = spans.wrap_sync("prepare", saved[0])  # type: ignore[method-assign]
     runner_class._result = spans.wrap_sync("normalize", saved[1])  # type: ignore[method-assign]
     process_group.spawn = spans.wrap_sync("spawn", saved[2])
-    process_group.GroupLeader.kill_group_and_reap = spans.wrap_async("reap", saved_reap)  # type: ignore[method-assign]
+    process_group.GroupLeader.reap = spans.wrap_sync("reap", saved_reap)  # type: ignore[method-assign]
+    PosixProcessRunner._run_blocking = spans.wrap_sync("process", saved_run)  # type: ignore[method-assign]
     registry.command_runner = lambda: traced  # type: ignore[method-assign]
     try:
         for _ in range(5):
@@ -305,7 +312,8 @@ async def measure_spans(
                 await call_tool(registry, name, "json", output_root)
     finally:
         runner_class.prepare, runner_class._result, process_group.spawn = saved  # type: ignore[method-assign]
-        process_group.GroupLeader.kill_group_and_reap = saved_reap  # type: ignore[method-assign]
+        process_group.GroupLeader.reap = saved_reap  # type: ignore[method-assign]
+        PosixProcessRunner._run_blocking = saved_run  # type: ignore[method-assign]
         del registry.command_runner
     return spans.medians_ms()
 
@@ -363,7 +371,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--spans", action="store_true", help="also time each stage of a json call")
     parser.add_argument(
-        "--profile", type=int, metavar="TOP", default=0, help="also cProfile the json calls"
+        "--profile",
+        type=int,
+        metavar="TOP",
+        default=0,
+        help="also cProfile the json calls (the event loop's thread only: a call's work "
+        "is on a worker thread, which py-spy shows)",
     )
     args = parser.parse_args(argv)
     if args.calls < 1:

@@ -3,8 +3,11 @@ bare ``subprocess.run(["true"])`` in the same process.
 
 The runner is the CLI's (a group journal, here in a temporary directory removed at the end):
 a new session, the leader's identity, the journal's record and release, the pipes and the
-exit pumped from one task, the group's SIGKILL and the reap. Both sides run ``--runs``
-times in ``--rounds`` alternating rounds (the other sessions' load moves both alike); the
+exit pumped from one task, the group's SIGKILL and the reap. A third side runs the same
+through ``run_between`` (the one worker-thread trip a command-tool call or a runtime eval
+makes: the spawn, the wait on the pidfd and the pipes, and the reap on the worker thread,
+nothing before or after). Every side runs ``--runs`` times in ``--rounds`` alternating
+rounds (the other sessions' load moves them alike); the
 medians of the rounds are reported: wall time per run, this process's own CPU per run
 (``RUSAGE_SELF``: the adapter's Python side; the child's exec is the same on both sides)
 and the total with the children's CPU.
@@ -65,7 +68,9 @@ def main() -> None:
         f"adapter {figures['wallMs']} ms, bare {figures['bareWallMs']} ms "
         f"({figures['wallRatio']}x); own CPU {figures['ownCpuMs']} ms against "
         f"{figures['bareOwnCpuMs']} ms ({figures['ownCpuRatio']}x); with the child's "
-        f"{figures['totalCpuRatio']}x"
+        f"{figures['totalCpuRatio']}x; through run_between {figures['betweenWallMs']} ms "
+        f"({figures['betweenWallRatio']}x), own CPU {figures['betweenOwnCpuMs']} ms "
+        f"({figures['betweenOwnCpuRatio']}x), with the child's {figures['betweenTotalCpuRatio']}x"
     )
 
 
@@ -80,15 +85,23 @@ async def measure(
             if outcome.exit_code != 0:
                 raise SystemExit(f"true failed through the adapter: {outcome}")
 
+    async def between() -> None:
+        for _ in range(per_round):
+            outcome = await runner.run_between(lambda: spec, lambda done: done)
+            if outcome.exit_code != 0:
+                raise SystemExit(f"true failed through run_between: {outcome}")
+
     async def bare() -> None:
         for _ in range(per_round):
             subprocess.run([program], check=True)
 
     await adapter()  # warm up: the journal's directory and sweep, imports
+    await between()
     await bare()
-    samples: dict[str, list[tuple[float, float, float]]] = {"adapter": [], "bare": []}
+    sides = {"adapter": adapter, "between": between, "bare": bare}
+    samples: dict[str, list[tuple[float, float, float]]] = {side: [] for side in sides}
     for _ in range(rounds):
-        for side, work in (("adapter", adapter), ("bare", bare)):
+        for side, work in sides.items():
             own = cpu_seconds(resource.RUSAGE_SELF)
             children = cpu_seconds(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
@@ -98,9 +111,9 @@ async def measure(
             children = cpu_seconds(resource.RUSAGE_CHILDREN) - children
             scale = MILLISECONDS / per_round
             samples[side].append((wall * scale, own * scale, (own + children) * scale))
-    ours, theirs = (
+    ours, trip, theirs = (
         [statistics.median(sample[i] for sample in samples[side]) for i in range(3)]
-        for side in ("adapter", "bare")
+        for side in ("adapter", "between", "bare")
     )
     return {
         "runsPerSide": per_round * rounds,
@@ -113,6 +126,12 @@ async def measure(
         "totalCpuMs": round(ours[2], 3),
         "bareTotalCpuMs": round(theirs[2], 3),
         "totalCpuRatio": round(ours[2] / theirs[2], 2),
+        "betweenWallMs": round(trip[0], 3),
+        "betweenWallRatio": round(trip[0] / theirs[0], 2),
+        "betweenOwnCpuMs": round(trip[1], 3),
+        "betweenOwnCpuRatio": round(trip[1] / theirs[1], 2),
+        "betweenTotalCpuMs": round(trip[2], 3),
+        "betweenTotalCpuRatio": round(trip[2] / theirs[2], 2),
     }
 
 

@@ -261,9 +261,15 @@ class Services:
     def output_root(self, run_id: str) -> str:
         """A private (0700) scratch folder for ``run_id`` below ``<state>/runs``."""
         runs = Path(self.state_dir()) / RUNS_FOLDER
-        runs.mkdir(mode=PRIVATE_DIRECTORY_MODE, parents=True, exist_ok=True)
         path = runs / run_id
-        path.mkdir(mode=PRIVATE_DIRECTORY_MODE, exist_ok=True)
+        try:  # asked once per request: one system call once the folder exists
+            path.mkdir(mode=PRIVATE_DIRECTORY_MODE)
+        except FileExistsError:
+            if not path.is_dir():
+                raise
+        except FileNotFoundError:  # the Run's first request: ``runs`` first
+            runs.mkdir(mode=PRIVATE_DIRECTORY_MODE, parents=True, exist_ok=True)
+            path.mkdir(mode=PRIVATE_DIRECTORY_MODE, exist_ok=True)
         return str(path)
 
     # Declarations ----------------------------------------------------------------------

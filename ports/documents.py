@@ -487,6 +487,23 @@ class RequestUpdate(SettledFields, total=False):
     runDir: str
 
 
+class EndedFields(TypedDict, total=False):
+    """What ending a Human wait without a verdict adds to its requests and its execution
+    (``HumanEnding``): why, by whom, and, for a supersession, the request that asked again."""
+
+    reason: str
+    endedBy: str | None
+    supersededBy: str
+
+
+class RequestEnding(RequestUpdate, EndedFields, total=False):
+    """Fields written over every request of a Human wait that ends without a verdict."""
+
+
+class ExecutionEnding(ExecutionUpdate, EndedFields, total=False):
+    """Fields written over the execution of a Human wait that ends without a verdict."""
+
+
 @dataclass(frozen=True, slots=True)
 class Execution:
     """One execution as the domain holds it: frozen, typed, changed only by

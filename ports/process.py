@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
+
+T = TypeVar("T")
 
 # Each of stdout and stderr is kept up to this many bytes; the excess is read and discarded.
 CAPTURE_LIMIT_BYTES = 16 * 1024 * 1024
@@ -70,4 +72,21 @@ class ProcessRunner(Protocol):
         caller is cancelled, the group is still killed and reaped before the cancellation
         propagates.
         """
+        ...
+
+    async def run_between(
+        self, before: Callable[[], ProcessSpec], after: Callable[[ProcessOutcome], T]
+    ) -> T:
+        """``before()`` (blocking preparation: it may create what the run needs), the run of
+        the spec it returns, as ``run`` does it, then ``after(outcome)`` (blocking work on the
+        outcome); what ``after`` returns. None of it blocks the caller's event loop, and where
+        the platform allows, all three happen in one worker-thread trip (one wake-up of the
+        thread and one of the loop, where ``run`` between two trips costs three or more).
+
+        ``before`` or ``after`` raising propagates (a ``before`` that raises starts
+        nothing). A cancelled caller: nothing is started if the run has not begun; a running
+        group ends as ``run`` ends it; ``after`` is not called; the cancellation propagates
+        once ``before`` has returned and the group is reaped, so the caller's cleanup sees
+        everything ``before`` created. ``spec.observe_output`` may be called on the worker
+        thread."""
         ...

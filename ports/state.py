@@ -9,16 +9,18 @@ No write transaction spans a subprocess or an await: every method is one short t
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from artifactize.ports.documents import (
     Execution,
+    ExecutionEnding,
     ExecutionUpdate,
     HumanClaimDocument,
     Request,
+    RequestEnding,
     RequestUpdate,
     Run,
 )
@@ -159,8 +161,8 @@ class HumanEnding:
 
     request_id: RequestId  # the original request, whose execution it is
     execution_id: ExecutionId
-    request_fields: Mapping[str, Any]
-    execution_fields: Mapping[str, Any]
+    request_fields: RequestEnding
+    execution_fields: ExecutionEnding
     reviewer: str | None = None
 
 

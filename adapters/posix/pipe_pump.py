@@ -13,6 +13,10 @@ the caller waits again, which is a checkpoint: a child that floods its output ca
 the event loop. The event loop only ever watches the epoll descriptor, and only during a
 wait (anyio removes it when the wait ends), so closing the pipes and the set afterwards
 leaves nothing registered with it.
+
+The same set serves a run watched from a worker thread (``PosixProcessRunner.run_between``):
+``block`` waits in ``epoll_wait`` itself, with a ``wake`` descriptor in the set through which
+the event loop reports its caller's cancellation.
 """
 
 from __future__ import annotations
@@ -40,23 +44,29 @@ class PipePump:
 
     def __init__(
         self,
-        pidfd: int,
+        pidfd: int | None,
         outputs: Mapping[int, Callable[[bytes], None]],
         stdin: IO[bytes] | None = None,
         data: bytes = b"",
+        wake: int | None = None,
     ) -> None:
         self.exited = False
+        self.woken = False  # ``wake`` turned readable (the caller was cancelled)
+        self._wake = wake
         self._pidfd = pidfd
         self._outputs = dict(outputs)
         self._stdin = stdin
         self._pending = memoryview(data)
         self._poller = select.epoll()
         try:
-            self._poller.register(pidfd, select.EPOLLIN)
+            if pidfd is not None:  # None: the caller finds out about the exit itself
+                self._poller.register(pidfd, select.EPOLLIN)
             for fd in self._outputs:
                 self._poller.register(fd, select.EPOLLIN)
             if stdin is not None:
                 self._poller.register(stdin.fileno(), select.EPOLLOUT)
+            if wake is not None:
+                self._poller.register(wake, select.EPOLLIN)
         except BaseException:
             self._poller.close()
             raise
@@ -78,13 +88,21 @@ class PipePump:
             await anyio.wait_readable(self._poller.fileno())
             self._pass()
 
+    def block(self, timeout: float | None) -> None:
+        """One blocking wait (a worker thread's, never the event loop's) of at most
+        ``timeout`` seconds (None: no bound), then one pass over what is ready."""
+        self._pass(-1 if timeout is None else max(timeout, 0.0))
+
     def close(self) -> None:
         """Release the epoll set (the pipes and the pidfd stay their owners')."""
         self._poller.close()
 
-    def _pass(self) -> None:
-        for fd, _ in self._poller.poll(0):
-            if fd == self._pidfd:
+    def _pass(self, timeout: float = 0) -> None:
+        for fd, _ in self._poller.poll(timeout):
+            if fd == self._wake:
+                self.woken = True
+                self._poller.unregister(fd)  # it stays readable: never wake for it again
+            elif fd == self._pidfd:
                 self.exited = True
                 self._poller.unregister(fd)  # it stays readable: never wake for it again
             elif fd in self._outputs:

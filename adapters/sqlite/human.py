@@ -152,7 +152,7 @@ def end(connection: sa.Connection, ending: HumanEnding) -> tuple[RequestId, ...]
         raise HumanNotWaiting(ending.request_id)
     if ending.reviewer is not None and row.claimed_by not in (None, ending.reviewer):
         raise HumanClaimRefused(row.claimed_by)
-    execution_fields = dict(ending.execution_fields)
+    execution_fields = ending.execution_fields
     execution = connection.execute(
         sa.select(executions).where(executions.c.id == ending.execution_id)
     ).one()
@@ -168,7 +168,7 @@ def end(connection: sa.Connection, ending: HumanEnding) -> tuple[RequestId, ...]
             data=dump_data(data),
         )
     )
-    fields = dict(ending.request_fields)
+    fields = ending.request_fields
     waiting = connection.execute(
         sa.select(requests)
         .where(requests.c.execution_id == execution.id, requests.c.status == WAITING_HUMAN)

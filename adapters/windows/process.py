@@ -27,12 +27,13 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable
-from typing import IO
+from typing import IO, TypeVar
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
+from artifactize.adapters.process_trips import run_between_in_trips
 from artifactize.adapters.windows.command_line import UnsafeArguments
 from artifactize.adapters.windows.job import JOB_TERMINATION_BOUND_SECONDS, Job
 from artifactize.adapters.windows.spawn import JobChild, spawn_in_job
@@ -45,6 +46,8 @@ from artifactize.ports.process import (
     ProcessSpec,
 )
 from artifactize.ports.sessions import SpawnObserver
+
+T = TypeVar("T")
 
 __all__ = [
     "CAPTURE_LIMIT_BYTES",
@@ -168,6 +171,11 @@ class WindowsProcessRunner:
 
     async def run(self, spec: ProcessSpec) -> ProcessOutcome:
         return await self.run_observed(spec, None)
+
+    async def run_between(
+        self, before: Callable[[], ProcessSpec], after: Callable[[ProcessOutcome], T]
+    ) -> T:
+        return await run_between_in_trips(self, before, after)
 
     async def run_observed(
         self, spec: ProcessSpec, observe: SpawnObserver | None

@@ -309,3 +309,117 @@ async def test_timeout_at_its_maximum_is_accepted() -> None:
 async def test_empty_argv_is_refused() -> None:
     with pytest.raises(ValueError, match="argv"):
         await RUNNER.run(spec())
+
+
+# --- run_between: preparation, the run and the work on its outcome, off the event loop -------
+
+
+class Refused(Exception):
+    """What a ``before`` or ``after`` of these tests raises."""
+
+
+async def test_run_between_hands_before_s_spec_to_the_run_and_its_outcome_to_after() -> None:
+    steps: list[str] = []
+
+    def before() -> ProcessSpec:
+        steps.append("before")
+        return python("import sys; print(sys.stdin.read().upper())", stdin=b"hello")
+
+    def after(outcome: ProcessOutcome) -> tuple[int | None, bytes]:
+        steps.append("after")
+        return outcome.exit_code, outcome.stdout
+
+    assert await RUNNER.run_between(before, after) == (0, b"HELLO" + NL)
+    assert steps == ["before", "after"]
+
+
+async def test_run_between_reports_a_spawn_error_to_after(tmp_path: Path) -> None:
+    outcome = await RUNNER.run_between(lambda: spec(str(tmp_path / "missing")), lambda o: o)
+    assert outcome.spawn_error is not None
+
+
+async def test_run_between_propagates_what_before_raises_and_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "ran"
+
+    def before() -> ProcessSpec:
+        raise Refused("no")
+
+    def after(outcome: ProcessOutcome) -> None:
+        raise AssertionError("after is not called when before fails")
+
+    with pytest.raises(Refused):
+        await RUNNER.run_between(before, after)
+    assert not marker.exists()
+
+
+async def test_run_between_propagates_what_after_raises_with_the_tree_ended() -> None:
+    seen: list[bytes] = []
+
+    def after(outcome: ProcessOutcome) -> None:
+        seen.append(outcome.stdout)
+        raise Refused("no")
+
+    code = """
+import subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(child.pid, flush=True)
+"""
+    with pytest.raises(Refused):
+        await RUNNER.run_between(lambda: python(code), after)
+    assert wait_gone([int(seen[0])], command_contains=SLEEPING) == []
+
+
+async def test_run_between_deadline_ends_the_child_and_its_grandchild() -> None:
+    started = time.monotonic()
+    outcome = await RUNNER.run_between(lambda: python(TREE, timeout_ms=3000), lambda o: o)
+    assert outcome.timed_out
+    assert time.monotonic() - started < 3 + END_BOUND_SECONDS
+    pids = [int(pid) for pid in outcome.stdout.split()]
+    assert len(pids) == 2
+    assert wait_gone(pids, command_contains=SLEEPING) == []
+
+
+async def test_run_between_caller_cancellation_ends_the_tree_and_skips_after() -> None:
+    def after(outcome: ProcessOutcome) -> None:
+        raise AssertionError("after is not called for a cancelled caller")
+
+    started = time.monotonic()
+    with anyio.move_on_after(3) as scope:
+        await RUNNER.run_between(lambda: python(TREE), after)
+    assert scope.cancelled_caught
+    assert time.monotonic() - started < 3 + END_BOUND_SECONDS
+    # the autouse fixture checks that neither the child nor the grandchild survived
+
+
+async def test_run_between_cancelled_caller_calls_nothing() -> None:
+    def before() -> ProcessSpec:
+        raise AssertionError("a cancelled caller prepares nothing")
+
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await RUNNER.run_between(before, lambda o: o)
+    assert scope.cancelled_caught
+
+
+async def test_run_between_cancelled_while_preparing_waits_for_before_and_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    """The cancellation lands while ``before`` works (it creates what the run needs): it
+    propagates only once ``before`` has returned, so the caller's cleanup sees all it made,
+    and the program never starts."""
+    marker = tmp_path / "ran"
+    made: list[str] = []
+
+    def before() -> ProcessSpec:
+        time.sleep(0.5)
+        made.append("folder")
+        return python(f"open({str(marker)!r}, 'w').close()")
+
+    with anyio.move_on_after(0.1) as scope:
+        await RUNNER.run_between(before, lambda o: o)
+    assert scope.cancelled_caught
+    assert made == ["folder"]
+    assert not marker.exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 import anyio
 
@@ -13,6 +14,7 @@ from artifactize.ports.process import ProcessOutcome, ProcessSpec
 from artifactize.ports.programs import ProgramIdentity
 
 # What a scripted run does: an outcome, or a coroutine that builds one (may sleep, mutate…).
+T = TypeVar("T")
 Script = ProcessOutcome | Callable[[ProcessSpec], Awaitable[ProcessOutcome]]
 
 
@@ -24,6 +26,7 @@ class FakeProcessRunner:
     clock: FakeClock | None = None
     elapsed_seconds: float = 0.25
     specs: list[ProcessSpec] = field(default_factory=list)
+    trips: int = 0  # ``run_between`` calls
 
     async def run(self, spec: ProcessSpec) -> ProcessOutcome:
         self.specs.append(spec)
@@ -33,6 +36,13 @@ class FakeProcessRunner:
             await anyio.lowlevel.checkpoint()
             return self.script
         return await self.script(spec)
+
+    async def run_between(
+        self, before: Callable[[], ProcessSpec], after: Callable[[ProcessOutcome], T]
+    ) -> T:
+        """``before``, ``run``, ``after`` in the caller's task; counted in ``trips``."""
+        self.trips += 1
+        return after(await self.run(before()))
 
 
 async def hang_forever(spec: ProcessSpec) -> ProcessOutcome:

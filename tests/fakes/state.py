@@ -366,8 +366,8 @@ class MemoryStateStore:
                 and held.reviewer != ending.reviewer
             ):
                 raise HumanClaimRefused(held.reviewer)
-            fields = dict(ending.request_fields)
-            done = dict(ending.execution_fields)
+            fields = ending.request_fields
+            done = ending.execution_fields
             execution = self.executions[ending.execution_id]
             self.executions[execution.id] = dataclasses.replace(
                 execution,

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -25,6 +26,7 @@ import psutil
 import pytest
 
 from artifactize.adapters.posix import process_group
+from artifactize.adapters.posix.group_journal import GroupJournal
 from artifactize.adapters.posix.process import (
     CAPTURE_LIMIT_BYTES,
     KILL_GRACE_SECONDS,
@@ -356,4 +358,137 @@ async def test_no_descriptor_is_leaked_on_any_path(tmp_path: Path) -> None:
     await RUNNER.run(spec(str(tmp_path / "missing")))
     with anyio.move_on_after(0.1):
         await RUNNER.run(python(SLEEP_TREE))
+    assert open_fds() == before
+
+
+# --- run_between: one worker-thread trip ------------------------------------------------------
+
+
+async def between(process: ProcessSpec, runner: PosixProcessRunner | None = None) -> Any:
+    """``run_between`` with nothing before or after the run but handing over the spec and
+    the outcome; (outcome, elapsed seconds)."""
+    started = time.monotonic()
+    outcome = await (runner or PosixProcessRunner()).run_between(lambda: process, lambda o: o)
+    return outcome, time.monotonic() - started
+
+
+async def test_run_between_is_one_worker_thread_trip() -> None:
+    """``before``, the reading of the child's pipes and ``after`` all happen on one worker
+    thread: the event loop hands the call over once and gets its result once."""
+    threads: dict[str, set[int]] = {"before": set(), "observe": set(), "after": set()}
+    payload = os.urandom(512 * 1024)
+
+    def observe(stream: str, chunk: bytes) -> None:
+        threads["observe"].add(threading.get_ident())
+
+    def before() -> ProcessSpec:
+        threads["before"].add(threading.get_ident())
+        return replace(python(ECHO_BOTH, stdin=payload), observe_output=observe)
+
+    def after(outcome: ProcessOutcome) -> ProcessOutcome:
+        threads["after"].add(threading.get_ident())
+        return outcome
+
+    outcome = await PosixProcessRunner().run_between(before, after)
+    assert (outcome.exit_code, outcome.stdout, outcome.stderr) == (0, payload, payload[::-1])
+    [worker] = threads["before"]
+    assert threads == {"before": {worker}, "observe": {worker}, "after": {worker}}
+    assert worker != threading.get_ident()
+
+
+async def test_run_between_deadline_kills_the_whole_tree(spawned: list[int]) -> None:
+    outcome, elapsed = await between(python(SLEEP_TREE, timeout_ms=300))
+    assert outcome.timed_out
+    assert (outcome.exit_code, outcome.signal) == (None, signal.SIGTERM)
+    assert elapsed < KILL_GRACE_SECONDS + SLEEP_CUT_SECONDS / 10
+    assert wait_group_gone(spawned[0]) == []
+
+
+async def test_run_between_sigterm_ignoring_leader_is_sigkilled_after_the_grace() -> None:
+    outcome, elapsed = await between(spec(SH, "-c", IGNORING_TERM, timeout_ms=300))
+    assert outcome.timed_out
+    assert (outcome.exit_code, outcome.signal) == (None, signal.SIGKILL)
+    assert 0.3 + KILL_GRACE_SECONDS <= elapsed < SLEEP_CUT_SECONDS
+
+
+async def test_run_between_leader_exit_kills_the_rest_of_the_group(spawned: list[int]) -> None:
+    code = f"""
+import os, subprocess
+subprocess.Popen([{SLEEP!r}, "60"])
+print(os.getpid(), flush=True)
+"""
+    outcome, elapsed = await between(python(code))
+    assert (outcome.exit_code, outcome.timed_out) == (0, False)
+    assert elapsed < SLEEP_CUT_SECONDS
+    assert wait_group_gone(spawned[0]) == []
+
+
+async def test_run_between_caller_cancellation_kills_the_group(spawned: list[int]) -> None:
+    started = time.monotonic()
+    with anyio.move_on_after(0.3) as scope:
+        await between(python(SLEEP_TREE))
+    assert scope.cancelled_caught
+    assert time.monotonic() - started < SLEEP_CUT_SECONDS
+    assert len(spawned) == 1
+    assert wait_group_gone(spawned[0]) == []
+
+
+async def test_run_between_cancellation_of_a_sigterm_ignoring_child_still_reaps(
+    spawned: list[int],
+) -> None:
+    started = time.monotonic()
+    with anyio.move_on_after(0.3) as scope:
+        await between(spec(SH, "-c", IGNORING_TERM))
+    assert scope.cancelled_caught
+    assert 0.3 + KILL_GRACE_SECONDS <= time.monotonic() - started < SLEEP_CUT_SECONDS
+    assert len(spawned) == 1
+
+
+async def test_run_between_without_pidfd_polls_the_exit(
+    monkeypatch: pytest.MonkeyPatch, spawned: list[int]
+) -> None:
+    monkeypatch.setattr(process_group, "_open_pidfd", lambda pid: None)
+    payload = os.urandom(512 * 1024)
+    outcome, _ = await between(python(ECHO_BOTH, stdin=payload))
+    assert (outcome.exit_code, outcome.stdout, outcome.stderr) == (0, payload, payload[::-1])
+    outcome, elapsed = await between(python(SLEEP_TREE, timeout_ms=200))
+    assert outcome.timed_out
+    assert elapsed < SLEEP_CUT_SECONDS
+    assert wait_group_gone(spawned[1]) == []
+    with anyio.move_on_after(0.3) as scope:
+        await between(python(SLEEP_TREE))
+    assert scope.cancelled_caught
+    assert wait_group_gone(spawned[2]) == []
+
+
+async def test_run_between_records_the_group_in_the_journal_while_it_runs(
+    tmp_path: Path,
+) -> None:
+    journal = GroupJournal(str(tmp_path / "groups"))
+    runner = PosixProcessRunner(journal)
+    seen: list[list[str]] = []
+
+    def observe(stream: str, chunk: bytes) -> None:
+        seen.append(sorted(os.listdir(journal.directory)))
+
+    outcome, _ = await between(replace(python("print(1)"), observe_output=observe), runner)
+    assert outcome.exit_code == 0
+    assert len(seen[0]) == 1 and seen[0][0].startswith("group-")  # leased while it ran
+    assert os.listdir(journal.directory) == []  # released once the group was dead
+    with anyio.move_on_after(0.3):
+        await between(python(SLEEP_TREE), runner)
+    assert os.listdir(journal.directory) == []
+
+
+async def test_run_between_leaks_no_descriptor_on_any_path(tmp_path: Path) -> None:
+    def open_fds() -> set[str]:
+        return set(os.listdir("/proc/self/fd"))
+
+    await between(python("print(1)"))  # warm up: anyio's own descriptors and threads
+    before = open_fds()
+    await between(python("import sys; sys.exit(1)", stdin=b"data"))
+    await between(python(SLEEP_TREE, timeout_ms=100))
+    await between(spec(str(tmp_path / "missing")))
+    with anyio.move_on_after(0.1):
+        await between(python(SLEEP_TREE))
     assert open_fds() == before

@@ -122,3 +122,17 @@ def test_the_mcp_serving_run(services: Services) -> None:
     finally:
         prepared.finish()
     assert not prepared.scratch.exists()
+
+
+def test_a_runs_output_root_is_made_private_then_found(services: Services, tmp_path: Path) -> None:
+    """The first request of a Run makes ``<state>/runs/<run>`` (0700, ``runs`` too); the
+    next finds it; a file where it should be is refused, never used."""
+    runs = tmp_path / "state" / "runs"
+    first = services.output_root("run-a")
+    assert first == str(runs / "run-a")
+    assert (runs.stat().st_mode & 0o777, (runs / "run-a").stat().st_mode & 0o777) == (0o700, 0o700)
+    assert services.output_root("run-a") == first
+    assert services.output_root("run-b") == str(runs / "run-b")
+    (runs / "run-c").write_text("not a folder")
+    with pytest.raises(FileExistsError):
+        services.output_root("run-c")

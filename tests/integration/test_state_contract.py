@@ -320,12 +320,22 @@ def test_settlement_needs_the_claimant(store: StateStore) -> None:
 
 
 def ending(request: RequestRecord, execution: ExecutionRecord, reviewer: str | None) -> HumanEnding:
-    done = {"reason": "why", "endedBy": reviewer, "completedAt": "t2"}
     return HumanEnding(
         request.id,
         execution.id,
-        request_fields={"status": "CANCELLED", **done},
-        execution_fields={"status": "ERROR", "errorCode": "CANCELLED", **done},
+        request_fields={
+            "status": RequestStatus.CANCELLED,
+            "reason": "why",
+            "endedBy": reviewer,
+            "completedAt": "t2",
+        },
+        execution_fields={
+            "status": ExecutionStatus.ERROR,
+            "errorCode": "CANCELLED",
+            "reason": "why",
+            "endedBy": reviewer,
+            "completedAt": "t2",
+        },
         reviewer=reviewer,
     )
 
@@ -550,12 +560,23 @@ def test_a_settlement_that_moves_its_followers_illegally_is_refused_whole(
 @pytest.mark.parametrize(
     ("request_status", "execution_status", "refusal"),
     [
-        ("RUNNING", "ERROR", "A request cannot go from WAITING_HUMAN to RUNNING"),
-        ("CANCELLED", "RUNNING", "An execution cannot go from WAITING_HUMAN to RUNNING"),
+        (
+            RequestStatus.RUNNING,
+            ExecutionStatus.ERROR,
+            "A request cannot go from WAITING_HUMAN to RUNNING",
+        ),
+        (
+            RequestStatus.CANCELLED,
+            ExecutionStatus.RUNNING,
+            "An execution cannot go from WAITING_HUMAN to RUNNING",
+        ),
     ],
 )
 def test_an_ending_that_moves_a_wait_illegally_is_refused_whole(
-    store: StateStore, request_status: str, execution_status: str, refusal: str
+    store: StateStore,
+    request_status: RequestStatus,
+    execution_status: ExecutionStatus,
+    refusal: str,
 ) -> None:
     execution = waiting_execution(store, "execution-1")
     (original,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])

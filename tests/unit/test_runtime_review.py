@@ -32,7 +32,7 @@ from tests.fakes.processes import (
     Script,
     hang_forever,
 )
-from tests.fakes.threads import THREADS
+from tests.fakes.threads import THREADS, CountingThreads
 
 pytestmark = pytest.mark.anyio
 
@@ -428,21 +428,11 @@ async def test_cancellation_removes_the_directories_and_records_what_was_prepare
     assert cancelled.argv == world.spec.argv and cancelled.cwd == "/repo"
 
 
-class CountingThreads:
-    """The real worker threads, naming each piece of work handed to them."""
-
-    def __init__(self) -> None:
-        self.work: list[str] = []
-
-    async def run(self, work: Any, *args: Any, **options: Any) -> Any:
-        self.work.append(work.__name__)
-        return await THREADS.run(work, *args, **options)
-
-
-async def test_an_eval_handed_a_kept_folder_set_prepares_without_a_worker_thread() -> None:
-    """The Run's first runtime eval creates its folders on a worker thread; the next one,
-    handed the set the first left as created, prepares on the event loop (a few ``stat``s
-    and the set's recheck), so its only hop is the removal and recheck after the command."""
+async def test_an_eval_is_one_trip_before_and_after_the_command() -> None:
+    """Preparation (creating the Run's first folder set, or taking a kept one), the command,
+    then the removal and the fingerprint recheck: one ``run_between``, whether the eval
+    creates its folders or is handed the set the one before left as created; no trip of its
+    own through ``WorkerThreads``."""
     import dataclasses
 
     from artifactize.domain.reviews.runtime.env import InvocationPool
@@ -453,13 +443,13 @@ async def test_an_eval_handed_a_kept_folder_set_prepares_without_a_worker_thread
         world.ports, threads=cast(WorkerThreads, threads), pool=InvocationPool(world.scratch)
     )
     first = await world.run()
-    assert threads.work == ["_prepare", "_clean_and_recheck"]
-    threads.work.clear()
+    assert (world.runner.trips, threads.work) == (1, [])
     second = await world.run()
-    assert threads.work == ["_clean_and_recheck"]
+    assert (world.runner.trips, threads.work) == (2, [])
     assert (first.status, second.status) == ("GREEN", "GREEN")
     one, two = world.runner.specs
     assert one.env["ARTIFACTIZE_TMP_DIR"] == two.env["ARTIFACTIZE_TMP_DIR"]  # the same set
+    assert len(world.scratch.created) == 5  # the root and its four children, once
 
 
 # --- the end-of-review recheck ------------------------------------------------------------

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Never
 
 import anyio
 import pytest
@@ -318,6 +318,11 @@ class FakeScratch:
 
 class NoProcesses:
     async def run(self, spec: ProcessSpec) -> ProcessOutcome:
+        raise AssertionError("bound calls and stop go through the launcher")
+
+    async def run_between(
+        self, before: Callable[[], ProcessSpec], after: Callable[[ProcessOutcome], object]
+    ) -> Never:
         raise AssertionError("bound calls and stop go through the launcher")
 
 

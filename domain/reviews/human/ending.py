@@ -24,6 +24,7 @@ from typing import Any
 from artifactize.domain.reviews.human.recorded_declarations import DEFINITION_CHANGED
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
 from artifactize.kernel.transitions import execution_moves, request_moves
+from artifactize.ports.documents import ExecutionEnding, RequestEnding
 from artifactize.ports.ids import ExecutionId, RequestId
 from artifactize.ports.state import ExecutionRecord, HumanEnding, RequestRecord
 from artifactize.ports.statuses import ErrorCode, ExecutionStatus, RequestStatus
@@ -63,8 +64,10 @@ def supersession_of(
 ) -> HumanEnding:
     """What ``verify`` writes over a stale wait (whoever holds its claim)."""
     reason = SUPERSEDED_REASON.format(run_id=run_id, request_id=request_id)
-    fields = _fields(SUPERSEDED, ErrorCode.SUPERSEDED, reason, None, now, supersededBy=request_id)
-    return HumanEnding(original.id, holder.id, *fields)
+    request_fields, execution_fields = _fields(SUPERSEDED, ErrorCode.SUPERSEDED, reason, None, now)
+    request_fields["supersededBy"] = request_id
+    execution_fields["supersededBy"] = request_id
+    return HumanEnding(original.id, holder.id, request_fields, execution_fields)
 
 
 def check_cancel_reason(reason: str | None) -> str | None:
@@ -90,15 +93,25 @@ def cancellation_of(
 
 
 def _fields(
-    status: RequestStatus, code: ErrorCode, reason: str, by: str | None, now: str, **extra: Any
-) -> tuple[dict[str, Any], dict[str, Any]]:
+    status: RequestStatus, code: ErrorCode, reason: str, by: str | None, now: str
+) -> tuple[RequestEnding, ExecutionEnding]:
     """(request fields, execution fields). The requests take ``status``; the execution ends
     ERROR with ``code``, like every execution that ends without a verdict (a state's
     executions are GREEN, RED or ERROR once settled), and carries the same reason."""
-    ended = {"reason": reason, "endedBy": by, "completedAt": now, **extra}
     # The requests and the execution all wait for a person until now.
-    request_status = request_moves(RequestStatus.WAITING_HUMAN, status)
-    execution_status = execution_moves(ExecutionStatus.WAITING_HUMAN, ExecutionStatus.ERROR)
-    request_fields = {"status": request_status, "blockedReason": None, **ended}
-    execution_fields = {"status": execution_status, "error": reason, "errorCode": code, **ended}
+    request_fields: RequestEnding = {
+        "status": request_moves(RequestStatus.WAITING_HUMAN, status),
+        "blockedReason": None,
+        "reason": reason,
+        "endedBy": by,
+        "completedAt": now,
+    }
+    execution_fields: ExecutionEnding = {
+        "status": execution_moves(ExecutionStatus.WAITING_HUMAN, ExecutionStatus.ERROR),
+        "error": reason,
+        "errorCode": code,
+        "reason": reason,
+        "endedBy": by,
+        "completedAt": now,
+    }
     return request_fields, execution_fields

@@ -127,13 +127,6 @@ class InvocationPool:
                 return RuntimeDirs(root=root, output=output, tmp=tmp, home=home, cache=cache)
             remove_private_dirs(self.scratch, created)  # changed since: never handed out
 
-    def holds_any(self) -> bool:
-        """Whether some set is kept: ``take`` then creates nothing unless that set changed.
-        A hint, read while worker threads may give sets back: a stale answer only moves
-        where the next preparation runs. The values are copied in one step first, so a
-        parent added meanwhile cannot break the iteration."""
-        return any(tuple(self._idle.values()))
-
     def give_back(self, parent: str, created: list[str]) -> None:
         """Keep the set in ``created`` (emptied of it) when its command left it as created;
         else remove it (``OSError``, what is left stays in ``created``)."""

@@ -50,7 +50,7 @@ from artifactize.domain.tools.results import ToolError
 from artifactize.ports.clock import Clock
 from artifactize.ports.documents import ProgramDocument
 from artifactize.ports.filesystem import Filesystem, FilesystemError
-from artifactize.ports.process import ProcessRunner, ProcessSpec
+from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
 from artifactize.ports.programs import ProgramFinder
 from artifactize.ports.scratch import ScratchSpace
 from artifactize.ports.statuses import VERDICT_STATUSES, ExecutionStatus
@@ -127,8 +127,6 @@ class RuntimeReview:
         created: list[str] = []  # the invocation directory, once it exists
         try:
             outcome = await self._execute(created)
-            # one worker-thread hop for both: the removal, then the fingerprint recheck
-            outcome = await self.ports.threads.run(self._clean_and_recheck, outcome, created)
         finally:
             if created:  # only after a failure or a cancellation
                 with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
@@ -145,19 +143,25 @@ class RuntimeReview:
         return self._recheck(outcome)
 
     async def _execute(self, created: list[str]) -> ReviewOutcome:
+        """Preparation (the folders), the command, then the removal and the fingerprint
+        recheck: blocking work, all of it in one worker-thread trip (``run_between``)."""
+        started: list[float] = []  # when the command was about to start
+
+        def before() -> ProcessSpec:
+            spec = self._prepare(created)
+            started.append(self.ports.clock.monotonic())
+            return spec
+
+        def after(process: ProcessOutcome) -> ReviewOutcome:
+            elapsed = self.ports.clock.monotonic() - started[0]
+            duration_ms = max(round(elapsed * MILLISECONDS_PER_SECOND), 0)
+            outcome = runtime_outcome(process, duration_ms, self.profile.timeout_ms)
+            return self._clean_and_recheck(outcome, created)
+
         try:
-            if self.ports.pool is not None and self.ports.pool.holds_any():
-                # a few ``stat``s and one folder set's recheck: cheaper on the event loop than
-                # the hop to a worker thread (and its wake-up on a busy machine)
-                spec = self._prepare(created)
-            else:  # the first eval of a Run creates its folders: blocking work
-                spec = await self.ports.threads.run(self._prepare, created)
-        except RuntimePreparationError as exc:
+            return await self.ports.processes.run_between(before, after)
+        except RuntimePreparationError as exc:  # what was partly created: the ``finally``
             return ReviewOutcome.failed(FailureCode.PREPARATION_FAILED, str(exc))
-        started = self.ports.clock.monotonic()
-        process = await self.ports.processes.run(spec)
-        duration_ms = round((self.ports.clock.monotonic() - started) * MILLISECONDS_PER_SECOND)
-        return runtime_outcome(process, max(duration_ms, 0), self.profile.timeout_ms)
 
     def _prepare(self, created: list[str]) -> ProcessSpec:
         """Resolve argv and cwd (creating nothing), then the private directories."""

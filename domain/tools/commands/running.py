@@ -181,20 +181,34 @@ class CommandRunner:
         observe: SpawnObserver | None = None,
     ) -> ToolResult:
         """Run one call; ``observe`` (with a launcher) records the group before it runs on."""
-        # Blocking work goes to a worker thread in two trips, one before the spawn and one
-        # after it: each trip costs two thread wake-ups, which on a busy machine weigh more
-        # than the work itself. ``created`` lists the directories that exist, so whatever
-        # ends the call (a failure, a cancellation), the ``finally`` removes what is left.
+        # Blocking work stays off the event loop. A plain call is one worker-thread trip:
+        # preparation and the private directories, the run, then normalizing and removing
+        # them (``run_between``); a session's call, whose group the launcher records, takes
+        # two trips around the run. Each trip costs a thread's and the loop's wake-ups, which
+        # on a busy machine weigh more than the work itself. ``created`` lists the directories
+        # that exist, so whatever ends the call (a failure, a cancellation), the ``finally``
+        # removes what is left.
         created: list[str] = []
         try:
-            spec, output_dir = await self.threads.run(
-                self.start_spec, owner, tool, args, output_root, session_dir, created
-            )
             if observe is not None and self.launcher is not None:
+                spec, output_dir = await self.threads.run(
+                    self.start_spec, owner, tool, args, output_root, session_dir, created
+                )
                 outcome = await self.launcher.run_observed(spec, observe)
-            else:
-                outcome = await self.processes.run(spec)
-            return await self.threads.run(self._finish, tool, outcome, output_dir, created)
+                return await self.threads.run(self._finish, tool, outcome, output_dir, created)
+            started: list[str] = []  # the output directory, once ``before`` has made it
+
+            def before() -> ProcessSpec:
+                spec, output_dir = self.start_spec(
+                    owner, tool, args, output_root, session_dir, created
+                )
+                started.append(output_dir)
+                return spec
+
+            def after(outcome: ProcessOutcome) -> ToolResult:
+                return self._finish(tool, outcome, started[0], created)
+
+            return await self.processes.run_between(before, after)
         finally:
             if created:  # only after a failure or cancellation, which is what the caller sees
                 with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
