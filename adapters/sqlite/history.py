@@ -50,6 +50,22 @@ _ACTIVE_HOLDER = sa.select(executions).where(
 )
 
 
+# A claim's two questions about its key in one statement: the newest record of its history
+# (at most one row, "latest") and the execution holding it (RUNNING or WAITING_HUMAN, at
+# most one by the unique index, "holder"). The two never share a row: a record in the
+# history is GREEN or RED, a holder is active.
+_CLAIM_ROLE = "claim_role"
+_LATEST_ROLE, _HOLDER_ROLE = "latest", "holder"
+_CLAIM_LOOKUP = sa.union_all(
+    sa.select(
+        _LATEST.add_columns(sa.literal_column(f"'{_LATEST_ROLE}'").label(_CLAIM_ROLE)).subquery(
+            "latest"
+        )
+    ),
+    _ACTIVE_HOLDER.add_columns(sa.literal_column(f"'{_HOLDER_ROLE}'").label(_CLAIM_ROLE)),
+)
+
+
 def _history_of(key: str) -> sa.Select[Any]:
     return sa.select(executions).where(executions.c.key == key, _IN_HISTORY)
 
@@ -132,6 +148,19 @@ def active_holder(connection: sa.Connection, key: str) -> ExecutionRecord | None
     """The RUNNING or WAITING_HUMAN execution holding ``key`` (unique by index)."""
     row = connection.execute(_ACTIVE_HOLDER, {"b_key": key}).one_or_none()
     return None if row is None else execution_record(row)
+
+
+def claim_lookup(
+    connection: sa.Connection, key: str
+) -> tuple[ExecutionRecord | None, ExecutionRecord | None]:
+    """``latest`` and ``active_holder`` of ``key`` in one statement (what a claim asks)."""
+    found: dict[str, ExecutionRecord] = {}
+    for row in connection.execute(_CLAIM_LOOKUP, {"b_key": key}):
+        role = row._mapping[_CLAIM_ROLE]
+        if role in found:  # the unique index allows one holder; the LIMIT one latest
+            raise sa.exc.MultipleResultsFound(f"More than one {role} row for a key")
+        found[role] = execution_record(row)
+    return found.get(_LATEST_ROLE), found.get(_HOLDER_ROLE)
 
 
 def retained(connection: sa.Connection) -> tuple[int, int]:

@@ -409,11 +409,10 @@ class SqliteStateStore:
                 f"A claim inserts a RUNNING execution; {execution.id} is {execution.status}"
             )
         with self._transaction(write=True) as connection:
-            record = hist.latest(connection, key)
+            record, holder = hist.claim_lookup(connection, key)
             if record is not None:
                 hist.touch(connection, record.id, self._now())
                 return Claim(ClaimOutcome.REUSED, record)
-            holder = hist.active_holder(connection, key)
             if holder is not None:
                 # WAITING_HUMAN holders are never considered dead: a Human may still submit.
                 if holder.status != ExecutionStatus.RUNNING or owner_alive(
