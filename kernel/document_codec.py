@@ -123,9 +123,12 @@ class _Codec(Generic[Document]):
                 extra[key] = value
             else:
                 values[name] = value
+        if "status" in values:
+            values["status"] = self.status(values["status"], getattr(document, "id", None))
         keys = tuple(dict.fromkeys((*self.write(document), *fields)))
-        changed = self.changed(dataclasses.replace(document, extra=extra), values)
-        return dataclasses.replace(changed, keys=keys)
+        # one ``replace`` (each builds the whole document again), as ``changed`` then a
+        # second ``replace`` for ``extra`` and a third for ``keys`` would leave it
+        return dataclasses.replace(document, **values, extra=extra, keys=keys)
 
     def status(self, value: Any, identifier: object) -> Any:
         if value is None and getattr(self.defaults, "status", None) is None:
