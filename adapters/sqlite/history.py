@@ -20,6 +20,7 @@ from artifactize.adapters.sqlite.schema import (
     ACTIVE_REQUEST_STATUSES,
     RECORDED_VERDICTS,
     executions,
+    fixed_in,
     requests,
 )
 from artifactize.ports.state import ExecutionRecord
@@ -27,7 +28,7 @@ from artifactize.ports.state import ExecutionRecord
 _ROWID: sa.ColumnClause[int] = sa.literal_column("executions.rowid", sa.Integer)
 _NEWEST_FIRST = (executions.c.completed_at.desc(), _ROWID.desc())
 _IN_HISTORY = sa.and_(
-    executions.c.last_used.is_not(None), executions.c.status.in_(RECORDED_VERDICTS)
+    executions.c.last_used.is_not(None), fixed_in(executions.c.status, RECORDED_VERDICTS)
 )
 
 
@@ -46,7 +47,7 @@ _TOUCH = (
 )
 _ACTIVE_HOLDER = sa.select(executions).where(
     executions.c.key == sa.bindparam("b_key"),
-    executions.c.status.in_(ACTIVE_EXECUTION_STATUSES),
+    fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
 )
 
 
@@ -178,11 +179,11 @@ def eviction_candidate(connection: sa.Connection) -> str | None:
     and not pointed at by a request still waiting on it (a follower reads it on settle)."""
     holder = executions.alias("holder")
     key_active = sa.exists().where(
-        holder.c.key == executions.c.key, holder.c.status.in_(ACTIVE_EXECUTION_STATUSES)
+        holder.c.key == executions.c.key, fixed_in(holder.c.status, ACTIVE_EXECUTION_STATUSES)
     )
     request_waiting = sa.exists().where(
         requests.c.execution_id == executions.c.id,
-        requests.c.status.in_(ACTIVE_REQUEST_STATUSES),
+        fixed_in(requests.c.status, ACTIVE_REQUEST_STATUSES),
     )
     query = (
         sa.select(executions.c.id)

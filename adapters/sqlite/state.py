@@ -61,6 +61,7 @@ from artifactize.adapters.sqlite.schema import (
     ACTIVE_EXECUTION_STATUSES,
     RECORDED_VERDICTS,
     executions,
+    fixed_in,
     runs,
 )
 from artifactize.adapters.sqlite.schema import requests as requests_table
@@ -131,7 +132,7 @@ _COMPLETE_EXECUTION = sa.update(executions).where(
     executions.c.id == sa.bindparam("b_id"),
     executions.c.owner_pid == sa.bindparam("b_owner_pid"),
     executions.c.owner_start_time == sa.bindparam("b_owner_start_time"),
-    executions.c.status.in_(ACTIVE_EXECUTION_STATUSES),
+    fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
 )
 
 
