@@ -901,9 +901,12 @@ def test_a_claim_searches_executions_by_index_never_scans_them(
     """Every statement a claim and a settlement issue finds its rows through an index: the
     key's holder through the partial unique index ``active_key`` (a bound ``IN`` list kept
     SQLite from using it, so each claim scanned the whole history), its newest record
-    through ``history_by_key``. Checked on the statements as executed (SQLAlchemy's public
-    ``before_cursor_execute`` event), planned by SQLite itself."""
-    store = open_store()
+    through ``history_by_key``; and GC's eviction check (the history is over its cap here)
+    looks for a key's holder and a request's wait through ``active_key`` and
+    ``active_request_execution`` (it scanned both tables for each candidate). Checked on
+    the statements as executed (SQLAlchemy's public ``before_cursor_execute`` event),
+    planned by SQLite itself."""
+    store = open_store(history_records_max=3)
     for number in range(3):  # a history, so a scan would have rows to scan
         record(store, f"old-{number}", f"execution-old-{number}", completed_at=at(number))
     issued: list[tuple[str, Any]] = []
@@ -922,11 +925,13 @@ def test_a_claim_searches_executions_by_index_never_scans_them(
     finally:
         sa_event.remove(Engine, "before_cursor_execute", capture)
     assert len(issued) >= 5
+    assert any("holder" in sql for sql, _ in issued)  # GC looked for a victim
     with sqlite3.connect(tmp_path / "state" / "state.sqlite") as database:
         for sql, params in issued:
             plan = " | ".join(
                 str(row[-1]) for row in database.execute(f"EXPLAIN QUERY PLAN {sql}", params)
             )
-            assert "SCAN executions" not in plan, (sql, plan)
+            scans = [f"SCAN {table}" for table in ("executions", "holder", "requests")]
+            assert not any(scan in plan for scan in scans), (sql, plan)
             if "'WAITING_HUMAN'" in sql and sql.lstrip().upper().startswith("SELECT"):
                 assert "USING INDEX active_key" in plan, (sql, plan)
