@@ -157,7 +157,7 @@ def claim_lookup(
     """``latest`` and ``active_holder`` of ``key`` in one statement (what a claim asks)."""
     found: dict[str, ExecutionRecord] = {}
     for row in connection.execute(_CLAIM_LOOKUP, {"b_key": key}):
-        role = row._mapping[_CLAIM_ROLE]
+        role = row.claim_role  # the label _CLAIM_ROLE
         if role in found:  # the unique index allows one holder; the LIMIT one latest
             raise sa.exc.MultipleResultsFound(f"More than one {role} row for a key")
         found[role] = execution_record(row)
