@@ -108,10 +108,24 @@ class _Codec(Generic[Document]):
                 written.setdefault(key, value)
         return written
 
+    def written_keys(self, document: Document) -> list[str]:
+        """The keys of ``write(document)``, in its order, without reading the values of
+        the keys the document holds (``write`` reads every one)."""
+        extra = document.extra
+        fields = self.fields
+        written = dict.fromkeys(key for key in document.keys if key in fields or key in extra)
+        if len(written) < len(fields) + len(extra):
+            for key, name, default in self.defaulted:
+                if key not in written and getattr(document, name) != default:
+                    written[key] = None
+            for key in extra:
+                written.setdefault(key)
+        return list(written)
+
     def changed(self, document: Document, changes: dict[str, Any]) -> Document:
         if "status" in changes:
             changes["status"] = self.status(changes["status"], getattr(document, "id", None))
-        keys = tuple(dict.fromkeys((*self.write(document), *map(_camel, changes))))
+        keys = tuple(dict.fromkeys((*self.written_keys(document), *map(_camel, changes))))
         return dataclasses.replace(document, **changes, keys=keys)
 
     def merged(self, document: Document, fields: Mapping[str, Any]) -> Document:
@@ -123,9 +137,12 @@ class _Codec(Generic[Document]):
                 extra[key] = value
             else:
                 values[name] = value
-        keys = tuple(dict.fromkeys((*self.write(document), *fields)))
-        changed = self.changed(dataclasses.replace(document, extra=extra), values)
-        return dataclasses.replace(changed, keys=keys)
+        if "status" in values:
+            values["status"] = self.status(values["status"], getattr(document, "id", None))
+        keys = tuple(dict.fromkeys((*self.written_keys(document), *fields)))
+        # one ``replace`` (each builds the whole document again), as ``changed`` then a
+        # second ``replace`` for ``extra`` and a third for ``keys`` would leave it
+        return dataclasses.replace(document, **values, extra=extra, keys=keys)
 
     def status(self, value: Any, identifier: object) -> Any:
         if value is None and getattr(self.defaults, "status", None) is None:

@@ -20,6 +20,7 @@ from artifactize.adapters.sqlite.schema import (
     ACTIVE_REQUEST_STATUSES,
     RECORDED_VERDICTS,
     executions,
+    fixed_in,
     requests,
 )
 from artifactize.ports.state import ExecutionRecord
@@ -27,7 +28,7 @@ from artifactize.ports.state import ExecutionRecord
 _ROWID: sa.ColumnClause[int] = sa.literal_column("executions.rowid", sa.Integer)
 _NEWEST_FIRST = (executions.c.completed_at.desc(), _ROWID.desc())
 _IN_HISTORY = sa.and_(
-    executions.c.last_used.is_not(None), executions.c.status.in_(RECORDED_VERDICTS)
+    executions.c.last_used.is_not(None), fixed_in(executions.c.status, RECORDED_VERDICTS)
 )
 
 
@@ -46,7 +47,23 @@ _TOUCH = (
 )
 _ACTIVE_HOLDER = sa.select(executions).where(
     executions.c.key == sa.bindparam("b_key"),
-    executions.c.status.in_(ACTIVE_EXECUTION_STATUSES),
+    fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
+)
+
+
+# A claim's two questions about its key in one statement: the newest record of its history
+# (at most one row, "latest") and the execution holding it (RUNNING or WAITING_HUMAN, at
+# most one by the unique index, "holder"). The two never share a row: a record in the
+# history is GREEN or RED, a holder is active.
+_CLAIM_ROLE = "claim_role"
+_LATEST_ROLE, _HOLDER_ROLE = "latest", "holder"
+_CLAIM_LOOKUP = sa.union_all(
+    sa.select(
+        _LATEST.add_columns(sa.literal_column(f"'{_LATEST_ROLE}'").label(_CLAIM_ROLE)).subquery(
+            "latest"
+        )
+    ),
+    _ACTIVE_HOLDER.add_columns(sa.literal_column(f"'{_HOLDER_ROLE}'").label(_CLAIM_ROLE)),
 )
 
 
@@ -134,6 +151,19 @@ def active_holder(connection: sa.Connection, key: str) -> ExecutionRecord | None
     return None if row is None else execution_record(row)
 
 
+def claim_lookup(
+    connection: sa.Connection, key: str
+) -> tuple[ExecutionRecord | None, ExecutionRecord | None]:
+    """``latest`` and ``active_holder`` of ``key`` in one statement (what a claim asks)."""
+    found: dict[str, ExecutionRecord] = {}
+    for row in connection.execute(_CLAIM_LOOKUP, {"b_key": key}):
+        role = row.claim_role  # the label _CLAIM_ROLE
+        if role in found:  # the unique index allows one holder; the LIMIT one latest
+            raise sa.exc.MultipleResultsFound(f"More than one {role} row for a key")
+        found[role] = execution_record(row)
+    return found.get(_LATEST_ROLE), found.get(_HOLDER_ROLE)
+
+
 def retained(connection: sa.Connection) -> tuple[int, int]:
     """How many records the history retains, and their serialized bytes."""
     count, total = connection.execute(
@@ -149,11 +179,11 @@ def eviction_candidate(connection: sa.Connection) -> str | None:
     and not pointed at by a request still waiting on it (a follower reads it on settle)."""
     holder = executions.alias("holder")
     key_active = sa.exists().where(
-        holder.c.key == executions.c.key, holder.c.status.in_(ACTIVE_EXECUTION_STATUSES)
+        holder.c.key == executions.c.key, fixed_in(holder.c.status, ACTIVE_EXECUTION_STATUSES)
     )
     request_waiting = sa.exists().where(
         requests.c.execution_id == executions.c.id,
-        requests.c.status.in_(ACTIVE_REQUEST_STATUSES),
+        fixed_in(requests.c.status, ACTIVE_REQUEST_STATUSES),
     )
     query = (
         sa.select(executions.c.id)

@@ -49,6 +49,15 @@ def _in(column: str, values: tuple[str, ...]) -> str:
     return f"{column} IN ({', '.join(repr(str(value)) for value in values)})"
 
 
+def fixed_in(column: sa.ColumnElement[str], values: tuple[str, ...]) -> sa.ColumnElement[bool]:
+    """``column IN ('a', 'b')`` with the fixed ``values`` written into the statement, not
+    bound: SQLite uses a partial index (``active_key``, ``active_request_execution``) only
+    when the query's terms imply the index's own ``IN`` list, which bound parameters never
+    do (the active-holder lookup scanned the whole table), and a literal list is not
+    expanded again at every execution."""
+    return column.in_([sa.literal_column(repr(str(value))) for value in values])
+
+
 metadata = sa.MetaData()
 
 runs = sa.Table(

@@ -61,6 +61,7 @@ from artifactize.adapters.sqlite.schema import (
     ACTIVE_EXECUTION_STATUSES,
     RECORDED_VERDICTS,
     executions,
+    fixed_in,
     runs,
 )
 from artifactize.adapters.sqlite.schema import requests as requests_table
@@ -131,7 +132,7 @@ _COMPLETE_EXECUTION = sa.update(executions).where(
     executions.c.id == sa.bindparam("b_id"),
     executions.c.owner_pid == sa.bindparam("b_owner_pid"),
     executions.c.owner_start_time == sa.bindparam("b_owner_start_time"),
-    executions.c.status.in_(ACTIVE_EXECUTION_STATUSES),
+    fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
 )
 
 
@@ -409,11 +410,10 @@ class SqliteStateStore:
                 f"A claim inserts a RUNNING execution; {execution.id} is {execution.status}"
             )
         with self._transaction(write=True) as connection:
-            record = hist.latest(connection, key)
+            record, holder = hist.claim_lookup(connection, key)
             if record is not None:
                 hist.touch(connection, record.id, self._now())
                 return Claim(ClaimOutcome.REUSED, record)
-            holder = hist.active_holder(connection, key)
             if holder is not None:
                 # WAITING_HUMAN holders are never considered dead: a Human may still submit.
                 if holder.status != ExecutionStatus.RUNNING or owner_alive(

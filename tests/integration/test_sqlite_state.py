@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import event as sa_event
 from sqlalchemy.dialects import sqlite as sa_sqlite
+from sqlalchemy.engine import Engine
 
 from artifactize.adapters.sqlite import connection as sqlite_open
 from artifactize.adapters.sqlite.integrity import EMPTY_FILE_GRACE_SECONDS, StateDamaged
@@ -891,3 +893,45 @@ def test_requests_of_an_active_status_are_read_from_the_index_of_active_requests
     for status in (Statuses.QUEUED, Statuses.RUNNING, Statuses.WAITING_HUMAN):
         assert "SCAN requests USING INDEX active_request_execution" in plan(status)
     assert "active_request_execution" not in plan(Statuses.GREEN)  # not in that index
+
+
+def test_a_claim_searches_executions_by_index_never_scans_them(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    """Every statement a claim and a settlement issue finds its rows through an index: the
+    key's holder through the partial unique index ``active_key`` (a bound ``IN`` list kept
+    SQLite from using it, so each claim scanned the whole history), its newest record
+    through ``history_by_key``; and GC's eviction check (the history is over its cap here)
+    looks for a key's holder and a request's wait through ``active_key`` and
+    ``active_request_execution`` (it scanned both tables for each candidate). Checked on
+    the statements as executed (SQLAlchemy's public ``before_cursor_execute`` event),
+    planned by SQLite itself."""
+    store = open_store(history_records_max=3)
+    for number in range(3):  # a history, so a scan would have rows to scan
+        record(store, f"old-{number}", f"execution-old-{number}", completed_at=at(number))
+    issued: list[tuple[str, Any]] = []
+
+    def capture(_conn: object, _cursor: object, sql: str, params: Any, *_rest: object) -> None:
+        if "executions" in sql and not sql.lstrip().upper().startswith("INSERT"):
+            issued.append((sql, params))
+
+    sa_event.listen(Engine, "before_cursor_execute", capture)
+    try:
+        first = execution("execution-1")
+        assert store.claim(first, alive).outcome is ClaimOutcome.OWNED
+        assert store.claim(execution("execution-2"), alive).outcome is ClaimOutcome.BUSY
+        assert store.complete_execution(settled(first, completed_at=at(9)), record=True)
+        assert store.claim(execution("execution-3"), alive).outcome is ClaimOutcome.REUSED
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", capture)
+    assert len(issued) >= 5
+    assert any("holder" in sql for sql, _ in issued)  # GC looked for a victim
+    with sqlite3.connect(tmp_path / "state" / "state.sqlite") as database:
+        for sql, params in issued:
+            plan = " | ".join(
+                str(row[-1]) for row in database.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+            )
+            scans = [f"SCAN {table}" for table in ("executions", "holder", "requests")]
+            assert not any(scan in plan for scan in scans), (sql, plan)
+            if "'WAITING_HUMAN'" in sql and sql.lstrip().upper().startswith("SELECT"):
+                assert "USING INDEX active_key" in plan, (sql, plan)

@@ -318,18 +318,21 @@ def test_a_command_that_edits_its_own_input_gets_no_verdict(repo: Repo) -> None:
     assert (code, listed) == (0, [])
 
 
-def _writes_of_verify(repo: Repo, selector: str) -> tuple[int, int]:
-    """SQLite commits and request-row updates made by one in-process ``verify selector``
-    (SQLAlchemy's public ``commit`` and ``before_cursor_execute`` events, on every engine)."""
-    commits = request_updates = 0
+def _writes_of_verify(repo: Repo, selector: str) -> tuple[int, int, int]:
+    """SQLite commits, request-row updates and reads of ``executions`` made by one in-process
+    ``verify selector`` (SQLAlchemy's public ``commit`` and ``before_cursor_execute`` events,
+    on every engine)."""
+    commits = request_updates = execution_reads = 0
 
     def count(_connection: object) -> None:
         nonlocal commits
         commits += 1
 
     def statement(_conn: object, _cursor: object, sql: str, *_rest: object) -> None:
-        nonlocal request_updates
-        request_updates += sql.lstrip().upper().startswith("UPDATE REQUESTS")
+        nonlocal request_updates, execution_reads
+        words = sql.split()
+        request_updates += [w.upper() for w in words[:2]] == ["UPDATE", "REQUESTS"]
+        execution_reads += bool(words) and words[0].upper() == "SELECT" and "executions" in words
 
     sa_event.listen(Engine, "commit", count)
     sa_event.listen(Engine, "before_cursor_execute", statement)
@@ -339,7 +342,7 @@ def _writes_of_verify(repo: Repo, selector: str) -> tuple[int, int]:
         sa_event.remove(Engine, "commit", count)
         sa_event.remove(Engine, "before_cursor_execute", statement)
     assert code == 0 and {r["status"] for r in run["requests"]} == {"GREEN"}, run
-    return commits, request_updates
+    return commits, request_updates, execution_reads
 
 
 def test_an_executed_eval_costs_at_most_two_commits_and_two_request_writes(
@@ -350,15 +353,17 @@ def test_an_executed_eval_costs_at_most_two_commits_and_two_request_writes(
     that writes nothing begins no transaction: each eval beyond the first adds at most two
     commits (15 for these 4 when the claim and RUNNING were two, then 12 with the pass's
     empty one). Its request row is written twice, RUNNING then settled with its summary
-    (the Run's end wrote the summary a third time)."""
+    (the Run's end wrote the summary a third time). Its claim reads the key's history and
+    holder in one statement (two before)."""
     extra = 4
     repo.declare("one", {"e0": ["ok", str(repo.log)]})
     repo.declare("many", {f"e{n}": ["ok", str(repo.log)] for n in range(1 + extra)})
-    one_commits, one_updates = _writes_of_verify(repo, "one")
-    many_commits, many_updates = _writes_of_verify(repo, "many")
+    one_commits, one_updates, one_reads = _writes_of_verify(repo, "one")
+    many_commits, many_updates, many_reads = _writes_of_verify(repo, "many")
     assert repo.calls() == 2 + extra
     assert many_commits - one_commits <= 2 * extra
     assert many_updates - one_updates == 2 * extra
+    assert many_reads - one_reads == extra
 
 
 def test_an_eval_never_sees_what_an_earlier_one_left_in_its_private_folders(

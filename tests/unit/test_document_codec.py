@@ -22,6 +22,7 @@ from artifactize.kernel.document_codec import (
     request_changed,
     request_from_json,
     request_json,
+    request_merged,
     run_changed,
     run_from_json,
     run_json,
@@ -140,6 +141,29 @@ def test_a_built_execution_is_written_in_the_order_of_its_keys() -> None:
     )
     assert compact(execution_json(built)) == '{"status":"RUNNING","id":"x"}'
     assert compact(execution_json(Execution(id=ExecutionId("x")))) == '{"id":"x"}'
+
+
+@pytest.mark.parametrize("table", list(CODECS))
+def test_a_change_writes_the_documents_keys_then_the_new_ones_as_a_dict_update(
+    table: str,
+) -> None:
+    """Every stored document, also with a field set outside its saved keys (by ``replace``)
+    and an unknown key: a change keeps what ``write`` wrote, in its order, then adds its
+    own keys (a change computes the keys without writing the document)."""
+    read, write, _ = CODECS[table]
+    change = {"runs": run_changed, "requests": request_changed, "executions": None}[table]
+    merge = {"runs": None, "requests": request_merged, "executions": execution_changed}[table]
+    for text in stored(table):
+        saved = read(json.loads(text))
+        outside = dataclasses.replace(saved, extra={**saved.extra, "zUnknown": 1}, status=None)
+        for document in (saved, outside):
+            before = list(write(document))
+            if change is not None:
+                changed = change(document, error="boom")
+                assert list(write(changed)) == list(dict.fromkeys([*before, "error"]))
+            if merge is not None:
+                merged = merge(document, {"error": "boom", "zNew": 2, "id": document.id})
+                assert list(write(merged)) == list(dict.fromkeys([*before, "error", "zNew"]))
 
 
 # --- the Run ---------------------------------------------------------------------------
