@@ -935,3 +935,36 @@ def test_a_claim_searches_executions_by_index_never_scans_them(
             assert not any(scan in plan for scan in scans), (sql, plan)
             if "'WAITING_HUMAN'" in sql and sql.lstrip().upper().startswith("SELECT"):
                 assert "USING INDEX active_key" in plan, (sql, plan)
+
+
+def test_prune_finds_the_runs_with_active_requests_through_their_index(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    """``prune`` keeps every Run holding an active request; it finds them through the partial
+    index of active requests, not by reading every request of every Run (a bound ``IN``
+    list kept SQLite from using it)."""
+    store = open_store()
+    for number in range(3):
+        run_id = f"run-{number}"
+        run = RunRecord(
+            RunId(run_id), "/repo", RunStatus.INCOMPLETE, run_from_json({"createdAt": at(number)})
+        )
+        store.create_run(run, [request(run_id, 1, "GREEN"), request(run_id, 2)])
+    issued: list[tuple[str, Any]] = []
+
+    def capture(_conn: object, _cursor: object, sql: str, params: Any, *_rest: object) -> None:
+        if sql.lstrip().startswith("SELECT requests.run_id"):
+            issued.append((sql, params))
+
+    sa_event.listen(Engine, "before_cursor_execute", capture)
+    try:
+        outcome = store.prune(before=None, keep=0, dry_run=True)
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", capture)
+    assert sorted(outcome.kept_live) == ["run-0", "run-1", "run-2"]  # each has a QUEUED one
+    ((sql, params),) = issued
+    with sqlite3.connect(tmp_path / "state" / "state.sqlite") as database:
+        plan = " | ".join(
+            str(row[-1]) for row in database.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+        )
+    assert "USING INDEX active_request_execution" in plan, plan
