@@ -4,7 +4,9 @@ Every case is a fresh process of this interpreter, so the reference (``python -c
 pays the same interpreter start and site import as artifactize does; what the ratio shows is
 what artifactize adds. Each case runs once as a warm-up (bytecode caches, page cache), then
 ``--runs`` times (at least 7; 15 by default), interleaved so a burst of load on the machine
-hits every case alike. The median is reported, and its ratio to the reference's median.
+hits every case alike. The median is reported, and its ratio to the reference's median; the
+median CPU time (user + system, from ``getrusage``) beside it, which the machine's load moves
+much less than the wall time.
 
 Each command is judged against the floor of its libraries, imported the ordinary way
 (issue 25: no patched or imitated library internals to save import time): ``--version``
@@ -15,7 +17,9 @@ dependency-injector, jsonschema and pathspec (``floor: config check's libraries`
 
 ``status`` (reported, no target) is a reader's start before the first ``verify``: the
 workspace, the selection and the reuse keys. It runs on a state home of its own, which it
-never writes, so it finds no state and never imports SQLAlchemy.
+never writes, so it finds no state and never imports SQLAlchemy. ``run list``, ``request
+list`` and ``mcp log`` (reported, against typer's and dependency-injector's floor) are the readers ``mcp --control``
+and scripts start most: on that empty state home they need no workspace (issue 25 item 6).
 
 The floors import only libraries and nothing of artifactize: typer (the command line; since
 0.29 it coerces every option value through pydantic, so the floor parses one), and for
@@ -32,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -60,14 +65,23 @@ CONFIG_CHECK_FLOOR = (
     "import dependency_injector.containers, dependency_injector.providers, jsonschema, pathspec\n"
     + TYPER_FLOOR
 )
+# ``run list``, ``request list`` and ``mcp log`` parse options and build the container: typer
+# and dependency-injector; they admit no declarations (no jsonschema, no pathspec).
+READER_FLOOR = (
+    "import dependency_injector.containers, dependency_injector.providers\n" + TYPER_FLOOR
+)
 CASES: dict[str, list[str]] = {
     "python -c pass": [sys.executable, "-c", "pass"],
     "artifactize --version": [*CLI, "--version"],
     "artifactize --help": [*CLI, "--help"],
     "artifactize config check": [*CLI, "--repo", str(EXAMPLE), "config", "check"],
     "artifactize status": [*CLI, "--repo", str(EXAMPLE), "status"],
+    "artifactize run list": [*CLI, "--repo", str(EXAMPLE), "run", "list"],
+    "artifactize request list": [*CLI, "--repo", str(EXAMPLE), "request", "list"],
+    "artifactize mcp log": [*CLI, "--repo", str(EXAMPLE), "mcp", "log"],
     "floor: typer parsing one option": [sys.executable, "-c", TYPER_FLOOR],
     "floor: config check's libraries": [sys.executable, "-c", CONFIG_CHECK_FLOOR],
+    "floor: a reader's libraries": [sys.executable, "-c", READER_FLOOR],
 }
 # Each command against the floor of its libraries (the ratio it is judged by).
 FLOORS = {
@@ -75,6 +89,9 @@ FLOORS = {
     "artifactize --help": "floor: typer parsing one option",
     "artifactize config check": "floor: config check's libraries",
     "artifactize status": "floor: config check's libraries",
+    "artifactize run list": "floor: a reader's libraries",
+    "artifactize request list": "floor: a reader's libraries",
+    "artifactize mcp log": "floor: a reader's libraries",
 }
 # Targets, as ratios to each command's floor (issue 25: config check within 1.5x of it).
 TARGETS = {
@@ -83,12 +100,19 @@ TARGETS = {
 }
 
 
-def once(argv: list[str], environment: dict[str, str]) -> float:
-    start = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def once(argv: list[str], environment: dict[str, str]) -> tuple[float, float]:
+    """The wall time and the CPU time (user + system) of one fresh process."""
+    cpu, start = _children_cpu(), time.perf_counter()
     done = subprocess.run(argv, stdout=subprocess.DEVNULL, cwd=ROOT, env=environment, check=False)
+    wall = time.perf_counter() - start
     if done.returncode not in (0, 1):  # status exits 1: nothing has been reviewed yet
         raise SystemExit(f"{argv} exited {done.returncode}")
-    return time.perf_counter() - start
+    return wall, _children_cpu() - cpu
 
 
 def main() -> None:
@@ -108,13 +132,17 @@ def main() -> None:
         for argv in CASES.values():
             once(argv, environment)
         times: dict[str, list[float]] = {name: [] for name in CASES}
+        cpu: dict[str, list[float]] = {name: [] for name in CASES}
         for _ in range(runs):
             for name, argv in CASES.items():
-                times[name].append(once(argv, environment))
+                wall, spent = once(argv, environment)
+                times[name].append(wall)
+                cpu[name].append(spent)
     reference = statistics.median(times["python -c pass"])
     rows: list[dict[str, Any]] = []
     for name, samples in times.items():
         median = statistics.median(samples)
+        cpu_median = statistics.median(cpu[name])
         floor = FLOORS.get(name)
         rows.append(
             {
@@ -125,6 +153,11 @@ def main() -> None:
                 "ratioToFloor": (
                     round(median / statistics.median(times[floor]), 2) if floor else None
                 ),
+                # CPU time moves less than wall time on a loaded machine (bench/README.md)
+                "cpuMedianSeconds": round(cpu_median, 4),
+                "cpuRatioToFloor": (
+                    round(cpu_median / statistics.median(cpu[floor]), 2) if floor else None
+                ),
                 "target": TARGETS.get(name),
             }
         )
@@ -134,10 +167,14 @@ def main() -> None:
     print(f"start-up, median of {runs} runs; ratio to python -c pass, and to the floor")
     for row in rows:
         target = f"  (target <= {row['target']}x the floor)" if row["target"] else ""
-        floor = f"  {row['ratioToFloor']:5.2f}x floor" if row["floor"] else ""
+        floor = (
+            f"  {row['ratioToFloor']:5.2f}x floor (CPU {row['cpuRatioToFloor']:5.2f}x)"
+            if row["floor"]
+            else ""
+        )
         print(
             f"  {row['case']:<34} {row['medianSeconds'] * 1000:8.1f} ms"
-            f"  {row['ratio']:6.2f}x{floor}{target}"
+            f"  {row['ratio']:6.2f}x  CPU {row['cpuMedianSeconds'] * 1000:6.1f} ms{floor}{target}"
         )
 
 

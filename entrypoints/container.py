@@ -192,9 +192,9 @@ def _state_repair() -> Callable[[str], dict[str, Any] | None]:
 
 
 def _mcp_audit_stores(clock: Clock) -> McpAuditStores:
-    from artifactize.adapters.sqlite.mcp_audit import SqliteMcpAuditStores
+    from artifactize.adapters.sqlite.stores import SqliteMcpAuditOnDemand
 
-    return SqliteMcpAuditStores(clock=clock)
+    return SqliteMcpAuditOnDemand(clock=clock)
 
 
 def _conversations(state_dir: str, private_files: PrivateFiles) -> ConversationStore:

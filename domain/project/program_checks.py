@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from artifactize.domain.declarations.diagnostics import Problem
 from artifactize.domain.declarations.model import (
@@ -38,9 +39,11 @@ from artifactize.domain.project.workspace import Artifact, EvalRef, Workspace
 from artifactize.domain.tools.commands.prep import CommandResolver
 from artifactize.domain.tools.preflight import Preflight
 from artifactize.domain.tools.results import ToolError
-from artifactize.ports.documents import ProgramDocument
 from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.programs import ProgramFinder, ProgramIdentity
+
+if TYPE_CHECKING:  # a TypedDict, for annotations: config check needs no ports.documents
+    from artifactize.ports.documents import ProgramDocument
 
 OUTSIDE_REVIEW = "Artifact is outside this review: "  # tool_scopes reports these
 

@@ -6,11 +6,15 @@ review machinery."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from artifactize.domain.project.program_paths import is_absolute_program, workspace_program
 from artifactize.domain.project.workspace import Artifact
 from artifactize.domain.tools.results import ToolError
-from artifactize.ports.documents import ProgramDocument
 from artifactize.ports.programs import ProgramFinder
+
+if TYPE_CHECKING:  # a TypedDict, for annotations: config check needs no ports.documents
+    from artifactize.ports.documents import ProgramDocument
 
 COMMAND_UNAVAILABLE = "Runtime command is unavailable or outside the eval's scope: {command}"
 # A runtime program that runs on artifactize's own interpreter sees artifactize's packages,

@@ -27,6 +27,7 @@ from artifactize.domain.declarations.model import (
     ReferenceUse,
 )
 from artifactize.domain.declarations.templates import Operand, TemplateError, parse_human_operand
+from artifactize.domain.errors import UnknownName as UnknownName  # raised here
 from artifactize.domain.project.discovery import DeclaredArtifact, Discovery, SourceFile
 from artifactize.ports.ids import EvalId
 
@@ -91,10 +92,6 @@ class EvalRef:
     @property
     def qualified_id(self) -> EvalId:
         return EvalId(f"{self.artifact.name}/{self.eval.id}")
-
-
-class UnknownName(LookupError):
-    """An Artifact or eval that the workspace does not declare."""
 
 
 DID_YOU_MEAN = "; did you mean `{name}`?"

@@ -13,10 +13,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
-from artifactize.domain.reviews.human.recorded_declarations import request_definition
 from artifactize.domain.reviews.run.summaries import request_summary
 from artifactize.kernel.document_codec import execution_json, request_json
-from artifactize.ports.documents import Execution, ExecutionDocument, RequestDocument, RequestView
+from artifactize.ports.documents import (
+    Execution,
+    ExecutionDocument,
+    Request,
+    RequestDefinition,
+    RequestDocument,
+    RequestView,
+    Run,
+)
 from artifactize.ports.ids import RunId
 from artifactize.ports.state import RequestRecord, RunRecord, StateStore
 from artifactize.ports.statuses import RequestStatus
@@ -81,6 +88,19 @@ class RequestViews:
             "definition": request_definition(run.data, request.data) if run else None,
             "summary": request_summary(request.data),
         }
+
+
+def request_definition(run: Run, request: Request) -> RequestDefinition | None:
+    """``{eval, artifact}`` of a request, joined from its Run; None for a Run without them."""
+    saved = run.definitions
+    if not isinstance(saved, Mapping):
+        return None
+    found = (saved.get("evals") or {}).get(request.eval_id)
+    if found is None:
+        return None
+    name = found.get("artifact")
+    artifacts = saved.get("artifacts") or {}
+    return {"eval": found, "artifact": artifacts.get(name) if isinstance(name, str) else None}
 
 
 def saved_execution(execution: Execution) -> ExecutionDocument:

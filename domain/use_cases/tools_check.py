@@ -23,6 +23,7 @@ from artifactize.domain.declarations.model import (
     RuntimeProfile,
 )
 from artifactize.domain.declarations.toml_source import KeyLocator
+from artifactize.domain.errors import InvocationError as InvocationError  # raised here
 from artifactize.domain.project.scope import artifact_scope, eval_scope
 from artifactize.domain.project.workspace import Artifact, EvalRef, UnknownName, Workspace
 from artifactize.domain.tools.commands.diagnostics import recording
@@ -47,10 +48,6 @@ RUNTIME_NOT_EXECUTED = (
     "A runtime eval is checked statically (its program and operands); `verify` runs it."
 )
 NOT_WIRED = "This artifactize cannot run tools of this audience: no process ports are wired."
-
-
-class InvocationError(Exception):
-    """A ``tools check`` command line that cannot be run (exit 2)."""
 
 
 @dataclass(frozen=True)

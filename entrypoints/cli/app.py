@@ -148,7 +148,7 @@ def tools_check(
 
 
 def _parse_args_json(text: str | None) -> dict[str, Any] | None:
-    from artifactize.domain.use_cases.tools_check import InvocationError
+    from artifactize.domain.errors import InvocationError
     from artifactize.kernel.bounded_json import JsonRefused, read_json
 
     if text is None:
@@ -185,8 +185,7 @@ def _fail_known(exc: Exception, options: GlobalOptions) -> NoReturn:
     propagates. The error types are imported here, so a command that never fails never
     loads the modules that define them."""
     from artifactize.domain.declarations.diagnostics import ConfigError, NotReady
-    from artifactize.domain.project.workspace import UnknownName
-    from artifactize.domain.use_cases.tools_check import InvocationError
+    from artifactize.domain.errors import InvocationError, UnknownName
     from artifactize.ports.filesystem import FilesystemError
     from artifactize.ports.state import StateError
 

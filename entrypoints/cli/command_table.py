@@ -6,18 +6,22 @@ table, and the root's ``--help`` lists a command not loaded yet with the help wr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 PROG_NAME = "artifactize"
 # set by the shell completion scripts when they call artifactize back (typer answers them)
 COMPLETE_VARIABLE = "_ARTIFACTIZE_COMPLETE"
 
 
-@dataclass(frozen=True)
 class LazyCommand:
-    module: str
-    attribute: str
-    help: str
+    """A command's module, the attribute that is its command, and its short help. A plain
+    class, not a dataclass: ``dataclasses`` imports ``inspect`` (with ``ast`` and ``dis``),
+    about half of ``--version``'s own import time."""
+
+    __slots__ = ("attribute", "help", "module")
+
+    def __init__(self, module: str, attribute: str, help: str) -> None:
+        self.module = module
+        self.attribute = attribute
+        self.help = help
 
 
 GLOBAL_HELP = (

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from artifactize.domain.reviews.human.asking import (
+from artifactize.domain.reviews.human.wait_limits import (
     WAIT_NEEDS_WAIT,
     WAIT_TIMEOUT_DEFAULT_MS,
     check_wait_timeout,

@@ -1,16 +1,20 @@
 """What a fresh interpreter imports for the console script's cheapest answers: ``--version``
 takes no typer, and the root ``--help`` lists every command without importing one of them
-(nor any heavy library). Only a new process has a clean ``sys.modules``, so these start one.
+(nor any heavy library); each common command leaves out the heavy modules it does not use
+(issue 25 item 6: counted in ``sys.modules``, not timed). Only a new process has a clean
+``sys.modules``, so these start one.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from artifactize.entrypoints.cli import command_table as cli
+from tests.support.cli import REPO_ROOT
 
 pytestmark = pytest.mark.process
 
@@ -50,3 +54,71 @@ def test_root_help_lists_every_command_without_importing_them() -> None:
     for module in ("runs", "status", "requests", "server", "remote", "sessions"):
         assert f"artifactize.entrypoints.cli.{module}'" not in loaded
     assert out.split("HEAVY ", 1)[1].splitlines()[0] == "[]"
+
+
+EXAMPLE = str(REPO_ROOT / "examples" / "handbook")
+# The heavy modules (each tens of milliseconds with what it pulls in) a command may import.
+WORKSPACE = "artifactize.domain.project.workspace"  # with discovery and jsonschema
+DISCOVERY = "artifactize.domain.project.discovery"
+ASKING = "artifactize.domain.reviews.human.asking"
+RUN_DOCUMENTS = "artifactize.domain.reviews.run.documents"
+TOOLS_CHECK = "artifactize.domain.use_cases.tools_check"
+RECORDED = "artifactize.domain.reviews.human.recorded_declarations"
+# command line (after --state-dir), a module it must import (so the count is of a command
+# that really ran), the heavy modules it has no use for. The state home is empty: readers
+# find no state.
+COMMAND_IMPORTS = {
+    "--version": (["--version"], "artifactize.entrypoints.version", ("typer", "dataclasses")),
+    "--help": (
+        ["--help"],
+        "typer",
+        ("pydantic", "dependency_injector", "jsonschema", "sqlalchemy", "artifactize.domain"),
+    ),
+    "config check": (
+        ["--repo", EXAMPLE, "config", "check"],
+        WORKSPACE,
+        ("sqlalchemy", "psutil", ASKING, RUN_DOCUMENTS, TOOLS_CHECK, RECORDED),
+    ),
+    "status": (["--repo", EXAMPLE, "status"], WORKSPACE, ("sqlalchemy", TOOLS_CHECK, RECORDED)),
+    "verify --help": (
+        ["verify", "--help"],
+        "artifactize.entrypoints.cli.runs",
+        ("dependency_injector", "jsonschema", WORKSPACE, ASKING, RUN_DOCUMENTS),
+    ),
+    "run list": (
+        ["run", "list"],
+        "artifactize.entrypoints.cli.runs",
+        ("sqlalchemy", "jsonschema", WORKSPACE, DISCOVERY, ASKING, RUN_DOCUMENTS),
+    ),
+    "run show": (
+        ["run", "show", "run-Hq2b9X"],
+        "artifactize.entrypoints.cli.runs",
+        ("sqlalchemy", "jsonschema", WORKSPACE, DISCOVERY, ASKING, TOOLS_CHECK),
+    ),
+    "request list": (
+        ["request", "list"],
+        "artifactize.domain.use_cases.request_views",
+        ("sqlalchemy", "jsonschema", WORKSPACE, DISCOVERY, ASKING, RUN_DOCUMENTS, RECORDED),
+    ),
+    "mcp log": (
+        ["mcp", "log"],
+        "artifactize.entrypoints.cli.mcp",
+        ("sqlalchemy", "jsonschema", WORKSPACE),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", COMMAND_IMPORTS)
+def test_a_command_imports_no_heavy_module_it_does_not_use(name: str, tmp_path: Path) -> None:
+    argv, used, unused = COMMAND_IMPORTS[name]
+    args = argv if name == "--version" else ["--state-dir", str(tmp_path / "state"), *argv]
+    watched = (used, *unused)
+    out = _run(
+        "import sys\n"
+        "from artifactize.entrypoints.cli.launch import main\n"
+        f"try:\n    main({args!r})\nexcept SystemExit as exit:\n    print('EXIT', exit.code)\n"
+        f"print('IMPORTED', [m for m in {watched!r} if m in sys.modules])\n"
+    )
+    imported = out.split("IMPORTED ", 1)[1].splitlines()[0]
+    assert imported == repr([used]), f"{name}: {imported} (stdout: {out[-400:]})"
+    assert not (tmp_path / "state").exists()  # every one of them is a reader

@@ -34,22 +34,6 @@ WAITING_FOR_HUMAN = "Waiting for a Human claim and submission."
 FOLLOWING_HUMAN = "Waiting for the active Human execution of this reuse key."
 
 HUMAN_POLL_SECONDS = 0.2  # the longest a waiting verify takes to see a submission
-WAIT_TIMEOUT_DEFAULT_MS = 600_000
-WAIT_TIMEOUT_MIN_MS = 1
-WAIT_TIMEOUT_MAX_MS = 2_147_483_647
-WAIT_TIMEOUT_RANGE = (
-    f"--timeout-ms must be between {WAIT_TIMEOUT_MIN_MS} and {WAIT_TIMEOUT_MAX_MS}, got {{value}}."
-)
-WAIT_NEEDS_WAIT = "--timeout-ms requires --wait."
-
-
-def check_wait_timeout(value: int) -> int:
-    """``value`` when it is a valid ``--timeout-ms``; raises ValueError naming the range."""
-    if isinstance(value, bool) or not WAIT_TIMEOUT_MIN_MS <= value <= WAIT_TIMEOUT_MAX_MS:
-        raise ValueError(WAIT_TIMEOUT_RANGE.format(value=value))
-    return value
-
-
 # A waiting execution's keys in their saved order (no sessionId: nothing ran).
 WAITING_KEYS = (*EXECUTION_LEADING_KEYS, "startedAt", "status", "kinds")
 

@@ -8,7 +8,8 @@ plain JSON. Every later action reopens the repository and rebuilds the same JSON
 difference refuses the action instead of running an updated declaration.
 
 The Run saves ``definitions`` (each selected eval and its owning Artifact, tags included),
-which ``request show`` joins without needing the repository.
+which ``request show`` joins without needing the repository
+(``domain/use_cases/request_views.py``: a reader of saved requests imports no workspace).
 """
 
 from __future__ import annotations
@@ -25,9 +26,6 @@ from artifactize.domain.reviews.reuse.canonical_json import canonical_json
 from artifactize.ports.documents import (
     ArtifactDefinition,
     HumanDefinition,
-    Request,
-    RequestDefinition,
-    Run,
     RunDefinitions,
 )
 
@@ -124,16 +122,3 @@ def run_definitions(refs: Iterable[EvalRef]) -> RunDefinitions:
         if ref.artifact.name not in artifacts:  # once per Artifact, not once per eval
             artifacts[ref.artifact.name] = artifact_json(ref.artifact)
     return {"evals": evals, "artifacts": artifacts}
-
-
-def request_definition(run: Run, request: Request) -> RequestDefinition | None:
-    """``{eval, artifact}`` of a request, joined from its Run; None for a Run without them."""
-    saved = run.definitions
-    if not isinstance(saved, Mapping):
-        return None
-    found = (saved.get("evals") or {}).get(request.eval_id)
-    if found is None:
-        return None
-    name = found.get("artifact")
-    artifacts = saved.get("artifacts") or {}
-    return {"eval": found, "artifact": artifacts.get(name) if isinstance(name, str) else None}

@@ -14,7 +14,7 @@ import anyio
 
 from artifactize.domain.declarations.model import Profile, RuntimeProfile
 from artifactize.domain.project.workspace import Workspace
-from artifactize.domain.reviews.human.asking import WAIT_TIMEOUT_DEFAULT_MS, check_wait_timeout
+from artifactize.domain.reviews.human.wait_limits import WAIT_TIMEOUT_DEFAULT_MS, check_wait_timeout
 from artifactize.domain.reviews.run.documents import request_record
 from artifactize.domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
 from artifactize.domain.reviews.timestamps import timestamp

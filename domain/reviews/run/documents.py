@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from artifactize.domain.declarations.model import (
     AgentProfile,
@@ -15,8 +16,6 @@ from artifactize.domain.declarations.model import (
     HumanProfile,
     Profile,
 )
-from artifactize.domain.project.workspace import EvalRef
-from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.ports.documents import (
     Execution,
     ProfileDocument,
@@ -26,9 +25,13 @@ from artifactize.ports.documents import (
     RunDefinitions,
 )
 from artifactize.ports.ids import ExecutionId, RequestId, RunId
-from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
 from artifactize.ports.statuses import ExecutionStatus, ProfileKind, RequestStatus, RunStatus
+
+if TYPE_CHECKING:  # annotations only: a reader of saved Runs (`run list`) needs no workspace
+    from artifactize.domain.project.workspace import EvalRef
+    from artifactize.domain.reviews.reuse.keys import KeyInputs
+    from artifactize.ports.sessions import ProcessIdentity
 
 
 @dataclass

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.run.sources import other_profile
 from artifactize.domain.reviews.timestamps import elapsed_ms
 from artifactize.ports.documents import (
@@ -30,7 +29,7 @@ from artifactize.ports.documents import (
     RunUsage,
     UsageSummary,
 )
-from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, SourceKind
+from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, RequestStatus, SourceKind
 
 AGENT = ProfileKind.AGENT
 HUMAN = ProfileKind.HUMAN
@@ -87,7 +86,7 @@ def is_local_execution(request: Request) -> bool:
     return (
         not is_reused(request)
         and request.execution_id is not None
-        and request.status != WAITING_HUMAN
+        and request.status != RequestStatus.WAITING_HUMAN
     )
 
 
