@@ -79,6 +79,9 @@ def list_location(
 
 
 _NAME = attrgetter("name")
+# ``tuple.__new__(LogicalEntry, (name, kind, None))`` is ``LogicalEntry(name, kind)`` without
+# the Python-level ``__new__`` of a named tuple: one call less per entry listed.
+_new_entry = tuple.__new__
 _KIND_VALUES = {kind: kind.value for kind in EntryKind}  # an enum's ``value`` is a property
 
 
@@ -107,7 +110,8 @@ def _physical_entries(
         raise ToolError(TOO_MANY_ENTRIES)
     file = EntryKind.FILE  # the common kind, without a call per entry
     entries = [
-        LogicalEntry(name, "file" if kind is file else _kind_value(kind)) for name, kind in found
+        _new_entry(LogicalEntry, (name, "file" if kind is file else _kind_value(kind), None))
+        for name, kind in found
     ]
     try:  # one encode of all names: a str holds no surrogate pair, so a lone one fails it
         "".join([e.name for e in entries]).encode("utf-8")

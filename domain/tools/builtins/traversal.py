@@ -31,6 +31,11 @@ class FoundFile(NamedTuple):
     name: str  # its entry in that folder, which the listing classified as a regular file
 
 
+# ``tuple.__new__(FoundFile, (...))`` is ``FoundFile(...)`` without the Python-level
+# ``__new__`` a named tuple defines: one call less per file of the tree.
+_new_found = tuple.__new__
+
+
 @dataclass
 class Traversal:
     context: BuiltinContext
@@ -53,28 +58,28 @@ class Traversal:
         self._chain.append(key)
         add = found.append
         plain = plain_children(directory)
+        components = directory.components
+        prefix = f"{relative}/" if relative else ""
         try:
-            for entry in list_location(self.context, directory, self.directories):
+            for name, kind, _target in list_location(self.context, directory, self.directories):
                 if self.visited >= TRAVERSAL_ENTRIES_MAX:
                     self.truncated = True
                     return
                 self.visited += 1
-                kind = entry.kind
-                if kind not in ("file", "directory", "mount"):
-                    continue
-                name = entry.name
-                child_relative = f"{relative}/{name}" if relative else name
-                if kind == "file" and plain(name):
-                    # what child_location would give, without building its Location
-                    add(FoundFile(child_relative, directory.components, name))
+                if kind == "file":
+                    if plain(name):
+                        # what child_location would give, without building its Location
+                        add(_new_found(FoundFile, (prefix + name, components, name)))
+                        continue
+                elif kind != "directory" and kind != "mount":
                     continue
                 child = child_location(directory, name) or self.context.locate(
                     join_logical(directory.request_path, name)
                 )
                 if kind == "file":
-                    add(FoundFile(child_relative, child.components[:-1], child.components[-1]))
+                    add(FoundFile(prefix + name, child.components[:-1], child.components[-1]))
                 else:
-                    self._walk(child, child_relative, found)
+                    self._walk(child, prefix + name, found)
                 if self.truncated:
                     return
         finally:
