@@ -289,7 +289,8 @@ def _matching_lines(
                 break
             first = line_number + 1
             rest = rest[line_end + 1 :]
-        number += text.count("\n", start, end)
+        if end < size:  # the line number after the last block is never asked
+            number += text.count("\n", start, end)
         start = end
 
 
