@@ -629,6 +629,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", type=int, metavar="TOP", default=0, help="also cProfile one call of each"
     )
+    parser.add_argument(
+        "--only",
+        choices=("grep", "read"),
+        help="measure only this built-in (and generate only its data)",
+    )
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
@@ -644,8 +649,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
 
-    rg, rg_problem = find_ripgrep(install=not args.no_install)
-    if rg is None:
+    rg, rg_problem = None, ""
+    if args.only != "read":  # read's comparison needs no rg
+        rg, rg_problem = find_ripgrep(install=not args.no_install)
+    if rg is None and args.only != "read":
         print(f"ripgrep comparison skipped: {rg_problem}", file=sys.stderr)
 
     report = Report({"runs": args.runs, "python": sys.version.split()[0]}, [], [])
@@ -656,33 +663,42 @@ def main(argv: list[str] | None = None) -> int:
         # would then report a truncated search).
         root = os.path.join(os.path.realpath(tmp), "tree")
         pages = os.path.join(os.path.realpath(tmp), "pages")
-        started = time.perf_counter()
-        tree = build_tree(Path(root))
-        os.mkdir(pages)
-        Path(pages, "index.artf").write_text(INDEX_ARTF)
         big = os.path.join(pages, "big.txt")
-        big_lines = build_big_file(Path(big))
+        started = time.perf_counter()
+        tree = build_tree(Path(root)) if args.only != "read" else None
+        big_lines = 0
+        if args.only != "grep":
+            os.mkdir(pages)
+            Path(pages, "index.artf").write_text(INDEX_ARTF)
+            big_lines = build_big_file(Path(big))
         generated_s = time.perf_counter() - started
+        big_bytes = os.path.getsize(big) if big_lines else 0
         report.figures["tree"] = {
-            "files": tree.files,
-            "directories": tree.directories,
-            "bytes": tree.bytes,
-            "bigFileBytes": os.path.getsize(big),
+            "files": tree.files if tree else 0,
+            "directories": tree.directories if tree else 0,
+            "bytes": tree.bytes if tree else 0,
+            "bigFileBytes": big_bytes,
             "bigFileLines": big_lines,
             "generateSeconds": round(generated_s, 2),
         }
-        report.lines.append(
-            f"tree: {tree.files} files in {tree.directories} directories, "
-            f"{tree.bytes / 2**20:.2f} MiB; big.txt {os.path.getsize(big) / 1e6:.1f} MB, "
-            f"{big_lines} lines (generated in {generated_s:.1f} s)"
-        )
+        generated = []
+        if tree is not None:
+            generated.append(
+                f"tree: {tree.files} files in {tree.directories} directories, "
+                f"{tree.bytes / 2**20:.2f} MiB"
+            )
+        if big_lines:
+            generated.append(f"big.txt {big_bytes / 1e6:.1f} MB, {big_lines} lines")
+        report.lines.append("; ".join(generated) + f" (generated in {generated_s:.1f} s)")
         if rg:
             report.figures["ripgrep"] = subprocess.run(
                 [rg, "--version"], capture_output=True, text=True, check=False
             ).stdout.splitlines()[0]
 
-        measure_grep(report, make_registry(root), rg, root, tree, args)
-        measure_read(report, make_registry(pages), big, args)
+        if tree is not None:
+            measure_grep(report, make_registry(root), rg, root, tree, args)
+        if big_lines:
+            measure_read(report, make_registry(pages), big, args)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     pressure = [pressure_before, cpu_pressure()]

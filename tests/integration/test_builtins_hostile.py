@@ -34,6 +34,7 @@ from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.process import PosixProcessRunner
 from artifactize.adapters.ry_regex import RyRegexEngine
 from artifactize.domain.text import compact_json_size, utf16_length
+from artifactize.domain.tools.builtins import traversal
 from artifactize.domain.tools.registry import AgentToolRegistry, ToolPorts
 from artifactize.domain.tools.results import ToolResult
 from artifactize.domain.use_cases.config_service import ConfigService
@@ -347,6 +348,24 @@ async def test_directory_of_10000_entries_lists_and_10001_fails(W: Path) -> None
     assert await t.err("glob_a", {"path": "big", "pattern": "*"}) == TOO_MANY
     assert await t.err("grep_a", {"path": "big", "pattern": "x"}) == TOO_MANY
     assert await t.err("glob_a", {"pattern": "**/nothing"}) == TOO_MANY
+
+
+async def test_the_walk_stops_at_its_entry_limit_inside_and_between_folders(
+    W: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk counts every entry it visits, in listing order, depth first, and stops past
+    its limit wherever that falls: before, inside or after a folder of plain files (which
+    the walk adds in one step when the whole folder fits)."""
+    visits = ["d1", "d1/x0", "d1/x1", "d1/x2", "d2", "d2/x0", "d2/x1", "d2/x2", "f.txt"]
+    for name in visits:
+        if name.startswith("x", 3) or name == "f.txt":
+            write(W / "a" / "t" / name, "x\n")
+    t = tools(W)
+    for limit in range(len(visits) + 2):
+        monkeypatch.setattr(traversal, "TRAVERSAL_ENTRIES_MAX", limit)
+        data = await t.ok("glob_a", {"path": "t", "pattern": "**"})
+        files = [f"t/{name}" for name in visits[:limit] if name not in ("d1", "d2")]
+        assert (data["files"], data["truncated"]) == (files, limit < len(visits)), limit
 
 
 def sized_text(size: int, first_line: str) -> bytes:

@@ -15,7 +15,12 @@ import pytest
 from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.domain.logical_paths import LOGICAL_PATH_MAX_UTF16
 from artifactize.domain.project.scope import eval_scope
-from artifactize.domain.tools.locations import child_location, resolve_location
+from artifactize.domain.tools.locations import (
+    all_plain_children,
+    child_location,
+    plain_children,
+    resolve_location,
+)
 from artifactize.domain.tools.results import ToolError
 from artifactize.domain.use_cases.config_service import ConfigService
 from tests.support.workspaces import write
@@ -81,3 +86,20 @@ def test_the_shortcut_agrees_with_the_full_resolution(workspace_root: Path) -> N
                 ) from refused
             assert shortcut == full, path[:80]
     assert taken and declined  # both sides of the shortcut were exercised
+
+
+def test_a_whole_folder_is_plain_exactly_when_each_name_is(workspace_root: Path) -> None:
+    """``all_plain_children`` (one question per folder) answers what ``plain_children``
+    answers name by name, for every subset of two names and for all of them at once."""
+    workspace = ConfigService(PosixFilesystem()).load(str(workspace_root.resolve()))
+    scope = eval_scope(workspace, "a/review")
+    answers = set()
+    for parent_path in ["", "nested", "nested/deep", "source", "nested/cases"]:
+        parent = resolve_location(workspace, "a", parent_path, scope)
+        plain = plain_children(parent)
+        groups = [[], NAMES, *([a, b] for a in NAMES for b in NAMES), *([n] for n in NAMES)]
+        for names in groups:
+            expected = all(plain(name) for name in names)
+            assert all_plain_children(parent, names) == expected, (parent_path, names[:3])
+            answers.add(expected)
+    assert answers == {True, False}

@@ -9,6 +9,8 @@ the walk stops and the search reports ``truncated``. Symlinks and special files 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 from artifactize.domain.tools.builtins.listing import join_logical, list_location
@@ -16,6 +18,7 @@ from artifactize.domain.tools.context import BuiltinContext
 from artifactize.domain.tools.locations import (
     DirectoryChain,
     Location,
+    all_plain_children,
     child_location,
     plain_children,
 )
@@ -29,6 +32,13 @@ class FoundFile(NamedTuple):
     relative: str  # relative to the searched path
     parents: tuple[str, ...]  # its folder's physical components, from the workspace root
     name: str  # its entry in that folder, which the listing classified as a regular file
+
+
+# ``tuple.__new__(FoundFile, (...))`` is ``FoundFile(...)`` without the Python-level
+# ``__new__`` a named tuple defines: one call less per file of the tree.
+_new_found = tuple.__new__
+_NAME = itemgetter(0)  # a LogicalEntry's name
+_KIND = itemgetter(1)  # and its kind
 
 
 @dataclass
@@ -52,30 +62,52 @@ class Traversal:
             return
         self._chain.append(key)
         add = found.append
-        plain = plain_children(directory)
+        components = directory.components
+        prefix = f"{relative}/" if relative else ""
         try:
-            for entry in list_location(self.context, directory, self.directories):
-                if self.visited >= TRAVERSAL_ENTRIES_MAX:
+            entries = list_location(self.context, directory, self.directories)
+            # Most folders hold only plain names: asked once for all, not once per name.
+            plain = plain_children(directory)
+            names = list(map(_NAME, entries))
+            every = all_plain_children(directory, names)
+            visited = self.visited  # a local in the loop, written back before any return
+            if (
+                every
+                and visited + len(entries) <= TRAVERSAL_ENTRIES_MAX
+                and list(map(_KIND, entries)).count("file") == len(entries)
+            ):
+                # A folder of plain files within the limit (most folders of a tree): what the
+                # loop below would add, made without a Python step per file.
+                self.visited = visited + len(entries)
+                relatives = map(prefix.__add__, names) if prefix else names
+                found.extend(
+                    map(_new_found, repeat(FoundFile), zip(relatives, repeat(components), names))
+                )
+                return
+            for name, kind, _target in entries:
+                if visited >= TRAVERSAL_ENTRIES_MAX:
+                    self.visited = visited
                     self.truncated = True
                     return
-                self.visited += 1
-                kind = entry.kind
-                if kind not in ("file", "directory", "mount"):
+                visited += 1
+                if kind == "file":
+                    if every or plain(name):
+                        # what child_location would give, without building its Location
+                        add(_new_found(FoundFile, (prefix + name, components, name)))
+                        continue
+                elif kind != "directory" and kind != "mount":
                     continue
-                name = entry.name
-                child_relative = f"{relative}/{name}" if relative else name
-                if kind == "file" and plain(name):
-                    # what child_location would give, without building its Location
-                    add(FoundFile(child_relative, directory.components, name))
-                    continue
+                self.visited = visited
                 child = child_location(directory, name) or self.context.locate(
                     join_logical(directory.request_path, name)
                 )
                 if kind == "file":
-                    add(FoundFile(child_relative, child.components[:-1], child.components[-1]))
+                    add(FoundFile(prefix + name, child.components[:-1], child.components[-1]))
                 else:
-                    self._walk(child, child_relative, found)
+                    self._walk(child, prefix + name, found)
                 if self.truncated:
                     return
+                visited = self.visited
+            self.visited = visited
         finally:
             self._chain.pop()
