@@ -331,6 +331,8 @@ _INDEXED_CODE = (
     "artifactize.domain.declarations.toml_source",
     "artifactize.domain.json_schema",
     "artifactize.domain.logical_paths",
+    "artifactize.domain.reviews.reuse.artifactsum",  # a folder's walk is kept too
+    "artifactize.domain.reviews.reuse.ignore_rules",
 )
 
 

@@ -176,6 +176,15 @@ class PosixDirectoryHandle(OwnedHandle):
             return None
         return _identity_of(info) if stat.S_ISREG(info.st_mode) else None
 
+    def folder_identity(self, name: str) -> FileIdentity | None:
+        """No-follow ``fstatat`` of one entry: its identity when it is a real folder."""
+        _check_name(name)
+        try:
+            info = _lstat_entry(self._descriptor(), name)
+        except OSError:
+            return None
+        return _identity_of(info) if stat.S_ISDIR(info.st_mode) else None
+
     def _stat_directory(self, fd: int, name: str, path: str) -> os.stat_result:
         """No-follow stat that must show a real directory (not a link, file or special)."""
         try:
