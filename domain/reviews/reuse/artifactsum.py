@@ -37,7 +37,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import Any
 
@@ -237,6 +237,14 @@ def _printable(path: str) -> str:
 WALK_FORMAT = 1  # bump when a kept walk's stored form or its context changes
 
 
+_LIMIT_NAMES = tuple(item.name for item in fields(ArtifactsumLimits))
+
+
+def _limits_key(limits: ArtifactsumLimits) -> list[int]:
+    """The limits a kept walk was computed under (``dataclasses.astuple`` copies deeply)."""
+    return [getattr(limits, name) for name in _LIMIT_NAMES]
+
+
 class _WalkRecord:
     """One Artifact's walk as the file index keeps it (git's untracked cache, per owner).
 
@@ -390,7 +398,7 @@ class _Walk:
                 list(self.fingerprint.files),
                 list(self.fingerprint.ignore),
                 sorted(self.children),
-                astuple(self.limits),
+                _limits_key(self.limits),
                 ancestors,
             ],
             ensure_ascii=False,
