@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from artifactize.ports.cleanup import CleanupExecutor
     from artifactize.ports.clock import Clock
     from artifactize.ports.coding_agents import CodingAgents
+    from artifactize.ports.collector import CollectorPause
     from artifactize.ports.conversations import ConversationStore
     from artifactize.ports.file_index import FileIndex
     from artifactize.ports.filesystem import Filesystem
@@ -356,6 +357,12 @@ def _file_index(state_dir: str) -> FileIndex:
     return SqliteFileIndex(str(Path(state_dir) / FILE_INDEX_FILE), code_stamp(sources))
 
 
+def _collector_pause() -> CollectorPause:
+    from artifactize.adapters.collector import pause_collector
+
+    return pause_collector
+
+
 def _config_service(
     filesystem: Filesystem, programs: ProgramChecks, enter_nested: bool = False
 ) -> ConfigService:
@@ -508,4 +515,5 @@ class Container(containers.DeclarativeContainer):
         filesystem=filesystem,
         programs=program_checks,
         threads=worker_threads,
+        pause_collector=providers.Callable(_collector_pause),
     )  # state=, scripts=, index=

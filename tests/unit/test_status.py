@@ -7,6 +7,8 @@ The real CLI on a real repository: tests/integration/test_status_cli.py.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -271,3 +273,24 @@ async def test_a_fingerprint_failure_is_an_error_of_every_eval_it_keys() -> None
     assert evals["doc/signoff"]["key"] is None
     assert report.fingerprint_failures == ("app/check", "doc/signoff")
     assert report.artifacts == {"app": "WAIT_DEPENDENCY", "doc": "ERROR"}
+
+
+async def test_the_report_runs_with_the_collector_paused() -> None:
+    """The whole report, its fingerprints included, is computed inside one collector pause
+    (a fake: it counts the files opened while the collector is paused)."""
+    world = World()
+    await world.verify()
+    opened: list[int] = []
+
+    @contextmanager
+    def pause() -> Iterator[None]:
+        opened.append(world.files.open_file_calls)
+        yield
+        opened.append(world.files.open_file_calls)
+
+    workspace = world.workspace()
+    ports = StatusPorts(world.files, world.state, threads=THREADS, pause_collector=pause)
+    report = Status(ports, workspace, StatusOptions()).report(select_evals(workspace, None, True))
+    before, after = opened
+    assert after == world.files.open_file_calls > before  # every file hashed while paused
+    assert report.evals
