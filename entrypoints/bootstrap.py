@@ -362,6 +362,7 @@ class Services:
             progress=self.progress,
             observer=self.observer,
             index=self.file_index(),
+            pause_collector=container.collector_pause(),
         )
         service = Verify(ports, workspace, options)
         try:

@@ -510,10 +510,11 @@ class Container(containers.DeclarativeContainer):
         **_timed,
     )  # state=, producer=, scripts=
     file_index = providers.Factory(_file_index)  # state_dir=
+    collector_pause = providers.Callable(_collector_pause)
     status_ports = providers.Factory(
         _built("artifactize.domain.use_cases.status:StatusPorts"),
         filesystem=filesystem,
         programs=program_checks,
         threads=worker_threads,
-        pause_collector=providers.Callable(_collector_pause),
+        pause_collector=collector_pause,
     )  # state=, scripts=, index=
