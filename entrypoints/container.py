@@ -19,6 +19,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -363,6 +364,12 @@ def _collector_pause() -> CollectorPause:
     return pause_collector
 
 
+def _collector_freeze() -> Callable[[], AbstractContextManager[None]]:
+    from artifactize.adapters.collector import freeze_collector
+
+    return freeze_collector
+
+
 def _config_service(
     filesystem: Filesystem, programs: ProgramChecks, enter_nested: bool = False
 ) -> ConfigService:
@@ -511,6 +518,7 @@ class Container(containers.DeclarativeContainer):
     )  # state=, producer=, scripts=
     file_index = providers.Factory(_file_index)  # state_dir=
     collector_pause = providers.Callable(_collector_pause)
+    collector_freeze = providers.Callable(_collector_freeze)
     status_ports = providers.Factory(
         _built("artifactize.domain.use_cases.status:StatusPorts"),
         filesystem=filesystem,
