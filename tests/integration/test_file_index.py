@@ -414,3 +414,17 @@ def test_a_stored_form_of_another_shape_is_refused(stored: str) -> None:
 
     with pytest.raises(StoredFormError):
         decode_declaration(stored.replace("{FORMAT}", DECLARATION_FORMAT))
+
+
+def test_a_walk_over_a_folder_name_that_is_not_utf8_is_not_kept(tmp_path: Path) -> None:
+    """An empty folder whose name is not UTF-8 is walked (nothing in it is hashed), and its
+    name cannot be stored: the walk is computed every time, never refused."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    os.mkdir(os.fsencode(root / "mod" / "src") + b"/\xff-empty")
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    assert results(root, indexed(root, state)) == results(root, None)
+    index = indexed(root, state)
+    assert results(root, index) == results(root, None)
+    assert (index.walks_asked, index.walk_hits) == (1, 0)

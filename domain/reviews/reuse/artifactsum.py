@@ -288,6 +288,11 @@ class _WalkRecord:
             },
             ensure_ascii=False,
         )
+        try:  # an empty folder's name that is not UTF-8 is walked, but cannot be stored
+            stored.encode("utf-8")
+            self.path.encode("utf-8")
+        except UnicodeEncodeError:
+            return
         covered = [identity for _, identity in (*self.folders, *self.files)]
         self.index.remember_walk(self.identity, self.context, self.path, stored, covered)
 
