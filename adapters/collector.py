@@ -26,3 +26,25 @@ def pause_collector() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+@contextmanager
+def freeze_collector() -> Iterator[None]:
+    """Keep what exists now out of the cyclic collector's passes for the length of the block
+    (``gc.freeze``); it still collects everything allocated inside, and what was frozen goes
+    back to the oldest generation at the end (``gc.unfreeze``).
+
+    A Run allocates a few objects per request next to a loaded workspace of millions that all
+    stay alive: every gen-2 pass traversed that workspace again (2.6 of 14.5 s of an
+    all-reused ``verify`` at 10,000 Artifacts). Unlike a pause, the collector keeps running
+    for a Run's own cycles, however long it lasts. When something else froze objects
+    already, nothing is done (this would unfreeze them too).
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

@@ -2,7 +2,7 @@
 
 ``<state home>/file-index.sqlite`` holds one row per (file identity, context): the identity
 key (``device:inode:size:mtime_ns:ctime_ns``), the context ("" for a digest, the parse
-context of a declaration), the physical path the file was read at (only to drop the row
+context of a declaration, ``walk|`` and the walk's context for a folder's walk), the physical path the file was read at (only to drop the row
 once that file is gone or changed) and the value. A ``meta`` row holds the stamp of the
 code that wrote it (``INDEX_FORMAT`` and a hash of the parsing code's sources): an index
 written by other code is read as empty and replaced at the next save.
@@ -27,7 +27,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from artifactize.ports.filesystem import FileIdentity
@@ -36,6 +36,7 @@ INDEX_FORMAT = 1  # bump when the tables or a row's meaning change
 RACY_MARGIN_NS = 2_000_000_000  # covers 2 s timestamp granularity (FAT) and clock ticks
 BUSY_TIMEOUT_SECONDS = 0.5  # another process writing it: give up, the index waits
 DIGEST_CONTEXT = ""
+WALK_CONTEXT = "walk|"  # a folder's walk: its context follows (a declaration's never starts so)
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -108,6 +109,22 @@ class SqliteFileIndex:
         self, identity: FileIdentity, context: str, path: str, stored: str
     ) -> None:
         self._remember(identity, context, path, stored.encode("utf-8"))
+
+    def walk(self, identity: FileIdentity, context: str) -> str | None:
+        return self.declaration(identity, WALK_CONTEXT + context)
+
+    def remember_walk(
+        self,
+        identity: FileIdentity,
+        context: str,
+        path: str,
+        stored: str,
+        covered: Sequence[FileIdentity],
+    ) -> None:
+        self._loaded()  # the reference time precedes every read this index is told about
+        if any(is_racy(each, self._reference_ns, self.margin_ns) for each in covered):
+            return
+        self._remember(identity, WALK_CONTEXT + context, path, stored.encode("utf-8"))
 
     def save(self) -> None:
         with self._lock:

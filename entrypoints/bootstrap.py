@@ -19,6 +19,7 @@ import getpass
 import os
 import socket
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -88,10 +89,14 @@ class PreparedRun:
     keys: Any
     remote: RemoteSync | None
     runs_folder: Path
+    # What exists once the keys are computed (the workspace above all) is kept out of the
+    # collector's passes while the Run runs (``adapters.collector.freeze_collector``).
+    freeze: Callable[[], AbstractContextManager[None]] | None = None
 
     async def run(self) -> RunResult:
         try:
-            return await self.service.run(self.refs, self.keys)
+            with nullcontext() if self.freeze is None else self.freeze():
+                return await self.service.run(self.refs, self.keys)
         finally:
             if self.remote is not None:
                 with anyio.CancelScope(shield=True):
@@ -368,13 +373,16 @@ class Services:
             progress=self.progress,
             observer=self.observer,
             index=self.file_index(),
+            pause_collector=container.collector_pause(),
         )
         service = Verify(ports, workspace, options)
         try:
             keys = service.prepare(refs)
         except FingerprintError as exc:
             raise CommandError(str(exc)) from None
-        return PreparedRun(service, refs, keys, remote, Path(state) / RUNS_FOLDER)
+        return PreparedRun(
+            service, refs, keys, remote, Path(state) / RUNS_FOLDER, container.collector_freeze()
+        )
 
     def select(
         self, workspace: Workspace, selector: str | Selection | None, select_all: bool

@@ -19,6 +19,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from artifactize.ports.cleanup import CleanupExecutor
     from artifactize.ports.clock import Clock
     from artifactize.ports.coding_agents import CodingAgents
+    from artifactize.ports.collector import CollectorPause
     from artifactize.ports.conversations import ConversationStore
     from artifactize.ports.file_index import FileIndex
     from artifactize.ports.filesystem import Filesystem
@@ -331,6 +333,8 @@ _INDEXED_CODE = (
     "artifactize.domain.declarations.toml_source",
     "artifactize.domain.json_schema",
     "artifactize.domain.logical_paths",
+    "artifactize.domain.reviews.reuse.artifactsum",  # a folder's walk is kept too
+    "artifactize.domain.reviews.reuse.ignore_rules",
 )
 
 
@@ -352,6 +356,18 @@ def _file_index(state_dir: str) -> FileIndex:
             else [str(origin)]
         )
     return SqliteFileIndex(str(Path(state_dir) / FILE_INDEX_FILE), code_stamp(sources))
+
+
+def _collector_pause() -> CollectorPause:
+    from artifactize.adapters.collector import pause_collector
+
+    return pause_collector
+
+
+def _collector_freeze() -> Callable[[], AbstractContextManager[None]]:
+    from artifactize.adapters.collector import freeze_collector
+
+    return freeze_collector
 
 
 def _config_service(
@@ -501,9 +517,12 @@ class Container(containers.DeclarativeContainer):
         **_timed,
     )  # state=, producer=, scripts=
     file_index = providers.Factory(_file_index)  # state_dir=
+    collector_pause = providers.Callable(_collector_pause)
+    collector_freeze = providers.Callable(_collector_freeze)
     status_ports = providers.Factory(
         _built("artifactize.domain.use_cases.status:StatusPorts"),
         filesystem=filesystem,
         programs=program_checks,
         threads=worker_threads,
+        pause_collector=collector_pause,
     )  # state=, scripts=, index=

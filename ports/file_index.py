@@ -7,6 +7,11 @@ whose times are not safely older than the moment the index was opened is "racy":
 write within the same timestamp tick could leave its identity unchanged, so the
 implementation never keeps it (it is read again next time, until it is safely old).
 
+A folder's walk (``walk``/``remember_walk``) is kept the way git's untracked cache keeps a
+folder: keyed by the identity of the folder it starts at (a folder's mtime and ctime change
+whenever an entry is added, removed or renamed in it), and kept only when that identity and
+every identity the walk covered (its sub-folders and files) are safely old.
+
 It is an optimisation only: a lookup that returns None costs a read, never a wrong result;
 a damaged or missing index reads as empty. ``save`` writes what this process learned in one
 transaction and drops the entries of files that no longer exist.
@@ -14,6 +19,7 @@ transaction and drops the entries of files that no longer exist.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from artifactize.ports.filesystem import FileIdentity
@@ -38,6 +44,24 @@ class FileIndex(Protocol):
         self, identity: FileIdentity, context: str, path: str, stored: str
     ) -> None:
         """Keep a declaration's stored form; a racy file is not kept."""
+        ...
+
+    def walk(self, identity: FileIdentity, context: str) -> str | None:
+        """The stored form of a walk that started at the folder with this identity, made in
+        ``context`` (what else its result depends on), when known: opaque text the domain
+        wrote with ``remember_walk``."""
+        ...
+
+    def remember_walk(
+        self,
+        identity: FileIdentity,
+        context: str,
+        path: str,
+        stored: str,
+        covered: Sequence[FileIdentity],
+    ) -> None:
+        """Keep a walk's stored form; not kept when the folder or any identity in
+        ``covered`` is racy."""
         ...
 
     def save(self) -> None:

@@ -152,6 +152,12 @@ class DirectoryHandle(Protocol):
         cannot tell."""
         ...
 
+    def folder_identity(self, name: str) -> FileIdentity | None:
+        """The identity of a folder entry (a no-follow stat: its mtime and ctime change when
+        an entry is added, removed or renamed in it); None for anything else or where the
+        platform cannot tell."""
+        ...
+
     def read_file(self, name: str, max_bytes: int) -> bytes:
         """Read a regular file (never a link or special file) of at most ``max_bytes``."""
         ...

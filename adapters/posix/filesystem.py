@@ -14,6 +14,7 @@ import itertools
 import operator
 import os
 import stat
+from collections.abc import Callable
 
 from artifactize.adapters.pinned_handles import OwnedHandle
 from artifactize.ports.filesystem import (
@@ -184,12 +185,19 @@ class PosixDirectoryHandle(OwnedHandle):
 
     def identity(self, name: str) -> FileIdentity | None:
         """No-follow ``fstatat`` of one entry: its identity when it is a regular file."""
+        return self._identity_if(name, stat.S_ISREG)
+
+    def folder_identity(self, name: str) -> FileIdentity | None:
+        """No-follow ``fstatat`` of one entry: its identity when it is a real folder."""
+        return self._identity_if(name, stat.S_ISDIR)
+
+    def _identity_if(self, name: str, kind: Callable[[int], bool]) -> FileIdentity | None:
         _check_name(name)
         try:
             info = _lstat_entry(self._descriptor(), name)
         except OSError:
             return None
-        return _identity_of(info) if stat.S_ISREG(info.st_mode) else None
+        return _identity_of(info) if kind(info.st_mode) else None
 
     def _stat_directory(self, fd: int, name: str, path: str) -> os.stat_result:
         """No-follow stat that must show a real directory (not a link, file or special)."""

@@ -388,6 +388,10 @@ class WindowsDirectoryHandle(OwnedHandle):
         """Not told here: nothing about these files is kept in the file index."""
         return None
 
+    def folder_identity(self, name: str) -> FileIdentity | None:
+        """Not told here: no walk is kept in the file index."""
+        return None
+
     def read_link(self, name: str) -> str:
         """Reparse targets are not read on Windows: every reparse point is refused instead."""
         path = self._path_of(name)

@@ -38,6 +38,7 @@ sharing the store pay for each review once.
 from __future__ import annotations
 
 import dataclasses
+from contextlib import nullcontext
 
 import anyio
 
@@ -136,7 +137,11 @@ class Verify:
         review = self.ports.review
         computed: dict[str, ComputedFingerprint] = {}  # each Artifact walked once, not per eval
         gitignores: GitignoreMemo = {}  # and each folder's .gitignore read once for all
-        with OpenFolders() as folders:  # the root and shared ancestors opened once for all
+        pause = self.ports.pause_collector  # allocation-heavy, no cycles (status does too)
+        with (
+            nullcontext() if pause is None else pause(),
+            OpenFolders() as folders,  # the root and shared ancestors opened once for all
+        ):
             self._keys.update(
                 fingerprint_jobs.compute_all(
                     lambda eval_id: key_inputs(

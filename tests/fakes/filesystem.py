@@ -169,6 +169,10 @@ class MemoryDirectoryHandle:
         """Not told here: nothing about these files is kept in the file index."""
         return None
 
+    def folder_identity(self, name: str) -> FileIdentity | None:
+        """Not told here: no walk is kept in the file index."""
+        return None
+
     def read_link(self, name: str) -> str:
         _check_name(name)
         node, path = self._lookup(name)

@@ -1,9 +1,10 @@
 """The file index (adapters/file_index.py) on real files and real SQLite: whatever happens to
 the files, a load and the artifactsums read through the index equal a fresh computation.
 
-The property test edits, renames, touches, deletes and rewrites files at the same size with
-the same mtime (``os.utime``), declarations included, between loads that each open the
-index anew (as separate processes would). It runs with a racy margin of ``TEST_MARGIN_NS``
+The property test edits, renames, touches, deletes, creates (in a new folder, ``.gitignore``
+files too) and rewrites files at the same size with the same mtime (``os.utime``),
+declarations included, between loads (and artifactsums: a folder's walk is kept too) that
+each open the index anew (as separate processes would). It runs with a racy margin of ``TEST_MARGIN_NS``
 instead of 2 s, so that a ``wait`` step can make files safely old within the test: the
 margin still covers this machine's timestamp tick (nanosecond ext4/tmpfs times from a
 clock of at most 10 ms ticks), which is all the rule needs.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +96,8 @@ class Counted:
         self.inner = inner
         self.hits = 0
         self.asked = 0
+        self.walks_asked = 0  # folders' walks (part of ``asked``)
+        self.walk_hits = 0
 
     def digest(self, identity: FileIdentity) -> bytes | None:
         found = self.inner.digest(identity)
@@ -115,6 +119,24 @@ class Counted:
     ) -> None:
         self.inner.remember_declaration(identity, context, path, stored)
 
+    def walk(self, identity: FileIdentity, context: str) -> str | None:
+        found = self.inner.walk(identity, context)
+        self.asked += 1
+        self.hits += found is not None
+        self.walks_asked += 1
+        self.walk_hits += found is not None
+        return found
+
+    def remember_walk(
+        self,
+        identity: FileIdentity,
+        context: str,
+        path: str,
+        stored: str,
+        covered: Sequence[FileIdentity],
+    ) -> None:
+        self.inner.remember_walk(identity, context, path, stored, covered)
+
     def save(self) -> None:
         self.inner.save()
 
@@ -126,13 +148,18 @@ def indexed(root: Path, state: Path, margin_ns: int = TEST_MARGIN_NS) -> Counted
 # --- the property ------------------------------------------------------------------------
 
 FILES = SOURCES + DECLARATIONS
-contents = st.sampled_from([b"x\n", b"y\n", b"zz\n", b"", b"name = 1\n"])
+# Written by a step, never by make_repo: a new folder in a walked one, and .gitignore files
+# above a folder Artifact (its walk's context) and inside it (its walk is then not kept).
+CREATED = ["mod/src/new/c.py", ".gitignore", "mod/src/.gitignore"]
+contents = st.sampled_from(
+    [b"x\n", b"y\n", b"zz\n", b"", b"name = 1\n", b"*.txt\n", b".gitignore\n", b".git*\nb.py\n"]
+)
 operations = st.one_of(
-    st.tuples(st.just("write"), st.sampled_from(FILES), contents),
+    st.tuples(st.just("write"), st.sampled_from(FILES + CREATED), contents),
     st.tuples(st.just("same-size"), st.sampled_from(FILES), st.integers(0, 9)),
     st.tuples(st.just("rename"), st.sampled_from(FILES), st.sampled_from(FILES)),
     st.tuples(st.just("touch"), st.sampled_from(FILES), st.just(0)),
-    st.tuples(st.just("delete"), st.sampled_from(SOURCES), st.just(0)),
+    st.tuples(st.just("delete"), st.sampled_from(SOURCES + CREATED), st.just(0)),
     st.tuples(st.just("wait"), st.just(""), st.just(0)),
     st.tuples(st.just("check"), st.just(""), st.just(0)),
 )
@@ -198,7 +225,12 @@ def test_a_known_unchanged_tree_is_read_from_the_index(tmp_path: Path) -> None:
     first = results(root, indexed(root, state))
     index = indexed(root, state)
     assert results(root, index) == first == results(root, None)
-    assert index.hits == index.asked > len(SOURCES) + len(DECLARATIONS)
+    assert index.hits == index.asked
+    # every declaration (and the root's index.artf); the walk of `mod` (a folder Artifact
+    # below the root), so none of its files is asked; the root's README.md and the file
+    # Artifact's doc.md (their walks are not kept: the root's, a named file's)
+    assert index.walks_asked == index.walk_hits == 1
+    assert index.asked == len(DECLARATIONS) + 1 + 1 + 2
 
 
 # --- the racy rule -----------------------------------------------------------------------
@@ -256,7 +288,8 @@ def test_a_damaged_index_is_ignored_and_rebuilt(tmp_path: Path, damage: bytes) -
     time.sleep(2 * TEST_MARGIN_NS / 1e9)
     (state / "file-index.sqlite").write_bytes(damage)
     assert results(root, indexed(root, state)) == results(root, None)
-    assert len(_rows(state)) == len(SOURCES) + len(DECLARATIONS) + 1  # rebuilt
+    # rebuilt: every file, every declaration and the root's index.artf, and the walk of `mod`
+    assert len(_rows(state)) == len(SOURCES) + len(DECLARATIONS) + 1 + 1
     index = indexed(root, state)
     assert results(root, index) == results(root, None)
     assert index.hits == index.asked > 0  # the rebuilt index answers
@@ -277,6 +310,34 @@ def test_an_index_of_another_shape_or_version_is_not_trusted(tmp_path: Path) -> 
         connection.execute("DROP TABLE entries")
         connection.execute("CREATE TABLE entries (x)")
         connection.execute("INSERT INTO entries VALUES (1)")
+    assert results(root, indexed(root, state)) == results(root, None)
+
+
+def test_a_walk_is_kept_only_without_a_gitignore_of_its_own(tmp_path: Path) -> None:
+    """A ``.gitignore`` inside the walk may ignore itself, so its rules would change with no
+    identity the walk keeps: such a walk is never kept. One above the owner is part of the
+    walk's context: a changed one is a different walk."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    write(root / "mod" / "src" / ".gitignore", ".gitignore\n")
+    write(root / ".gitignore", "*.txt\n")
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    results(root, indexed(root, state))
+    index = indexed(root, state)
+    results(root, index)
+    assert (index.walks_asked, index.walk_hits) == (1, 0)
+    write(root / "mod" / "src" / ".gitignore", ".gitignore\nb.py\n")  # src's listing is unchanged
+    write(root / ".gitignore", "notes.txt\n")
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    assert results(root, indexed(root, state)) == results(root, None)
+    (root / "mod" / "src" / ".gitignore").unlink()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    results(root, indexed(root, state))  # kept now
+    index = indexed(root, state)
+    assert results(root, index) == results(root, None)
+    assert (index.walks_asked, index.walk_hits) == (1, 1)
+    write(root / ".gitignore", "*.md\n")  # the same size: only the rules changed
     assert results(root, indexed(root, state)) == results(root, None)
 
 
@@ -353,3 +414,17 @@ def test_a_stored_form_of_another_shape_is_refused(stored: str) -> None:
 
     with pytest.raises(StoredFormError):
         decode_declaration(stored.replace("{FORMAT}", DECLARATION_FORMAT))
+
+
+def test_a_walk_over_a_folder_name_that_is_not_utf8_is_not_kept(tmp_path: Path) -> None:
+    """An empty folder whose name is not UTF-8 is walked (nothing in it is hashed), and its
+    name cannot be stored: the walk is computed every time, never refused."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    os.mkdir(os.fsencode(root / "mod" / "src") + b"/\xff-empty")
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    assert results(root, indexed(root, state)) == results(root, None)
+    index = indexed(root, state)
+    assert results(root, index) == results(root, None)
+    assert (index.walks_asked, index.walk_hits) == (1, 0)

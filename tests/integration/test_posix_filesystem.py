@@ -429,3 +429,24 @@ def test_entries_at_most_stops_one_past_the_bound(tmp_path: Path) -> None:
         some = folder.entries(at_most=2)
         assert len(some) == 3
         assert some == sorted(some) and set(some) <= set(every)
+
+
+def test_folder_identity_is_a_real_folders_and_changes_with_its_entries(
+    root: PosixDirectoryHandle, workspace: Path
+) -> None:
+    """What a kept walk relies on: a folder's identity (no link followed) changes when an
+    entry is added in it; a file, a link or a missing name has none."""
+    before = root.folder_identity("docs")
+    assert before is not None
+    assert (before.device, before.inode) == (
+        os.lstat(workspace / "docs").st_dev,
+        os.lstat(workspace / "docs").st_ino,
+    )
+    assert root.folder_identity("index.artf") is None
+    assert root.folder_identity("missing") is None
+    assert root.folder_identity("inside_dir_link") is None
+    assert root.identity("docs") is None
+    os.utime(workspace / "docs", ns=(0, 0))  # old, so the new entry's change shows
+    old = root.folder_identity("docs")
+    (workspace / "docs" / "new.md").write_bytes(b"new")
+    assert root.folder_identity("docs") not in (None, old)

@@ -631,6 +631,9 @@ class SizedDirectory:
     def identity(self, name: str) -> FileIdentity | None:
         return None
 
+    def folder_identity(self, name: str) -> FileIdentity | None:
+        return None
+
     def read_file(self, name: str, max_bytes: int) -> bytes:
         return self.inner.read_file(name, max_bytes)
 

@@ -7,6 +7,8 @@ The real CLI on a real repository: tests/integration/test_status_cli.py.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -29,6 +31,7 @@ from artifactize.kernel.document_codec import (
     request_json,
     run_json,
 )
+from artifactize.ports.collector import CollectorPause
 from artifactize.ports.process import ProcessOutcome
 from tests.fakes.filesystem import MemoryFilesystem, Node, Symlink
 from tests.fakes.processes import FakeClock, FakeProcessRunner, FakePrograms, FakeScratch
@@ -61,6 +64,7 @@ class World(HumanWorld):
             FakeProcessRunner(ProcessOutcome(exit_code=0), clock=clock),
             clock,
         )
+        self.pause: CollectorPause | None = None  # the collector pause verify is given
 
     async def verify(self, selector: str | None = None, **options: Any) -> dict[str, Any]:
         runtime = RuntimePorts(
@@ -81,6 +85,7 @@ class World(HumanWorld):
             self.ids,
             sleep=self.sleep,
             runtime=runtime,
+            pause_collector=self.pause,
         )
         workspace = self.workspace()
         service = Verify(ports, workspace, VerifyOptions("/repo", "/state", **options))
@@ -271,3 +276,38 @@ async def test_a_fingerprint_failure_is_an_error_of_every_eval_it_keys() -> None
     assert evals["doc/signoff"]["key"] is None
     assert report.fingerprint_failures == ("app/check", "doc/signoff")
     assert report.artifacts == {"app": "WAIT_DEPENDENCY", "doc": "ERROR"}
+
+
+def _counting_pause(world: World, opened: list[int]) -> CollectorPause:
+    """A fake collector pause: the files opened when it starts and when it ends."""
+
+    @contextmanager
+    def pause() -> Iterator[None]:
+        opened.append(world.files.open_file_calls)
+        yield
+        opened.append(world.files.open_file_calls)
+
+    return pause
+
+
+async def test_the_report_runs_with_the_collector_paused() -> None:
+    """The whole report, its fingerprints included, is computed inside one collector pause."""
+    world = World()
+    await world.verify()
+    opened: list[int] = []
+    pause = _counting_pause(world, opened)
+    workspace = world.workspace()
+    ports = StatusPorts(world.files, world.state, threads=THREADS, pause_collector=pause)
+    report = Status(ports, workspace, StatusOptions()).report(select_evals(workspace, None, True))
+    before, after = opened
+    assert after == world.files.open_file_calls > before  # every file hashed while paused
+    assert report.evals
+
+
+async def test_verify_computes_its_keys_with_the_collector_paused() -> None:
+    world = World()
+    opened: list[int] = []
+    world.pause = _counting_pause(world, opened)
+    await world.verify()
+    before, after = opened  # one pause: the keys; the Run itself runs as usual
+    assert after > before

@@ -43,9 +43,31 @@ class DefinitionMismatch(Exception):
         self.message = message
 
 
+_PLAIN_TYPES = frozenset({str, bool, int, float, type(None)})
+
+
 def plain_json(value: Any) -> Any:
     """A declaration value as JSON: dataclass fields in camelCase, enums by value, tuples as
-    lists. Mapping keys are kept as written (payloads and schemas are the owner's)."""
+    lists. Mapping keys are kept as written (payloads and schemas are the owner's).
+
+    The exact built-in types and the model's dataclasses are told apart by their type first
+    (a Run records every selected eval and Artifact: ``isinstance`` against unions and
+    ``is_dataclass`` for each value were most of its cost); anything else takes the general
+    rules below, in their order."""
+    kind: type = type(value)
+    if kind in _PLAIN_TYPES:
+        return value
+    fields = _fields_of(kind)
+    if fields is not None:
+        return {camel: plain_json(getattr(value, name)) for name, camel in fields}
+    if kind is tuple or kind is list:
+        return [plain_json(item) for item in value]
+    if kind is dict:
+        return {str(key): plain_json(item) for key, item in value.items()}
+    return _general_json(value)
+
+
+def _general_json(value: Any) -> Any:
     if value is None or isinstance(value, str | bool | int | float):
         return value
     if isinstance(value, enum.Enum):
@@ -57,6 +79,14 @@ def plain_json(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [plain_json(item) for item in value]
     raise TypeError(f"{type(value).__name__} has no JSON form in a saved declaration")
+
+
+@functools.cache
+def _fields_of(kind: type) -> tuple[tuple[str, str], ...] | None:
+    """``_fields`` of a dataclass type (not an enum), None for any other type."""
+    if dataclasses.is_dataclass(kind) and not issubclass(kind, enum.Enum):
+        return _fields(kind)
+    return None
 
 
 @functools.cache

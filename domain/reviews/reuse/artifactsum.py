@@ -18,7 +18,14 @@ value>, "files": {path: first 16 hex of the file digest}}``; ``files`` is left o
 manifest's canonical JSON would exceed 64 KiB.
 
 With a file index (``ports.file_index``), a file whose identity the index knows is not read:
-its digest comes from the index (the byte limits count its size all the same).
+its digest comes from the index (the byte limits count its size all the same). A whole walk
+is kept too, as git's untracked cache keeps a folder: keyed by the owner folder's identity and
+the walk's context (``_WalkRecord``), it holds the identity of every folder listed and every
+file included, and the result. While each of those identities is unchanged, no folder is
+listed and no ignore rule matched again: each folder and file is stat-ed, nothing more (a
+folder's mtime and ctime change whenever an entry is added, removed or renamed in it). Only a
+walk that lists no ``.gitignore`` of its own is kept, and only when every identity is safely
+old (the index's racy rule).
 
 Everything is read through pinned directory handles, one component at a time, never
 following a link, as ``domain.tools.pinning`` does.
@@ -27,9 +34,10 @@ following a link, as ``domain.tools.pinning`` does.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import Any
 
@@ -45,6 +53,7 @@ from artifactize.ports.filesystem import (
     DirectoryHandle,
     EntryKind,
     EntryNotFound,
+    FileIdentity,
     Filesystem,
     FilesystemError,
     FileTooLarge,
@@ -202,9 +211,7 @@ def compute_artifactsum(
         _gitignores=memo,
         folders=folders,
     )
-    digests = walk.run()
-    value = artifactsum_value(digests)
-    return ArtifactsumResult(value, build_manifest(value, digests, limits.manifest_bytes))
+    return walk.result()
 
 
 def _utf8(path: str) -> bytes:
@@ -225,6 +232,96 @@ def _size_text(count: int) -> str:
 def _printable(path: str) -> str:
     """A path for a message, with undecodable name bytes shown as ``\\xNN``."""
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+WALK_FORMAT = 1  # bump when a kept walk's stored form or its context changes
+
+
+_LIMIT_NAMES = tuple(item.name for item in fields(ArtifactsumLimits))
+
+
+def _limits_key(limits: ArtifactsumLimits) -> list[int]:
+    """The limits a kept walk was computed under (``dataclasses.astuple`` copies deeply)."""
+    return [getattr(limits, name) for name in _LIMIT_NAMES]
+
+
+class _WalkRecord:
+    """One Artifact's walk as the file index keeps it (git's untracked cache, per owner).
+
+    Keyed by the owner folder's identity and a digest of the walk's context: the owner's
+    path, ``fingerprint.files`` and ``ignore``, its child Artifacts, the limits and the
+    rules of every ancestor's ``.gitignore`` (read fresh by each computation). The stored
+    form: every folder listed below the owner, each with its identity taken *before* it was
+    listed, every file included with the identity its digest belongs to, and the result.
+    ``recall`` trusts it only while every one of those identities is unchanged; it opens
+    each folder the way the walk does (pinned, never following a link) and stats each file,
+    and lists nothing. A walk is not kept when a folder's identity cannot be told, a file
+    changed while it was read, or a walked folder holds a ``.gitignore``."""
+
+    def __init__(self, index: FileIndex, identity: FileIdentity, context: str, path: str) -> None:
+        self.index = index
+        self.identity = identity
+        self.context = context
+        self.path = path
+        self.folders: list[tuple[str, FileIdentity]] = []
+        self.files: list[tuple[str, FileIdentity]] = []
+        self.keepable = True
+
+    def folder(self, rel: str, identity: FileIdentity | None) -> None:
+        if identity is None:
+            self.keepable = False
+        else:
+            self.folders.append((rel, identity))
+
+    def file(self, rel: str, identity: FileIdentity) -> None:
+        self.files.append((rel, identity))
+
+    def remember(self, result: ArtifactsumResult) -> None:
+        if not self.keepable:
+            return
+        stored = json.dumps(
+            {
+                "folders": [[rel, identity.key()] for rel, identity in self.folders],
+                "files": [[rel, identity.key()] for rel, identity in self.files],
+                "value": result.value,
+                "manifest": result.manifest,
+            },
+            ensure_ascii=False,
+        )
+        try:  # an empty folder's name that is not UTF-8 is walked, but cannot be stored
+            stored.encode("utf-8")
+            self.path.encode("utf-8")
+        except UnicodeEncodeError:
+            return
+        covered = [identity for _, identity in (*self.folders, *self.files)]
+        self.index.remember_walk(self.identity, self.context, self.path, stored, covered)
+
+    def recall(self, owner: DirectoryHandle, stack: ExitStack) -> ArtifactsumResult | None:
+        """The kept result, when every folder and file it covered is unchanged."""
+        stored = self.index.walk(self.identity, self.context)
+        if stored is None:
+            return None
+        try:
+            kept = json.loads(stored)
+            folders, files = kept["folders"], kept["files"]
+            result = ArtifactsumResult(kept["value"], kept["manifest"])
+            handles = {"": owner}
+            for rel, key in folders:
+                parent = handles[rel.rpartition("/")[0]]
+                name = rel.rpartition("/")[2]
+                identity = parent.folder_identity(name)
+                if identity is None or identity.key() != key:
+                    return None
+                handles[rel] = stack.enter_context(parent.open_directory(name))
+            for rel, key in files:
+                identity = handles[rel.rpartition("/")[0]].identity(rel.rpartition("/")[2])
+                if identity is None or identity.key() != key:
+                    return None
+        except (ValueError, KeyError, TypeError, FilesystemError):
+            return None  # another shape, or a folder gone meanwhile: walked as without it
+        if not isinstance(result.value, str) or not isinstance(result.manifest, dict):
+            return None
+        return result
 
 
 @dataclass(frozen=True)
@@ -259,6 +356,7 @@ class _Walk:
     file_bytes: int = 0
     _gitignores: dict[str, IgnoreRules | None] = field(default_factory=dict)
     folders: OpenFolders | None = None
+    record: _WalkRecord | None = None  # set by ``result`` when the walk may be kept
 
     def __post_init__(self) -> None:
         self.always = IgnoreRules.from_lines([*BUILTIN_IGNORES, *self.fingerprint.ignore])
@@ -268,12 +366,51 @@ class _Walk:
     def fail(self, message: str) -> FingerprintError:
         return FingerprintError(f"Artifact `{self.artifact.name}`: {message}")
 
-    def run(self) -> dict[str, bytes]:
+    def result(self) -> ArtifactsumResult:
         with ExitStack() as stack:
             chain = self._open_owner(stack)
+            self.record = self._record(chain)
+            if self.record is not None:
+                recalled = self.record.recall(chain[-1].handle, stack)
+                if recalled is not None:
+                    return recalled
             for path in self.fingerprint.files:
                 self._named(chain, path)
-        return self.digests
+        value = artifactsum_value(self.digests)
+        result = ArtifactsumResult(
+            value, build_manifest(value, self.digests, self.limits.manifest_bytes)
+        )
+        if self.record is not None:
+            self.record.remember(result)
+        return result
+
+    def _record(self, chain: list[_Dir]) -> _WalkRecord | None:
+        """What keeps this walk in the index: only a whole-folder walk below the root, with
+        an index and a folder identity to key it by."""
+        if self.index is None or self.fingerprint.files != (WHOLE_FOLDER,) or len(chain) < 2:
+            return None
+        identity = chain[-2].handle.folder_identity(self.owner.rsplit("/", 1)[-1])
+        if identity is None:
+            return None
+        ancestors = [
+            (layer.base, [pattern.text for pattern in layer.rules.patterns])
+            for layer in self._layers(chain[:-1])
+        ]
+        context = json.dumps(
+            [
+                WALK_FORMAT,
+                self.owner,
+                list(self.fingerprint.files),
+                list(self.fingerprint.ignore),
+                sorted(self.children),
+                _limits_key(self.limits),
+                ancestors,
+            ],
+            ensure_ascii=False,
+        )
+        physical = chain[-1].handle.physical_path
+        digest = hashlib.sha256(context.encode("utf-8", "surrogateescape")).hexdigest()
+        return _WalkRecord(self.index, identity, digest, physical)
 
     # --- the way down -------------------------------------------------------------------
 
@@ -411,7 +548,10 @@ class _Walk:
         # The folder's own .gitignore: at the owner's folder itself (rel ""), its path is the
         # owner's, not "owner/" (whose rules then cut one character too many off each path).
         here = _join(self.owner, rel) if rel else self.owner
-        own = self._layer(handle, here, any(e.name == GITIGNORE_FILE for e in entries))
+        listed = any(e.name == GITIGNORE_FILE for e in entries)
+        if listed and self.record is not None:
+            self.record.keepable = False  # its rules are not part of the walk's context
+        own = self._layer(handle, here, listed)
         layers = (*parent_layers, own) if own is not None else parent_layers
         for entry in entries:
             child = _join(rel, entry.name)
@@ -428,6 +568,8 @@ class _Walk:
                         f"fingerprint folder `{_printable(child)}` is nested more than "
                         f"{self.limits.depth} folders deep; ignore it or narrow `fingerprint.files`"
                     )
+                if self.record is not None:  # before it is listed: a later change shows
+                    self.record.folder(child, handle.folder_identity(entry.name))
                 with self._open_directory(handle, entry.name, child) as folder:
                     self._walk(folder, child, layers, depth + 1)
             elif entry.kind is EntryKind.FILE:
@@ -476,6 +618,10 @@ class _Walk:
         if self.index is not None and identity is not None and read == identity.size:
             physical = f"{handle.physical_path.rstrip('/')}/{name}"
             self.index.remember_digest(identity, physical, digest.digest())
+            if self.record is not None:
+                self.record.file(rel, identity)
+        elif self.record is not None:
+            self.record.keepable = False
         return digest.digest()
 
     def _known(self, handle: DirectoryHandle, name: str, rel: str) -> bool:
@@ -488,6 +634,8 @@ class _Walk:
         self._check_bytes(self.file_bytes + identity.size, rel)
         self.file_bytes += identity.size
         self.digests[rel] = known
+        if self.record is not None:
+            self.record.file(rel, identity)
         return True
 
     def _check_bytes(self, total: int, rel: str) -> None:

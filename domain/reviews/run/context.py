@@ -20,6 +20,7 @@ from artifactize.domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
 from artifactize.domain.reviews.timestamps import timestamp
 from artifactize.ports.callbacks import OutputRoots, ProgressSink
 from artifactize.ports.clock import Sleeper
+from artifactize.ports.collector import CollectorPause
 from artifactize.ports.conversations import ConversationStore
 from artifactize.ports.documents import ProducerDocument, Request
 from artifactize.ports.file_index import FileIndex
@@ -53,6 +54,9 @@ class VerifyPorts:
     observer: RunObserver | None = None  # live progress: requests as saved, Agent activity
     # Digests of unchanged files (ports.file_index), saved once the keys are computed.
     index: FileIndex | None = None
+    # Paused while the keys are computed (``Verify.prepare``), as ``status`` pauses it for
+    # its report; None: the collector runs as usual.
+    pause_collector: CollectorPause | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,40 @@
+"""The collector adapters (``adapters/collector.py``) on CPython's real ``gc``."""
+
+from __future__ import annotations
+
+import gc
+
+from artifactize.adapters.collector import freeze_collector, pause_collector
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_freeze_leaves_what_existed_out_and_collects_what_is_new() -> None:
+    before = gc.get_freeze_count()
+    assert before == 0  # nothing else froze objects in this process
+    with freeze_collector():
+        assert gc.get_freeze_count() > 0  # what existed is frozen
+        _Cycle()  # new cyclic garbage
+        assert gc.collect() >= 1  # still collected inside the block
+    assert gc.get_freeze_count() == 0  # and everything is back in the oldest generation
+
+
+def test_a_freeze_inside_another_changes_nothing() -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with freeze_collector():
+            pass
+        assert gc.get_freeze_count() == frozen  # not unfrozen by the inner block
+    finally:
+        gc.unfreeze()
+
+
+def test_a_pause_disables_the_collector_and_restores_it() -> None:
+    assert gc.isenabled()
+    with pause_collector():
+        assert not gc.isenabled()
+    assert gc.isenabled()
