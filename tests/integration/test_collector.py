@@ -25,10 +25,12 @@ def test_a_freeze_leaves_what_existed_out_and_collects_what_is_new() -> None:
 def test_a_freeze_inside_another_changes_nothing() -> None:
     gc.freeze()
     try:
-        frozen = gc.get_freeze_count()
+        assert gc.get_freeze_count() > 0
         with freeze_collector():
             pass
-        assert gc.get_freeze_count() == frozen  # not unfrozen by the inner block
+        # not unfrozen by the inner block (an unfreeze empties the permanent generation; its
+        # count is not compared exactly: a frozen object freed meanwhile leaves it)
+        assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
 
