@@ -56,7 +56,11 @@ COMPILE := $(BIN)/python -m compileall -q artifactize
 # and pytest rewrites their asserts on the way: 10 s per worker, unless the rewritten
 # modules are cached, which PYTHONDONTWRITEBYTECODE (set on this kind of machine) forbids.
 # So pytest runs without it, and a collection first writes the cache the workers read.
-# From a fresh clone, `make test` (install included) took 4:25, pytest 3:43 of it.
+# From a fresh clone, `make test` (install included) took 4:25, pytest 3:43 of it; later the
+# same day, with uv's cache empty and the machine idle, 3:58 and 3:54 (install 13 s, pytest
+# 3:34-3:37, 395-405 s of CPU; 5,469 tests), after the install moved to uv, the collection
+# cache was written in two halves, and the tour and installed-tool tests stopped compiling
+# every module again (the tour's tool caches its bytecode; pip into the test venv is pip 26).
 # 2026-12-06, 5,298 tests, the machine shared (load 8 to 20): pytest 17:10 and 520 s of CPU
 # before the order was kept and the web and prune CLI calls ran in process; 7:27 and 444 s
 # after, the four workers ending within 6 s of each other. 444 s of CPU is 3:42 on two cores.

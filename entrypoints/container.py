@@ -519,10 +519,14 @@ class Container(containers.DeclarativeContainer):
     file_index = providers.Factory(_file_index)  # state_dir=
     collector_pause = providers.Callable(_collector_pause)
     collector_freeze = providers.Callable(_collector_freeze)
+    # How a large computation runs: its batches on worker threads, with the collector paused.
+    _large_computation: ClassVar[dict[str, Any]] = {
+        "threads": worker_threads,
+        "pause_collector": collector_pause,
+    }
     status_ports = providers.Factory(
         _built("artifactize.domain.use_cases.status:StatusPorts"),
         filesystem=filesystem,
         programs=program_checks,
-        threads=worker_threads,
-        pause_collector=collector_pause,
+        **_large_computation,
     )  # state=, scripts=, index=
