@@ -22,7 +22,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import anyio
 
@@ -35,6 +35,7 @@ from artifactize.ports.statuses import ErrorCode
 if TYPE_CHECKING:
     from artifactize.domain.project.workspace import EvalRef, Workspace
     from artifactize.domain.reviews.remote.sync import RemoteSync
+    from artifactize.domain.reviews.reuse.keys import KeyInputs
     from artifactize.domain.reviews.run.context import VerifyOptions
     from artifactize.domain.reviews.run.documents import RunResult
     from artifactize.domain.reviews.run.selection import Selection
@@ -86,7 +87,7 @@ class PreparedRun:
 
     service: Verify
     refs: list[EvalRef]
-    keys: Any
+    keys: list[KeyInputs]  # each ref's key inputs, in the same order
     remote: RemoteSync | None
     runs_folder: Path
     # What exists once the keys are computed (the workspace above all) is kept out of the
