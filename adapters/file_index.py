@@ -8,7 +8,9 @@ code that wrote it (``INDEX_FORMAT`` and a hash of the parsing code's sources): 
 written by other code is read as empty and replaced at the next save.
 
 Reading: every row is read once, at the first lookup, whose time is the reference of the
-racy rule (git's): a file is kept only when both its mtime and its ctime are at least
+racy rule (git's); the digest rows (most of them: one per file) only at the first digest
+lookup or at a save that writes, as a warm ``status`` whose kept walks all hold asks for
+none: a file is kept only when both its mtime and its ctime are at least
 ``RACY_MARGIN_NS`` older than that moment, so a later write, however quick, changes its
 identity. Every file this process learned about was read after that moment.
 
@@ -83,6 +85,7 @@ class SqliteFileIndex:
         self._now_ns = now_ns
         self._lock = threading.Lock()
         self._rows: dict[_Key, tuple[str, bytes]] | None = None  # key -> (path, value)
+        self._digests_read = False  # the digest rows are read at the first digest lookup
         self._reference_ns = 0
         self._used: set[_Key] = set()
         self._new: dict[_Key, tuple[str, bytes]] = {}
@@ -90,6 +93,8 @@ class SqliteFileIndex:
     # --- the port -----------------------------------------------------------------------
 
     def digest(self, identity: FileIdentity) -> bytes | None:
+        if not self._digests_read:
+            self._read_digests()
         value = self._lookup((identity.key(), DIGEST_CONTEXT))
         return value if value is not None and len(value) == hashlib.sha256().digest_size else None
 
@@ -131,7 +136,10 @@ class SqliteFileIndex:
             rows, new, used = self._rows, self._new, self._used
             if rows is None or not new:
                 return  # nothing learned: the index on disk is still right
+            if not self._digests_read:  # every row, to drop those of files now gone
+                rows.update(self._read_rows(digests=True))
             self._rows, self._new, self._used = None, {}, set()  # the next lookup reloads
+            self._digests_read = False
         try:
             self._write(rows, new, used)
         except (sqlite3.Error, OSError):
@@ -161,10 +169,18 @@ class SqliteFileIndex:
         with self._lock:
             if self._rows is None:
                 self._reference_ns = self._now_ns()
-                self._rows = self._read()
+                self._rows = self._read_rows(digests=False)
             return self._rows
 
-    def _read(self) -> dict[_Key, tuple[str, bytes]]:
+    def _read_digests(self) -> None:
+        rows = self._loaded()
+        with self._lock:
+            if not self._digests_read:
+                rows.update(self._read_rows(digests=True))
+                self._digests_read = True
+
+    def _read_rows(self, *, digests: bool) -> dict[_Key, tuple[str, bytes]]:
+        """The digest rows, or every other row (declarations, walks)."""
         if not Path(self.path).is_file():
             return {}
         try:
@@ -181,7 +197,9 @@ class SqliteFileIndex:
             return {
                 (identity, context): (path, bytes(value))
                 for identity, context, path, value in connection.execute(
-                    "SELECT identity, context, path, value FROM entries"
+                    "SELECT identity, context, path, value FROM entries WHERE "
+                    + ("context = ?" if digests else "context != ?"),
+                    (DIGEST_CONTEXT,),
                 )
             }
         except sqlite3.OperationalError:

@@ -357,6 +357,53 @@ def test_rows_of_files_that_are_gone_are_dropped(tmp_path: Path) -> None:
     assert after == (before - {str(root / "mod" / "notes.txt")}) | {str(root / "mod/src/c.py")}
 
 
+def _identity_of(path: Path) -> FileIdentity:
+    info = os.lstat(path)
+    return FileIdentity(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def test_the_digest_rows_are_read_only_when_a_digest_is_asked(tmp_path: Path) -> None:
+    """A lookup of a declaration (or a kept walk) reads no digest row: a digest row written
+    after it, by another process, is what the first digest lookup then answers."""
+    state, source, declaration = tmp_path / "state", tmp_path / "a.py", tmp_path / "index.artf"
+    state.mkdir()
+    write(source, "a\n")
+    write(declaration, "name = 1\n")
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    file, declared = _identity_of(source), _identity_of(declaration)
+    path = str(state / "file-index.sqlite")
+    first = SqliteFileIndex(path, STAMP, margin_ns=TEST_MARGIN_NS)
+    first.remember_declaration(declared, "ctx", str(declaration), "stored")
+    first.remember_digest(file, str(source), b"1" * 32)
+    first.save()
+    reader = SqliteFileIndex(path, STAMP, margin_ns=TEST_MARGIN_NS)
+    assert reader.declaration(declared, "ctx") == "stored"
+    other = SqliteFileIndex(path, STAMP, margin_ns=TEST_MARGIN_NS)
+    other.remember_digest(file, str(source), b"2" * 32)
+    other.save()
+    assert reader.digest(file) == b"2" * 32
+
+
+def test_a_save_without_a_digest_lookup_still_drops_the_rows_of_files_gone(
+    tmp_path: Path,
+) -> None:
+    state, source, declaration = tmp_path / "state", tmp_path / "a.py", tmp_path / "index.artf"
+    state.mkdir()
+    write(source, "a\n")
+    write(declaration, "name = 1\n")
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    file, declared = _identity_of(source), _identity_of(declaration)
+    path = str(state / "file-index.sqlite")
+    first = SqliteFileIndex(path, STAMP, margin_ns=TEST_MARGIN_NS)
+    first.remember_digest(file, str(source), b"1" * 32)
+    first.save()
+    source.unlink()
+    second = SqliteFileIndex(path, STAMP, margin_ns=TEST_MARGIN_NS)
+    second.remember_declaration(declared, "ctx", str(declaration), "stored")  # asks no digest
+    second.save()
+    assert [row[2] for row in _rows(state)] == [str(declaration)]
+
+
 def test_deleting_the_index_changes_no_result(tmp_path: Path) -> None:
     root, state = tmp_path / "repo", tmp_path / "state"
     make_repo(root)
