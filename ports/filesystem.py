@@ -8,6 +8,7 @@ re-resolved (and redirected by a swapped symlink) after it was checked.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import NamedTuple, Protocol
@@ -156,6 +157,15 @@ class DirectoryHandle(Protocol):
         """The identity of a folder entry (a no-follow stat: its mtime and ctime change when
         an entry is added, removed or renamed in it); None for anything else or where the
         platform cannot tell."""
+        ...
+
+    def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
+        """``identity`` (``folder_identity`` with ``folders``) of entries below this folder,
+        each named by its path from here (single names joined by ``/``), in one call: only
+        the last name is not followed, so a caller trusts an answer only while every folder
+        on the way checks unchanged too (a kept discovery checks every folder it entered: a
+        folder on the way replaced by a link changes its parent's identity). None for an
+        entry of another kind, absent, or where the platform cannot tell."""
         ...
 
     def read_file(self, name: str, max_bytes: int) -> bytes:

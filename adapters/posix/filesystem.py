@@ -14,7 +14,7 @@ import itertools
 import operator
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from artifactize.adapters.pinned_handles import OwnedHandle
 from artifactize.ports.filesystem import (
@@ -73,6 +73,9 @@ def _kind_of_entry(entry: os.DirEntry[str]) -> EntryKind:
     if entry.is_symlink():
         return EntryKind.SYMLINK
     return EntryKind.OTHER
+
+
+_NOT_BELOW = frozenset({"", ".", ".."})
 
 
 def _lstat_entry(dir_fd: int, name: str) -> os.stat_result:
@@ -190,6 +193,24 @@ class PosixDirectoryHandle(OwnedHandle):
     def folder_identity(self, name: str) -> FileIdentity | None:
         """No-follow ``fstatat`` of one entry: its identity when it is a real folder."""
         return self._identity_if(name, stat.S_ISDIR)
+
+    def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
+        """No-follow ``fstatat`` of each path relative to the pinned folder (its last name
+        not followed; the caller checks the folders on the way)."""
+        fd = self._descriptor()
+        kind = stat.S_ISDIR if folders else stat.S_ISREG
+        found: list[FileIdentity | None] = []
+        for path in paths:
+            if _NOT_BELOW.intersection(path.split("/")):  # "", ".", "..": not a walked path
+                found.append(None)
+                continue
+            try:
+                info = _lstat_entry(fd, path)
+            except (OSError, ValueError):
+                found.append(None)
+                continue
+            found.append(_identity_of(info) if kind(info.st_mode) else None)
+        return found
 
     def _identity_if(self, name: str, kind: Callable[[int], bool]) -> FileIdentity | None:
         _check_name(name)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import ntpath
 import os
+from collections.abc import Sequence
 from ctypes import wintypes
 
 from artifactize.adapters.pinned_handles import OwnedHandle
@@ -391,6 +392,10 @@ class WindowsDirectoryHandle(OwnedHandle):
     def folder_identity(self, name: str) -> FileIdentity | None:
         """Not told here: no walk is kept in the file index."""
         return None
+
+    def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
+        """Not told here: no discovery is kept in the file index."""
+        return [None] * len(paths)
 
     def read_link(self, name: str) -> str:
         """Reparse targets are not read on Windows: every reparse point is refused instead."""

@@ -10,13 +10,19 @@ Discovery parses and validates each file on its own; cross-file rules live in
 With a file index (``ports.file_index``), a declaration file whose identity the index knows
 is neither read nor parsed: its validated form and text come from the index
 (``domain.declarations.codec``). Only declarations that validated are kept there; one
-with problems is read and reported every time.
+with problems is read and reported every time. A discovery without problems is kept there
+whole as well (``_Kept``: git's untracked cache, for the tree): while the root, every
+folder entered and every declaration keep their identities, the next discovery lists and
+opens nothing, one no-follow stat each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pathspec
 
@@ -106,14 +112,23 @@ def discover(
     *,
     enter_nested: bool = False,
     index: FileIndex | None = None,
+    root_identity: FileIdentity | None = None,
 ) -> Discovery:
     """Walk the workspace under ``root``; raises ``ConfigError`` with every problem found.
     A folder below the root that holds a ``.git`` (another repository: a clone, a
     submodule, a worktree) is not entered unless ``enter_nested``. ``index``: declarations
-    it knows are not read again (it is not saved here)."""
+    it knows are not read again (it is not saved here); with ``root_identity`` (the root
+    folder's, taken before this walk), the whole discovery is kept there too (``_Kept``)."""
     result = Discovery(root_path)
-    ignore = _load_ignore(root, result)
-    _Walker(result, ignore, enter_nested=enter_nested, index=index).walk(root, "", None)
+    ignore, ignore_text = _load_ignore(root, result)
+    kept = None
+    if index is not None and root_identity is not None and not result.problems:
+        context = _kept_context(enter_nested, ignore_text)
+        kept = _Kept(index, root_identity, context, root.physical_path)
+        if kept.recall(root, result):
+            return result
+    walker = _Walker(result, ignore, enter_nested=enter_nested, index=index, kept=kept)
+    walker.walk(root, "", None)
     if not result.problems and not result.artifacts:
         result.problems.append(
             Problem(
@@ -126,25 +141,181 @@ def discover(
         )
     if result.problems:
         raise ConfigError(result.problems)
+    if kept is not None:
+        kept.remember()
     return result
 
 
-def _load_ignore(root: DirectoryHandle, result: Discovery) -> pathspec.GitIgnoreSpec | None:
+def _load_ignore(
+    root: DirectoryHandle, result: Discovery
+) -> tuple[pathspec.GitIgnoreSpec | None, str | None]:
+    """The root ``.artfignore``'s rules and text (None, None: there is none)."""
     try:
         entry = root.entry(IGNORE_FILE)
     except FilesystemError:
-        return None
+        return None, None
     if entry.kind is not EntryKind.FILE:
-        return None  # a symlinked .artfignore is not followed: treated as absent
+        return None, None  # a symlinked .artfignore is not followed: treated as absent
     try:
         text = root.read_file(IGNORE_FILE, ARTFIGNORE_MAX_BYTES).decode("utf-8")
     except FileTooLarge:
         result.problems.append(Problem(IGNORE_FILE, None, "", "exceeds 1 MiB"))
-        return None
+        return None, None
     except (FilesystemError, UnicodeDecodeError) as exc:
         result.problems.append(Problem(IGNORE_FILE, None, "", f"cannot be read: {exc}"))
-        return None
-    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+        return None, None
+    return pathspec.GitIgnoreSpec.from_lines(text.splitlines()), text
+
+
+KEPT_FORMAT = 1  # bump when a kept discovery's stored form or its context changes
+KEPT_CONTEXT = "discovery|"  # a kept discovery's walk context (an Artifact walk's is hex)
+
+
+def _kept_context(enter_nested: bool, ignore_text: str | None) -> str:
+    """What a discovery depends on besides the identities it covers."""
+    ignore = None if ignore_text is None else hashlib.sha256(ignore_text.encode()).hexdigest()
+    context = json.dumps([KEPT_FORMAT, DECLARATION_FORMAT, enter_nested, ignore])
+    return KEPT_CONTEXT + hashlib.sha256(context.encode()).hexdigest()
+
+
+def _strings(row: Any, width: int, optional: int = 0) -> bool:
+    """Whether ``row`` is a list of ``width`` strings (the last ``optional`` may be None)."""
+    return (
+        isinstance(row, list)
+        and len(row) == width
+        and all(
+            isinstance(item, str) or (item is None and at >= width - optional)
+            for at, item in enumerate(row)
+        )
+    )
+
+
+class _Kept:
+    """A whole discovery as the file index keeps it (git's untracked cache, for the tree).
+
+    Keyed by the root folder's identity and a digest of what else the walk depends on
+    (``enter_nested``, the ``.artfignore`` text, the declaration format). The stored form:
+    every folder entered below the root with its identity taken *before* it was listed, the
+    nested repositories found, and each declaration with its identity, parse context and
+    place, and its folder's entry names. Kept only when the discovery found no problem and
+    every identity is known and safely old (the index's racy rule). ``recall`` trusts it
+    only while every identity is unchanged — one no-follow stat each, by path from the root
+    (a folder on the way replaced, by a link or anything, changes its parent's identity, and
+    every parent is checked) — and the index knows every declaration; it lists and opens
+    nothing. Any doubt: the walk runs as without it."""
+
+    def __init__(
+        self, index: FileIndex, identity: FileIdentity, context: str, physical: str
+    ) -> None:
+        self.index = index
+        self.identity = identity
+        self.context = context
+        self.physical = physical
+        self.folders: list[tuple[str, FileIdentity]] = []
+        self.declarations: list[tuple[FileIdentity, list[str | None]]] = []
+        self.names: dict[str, list[str]] = {}
+        self.nested: list[str] = []
+        self.keepable = True
+
+    def folder(self, rel: str, identity: FileIdentity | None) -> None:
+        if identity is None:
+            self.keepable = False
+        else:
+            self.folders.append((rel, identity))
+
+    def declared(
+        self, identity: FileIdentity | None, context: str, artifact: DeclaredArtifact
+    ) -> None:
+        if identity is None:
+            self.keepable = False
+            return
+        a = artifact
+        row = [a.source.path, identity.key(), context, a.path, a.folder, a.target, a.owner]
+        self.declarations.append((identity, row))
+        self.names.setdefault(a.folder, sorted(a.folder_entries))
+
+    def remember(self) -> None:
+        if not self.keepable:
+            return
+        stored = json.dumps(
+            {
+                "folders": [[rel, identity.key()] for rel, identity in self.folders],
+                "nested": self.nested,
+                "names": self.names,
+                "declarations": [row for _, row in self.declarations],
+            },
+            ensure_ascii=False,
+        )
+        try:  # a name that is not UTF-8 is walked, but cannot be stored
+            stored.encode("utf-8")
+            self.physical.encode("utf-8")
+        except UnicodeEncodeError:
+            return
+        covered = [
+            self.identity,
+            *(identity for _, identity in self.folders),
+            *(identity for identity, _ in self.declarations),
+        ]
+        self.index.remember_walk(self.identity, self.context, self.physical, stored, covered)
+
+    def recall(self, root: DirectoryHandle, result: Discovery) -> bool:
+        """Fill ``result`` from the kept discovery when all it covered is unchanged."""
+        stored = self.index.walk(self.identity, self.context)
+        if stored is None:
+            return False
+        try:
+            kept = json.loads(stored)
+            folders, nested = kept["folders"], kept["nested"]
+            names, declared = kept["names"], kept["declarations"]
+        except (ValueError, KeyError, TypeError):
+            return False
+        if not (
+            isinstance(folders, list)
+            and all(_strings(row, 2) for row in folders)
+            and isinstance(nested, list)
+            and all(isinstance(rel, str) for rel in nested)
+            and isinstance(names, dict)
+            and all(_strings(items, len(items)) for items in names.values())
+            and isinstance(declared, list)
+            and all(_strings(row, 7, optional=2) for row in declared)
+            and all(row[4] in names for row in declared)
+        ):
+            return False
+        if not _unchanged(
+            root.identities_below([rel for rel, _ in folders], folders=True), folders
+        ):
+            return False
+        files = root.identities_below([row[0] for row in declared], folders=False)
+        if not _unchanged(files, declared):
+            return False
+        entries = {folder: frozenset(items) for folder, items in names.items()}
+        artifacts = []
+        for identity, (path, _, context, where, folder, target, owner) in zip(
+            files, declared, strict=True
+        ):
+            assert identity is not None  # checked by _unchanged
+            text_form = self.index.declaration(identity, context)
+            if text_form is None:
+                return False
+            try:
+                declaration, text = decode_declaration(text_form)
+            except StoredFormError:
+                return False
+            source = SourceFile(path, text)
+            artifacts.append(
+                DeclaredArtifact(declaration, source, where, folder, target, owner, entries[folder])
+            )
+        result.artifacts.extend(artifacts)
+        result.nested_repositories.extend(nested)
+        return True
+
+
+def _unchanged(found: Sequence[FileIdentity | None], rows: Sequence[list[Any]]) -> bool:
+    """Whether each identity found is the one its row (``[path, key, ...]``) kept."""
+    return all(
+        identity is not None and identity.key() == row[1]
+        for identity, row in zip(found, rows, strict=True)
+    )
 
 
 def _join(parent: str, name: str) -> str:
@@ -162,11 +333,13 @@ class _Walker:
         *,
         enter_nested: bool,
         index: FileIndex | None = None,
+        kept: _Kept | None = None,
     ) -> None:
         self.result = result
         self.ignore = ignore
         self.enter_nested = enter_nested
         self.index = index
+        self.kept = kept  # what keeps this discovery in the index (told what the walk saw)
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         if self.ignore is None:
@@ -181,6 +354,8 @@ class _Walker:
         names = frozenset(e.name for e in entries)
         if rel and REPOSITORY_MARKER in names and not self.enter_nested:
             self.result.nested_repositories.append(rel)
+            if self.kept is not None:
+                self.kept.nested.append(rel)
             return
         by_name = {e.name: e for e in entries}
         self._legacy_files(rel, by_name)
@@ -197,6 +372,8 @@ class _Walker:
             child_rel = _join(rel, entry.name)
             if self.ignored(child_rel, True):
                 continue
+            if self.kept is not None:  # taken before the folder is listed
+                self.kept.folder(child_rel, handle.folder_identity(entry.name))
             try:
                 with handle.open_directory(entry.name) as child:
                     self.walk(child, child_rel, owner)
@@ -234,9 +411,11 @@ class _Walker:
         kind: ArtifactKind,
         target: str | None,
         is_root: bool,
-    ) -> tuple[Declaration, SourceFile] | None:
+    ) -> tuple[Declaration, SourceFile, FileIdentity | None, str] | None:
         """The validated declaration of ``entry`` and its source: from the index when it
-        knows the file, else read, parsed, validated (and then given to the index)."""
+        knows the file, else read, parsed, validated (and then given to the index); with
+        the identity it was known or read by (None: not told, or not kept) and the context
+        it was parsed in."""
         context = f"{DECLARATION_FORMAT}|{kind.value}|{target or ''}|{int(is_root)}"
         if self.index is not None and entry.kind is EntryKind.FILE:
             known = self._indexed(handle, rel, entry, context)
@@ -249,15 +428,16 @@ class _Walker:
         declaration = self._parse(source, kind, target, is_root)
         if declaration is None:
             return None
-        if self.index is not None and identity is not None and identity[0] is not None:
+        read = None if identity is None else identity[0]
+        if self.index is not None and read is not None:
             stored = encode_declaration(declaration, source.text)
             physical = f"{handle.physical_path.rstrip('/')}/{entry.name}"
-            self.index.remember_declaration(identity[0], context, physical, stored)
-        return declaration, source
+            self.index.remember_declaration(read, context, physical, stored)
+        return declaration, source, read, context
 
     def _indexed(
         self, handle: DirectoryHandle, rel: str, entry: DirEntry, context: str
-    ) -> tuple[Declaration, SourceFile] | None:
+    ) -> tuple[Declaration, SourceFile, FileIdentity, str] | None:
         assert self.index is not None
         identity = handle.identity(entry.name)
         if identity is None or identity.size > DECLARATION_MAX_BYTES:
@@ -269,7 +449,7 @@ class _Walker:
             declaration, text = decode_declaration(stored)
         except StoredFormError:
             return None  # read and parsed again, as if the index did not know it
-        return declaration, SourceFile(_join(rel, entry.name), text)
+        return declaration, SourceFile(_join(rel, entry.name), text), identity, context
 
     def _read(
         self,
@@ -340,10 +520,17 @@ class _Walker:
         found = self._declaration(handle, rel, entry, ArtifactKind.FOLDER, None, rel == "")
         if found is None:
             return None
-        declaration, source = found
+        declaration, source, identity, context = found
         declared = DeclaredArtifact(declaration, source, rel, rel, None, owner, names)
-        self.result.artifacts.append(declared)
+        self._append(declared, identity, context)
         return declared
+
+    def _append(
+        self, declared: DeclaredArtifact, identity: FileIdentity | None, context: str
+    ) -> None:
+        self.result.artifacts.append(declared)
+        if self.kept is not None:
+            self.kept.declared(identity, context, declared)
 
     def _file_artifact(
         self,
@@ -365,10 +552,11 @@ class _Walker:
         found = self._declaration(handle, rel, entry, ArtifactKind.FILE, target, False)
         if found is None:
             return
-        declaration, source = found
-        self.result.artifacts.append(
-            DeclaredArtifact(declaration, source, _join(rel, target), rel, target, owner, names)
+        declaration, source, identity, context = found
+        declared = DeclaredArtifact(
+            declaration, source, _join(rel, target), rel, target, owner, names
         )
+        self._append(declared, identity, context)
 
 
 def _read_with_identity(

@@ -14,7 +14,7 @@ from artifactize.domain.project.graph import graph_report
 from artifactize.domain.project.workspace import Workspace, build_workspace
 from artifactize.ports.collector import CollectorPause
 from artifactize.ports.file_index import FileIndex
-from artifactize.ports.filesystem import Filesystem, FilesystemError
+from artifactize.ports.filesystem import FileIdentity, Filesystem, FilesystemError
 from artifactize.ports.statuses import PROFILE_KINDS
 
 if TYPE_CHECKING:
@@ -48,14 +48,31 @@ class ConfigService:
             raise RepositoryRefused(repo, FILESYSTEM_ROOT)
         with self._paused():
             try:
+                identity = self._root_identity(root_path) if self.index is not None else None
                 with self.filesystem.open_root(root_path) as root:
                     discovery = discover(
-                        root, root_path, enter_nested=self.enter_nested, index=self.index
+                        root,
+                        root_path,
+                        enter_nested=self.enter_nested,
+                        index=self.index,
+                        root_identity=identity,
                     )
             finally:  # what validated is kept, even when another declaration did not
                 if self.index is not None:
                     self.index.save()
             return build_workspace(discovery)
+
+    def _root_identity(self, root_path: str) -> FileIdentity | None:
+        """The root folder's identity (a no-follow stat from its parent, taken before the
+        walk lists it), which keys a kept discovery; None when it cannot be told."""
+        parent, _, name = root_path.rpartition("/")
+        if not parent or not name:
+            return None  # the filesystem's root, or a path without a parent to ask
+        try:
+            with self.filesystem.open_root(parent) as folder:
+                return folder.folder_identity(name)
+        except FilesystemError:
+            return None
 
     def _paused(self) -> AbstractContextManager[None]:
         return nullcontext() if self.pause_collector is None else self.pause_collector()

@@ -17,7 +17,7 @@ replacing an entry in a mapping after a handle was opened.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TypeAlias
@@ -172,6 +172,10 @@ class MemoryDirectoryHandle:
     def folder_identity(self, name: str) -> FileIdentity | None:
         """Not told here: no walk is kept in the file index."""
         return None
+
+    def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
+        """Not told here: no discovery is kept in the file index."""
+        return [None] * len(paths)
 
     def read_link(self, name: str) -> str:
         _check_name(name)

@@ -13,9 +13,10 @@ clock of at most 10 ms ticks), which is all the rule needs.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ from hypothesis import strategies as st
 from artifactize.adapters.file_index import RACY_MARGIN_NS, SqliteFileIndex, is_racy
 from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.domain.declarations.diagnostics import ConfigError
+from artifactize.domain.project import discovery as discovery_module
+from artifactize.domain.project.discovery import KEPT_CONTEXT, discover
 from artifactize.domain.reviews.reuse.artifactsum import compute_artifactsum
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.use_cases.config_service import ConfigService
@@ -98,6 +101,8 @@ class Counted:
         self.asked = 0
         self.walks_asked = 0  # folders' walks (part of ``asked``)
         self.walk_hits = 0
+        self.discoveries_asked = 0  # kept discoveries (not part of ``asked``)
+        self.discovery_hits = 0
 
     def digest(self, identity: FileIdentity) -> bytes | None:
         found = self.inner.digest(identity)
@@ -121,6 +126,10 @@ class Counted:
 
     def walk(self, identity: FileIdentity, context: str) -> str | None:
         found = self.inner.walk(identity, context)
+        if context.startswith(KEPT_CONTEXT):
+            self.discoveries_asked += 1
+            self.discovery_hits += found is not None
+            return found
         self.asked += 1
         self.hits += found is not None
         self.walks_asked += 1
@@ -231,6 +240,8 @@ def test_a_known_unchanged_tree_is_read_from_the_index(tmp_path: Path) -> None:
     # Artifact's doc.md (their walks are not kept: the root's, a named file's)
     assert index.walks_asked == index.walk_hits == 1
     assert index.asked == len(DECLARATIONS) + 1 + 1 + 2
+    # the whole discovery too: its declarations were asked by their kept identities (above)
+    assert index.discoveries_asked == index.discovery_hits == 1
 
 
 # --- the racy rule -----------------------------------------------------------------------
@@ -288,8 +299,9 @@ def test_a_damaged_index_is_ignored_and_rebuilt(tmp_path: Path, damage: bytes) -
     time.sleep(2 * TEST_MARGIN_NS / 1e9)
     (state / "file-index.sqlite").write_bytes(damage)
     assert results(root, indexed(root, state)) == results(root, None)
-    # rebuilt: every file, every declaration and the root's index.artf, and the walk of `mod`
-    assert len(_rows(state)) == len(SOURCES) + len(DECLARATIONS) + 1 + 1
+    # rebuilt: every file, every declaration and the root's index.artf, the walk of `mod`,
+    # and the whole discovery
+    assert len(_rows(state)) == len(SOURCES) + len(DECLARATIONS) + 1 + 1 + 1
     index = indexed(root, state)
     assert results(root, index) == results(root, None)
     assert index.hits == index.asked > 0  # the rebuilt index answers
@@ -404,6 +416,73 @@ def test_a_save_without_a_digest_lookup_still_drops_the_rows_of_files_gone(
     assert [row[2] for row in _rows(state)] == [str(declaration)]
 
 
+def _discovered(root: Path, index: FileIndex | None) -> Any:
+    """``discover``'s whole answer (nested repositories too), kept when ``index`` is given."""
+    filesystem = PosixFilesystem()
+    with filesystem.open_root(str(root.parent)) as parent:
+        identity = parent.folder_identity(root.name)
+    try:
+        with filesystem.open_root(str(root)) as handle:
+            found = discover(handle, str(root), index=index, root_identity=identity)
+    except ConfigError as exc:
+        return str(exc)
+    finally:
+        if index is not None:
+            index.save()
+    return found.artifacts, found.nested_repositories
+
+
+def _linked_copy(root: Path, rel: str) -> None:
+    """``rel`` replaced by a link to a copy of it (the same names and contents)."""
+    shutil.copytree(root / rel, root.parent / "copy")
+    shutil.rmtree(root / rel)
+    (root / rel).symlink_to(root.parent / "copy")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda root: declare(root / "mod" / "src" / "deep", {"name": "deep"}),
+        lambda root: write(root / ".artfignore", "mod/\n"),
+        lambda root: write(root / "mod" / "src" / ".git", "gitdir: elsewhere\n"),
+        lambda root: _linked_copy(root, "mod"),
+        lambda root: write(root / "mod" / "doc.md.artf", _sidecar("s1")),
+        lambda root: (root / "mod" / "doc.md").unlink(),
+    ],
+    ids=["declared-deep", "artfignore", "nested-repository", "linked-folder", "sidecar", "target"],
+)
+def test_a_kept_discovery_is_trusted_only_while_unchanged(
+    tmp_path: Path, change: Callable[[Path], object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kept whole, recalled while nothing changed, and after any change of what the walk
+    saw (a folder's entries, the ignore rules, a declaration) the same as a fresh walk."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    fresh = _discovered(root, indexed(root, state))
+    index = indexed(root, state)
+    assert _discovered(root, index) == fresh == _discovered(root, None)
+    assert (index.discoveries_asked, index.discovery_hits) == (1, 1)
+    change(root)
+    index = indexed(root, state)
+    assert _discovered(root, index) == _discovered(root, None) != fresh
+    assert index.discoveries_asked == 1  # found or not, the same answer as a fresh walk
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    _discovered(root, indexed(root, state))  # kept again once safely old (unless an error)
+    expected = _discovered(root, None)
+    walked: list[str] = []
+    walk = discovery_module._Walker.walk
+
+    def counted(self: Any, handle: Any, rel: str, owner: str | None) -> None:
+        walked.append(rel)
+        walk(self, handle, rel, owner)
+
+    monkeypatch.setattr(discovery_module._Walker, "walk", counted)
+    assert _discovered(root, indexed(root, state)) == expected
+    assert bool(walked) == isinstance(expected, str)  # an error is never kept
+
+
 def test_deleting_the_index_changes_no_result(tmp_path: Path) -> None:
     root, state = tmp_path / "repo", tmp_path / "state"
     make_repo(root)
@@ -475,3 +554,4 @@ def test_a_walk_over_a_folder_name_that_is_not_utf8_is_not_kept(tmp_path: Path) 
     index = indexed(root, state)
     assert results(root, index) == results(root, None)
     assert (index.walks_asked, index.walk_hits) == (1, 0)
+    assert (index.discoveries_asked, index.discovery_hits) == (1, 0)  # the same name

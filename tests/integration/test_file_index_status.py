@@ -2,8 +2,9 @@
 
 Each ``status`` runs in a fresh interpreter under cProfile; the call counts say how many
 files were read and hashed (``artifactsum._read_digest``), how many declarations were
-parsed (``discovery._Walker._parse``) and how many folders the fingerprints listed
-(``artifactsum._Walk._walk``: a kept walk lists none). The tree is left ``RACY_MARGIN_NS`` old before the
+parsed (``discovery._Walker._parse``), how many folders the fingerprints listed
+(``artifactsum._Walk._walk``: a kept walk lists none) and how many discovery listed
+(``discovery._Walker.walk``: a kept discovery lists none). The tree is left ``RACY_MARGIN_NS`` old before the
 runs that count (the real margin: these are the real commands), so the index may keep it.
 """
 
@@ -25,6 +26,7 @@ from tests.support.workspaces import declare, write
 FILES_HASHED = ("domain/reviews/reuse/artifactsum.py", "_read_digest")
 FOLDERS_LISTED = ("domain/reviews/reuse/artifactsum.py", "_walk")  # by the fingerprints
 DECLARATIONS_PARSED = ("domain/project/discovery.py", "_parse")
+FOLDERS_DISCOVERED = ("domain/project/discovery.py", "walk")  # listed by discovery
 MODULES = 3
 FILES_PER_MODULE = 4
 
@@ -62,12 +64,13 @@ def _status(
     command = [sys.executable, "-c", PROFILED_CLI, str(out), *cli(repo, state, *args)[3:]]
     done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, check=False)
     assert done.returncode in codes, done.stderr.decode(errors="replace")[-2000:]
-    counts = {"hashed": 0, "parsed": 0, "listed": 0}
+    counts = {"hashed": 0, "parsed": 0, "listed": 0, "discovered": 0}
     stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
     counted = (
         ("hashed", FILES_HASHED),
         ("parsed", DECLARATIONS_PARSED),
         ("listed", FOLDERS_LISTED),
+        ("discovered", FOLDERS_DISCOVERED),
     )
     for (filename, _line, name), (_primitive, calls, *_rest) in stats.items():
         where = (filename.replace(os.sep, "/"), name)
@@ -86,21 +89,25 @@ def test_a_second_status_reads_nothing_and_an_edit_reads_one_file(tmp_path: Path
     _wait_until_safely_old()
     # each module lists its folder and src/ (the root has no eval: no key needs its sum)
     everything = {"hashed": MODULES * FILES_PER_MODULE, "parsed": MODULES + 1}
+    folders = 1 + 2 * MODULES  # the root, each module and its src/
     first, counts = _status(repo, state, tmp_path / "1.prof")
-    assert counts == {**everything, "listed": 2 * MODULES}
+    assert counts == {**everything, "listed": 2 * MODULES, "discovered": folders}
     second, counts = _status(repo, state, tmp_path / "2.prof")
-    assert counts == {"hashed": 0, "parsed": 0, "listed": 0}  # every walk is kept
+    # every walk is kept, and the discovery
+    assert counts == {"hashed": 0, "parsed": 0, "listed": 0, "discovered": 0}
     assert second == first
 
     write(repo / "m1" / "src" / "f2.py", "value = 'edited'\n")
     _edited, counts = _status(repo, state, tmp_path / "3.prof")
-    assert counts == {"hashed": 1, "parsed": 0, "listed": 2}  # m1 walked again
+    # m1 walked again; no folder's entries changed: the discovery is still kept
+    assert counts == {"hashed": 1, "parsed": 0, "listed": 2, "discovered": 0}
 
     _wait_until_safely_old()
     _status(repo, state, tmp_path / "settle.prof")  # f2.py is kept now, if it was racy before
     declare(repo / "m2", {"name": "m2", "tags": ["edited"]})
     _redeclared, counts = _status(repo, state, tmp_path / "4.prof")
-    assert counts == {"hashed": 0, "parsed": 1, "listed": 0}
+    # a declaration changed: discovery walks the tree again (and reads only that one)
+    assert counts == {"hashed": 0, "parsed": 1, "listed": 0, "discovered": folders}
 
 
 WAITING_FOR_A_PERSON = 4  # verify's exit code while Human reviews wait (docs/cli.md)
@@ -134,4 +141,4 @@ def test_status_with_a_damaged_index_is_the_same_status(tmp_path: Path) -> None:
     assert counts["parsed"] == MODULES + 1  # read again, not trusted
     rebuilt, counts = _status(repo, state, tmp_path / "3.prof")
     assert rebuilt == fresh
-    assert counts == {"hashed": 0, "parsed": 0, "listed": 0}
+    assert counts == {"hashed": 0, "parsed": 0, "listed": 0, "discovered": 0}

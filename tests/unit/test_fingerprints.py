@@ -8,7 +8,7 @@ limit; then the dispatch over the declared form and the script output rule.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 
 import pytest
@@ -633,6 +633,9 @@ class SizedDirectory:
 
     def folder_identity(self, name: str) -> FileIdentity | None:
         return None
+
+    def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
+        return [None] * len(paths)
 
     def read_file(self, name: str, max_bytes: int) -> bytes:
         return self.inner.read_file(name, max_bytes)
