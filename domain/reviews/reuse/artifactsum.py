@@ -253,9 +253,10 @@ class _WalkRecord:
     rules of every ancestor's ``.gitignore`` (read fresh by each computation). The stored
     form: every folder listed below the owner, each with its identity taken *before* it was
     listed, every file included with the identity its digest belongs to, and the result.
-    ``recall`` trusts it only while every one of those identities is unchanged; it opens
-    each folder the way the walk does (pinned, never following a link) and stats each file,
-    and lists nothing. A walk is not kept when a folder's identity cannot be told, a file
+    ``recall`` trusts it only while every one of those identities is unchanged; it stats
+    each folder and file by its path from the pinned owner (``identities_below``, the last
+    name never followed: a folder on the way replaced, by a link or anything, changes the
+    identity of its parent, which is checked too), and opens and lists nothing. A walk is not kept when a folder's identity cannot be told, a file
     changed while it was read, or a walked folder holds a ``.gitignore``."""
 
     def __init__(self, index: FileIndex, identity: FileIdentity, context: str, path: str) -> None:
@@ -296,7 +297,7 @@ class _WalkRecord:
         covered = [identity for _, identity in (*self.folders, *self.files)]
         self.index.remember_walk(self.identity, self.context, self.path, stored, covered)
 
-    def recall(self, owner: DirectoryHandle, stack: ExitStack) -> ArtifactsumResult | None:
+    def recall(self, owner: DirectoryHandle) -> ArtifactsumResult | None:
         """The kept result, when every folder and file it covered is unchanged."""
         stored = self.index.walk(self.identity, self.context)
         if stored is None:
@@ -305,23 +306,33 @@ class _WalkRecord:
             kept = json.loads(stored)
             folders, files = kept["folders"], kept["files"]
             result = ArtifactsumResult(kept["value"], kept["manifest"])
-            handles = {"": owner}
-            for rel, key in folders:
-                parent = handles[rel.rpartition("/")[0]]
-                name = rel.rpartition("/")[2]
-                identity = parent.folder_identity(name)
-                if identity is None or identity.key() != key:
-                    return None
-                handles[rel] = stack.enter_context(parent.open_directory(name))
-            for rel, key in files:
-                identity = handles[rel.rpartition("/")[0]].identity(rel.rpartition("/")[2])
-                if identity is None or identity.key() != key:
-                    return None
-        except (ValueError, KeyError, TypeError, FilesystemError):
-            return None  # another shape, or a folder gone meanwhile: walked as without it
-        if not isinstance(result.value, str) or not isinstance(result.manifest, dict):
+        except (ValueError, KeyError, TypeError):
+            return None  # another shape: walked as without it
+        if not (
+            isinstance(result.value, str)
+            and isinstance(result.manifest, dict)
+            and _pairs(folders)
+            and _pairs(files)
+        ):
             return None
+        # One no-follow stat each, by path from the owner (``identities_below``): every
+        # folder on the way to a file is in ``folders``, each checked before it was listed.
+        for rows, found in (
+            (folders, owner.identities_below([rel for rel, _ in folders], folders=True)),
+            (files, owner.identities_below([rel for rel, _ in files], folders=False)),
+        ):
+            for (_, key), identity in zip(rows, found, strict=True):
+                if identity is None or identity.key() != key:
+                    return None
         return result
+
+
+def _pairs(rows: Any) -> bool:
+    """Whether ``rows`` is a list of ``[path, identity key]`` string pairs."""
+    return isinstance(rows, list) and all(
+        isinstance(row, list) and len(row) == 2 and all(isinstance(item, str) for item in row)
+        for row in rows
+    )
 
 
 @dataclass(frozen=True)
@@ -371,7 +382,7 @@ class _Walk:
             chain = self._open_owner(stack)
             self.record = self._record(chain)
             if self.record is not None:
-                recalled = self.record.recall(chain[-1].handle, stack)
+                recalled = self.record.recall(chain[-1].handle)
                 if recalled is not None:
                     return recalled
             for path in self.fingerprint.files:
