@@ -304,16 +304,13 @@ class _WalkRecord:
             return None
         try:
             kept = json.loads(stored)
-            folders, files = kept["folders"], kept["files"]
             result = ArtifactsumResult(kept["value"], kept["manifest"])
+            folders = [(rel, key) for rel, key in kept["folders"]]
+            files = [(rel, key) for rel, key in kept["files"]]
+            "".join(rel for rel, _ in (*folders, *files))  # TypeError unless every path is text
         except (ValueError, KeyError, TypeError):
             return None  # another shape: walked as without it
-        if not (
-            isinstance(result.value, str)
-            and isinstance(result.manifest, dict)
-            and _pairs(folders)
-            and _pairs(files)
-        ):
+        if not isinstance(result.value, str) or not isinstance(result.manifest, dict):
             return None
         # One no-follow stat each, by path from the owner (``identities_below``): every
         # folder on the way to a file is in ``folders``, each checked before it was listed.
@@ -325,14 +322,6 @@ class _WalkRecord:
                 if identity is None or identity.key() != key:
                     return None
         return result
-
-
-def _pairs(rows: Any) -> bool:
-    """Whether ``rows`` is a list of ``[path, identity key]`` string pairs."""
-    return isinstance(rows, list) and all(
-        isinstance(row, list) and len(row) == 2 and all(isinstance(item, str) for item in row)
-        for row in rows
-    )
 
 
 @dataclass(frozen=True)
