@@ -254,9 +254,10 @@ class _WalkRecord:
     form: every folder listed below the owner, each with its identity taken *before* it was
     listed, every file included with the identity its digest belongs to, and the result.
     ``recall`` trusts it only while every one of those identities is unchanged; it stats
-    each folder and file by its path from the pinned owner (``identities_below``, the last
-    name never followed: a folder on the way replaced, by a link or anything, changes the
-    identity of its parent, which is checked too), and opens and lists nothing. A walk is not kept when a folder's identity cannot be told, a file
+    each folder and file by its path from the owner's pinned parent (``identities_below``,
+    the last name never followed: a folder on the way replaced, by a link or anything,
+    changes the identity of its parent, which is checked too), and opens and lists nothing
+    (not even the owner). A walk is not kept when a folder's identity cannot be told, a file
     changed while it was read, or a walked folder holds a ``.gitignore``."""
 
     def __init__(self, index: FileIndex, identity: FileIdentity, context: str, path: str) -> None:
@@ -297,7 +298,7 @@ class _WalkRecord:
         covered = [identity for _, identity in (*self.folders, *self.files)]
         self.index.remember_walk(self.identity, self.context, self.path, stored, covered)
 
-    def recall(self, owner: DirectoryHandle) -> ArtifactsumResult | None:
+    def recall(self, parent: DirectoryHandle, owner: str) -> ArtifactsumResult | None:
         """The kept result, when every folder and file it covered is unchanged."""
         stored = self.index.walk(self.identity, self.context)
         if stored is None:
@@ -312,11 +313,13 @@ class _WalkRecord:
             return None  # another shape: walked as without it
         if not isinstance(result.value, str) or not isinstance(result.manifest, dict):
             return None
-        # One no-follow stat each, by path from the owner (``identities_below``): every
-        # folder on the way to a file is in ``folders``, each checked before it was listed.
+        # One no-follow stat each, by path from the owner's parent (``identities_below``):
+        # the owner is the key's identity, and every folder on the way to a file is in
+        # ``folders``, each checked before it was listed.
+        below = f"{owner}/"
         for rows, found in (
-            (folders, owner.identities_below([rel for rel, _ in folders], folders=True)),
-            (files, owner.identities_below([rel for rel, _ in files], folders=False)),
+            (folders, parent.identities_below([below + rel for rel, _ in folders], folders=True)),
+            (files, parent.identities_below([below + rel for rel, _ in files], folders=False)),
         ):
             for (_, key), identity in zip(rows, found, strict=True):
                 if identity is None or identity.key() != key:
@@ -368,12 +371,13 @@ class _Walk:
 
     def result(self) -> ArtifactsumResult:
         with ExitStack() as stack:
-            chain = self._open_owner(stack)
+            chain = self._open_owner(stack, until_parent=True)
             self.record = self._record(chain)
-            if self.record is not None:
-                recalled = self.record.recall(chain[-1].handle)
+            if self.record is not None:  # checked from the owner's parent: owner not opened
+                recalled = self.record.recall(chain[-1].handle, self.owner.rsplit("/", 1)[-1])
                 if recalled is not None:
                     return recalled
+            chain = self._open_owner(stack, above=chain)
             for path in self.fingerprint.files:
                 self._named(chain, path)
         value = artifactsum_value(self.digests)
@@ -384,17 +388,19 @@ class _Walk:
             self.record.remember(result)
         return result
 
-    def _record(self, chain: list[_Dir]) -> _WalkRecord | None:
+    def _record(self, above: list[_Dir]) -> _WalkRecord | None:
         """What keeps this walk in the index: only a whole-folder walk below the root, with
-        an index and a folder identity to key it by."""
-        if self.index is None or self.fingerprint.files != (WHOLE_FOLDER,) or len(chain) < 2:
+        an index and a folder identity to key it by. ``above``: the root and every folder
+        down to the owner's parent."""
+        if self.index is None or self.fingerprint.files != (WHOLE_FOLDER,) or not self.owner:
             return None
-        identity = chain[-2].handle.folder_identity(self.owner.rsplit("/", 1)[-1])
+        name = self.owner.rsplit("/", 1)[-1]
+        identity = above[-1].handle.folder_identity(name)
         if identity is None:
             return None
         ancestors = [
             (layer.base, [pattern.text for pattern in layer.rules.patterns])
-            for layer in self._layers(chain[:-1])
+            for layer in self._layers(above)
         ]
         context = json.dumps(
             [
@@ -408,19 +414,29 @@ class _Walk:
             ],
             ensure_ascii=False,
         )
-        physical = chain[-1].handle.physical_path
+        physical = f"{above[-1].handle.physical_path.rstrip('/')}/{name}"
         digest = hashlib.sha256(context.encode("utf-8", "surrogateescape")).hexdigest()
         return _WalkRecord(self.index, identity, digest, physical)
 
     # --- the way down -------------------------------------------------------------------
 
-    def _open_owner(self, stack: ExitStack) -> list[_Dir]:
-        """The workspace root and every folder down to the owner, all kept open."""
+    def _open_owner(
+        self, stack: ExitStack, *, until_parent: bool = False, above: list[_Dir] | None = None
+    ) -> list[_Dir]:
+        """The workspace root and every folder down to the owner (``until_parent``: to its
+        parent; the root alone for the root), all kept open; ``above``: the start of the
+        chain, already open."""
         parts = self.owner.split("/") if self.owner else []
+        stop = max(len(parts) - 1, 0) if until_parent else len(parts)
         root = self.workspace.root_path
         try:
-            chain = [_Dir("", self._folder(stack, "", partial(self.filesystem.open_root, root)))]
-            for index, part in enumerate(parts):
+            chain = (
+                list(above)
+                if above is not None
+                else [_Dir("", self._folder(stack, "", partial(self.filesystem.open_root, root)))]
+            )
+            for index in range(len(chain) - 1, stop):
+                part = parts[index]
                 parent = chain[-1].handle
                 folder = "/".join(parts[: index + 1])
                 handle = self._folder(stack, folder, partial(parent.open_directory, part))
