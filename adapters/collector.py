@@ -29,6 +29,25 @@ def pause_collector() -> Iterator[None]:
 
 
 @contextmanager
+def pause_collector_to_exit() -> Iterator[None]:
+    """``pause_collector`` for a short command whose objects all stay alive until it exits
+    (``status``: the loaded workspace, its keys, its report): at the end of the block what
+    is alive is moved out of the collector's passes (``gc.freeze``) before it runs again.
+    Re-enabled over a heap allocated while paused, the collector's next passes would
+    traverse all of it at once, for nothing (0.2-0.4 s at 10,000 Artifacts). A collector
+    that the caller already disabled stays disabled, and nothing is frozen then."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
+@contextmanager
 def freeze_collector() -> Iterator[None]:
     """Keep what exists now out of the cyclic collector's passes for the length of the block
     (``gc.freeze``); it still collects everything allocated inside, and what was frozen goes

@@ -65,14 +65,16 @@ def status_command(
         force=force,
         policy=policy.run_policy(force=force),
     )
-    status, refs = CliContext.services().status(chosen, options)
-    report = status.report(refs)  # a state that cannot be read: StateError, exit 2
-    if CliContext.options.json:
-        emit_json(report.to_json())
-    else:
-        from artifactize.entrypoints.cli.render.status import status_text
+    services = CliContext.services()
+    with services.collector_paused():
+        status, refs = services.status(chosen, options)
+        report = status.report(refs)  # a state that cannot be read: StateError, exit 2
+        if CliContext.options.json:
+            emit_json(report.to_json())
+        else:
+            from artifactize.entrypoints.cli.render.status import status_text
 
-        typer.echo(status_text(report))
+            typer.echo(status_text(report))
     raise typer.Exit(exit_code(report))
 
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import gc
 
-from artifactize.adapters.collector import freeze_collector, pause_collector
+from artifactize.adapters.collector import (
+    freeze_collector,
+    pause_collector,
+    pause_collector_to_exit,
+)
 
 
 class _Cycle:
@@ -40,3 +44,26 @@ def test_a_pause_disables_the_collector_and_restores_it() -> None:
     with pause_collector():
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+def test_a_pause_to_exit_keeps_what_is_alive_out_of_the_next_passes() -> None:
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    try:
+        with pause_collector_to_exit():
+            assert not gc.isenabled()
+            kept = [_Cycle() for _ in range(100)]  # alive at the end of the block
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= len(kept)  # frozen: no pass traverses them again
+    finally:
+        gc.unfreeze()
+
+
+def test_a_pause_to_exit_inside_a_disabled_collector_changes_nothing() -> None:
+    gc.disable()
+    try:
+        with pause_collector_to_exit():
+            pass
+        assert not gc.isenabled()
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.enable()

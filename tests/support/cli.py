@@ -12,7 +12,9 @@ Each call is isolated the way a fresh process would be:
 - the CLI's context gets a new container and fresh global options, so no provider, singleton
   or override survives from one call to the next (``container=`` hands one in, for a test
   that overrides providers first), and what the product keeps once per process (the state
-  files already checked for damage) is forgotten.
+  files already checked for damage) is forgotten;
+- what a command kept out of the garbage collector's passes until its process exits
+  (``status``: ``adapters.collector.pause_collector_to_exit``) goes back to the collector.
 
 An exception the CLI does not handle is written to stderr as a traceback with exit code 1,
 as the interpreter would, so "no traceback" assertions keep their meaning.
@@ -25,6 +27,7 @@ installed tool, the Windows lane) start one with ``command()`` and are marked
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import os
@@ -141,11 +144,14 @@ def _fresh_context(container: Any | None) -> Iterator[None]:
     CliContext.options = GlobalOptions()
     CliContext.container = Container() if container is None else container
     forget_all_checked()
+    frozen = gc.get_freeze_count()
     try:
         yield
     finally:
         for name, value in saved.items():
             setattr(CliContext, name, value)
+        if not frozen and gc.get_freeze_count():
+            gc.unfreeze()  # a process would have exited
 
 
 def _exit_code(exc: SystemExit) -> int:
