@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -71,6 +72,18 @@ def test_canonical_json_accepts_any_mapping_and_tuples() -> None:
 )
 def test_canonical_json_refuses_values_without_a_canonical_form(value: Any) -> None:
     with pytest.raises(CanonicalJsonError):
+        canonical_json(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        ({"a": [1, {"b": {1, 2}}]}, "$.a[1].b: set is not a JSON value"),
+        ({"a": ({"x": 1}, {2: "y"})}, "$.a[1]: object key 2 is not a string"),
+    ],
+)
+def test_a_refusal_says_where_the_value_is(value: Any, where: str) -> None:
+    with pytest.raises(CanonicalJsonError, match=re.escape(where)):
         canonical_json(value)
 
 

@@ -19,8 +19,12 @@ class CanonicalJsonError(ValueError):
 def canonical_json(value: Any) -> bytes:
     """``value`` as compact, key-sorted UTF-8 JSON; mappings and tuples are accepted."""
     try:
+        try:
+            plain = _fast(value)
+        except _Unusual:
+            plain = _plain(value, "$")  # raises, saying where
         text = json.dumps(
-            _plain(value, "$"),
+            plain,
             ensure_ascii=False,
             sort_keys=True,
             separators=(",", ":"),
@@ -31,6 +35,27 @@ def canonical_json(value: Any) -> bytes:
         raise CanonicalJsonError(f"canonical JSON needs valid Unicode text: {exc.reason}") from None
     except ValueError as exc:  # allow_nan=False
         raise CanonicalJsonError(f"canonical JSON has no form for this value: {exc}") from None
+
+
+class _Unusual(Exception):
+    """A value ``_fast`` leaves to ``_plain``, which says where it is."""
+
+
+def _fast(value: Any) -> Any:
+    """``_plain`` without building each value's location (a hash of every eval's definition
+    per ``status``): the same copies, and ``_Unusual`` wherever ``_plain`` would raise."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, Mapping):
+        plain: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _Unusual
+            plain[key] = _fast(item)
+        return plain
+    if isinstance(value, list | tuple):
+        return [_fast(item) for item in value]
+    raise _Unusual
 
 
 def _plain(value: Any, where: str) -> Any:
