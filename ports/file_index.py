@@ -10,7 +10,9 @@ implementation never keeps it (it is read again next time, until it is safely ol
 A folder's walk (``walk``/``remember_walk``) is kept the way git's untracked cache keeps a
 folder: keyed by the identity of the folder it starts at (a folder's mtime and ctime change
 whenever an entry is added, removed or renamed in it), and kept only when that identity and
-every identity the walk covered (its sub-folders and files) are safely old.
+every identity the walk covered (its sub-folders and files) are safely old. A whole
+discovery is kept the same way, keyed by the repository root's identity (its context says
+so; ``domain.project.discovery``).
 
 It is an optimisation only: a lookup that returns None costs a read, never a wrong result;
 a damaged or missing index reads as empty. ``save`` writes what this process learned in one
