@@ -32,7 +32,7 @@ from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
 from artifactize.domain.project.workspace import EvalRef, Workspace
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
 from artifactize.domain.reviews.reuse.artifactsum import GitignoreMemo, OpenFolders
-from artifactize.domain.reviews.reuse.errors import FingerprintError
+from artifactize.domain.reviews.reuse.errors import FingerprintError, NotKept
 from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import DERIVED_NO_KEY, KeyInputs, key_inputs
 from artifactize.domain.reviews.run import gates
@@ -248,9 +248,7 @@ class Status:
         ids = [*selected, *others]
         folders = self._folders = OpenFolders()
         try:
-            keys = compute_all(
-                self._key, ids, self.options.policy.fingerprint_jobs or 1, self.ports.threads
-            )
+            keys = self._keys(ids)
         finally:
             self._folders = None
             folders.close()
@@ -289,8 +287,26 @@ class Status:
 
     # --- looking up ---------------------------------------------------------------------
 
-    def _key(self, eval_id: str) -> KeyInputs | FingerprintError:
-        """The eval's key, or the failure that stopped it (``--fingerprint-jobs`` at once)."""
+    def _keys(self, ids: Sequence[str]) -> dict[str, KeyInputs | FingerprintError]:
+        """Every eval's key, ``--fingerprint-jobs`` at once. With more than one job, the keys
+        whose fingerprints the file index keeps are computed first on this thread: each
+        costs a few stats, less than its share of a worker-thread hop, and the workers
+        then only contend for the interpreter lock; the rest go to the workers."""
+        jobs = self.options.policy.fingerprint_jobs or 1
+        kept: dict[str, KeyInputs | FingerprintError] = {}
+        if jobs > 1 and self.ports.index is not None:
+            for eval_id in ids:
+                try:
+                    kept[eval_id] = self._key(eval_id, kept_only=True)
+                except NotKept:
+                    continue
+        rest = [eval_id for eval_id in ids if eval_id not in kept]
+        computed = compute_all(self._key, rest, jobs, self.ports.threads)
+        return {eval_id: kept[eval_id] if eval_id in kept else computed[eval_id] for eval_id in ids}
+
+    def _key(self, eval_id: str, *, kept_only: bool = False) -> KeyInputs | FingerprintError:
+        """The eval's key, or the failure that stopped it; ``kept_only``: ``NotKept`` unless
+        the file index keeps every fingerprint it needs."""
         try:
             return key_inputs(
                 self.workspace,
@@ -301,6 +317,7 @@ class Status:
                 computed=self._fingerprints,
                 gitignores=self._gitignores,
                 folders=self._folders,
+                kept_only=kept_only,
             )
         except FingerprintError as exc:
             return exc

@@ -27,6 +27,7 @@ FILES_HASHED = ("domain/reviews/reuse/artifactsum.py", "_read_digest")
 FOLDERS_LISTED = ("domain/reviews/reuse/artifactsum.py", "_walk")  # by the fingerprints
 DECLARATIONS_PARSED = ("domain/project/discovery.py", "_parse")
 FOLDERS_DISCOVERED = ("domain/project/discovery.py", "walk")  # listed by discovery
+BATCHES = ("domain/reviews/run/fingerprint_jobs.py", "run_batch")  # worker-thread hops
 MODULES = 3
 FILES_PER_MODULE = 4
 
@@ -64,13 +65,14 @@ def _status(
     command = [sys.executable, "-c", PROFILED_CLI, str(out), *cli(repo, state, *args)[3:]]
     done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, check=False)
     assert done.returncode in codes, done.stderr.decode(errors="replace")[-2000:]
-    counts = {"hashed": 0, "parsed": 0, "listed": 0, "discovered": 0}
+    counts = {"hashed": 0, "parsed": 0, "listed": 0, "discovered": 0, "batches": 0}
     stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
     counted = (
         ("hashed", FILES_HASHED),
         ("parsed", DECLARATIONS_PARSED),
         ("listed", FOLDERS_LISTED),
         ("discovered", FOLDERS_DISCOVERED),
+        ("batches", BATCHES),
     )
     for (filename, _line, name), (_primitive, calls, *_rest) in stats.items():
         where = (filename.replace(os.sep, "/"), name)
@@ -91,23 +93,54 @@ def test_a_second_status_reads_nothing_and_an_edit_reads_one_file(tmp_path: Path
     everything = {"hashed": MODULES * FILES_PER_MODULE, "parsed": MODULES + 1}
     folders = 1 + 2 * MODULES  # the root, each module and its src/
     first, counts = _status(repo, state, tmp_path / "1.prof")
-    assert counts == {**everything, "listed": 2 * MODULES, "discovered": folders}
+    assert _without_batches(counts) == {**everything, "listed": 2 * MODULES, "discovered": folders}
     second, counts = _status(repo, state, tmp_path / "2.prof")
     # every walk is kept, and the discovery
-    assert counts == {"hashed": 0, "parsed": 0, "listed": 0, "discovered": 0}
+    assert _without_batches(counts) == {"hashed": 0, "parsed": 0, "listed": 0, "discovered": 0}
     assert second == first
 
     write(repo / "m1" / "src" / "f2.py", "value = 'edited'\n")
     _edited, counts = _status(repo, state, tmp_path / "3.prof")
     # m1 walked again; no folder's entries changed: the discovery is still kept
-    assert counts == {"hashed": 1, "parsed": 0, "listed": 2, "discovered": 0}
+    assert _without_batches(counts) == {"hashed": 1, "parsed": 0, "listed": 2, "discovered": 0}
 
     _wait_until_safely_old()
     _status(repo, state, tmp_path / "settle.prof")  # f2.py is kept now, if it was racy before
     declare(repo / "m2", {"name": "m2", "tags": ["edited"]})
     _redeclared, counts = _status(repo, state, tmp_path / "4.prof")
     # a declaration changed: discovery walks the tree again (and reads only that one)
-    assert counts == {"hashed": 0, "parsed": 1, "listed": 0, "discovered": folders}
+    assert _without_batches(counts) == {
+        "hashed": 0,
+        "parsed": 1,
+        "listed": 0,
+        "discovered": folders,
+    }
+
+
+def _without_batches(counts: dict[str, int]) -> dict[str, int]:
+    """The counts but the worker-thread hops (their number follows the machine's CPUs)."""
+    return {key: value for key, value in counts.items() if key != "batches"}
+
+
+def test_a_warm_status_computes_its_kept_keys_without_a_worker_thread(tmp_path: Path) -> None:
+    """With two fingerprint jobs, the keys whose walks the index keeps are computed on the
+    command's own thread (a few stats each, less than a worker-thread hop): a second status
+    hands no batch to a worker; after an edit in two Artifacts, only their two evals (one
+    batch each)."""
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    _repo(repo)
+    state.mkdir()
+    _wait_until_safely_old()
+    args = ("status", "--json", "--fingerprint-jobs", "2")
+    first, counts = _status(repo, state, tmp_path / "1.prof", *args)
+    assert counts["batches"] >= 2  # nothing kept yet: every key on the workers
+    second, counts = _status(repo, state, tmp_path / "2.prof", *args)
+    assert (counts["batches"], counts["hashed"]) == (0, 0)
+    assert second == first
+    write(repo / "m1" / "src" / "f2.py", "value = 'edited'\n")
+    write(repo / "m2" / "src" / "f0.py", "value = 'edited'\n")
+    _edited, counts = _status(repo, state, tmp_path / "3.prof", *args)
+    assert (counts["batches"], counts["hashed"]) == (2, 2)
 
 
 WAITING_FOR_A_PERSON = 4  # verify's exit code while Human reviews wait (docs/cli.md)
@@ -141,4 +174,4 @@ def test_status_with_a_damaged_index_is_the_same_status(tmp_path: Path) -> None:
     assert counts["parsed"] == MODULES + 1  # read again, not trusted
     rebuilt, counts = _status(repo, state, tmp_path / "3.prof")
     assert rebuilt == fresh
-    assert counts == {"hashed": 0, "parsed": 0, "listed": 0, "discovered": 0}
+    assert _without_batches(counts) == {"hashed": 0, "parsed": 0, "listed": 0, "discovered": 0}

@@ -1,5 +1,5 @@
-"""The one error a fingerprint computation raises (kept apart so every fingerprint module can
-raise it without importing the others)."""
+"""The errors a fingerprint computation raises (kept apart so every fingerprint module can
+raise them without importing the others)."""
 
 from __future__ import annotations
 
@@ -14,3 +14,8 @@ class FingerprintError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class NotKept(Exception):
+    """A fingerprint asked for only as the file index keeps it (``kept_only``), which the
+    index does not keep: nothing was walked, hashed or run for it."""

@@ -128,13 +128,16 @@ def key_inputs(
     computed: dict[str, ComputedFingerprint] | None = None,
     gitignores: GitignoreMemo | None = None,
     folders: OpenFolders | None = None,
+    kept_only: bool = False,
 ) -> KeyInputs:
     """Compute the key of an eval; raises ``FingerprintError`` when a fingerprint fails.
     ``index``: the file index fingerprints read known digests from; ``computed``: the
     fingerprints already computed over this same workspace, by Artifact (filled here), so
     that the evals of one Artifact do not walk its files once each; ``gitignores``: the
     ``.gitignore`` files already read over this same workspace (filled here); ``folders``:
-    the folders held open for this computation's walks (``artifactsum.OpenFolders``)."""
+    the folders held open for this computation's walks (``artifactsum.OpenFolders``);
+    ``kept_only``: raises ``NotKept`` unless every fingerprint the key needs is computed
+    already or kept by the index (nothing is walked or run then)."""
     ref = workspace.find_eval(qualified_eval_id)
     def_hash = eval_def_hash(ref.eval, profile)
     if isinstance(ref.eval.profile, DependencyProfile):  # derived: nothing to key or reuse
@@ -157,6 +160,7 @@ def key_inputs(
                 index=index,
                 gitignores=gitignores,
                 folders=folders,
+                kept_only=kept_only,
             )
             assert known is not None  # _unkeyed_reason found no `fingerprint = false`
             if computed is not None:
