@@ -151,14 +151,24 @@ class Workspace:
             for item in artifact.evals:
                 yield EvalRef(artifact, item)
 
+    @cached_property
+    def _found_evals(self) -> dict[str, EvalRef]:
+        """``find_eval``'s answers so far (a key, its dependencies and a status each asked
+        for the same eval: four scans of its Artifact's evals per eval at 10,000)."""
+        return {}
+
     def find_eval(self, qualified_id: str) -> EvalRef:
+        known_ref = self._found_evals.get(qualified_id)
+        if known_ref is not None:
+            return known_ref
         artifact_name, _, eval_id = qualified_id.partition("/")
         artifact = self.artifacts.get(artifact_name)
         found = artifact.eval(eval_id) if artifact is not None and eval_id else None
         if artifact is None or found is None:
             known = [ref.qualified_id for ref in self.evals()]
             raise UnknownName(f"Unknown eval: {qualified_id}{did_you_mean(qualified_id, known)}")
-        return EvalRef(artifact, found)
+        ref = self._found_evals[qualified_id] = EvalRef(artifact, found)
+        return ref
 
     def resolve_name(self, owner: Artifact, name: str) -> Artifact | None:
         """``{name}`` as ``owner`` writes it: a mount alias first, then a global name."""
