@@ -36,15 +36,13 @@ def pause_collector_to_exit() -> Iterator[None]:
     Re-enabled over a heap allocated while paused, the collector's next passes would
     traverse all of it at once, for nothing (0.2-0.4 s at 10,000 Artifacts). A collector
     that the caller already disabled stays disabled, and nothing is frozen then."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
+    enabled = gc.isenabled()
+    with pause_collector():
+        try:
+            yield
+        finally:
+            if enabled:
+                gc.freeze()  # before the pause ends, so that no pass comes first
 
 
 @contextmanager

@@ -190,7 +190,23 @@ def _strings(row: Any, width: int, optional: int = 0) -> bool:
     )
 
 
-class _Kept:
+class KeptIdentities:
+    """The folders a walk kept in the file index covered, each with its identity taken
+    before it was listed (``_Kept`` here, ``artifactsum``'s kept walk): one that cannot be
+    told leaves the walk not keepable."""
+
+    def __init__(self) -> None:
+        self.folders: list[tuple[str, FileIdentity]] = []
+        self.keepable = True
+
+    def folder(self, rel: str, identity: FileIdentity | None) -> None:
+        if identity is None:
+            self.keepable = False
+        else:
+            self.folders.append((rel, identity))
+
+
+class _Kept(KeptIdentities):
     """A whole discovery as the file index keeps it (git's untracked cache, for the tree).
 
     Keyed by the root folder's identity and a digest of what else the walk depends on
@@ -207,21 +223,14 @@ class _Kept:
     def __init__(
         self, index: FileIndex, identity: FileIdentity, context: str, physical: str
     ) -> None:
+        super().__init__()
         self.index = index
         self.identity = identity
         self.context = context
         self.physical = physical
-        self.folders: list[tuple[str, FileIdentity]] = []
         self.declarations: list[tuple[FileIdentity, list[str | None]]] = []
         self.names: dict[str, list[str]] = {}
         self.nested: list[str] = []
-        self.keepable = True
-
-    def folder(self, rel: str, identity: FileIdentity | None) -> None:
-        if identity is None:
-            self.keepable = False
-        else:
-            self.folders.append((rel, identity))
 
     def declared(
         self, identity: FileIdentity | None, context: str, artifact: DeclaredArtifact
@@ -294,13 +303,10 @@ class _Kept:
             files, declared, strict=True
         ):
             assert identity is not None  # checked by _unchanged
-            text_form = self.index.declaration(identity, context)
-            if text_form is None:
+            known = _stored_declaration(self.index, identity, context)
+            if known is None:
                 return False
-            try:
-                declaration, text = decode_declaration(text_form)
-            except StoredFormError:
-                return False
+            declaration, text = known
             source = SourceFile(path, text)
             artifacts.append(
                 DeclaredArtifact(declaration, source, where, folder, target, owner, entries[folder])
@@ -308,6 +314,20 @@ class _Kept:
         result.artifacts.extend(artifacts)
         result.nested_repositories.extend(nested)
         return True
+
+
+def _stored_declaration(
+    index: FileIndex, identity: FileIdentity, context: str
+) -> tuple[Declaration, str] | None:
+    """The declaration and text the index keeps for ``identity`` in ``context``; None when
+    it keeps none, or one this version cannot read."""
+    stored = index.declaration(identity, context)
+    if stored is None:
+        return None
+    try:
+        return decode_declaration(stored)
+    except StoredFormError:
+        return None
 
 
 def _unchanged(found: Sequence[FileIdentity | None], rows: Sequence[list[Any]]) -> bool:
@@ -442,13 +462,10 @@ class _Walker:
         identity = handle.identity(entry.name)
         if identity is None or identity.size > DECLARATION_MAX_BYTES:
             return None
-        stored = self.index.declaration(identity, context)
-        if stored is None:
-            return None
-        try:
-            declaration, text = decode_declaration(stored)
-        except StoredFormError:
+        known = _stored_declaration(self.index, identity, context)
+        if known is None:
             return None  # read and parsed again, as if the index did not know it
+        declaration, text = known
         return declaration, SourceFile(_join(rel, entry.name), text), identity, context
 
     def _read(

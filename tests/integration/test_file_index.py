@@ -374,16 +374,21 @@ def _identity_of(path: Path) -> FileIdentity:
     return FileIdentity(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-def test_the_digest_rows_are_read_only_when_a_digest_is_asked(tmp_path: Path) -> None:
-    """A lookup of a declaration (or a kept walk) reads no digest row: a digest row written
-    after it, by another process, is what the first digest lookup then answers."""
+def _two_files(tmp_path: Path) -> tuple[str, Path, Path]:
+    """The index's path, a source file and a declaration, both safely old."""
     state, source, declaration = tmp_path / "state", tmp_path / "a.py", tmp_path / "index.artf"
     state.mkdir()
     write(source, "a\n")
     write(declaration, "name = 1\n")
     time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    return str(state / "file-index.sqlite"), source, declaration
+
+
+def test_the_digest_rows_are_read_only_when_a_digest_is_asked(tmp_path: Path) -> None:
+    """A lookup of a declaration (or a kept walk) reads no digest row: a digest row written
+    after it, by another process, is what the first digest lookup then answers."""
+    path, source, declaration = _two_files(tmp_path)
     file, declared = _identity_of(source), _identity_of(declaration)
-    path = str(state / "file-index.sqlite")
     first = SqliteFileIndex(path, STAMP, margin_ns=TEST_MARGIN_NS)
     first.remember_declaration(declared, "ctx", str(declaration), "stored")
     first.remember_digest(file, str(source), b"1" * 32)
@@ -399,13 +404,8 @@ def test_the_digest_rows_are_read_only_when_a_digest_is_asked(tmp_path: Path) ->
 def test_a_save_without_a_digest_lookup_still_drops_the_rows_of_files_gone(
     tmp_path: Path,
 ) -> None:
-    state, source, declaration = tmp_path / "state", tmp_path / "a.py", tmp_path / "index.artf"
-    state.mkdir()
-    write(source, "a\n")
-    write(declaration, "name = 1\n")
-    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    path, source, declaration = _two_files(tmp_path)
     file, declared = _identity_of(source), _identity_of(declaration)
-    path = str(state / "file-index.sqlite")
     first = SqliteFileIndex(path, STAMP, margin_ns=TEST_MARGIN_NS)
     first.remember_digest(file, str(source), b"1" * 32)
     first.save()
@@ -413,7 +413,7 @@ def test_a_save_without_a_digest_lookup_still_drops_the_rows_of_files_gone(
     second = SqliteFileIndex(path, STAMP, margin_ns=TEST_MARGIN_NS)
     second.remember_declaration(declared, "ctx", str(declaration), "stored")  # asks no digest
     second.save()
-    assert [row[2] for row in _rows(state)] == [str(declaration)]
+    assert [row[2] for row in _rows(tmp_path / "state")] == [str(declaration)]
 
 
 def _discovered(root: Path, index: FileIndex | None) -> Any:

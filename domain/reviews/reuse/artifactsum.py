@@ -43,7 +43,7 @@ from typing import Any
 
 from artifactize.domain.declarations.fingerprint import WHOLE_FOLDER
 from artifactize.domain.declarations.model import ArtifactsumFingerprint
-from artifactize.domain.project.discovery import DECLARATION_SUFFIX
+from artifactize.domain.project.discovery import DECLARATION_SUFFIX, KeptIdentities
 from artifactize.domain.project.workspace import Artifact, Workspace
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
 from artifactize.domain.reviews.reuse.errors import FingerprintError, NotKept
@@ -249,7 +249,7 @@ def _limits_key(limits: ArtifactsumLimits) -> list[int]:
     return [getattr(limits, name) for name in _LIMIT_NAMES]
 
 
-class _WalkRecord:
+class _WalkRecord(KeptIdentities):
     """One Artifact's walk as the file index keeps it (git's untracked cache, per owner).
 
     Keyed by the owner folder's identity and a digest of the walk's context: the owner's
@@ -265,19 +265,12 @@ class _WalkRecord:
     changed while it was read, or a walked folder holds a ``.gitignore``."""
 
     def __init__(self, index: FileIndex, identity: FileIdentity, context: str, path: str) -> None:
+        super().__init__()
         self.index = index
         self.identity = identity
         self.context = context
         self.path = path
-        self.folders: list[tuple[str, FileIdentity]] = []
         self.files: list[tuple[str, FileIdentity]] = []
-        self.keepable = True
-
-    def folder(self, rel: str, identity: FileIdentity | None) -> None:
-        if identity is None:
-            self.keepable = False
-        else:
-            self.folders.append((rel, identity))
 
     def file(self, rel: str, identity: FileIdentity) -> None:
         self.files.append((rel, identity))

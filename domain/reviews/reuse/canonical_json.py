@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 
 class CanonicalJsonError(ValueError):
@@ -20,7 +20,7 @@ def canonical_json(value: Any) -> bytes:
     """``value`` as compact, key-sorted UTF-8 JSON; mappings and tuples are accepted."""
     try:
         try:
-            plain = _fast(value)
+            plain = _plain(value, None)
         except _Unusual:
             plain = _plain(value, "$")  # raises, saying where
         text = json.dumps(
@@ -38,37 +38,30 @@ def canonical_json(value: Any) -> bytes:
 
 
 class _Unusual(Exception):
-    """A value ``_fast`` leaves to ``_plain``, which says where it is."""
+    """A value refused while no location was built: ``_plain`` runs again, to say where."""
 
 
-def _fast(value: Any) -> Any:
-    """``_plain`` without building each value's location (a hash of every eval's definition
-    per ``status``): the same copies, and ``_Unusual`` wherever ``_plain`` would raise."""
+def _refuse(where: str | None, message: str) -> NoReturn:
+    if where is None:
+        raise _Unusual
+    raise CanonicalJsonError(f"{where}: {message}")
+
+
+def _plain(value: Any, where: str | None) -> Any:
+    """Plain ``dict``/``list`` copies, so any ``Mapping`` or tuple encodes the same way;
+    ``where``: the value's location, for a refusal (None: not built, ``_Unusual`` raised
+    instead: a hash of every eval's definition per ``status`` never needs one)."""
     if value is None or isinstance(value, str | bool | int | float):
         return value
     if isinstance(value, Mapping):
         plain: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise _Unusual
-            plain[key] = _fast(item)
+                _refuse(where, f"object key {key!r} is not a string")
+            plain[key] = _plain(item, None if where is None else f"{where}.{key}")
         return plain
     if isinstance(value, list | tuple):
-        return [_fast(item) for item in value]
-    raise _Unusual
-
-
-def _plain(value: Any, where: str) -> Any:
-    """Plain ``dict``/``list`` copies, so any ``Mapping`` or tuple encodes the same way."""
-    if value is None or isinstance(value, str | bool | int | float):
-        return value
-    if isinstance(value, Mapping):
-        plain: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise CanonicalJsonError(f"{where}: object key {key!r} is not a string")
-            plain[key] = _plain(item, f"{where}.{key}")
-        return plain
-    if isinstance(value, list | tuple):
+        if where is None:
+            return [_plain(item, None) for item in value]
         return [_plain(item, f"{where}[{index}]") for index, item in enumerate(value)]
-    raise CanonicalJsonError(f"{where}: {type(value).__name__} is not a JSON value")
+    _refuse(where, f"{type(value).__name__} is not a JSON value")
