@@ -12,13 +12,10 @@ from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, compute_artifactsum
 from artifactize.domain.reviews.reuse.keys import key_inputs
 from artifactize.domain.use_cases.config_service import ConfigService
+from tests.support.processes import open_fd_count
 from tests.support.workspaces import declare, write
 
 PROC_FD = Path("/proc/self/fd")
-
-
-def open_fd_count() -> int:
-    return len(os.listdir(PROC_FD))
 
 
 def repo(tmp_path: Path) -> Path:

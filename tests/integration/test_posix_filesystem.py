@@ -29,6 +29,7 @@ from artifactize.ports.filesystem import (
     NotRegularFile,
     SymlinkRefused,
 )
+from tests.support.processes import open_fd_count
 
 T = TypeVar("T")
 
@@ -53,10 +54,6 @@ def run_with_timeout(call: Callable[[], T], timeout: float = 5.0) -> T:
     if errors:
         raise errors[0]
     return values[0]
-
-
-def open_fd_count() -> int:
-    return len(os.listdir(PROC_FD))
 
 
 @pytest.fixture
