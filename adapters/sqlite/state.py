@@ -17,6 +17,10 @@ Choices beyond the port's docstrings:
 * A settled execution without ``completed_at`` gets the store's current time in the column.
 * GC runs after the settling transaction committed; its failure is logged ("Cache GC
   failed: …") and does not undo the settlement. The next record retries it.
+* A held completion (``complete_execution(held=...)``, the Run's group commit) is written
+  at the start of the next transaction this store begins on the thread that held it,
+  whatever that transaction reads or writes (a reader's then begins IMMEDIATE), or by
+  ``flush``; in the order held. Another thread's transactions neither write nor see it.
 * A Human claim is the ``claimed_by``/``claimed_at`` columns of the request row
   (``sqlite_human``); ``update_request`` never touches them, so a verifier saving its own
   copy of a request cannot drop someone's claim.
@@ -29,7 +33,7 @@ import dataclasses
 import logging
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -80,6 +84,7 @@ from artifactize.ports.state import (
     Claim,
     ClaimOutcome,
     ExecutionRecord,
+    HeldWritten,
     HumanClaim,
     HumanEnding,
     HumanSettled,
@@ -142,6 +147,16 @@ def _positive(name: str, value: int) -> int:
     return value
 
 
+@dataclasses.dataclass(frozen=True)
+class _Held:
+    """A held completion: its statements' parameters, who to tell, and what to do after."""
+
+    values: dict[str, Any]
+    request: RequestRecord | None
+    written: HeldWritten
+    after: Callable[[], None]
+
+
 @dataclasses.dataclass
 class _Batch:
     """An open ``batch()``: its thread, its mode, and its transaction once begun."""
@@ -175,6 +190,9 @@ class SqliteStateStore:
         self._clock: Clock = clock or SystemClock()
         # The open ``batch()`` and the thread that opened it, if any.
         self._batch: _Batch | None = None
+        # Completions held back for the next transaction, and the thread that held them.
+        self._held: list[_Held] = []
+        self._held_thread: int | None = None
         self.transactions = 0  # transactions begun (the scale tests count them)
         # The history's (records, bytes) as last counted plus what this store recorded since:
         # GC counts again only when that estimate passes a cap (None: count next time), so a
@@ -211,14 +229,22 @@ class SqliteStateStore:
 
     @contextlib.contextmanager
     def _begin(self, *, write: bool) -> Iterator[sa.Connection]:
+        """A transaction that first writes the completions this thread held (then it is a
+        writer's whatever ``write`` says), and tells their holders once it committed (or
+        failed: they are dropped, and the error is the caller's)."""
+        held = self._take_held()
+        write = write or bool(held)
         self.transactions += 1
         try:
             with self._engine.connect() as connection:
                 mode = BEGIN_IMMEDIATE if write else BEGIN_DEFERRED
                 connection.execution_options(**{BEGIN_MODE_OPTION: mode})
                 with connection.begin():
+                    for completion in held:
+                        self._write_completion(connection, completion.values, completion.request)
                     yield connection
         except sa.exc.DBAPIError as error:
+            _tell(held, written=False)
             action = "write state" if write else "read state"
             message = storage_fault(action, self._database, error)  # before space is freed
             if sqlite_code(error) in STORAGE_CODES:
@@ -226,6 +252,23 @@ class SqliteStateStore:
                 # the WAL, which frees its space for the Run's settlement on a full disk.
                 self._engine.dispose()
             raise StateError(message) from error
+        except BaseException:
+            _tell(held, written=False)
+            raise
+        _tell(held, written=True)
+
+    def _take_held(self) -> list[_Held]:
+        """The completions held on this thread, no longer held (none on another thread)."""
+        if not self._held or self._held_thread != threading.get_ident():
+            return []
+        held, self._held = self._held, []
+        return held
+
+    def flush(self) -> None:
+        """Write the completions held on this thread now: one transaction, none if none."""
+        if self._held and self._held_thread == threading.get_ident():
+            with self._transaction(write=True):
+                pass
 
     @contextlib.contextmanager
     def batch(self, *, write: bool = True) -> Iterator[None]:
@@ -444,7 +487,12 @@ class SqliteStateStore:
             connection.execute(_INSERT_EXECUTION, execution_values(execution, key=None))
 
     def complete_execution(
-        self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
+        self,
+        execution: ExecutionRecord,
+        *,
+        record: bool,
+        request: RequestRecord | None = None,
+        held: HeldWritten | None = None,
     ) -> bool:
         text = dump_data(execution_json(execution.data))
         size = data_bytes(text)
@@ -465,20 +513,36 @@ class SqliteStateStore:
             values["completed_at"] = execution.completed_at or self._now()
         if recorded:
             values.update(key=execution.key, bytes=size, last_used=self._now())
+        values.update(
+            b_id=execution.id,
+            b_owner_pid=execution.owner_pid,
+            b_owner_start_time=execution.owner_start_time,
+        )
+
+        def after() -> None:
+            if recorded:
+                self._collect_after_record(size)
+
+        if held is not None:
+            thread = threading.get_ident()
+            if self._held and self._held_thread != thread:
+                raise RuntimeError("completions are held by one thread at a time")
+            self._held_thread = thread
+            self._held.append(_Held(values, request, held, after))
+            return recorded
         with self._transaction(write=True) as connection:
-            values.update(
-                b_id=execution.id,
-                b_owner_pid=execution.owner_pid,
-                b_owner_start_time=execution.owner_start_time,
-            )
-            result = connection.execute(_COMPLETE_EXECUTION, values)
-            if result.rowcount != 1:
-                raise StateError("Active execution not found.")
-            if request is not None:  # the same transaction: never one without the other
-                self._write_request(connection, request)
-        if recorded:
-            self._collect_after_record(size)
+            self._write_completion(connection, values, request)
+        after()
         return recorded
+
+    def _write_completion(
+        self, connection: sa.Connection, values: dict[str, Any], request: RequestRecord | None
+    ) -> None:
+        result = connection.execute(_COMPLETE_EXECUTION, values)
+        if result.rowcount != 1:
+            raise StateError("Active execution not found.")
+        if request is not None:  # the same transaction: never one without the other
+            self._write_request(connection, request)
 
     def _collect_after_record(self, size: int) -> None:
         """GC after one record of ``size`` bytes joined the history, when it may be over a
@@ -610,6 +674,15 @@ class SqliteStateStore:
     def end_human(self, ending: HumanEnding) -> tuple[RequestId, ...]:
         with self._transaction(write=True) as connection:
             return human.end(connection, ending)
+
+
+def _tell(held: Sequence[_Held], *, written: bool) -> None:
+    """Tell each held completion's holder whether it was written; GC after the written."""
+    for completion in held:
+        completion.written(written)
+    if written:
+        for completion in held:
+            completion.after()
 
 
 class SqliteStateStores:

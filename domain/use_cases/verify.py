@@ -269,7 +269,12 @@ class Verify:
 
         wait = human_wait.HumanWait(ctx, result, deadline, refresh_all) if options.wait else None
         actions = ScheduleActions(
-            settle_request, self._park, wait, settle_inline, self.ports.state.batch
+            settle_request,
+            self._park,
+            wait,
+            settle_inline,
+            self.ports.state.batch,
+            lambda: ctx.held.flush_behind(self.ports.state),
         )
         try:
             await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
@@ -502,6 +507,7 @@ class Verify:
                     request = commit.save_conversation(ctx, request, review, settled)
                 committed, recorded = commit.commit(ctx, request, execution, settled)
         if recorded and self.ports.remote is not None:
+            self.ports.state.flush()  # saved here before the team store has it
             await self.ports.remote.publish(committed.data, committed.data.kinds or {})
 
     def _review(self, ref: EvalRef, keys: KeyInputs, run_dir: str) -> AgentReview | RuntimeReview:
