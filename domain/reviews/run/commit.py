@@ -1,7 +1,9 @@
 """Settling a Run: an outcome committed with its execution, the conversation kept, the end.
 
 A request and its execution are saved in one state transaction; a GREEN or RED outcome of
-a keyed eval also joins the key's reuse history. When the Run ends, every request still
+a keyed eval also joins the key's reuse history. A settled outcome is held for a group
+commit (``HeldCompletions``): written at the start of the Run's next transaction, usually
+the next eval's claim, so an executed eval costs one commit. When the Run ends, every request still
 QUEUED or RUNNING (a cancellation) settles ERROR, and the Run gets its validation, status,
 summary and usage.
 """
