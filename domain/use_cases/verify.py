@@ -118,6 +118,7 @@ class Verify:
         self.owner: ProcessIdentity = ports.processes.own_identity()
         self.result: RunResult | None = None  # set once the Run exists, even if cancelled
         self._keys: dict[str, KeyInputs] = {}  # qualified eval ID -> key, from ``prepare``
+        self._output_roots: dict[str, str] = {}  # Run ID -> its output root, once made
         self.budget = ExecutionBudget(options.policy.max_executions)
         # The Run's runtime evals hand their emptied private folders on; drained at its end.
         runtime = ports.runtime
@@ -487,7 +488,7 @@ class Verify:
         assert self.result is not None
         started = self.result.run.executions_started + 1
         self.result.run = run_changed(self.result.run, executions_started=started)
-        review = self._review(ref, keys, self.ports.make_output_root(request.run_id))
+        review = self._review(ref, keys, self._output_root(request.run_id))
         if isinstance(review, AgentReview) and self.ports.observer is not None:
             review.activity = self.ports.observer.agent(request.id)
         outcome: ReviewOutcome | None = None
@@ -509,6 +510,14 @@ class Verify:
         if recorded and self.ports.remote is not None:
             self.ports.state.flush()  # saved here before the team store has it
             await self.ports.remote.publish(committed.data, committed.data.kinds or {})
+
+    def _output_root(self, run_id: str) -> str:
+        """The Run's private output root, made by its first executed eval and then known:
+        the next evals ask the file system nothing."""
+        made = self._output_roots.get(run_id)
+        if made is None:
+            made = self._output_roots[run_id] = self.ports.make_output_root(run_id)
+        return made
 
     def _review(self, ref: EvalRef, keys: KeyInputs, run_dir: str) -> AgentReview | RuntimeReview:
         """The review that executes this eval, by profile kind."""
