@@ -17,10 +17,11 @@ Choices beyond the port's docstrings:
 * A settled execution without ``completed_at`` gets the store's current time in the column.
 * GC runs after the settling transaction committed; its failure is logged ("Cache GC
   failed: …") and does not undo the settlement. The next record retries it.
-* A held completion (``complete_execution(held=...)``, the Run's group commit) is written
-  at the start of the next transaction this store begins on the thread that held it,
-  whatever that transaction reads or writes (a reader's then begins IMMEDIATE), or by
-  ``flush``; in the order held. Another thread's transactions neither write nor see it.
+* A held write (``complete_execution(held=...)``, ``update_request(held=...)``: the Run's
+  group commit) is made at the start of the next transaction this store begins on the
+  thread that held it (GC's own excepted), whatever that transaction reads or writes (a
+  reader's then begins IMMEDIATE), or by ``flush``; in the order held, a held save of a request replaced by the
+  request's next held write. Another thread's transactions neither write nor see it.
 * A Human claim is the ``claimed_by``/``claimed_at`` columns of the request row
   (``sqlite_human``); ``update_request`` never touches them, so a verifier saving its own
   copy of a request cannot drop someone's claim.
@@ -149,12 +150,14 @@ def _positive(name: str, value: int) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class _Held:
-    """A held completion: its statements' parameters, who to tell, and what to do after."""
+    """A held write: a completion's parameters (None: the request's save alone), the
+    request, who to tell (with the holders of the request's saves it replaced), and what
+    to do after."""
 
-    values: dict[str, Any]
+    values: dict[str, Any] | None
     request: RequestRecord | None
-    written: HeldWritten
-    after: Callable[[], None]
+    told: tuple[HeldWritten, ...]
+    after: Callable[[], None] | None = None
 
 
 @dataclasses.dataclass
@@ -213,7 +216,7 @@ class SqliteStateStore:
         return timestamp(self._clock.now())
 
     @contextlib.contextmanager
-    def _transaction(self, *, write: bool) -> Iterator[sa.Connection]:
+    def _transaction(self, *, write: bool, held: bool = True) -> Iterator[sa.Connection]:
         """One transaction, IMMEDIATE when it writes; database errors become StateError.
 
         Inside ``batch()`` (on the thread that opened it) the batch's transaction is used,
@@ -224,27 +227,31 @@ class SqliteStateStore:
                 batch.connection = batch.stack.enter_context(self._begin(write=batch.write))
             yield batch.connection
             return
-        with self._begin(write=write) as connection:
+        with self._begin(write=write, held=held) as connection:
             yield connection
 
     @contextlib.contextmanager
-    def _begin(self, *, write: bool) -> Iterator[sa.Connection]:
-        """A transaction that first writes the completions this thread held (then it is a
-        writer's whatever ``write`` says), and tells their holders once it committed (or
-        failed: they are dropped, and the error is the caller's)."""
-        held = self._take_held()
-        write = write or bool(held)
+    def _begin(self, *, write: bool, held: bool = True) -> Iterator[sa.Connection]:
+        """A transaction that first writes what this thread holds (then it is a writer's
+        whatever ``write`` says), and tells their holders once it committed (or failed: they
+        are dropped, and the error is the caller's). ``held=False`` (GC's own transactions,
+        which no caller reads) leaves them held."""
+        waiting = self._take_held() if held else []
+        write = write or bool(waiting)
         self.transactions += 1
         try:
             with self._engine.connect() as connection:
                 mode = BEGIN_IMMEDIATE if write else BEGIN_DEFERRED
                 connection.execution_options(**{BEGIN_MODE_OPTION: mode})
                 with connection.begin():
-                    for completion in held:
-                        self._write_completion(connection, completion.values, completion.request)
+                    for one in waiting:
+                        if one.values is not None:
+                            self._write_completion(connection, one.values, one.request)
+                        elif one.request is not None:
+                            self._write_request(connection, one.request)
                     yield connection
         except sa.exc.DBAPIError as error:
-            _tell(held, written=False)
+            _tell(waiting, written=False)
             action = "write state" if write else "read state"
             message = storage_fault(action, self._database, error)  # before space is freed
             if sqlite_code(error) in STORAGE_CODES:
@@ -253,9 +260,9 @@ class SqliteStateStore:
                 self._engine.dispose()
             raise StateError(message) from error
         except BaseException:
-            _tell(held, written=False)
+            _tell(waiting, written=False)
             raise
-        _tell(held, written=True)
+        _tell(waiting, written=True)
 
     def _take_held(self) -> list[_Held]:
         """The completions held on this thread, no longer held (none on another thread)."""
@@ -264,8 +271,36 @@ class SqliteStateStore:
         held, self._held = self._held, []
         return held
 
+    def _hold(
+        self,
+        values: dict[str, Any] | None,
+        request: RequestRecord | None,
+        held: HeldWritten,
+        after: Callable[[], None] | None = None,
+    ) -> None:
+        """Hold a write for the next transaction on this thread; a held save of the same
+        request is replaced (its holder told with this one's)."""
+        thread = threading.get_ident()
+        if self._held and self._held_thread != thread:
+            raise RuntimeError("state writes are held by one thread at a time")
+        self._held_thread = thread
+        told = [held]
+        kept = []
+        for write in self._held:
+            if (
+                request is not None
+                and write.values is None
+                and write.request is not None
+                and write.request.id == request.id
+            ):
+                told.extend(write.told)
+            else:
+                kept.append(write)
+        kept.append(_Held(values, request, tuple(told), after))
+        self._held = kept
+
     def flush(self) -> None:
-        """Write the completions held on this thread now: one transaction, none if none."""
+        """Write what is held on this thread now: one transaction, none if nothing is."""
         if self._held and self._held_thread == threading.get_ident():
             with self._transaction(write=True):
                 pass
@@ -336,9 +371,12 @@ class SqliteStateStore:
             if result.rowcount != 1:
                 raise StateError(f"Run not found: {run.id}")
 
-    def update_request(self, request: RequestRecord) -> None:
+    def update_request(self, request: RequestRecord, *, held: HeldWritten | None = None) -> None:
         """Saves status, execution id and data (a request never changes Run, eval or
-        ordinal)."""
+        ordinal); held like a completion (``complete_execution``) when ``held`` is given."""
+        if held is not None:
+            self._hold(None, request, held)
+            return
         with self._transaction(write=True) as connection:
             self._write_request(connection, request)
 
@@ -524,11 +562,7 @@ class SqliteStateStore:
                 self._collect_after_record(size)
 
         if held is not None:
-            thread = threading.get_ident()
-            if self._held and self._held_thread != thread:
-                raise RuntimeError("completions are held by one thread at a time")
-            self._held_thread = thread
-            self._held.append(_Held(values, request, held, after))
+            self._hold(values, request, held, after)
             return recorded
         with self._transaction(write=True) as connection:
             self._write_completion(connection, values, request)
@@ -591,7 +625,7 @@ class SqliteStateStore:
         dropped = 0
         self._retained = None
         while True:
-            with self._transaction(write=True) as connection:
+            with self._transaction(write=True, held=False) as connection:
                 count, total = hist.retained(connection)
                 if count <= self._history_records_max and total <= self._history_bytes_max:
                     self._retained = (count, total)
@@ -677,12 +711,14 @@ class SqliteStateStore:
 
 
 def _tell(held: Sequence[_Held], *, written: bool) -> None:
-    """Tell each held completion's holder whether it was written; GC after the written."""
-    for completion in held:
-        completion.written(written)
+    """Tell each held write's holders whether it was written; GC after the written."""
+    for write in held:
+        for told in write.told:
+            told(written)
     if written:
-        for completion in held:
-            completion.after()
+        for write in held:
+            if write.after is not None:
+                write.after()
 
 
 class SqliteStateStores:

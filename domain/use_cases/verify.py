@@ -86,6 +86,7 @@ from artifactize.domain.reviews.timestamps import new_run_id
 from artifactize.kernel.document_codec import request_changed, run_changed
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import Request
+from artifactize.ports.ids import RunId
 from artifactize.ports.review_store import RemoteFailure, RemoteLease
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ClaimOutcome, ExecutionRecord, StateError
@@ -118,7 +119,7 @@ class Verify:
         self.owner: ProcessIdentity = ports.processes.own_identity()
         self.result: RunResult | None = None  # set once the Run exists, even if cancelled
         self._keys: dict[str, KeyInputs] = {}  # qualified eval ID -> key, from ``prepare``
-        self._output_roots: dict[str, str] = {}  # Run ID -> its output root, once made
+        self._output_roots: dict[RunId, str] = {}  # Run ID -> its output root, once made
         self.budget = ExecutionBudget(options.policy.max_executions)
         # The Run's runtime evals hand their emptied private folders on; drained at its end.
         runtime = ports.runtime
@@ -461,8 +462,11 @@ class Verify:
 
     def _start(self, request: Request, execution: ExecutionRecord) -> Request:
         """Save ``request`` RUNNING under ``execution``: called inside the batch that
-        inserts the execution, so a crash leaves both or neither (the next start settles
-        a dead owner's RUNNING execution and request alike)."""
+        inserts the execution (the claim, committed before the command starts), the save
+        held for the Run's next transaction, where the request's settlement usually
+        replaces it. A crash before it is written leaves the request QUEUED and the
+        execution RUNNING; the next start settles the dead owner's Run, its requests and
+        every RUNNING execution of that owner."""
         ctx = self.ctx
         request = request_changed(
             request,
@@ -471,7 +475,7 @@ class Verify:
             execution_id=execution.id,
             blocked_reason=None,
         )
-        ctx.save(request)
+        ctx.save_held(request)
         return request
 
     async def _execute(
@@ -511,7 +515,7 @@ class Verify:
             self.ports.state.flush()  # saved here before the team store has it
             await self.ports.remote.publish(committed.data, committed.data.kinds or {})
 
-    def _output_root(self, run_id: str) -> str:
+    def _output_root(self, run_id: RunId) -> str:
         """The Run's private output root, made by its first executed eval and then known:
         the next evals ask the file system nothing."""
         made = self._output_roots.get(run_id)

@@ -88,10 +88,13 @@ class MemoryStateStore:
             raise StateError(f"Run not found: {run.id}")
         self.runs[run.id] = run
 
-    def update_request(self, request: RequestRecord) -> None:
+    def update_request(self, request: RequestRecord, *, held: HeldWritten | None = None) -> None:
+        """Written at once, also when ``held`` (told so at once)."""
         if request.id not in self.requests:
             raise StateError(f"Request not found: {request.id}")
         self.requests[request.id] = dataclasses.replace(request, data=copy.deepcopy(request.data))
+        if held is not None:
+            held(True)
 
     def get_run(self, run_id: RunId) -> RunRecord | None:
         return self.runs.get(run_id)

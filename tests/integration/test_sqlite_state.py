@@ -600,6 +600,54 @@ def test_a_held_completion_that_cannot_be_written_is_dropped_and_told(
     assert active is not None and active.status == ExecutionStatus.RUNNING
 
 
+def test_a_held_request_save_is_replaced_by_its_held_settlement(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    """The RUNNING save held beside a claim, then the request's held settlement: one
+    request write (the settled one) reaches the file, and both holders are told. A held
+    save of another request stays as it is."""
+    store = open_store()
+    other = open_store(tmp_path / "state")
+    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": at(1)}))
+    store.create_run(run, [request("run-a", 1), request("run-a", 2)])
+    record(store, "k0", "e0")  # the history counted once: later records begin no GC
+    told: list[str] = []
+    running = execution("e1", "k1")
+    with store.batch():
+        assert store.claim(running, alive).outcome is ClaimOutcome.OWNED
+        store.update_request(
+            replace(request("run-a", 1), status=RequestStatus.RUNNING),
+            held=lambda ok: told.append(f"running-1 {ok}"),
+        )
+    store.update_request(
+        replace(request("run-a", 2), status=RequestStatus.RUNNING),
+        held=lambda ok: told.append(f"running-2 {ok}"),
+    )
+    saved = other.get_request(RequestId("run-a-1"))
+    assert saved is not None and saved.status == RequestStatus.QUEUED  # held, not written
+    store.complete_execution(
+        settled(running),
+        record=True,
+        request=replace(request("run-a", 1), status=RequestStatus.GREEN),
+        held=lambda ok: told.append(f"green-1 {ok}"),
+    )
+    updates: list[str] = []
+
+    def statement(_conn: object, _cursor: object, sql: str, *_rest: object) -> None:
+        if sql.startswith("UPDATE requests"):
+            updates.append(sql)
+
+    sa_event.listen(Engine, "before_cursor_execute", statement)
+    try:
+        store.flush()
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", statement)
+    assert len(updates) == 2  # request 2's RUNNING, request 1's settlement: not its RUNNING
+    assert sorted(told) == ["green-1 True", "running-1 True", "running-2 True"]
+    statuses = [r.status for r in other.list_requests(RunId("run-a"))]
+    assert statuses == [RequestStatus.GREEN, RequestStatus.RUNNING]
+
+
 def test_completions_held_on_one_thread_are_left_to_it(open_store: OpenStore) -> None:
     """Another thread's transactions neither write nor see what this thread holds."""
     store = open_store()

@@ -136,6 +136,11 @@ class HeldCompletions:
             state.flush()
 
 
+def _ignore(_written: bool) -> None:
+    """A held RUNNING save needs no answer: if it is dropped, the Run fails and its end
+    settles the request."""
+
+
 @dataclass(frozen=True)
 class RunContext:
     ports: VerifyPorts
@@ -165,6 +170,13 @@ class RunContext:
         """Save a request document as it is now, make it the Run's current one and show it
         to the observer."""
         self.ports.state.update_request(request_record(request))
+        self.keep(request)
+
+    def save_held(self, request: Request) -> None:
+        """``save``, the write held for the Run's next transaction (``HeldCompletions``):
+        for a request saved RUNNING beside its claim, whose settlement usually replaces it
+        before it is written."""
+        self.ports.state.update_request(request_record(request), held=_ignore)
         self.keep(request)
 
     def current(self, request: Request) -> Request:
