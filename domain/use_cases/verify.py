@@ -489,6 +489,7 @@ class Verify:
         """Run the review this request owns, saved RUNNING by ``_start`` (renewing its
         store lease, if it holds one), then commit it (also when cancelled)."""
         ctx = self.ctx
+        ctx.observe(request)  # RUNNING, shown once its claim committed (after what it wrote)
         assert self.result is not None
         started = self.result.run.executions_started + 1
         self.result.run = run_changed(self.result.run, executions_started=started)

@@ -102,3 +102,16 @@ def test_a_held_settlement_is_current_at_once_and_shown_only_once_written() -> N
     dropped(False)
     assert ctx.requests == [green, second] and ports.observer.seen == [green]
     assert ctx.held.count == 0
+
+
+def test_a_held_save_is_current_at_once_and_left_to_its_caller_to_show() -> None:
+    """The RUNNING save beside a claim: the Run's current document at once, handed to the
+    state as a held write, and not shown until the caller's claim committed."""
+    ctx, ports = context()
+    first = request(1)
+    ctx.track([first])
+    ports.state.requests[first.id] = cast(Any, None)
+    running = request_changed(first, status=RUNNING)
+    ctx.save_held(running)
+    assert ctx.requests == [running] and ports.observer.seen == []
+    assert ports.state.requests[first.id].status == RUNNING

@@ -173,11 +173,12 @@ class RunContext:
         self.keep(request)
 
     def save_held(self, request: Request) -> None:
-        """``save``, the write held for the Run's next transaction (``HeldCompletions``):
-        for a request saved RUNNING beside its claim, whose settlement usually replaces it
-        before it is written."""
+        """``save``, the write held for the Run's next transaction (``HeldCompletions``), and
+        not shown yet (the caller shows it once its transaction committed): for a request
+        saved RUNNING beside its claim, whose settlement usually replaces it before it is
+        written."""
         self.ports.state.update_request(request_record(request), held=_ignore)
-        self.keep(request)
+        self.keep(request, observe=False)
 
     def current(self, request: Request) -> Request:
         """The Run's current document of ``request``'s ID (``request`` itself when the Run
