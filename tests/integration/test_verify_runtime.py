@@ -400,6 +400,17 @@ def test_a_held_verdict_is_written_while_the_run_goes_on(repo: Repo) -> None:
     assert (code, statuses) == (0, {"pair/fast": "GREEN", "pair/waits": "GREEN"}), run
 
 
+def test_a_running_eval_is_saved_running_while_it_runs(repo: Repo) -> None:
+    """The RUNNING save held beside a claim reaches the state within the hold interval too:
+    the eval runs until the state file (read by the probe, another process) says its own
+    request is RUNNING, so a monitor elsewhere sees it run."""
+    database = repo.state / "state.sqlite"
+    repo.declare("long", {"self": ["await", str(database), "long/self", "RUNNING"]})
+    code, run = repo.cli("verify", "long")
+    (request,) = run["requests"]
+    assert (code, request["status"]) == (0, "GREEN"), run
+
+
 def test_an_eval_never_sees_what_an_earlier_one_left_in_its_private_folders(
     repo: Repo,
 ) -> None:

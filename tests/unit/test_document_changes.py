@@ -115,3 +115,4 @@ def test_a_held_save_is_current_at_once_and_left_to_its_caller_to_show() -> None
     ctx.save_held(running)
     assert ctx.requests == [running] and ports.observer.seen == []
     assert ports.state.requests[first.id].status == RUNNING
+    assert ctx.held.count == 0  # the fake wrote it at once, and said so

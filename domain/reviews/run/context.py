@@ -96,27 +96,40 @@ def check_comment(text: str) -> str:
 
 
 class HeldCompletions:
-    """The Run's settled evals whose completion the state holds (a group commit: the
-    ``held`` of ``StateStore.complete_execution``). A held verdict is in the Run's documents
-    at once (gates open, the scheduler goes on), but is shown to the observer only once it
-    is written, so nothing reported is lost to a crash; one whose write failed goes back to
-    its RUNNING document, which the Run's end settles ERROR. ``flush_behind`` writes them
-    after HOLD_SECONDS when no other transaction of the Run did."""
+    """The Run's writes the state holds for a group commit (the ``held`` of
+    ``StateStore.complete_execution`` and ``update_request``): settled evals and RUNNING
+    saves. A held verdict is in the Run's documents at once (gates open, the scheduler goes
+    on), but is shown to the observer only once it is written, so nothing reported is lost
+    to a crash; one whose write failed goes back to its RUNNING document, which the Run's
+    end settles ERROR (a dropped RUNNING save needs nothing: the Run fails, and its end
+    settles the request). ``flush_behind`` writes what is held HOLD_SECONDS after it was
+    held when no other transaction of the Run did, so a long eval shows RUNNING in the
+    state and a verdict reaches it while other evals still run."""
 
     def __init__(self) -> None:
         self.count = 0  # held, not yet written or dropped
         self._wake: anyio.Event | None = None
 
-    def hold(self, ctx: RunContext, settled: Request, running: Request) -> HeldWritten:
-        """Make ``settled`` the Run's current document now; what the state calls once its
-        completion is written (observed) or dropped (back to ``running``)."""
+    def watch(self) -> HeldWritten:
+        """Count one more held write (``flush_behind`` writes it in time); what the state
+        calls once it is written or dropped."""
         self.count += 1
         if self._wake is not None:
             self._wake.set()
+
+        def written(_done: bool) -> None:
+            self.count -= 1
+
+        return written
+
+    def hold(self, ctx: RunContext, settled: Request, running: Request) -> HeldWritten:
+        """Make ``settled`` the Run's current document now; what the state calls once its
+        completion is written (observed) or dropped (back to ``running``)."""
+        counted = self.watch()
         ctx.keep(settled, observe=False)
 
         def written(done: bool) -> None:
-            self.count -= 1
+            counted(done)
             if done:
                 ctx.observe(settled)
             elif ctx.current(settled) is settled:
@@ -134,11 +147,6 @@ class HeldCompletions:
                 self._wake = None
             await anyio.sleep(HOLD_SECONDS)
             state.flush()
-
-
-def _ignore(_written: bool) -> None:
-    """A held RUNNING save needs no answer: if it is dropped, the Run fails and its end
-    settles the request."""
 
 
 @dataclass(frozen=True)
@@ -177,7 +185,7 @@ class RunContext:
         not shown yet (the caller shows it once its transaction committed): for a request
         saved RUNNING beside its claim, whose settlement usually replaces it before it is
         written."""
-        self.ports.state.update_request(request_record(request), held=_ignore)
+        self.ports.state.update_request(request_record(request), held=self.held.watch())
         self.keep(request, observe=False)
 
     def current(self, request: Request) -> Request:
