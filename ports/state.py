@@ -176,6 +176,10 @@ class PruneOutcome:
     kept_live: tuple[str, ...]  # matched, but RUNNING or holding an unsettled request
 
 
+# Told whether a held completion was written (True, committed) or dropped (False).
+HeldWritten = Callable[[bool], None]
+
+
 class StateStore(Protocol):
     def state_id(self) -> str:
         """A random UUID created with the state; stable for its lifetime."""
@@ -189,7 +193,11 @@ class StateStore(Protocol):
 
     def update_run(self, run: RunRecord) -> None: ...
 
-    def update_request(self, request: RequestRecord) -> None: ...
+    def update_request(self, request: RequestRecord, *, held: HeldWritten | None = None) -> None:
+        """Save a request's status, execution id and document; with ``held``, held like a
+        completion (``complete_execution``), and replaced by the request's next held write
+        (only that one is made, and both holders are told)."""
+        ...
 
     def get_run(self, run_id: RunId) -> RunRecord | None: ...
 
@@ -255,7 +263,12 @@ class StateStore(Protocol):
         ...
 
     def complete_execution(
-        self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
+        self,
+        execution: ExecutionRecord,
+        *,
+        record: bool,
+        request: RequestRecord | None = None,
+        held: HeldWritten | None = None,
     ) -> bool:
         """Settle an active execution (matched by id, owner and active status), and save
         ``request`` in the same transaction when given, so neither is saved without the other.
@@ -263,7 +276,18 @@ class StateStore(Protocol):
         With ``record`` (GREEN/RED with a key) and a serialized size within
         RECORD_MAX_BYTES, append it to the key's reuse history, then collect garbage beyond
         HISTORY_RECORDS_MAX / HISTORY_BYTES_MAX (least recently used first, never a key with
-        an active execution). Returns whether it was recorded."""
+        an active execution). Returns whether it was (or, held, will be) recorded.
+
+        With ``held`` (a group commit), nothing is written yet: the writes are made at the
+        start of the next transaction this store begins on this thread, whatever it does
+        (so every later call on this thread sees them), or by ``flush``, in the order held;
+        then ``held(True)`` is called once that transaction committed, or ``held(False)`` if
+        it failed (the held writes are dropped, and the failure is that call's error)."""
+        ...
+
+    def flush(self) -> None:
+        """Write what this thread holds (``complete_execution(held=...)``) now, in one
+        transaction; nothing when nothing is held."""
         ...
 
     def add_mirror(self, execution: ExecutionRecord, supersede: Supersession) -> bool:

@@ -16,7 +16,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from artifactize.adapters.sqlite.rows import dump_data, load_data
-from artifactize.adapters.sqlite.schema import executions, runs
+from artifactize.adapters.sqlite.schema import (
+    ACTIVE_EXECUTION_STATUSES,
+    executions,
+    fixed_in,
+    runs,
+)
 from artifactize.adapters.sqlite.schema import requests as requests_table
 from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
 from artifactize.ports.ids import RunId
@@ -93,6 +98,17 @@ def settle_dead_run(connection: sa.Connection, run_id: str, now: str) -> bool:
         )
         if request.execution_id is not None and owner is not None:
             _settle_execution(connection, request.execution_id, owner, died)
+    if owner is not None:  # a claim whose request was not saved RUNNING yet (held)
+        orphans = connection.execute(
+            sa.select(executions.c.id).where(
+                fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
+                executions.c.status == ExecutionStatus.RUNNING,
+                executions.c.owner_pid == owner[0],
+                executions.c.owner_start_time == owner[1],
+            )
+        ).all()
+        for orphan in orphans:
+            _settle_execution(connection, orphan.id, owner, died)
     return True
 
 

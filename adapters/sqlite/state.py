@@ -17,6 +17,11 @@ Choices beyond the port's docstrings:
 * A settled execution without ``completed_at`` gets the store's current time in the column.
 * GC runs after the settling transaction committed; its failure is logged ("Cache GC
   failed: …") and does not undo the settlement. The next record retries it.
+* A held write (``complete_execution(held=...)``, ``update_request(held=...)``: the Run's
+  group commit) is made at the start of the next transaction this store begins on the
+  thread that held it (GC's own excepted), whatever that transaction reads or writes (a
+  reader's then begins IMMEDIATE), or by ``flush``; in the order held, a held save of a request replaced by the
+  request's next held write. Another thread's transactions neither write nor see it.
 * A Human claim is the ``claimed_by``/``claimed_at`` columns of the request row
   (``sqlite_human``); ``update_request`` never touches them, so a verifier saving its own
   copy of a request cannot drop someone's claim.
@@ -29,7 +34,7 @@ import dataclasses
 import logging
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -80,6 +85,7 @@ from artifactize.ports.state import (
     Claim,
     ClaimOutcome,
     ExecutionRecord,
+    HeldWritten,
     HumanClaim,
     HumanEnding,
     HumanSettled,
@@ -142,6 +148,18 @@ def _positive(name: str, value: int) -> int:
     return value
 
 
+@dataclasses.dataclass(frozen=True)
+class _Held:
+    """A held write: a completion's parameters (None: the request's save alone), the
+    request, who to tell (with the holders of the request's saves it replaced), and what
+    to do after."""
+
+    values: dict[str, Any] | None
+    request: RequestRecord | None
+    told: tuple[HeldWritten, ...]
+    after: Callable[[], None] | None = None
+
+
 @dataclasses.dataclass
 class _Batch:
     """An open ``batch()``: its thread, its mode, and its transaction once begun."""
@@ -175,6 +193,9 @@ class SqliteStateStore:
         self._clock: Clock = clock or SystemClock()
         # The open ``batch()`` and the thread that opened it, if any.
         self._batch: _Batch | None = None
+        # Completions held back for the next transaction, and the thread that held them.
+        self._held: list[_Held] = []
+        self._held_thread: int | None = None
         self.transactions = 0  # transactions begun (the scale tests count them)
         # The history's (records, bytes) as last counted plus what this store recorded since:
         # GC counts again only when that estimate passes a cap (None: count next time), so a
@@ -195,7 +216,7 @@ class SqliteStateStore:
         return timestamp(self._clock.now())
 
     @contextlib.contextmanager
-    def _transaction(self, *, write: bool) -> Iterator[sa.Connection]:
+    def _transaction(self, *, write: bool, held: bool = True) -> Iterator[sa.Connection]:
         """One transaction, IMMEDIATE when it writes; database errors become StateError.
 
         Inside ``batch()`` (on the thread that opened it) the batch's transaction is used,
@@ -206,19 +227,31 @@ class SqliteStateStore:
                 batch.connection = batch.stack.enter_context(self._begin(write=batch.write))
             yield batch.connection
             return
-        with self._begin(write=write) as connection:
+        with self._begin(write=write, held=held) as connection:
             yield connection
 
     @contextlib.contextmanager
-    def _begin(self, *, write: bool) -> Iterator[sa.Connection]:
+    def _begin(self, *, write: bool, held: bool = True) -> Iterator[sa.Connection]:
+        """A transaction that first writes what this thread holds (then it is a writer's
+        whatever ``write`` says), and tells their holders once it committed (or failed: they
+        are dropped, and the error is the caller's). ``held=False`` (GC's own transactions,
+        which no caller reads) leaves them held."""
+        waiting = self._take_held() if held else []
+        write = write or bool(waiting)
         self.transactions += 1
         try:
             with self._engine.connect() as connection:
                 mode = BEGIN_IMMEDIATE if write else BEGIN_DEFERRED
                 connection.execution_options(**{BEGIN_MODE_OPTION: mode})
                 with connection.begin():
+                    for one in waiting:
+                        if one.values is not None:
+                            self._write_completion(connection, one.values, one.request)
+                        elif one.request is not None:
+                            self._write_request(connection, one.request)
                     yield connection
         except sa.exc.DBAPIError as error:
+            _tell(waiting, written=False)
             action = "write state" if write else "read state"
             message = storage_fault(action, self._database, error)  # before space is freed
             if sqlite_code(error) in STORAGE_CODES:
@@ -226,6 +259,51 @@ class SqliteStateStore:
                 # the WAL, which frees its space for the Run's settlement on a full disk.
                 self._engine.dispose()
             raise StateError(message) from error
+        except BaseException:
+            _tell(waiting, written=False)
+            raise
+        _tell(waiting, written=True)
+
+    def _take_held(self) -> list[_Held]:
+        """The completions held on this thread, no longer held (none on another thread)."""
+        if not self._held or self._held_thread != threading.get_ident():
+            return []
+        held, self._held = self._held, []
+        return held
+
+    def _hold(
+        self,
+        values: dict[str, Any] | None,
+        request: RequestRecord | None,
+        held: HeldWritten,
+        after: Callable[[], None] | None = None,
+    ) -> None:
+        """Hold a write for the next transaction on this thread; a held save of the same
+        request is replaced (its holder told with this one's)."""
+        thread = threading.get_ident()
+        if self._held and self._held_thread != thread:
+            raise RuntimeError("state writes are held by one thread at a time")
+        self._held_thread = thread
+        told = [held]
+        kept = []
+        for write in self._held:
+            if (
+                request is not None
+                and write.values is None
+                and write.request is not None
+                and write.request.id == request.id
+            ):
+                told.extend(write.told)
+            else:
+                kept.append(write)
+        kept.append(_Held(values, request, tuple(told), after))
+        self._held = kept
+
+    def flush(self) -> None:
+        """Write what is held on this thread now: one transaction, none if nothing is."""
+        if self._held and self._held_thread == threading.get_ident():
+            with self._transaction(write=True):
+                pass
 
     @contextlib.contextmanager
     def batch(self, *, write: bool = True) -> Iterator[None]:
@@ -293,9 +371,12 @@ class SqliteStateStore:
             if result.rowcount != 1:
                 raise StateError(f"Run not found: {run.id}")
 
-    def update_request(self, request: RequestRecord) -> None:
+    def update_request(self, request: RequestRecord, *, held: HeldWritten | None = None) -> None:
         """Saves status, execution id and data (a request never changes Run, eval or
-        ordinal)."""
+        ordinal); held like a completion (``complete_execution``) when ``held`` is given."""
+        if held is not None:
+            self._hold(None, request, held)
+            return
         with self._transaction(write=True) as connection:
             self._write_request(connection, request)
 
@@ -444,7 +525,12 @@ class SqliteStateStore:
             connection.execute(_INSERT_EXECUTION, execution_values(execution, key=None))
 
     def complete_execution(
-        self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
+        self,
+        execution: ExecutionRecord,
+        *,
+        record: bool,
+        request: RequestRecord | None = None,
+        held: HeldWritten | None = None,
     ) -> bool:
         text = dump_data(execution_json(execution.data))
         size = data_bytes(text)
@@ -465,20 +551,32 @@ class SqliteStateStore:
             values["completed_at"] = execution.completed_at or self._now()
         if recorded:
             values.update(key=execution.key, bytes=size, last_used=self._now())
+        values.update(
+            b_id=execution.id,
+            b_owner_pid=execution.owner_pid,
+            b_owner_start_time=execution.owner_start_time,
+        )
+
+        def after() -> None:
+            if recorded:
+                self._collect_after_record(size)
+
+        if held is not None:
+            self._hold(values, request, held, after)
+            return recorded
         with self._transaction(write=True) as connection:
-            values.update(
-                b_id=execution.id,
-                b_owner_pid=execution.owner_pid,
-                b_owner_start_time=execution.owner_start_time,
-            )
-            result = connection.execute(_COMPLETE_EXECUTION, values)
-            if result.rowcount != 1:
-                raise StateError("Active execution not found.")
-            if request is not None:  # the same transaction: never one without the other
-                self._write_request(connection, request)
-        if recorded:
-            self._collect_after_record(size)
+            self._write_completion(connection, values, request)
+        after()
         return recorded
+
+    def _write_completion(
+        self, connection: sa.Connection, values: dict[str, Any], request: RequestRecord | None
+    ) -> None:
+        result = connection.execute(_COMPLETE_EXECUTION, values)
+        if result.rowcount != 1:
+            raise StateError("Active execution not found.")
+        if request is not None:  # the same transaction: never one without the other
+            self._write_request(connection, request)
 
     def _collect_after_record(self, size: int) -> None:
         """GC after one record of ``size`` bytes joined the history, when it may be over a
@@ -527,7 +625,7 @@ class SqliteStateStore:
         dropped = 0
         self._retained = None
         while True:
-            with self._transaction(write=True) as connection:
+            with self._transaction(write=True, held=False) as connection:
                 count, total = hist.retained(connection)
                 if count <= self._history_records_max and total <= self._history_bytes_max:
                     self._retained = (count, total)
@@ -610,6 +708,17 @@ class SqliteStateStore:
     def end_human(self, ending: HumanEnding) -> tuple[RequestId, ...]:
         with self._transaction(write=True) as connection:
             return human.end(connection, ending)
+
+
+def _tell(held: Sequence[_Held], *, written: bool) -> None:
+    """Tell each held write's holders whether it was written; GC after the written."""
+    for write in held:
+        for told in write.told:
+            told(written)
+    if written:
+        for write in held:
+            if write.after is not None:
+                write.after()
 
 
 class SqliteStateStores:

@@ -86,6 +86,7 @@ from artifactize.domain.reviews.timestamps import new_run_id
 from artifactize.kernel.document_codec import request_changed, run_changed
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import Request
+from artifactize.ports.ids import RunId
 from artifactize.ports.review_store import RemoteFailure, RemoteLease
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ClaimOutcome, ExecutionRecord, StateError
@@ -118,6 +119,7 @@ class Verify:
         self.owner: ProcessIdentity = ports.processes.own_identity()
         self.result: RunResult | None = None  # set once the Run exists, even if cancelled
         self._keys: dict[str, KeyInputs] = {}  # qualified eval ID -> key, from ``prepare``
+        self._output_roots: dict[RunId, str] = {}  # Run ID -> its output root, once made
         self.budget = ExecutionBudget(options.policy.max_executions)
         # The Run's runtime evals hand their emptied private folders on; drained at its end.
         runtime = ports.runtime
@@ -269,7 +271,12 @@ class Verify:
 
         wait = human_wait.HumanWait(ctx, result, deadline, refresh_all) if options.wait else None
         actions = ScheduleActions(
-            settle_request, self._park, wait, settle_inline, self.ports.state.batch
+            settle_request,
+            self._park,
+            wait,
+            settle_inline,
+            self.ports.state.batch,
+            lambda: ctx.held.flush_behind(self.ports.state),
         )
         try:
             await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
@@ -455,8 +462,11 @@ class Verify:
 
     def _start(self, request: Request, execution: ExecutionRecord) -> Request:
         """Save ``request`` RUNNING under ``execution``: called inside the batch that
-        inserts the execution, so a crash leaves both or neither (the next start settles
-        a dead owner's RUNNING execution and request alike)."""
+        inserts the execution (the claim, committed before the command starts), the save
+        held for the Run's next transaction, where the request's settlement usually
+        replaces it. A crash before it is written leaves the request QUEUED and the
+        execution RUNNING; the next start settles the dead owner's Run, its requests and
+        every RUNNING execution of that owner."""
         ctx = self.ctx
         request = request_changed(
             request,
@@ -465,7 +475,7 @@ class Verify:
             execution_id=execution.id,
             blocked_reason=None,
         )
-        ctx.save(request)
+        ctx.save_held(request)
         return request
 
     async def _execute(
@@ -479,10 +489,11 @@ class Verify:
         """Run the review this request owns, saved RUNNING by ``_start`` (renewing its
         store lease, if it holds one), then commit it (also when cancelled)."""
         ctx = self.ctx
+        ctx.observe(request)  # RUNNING, shown once its claim committed (after what it wrote)
         assert self.result is not None
         started = self.result.run.executions_started + 1
         self.result.run = run_changed(self.result.run, executions_started=started)
-        review = self._review(ref, keys, self.ports.make_output_root(request.run_id))
+        review = self._review(ref, keys, self._output_root(request.run_id))
         if isinstance(review, AgentReview) and self.ports.observer is not None:
             review.activity = self.ports.observer.agent(request.id)
         outcome: ReviewOutcome | None = None
@@ -502,7 +513,16 @@ class Verify:
                     request = commit.save_conversation(ctx, request, review, settled)
                 committed, recorded = commit.commit(ctx, request, execution, settled)
         if recorded and self.ports.remote is not None:
+            self.ports.state.flush()  # saved here before the team store has it
             await self.ports.remote.publish(committed.data, committed.data.kinds or {})
+
+    def _output_root(self, run_id: RunId) -> str:
+        """The Run's private output root, made by its first executed eval and then known:
+        the next evals ask the file system nothing."""
+        made = self._output_roots.get(run_id)
+        if made is None:
+            made = self._output_roots[run_id] = self.ports.make_output_root(run_id)
+        return made
 
     def _review(self, ref: EvalRef, keys: KeyInputs, run_dir: str) -> AgentReview | RuntimeReview:
         """The review that executes this eval, by profile kind."""

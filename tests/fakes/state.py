@@ -21,6 +21,7 @@ from artifactize.ports.state import (
     Claim,
     ClaimOutcome,
     ExecutionRecord,
+    HeldWritten,
     HumanClaim,
     HumanClaimRefused,
     HumanEnding,
@@ -57,6 +58,7 @@ class MemoryStateStore:
     claims: dict[str, HumanClaim] = field(default_factory=dict)  # request ID -> claim
     settled_at: str = "2026-01-01T00:00:00.000000000Z"  # what settle_dead_runs stamps
     batches: int = 0  # batch() blocks entered
+    flushes: int = 0  # flush() calls
 
     @contextlib.contextmanager
     def _atomic(self) -> Iterator[None]:
@@ -86,10 +88,13 @@ class MemoryStateStore:
             raise StateError(f"Run not found: {run.id}")
         self.runs[run.id] = run
 
-    def update_request(self, request: RequestRecord) -> None:
+    def update_request(self, request: RequestRecord, *, held: HeldWritten | None = None) -> None:
+        """Written at once, also when ``held`` (told so at once)."""
         if request.id not in self.requests:
             raise StateError(f"Request not found: {request.id}")
         self.requests[request.id] = dataclasses.replace(request, data=copy.deepcopy(request.data))
+        if held is not None:
+            held(True)
 
     def get_run(self, run_id: RunId) -> RunRecord | None:
         return self.runs.get(run_id)
@@ -200,7 +205,24 @@ class MemoryStateStore:
         self.executions[execution.id] = dataclasses.replace(execution, key=None)
 
     def complete_execution(
-        self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
+        self,
+        execution: ExecutionRecord,
+        *,
+        record: bool,
+        request: RequestRecord | None = None,
+        held: HeldWritten | None = None,
+    ) -> bool:
+        """Written at once, also when ``held`` (told so at once): the fake holds nothing."""
+        recorded = self._complete(execution, record=record, request=request)
+        if held is not None:
+            held(True)
+        return recorded
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+    def _complete(
+        self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None
     ) -> bool:
         active = self.executions.get(execution.id)
         if active is None or active.status not in ACTIVE_STATUSES:

@@ -109,6 +109,32 @@ def test_a_dead_owners_run_settles_with_its_requests_and_executions(
     assert store.settle_dead_runs(alive) == ()  # settled once
 
 
+def test_a_dead_owners_claim_whose_request_was_not_saved_running_settles_too(
+    store: SqliteStateStore,
+) -> None:
+    """A ``verify`` killed after its claim committed but before the request's held RUNNING
+    save was written: the request says QUEUED and points at nothing; the dead owner's
+    RUNNING execution is settled all the same (another owner's, and a settled one, are
+    not), so no key stays held by a dead process."""
+    store.insert_execution(execution("x-claimed", DEAD))
+    store.insert_execution(execution("x-done", DEAD, "GREEN"))
+    store.insert_execution(execution("x-other", LIVE))
+    store.create_run(run("run-dead", DEAD), [request("run-dead", 1, "QUEUED")])
+    assert store.settle_dead_runs(alive) == ("run-dead",)
+    (settled,) = store.list_requests(RunId("run-dead"))
+    assert (settled.status, settled.data.error_code) == ("ERROR", "OWNER_DIED")
+    statuses = {
+        name: (found.status, found.data.error_code)
+        for name in ("x-claimed", "x-done", "x-other")
+        if (found := store.get_execution(ExecutionId(name))) is not None
+    }
+    assert statuses == {
+        "x-claimed": ("ERROR", "OWNER_DIED"),
+        "x-done": ("GREEN", None),
+        "x-other": ("RUNNING", None),
+    }
+
+
 def test_live_unowned_and_finished_runs_are_left_alone(store: SqliteStateStore) -> None:
     store.create_run(run("run-live", LIVE), [request("run-live", 1, "RUNNING")])
     store.create_run(run("run-old", None), [request("run-old", 1, "RUNNING")])

@@ -44,7 +44,7 @@ from artifactize.ports.model import (
     TurnResponse,
     UserText,
 )
-from artifactize.ports.state import ExecutionRecord, RequestRecord, StateStore
+from artifactize.ports.state import ExecutionRecord, HeldWritten, RequestRecord, StateStore
 from tests.fakes.model import (
     ScriptedBackend,
     ScriptedBackends,
@@ -257,10 +257,15 @@ class RecordingStore:
         self.commits: list[tuple[str, int]] = []
 
     def complete_execution(
-        self, execution: ExecutionRecord, *, record: bool, request: RequestRecord | None = None
+        self,
+        execution: ExecutionRecord,
+        *,
+        record: bool,
+        request: RequestRecord | None = None,
+        held: HeldWritten | None = None,
     ) -> bool:
         self.commits.append((execution.status, len(self._setup.events("stop"))))
-        return self._store.complete_execution(execution, record=record, request=request)
+        return self._store.complete_execution(execution, record=record, request=request, held=held)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

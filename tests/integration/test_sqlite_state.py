@@ -10,6 +10,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -527,6 +528,141 @@ def test_unkeyed_and_unrecorded_executions_stay_out_of_history(open_store: OpenS
     assert settled_forced is not None and settled_forced.status == "GREEN"
     # the errored execution released its key
     assert store.claim(execution("execution-retry", key="e"), alive).outcome is ClaimOutcome.OWNED
+
+
+def test_a_held_completion_is_written_by_the_next_transaction_then_told(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    """A held completion (the Run's group commit) is not in the file until this store's
+    next transaction on the holding thread, a claim or a mere read, writes it first (one
+    transaction for both); its holder is told after the commit. ``flush`` writes what is
+    held, and begins nothing when nothing is."""
+    store = open_store()
+    other = open_store(tmp_path / "state")  # another process's view of the same file
+    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": at(1)}))
+    store.create_run(run, [request("run-a", 1), request("run-a", 2), request("run-a", 3)])
+    record(store, "k0", "e0")  # the history counted once: later records begin no GC
+    told: list[tuple[str, bool]] = []
+
+    def hold(name: str, key: str, ordinal: int) -> None:
+        running = execution(name, key)
+        assert store.claim(running, alive).outcome is ClaimOutcome.OWNED
+        done = replace(request("run-a", ordinal), status=RequestStatus.GREEN)
+        written = store.complete_execution(
+            settled(running), record=True, request=done, held=lambda ok: told.append((name, ok))
+        )
+        assert written is True
+
+    hold("e1", "k1", 1)
+    assert (other.latest_record(ReuseKey("k1"), touch=False), told) == (None, [])
+    saved = other.get_request(RequestId("run-a-1"))
+    assert saved is not None and saved.status == RequestStatus.QUEUED
+
+    before = store.transactions
+    hold("e2", "k2", 2)  # its claim writes e1's completion first, in its own transaction
+    assert (store.transactions, told) == (before + 1, [("e1", True)])
+    assert other.latest_record(ReuseKey("k1"), touch=False) is not None
+    saved = other.get_request(RequestId("run-a-1"))
+    assert saved is not None and saved.status == RequestStatus.GREEN
+
+    own = store.get_execution(ExecutionId("e2"))  # a read on the holding thread sees it
+    assert own is not None and own.status == ExecutionStatus.GREEN
+    assert told == [("e1", True), ("e2", True)]
+
+    hold("e3", "k3", 3)
+    before = store.transactions
+    store.flush()
+    assert (store.transactions, told[-1]) == (before + 1, ("e3", True))
+    store.flush()
+    assert store.transactions == before + 1  # nothing held: no transaction
+    assert keys_in_history(other) == {"k0", "k1", "k2", "k3"}
+
+
+def test_a_held_completion_that_cannot_be_written_is_dropped_and_told(
+    open_store: OpenStore,
+) -> None:
+    """The transaction that writes a held completion fails with its error (the execution is
+    not this owner's active one), rolls back its own work too, and the holder is told the
+    completion was dropped: it is not tried again."""
+    store = open_store()
+    running = execution("e1", "k1")
+    assert store.claim(running, alive).outcome is ClaimOutcome.OWNED
+    told: list[bool] = []
+    store.complete_execution(settled(replace(running, owner_pid=1)), record=True, held=told.append)
+    with pytest.raises(StateError, match=r"^Active execution not found\.$"):
+        store.claim(execution("e2", "k2"), alive)
+    assert told == [False]
+    assert store.claim(execution("e3", "k2"), alive).outcome is ClaimOutcome.OWNED  # e2 undone
+    before = store.transactions
+    store.flush()
+    assert store.transactions == before
+    active = store.get_execution(ExecutionId("e1"))
+    assert active is not None and active.status == ExecutionStatus.RUNNING
+
+
+def test_a_held_request_save_is_replaced_by_its_held_settlement(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    """The RUNNING save held beside a claim, then the request's held settlement: one
+    request write (the settled one) reaches the file, and both holders are told. A held
+    save of another request stays as it is."""
+    store = open_store()
+    other = open_store(tmp_path / "state")
+    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": at(1)}))
+    store.create_run(run, [request("run-a", 1), request("run-a", 2)])
+    record(store, "k0", "e0")  # the history counted once: later records begin no GC
+    told: list[str] = []
+    running = execution("e1", "k1")
+    with store.batch():
+        assert store.claim(running, alive).outcome is ClaimOutcome.OWNED
+        store.update_request(
+            replace(request("run-a", 1), status=RequestStatus.RUNNING),
+            held=lambda ok: told.append(f"running-1 {ok}"),
+        )
+    store.update_request(
+        replace(request("run-a", 2), status=RequestStatus.RUNNING),
+        held=lambda ok: told.append(f"running-2 {ok}"),
+    )
+    saved = other.get_request(RequestId("run-a-1"))
+    assert saved is not None and saved.status == RequestStatus.QUEUED  # held, not written
+    store.complete_execution(
+        settled(running),
+        record=True,
+        request=replace(request("run-a", 1), status=RequestStatus.GREEN),
+        held=lambda ok: told.append(f"green-1 {ok}"),
+    )
+    updates: list[str] = []
+
+    def statement(_conn: object, _cursor: object, sql: str, *_rest: object) -> None:
+        if sql.startswith("UPDATE requests"):
+            updates.append(sql)
+
+    sa_event.listen(Engine, "before_cursor_execute", statement)
+    try:
+        store.flush()
+    finally:
+        sa_event.remove(Engine, "before_cursor_execute", statement)
+    assert len(updates) == 2  # request 2's RUNNING, request 1's settlement: not its RUNNING
+    assert sorted(told) == ["green-1 True", "running-1 True", "running-2 True"]
+    statuses = [r.status for r in other.list_requests(RunId("run-a"))]
+    assert statuses == [RequestStatus.GREEN, RequestStatus.RUNNING]
+
+
+def test_completions_held_on_one_thread_are_left_to_it(open_store: OpenStore) -> None:
+    """Another thread's transactions neither write nor see what this thread holds."""
+    store = open_store()
+    running = execution("e1", "k1")
+    assert store.claim(running, alive).outcome is ClaimOutcome.OWNED
+    told: list[bool] = []
+    store.complete_execution(settled(running), record=True, held=told.append)
+    seen: list[ExecutionRecord | None] = []
+    worker = threading.Thread(target=lambda: seen.append(store.get_execution(ExecutionId("e1"))))
+    worker.start()
+    worker.join()
+    assert seen[0] is not None and seen[0].status == ExecutionStatus.RUNNING and told == []
+    store.flush()
+    found = store.get_execution(ExecutionId("e1"))
+    assert told == [True] and found is not None and found.status == ExecutionStatus.GREEN
 
 
 def test_complete_needs_the_active_row_of_that_owner(open_store: OpenStore) -> None:

@@ -26,6 +26,7 @@ import pytest
 from sqlalchemy import event as sa_event
 from sqlalchemy.engine import Engine
 
+from artifactize.domain.reviews.run import context as run_context
 from artifactize.domain.reviews.runtime.outcome import RUNTIME_OUTPUT_MAX_BYTES
 from tests.support.cli import run_cli
 from tests.support.workspaces import toml_value as toml
@@ -78,6 +79,18 @@ elif command == "hang":
 elif command == "edit":
     with open(rest[0], "a") as target:
         target.write("edited by the eval itself\n")
+elif command == "await":  # until the state has the eval's request at this status (or 60 s)
+    import sqlite3
+    database, eval_id, status = rest
+    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
+    for _ in range(600):
+        row = connection.execute(
+            "SELECT status FROM requests WHERE eval_id = ?", (eval_id,)
+        ).fetchone()
+        if row is not None and row[0] == status:
+            sys.exit(0)
+        time.sleep(0.1)
+    sys.exit(1)
 elif command == "folders":  # what the private folders hold; "litter" leaves a file in each
     names = ["ARTIFACTIZE_OUTPUT_DIR", "ARTIFACTIZE_TMP_DIR", "HOME", "XDG_CACHE_HOME"]
     folders = {n: os.environ[n] for n in names}
@@ -318,52 +331,84 @@ def test_a_command_that_edits_its_own_input_gets_no_verdict(repo: Repo) -> None:
     assert (code, listed) == (0, [])
 
 
-def _writes_of_verify(repo: Repo, selector: str) -> tuple[int, int, int]:
-    """SQLite commits, request-row updates and reads of ``executions`` made by one in-process
-    ``verify selector`` (SQLAlchemy's public ``commit`` and ``before_cursor_execute`` events,
-    on every engine)."""
-    commits = request_updates = execution_reads = 0
+def _writes_of_verify(repo: Repo, selector: str) -> tuple[int, int, int, int]:
+    """SQLite commits, request-row updates, reads of ``executions`` and statements of any
+    kind made by one in-process ``verify selector --jobs 1`` (SQLAlchemy's public ``commit``
+    and ``before_cursor_execute`` events, on every engine)."""
+    commits = request_updates = execution_reads = statements = 0
 
     def count(_connection: object) -> None:
         nonlocal commits
         commits += 1
 
     def statement(_conn: object, _cursor: object, sql: str, *_rest: object) -> None:
-        nonlocal request_updates, execution_reads
+        nonlocal request_updates, execution_reads, statements
         words = sql.split()
+        statements += 1
         request_updates += [w.upper() for w in words[:2]] == ["UPDATE", "REQUESTS"]
         execution_reads += bool(words) and words[0].upper() == "SELECT" and "executions" in words
 
     sa_event.listen(Engine, "commit", count)
     sa_event.listen(Engine, "before_cursor_execute", statement)
     try:
-        code, run = repo.verify(selector)
+        code, run = repo.cli("verify", selector, "--jobs", "1")
     finally:
         sa_event.remove(Engine, "commit", count)
         sa_event.remove(Engine, "before_cursor_execute", statement)
     assert code == 0 and {r["status"] for r in run["requests"]} == {"GREEN"}, run
-    return commits, request_updates, execution_reads
+    return commits, request_updates, execution_reads, statements
 
 
-def test_an_executed_eval_costs_at_most_two_commits_and_two_request_writes(
-    repo: Repo,
+def test_an_executed_eval_costs_one_commit_one_request_write_and_five_statements(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The claim and RUNNING share one transaction, the completion is another; the
-    scheduler's pass after the result writes nothing here (no request to park), and a batch
-    that writes nothing begins no transaction: each eval beyond the first adds at most two
-    commits (15 for these 4 when the claim and RUNNING were two, then 12 with the pass's
-    empty one). Its request row is written twice, RUNNING then settled with its summary
-    (the Run's end wrote the summary a third time). Its claim reads the key's history and
-    holder in one statement (two before)."""
+    """The claim (the execution's insert) is committed before the command starts; the
+    request's RUNNING save and its settlement are held for a group commit, the settlement
+    replacing the RUNNING save, and written at the start of the Run's next transaction:
+    here the next eval's claim, and the last one by the Run's end. So each eval beyond the
+    first adds one commit (two before; three before that, four before the claim and RUNNING
+    shared one), one request UPDATE (two before, three before the settled request carried
+    its summary), one read of ``executions`` (the claim's, two before) and five statements:
+    the BEGIN, the claim's read and insert, the execution's settlement and the request's.
+    The interval after which what is held is written anyway is made longer than the test,
+    so a slow eval under load cannot add a commit."""
+    monkeypatch.setattr(run_context, "HOLD_SECONDS", 3600.0)
     extra = 4
+    repo.declare("warm", {"e0": ["ok", str(repo.log)]})  # creates the state: not counted
     repo.declare("one", {"e0": ["ok", str(repo.log)]})
     repo.declare("many", {f"e{n}": ["ok", str(repo.log)] for n in range(1 + extra)})
-    one_commits, one_updates, one_reads = _writes_of_verify(repo, "one")
-    many_commits, many_updates, many_reads = _writes_of_verify(repo, "many")
-    assert repo.calls() == 2 + extra
-    assert many_commits - one_commits <= 2 * extra
-    assert many_updates - one_updates == 2 * extra
-    assert many_reads - one_reads == extra
+    _writes_of_verify(repo, "warm")
+    one = _writes_of_verify(repo, "one")
+    many = _writes_of_verify(repo, "many")
+    assert repo.calls() == 3 + extra
+    commits, updates, reads, statements = (m - o for m, o in zip(many, one, strict=True))
+    assert (commits, updates, reads, statements) == (extra, extra, extra, 5 * extra)
+
+
+def test_a_held_verdict_is_written_while_the_run_goes_on(repo: Repo) -> None:
+    """With nothing else for the Run to write (two evals, two jobs), a settled eval's held
+    completion still reaches the state within the hold interval: ``waits`` runs until the
+    state file says ``fast`` is GREEN, which another process (the probe) reads, and it gets
+    there only if the verdict was written while ``waits`` still ran."""
+    database = repo.state / "state.sqlite"
+    repo.declare(
+        "pair",
+        {"fast": ["ok", str(repo.log)], "waits": ["await", str(database), "pair/fast", "GREEN"]},
+    )
+    code, run = repo.cli("verify", "pair", "--jobs", "2")
+    statuses = {r["evalId"]: r["status"] for r in run["requests"]}
+    assert (code, statuses) == (0, {"pair/fast": "GREEN", "pair/waits": "GREEN"}), run
+
+
+def test_a_running_eval_is_saved_running_while_it_runs(repo: Repo) -> None:
+    """The RUNNING save held beside a claim reaches the state within the hold interval too:
+    the eval runs until the state file (read by the probe, another process) says its own
+    request is RUNNING, so a monitor elsewhere sees it run."""
+    database = repo.state / "state.sqlite"
+    repo.declare("long", {"self": ["await", str(database), "long/self", "RUNNING"]})
+    code, run = repo.cli("verify", "long")
+    (request,) = run["requests"]
+    assert (code, request["status"]) == (0, "GREEN"), run
 
 
 def test_an_eval_never_sees_what_an_earlier_one_left_in_its_private_folders(

@@ -84,3 +84,35 @@ def test_a_request_the_run_does_not_track_is_its_own_current_document() -> None:
     stranger = request(9)
     ctx.keep(stranger)
     assert ctx.current(stranger) is stranger and len(ctx.requests) == 1
+
+
+def test_a_held_settlement_is_current_at_once_and_shown_only_once_written() -> None:
+    """A held completion's request is the Run's current document at once (its gates open),
+    shown to the observer only when the state says it was written; one that was dropped
+    goes back to its RUNNING document, which the Run's end settles."""
+    ctx, ports = context()
+    first, second = request(1, "RUNNING"), request(2, "RUNNING")
+    ctx.track([first, second])
+    green = request_changed(first, status=RequestStatus.GREEN)
+    red = request_changed(second, status=RequestStatus.RED)
+    written = ctx.held.hold(ctx, green, first)
+    dropped = ctx.held.hold(ctx, red, second)
+    assert ctx.requests == [green, red] and ports.observer.seen == [] and ctx.held.count == 2
+    written(True)
+    dropped(False)
+    assert ctx.requests == [green, second] and ports.observer.seen == [green]
+    assert ctx.held.count == 0
+
+
+def test_a_held_save_is_current_at_once_and_left_to_its_caller_to_show() -> None:
+    """The RUNNING save beside a claim: the Run's current document at once, handed to the
+    state as a held write, and not shown until the caller's claim committed."""
+    ctx, ports = context()
+    first = request(1)
+    ctx.track([first])
+    ports.state.requests[first.id] = cast(Any, None)
+    running = request_changed(first, status=RUNNING)
+    ctx.save_held(running)
+    assert ctx.requests == [running] and ports.observer.seen == []
+    assert ports.state.requests[first.id].status == RUNNING
+    assert ctx.held.count == 0  # the fake wrote it at once, and said so

@@ -1,7 +1,9 @@
 """Settling a Run: an outcome committed with its execution, the conversation kept, the end.
 
 A request and its execution are saved in one state transaction; a GREEN or RED outcome of
-a keyed eval also joins the key's reuse history. When the Run ends, every request still
+a keyed eval also joins the key's reuse history. A settled outcome is held for a group
+commit (``HeldCompletions``): written at the start of the Run's next transaction, usually
+the next eval's claim, so an executed eval costs one commit. When the Run ends, every request still
 QUEUED or RUNNING (a cancellation) settles ERROR, and the Run gets its validation, status,
 summary and usage.
 """
@@ -112,6 +114,7 @@ def commit(
     if outcome.program is not None:  # runtime reviews only, once the program was found
         settled_fields["program"] = outcome.program
     status = request_moves(request.status, RequestStatus(outcome.status))
+    running = request
     request = request_merged(request, {"status": status, **copy.deepcopy(settled_fields)})
     execution_status = execution_moves(execution.status, outcome.status)
     kinds = {name: ctx.workspace.artifact(name).kind.value for name in request.fingerprints}
@@ -127,14 +130,21 @@ def commit(
         completed_at=completed,
         data=data,
     )
-    if status != WAITING_HUMAN:  # settled: saved with the summary ``finish_run`` would add
-        request = request_changed(request, summary=request_summary(request))
+    if status == WAITING_HUMAN:  # handed to a person: written at once
+        recorded = ctx.ports.state.complete_execution(
+            settled, record=False, request=request_record(request)
+        )
+        ctx.keep(request)
+        return settled, recorded
+    # Settled: saved with the summary ``finish_run`` would add, and held for the Run's
+    # next transaction (a group commit); shown once written.
+    request = request_changed(request, summary=request_summary(request))
     recorded = ctx.ports.state.complete_execution(
         settled,
         record=verdict and request.key is not None,
         request=request_record(request),
+        held=ctx.held.hold(ctx, request, running),
     )
-    ctx.keep(request)
     return settled, recorded
 
 

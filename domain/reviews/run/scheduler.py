@@ -97,6 +97,9 @@ class ScheduleActions:
     settle_inline: Callable[[Request], bool] = lambda _request: False
     # One state transaction around each pass (its inline settlements and parkings).
     batch: Callable[[], AbstractContextManager[None]] = nullcontext
+    # Work for the whole loop beside the requests (the Run's held completions flushed after
+    # a short interval); cancelled when the loop ends, its failure raised like a request's.
+    beside: Callable[[], Awaitable[None]] | None = None
 
 
 class _Queue:
@@ -161,7 +164,19 @@ async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int =
             settled.append(request.eval_id)
             changed.set()
 
+    async def beside(scope: anyio.CancelScope, group: anyio.abc.TaskGroup) -> None:
+        assert actions.beside is not None
+        with scope:
+            try:
+                await actions.beside()
+            except Exception as exc:  # raised below as itself, once every task stopped
+                failures.append(exc)
+                group.cancel_scope.cancel()
+
+    beside_scope = anyio.CancelScope()
     async with anyio.create_task_group() as group:
+        if actions.beside is not None:
+            group.start_soon(beside, beside_scope, group)
         while True:
             with actions.batch():  # inline settlements and parkings: one transaction
                 queue.settled(settled)
@@ -185,6 +200,7 @@ async def schedule(inputs: ScheduleInputs, actions: ScheduleActions, jobs: int =
             if await actions.wait_for_human(waiting):
                 break
             queue.refresh_all()  # a person's verdict came in: every evidence again
+        beside_scope.cancel()
     if failures:
         raise failures[0]
 

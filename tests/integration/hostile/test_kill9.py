@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import signal
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from tests.support.hostile import (
     COMMAND_KINDS,
     GROUP_CHILDREN,
     NEXT_COMMAND,
+    PYTHON,
     HostileRepo,
     alive,
     kill_hard,
@@ -29,6 +31,7 @@ from tests.support.hostile import (
     survivors,
     wait_for_pids,
 )
+from tests.support.workspaces import toml_value as toml
 
 pytestmark = pytest.mark.process  # kill -9
 
@@ -93,6 +96,43 @@ def test_a_killed_verify_settles_on_the_next_read(repo: HostileRepo) -> None:
         if process.poll() is None:
             process.kill()
             process.communicate()
+
+
+def test_a_verdict_shown_before_a_kill_9_is_in_the_state(repo: HostileRepo) -> None:
+    """An eval's settlement is held for a group commit, but shown only once written:
+    ``first`` settles GREEN and is shown when ``second``'s claim wrote it; ``second`` then
+    kills its own ``verify`` with SIGKILL. The verdict that was shown is in the state (the
+    next ``verify`` reuses it, running nothing), and the killed Run settles on the next
+    read with ``second``, whose held RUNNING save may never have been written."""
+    folder = repo.path / "pair"
+    folder.mkdir()
+    kill_parent = "import os, signal; os.kill(os.getppid(), signal.SIGKILL)"
+    (folder / "index.artf").write_text(
+        'name = "pair"\n'
+        '[evals.first]\ntitle = "first"\n'
+        f'profile = {{ kind = "runtime", command = {toml(PYTHON)}, args = ["-S", "-c", ""] }}\n'
+        'payload.instruction = "Run."\n'
+        '[evals.second]\ntitle = "second"\n'
+        f'profile = {{ kind = "runtime", command = {toml(PYTHON)}, '
+        f"args = {toml(['-S', '-c', kill_parent])} }}\n"
+        'payload.instruction = "Run."\n',
+        "utf-8",
+    )
+    killed = repo.run("verify", "pair", "--jobs", "1")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    shown = [line for line in killed.stderr.splitlines() if "pair/first [" in line]
+    assert len(shown) == 1 and ": GREEN" in shown[0], killed.stderr
+    again = repo.run("--json", "verify", "pair/first")
+    assert again.returncode == 4, again.stderr  # pair/second is an unmet obligation
+    (request,) = json.loads(again.stdout)["requests"]
+    assert (request["status"], request["source"]["kind"]) == ("GREEN", "cache"), request
+    runs = json.loads(repo.run("--json", "run", "list").stdout)
+    dead = json.loads(repo.run("--json", "run", "show", runs[-1]["id"]).stdout)
+    statuses = {r["evalId"]: (r["status"], r["errorCode"]) for r in dead["requests"]}
+    assert (dead["status"], statuses) == (
+        "ERROR",
+        {"pair/first": ("GREEN", None), "pair/second": ("ERROR", "OWNER_DIED")},
+    )
 
 
 def test_run_show_wait_returns_once_the_owner_is_dead(repo: HostileRepo) -> None:
