@@ -128,6 +128,15 @@ class _Codec(Generic[Document]):
         keys = tuple(dict.fromkeys((*self.written_keys(document), *map(_camel, changes))))
         return dataclasses.replace(document, **changes, keys=keys)
 
+    def holds(self, document: Document, changes: Mapping[str, Any]) -> bool:
+        """Whether ``changed(document, changes)`` would equal ``document``: each field
+        already equal to its change, and the saved keys already those the change writes
+        (no document is built to find out)."""
+        if any(getattr(document, name) != value for name, value in changes.items()):
+            return False
+        keys = tuple(dict.fromkeys((*self.written_keys(document), *map(_camel, changes))))
+        return keys == document.keys
+
     def merged(self, document: Document, fields: Mapping[str, Any]) -> Document:
         values: dict[str, Any] = {}
         extra = dict(document.extra)
@@ -239,6 +248,12 @@ def request_json(request: Request) -> dict[str, Any]:
 request_changed = _changer(_REQUESTS, Request)
 """``request_changed(request, field=value, ...)``, as :data:`run_changed` changes a Run: a
 new key follows the saved ones, a status no request has is refused."""
+
+
+def request_holds(request: Request, /, **changes: Any) -> bool:
+    """Whether ``request_changed(request, **changes)`` would equal ``request`` (so saving it
+    again would write nothing new), without building the changed document."""
+    return _REQUESTS.holds(request, changes)
 
 
 def request_merged(request: Request, fields: Mapping[str, Any]) -> Request:

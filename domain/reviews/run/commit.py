@@ -27,6 +27,7 @@ from artifactize.domain.reviews.run.summaries import request_summary, run_summar
 from artifactize.kernel.document_codec import (
     execution_changed,
     request_changed,
+    request_holds,
     request_merged,
     run_changed,
 )
@@ -170,9 +171,10 @@ def _finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> N
         completed_at=completed,
     )
     for index, request in enumerate(list(result.requests)):
-        summarized = request_changed(request, summary=request_summary(request))
-        if summarized == request:  # saved with this summary already (reused at the start)
-            continue
+        own = request_summary(request)
+        if request_holds(request, summary=own):  # saved with it already (reused at the
+            continue  # start): no document built, nothing written
+        summarized = request_changed(request, summary=own)
         if request.status != WAITING_HUMAN:  # a person may be settling it right now
             ctx.save(summarized)
         else:
