@@ -79,7 +79,6 @@ from artifactize.domain.reviews.run.gates import (
     scope_evals,
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleActions, ScheduleInputs, schedule
-from artifactize.domain.reviews.run.summaries import request_summary
 from artifactize.domain.reviews.runtime.env import InvocationPool
 from artifactize.domain.reviews.runtime.review import RuntimeReview
 from artifactize.domain.reviews.timestamps import new_run_id
@@ -318,7 +317,7 @@ class Verify:
         staged: list[str] = []
 
         def stage(request: Request) -> None:
-            ctx.stage(request_changed(request, summary=request_summary(request)))
+            ctx.stage(request)  # settled with its summary (``summaries.summarized``)
             staged.append(request.id)
 
         for key, request in zip(keys, list(requests), strict=True):

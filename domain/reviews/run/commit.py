@@ -23,7 +23,12 @@ from artifactize.domain.reviews.run.documents import (
     run_status,
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleInputs
-from artifactize.domain.reviews.run.summaries import request_summary, run_summary, run_usage
+from artifactize.domain.reviews.run.summaries import (
+    request_summary,
+    run_summary,
+    run_usage,
+    summarized,
+)
 from artifactize.kernel.document_codec import (
     execution_changed,
     request_changed,
@@ -129,7 +134,7 @@ def commit(
         data=data,
     )
     if status != WAITING_HUMAN:  # settled: saved with the summary ``finish_run`` would add
-        request = request_changed(request, summary=request_summary(request))
+        request = summarized(request)
     recorded = ctx.ports.state.complete_execution(
         settled,
         record=verdict and request.key is not None,
