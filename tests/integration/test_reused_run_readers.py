@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.adapters.sqlite.stores import SqliteStatesOnDemand
 from artifactize.entrypoints.monitor_tui.source import MonitorSource
 from artifactize.kernel.document_codec import request_json
@@ -83,7 +84,7 @@ def test_run_show_prints_the_verify_answer_byte_for_byte(reused: Reused) -> None
 def test_the_saved_rows_are_the_answered_requests(reused: Reused) -> None:
     """Each row holds its request as answered, its summary included (no reader has to
     recompute one the Run's end did not write)."""
-    store = SqliteStatesOnDemand().open(str(reused.state), create=False, read_only=True)
+    store = SqliteStateStores().open(str(reused.state), create=False, read_only=True)
     assert store is not None
     try:
         rows = store.list_requests(RunId(reused.run["id"]))
