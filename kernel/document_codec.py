@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
 
@@ -45,6 +46,7 @@ Fields = ParamSpec("Fields")
 _BOOKKEEPING = frozenset({"extra", "keys"})
 
 
+@functools.cache  # a field's name: a few dozen in all, each changed thousands of times a Run
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
