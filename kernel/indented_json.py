@@ -154,18 +154,26 @@ class _Writer:
                 name = encode_basestring(key if type(key) is str else _key_text(key)) + ": "
                 if type(key) is str:
                     names[key] = name
-            kind = type(item)  # the common scalars inline: one piece each
+            kind = type(item)  # the common values inline: a scalar is one piece
             if kind is str:
                 append(separator + name + encode_basestring(item))
             elif item is None:
                 append(separator + name + "null")
+            elif kind is dict:
+                append(separator + name)
+                self.object(item, level + 1)
             elif kind is int:
                 append(separator + name + int.__repr__(item))
+            elif isinstance(item, str):  # a status enum: the encoder tests str first too
+                append(separator + name + encode_basestring(item))
             elif kind is bool:
                 append(separator + name + ("true" if item else "false"))
+            elif kind is list:
+                append(separator + name)
+                self.array(item, level + 1)
             else:
                 append(separator + name)
-                self.value(item, level + 1)
+                self.other(item, level + 1)
             separator = "," + inner
         append(self.newline(level) + "}")
         self.markers.discard(marker)
