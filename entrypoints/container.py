@@ -364,6 +364,12 @@ def _collector_pause() -> CollectorPause:
     return pause_collector
 
 
+def _collector_pause_keeping() -> CollectorPause:
+    from artifactize.adapters.collector import pause_keeping
+
+    return pause_keeping
+
+
 def _collector_freeze() -> Callable[[], AbstractContextManager[None]]:
     from artifactize.adapters.collector import freeze_collector
 
@@ -519,6 +525,8 @@ class Container(containers.DeclarativeContainer):
     file_index = providers.Factory(_file_index)  # state_dir=
     collector_pause = providers.Callable(_collector_pause)
     collector_freeze = providers.Callable(_collector_freeze)
+    # verify's pause: a Run's documents, kept as long as the Run, join its frozen objects.
+    collector_pause_keeping = providers.Callable(_collector_pause_keeping)
     # How a large computation runs: its batches on worker threads, with the collector paused.
     _large_computation: ClassVar[dict[str, Any]] = {
         "threads": worker_threads,

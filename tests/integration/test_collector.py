@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from artifactize.adapters.collector import freeze_collector, pause_collector
+from artifactize.adapters.collector import freeze_collector, pause_collector, pause_keeping
 
 
 class _Cycle:
@@ -40,3 +40,25 @@ def test_a_pause_disables_the_collector_and_restores_it() -> None:
     with pause_collector():
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+def test_a_keeping_pause_inside_a_freeze_freezes_what_it_allocated() -> None:
+    """A Run's documents, allocated in ``pause_keeping`` blocks inside the Run's freeze,
+    are left out of every pass until the Run ends, then go back with the rest."""
+    with freeze_collector():
+        frozen = gc.get_freeze_count()
+        with pause_keeping():
+            assert not gc.isenabled()
+            kept = [[index] for index in range(1000)]  # containers the collector tracks
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= frozen + len(kept)  # the new lists joined them
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_keeping_pause_outside_a_freeze_is_a_pause() -> None:
+    with pause_keeping():
+        assert not gc.isenabled()
+        kept = [[index] for index in range(100)]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0  # nothing would ever give them back
+    assert kept
