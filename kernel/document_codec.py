@@ -44,6 +44,9 @@ Document = TypeVar("Document", bound="_Keyed")
 Fields = ParamSpec("Fields")
 
 _BOOKKEEPING = frozenset({"extra", "keys"})
+# Distinct saved-key layouts whose unlisted fields a codec remembers (documents share a
+# handful: a new request's, a settled one's, a Run's before and after it ends).
+_LAYOUTS_MAX = 256
 
 
 @functools.cache  # a field's name: a few dozen in all, each changed thousands of times a Run
@@ -74,6 +77,22 @@ class _Codec(Generic[Document]):
         self.defaulted = tuple(
             (key, name, getattr(self.defaults, name)) for key, name in self.fields.items()
         )
+        self._layouts: dict[tuple[str, ...], tuple[bool, tuple[tuple[str, str, Any], ...]]] = {}
+
+    def _layout(self, keys: tuple[str, ...]) -> tuple[bool, tuple[tuple[str, str, Any], ...]]:
+        """For a document saved with ``keys``: whether each is a field's key, and the fields
+        it does not list (key, name, default), in field order: the ones written after them
+        once they hold something other than their default. Remembered per layout."""
+        found = self._layouts.get(keys)
+        if found is None:
+            listed = set(keys)
+            found = (
+                listed <= self.fields.keys(),
+                tuple(entry for entry in self.defaulted if entry[0] not in listed),
+            )
+            if len(self._layouts) < _LAYOUTS_MAX:
+                self._layouts[keys] = found
+        return found
 
     def read(self, data: Mapping[str, Any]) -> Document:
         values: dict[str, Any] = {}
@@ -100,14 +119,12 @@ class _Codec(Generic[Document]):
                 written[key] = getattr(document, name)
             elif key in extra:
                 written[key] = extra[key]
-        if len(written) < len(fields) + len(extra):
-            for key, name, default in self.defaulted:
-                if key not in written:
-                    value = getattr(document, name)
-                    if value != default:
-                        written[key] = value
-            for key, value in extra.items():
-                written.setdefault(key, value)
+        for key, name, default in self._layout(document.keys)[1]:  # the fields not listed
+            value = getattr(document, name)
+            if value != default:
+                written[key] = value
+        for key, value in extra.items():
+            written.setdefault(key, value)
         return written
 
     def written_keys(self, document: Document) -> list[str]:
@@ -115,13 +132,16 @@ class _Codec(Generic[Document]):
         the keys the document holds (``write`` reads every one)."""
         extra = document.extra
         fields = self.fields
-        written = dict.fromkeys(key for key in document.keys if key in fields or key in extra)
-        if len(written) < len(fields) + len(extra):
-            for key, name, default in self.defaulted:
-                if key not in written and getattr(document, name) != default:
-                    written[key] = None
-            for key in extra:
-                written.setdefault(key)
+        every_field, unlisted = self._layout(document.keys)
+        if every_field:
+            written = dict.fromkeys(document.keys)
+        else:
+            written = dict.fromkeys(k for k in document.keys if k in fields or k in extra)
+        for key, name, default in unlisted:
+            if getattr(document, name) != default:
+                written[key] = None
+        for key in extra:
+            written.setdefault(key)
         return list(written)
 
     def changed(self, document: Document, changes: dict[str, Any]) -> Document:
