@@ -6,8 +6,10 @@ write them a second time to add the summary. So whatever reads the state afterwa
 see exactly the Run ``verify --json`` answered: ``run show`` (and so the MCP control
 surface's ``run_show``/``run_wait``, which run it), ``run list`` (the control surface's
 ``run_list``), ``request show`` and ``request list``, the monitor's Run list and Run
-screen, the saved rows themselves, the waiting requests the web inbox lists, and the next
-``verify``, which reuses the same records again.
+screen, the saved rows themselves, the requests waiting for a person (``request list
+--waiting``: none of this Run's, so neither the web inbox nor the terminal reviewer, which
+read the same rows, lists one), and the next ``verify``, which reuses the same records
+again.
 
 One repository from ``bench/scale.py``'s generator (runtime evals, Agent and Human evals
 that ``--reuse-only`` settles STALE, child Artifacts, mounts, dependency evals), filled by
