@@ -375,7 +375,7 @@ class Services:
             progress=self.progress,
             observer=self.observer,
             index=self.file_index(),
-            pause_collector=container.collector_pause(),
+            pause_collector=container.collector_pause_keeping(),
         )
         service = Verify(ports, workspace, options)
         try:

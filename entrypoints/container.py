@@ -370,6 +370,12 @@ def _collector_pause_to_exit() -> CollectorPause:
     return pause_collector_to_exit
 
 
+def _collector_pause_keeping() -> CollectorPause:
+    from artifactize.adapters.collector import pause_keeping
+
+    return pause_keeping
+
+
 def _collector_freeze() -> Callable[[], AbstractContextManager[None]]:
     from artifactize.adapters.collector import freeze_collector
 
@@ -526,6 +532,8 @@ class Container(containers.DeclarativeContainer):
     collector_pause = providers.Callable(_collector_pause)
     collector_freeze = providers.Callable(_collector_freeze)
     collector_pause_to_exit = providers.Callable(_collector_pause_to_exit)
+    # verify's pause: a Run's documents, kept as long as the Run, join its frozen objects.
+    collector_pause_keeping = providers.Callable(_collector_pause_keeping)
     # How a large computation runs: its batches on worker threads, with the collector paused.
     _large_computation: ClassVar[dict[str, Any]] = {
         "threads": worker_threads,

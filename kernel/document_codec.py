@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
 
@@ -43,8 +44,12 @@ Document = TypeVar("Document", bound="_Keyed")
 Fields = ParamSpec("Fields")
 
 _BOOKKEEPING = frozenset({"extra", "keys"})
+# Distinct saved-key layouts whose unlisted fields a codec remembers (documents share a
+# handful: a new request's, a settled one's, a Run's before and after it ends).
+_LAYOUTS_MAX = 256
 
 
+@functools.cache  # a field's name: a few dozen in all, each changed thousands of times a Run
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
@@ -72,6 +77,22 @@ class _Codec(Generic[Document]):
         self.defaulted = tuple(
             (key, name, getattr(self.defaults, name)) for key, name in self.fields.items()
         )
+        self._layouts: dict[tuple[str, ...], tuple[bool, tuple[tuple[str, str, Any], ...]]] = {}
+
+    def _layout(self, keys: tuple[str, ...]) -> tuple[bool, tuple[tuple[str, str, Any], ...]]:
+        """For a document saved with ``keys``: whether each is a field's key, and the fields
+        it does not list (key, name, default), in field order: the ones written after them
+        once they hold something other than their default. Remembered per layout."""
+        found = self._layouts.get(keys)
+        if found is None:
+            listed = set(keys)
+            found = (
+                listed <= self.fields.keys(),
+                tuple(entry for entry in self.defaulted if entry[0] not in listed),
+            )
+            if len(self._layouts) < _LAYOUTS_MAX:
+                self._layouts[keys] = found
+        return found
 
     def read(self, data: Mapping[str, Any]) -> Document:
         values: dict[str, Any] = {}
@@ -98,14 +119,12 @@ class _Codec(Generic[Document]):
                 written[key] = getattr(document, name)
             elif key in extra:
                 written[key] = extra[key]
-        if len(written) < len(fields) + len(extra):
-            for key, name, default in self.defaulted:
-                if key not in written:
-                    value = getattr(document, name)
-                    if value != default:
-                        written[key] = value
-            for key, value in extra.items():
-                written.setdefault(key, value)
+        for key, name, default in self._layout(document.keys)[1]:  # the fields not listed
+            value = getattr(document, name)
+            if value != default:
+                written[key] = value
+        for key, value in extra.items():
+            written.setdefault(key, value)
         return written
 
     def written_keys(self, document: Document) -> list[str]:
@@ -113,13 +132,16 @@ class _Codec(Generic[Document]):
         the keys the document holds (``write`` reads every one)."""
         extra = document.extra
         fields = self.fields
-        written = dict.fromkeys(key for key in document.keys if key in fields or key in extra)
-        if len(written) < len(fields) + len(extra):
-            for key, name, default in self.defaulted:
-                if key not in written and getattr(document, name) != default:
-                    written[key] = None
-            for key in extra:
-                written.setdefault(key)
+        every_field, unlisted = self._layout(document.keys)
+        if every_field:
+            written = dict.fromkeys(document.keys)
+        else:
+            written = dict.fromkeys(k for k in document.keys if k in fields or k in extra)
+        for key, name, default in unlisted:
+            if getattr(document, name) != default:
+                written[key] = None
+        for key in extra:
+            written.setdefault(key)
         return list(written)
 
     def changed(self, document: Document, changes: dict[str, Any]) -> Document:
@@ -127,6 +149,15 @@ class _Codec(Generic[Document]):
             changes["status"] = self.status(changes["status"], getattr(document, "id", None))
         keys = tuple(dict.fromkeys((*self.written_keys(document), *map(_camel, changes))))
         return dataclasses.replace(document, **changes, keys=keys)
+
+    def holds(self, document: Document, changes: Mapping[str, Any]) -> bool:
+        """Whether ``changed(document, changes)`` would equal ``document``: each field
+        already equal to its change, and the saved keys already those the change writes
+        (no document is built to find out)."""
+        if any(getattr(document, name) != value for name, value in changes.items()):
+            return False
+        keys = tuple(dict.fromkeys((*self.written_keys(document), *map(_camel, changes))))
+        return keys == document.keys
 
     def merged(self, document: Document, fields: Mapping[str, Any]) -> Document:
         values: dict[str, Any] = {}
@@ -239,6 +270,12 @@ def request_json(request: Request) -> dict[str, Any]:
 request_changed = _changer(_REQUESTS, Request)
 """``request_changed(request, field=value, ...)``, as :data:`run_changed` changes a Run: a
 new key follows the saved ones, a status no request has is refused."""
+
+
+def request_holds(request: Request, /, **changes: Any) -> bool:
+    """Whether ``request_changed(request, **changes)`` would equal ``request`` (so saving it
+    again would write nothing new), without building the changed document."""
+    return _REQUESTS.holds(request, changes)
 
 
 def request_merged(request: Request, fields: Mapping[str, Any]) -> Request:

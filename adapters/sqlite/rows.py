@@ -120,13 +120,37 @@ def run_data(run: RunRecord) -> str:
     return dump_data(run_json(run.data))
 
 
+# A Run's recorded declarations (``definitions``: every eval and Artifact it covers) are
+# most of its row (1.4 of 1.4 MB at 1,000 Artifacts), set when it is created and never
+# changed: a Run is written twice (created, ended) and its definitions encoded once.
+DEFINITIONS = "definitions"
+KnownText = tuple[object, str]  # a definitions object, and its compact JSON
+
+
+def run_data_reusing(run: RunRecord, known: KnownText | None) -> tuple[str, KnownText | None]:
+    """``run_data(run)``, byte for byte, with the definitions' JSON taken from ``known``
+    when the Run holds that very object (documents are frozen: never changed in place);
+    and what to pass next time. Compact JSON of an object is ``{`` + its members joined by
+    ``,`` + ``}``, each member's text independent of the others', so the members before
+    and after the definitions are encoded on their own and the text is joined."""
+    data = run_json(run.data)
+    definitions = data.get(DEFINITIONS)
+    if not isinstance(definitions, Mapping):
+        return dump_data(data), None
+    if known is None or known[0] is not definitions:
+        known = (definitions, dump_data(definitions))
+    keys = list(data)
+    at = keys.index(DEFINITIONS)
+    head = dump_data({key: data[key] for key in keys[:at]})[:-1]  # "{...", unclosed
+    tail = dump_data({key: data[key] for key in keys[at + 1 :]})[1:]  # "...}"
+    member = dump_data({DEFINITIONS: None})[1 : -len("null}")] + known[1]  # '"definitions":'
+    text = "".join((head, "," if at else "", member, "," if len(tail) > 1 else "", tail))
+    return text, known
+
+
 def request_data(request: RequestRecord) -> str:
     """The ``data`` column of ``request``: its saved JSON, compact."""
     return dump_data(request_json(request.data))
-
-
-def run_values(run: RunRecord) -> dict[str, Any]:
-    return {"id": run.id, "repo": run.repo, "status": run.status, "data": run_data(run)}
 
 
 def request_values(request: RequestRecord) -> dict[str, Any]:

@@ -51,6 +51,7 @@ from artifactize.adapters.sqlite.connection import (
 )
 from artifactize.adapters.sqlite.integrity import check_state_integrity
 from artifactize.adapters.sqlite.rows import (
+    KnownText,
     data_bytes,
     dump_data,
     execution_record,
@@ -58,9 +59,8 @@ from artifactize.adapters.sqlite.rows import (
     request_data,
     request_record,
     request_values,
-    run_data,
+    run_data_reusing,
     run_record,
-    run_values,
 )
 from artifactize.adapters.sqlite.schema import (
     ACTIVE_EXECUTION_STATUSES,
@@ -201,6 +201,8 @@ class SqliteStateStore:
         # GC counts again only when that estimate passes a cap (None: count next time), so a
         # Run recording N verdicts does not scan the whole history N times.
         self._retained: tuple[int, int] | None = None
+        # The definitions of the Run last written, and their JSON (``run_data_reusing``).
+        self._definitions: KnownText | None = None
 
     @property
     def database(self) -> str:
@@ -354,19 +356,28 @@ class SqliteStateStore:
                 raise ValueError(
                     f"Request {request.id} belongs to Run {request.run_id}, not {run.id}"
                 )
+        data = self._run_data(run)
         with self._transaction(write=True) as connection:
-            connection.execute(sa.insert(runs).values(run_values(run)))
+            connection.execute(
+                sa.insert(runs).values(id=run.id, repo=run.repo, status=run.status, data=data)
+            )
             if requests:
                 connection.execute(
                     sa.insert(requests_table), [request_values(request) for request in requests]
                 )
 
+    def _run_data(self, run: RunRecord) -> str:
+        """``run_data(run)``; the definitions of the Run written last are not encoded again."""
+        text, self._definitions = run_data_reusing(run, self._definitions)
+        return text
+
     def update_run(self, run: RunRecord) -> None:
+        data = self._run_data(run)
         with self._transaction(write=True) as connection:
             result = connection.execute(
                 sa.update(runs)
                 .where(runs.c.id == run.id)
-                .values(repo=run.repo, status=run.status, data=run_data(run))
+                .values(repo=run.repo, status=run.status, data=data)
             )
             if result.rowcount != 1:
                 raise StateError(f"Run not found: {run.id}")

@@ -38,7 +38,7 @@ sharing the store pay for each review once.
 from __future__ import annotations
 
 import dataclasses
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 
 import anyio
 
@@ -79,14 +79,13 @@ from artifactize.domain.reviews.run.gates import (
     scope_evals,
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleActions, ScheduleInputs, schedule
-from artifactize.domain.reviews.run.summaries import request_summary
 from artifactize.domain.reviews.runtime.env import InvocationPool
 from artifactize.domain.reviews.runtime.review import RuntimeReview
 from artifactize.domain.reviews.timestamps import new_run_id
 from artifactize.kernel.document_codec import request_changed, run_changed
 from artifactize.kernel.transitions import request_moves
-from artifactize.ports.documents import Request
-from artifactize.ports.ids import RunId
+from artifactize.ports.documents import Request, Run
+from artifactize.ports.ids import EvalId, RunId
 from artifactize.ports.review_store import RemoteFailure, RemoteLease
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ClaimOutcome, ExecutionRecord, StateError
@@ -139,9 +138,8 @@ class Verify:
         review = self.ports.review
         computed: dict[str, ComputedFingerprint] = {}  # each Artifact walked once, not per eval
         gitignores: GitignoreMemo = {}  # and each folder's .gitignore read once for all
-        pause = self.ports.pause_collector  # allocation-heavy, no cycles (status does too)
         with (
-            nullcontext() if pause is None else pause(),
+            self.paused(),  # allocation-heavy, no cycles (status does too)
             OpenFolders() as folders,  # the root and shared ancestors opened once for all
         ):
             self._keys.update(
@@ -196,65 +194,14 @@ class Verify:
         other_keys = [self._key(ref) for ref in others]  # before the Run: may raise
         run_id = new_run_id(self.ports.ids)
         created = ctx.now()
-        run = new_run(
-            run_id,
-            options.repo,
-            options.state_dir,
-            created,
-            selection=[ref.qualified_id for ref in refs if ref.qualified_id in selected],
-            recursive=options.recursive,
-            ignore_gates=ctx.ignore_gates,
-            force=options.force,
-            definitions=run_definitions([*refs, *others]),
-            wait_timeout_ms=options.wait_timeout_ms if options.wait else None,
-            owner=self.owner,
-        )
-        run = options.policy.recorded_on(run)
-        if options.comment is not None:
-            run = run_changed(run, comment=options.comment)
-        requests = ctx.track(
-            [
-                new_request(
-                    run_id,
-                    ordinal,
-                    ref,
-                    key,
-                    created,
-                    selected=ref.qualified_id in selected,
-                    force=options.force,
-                )
-                for ordinal, (ref, key) in enumerate(zip(refs, keys, strict=True), start=1)
-            ]
-        )
+        # The Run's documents and its reuse phase allocate a few objects per eval, all kept,
+        # and make no cycles: the collector is paused there, as for the keys (it runs for
+        # the Run's scheduling, where evals execute).
+        with self.paused():
+            run, requests = self._new_documents(run_id, created, refs, keys, others, selected)
         await self._mirror_remote([*keys, *other_keys])  # a refusal leaves no Run behind
-        # The reuse phase, before the Run is stored: what it settles (reused verdicts,
-        # reuse-only misses) is written once, by ``create_run``, with its summary, and the
-        # end of the Run finds it unchanged: one row per request, not three.
-        found = reuse.lookup(ctx, [*other_keys, *([] if options.force else keys)])
-        run = run_changed(
-            run,
-            evidence={
-                ref.qualified_id: reuse.evidence(key, found)
-                for ref, key in zip(others, other_keys, strict=True)
-            },
-        )
-        staged: list[str] = []
-
-        def stage(request: Request) -> None:
-            ctx.stage(request_changed(request, summary=request_summary(request)))
-            staged.append(request.id)
-
-        for key, request in zip(keys, list(requests), strict=True):
-            reuse.attach_cached(ctx, key, request, found, stage)
-        reuse_only.settle_misses(requests, options.policy.reuse_only, stage)
-        self.ports.state.create_run(
-            run_record(run, options.repo), [request_record(r) for r in requests]
-        )
-        if self.ports.progress is not None:  # so another terminal can follow this Run
-            self.ports.progress(STARTED_NOTICE.format(run_id=run_id))
-        for request_id in staged:
-            ctx.observe(ctx.current_of(request_id))
-        result = self.result = RunResult(run, requests)
+        with self.paused():
+            result = self._reuse_phase(run, requests, keys, others, other_keys)
         settle = dict(zip((r.id for r in requests), zip(refs, keys, strict=True), strict=True))
         deadline = self.ports.review.clock.monotonic() + options.wait_timeout_ms / 1000
 
@@ -296,8 +243,100 @@ class Verify:
                 if self.ports.remote is not None:  # the wait ended: no inbox lists it now
                     with anyio.move_on_after(WITHDRAW_SECONDS):
                         await self.ports.remote.withdraw_waiting()
-                commit.finish_run(ctx, result, self._schedule_inputs(result, scope))
+                with self.paused():  # one summary per request, no cycles
+                    commit.finish_run(ctx, result, self._schedule_inputs(result, scope))
                 await self._drain_private_folders()
+        return result
+
+    def paused(self) -> AbstractContextManager[None]:
+        """A block in which the cyclic collector does not run (``VerifyPorts.pause_collector``):
+        for work that allocates many objects, keeps them, and makes no cycles (the keys, the
+        Run's documents and reuse phase, its ending, the answer rendered from it)."""
+        pause = self.ports.pause_collector
+        return nullcontext() if pause is None else pause()
+
+    def _new_documents(
+        self,
+        run_id: RunId,
+        created: str,
+        refs: list[EvalRef],
+        keys: list[KeyInputs],
+        others: list[EvalRef],
+        selected: set[EvalId],
+    ) -> tuple[Run, list[Request]]:
+        """The RUNNING Run (every eval and Artifact it covers recorded) and its QUEUED
+        requests, tracked by the context; nothing stored yet."""
+        ctx, options = self.ctx, self.options
+        run = new_run(
+            run_id,
+            options.repo,
+            options.state_dir,
+            created,
+            selection=[ref.qualified_id for ref in refs if ref.qualified_id in selected],
+            recursive=options.recursive,
+            ignore_gates=ctx.ignore_gates,
+            force=options.force,
+            definitions=run_definitions([*refs, *others]),
+            wait_timeout_ms=options.wait_timeout_ms if options.wait else None,
+            owner=self.owner,
+        )
+        run = options.policy.recorded_on(run)
+        if options.comment is not None:
+            run = run_changed(run, comment=options.comment)
+        return run, ctx.track(
+            [
+                new_request(
+                    run_id,
+                    ordinal,
+                    ref,
+                    key,
+                    created,
+                    selected=ref.qualified_id in selected,
+                    force=options.force,
+                )
+                for ordinal, (ref, key) in enumerate(zip(refs, keys, strict=True), start=1)
+            ]
+        )
+
+    def _reuse_phase(
+        self,
+        run: Run,
+        requests: list[Request],
+        keys: list[KeyInputs],
+        others: list[EvalRef],
+        other_keys: list[KeyInputs],
+    ) -> RunResult:
+        """Attach every reusable verdict and settle the reuse-only misses, then store the
+        Run with its requests as they then are: one row each, in one statement."""
+        ctx, options = self.ctx, self.options
+        # The reuse phase, before the Run is stored: what it settles (reused verdicts,
+        # reuse-only misses) is written once, by ``create_run``, with its summary, and the
+        # end of the Run finds it unchanged: one row per request, not three.
+        found = reuse.lookup(ctx, [*other_keys, *([] if options.force else keys)])
+        run = run_changed(
+            run,
+            evidence={
+                ref.qualified_id: reuse.evidence(key, found)
+                for ref, key in zip(others, other_keys, strict=True)
+            },
+        )
+        staged: list[str] = []
+
+        def stage(request: Request) -> None:
+            ctx.stage(request)  # settled with its summary (``summaries.summarized``)
+            staged.append(request.id)
+
+        for key, request in zip(keys, list(requests), strict=True):
+            reuse.attach_cached(ctx, key, request, found, stage)
+        reuse_only.settle_misses(requests, options.policy.reuse_only, stage)
+        self.ports.state.create_run(
+            run_record(run, options.repo), [request_record(r) for r in requests]
+        )
+        if self.ports.progress is not None:  # so another terminal can follow this Run
+            self.ports.progress(STARTED_NOTICE.format(run_id=run.id))
+        for request_id in staged:
+            ctx.observe(ctx.current_of(request_id))
+        result = self.result = RunResult(run, requests)
         return result
 
     async def _drain_private_folders(self) -> None:

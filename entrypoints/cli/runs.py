@@ -142,8 +142,9 @@ def verify(
     if result is None:
         raise CommandError("The Run was cancelled before it started.")
     prepared.remove_empty_scratch(str(result.run.id))
-    emit(run_view(result), lambda _: report.text(result, run_text))
-    report.write(result, prepared.service.workspace, json_output=CliContext.options.json)
+    with prepared.service.paused():  # a document per request, all kept until printed
+        emit(run_view(result), lambda _: report.text(result, run_text))
+        report.write(result, prepared.service.workspace, json_output=CliContext.options.json)
     raise typer.Exit(_verify_exit(outcome, result))
 
 

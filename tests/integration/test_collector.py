@@ -8,6 +8,7 @@ from artifactize.adapters.collector import (
     freeze_collector,
     pause_collector,
     pause_collector_to_exit,
+    pause_keeping,
 )
 
 
@@ -67,3 +68,25 @@ def test_a_pause_to_exit_inside_a_disabled_collector_changes_nothing() -> None:
         assert gc.get_freeze_count() == 0
     finally:
         gc.enable()
+
+
+def test_a_keeping_pause_inside_a_freeze_freezes_what_it_allocated() -> None:
+    """A Run's documents, allocated in ``pause_keeping`` blocks inside the Run's freeze,
+    are left out of every pass until the Run ends, then go back with the rest."""
+    with freeze_collector():
+        frozen = gc.get_freeze_count()
+        with pause_keeping():
+            assert not gc.isenabled()
+            kept = [[index] for index in range(1000)]  # containers the collector tracks
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= frozen + len(kept)  # the new lists joined them
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_keeping_pause_outside_a_freeze_is_a_pause() -> None:
+    with pause_keeping():
+        assert not gc.isenabled()
+        kept = [[index] for index in range(100)]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0  # nothing would ever give them back
+    assert kept

@@ -21,6 +21,7 @@ from artifactize.kernel.document_codec import (
     execution_json,
     request_changed,
     request_from_json,
+    request_holds,
     request_json,
     request_merged,
     run_changed,
@@ -259,3 +260,25 @@ def test_a_requests_unknown_keys_keep_their_place_and_changes_follow_as_a_dict_u
         request_changed(request, status="INCOMPLETE")  # type: ignore[arg-type]
     with pytest.raises(DocumentError, match="request r has no known status: None"):
         request_from_json({"id": "r", "status": None})
+
+
+def test_request_holds_answers_as_comparing_the_changed_request_would() -> None:
+    """``request_holds`` (``finish_run``: is this request saved with its summary already?)
+    says what ``request_changed(request, **changes) == request`` says, building nothing."""
+    summary: Any = {"status": "GREEN", "wallMs": 5}  # a summary's shape is not the point
+    read = request_from_json({"id": "r", "status": "GREEN", "summary": None, "title": "t"})
+    summarized = request_changed(read, summary=summary)
+    # keys only the ones read: a summary not yet written moves its key to the end
+    out_of_order = request_from_json({"id": "r", "status": "GREEN", "title": "t"})
+    out_of_order = dataclasses.replace(out_of_order, summary=summary)
+    other: Any = {"status": "GREEN", "wallMs": 6}
+    cases = [
+        (read, summary),  # a different value
+        (summarized, summary),  # the same value, saved as the change would write it
+        (summarized, other),
+        (out_of_order, summary),  # the same value, but the change would write new keys
+    ]
+    for request, value in cases:
+        expected = request_changed(request, summary=value) == request
+        assert request_holds(request, summary=value) is expected
+    assert [request_holds(r, summary=v) for r, v in cases] == [False, True, False, False]

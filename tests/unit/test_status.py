@@ -304,10 +304,23 @@ async def test_the_report_runs_with_the_collector_paused() -> None:
     assert report.evals
 
 
-async def test_verify_computes_its_keys_with_the_collector_paused() -> None:
+async def test_verify_pauses_the_collector_around_its_keys_and_its_documents_only() -> None:
+    """Paused: the keys, the Run's documents, its reuse phase and its ending (allocations
+    kept, no cycles); not paused: the scheduling, where evals execute."""
     world = World()
-    opened: list[int] = []
-    world.pause = _counting_pause(world, opened)
-    await world.verify()
-    before, after = opened  # one pause: the keys; the Run itself runs as usual
-    assert after > before
+    blocks: list[tuple[int, int]] = []  # (files opened, processes run) at each edge
+
+    @contextmanager
+    def pause() -> Iterator[None]:
+        blocks.append((world.files.open_file_calls, len(world.runner.specs)))
+        yield
+        blocks.append((world.files.open_file_calls, len(world.runner.specs)))
+
+    world.pause = pause
+    await world.verify(ignore_gates=True)  # app/check runs before doc's sign-off
+    edges = list(zip(blocks[::2], blocks[1::2], strict=True))
+    assert len(edges) == 4  # keys, documents, reuse phase, ending
+    (keys_before, _), (keys_after, _) = edges[0]
+    assert keys_after > keys_before  # every file hashed while paused
+    assert world.runner.specs  # an eval ran, and never inside a pause
+    assert all(before[1] == after[1] for before, after in edges)

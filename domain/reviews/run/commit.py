@@ -25,10 +25,16 @@ from artifactize.domain.reviews.run.documents import (
     run_status,
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleInputs
-from artifactize.domain.reviews.run.summaries import request_summary, run_summary, run_usage
+from artifactize.domain.reviews.run.summaries import (
+    request_summary,
+    run_summary,
+    run_usage,
+    summarized,
+)
 from artifactize.kernel.document_codec import (
     execution_changed,
     request_changed,
+    request_holds,
     request_merged,
     run_changed,
 )
@@ -138,7 +144,7 @@ def commit(
         return settled, recorded
     # Settled: saved with the summary ``finish_run`` would add, and held for the Run's
     # next transaction (a group commit); shown once written.
-    request = request_changed(request, summary=request_summary(request))
+    request = summarized(request)
     recorded = ctx.ports.state.complete_execution(
         settled,
         record=verdict and request.key is not None,
@@ -180,13 +186,14 @@ def _finish_run(ctx: RunContext, result: RunResult, inputs: ScheduleInputs) -> N
         completed_at=completed,
     )
     for index, request in enumerate(list(result.requests)):
-        summarized = request_changed(request, summary=request_summary(request))
-        if summarized == request:  # saved with this summary already (reused at the start)
-            continue
+        own = request_summary(request)
+        if request_holds(request, summary=own):  # saved with it already (reused at the
+            continue  # start): no document built, nothing written
+        with_summary = request_changed(request, summary=own)
         if request.status != WAITING_HUMAN:  # a person may be settling it right now
-            ctx.save(summarized)
+            ctx.save(with_summary)
         else:
-            result.requests[index] = summarized
+            result.requests[index] = with_summary
     summary = run_summary(list(result.requests), run.created_at, completed, run.executions_started)
     run = run_changed(run, summary=summary, usage=run_usage(result.requests, summary))
     result.run = run

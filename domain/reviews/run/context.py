@@ -59,7 +59,9 @@ class VerifyPorts:
     # Digests of unchanged files (ports.file_index), saved once the keys are computed.
     index: FileIndex | None = None
     # Paused while the keys are computed (``Verify.prepare``), as ``status`` pauses it for
-    # its report; None: the collector runs as usual.
+    # its report, and over the Run's documents, its reuse phase, its ending and the answer
+    # (``Verify.paused``); None: the collector runs as usual. The composition root's keeps
+    # what a block inside the Run allocated out of the collector's passes until it ends.
     pause_collector: CollectorPause | None = None
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from artifactize.domain.declarations.model import DependencyProfile
 from artifactize.domain.project.workspace import EvalRef, Workspace
+from artifactize.domain.reviews.run.summaries import summarized
 from artifactize.kernel.document_codec import request_changed
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import Request
@@ -29,7 +30,8 @@ def is_dependency(request: Request) -> bool:
 
 
 def settle_derived(request: Request, now: str, save: Callable[[Request], None]) -> None:
-    """Settle a READY dependency eval's request GREEN (its targets' evals all are)."""
+    """Settle a READY dependency eval's request GREEN (its targets' evals all are), saved
+    with its summary."""
     settled = request_changed(
         request,
         status=request_moves(request.status, RequestStatus.GREEN),
@@ -39,7 +41,7 @@ def settle_derived(request: Request, now: str, save: Callable[[Request], None]) 
         blocked_reason=None,
         blocked_by=None,
     )
-    save(settled)
+    save(summarized(settled))
 
 
 def pulled_in(workspace: Workspace, refs: Sequence[EvalRef]) -> list[EvalRef]:

@@ -14,6 +14,7 @@ from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.reviews.run.context import RunContext
 from artifactize.domain.reviews.run.documents import provenance_of
 from artifactize.domain.reviews.run.gates import UNREVIEWED
+from artifactize.domain.reviews.run.summaries import summarized
 from artifactize.kernel.document_codec import request_changed
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import EvidenceDocument, Request
@@ -89,8 +90,8 @@ def reuse(
     kind: SourceKind,
     save: Callable[[Request], None] | None = None,
 ) -> None:
-    """Settle ``request`` with the result ``record`` holds, and save it (with ``save``,
-    default ``ctx.save``)."""
+    """Settle ``request`` with the result ``record`` holds, and save it with its summary
+    (with ``save``, default ``ctx.save``)."""
     data, provenance = record.data, provenance_of(record)
     reused = request_changed(
         request,
@@ -112,4 +113,4 @@ def reuse(
         completed_at=ctx.now(),
         blocked_reason=None,
     )
-    (save or ctx.save)(reused)
+    (save or ctx.save)(summarized(reused))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from artifactize.domain.reviews.run.summaries import summarized
 from artifactize.kernel.document_codec import request_changed
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import Request
@@ -59,7 +60,9 @@ def settle_misses(
         kind = str(request.requested_profile["kind"])
         reason = miss_reason(kind, request.eval_id, request.unkeyed_reason)
         stale = request_moves(request.status, STALE)
-        missed = request_changed(request, status=stale, blocked_reason=reason, blocked_by=None)
+        missed = summarized(
+            request_changed(request, status=stale, blocked_reason=reason, blocked_by=None)
+        )
         save(missed)
         settled.append(missed)
     return settled

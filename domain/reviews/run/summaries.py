@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 
 from artifactize.domain.reviews.run.sources import other_profile
 from artifactize.domain.reviews.timestamps import elapsed_ms
+from artifactize.kernel.document_codec import request_changed
 from artifactize.ports.documents import (
     AttemptDocument,
     Counters,
@@ -147,6 +148,13 @@ def request_summary(request: Request) -> RequestSummary:
         **_usage_fields(_attempt_records(request)),
         "executionSource": execution_source(request),
     }
+
+
+def summarized(request: Request) -> Request:
+    """``request`` with its own summary. A settled request is saved with it once (reused,
+    settled STALE by ``--reuse-only``, derived, committed), so the Run's end finds it
+    unchanged and writes its row no second time."""
+    return request_changed(request, summary=request_summary(request))
 
 
 def run_summary(

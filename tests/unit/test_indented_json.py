@@ -1,0 +1,139 @@
+"""``dumps_indented`` writes what ``json.dumps(value, ensure_ascii=False, indent=2)`` writes,
+byte for byte, and fails where it fails with the same error (every ``--json`` answer goes
+through it: ``entrypoints/cli/output.py``)."""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from artifactize.kernel.indented_json import dumps_indented
+
+
+def _reference(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+class Colour(enum.StrEnum):
+    RED = "RED"
+    NON_ASCII = "grün\u2028"
+
+
+class Size(enum.IntEnum):
+    BIG = 2**70
+
+
+class Mapping(dict[Any, Any]):
+    pass
+
+
+class Items(list[Any]):
+    pass
+
+
+class Ratio(float):
+    pass
+
+
+# Every code point, lone surrogates and control characters included (the default alphabet
+# leaves surrogates out).
+_TEXT = st.text(st.characters(exclude_categories=()), max_size=12)
+_FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
+    [0.0, -0.0, 1e16, 1e-7, 1.5e300, 5e-324, 123456789.125, Ratio(2.5), math.nan]
+)
+_INTEGERS = st.integers() | st.integers(min_value=2**63 - 2, max_value=2**200)
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | _INTEGERS
+    | _FLOATS
+    | _TEXT
+    | st.sampled_from([Colour.RED, Colour.NON_ASCII, Size.BIG])
+)
+_KEYS = (
+    _TEXT
+    | st.integers()
+    | _FLOATS
+    | st.booleans()
+    | st.none()
+    | st.sampled_from([Colour.RED, Size.BIG])
+)
+_DOCUMENTS = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.lists(inner, max_size=4).map(tuple)
+        | st.lists(inner, max_size=3).map(Items)
+        | st.dictionaries(_KEYS, inner, max_size=5)
+        | st.dictionaries(_TEXT, inner, max_size=3).map(Mapping)
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=400)
+@given(_DOCUMENTS)
+def test_the_same_bytes_as_json_dumps(document: Any) -> None:
+    assert dumps_indented(document) == _reference(document)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        "",
+        'a\x00\x1f"\\\n\u2028\ud800é',
+        Colour.RED,
+        0,
+        -(2**100),
+        True,
+        None,
+        math.inf,
+        -math.inf,
+        [],
+        {},
+        [[]],
+        {"": {}},
+        [[[1, [2, {"a": [None, {}]}]]]],
+        {2: "int", 1.5: "float", True: "true", False: "false", None: "null", "x": "str"},
+        {math.nan: 1, -math.inf: 2},
+    ],
+)
+def test_edges(document: Any) -> None:
+    assert dumps_indented(document) == _reference(document)
+
+
+def _error(write: Any, value: Any) -> tuple[type[BaseException], str]:
+    with pytest.raises((TypeError, ValueError)) as caught:
+        write(value)
+    return caught.type, str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"a": {1, 2}},  # not serializable
+        [b"bytes"],
+        {(1, 2): "a tuple key"},
+        {frozenset(): 1},
+    ],
+)
+def test_the_same_errors(document: Any) -> None:
+    assert _error(dumps_indented, document) == _error(_reference, document)
+
+
+def test_a_circular_reference_is_refused_as_json_refuses_it() -> None:
+    looped: list[Any] = [1]
+    looped.append({"back": looped})
+    assert _error(dumps_indented, looped) == _error(_reference, looped)
+
+
+def test_the_same_container_twice_is_no_circle() -> None:
+    shared = {"a": [1, 2]}
+    document = [shared, shared, {"again": shared}]
+    assert dumps_indented(document) == _reference(document)
