@@ -186,12 +186,16 @@ def _run_verify(
     try:
         display.phase(READING_PHASE)
         prepared = services.prepare_verify(chosen, chosen.select_all, options)
-        report.check_outside_artifacts(prepared.service.options.repo, prepared.service.workspace)
-        display.phase(None)
         try:
+            report.check_outside_artifacts(
+                prepared.service.options.repo, prepared.service.workspace
+            )
+            display.phase(None)
             return prepared, anyio.run(until_signal, prepared.run)
         except RemoteFailure as failure:
             _remote_failed(prepared, failure)
+        finally:
+            prepared.close()  # the Run's freeze, also when it never ran
     finally:
         display.close()
 

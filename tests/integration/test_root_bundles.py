@@ -67,6 +67,7 @@ def test_the_verify_ports(services: Services, tmp_path: Path) -> None:
         return VerifyOptions(repo=repo, state_dir=state)
 
     prepared = services.prepare_verify(None, True, choose)
+    prepared.close()  # the Run's freeze: this test never runs it
     ports = prepared.service.ports
     assert ports.runtime is not None and ports.conversations is not None
     assert ports.review.scripts is not None and ports.runtime.scripts is not None
