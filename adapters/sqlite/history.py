@@ -102,10 +102,14 @@ def latest_per_key(
     ``eval_ids``, only the records of those evals (picked after the newest of each key is,
     so a key shared by two evals answers for the one that recorded last). A row whose data
     is not JSON with a text ``evalId`` is never left out: decoding it reports the damage,
-    as without ``eval_ids``."""
+    as without ``eval_ids``.
+
+    The records are ranked by their narrow columns alone, and only each key's newest is
+    read whole (by ``rowid``): ranked with every column, SQLite's window carried each
+    record's 2-4 KB document through its sort (at 10,000 keys, 0.11 -> 0.08 s of SQLite's
+    own time with ``eval_ids`` that match nothing)."""
     ranked = (
         sa.select(
-            executions,
             _ROWID.label("position"),
             sa.func.row_number()
             .over(partition_by=executions.c.key, order_by=_NEWEST_FIRST)
@@ -116,19 +120,21 @@ def latest_per_key(
         .subquery()
     )
     query = (
-        sa.select(ranked)
+        sa.select(executions, ranked.c.position, ranked.c.rank, ranked.c.records)
+        .join_from(ranked, executions, ranked.c.position == _ROWID)
         .where(ranked.c.rank == 1)
-        .order_by(ranked.c.completed_at.desc(), ranked.c.position.desc())
+        .order_by(executions.c.completed_at.desc(), ranked.c.position.desc())
     )
     if eval_ids is not None:
         wanted: sa.Select[Any] = sa.select(sa.column("value")).select_from(
             sa.func.json_each(sa.bindparam("eval_ids", json.dumps(sorted(eval_ids))))
         )
-        eval_id = sa.func.json_extract(ranked.c.data, "$.evalId")
+        data = executions.c.data
+        eval_id = sa.func.json_extract(data, "$.evalId")
         query = query.where(
             sa.or_(
-                sa.func.json_valid(ranked.c.data) == 0,
-                sa.func.coalesce(sa.func.json_type(ranked.c.data, "$.evalId"), "") != "text",
+                sa.func.json_valid(data) == 0,
+                sa.func.coalesce(sa.func.json_type(data, "$.evalId"), "") != "text",
                 eval_id.in_(wanted),
             )
         )
