@@ -4,24 +4,24 @@
 validation time. We refuse that when the declaration loads: every ``$ref`` must be a
 local fragment that resolves inside the schema itself, and the validator is built over a
 registry whose retrieval always fails.
+
+``jsonschema`` and ``referencing`` are imported on the first schema admitted or compiled,
+not with this module: a warm ``status`` or ``verify`` reads its declarations from the file
+index and admits no schema, and the two are ~30 ms of such a command's start.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from functools import lru_cache
-from typing import Any
-
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.validators
-import referencing
-import referencing._core
-import referencing.exceptions
-from referencing.jsonschema import DRAFT202012
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
 
 from artifactize.domain.text import compact_json
+
+if TYPE_CHECKING:
+    import referencing
+    import referencing._core
 
 SCHEMA_MAX_BYTES = 8 * 1024 * 1024
 _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
@@ -35,10 +35,18 @@ class SchemaError(ValueError):
 
 
 def _refuse_retrieval(uri: str) -> referencing.Resource[Any]:
+    import referencing.exceptions
+
     raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
-_NO_RETRIEVAL: referencing.Registry[Any] = referencing.Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
+@cache
+def _no_retrieval() -> referencing.Registry[Any]:
+    """The registry every schema is resolved over: its retrieval always fails."""
+    import referencing
+
+    registry: referencing.Registry[Any] = referencing.Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
+    return registry
 
 
 def _refs(node: Any, *, schema_map: bool = False) -> Iterator[str]:
@@ -57,6 +65,8 @@ def _refs(node: Any, *, schema_map: bool = False) -> Iterator[str]:
 
 
 def _check_local_ref(resolver: referencing._core.Resolver[Any], ref: str) -> None:
+    import referencing.exceptions
+
     if not ref.startswith("#"):
         raise SchemaError(f"$ref {ref!r} is not local; remote and file references are refused")
     try:
@@ -85,6 +95,10 @@ def admit_schema(schema: Any, *, require_object_root: bool) -> None:
 @lru_cache(maxsize=1024)
 def _admit_cached(canonical: str) -> None:
     """Compiling is the expensive part; identical schemas across Artifacts compile once."""
+    import jsonschema
+    import jsonschema.exceptions
+    import jsonschema.validators
+
     schema = json.loads(canonical)
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
@@ -98,8 +112,11 @@ def _admit_cached(canonical: str) -> None:
 
 
 def _registry_for(schema: Mapping[str, Any]) -> referencing.Registry[Any]:
+    import referencing
+    from referencing.jsonschema import DRAFT202012
+
     resource = referencing.Resource.from_contents(schema, default_specification=DRAFT202012)
-    registry: referencing.Registry[Any] = _NO_RETRIEVAL.with_resource(uri="", resource=resource)
+    registry: referencing.Registry[Any] = _no_retrieval().with_resource(uri="", resource=resource)
     return registry
 
 
@@ -108,6 +125,9 @@ def compile_validator(schema: Mapping[str, Any], *, strict_integers: bool = Fals
 
     ``strict_integers``: ``integer`` means a JSON integer as written (``2``), never a float
     with a zero fraction (``2.0``), as our own documents' checks require."""
+    import jsonschema
+    import jsonschema.validators
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     if strict_integers:
         cls = _strict_integers(cls)
@@ -116,6 +136,8 @@ def compile_validator(schema: Mapping[str, Any], *, strict_integers: bool = Fals
 
 @lru_cache(maxsize=8)
 def _strict_integers(cls: Any) -> Any:
+    import jsonschema.validators
+
     checker = cls.TYPE_CHECKER.redefine("integer", _is_strict_integer)
     return jsonschema.validators.extend(cls, type_checker=checker)  # type: ignore[no-untyped-call]
 

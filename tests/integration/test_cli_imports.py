@@ -122,3 +122,48 @@ def test_a_command_imports_no_heavy_module_it_does_not_use(name: str, tmp_path: 
     imported = out.split("IMPORTED ", 1)[1].splitlines()[0]
     assert imported == repr([used]), f"{name}: {imported} (stdout: {out[-400:]})"
     assert not (tmp_path / "state").exists()  # every one of them is a reader
+
+
+SCHEMA_TOOL = """
+[views.agent_tools.words]
+description = "Count the words of one file."
+protocol = "plain"
+command = "wc"
+args = ["-w", "{file}"]
+input_schema = { type = "object", required = ["file"], properties = { file = { type = "string" } } }
+"""
+
+
+def test_status_imports_jsonschema_only_for_a_schema_to_admit(tmp_path: Path) -> None:
+    """``jsonschema`` (with ``referencing``, ~30 ms of a start) is imported by the first
+    schema a declaration asks to admit, not with the declarations' modules: a ``status``
+    over declarations without an ``input_schema`` (``bench/scale.py``'s) imports neither;
+    one declaration with a schema, and both are."""
+    from bench.scale import ENV, cli, generate
+
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    generate(repo, 3)
+
+    def status_imports() -> str:
+        code = (
+            "import sys\nfrom artifactize.entrypoints.cli.launch import main\n"
+            f"try:\n    main({cli(repo, state, 'status')[3:]!r})\n"
+            "except SystemExit as exit:\n    print('EXIT', exit.code)\n"
+            f"print('IMPORTED', [m for m in {(WORKSPACE, 'jsonschema', 'referencing')!r}"
+            " if m in sys.modules])\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            env=ENV,
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        return done.stdout.split("IMPORTED ", 1)[1].splitlines()[0]
+
+    assert status_imports() == repr([WORKSPACE])
+    declaration = repo / "mods" / "m00000" / "index.artf"
+    declaration.write_text(declaration.read_text(encoding="utf-8") + SCHEMA_TOOL, "utf-8")
+    assert status_imports() == repr([WORKSPACE, "jsonschema", "referencing"])
