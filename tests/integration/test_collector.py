@@ -103,6 +103,18 @@ def test_a_keeping_pause_outside_a_freeze_is_a_pause() -> None:
     assert kept
 
 
+def _services(tmp_path: Path) -> Services:
+    """The composition root's services over a copy of the bundled example."""
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLE, repo)
+    options = GlobalOptions(repo=str(repo), state_dir=str(tmp_path / "state"))
+    return Services(Container(), options, progress=lambda _: None)
+
+
+def _choose(repo: str, state: str) -> VerifyOptions:
+    return VerifyOptions(repo=repo, state_dir=state)
+
+
 def test_a_prepared_verify_holds_its_workspace_and_keys_frozen_until_it_is_closed(
     tmp_path: Path,
 ) -> None:
@@ -110,16 +122,9 @@ def test_a_prepared_verify_holds_its_workspace_and_keys_frozen_until_it_is_close
     the keys join the frozen objects as their pauses end, so no pass traverses them before
     the Run (at 10,000 Artifacts ~0.4 s of gen-0, gen-1 and gen-2 passes did); ``close``
     (or the Run's end) gives them back."""
-    repo = tmp_path / "repo"
-    shutil.copytree(EXAMPLE, repo)
-    options = GlobalOptions(repo=str(repo), state_dir=str(tmp_path / "state"))
-    services = Services(Container(), options, progress=lambda _: None)
+    services = _services(tmp_path)
     assert gc.get_freeze_count() == 0
-
-    def choose(repo: str, state: str) -> VerifyOptions:
-        return VerifyOptions(repo=repo, state_dir=state)
-
-    prepared = services.prepare_verify(None, True, choose)
+    prepared = services.prepare_verify(None, True, _choose)
     workspace, keys = prepared.service.workspace, prepared.keys
     try:
         assert gc.isenabled() and gc.get_freeze_count() > 0
@@ -136,14 +141,7 @@ def test_a_prepared_verify_holds_its_workspace_and_keys_frozen_until_it_is_close
 
 def test_a_prepared_verify_that_fails_gives_its_freeze_back(tmp_path: Path) -> None:
     """A selection that matches nothing fails inside the freeze: nothing stays frozen."""
-    repo = tmp_path / "repo"
-    shutil.copytree(EXAMPLE, repo)
-    options = GlobalOptions(repo=str(repo), state_dir=str(tmp_path / "state"))
-    services = Services(Container(), options, progress=lambda _: None)
-
-    def choose(repo: str, state: str) -> VerifyOptions:
-        return VerifyOptions(repo=repo, state_dir=state)
-
+    services = _services(tmp_path)
     with pytest.raises(CommandError):
-        services.prepare_verify("no-such-artifact/no-such-eval", False, choose)
+        services.prepare_verify("no-such-artifact/no-such-eval", False, _choose)
     assert gc.isenabled() and gc.get_freeze_count() == 0
