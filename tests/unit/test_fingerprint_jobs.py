@@ -3,6 +3,8 @@ same results as computing each name in turn."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Callable
 from typing import TypeVar, TypeVarTuple
 
@@ -88,3 +90,33 @@ def test_one_job_computes_in_turn_without_threads() -> None:
     threads = CountingThreads()
     assert compute_all(str.upper, ["a", "b"], 1, threads) == {"a": "A", "b": "B"}
     assert threads.hops == 0
+
+
+class _Work:
+    """What a computation's function holds (a workspace, the fingerprints so far)."""
+
+
+def _computed(work: _Work) -> dict[str, str]:
+    """A caller whose frame holds what it computes with, as ``Verify.prepare``'s does."""
+
+    def compute(name: str) -> str:
+        assert isinstance(work, _Work)
+        return name.upper()
+
+    return compute_all(compute, ["a", "b", "c", "d"], 2, CountingThreads())
+
+
+def test_a_finished_computation_leaves_no_cycle_holding_its_work() -> None:
+    """The watch of a finished computation ends, it is not cancelled: a cancelled task's
+    exception held its traceback, whose frames held their callers' (``compute_all``'s,
+    its caller's and everything they hold) in a cycle only a full collection freed (and a
+    frozen one kept until the end of a Run)."""
+    work = _Work()
+    held = weakref.ref(work)
+    gc.disable()  # no pass may free a cycle: reference counting alone must
+    try:
+        assert _computed(work) == {"a": "A", "b": "B", "c": "C", "d": "D"}
+        del work
+        assert held() is None
+    finally:
+        gc.enable()
