@@ -139,7 +139,7 @@ def test_status_imports_jsonschema_only_for_a_schema_to_admit(tmp_path: Path) ->
     schema a declaration asks to admit, not with the declarations' modules: a ``status``
     over declarations without an ``input_schema`` (``bench/scale.py``'s) imports neither;
     one declaration with a schema, and both are."""
-    from bench.scale import ENV, cli, generate
+    from bench.scale import cli, generate
 
     repo, state = tmp_path / "repo", tmp_path / "state"
     generate(repo, 3)
@@ -152,16 +152,7 @@ def test_status_imports_jsonschema_only_for_a_schema_to_admit(tmp_path: Path) ->
             f"print('IMPORTED', [m for m in {(WORKSPACE, 'jsonschema', 'referencing')!r}"
             " if m in sys.modules])\n"
         )
-        done = subprocess.run(
-            [sys.executable, "-c", code],
-            env=ENV,
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        )
-        return done.stdout.split("IMPORTED ", 1)[1].splitlines()[0]
+        return _run(code).split("IMPORTED ", 1)[1].splitlines()[0]
 
     assert status_imports() == repr([WORKSPACE])
     declaration = repo / "mods" / "m00000" / "index.artf"
