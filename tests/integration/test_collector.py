@@ -103,6 +103,26 @@ def test_a_keeping_pause_outside_a_freeze_is_a_pause() -> None:
     assert kept
 
 
+def test_a_keeping_pause_under_a_freeze_for_life_freezes_nothing_more() -> None:
+    """A freeze that nothing gives back (``artifactize mcp`` freezes its heap for the
+    server's life) is not a ``freeze_collector`` block: what a keeping pause allocates under
+    it stays collectable, or it would be frozen for good. (Told by the blocks this module
+    holds open, not by ``gc.get_freeze_count()``, which walks every frozen object.)"""
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with pause_keeping():
+            kept = [[index] for index in range(1000)]
+        assert gc.get_freeze_count() == frozen
+        with freeze_collector():  # under a freeze it did not make: it holds none either
+            with pause_keeping():
+                more = [[index] for index in range(1000)]
+            assert gc.get_freeze_count() == frozen
+        assert kept and more
+    finally:
+        gc.unfreeze()
+
+
 def _services(tmp_path: Path) -> Services:
     """The composition root's services over a copy of the bundled example."""
     repo = tmp_path / "repo"
