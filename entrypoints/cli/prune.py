@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
 from artifactize.entrypoints.bootstrap import RUNS_FOLDER
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.options import option
+from artifactize.entrypoints.cli.output import emit
 from artifactize.entrypoints.errors import CommandError
 
 
@@ -50,7 +48,4 @@ def prune_command(
         )
     except StateError as exc:
         raise CommandError(str(exc)) from None
-    if CliContext.options.json:
-        typer.echo(json.dumps(report.to_json(), indent=2))
-    else:
-        typer.echo(report.text())
+    emit(report.to_json(), report.text())

@@ -6,7 +6,6 @@ REF is a session ID, a request ID (``run-XXXXXX-N``), or a full reference
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Annotated
 
@@ -86,18 +85,14 @@ def session_send(
     except (ConversationNotFound, ConversationError) as exc:
         raise CommandError(str(exc)) from None
     if CliContext.options.json:
-        typer.echo(
-            json.dumps(
-                {
-                    "sessionId": session_id,
-                    "answer": result.answer,
-                    "error": result.error,
-                    "errorCode": result.error_code,
-                    "toolCalls": result.tool_calls,
-                },
-                ensure_ascii=False,
-                indent=2,
-            )
+        emit_json(
+            {
+                "sessionId": session_id,
+                "answer": result.answer,
+                "error": result.error,
+                "errorCode": result.error_code,
+                "toolCalls": result.tool_calls,
+            }
         )
     elif result.answer is not None:
         typer.echo(result.answer)
