@@ -16,6 +16,7 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 
+from artifactize.adapters.posix.canonical import canonical_directory_path
 from artifactize.adapters.pinned_handles import OwnedHandle
 from artifactize.ports.filesystem import (
     DirEntry,
@@ -407,6 +408,9 @@ class PosixFilesystem:
         """Resolve a user-given directory path once, following links, to its canonical form."""
         if not path or "\0" in path:
             raise EntryNotFound(path, f"`{path}` is not a usable directory path")
+        named = canonical_directory_path(path)  # the kernel's name for it, when it is sure
+        if named is not None:
+            return named
         canonical = os.path.realpath(path)
         try:
             info = os.stat(canonical)
