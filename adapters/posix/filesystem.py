@@ -16,8 +16,8 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 
-from artifactize.adapters.posix.canonical import canonical_directory_path
 from artifactize.adapters.pinned_handles import OwnedHandle
+from artifactize.adapters.posix.canonical import canonical_directory_path
 from artifactize.ports.filesystem import (
     DirEntry,
     EntryKind,
