@@ -32,7 +32,9 @@ class PosixProgramFinder:
             return None
         for prefix in _search_prefixes(path_variable, cwd):
             candidate = prefix + name  # os.path.join(directory, name): name has no "/"
-            if self.is_executable_file(candidate):
+            # ``access`` answers a missing candidate (most of PATH) with False, where
+            # ``stat`` raises: one system call and no exception per folder that lacks it.
+            if os.access(candidate, os.X_OK) and self.is_executable_file(candidate):
                 return candidate
         return None
 

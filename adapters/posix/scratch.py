@@ -56,14 +56,9 @@ class PosixScratchSpace:
 
 
 def _ensure_parent(parent: str) -> None:
-    """``os.makedirs(parent, 0o700, exist_ok=True)`` in one ``mkdir`` where the parent exists
-    (each call's case). Something else than a directory in its place is left to ``mkdtemp``,
-    which then fails below it with an ``OSError`` as ``makedirs`` would have."""
-    try:
-        os.mkdir(parent, PRIVATE_MODE)
-    except FileExistsError:
-        pass
-    except FileNotFoundError:
+    """``os.makedirs(parent, 0o700, exist_ok=True)``, asked first with one ``stat`` (each
+    call's case: the parent exists), which raises nothing where ``mkdir`` would."""
+    if not os.path.isdir(parent):
         os.makedirs(parent, mode=PRIVATE_MODE, exist_ok=True)
 
 
