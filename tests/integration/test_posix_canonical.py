@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from artifactize.adapters.posix import canonical
 from artifactize.adapters.posix.canonical import canonical_directory_path, canonical_path
 from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.ports.filesystem import SymlinkRefused
@@ -64,7 +63,7 @@ def test_a_name_that_no_longer_leads_to_the_folder_is_no_answer(
     """The name read back is checked (same device and inode): one that names another entry
     (the folder moved or removed meanwhile) is refused, not trusted."""
     other = str(tree / "real")
-    monkeypatch.setattr(canonical.os, "readlink", lambda _: other)
+    monkeypatch.setattr(os, "readlink", lambda _: other)
     assert canonical_directory_path(str(tree / "real" / "sub")) is None
 
 
