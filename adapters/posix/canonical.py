@@ -3,12 +3,12 @@ walked in Python.
 
 ``os.path.realpath`` resolves a path one component at a time in Python (an ``lstat`` and
 a few string operations per component: about 10-30 µs for a five-part path here). Opening
-the entry with ``O_PATH`` (links followed, as ``realpath`` follows them; nothing is read) and reading its name back from
-``/proc/self/fd`` costs a few system calls. The name read back is used only when it
-provably names the same entry: absolute, and ``stat`` of it is the opened entry's device
-and inode (a directory removed meanwhile reads back as ``… (deleted)`` and fails
-that). Otherwise, and where there is no ``O_PATH`` or ``/proc``, the answer is None and the
-caller resolves the path with ``realpath`` as before.
+the entry with ``O_PATH`` (links followed, as ``realpath`` follows them; nothing is read)
+and reading its name back from ``/proc/self/fd`` costs a few system calls. The name read
+back is used only when it provably names the same entry: absolute, and ``stat`` of it is
+the opened entry's device and inode (a directory removed meanwhile reads back as
+``… (deleted)`` and fails that). Otherwise, and where there is no ``O_PATH`` or ``/proc``,
+the answer is None and the caller resolves the path with ``realpath`` as before.
 """
 
 from __future__ import annotations
