@@ -18,19 +18,24 @@ import os
 import sys
 from pathlib import Path
 
+from artifactize.adapters.posix.canonical import canonical_directory_path, canonical_path
 from artifactize.ports.programs import ProgramIdentity
 
 
 def program_identity(path: str) -> ProgramIdentity:
     """``ProgramFinder.identity`` for an absolute program path."""
-    real = Path(path).resolve()
+    # Asked of the kernel where it can say (one open and a read of /proc, not an lstat and
+    # pathlib's parsing per component, twice per runtime eval); else resolved as before.
+    real = canonical_path(path) or str(Path(path).resolve())
     venv = sys.prefix != sys.base_prefix
     ours = _own(sys.executable, venv=venv)
     if venv:  # a virtual environment: its whole scripts folder
-        own = os.path.normcase(Path(path).absolute().parent.resolve()) == ours
+        parent = Path(path).absolute().parent
+        folder = canonical_directory_path(str(parent)) or str(parent.resolve())
+        own = os.path.normcase(folder) == ours
     else:
         own = os.path.normcase(real) == ours
-    return ProgramIdentity(real_path=str(real), own_environment=own)
+    return ProgramIdentity(real_path=real, own_environment=own)
 
 
 @functools.lru_cache(maxsize=4)

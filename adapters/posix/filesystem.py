@@ -17,6 +17,7 @@ import stat
 from collections.abc import Callable, Sequence
 
 from artifactize.adapters.pinned_handles import OwnedHandle
+from artifactize.adapters.posix.canonical import canonical_directory_path
 from artifactize.ports.filesystem import (
     DirEntry,
     EntryKind,
@@ -385,6 +386,26 @@ def _read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def _open_unlinked_path(canonical_path: str) -> int | None:
+    """The directory at ``canonical_path`` in one ``open`` (no-follow at its end), kept only
+    when the kernel's own name for what it opened (``/proc/self/fd``) is exactly that path:
+    a link followed anywhere on the way would have led it to the link's target, whose name
+    differs (a link to itself fails with ELOOP). That is what the walk from ``/`` proves, one
+    component at a time. None otherwise (a link, a bind mount, a removed folder, no
+    ``/proc``): the walk then decides, with its own errors."""
+    try:
+        fd = os.open(canonical_path, _DIRECTORY_FLAGS)
+    except OSError:
+        return None
+    try:
+        if os.readlink(f"/proc/self/fd/{fd}") == canonical_path:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
 def _root_components(canonical_path: str) -> list[str]:
     """Components of an absolute canonical path; anything that needs resolving is refused."""
     if not canonical_path.startswith("/"):
@@ -407,6 +428,9 @@ class PosixFilesystem:
         """Resolve a user-given directory path once, following links, to its canonical form."""
         if not path or "\0" in path:
             raise EntryNotFound(path, f"`{path}` is not a usable directory path")
+        named = canonical_directory_path(path)  # the kernel's name for it, when it is sure
+        if named is not None:
+            return named
         canonical = os.path.realpath(path)
         try:
             info = os.stat(canonical)
@@ -425,6 +449,9 @@ class PosixFilesystem:
         here was planted after ``canonical_directory`` ran.
         """
         components = _root_components(canonical_path)
+        opened = _open_unlinked_path(canonical_path) if components else None
+        if opened is not None:
+            return PosixDirectoryHandle(opened, canonical_path)
         handle = PosixDirectoryHandle(os.open("/", _DIRECTORY_FLAGS), "/")
         try:
             for component in components:

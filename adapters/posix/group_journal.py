@@ -12,10 +12,10 @@ One record per group, ``<directory>/group-<leader pid>-<random>.json``::
 
     {"owner": {"pid": int, "createTime": float}, "leader": {"pid": int, "createTime": float}}
 
-The record *is* the lease: it is written (complete, under a temporary name, then renamed)
-right after the spawn and before anything is awaited, and removed once the group's cleanup
-is confirmed (the group SIGKILLed while its unreaped leader pinned the id). A sweep reads
-every record whose owner — that very process, pid and start time — is gone, kills the
+The record *is* the lease: it is written (in place; a sweep skips a record it cannot parse
+yet) right after the spawn and before anything is awaited, and removed once the group's
+cleanup is confirmed (the group SIGKILLed while its unreaped leader pinned the id). A sweep
+reads every record whose owner — that very process, pid and start time — is gone, kills the
 group through ``PsutilProcessTable.kill_group`` (which never signals a reused pid) and
 removes the record once that is confirmed. No fsync: the journal protects against a killed
 process, not a crashed machine, and after a crash no process survives anyway.
@@ -27,8 +27,9 @@ directory of ours, else ``$XDG_CACHE_HOME/artifactize/process-groups`` (default
 directory of ours is refused, and so is every spawn while it is (the group would be left
 unrecorded).
 
-One window remains: between the spawn and the rename of its record (a few system calls),
-a ``kill -9`` leaves the group unrecorded.
+One window remains: between the spawn and the write of its record (a few system calls),
+a ``kill -9`` leaves the group unrecorded. (Records of older versions were written under
+``.new-…`` and renamed; a sweep still reads those.)
 """
 
 from __future__ import annotations
@@ -121,22 +122,27 @@ class GroupJournal:
             "leader": {"pid": leader.pid, "createTime": leader.create_time},
         }
         token = secrets.token_hex(6)
-        building = os.path.join(self.directory, f"{_NEW_PREFIX}{leader.pid}-{token}")
         final = os.path.join(self.directory, f"{RECORD_PREFIX}{leader.pid}-{token}{RECORD_SUFFIX}")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+        data = json.dumps(record).encode()
+        # Written in place, no temporary name and rename: a sweep skips a record it cannot
+        # parse (one still being written, whose owner is alive), exactly as it skipped the
+        # temporary file; a kill -9 while writing leaves an unparsable record either way.
         try:
-            fd = os.open(building, flags, _PRIVATE_FILE)
+            fd = os.open(final, flags, _PRIVATE_FILE)
         except FileNotFoundError:  # the directory was removed meanwhile: make it again
             _private_directories(self.directory)
-            fd = os.open(building, flags, _PRIVATE_FILE)
+            fd = os.open(final, flags, _PRIVATE_FILE)
         try:
-            data = json.dumps(record).encode()
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(final)
+            raise
         finally:
             os.close(fd)
-        os.rename(building, final)
         return final
 
     def release(self, record: str) -> None:

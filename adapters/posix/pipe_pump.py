@@ -64,7 +64,11 @@ class PipePump:
             for fd in self._outputs:
                 self._poller.register(fd, select.EPOLLIN)
             if stdin is not None:
-                self._poller.register(stdin.fileno(), select.EPOLLOUT)
+                # Written at once as far as the pipe takes it (a request fits its buffer):
+                # only what is left waits for the pipe to turn writable.
+                self._write()
+                if self._stdin is not None:
+                    self._poller.register(stdin.fileno(), select.EPOLLOUT)
             if wake is not None:
                 self._poller.register(wake, select.EPOLLIN)
         except BaseException:
@@ -132,7 +136,8 @@ class PipePump:
             written = len(self._pending)
         self._pending = self._pending[written:]
         if not self._pending:
-            self._poller.unregister(stdin.fileno())
+            with contextlib.suppress(FileNotFoundError):  # not registered: written at once
+                self._poller.unregister(stdin.fileno())
             self._stdin = None
             with contextlib.suppress(OSError):
                 stdin.close()

@@ -8,14 +8,17 @@ import stat
 import tempfile
 from collections.abc import Sequence
 
+from artifactize.adapters.posix.canonical import canonical_directory_path
+
 PRIVATE_MODE = 0o700
 
 
 class PosixScratchSpace:
     def create_private_directory(self, parent: str | None, prefix: str) -> str:
         if parent is not None:
-            os.makedirs(parent, mode=0o700, exist_ok=True)
-        return os.path.realpath(tempfile.mkdtemp(prefix=prefix, dir=parent))
+            _ensure_parent(parent)
+        path = tempfile.mkdtemp(prefix=prefix, dir=parent)
+        return canonical_directory_path(path) or os.path.realpath(path)
 
     def remove_tree(self, path: str) -> None:
         """``shutil.rmtree`` uses descriptor-based, no-follow removal on Linux.
@@ -50,6 +53,13 @@ class PosixScratchSpace:
         except OSError:
             return False
         return True
+
+
+def _ensure_parent(parent: str) -> None:
+    """``os.makedirs(parent, 0o700, exist_ok=True)``, asked first with one ``stat`` (each
+    call's case: the parent exists), which raises nothing where ``mkdir`` would."""
+    if not os.path.isdir(parent):
+        os.makedirs(parent, mode=PRIVATE_MODE, exist_ok=True)
 
 
 def _private_directory(path: str) -> bool:
