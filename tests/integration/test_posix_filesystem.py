@@ -428,6 +428,42 @@ def test_entries_at_most_stops_one_past_the_bound(tmp_path: Path) -> None:
         assert some == sorted(some) and set(some) <= set(every)
 
 
+def test_identity_keys_below_are_the_identities_keys(
+    root: PosixDirectoryHandle, workspace: Path
+) -> None:
+    """A kept walk compares the key text it stored with ``identity_keys_below``: the same
+    answer as ``identities_below`` entry for entry, a link (its last name), a folder asked
+    as a file, a missing entry and a path that is not a walked one (``..``, ``.``, an empty
+    name) all None."""
+    files = ["index.artf", "docs/index.artf", "inside_file_link", "docs", "missing", "fifo"]
+    files += [
+        "docs/../index.artf",
+        "./index.artf",
+        "docs//index.artf",
+        "inside_dir_link/index.artf",
+    ]
+    folders = ["docs", "other", "inside_dir_link", "index.artf", "docs/..", ""]
+    for paths, kind in ((files, False), (folders, True)):
+        identities = root.identities_below(paths, folders=kind)
+        keys = root.identity_keys_below(paths, folders=kind)
+        assert keys == [None if each is None else each.key() for each in identities]
+
+    def key(path: Path) -> str:
+        info = os.lstat(path)
+        return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+
+    assert root.identity_keys_below(files, folders=False)[:7] == [
+        key(workspace / "index.artf"),
+        key(workspace / "docs" / "index.artf"),
+        *[None] * 5,
+    ]
+    assert root.identity_keys_below(folders, folders=True) == [
+        key(workspace / "docs"),
+        key(workspace / "other"),
+        *[None] * 4,
+    ]
+
+
 def test_folder_identity_is_a_real_folders_and_changes_with_its_entries(
     root: PosixDirectoryHandle, workspace: Path
 ) -> None:
