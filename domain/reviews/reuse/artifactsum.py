@@ -242,6 +242,9 @@ WALK_FORMAT = 1  # bump when a kept walk's stored form or its context changes
 
 
 _LIMIT_NAMES = tuple(item.name for item in fields(ArtifactsumLimits))
+# ``json.dumps(..., ensure_ascii=False)``, made once (``dumps`` with an option builds one per
+# call): a kept walk's context is encoded for every Artifact of every computation of keys.
+_CONTEXT_ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 
 def _limits_key(limits: ArtifactsumLimits) -> list[int]:
@@ -406,7 +409,7 @@ class _Walk:
             (layer.base, [pattern.text for pattern in layer.rules.patterns])
             for layer in self._layers(above)
         ]
-        context = json.dumps(
+        context = _CONTEXT_ENCODER.encode(
             [
                 WALK_FORMAT,
                 self.owner,
@@ -415,8 +418,7 @@ class _Walk:
                 sorted(self.children),
                 _limits_key(self.limits),
                 ancestors,
-            ],
-            ensure_ascii=False,
+            ]
         )
         physical = f"{above[-1].handle.physical_path.rstrip('/')}/{name}"
         digest = hashlib.sha256(context.encode("utf-8", "surrogateescape")).hexdigest()
