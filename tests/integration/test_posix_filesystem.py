@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from artifactize.adapters.posix import filesystem as posix_filesystem
 from artifactize.adapters.posix.filesystem import PosixDirectoryHandle, PosixFilesystem
@@ -426,6 +428,14 @@ def test_entries_at_most_stops_one_past_the_bound(tmp_path: Path) -> None:
         some = folder.entries(at_most=2)
         assert len(some) == 3
         assert some == sorted(some) and set(some) <= set(every)
+
+
+@given(st.lists(st.sampled_from(["", ".", "..", "...", "a", ".a", "a.", "a..b"]), max_size=5))
+def test_a_path_is_walked_unless_a_name_is_empty_or_a_dot_or_two(names: list[str]) -> None:
+    """The framed-string test ``identities_below`` asks of every path is the definition:
+    no name empty, ``.`` or ``..``."""
+    path = "/".join(names)
+    assert posix_filesystem._not_walked(path) == bool({"", ".", ".."}.intersection(path.split("/")))
 
 
 def test_identity_keys_below_are_the_identities_keys(
