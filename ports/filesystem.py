@@ -168,6 +168,11 @@ class DirectoryHandle(Protocol):
         entry of another kind, absent, or where the platform cannot tell."""
         ...
 
+    def identity_keys_below(self, paths: Sequence[str], *, folders: bool) -> list[str | None]:
+        """``identities_below`` as each identity's ``FileIdentity.key()`` text, with no
+        identity object built per entry (a kept walk compares the keys it stored)."""
+        ...
+
     def read_file(self, name: str, max_bytes: int) -> bytes:
         """Read a regular file (never a link or special file) of at most ``max_bytes``."""
         ...

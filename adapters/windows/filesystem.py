@@ -397,6 +397,10 @@ class WindowsDirectoryHandle(OwnedHandle):
         """Not told here: no discovery is kept in the file index."""
         return [None] * len(paths)
 
+    def identity_keys_below(self, paths: Sequence[str], *, folders: bool) -> list[str | None]:
+        """Not told here: no walk is kept in the file index."""
+        return [None] * len(paths)
+
     def read_link(self, name: str) -> str:
         """Reparse targets are not read on Windows: every reparse point is refused instead."""
         path = self._path_of(name)

@@ -260,9 +260,14 @@ class Status:
         pulled = {ref.qualified_id for ref in pulled_in(self.workspace, refs)}
         evidence: dict[str, Evidence] = {e: lookup.evidence() for e, lookup in lookups.items()}
         included = chosen | pulled  # once: a union per eval was quadratic (3 s at 10,000)
-        for eval_id, lookup in lookups.items():
-            if self._reuse_only_miss(eval_id, lookup, included=eval_id in included):
-                evidence[eval_id] = Evidence.STALE
+        recursive = self.options.recursive
+        misses = {  # decided once per eval, for its evidence and its status
+            eval_id
+            for eval_id, lookup in lookups.items()
+            if self._reuse_only_miss(eval_id, lookup, included=eval_id in included)
+        }
+        for eval_id in misses:
+            evidence[eval_id] = Evidence.STALE
         graph = gates.evaluate(self.workspace, scope, evidence, ignore_gates=self.ignore_gates)
         evals = tuple(
             self._eval_status(
@@ -270,7 +275,8 @@ class Status:
                 lookups[eval_id],
                 graph,
                 selected=eval_id in chosen,
-                included=eval_id in chosen or eval_id in pulled or self.options.recursive,
+                included=eval_id in included or recursive,
+                miss=eval_id in misses,
             )
             for eval_id in [*selected, *others]
         )
@@ -407,14 +413,17 @@ class Status:
         *,
         selected: bool,
         included: bool,
+        miss: bool,
     ) -> EvalStatus:
+        """``miss``: ``_reuse_only_miss`` of the eval (``verify --reuse-only`` settles it
+        STALE)."""
         item = self._ref(eval_id).eval
         human = isinstance(item.profile, HumanProfile)
         state = graph.evals[eval_id]
         if state == gates.UNREVIEWED and lookup.last is not None:
             state = STALE
         action, reason = self._action(lookup, graph.gates[eval_id], human, included)
-        if self._reuse_only_miss(eval_id, lookup, included=included):
+        if miss:
             assert lookup.keys is not None
             state, action = STALE, STALE_ACTION
             reason = miss_reason(item.profile.kind, eval_id, lookup.keys.unkeyed_reason)

@@ -177,6 +177,10 @@ class MemoryDirectoryHandle:
         """Not told here: no discovery is kept in the file index."""
         return [None] * len(paths)
 
+    def identity_keys_below(self, paths: Sequence[str], *, folders: bool) -> list[str | None]:
+        """Not told here: no walk is kept in the file index."""
+        return [None] * len(paths)
+
     def read_link(self, name: str) -> str:
         _check_name(name)
         node, path = self._lookup(name)

@@ -12,6 +12,7 @@ clock of at most 10 ms ticks), which is all the rule needs.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -24,7 +25,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from artifactize.adapters.file_index import RACY_MARGIN_NS, SqliteFileIndex, is_racy
+from artifactize.adapters.file_index import (
+    RACY_MARGIN_NS,
+    WALK_CONTEXT,
+    SqliteFileIndex,
+    is_racy,
+)
 from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.domain.declarations.diagnostics import ConfigError
 from artifactize.domain.project import discovery as discovery_module
@@ -351,6 +357,52 @@ def test_a_walk_is_kept_only_without_a_gitignore_of_its_own(tmp_path: Path) -> N
     assert (index.walks_asked, index.walk_hits) == (1, 1)
     write(root / ".gitignore", "*.md\n")  # the same size: only the rules changed
     assert results(root, indexed(root, state)) == results(root, None)
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda kept: kept["files"].append(["src/gone.py", None]),  # a missing file, no key
+        lambda kept: kept["folders"].append(["gone", None]),
+        lambda kept: kept["files"].__setitem__(0, [kept["files"][0][0], 1]),
+        lambda kept: kept["files"].__setitem__(0, [None, kept["files"][0][1]]),
+        lambda kept: kept["files"].__setitem__(0, [["a"], ["b"]]),
+        lambda kept: kept.pop("folders"),
+    ],
+)
+def test_a_kept_walk_of_another_shape_is_not_trusted(
+    tmp_path: Path, tamper: Callable[[dict[str, Any]], object]
+) -> None:
+    """A kept walk is trusted only when every path and identity key it holds is text and
+    every key equals what the entry's stat says: a missing entry (no identity) never
+    matches a stored ``null``. Each stored walk is changed to claim another result too,
+    which a trusted recall would return."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    fresh = results(root, None)
+    results(root, indexed(root, state))
+    with sqlite3.connect(state / "file-index.sqlite") as connection:
+        rows = connection.execute("SELECT identity, context, value FROM entries").fetchall()
+        walks = [
+            row
+            for row in rows
+            if row[1].startswith(WALK_CONTEXT)
+            and not row[1].startswith(WALK_CONTEXT + KEPT_CONTEXT)
+        ]
+        assert len(walks) == 1  # mod's (the root's walk is not kept, doc.md is a file)
+        for identity, context, value in walks:
+            kept = json.loads(value)
+            kept["value"] = "artifactsum:" + "0" * 64
+            tamper(kept)
+            connection.execute(
+                "UPDATE entries SET value = ? WHERE identity = ? AND context = ?",
+                (json.dumps(kept).encode("utf-8"), identity, context),
+            )
+    index = indexed(root, state)
+    assert results(root, index) == fresh
+    assert index.walk_hits == 1  # found, and not trusted
 
 
 def test_rows_of_files_that_are_gone_are_dropped(tmp_path: Path) -> None:

@@ -28,6 +28,8 @@ FOLDERS_LISTED = ("domain/reviews/reuse/artifactsum.py", "_walk")  # by the fing
 DECLARATIONS_PARSED = ("domain/project/discovery.py", "_parse")
 FOLDERS_DISCOVERED = ("domain/project/discovery.py", "walk")  # listed by discovery
 BATCHES = ("domain/reviews/run/fingerprint_jobs.py", "run_batch")  # worker-thread hops
+IDENTITIES = ("adapters/posix/filesystem.py", "_identity_of")  # a FileIdentity built
+IDENTITY_KEYS = ("adapters/posix/filesystem.py", "_identity_key_of")  # a kept walk's entry
 MODULES = 3
 FILES_PER_MODULE = 4
 
@@ -65,7 +67,8 @@ def _status(
     command = [sys.executable, "-c", PROFILED_CLI, str(out), *cli(repo, state, *args)[3:]]
     done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, check=False)
     assert done.returncode in codes, done.stderr.decode(errors="replace")[-2000:]
-    counts = {"hashed": 0, "parsed": 0, "listed": 0, "discovered": 0, "batches": 0}
+    counts = dict.fromkeys(("hashed", "parsed", "listed", "discovered", "batches"), 0)
+    counts.update(identities=0, keys=0)
     stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
     counted = (
         ("hashed", FILES_HASHED),
@@ -73,6 +76,8 @@ def _status(
         ("listed", FOLDERS_LISTED),
         ("discovered", FOLDERS_DISCOVERED),
         ("batches", BATCHES),
+        ("identities", IDENTITIES),
+        ("keys", IDENTITY_KEYS),
     )
     for (filename, _line, name), (_primitive, calls, *_rest) in stats.items():
         where = (filename.replace(os.sep, "/"), name)
@@ -118,8 +123,27 @@ def test_a_second_status_reads_nothing_and_an_edit_reads_one_file(tmp_path: Path
 
 
 def _without_batches(counts: dict[str, int]) -> dict[str, int]:
-    """The counts but the worker-thread hops (their number follows the machine's CPUs)."""
-    return {key: value for key, value in counts.items() if key != "batches"}
+    """The counts but the worker-thread hops (their number follows the machine's CPUs) and
+    the stats (``test_a_kept_walk_checks_its_entries_as_key_text``)."""
+    return {
+        key: value for key, value in counts.items() if key not in ("batches", "identities", "keys")
+    }
+
+
+def test_a_kept_walk_checks_its_entries_as_key_text(tmp_path: Path) -> None:
+    """A warm ``status`` checks each kept walk's folders and files by their identity's key
+    text (one per entry: each module's src/ and its files), building no ``FileIdentity``
+    for them: the identities it builds are discovery's and each walk's owner folder."""
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    _repo(repo)
+    state.mkdir()
+    _wait_until_safely_old()
+    _status(repo, state, tmp_path / "1.prof")
+    _second, counts = _status(repo, state, tmp_path / "2.prof")
+    assert counts["keys"] == MODULES * (1 + FILES_PER_MODULE)
+    folders = 1 + 2 * MODULES  # the root, each module and its src/: discovery's kept check
+    declarations = MODULES + 1
+    assert counts["identities"] == folders + declarations + MODULES
 
 
 def test_a_warm_status_computes_its_kept_keys_without_a_worker_thread(tmp_path: Path) -> None:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from artifactize.adapters.posix import filesystem as posix_filesystem
 from artifactize.adapters.posix.filesystem import PosixDirectoryHandle, PosixFilesystem
@@ -426,6 +428,50 @@ def test_entries_at_most_stops_one_past_the_bound(tmp_path: Path) -> None:
         some = folder.entries(at_most=2)
         assert len(some) == 3
         assert some == sorted(some) and set(some) <= set(every)
+
+
+@given(st.lists(st.sampled_from(["", ".", "..", "...", "a", ".a", "a.", "a..b"]), max_size=5))
+def test_a_path_is_walked_unless_a_name_is_empty_or_a_dot_or_two(names: list[str]) -> None:
+    """The framed-string test ``identities_below`` asks of every path is the definition:
+    no name empty, ``.`` or ``..``."""
+    path = "/".join(names)
+    assert posix_filesystem._not_walked(path) == bool({"", ".", ".."}.intersection(path.split("/")))
+
+
+def test_identity_keys_below_are_the_identities_keys(
+    root: PosixDirectoryHandle, workspace: Path
+) -> None:
+    """A kept walk compares the key text it stored with ``identity_keys_below``: the same
+    answer as ``identities_below`` entry for entry, a link (its last name), a folder asked
+    as a file, a missing entry and a path that is not a walked one (``..``, ``.``, an empty
+    name) all None."""
+    files = ["index.artf", "docs/index.artf", "inside_file_link", "docs", "missing", "fifo"]
+    files += [
+        "docs/../index.artf",
+        "./index.artf",
+        "docs//index.artf",
+        "inside_dir_link/index.artf",
+    ]
+    folders = ["docs", "other", "inside_dir_link", "index.artf", "docs/..", ""]
+    for paths, kind in ((files, False), (folders, True)):
+        identities = root.identities_below(paths, folders=kind)
+        keys = root.identity_keys_below(paths, folders=kind)
+        assert keys == [None if each is None else each.key() for each in identities]
+
+    def key(path: Path) -> str:
+        info = os.lstat(path)
+        return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+
+    assert root.identity_keys_below(files, folders=False)[:7] == [
+        key(workspace / "index.artf"),
+        key(workspace / "docs" / "index.artf"),
+        *[None] * 5,
+    ]
+    assert root.identity_keys_below(folders, folders=True) == [
+        key(workspace / "docs"),
+        key(workspace / "other"),
+        *[None] * 4,
+    ]
 
 
 def test_folder_identity_is_a_real_folders_and_changes_with_its_entries(

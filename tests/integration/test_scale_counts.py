@@ -35,7 +35,7 @@ RUNTIME_EVERY = 10  # runtime evals on every tenth module keep the state fill sh
 RELATION_MAPS = ("domain/project/workspace.py", "inputs")
 # A file a fingerprint covers is stat-ed once (a no-follow stat: its identity), whether it
 # is then hashed, taken from the file index, or checked by a kept walk (which hashes
-# nothing, and stats its files and folders in one ``identities_below`` call); declarations
+# nothing, and stats its files and folders in one ``identity_keys_below`` call); declarations
 # and folders are stat-ed the same way by discovery (a kept one lists nothing).
 FILES_LOOKED_AT = ("adapters/posix/filesystem.py", "_lstat_entry")
 STATEMENTS = ("~", "<method 'execute' of 'sqlite3.Cursor' objects>")

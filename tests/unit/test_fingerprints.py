@@ -637,6 +637,9 @@ class SizedDirectory:
     def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
         return [None] * len(paths)
 
+    def identity_keys_below(self, paths: Sequence[str], *, folders: bool) -> list[str | None]:
+        return [None] * len(paths)
+
     def read_file(self, name: str, max_bytes: int) -> bytes:
         return self.inner.read_file(name, max_bytes)
 

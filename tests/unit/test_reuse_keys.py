@@ -7,12 +7,16 @@ Golden values are computed here independently, by hashing the documented bytes b
 from __future__ import annotations
 
 import dataclasses
+import enum
 import hashlib
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from artifactize.domain.declarations.model import (
     AgentProfile,
@@ -65,6 +69,36 @@ def test_canonical_json_accepts_any_mapping_and_tuples() -> None:
             return len(self.data)
 
     assert canonical_json(Frozen({"b": (1, 2), "a": Frozen({})})) == b'{"a":{},"b":[1,2]}'
+
+
+class _Word(enum.StrEnum):
+    A = "a"
+
+
+class _Count(int):
+    pass
+
+
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+    | st.sampled_from([_Word.A, _Count(3)]),
+    lambda inner: st.lists(inner) | st.tuples(inner, inner) | st.dictionaries(st.text(), inner),
+    max_leaves=20,
+)
+
+
+@given(_json_values)
+def test_canonical_json_is_json_dumps_with_its_options(value: Any) -> None:
+    """The encoder made once and the exact-type shortcuts write what ``json.dumps`` with the
+    documented options writes, subclasses of the scalar types (an enum of text) included."""
+    expected = json.dumps(
+        value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+    )
+    assert canonical_json(value) == expected.encode("utf-8")
 
 
 @pytest.mark.parametrize(

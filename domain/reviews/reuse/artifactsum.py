@@ -38,7 +38,7 @@ import json
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field, fields
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 from artifactize.domain.declarations.fingerprint import WHOLE_FOLDER
@@ -242,6 +242,9 @@ WALK_FORMAT = 1  # bump when a kept walk's stored form or its context changes
 
 
 _LIMIT_NAMES = tuple(item.name for item in fields(ArtifactsumLimits))
+# ``json.dumps(..., ensure_ascii=False)``, made once (``dumps`` with an option builds one per
+# call): a kept walk's context is encoded for every Artifact of every computation of keys.
+_CONTEXT_ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 
 def _limits_key(limits: ArtifactsumLimits) -> list[int]:
@@ -258,7 +261,7 @@ class _WalkRecord(KeptIdentities):
     form: every folder listed below the owner, each with its identity taken *before* it was
     listed, every file included with the identity its digest belongs to, and the result.
     ``recall`` trusts it only while every one of those identities is unchanged; it stats
-    each folder and file by its path from the owner's pinned parent (``identities_below``,
+    each folder and file by its path from the owner's pinned parent (``identity_keys_below``,
     the last name never followed: a folder on the way replaced, by a link or anything,
     changes the identity of its parent, which is checked too), and opens and lists nothing
     (not even the owner). A walk is not kept when a folder's identity cannot be told, a file
@@ -305,22 +308,21 @@ class _WalkRecord(KeptIdentities):
             result = ArtifactsumResult(kept["value"], kept["manifest"])
             folders = [(rel, key) for rel, key in kept["folders"]]
             files = [(rel, key) for rel, key in kept["files"]]
-            "".join(rel for rel, _ in (*folders, *files))  # TypeError unless every path is text
+            # TypeError unless every path and identity key is text (a found key is never None)
+            "".join([rel + key for rel, key in (*folders, *files)])
         except (ValueError, KeyError, TypeError):
             return None  # another shape: walked as without it
         if not isinstance(result.value, str) or not isinstance(result.manifest, dict):
             return None
-        # One no-follow stat each, by path from the owner's parent (``identities_below``):
-        # the owner is the key's identity, and every folder on the way to a file is in
-        # ``folders``, each checked before it was listed.
+        # One no-follow stat each, by path from the owner's parent (``identity_keys_below``:
+        # each identity as the text it is stored as, no object built per entry): the owner is
+        # the key's identity, and every folder on the way to a file is in ``folders``, each
+        # checked before it was listed.
         below = f"{owner}/"
-        for rows, found in (
-            (folders, parent.identities_below([below + rel for rel, _ in folders], folders=True)),
-            (files, parent.identities_below([below + rel for rel, _ in files], folders=False)),
-        ):
-            for (_, key), identity in zip(rows, found, strict=True):
-                if identity is None or identity.key() != key:
-                    return None
+        for rows, kind in ((folders, True), (files, False)):
+            found = parent.identity_keys_below([below + rel for rel, _ in rows], folders=kind)
+            if found != [key for _, key in rows]:
+                return None
         return result
 
 
@@ -360,9 +362,14 @@ class _Walk:
     kept_only: bool = False  # a kept walk that holds, else NotKept (nothing walked)
 
     def __post_init__(self) -> None:
-        self.always = IgnoreRules.from_lines([*BUILTIN_IGNORES, *self.fingerprint.ignore])
         self.children = frozenset(self.artifact.children)
         self.owner = self.artifact.folder
+
+    @cached_property
+    def always(self) -> IgnoreRules:
+        """The built-in and declared ignores, built by the first entry a walk lists: a kept
+        walk recalled lists none (``from_lines`` refuses nothing: a bad line is skipped)."""
+        return IgnoreRules.from_lines([*BUILTIN_IGNORES, *self.fingerprint.ignore])
 
     def fail(self, message: str) -> FingerprintError:
         return FingerprintError(f"Artifact `{self.artifact.name}`: {message}")
@@ -402,7 +409,7 @@ class _Walk:
             (layer.base, [pattern.text for pattern in layer.rules.patterns])
             for layer in self._layers(above)
         ]
-        context = json.dumps(
+        context = _CONTEXT_ENCODER.encode(
             [
                 WALK_FORMAT,
                 self.owner,
@@ -411,8 +418,7 @@ class _Walk:
                 sorted(self.children),
                 _limits_key(self.limits),
                 ancestors,
-            ],
-            ensure_ascii=False,
+            ]
         )
         physical = f"{above[-1].handle.physical_path.rstrip('/')}/{name}"
         digest = hashlib.sha256(context.encode("utf-8", "surrogateescape")).hexdigest()
