@@ -89,7 +89,7 @@ class EvalRef:
     artifact: Artifact
     eval: Eval
 
-    @property
+    @cached_property  # asked a dozen times per eval in a Run (selection, keys, documents...)
     def qualified_id(self) -> EvalId:
         return EvalId(f"{self.artifact.name}/{self.eval.id}")
 
