@@ -83,22 +83,12 @@ class ScheduleInputs:
         return known
 
     def graph(self) -> GraphState:
-        return evaluate(
-            self.workspace,
-            self.scope,
-            self.known(),
-            ignore_gates=self.ignore_gates,
-            shape=self.shape,
-        )
+        shape, ignore = self.shape, self.ignore_gates
+        return evaluate(self.workspace, self.scope, self.known(), ignore_gates=ignore, shape=shape)
 
     def live(self) -> Gates:
-        return LiveGates(
-            self.workspace,
-            self.scope,
-            self.known(),
-            ignore_gates=self.ignore_gates,
-            shape=self.shape,
-        )
+        shape, ignore = self.shape, self.ignore_gates
+        return LiveGates(self.workspace, self.scope, self.known(), ignore_gates=ignore, shape=shape)
 
 
 @dataclass(frozen=True)
