@@ -89,7 +89,7 @@ class EvalRef:
     artifact: Artifact
     eval: Eval
 
-    @cached_property  # asked a dozen times per eval in a Run (selection, keys, documents...)
+    @property
     def qualified_id(self) -> EvalId:
         return EvalId(f"{self.artifact.name}/{self.eval.id}")
 

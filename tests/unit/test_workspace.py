@@ -561,14 +561,3 @@ def test_a_long_human_tool_name_is_not_an_agent_tool_name() -> None:
     tool = "t" * PUBLISHED_TOOL_NAME_MAX
     workspace = load({"index.artf": decl("app", HUMAN_TOOL.format(tool=tool))})
     assert len(workspace.artifacts) == 1
-
-
-def test_an_eval_reference_builds_its_qualified_id_once() -> None:
-    """A Run asks each eval's ID a dozen times (selection, keys, documents, gates): the
-    reference keeps the string it built; equality still reads its fields only."""
-    workspace = load({"index.artf": decl("root", human_eval("check", "Look."))})
-    (ref,) = workspace.evals()
-    assert ref.qualified_id == "root/check"
-    assert ref.qualified_id is ref.qualified_id
-    (again,) = workspace.evals()
-    assert again == ref  # equality reads the fields, not the kept ID
