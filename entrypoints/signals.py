@@ -47,16 +47,33 @@ async def until_signal(work: Callable[[], Awaitable[T]]) -> T | None:
 
     result: T | None = None
     failure: Exception | None = None
+    # The watcher ends in a cancel scope of its own, so its task returns: cancelled through
+    # the group's scope, its task ended with a ``CancelledError`` that the task group's
+    # callback kept in a local of its own frame, whose traceback holds that frame: a cycle
+    # reaching, through the frames' callers, everything the command holds (a 10,000-Artifact
+    # Run: 565,773 objects), left to the interpreter's final full collection (0.7-0.9 s).
+    watching = anyio.CancelScope()
     async with anyio.create_task_group() as group:
-        await group.start(watch_interrupts, group.cancel_scope.cancel)
+        await group.start(_watch_within, watching, group.cancel_scope.cancel)
         try:
             result = await work()
         except Exception as exc:  # raised below, not wrapped in the task group's group
             failure = exc
-        group.cancel_scope.cancel()
+        watching.cancel()
     if failure is not None:
         raise failure
     return result
+
+
+async def _watch_within(
+    scope: anyio.CancelScope,
+    on_interrupt: Callable[[], None],
+    *,
+    task_status: anyio.abc.TaskStatus[None] | None = None,
+) -> None:
+    """``watch_interrupts`` until ``scope`` is cancelled (then it returns)."""
+    with scope:
+        await watch_interrupts(on_interrupt, task_status=task_status)
 
 
 async def watch_interrupts(

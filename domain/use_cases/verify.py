@@ -75,8 +75,10 @@ from artifactize.domain.reviews.run.gates import (
     UNREVIEWED,
     Gate,
     Readiness,
+    ScopeShape,
     required_scope,
     scope_evals,
+    scope_shape,
 )
 from artifactize.domain.reviews.run.scheduler import ScheduleActions, ScheduleInputs, schedule
 from artifactize.domain.reviews.runtime.env import InvocationPool
@@ -203,6 +205,7 @@ class Verify:
         with self.paused():
             result = self._reuse_phase(run, requests, keys, others, other_keys)
         settle = dict(zip((r.id for r in requests), zip(refs, keys, strict=True), strict=True))
+        shape = scope_shape(self.workspace, scope)  # for the scheduling and the end: once
         deadline = self.ports.review.clock.monotonic() + options.wait_timeout_ms / 1000
 
         async def settle_request(request: Request) -> None:
@@ -226,7 +229,7 @@ class Verify:
             lambda: ctx.held.flush_behind(self.ports.state),
         )
         try:
-            await schedule(self._schedule_inputs(result, scope), actions, options.policy.jobs)
+            await schedule(self._schedule_inputs(result, shape), actions, options.policy.jobs)
         except RemoteFailure as failure:
             result.run = run_changed(result.run, error=failure.message)
             raise
@@ -244,7 +247,7 @@ class Verify:
                     with anyio.move_on_after(WITHDRAW_SECONDS):
                         await self.ports.remote.withdraw_waiting()
                 with self.paused():  # one summary per request, no cycles
-                    commit.finish_run(ctx, result, self._schedule_inputs(result, scope))
+                    commit.finish_run(ctx, result, self._schedule_inputs(result, shape))
                 await self._drain_private_folders()
         return result
 
@@ -351,10 +354,10 @@ class Verify:
             if self.ports.progress is not None:
                 self.ports.progress(DRAIN_FAILED_NOTICE.format(reason=exc.strerror or exc))
 
-    def _schedule_inputs(self, result: RunResult, scope: tuple[str, ...]) -> ScheduleInputs:
+    def _schedule_inputs(self, result: RunResult, shape: ScopeShape) -> ScheduleInputs:
         evidence = result.run.evidence
         return ScheduleInputs(
-            self.workspace, scope, self.ctx.ignore_gates, result.requests, evidence
+            self.workspace, shape.scope, self.ctx.ignore_gates, result.requests, evidence, shape
         )
 
     def _park(self, request: Request, gate: Gate) -> None:

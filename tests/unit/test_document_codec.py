@@ -15,7 +15,11 @@ from typing import Any
 import pytest
 
 from artifactize.kernel.document_codec import (
+    _EXECUTIONS,
+    _REQUESTS,
+    _RUNS,
     DocumentError,
+    _rebuildable,
     execution_changed,
     execution_from_json,
     execution_json,
@@ -29,7 +33,7 @@ from artifactize.kernel.document_codec import (
     run_json,
     with_keys,
 )
-from artifactize.ports.documents import Execution
+from artifactize.ports.documents import Execution, Request, Run
 from artifactize.ports.ids import ExecutionId
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 
@@ -282,3 +286,38 @@ def test_request_holds_answers_as_comparing_the_changed_request_would() -> None:
         expected = request_changed(request, summary=value) == request
         assert request_holds(request, summary=value) is expected
     assert [request_holds(r, summary=v) for r, v in cases] == [False, True, False, False]
+
+
+# A change builds the document again positionally (``_Codec._replaced``), not through
+# ``dataclasses.replace``: the two must build equal documents, field for field.
+@pytest.mark.parametrize("kind", [Execution, Request, Run])
+def test_a_change_builds_what_dataclasses_replace_builds(kind: type[Any]) -> None:
+    codecs: dict[type[Any], Any] = {Execution: _EXECUTIONS, Request: _REQUESTS, Run: _RUNS}
+    codec = codecs[kind]
+    document = kind()
+    for index, item in enumerate(dataclasses.fields(kind)):
+        value: object = f"value-{index}" if item.name != "status" else document.status
+        changes = {item.name: value, "keys": ("id",)}
+        rebuilt = codec._replaced(document, changes)
+        assert rebuilt == dataclasses.replace(document, **changes), item.name
+        assert type(rebuilt) is kind
+
+
+def test_a_change_of_no_field_is_refused_as_replace_refuses_it() -> None:
+    with pytest.raises(TypeError, match="no field 'colour'"):
+        _REQUESTS._replaced(Request(), {"colour": "red"})
+    with pytest.raises(TypeError):
+        dataclasses.replace(Request(), colour="red")  # type: ignore[call-arg]
+
+
+def test_a_class_with_post_init_is_changed_by_replace() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Checked:
+        value: int = 0
+
+        def __post_init__(self) -> None:
+            if self.value < 0:
+                raise ValueError("negative")
+
+    assert not _rebuildable(Checked)
+    assert _rebuildable(Request) and _rebuildable(Run) and _rebuildable(Execution)

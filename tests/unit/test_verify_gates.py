@@ -256,3 +256,26 @@ async def test_a_kept_private_folder_that_cannot_be_removed_at_the_end_is_report
     assert [n for n in notices if n.startswith("warning:")] == [
         DRAIN_FAILED_NOTICE.format(reason="Device or resource busy")
     ]
+
+
+async def test_a_run_finds_its_scope_components_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scope's components and their inputs (``gates.scope_shape``) depend on the
+    workspace and the scope only: the Run's scheduling and its end share one computation
+    (each computed them before: two Tarjan passes over the scope per Run)."""
+    from artifactize.domain.project.graph import components
+
+    world = World()
+    await world.verify()  # a first Run: the Human eval waits
+    await world.sign("GREEN")
+    found: list[tuple[str, ...]] = []
+
+    def counted(workspace: Any, names: Any) -> list[list[str]]:
+        names = tuple(names)
+        found.append(names)
+        return components(workspace, names)
+
+    monkeypatch.setattr("artifactize.domain.reviews.run.gates.components", counted)
+    requests = await world.verify()
+    assert requests["app/check"]["status"] == "GREEN"  # scheduled, gate open, and ended
+    assert world.run["validation"]["status"] == "SATISFIED"
+    assert found == [("app", "doc")]  # once, for the whole scope

@@ -20,6 +20,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from artifactize.domain.declarations.model import Declaration, Eval
 from artifactize.domain.project.scope import eval_scope
 from artifactize.domain.project.workspace import Artifact, EvalRef, UnknownName, Workspace
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
@@ -100,11 +101,27 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def eval_json(ref: EvalRef) -> dict[str, Any]:
-    return {"qualifiedId": ref.qualified_id, "artifact": ref.artifact.name, **plain_json(ref.eval)}
+# Each eval's ``plain_json`` by the eval's identity, within one ``run_definitions``: an eval
+# is written twice in a Run's definitions (under ``evals``, and in its Artifact's
+# ``declaration``), and converted once.
+_Known = dict[int, tuple[Eval, Any]]
 
 
-def artifact_json(artifact: Artifact) -> ArtifactDefinition:
+def _eval_plain(item: Eval, known: _Known | None) -> Any:
+    if known is None:
+        return plain_json(item)
+    found = known.get(id(item))
+    if found is None or found[0] is not item:
+        found = known[id(item)] = (item, plain_json(item))  # the eval held: its id stays
+    return found[1]
+
+
+def eval_json(ref: EvalRef, known: _Known | None = None) -> dict[str, Any]:
+    own = _eval_plain(ref.eval, known)
+    return {"qualifiedId": ref.qualified_id, "artifact": ref.artifact.name, **own}
+
+
+def artifact_json(artifact: Artifact, known: _Known | None = None) -> ArtifactDefinition:
     """Where the Artifact is and how it is declared (tags, tools, evals, fingerprint...)."""
     return {
         "name": artifact.name,
@@ -114,7 +131,23 @@ def artifact_json(artifact: Artifact) -> ArtifactDefinition:
         "children": dict(artifact.children),
         "mounts": dict(artifact.mounts),
         "tags": list(artifact.declaration.tags),
-        "declaration": plain_json(artifact.declaration),
+        "declaration": _declaration_json(artifact.declaration, known),
+    }
+
+
+def _declaration_json(declaration: Declaration, known: _Known | None) -> Any:
+    """``plain_json(declaration)``, its evals converted through ``known``."""
+    kind: type = type(declaration)
+    fields = _fields_of(kind)
+    if known is None or fields is None:
+        return plain_json(declaration)
+    return {
+        camel: (
+            [_eval_plain(item, known) for item in declaration.evals]
+            if name == "evals" and type(declaration.evals) is tuple
+            else plain_json(getattr(declaration, name))
+        )
+        for name, camel in fields
     }
 
 
@@ -147,8 +180,9 @@ def run_definitions(refs: Iterable[EvalRef]) -> RunDefinitions:
     """The Run's saved definitions: ``{evals: {id: eval}, artifacts: {name: artifact}}``."""
     evals: dict[str, Any] = {}
     artifacts: dict[str, ArtifactDefinition] = {}
+    known: _Known = {}
     for ref in refs:
-        evals[ref.qualified_id] = eval_json(ref)
         if ref.artifact.name not in artifacts:  # once per Artifact, not once per eval
-            artifacts[ref.artifact.name] = artifact_json(ref.artifact)
+            artifacts[ref.artifact.name] = artifact_json(ref.artifact, known)
+        evals[ref.qualified_id] = eval_json(ref, known)
     return {"evals": evals, "artifacts": artifacts}

@@ -198,18 +198,47 @@ def scope_evals(workspace: Workspace, scope: Sequence[str]) -> list[EvalRef]:
     ]
 
 
+@dataclass(frozen=True)
+class ScopeShape:
+    """The components of a scope (inputs first), each Artifact's component and the input
+    components of each: what ``evaluate`` and ``LiveGates`` start from. It depends on the
+    workspace and the scope only, so a Run computes it once for its scheduling and its end
+    (``scope_shape``), not once for each."""
+
+    workspace: Workspace
+    scope: tuple[str, ...]
+    comps: list[list[str]]
+    component_of: dict[str, int]
+    inputs: list[list[int]]
+
+
+def scope_shape(workspace: Workspace, scope: Sequence[str]) -> ScopeShape:
+    comps = components(workspace, scope)
+    component_of = {name: index for index, members in enumerate(comps) for name in members}
+    inputs = _direct_input_components(workspace, component_of)
+    return ScopeShape(workspace, tuple(scope), comps, component_of, inputs)
+
+
+def _shape_of(workspace: Workspace, scope: Sequence[str], shape: ScopeShape | None) -> ScopeShape:
+    """``shape`` when it was computed for this very workspace and scope, else computed now."""
+    if shape is not None and shape.workspace is workspace and shape.scope == tuple(scope):
+        return shape
+    return scope_shape(workspace, scope)
+
+
 def evaluate(
     workspace: Workspace,
     scope: Sequence[str],
     evidence: Mapping[str, Evidence],
     *,
     ignore_gates: bool = False,
+    shape: ScopeShape | None = None,
 ) -> GraphState:
     """Gates, eval states and validation of ``scope`` (closed under inputs) given
-    ``evidence`` per qualified eval ID (absent = ``Evidence.NONE``)."""
-    comps = components(workspace, scope)
-    component_of = {name: index for index, members in enumerate(comps) for name in members}
-    inputs = _direct_input_components(workspace, component_of)
+    ``evidence`` per qualified eval ID (absent = ``Evidence.NONE``); ``shape``: the scope's
+    ``scope_shape``, when the caller holds it."""
+    known = _shape_of(workspace, scope, shape)
+    comps, inputs = known.comps, known.inputs
     gates: dict[str, Gate] = {}
     states: dict[str, str] = {}
     for index in range(len(comps)):  # inputs first: their states are known
@@ -263,12 +292,12 @@ class LiveGates:
         evidence: Mapping[str, Evidence],
         *,
         ignore_gates: bool = False,
+        shape: ScopeShape | None = None,
     ) -> None:
         self.workspace = workspace
         self.ignore_gates = ignore_gates
-        self.comps = components(workspace, scope)
-        component_of = {name: i for i, members in enumerate(self.comps) for name in members}
-        self.inputs = _direct_input_components(workspace, component_of)
+        known = _shape_of(workspace, scope, shape)
+        self.comps, component_of, self.inputs = known.comps, known.component_of, known.inputs
         consumers: list[set[int]] = [set() for _ in self.comps]
         for index, sources in enumerate(self.inputs):
             for source in sources:

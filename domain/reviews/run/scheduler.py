@@ -38,6 +38,7 @@ from artifactize.domain.reviews.run.gates import (
     GraphState,
     LiveGates,
     Readiness,
+    ScopeShape,
     evaluate,
     evidence_of,
 )
@@ -69,6 +70,9 @@ class ScheduleInputs:
     ignore_gates: bool
     requests: Sequence[Request]  # selection order; the Run's current documents
     evidence: Mapping[str, EvidenceDocument]  # qualified eval ID -> evidence
+    # the scope's components and their inputs (``gates.scope_shape``), shared by the Run's
+    # scheduling and its end; None: computed by each
+    shape: ScopeShape | None = None
 
     def known(self) -> dict[str, Evidence]:
         known: dict[str, Evidence] = {
@@ -79,10 +83,12 @@ class ScheduleInputs:
         return known
 
     def graph(self) -> GraphState:
-        return evaluate(self.workspace, self.scope, self.known(), ignore_gates=self.ignore_gates)
+        shape, ignore = self.shape, self.ignore_gates
+        return evaluate(self.workspace, self.scope, self.known(), ignore_gates=ignore, shape=shape)
 
     def live(self) -> Gates:
-        return LiveGates(self.workspace, self.scope, self.known(), ignore_gates=self.ignore_gates)
+        shape, ignore = self.shape, self.ignore_gates
+        return LiveGates(self.workspace, self.scope, self.known(), ignore_gates=ignore, shape=shape)
 
 
 @dataclass(frozen=True)
