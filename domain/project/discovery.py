@@ -451,8 +451,11 @@ class _Walker:
         read = None if identity is None else identity[0]
         if self.index is not None and read is not None:
             stored = encode_declaration(declaration, source.text)
-            physical = f"{handle.physical_path.rstrip('/')}/{entry.name}"
-            self.index.remember_declaration(read, context, physical, stored)
+            if stored is None:  # not storable: read every time, and no discovery is kept
+                read = None
+            else:
+                physical = f"{handle.physical_path.rstrip('/')}/{entry.name}"
+                self.index.remember_declaration(read, context, physical, stored)
         return declaration, source, read, context
 
     def _indexed(
