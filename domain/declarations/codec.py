@@ -144,37 +144,81 @@ def _codec(cls: type[Any]) -> _Class:
 
 def _row_decoder(cls: type[Any], width: int, convert: list[tuple[int, _Decode]]) -> _Decode:
     """``cls`` from the list of its fields, the fields at ``convert`` decoded first (in
-    place: the list is ``json.loads``' own)."""
+    place: the list is ``json.loads``' own). Unrolled for up to three such fields (most
+    classes): this runs once per object of every declaration a warm load reads."""
 
-    def decode(row: Any) -> Any:
-        if type(row) is not list or len(row) != width:
-            raise StoredFormError(f"not the {width} fields of a {cls.__name__}")
-        for at, field in convert:
-            row[at] = field(row[at])
-        return cls(*row)
+    def refuse() -> StoredFormError:
+        return StoredFormError(f"not the {width} fields of a {cls.__name__}")
+
+    if not convert:
+
+        def decode(row: Any) -> Any:
+            if type(row) is not list or len(row) != width:
+                raise refuse()
+            return cls(*row)
+
+    elif len(convert) == 1:
+        ((a, fa),) = convert
+
+        def decode(row: Any) -> Any:
+            if type(row) is not list or len(row) != width:
+                raise refuse()
+            row[a] = fa(row[a])
+            return cls(*row)
+
+    elif len(convert) == 2:
+        (a, fa), (b, fb) = convert
+
+        def decode(row: Any) -> Any:
+            if type(row) is not list or len(row) != width:
+                raise refuse()
+            row[a] = fa(row[a])
+            row[b] = fb(row[b])
+            return cls(*row)
+
+    elif len(convert) == 3:
+        (a, fa), (b, fb), (c, fc) = convert
+
+        def decode(row: Any) -> Any:
+            if type(row) is not list or len(row) != width:
+                raise refuse()
+            row[a] = fa(row[a])
+            row[b] = fb(row[b])
+            row[c] = fc(row[c])
+            return cls(*row)
+
+    else:
+
+        def decode(row: Any) -> Any:
+            if type(row) is not list or len(row) != width:
+                raise refuse()
+            for at, field in convert:
+                row[at] = field(row[at])
+            return cls(*row)
 
     return decode
 
 
-def _field(hint: Any) -> _Codec:
-    """How a value of type ``hint`` is written and read back."""
+def _field(hint: Any, optional: bool = False) -> _Codec:
+    """How a value of type ``hint`` (or None, when ``optional``) is written and read back."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint in (str, int, bool, float):
-        return _scalar(frozenset({hint})), None
+        return _scalar(frozenset({hint, _NONE} if optional else {hint})), None
     if hint is Any:
         return _json_value, None
     if origin is Literal:
-        return _literal(args)
-    if origin in (typing.Union, types.UnionType):
-        return _union(args)
+        return _literal(args, optional)
+    if origin in _UNIONS:
+        return _union(args, optional)
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return _tuple(_field(args[0]))
+        return _tuple(args[0], optional)
     if origin in (Mapping, dict) and args[0] is str:
-        return _mapping(_field(args[1]))
+        return _mapping(_field(args[1]), optional)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return _enum(hint, tuple(hint))
+        return _enum(hint, tuple(hint), optional)
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _dataclass(hint)
+        codec = _codec(hint)
+        return _optional((codec.encode, codec.decode)) if optional else (codec.encode, codec.decode)
     raise TypeError(f"no stored form for {hint!r}")
 
 
@@ -193,27 +237,31 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def _literal(args: tuple[Any, ...]) -> _Codec:
+def _literal(args: tuple[Any, ...], optional: bool) -> _Codec:
     if all(isinstance(arg, enum.Enum) for arg in args):
-        return _enum(type(args[0]), args)
+        return _enum(type(args[0]), args, optional)
     if all(type(arg) is str for arg in args):
-        allowed = frozenset(args)
+        allowed = frozenset([*args, None] if optional else args)
 
         def encode(value: Any) -> Any:
-            if type(value) is not str or value not in allowed:
-                raise Unstorable(f"{value!r} is not one of {sorted(allowed)}")
+            if (type(value) is not str and value is not None) or value not in allowed:
+                raise Unstorable(f"{value!r} is not one of {sorted(map(str, allowed))}")
             return value
 
         return encode, None
     raise TypeError(f"no stored form for Literal{list(args)}")
 
 
-def _enum(cls: type[enum.Enum], members: tuple[Any, ...]) -> _Codec:
-    by_value = {member.value: member for member in members}
+def _enum(cls: type[enum.Enum], members: tuple[Any, ...], optional: bool) -> _Codec:
+    by_value: dict[Any, Any] = {member.value: member for member in members}
     if any(type(value) is not str for value in by_value):
         raise TypeError(f"no stored form for {cls.__name__}: its values are not strings")
+    if optional:
+        by_value[None] = None
 
     def encode(value: Any) -> Any:
+        if value is None and optional:
+            return None
         if type(value) is not cls or value not in members:
             raise Unstorable(f"{value!r} is not one of {cls.__name__} {list(by_value)}")
         return value.value
@@ -221,24 +269,33 @@ def _enum(cls: type[enum.Enum], members: tuple[Any, ...]) -> _Codec:
     return encode, by_value.__getitem__  # KeyError (unknown) or TypeError (unhashable)
 
 
-def _union(args: tuple[Any, ...]) -> _Codec:
+def _members(args: tuple[Any, ...]) -> dict[str, _Class] | None:
+    """The codecs of a union of the model's dataclasses by class name; None for another union."""
+    if not all(isinstance(arg, type) and dataclasses.is_dataclass(arg) for arg in args):
+        return None
+    return {member.__name__: _codec(member) for member in args}
+
+
+def _union(args: tuple[Any, ...], optional: bool) -> _Codec:
     members = tuple(arg for arg in args if arg is not _NONE)
     if len(members) == 1:
-        return _optional(_field(members[0])) if len(args) == 2 else _field(members[0])
-    if len(members) != len(args) or not all(dataclasses.is_dataclass(m) for m in members):
+        return _field(members[0], optional or len(args) == 2)
+    codecs = _members(args)
+    if codecs is None or optional:
         raise TypeError(f"no stored form for the union {args!r}")
-    codecs = {member.__name__: _codec(member) for member in members}
+    decoders = {name: codec.decode for name, codec in codecs.items()}
 
     def encode(value: Any) -> Any:
         codec = codecs.get(type(value).__name__)
-        if codec is None:
+        if codec is None or codec.cls is not type(value):
             raise Unstorable(f"a {type(value).__name__} is none of {sorted(codecs)}")
         return [type(value).__name__, codec.encode(value)]
 
     def decode(value: Any) -> Any:
-        if type(value) is not list or len(value) != 2 or type(value[0]) is not str:
+        if type(value) is not list:
             raise StoredFormError("a union member is stored as [class, fields]")
-        return codecs[value[0]].decode(value[1])
+        name, row = value  # ValueError: not two; KeyError, TypeError: not a member's name
+        return decoders[name](row)
 
     return encode, decode
 
@@ -258,43 +315,83 @@ def _optional(inner: _Codec) -> _Codec:
     return encode, decode
 
 
-def _tuple(item: _Codec) -> _Codec:
-    encode_item, decode_item = item
+def _tuple(hint: Any, optional: bool) -> _Codec:
+    """``tuple[hint, ...]``: a list. Read back in one call per tuple where its items need no
+    reading (strings) or are a union of classes (tools, profiles): each ``[class, fields]``
+    pair is unpacked in the comprehension."""
+    encode_item, decode_item = _field(hint)
 
     def encode(value: Any) -> Any:
+        if value is None and optional:
+            return None
         if type(value) is not tuple:
             raise Unstorable(f"a {type(value).__name__}, not a tuple")
         return [encode_item(each) for each in value]
 
-    def decode(value: Any) -> Any:
-        if type(value) is not list:
+    members = _members(typing.get_args(hint)) if typing.get_origin(hint) in _UNIONS else None
+    if members is not None:
+        decoders = {name: codec.decode for name, codec in members.items()}
+
+        def decode(value: Any) -> Any:
+            if type(value) is list:
+                return tuple([decoders[name](row) for name, row in value])
+            if value is None and optional:
+                return None
             raise StoredFormError("a tuple is stored as a list")
-        return tuple(value) if decode_item is None else tuple(map(decode_item, value))
+
+    elif decode_item is None:
+
+        def decode(value: Any) -> Any:
+            if type(value) is list:
+                return tuple(value)
+            if value is None and optional:
+                return None
+            raise StoredFormError("a tuple is stored as a list")
+
+    else:
+        item = decode_item
+
+        def decode(value: Any) -> Any:
+            if type(value) is list:
+                return tuple(map(item, value))
+            if value is None and optional:
+                return None
+            raise StoredFormError("a tuple is stored as a list")
 
     return encode, decode
 
 
-def _mapping(item: _Codec) -> _Codec:
+_UNIONS = (typing.Union, types.UnionType)
+
+
+def _mapping(item: _Codec, optional: bool) -> _Codec:
     encode_item, decode_item = item
 
     def encode(value: Any) -> Any:
+        if value is None and optional:
+            return None
         if type(value) is not dict or any(type(key) is not str for key in value):
             raise Unstorable("a mapping is stored only as a dict with string keys")
         return {key: encode_item(each) for key, each in value.items()}
 
-    def decode(value: Any) -> Any:
-        if type(value) is not dict:
+    if decode_item is None:
+
+        def decode(value: Any) -> Any:
+            if type(value) is dict or (value is None and optional):
+                return value
             raise StoredFormError("a mapping is stored as an object")
-        if decode_item is None:
-            return value
-        return {key: decode_item(each) for key, each in value.items()}
+
+    else:
+        item_decoder = decode_item
+
+        def decode(value: Any) -> Any:
+            if type(value) is dict:
+                return {key: item_decoder(each) for key, each in value.items()}
+            if value is None and optional:
+                return None
+            raise StoredFormError("a mapping is stored as an object")
 
     return encode, decode
-
-
-def _dataclass(cls: type[Any]) -> _Codec:
-    codec = _codec(cls)
-    return codec.encode, codec.decode
 
 
 def _plain_json(value: Any) -> bool:
