@@ -115,17 +115,28 @@ class _Class:
         self.cls = cls
         self.names = tuple(f.name for f in dataclasses.fields(cls))
         codecs = [_field(hints[name]) for name in self.names]
-        self.encoders = tuple(encode for encode, _ in codecs)
+        # A scalar field is only checked (inline, not through a call): it stands for itself.
+        self.scalars = tuple(
+            (at, encode.allowed)
+            for at, (encode, _) in enumerate(codecs)
+            if isinstance(encode, _Scalar)
+        )
+        self.encoders = tuple(
+            (at, encode) for at, (encode, _) in enumerate(codecs) if not isinstance(encode, _Scalar)
+        )
         convert = [(at, decode) for at, (_, decode) in enumerate(codecs) if decode is not None]
         self.decode = _row_decoder(cls, len(self.names), convert)
 
     def encode(self, value: Any) -> list[Any]:
         if type(value) is not self.cls:
             raise Unstorable(f"not a {self.cls.__name__}: {type(value).__name__}")
-        return [
-            encode(getattr(value, name))
-            for name, encode in zip(self.names, self.encoders, strict=True)
-        ]
+        row = [getattr(value, name) for name in self.names]
+        for at, allowed in self.scalars:
+            if type(row[at]) not in allowed:
+                raise Unstorable(f"{self.names[at]}: a {type(row[at]).__name__}")
+        for at, encode in self.encoders:
+            row[at] = encode(row[at])
+        return row
 
 
 _CODECS: dict[type[Any], _Class] = {}
@@ -203,7 +214,7 @@ def _field(hint: Any, optional: bool = False) -> _Codec:
     """How a value of type ``hint`` (or None, when ``optional``) is written and read back."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint in (str, int, bool, float):
-        return _scalar(frozenset({hint, _NONE} if optional else {hint})), None
+        return _Scalar(frozenset({hint, _NONE} if optional else {hint})), None
     if hint is Any:
         return _json_value, None
     if origin is Literal:
@@ -222,13 +233,18 @@ def _field(hint: Any, optional: bool = False) -> _Codec:
     raise TypeError(f"no stored form for {hint!r}")
 
 
-def _scalar(allowed: frozenset[type[Any]]) -> _Encode:
-    def encode(value: Any) -> Any:
-        if type(value) not in allowed:
-            raise Unstorable(f"a {type(value).__name__}, not one of {sorted(map(str, allowed))}")
-        return value
+class _Scalar:
+    """A string, number, boolean or null of one of the ``allowed`` types: itself."""
 
-    return encode
+    def __init__(self, allowed: frozenset[type[Any]]) -> None:
+        self.allowed = allowed
+
+    def __call__(self, value: Any) -> Any:
+        if type(value) not in self.allowed:
+            raise Unstorable(
+                f"a {type(value).__name__}, not one of {sorted(map(str, self.allowed))}"
+            )
+        return value
 
 
 def _json_value(value: Any) -> Any:
@@ -320,13 +336,18 @@ def _tuple(hint: Any, optional: bool) -> _Codec:
     reading (strings) or are a union of classes (tools, profiles): each ``[class, fields]``
     pair is unpacked in the comprehension."""
     encode_item, decode_item = _field(hint)
+    allowed = encode_item.allowed if isinstance(encode_item, _Scalar) else None
 
     def encode(value: Any) -> Any:
         if value is None and optional:
             return None
         if type(value) is not tuple:
             raise Unstorable(f"a {type(value).__name__}, not a tuple")
-        return [encode_item(each) for each in value]
+        if allowed is None:
+            return [encode_item(each) for each in value]
+        if not set(map(type, value)) <= allowed:
+            raise Unstorable(f"a tuple holding one of {sorted(map(str, set(map(type, value))))}")
+        return value  # json.dumps writes a tuple as a list
 
     members = _members(typing.get_args(hint)) if typing.get_origin(hint) in _UNIONS else None
     if members is not None:
@@ -372,6 +393,12 @@ def _mapping(item: _Codec, optional: bool) -> _Codec:
             return None
         if type(value) is not dict or any(type(key) is not str for key in value):
             raise Unstorable("a mapping is stored only as a dict with string keys")
+        if encode_item is _json_value:  # a payload, a schema: walked once, kept as it is
+            return _json_value(value)
+        if isinstance(encode_item, _Scalar):
+            if not set(map(type, value.values())) <= encode_item.allowed:
+                raise Unstorable("a mapping holding a value of another type")
+            return value
         return {key: encode_item(each) for key, each in value.items()}
 
     if decode_item is None:
