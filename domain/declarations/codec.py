@@ -353,33 +353,27 @@ def _tuple(hint: Any, optional: bool) -> _Codec:
     if members is not None:
         decoders = {name: codec.decode for name, codec in members.items()}
 
-        def decode(value: Any) -> Any:
-            if type(value) is list:
-                return tuple([decoders[name](row) for name, row in value])
-            if value is None and optional:
-                return None
-            raise StoredFormError("a tuple is stored as a list")
+        def union_items(value: list[Any]) -> tuple[Any, ...]:
+            return tuple([decoders[name](row) for name, row in value])
 
-    elif decode_item is None:
+        return encode, _container(list, union_items, optional)
+    if decode_item is None:
+        return encode, _container(list, tuple, optional)
+    item = decode_item
+    return encode, _container(list, lambda value: tuple(map(item, value)), optional)
 
-        def decode(value: Any) -> Any:
-            if type(value) is list:
-                return tuple(value)
-            if value is None and optional:
-                return None
-            raise StoredFormError("a tuple is stored as a list")
 
-    else:
-        item = decode_item
+def _container(kind: type[Any], convert: _Decode, optional: bool) -> _Decode:
+    """``convert`` of a stored ``kind`` (a list, an object), None when ``optional``."""
 
-        def decode(value: Any) -> Any:
-            if type(value) is list:
-                return tuple(map(item, value))
-            if value is None and optional:
-                return None
-            raise StoredFormError("a tuple is stored as a list")
+    def decode(value: Any) -> Any:
+        if type(value) is kind:
+            return convert(value)
+        if value is None and optional:
+            return None
+        raise StoredFormError(f"a {kind.__name__} was expected")
 
-    return encode, decode
+    return decode
 
 
 _UNIONS = (typing.Union, types.UnionType)
@@ -408,17 +402,11 @@ def _mapping(item: _Codec, optional: bool) -> _Codec:
                 return value
             raise StoredFormError("a mapping is stored as an object")
 
-    else:
-        item_decoder = decode_item
-
-        def decode(value: Any) -> Any:
-            if type(value) is dict:
-                return {key: item_decoder(each) for key, each in value.items()}
-            if value is None and optional:
-                return None
-            raise StoredFormError("a mapping is stored as an object")
-
-    return encode, decode
+        return encode, decode
+    value_decoder = decode_item
+    return encode, _container(
+        dict, lambda value: {k: value_decoder(v) for k, v in value.items()}, optional
+    )
 
 
 def _plain_json(value: Any) -> bool:
