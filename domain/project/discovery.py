@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import pathspec
@@ -178,15 +179,31 @@ def _kept_context(enter_nested: bool, ignore_text: str | None) -> str:
     return KEPT_CONTEXT + hashlib.sha256(context.encode()).hexdigest()
 
 
-def _strings(row: Any, width: int, optional: int = 0) -> bool:
-    """Whether ``row`` is a list of ``width`` strings (the last ``optional`` may be None)."""
+_STRING = frozenset({str})
+_STRING_OR_NONE = frozenset({str, type(None)})
+
+
+def _columns(rows: Any, width: int, optional: int = 0) -> list[tuple[Any, ...]] | None:
+    """The columns of ``rows`` when it is a list of lists of ``width`` strings each (the last
+    ``optional`` may be None); else None. Checked a column at a time through ``map``,
+    ``zip`` and sets, which run in C: a kept discovery has a row per folder and per
+    declaration, read by every warm load."""
+    if type(rows) is not list or not set(map(type, rows)) <= {list}:
+        return None
+    if not set(map(len, rows)) <= {width}:
+        return None
+    columns = list(zip(*rows, strict=True)) if rows else [()] * width
+    for at, column in enumerate(columns):
+        if not set(map(type, column)) <= (_STRING_OR_NONE if at >= width - optional else _STRING):
+            return None
+    return columns
+
+
+def _string_lists(values: Iterable[Any]) -> bool:
+    """Whether every value is a list of strings."""
+    values = list(values)
     return (
-        isinstance(row, list)
-        and len(row) == width
-        and all(
-            isinstance(item, str) or (item is None and at >= width - optional)
-            for at, item in enumerate(row)
-        )
+        set(map(type, values)) <= {list} and set(map(type, chain.from_iterable(values))) <= _STRING
     )
 
 
@@ -278,16 +295,14 @@ class _Kept(KeptIdentities):
             names, declared = kept["names"], kept["declarations"]
         except (ValueError, KeyError, TypeError):
             return False
+        columns = _columns(declared, 7, optional=2)
         if not (
-            isinstance(folders, list)
-            and all(_strings(row, 2) for row in folders)
-            and isinstance(nested, list)
-            and all(isinstance(rel, str) for rel in nested)
+            _columns(folders, 2) is not None
+            and _string_lists([nested])
             and isinstance(names, dict)
-            and all(_strings(items, len(items)) for items in names.values())
-            and isinstance(declared, list)
-            and all(_strings(row, 7, optional=2) for row in declared)
-            and all(row[4] in names for row in declared)
+            and _string_lists(names.values())
+            and columns is not None
+            and set(columns[4]) <= names.keys()  # each declaring folder's names
         ):
             return False
         if not _unchanged(
@@ -451,8 +466,11 @@ class _Walker:
         read = None if identity is None else identity[0]
         if self.index is not None and read is not None:
             stored = encode_declaration(declaration, source.text)
-            physical = f"{handle.physical_path.rstrip('/')}/{entry.name}"
-            self.index.remember_declaration(read, context, physical, stored)
+            if stored is None:  # not storable: read every time, and no discovery is kept
+                read = None
+            else:
+                physical = f"{handle.physical_path.rstrip('/')}/{entry.name}"
+                self.index.remember_declaration(read, context, physical, stored)
         return declaration, source, read, context
 
     def _indexed(

@@ -303,29 +303,36 @@ class _Builder:
 
     def _references(self, artifacts: Mapping[str, Artifact]) -> dict[str, tuple[str, ...]]:
         inputs: dict[str, list[str]] = {}
-        seen = set(self.relations)  # membership in a set: a list scan is quadratic
+        # A relation's kind is part of its equality, so only an instruction or argv relation
+        # made here can repeat one: each is known by its fields (the kind by its value,
+        # hashed in C; a dataclass hashes in Python), and a set, not a list scan, holds them.
+        seen: set[tuple[str, str, str, str]] = set()
         for artifact in artifacts.values():
+            name = artifact.name
             for item in artifact.evals:
-                inputs[f"{artifact.name}/{item.id}"] = []
+                inputs[f"{name}/{item.id}"] = []
             for reference in artifact.declaration.references:
                 resolved = self._resolve(artifacts, artifact, reference)
-                if resolved is None or reference.eval_id is None:
+                eval_id = reference.eval_id
+                if resolved is None or eval_id is None:
                     continue
-                if reference.use not in (ReferenceUse.INSTRUCTION, ReferenceUse.RUNTIME_ARGV):
+                use = reference.use
+                if use is not ReferenceUse.INSTRUCTION and use is not ReferenceUse.RUNTIME_ARGV:
                     continue
-                listed = inputs[f"{artifact.name}/{reference.eval_id}"]
-                if resolved.name not in listed:
-                    listed.append(resolved.name)
-                if resolved.name != artifact.name:
+                listed = inputs[f"{name}/{eval_id}"]
+                target = resolved.name
+                if target not in listed:
+                    listed.append(target)
+                if target != name:
                     kind = (
                         RelationKind.INSTRUCTION
-                        if reference.use is ReferenceUse.INSTRUCTION
+                        if use is ReferenceUse.INSTRUCTION
                         else RelationKind.ARGV
                     )
-                    relation = Relation(artifact.name, resolved.name, kind, reference.eval_id)
-                    if relation not in seen:
-                        seen.add(relation)
-                        self.relations.append(relation)
+                    key = (name, target, kind.value, eval_id)
+                    if key not in seen:
+                        seen.add(key)
+                        self.relations.append(Relation(name, target, kind, eval_id))
         return {key: tuple(names) for key, names in inputs.items()}
 
     def _dependency_targets(
@@ -334,7 +341,7 @@ class _Builder:
         """Resolve every dependency eval's ``depends_on`` (a mount alias of the declaring
         Artifact first, then a global name) into ``eval_inputs`` and ``dependency``
         relations; then refuse wait cycles between dependency evals."""
-        seen = set(self.relations)
+        seen: set[tuple[str, str, str]] = set()  # only a dependency relation can repeat one
         for artifact in artifacts.values():
             for item in artifact.evals:
                 profile = item.profile
@@ -361,10 +368,12 @@ class _Builder:
                         self.fail(declared, key_path, f"`{name}` names `{target}` a second time")
                     else:
                         targets.append(target)
-                        relation = Relation(artifact.name, target, RelationKind.DEPENDENCY, item.id)
-                        if relation not in seen:
-                            seen.add(relation)
-                            self.relations.append(relation)
+                        key = (artifact.name, target, item.id)
+                        if key not in seen:
+                            seen.add(key)
+                            self.relations.append(
+                                Relation(artifact.name, target, RelationKind.DEPENDENCY, item.id)
+                            )
                 eval_inputs[f"{artifact.name}/{item.id}"] = tuple(targets)
         self._check_wait_cycles(artifacts, eval_inputs)
 
@@ -418,17 +427,16 @@ class _Builder:
         self, artifacts: Mapping[str, Artifact], owner: Artifact, reference: Reference
     ) -> Artifact | None:
         target = artifacts.get(owner.mounts.get(reference.name, reference.name))
-        declared = self.declared[owner.name]
         if target is None:
             self.fail(
-                declared,
+                self.declared[owner.name],
                 reference.key_path,
                 f"`{{{reference.name}}}` names no Artifact and no mount alias of `{owner.name}`",
             )
             return None
         if target.kind is ArtifactKind.FILE and reference.suffix:
             self.fail(
-                declared,
+                self.declared[owner.name],
                 reference.key_path,
                 f"`{{{reference.name}}}` is a file Artifact; a reference to it takes no /path suffix",
             )

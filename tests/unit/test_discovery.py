@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
 from artifactize.domain.declarations.diagnostics import ConfigError, Problem
-from artifactize.domain.project.discovery import DECLARATION_MAX_BYTES, Discovery, discover
+from artifactize.domain.project.discovery import (
+    DECLARATION_MAX_BYTES,
+    Discovery,
+    _columns,
+    _string_lists,
+    discover,
+)
 from tests.fakes.filesystem import MemoryFilesystem, Node, Special, Symlink
 
 HUMAN_EVAL = b"""
@@ -480,3 +487,51 @@ def test_nothing_is_written_and_every_handle_is_closed() -> None:
     assert fs.writes == []
     assert fs.open_handles == 0
     assert fs.open_root_calls == 1
+
+
+# --- the rows of a kept discovery, checked before they are trusted -----------------------
+
+
+@pytest.mark.parametrize(
+    ("rows", "width", "optional", "kept"),
+    [
+        ([], 2, 0, True),
+        ([["a", "b"], ["c", "d"]], 2, 0, True),
+        ([["a", "b", "c", "d", "e", None, None]], 7, 2, True),
+        ([["a", "b", "c", "d", "e", "f", "g"]], 7, 2, True),
+        ([["a", "b", "c", "d", None, "f", "g"]], 7, 2, False),  # None outside the optional
+        ([["a", None]], 2, 0, False),
+        ([["a", "b"], ["c"]], 2, 0, False),  # a row too short
+        ([["a", "b"], ["c", "d", "e"]], 2, 0, False),  # a row too long
+        ([["a", "b"], "cd"], 2, 0, False),  # a row that is a string of the width
+        ([["a", "b"], {"c": 1, "d": 2}], 2, 0, False),  # a mapping of the width
+        ([["a", 1]], 2, 0, False),
+        ([["a", ["b"]]], 2, 0, False),
+        ({"a": "b"}, 2, 0, False),
+        ("ab", 2, 0, False),
+        (None, 2, 0, False),
+    ],
+)
+def test_a_kept_discoverys_rows_are_checked_column_by_column(
+    rows: Any, width: int, optional: int, kept: bool
+) -> None:
+    columns = _columns(rows, width, optional)
+    assert (columns is not None) == kept
+    if columns is not None:
+        assert len(columns) == width
+        assert [list(row) for row in zip(*columns, strict=True)] == rows
+
+
+@pytest.mark.parametrize(
+    ("values", "kept"),
+    [
+        ([], True),
+        ([[], ["a", "b"]], True),
+        ([["a"], "b"], False),
+        ([["a", None]], False),
+        ([["a", ["b"]]], False),
+        ([{"a": "b"}], False),
+    ],
+)
+def test_a_kept_discoverys_names_are_lists_of_strings(values: list[Any], kept: bool) -> None:
+    assert _string_lists(values) == kept
