@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import gc
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -165,3 +168,34 @@ def test_a_prepared_verify_that_fails_gives_its_freeze_back(tmp_path: Path) -> N
     with pytest.raises(CommandError):
         services.prepare_verify("no-such-artifact/no-such-eval", False, _choose)
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+_REPORT_FREEZE = """
+import gc, json, sys
+from artifactize.entrypoints.cli.launch import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exit:
+    code = exit.code
+sys.stderr.write(json.dumps({"code": code, "frozen": gc.get_freeze_count(), "on": gc.isenabled()}))
+"""
+
+
+@pytest.mark.process  # a fresh interpreter, as a user's command runs
+@pytest.mark.parametrize("command", [("config", "check"), ("config", "graph"), ("status",)])
+def test_a_short_command_ends_with_its_workspace_frozen(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """``config check``, ``config graph`` and ``status`` keep their loaded workspace to the
+    exit: it is frozen when the command ends, and the collector is on again, so no pass
+    traverses it on the way out (0.3-0.5 s at 10,000 Artifacts for ``config check``)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLE, repo)
+    args = ["--repo", str(repo), "--state-dir", str(tmp_path / "state"), "--json", *command]
+    done = subprocess.run(
+        [sys.executable, "-c", _REPORT_FREEZE, *args], capture_output=True, text=True, check=False
+    )
+    report = json.loads(done.stderr.splitlines()[-1])
+    assert report["code"] in (0, 1, None), done.stdout  # 1: status with evals not GREEN
+    assert json.loads(done.stdout)  # the command answered in full
+    assert report["on"] and report["frozen"] > 1000
