@@ -91,7 +91,7 @@ class DeclaredArtifact:
     # declaration's order, when computed as it was parsed for the file index or kept there
     # with it; () when not (a ``status`` then computes it). Derived from ``declaration``,
     # an optimisation only: not part of what the Artifact is (equality).
-    eval_hashes: tuple[str, ...] = field(default=(), compare=False)
+    eval_hashes: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def name(self) -> str:

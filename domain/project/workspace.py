@@ -115,7 +115,10 @@ class Workspace:
     # "artifact/eval" -> (the eval, its definition hash with its own profile), as discovery
     # computed it for the file index or found it kept there with the declaration. Held with
     # the very ``Eval`` it was computed from: ``kept_def_hash`` answers only for that object.
-    def_hashes: Mapping[str, tuple[Eval, str]] = field(default_factory=dict)
+    # An optimisation only: not part of what the workspace is (equality, repr).
+    def_hashes: Mapping[str, tuple[Eval, str]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @cached_property
     def inputs(self) -> Mapping[str, tuple[str, ...]]:

@@ -497,6 +497,7 @@ def test_a_kept_definition_hash_is_used_for_its_own_eval_only() -> None:
     computed = eval_def_hash(ref.eval)
     kept = "f" * 64  # told apart from the computed one
     held = dataclasses.replace(workspace, def_hashes={"app/run": (ref.eval, kept)})
+    assert held == workspace and repr(held) == repr(workspace)  # an optimisation only
     assert key_inputs(held, "app/run", filesystem).def_hash == kept
     assert key_inputs(held, "app/run", filesystem, profile=ref.eval.profile).def_hash == kept
     variant = RuntimeProfile("true", ("--other",))
