@@ -335,6 +335,9 @@ _INDEXED_CODE = (
     "artifactize.domain.logical_paths",
     "artifactize.domain.reviews.reuse.artifactsum",  # a folder's walk is kept too
     "artifactize.domain.reviews.reuse.ignore_rules",
+    # each eval's definition hash is kept with its declaration
+    "artifactize.domain.reviews.reuse.definition_hash",
+    "artifactize.domain.reviews.reuse.canonical_json",
 )
 
 

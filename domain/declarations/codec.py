@@ -1,9 +1,13 @@
 """A validated ``Declaration`` as text and back, for the file index (``ports.file_index``).
 
-The stored form is three lines' worth of text: ``DECLARATION_FORMAT``, a newline, the
-declaration as one line of compact JSON, a newline, then the source text as it is (the
-JSON never holds a raw newline: ``json.dumps`` escapes every control character, so the
-first two newlines are the separators and the text needs no escaping or parsing).
+The stored form is four lines' worth of text: ``DECLARATION_FORMAT``, a newline, the
+declaration as one line of compact JSON, a newline, each eval's hash as the caller kept it
+with the declaration (``eval_hashes``: lowercase hex SHA-256, one per eval in the
+declaration's order, separated by spaces; an empty line when none is kept), a newline, then
+the source text as it is (the JSON never holds a raw newline: ``json.dumps`` escapes every
+control character, so the first three newlines are the separators and the text needs no
+escaping or parsing). The hashes are opaque here: the caller (discovery) computes them from
+the declaration it stores them with, and this module checks only their form and number.
 
 The JSON is positional: each of the model's dataclasses is the list of its field values in
 field order, and how each value is written is chosen from the field's type hint, once per
@@ -30,6 +34,7 @@ import dataclasses
 import enum
 import hashlib
 import json
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -38,7 +43,7 @@ from typing import Any, Literal
 from artifactize.domain.declarations import model
 from artifactize.ports.statuses import ProfileKind
 
-CODEC_VERSION = 3  # bump when the encoding itself changes
+CODEC_VERSION = 4  # bump when the encoding itself changes (4: the eval hashes' line)
 
 _CLASSES: dict[str, type[Any]] = {
     cls.__name__: cls
@@ -75,28 +80,50 @@ class Unstorable(TypeError):
     """A value whose runtime type is not the one its field's hint names."""
 
 
-def encode_declaration(declaration: model.Declaration, text: str) -> str | None:
-    """The declaration and the source text it was parsed from, as one text; None when a
-    value is not of its field's declared type, or not JSON (never built by the parser)."""
+def encode_declaration(
+    declaration: model.Declaration, text: str, eval_hashes: tuple[str, ...] = ()
+) -> str | None:
+    """The declaration, the source text it was parsed from and each of its evals' hashes
+    (``eval_hashes``: none, or one per eval in order), as one text; None when a value is not
+    of its field's declared type, or not JSON (never built by the parser)."""
+    if eval_hashes and len(eval_hashes) != len(declaration.evals):
+        raise ValueError("one hash per eval, or none")
+    hashes = " ".join(eval_hashes)
+    if not _EVAL_HASHES.fullmatch(hashes):
+        raise ValueError("an eval hash is lowercase hex SHA-256")
     try:
         row = _codec(model.Declaration).encode(declaration)
         body = json.dumps(row, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (Unstorable, ValueError):  # ValueError: a NaN or an infinity (not JSON)
         return None
-    return f"{DECLARATION_FORMAT}\n{body}\n{text}"
+    return f"{DECLARATION_FORMAT}\n{body}\n{hashes}\n{text}"
 
 
 def decode_declaration(stored: str) -> tuple[model.Declaration, str]:
     """The declaration and its source text; raises ``StoredFormError`` for anything else."""
+    declaration, text, _hashes = decode_stored(stored)
+    return declaration, text
+
+
+def decode_stored(stored: str) -> tuple[model.Declaration, str, tuple[str, ...]]:
+    """The declaration, its source text and its evals' hashes (none, or one per eval);
+    raises ``StoredFormError`` for anything else."""
     head, _, rest = stored.partition("\n")
-    body, separator, text = rest.partition("\n")
-    if head != DECLARATION_FORMAT or not separator:
+    body, separator, rest = rest.partition("\n")
+    hashes, last_separator, text = rest.partition("\n")
+    if head != DECLARATION_FORMAT or not separator or not last_separator:
         raise StoredFormError("not a stored declaration of this version")
     try:
         declaration = _codec(model.Declaration).decode(json.loads(body))
     except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
         raise StoredFormError(str(exc)) from None
-    return declaration, text
+    eval_hashes = tuple(hashes.split(" ")) if hashes else ()
+    if not _EVAL_HASHES.fullmatch(hashes) or len(eval_hashes) not in (0, len(declaration.evals)):
+        raise StoredFormError("the eval hashes are not one lowercase SHA-256 per eval")
+    return declaration, text, eval_hashes
+
+
+_EVAL_HASHES = re.compile(r"(?:[0-9a-f]{64}(?: [0-9a-f]{64})*)?")
 
 
 # --- the codec of each type, built from its hint at first use ---------------------------

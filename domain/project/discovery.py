@@ -30,7 +30,7 @@ import pathspec
 from artifactize.domain.declarations.codec import (
     DECLARATION_FORMAT,
     StoredFormError,
-    decode_declaration,
+    decode_stored,
     encode_declaration,
 )
 from artifactize.domain.declarations.diagnostics import ConfigError, KeyProblems, Problem
@@ -43,6 +43,7 @@ from artifactize.domain.declarations.toml_source import (
     reject_non_json_values,
 )
 from artifactize.domain.logical_paths import logical_path_problem
+from artifactize.domain.reviews.reuse.definition_hash import eval_def_hash
 from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import (
     DirectoryHandle,
@@ -86,6 +87,11 @@ class DeclaredArtifact:
     target: str | None  # the file name of a file Artifact
     owner: str | None  # workspace path of the nearest enclosing folder Artifact
     folder_entries: frozenset[str]  # names in the working folder, for mount alias clashes
+    # Each eval's definition hash (``evalDefHash`` with its own profile), in the
+    # declaration's order, when computed as it was parsed for the file index or kept there
+    # with it; () when not (a ``status`` then computes it). Derived from ``declaration``,
+    # an optimisation only: not part of what the Artifact is (equality).
+    eval_hashes: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -321,10 +327,12 @@ class _Kept(KeptIdentities):
             known = _stored_declaration(self.index, identity, context)
             if known is None:
                 return False
-            declaration, text = known
+            declaration, text, hashes = known
             source = SourceFile(path, text)
             artifacts.append(
-                DeclaredArtifact(declaration, source, where, folder, target, owner, entries[folder])
+                DeclaredArtifact(
+                    declaration, source, where, folder, target, owner, entries[folder], hashes
+                )
             )
         result.artifacts.extend(artifacts)
         result.nested_repositories.extend(nested)
@@ -333,16 +341,26 @@ class _Kept(KeptIdentities):
 
 def _stored_declaration(
     index: FileIndex, identity: FileIdentity, context: str
-) -> tuple[Declaration, str] | None:
-    """The declaration and text the index keeps for ``identity`` in ``context``; None when
-    it keeps none, or one this version cannot read."""
+) -> tuple[Declaration, str, tuple[str, ...]] | None:
+    """The declaration, text and eval hashes the index keeps for ``identity`` in
+    ``context``; None when it keeps none, or one this version cannot read."""
     stored = index.declaration(identity, context)
     if stored is None:
         return None
     try:
-        return decode_declaration(stored)
+        return decode_stored(stored)
     except StoredFormError:
         return None
+
+
+def _eval_hashes(declaration: Declaration) -> tuple[str, ...]:
+    """Each eval's definition hash, kept with the declaration in the file index (a warm
+    ``status`` hashes no unchanged definition again); () when one has no canonical form
+    (its key then fails where it is computed, as without the index)."""
+    try:
+        return tuple(eval_def_hash(item) for item in declaration.evals)
+    except ValueError:  # CanonicalJsonError
+        return ()
 
 
 def _unchanged(found: Sequence[FileIdentity | None], rows: Sequence[list[Any]]) -> bool:
@@ -446,11 +464,12 @@ class _Walker:
         kind: ArtifactKind,
         target: str | None,
         is_root: bool,
-    ) -> tuple[Declaration, SourceFile, FileIdentity | None, str] | None:
+    ) -> tuple[Declaration, SourceFile, FileIdentity | None, str, tuple[str, ...]] | None:
         """The validated declaration of ``entry`` and its source: from the index when it
-        knows the file, else read, parsed, validated (and then given to the index); with
-        the identity it was known or read by (None: not told, or not kept) and the context
-        it was parsed in."""
+        knows the file, else read, parsed, validated (and then given to the index, with its
+        evals' definition hashes); with the identity it was known or read by (None: not
+        told, or not kept), the context it was parsed in and the hashes (() without an
+        index)."""
         context = f"{DECLARATION_FORMAT}|{kind.value}|{target or ''}|{int(is_root)}"
         if self.index is not None and entry.kind is EntryKind.FILE:
             known = self._indexed(handle, rel, entry, context)
@@ -464,18 +483,20 @@ class _Walker:
         if declaration is None:
             return None
         read = None if identity is None else identity[0]
+        hashes: tuple[str, ...] = ()
         if self.index is not None and read is not None:
-            stored = encode_declaration(declaration, source.text)
+            hashes = _eval_hashes(declaration)
+            stored = encode_declaration(declaration, source.text, hashes)
             if stored is None:  # not storable: read every time, and no discovery is kept
                 read = None
             else:
                 physical = f"{handle.physical_path.rstrip('/')}/{entry.name}"
                 self.index.remember_declaration(read, context, physical, stored)
-        return declaration, source, read, context
+        return declaration, source, read, context, hashes
 
     def _indexed(
         self, handle: DirectoryHandle, rel: str, entry: DirEntry, context: str
-    ) -> tuple[Declaration, SourceFile, FileIdentity, str] | None:
+    ) -> tuple[Declaration, SourceFile, FileIdentity, str, tuple[str, ...]] | None:
         assert self.index is not None
         identity = handle.identity(entry.name)
         if identity is None or identity.size > DECLARATION_MAX_BYTES:
@@ -483,8 +504,8 @@ class _Walker:
         known = _stored_declaration(self.index, identity, context)
         if known is None:
             return None  # read and parsed again, as if the index did not know it
-        declaration, text = known
-        return declaration, SourceFile(_join(rel, entry.name), text), identity, context
+        declaration, text, hashes = known
+        return declaration, SourceFile(_join(rel, entry.name), text), identity, context, hashes
 
     def _read(
         self,
@@ -555,8 +576,8 @@ class _Walker:
         found = self._declaration(handle, rel, entry, ArtifactKind.FOLDER, None, rel == "")
         if found is None:
             return None
-        declaration, source, identity, context = found
-        declared = DeclaredArtifact(declaration, source, rel, rel, None, owner, names)
+        declaration, source, identity, context, hashes = found
+        declared = DeclaredArtifact(declaration, source, rel, rel, None, owner, names, hashes)
         self._append(declared, identity, context)
         return declared
 
@@ -587,9 +608,9 @@ class _Walker:
         found = self._declaration(handle, rel, entry, ArtifactKind.FILE, target, False)
         if found is None:
             return
-        declaration, source, identity, context = found
+        declaration, source, identity, context, hashes = found
         declared = DeclaredArtifact(
-            declaration, source, _join(rel, target), rel, target, owner, names
+            declaration, source, _join(rel, target), rel, target, owner, names, hashes
         )
         self._append(declared, identity, context)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import enum
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from artifactize.domain.declarations.diagnostics import ConfigError, Problem
@@ -112,6 +112,13 @@ class Workspace:
     eval_inputs: Mapping[str, tuple[str, ...]]  # "artifact/eval" -> referenced Artifacts
     dependency_gates: str
     nested_repositories: tuple[str, ...] = ()  # other repositories below, not walked
+    # "artifact/eval" -> (the eval, its definition hash with its own profile), as discovery
+    # computed it for the file index or found it kept there with the declaration. Held with
+    # the very ``Eval`` it was computed from: ``kept_def_hash`` answers only for that object.
+    # An optimisation only: not part of what the workspace is (equality, repr).
+    def_hashes: Mapping[str, tuple[Eval, str]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @cached_property
     def inputs(self) -> Mapping[str, tuple[str, ...]]:
@@ -169,6 +176,12 @@ class Workspace:
             raise UnknownName(f"Unknown eval: {qualified_id}{did_you_mean(qualified_id, known)}")
         ref = self._found_evals[qualified_id] = EvalRef(artifact, found)
         return ref
+
+    def kept_def_hash(self, ref: EvalRef) -> str | None:
+        """The eval's definition hash (with its own profile) kept with its declaration;
+        None when none is (computed then, as ``keys.eval_def_hash`` does)."""
+        kept = self.def_hashes.get(f"{ref.artifact.name}/{ref.eval.id}")
+        return kept[1] if kept is not None and kept[0] is ref.eval else None
 
     def resolve_name(self, owner: Artifact, name: str) -> Artifact | None:
         """``{name}`` as ``owner`` writes it: a mount alias first, then a global name."""
@@ -241,7 +254,18 @@ class _Builder:
             eval_inputs,
             gates,
             tuple(self.discovery.nested_repositories),
+            self._def_hashes(),
         )
+
+    def _def_hashes(self) -> dict[str, tuple[Eval, str]]:
+        """Each eval's definition hash that discovery computed or found kept."""
+        found: dict[str, tuple[Eval, str]] = {}
+        for name, declared in self.declared.items():
+            evals = declared.declaration.evals
+            if declared.eval_hashes and len(declared.eval_hashes) == len(evals):
+                for item, hashed in zip(evals, declared.eval_hashes, strict=True):
+                    found[f"{name}/{item.id}"] = (item, hashed)
+        return found
 
     def _unique_names(self) -> None:
         for declared in self.discovery.artifacts:

@@ -36,6 +36,7 @@ from artifactize.domain.declarations.diagnostics import ConfigError
 from artifactize.domain.project import discovery as discovery_module
 from artifactize.domain.project.discovery import KEPT_CONTEXT, discover
 from artifactize.domain.reviews.reuse.artifactsum import compute_artifactsum
+from artifactize.domain.reviews.reuse.definition_hash import eval_def_hash
 from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.ports.file_index import FileIndex
@@ -481,6 +482,9 @@ def _discovered(root: Path, index: FileIndex | None) -> Any:
     finally:
         if index is not None:
             index.save()
+    for artifact in found.artifacts:  # not compared: each kept hash is its eval's
+        computed = tuple(eval_def_hash(item) for item in artifact.declaration.evals)
+        assert artifact.eval_hashes in ((), computed)
     return found.artifacts, found.nested_repositories
 
 

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from artifactize.adapters.file_index import RACY_MARGIN_NS
+from artifactize.entrypoints.container import FILE_INDEX_FILE
 from bench.scale import ENV, cli
 from tests.support.profiled_cli import PROFILED_CLI
 from tests.support.workspaces import declare, write
@@ -30,26 +31,28 @@ FOLDERS_DISCOVERED = ("domain/project/discovery.py", "walk")  # listed by discov
 BATCHES = ("domain/reviews/run/fingerprint_jobs.py", "run_batch")  # worker-thread hops
 IDENTITIES = ("adapters/posix/filesystem.py", "_identity_of")  # a FileIdentity built
 IDENTITY_KEYS = ("adapters/posix/filesystem.py", "_identity_key_of")  # a kept walk's entry
+DEFINITIONS_HASHED = ("domain/reviews/reuse/", "eval_def_hash")  # an eval's evalDefHash
 MODULES = 3
 FILES_PER_MODULE = 4
+
+
+def _declaration(m: int) -> dict[str, object]:
+    return {
+        "name": f"m{m}",
+        "evals": {
+            "t": {
+                "title": "t",
+                "profile": {"kind": "human"},
+                "payload": {"instruction": f"Check {{m{m}}}."},
+            }
+        },
+    }
 
 
 def _repo(root: Path) -> None:
     declare(root, {"name": "root"})
     for m in range(MODULES):
-        declare(
-            root / f"m{m}",
-            {
-                "name": f"m{m}",
-                "evals": {
-                    "t": {
-                        "title": "t",
-                        "profile": {"kind": "human"},
-                        "payload": {"instruction": f"Check {{m{m}}}."},
-                    }
-                },
-            },
-        )
+        declare(root / f"m{m}", _declaration(m))
         for f in range(FILES_PER_MODULE):
             write(root / f"m{m}" / "src" / f"f{f}.py", f"value = {f}\n")
 
@@ -68,7 +71,7 @@ def _status(
     done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, check=False)
     assert done.returncode in codes, done.stderr.decode(errors="replace")[-2000:]
     counts = dict.fromkeys(("hashed", "parsed", "listed", "discovered", "batches"), 0)
-    counts.update(identities=0, keys=0)
+    counts.update(identities=0, keys=0, definitions=0)
     stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
     counted = (
         ("hashed", FILES_HASHED),
@@ -78,11 +81,12 @@ def _status(
         ("batches", BATCHES),
         ("identities", IDENTITIES),
         ("keys", IDENTITY_KEYS),
+        ("definitions", DEFINITIONS_HASHED),
     )
     for (filename, _line, name), (_primitive, calls, *_rest) in stats.items():
         where = (filename.replace(os.sep, "/"), name)
         for key, (ending, function) in counted:
-            if where[0].endswith(ending) and where[1] == function:
+            if (where[0].endswith(ending) or ending in where[0]) and where[1] == function:
                 counts[key] += calls
     report = json.loads(done.stdout)
     assert isinstance(report, dict)
@@ -126,7 +130,9 @@ def _without_batches(counts: dict[str, int]) -> dict[str, int]:
     """The counts but the worker-thread hops (their number follows the machine's CPUs) and
     the stats (``test_a_kept_walk_checks_its_entries_as_key_text``)."""
     return {
-        key: value for key, value in counts.items() if key not in ("batches", "identities", "keys")
+        key: value
+        for key, value in counts.items()
+        if key not in ("batches", "identities", "keys", "definitions")
     }
 
 
@@ -144,6 +150,29 @@ def test_a_kept_walk_checks_its_entries_as_key_text(tmp_path: Path) -> None:
     folders = 1 + 2 * MODULES  # the root, each module and its src/: discovery's kept check
     declarations = MODULES + 1
     assert counts["identities"] == folders + declarations + MODULES
+
+
+def test_a_warm_status_hashes_no_unchanged_definition(tmp_path: Path) -> None:
+    """Each eval's definition hash is kept with its declaration in the file index: the first
+    ``status`` hashes each definition once (as discovery parses it), a second none, and
+    after one declaration's edit only that declaration's eval; the answers are the same as
+    without the index."""
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    _repo(repo)
+    state.mkdir()
+    _wait_until_safely_old()
+    first, counts = _status(repo, state, tmp_path / "1.prof")
+    assert counts["definitions"] == MODULES  # one eval per module, none at the root
+    second, counts = _status(repo, state, tmp_path / "2.prof")
+    assert (counts["definitions"], counts["parsed"]) == (0, 0)
+    assert second == first
+    declare(repo / "m2", {**_declaration(2), "tags": ["edited"]})
+    edited, counts = _status(repo, state, tmp_path / "3.prof")
+    assert (counts["definitions"], counts["parsed"]) == (1, 1)
+    (state / FILE_INDEX_FILE).unlink()  # the index is an optimisation only
+    unindexed, counts = _status(repo, state, tmp_path / "4.prof")
+    assert counts["parsed"] == MODULES + 1
+    assert unindexed == edited
 
 
 def test_a_warm_status_computes_its_kept_keys_without_a_worker_thread(tmp_path: Path) -> None:

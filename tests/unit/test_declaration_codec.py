@@ -20,6 +20,7 @@ from artifactize.domain.declarations.codec import (
     DECLARATION_FORMAT,
     StoredFormError,
     decode_declaration,
+    decode_stored,
     encode_declaration,
 )
 
@@ -141,8 +142,47 @@ def test_a_value_not_of_its_declared_type_is_not_stored() -> None:
         assert encode_declaration(changed, "") is None
 
 
-def _stored_body(body: str) -> str:
-    return f"{DECLARATION_FORMAT}\n{body}\ntext"
+def _stored_body(body: str, hashes: str = "") -> str:
+    return f"{DECLARATION_FORMAT}\n{body}\n{hashes}\ntext"
+
+
+_HASH = "0123456789abcdef" * 4  # a lowercase hex SHA-256
+
+
+def test_each_evals_hash_reads_back_with_its_declaration() -> None:
+    """The hashes discovery keeps with a declaration: none, or one per eval, in order."""
+    text = "name = 'docs'\n"
+    stored = encode_declaration(_sample(), text, (_HASH,))
+    assert stored is not None
+    assert decode_stored(stored) == (_sample(), text, (_HASH,))
+    assert decode_declaration(stored) == (_sample(), text)
+    unhashed = encode_declaration(_sample(), text)
+    assert unhashed is not None
+    assert decode_stored(unhashed) == (_sample(), text, ())
+    with pytest.raises(ValueError, match="one hash per eval"):
+        encode_declaration(_sample(), text, (_HASH, _HASH))
+    with pytest.raises(ValueError, match="lowercase hex"):
+        encode_declaration(_sample(), text, (_HASH.upper(),))
+
+
+@pytest.mark.parametrize(
+    "hashes",
+    [
+        f"{_HASH} {_HASH}",  # two for one eval
+        _HASH.upper(),
+        _HASH[:-1],
+        _HASH + " ",
+        " " + _HASH,
+        "not a hash",
+    ],
+)
+def test_a_stored_form_with_other_eval_hashes_is_refused(hashes: str) -> None:
+    stored = encode_declaration(_sample(), "text")
+    assert stored is not None
+    _, body, _, _text = stored.split("\n", 3)
+    assert decode_stored(_stored_body(body, _HASH))[2] == (_HASH,)  # the layout is right
+    with pytest.raises(StoredFormError):
+        decode_stored(_stored_body(body, hashes))
 
 
 def test_the_source_text_is_kept_as_it_is() -> None:
@@ -158,6 +198,7 @@ def test_the_source_text_is_kept_as_it_is() -> None:
         "not a stored form",
         f"{DECLARATION_FORMAT}",
         f"{DECLARATION_FORMAT}\n[]",  # no text after the body
+        f"{DECLARATION_FORMAT}\n[]\ntext",  # version 3's layout: no line of eval hashes
         "declaration-0-old\n[]\ntext",
         '["{FORMAT}", "x", ["c", "Declaration", {"name": "x"}]]',  # version 2's layout
         _stored_body("not json"),
@@ -176,13 +217,13 @@ def _tampered(path: tuple[int, ...], value: Any) -> str:
 
     stored = encode_declaration(_sample(), "text")
     assert stored is not None
-    _, body, text = stored.split("\n", 2)
+    _, body, hashes, text = stored.split("\n", 3)
     row = json.loads(body)
     at = row
     for step in path[:-1]:
         at = at[step]
     at[path[-1]] = value
-    return f"{DECLARATION_FORMAT}\n{json.dumps(row)}\n{text}"
+    return f"{DECLARATION_FORMAT}\n{json.dumps(row)}\n{hashes}\n{text}"
 
 
 @pytest.mark.parametrize(

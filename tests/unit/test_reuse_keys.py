@@ -486,3 +486,24 @@ def test_a_key_field_with_any_whitespace_is_refused(value: str) -> None:
 
 def test_a_key_field_without_whitespace_is_taken() -> None:
     assert reuse_key("\u200bx", {"a-b": (ArtifactKind.FOLDER, "x")}) != reuse_key("x", {})
+
+
+def test_a_kept_definition_hash_is_used_for_its_own_eval_only() -> None:
+    """A definition hash kept with its declaration (file index) is the key's, for the very
+    eval it was computed from with its own profile; a variant or another eval of the same
+    ID is hashed again."""
+    workspace, filesystem = load(tree())
+    ref = workspace.find_eval("app/run")
+    computed = eval_def_hash(ref.eval)
+    kept = "f" * 64  # told apart from the computed one
+    held = dataclasses.replace(workspace, def_hashes={"app/run": (ref.eval, kept)})
+    assert held == workspace and repr(held) == repr(workspace)  # an optimisation only
+    assert key_inputs(held, "app/run", filesystem).def_hash == kept
+    assert key_inputs(held, "app/run", filesystem, profile=ref.eval.profile).def_hash == kept
+    variant = RuntimeProfile("true", ("--other",))
+    assert key_inputs(held, "app/run", filesystem, profile=variant).def_hash == eval_def_hash(
+        ref.eval, variant
+    )
+    other = dataclasses.replace(workspace, def_hashes={"app/run": (AGENT, kept)})
+    assert key_inputs(other, "app/run", filesystem).def_hash == computed
+    assert key_inputs(workspace, "app/run", filesystem).def_hash == computed

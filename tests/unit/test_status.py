@@ -324,3 +324,16 @@ async def test_verify_pauses_the_collector_around_its_keys_and_its_documents_onl
     assert keys_after > keys_before  # every file hashed while paused
     assert world.runner.specs  # an eval ran, and never inside a pause
     assert all(before[1] == after[1] for before, after in edges)
+
+
+async def test_each_eval_is_built_once_as_the_document_it_prints() -> None:
+    """The report holds each eval's status as its ``--json`` document (plain data, built
+    once): the answer lists those very documents, converting none, and the text form reads
+    them too; what a waiting eval waits for is kept beside them."""
+    world = World()
+    report, _ = world.status(fresh=True)
+    listed = report.to_json()["evals"]
+    assert len(listed) == len(report.evals) == 2
+    assert all(shown is held for shown, held in zip(listed, report.evals, strict=True))
+    assert all(type(held) is dict for held in report.evals)
+    assert report.waits_for == {"app/check": ("doc",)}

@@ -21,10 +21,8 @@ from typing import Any
 from artifactize.domain.declarations.model import (
     ArtifactKind,
     DependencyProfile,
-    Eval,
     NoFingerprint,
     Profile,
-    RuntimeProfile,
 )
 from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.reuse.artifactsum import (
@@ -33,7 +31,7 @@ from artifactize.domain.reviews.reuse.artifactsum import (
     GitignoreMemo,
     OpenFolders,
 )
-from artifactize.domain.reviews.reuse.canonical_json import canonical_json
+from artifactize.domain.reviews.reuse.definition_hash import eval_def_hash as eval_def_hash
 from artifactize.domain.reviews.reuse.fingerprints import (
     ComputedFingerprint,
     FingerprintScripts,
@@ -45,31 +43,6 @@ from artifactize.ports.ids import ReuseKey
 
 REUSE_KEY_VERSION = "artifactize-key-v2"
 DERIVED_NO_KEY = "a dependency eval derives its verdict; it has no reuse key"
-
-
-def eval_strategy(item: Eval, profile: Profile | None = None) -> dict[str, Any]:
-    """What the definition hash covers: kind, payload, schemas (+ command and args at runtime).
-
-    Left out on purpose: backend, model, reasoning, timeouts, budgets, the variant, the eval's
-    ID and title, tags, paths and every tool view. ``profile`` is the one in effect (a variant
-    of a runtime eval changes the hash only through its command or args).
-    """
-    effective = profile if profile is not None else item.profile
-    strategy: dict[str, Any] = {
-        "kind": effective.kind,
-        "payload": item.payload,
-        "passSchema": item.pass_schema,
-        "failSchema": item.fail_schema,
-    }
-    if isinstance(effective, RuntimeProfile):
-        strategy["command"] = effective.command
-        strategy["args"] = list(effective.args)
-    return strategy
-
-
-def eval_def_hash(item: Eval, profile: Profile | None = None) -> str:
-    """``evalDefHash``: lowercase hex SHA-256 of the canonical JSON of ``eval_strategy``."""
-    return hashlib.sha256(canonical_json(eval_strategy(item, profile))).hexdigest()
 
 
 def eval_dependencies(workspace: Workspace, qualified_eval_id: str) -> tuple[str, ...]:
@@ -139,7 +112,8 @@ def key_inputs(
     ``kept_only``: raises ``NotKept`` unless every fingerprint the key needs is computed
     already or kept by the index (nothing is walked or run then)."""
     ref = workspace.find_eval(qualified_eval_id)
-    def_hash = eval_def_hash(ref.eval, profile)
+    kept = workspace.kept_def_hash(ref) if profile is None or profile is ref.eval.profile else None
+    def_hash = kept if kept is not None else eval_def_hash(ref.eval, profile)
     if isinstance(ref.eval.profile, DependencyProfile):  # derived: nothing to key or reuse
         return KeyInputs(def_hash, (), {}, None, DERIVED_NO_KEY)
     dependencies = eval_dependencies(workspace, qualified_eval_id)

@@ -51,17 +51,21 @@ def status_text(report: StatusReport) -> str:
 
     lines = ["Evals:"]
     for item in report.evals:
-        marks = "selected" if item.selected else ("included" if item.included else "scope")
-        line = f"  {item.eval_id} [{marks}]: {item.state} -> {item.action}"
-        if item.reason:
-            line += f" — {item.reason}"
+        eval_id, state = item["evalId"], item["state"]
+        marks = "selected" if item["selected"] else ("included" if item["included"] else "scope")
+        line = f"  {eval_id} [{marks}]: {state} -> {item['action']}"
+        if item["reason"]:
+            line += f" — {item['reason']}"
         lines.append(line)
-        if item.changes is not None:
-            lines.append(f"    {item.changes['summary']}")
-        lines.extend(f"    {text}" for text in program_lines(item.program))
-        if item.state == gates.WAIT_DEPENDENCY and item.waits_for:
-            target = item.eval_id.split("/", 1)[0]
-            inputs = ", ".join(item.waits_for)
+        changes = item["changes"]
+        if changes is not None:
+            lines.append(f"    {changes['summary']}")
+        program = item["programError"] if "programError" in item else item.get("program")
+        lines.extend(f"    {text}" for text in program_lines(program))
+        waits_for = report.waits_for.get(eval_id)
+        if state == gates.WAIT_DEPENDENCY and waits_for:
+            target = eval_id.split("/", 1)[0]
+            inputs = ", ".join(waits_for)
             lines.append(DEPENDENCY_EXPLAINED.format(target=target, inputs=inputs))
     lines.append("Artifacts:")
     lines.extend(f"  {name}: {state}" for name, state in report.artifacts.items())
