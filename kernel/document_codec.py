@@ -168,6 +168,21 @@ class _Codec(Generic[Document]):
         keys = tuple(dict.fromkeys((*self.written_keys(document), *map(_camel, changes))))
         return self._replaced(document, {**changes, "keys": keys})
 
+    def changed_deriving(
+        self, document: Document, changes: dict[str, Any], name: str, derive: Callable[[Any], Any]
+    ) -> Document:
+        """``changed(changed(document, changes), {name: derive(that)})``, built once: the
+        document is built with ``name``'s change written as None, then ``name`` is set to
+        ``derive(built)`` before anything else holds it (``object.__setattr__``, as a frozen
+        dataclass's own ``__post_init__`` sets a field). The saved keys are those of the two
+        changes (``name``'s key keeps its place, or follows ``changes``'). ``derive`` must
+        not read ``name`` itself (it would read None, not the value before the change)."""
+        if name in changes or name not in self._position:
+            raise TypeError(f"{self.kind.__name__}: {name!r} is derived, not changed")
+        built = self.changed(document, {**changes, name: None})
+        object.__setattr__(built, name, derive(built))
+        return built
+
     def holds(self, document: Document, changes: Mapping[str, Any]) -> bool:
         """Whether ``changed(document, changes)`` would equal ``document``: each field
         already equal to its change, and the saved keys already those the change writes
@@ -303,6 +318,35 @@ def request_json(request: Request) -> dict[str, Any]:
 request_changed = _changer(_REQUESTS, Request)
 """``request_changed(request, field=value, ...)``, as :data:`run_changed` changes a Run: a
 new key follows the saved ones, a status no request has is refused."""
+
+
+def _summarizing_changer(
+    codec: _Codec[Document], kind: Callable[Fields, Document]
+) -> Callable[Concatenate[Document, Callable[[Document], Any], Fields], Document]:
+    """The change function of ``codec``'s documents that also writes the ``summary`` a
+    function derives from the changed document, building the document once."""
+
+    def change(
+        document: Document,
+        summary: Callable[[Document], Any],
+        /,
+        *values: Fields.args,
+        **changes: Fields.kwargs,
+    ) -> Document:
+        if values:
+            raise TypeError("A document's changes are named: field=value.")
+        return codec.changed_deriving(document, dict(changes), "summary", summary)
+
+    return change
+
+
+request_summarized = _summarizing_changer(_REQUESTS, Request)
+"""``request_summarized(request, summary, field=value, ...)``: what
+``request_changed(changed, summary=summary(changed))`` gives for
+``changed = request_changed(request, field=value, ...)`` (the same fields, saved keys and
+bytes), with one document built instead of two: a settled request is saved with its
+summary, computed from the settled document. ``summary`` must not read the request's own
+``summary`` (it reads None there)."""
 
 
 def request_holds(request: Request, /, **changes: Any) -> bool:

@@ -181,16 +181,23 @@ def request_data(request: RequestRecord) -> str:
     return dump_data(request_json(request.data))
 
 
-def request_values(request: RequestRecord) -> dict[str, Any]:
-    return {
-        "id": request.id,
-        "run_id": request.run_id,
-        "eval_id": request.eval_id,
-        "ordinal": request.ordinal,
-        "execution_id": request.execution_id,
-        "status": request.status,
-        "data": request_data(request),
-    }
+# A request row's columns, in the order of ``request_row``'s values: the columns a Run's
+# creation writes (a claim's columns stay NULL until a claim).
+REQUEST_COLUMNS = ("id", "run_id", "eval_id", "ordinal", "execution_id", "status", "data")
+
+
+def request_row(request: RequestRecord) -> tuple[Any, ...]:
+    """The values of ``request``'s row for ``REQUEST_COLUMNS``, in their order: what the
+    driver binds (no column of these has a type that converts a value on its way in)."""
+    return (
+        request.id,
+        request.run_id,
+        request.eval_id,
+        request.ordinal,
+        request.execution_id,
+        request.status,
+        request_data(request),
+    )
 
 
 def execution_values(execution: ExecutionRecord, *, key: str | None) -> dict[str, Any]:

@@ -326,7 +326,7 @@ class Verify:
         staged: list[str] = []
 
         def stage(request: Request) -> None:
-            ctx.stage(request)  # settled with its summary (``summaries.summarized``)
+            ctx.stage(request)  # settled with its summary (``request_summarized``)
             staged.append(request.id)
 
         for key, request in zip(keys, list(requests), strict=True):

@@ -25,6 +25,7 @@ from sqlalchemy.engine import Engine
 
 from artifactize.adapters.sqlite import connection as sqlite_open
 from artifactize.adapters.sqlite.integrity import EMPTY_FILE_GRACE_SECONDS, StateDamaged
+from artifactize.adapters.sqlite.rows import request_data
 from artifactize.adapters.sqlite.state import (
     OWNER_DIED_CODE,
     OWNER_DIED_ERROR,
@@ -348,6 +349,54 @@ def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> 
 
     stored = raw(tmp_path / "state" / "state.sqlite", "SELECT data FROM runs")
     assert stored == [('{"createdAt":"' + at(1) + '","title":"Übersicht ✓","status":"GREEN"}',)]
+
+
+def test_a_runs_requests_are_inserted_in_one_executemany_of_the_driver(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    """A Run's request rows reach the driver as one ``executemany`` of their values, built
+    as bound (no SQLAlchemy statement compiled and processed row by row for them): the
+    cursor events see the Run's insert and that one, and the rows read back as written."""
+    store: StateStore = open_store()
+    run = RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": at(1)}))
+    rows = [request("run-a", 1), request("run-a", 2, execution_id=None, title="Übersicht")]
+    compiled: list[object] = []
+    issued: list[tuple[str, Any, bool]] = []
+
+    def statement(_conn: object, clause: object, *_rest: object) -> None:
+        compiled.append(clause)
+
+    def cursor(
+        _conn: object, _cur: object, sql: str, params: Any, _ctx: object, many: bool
+    ) -> None:
+        issued.append((sql, params, many))
+
+    sa_event.listen(Engine, "before_execute", statement)
+    sa_event.listen(Engine, "before_cursor_execute", cursor)
+    try:
+        store.create_run(run, rows)
+    finally:
+        sa_event.remove(Engine, "before_execute", statement)
+        sa_event.remove(Engine, "before_cursor_execute", cursor)
+    inserts = [(sql, params, many) for sql, params, many in issued if sql.startswith("INSERT")]
+    assert [sql.split(" (")[0] for sql, _, _ in inserts] == [
+        "INSERT INTO runs",
+        "INSERT INTO requests",
+    ]
+    _, params, many = inserts[1]
+    expected = [
+        (r.id, r.run_id, r.eval_id, r.ordinal, r.execution_id, r.status, request_data(r))
+        for r in rows
+    ]
+    assert many and [tuple(p) for p in params] == expected
+    # the requests' statement is the driver's own: SQLAlchemy compiled only the Run's insert
+    assert [str(c).split(" (")[0] for c in compiled if "INSERT" in str(c)] == ["INSERT INTO runs"]
+    assert store.list_requests(RunId("run-a")) == rows
+    saved = raw(tmp_path / "state" / "state.sqlite", "SELECT * FROM requests ORDER BY ordinal")
+    assert [row[:7] for row in saved] == [
+        ("run-a-1", "run-a", "doc/eval1", 1, None, "QUEUED", None),
+        ("run-a-2", "run-a", "doc/eval2", 2, None, "QUEUED", None),
+    ]
 
 
 def test_a_batch_commits_its_writes_together_or_none_and_begins_only_when_used(

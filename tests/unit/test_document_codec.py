@@ -28,6 +28,7 @@ from artifactize.kernel.document_codec import (
     request_holds,
     request_json,
     request_merged,
+    request_summarized,
     run_changed,
     run_from_json,
     run_json,
@@ -321,3 +322,45 @@ def test_a_class_with_post_init_is_changed_by_replace() -> None:
 
     assert not _rebuildable(Checked)
     assert _rebuildable(Request) and _rebuildable(Run) and _rebuildable(Execution)
+
+
+def _summary_of(request: Request) -> Any:
+    """A summary read from the changed request's fields (as ``request_summary`` reads it)."""
+    return {"status": request.status, "completedAt": request.completed_at}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"id":"r","status":"QUEUED","title":"t"}',  # no summary yet: its key follows
+        '{"id":"r","status":"QUEUED","summary":null,"title":"t"}',  # a saved null keeps its place
+        '{"id":"r","status":"QUEUED","future":[1],"completedAt":null}',  # an unknown key
+    ],
+)
+def test_a_summarized_change_is_the_change_then_its_summary_in_one_build(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``request_summarized`` (a reused request, a reuse-only miss, a derived verdict):
+    equal, field for field and byte for byte, to the change then ``summary=`` of it, with
+    one request built instead of two; the summary is not a change of its own."""
+    request = request_from_json(json.loads(text))
+    changes: dict[str, Any] = {"status": RequestStatus.GREEN, "completed_at": "t", "error": None}
+    changed = request_changed(request, **changes)
+    expected = request_changed(changed, summary=_summary_of(changed))
+    built: list[object] = []
+    constructor = Request.__init__
+
+    def counted(self: Request, *args: Any, **kwargs: Any) -> None:
+        built.append(self)
+        constructor(self, *args, **kwargs)
+
+    monkeypatch.setattr(Request, "__init__", counted)
+    once = request_summarized(request, _summary_of, **changes)
+    monkeypatch.undo()
+    assert len(built) == 1  # two on the base: the change, then its summary
+    assert once == expected and once.keys == expected.keys
+    assert compact(request_json(once)) == compact(request_json(expected))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        once.summary = None  # type: ignore[misc]
+    with pytest.raises(TypeError, match="'summary' is derived"):
+        request_summarized(request, _summary_of, summary=None)

@@ -14,6 +14,7 @@ import pytest
 from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.agent.review import ReviewPorts
 from artifactize.domain.reviews.human.asking import WAITING_FOR_HUMAN
+from artifactize.domain.reviews.run import reuse as reuse_module
 from artifactize.domain.reviews.run.context import VerifyOptions, VerifyPorts
 from artifactize.domain.reviews.run.documents import run_status
 from artifactize.domain.reviews.run.selection import SelectionError, select_evals
@@ -24,7 +25,7 @@ from artifactize.kernel.document_codec import (
     request_json,
     run_json,
 )
-from artifactize.ports.documents import Execution
+from artifactize.ports.documents import Execution, Request
 from artifactize.ports.ids import ExecutionId
 from artifactize.ports.sessions import ProcessIdentity
 from artifactize.ports.state import ExecutionRecord, StateError
@@ -318,3 +319,36 @@ async def test_a_failed_state_write_ends_the_run_and_its_open_requests_state_wri
         "STATE_WRITE_FAILED",
         failing,
     )
+
+
+async def test_a_reused_request_is_settled_with_its_summary_in_one_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Reusing a verdict builds the settled request once, its summary with it (the change
+    and then ``summarized`` built it twice); what is saved is the same."""
+    setup = Setup()
+    await setup.verify(backends(verdict_reply()), "doc/review")
+    built: list[str] = []
+    constructor = Request.__init__
+
+    def counted(self: Request, *args: Any, **kwargs: Any) -> None:
+        built.append("request")
+        constructor(self, *args, **kwargs)
+
+    settled: list[Any] = []
+    real_reuse = reuse_module.reuse
+
+    def reuse(*args: Any, **kwargs: Any) -> None:
+        before = len(built)
+        monkeypatch.setattr(Request, "__init__", counted)
+        try:
+            real_reuse(*args, **kwargs)
+        finally:
+            monkeypatch.setattr(Request, "__init__", constructor)
+        settled.append(len(built) - before)
+
+    monkeypatch.setattr(reuse_module, "reuse", reuse)
+    (again,) = await setup.verify(backends(), "doc/review")
+    assert settled == [1]  # [2] on the base
+    assert again["source"]["kind"] == "cache"
+    assert again["summary"]["executionSource"] == "cache" and again["summary"]["status"] == "GREEN"

@@ -16,8 +16,8 @@ from typing import Any
 
 from artifactize.domain.declarations.model import DependencyProfile
 from artifactize.domain.project.workspace import EvalRef, Workspace
-from artifactize.domain.reviews.run.summaries import summarized
-from artifactize.kernel.document_codec import request_changed
+from artifactize.domain.reviews.run.summaries import request_summary
+from artifactize.kernel.document_codec import request_summarized
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import Request
 from artifactize.ports.statuses import ProfileKind, RequestStatus, SourceKind
@@ -32,8 +32,9 @@ def is_dependency(request: Request) -> bool:
 def settle_derived(request: Request, now: str, save: Callable[[Request], None]) -> None:
     """Settle a READY dependency eval's request GREEN (its targets' evals all are), saved
     with its summary."""
-    settled = request_changed(
+    settled = request_summarized(
         request,
+        request_summary,
         status=request_moves(request.status, RequestStatus.GREEN),
         result=dict(DERIVED_RESULT),
         source={"runId": request.run_id, "requestId": request.id, "kind": SourceKind.DERIVED},
@@ -41,7 +42,7 @@ def settle_derived(request: Request, now: str, save: Callable[[Request], None]) 
         blocked_reason=None,
         blocked_by=None,
     )
-    save(summarized(settled))
+    save(settled)
 
 
 def pulled_in(workspace: Workspace, refs: Sequence[EvalRef]) -> list[EvalRef]:

@@ -14,8 +14,8 @@ from artifactize.domain.reviews.reuse.keys import KeyInputs
 from artifactize.domain.reviews.run.context import RunContext
 from artifactize.domain.reviews.run.documents import provenance_of
 from artifactize.domain.reviews.run.gates import UNREVIEWED
-from artifactize.domain.reviews.run.summaries import summarized
-from artifactize.kernel.document_codec import request_changed
+from artifactize.domain.reviews.run.summaries import request_summary
+from artifactize.kernel.document_codec import request_summarized
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import EvidenceDocument, Request
 from artifactize.ports.state import ExecutionRecord
@@ -93,8 +93,9 @@ def reuse(
     """Settle ``request`` with the result ``record`` holds, and save it with its summary
     (with ``save``, default ``ctx.save``)."""
     data, provenance = record.data, provenance_of(record)
-    reused = request_changed(
+    reused = request_summarized(
         request,
+        request_summary,
         status=request_moves(request.status, RequestStatus(record.status)),
         result=data.result,  # the record was just read: nobody else holds it
         # every record of the history and every mirror keeps its profile; were one without,
@@ -113,4 +114,4 @@ def reuse(
         completed_at=ctx.now(),
         blocked_reason=None,
     )
-    (save or ctx.save)(summarized(reused))
+    (save or ctx.save)(reused)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from artifactize.domain.reviews.run.summaries import summarized
-from artifactize.kernel.document_codec import request_changed
+from artifactize.domain.reviews.run.summaries import request_summary
+from artifactize.kernel.document_codec import request_summarized
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import Request
 from artifactize.ports.statuses import ProfileKind, RequestStatus
@@ -60,8 +60,8 @@ def settle_misses(
         kind = str(request.requested_profile["kind"])
         reason = miss_reason(kind, request.eval_id, request.unkeyed_reason)
         stale = request_moves(request.status, STALE)
-        missed = summarized(
-            request_changed(request, status=stale, blocked_reason=reason, blocked_by=None)
+        missed = request_summarized(
+            request, request_summary, status=stale, blocked_reason=reason, blocked_by=None
         )
         save(missed)
         settled.append(missed)

@@ -153,7 +153,9 @@ def request_summary(request: Request) -> RequestSummary:
 def summarized(request: Request) -> Request:
     """``request`` with its own summary. A settled request is saved with it once (reused,
     settled STALE by ``--reuse-only``, derived, committed), so the Run's end finds it
-    unchanged and writes its row no second time."""
+    unchanged and writes its row no second time. A request just settled takes it with
+    its settlement, one document built: ``request_summarized(request, request_summary,
+    **settlement)``."""
     return request_changed(request, summary=request_summary(request))
 
 
