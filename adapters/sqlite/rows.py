@@ -200,6 +200,21 @@ def request_row(request: RequestRecord) -> tuple[Any, ...]:
     )
 
 
+# The columns ``execution_values`` gives (an inserted execution's ``bytes`` and ``last_used``
+# stay NULL until its settlement records it).
+EXECUTION_COLUMNS = (
+    "id",
+    "key",
+    "eval_def_hash",
+    "status",
+    "owner_pid",
+    "owner_start_time",
+    "backend",
+    "completed_at",
+    "data",
+)
+
+
 def execution_values(execution: ExecutionRecord, *, key: str | None) -> dict[str, Any]:
     """Insert values; ``key`` is what the row holds (None for an execution holding none)."""
     return {

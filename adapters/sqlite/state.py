@@ -42,6 +42,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from artifactize.adapters.sqlite import dead_runs, human, pruning
 from artifactize.adapters.sqlite import history as hist
+from artifactize.adapters.sqlite.compiled import DriverStatement, DriverUpdates
 from artifactize.adapters.sqlite.connection import (
     BEGIN_DEFERRED,
     BEGIN_IMMEDIATE,
@@ -52,6 +53,7 @@ from artifactize.adapters.sqlite.connection import (
 )
 from artifactize.adapters.sqlite.integrity import check_state_integrity
 from artifactize.adapters.sqlite.rows import (
+    EXECUTION_COLUMNS,
     REQUEST_COLUMNS,
     KnownText,
     data_bytes,
@@ -119,11 +121,11 @@ class _DryRun(Exception):
 _KEYS_PER_QUERY = 500
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
 
-# The statements every eval issues, built once (a statement object memoizes its cache key,
-# under which SQLAlchemy keeps its compiled form): an eval's writes construct none. Bound
-# names that are not columns start with ``b_``; a statement without ``values()`` takes
-# its SET or VALUES columns from the parameters' keys.
-_UPDATE_REQUEST = (
+# The writes every executed eval issues, compiled once and run through the driver's path
+# (``compiled.py``): an eval's writes construct and compile none. Bound names that are not
+# columns start with ``b_``; a statement without ``values()`` takes its SET or VALUES
+# columns from the parameters' keys.
+_UPDATE_REQUEST = DriverStatement(
     sa.update(requests_table)
     .where(
         requests_table.c.id == sa.bindparam("b_id"),
@@ -135,18 +137,20 @@ _UPDATE_REQUEST = (
         data=sa.bindparam("b_data"),
     )
 )
-_INSERT_EXECUTION = sa.insert(executions)
+_INSERT_EXECUTION = DriverStatement(sa.insert(executions), EXECUTION_COLUMNS)
 # A Run's request rows, in one ``executemany`` of the driver (positional: SQLite's ``?``).
 _INSERT_REQUESTS = str(
     sa.insert(requests_table).compile(
         dialect=sqlite_dialect.dialect(), column_keys=list(REQUEST_COLUMNS)
     )
 )
-_COMPLETE_EXECUTION = sa.update(executions).where(
-    executions.c.id == sa.bindparam("b_id"),
-    executions.c.owner_pid == sa.bindparam("b_owner_pid"),
-    executions.c.owner_start_time == sa.bindparam("b_owner_start_time"),
-    fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
+_COMPLETE_EXECUTION = DriverUpdates(
+    sa.update(executions).where(
+        executions.c.id == sa.bindparam("b_id"),
+        executions.c.owner_pid == sa.bindparam("b_owner_pid"),
+        executions.c.owner_start_time == sa.bindparam("b_owner_start_time"),
+        fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
+    )
 )
 
 
@@ -404,8 +408,8 @@ class SqliteStateStore:
 
     @staticmethod
     def _write_request(connection: sa.Connection, request: RequestRecord) -> None:
-        result = connection.execute(
-            _UPDATE_REQUEST,
+        result = _UPDATE_REQUEST.execute(
+            connection,
             {
                 "b_id": request.id,
                 "b_run_id": request.run_id,
@@ -524,7 +528,7 @@ class SqliteStateStore:
                 ):
                     return Claim(ClaimOutcome.BUSY, holder)
                 self._settle_owner_died(connection, holder)
-            connection.execute(_INSERT_EXECUTION, execution_values(execution, key=key))
+            _INSERT_EXECUTION.execute(connection, execution_values(execution, key=key))
             return Claim(ClaimOutcome.OWNED)
 
     def _settle_owner_died(self, connection: sa.Connection, holder: ExecutionRecord) -> None:
@@ -544,7 +548,7 @@ class SqliteStateStore:
 
     def insert_execution(self, execution: ExecutionRecord) -> None:
         with self._transaction(write=True) as connection:
-            connection.execute(_INSERT_EXECUTION, execution_values(execution, key=None))
+            _INSERT_EXECUTION.execute(connection, execution_values(execution, key=None))
 
     def complete_execution(
         self,
@@ -594,7 +598,7 @@ class SqliteStateStore:
     def _write_completion(
         self, connection: sa.Connection, values: dict[str, Any], request: RequestRecord | None
     ) -> None:
-        result = connection.execute(_COMPLETE_EXECUTION, values)
+        result = _COMPLETE_EXECUTION.execute(connection, values)
         if result.rowcount != 1:
             raise StateError("Active execution not found.")
         if request is not None:  # the same transaction: never one without the other

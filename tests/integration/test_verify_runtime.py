@@ -385,6 +385,50 @@ def test_an_executed_eval_costs_one_commit_one_request_write_and_five_statements
     assert (commits, updates, reads, statements) == (extra, extra, extra, 5 * extra)
 
 
+def _compiled_statements_of_verify(repo: Repo, selector: str) -> tuple[int, int]:
+    """Statements SQLAlchemy executed from a Core construct (its public ``before_execute``
+    event, which ``Connection.exec_driver_sql`` does not fire) and statements of any kind
+    (``before_cursor_execute``, which both fire) in one in-process ``verify --jobs 1``."""
+    constructs = statements = 0
+
+    def construct(*_args: object) -> None:
+        nonlocal constructs
+        constructs += 1
+
+    def statement(*_args: object) -> None:
+        nonlocal statements
+        statements += 1
+
+    sa_event.listen(Engine, "before_execute", construct)
+    sa_event.listen(Engine, "before_cursor_execute", statement)
+    try:
+        code, run = repo.cli("verify", selector, "--jobs", "1")
+    finally:
+        sa_event.remove(Engine, "before_execute", construct)
+        sa_event.remove(Engine, "before_cursor_execute", statement)
+    assert code == 0 and {r["status"] for r in run["requests"]} == {"GREEN"}, run
+    return constructs, statements
+
+
+def test_an_executed_eval_writes_through_statements_compiled_once(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Of an executed eval's statements, only the claim's read goes through SQLAlchemy's
+    execution of a Core construct; the claim's insert and the settlement's two writes are
+    compiled once and run through ``exec_driver_sql`` (four constructs per eval before).
+    They are still statements the cursor events see: five per eval, as before."""
+    monkeypatch.setattr(run_context, "HOLD_SECONDS", 3600.0)
+    extra = 4
+    repo.declare("warm", {"e0": ["ok", str(repo.log)]})  # creates the state: not counted
+    repo.declare("one", {"e0": ["ok", str(repo.log)]})
+    repo.declare("many", {f"e{n}": ["ok", str(repo.log)] for n in range(1 + extra)})
+    _compiled_statements_of_verify(repo, "warm")
+    one = _compiled_statements_of_verify(repo, "one")
+    many = _compiled_statements_of_verify(repo, "many")
+    constructs, statements = (m - o for m, o in zip(many, one, strict=True))
+    assert (constructs, statements) == (extra, 5 * extra)
+
+
 def test_a_held_verdict_is_written_while_the_run_goes_on(repo: Repo) -> None:
     """With nothing else for the Run to write (two evals, two jobs), a settled eval's held
     completion still reaches the state within the hold interval: ``waits`` runs until the
