@@ -18,6 +18,7 @@ is written, after them, once it holds something other than its default.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import functools
@@ -237,6 +238,24 @@ class _Codec(Generic[Document]):
 _EXECUTIONS = _Codec(Execution, ExecutionStatus, "execution")
 _RUNS = _Codec(Run, RunStatus, "Run")
 _REQUESTS = _Codec(Request, RequestStatus, "request")
+
+
+_SHARED_JSON_TYPES = (str, int, float, bool, type(None))
+
+
+def json_copy(value: Any) -> Any:
+    """What ``copy.deepcopy`` gives for a JSON value, without its memo and dispatch (a
+    settlement's fields cost ~17 µs through it, a few through this): plain dicts and lists
+    copied all the way down, strings, numbers, booleans, None and enum members (a verdict)
+    shared, as ``copy.deepcopy`` shares them; any other value through ``copy.deepcopy``."""
+    kind = type(value)
+    if kind is dict:
+        return {name: json_copy(item) for name, item in value.items()}
+    if kind is list:
+        return [json_copy(item) for item in value]
+    if kind in _SHARED_JSON_TYPES or isinstance(value, enum.Enum):  # deepcopy shares members
+        return value
+    return copy.deepcopy(value)
 
 
 def execution_from_json(data: Mapping[str, Any]) -> Execution:

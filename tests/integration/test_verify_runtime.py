@@ -11,9 +11,11 @@ a subcommand per behaviour.
 
 from __future__ import annotations
 
+import cProfile
 import getpass
 import json
 import os
+import pstats
 import socket
 import sys
 import time
@@ -427,6 +429,35 @@ def test_an_executed_eval_writes_through_statements_compiled_once(
     many = _compiled_statements_of_verify(repo, "many")
     constructs, statements = (m - o for m, o in zip(many, one, strict=True))
     assert (constructs, statements) == (extra, 5 * extra)
+
+
+def _deep_copies_of_verify(repo: Repo, selector: str) -> int:
+    """Calls of ``copy.deepcopy`` (its recursion not counted) on the main thread, where
+    settlements are built, in one in-process ``verify --jobs 1``."""
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        code, run = repo.cli("verify", selector, "--jobs", "1")
+    finally:
+        profile.disable()
+    assert code == 0 and {r["status"] for r in run["requests"]} == {"GREEN"}, run
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    return sum(
+        primitive
+        for (filename, _line, name), (primitive, *_rest) in stats.items()
+        if name == "deepcopy" and filename.endswith("copy.py")
+    )
+
+
+def test_an_executed_eval_settles_without_a_deep_copy(repo: Repo) -> None:
+    """The settled fields a request and its execution both take are copied as the JSON
+    they are (``json_copy``), not through ``copy.deepcopy`` (one call per eval before)."""
+    extra = 4
+    repo.declare("warm", {"e0": ["ok", str(repo.log)]})  # creates the state: not counted
+    repo.declare("one", {"e0": ["ok", str(repo.log)]})
+    repo.declare("many", {f"e{n}": ["ok", str(repo.log)] for n in range(1 + extra)})
+    _deep_copies_of_verify(repo, "warm")
+    assert _deep_copies_of_verify(repo, "many") - _deep_copies_of_verify(repo, "one") == 0
 
 
 def test_a_held_verdict_is_written_while_the_run_goes_on(repo: Repo) -> None:

@@ -23,6 +23,7 @@ from artifactize.kernel.document_codec import (
     execution_changed,
     execution_from_json,
     execution_json,
+    json_copy,
     request_changed,
     request_from_json,
     request_holds,
@@ -364,3 +365,23 @@ def test_a_summarized_change_is_the_change_then_its_summary_in_one_build(
         once.summary = None  # type: ignore[misc]
     with pytest.raises(TypeError, match="'summary' is derived"):
         request_summarized(request, _summary_of, summary=None)
+
+
+def test_json_copy_copies_containers_and_shares_immutable_values() -> None:
+    """``json_copy`` gives what ``copy.deepcopy`` gives a JSON value: equal, no dict or list
+    shared with the original; strings and numbers shared; any other value deep-copied."""
+    argv = ["/usr/bin/true"]
+    inner: dict[str, Any] = {"argv": argv, "exitCode": 0, "ok": True, "ratio": 0.5}
+    inner.update(none=None, status=RequestStatus.GREEN)
+    odd = ({"in": "tuple"},)
+    empty: list[Any] = []
+    value: dict[str, Any] = {"result": inner, "usage": [inner, empty], "odd": odd}
+    copied = json_copy(value)
+    assert copied == value
+    assert copied["result"] is not inner and copied["result"]["argv"] is not inner["argv"]
+    assert copied["usage"][0] is not inner and copied["usage"][1] is not empty
+    assert copied["result"]["argv"][0] is inner["argv"][0]
+    assert copied["result"]["status"] is RequestStatus.GREEN
+    assert copied["odd"] == odd and copied["odd"][0] is not odd[0]
+    copied["result"]["argv"].append("changed")
+    assert argv == ["/usr/bin/true"]

@@ -10,7 +10,6 @@ summary and usage.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 from artifactize.domain.reviews.agent.conversations import review_event, trace_events
@@ -33,6 +32,7 @@ from artifactize.domain.reviews.run.summaries import (
 )
 from artifactize.kernel.document_codec import (
     execution_changed,
+    json_copy,
     request_changed,
     request_holds,
     request_merged,
@@ -121,7 +121,7 @@ def commit(
         settled_fields["program"] = outcome.program
     status = request_moves(request.status, RequestStatus(outcome.status))
     running = request
-    request = request_merged(request, {"status": status, **copy.deepcopy(settled_fields)})
+    request = request_merged(request, {"status": status, **json_copy(settled_fields)})
     execution_status = execution_moves(execution.status, outcome.status)
     kinds = {name: ctx.workspace.artifact(name).kind.value for name in request.fingerprints}
     data = execution_changed(
