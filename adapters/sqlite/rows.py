@@ -100,25 +100,27 @@ def request_record(row: sa.Row[Any]) -> RequestRecord:
     )
 
 
+# The columns ``execution_values`` gives (an inserted execution's ``bytes`` and ``last_used``
+# stay NULL until its settlement records it), in the table's order but for those two.
+EXECUTION_COLUMNS = (
+    "id",
+    "key",
+    "eval_def_hash",
+    "status",
+    "owner_pid",
+    "owner_start_time",
+    "backend",
+    "completed_at",
+    "data",
+)
+
+
 # The columns an execution record is read from, by position in a row that selects the
 # ``executions`` table first (every query of executions does): one C-level call per row, not
 # one attribute lookup per column (the newest record of every key is read on each
 # ``status``: 10,000 rows at 10,000 Artifacts).
 _EXECUTION_COLUMNS = operator.itemgetter(
-    *(
-        [column.name for column in executions.columns].index(name)
-        for name in (
-            "id",
-            "key",
-            "eval_def_hash",
-            "status",
-            "owner_pid",
-            "owner_start_time",
-            "backend",
-            "completed_at",
-            "data",
-        )
-    )
+    *([column.name for column in executions.columns].index(name) for name in EXECUTION_COLUMNS)
 )
 
 
@@ -198,21 +200,6 @@ def request_row(request: RequestRecord) -> tuple[Any, ...]:
         request.status,
         request_data(request),
     )
-
-
-# The columns ``execution_values`` gives (an inserted execution's ``bytes`` and ``last_used``
-# stay NULL until its settlement records it).
-EXECUTION_COLUMNS = (
-    "id",
-    "key",
-    "eval_def_hash",
-    "status",
-    "owner_pid",
-    "owner_start_time",
-    "backend",
-    "completed_at",
-    "data",
-)
 
 
 def execution_values(execution: ExecutionRecord, *, key: str | None) -> dict[str, Any]:

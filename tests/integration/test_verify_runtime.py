@@ -19,7 +19,7 @@ import pstats
 import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -333,11 +333,36 @@ def test_a_command_that_edits_its_own_input_gets_no_verdict(repo: Repo) -> None:
     assert (code, listed) == (0, [])
 
 
-def _writes_of_verify(repo: Repo, selector: str) -> tuple[int, int, int, int]:
-    """SQLite commits, request-row updates, reads of ``executions`` and statements of any
-    kind made by one in-process ``verify selector --jobs 1`` (SQLAlchemy's public ``commit``
-    and ``before_cursor_execute`` events, on every engine)."""
-    commits = request_updates = execution_reads = statements = 0
+EXTRA_EVALS = 4
+
+
+def _verify_green(repo: Repo, selector: str) -> None:
+    code, run = repo.cli("verify", selector, "--jobs", "1")
+    assert code == 0 and {r["status"] for r in run["requests"]} == {"GREEN"}, run
+
+
+def _per_extra_evals(
+    repo: Repo, measure: Callable[[Repo, str], tuple[int, ...]]
+) -> tuple[int, ...]:
+    """What ``measure`` counts in a ``verify`` of ``1 + EXTRA_EVALS`` evals less what it
+    counts in one of a single eval (after a first ``verify`` that creates the state)."""
+    repo.declare("warm", {"e0": ["ok", str(repo.log)]})
+    repo.declare("one", {"e0": ["ok", str(repo.log)]})
+    repo.declare("many", {f"e{n}": ["ok", str(repo.log)] for n in range(1 + EXTRA_EVALS)})
+    measure(repo, "warm")
+    one = measure(repo, "one")
+    many = measure(repo, "many")
+    assert repo.calls() == 3 + EXTRA_EVALS
+    return tuple(m - o for m, o in zip(many, one, strict=True))
+
+
+def _writes_of_verify(repo: Repo, selector: str) -> tuple[int, ...]:
+    """SQLite commits, request-row updates, reads of ``executions``, statements of any kind
+    and statements SQLAlchemy executed from a Core construct, made by one in-process
+    ``verify selector --jobs 1`` (SQLAlchemy's public ``commit``, ``before_cursor_execute``
+    and ``before_execute`` events, on every engine; ``Connection.exec_driver_sql`` fires
+    the cursor's, not ``before_execute``)."""
+    commits = request_updates = execution_reads = statements = constructs = 0
 
     def count(_connection: object) -> None:
         nonlocal commits
@@ -350,15 +375,23 @@ def _writes_of_verify(repo: Repo, selector: str) -> tuple[int, int, int, int]:
         request_updates += [w.upper() for w in words[:2]] == ["UPDATE", "REQUESTS"]
         execution_reads += bool(words) and words[0].upper() == "SELECT" and "executions" in words
 
-    sa_event.listen(Engine, "commit", count)
-    sa_event.listen(Engine, "before_cursor_execute", statement)
+    def construct(*_args: object) -> None:
+        nonlocal constructs
+        constructs += 1
+
+    listeners: dict[str, Callable[..., None]] = {
+        "commit": count,
+        "before_cursor_execute": statement,
+        "before_execute": construct,
+    }
+    for name, listener in listeners.items():
+        sa_event.listen(Engine, name, listener)
     try:
-        code, run = repo.cli("verify", selector, "--jobs", "1")
+        _verify_green(repo, selector)
     finally:
-        sa_event.remove(Engine, "commit", count)
-        sa_event.remove(Engine, "before_cursor_execute", statement)
-    assert code == 0 and {r["status"] for r in run["requests"]} == {"GREEN"}, run
-    return commits, request_updates, execution_reads, statements
+        for name, listener in listeners.items():
+            sa_event.remove(Engine, name, listener)
+    return commits, request_updates, execution_reads, statements, constructs
 
 
 def test_an_executed_eval_costs_one_commit_one_request_write_and_five_statements(
@@ -375,41 +408,9 @@ def test_an_executed_eval_costs_one_commit_one_request_write_and_five_statements
     The interval after which what is held is written anyway is made longer than the test,
     so a slow eval under load cannot add a commit."""
     monkeypatch.setattr(run_context, "HOLD_SECONDS", 3600.0)
-    extra = 4
-    repo.declare("warm", {"e0": ["ok", str(repo.log)]})  # creates the state: not counted
-    repo.declare("one", {"e0": ["ok", str(repo.log)]})
-    repo.declare("many", {f"e{n}": ["ok", str(repo.log)] for n in range(1 + extra)})
-    _writes_of_verify(repo, "warm")
-    one = _writes_of_verify(repo, "one")
-    many = _writes_of_verify(repo, "many")
-    assert repo.calls() == 3 + extra
-    commits, updates, reads, statements = (m - o for m, o in zip(many, one, strict=True))
+    commits, updates, reads, statements, _ = _per_extra_evals(repo, _writes_of_verify)
+    extra = EXTRA_EVALS
     assert (commits, updates, reads, statements) == (extra, extra, extra, 5 * extra)
-
-
-def _compiled_statements_of_verify(repo: Repo, selector: str) -> tuple[int, int]:
-    """Statements SQLAlchemy executed from a Core construct (its public ``before_execute``
-    event, which ``Connection.exec_driver_sql`` does not fire) and statements of any kind
-    (``before_cursor_execute``, which both fire) in one in-process ``verify --jobs 1``."""
-    constructs = statements = 0
-
-    def construct(*_args: object) -> None:
-        nonlocal constructs
-        constructs += 1
-
-    def statement(*_args: object) -> None:
-        nonlocal statements
-        statements += 1
-
-    sa_event.listen(Engine, "before_execute", construct)
-    sa_event.listen(Engine, "before_cursor_execute", statement)
-    try:
-        code, run = repo.cli("verify", selector, "--jobs", "1")
-    finally:
-        sa_event.remove(Engine, "before_execute", construct)
-        sa_event.remove(Engine, "before_cursor_execute", statement)
-    assert code == 0 and {r["status"] for r in run["requests"]} == {"GREEN"}, run
-    return constructs, statements
 
 
 def test_an_executed_eval_writes_through_statements_compiled_once(
@@ -420,44 +421,32 @@ def test_an_executed_eval_writes_through_statements_compiled_once(
     compiled once and run through ``exec_driver_sql`` (four constructs per eval before).
     They are still statements the cursor events see: five per eval, as before."""
     monkeypatch.setattr(run_context, "HOLD_SECONDS", 3600.0)
-    extra = 4
-    repo.declare("warm", {"e0": ["ok", str(repo.log)]})  # creates the state: not counted
-    repo.declare("one", {"e0": ["ok", str(repo.log)]})
-    repo.declare("many", {f"e{n}": ["ok", str(repo.log)] for n in range(1 + extra)})
-    _compiled_statements_of_verify(repo, "warm")
-    one = _compiled_statements_of_verify(repo, "one")
-    many = _compiled_statements_of_verify(repo, "many")
-    constructs, statements = (m - o for m, o in zip(many, one, strict=True))
-    assert (constructs, statements) == (extra, 5 * extra)
+    *_, statements, constructs = _per_extra_evals(repo, _writes_of_verify)
+    assert (constructs, statements) == (EXTRA_EVALS, 5 * EXTRA_EVALS)
 
 
-def _deep_copies_of_verify(repo: Repo, selector: str) -> int:
+def _deep_copies_of_verify(repo: Repo, selector: str) -> tuple[int, ...]:
     """Calls of ``copy.deepcopy`` (its recursion not counted) on the main thread, where
     settlements are built, in one in-process ``verify --jobs 1``."""
     profile = cProfile.Profile()
     profile.enable()
     try:
-        code, run = repo.cli("verify", selector, "--jobs", "1")
+        _verify_green(repo, selector)
     finally:
         profile.disable()
-    assert code == 0 and {r["status"] for r in run["requests"]} == {"GREEN"}, run
     stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
-    return sum(
+    calls = sum(
         primitive
         for (filename, _line, name), (primitive, *_rest) in stats.items()
         if name == "deepcopy" and filename.endswith("copy.py")
     )
+    return (calls,)
 
 
 def test_an_executed_eval_settles_without_a_deep_copy(repo: Repo) -> None:
     """The settled fields a request and its execution both take are copied as the JSON
     they are (``json_copy``), not through ``copy.deepcopy`` (one call per eval before)."""
-    extra = 4
-    repo.declare("warm", {"e0": ["ok", str(repo.log)]})  # creates the state: not counted
-    repo.declare("one", {"e0": ["ok", str(repo.log)]})
-    repo.declare("many", {f"e{n}": ["ok", str(repo.log)] for n in range(1 + extra)})
-    _deep_copies_of_verify(repo, "warm")
-    assert _deep_copies_of_verify(repo, "many") - _deep_copies_of_verify(repo, "one") == 0
+    assert _per_extra_evals(repo, _deep_copies_of_verify) == (0,)
 
 
 def test_a_held_verdict_is_written_while_the_run_goes_on(repo: Repo) -> None:
