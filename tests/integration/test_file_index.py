@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from artifactize.adapters.file_index import (
+    PAGE_SIZE,
     RACY_MARGIN_NS,
     WALK_CONTEXT,
     SqliteFileIndex,
@@ -404,6 +405,49 @@ def test_a_kept_walk_of_another_shape_is_not_trusted(
     index = indexed(root, state)
     assert results(root, index) == fresh
     assert index.walk_hits == 1  # found, and not trusted
+
+
+def _page_size(state: Path) -> int:
+    connection = sqlite3.connect(state / "file-index.sqlite")
+    try:
+        return int(connection.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        connection.close()
+
+
+def test_a_new_index_has_pages_that_hold_a_stored_declaration(tmp_path: Path) -> None:
+    """A stored declaration is ~3 KB: with SQLite's default 4 KiB pages most rows of a
+    workspace's declarations spill onto overflow pages, written and read as a chain."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    assert results(root, indexed(root, state)) == results(root, None)
+    assert _page_size(state) == PAGE_SIZE == 16_384
+    assert _rows(state)
+
+
+def test_an_index_made_with_other_pages_is_still_read_and_written(tmp_path: Path) -> None:
+    """An index an earlier version made (4 KiB pages) keeps its pages and is trusted."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    connection = sqlite3.connect(state / "file-index.sqlite")
+    connection.execute("PRAGMA page_size = 4096")
+    connection.execute("VACUUM")  # the size is fixed once the file exists
+    connection.close()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    first = results(root, indexed(root, state))
+    assert _page_size(state) == 4096
+    before = _rows(state)
+    index = indexed(root, state)
+    assert results(root, index) == first == results(root, None)
+    assert index.asked and index.hits == index.asked
+    write(root / "mod" / "src" / "c.py", "c\n")
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    assert results(root, indexed(root, state)) == results(root, None)
+    assert _page_size(state) == 4096
+    assert len(_rows(state)) > len(before)
 
 
 def test_rows_of_files_that_are_gone_are_dropped(tmp_path: Path) -> None:
