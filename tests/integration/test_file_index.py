@@ -32,7 +32,7 @@ from artifactize.adapters.file_index import (
     SqliteFileIndex,
     is_racy,
 )
-from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.filesystem import PosixDirectoryHandle, PosixFilesystem
 from artifactize.domain.declarations.diagnostics import ConfigError
 from artifactize.domain.project import discovery as discovery_module
 from artifactize.domain.project.discovery import KEPT_CONTEXT, discover
@@ -537,6 +537,37 @@ def _linked_copy(root: Path, rel: str) -> None:
     shutil.copytree(root / rel, root.parent / "copy")
     shutil.rmtree(root / rel)
     (root / rel).symlink_to(root.parent / "copy")
+
+
+def test_a_kept_discovery_takes_each_folders_identity_from_its_opening(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``open_directory`` already stats the entry before it opens it: the walk keeps that
+    identity (``opened_identity``) and stats no folder again. It is the folder's no-follow
+    stat by name, and the kept discovery is then recalled."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    (root / "mod" / "src" / "deep").mkdir()
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    with PosixFilesystem().open_root(str(root)) as handle:
+        told = handle.folder_identity("mod")
+        with handle.open_directory("mod") as child:
+            assert child.opened_identity() == told is not None
+        assert handle.opened_identity() is None  # a root handle
+    stats: list[str] = []
+    folder_identity = PosixDirectoryHandle.folder_identity
+
+    def counted(self: PosixDirectoryHandle, name: str) -> FileIdentity | None:
+        stats.append(name)
+        return folder_identity(self, name)
+
+    monkeypatch.setattr(PosixDirectoryHandle, "folder_identity", counted)
+    fresh = _discovered(root, indexed(root, state))
+    assert stats == [root.name]  # the root's, which the caller takes: none below it
+    index = indexed(root, state)
+    assert _discovered(root, index) == fresh == _discovered(root, None)
+    assert (index.discoveries_asked, index.discovery_hits) == (1, 1)
 
 
 @pytest.mark.parametrize(
