@@ -39,6 +39,11 @@ RACY_MARGIN_NS = 2_000_000_000  # covers 2 s timestamp granularity (FAT) and clo
 BUSY_TIMEOUT_SECONDS = 0.5  # another process writing it: give up, the index waits
 DIGEST_CONTEXT = ""
 WALK_CONTEXT = "walk|"  # a folder's walk: its context follows (a declaration's never starts so)
+# The page size of an index file this code creates (SQLite's default is 4 KiB). A stored
+# declaration is ~3 KB (its JSON and source text): with 4 KiB pages most rows spill onto an
+# overflow page, which the write and the read then chain. An index made with other pages is
+# read and written as it is (SQLite fixes the size when a database is created).
+PAGE_SIZE = 16_384
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -224,6 +229,7 @@ class SqliteFileIndex:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         try:
+            connection.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # only a new file's
             connection.execute("BEGIN IMMEDIATE")
             for statement in _SCHEMA:
                 connection.execute(statement)

@@ -159,6 +159,12 @@ class DirectoryHandle(Protocol):
         platform cannot tell."""
         ...
 
+    def opened_identity(self) -> FileIdentity | None:
+        """This folder's identity as ``open_directory`` checked it, before it was opened (so
+        before any listing): ``folder_identity`` of its name then, without another stat;
+        None for a root handle or where the platform cannot tell."""
+        ...
+
     def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
         """``identity`` (``folder_identity`` with ``folders``) of entries below this folder,
         each named by its path from here (single names joined by ``/``), in one call: only

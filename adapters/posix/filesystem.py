@@ -117,10 +117,12 @@ def _os_failure(name: str, path: str, err: OSError) -> FilesystemError:
 class PosixDirectoryHandle(OwnedHandle):
     """A directory held open by descriptor; every method takes one entry name, never a path."""
 
-    def __init__(self, fd: int, physical_path: str) -> None:
-        """Take ownership of ``fd``; it is closed by ``close()``."""
+    def __init__(self, fd: int, physical_path: str, identity: FileIdentity | None = None) -> None:
+        """Take ownership of ``fd``; it is closed by ``close()``. ``identity``: the folder's,
+        from the no-follow stat that checked it before it was opened."""
         self._owned = fd
         self._physical_path = physical_path
+        self._identity = identity
 
     def __repr__(self) -> str:
         state = "closed" if self._owned is None else f"fd={self._owned}"
@@ -198,7 +200,7 @@ class PosixDirectoryHandle(OwnedHandle):
         except BaseException:
             os.close(child)
             raise
-        return PosixDirectoryHandle(child, path)
+        return PosixDirectoryHandle(child, path, _identity_of(expected))
 
     def identity(self, name: str) -> FileIdentity | None:
         """No-follow ``fstatat`` of one entry: its identity when it is a regular file."""
@@ -207,6 +209,9 @@ class PosixDirectoryHandle(OwnedHandle):
     def folder_identity(self, name: str) -> FileIdentity | None:
         """No-follow ``fstatat`` of one entry: its identity when it is a real folder."""
         return self._identity_if(name, stat.S_ISDIR)
+
+    def opened_identity(self) -> FileIdentity | None:
+        return self._identity
 
     def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
         """No-follow ``fstatat`` of each path relative to the pinned folder (its last name

@@ -393,6 +393,10 @@ class WindowsDirectoryHandle(OwnedHandle):
         """Not told here: no walk is kept in the file index."""
         return None
 
+    def opened_identity(self) -> FileIdentity | None:
+        """Not told here: no walk is kept in the file index."""
+        return None
+
     def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
         """Not told here: no discovery is kept in the file index."""
         return [None] * len(paths)

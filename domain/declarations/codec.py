@@ -93,7 +93,7 @@ def encode_declaration(
         raise ValueError("an eval hash is lowercase hex SHA-256")
     try:
         row = _codec(model.Declaration).encode(declaration)
-        body = json.dumps(row, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        body = _BODY_ENCODER.encode(row)
     except (Unstorable, ValueError):  # ValueError: a NaN or an infinity (not JSON)
         return None
     return f"{DECLARATION_FORMAT}\n{body}\n{hashes}\n{text}"
@@ -124,6 +124,14 @@ def decode_stored(stored: str) -> tuple[model.Declaration, str, tuple[str, ...]]
 
 
 _EVAL_HASHES = re.compile(r"(?:[0-9a-f]{64}(?: [0-9a-f]{64})*)?")
+
+# The JSON line's encoder, made once: ``json.dumps`` with these options builds a new one for
+# every declaration a cold load parses. No circular check: a row is lists the codec has just
+# built, tuples of strings and payloads ``_plain_json`` has walked to their leaves (a cycle
+# would never get here); the bytes are ``json.dumps``' with the same options.
+_BODY_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+)
 
 
 # --- the codec of each type, built from its hint at first use ---------------------------

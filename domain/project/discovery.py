@@ -425,10 +425,10 @@ class _Walker:
             child_rel = _join(rel, entry.name)
             if self.ignored(child_rel, True):
                 continue
-            if self.kept is not None:  # taken before the folder is listed
-                self.kept.folder(child_rel, handle.folder_identity(entry.name))
             try:
                 with handle.open_directory(entry.name) as child:
+                    if self.kept is not None:  # the stat that checked it, before it was opened
+                        self.kept.folder(child_rel, child.opened_identity())
                     self.walk(child, child_rel, owner)
             except FilesystemError as exc:
                 self.problem(child_rel, f"cannot be walked: {exc.message}")

@@ -26,12 +26,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from artifactize.adapters.file_index import (
+    PAGE_SIZE,
     RACY_MARGIN_NS,
     WALK_CONTEXT,
     SqliteFileIndex,
     is_racy,
 )
-from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.filesystem import PosixDirectoryHandle, PosixFilesystem
 from artifactize.domain.declarations.diagnostics import ConfigError
 from artifactize.domain.project import discovery as discovery_module
 from artifactize.domain.project.discovery import KEPT_CONTEXT, discover
@@ -406,6 +407,49 @@ def test_a_kept_walk_of_another_shape_is_not_trusted(
     assert index.walk_hits == 1  # found, and not trusted
 
 
+def _page_size(state: Path) -> int:
+    connection = sqlite3.connect(state / "file-index.sqlite")
+    try:
+        return int(connection.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        connection.close()
+
+
+def test_a_new_index_has_pages_that_hold_a_stored_declaration(tmp_path: Path) -> None:
+    """A stored declaration is ~3 KB: with SQLite's default 4 KiB pages most rows of a
+    workspace's declarations spill onto overflow pages, written and read as a chain."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    assert results(root, indexed(root, state)) == results(root, None)
+    assert _page_size(state) == PAGE_SIZE == 16_384
+    assert _rows(state)
+
+
+def test_an_index_made_with_other_pages_is_still_read_and_written(tmp_path: Path) -> None:
+    """An index an earlier version made (4 KiB pages) keeps its pages and is trusted."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    connection = sqlite3.connect(state / "file-index.sqlite")
+    connection.execute("PRAGMA page_size = 4096")
+    connection.execute("VACUUM")  # the size is fixed once the file exists
+    connection.close()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    first = results(root, indexed(root, state))
+    assert _page_size(state) == 4096
+    before = _rows(state)
+    index = indexed(root, state)
+    assert results(root, index) == first == results(root, None)
+    assert index.asked and index.hits == index.asked
+    write(root / "mod" / "src" / "c.py", "c\n")
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    assert results(root, indexed(root, state)) == results(root, None)
+    assert _page_size(state) == 4096
+    assert len(_rows(state)) > len(before)
+
+
 def test_rows_of_files_that_are_gone_are_dropped(tmp_path: Path) -> None:
     root, state = tmp_path / "repo", tmp_path / "state"
     make_repo(root)
@@ -493,6 +537,37 @@ def _linked_copy(root: Path, rel: str) -> None:
     shutil.copytree(root / rel, root.parent / "copy")
     shutil.rmtree(root / rel)
     (root / rel).symlink_to(root.parent / "copy")
+
+
+def test_a_kept_discovery_takes_each_folders_identity_from_its_opening(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``open_directory`` already stats the entry before it opens it: the walk keeps that
+    identity (``opened_identity``) and stats no folder again. It is the folder's no-follow
+    stat by name, and the kept discovery is then recalled."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    (root / "mod" / "src" / "deep").mkdir()
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    with PosixFilesystem().open_root(str(root)) as handle:
+        told = handle.folder_identity("mod")
+        with handle.open_directory("mod") as child:
+            assert child.opened_identity() == told is not None
+        assert handle.opened_identity() is None  # a root handle
+    stats: list[str] = []
+    folder_identity = PosixDirectoryHandle.folder_identity
+
+    def counted(self: PosixDirectoryHandle, name: str) -> FileIdentity | None:
+        stats.append(name)
+        return folder_identity(self, name)
+
+    monkeypatch.setattr(PosixDirectoryHandle, "folder_identity", counted)
+    fresh = _discovered(root, indexed(root, state))
+    assert stats == [root.name]  # the root's, which the caller takes: none below it
+    index = indexed(root, state)
+    assert _discovered(root, index) == fresh == _discovered(root, None)
+    assert (index.discoveries_asked, index.discovery_hits) == (1, 1)
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import types
 import typing
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from artifactize.domain.declarations import model
 from artifactize.domain.declarations.codec import (
     DECLARATION_FORMAT,
     StoredFormError,
+    _codec,
     decode_declaration,
     decode_stored,
     encode_declaration,
@@ -96,6 +98,34 @@ def test_every_declaration_reads_back_exactly(declaration: model.Declaration, te
     read, read_text = decode_declaration(stored)
     assert _same(read, declaration)
     assert read_text == text
+
+
+@given(_DECLARATIONS)
+def test_the_json_line_is_json_dumps_with_the_stored_options(
+    declaration: model.Declaration,
+) -> None:
+    """The encoder made once writes the very bytes ``json.dumps`` wrote with these options."""
+    stored = encode_declaration(declaration, "text")
+    assert stored is not None
+    row = _codec(model.Declaration).encode(declaration)
+    expected = json.dumps(row, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    assert stored.split("\n")[1] == expected
+
+
+def test_encoding_builds_no_json_encoder_per_declaration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold load encodes every declaration it parses: the JSON encoder is made once, at
+    import, not once per declaration (``json.dumps`` with options builds one per call)."""
+    built = []
+    init = json.JSONEncoder.__init__
+
+    def counting(self: json.JSONEncoder, *args: Any, **kwargs: Any) -> None:
+        built.append(kwargs)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(json.JSONEncoder, "__init__", counting)
+    for _ in range(3):
+        assert encode_declaration(_sample(), "text") is not None
+    assert built == []
 
 
 def _sample() -> model.Declaration:

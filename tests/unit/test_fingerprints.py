@@ -634,6 +634,9 @@ class SizedDirectory:
     def folder_identity(self, name: str) -> FileIdentity | None:
         return None
 
+    def opened_identity(self) -> FileIdentity | None:
+        return None
+
     def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
         return [None] * len(paths)
 
