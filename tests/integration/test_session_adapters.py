@@ -37,7 +37,7 @@ from artifactize.ports.sessions import (
     RunningProcess,
     SessionStore,
 )
-from tests.support.processes import live_group_members, record_spawns, wait_group_gone
+from tests.support.processes import live_group_members, open_fds, record_spawns, wait_group_gone
 
 pytestmark = pytest.mark.anyio
 
@@ -323,9 +323,6 @@ async def test_concurrent_kill_group_calls_agree() -> None:
 
 
 async def test_no_pipe_thread_or_descriptor_is_left() -> None:
-    def open_fds() -> set[str]:
-        return set(os.listdir("/proc/self/fd"))
-
     warm, _ = await start("print(1)")
     await warm.ready_line()
     await warm.kill_group()

@@ -100,12 +100,18 @@ def nothing_left_behind(
     assert left_in_temp == [], f"left in the system temp dir: {left_in_temp}"
 
 
-def open_fd_count() -> int:
-    """Descriptors open now, counted once garbage is collected: an earlier test in the same
-    worker may leave a file in a reference cycle, and a collection during the measured
-    steps would close its descriptor (56 -> 53 in one ``-n 2`` run), which is no leak."""
+def open_fds() -> set[str]:
+    """Descriptors open now, taken once garbage is collected: an earlier test in the same
+    worker may leave a file in a reference cycle (an in-process command's SQLite connections
+    are closed by the collector), and a collection during the measured steps would close its
+    descriptor (56 -> 53 in one ``-n 2`` run), which is no leak."""
     gc.collect()
-    return len(os.listdir("/proc/self/fd"))
+    return set(os.listdir("/proc/self/fd"))
+
+
+def open_fd_count() -> int:
+    """How many descriptors are open now (``open_fds``)."""
+    return len(open_fds())
 
 
 def descriptors_under(prefix: str) -> list[str]:
