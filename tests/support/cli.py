@@ -144,14 +144,28 @@ def _fresh_context(container: Any | None) -> Iterator[None]:
     CliContext.options = GlobalOptions()
     CliContext.container = Container() if container is None else container
     forget_all_checked()
+    try:
+        with collector_as_after_exit():
+            yield
+    finally:
+        for name, value in saved.items():
+            setattr(CliContext, name, value)
+
+
+@contextlib.contextmanager
+def collector_as_after_exit() -> Iterator[None]:
+    """A command run in this process leaves the collector as its own process's exit would:
+    ``status``, ``config check`` and ``config graph`` freeze what is alive when they end
+    (nothing would give it back in a process about to exit); in a test worker that freeze is
+    undone, or every later test would run with the heap frozen, its garbage cycles (and the
+    SQLite connections they hold) never collected. A freeze made before the command, which
+    is not the command's, is left as it is."""
     frozen = gc.get_freeze_count()
     try:
         yield
     finally:
-        for name, value in saved.items():
-            setattr(CliContext, name, value)
         if not frozen and gc.get_freeze_count():
-            gc.unfreeze()  # a process would have exited
+            gc.unfreeze()
 
 
 def _exit_code(exc: SystemExit) -> int:

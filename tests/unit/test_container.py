@@ -14,6 +14,7 @@ from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.container import Container
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import FakePrograms
+from tests.support.cli import collector_as_after_exit
 
 TREE: dict[str, Node] = {
     "index.artf": b"""name = "handbook"
@@ -61,7 +62,7 @@ def cli_fake(fake: MemoryFilesystem) -> Iterator[MemoryFilesystem]:
 
 
 def run_cli(argv: list[str]) -> int:
-    with pytest.raises(SystemExit) as caught:
+    with collector_as_after_exit(), pytest.raises(SystemExit) as caught:
         cli.main(argv)
     code = caught.value.code
     assert isinstance(code, int)
