@@ -38,6 +38,12 @@ class DriverStatement:
     def execute(self, connection: sa.Connection, values: Mapping[str, Any]) -> sa.CursorResult[Any]:
         return connection.exec_driver_sql(self.sql, tuple(values[name] for name in self.names))
 
+    def execute_rows(
+        self, connection: sa.Connection, rows: list[tuple[Any, ...]]
+    ) -> sa.CursorResult[Any]:
+        """One ``executemany`` of the driver, each row a tuple in ``names``' order."""
+        return connection.exec_driver_sql(self.sql, rows)
+
 
 class DriverUpdates:
     """An UPDATE without ``values()`` whose SET columns are the parameters' keys not bound

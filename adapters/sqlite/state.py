@@ -38,7 +38,6 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from artifactize.adapters.sqlite import dead_runs, human, pruning
 from artifactize.adapters.sqlite import history as hist
@@ -139,11 +138,8 @@ _UPDATE_REQUEST = DriverStatement(
 )
 _INSERT_EXECUTION = DriverStatement(sa.insert(executions), EXECUTION_COLUMNS)
 # A Run's request rows, in one ``executemany`` of the driver (positional: SQLite's ``?``).
-_INSERT_REQUESTS = str(
-    sa.insert(requests_table).compile(
-        dialect=sqlite_dialect.dialect(), column_keys=list(REQUEST_COLUMNS)
-    )
-)
+_INSERT_REQUESTS = DriverStatement(sa.insert(requests_table), REQUEST_COLUMNS)
+assert _INSERT_REQUESTS.names == tuple(REQUEST_COLUMNS)  # request_row's order
 _COMPLETE_EXECUTION = DriverUpdates(
     sa.update(executions).where(
         executions.c.id == sa.bindparam("b_id"),
@@ -377,8 +373,8 @@ class SqliteStateStore:
                 # to the driver's ``executemany`` with the rows' values as they are bound:
                 # SQLAlchemy's own insert took each row as a dict and processed its values
                 # again (none converts), ~3 µs a row; its events fire for this all the same
-                connection.exec_driver_sql(
-                    _INSERT_REQUESTS, [request_row(request) for request in requests]
+                _INSERT_REQUESTS.execute_rows(
+                    connection, [request_row(request) for request in requests]
                 )
 
     def _run_data(self, run: RunRecord) -> str:
