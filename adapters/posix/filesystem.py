@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from artifactize.adapters.pinned_handles import OwnedHandle
 from artifactize.adapters.posix.canonical import canonical_directory_path
+from artifactize.adapters.posix.no_links_open import open_directory_without_links
 from artifactize.ports.filesystem import (
     DirEntry,
     EntryKind,
@@ -414,23 +415,13 @@ def _read_at_most(fd: int, limit: int) -> bytes:
 
 
 def _open_unlinked_path(canonical_path: str) -> int | None:
-    """The directory at ``canonical_path`` in one ``open`` (no-follow at its end), kept only
-    when the kernel's own name for what it opened (``/proc/self/fd``) is exactly that path:
-    a link followed anywhere on the way would have led it to the link's target, whose name
-    differs (a link to itself fails with ELOOP). That is what the walk from ``/`` proves, one
-    component at a time. None otherwise (a link, a bind mount, a removed folder, no
-    ``/proc``): the walk then decides, with its own errors."""
-    try:
-        fd = os.open(canonical_path, _DIRECTORY_FLAGS)
-    except OSError:
-        return None
-    try:
-        if os.readlink(f"/proc/self/fd/{fd}") == canonical_path:
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
+    """The directory at ``canonical_path`` in one ``openat2`` that follows no link anywhere
+    on the way (``no_links_open``): what the walk from ``/`` proves one component at a time.
+    None otherwise (a link, a removed folder, no ``openat2``): the walk then decides, with
+    its own errors. (The kernel's name for an ordinary open's folder is no such proof: a
+    link through ``/proc/PID/root`` into another mount namespace reads back as the very
+    path asked for.)"""
+    return open_directory_without_links(canonical_path, _DIRECTORY_FLAGS)
 
 
 def _root_components(canonical_path: str) -> list[str]:

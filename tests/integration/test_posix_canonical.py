@@ -5,12 +5,15 @@ the kernel cannot be sure the answer is None (the caller then resolves the porta
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from artifactize.adapters.posix.canonical import canonical_directory_path, canonical_path
 from artifactize.adapters.posix.filesystem import PosixFilesystem
+from artifactize.adapters.posix.no_links_open import WALKS_FIRST, open_directory_without_links
 from artifactize.ports.filesystem import SymlinkRefused
 from tests.support.processes import open_fd_count
 
@@ -82,3 +85,85 @@ def test_open_root_still_refuses_a_path_through_a_link(tree: Path) -> None:
     with pytest.raises(SymlinkRefused):
         PosixFilesystem().open_root(str(tree / "alias" / "sub"))
     assert open_fd_count() == before
+
+
+_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@pytest.fixture
+def single_open(tmp_path: Path) -> bool:
+    """Past the walks a process makes first: whether ``openat2`` is bound (else every
+    ``open_root`` walks)."""
+    for _ in range(WALKS_FIRST + 1):
+        fd = open_directory_without_links(str(os.path.realpath(tmp_path)), _FLAGS)
+        if fd is not None:
+            os.close(fd)
+            return True
+    return False
+
+
+def _other_mount_namespace(folder: Path) -> subprocess.Popen[bytes]:
+    """A process in a mount namespace of its own where ``folder`` is a fresh tmpfs holding
+    ``sub/deep/planted``; it prints ``ready`` once it is, then waits for its stdin to close."""
+    script = (
+        f"mount -t tmpfs none {folder} && mkdir -p {folder}/sub/deep && "
+        f": > {folder}/sub/deep/planted && echo ready && exec cat >/dev/null"
+    )
+    unshare = ["unshare", "--mount", "--propagation", "private"]
+    if os.getuid() != 0:
+        unshare[1:1] = ["--user", "--map-root-user"]
+    return subprocess.Popen(
+        [*unshare, "sh", "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.process
+def test_open_root_refuses_a_link_into_another_mount_namespace(
+    tmp_path: Path, single_open: bool
+) -> None:
+    """``repo/sub`` swapped for a link through ``/proc/PID/root`` into another mount
+    namespace, where the same path exists: the kernel names the folder opened there by its
+    path in *that* namespace, which is exactly the path asked for, so a name check passes
+    while the folder is not ours. The link must be refused (the walk's rule: no link
+    anywhere on the way)."""
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1)")
+    repo = Path(os.path.realpath(tmp_path)) / "repo"
+    repo.mkdir()
+    other = _other_mount_namespace(repo)
+    assert other.stdout is not None and other.stdin is not None
+    try:
+        if other.stdout.readline() != b"ready\n":
+            pytest.skip("no mount namespace can be made here (unshare refused)")
+        (repo / "sub").symlink_to(f"/proc/{other.pid}/root{repo}/sub")
+        assert (repo / "sub" / "deep" / "planted").exists()  # the other namespace's file
+        before = open_fd_count()
+        with pytest.raises(SymlinkRefused):
+            PosixFilesystem().open_root(str(repo / "sub" / "deep"))
+        assert open_fd_count() == before
+    finally:
+        other.stdin.close()
+        other.wait(timeout=10)
+
+
+def test_the_single_open_is_taken_for_a_plain_folder_and_never_through_a_link(
+    tree: Path, single_open: bool
+) -> None:
+    """Past the first walks, ``openat2`` opens a canonical folder in one call (the fast path
+    is really taken where the kernel has it) and refuses a path with a link on the way,
+    leaving it to the walk."""
+    if not single_open:
+        pytest.skip("openat2 is not to be had here (the walk decides every time)")
+    flags = _FLAGS
+    fd = open_directory_without_links(str(tree / "real" / "sub"), flags)
+    assert fd is not None
+    try:
+        assert os.path.samestat(os.fstat(fd), os.stat(tree / "real" / "sub"))
+    finally:
+        os.close(fd)
+    assert open_directory_without_links(str(tree / "alias" / "sub"), flags) is None
+    assert open_directory_without_links(str(tree / "missing"), flags) is None
+    assert open_directory_without_links("bad\0path", flags) is None
