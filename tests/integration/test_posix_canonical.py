@@ -14,7 +14,7 @@ import pytest
 from artifactize.adapters.posix.canonical import canonical_directory_path, canonical_path
 from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.no_links_open import WALKS_FIRST, open_directory_without_links
-from artifactize.ports.filesystem import SymlinkRefused
+from artifactize.ports.filesystem import FilesystemError, SymlinkRefused
 from tests.support.processes import open_fd_count
 
 pytestmark = pytest.mark.skipif(
@@ -167,3 +167,76 @@ def test_the_single_open_is_taken_for_a_plain_folder_and_never_through_a_link(
     assert open_directory_without_links(str(tree / "alias" / "sub"), flags) is None
     assert open_directory_without_links(str(tree / "missing"), flags) is None
     assert open_directory_without_links("bad\0path", flags) is None
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["new\nline", os.fsdecode(b"not-utf8-\xff\xfe"), "gone (deleted)", " (deleted)", "x" * 255],
+)
+def test_hostile_folder_names_read_back_as_realpath_gives_them(tmp_path: Path, name: str) -> None:
+    """The kernel's name is taken as bytes, not parsed: a newline, bytes that are not UTF-8
+    (kept as surrogates, as ``realpath`` keeps them), a name that ends as a removed folder's
+    name reads back, or the longest name, all come back as ``realpath`` gives them."""
+    folder = Path(os.path.realpath(tmp_path)) / name
+    folder.mkdir()
+    (folder / "sub").mkdir()
+    for path in (folder, folder / "sub"):
+        assert canonical_directory_path(str(path)) == os.path.realpath(path)
+        assert PosixFilesystem().canonical_directory(str(path)) == str(path)
+        with PosixFilesystem().open_root(str(path)) as handle:
+            assert handle.physical_path == str(path)
+
+
+def test_a_removed_folder_has_no_name_even_where_its_deleted_name_exists(tmp_path: Path) -> None:
+    """A folder removed while open reads back from ``/proc`` as ``… (deleted)``; a folder
+    planted under that very name is another inode, so the kernel's name is refused and the
+    path (``/proc/self/fd/N`` of the removed folder) resolves as ``realpath`` would."""
+    root = Path(os.path.realpath(tmp_path))
+    (root / "gone").mkdir()
+    fd = os.open(root / "gone", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        (root / "gone").rmdir()
+        (root / "gone (deleted)").mkdir()  # the name the kernel gives the removed folder
+        assert canonical_directory_path(f"/proc/self/fd/{fd}") is None
+    finally:
+        os.close(fd)
+
+
+def test_a_folder_deeper_than_path_max_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past PATH_MAX the kernel cannot name the folder (``ENAMETOOLONG``): no answer, and
+    ``canonical_directory`` falls back to ``realpath`` and refuses the path with the system's
+    words, as before."""
+    monkeypatch.chdir(os.path.realpath(tmp_path))
+    while len(os.getcwd()) < 4200:
+        os.mkdir("d" * 200)
+        os.chdir("d" * 200)
+    os.mkdir("leaf")
+    assert canonical_directory_path("leaf") is None
+    with pytest.raises(FilesystemError, match="File name too long"):
+        PosixFilesystem().canonical_directory("leaf")
+
+
+@pytest.mark.process
+def test_canonical_names_refuse_a_folder_of_another_mount_namespace(tmp_path: Path) -> None:
+    """Through ``/proc/PID/root`` the kernel names a folder by its path in *its* mount
+    namespace; here that path names another folder (device and inode differ), so there is no
+    answer and ``realpath`` decides (its answer is the link's text, resolved)."""
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1)")
+    repo = Path(os.path.realpath(tmp_path)) / "repo"
+    repo.mkdir()
+    (repo / "sub" / "deep").mkdir(parents=True)
+    other = _other_mount_namespace(repo)
+    assert other.stdout is not None and other.stdin is not None
+    try:
+        if other.stdout.readline() != b"ready\n":
+            pytest.skip("no mount namespace can be made here (unshare refused)")
+        through = f"/proc/{other.pid}/root{repo}/sub/deep"
+        assert (Path(through) / "planted").exists()
+        assert canonical_directory_path(through) is None
+        assert canonical_directory_path(str(repo / "sub" / "deep")) == str(repo / "sub" / "deep")
+    finally:
+        other.stdin.close()
+        other.wait(timeout=10)
