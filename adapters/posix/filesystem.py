@@ -118,12 +118,13 @@ def _os_failure(name: str, path: str, err: OSError) -> FilesystemError:
 class PosixDirectoryHandle(OwnedHandle):
     """A directory held open by descriptor; every method takes one entry name, never a path."""
 
-    def __init__(self, fd: int, physical_path: str, identity: FileIdentity | None = None) -> None:
-        """Take ownership of ``fd``; it is closed by ``close()``. ``identity``: the folder's,
-        from the no-follow stat that checked it before it was opened."""
+    def __init__(self, fd: int, physical_path: str, checked: os.stat_result | None = None) -> None:
+        """Take ownership of ``fd``; it is closed by ``close()``. ``checked``: the no-follow
+        stat that checked the folder before it was opened (its identity, built when asked:
+        a walk from ``/`` asks none)."""
         self._owned = fd
         self._physical_path = physical_path
-        self._identity = identity
+        self._checked = checked
 
     def __repr__(self) -> str:
         state = "closed" if self._owned is None else f"fd={self._owned}"
@@ -201,7 +202,7 @@ class PosixDirectoryHandle(OwnedHandle):
         except BaseException:
             os.close(child)
             raise
-        return PosixDirectoryHandle(child, path, _identity_of(expected))
+        return PosixDirectoryHandle(child, path, expected)
 
     def identity(self, name: str) -> FileIdentity | None:
         """No-follow ``fstatat`` of one entry: its identity when it is a regular file."""
@@ -212,7 +213,8 @@ class PosixDirectoryHandle(OwnedHandle):
         return self._identity_if(name, stat.S_ISDIR)
 
     def opened_identity(self) -> FileIdentity | None:
-        return self._identity
+        checked = self._checked
+        return None if checked is None else _identity_of(checked)
 
     def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
         """No-follow ``fstatat`` of each path relative to the pinned folder (its last name
