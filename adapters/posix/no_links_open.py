@@ -74,7 +74,7 @@ class _OpenAt2:
             return
         self._syscall.restype = ctypes.c_long
         self._number = ctypes.c_long(number)
-        self._at = ctypes.c_int(_AT_FDCWD)
+        self._at = ctypes.c_long(_AT_FDCWD)  # syscall(2) reads every argument as a long
         self._how_type = OpenHow
         self._size = ctypes.c_size_t(ctypes.sizeof(OpenHow))
         self._byref = ctypes.byref
