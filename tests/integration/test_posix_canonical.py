@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,45 @@ def test_canonical_names_refuse_a_folder_of_another_mount_namespace(tmp_path: Pa
     finally:
         other.stdin.close()
         other.wait(timeout=10)
+
+
+WITHOUT_PROC = """
+import os, sys
+from artifactize.adapters.posix.canonical import canonical_directory_path, canonical_path
+from artifactize.adapters.posix.filesystem import PosixFilesystem
+alias, real = sys.argv[1], sys.argv[2]
+assert not os.path.exists("/proc/self/fd")
+assert canonical_directory_path(alias) is None and canonical_path(alias) is None
+filesystem = PosixFilesystem()
+assert filesystem.canonical_directory(alias) == real
+for _ in range(20):  # past the first walks: openat2 needs no /proc either
+    with filesystem.open_root(real) as handle:
+        assert handle.entries()[0].name == "tool"
+print("ok")
+"""
+
+
+@pytest.mark.process
+def test_without_proc_the_names_come_from_realpath(tree: Path) -> None:
+    """``/proc`` hidden (an empty tmpfs over it, in a mount namespace of its own): the
+    kernel's names give no answer, ``canonical_directory`` resolves with ``realpath`` and
+    ``open_root`` still pins the folder."""
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1)")
+    unshare = ["unshare", "--mount", "--propagation", "private"]
+    if os.getuid() != 0:
+        unshare[1:1] = ["--user", "--map-root-user"]
+    script = 'mount -t tmpfs none /proc && exec "$0" -c "$1" "$2" "$3"'
+    repo = str(Path(__file__).resolve().parents[2])
+    paths = [str(tree / "alias" / "sub"), str(tree / "real" / "sub")]
+    done = subprocess.run(
+        [*unshare, "sh", "-c", script, sys.executable, WITHOUT_PROC, *paths],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=repo,
+        check=False,
+    )
+    if done.stderr.startswith(("unshare:", "mount:")):  # not Python's: no namespace here
+        pytest.skip(f"no mount namespace can be made here: {done.stderr.strip()}")
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
