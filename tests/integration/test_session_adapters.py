@@ -37,7 +37,13 @@ from artifactize.ports.sessions import (
     RunningProcess,
     SessionStore,
 )
-from tests.support.processes import live_group_members, open_fds, record_spawns, wait_group_gone
+from tests.support.processes import (
+    live_group_members,
+    open_fds,
+    python_output_unless_blocked,
+    record_spawns,
+    wait_group_gone,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -735,13 +741,5 @@ def test_fifos_planted_at_a_sessions_records_do_not_hang_the_sweep(tmp_path: Pat
     os.unlink(os.path.join(directory, "owner.json"))
     os.mkfifo(os.path.join(directory, "owner.json"))
     os.mkfifo(os.path.join(directory, "journal.jsonl"))
-    child = subprocess.Popen(
-        [sys.executable, "-c", STORE_READS, directory], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        out, _ = child.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.communicate()
-        pytest.fail("reading a session's records blocked on a FIFO")
-    assert (child.returncode, out) == (0, "None\nrefused: not a regular file\n")
+    done = python_output_unless_blocked(STORE_READS, directory, what="reading the records")
+    assert done == (0, "None\nrefused: not a regular file\n")

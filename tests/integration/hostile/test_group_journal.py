@@ -13,6 +13,7 @@ import pytest
 
 from artifactize.adapters.posix.group_journal import GroupJournal, default_journal_directory
 from artifactize.ports.sessions import ProcessIdentity
+from tests.support.processes import python_output_unless_blocked
 
 
 def identity(pid: int) -> ProcessIdentity:
@@ -180,13 +181,5 @@ def test_a_fifo_planted_at_a_record_name_does_not_hang_the_sweep(tmp_path: Path)
         "import sys; from artifactize.adapters.posix.group_journal import GroupJournal; "
         "counts = GroupJournal(sys.argv[1]).sweep(); print(counts.swept, counts.unconfirmed)"
     )
-    child = subprocess.Popen(
-        [sys.executable, "-c", code, str(directory)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        out, _ = child.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.communicate()
-        pytest.fail("the sweep blocked on the FIFO")
-    assert (child.returncode, out) == (0, "0 0\n")
+    done = python_output_unless_blocked(code, str(directory), what="the sweep on a FIFO")
+    assert done == (0, "0 0\n")
