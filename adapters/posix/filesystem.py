@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from artifactize.adapters.pinned_handles import OwnedHandle
 from artifactize.adapters.posix.canonical import canonical_directory_path
+from artifactize.adapters.posix.no_links_open import open_directory_without_links
 from artifactize.ports.filesystem import (
     DirEntry,
     EntryKind,
@@ -117,12 +118,13 @@ def _os_failure(name: str, path: str, err: OSError) -> FilesystemError:
 class PosixDirectoryHandle(OwnedHandle):
     """A directory held open by descriptor; every method takes one entry name, never a path."""
 
-    def __init__(self, fd: int, physical_path: str, identity: FileIdentity | None = None) -> None:
-        """Take ownership of ``fd``; it is closed by ``close()``. ``identity``: the folder's,
-        from the no-follow stat that checked it before it was opened."""
+    def __init__(self, fd: int, physical_path: str, checked: os.stat_result | None = None) -> None:
+        """Take ownership of ``fd``; it is closed by ``close()``. ``checked``: the no-follow
+        stat that checked the folder before it was opened (its identity, built when asked:
+        a walk from ``/`` asks none)."""
         self._owned = fd
         self._physical_path = physical_path
-        self._identity = identity
+        self._checked = checked
 
     def __repr__(self) -> str:
         state = "closed" if self._owned is None else f"fd={self._owned}"
@@ -200,7 +202,7 @@ class PosixDirectoryHandle(OwnedHandle):
         except BaseException:
             os.close(child)
             raise
-        return PosixDirectoryHandle(child, path, _identity_of(expected))
+        return PosixDirectoryHandle(child, path, expected)
 
     def identity(self, name: str) -> FileIdentity | None:
         """No-follow ``fstatat`` of one entry: its identity when it is a regular file."""
@@ -211,7 +213,8 @@ class PosixDirectoryHandle(OwnedHandle):
         return self._identity_if(name, stat.S_ISDIR)
 
     def opened_identity(self) -> FileIdentity | None:
-        return self._identity
+        checked = self._checked
+        return None if checked is None else _identity_of(checked)
 
     def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
         """No-follow ``fstatat`` of each path relative to the pinned folder (its last name
@@ -414,23 +417,13 @@ def _read_at_most(fd: int, limit: int) -> bytes:
 
 
 def _open_unlinked_path(canonical_path: str) -> int | None:
-    """The directory at ``canonical_path`` in one ``open`` (no-follow at its end), kept only
-    when the kernel's own name for what it opened (``/proc/self/fd``) is exactly that path:
-    a link followed anywhere on the way would have led it to the link's target, whose name
-    differs (a link to itself fails with ELOOP). That is what the walk from ``/`` proves, one
-    component at a time. None otherwise (a link, a bind mount, a removed folder, no
-    ``/proc``): the walk then decides, with its own errors."""
-    try:
-        fd = os.open(canonical_path, _DIRECTORY_FLAGS)
-    except OSError:
-        return None
-    try:
-        if os.readlink(f"/proc/self/fd/{fd}") == canonical_path:
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
+    """The directory at ``canonical_path`` in one ``openat2`` that follows no link anywhere
+    on the way (``no_links_open``): what the walk from ``/`` proves one component at a time.
+    None otherwise (a link, a removed folder, no ``openat2``): the walk then decides, with
+    its own errors. (The kernel's name for an ordinary open's folder is no such proof: a
+    link through ``/proc/PID/root`` into another mount namespace reads back as the very
+    path asked for.)"""
+    return open_directory_without_links(canonical_path, _DIRECTORY_FLAGS)
 
 
 def _root_components(canonical_path: str) -> list[str]:

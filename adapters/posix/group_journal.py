@@ -60,6 +60,7 @@ _PRIVATE_DIRECTORY = 0o700
 _PRIVATE_FILE = 0o600
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def default_journal_directory(environ: Mapping[str, str], home: str) -> str:
@@ -199,11 +200,15 @@ def _private_directories(path: str) -> None:
 
 
 def _read_record(path: str) -> tuple[ProcessIdentity, ProcessIdentity] | None:
+    """The record at ``path``, or None for anything else: a link (not followed), a FIFO or
+    device planted at a record's name (opened without blocking, never read), a folder."""
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
     except OSError:
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         data = os.read(fd, _RECORD_MAX_BYTES + 1)
     except OSError:
         return None

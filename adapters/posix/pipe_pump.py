@@ -29,12 +29,23 @@ from typing import IO
 
 import anyio
 
-__all__ = ["AVAILABLE", "PipePump"]
+__all__ = ["AVAILABLE", "PipePump", "Unavailable"]
 
 AVAILABLE = hasattr(select, "epoll")
 
 _READ_CHUNK = 64 * 1024
 _WRITE_CHUNK = 64 * 1024
+
+
+class Unavailable(OSError):
+    """No epoll set to be had for a run (descriptors or watches exhausted). ``unwritten`` is
+    the input not written yet: the pump writes what the pipe takes at once, before it
+    watches stdin for the rest (and closes stdin once all is written), so a fallback must
+    feed only this, never the whole input again."""
+
+    def __init__(self, cause: OSError, unwritten: bytes) -> None:
+        super().__init__(cause.errno, cause.strerror)
+        self.unwritten = unwritten
 
 
 class PipePump:
@@ -57,7 +68,10 @@ class PipePump:
         self._outputs = dict(outputs)
         self._stdin = stdin
         self._pending = memoryview(data)
-        self._poller = select.epoll()
+        try:
+            self._poller = select.epoll()
+        except OSError as err:
+            raise Unavailable(err, data) from err
         try:
             if pidfd is not None:  # None: the caller finds out about the exit itself
                 self._poller.register(pidfd, select.EPOLLIN)
@@ -71,6 +85,9 @@ class PipePump:
                     self._poller.register(stdin.fileno(), select.EPOLLOUT)
             if wake is not None:
                 self._poller.register(wake, select.EPOLLIN)
+        except OSError as err:
+            self._poller.close()
+            raise Unavailable(err, self._pending.tobytes()) from err
         except BaseException:
             self._poller.close()
             raise

@@ -47,7 +47,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
 
 import anyio
@@ -395,8 +395,10 @@ async def _watch_pumped(
     stdin = popen.stdin if spec.stdin else None
     try:
         pump = pipe_pump.PipePump(leader.pidfd, outputs, stdin, spec.stdin)
-    except OSError:  # no epoll set to be had (descriptors exhausted): a task per pipe
-        return await _watch_with_tasks(leader, popen, spec, stdout, stderr)
+    except pipe_pump.Unavailable as failed:  # no epoll set (descriptors, watches exhausted)
+        # a task per pipe, feeding only what the pump did not write already
+        rest = replace(spec, stdin=failed.unwritten)
+        return await _watch_with_tasks(leader, popen, rest, stdout, stderr)
     try:
         with anyio.move_on_after(spec.timeout_ms / 1000) as deadline:
             await pump.until_exited()

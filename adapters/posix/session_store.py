@@ -70,6 +70,7 @@ _PRIVATE_DIRECTORY = 0o700
 _PRIVATE_FILE = 0o600
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def _fsync_directory(path: str) -> None:
@@ -96,8 +97,12 @@ def _write_new_file(path: str, data: bytes) -> None:
 
 
 def _read_file(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    """A record's bytes; anything but a regular file (a FIFO or device planted in a state
+    home from elsewhere) is opened without blocking and refused, never read."""
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
         chunks = []
         while chunk := os.read(fd, 64 * 1024):
             chunks.append(chunk)

@@ -370,6 +370,26 @@ def test_a_walk_is_kept_only_without_a_gitignore_of_its_own(tmp_path: Path) -> N
         lambda kept: kept["files"].__setitem__(0, [None, kept["files"][0][1]]),
         lambda kept: kept["files"].__setitem__(0, [["a"], ["b"]]),
         lambda kept: kept.pop("folders"),
+        # Paths that name the very same entry (so its stored key matches) by a way no walk
+        # gives: through the owner's parent, a ".", a doubled "/"; recall must not follow them
+        # (a crafted index from an untrusted cache could so point anywhere below the parent).
+        lambda kept: kept["files"].__setitem__(
+            0, ["../mod/" + kept["files"][0][0], kept["files"][0][1]]
+        ),
+        lambda kept: kept["files"].__setitem__(
+            0, ["./" + kept["files"][0][0], kept["files"][0][1]]
+        ),
+        lambda kept: kept["files"].__setitem__(0, ["/" + kept["files"][0][0], kept["files"][0][1]]),
+        lambda kept: kept["folders"].__setitem__(
+            0, [kept["folders"][0][0] + "/.", kept["folders"][0][1]]
+        ),
+        lambda kept: kept["folders"].__setitem__(
+            0, [kept["folders"][0][0] + "/", kept["folders"][0][1]]
+        ),
+        lambda kept: kept["files"].__setitem__(
+            0, [kept["files"][0][0] + "\0", kept["files"][0][1]]
+        ),
+        lambda kept: kept["files"].__setitem__(0, ["x/" * 3000 + "f", kept["files"][0][1]]),
     ],
 )
 def test_a_kept_walk_of_another_shape_is_not_trusted(
@@ -688,3 +708,25 @@ def test_a_walk_over_a_folder_name_that_is_not_utf8_is_not_kept(tmp_path: Path) 
     assert results(root, index) == results(root, None)
     assert (index.walks_asked, index.walk_hits) == (1, 0)
     assert (index.discoveries_asked, index.discovery_hits) == (1, 0)  # the same name
+
+
+def test_a_folder_swapped_for_a_link_to_itself_between_runs_is_walked_again(
+    tmp_path: Path,
+) -> None:
+    """``mod/src`` moved aside and a link put in its place, pointing at it: every file below
+    keeps its device, inode, size and times, so a recall that stats files through the link
+    would find each stored key unchanged. The folders on the way are checked no-follow (the
+    link is no folder) and the owner's own identity changed: the walk is redone, and gives
+    what a fresh computation gives (the link, never followed)."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    make_repo(root)
+    state.mkdir()
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    first = results(root, indexed(root, state))
+    (root / "mod" / "src").rename(root / "mod" / "src-real")
+    (root / "mod" / "src").symlink_to("src-real")
+    time.sleep(2 * TEST_MARGIN_NS / 1e9)
+    index = indexed(root, state)
+    after = results(root, index)
+    assert after == results(root, None)
+    assert after["mod sum"] != first["mod sum"]

@@ -10,7 +10,9 @@ psutil that the leader was reaped and that no live process of its group remains.
 
 from __future__ import annotations
 
+import errno
 import os
+import select
 import shutil
 import signal
 import sys
@@ -492,3 +494,34 @@ async def test_run_between_leaks_no_descriptor_on_any_path(tmp_path: Path) -> No
     with anyio.move_on_after(0.1):
         await between(python(SLEEP_TREE))
     assert open_fds() == before
+
+
+class _EpollWithoutRoomForStdin:
+    """A real epoll set that refuses to watch a pipe for writing, as ``epoll_ctl`` does with
+    ENOSPC once the user's ``max_user_watches`` is reached."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+
+    def register(self, fd: int, mask: int) -> None:
+        if mask & select.EPOLLOUT:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self._real.register(fd, mask)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+async def test_input_is_fed_once_when_the_epoll_set_cannot_take_stdin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pump writes what the pipe takes at once and watches stdin only for the rest; when
+    that watch is refused, the run falls back to a task per pipe, which must feed only what
+    is left (the child read the payload twice, its first 64 KiB then the whole of it)."""
+    real_epoll = select.epoll
+    monkeypatch.setattr(select, "epoll", lambda: _EpollWithoutRoomForStdin(real_epoll()))
+    payload = os.urandom(512 * 1024)
+    outcome = await RUNNER.run(python(ECHO_BOTH, stdin=payload))
+    assert outcome.exit_code == 0
+    assert len(outcome.stdout) == len(payload)
+    assert (outcome.stdout, outcome.stderr) == (payload, payload[::-1])

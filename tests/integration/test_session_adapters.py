@@ -37,7 +37,13 @@ from artifactize.ports.sessions import (
     RunningProcess,
     SessionStore,
 )
-from tests.support.processes import live_group_members, open_fds, record_spawns, wait_group_gone
+from tests.support.processes import (
+    live_group_members,
+    open_fds,
+    python_output_unless_blocked,
+    record_spawns,
+    wait_group_gone,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -712,3 +718,28 @@ def test_store_identity_survives_a_round_trip_with_psutil(tmp_path: Path) -> Non
     recorded = STORE.owner(directory)
     assert recorded == me
     assert recorded is not None and TABLE.is_alive(recorded)
+
+
+STORE_READS = """
+import sys
+from artifactize.adapters.posix.session_store import PosixSessionStore
+store = PosixSessionStore()
+print(store.owner(sys.argv[1]))
+try:
+    store.journal(sys.argv[1])
+except OSError as exc:
+    print("refused:", exc.strerror)
+"""
+
+
+def test_fifos_planted_at_a_sessions_records_do_not_hang_the_sweep(tmp_path: Path) -> None:
+    """The state home (``sessions/``) may come from an untrusted CI cache: a FIFO at a
+    session's ``owner.json`` or ``journal.jsonl`` (no writer ever comes) is opened without
+    blocking and refused: no owner (the session counts as abandoned), a journal that cannot
+    be read. In a child process, so that a read that blocks fails this test."""
+    directory = STORE.create(str(tmp_path / "sessions"), OWNER)
+    os.unlink(os.path.join(directory, "owner.json"))
+    os.mkfifo(os.path.join(directory, "owner.json"))
+    os.mkfifo(os.path.join(directory, "journal.jsonl"))
+    done = python_output_unless_blocked(STORE_READS, directory, what="reading the records")
+    assert done == (0, "None\nrefused: not a regular file\n")

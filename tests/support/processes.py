@@ -6,6 +6,8 @@ from __future__ import annotations
 import gc
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -161,3 +163,17 @@ def nothing_left_in_test_trees(tmp_path_factory: pytest.TempPathFactory) -> Iter
     gc.collect()
     leaked = descriptors_under(base)
     assert leaked == [], f"descriptors left open in the test trees: {leaked}"
+
+
+def python_output_unless_blocked(code: str, *args: str, what: str) -> tuple[int, str]:
+    """Run ``code`` in a child Python (``args`` as its ``sys.argv[1:]``): its exit code and
+    stdout. A child that has not ended within 60 s is killed and the test fails with ``what``
+    blocked (for code that could block for good, such as opening a FIFO no one writes)."""
+    child = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True)
+    try:
+        out, _ = child.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        pytest.fail(f"{what} blocked")
+    return child.returncode, out

@@ -13,6 +13,7 @@ import pytest
 
 from artifactize.adapters.posix.group_journal import GroupJournal, default_journal_directory
 from artifactize.ports.sessions import ProcessIdentity
+from tests.support.processes import python_output_unless_blocked
 
 
 def identity(pid: int) -> ProcessIdentity:
@@ -119,3 +120,66 @@ def test_where_the_journal_lives(tmp_path: Path) -> None:
     assert found == f"{runtime}/artifactize/process-groups"
     runtime.chmod(0o755)  # not private: never trusted
     assert default_journal_directory({"XDG_RUNTIME_DIR": str(runtime)}, home).startswith(home)
+
+
+def _record_text(owner: ProcessIdentity, leader: ProcessIdentity) -> str:
+    return json.dumps(
+        {
+            "owner": {"pid": owner.pid, "createTime": owner.create_time},
+            "leader": {"pid": leader.pid, "createTime": leader.create_time},
+        }
+    )
+
+
+def test_a_record_cut_short_anywhere_is_skipped_and_signals_nothing(
+    journal: GroupJournal,
+) -> None:
+    """Records are written in place: an owner killed while writing leaves a prefix. Every
+    prefix of a dead owner's record naming a live leader is skipped (never parsed as a
+    record, no traceback): the leader is not signalled."""
+    bystander = sleeper()
+    try:
+        text = _record_text(dead_identity(), identity(bystander.pid))
+        directory = Path(journal.directory)
+        for cut in range(len(text)):
+            (directory / f"group-{cut}-cut.json").write_text(text[:cut])
+        assert journal.sweep().swept == 0
+        assert bystander.poll() is None
+        assert len(os.listdir(directory)) == len(text)  # every prefix kept, none removed
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_planted_entries_at_record_names_are_skipped(journal: GroupJournal, tmp_path: Path) -> None:
+    """A link at a record's name (to a record a dead owner would have written, naming a live
+    leader), a folder, and a file larger than any record: each is skipped, not followed or
+    read whole, and the leader lives."""
+    bystander = sleeper()
+    try:
+        outside = tmp_path / "outside.json"
+        outside.write_text(_record_text(dead_identity(), identity(bystander.pid)))
+        directory = Path(journal.directory)
+        (directory / "group-1-link.json").symlink_to(outside)
+        (directory / "group-2-folder.json").mkdir()
+        (directory / "group-3-large.json").write_text(" " * 8192 + outside.read_text())
+        assert journal.sweep().swept == 0
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_a_fifo_planted_at_a_record_name_does_not_hang_the_sweep(tmp_path: Path) -> None:
+    """A FIFO named like a record (no writer ever comes): the sweep opens it without
+    blocking and skips it. Run in a child process, so that a sweep that blocks fails this
+    test instead of hanging the suite."""
+    directory = tmp_path / "groups"
+    GroupJournal(str(directory)).ready()
+    os.mkfifo(directory / "group-1-fifo.json")
+    code = (
+        "import sys; from artifactize.adapters.posix.group_journal import GroupJournal; "
+        "counts = GroupJournal(sys.argv[1]).sweep(); print(counts.swept, counts.unconfirmed)"
+    )
+    done = python_output_unless_blocked(code, str(directory), what="the sweep on a FIFO")
+    assert done == (0, "0 0\n")
