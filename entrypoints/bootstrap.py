@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import hashlib
+import json
 import os
 import socket
 from collections.abc import Callable
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
     from artifactize.domain.use_cases.followup import FollowUp
     from artifactize.domain.use_cases.human_reviews import HumanReviews
     from artifactize.domain.use_cases.serving import ServeSelection, ServingPorts, ServingRun
-    from artifactize.domain.use_cases.status import Status, StatusOptions
+    from artifactize.domain.use_cases.status import Status, StatusOptions, StatusReport
     from artifactize.domain.use_cases.tools_check import ToolsCheck
     from artifactize.domain.use_cases.verify import Verify
     from artifactize.entrypoints.init_project import InitResult
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from artifactize.ports.secrets import SecretStore
     from artifactize.ports.state import StateStore
     from artifactize.ports.store_server_storage import ReviewStoreDb
+    from artifactize.ports.stored_answers import StoredAnswer
 
 __all__ = ["ON_WINDOWS", "Container", "PreparedRun", "PreparedServer", "Services"]
 
@@ -313,6 +316,15 @@ class Services:
         return self._file_index[0]
 
     def _open_file_index(self) -> FileIndex | None:
+        state = self._optimisations_home()
+        if state is None:
+            return None
+        index: FileIndex = self.container.file_index(state_dir=state)
+        return index
+
+    def _optimisations_home(self) -> str | None:
+        """The state home, where what only saves work is kept (the file index, stored
+        answers); None when it does not exist yet or lies inside the repository."""
         from artifactize.domain.project.state_home import StateLocationError, check_outside_repo
 
         state = self.state_dir()
@@ -322,8 +334,7 @@ class Services:
             check_outside_repo(os.path.realpath(state), self.repo())
         except StateLocationError:
             return None
-        index: FileIndex = self.container.file_index(state_dir=state)
-        return index
+        return state
 
     def tools_check(self) -> ToolsCheck:
         service: ToolsCheck = self.container.tools_check(session_ports=self.session_ports())
@@ -501,13 +512,74 @@ class Services:
         self, selector: str | Selection | None, options: StatusOptions
     ) -> tuple[Status, list[EvalRef]]:
         """``status`` over the existing state (none reads as "nothing reviewed yet")."""
+        status, refs = self._status_without_state(selector, options)
+        status.attach_state(self.open_state(create=False))
+        return status, refs
+
+    def status_answer(
+        self,
+        selector: str | Selection | None,
+        options: StatusOptions,
+        render: Callable[[StatusReport], StoredAnswer],
+    ) -> StoredAnswer:
+        """``status``'s answer as ``render`` prints it: the one kept in the state home when
+        everything it was made of holds (``ports.stored_answers``: the same workspace,
+        keys, programs, options, environment and code, and an unchanged state), else
+        computed, and kept for next time when the state was not moving under it."""
+        status, refs = self._status_without_state(selector, options)
+        computed = status.keys(refs)
+        home = self._optimisations_home()
+        answers = (
+            None
+            if home is None
+            else self.container.stored_answers(state_dir=home, repository=self.repo())
+        )
+        inputs = None if answers is None else answers.inputs()
+        key = None if inputs is None else self._answer_key(status.answer_inputs(computed), inputs)
+        if answers is not None and key is not None:
+            found = answers.find(key)
+            if found is not None:
+                return found
+        state = self.open_state(create=False)
+        status.attach_state(state)
+        answer = render(status.report_of(computed))
+        if (
+            answers is not None
+            and key is not None
+            and (state is None or state.running_runs() == 0)
+            and answers.inputs() == inputs
+        ):
+            answers.keep(key, answer)
+        return answer
+
+    def _answer_key(self, computed: str, state: str) -> str:
+        """The key of a stored answer: what the domain computed fresh (``computed``), the
+        state's files (``state``), this invocation (its global options, resolved, and its
+        whole environment) and the code that answers."""
+        from artifactize.entrypoints.container import answer_code_stamp
+
+        document = [
+            answer_code_stamp(),
+            repr(self.options),
+            self.repo(),
+            self.state_dir(),
+            sorted(os.environ.items()),
+            state,
+            computed,
+        ]
+        text = json.dumps(document, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def _status_without_state(
+        self, selector: str | Selection | None, options: StatusOptions
+    ) -> tuple[Status, list[EvalRef]]:
         from artifactize.domain.use_cases.status import Status
 
         loaded = self.indexed_config().load(self.repo())
         refs = self.select(loaded, selector, selector is None)
         workspace, refs = self.with_variant(loaded, refs, options.policy.profile)
         ports = self.container.status_ports(
-            state=self.open_state(create=False),
+            state=None,
             scripts=self.container.fingerprint_scripts(),
             index=self.file_index(),
         )

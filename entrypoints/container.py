@@ -15,6 +15,9 @@ Tests override providers with fakes, through the container's own ``override``:
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
 import importlib
 import os
 import sys
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
     from artifactize.ports.secrets import SecretStore
     from artifactize.ports.state import StateStores
     from artifactize.ports.store_server_storage import ReviewStoreDb
+    from artifactize.ports.stored_answers import StoredAnswers
     from artifactize.ports.threads import WorkerThreads
 
 # The one platform decision: Windows gets the adapters of ``adapters/windows``.
@@ -361,6 +365,60 @@ def _file_index(state_dir: str) -> FileIndex:
     return SqliteFileIndex(str(Path(state_dir) / FILE_INDEX_FILE), code_stamp(sources))
 
 
+def stored_answers_of(
+    state_dir: str, repository: str, *, clock_ns: Callable[[], int] | None = None
+) -> StoredAnswers:
+    """The stored answers of ``repository``'s commands (``ports.stored_answers``), which read
+    the state's database and its write-ahead and rollback journals besides their keys;
+    ``clock_ns``: the time they are measured against (tests move it on)."""
+    from artifactize.adapters.sqlite.state_files import state_file
+    from artifactize.adapters.stored_answers import FileStoredAnswers
+
+    database = state_file(state_dir)
+    files = [(database, False), *((database + s, True) for s in ("-wal", "-journal"))]
+    if clock_ns is None:
+        return FileStoredAnswers(state_dir, repository, files)
+    return FileStoredAnswers(state_dir, repository, files, clock_ns=clock_ns)
+
+
+def answer_code_stamp() -> str:
+    """The code a stored answer was made by: every source file of artifactize (its bytes),
+    the interpreter's version, and each folder modules are imported from (``sys.path``), by
+    its identity: installing, upgrading or removing a library adds or removes entries there,
+    which changes the folder's times. Another code never finds the answer an older one
+    kept."""
+    folders = []
+    for entry in sys.path:
+        try:
+            info = Path(entry or ".").stat()
+        except OSError:
+            continue
+        identity = f"{info.st_dev}:{info.st_ino}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+        folders.append(f"{entry}\0{identity}")
+    digest = hashlib.sha256(_own_sources_digest().encode())
+    digest.update(sys.version.encode())
+    digest.update("\n".join(folders).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+@functools.cache
+def _own_sources_digest() -> str:
+    """A digest of every ``.py`` file of the artifactize package (~380 files, ~10 ms)."""
+    import artifactize
+
+    root = Path(artifactize.__file__).parent
+    digest = hashlib.sha256()
+    for folder, folders, files in os.walk(root, followlinks=True):
+        folders[:] = sorted(f for f in folders if f != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = Path(folder) / name
+                digest.update(str(path.relative_to(root)).encode("utf-8", "surrogateescape"))
+                with contextlib.suppress(OSError):
+                    digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def _collector_pause() -> CollectorPause:
     from artifactize.adapters.collector import pause_collector
 
@@ -531,6 +589,7 @@ class Container(containers.DeclarativeContainer):
         filesystem=filesystem,
         **_timed,
     )  # state=, producer=, scripts=
+    stored_answers = providers.Factory(stored_answers_of)  # state_dir=, repository=
     file_index = providers.Factory(_file_index)  # state_dir=
     collector_pause = providers.Callable(_collector_pause)
     collector_freeze = providers.Callable(_collector_freeze)

@@ -212,6 +212,11 @@ class StateStore(Protocol):
         """Runs newest first, for one canonical repo or (``None``) every repo."""
         ...
 
+    def running_runs(self) -> int:
+        """How many Runs are RUNNING, of every repo: an answer read from a state where one
+        runs is not kept (its owner may die, and the next reader settles it)."""
+        ...
+
     def list_requests(self, run_id: RunId) -> list[RequestRecord]:
         """The Run's requests in ordinal order."""
         ...

@@ -101,7 +101,7 @@ from artifactize.ports.state import (
     StateError,
     Supersession,
 )
-from artifactize.ports.statuses import ErrorCode, ExecutionStatus
+from artifactize.ports.statuses import ErrorCode, ExecutionStatus, RunStatus
 
 __all__ = ["OWNER_DIED_CODE", "OWNER_DIED_ERROR", "SqliteStateStore", "SqliteStateStores"]
 
@@ -451,6 +451,13 @@ class SqliteStateStore:
         )
         with self._transaction(write=False) as connection:
             return [run_record(row) for row in connection.execute(query)]
+
+    def running_runs(self) -> int:
+        query = (
+            sa.select(sa.func.count()).select_from(runs).where(runs.c.status == RunStatus.RUNNING)
+        )
+        with self._transaction(write=False) as connection:
+            return int(connection.execute(query).scalar_one())
 
     def list_requests(self, run_id: RunId) -> list[RequestRecord]:
         query = (

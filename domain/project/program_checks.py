@@ -101,12 +101,16 @@ class ProgramChecks:
         return CommandResolver(workspace, self.filesystem, self.programs, self.environment, scope)
 
     def runtime_program(self, workspace: Workspace, ref: EvalRef) -> ProgramDocument | str:
-        """The program a runtime eval would run, or why it cannot (``status``)."""
-        check = self.runtime_check(workspace, ref)
-        command_problems = [m for key, m in check.problems if key.endswith(".command")]
-        if check.program is None:
-            return command_problems[0]
-        return check.program
+        """The program a runtime eval would run, or why it cannot (``status``): its command
+        alone, resolved as ``runtime_check`` resolves it. The eval's scope is computed only
+        for a command that names a path in it (``CommandResolver.program`` reads the scope
+        for nothing else): ``status`` asks this of every runtime eval."""
+        assert isinstance(ref.eval.profile, RuntimeProfile)
+        command = ref.eval.profile.command
+        scope = eval_scope(workspace, ref.qualified_id) if "/" in command else ()
+        check = RuntimeCheck()
+        self._command(self._resolver(workspace, scope), ref, check)
+        return check.program if check.program is not None else check.problems[0][1]
 
     def runtime_check(self, workspace: Workspace, ref: EvalRef) -> RuntimeCheck:
         """A runtime eval's program and operands resolved as ``verify`` resolves them."""
@@ -115,15 +119,7 @@ class ProgramChecks:
         resolver = self._resolver(workspace, eval_scope(workspace, ref.qualified_id))
         key = f"evals.{ref.eval.id}.profile"
         check = RuntimeCheck()
-        try:
-            program = resolver.program(owner, profile.command)
-        except ToolError as exc:
-            message = program_problem(
-                owner, profile.command, exc, windows=self.programs.windows_paths
-            )
-            check.problems.append((f"{key}.command", message))
-        else:
-            check.program = program_document(self.programs, program)
+        self._command(resolver, ref, check)
         for index, arg in enumerate(profile.args):
             try:
                 resolver.operand(owner, arg)
@@ -133,6 +129,18 @@ class ProgramChecks:
                 message = ARGUMENT_UNRESOLVED.format(arg=arg, reason=exc.message)
                 check.problems.append((f"{key}.args[{index}]", message))
         return check
+
+    def _command(self, resolver: CommandResolver, ref: EvalRef, check: RuntimeCheck) -> None:
+        """The runtime eval's command into ``check``: its program, or the problem."""
+        assert isinstance(ref.eval.profile, RuntimeProfile)
+        command, owner = ref.eval.profile.command, ref.artifact
+        try:
+            program = resolver.program(owner, command)
+        except ToolError as exc:
+            message = program_problem(owner, command, exc, windows=self.programs.windows_paths)
+            check.problems.append((f"evals.{ref.eval.id}.profile.command", message))
+        else:
+            check.program = program_document(self.programs, program)
 
     def _runtime(self, workspace: Workspace, ref: EvalRef, report: ProgramReport) -> None:
         check = self.runtime_check(workspace, ref)

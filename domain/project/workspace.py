@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import difflib
 import enum
+import hashlib
+import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -96,6 +98,23 @@ class EvalRef:
 
 DID_YOU_MEAN = "; did you mean `{name}`?"
 DID_YOU_MEAN_CUTOFF = 0.75  # difflib's similarity ratio a near miss must reach
+
+
+def content_digest(workspace: Workspace) -> str:
+    """A digest of what the workspace is made of: each Artifact's declaration source (its
+    path and text) and where it stands (name, kind, path, folder, target, parent), the
+    nested repositories and the gates' rule. Everything else a workspace holds (the parsed
+    declarations, the relations, the definition hashes) is derived from these by this code,
+    so two workspaces with one digest are the same (a stored ``status`` answer is keyed by
+    it, with the code's own stamp). One JSON encoding, not a hash update per field: 10,000
+    Artifacts cost ~25 ms."""
+    parts = [
+        [a.name, a.kind.value, a.path, a.folder, a.target, a.parent, a.source.path, a.source.text]
+        for a in workspace.artifacts.values()
+    ]
+    document = [workspace.root_path, workspace.dependency_gates, workspace.nested_repositories]
+    text = json.dumps([*document, parts], ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:

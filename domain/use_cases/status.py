@@ -23,13 +23,15 @@ create a request for it (selected, or in the scope with ``--recursive``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import nullcontext
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
-from artifactize.domain.project.workspace import EvalRef, Workspace
+from artifactize.domain.project.workspace import EvalRef, Workspace, content_digest
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
 from artifactize.domain.reviews.reuse.artifactsum import GitignoreMemo, OpenFolders
 from artifactize.domain.reviews.reuse.errors import FingerprintError, NotKept
@@ -88,6 +90,9 @@ EXECUTE_FORCED = "--force: reviewed again, nothing reused."
 ASK_HUMAN = "A person will be asked (artifactize request list)."
 ASK_HUMAN_FORCED = "--force: a person will be asked again (artifactize request list)."
 FINGERPRINT_FAILED = "Fingerprint failed: {error}"
+
+# Bump when what ``Status.answer_inputs`` digests changes shape.
+ANSWER_INPUTS_FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,22 @@ class StatusReport:
         }
 
 
+@dataclass(frozen=True)
+class StatusKeys:
+    """What ``Status.keys`` computed: the selection (``refs``), the other evals of its
+    required scope, and every eval's key or the failure that stopped it."""
+
+    refs: tuple[EvalRef, ...]
+    selected: tuple[str, ...]  # qualified eval IDs, in selection order
+    others: tuple[str, ...]  # the scope's other evals
+    scope: tuple[str, ...]  # Artifact names
+    keys: Mapping[str, KeyInputs | FingerprintError]
+
+    @property
+    def ids(self) -> list[str]:
+        return [*self.selected, *self.others]
+
+
 @dataclass
 class _Lookup:
     """What the state knows about one eval: current record, waiting Human request, history."""
@@ -192,6 +213,7 @@ class Status:
         self._refs: dict[str, EvalRef] = {}  # each eval found once, not once per question
         # Every eval that runs the same program looks it up once (one report's length).
         self._programs = ports.programs.memoized() if ports.programs is not None else None
+        self._program_of: dict[str, ProgramDocument | str | None] = {}
 
     @property
     def ignore_gates(self) -> bool:
@@ -199,11 +221,74 @@ class Status:
 
     def report(self, refs: Sequence[EvalRef]) -> StatusReport:
         """The status of every eval of ``refs``' required scope (``refs``: the selection)."""
-        pause = self.ports.pause_collector
-        with nullcontext() if pause is None else pause():
-            return self._report(refs)
+        with self._paused():
+            return self._report(self._computed_keys(refs))
 
-    def _report(self, refs: Sequence[EvalRef]) -> StatusReport:
+    def keys(self, refs: Sequence[EvalRef]) -> StatusKeys:
+        """The first half of ``report``: the scope and every eval's key, without the state
+        (``answer_inputs`` then tells whether a stored answer still holds)."""
+        with self._paused():
+            return self._computed_keys(refs)
+
+    def report_of(self, computed: StatusKeys) -> StatusReport:
+        """The second half of ``report``: the state read and every eval decided."""
+        with self._paused():
+            return self._report(computed)
+
+    def attach_state(self, state: StateStore | None) -> None:
+        """Read ``state`` from now on (opened once the keys are known: a stored answer that
+        holds needs no state opened at all)."""
+        self.ports = replace(self.ports, state=state)
+
+    def answer_inputs(self, computed: StatusKeys) -> str:
+        """A digest of everything the report of ``computed`` depends on besides the state:
+        the workspace's content, the options, the selection and its scope, every eval's key
+        (or its failure) and the program each runtime eval would run. Equal digests and an
+        unchanged state give the same report (``ports.stored_answers``)."""
+        evals: list[object] = []
+        for eval_id in computed.ids:
+            keys = computed.keys[eval_id]
+            if isinstance(keys, FingerprintError):
+                evals.append([eval_id, "error", str(keys)])
+                continue
+            fingerprints = sorted(keys.fingerprints.items())
+            evals.append(
+                [
+                    eval_id,
+                    keys.def_hash,
+                    keys.dependencies,
+                    fingerprints,
+                    keys.key,
+                    keys.unkeyed_reason,
+                ]
+            )
+            program = self._program(eval_id)
+            if program is not None:
+                evals.append(program)
+        policy = self.options.policy
+        options = [
+            self.options.recursive,
+            self.options.ignore_gates,
+            self.options.force,
+            sorted(str(kind) for kind in policy.reuse_only),
+            policy.profile,
+        ]
+        document = [
+            ANSWER_INPUTS_FORMAT,
+            content_digest(self.workspace),
+            options,
+            list(computed.selected),
+            list(computed.scope),
+            evals,
+        ]
+        text = json.dumps(document, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def _paused(self) -> AbstractContextManager[object]:
+        pause = self.ports.pause_collector
+        return nullcontext() if pause is None else pause()
+
+    def _computed_keys(self, refs: Sequence[EvalRef]) -> StatusKeys:
         scope = gates.required_scope(self.workspace, refs)
         selected = [ref.qualified_id for ref in refs]
         chosen = set(selected)
@@ -221,6 +306,18 @@ class Status:
             folders.close()
         if self.ports.index is not None:
             self.ports.index.save()
+        return StatusKeys(tuple(refs), tuple(selected), tuple(others), scope, keys)
+
+    def _report(self, computed: StatusKeys) -> StatusReport:
+        refs, selected, others, scope = (
+            computed.refs,
+            computed.selected,
+            computed.others,
+            computed.scope,
+        )
+        chosen = set(selected)
+        ids = computed.ids
+        keys = computed.keys
         self._prefetch(keys.values())
         self._unrecorded = {e for e, k in keys.items() if not self._has_current_record(k)}
         lookups = {eval_id: self._lookup(eval_id, keys[eval_id]) for eval_id in ids}
@@ -424,11 +521,16 @@ class Status:
         return document
 
     def _program(self, eval_id: str) -> ProgramDocument | str | None:
-        """What a runtime eval would run (or why it cannot), resolved as ``verify`` would."""
+        """What a runtime eval would run (or why it cannot), resolved as ``verify`` would;
+        once per eval (``answer_inputs`` digests it before the report shows it)."""
+        if eval_id in self._program_of:
+            return self._program_of[eval_id]
         ref = self._ref(eval_id)
-        if self._programs is None or not isinstance(ref.eval.profile, RuntimeProfile):
-            return None
-        return self._programs.runtime_program(self.workspace, ref)
+        found = None
+        if self._programs is not None and isinstance(ref.eval.profile, RuntimeProfile):
+            found = self._programs.runtime_program(self.workspace, ref)
+        self._program_of[eval_id] = found
+        return found
 
     def _action(
         self, lookup: _Lookup, gate: gates.Gate, human: bool, included: bool

@@ -15,8 +15,14 @@ from artifactize.entrypoints.cli.context import CliContext
 from artifactize.kernel.indented_json import dumps_indented
 
 
+def json_text(document: Any) -> str:
+    """``document`` as ``--json`` prints it: ``json.dumps(..., ensure_ascii=False,
+    indent=2)``."""
+    return dumps_indented(document)
+
+
 def emit_json(document: Any) -> None:
-    typer.echo(dumps_indented(document))  # json.dumps(..., ensure_ascii=False, indent=2)
+    typer.echo(json_text(document))
 
 
 def emit(document: Any, text: str | Callable[[Any], str]) -> None:

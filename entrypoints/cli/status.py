@@ -18,11 +18,12 @@ from artifactize.entrypoints.cli import policy_options
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.options import argument, option
-from artifactize.entrypoints.cli.output import emit_json
+from artifactize.entrypoints.cli.output import json_text
 from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
     from artifactize.domain.use_cases.status import StatusReport
+    from artifactize.ports.stored_answers import StoredAnswer
 
 ONE_SELECTOR = "Give at most one selector: ARTIFACT, ARTIFACT/EVAL, --eval or --all."
 
@@ -67,15 +68,24 @@ def status_command(
     )
     services = CliContext.services()
     with services.collector_paused():
-        status, refs = services.status(chosen, options)
-        report = status.report(refs)  # a state that cannot be read: StateError, exit 2
-        if CliContext.options.json:
-            emit_json(report.to_json())
-        else:
-            from artifactize.entrypoints.cli.render.status import status_text
+        # A state that cannot be read: StateError, exit 2. The answer may be the one kept
+        # when nothing it was made of changed since (docs/reviews.md, "Stored answers").
+        answer = services.status_answer(chosen, options, _rendered)
+        typer.echo(answer.text)
+    raise typer.Exit(answer.exit_code)
 
-            typer.echo(status_text(report))
-    raise typer.Exit(exit_code(report))
+
+def _rendered(report: StatusReport) -> StoredAnswer:
+    """The report as this invocation prints it (``--json`` or text), and its exit code."""
+    from artifactize.ports.stored_answers import StoredAnswer
+
+    if CliContext.options.json:
+        text = json_text(report.to_json())
+    else:
+        from artifactize.entrypoints.cli.render.status import status_text
+
+        text = status_text(report)
+    return StoredAnswer(text, exit_code(report))
 
 
 def exit_code(report: StatusReport) -> int:

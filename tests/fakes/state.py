@@ -147,6 +147,9 @@ class MemoryStateStore:
         runs = [r for r in reversed(self.runs.values()) if repo is None or r.repo == repo]
         return runs[offset : offset + limit]
 
+    def running_runs(self) -> int:
+        return sum(run.status == "RUNNING" for run in self.runs.values())
+
     def list_requests(self, run_id: RunId) -> list[RequestRecord]:
         found = [r for r in self.requests.values() if r.run_id == run_id]
         return sorted(found, key=lambda r: r.ordinal)

@@ -337,3 +337,51 @@ async def test_each_eval_is_built_once_as_the_document_it_prints() -> None:
     assert all(shown is held for shown, held in zip(listed, report.evals, strict=True))
     assert all(type(held) is dict for held in report.evals)
     assert report.waits_for == {"app/check": ("doc",)}
+
+
+def _answer_inputs(world: World, selector: str | None = None, **options: Any) -> str:
+    workspace = world.workspace()
+    ports = StatusPorts(world.files, None, threads=THREADS)
+    status = Status(ports, workspace, StatusOptions(**options))
+    return status.answer_inputs(status.keys(select_evals(workspace, selector, selector is None)))
+
+
+def test_answer_inputs_hold_while_nothing_changes_and_move_with_each_input() -> None:
+    """What a stored ``status`` answer is keyed by (besides the state, the environment and
+    the code): equal for the same workspace, files and options, and different when a
+    file a key covers, a declaration, the selection or an option changes."""
+    world = World()
+    first = _answer_inputs(world)
+    assert _answer_inputs(world) == first
+    seen = {first}
+    for other in (
+        _answer_inputs(world, "app"),
+        _answer_inputs(world, force=True),
+        _answer_inputs(world, recursive=True),
+        _answer_inputs(world, ignore_gates=True),
+    ):
+        assert other not in seen
+        seen.add(other)
+    world.doc["notes.txt"] = b"v2\n"  # a file the keys cover
+    edited = _answer_inputs(world)
+    assert edited not in seen
+    seen.add(edited)
+    world.doc["index.artf"] = DOC.replace(b"Signed off", b"Signed")  # a declaration
+    assert _answer_inputs(world) not in seen
+
+
+async def test_status_in_two_halves_is_status_in_one() -> None:
+    """``keys`` then ``report_of`` with the state attached in between (as a stored answer's
+    lookup runs it) reports what ``report`` does."""
+    world = World()
+    await world.verify()
+    world.doc["notes.txt"] = b"v2\n"  # one eval stale, one reused
+    workspace = world.workspace()
+    refs = select_evals(workspace, None, True)
+    whole = Status(
+        StatusPorts(world.files, world.state, threads=THREADS), workspace, StatusOptions()
+    )
+    halves = Status(StatusPorts(world.files, None, threads=THREADS), workspace, StatusOptions())
+    computed = halves.keys(refs)
+    halves.attach_state(world.state)
+    assert halves.report_of(computed) == whole.report(refs)

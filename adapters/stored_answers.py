@@ -1,0 +1,185 @@
+"""Stored answers in files of the state home (``ports.stored_answers``).
+
+One file per repository (``answers/<digest of the repository's path>``), replaced by each
+answer kept: a first line of JSON (the format, the key, the exit code, the text's length and
+SHA-256) and the text. It is read only when it is a regular file (no link followed, no FIFO
+waited on), at most ``ANSWER_MAX_BYTES``, whole (length and digest), under the very key
+asked for, and free of control characters other than newlines and tabs: a kept answer is
+printed as it is, so one planted in a state home that came from elsewhere must not reach the
+terminal with escape sequences (a fresh answer never holds them: JSON escapes them, and
+``keep`` keeps no answer that does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import stat
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from artifactize.adapters.file_index import RACY_MARGIN_NS
+from artifactize.ports.stored_answers import StoredAnswer
+
+ANSWERS_FOLDER = "answers"  # in the state home (docs/reviews.md)
+ANSWER_FORMAT = 1
+ANSWER_MAX_BYTES = 512 * 1024 * 1024  # a status of 10,000 Artifacts prints ~13 MB
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+_PRIVATE_FOLDER = 0o700
+_PRIVATE_FILE = 0o600
+_ENCODING = ("utf-8", "surrogatepass")  # any str the command echoed, back as it was
+
+
+class FileStoredAnswers:
+    """The answers of one repository's command, kept in ``state_dir``; ``inputs_files``:
+    what the answer reads besides its key's inputs (the state's files, present or not),
+    each with whether an empty file reads as no file: SQLite's journals (a reader opening
+    the database makes an empty write-ahead log, and the last one to close removes it;
+    an empty log holds nothing the database file does not)."""
+
+    def __init__(
+        self,
+        state_dir: str,
+        repository: str,
+        inputs_files: Sequence[tuple[str, bool]],
+        *,
+        clock_ns: Callable[[], int] = time.time_ns,  # what "safely old" is measured against
+    ) -> None:
+        self._folder = Path(state_dir) / ANSWERS_FOLDER
+        name = hashlib.sha256(os.fsencode(repository)).hexdigest()[:32]
+        self._path = self._folder / name
+        self._inputs_files = tuple(inputs_files)
+        self._clock_ns = clock_ns
+
+    def inputs(self) -> str | None:
+        now = self._clock_ns()
+        parts = []
+        for path, empty_is_absent in self._inputs_files:
+            try:
+                info = os.lstat(path)
+            except FileNotFoundError:
+                parts.append("-")
+                continue
+            except OSError:
+                return None
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            if empty_is_absent and info.st_size == 0:
+                parts.append("-")
+                continue
+            # Content by device, inode, size and modification time; not the inode change
+            # time: SQLite running as root chowns the log to the database's owner each
+            # time a connection opens it, which changes that time and nothing written.
+            if info.st_mtime_ns >= now - RACY_MARGIN_NS:
+                return None
+            parts.append(f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}")
+        return "|".join(parts)
+
+    def find(self, key: str) -> StoredAnswer | None:
+        data = _read_regular(self._path)
+        if data is None:
+            return None
+        head, newline, body = data.partition(b"\n")
+        try:
+            header = json.loads(head)
+            if not newline or header["format"] != ANSWER_FORMAT or header["key"] != key:
+                return None
+            exit_code, length, digest = header["exit"], header["bytes"], header["sha256"]
+        except (ValueError, TypeError, KeyError):
+            return None
+        if (
+            type(exit_code) is not int
+            or length != len(body)
+            or digest != hashlib.sha256(body).hexdigest()
+        ):
+            return None
+        try:
+            text = body.decode(*_ENCODING)
+        except UnicodeDecodeError:
+            return None
+        if _CONTROL.search(text):
+            return None
+        return StoredAnswer(text, exit_code)
+
+    def keep(self, key: str, answer: StoredAnswer) -> None:
+        if _CONTROL.search(answer.text):
+            return  # printed as it is when found: it must hold no escape sequence
+        try:
+            body = answer.text.encode(*_ENCODING)
+        except UnicodeEncodeError:
+            return
+        if len(body) > ANSWER_MAX_BYTES:
+            return
+        header = {
+            "format": ANSWER_FORMAT,
+            "key": key,
+            "exit": answer.exit_code,
+            "bytes": len(body),
+            "sha256": hashlib.sha256(body).hexdigest(),
+        }
+        data = json.dumps(header).encode() + b"\n" + body
+        with contextlib.suppress(OSError):
+            _private_folder(self._folder)
+            _replace(self._path, data)
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The whole of a regular file at ``path`` (no link followed, a FIFO not waited on), at
+    most ``ANSWER_MAX_BYTES`` and a line; None otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _BINARY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > ANSWER_MAX_BYTES + 4096:
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _private_folder(folder: Path) -> None:
+    """``folder`` as a real folder of this user's (made 0700 when missing; a link or
+    anything else in its place is refused with OSError)."""
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(_PRIVATE_FOLDER)
+    info = folder.lstat()
+    owner = getattr(os, "getuid", None)  # POSIX: the folder must be this user's
+    if not stat.S_ISDIR(info.st_mode) or (owner is not None and info.st_uid != owner()):
+        raise OSError(f"not a private folder: {folder}")
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """``data`` at ``path`` in one rename: a reader sees the old answer or the new one."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.new")
+    fd = os.open(
+        temporary,
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY | _NOFOLLOW | _CLOEXEC,
+        _PRIVATE_FILE,
+    )
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        temporary.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise

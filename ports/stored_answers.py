@@ -1,0 +1,45 @@
+"""Stored answers port: a command's printed answer, kept while everything it was made of holds.
+
+``status`` at 10,000 Artifacts spends most of its time on work whose result does not change
+between two runs over an unchanged repository and state: reading the newest records, the
+gates, each eval's document, the answer's encoding. The answer is kept under a key that
+digests every input the caller computed fresh (the workspace's content, every eval's key,
+the programs, the options, the environment, the code) and the identity of the files it
+reads besides them (``inputs``: the state's database and its write-ahead log, by device,
+inode, size and nanosecond times, like the file index's identities). A later run whose key
+is the same prints the kept answer.
+
+Like the file index, it is an optimisation only: a lookup that finds nothing, or finds a
+damaged or foreign answer, costs the full computation, never a wrong result; and an input
+file whose times are not safely older than now is "racy" (a second write within one
+timestamp tick could leave its identity unchanged), so no answer made from it is kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    """What the command printed (its text, as echoed) and the exit code it ended with."""
+
+    text: str
+    exit_code: int
+
+
+class StoredAnswers(Protocol):
+    def inputs(self) -> str | None:
+        """The identity of the files an answer reads besides what the key digests (the
+        state's), as text; None when one of them is racy: no answer may be kept or used."""
+        ...
+
+    def find(self, key: str) -> StoredAnswer | None:
+        """The answer kept under ``key``, when there is one and it is whole."""
+        ...
+
+    def keep(self, key: str, answer: StoredAnswer) -> None:
+        """Keep ``answer`` under ``key`` in place of the one kept before; never raises (a
+        failed write keeps nothing)."""
+        ...

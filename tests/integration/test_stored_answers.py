@@ -1,0 +1,368 @@
+"""Stored ``status`` answers (``ports.stored_answers``): the real CLI in process, real files,
+real SQLite, and the adapter's files planted and damaged by hand.
+
+A kept answer is printed only while everything it was made of holds; every test that
+changes something compares the answer printed with the one computed afresh (the answers
+folder removed first). The state's files are trusted by identity only when safely old (the
+file index's racy rule), so most tests move the answers adapter's clock an hour on: what a
+later command sees.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from dependency_injector import providers
+
+from artifactize.adapters.stored_answers import ANSWERS_FOLDER, FileStoredAnswers
+from artifactize.entrypoints import bootstrap
+from artifactize.entrypoints.bootstrap import Container
+from artifactize.entrypoints.container import stored_answers_of
+from artifactize.ports.stored_answers import StoredAnswer
+from tests.support.cli import CliResult, run_cli
+from tests.support.processes import no_process_left_behind
+from tests.support.workspaces import toml_value as toml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PYTHON = os.path.realpath(sys.executable)
+HOUR_NS = 3600 * 10**9
+
+
+class Repo:
+    """``data`` (basis), ``app`` (runtime evals ``ok``, running ``true`` from PATH, and
+    ``py``, running this interpreter on ``{data}``) and ``sign`` (a Human eval)."""
+
+    def __init__(self, root: Path, name: str = "repo") -> None:
+        self.path = root / name
+        self.state = root / "state"
+        (self.path / "data").mkdir(parents=True)
+        (self.path / "data" / "index.artf").write_text('name = "data"\nbasis = true\n')
+        (self.path / "data" / "input.txt").write_text("the input\n")
+        (self.path / "app").mkdir()
+        (self.path / "app" / "main.txt").write_text("version 1\n")
+        self.write_app()
+        (self.path / "sign").mkdir()
+        (self.path / "sign" / "index.artf").write_text(
+            'name = "sign"\n[evals.off]\ntitle = "Signed off"\nprofile = { kind = "human" }\n'
+            'payload.instruction = "Sign off {sign}."\n'
+        )
+        self.env = {**os.environ, "ARTIFACTIZE_REMOTE": "off", "LANG": "C.UTF-8"}
+
+    def write_app(self, *, extra: str = "") -> None:
+        argv = ["-S", "-c", "pass", "{data}"]
+        (self.path / "app" / "index.artf").write_text(
+            'name = "app"\n'
+            '[evals.ok]\ntitle = "ok"\nprofile = { kind = "runtime", command = "true", args = [] }\n'
+            'payload.instruction = "Run ok."\n'
+            '[evals.py]\ntitle = "py"\n'
+            f'profile = {{ kind = "runtime", command = {toml(PYTHON)}, args = {toml(argv)} }}\n'
+            'payload.instruction = "Run py."\n' + extra
+        )
+
+    clock_ns: Callable[[], int] | None = None  # the stored answers' clock (``later``)
+
+    def cli(self, *args: str, env: dict[str, str] | None = None) -> CliResult:
+        command = ["--repo", str(self.path), "--state-dir", str(self.state), *args]
+        container = Container()
+        if self.clock_ns is not None:
+            answers = providers.Factory(stored_answers_of, clock_ns=self.clock_ns)
+            container.stored_answers.override(answers)
+        return run_cli(*command, env=env or self.env, cwd=REPO_ROOT, container=container)
+
+    def answer_file(self) -> Path | None:
+        folder = self.state / ANSWERS_FOLDER
+        files = sorted(folder.iterdir()) if folder.is_dir() else []
+        return files[0] if files else None
+
+    def fresh(self, *args: str, env: dict[str, str] | None = None) -> CliResult:
+        """The answer computed afresh: no answer kept before it."""
+        shutil.rmtree(self.state / ANSWERS_FOLDER, ignore_errors=True)
+        return self.cli(*args, env=env)
+
+
+def _later() -> int:
+    """An hour on: what a later command sees of the state's files (safely old)."""
+    return time.time_ns() + HOUR_NS
+
+
+@pytest.fixture
+def later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every CLI run of the test's repositories measures its stored answers against a clock
+    an hour on (``Repo.cli`` builds each run's container)."""
+    monkeypatch.setattr(Repo, "clock_ns", staticmethod(_later))
+
+
+@pytest.fixture
+def state_opened(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per ``open_state`` of the CLI's services (a kept answer opens none)."""
+    opened: list[int] = []
+    real = bootstrap.Services.open_state
+
+    def counting(self: bootstrap.Services, *, create: bool) -> Any:
+        opened.append(1)
+        return real(self, create=create)
+
+    monkeypatch.setattr(bootstrap.Services, "open_state", counting)
+    return opened
+
+
+def _same(first: CliResult, second: CliResult) -> None:
+    assert (first.returncode, first.stdout) == (second.returncode, second.stdout)
+
+
+def test_a_second_status_prints_the_kept_answer_and_reads_no_state(
+    tmp_path: Path, later: None, state_opened: list[int]
+) -> None:
+    repo = Repo(tmp_path)
+    assert repo.cli("--json", "verify", "app").returncode == 0
+    state_opened.clear()
+    first = repo.cli("--json", "status")
+    kept = repo.answer_file()
+    assert first.returncode == 1 and kept is not None and len(state_opened) == 1
+    inode = kept.stat().st_ino
+    again = repo.cli("--json", "status")
+    _same(first, again)
+    assert again.stderr == first.stderr
+    assert len(state_opened) == 1  # the kept answer: the state was not opened
+    assert kept.stat().st_ino == inode  # and nothing was written
+    text = repo.cli("status")  # another form is another answer
+    assert text.stdout != first.stdout and len(state_opened) == 2
+    assert repo.cli("status").stdout == text.stdout and len(state_opened) == 2
+
+
+def test_every_change_gives_the_answer_computed_afresh(tmp_path: Path, later: None) -> None:
+    repo = Repo(tmp_path)
+    assert repo.cli("--json", "verify", "app").returncode == 0
+    seen: list[str] = []
+
+    def check(*args: str, env: dict[str, str] | None = None, changed: bool = True) -> None:
+        printed = repo.cli("--json", "status", *args, env=env)
+        _same(printed, repo.fresh("--json", "status", *args, env=env))
+        _same(printed, repo.cli("--json", "status", *args, env=env))  # kept: the same again
+        if changed:
+            assert printed.stdout not in seen, "this change must change the answer"
+        seen.append(printed.stdout)
+
+    check()
+    (repo.path / "app" / "main.txt").write_text("version 2\n")  # a covered file
+    check()
+    assert repo.cli("--json", "verify", "app").returncode == 0  # the state
+    check()
+    (repo.path / "data" / "input.txt").write_text("the input, again\n")  # an input Artifact
+    check()
+    repo.write_app(
+        extra='[evals.more]\ntitle = "more"\nprofile = { kind = "human" }\n'
+        'payload.instruction = "More."\n'
+    )  # a declaration
+    check()
+    check("app")  # the selection
+    check("--recursive", changed=False)  # an option (every eval is selected already)
+    check("sign", "--force")
+    check("--reuse-only", "human")
+    empty_path = tmp_path / "empty-path"
+    empty_path.mkdir()
+    check(env={**repo.env, "PATH": str(empty_path)})  # the programs: `true` is not found
+    (repo.path / "sign" / "notes.txt").write_text("same size\n")
+    check()
+    os.utime(repo.path / "sign" / "notes.txt", ns=(0, 0))  # times alone: same key, same answer
+    printed = repo.cli("--json", "status")
+    assert printed.stdout == seen[-1]
+    _same(printed, repo.fresh("--json", "status"))
+
+
+def test_a_state_written_within_the_racy_margin_keeps_no_answer(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    assert repo.cli("--json", "verify", "app").returncode == 0
+    first = repo.cli("--json", "status")  # the state was written a moment ago
+    assert first.returncode == 1 and repo.answer_file() is None
+
+
+def test_answers_of_two_repositories_are_kept_apart(tmp_path: Path, later: None) -> None:
+    one, two = Repo(tmp_path, "one"), Repo(tmp_path, "two")
+    (two.path / "app" / "main.txt").write_text("another app\n")
+    assert one.cli("--json", "verify", "app").returncode == 0
+    answers = [repo.cli("--json", "status") for repo in (one, two)]
+    assert answers[0].stdout != answers[1].stdout
+    assert len(list((one.state / ANSWERS_FOLDER).iterdir())) == 2
+    for repo, answer in zip((one, two), answers, strict=True):
+        _same(repo.cli("--json", "status"), answer)
+
+
+def test_no_answer_is_kept_while_a_run_is_running(tmp_path: Path, later: None) -> None:
+    """A Run that runs may end by its owner's death, which only the next reader settles:
+    an answer read while one runs is not kept."""
+    repo = Repo(tmp_path)
+    repo.write_app(
+        extra='[evals.slow]\ntitle = "slow"\n'
+        'profile = { kind = "runtime", command = "sleep", args = ["30"] }\n'
+        'payload.instruction = "Wait."\n'
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "artifactize.entrypoints.cli.app",
+        "--repo",
+        str(repo.path),
+        "--state-dir",
+        str(repo.state),
+        "verify",
+        "app/slow",
+    ]
+    with no_process_left_behind(grace=10):
+        verify = subprocess.Popen(
+            command,
+            env=repo.env,
+            cwd=REPO_ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not _running(repo):
+                assert time.monotonic() < deadline, "the Run never started"
+                time.sleep(0.1)
+            assert repo.cli("--json", "status").returncode == 1
+            assert repo.answer_file() is None
+        finally:
+            os.killpg(verify.pid, signal.SIGTERM)
+            verify.wait(timeout=30)
+
+
+def _running(repo: Repo) -> bool:
+    done = repo.cli("--json", "run", "list")
+    if done.returncode != 0:
+        return False
+    runs = json.loads(done.stdout)
+    items = runs["runs"] if isinstance(runs, dict) else runs
+    return any(run.get("status") == "RUNNING" for run in items)
+
+
+# --- the adapter's files, planted and damaged -------------------------------------------
+
+
+@pytest.fixture
+def answers(tmp_path: Path) -> FileStoredAnswers:
+    state = tmp_path / "state"
+    state.mkdir()
+    files = [(str(state / "state.sqlite"), False)]
+    return FileStoredAnswers(str(state), "/some/repo", files, clock_ns=_later)
+
+
+def _only_file(tmp_path: Path) -> Path:
+    (path,) = (tmp_path / "state" / ANSWERS_FOLDER).iterdir()
+    return path
+
+
+def test_a_kept_answer_is_found_only_under_its_key_and_whole(
+    tmp_path: Path, answers: FileStoredAnswers
+) -> None:
+    answer = StoredAnswer('{\n  "é": "\\u001b"\n}\n\tand a tab', 1)
+    answers.keep("k1", answer)
+    assert answers.find("k1") == answer
+    assert answers.find("k2") is None
+    path = _only_file(tmp_path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert (path.parent.stat().st_mode & 0o777) == 0o700
+    data = path.read_bytes()
+    for damaged in (
+        data[:-1],  # cut short
+        data[:-1] + b"X",  # one byte changed: the digest
+        b"not json\n" + data.split(b"\n", 1)[1],
+        data.replace(b'"exit": 1', b'"exit": "1"'),
+        b"",
+    ):
+        path.write_bytes(damaged)
+        assert answers.find("k1") is None, damaged[:40]
+
+
+@pytest.mark.parametrize("control", ["\x1b[2J", "\x07", "\x9b31m", "\r"])
+def test_an_answer_holding_control_characters_is_never_kept_nor_printed(
+    tmp_path: Path, answers: FileStoredAnswers, control: str
+) -> None:
+    answers.keep("k", StoredAnswer(f"text {control} more", 0))
+    assert not (tmp_path / "state" / ANSWERS_FOLDER).exists()
+    answers.keep("k", StoredAnswer("plain", 0))
+    path = _only_file(tmp_path)
+    body = f"text {control} more".encode()
+    header = {
+        "format": 1,
+        "key": "k",
+        "exit": 0,
+        "bytes": len(body),
+        "sha256": hashlib.sha256(body).hexdigest(),
+    }
+    path.write_bytes(json.dumps(header).encode() + b"\n" + body)  # planted, digest and all
+    assert answers.find("k") is None
+
+
+def test_a_link_or_fifo_at_the_answer_is_not_followed(
+    tmp_path: Path, answers: FileStoredAnswers
+) -> None:
+    answers.keep("k", StoredAnswer("the answer", 0))
+    path = _only_file(tmp_path)
+    real = tmp_path / "elsewhere"
+    path.rename(real)
+    path.symlink_to(real)
+    assert answers.find("k") is None  # a link, even to a good answer
+    path.unlink()
+    os.mkfifo(path)
+    assert answers.find("k") is None  # returns at once: a FIFO is never waited on
+    path.unlink()
+    answers.keep("k", StoredAnswer("again", 0))
+    assert answers.find("k") == StoredAnswer("again", 0)
+
+
+def test_an_answers_folder_replaced_by_a_link_is_not_written_through(
+    tmp_path: Path, answers: FileStoredAnswers
+) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (tmp_path / "state" / ANSWERS_FOLDER).symlink_to(target)
+    answers.keep("k", StoredAnswer("the answer", 0))
+    assert list(target.iterdir()) == []
+    assert answers.find("k") is None
+
+
+def test_the_state_files_are_trusted_only_when_safely_old(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    database, wal = state / "state.sqlite", state / "state.sqlite-wal"
+    files = [(str(database), False), (str(wal), True)]
+    now = FileStoredAnswers(str(state), "/r", files)
+    assert now.inputs() == "-|-"  # neither exists
+    database.write_bytes(b"x")
+    assert now.inputs() is None  # written a moment ago: racy
+    answers = FileStoredAnswers(str(state), "/r", files, clock_ns=_later)
+    seen = answers.inputs()
+    assert seen is not None and seen.endswith("|-")
+    wal.write_bytes(b"")
+    assert answers.inputs() == seen  # an empty journal holds nothing
+    wal.write_bytes(b"frames")
+    assert answers.inputs() not in (None, seen)
+    wal.unlink()
+    wal.mkdir()
+    assert answers.inputs() is None  # not a regular file: nothing is trusted
+
+
+def test_nothing_is_left_of_a_failed_write(tmp_path: Path, answers: FileStoredAnswers) -> None:
+    folder = tmp_path / "state" / ANSWERS_FOLDER
+    folder.mkdir(mode=0o700)
+    name = hashlib.sha256(b"/some/repo").hexdigest()[:32]  # the answer's, taken by a folder
+    (folder / name).mkdir()
+    answers.keep("k", StoredAnswer("the answer", 0))
+    assert sorted(p.name for p in folder.iterdir()) == [name]  # no temporary file left
+    assert answers.find("k") is None
+    assert not [f for f in psutil.Process().open_files() if f.path.startswith(str(folder))]
