@@ -58,6 +58,18 @@ PROBES = (
     ".venv/Scripts/python.exe",
     "venv/Scripts/python.exe",
 )
+# Paths whose presence says the project's tests run with pytest even when no marker file
+# names it (packaging's sdist: pytest-style tests, pytest only in tests/requirements.txt):
+# pytest installed in the project's own venv, or a conftest.py in its tests folder. unittest
+# would find no test there and, before Python 3.12, exit 0: a false GREEN.
+PYTEST_PROBES = (
+    ".venv/bin/pytest",
+    "venv/bin/pytest",
+    ".venv/Scripts/pytest.exe",
+    "venv/Scripts/pytest.exe",
+    "tests/conftest.py",
+    "test/conftest.py",
+)
 # What npm writes into a new package.json: a test script that always fails.
 NPM_PLACEHOLDER_TEST = "no test specified"
 
@@ -103,8 +115,8 @@ def detect(
     names: frozenset[str], texts: Mapping[str, str], present: frozenset[str] = frozenset()
 ) -> Project | None:
     """The project at a root holding ``names`` (file and folder names), whose marker files
-    (MARKER_FILES) read ``texts`` and where the PROBES in ``present`` exist; None when
-    nothing matches."""
+    (MARKER_FILES) read ``texts`` and where the PROBES and PYTEST_PROBES in ``present``
+    exist; None when nothing matches."""
     found: list[Project] = []
     if names & {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"}:
         found.append(_python(names, texts, present))
@@ -123,7 +135,11 @@ def detect(
 
 
 def _python(names: frozenset[str], texts: Mapping[str, str], present: frozenset[str]) -> Project:
-    uses_pytest = "conftest.py" in names or any("pytest" in text for text in texts.values())
+    uses_pytest = (
+        "conftest.py" in names
+        or any("pytest" in text for text in texts.values())
+        or any(probe in present for probe in PYTEST_PROBES)
+    )
     args = ("-m", "pytest", "-q") if uses_pytest else ("-m", "unittest", "discover", "-v")
     ignore = (
         ".venv/",

@@ -127,6 +127,28 @@ def test_pytest_is_chosen_when_the_project_uses_it(tmp_path: Path) -> None:
     assert json.loads(made.stdout)["tests"] == [":/venv/bin/python", "-m", "pytest", "-q"]
 
 
+@pytest.mark.parametrize("probe", [".venv/bin/pytest", "tests/conftest.py"])
+def test_pytest_is_chosen_when_only_its_venv_or_tests_folder_says_so(
+    tmp_path: Path, probe: str
+) -> None:
+    """packaging's sdist in the field: pytest-style tests, pytest named only in
+    tests/requirements.txt. unittest found no test there and exited 0 (Python 3.11): a
+    false GREEN."""
+    repo = write(
+        tmp_path / "p",
+        {
+            "pyproject.toml": '[project]\nname = "p"\n',
+            "tests/__init__.py": "",
+            "tests/requirements.txt": "pytest\n",
+            "tests/test_p.py": "def test_p():\n    assert False\n",
+            ".venv/bin/python": "",
+            probe: "",
+        },
+    )
+    made = run(repo, tmp_path, "--json", "init")
+    assert json.loads(made.stdout)["tests"] == [":/.venv/bin/python", "-m", "pytest", "-q"]
+
+
 @pytest.mark.parametrize(
     ("files", "fill_in"),
     [
