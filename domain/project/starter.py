@@ -152,6 +152,9 @@ def _python(names: frozenset[str], texts: Mapping[str, str], present: frozenset[
         ".tox/",
         ".nox/",
         "*.egg-info/",
+        ".coverage",  # coverage.py (pytest-cov): its data files and report, written by a
+        ".coverage.*",  # test run into the repository, which the recheck would see change
+        "htmlcov/",
     )
     venv = next((probe for probe in PROBES if probe in present), None)
     if venv is not None:
@@ -173,7 +176,7 @@ def _python(names: frozenset[str], texts: Mapping[str, str], present: frozenset[
 def _javascript(names: frozenset[str], package_json: str) -> Project:
     typescript = "tsconfig.json" in names
     language, label = ("typescript", "TypeScript") if typescript else ("javascript", "JavaScript")
-    ignore = (".next/", ".cache/")
+    ignore = (".next/", ".cache/", "coverage/", ".nyc_output/")  # what nyc/c8/jest write
     if "pnpm-lock.yaml" in names:
         runner = "pnpm"
     elif "yarn.lock" in names:
@@ -237,7 +240,7 @@ def declaration_text(project: Project, name: str, readme: str | None) -> str:
 {others}name = {_toml(name)}
 tags = ["type:repo", "lang:{project.language}"]
 # The fingerprint (what reuse compares) skips what .gitignore files list, and these: the
-# project's own environment and build output, which running its tests may change.
+# project's own environment, build and coverage output, which running its tests may change.
 fingerprint = {{ files = ["."], ignore = {_array(project.ignore)} }}
 
 # What an Agent reviewer may read, through read-only tools (published as read_{name}, …).
@@ -290,11 +293,13 @@ def _runtime_eval(project: Project, name: str) -> str:
 
 
 def ignore_text(project: Project) -> str:
-    """The starter ``.artfignore`` (gitignore syntax): build output and caches."""
-    lines = "\n".join([*project.ignore, *COMMON_IGNORE])
+    """The starter ``.artfignore`` (gitignore syntax): build output and caches, for
+    discovery only (each listed once)."""
+    lines = "\n".join(dict.fromkeys([*project.ignore, *COMMON_IGNORE]))
     return (
-        "# Written by `artifactize init`: what discovery and fingerprints skip (gitignore\n"
-        "# syntax). .git and node_modules are never entered.\n"
+        "# Written by `artifactize init`: what discovery skips (gitignore syntax). .git and\n"
+        "# node_modules are never entered. What reuse compares skips what .gitignore files\n"
+        "# list and the fingerprint's own ignore list in index.artf, not this file.\n"
         f"{lines}\n"
     )
 

@@ -218,6 +218,58 @@ def test_a_javascript_project_runs_its_own_node_modules_bin(tmp_path: Path) -> N
     assert request["status"] == "RED", request
 
 
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_a_javascript_test_run_that_writes_its_coverage_is_green(tmp_path: Path) -> None:
+    """minimist's `npm test` in the field runs nyc, which writes coverage/ and .nyc_output/
+    into the repository: the fingerprint must not cover them, or every verify ends
+    INPUT_CHANGED and never GREEN."""
+    runner = (
+        "#!/usr/bin/env node\nconst fs = require('fs');\n"
+        "fs.mkdirSync('.nyc_output', {recursive: true});\n"
+        "fs.writeFileSync('.nyc_output/' + Date.now() + '.json', '{}');\n"
+        "fs.mkdirSync('coverage', {recursive: true});\n"
+        "fs.writeFileSync('coverage/index.html', String(Date.now()));\n"
+    )
+    repo = write(
+        tmp_path / "lib",
+        {
+            "package.json": json.dumps({"name": "lib", "scripts": {"test": "cover"}}),
+            "index.js": "module.exports = 1;\n",
+            "node_modules/cover/cli.js": runner,
+        },
+    )
+    (repo / "node_modules" / "cover" / "cli.js").chmod(0o755)
+    (repo / "node_modules" / ".bin").mkdir()
+    (repo / "node_modules" / ".bin" / "cover").symlink_to("../cover/cli.js")
+    init_check_verify(repo, tmp_path, "javascript", ["npm", "test"])
+    assert (repo / "coverage" / "index.html").is_file()
+
+
+def test_a_python_test_run_that_writes_its_coverage_is_green(tmp_path: Path) -> None:
+    """pytest-cov (coverage.py) writes .coverage, .coverage.HOST.PID and htmlcov/ into the
+    repository while the tests run: left out of the fingerprint like the venv."""
+    writes = (
+        "import os, unittest\n\n"
+        "class Cover(unittest.TestCase):\n"
+        "    def test_writes(self):\n"
+        "        for name in ('.coverage', '.coverage.host.1'):\n"
+        "            with open(name, 'w') as f:\n"
+        "                f.write(str(os.getpid()))\n"
+        "        os.makedirs('htmlcov', exist_ok=True)\n"
+        "        with open('htmlcov/index.html', 'w') as f:\n"
+        "            f.write(str(os.getpid()))\n"
+    )
+    repo = write(
+        tmp_path / "cov",
+        {"setup.py": "", "tests/__init__.py": "", "tests/test_cover.py": writes},
+    )
+    venv(repo)
+    init_check_verify(
+        repo, tmp_path, "python", [":/.venv/bin/python", "-m", "unittest", "discover", "-v"]
+    )
+    assert (repo / "htmlcov" / "index.html").is_file()
+
+
 def test_a_gradle_project_runs_its_own_wrapper(tmp_path: Path) -> None:
     """``:/gradlew test``: the wrapper committed with the project (a stand-in here)."""
     repo = write(
