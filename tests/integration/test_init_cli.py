@@ -195,22 +195,30 @@ def test_a_uv_project_without_its_venv_yet_is_not_ready(tmp_path: Path) -> None:
     )
 
 
+def node_project(repo: Path, runner: str, script: str, index: str) -> Path:
+    """A package whose test script is ``runner``, a program of its own node_modules/.bin
+    (a link there, as npm installs it), running ``script``."""
+    package = {"name": repo.name, "scripts": {"test": runner}}
+    write(
+        repo,
+        {
+            "package.json": json.dumps(package),
+            "index.js": index,
+            f"node_modules/{runner}/cli.js": script,
+        },
+    )
+    (repo / "node_modules" / runner / "cli.js").chmod(0o755)
+    (repo / "node_modules" / ".bin").mkdir()
+    (repo / "node_modules" / ".bin" / runner).symlink_to(f"../{runner}/cli.js")
+    return repo
+
+
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 def test_a_javascript_project_runs_its_own_node_modules_bin(tmp_path: Path) -> None:
     """npm puts the project's node_modules/.bin first: its own test runner, a link there
     as npm installs it."""
     runner = "#!/usr/bin/env node\nrequire('assert').strictEqual(require('../../index.js'), 2);\n"
-    repo = write(
-        tmp_path / "web-app",
-        {
-            "package.json": json.dumps({"name": "web-app", "scripts": {"test": "checkit"}}),
-            "index.js": "module.exports = 1 + 1;\n",
-            "node_modules/checkit/cli.js": runner,
-        },
-    )
-    (repo / "node_modules" / "checkit" / "cli.js").chmod(0o755)
-    (repo / "node_modules" / ".bin").mkdir()
-    (repo / "node_modules" / ".bin" / "checkit").symlink_to("../checkit/cli.js")
+    repo = node_project(tmp_path / "web-app", "checkit", runner, "module.exports = 1 + 1;\n")
     init_check_verify(repo, tmp_path, "javascript", ["npm", "test"])
     (repo / "index.js").write_text("module.exports = 3;\n", encoding="utf-8")
     broken = run(repo, tmp_path, "--json", "verify", "web-app/tests")
@@ -230,17 +238,7 @@ def test_a_javascript_test_run_that_writes_its_coverage_is_green(tmp_path: Path)
         "fs.mkdirSync('coverage', {recursive: true});\n"
         "fs.writeFileSync('coverage/index.html', String(Date.now()));\n"
     )
-    repo = write(
-        tmp_path / "lib",
-        {
-            "package.json": json.dumps({"name": "lib", "scripts": {"test": "cover"}}),
-            "index.js": "module.exports = 1;\n",
-            "node_modules/cover/cli.js": runner,
-        },
-    )
-    (repo / "node_modules" / "cover" / "cli.js").chmod(0o755)
-    (repo / "node_modules" / ".bin").mkdir()
-    (repo / "node_modules" / ".bin" / "cover").symlink_to("../cover/cli.js")
+    repo = node_project(tmp_path / "lib", "cover", runner, "module.exports = 1;\n")
     init_check_verify(repo, tmp_path, "javascript", ["npm", "test"])
     assert (repo / "coverage" / "index.html").is_file()
 
