@@ -142,8 +142,8 @@ def _python(names: frozenset[str], texts: Mapping[str, str], present: frozenset[
     )
     args = ("-m", "pytest", "-q") if uses_pytest else ("-m", "unittest", "discover", "-v")
     ignore = (
-        ".venv/",
-        "venv/",
+        ".venv",  # no trailing slash: a venv linked from elsewhere too (`.venv/` matches
+        "venv",  # only a folder, and the fingerprint refuses a link it does not ignore)
         "__pycache__/",
         "*.pyc",
         ".pytest_cache/",

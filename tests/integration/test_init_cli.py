@@ -117,7 +117,7 @@ def test_a_python_project_reaches_a_green_runtime_eval_and_a_human_sign_off(
     assert submitted.returncode == 0, submitted.stderr
     assert f"shop/signoff [{request_id}]: GREEN" in submitted.stdout  # the short answer
     ignore = (repo / ".artfignore").read_text(encoding="utf-8").splitlines()
-    assert "__pycache__/" in ignore and ".venv/" in ignore
+    assert "__pycache__/" in ignore and ".venv" in ignore  # a folder or a link
 
 
 def test_pytest_is_chosen_when_the_project_uses_it(tmp_path: Path) -> None:
@@ -147,6 +147,38 @@ def test_pytest_is_chosen_when_only_its_venv_or_tests_folder_says_so(
     )
     made = run(repo, tmp_path, "--json", "init")
     assert json.loads(made.stdout)["tests"] == [":/.venv/bin/python", "-m", "pytest", "-q"]
+
+
+def test_a_venv_that_is_a_link_is_left_out_of_the_fingerprint(tmp_path: Path) -> None:
+    """In the field, a project's .venv moved elsewhere and linked back: a `.venv/` pattern
+    matches only a folder (gitignore's rule), so the fingerprint failed on the link its
+    ignore list seemed to name. `:/` never follows a link (docs/runtime-evals.md): config
+    check says so, and the eval runs once it names the interpreter by its absolute path."""
+    repo = write(
+        tmp_path / "linked",
+        {
+            "pyproject.toml": '[project]\nname = "linked"\n',
+            "tests/__init__.py": "",
+            "tests/test_ok.py": (
+                "import unittest\n\nclass Ok(unittest.TestCase):\n"
+                "    def test_ok(self):\n        self.assertTrue(True)\n"
+            ),
+        },
+    )
+    venv(tmp_path, "elsewhere-venv")
+    (repo / ".venv").symlink_to(tmp_path / "elsewhere-venv")
+    assert run(repo, tmp_path, "init").returncode == 0
+    checked = run(repo, tmp_path, "config", "check")
+    assert checked.returncode == 1
+    assert "Program :/.venv/bin/python: .venv is a symbolic link" in checked.stderr
+    declaration = repo / "index.artf"
+    absolute = f'"{repo}/.venv/bin/python"'
+    text = declaration.read_text(encoding="utf-8").replace('":/.venv/bin/python"', absolute)
+    declaration.write_text(text, encoding="utf-8")
+    verified = run(repo, tmp_path, "--json", "verify", "linked/tests")
+    assert verified.returncode == 4, verified.stdout + verified.stderr
+    (request,) = json.loads(verified.stdout)["requests"]
+    assert request["status"] == "GREEN", request
 
 
 @pytest.mark.parametrize(
