@@ -176,7 +176,9 @@ def _python(names: frozenset[str], texts: Mapping[str, str], present: frozenset[
 def _javascript(names: frozenset[str], package_json: str) -> Project:
     typescript = "tsconfig.json" in names
     language, label = ("typescript", "TypeScript") if typescript else ("javascript", "JavaScript")
-    ignore = (".next/", ".cache/", "coverage/", ".nyc_output/")  # what nyc/c8/jest write
+    # node_modules is a built-in ignore only as a folder; a link to one kept elsewhere would
+    # fail the fingerprint. coverage/ and .nyc_output/: what nyc, c8 and jest write.
+    ignore = ("node_modules", ".next/", ".cache/", "coverage/", ".nyc_output/")
     if "pnpm-lock.yaml" in names:
         runner = "pnpm"
     elif "yarn.lock" in names:

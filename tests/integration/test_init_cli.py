@@ -275,6 +275,22 @@ def test_a_javascript_test_run_that_writes_its_coverage_is_green(tmp_path: Path)
     assert (repo / "coverage" / "index.html").is_file()
 
 
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_a_node_modules_linked_from_elsewhere_is_left_out_of_the_fingerprint(
+    tmp_path: Path,
+) -> None:
+    """In the field, minimist's node_modules moved elsewhere and linked back: the built-in
+    `node_modules/` ignore matches only a folder (a file of that name stays covered), so
+    the fingerprint failed on the link; npm still runs the test script through it."""
+    check = "require('assert').strictEqual(require(process.cwd() + '/index.js'), 2);\n"
+    repo = node_project(
+        tmp_path / "linked", "checkit", "#!/usr/bin/env node\n" + check, "module.exports = 2;\n"
+    )
+    (repo / "node_modules").rename(tmp_path / "installed")
+    (repo / "node_modules").symlink_to(tmp_path / "installed")
+    init_check_verify(repo, tmp_path, "javascript", ["npm", "test"])
+
+
 def test_a_python_test_run_that_writes_its_coverage_is_green(tmp_path: Path) -> None:
     """pytest-cov (coverage.py) writes .coverage, .coverage.HOST.PID and htmlcov/ into the
     repository while the tests run: left out of the fingerprint like the venv."""
