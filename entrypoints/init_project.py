@@ -117,9 +117,9 @@ def _marker_texts(root: Path, names: frozenset[str]) -> dict[str, str]:
 
 
 def _present_probes(root: Path) -> frozenset[str]:
-    from artifactize.domain.project.starter import PROBES
+    from artifactize.domain.project.starter import PROBES, PYTEST_PROBES
 
-    return frozenset(probe for probe in PROBES if os.path.lexists(root / probe))
+    return frozenset(probe for probe in (*PROBES, *PYTEST_PROBES) if os.path.lexists(root / probe))
 
 
 def _write_all(root: Path, files: tuple[tuple[str, str], ...]) -> None:

@@ -58,6 +58,18 @@ PROBES = (
     ".venv/Scripts/python.exe",
     "venv/Scripts/python.exe",
 )
+# Paths whose presence says the project's tests run with pytest even when no marker file
+# names it (packaging's sdist: pytest-style tests, pytest only in tests/requirements.txt):
+# pytest installed in the project's own venv, or a conftest.py in its tests folder. unittest
+# would find no test there and, before Python 3.12, exit 0: a false GREEN.
+PYTEST_PROBES = (
+    ".venv/bin/pytest",
+    "venv/bin/pytest",
+    ".venv/Scripts/pytest.exe",
+    "venv/Scripts/pytest.exe",
+    "tests/conftest.py",
+    "test/conftest.py",
+)
 # What npm writes into a new package.json: a test script that always fails.
 NPM_PLACEHOLDER_TEST = "no test specified"
 
@@ -103,8 +115,8 @@ def detect(
     names: frozenset[str], texts: Mapping[str, str], present: frozenset[str] = frozenset()
 ) -> Project | None:
     """The project at a root holding ``names`` (file and folder names), whose marker files
-    (MARKER_FILES) read ``texts`` and where the PROBES in ``present`` exist; None when
-    nothing matches."""
+    (MARKER_FILES) read ``texts`` and where the PROBES and PYTEST_PROBES in ``present``
+    exist; None when nothing matches."""
     found: list[Project] = []
     if names & {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"}:
         found.append(_python(names, texts, present))
@@ -123,11 +135,15 @@ def detect(
 
 
 def _python(names: frozenset[str], texts: Mapping[str, str], present: frozenset[str]) -> Project:
-    uses_pytest = "conftest.py" in names or any("pytest" in text for text in texts.values())
+    uses_pytest = (
+        "conftest.py" in names
+        or any("pytest" in text for text in texts.values())
+        or any(probe in present for probe in PYTEST_PROBES)
+    )
     args = ("-m", "pytest", "-q") if uses_pytest else ("-m", "unittest", "discover", "-v")
     ignore = (
-        ".venv/",
-        "venv/",
+        ".venv",  # no trailing slash: a venv linked from elsewhere too (`.venv/` matches
+        "venv",  # only a folder, and the fingerprint refuses a link it does not ignore)
         "__pycache__/",
         "*.pyc",
         ".pytest_cache/",
@@ -136,6 +152,9 @@ def _python(names: frozenset[str], texts: Mapping[str, str], present: frozenset[
         ".tox/",
         ".nox/",
         "*.egg-info/",
+        ".coverage",  # coverage.py (pytest-cov): its data files and report, written by a
+        ".coverage.*",  # test run into the repository, which the recheck would see change
+        "htmlcov/",
     )
     venv = next((probe for probe in PROBES if probe in present), None)
     if venv is not None:
@@ -157,7 +176,9 @@ def _python(names: frozenset[str], texts: Mapping[str, str], present: frozenset[
 def _javascript(names: frozenset[str], package_json: str) -> Project:
     typescript = "tsconfig.json" in names
     language, label = ("typescript", "TypeScript") if typescript else ("javascript", "JavaScript")
-    ignore = (".next/", ".cache/")
+    # node_modules is a built-in ignore only as a folder; a link to one kept elsewhere would
+    # fail the fingerprint. coverage/ and .nyc_output/: what nyc, c8 and jest write.
+    ignore = ("node_modules", ".next/", ".cache/", "coverage/", ".nyc_output/")
     if "pnpm-lock.yaml" in names:
         runner = "pnpm"
     elif "yarn.lock" in names:
@@ -221,7 +242,7 @@ def declaration_text(project: Project, name: str, readme: str | None) -> str:
 {others}name = {_toml(name)}
 tags = ["type:repo", "lang:{project.language}"]
 # The fingerprint (what reuse compares) skips what .gitignore files list, and these: the
-# project's own environment and build output, which running its tests may change.
+# project's own environment, build and coverage output, which running its tests may change.
 fingerprint = {{ files = ["."], ignore = {_array(project.ignore)} }}
 
 # What an Agent reviewer may read, through read-only tools (published as read_{name}, …).
@@ -274,11 +295,13 @@ def _runtime_eval(project: Project, name: str) -> str:
 
 
 def ignore_text(project: Project) -> str:
-    """The starter ``.artfignore`` (gitignore syntax): build output and caches."""
-    lines = "\n".join([*project.ignore, *COMMON_IGNORE])
+    """The starter ``.artfignore`` (gitignore syntax): build output and caches, for
+    discovery only (each listed once)."""
+    lines = "\n".join(dict.fromkeys([*project.ignore, *COMMON_IGNORE]))
     return (
-        "# Written by `artifactize init`: what discovery and fingerprints skip (gitignore\n"
-        "# syntax). .git and node_modules are never entered.\n"
+        "# Written by `artifactize init`: what discovery skips (gitignore syntax). .git and\n"
+        "# node_modules are never entered. What reuse compares skips what .gitignore files\n"
+        "# list and the fingerprint's own ignore list in index.artf, not this file.\n"
         f"{lines}\n"
     )
 

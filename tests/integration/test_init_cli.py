@@ -117,7 +117,7 @@ def test_a_python_project_reaches_a_green_runtime_eval_and_a_human_sign_off(
     assert submitted.returncode == 0, submitted.stderr
     assert f"shop/signoff [{request_id}]: GREEN" in submitted.stdout  # the short answer
     ignore = (repo / ".artfignore").read_text(encoding="utf-8").splitlines()
-    assert "__pycache__/" in ignore and ".venv/" in ignore
+    assert "__pycache__/" in ignore and ".venv" in ignore  # a folder or a link
 
 
 def test_pytest_is_chosen_when_the_project_uses_it(tmp_path: Path) -> None:
@@ -125,6 +125,60 @@ def test_pytest_is_chosen_when_the_project_uses_it(tmp_path: Path) -> None:
     venv(repo, "venv")
     made = run(repo, tmp_path, "--json", "init")
     assert json.loads(made.stdout)["tests"] == [":/venv/bin/python", "-m", "pytest", "-q"]
+
+
+@pytest.mark.parametrize("probe", [".venv/bin/pytest", "tests/conftest.py"])
+def test_pytest_is_chosen_when_only_its_venv_or_tests_folder_says_so(
+    tmp_path: Path, probe: str
+) -> None:
+    """packaging's sdist in the field: pytest-style tests, pytest named only in
+    tests/requirements.txt. unittest found no test there and exited 0 (Python 3.11): a
+    false GREEN."""
+    repo = write(
+        tmp_path / "p",
+        {
+            "pyproject.toml": '[project]\nname = "p"\n',
+            "tests/__init__.py": "",
+            "tests/requirements.txt": "pytest\n",
+            "tests/test_p.py": "def test_p():\n    assert False\n",
+            ".venv/bin/python": "",
+            probe: "",
+        },
+    )
+    made = run(repo, tmp_path, "--json", "init")
+    assert json.loads(made.stdout)["tests"] == [":/.venv/bin/python", "-m", "pytest", "-q"]
+
+
+def test_a_venv_that_is_a_link_is_left_out_of_the_fingerprint(tmp_path: Path) -> None:
+    """In the field, a project's .venv moved elsewhere and linked back: a `.venv/` pattern
+    matches only a folder (gitignore's rule), so the fingerprint failed on the link its
+    ignore list seemed to name. `:/` never follows a link (docs/runtime-evals.md): config
+    check says so, and the eval runs once it names the interpreter by its absolute path."""
+    repo = write(
+        tmp_path / "linked",
+        {
+            "pyproject.toml": '[project]\nname = "linked"\n',
+            "tests/__init__.py": "",
+            "tests/test_ok.py": (
+                "import unittest\n\nclass Ok(unittest.TestCase):\n"
+                "    def test_ok(self):\n        self.assertTrue(True)\n"
+            ),
+        },
+    )
+    venv(tmp_path, "elsewhere-venv")
+    (repo / ".venv").symlink_to(tmp_path / "elsewhere-venv")
+    assert run(repo, tmp_path, "init").returncode == 0
+    checked = run(repo, tmp_path, "config", "check")
+    assert checked.returncode == 1
+    assert "Program :/.venv/bin/python: .venv is a symbolic link" in checked.stderr
+    declaration = repo / "index.artf"
+    absolute = f'"{repo}/.venv/bin/python"'
+    text = declaration.read_text(encoding="utf-8").replace('":/.venv/bin/python"', absolute)
+    declaration.write_text(text, encoding="utf-8")
+    verified = run(repo, tmp_path, "--json", "verify", "linked/tests")
+    assert verified.returncode == 4, verified.stdout + verified.stderr
+    (request,) = json.loads(verified.stdout)["requests"]
+    assert request["status"] == "GREEN", request
 
 
 @pytest.mark.parametrize(
@@ -173,27 +227,93 @@ def test_a_uv_project_without_its_venv_yet_is_not_ready(tmp_path: Path) -> None:
     )
 
 
+def node_project(repo: Path, runner: str, script: str, index: str) -> Path:
+    """A package whose test script is ``runner``, a program of its own node_modules/.bin
+    (a link there, as npm installs it), running ``script``."""
+    package = {"name": repo.name, "scripts": {"test": runner}}
+    write(
+        repo,
+        {
+            "package.json": json.dumps(package),
+            "index.js": index,
+            f"node_modules/{runner}/cli.js": script,
+        },
+    )
+    (repo / "node_modules" / runner / "cli.js").chmod(0o755)
+    (repo / "node_modules" / ".bin").mkdir()
+    (repo / "node_modules" / ".bin" / runner).symlink_to(f"../{runner}/cli.js")
+    return repo
+
+
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 def test_a_javascript_project_runs_its_own_node_modules_bin(tmp_path: Path) -> None:
     """npm puts the project's node_modules/.bin first: its own test runner, a link there
     as npm installs it."""
     runner = "#!/usr/bin/env node\nrequire('assert').strictEqual(require('../../index.js'), 2);\n"
-    repo = write(
-        tmp_path / "web-app",
-        {
-            "package.json": json.dumps({"name": "web-app", "scripts": {"test": "checkit"}}),
-            "index.js": "module.exports = 1 + 1;\n",
-            "node_modules/checkit/cli.js": runner,
-        },
-    )
-    (repo / "node_modules" / "checkit" / "cli.js").chmod(0o755)
-    (repo / "node_modules" / ".bin").mkdir()
-    (repo / "node_modules" / ".bin" / "checkit").symlink_to("../checkit/cli.js")
+    repo = node_project(tmp_path / "web-app", "checkit", runner, "module.exports = 1 + 1;\n")
     init_check_verify(repo, tmp_path, "javascript", ["npm", "test"])
     (repo / "index.js").write_text("module.exports = 3;\n", encoding="utf-8")
     broken = run(repo, tmp_path, "--json", "verify", "web-app/tests")
     (request,) = json.loads(broken.stdout)["requests"]
     assert request["status"] == "RED", request
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_a_javascript_test_run_that_writes_its_coverage_is_green(tmp_path: Path) -> None:
+    """minimist's `npm test` in the field runs nyc, which writes coverage/ and .nyc_output/
+    into the repository: the fingerprint must not cover them, or every verify ends
+    INPUT_CHANGED and never GREEN."""
+    runner = (
+        "#!/usr/bin/env node\nconst fs = require('fs');\n"
+        "fs.mkdirSync('.nyc_output', {recursive: true});\n"
+        "fs.writeFileSync('.nyc_output/' + Date.now() + '.json', '{}');\n"
+        "fs.mkdirSync('coverage', {recursive: true});\n"
+        "fs.writeFileSync('coverage/index.html', String(Date.now()));\n"
+    )
+    repo = node_project(tmp_path / "lib", "cover", runner, "module.exports = 1;\n")
+    init_check_verify(repo, tmp_path, "javascript", ["npm", "test"])
+    assert (repo / "coverage" / "index.html").is_file()
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_a_node_modules_linked_from_elsewhere_is_left_out_of_the_fingerprint(
+    tmp_path: Path,
+) -> None:
+    """In the field, minimist's node_modules moved elsewhere and linked back: the built-in
+    `node_modules/` ignore matches only a folder (a file of that name stays covered), so
+    the fingerprint failed on the link; npm still runs the test script through it."""
+    check = "require('assert').strictEqual(require(process.cwd() + '/index.js'), 2);\n"
+    repo = node_project(
+        tmp_path / "linked", "checkit", "#!/usr/bin/env node\n" + check, "module.exports = 2;\n"
+    )
+    (repo / "node_modules").rename(tmp_path / "installed")
+    (repo / "node_modules").symlink_to(tmp_path / "installed")
+    init_check_verify(repo, tmp_path, "javascript", ["npm", "test"])
+
+
+def test_a_python_test_run_that_writes_its_coverage_is_green(tmp_path: Path) -> None:
+    """pytest-cov (coverage.py) writes .coverage, .coverage.HOST.PID and htmlcov/ into the
+    repository while the tests run: left out of the fingerprint like the venv."""
+    writes = (
+        "import os, unittest\n\n"
+        "class Cover(unittest.TestCase):\n"
+        "    def test_writes(self):\n"
+        "        for name in ('.coverage', '.coverage.host.1'):\n"
+        "            with open(name, 'w') as f:\n"
+        "                f.write(str(os.getpid()))\n"
+        "        os.makedirs('htmlcov', exist_ok=True)\n"
+        "        with open('htmlcov/index.html', 'w') as f:\n"
+        "            f.write(str(os.getpid()))\n"
+    )
+    repo = write(
+        tmp_path / "cov",
+        {"setup.py": "", "tests/__init__.py": "", "tests/test_cover.py": writes},
+    )
+    venv(repo)
+    init_check_verify(
+        repo, tmp_path, "python", [":/.venv/bin/python", "-m", "unittest", "discover", "-v"]
+    )
+    assert (repo / "htmlcov" / "index.html").is_file()
 
 
 def test_a_gradle_project_runs_its_own_wrapper(tmp_path: Path) -> None:
