@@ -21,12 +21,14 @@ import stat
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from artifactize.adapters.file_index import RACY_MARGIN_NS
-from artifactize.ports.stored_answers import StoredAnswer
+from artifactize.ports.filesystem import FileIdentity
+from artifactize.ports.stored_answers import Observed, StoredAnswer
 
 ANSWERS_FOLDER = "answers"  # in the state home (docs/reviews.md)
-ANSWER_FORMAT = 1
+ANSWER_FORMAT = 2
 ANSWER_MAX_BYTES = 512 * 1024 * 1024  # a status of 10,000 Artifacts prints ~13 MB
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -83,46 +85,74 @@ class FileStoredAnswers:
             parts.append(f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}")
         return "|".join(parts)
 
+    def safely_old(self, identity: FileIdentity) -> bool:
+        return max(identity.mtime_ns, identity.ctime_ns) < self._clock_ns() - RACY_MARGIN_NS
+
     def find(self, key: str) -> StoredAnswer | None:
+        found = self._read()
+        if found is None or found[0].get("key") != key:
+            return None
+        return found[2]
+
+    def find_observed(self, first_key: str) -> tuple[Sequence[Any], StoredAnswer] | None:
+        found = self._read()
+        if found is None or found[0].get("first") != first_key or not first_key:
+            return None
+        try:
+            log = json.loads(found[1])
+        except ValueError:
+            return None
+        return (log, found[2]) if isinstance(log, list) else None
+
+    def _read(self) -> tuple[dict[str, Any], bytes, StoredAnswer] | None:
+        """The header, the observations' bytes and the answer of the kept file, when it is
+        whole and its text holds no control character."""
         data = _read_regular(self._path)
         if data is None:
             return None
         head, newline, body = data.partition(b"\n")
         try:
             header = json.loads(head)
-            if not newline or header["format"] != ANSWER_FORMAT or header["key"] != key:
+            if not newline or header["format"] != ANSWER_FORMAT:
                 return None
-            exit_code, length, digest = header["exit"], header["bytes"], header["sha256"]
+            exit_code, observed, length = header["exit"], header["observed"], header["bytes"]
+            digest = header["sha256"]
         except (ValueError, TypeError, KeyError):
             return None
         if (
             type(exit_code) is not int
-            or length != len(body)
+            or type(observed) is not int
+            or observed < 0
+            or observed + length != len(body)
             or digest != hashlib.sha256(body).hexdigest()
         ):
             return None
         try:
-            text = body.decode(*_ENCODING)
+            text = body[observed:].decode(*_ENCODING)
         except UnicodeDecodeError:
             return None
         if _CONTROL.search(text):
             return None
-        return StoredAnswer(text, exit_code)
+        return header, body[:observed], StoredAnswer(text, exit_code)
 
-    def keep(self, key: str, answer: StoredAnswer) -> None:
+    def keep(self, key: str, answer: StoredAnswer, observed: Observed | None = None) -> None:
         if _CONTROL.search(answer.text):
             return  # printed as it is when found: it must hold no escape sequence
         try:
-            body = answer.text.encode(*_ENCODING)
-        except UnicodeEncodeError:
+            text = answer.text.encode(*_ENCODING)
+            log = b"" if observed is None else json.dumps(observed.log).encode(*_ENCODING)
+        except (UnicodeEncodeError, TypeError, ValueError):
             return
+        body = log + text
         if len(body) > ANSWER_MAX_BYTES:
             return
         header = {
             "format": ANSWER_FORMAT,
             "key": key,
+            "first": None if observed is None else observed.first_key,
             "exit": answer.exit_code,
-            "bytes": len(body),
+            "observed": len(log),
+            "bytes": len(text),
             "sha256": hashlib.sha256(body).hexdigest(),
         }
         data = json.dumps(header).encode() + b"\n" + body

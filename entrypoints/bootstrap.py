@@ -24,7 +24,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -35,6 +35,7 @@ from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.statuses import ErrorCode
 
 if TYPE_CHECKING:
+    from artifactize.domain.project.observations import Observer
     from artifactize.domain.project.workspace import EvalRef, Workspace
     from artifactize.domain.reviews.remote.sync import RemoteSync
     from artifactize.domain.reviews.reuse.keys import KeyInputs
@@ -66,9 +67,29 @@ if TYPE_CHECKING:
     from artifactize.ports.secrets import SecretStore
     from artifactize.ports.state import StateStore
     from artifactize.ports.store_server_storage import ReviewStoreDb
-    from artifactize.ports.stored_answers import StoredAnswer
+    from artifactize.ports.stored_answers import StoredAnswer, StoredAnswers
 
 __all__ = ["ON_WINDOWS", "Container", "PreparedRun", "PreparedServer", "Services"]
+
+
+def _invocation(selector: str | Selection | None, options: StatusOptions) -> str:
+    """What one ``status`` invocation asked, as text: its selector and every option (the
+    ``--reuse-only`` kinds sorted: a set's order changes from process to process)."""
+    policy = options.policy
+    return json.dumps(
+        [
+            repr(selector),
+            options.recursive,
+            options.ignore_gates,
+            options.force,
+            sorted(str(kind) for kind in policy.reuse_only),
+            policy.profile,
+            policy.jobs,
+            policy.max_executions,
+            policy.fingerprint_jobs,
+        ]
+    )
+
 
 SESSIONS_FOLDER = "tool-sessions"
 CODING_AGENTS_FOLDER = "coding-agents"
@@ -523,11 +544,17 @@ class Services:
         render: Callable[[StatusReport], StoredAnswer],
     ) -> StoredAnswer:
         """``status``'s answer as ``render`` prints it: the one kept in the state home when
-        everything it was made of holds (``ports.stored_answers``: the same workspace,
-        keys, programs, options, environment and code, and an unchanged state), else
-        computed, and kept for next time when the state was not moving under it."""
-        status, refs = self._status_without_state(selector, options)
-        computed = status.keys(refs)
+        everything it was made of holds, else computed, and kept for next time when the
+        state was not moving under it (``ports.stored_answers``; docs/reviews.md).
+
+        Two checks, cheapest first. The first: this invocation (options, environment,
+        code, the state's files) is the one the answer was kept for, and every question
+        its computation asked of the files and programs gets the same answer now
+        (``domain.project.observations``): nothing is loaded. The second: the workspace
+        loaded and every key computed, their digest is the one the answer was kept for."""
+        from artifactize.domain.project.observations import still_hold
+        from artifactize.ports.stored_answers import Observed
+
         home = self._optimisations_home()
         answers = (
             None
@@ -535,11 +562,22 @@ class Services:
             else self.container.stored_answers(state_dir=home, repository=self.repo())
         )
         inputs = None if answers is None else answers.inputs()
+        first = None if inputs is None else self._answer_key(_invocation(selector, options), inputs)
+        if answers is not None and first is not None:
+            observed = answers.find_observed(first)
+            filesystem, programs = self.container.filesystem(), self.container.programs()
+            if observed is not None and still_hold(observed[0], filesystem, programs):
+                return observed[1]
+        observer = self._observer(answers)
+        status, refs = self._status_without_state(selector, options, observer)
+        computed = status.keys(refs)
         key = None if inputs is None else self._answer_key(status.answer_inputs(computed), inputs)
-        if answers is not None and key is not None:
-            found = answers.find(key)
-            if found is not None:
-                return found
+        log = None if first is None or not observer.complete else Observed(first, observer.log)
+        found = None if answers is None or key is None else answers.find(key)
+        if found is not None:
+            if answers is not None and key is not None and log is not None:
+                answers.keep(key, found, log)  # its observations, for the first check
+            return found
         state = self.open_state(create=False)
         status.attach_state(state)
         answer = render(status.report_of(computed))
@@ -549,8 +587,23 @@ class Services:
             and (state is None or state.running_runs() == 0)
             and answers.inputs() == inputs
         ):
-            answers.keep(key, answer)
+            answers.keep(key, answer, log)
         return answer
+
+    def _observer(self, answers: StoredAnswers | None) -> Observer:
+        """The files and programs of one ``status``, each answer logged; a log that a later
+        run cannot replay (a fingerprint script ran, or no answer is kept at all) is
+        incomplete."""
+        from artifactize.domain.project.observations import Observer
+
+        observer = Observer(
+            self.container.filesystem(),
+            self.container.programs(),
+            safely_old=(lambda _: False) if answers is None else answers.safely_old,
+        )
+        if answers is None:
+            observer.incomplete()
+        return observer
 
     def _answer_key(self, computed: str, state: str) -> str:
         """The key of a stored answer: what the domain computed fresh (``computed``), the
@@ -571,17 +624,34 @@ class Services:
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _status_without_state(
-        self, selector: str | Selection | None, options: StatusOptions
+        self,
+        selector: str | Selection | None,
+        options: StatusOptions,
+        observer: Observer | None = None,
     ) -> tuple[Status, list[EvalRef]]:
+        """The ``status`` use case before its state is opened; ``observer``: the files and
+        programs it reads go through it (logged)."""
         from artifactize.domain.use_cases.status import Status
 
-        loaded = self.indexed_config().load(self.repo())
+        config = self.indexed_config()
+        observed: dict[str, Any] = {}
+        if observer is not None:
+            checks = replace(
+                self.container.program_checks(),
+                filesystem=observer.filesystem,
+                programs=observer.programs,
+            )
+            config = replace(config, filesystem=observer.filesystem, programs=checks)
+            observed = {"filesystem": observer.filesystem, "programs": checks}
+        loaded = config.load(self.repo())
         refs = self.select(loaded, selector, selector is None)
         workspace, refs = self.with_variant(loaded, refs, options.policy.profile)
+        scripts = self.container.fingerprint_scripts()
         ports = self.container.status_ports(
             state=None,
-            scripts=self.container.fingerprint_scripts(),
+            scripts=scripts if observer is None else observer.scripts(scripts),
             index=self.file_index(),
+            **observed,
         )
         return Status(ports, workspace, options), refs
 

@@ -348,9 +348,9 @@ _INDEXED_CODE = (
 FILE_INDEX_FILE = "file-index.sqlite"  # in the state home (docs/reviews.md)
 
 
-def _file_index(state_dir: str) -> FileIndex:
+def file_index_of(state_dir: str, *, now_ns: Callable[[], int] | None = None) -> FileIndex:
     """The file index of the state home, stamped with the sources of the code whose results
-    it keeps."""
+    it keeps; ``now_ns``: the time its racy rule measures against (tests move it on)."""
     from artifactize.adapters.file_index import SqliteFileIndex, code_stamp
 
     sources: list[str] = []
@@ -362,7 +362,10 @@ def _file_index(state_dir: str) -> FileIndex:
             if origin.name == "__init__.py"
             else [str(origin)]
         )
-    return SqliteFileIndex(str(Path(state_dir) / FILE_INDEX_FILE), code_stamp(sources))
+    path, stamp = str(Path(state_dir) / FILE_INDEX_FILE), code_stamp(sources)
+    if now_ns is None:
+        return SqliteFileIndex(path, stamp)
+    return SqliteFileIndex(path, stamp, now_ns=now_ns)
 
 
 def stored_answers_of(
@@ -590,7 +593,7 @@ class Container(containers.DeclarativeContainer):
         **_timed,
     )  # state=, producer=, scripts=
     stored_answers = providers.Factory(stored_answers_of)  # state_dir=, repository=
-    file_index = providers.Factory(_file_index)  # state_dir=
+    file_index = providers.Factory(file_index_of)  # state_dir=
     collector_pause = providers.Callable(_collector_pause)
     collector_freeze = providers.Callable(_collector_freeze)
     collector_pause_to_exit = providers.Callable(_collector_pause_to_exit)

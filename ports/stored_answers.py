@@ -17,8 +17,11 @@ timestamp tick could leave its identity unchanged), so no answer made from it is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+from artifactize.ports.filesystem import FileIdentity
 
 
 @dataclass(frozen=True)
@@ -29,17 +32,36 @@ class StoredAnswer:
     exit_code: int
 
 
+@dataclass(frozen=True)
+class Observed:
+    """An answer's first key and what its computation observed (``domain.project
+    .observations``): when the first key is the same and every observation still holds, the
+    answer holds without computing anything (not even its key)."""
+
+    first_key: str
+    log: Sequence[Any]
+
+
 class StoredAnswers(Protocol):
     def inputs(self) -> str | None:
         """The identity of the files an answer reads besides what the key digests (the
         state's), as text; None when one of them is racy: no answer may be kept or used."""
         ...
 
+    def safely_old(self, identity: FileIdentity) -> bool:
+        """Whether a file of this identity changed long enough ago that a later write
+        would change its identity (the racy rule): only such a file may key an answer."""
+        ...
+
     def find(self, key: str) -> StoredAnswer | None:
         """The answer kept under ``key``, when there is one and it is whole."""
         ...
 
-    def keep(self, key: str, answer: StoredAnswer) -> None:
-        """Keep ``answer`` under ``key`` in place of the one kept before; never raises (a
-        failed write keeps nothing)."""
+    def find_observed(self, first_key: str) -> tuple[Sequence[Any], StoredAnswer] | None:
+        """The observations and the answer kept with ``first_key``, when there are some."""
+        ...
+
+    def keep(self, key: str, answer: StoredAnswer, observed: Observed | None = None) -> None:
+        """Keep ``answer`` under ``key`` (and ``observed``, when given) in place of the one
+        kept before; never raises (a failed write keeps nothing)."""
         ...

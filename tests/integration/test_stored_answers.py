@@ -27,9 +27,10 @@ import pytest
 from dependency_injector import providers
 
 from artifactize.adapters.stored_answers import ANSWERS_FOLDER, FileStoredAnswers
+from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.entrypoints import bootstrap
 from artifactize.entrypoints.bootstrap import Container
-from artifactize.entrypoints.container import stored_answers_of
+from artifactize.entrypoints.container import file_index_of, stored_answers_of
 from artifactize.ports.stored_answers import StoredAnswer
 from tests.support.cli import CliResult, run_cli
 from tests.support.processes import no_process_left_behind
@@ -76,9 +77,10 @@ class Repo:
     def cli(self, *args: str, env: dict[str, str] | None = None) -> CliResult:
         command = ["--repo", str(self.path), "--state-dir", str(self.state), *args]
         container = Container()
-        if self.clock_ns is not None:
+        if self.clock_ns is not None:  # the answers and the file index see the files as old
             answers = providers.Factory(stored_answers_of, clock_ns=self.clock_ns)
             container.stored_answers.override(answers)
+            container.file_index.override(providers.Factory(file_index_of, now_ns=self.clock_ns))
         return run_cli(*command, env=env or self.env, cwd=REPO_ROOT, container=container)
 
     def answer_file(self) -> Path | None:
@@ -118,31 +120,58 @@ def state_opened(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return opened
 
 
+@pytest.fixture
+def loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per workspace load (the first check of a kept answer loads none)."""
+    loaded: list[int] = []
+    real = ConfigService.load
+
+    def counting(self: ConfigService, repo: str) -> Any:
+        loaded.append(1)
+        return real(self, repo)
+
+    monkeypatch.setattr(ConfigService, "load", counting)
+    return loaded
+
+
 def _same(first: CliResult, second: CliResult) -> None:
     assert (first.returncode, first.stdout) == (second.returncode, second.stdout)
 
 
 def test_a_second_status_prints_the_kept_answer_and_reads_no_state(
-    tmp_path: Path, later: None, state_opened: list[int]
+    tmp_path: Path, later: None, state_opened: list[int], loads: list[int]
 ) -> None:
+    """The first ``status`` after a ``verify`` computes its answer; the second finds it by
+    its key (the workspace loaded, the state not opened) and keeps, with it, what its
+    computation observed, which the file index made whole by then; the third finds it by
+    those observations alone: nothing loaded, nothing opened, nothing written."""
     repo = Repo(tmp_path)
     assert repo.cli("--json", "verify", "app").returncode == 0
     state_opened.clear()
     first = repo.cli("--json", "status")
-    kept = repo.answer_file()
-    assert first.returncode == 1 and kept is not None and len(state_opened) == 1
-    inode = kept.stat().st_ino
-    again = repo.cli("--json", "status")
-    _same(first, again)
-    assert again.stderr == first.stderr
+    assert first.returncode == 1 and repo.answer_file() is not None and len(state_opened) == 1
+    second = repo.cli("--json", "status")
+    _same(first, second)
+    assert second.stderr == first.stderr
     assert len(state_opened) == 1  # the kept answer: the state was not opened
+    kept = repo.answer_file()
+    assert kept is not None
+    inode = kept.stat().st_ino
+    loads.clear()
+    _same(first, repo.cli("--json", "status"))
+    assert loads == [] and len(state_opened) == 1  # observations alone
     assert kept.stat().st_ino == inode  # and nothing was written
     text = repo.cli("status")  # another form is another answer
     assert text.stdout != first.stdout and len(state_opened) == 2
     assert repo.cli("status").stdout == text.stdout and len(state_opened) == 2
 
 
-def test_every_change_gives_the_answer_computed_afresh(tmp_path: Path, later: None) -> None:
+def test_every_change_gives_the_answer_computed_afresh(
+    tmp_path: Path, later: None, loads: list[int]
+) -> None:
+    """After each change the answer printed (a kept one whose observations or key no longer
+    hold must not be) is the one computed afresh; then, unchanged, it is printed again
+    from its observations alone (no workspace loaded)."""
     repo = Repo(tmp_path)
     assert repo.cli("--json", "verify", "app").returncode == 0
     seen: list[str] = []
@@ -150,7 +179,9 @@ def test_every_change_gives_the_answer_computed_afresh(tmp_path: Path, later: No
     def check(*args: str, env: dict[str, str] | None = None, changed: bool = True) -> None:
         printed = repo.cli("--json", "status", *args, env=env)
         _same(printed, repo.fresh("--json", "status", *args, env=env))
+        loads.clear()
         _same(printed, repo.cli("--json", "status", *args, env=env))  # kept: the same again
+        assert loads == [], "an unchanged repository is answered from the observations"
         if changed:
             assert printed.stdout not in seen, "this change must change the answer"
         seen.append(printed.stdout)
@@ -174,6 +205,20 @@ def test_every_change_gives_the_answer_computed_afresh(tmp_path: Path, later: No
     empty_path = tmp_path / "empty-path"
     empty_path.mkdir()
     check(env={**repo.env, "PATH": str(empty_path)})  # the programs: `true` is not found
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    check(env={**repo.env, "PATH": f"{shadow}:{repo.env['PATH']}"}, changed=False)
+    (shadow / "true").write_text("#!/bin/sh\n")  # a program of the same name, earlier on PATH
+    (shadow / "true").chmod(0o755)
+    check(env={**repo.env, "PATH": f"{shadow}:{repo.env['PATH']}"})
+    (repo.path / ".gitignore").write_text("main.txt\n")  # hides a covered file
+    check()
+    (repo.path / ".gitignore").write_text("input.tx?\n")  # edited, the same size
+    check()
+    (repo.path / ".artfignore").write_text("sign/\n")  # leaves an Artifact out
+    check()
+    (repo.path / ".artfignore").unlink()
+    check(changed=False)  # as before the .artfignore
     (repo.path / "sign" / "notes.txt").write_text("same size\n")
     check()
     os.utime(repo.path / "sign" / "notes.txt", ns=(0, 0))  # times alone: same key, same answer

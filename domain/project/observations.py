@@ -1,0 +1,342 @@
+"""What a computation saw of the files and the programs, to tell later that it would see
+the same again (the first check of a stored ``status`` answer: ``ports.stored_answers``).
+
+``Observer`` wraps the filesystem port and the program finder. Every question asked
+through them is logged with its answer, in order: a folder opened, listed or stat'ed, an
+entry's kind, a file's identity, a program found on ``PATH``. ``still_hold`` asks every
+logged question again of fresh ports, the same way (each folder opened again by its
+canonical path, no link followed), and compares the answers. A computation over the
+workspace is a function of what it observed through these ports (and of the environment,
+the options and the code, which the caller keys), so when every answer is the same, so is
+its result: the workspace it loaded, every key, every program.
+
+A file's content is logged by its identity, taken before and after it was read, and only
+when that identity is safely old (the file index's racy rule: a second write within one
+timestamp tick could leave it unchanged). What cannot be logged that way makes the log
+unusable (``complete`` False): a file opened for reading in pieces, a link's target read,
+a content whose identity moved or was too young. The caller then keeps no log, and the next
+run computes everything.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+from artifactize.ports.filesystem import (
+    DirectoryHandle,
+    DirEntry,
+    FileHandle,
+    FileIdentity,
+    Filesystem,
+    FilesystemError,
+)
+from artifactize.ports.programs import ProgramFinder, ProgramIdentity
+
+Entry = list[Any]  # [question, folder or program, arguments..., answer]
+T = TypeVar("T")
+
+
+def _key(identity: FileIdentity | None) -> str | None:
+    return None if identity is None else identity.key()
+
+
+def _failure(exc: FilesystemError) -> list[str]:
+    return ["!", type(exc).__name__, str(exc)]
+
+
+def _entry(found: DirEntry) -> list[Any]:
+    return [found.name, found.kind.value]
+
+
+class Observer:
+    """The ports a computation runs on, logging what they answered (``log``)."""
+
+    def __init__(
+        self,
+        filesystem: Filesystem,
+        programs: ProgramFinder,
+        *,
+        safely_old: Callable[[FileIdentity], bool],  # the racy rule (ports.stored_answers)
+    ) -> None:
+        self.log: list[Entry] = []
+        self.complete = True
+        self._safely_old = safely_old
+        self.filesystem = _ObservedFilesystem(filesystem, self)
+        self.programs = _ObservedPrograms(programs, self)
+
+    def incomplete(self) -> None:
+        self.complete = False
+
+    def safely_old(self, identity: FileIdentity | None) -> bool:
+        return identity is not None and self._safely_old(identity)
+
+    def asked(self, *entry: Any) -> None:
+        self.log.append(list(entry))
+
+    def scripts(self, real: Any) -> Any:
+        """``real`` fingerprint scripts (``FingerprintScripts``), or None: one that runs
+        leaves the log incomplete (what a program prints cannot be asked again)."""
+        return None if real is None else _ObservedScripts(real, self)
+
+
+class _ObservedScripts:
+    def __init__(self, real: Any, observer: Observer) -> None:
+        self._real = real
+        self._observer = observer
+
+    def run(self, workspace: Any, artifact: Any, script: Any) -> bytes:
+        self._observer.incomplete()
+        data: bytes = self._real.run(workspace, artifact, script)
+        return data
+
+
+class _ObservedFilesystem:
+    def __init__(self, real: Filesystem, observer: Observer) -> None:
+        self._real = real
+        self._observer = observer
+
+    def canonical_directory(self, path: str) -> str:
+        try:
+            found = self._real.canonical_directory(path)
+        except FilesystemError as exc:
+            self._observer.asked("canonical", path, _failure(exc))
+            raise
+        self._observer.asked("canonical", path, found)
+        return found
+
+    def open_root(self, canonical_path: str) -> DirectoryHandle:
+        try:
+            handle = self._real.open_root(canonical_path)
+        except FilesystemError as exc:
+            self._observer.asked("root", canonical_path, _failure(exc))
+            raise
+        self._observer.asked("root", canonical_path, True)
+        return _ObservedFolder(handle, self._observer, root=True)
+
+
+class _ObservedFolder:
+    """A folder handle whose every answer is logged under its physical path."""
+
+    def __init__(self, real: DirectoryHandle, observer: Observer, *, root: bool) -> None:
+        self._real = real
+        self._observer = observer
+        self._root = root  # opened by ``open_root`` (else by its parent's ``open_directory``)
+
+    @property
+    def physical_path(self) -> str:
+        return self._real.physical_path
+
+    def _ask(self, question: str, args: Sequence[Any], call: Callable[[], T]) -> tuple[str, T]:
+        path = self._real.physical_path
+        try:
+            found = call()
+        except FilesystemError as exc:
+            self._observer.asked(question, path, *args, _failure(exc))
+            raise
+        return path, found
+
+    def entries(self, at_most: int | None = None) -> list[DirEntry]:
+        path, found = self._ask("entries", [at_most], lambda: self._real.entries(at_most))
+        self._observer.asked("entries", path, at_most, [_entry(e) for e in found])
+        return list(found)
+
+    def entry(self, name: str) -> DirEntry:
+        path, found = self._ask("entry", [name], lambda: self._real.entry(name))
+        self._observer.asked("entry", path, name, _entry(found))
+        return found
+
+    def open_directory(self, name: str) -> DirectoryHandle:
+        path, found = self._ask("folder", [name], lambda: self._real.open_directory(name))
+        self._observer.asked("folder", path, name, True)
+        return _ObservedFolder(found, self._observer, root=False)
+
+    def identity(self, name: str) -> FileIdentity | None:
+        path, found = self._ask("identity", [name], lambda: self._real.identity(name))
+        self._observer.asked("identity", path, name, _key(found))
+        return found
+
+    def folder_identity(self, name: str) -> FileIdentity | None:
+        path, found = self._ask("folder_identity", [name], lambda: self._real.folder_identity(name))
+        self._observer.asked("folder_identity", path, name, _key(found))
+        return found
+
+    def opened_identity(self) -> FileIdentity | None:
+        found = self._real.opened_identity()
+        self._observer.asked("opened", self._real.physical_path, self._root, _key(found))
+        return found
+
+    def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
+        listed = list(paths)
+        path, found = self._ask(
+            "below", [listed, folders], lambda: self._real.identities_below(listed, folders=folders)
+        )
+        self._observer.asked("below", path, listed, folders, [_key(i) for i in found])
+        return list(found)
+
+    def identity_keys_below(self, paths: Sequence[str], *, folders: bool) -> list[str | None]:
+        listed = list(paths)
+        path, found = self._ask(
+            "below",
+            [listed, folders],
+            lambda: self._real.identity_keys_below(listed, folders=folders),
+        )
+        self._observer.asked("below", path, listed, folders, list(found))
+        return list(found)
+
+    def read_file(self, name: str, max_bytes: int) -> bytes:
+        return self._read(name, lambda: self._real.read_file(name, max_bytes))
+
+    def read_listed_file(self, name: str, max_bytes: int) -> bytes:
+        return self._read(name, lambda: self._real.read_listed_file(name, max_bytes))
+
+    def _read(self, name: str, read: Callable[[], bytes]) -> bytes:
+        """A file read whole: logged as its identity, the same before and after the read
+        and safely old; anything else leaves the log incomplete."""
+        before = self._real.identity(name)
+        path, data = self._ask("content", [name], read)
+        after = self._real.identity(name)
+        if before != after or not self._observer.safely_old(after):
+            self._observer.incomplete()
+        self._observer.asked("content", path, name, _key(after))
+        return data
+
+    def open_file(self, name: str) -> FileHandle:
+        self._observer.incomplete()  # read in pieces: not logged
+        return self._real.open_file(name)
+
+    def read_link(self, name: str) -> str:
+        self._observer.incomplete()
+        return self._real.read_link(name)
+
+    def close(self) -> None:
+        self._real.close()
+
+    def __enter__(self) -> DirectoryHandle:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._real.close()
+
+
+class _ObservedPrograms:
+    def __init__(self, real: ProgramFinder, observer: Observer) -> None:
+        self._real = real
+        self._observer = observer
+        self.windows_paths = real.windows_paths
+
+    def find_on_path(self, name: str, path_variable: str, cwd: str) -> str | None:
+        found = self._real.find_on_path(name, path_variable, cwd)
+        self._observer.asked("find", name, path_variable, cwd, found)
+        return found
+
+    def is_executable_file(self, path: str) -> bool:
+        found = self._real.is_executable_file(path)
+        self._observer.asked("executable", path, found)
+        return found
+
+    def identity(self, path: str) -> ProgramIdentity:
+        found = self._real.identity(path)
+        self._observer.asked("program", path, [found.real_path, found.own_environment])
+        return found
+
+
+def still_hold(log: Sequence[Entry], filesystem: Filesystem, programs: ProgramFinder) -> bool:
+    """Whether every question of ``log`` gets the same answer now (each folder opened again
+    by its physical path, no link followed); False for a log this code cannot read."""
+    folders: dict[str, DirectoryHandle | None] = {}
+    try:
+        return all(_holds(entry, filesystem, programs, folders) for entry in log)
+    except (TypeError, ValueError, IndexError, KeyError):
+        return False  # another shape of log
+    finally:
+        for handle in folders.values():
+            if handle is not None:
+                handle.close()
+
+
+def _folder(
+    path: str, filesystem: Filesystem, folders: dict[str, DirectoryHandle | None]
+) -> DirectoryHandle | None:
+    if path not in folders:
+        try:
+            folders[path] = filesystem.open_root(path)
+        except FilesystemError:
+            folders[path] = None
+    return folders[path]
+
+
+def _holds(
+    entry: Entry,
+    filesystem: Filesystem,
+    programs: ProgramFinder,
+    folders: dict[str, DirectoryHandle | None],
+) -> bool:
+    question, subject, *rest = entry
+    answer = rest[-1]
+    if question == "find":
+        path_variable, cwd = rest[:2]
+        return bool(programs.find_on_path(subject, path_variable, cwd) == answer)
+    if question == "executable":
+        return bool(programs.is_executable_file(subject) == answer)
+    if question == "program":
+        found = programs.identity(subject)
+        return bool([found.real_path, found.own_environment] == answer)
+    if question == "canonical":
+        return bool(_now(lambda: filesystem.canonical_directory(subject)) == answer)
+    if question == "root":
+        return bool(_now(lambda: _opened(filesystem, subject)) == answer)
+    if question == "opened" and rest[0]:  # a folder opened by ``open_root``
+        return bool(_now(lambda: _opened_identity(filesystem, subject)) == answer)
+    if question == "opened":  # opened by its parent, after a no-follow stat of its name
+        parent, name = posixpath.split(subject)
+        above = _folder(parent, filesystem, folders)
+        return above is not None and _now(lambda: _key(above.folder_identity(name))) == answer
+    handle = _folder(subject, filesystem, folders)
+    if handle is None:
+        return False
+    return bool(_now(lambda: _asked_of(handle, question, rest[:-1])) == answer)
+
+
+def _opened(filesystem: Filesystem, path: str) -> bool:
+    with filesystem.open_root(path):
+        return True
+
+
+def _opened_identity(filesystem: Filesystem, path: str) -> str | None:
+    with filesystem.open_root(path) as handle:
+        return _key(handle.opened_identity())
+
+
+def _asked_of(handle: DirectoryHandle, question: str, args: list[Any]) -> Any:
+    if question == "entries":
+        return [_entry(e) for e in handle.entries(args[0])]
+    if question == "entry":
+        return _entry(handle.entry(args[0]))
+    if question == "folder":
+        handle.open_directory(args[0]).close()
+        return True
+    if question == "identity":
+        return _key(handle.identity(args[0]))
+    if question == "folder_identity":
+        return _key(handle.folder_identity(args[0]))
+    if question == "below":
+        paths, folders = args
+        return list(handle.identity_keys_below(paths, folders=folders))
+    if question == "content":
+        return _key(handle.identity(args[0]))
+    raise ValueError(question)
+
+
+def _now(ask: Callable[[], Any]) -> Any:
+    try:
+        return ask()
+    except FilesystemError as exc:
+        return _failure(exc)
