@@ -60,6 +60,7 @@ class FileStoredAnswers:
         self._path = self._folder / name
         self._inputs_files = tuple(inputs_files)
         self._clock_ns = clock_ns
+        self._file: bytes | None = None  # the kept file's bytes, once read
 
     def inputs(self) -> str | None:
         now = self._clock_ns()
@@ -89,35 +90,34 @@ class FileStoredAnswers:
         return max(identity.mtime_ns, identity.ctime_ns) < self._clock_ns() - RACY_MARGIN_NS
 
     def find(self, key: str) -> StoredAnswer | None:
-        found = self._read()
-        if found is None or found[0].get("key") != key:
-            return None
-        return found[2]
+        found = self._whole(lambda header: header.get("key") == key)
+        return None if found is None else found[1]
 
     def find_observed(self, first_key: str) -> tuple[Sequence[Any], StoredAnswer] | None:
-        found = self._read()
-        if found is None or found[0].get("first") != first_key or not first_key:
+        found = self._whole(lambda header: bool(first_key) and header.get("first") == first_key)
+        if found is None:
             return None
         try:
-            log = json.loads(found[1])
+            log = json.loads(found[0])
         except ValueError:
             return None
-        return (log, found[2]) if isinstance(log, list) else None
+        return (log, found[1]) if isinstance(log, list) else None
 
-    def _read(self) -> tuple[dict[str, Any], bytes, StoredAnswer] | None:
-        """The header, the observations' bytes and the answer of the kept file, when it is
-        whole and its text holds no control character."""
-        data = _read_regular(self._path)
-        if data is None:
-            return None
-        head, newline, body = data.partition(b"\n")
+    def _whole(self, wanted: Callable[[dict[str, Any]], bool]) -> tuple[bytes, StoredAnswer] | None:
+        """The observations' bytes and the answer of the kept file, when its header is
+        ``wanted`` (checked first: a file kept for another key is not hashed), it is whole
+        and its text holds no control character. The file is read once per instance (a
+        command asks by its first key, then by its key)."""
+        if self._file is None:
+            self._file = _read_regular(self._path) or b""
+        head, newline, body = self._file.partition(b"\n")
         try:
             header = json.loads(head)
-            if not newline or header["format"] != ANSWER_FORMAT:
+            if not newline or header["format"] != ANSWER_FORMAT or not wanted(header):
                 return None
             exit_code, observed, length = header["exit"], header["observed"], header["bytes"]
             digest = header["sha256"]
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, AttributeError):
             return None
         if (
             type(exit_code) is not int
@@ -133,7 +133,7 @@ class FileStoredAnswers:
             return None
         if _CONTROL.search(text):
             return None
-        return header, body[:observed], StoredAnswer(text, exit_code)
+        return body[:observed], StoredAnswer(text, exit_code)
 
     def keep(self, key: str, answer: StoredAnswer, observed: Observed | None = None) -> None:
         if _CONTROL.search(answer.text):

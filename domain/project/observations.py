@@ -20,6 +20,7 @@ run computes everything.
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -41,6 +42,12 @@ T = TypeVar("T")
 
 def _key(identity: FileIdentity | None) -> str | None:
     return None if identity is None else identity.key()
+
+
+def _digest(keys: Sequence[str | None]) -> str:
+    """Many identity keys as one digest (a kept walk asks for a hundred thousand)."""
+    text = "\n".join("-" if key is None else key for key in keys)
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _failure(exc: FilesystemError) -> list[str]:
@@ -69,12 +76,14 @@ class Observer:
 
     def incomplete(self) -> None:
         self.complete = False
+        self.log.clear()
 
     def safely_old(self, identity: FileIdentity | None) -> bool:
         return identity is not None and self._safely_old(identity)
 
     def asked(self, *entry: Any) -> None:
-        self.log.append(list(entry))
+        if self.complete:  # an incomplete log is never kept: no use growing it
+            self.log.append(list(entry))
 
     def scripts(self, real: Any) -> Any:
         """``real`` fingerprint scripts (``FingerprintScripts``), or None: one that runs
@@ -173,7 +182,7 @@ class _ObservedFolder:
         path, found = self._ask(
             "below", [listed, folders], lambda: self._real.identities_below(listed, folders=folders)
         )
-        self._observer.asked("below", path, listed, folders, [_key(i) for i in found])
+        self._observer.asked("below", path, listed, folders, _digest([_key(i) for i in found]))
         return list(found)
 
     def identity_keys_below(self, paths: Sequence[str], *, folders: bool) -> list[str | None]:
@@ -183,7 +192,7 @@ class _ObservedFolder:
             [listed, folders],
             lambda: self._real.identity_keys_below(listed, folders=folders),
         )
-        self._observer.asked("below", path, listed, folders, list(found))
+        self._observer.asked("below", path, listed, folders, _digest(found))
         return list(found)
 
     def read_file(self, name: str, max_bytes: int) -> bytes:
@@ -329,7 +338,7 @@ def _asked_of(handle: DirectoryHandle, question: str, args: list[Any]) -> Any:
         return _key(handle.folder_identity(args[0]))
     if question == "below":
         paths, folders = args
-        return list(handle.identity_keys_below(paths, folders=folders))
+        return _digest(handle.identity_keys_below(paths, folders=folders))
     if question == "content":
         return _key(handle.identity(args[0]))
     raise ValueError(question)

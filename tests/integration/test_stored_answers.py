@@ -31,7 +31,7 @@ from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.entrypoints import bootstrap
 from artifactize.entrypoints.bootstrap import Container
 from artifactize.entrypoints.container import file_index_of, stored_answers_of
-from artifactize.ports.stored_answers import StoredAnswer
+from artifactize.ports.stored_answers import Observed, StoredAnswer
 from tests.support.cli import CliResult, run_cli
 from tests.support.processes import no_process_left_behind
 from tests.support.workspaces import toml_value as toml
@@ -298,12 +298,44 @@ def _running(repo: Repo) -> bool:
 # --- the adapter's files, planted and damaged -------------------------------------------
 
 
+class Commands:
+    """The adapter as successive commands use it: each call a fresh one (an instance reads
+    its file once)."""
+
+    def __init__(self, state: Path) -> None:
+        self.state = state
+
+    def _adapter(self) -> FileStoredAnswers:
+        files = [(str(self.state / "state.sqlite"), False)]
+        return FileStoredAnswers(str(self.state), "/some/repo", files, clock_ns=_later)
+
+    def keep(self, key: str, answer: StoredAnswer, observed: Observed | None = None) -> None:
+        self._adapter().keep(key, answer, observed)
+
+    def find(self, key: str) -> StoredAnswer | None:
+        return self._adapter().find(key)
+
+    def find_observed(self, first_key: str) -> tuple[Any, StoredAnswer] | None:
+        return self._adapter().find_observed(first_key)
+
+
 @pytest.fixture
-def answers(tmp_path: Path) -> FileStoredAnswers:
+def answers(tmp_path: Path) -> Commands:
     state = tmp_path / "state"
     state.mkdir()
-    files = [(str(state / "state.sqlite"), False)]
-    return FileStoredAnswers(str(state), "/some/repo", files, clock_ns=_later)
+    return Commands(state)
+
+
+def test_observations_are_kept_with_their_first_key(answers: Commands) -> None:
+    answer = StoredAnswer("the answer", 0)
+    log = [["root", "/r", True], ["below", "/r", ["a"], False, "digest"]]
+    answers.keep("k", answer, Observed("first", log))
+    assert answers.find_observed("first") == (log, answer)
+    assert answers.find_observed("other") is None
+    assert answers.find_observed("") is None
+    assert answers.find("k") == answer
+    answers.keep("k", answer)  # kept again without observations: none are found
+    assert answers.find_observed("first") is None and answers.find("k") == answer
 
 
 def _only_file(tmp_path: Path) -> Path:
@@ -312,7 +344,7 @@ def _only_file(tmp_path: Path) -> Path:
 
 
 def test_a_kept_answer_is_found_only_under_its_key_and_whole(
-    tmp_path: Path, answers: FileStoredAnswers
+    tmp_path: Path, answers: Commands
 ) -> None:
     answer = StoredAnswer('{\n  "é": "\\u001b"\n}\n\tand a tab', 1)
     answers.keep("k1", answer)
@@ -335,7 +367,7 @@ def test_a_kept_answer_is_found_only_under_its_key_and_whole(
 
 @pytest.mark.parametrize("control", ["\x1b[2J", "\x07", "\x9b31m", "\r"])
 def test_an_answer_holding_control_characters_is_never_kept_nor_printed(
-    tmp_path: Path, answers: FileStoredAnswers, control: str
+    tmp_path: Path, answers: Commands, control: str
 ) -> None:
     answers.keep("k", StoredAnswer(f"text {control} more", 0))
     assert not (tmp_path / "state" / ANSWERS_FOLDER).exists()
@@ -353,9 +385,7 @@ def test_an_answer_holding_control_characters_is_never_kept_nor_printed(
     assert answers.find("k") is None
 
 
-def test_a_link_or_fifo_at_the_answer_is_not_followed(
-    tmp_path: Path, answers: FileStoredAnswers
-) -> None:
+def test_a_link_or_fifo_at_the_answer_is_not_followed(tmp_path: Path, answers: Commands) -> None:
     answers.keep("k", StoredAnswer("the answer", 0))
     path = _only_file(tmp_path)
     real = tmp_path / "elsewhere"
@@ -371,7 +401,7 @@ def test_a_link_or_fifo_at_the_answer_is_not_followed(
 
 
 def test_an_answers_folder_replaced_by_a_link_is_not_written_through(
-    tmp_path: Path, answers: FileStoredAnswers
+    tmp_path: Path, answers: Commands
 ) -> None:
     target = tmp_path / "target"
     target.mkdir()
@@ -402,7 +432,7 @@ def test_the_state_files_are_trusted_only_when_safely_old(tmp_path: Path) -> Non
     assert answers.inputs() is None  # not a regular file: nothing is trusted
 
 
-def test_nothing_is_left_of_a_failed_write(tmp_path: Path, answers: FileStoredAnswers) -> None:
+def test_nothing_is_left_of_a_failed_write(tmp_path: Path, answers: Commands) -> None:
     folder = tmp_path / "state" / ANSWERS_FOLDER
     folder.mkdir(mode=0o700)
     name = hashlib.sha256(b"/some/repo").hexdigest()[:32]  # the answer's, taken by a folder
