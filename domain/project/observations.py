@@ -85,6 +85,24 @@ class Observer:
         if self.complete:  # an incomplete log is never kept: no use growing it
             self.log.append(list(entry))
 
+    def logged(
+        self,
+        question: str,
+        subject: str,
+        args: Sequence[Any],
+        call: Callable[[], T],
+        answer: Callable[[T], Any],
+    ) -> T:
+        """``call()``, logged as ``[question, subject, *args, answer(found)]``, or with the
+        filesystem's refusal (raised again) as its answer."""
+        try:
+            found = call()
+        except FilesystemError as exc:
+            self.asked(question, subject, *args, _failure(exc))
+            raise
+        self.asked(question, subject, *args, answer(found))
+        return found
+
     def scripts(self, real: Any) -> Any:
         """``real`` fingerprint scripts (``FingerprintScripts``), or None: one that runs
         leaves the log incomplete (what a program prints cannot be asked again)."""
@@ -102,27 +120,31 @@ class _ObservedScripts:
         return data
 
 
+def _same(found: Any) -> Any:
+    return found
+
+
+def _listed(found: Sequence[DirEntry]) -> list[list[Any]]:
+    return [_entry(e) for e in found]
+
+
+def _done(_: Any) -> bool:
+    return True
+
+
 class _ObservedFilesystem:
     def __init__(self, real: Filesystem, observer: Observer) -> None:
         self._real = real
         self._observer = observer
 
     def canonical_directory(self, path: str) -> str:
-        try:
-            found = self._real.canonical_directory(path)
-        except FilesystemError as exc:
-            self._observer.asked("canonical", path, _failure(exc))
-            raise
-        self._observer.asked("canonical", path, found)
+        call = lambda: self._real.canonical_directory(path)  # noqa: E731
+        found: str = self._observer.logged("canonical", path, (), call, _same)
         return found
 
     def open_root(self, canonical_path: str) -> DirectoryHandle:
-        try:
-            handle = self._real.open_root(canonical_path)
-        except FilesystemError as exc:
-            self._observer.asked("root", canonical_path, _failure(exc))
-            raise
-        self._observer.asked("root", canonical_path, True)
+        call = lambda: self._real.open_root(canonical_path)  # noqa: E731
+        handle = self._observer.logged("root", canonical_path, (), call, _done)
         return _ObservedFolder(handle, self._observer, root=True)
 
 
@@ -138,39 +160,29 @@ class _ObservedFolder:
     def physical_path(self) -> str:
         return self._real.physical_path
 
-    def _ask(self, question: str, args: Sequence[Any], call: Callable[[], T]) -> tuple[str, T]:
-        path = self._real.physical_path
-        try:
-            found = call()
-        except FilesystemError as exc:
-            self._observer.asked(question, path, *args, _failure(exc))
-            raise
-        return path, found
+    def _ask(
+        self, question: str, args: Sequence[Any], call: Callable[[], T], answer: Callable[[T], Any]
+    ) -> T:
+        return self._observer.logged(question, self._real.physical_path, args, call, answer)
 
     def entries(self, at_most: int | None = None) -> list[DirEntry]:
-        path, found = self._ask("entries", [at_most], lambda: self._real.entries(at_most))
-        self._observer.asked("entries", path, at_most, [_entry(e) for e in found])
+        found: list[DirEntry] = self._ask(
+            "entries", [at_most], lambda: self._real.entries(at_most), _listed
+        )
         return list(found)
 
     def entry(self, name: str) -> DirEntry:
-        path, found = self._ask("entry", [name], lambda: self._real.entry(name))
-        self._observer.asked("entry", path, name, _entry(found))
-        return found
+        return self._ask("entry", [name], lambda: self._real.entry(name), _entry)
 
     def open_directory(self, name: str) -> DirectoryHandle:
-        path, found = self._ask("folder", [name], lambda: self._real.open_directory(name))
-        self._observer.asked("folder", path, name, True)
+        found = self._ask("folder", [name], lambda: self._real.open_directory(name), _done)
         return _ObservedFolder(found, self._observer, root=False)
 
     def identity(self, name: str) -> FileIdentity | None:
-        path, found = self._ask("identity", [name], lambda: self._real.identity(name))
-        self._observer.asked("identity", path, name, _key(found))
-        return found
+        return self._ask("identity", [name], lambda: self._real.identity(name), _key)
 
     def folder_identity(self, name: str) -> FileIdentity | None:
-        path, found = self._ask("folder_identity", [name], lambda: self._real.folder_identity(name))
-        self._observer.asked("folder_identity", path, name, _key(found))
-        return found
+        return self._ask("folder_identity", [name], lambda: self._real.folder_identity(name), _key)
 
     def opened_identity(self) -> FileIdentity | None:
         found = self._real.opened_identity()
@@ -179,20 +191,14 @@ class _ObservedFolder:
 
     def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
         listed = list(paths)
-        path, found = self._ask(
-            "below", [listed, folders], lambda: self._real.identities_below(listed, folders=folders)
-        )
-        self._observer.asked("below", path, listed, folders, _digest([_key(i) for i in found]))
+        call = lambda: self._real.identities_below(listed, folders=folders)  # noqa: E731
+        found = self._ask("below", [listed, folders], call, lambda i: _digest([_key(x) for x in i]))
         return list(found)
 
     def identity_keys_below(self, paths: Sequence[str], *, folders: bool) -> list[str | None]:
         listed = list(paths)
-        path, found = self._ask(
-            "below",
-            [listed, folders],
-            lambda: self._real.identity_keys_below(listed, folders=folders),
-        )
-        self._observer.asked("below", path, listed, folders, _digest(found))
+        call = lambda: self._real.identity_keys_below(listed, folders=folders)  # noqa: E731
+        found: list[str | None] = self._ask("below", [listed, folders], call, _digest)
         return list(found)
 
     def read_file(self, name: str, max_bytes: int) -> bytes:
@@ -205,11 +211,9 @@ class _ObservedFolder:
         """A file read whole: logged as its identity, the same before and after the read
         and safely old; anything else leaves the log incomplete."""
         before = self._real.identity(name)
-        path, data = self._ask("content", [name], read)
-        after = self._real.identity(name)
-        if before != after or not self._observer.safely_old(after):
+        data = self._ask("content", [name], read, lambda _: _key(before))
+        if self._real.identity(name) != before or not self._observer.safely_old(before):
             self._observer.incomplete()
-        self._observer.asked("content", path, name, _key(after))
         return data
 
     def open_file(self, name: str) -> FileHandle:
