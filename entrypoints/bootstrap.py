@@ -617,6 +617,7 @@ class Services:
             self.repo(),
             self.state_dir(),
             sorted(os.environ.items()),
+            sorted(self.container.environment().items()),  # the programs' (os.environ)
             state,
             computed,
         ]
