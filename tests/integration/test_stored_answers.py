@@ -441,3 +441,25 @@ def test_nothing_is_left_of_a_failed_write(tmp_path: Path, answers: Commands) ->
     assert sorted(p.name for p in folder.iterdir()) == [name]  # no temporary file left
     assert answers.find("k") is None
     assert not [f for f in psutil.Process().open_files() if f.path.startswith(str(folder))]
+
+
+def test_a_folder_moved_away_and_linked_back_is_not_answered_from_the_kept_answer(
+    tmp_path: Path, later: None, loads: list[int]
+) -> None:
+    """The same files, the same inodes, reached through a link: the kept answer's
+    observations (each stat no-follow, each folder opened again with no link followed) must
+    not hold, and the answer is the one computed afresh (a link is refused)."""
+    repo = Repo(tmp_path)
+    assert repo.cli("--json", "verify", "app").returncode == 0
+    for _ in range(3):
+        kept = repo.cli("--json", "status")
+    loads.clear()
+    _same(kept, repo.cli("--json", "status"))
+    assert loads == []  # answered from its observations
+    moved = tmp_path / "elsewhere"
+    (repo.path / "app").rename(moved)
+    (repo.path / "app").symlink_to(moved)
+    printed = repo.cli("--json", "status")
+    assert loads, "the kept answer must not be printed"
+    assert printed.stdout != kept.stdout
+    _same(printed, repo.fresh("--json", "status"))
