@@ -572,7 +572,7 @@ class Services:
         status, refs = self._status_without_state(selector, options, observer)
         computed = status.keys(refs)
         key = None if inputs is None else self._answer_key(status.answer_inputs(computed), inputs)
-        log = None if first is None or not observer.complete else Observed(first, observer.log)
+        log = None if first is None or not observer.complete else Observed(first, [*observer.log])
         found = None if answers is None or key is None else answers.find(key)
         if found is not None:
             if answers is not None and key is not None and log is not None:

@@ -263,7 +263,10 @@ class _ObservedPrograms:
 
 def still_hold(log: Sequence[Entry], filesystem: Filesystem, programs: ProgramFinder) -> bool:
     """Whether every question of ``log`` gets the same answer now (each folder opened again
-    by its physical path, no link followed); False for a log this code cannot read."""
+    by its physical path, no link followed); False for a log this code cannot read, and for
+    an empty one (a computation that asked nothing was not observed)."""
+    if not log:
+        return False
     folders: dict[str, DirectoryHandle | None] = {}
     try:
         return all(_holds(entry, filesystem, programs, folders) for entry in log)

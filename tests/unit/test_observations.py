@@ -88,3 +88,8 @@ def test_a_log_of_another_shape_does_not_hold() -> None:
     logs: list[list[list[Any]]] = [[["below", "/repo"]], [["nonsense", "/repo", 1]], [[]]]
     for log in logs:
         assert not still_hold(log, files, FakePrograms())
+
+
+def test_an_empty_log_does_not_hold() -> None:
+    _, files = _world()
+    assert not still_hold([], files, FakePrograms())
