@@ -21,7 +21,6 @@ run computes everything.
 from __future__ import annotations
 
 import hashlib
-import posixpath
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
@@ -145,16 +144,20 @@ class _ObservedFilesystem:
     def open_root(self, canonical_path: str) -> DirectoryHandle:
         call = lambda: self._real.open_root(canonical_path)  # noqa: E731
         handle = self._observer.logged("root", canonical_path, (), call, _done)
-        return _ObservedFolder(handle, self._observer, root=True)
+        return _ObservedFolder(handle, self._observer, opened_by=None)
 
 
 class _ObservedFolder:
     """A folder handle whose every answer is logged under its physical path."""
 
-    def __init__(self, real: DirectoryHandle, observer: Observer, *, root: bool) -> None:
+    def __init__(
+        self, real: DirectoryHandle, observer: Observer, *, opened_by: list[str] | None
+    ) -> None:
         self._real = real
         self._observer = observer
-        self._root = root  # opened by ``open_root`` (else by its parent's ``open_directory``)
+        # [the parent's physical path, the name] when its parent's ``open_directory``
+        # opened it (after a no-follow stat of the name); None: ``open_root`` did.
+        self._opened_by = opened_by
 
     @property
     def physical_path(self) -> str:
@@ -176,7 +179,8 @@ class _ObservedFolder:
 
     def open_directory(self, name: str) -> DirectoryHandle:
         found = self._ask("folder", [name], lambda: self._real.open_directory(name), _done)
-        return _ObservedFolder(found, self._observer, root=False)
+        parent = [self._real.physical_path, name]
+        return _ObservedFolder(found, self._observer, opened_by=parent)
 
     def identity(self, name: str) -> FileIdentity | None:
         return self._ask("identity", [name], lambda: self._real.identity(name), _key)
@@ -186,7 +190,7 @@ class _ObservedFolder:
 
     def opened_identity(self) -> FileIdentity | None:
         found = self._real.opened_identity()
-        self._observer.asked("opened", self._real.physical_path, self._root, _key(found))
+        self._observer.asked("opened", self._real.physical_path, self._opened_by, _key(found))
         return found
 
     def identities_below(self, paths: Sequence[str], *, folders: bool) -> list[FileIdentity | None]:
@@ -309,10 +313,10 @@ def _holds(
         return bool(_now(lambda: filesystem.canonical_directory(subject)) == answer)
     if question == "root":
         return bool(_now(lambda: _opened(filesystem, subject)) == answer)
-    if question == "opened" and rest[0]:  # a folder opened by ``open_root``
+    if question == "opened" and rest[0] is None:  # a folder opened by ``open_root``
         return bool(_now(lambda: _opened_identity(filesystem, subject)) == answer)
     if question == "opened":  # opened by its parent, after a no-follow stat of its name
-        parent, name = posixpath.split(subject)
+        parent, name = rest[0]
         above = _folder(parent, filesystem, folders)
         return above is not None and _now(lambda: _key(above.folder_identity(name))) == answer
     handle = _folder(subject, filesystem, folders)

@@ -22,8 +22,10 @@ def _observed(files: MemoryFilesystem, programs: Any) -> Observer:
     observer = Observer(files, programs, safely_old=lambda _: True)
     with observer.filesystem.open_root("/repo") as root:
         assert [e.name for e in root.entries()] == ["a", "b.txt"]
+        assert root.opened_identity() is None  # not told by this filesystem
         with root.open_directory("a") as folder:
             assert folder.entry("x.txt").name == "x.txt"
+            assert folder.opened_identity() is None
         with pytest.raises(EntryNotFound):
             root.entry(".gitignore")
     assert observer.programs.find_on_path("true", "/usr/bin", "/repo") == "/usr/bin/true"
