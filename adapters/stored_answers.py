@@ -1,9 +1,11 @@
 """Stored answers in files of the state home (``ports.stored_answers``).
 
 One file per repository (``answers/<digest of the repository's path>``), replaced by each
-answer kept: a first line of JSON (the format, the key, the exit code, the text's length and
-SHA-256) and the text. It is read only when it is a regular file (no link followed, no FIFO
-waited on), at most ``ANSWER_MAX_BYTES``, whole (length and digest), under the very key
+answer kept: a first line of JSON (the format, the keys, the exit code, the lengths and the
+SHA-256 of what follows), the observations' log and the text. It is read and written through
+the private files port (``ports.private_files``: no link followed, a FIFO never waited on,
+the user's own 0600 file in a 0700 folder, replaced in one rename), at most
+``ANSWER_MAX_BYTES``, and used only when whole (lengths and digest), under the very key
 asked for, and free of control characters other than newlines and tabs: a kept answer is
 printed as it is, so one planted in a state home that came from elsewhere must not reach the
 terminal with escape sequences (a fresh answer never holds them: JSON escapes them, and
@@ -20,23 +22,18 @@ import re
 import stat
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from artifactize.adapters.file_index import RACY_MARGIN_NS
 from artifactize.ports.filesystem import FileIdentity
+from artifactize.ports.private_files import PrivateFileError, PrivateFiles
 from artifactize.ports.stored_answers import Observed, StoredAnswer
 
 ANSWERS_FOLDER = "answers"  # in the state home (docs/reviews.md)
 ANSWER_FORMAT = 2
 ANSWER_MAX_BYTES = 512 * 1024 * 1024  # a status of 10,000 Artifacts prints ~13 MB
+_FILE_MAX = ANSWER_MAX_BYTES + 4096  # and its header line
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
-_PRIVATE_FOLDER = 0o700
-_PRIVATE_FILE = 0o600
 _ENCODING = ("utf-8", "surrogatepass")  # any str the command echoed, back as it was
 
 
@@ -53,11 +50,12 @@ class FileStoredAnswers:
         repository: str,
         inputs_files: Sequence[tuple[str, bool]],
         *,
+        files: PrivateFiles,
         clock_ns: Callable[[], int] = time.time_ns,  # what "safely old" is measured against
     ) -> None:
-        self._folder = Path(state_dir) / ANSWERS_FOLDER
-        name = hashlib.sha256(os.fsencode(repository)).hexdigest()[:32]
-        self._path = self._folder / name
+        self._state_dir = state_dir
+        self._names = [ANSWERS_FOLDER, hashlib.sha256(os.fsencode(repository)).hexdigest()[:32]]
+        self._files = files
         self._inputs_files = tuple(inputs_files)
         self._clock_ns = clock_ns
         self._file: bytes | None = None  # the kept file's bytes, once read
@@ -109,7 +107,11 @@ class FileStoredAnswers:
         and its text holds no control character. The file is read once per instance (a
         command asks by its first key, then by its key)."""
         if self._file is None:
-            self._file = _read_regular(self._path) or b""
+            try:
+                read = self._files.read(self._state_dir, self._names, _FILE_MAX, private=True)
+            except PrivateFileError:  # a link, a FIFO, not the user's alone, too large
+                read = None
+            self._file = read or b""
         head, newline, body = self._file.partition(b"\n")
         try:
             header = json.loads(head)
@@ -156,60 +158,5 @@ class FileStoredAnswers:
             "sha256": hashlib.sha256(body).hexdigest(),
         }
         data = json.dumps(header).encode() + b"\n" + body
-        with contextlib.suppress(OSError):
-            _private_folder(self._folder)
-            _replace(self._path, data)
-
-
-def _read_regular(path: Path) -> bytes | None:
-    """The whole of a regular file at ``path`` (no link followed, a FIFO not waited on), at
-    most ``ANSWER_MAX_BYTES`` and a line; None otherwise."""
-    try:
-        fd = os.open(path, os.O_RDONLY | _BINARY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > ANSWER_MAX_BYTES + 4096:
-            return None
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _private_folder(folder: Path) -> None:
-    """``folder`` as a real folder of this user's (made 0700 when missing; a link or
-    anything else in its place is refused with OSError)."""
-    with contextlib.suppress(FileExistsError):
-        folder.mkdir(_PRIVATE_FOLDER)
-    info = folder.lstat()
-    owner = getattr(os, "getuid", None)  # POSIX: the folder must be this user's
-    if not stat.S_ISDIR(info.st_mode) or (owner is not None and info.st_uid != owner()):
-        raise OSError(f"not a private folder: {folder}")
-
-
-def _replace(path: Path, data: bytes) -> None:
-    """``data`` at ``path`` in one rename: a reader sees the old answer or the new one."""
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.new")
-    fd = os.open(
-        temporary,
-        os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY | _NOFOLLOW | _CLOEXEC,
-        _PRIVATE_FILE,
-    )
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        temporary.replace(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
+        with contextlib.suppress(PrivateFileError, OSError):
+            self._files.write(self._state_dir, self._names, data)

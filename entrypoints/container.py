@@ -369,19 +369,23 @@ def file_index_of(state_dir: str, *, now_ns: Callable[[], int] | None = None) ->
 
 
 def stored_answers_of(
-    state_dir: str, repository: str, *, clock_ns: Callable[[], int] | None = None
+    state_dir: str,
+    repository: str,
+    *,
+    private_files: PrivateFiles,
+    clock_ns: Callable[[], int] | None = None,
 ) -> StoredAnswers:
-    """The stored answers of ``repository``'s commands (``ports.stored_answers``), which read
-    the state's database and its write-ahead and rollback journals besides their keys;
-    ``clock_ns``: the time they are measured against (tests move it on)."""
+    """The stored answers of ``repository``'s commands (``ports.stored_answers``), kept as
+    private files, which read the state's database and its write-ahead and rollback
+    journals besides their keys; ``clock_ns``: the time they are measured against (tests
+    move it on)."""
     from artifactize.adapters.sqlite.state_files import state_file
     from artifactize.adapters.stored_answers import FileStoredAnswers
 
     database = state_file(state_dir)
-    files = [(database, False), *((database + s, True) for s in ("-wal", "-journal"))]
-    if clock_ns is None:
-        return FileStoredAnswers(state_dir, repository, files)
-    return FileStoredAnswers(state_dir, repository, files, clock_ns=clock_ns)
+    inputs = [(database, False), *((database + s, True) for s in ("-wal", "-journal"))]
+    clock = {} if clock_ns is None else {"clock_ns": clock_ns}
+    return FileStoredAnswers(state_dir, repository, inputs, files=private_files, **clock)
 
 
 def answer_code_stamp() -> str:
@@ -592,7 +596,7 @@ class Container(containers.DeclarativeContainer):
         filesystem=filesystem,
         **_timed,
     )  # state=, producer=, scripts=
-    stored_answers = providers.Factory(stored_answers_of)  # state_dir=, repository=
+    stored_answers = providers.Factory(stored_answers_of, private_files=private_files)
     file_index = providers.Factory(file_index_of)  # state_dir=
     collector_pause = providers.Callable(_collector_pause)
     collector_freeze = providers.Callable(_collector_freeze)

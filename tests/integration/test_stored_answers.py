@@ -26,6 +26,7 @@ import psutil
 import pytest
 from dependency_injector import providers
 
+from artifactize.adapters.posix.private_files import PosixPrivateFiles
 from artifactize.adapters.stored_answers import ANSWERS_FOLDER, FileStoredAnswers
 from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.entrypoints import bootstrap
@@ -39,6 +40,7 @@ from tests.support.workspaces import toml_value as toml
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PYTHON = os.path.realpath(sys.executable)
 HOUR_NS = 3600 * 10**9
+PRIVATE_FILES = PosixPrivateFiles()  # what the composition root gives the adapter here
 
 
 class Repo:
@@ -78,7 +80,9 @@ class Repo:
         command = ["--repo", str(self.path), "--state-dir", str(self.state), *args]
         container = Container()
         if self.clock_ns is not None:  # the answers and the file index see the files as old
-            answers = providers.Factory(stored_answers_of, clock_ns=self.clock_ns)
+            answers = providers.Factory(
+                stored_answers_of, private_files=container.private_files, clock_ns=self.clock_ns
+            )
             container.stored_answers.override(answers)
             container.file_index.override(providers.Factory(file_index_of, now_ns=self.clock_ns))
         return run_cli(*command, env=env or self.env, cwd=REPO_ROOT, container=container)
@@ -307,7 +311,9 @@ class Commands:
 
     def _adapter(self) -> FileStoredAnswers:
         files = [(str(self.state / "state.sqlite"), False)]
-        return FileStoredAnswers(str(self.state), "/some/repo", files, clock_ns=_later)
+        return FileStoredAnswers(
+            str(self.state), "/some/repo", files, files=PRIVATE_FILES, clock_ns=_later
+        )
 
     def keep(self, key: str, answer: StoredAnswer, observed: Observed | None = None) -> None:
         self._adapter().keep(key, answer, observed)
@@ -416,11 +422,11 @@ def test_the_state_files_are_trusted_only_when_safely_old(tmp_path: Path) -> Non
     state.mkdir()
     database, wal = state / "state.sqlite", state / "state.sqlite-wal"
     files = [(str(database), False), (str(wal), True)]
-    now = FileStoredAnswers(str(state), "/r", files)
+    now = FileStoredAnswers(str(state), "/r", files, files=PRIVATE_FILES)
     assert now.inputs() == "-|-"  # neither exists
     database.write_bytes(b"x")
     assert now.inputs() is None  # written a moment ago: racy
-    answers = FileStoredAnswers(str(state), "/r", files, clock_ns=_later)
+    answers = FileStoredAnswers(str(state), "/r", files, files=PRIVATE_FILES, clock_ns=_later)
     seen = answers.inputs()
     assert seen is not None and seen.endswith("|-")
     wal.write_bytes(b"")
