@@ -209,7 +209,9 @@ class StateStore(Protocol):
         ...
 
     def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
-        """Runs newest first, for one canonical repo or (``None``) every repo."""
+        """Runs newest first, for one canonical repo or (``None``) every repo, each without
+        its ``definitions`` (read as none): a list shows none, and at 10,000 Artifacts
+        they are 14 MB a Run. ``get_run`` reads a Run whole."""
         ...
 
     def running_runs(self) -> int:
@@ -306,6 +308,13 @@ class StateStore(Protocol):
 
     def get_execution(self, execution_id: ExecutionId) -> ExecutionRecord | None: ...
 
+    def get_executions(
+        self, execution_ids: Collection[ExecutionId]
+    ) -> dict[ExecutionId, ExecutionRecord]:
+        """The executions of ``execution_ids`` that exist, in a few statements: a list of
+        every request (86,000 at 10,000 Artifacts and six Runs) asked one at a time."""
+        ...
+
     def history(self, key: ReuseKey) -> list[ExecutionRecord]:
         """Every record of ``key``, newest first."""
         ...
@@ -334,6 +343,11 @@ class StateStore(Protocol):
 
     def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         """The claim on a request, or None."""
+        ...
+
+    def human_claims(self) -> dict[RequestId, HumanClaim]:
+        """Every claim held, by request: few, and read through their own index, where a
+        list of every request asked ``human_claim`` once per request."""
         ...
 
     def claim_human(self, request_id: RequestId, reviewer: str, claimed_at: str) -> HumanClaim:

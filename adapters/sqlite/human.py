@@ -52,6 +52,17 @@ def claim_of(row: sa.Row[Any] | None) -> HumanClaim | None:
     return HumanClaim(row.id, row.claimed_by, row.claimed_at)
 
 
+def claims(connection: sa.Connection) -> dict[RequestId, HumanClaim]:
+    """Every claim held, through the partial index of the claimed requests."""
+    query = sa.select(requests.c.id, requests.c.claimed_by, requests.c.claimed_at).where(
+        requests.c.claimed_by.is_not(None)
+    )
+    return {
+        row.id: HumanClaim(row.id, row.claimed_by, row.claimed_at)
+        for row in connection.execute(query)
+    }
+
+
 def read_request(connection: sa.Connection, request_id: str) -> sa.Row[Any] | None:
     query = sa.select(requests).where(requests.c.id == request_id)
     return connection.execute(query).one_or_none()
@@ -264,7 +275,7 @@ def all_requests_query(status: str | None = None) -> sa.Select[Any]:
     if status in ACTIVE_REQUEST_STATUSES:  # implied: lets SQLite read the active ones only
         query = query.where(IN_ACTIVE_REQUEST_INDEX)
     query = query.order_by(
-        sa.func.json_extract(runs.c.data, "$.createdAt").desc(),
+        runs.c.created_at.desc(),
         _RUN_ROWID.desc(),
         requests.c.ordinal,
     )

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from artifactize.adapters.sqlite.schema import (
     ACTIVE_EXECUTION_STATUSES,
     ACTIVE_REQUEST_STATUSES,
+    IDS_PER_STATEMENT,
     executions,
     fixed_in,
     requests,
@@ -24,11 +25,10 @@ from artifactize.ports.state import PruneOutcome
 from artifactize.ports.statuses import RunStatus
 
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
-_IDS_PER_STATEMENT = 500  # bound parameters per IN (...), well under SQLite's limit
 
 
 def prune(connection: sa.Connection, before: str | None, keep: int | None) -> PruneOutcome:
-    created = sa.func.json_extract(runs.c.data, "$.createdAt")
+    created = runs.c.created_at
     rows = connection.execute(
         sa.select(runs.c.id, runs.c.status, created.label("created")).order_by(
             created.desc(), _RUN_ROWID.desc()
@@ -53,8 +53,8 @@ def prune(connection: sa.Connection, before: str | None, keep: int | None) -> Pr
         else:
             chosen.append(row.id)
     removed_requests = 0
-    for start in range(0, len(chosen), _IDS_PER_STATEMENT):
-        part = chosen[start : start + _IDS_PER_STATEMENT]
+    for start in range(0, len(chosen), IDS_PER_STATEMENT):
+        part = chosen[start : start + IDS_PER_STATEMENT]
         removed_requests += connection.execute(
             sa.delete(requests).where(requests.c.run_id.in_(part))
         ).rowcount

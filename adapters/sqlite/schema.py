@@ -49,6 +49,9 @@ def _in(column: str, values: tuple[str, ...]) -> str:
     return f"{column} IN ({', '.join(repr(str(value)) for value in values)})"
 
 
+IDS_PER_STATEMENT = 500  # bound parameters per IN (...), well under SQLite's limit
+
+
 def fixed_in(column: sa.ColumnElement[str], values: tuple[str, ...]) -> sa.ColumnElement[bool]:
     """``column IN ('a', 'b')`` with the fixed ``values`` written into the statement, not
     bound: SQLite uses a partial index (``active_key``, ``active_request_execution``) only
@@ -67,7 +70,11 @@ runs = sa.Table(
     sa.Column("repo", sa.Text, nullable=False),
     sa.Column("status", sa.Text, nullable=False),
     sa.Column("data", sa.Text, nullable=False),
+    # the saved ``createdAt`` again (revision 3): Runs are listed newest first, and
+    # ``json_extract`` of ``data`` parsed a whole Run (its definitions) per row sorted
+    sa.Column("created_at", sa.Text, nullable=True),
     sa.Index("runs_repo", "repo"),
+    sa.Index("runs_created_at", "created_at"),
 )
 
 executions = sa.Table(
@@ -125,6 +132,15 @@ requests = sa.Table(
     sa.Column("data", sa.Text, nullable=False),
     sa.UniqueConstraint("run_id", "ordinal", name="request_run_ordinal"),
     sa.UniqueConstraint("run_id", "eval_id", name="request_run_eval"),
+)
+
+# the claims held (revision 3): few, read whole by a list of every request
+sa.Index(
+    "requests_claimed",
+    requests.c.claimed_by,
+    requests.c.claimed_at,
+    requests.c.id,
+    sqlite_where=requests.c.claimed_by.is_not(None),
 )
 
 sa.Index(

@@ -10,7 +10,7 @@ while the Run still waits). Reading needs no repository and runs nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
 from artifactize.domain.reviews.run.summaries import request_summary
@@ -24,8 +24,14 @@ from artifactize.ports.documents import (
     RequestView,
     Run,
 )
-from artifactize.ports.ids import RunId
-from artifactize.ports.state import RequestRecord, RunRecord, StateStore
+from artifactize.ports.ids import RequestId, RunId
+from artifactize.ports.state import (
+    ExecutionRecord,
+    HumanClaim,
+    RequestRecord,
+    RunRecord,
+    StateStore,
+)
 from artifactize.ports.statuses import RequestStatus
 
 NO_REVIEWER = "-"
@@ -75,11 +81,32 @@ class RequestViews:
 
     def view(self, request: RequestRecord) -> RequestView:
         execution = self.state.get_execution(request.execution_id) if request.execution_id else None
+        return self._view(request, execution, self.state.human_claim)
+
+    def views(self, requests: Sequence[RequestRecord]) -> list[RequestView]:
+        """``view`` of each, with the executions read in a few statements and the claims
+        once: one by one, a list of 86,000 requests (10,000 Artifacts, six Runs) made
+        170,000 queries."""
+        executions = self.state.get_executions(
+            {r.execution_id for r in requests if r.execution_id is not None}
+        )
+        claims = self.state.human_claims()
+        return [
+            self._view(r, executions.get(r.execution_id) if r.execution_id else None, claims.get)
+            for r in requests
+        ]
+
+    def _view(
+        self,
+        request: RequestRecord,
+        execution: ExecutionRecord | None,
+        claim_of: Callable[[RequestId], HumanClaim | None],
+    ) -> RequestView:
         claimed = request.id
         owner = execution.data.request_id if execution is not None else None
         if request.status == RequestStatus.WAITING_HUMAN and owner is not None:
             claimed = owner  # a follower shows who reviews the execution it waits on
-        claim = self.state.human_claim(claimed)
+        claim = claim_of(claimed)
         run = self._run(request.run_id)
         return {
             **cast(RequestDocument, request_json(request.data)),

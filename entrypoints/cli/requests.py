@@ -114,7 +114,7 @@ def request_list(
             chosen = select(
                 reader.requests(None if run_id is None else RunId(run_id)), statuses, limit
             )
-            views = [reader.view(request) for request in chosen]
+            views = reader.views(chosen)
     if CliContext.options.json:
         _emit_json(views)
         return

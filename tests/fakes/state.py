@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from artifactize.kernel.document_codec import execution_changed, request_merged, run_changed
 from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
+from artifactize.ports.documents import RunDefinitions
 from artifactize.ports.ids import ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     ACTIVE_STATUSES,
@@ -145,7 +146,9 @@ class MemoryStateStore:
 
     def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
         runs = [r for r in reversed(self.runs.values()) if repo is None or r.repo == repo]
-        return runs[offset : offset + limit]
+        listed = runs[offset : offset + limit]  # without their definitions, as the port says
+        none: RunDefinitions = {"evals": {}, "artifacts": {}}
+        return [dataclasses.replace(r, data=run_changed(r.data, definitions=none)) for r in listed]
 
     def running_runs(self) -> int:
         return sum(run.status == "RUNNING" for run in self.runs.values())
@@ -277,6 +280,11 @@ class MemoryStateStore:
     def get_execution(self, execution_id: ExecutionId) -> ExecutionRecord | None:
         return self.executions.get(execution_id)
 
+    def get_executions(
+        self, execution_ids: Collection[ExecutionId]
+    ) -> dict[ExecutionId, ExecutionRecord]:
+        return {i: self.executions[i] for i in execution_ids if i in self.executions}
+
     def history(self, key: ReuseKey) -> list[ExecutionRecord]:
         return self._records(key)
 
@@ -308,6 +316,9 @@ class MemoryStateStore:
 
     def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         return self.claims.get(request_id)
+
+    def human_claims(self) -> dict[RequestId, HumanClaim]:
+        return {RequestId(k): v for k, v in self.claims.items()}
 
     def _waiting(self, request_id: RequestId) -> RequestRecord:
         request = self.requests.get(request_id)

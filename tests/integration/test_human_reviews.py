@@ -354,6 +354,9 @@ def test_a_follower_in_another_run_settles_with_the_original(fx: Fixture) -> Non
     assert claim.code == 0 and claim.data["requestId"] == original
     shown = fx.cli("request", "show", follower["id"]).data
     assert shown["claim"]["requestId"] == original
+    listed = {view["id"]: view for view in fx.cli("request", "list").data}  # read together
+    assert listed[follower["id"]] == shown
+    assert listed[original] == fx.cli("request", "show", original).data
     assert fx.submit(follower["id"], "--verdict", "GREEN", "--fields", GREEN_FIELDS).code == 0
     settled = fx.cli("request", "show", follower["id"]).data
     assert settled["status"] == "GREEN" and settled["source"]["requestId"] == original

@@ -68,9 +68,8 @@ def test_a_reader_of_a_missing_state_creates_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "state").exists()
 
 
-def test_the_revision_is_listed_and_is_the_head() -> None:
-    assert STATE_MIGRATIONS.order[-2:] == (REVISION_BEFORE_MCP, REVISION_OF_MCP)
-    assert STATE_MIGRATIONS.head == REVISION_OF_MCP
+def test_the_revision_is_listed_after_the_first() -> None:
+    assert STATE_MIGRATIONS.order[:2] == (REVISION_BEFORE_MCP, REVISION_OF_MCP)
 
 
 def test_a_pre_mcp_state_upgrades_in_place_and_keeps_its_data(tmp_path: Path) -> None:
@@ -84,8 +83,8 @@ def test_a_pre_mcp_state_upgrades_in_place_and_keeps_its_data(tmp_path: Path) ->
     assert runs  # the fixture's runs survive the upgrade
     names, versions, user_version = inspect(database)
     assert names >= MCP_TABLES
-    assert versions == [(REVISION_OF_MCP,)]
-    assert user_version == STATE_MIGRATIONS.ordinal(REVISION_OF_MCP)
+    assert versions == [(STATE_MIGRATIONS.head,)]  # through the MCP revision to the head
+    assert user_version == STATE_MIGRATIONS.ordinal(STATE_MIGRATIONS.head)
 
 
 def test_a_state_of_the_first_mcp_builds_keeps_its_audit(tmp_path: Path) -> None:
@@ -105,7 +104,7 @@ def test_a_state_of_the_first_mcp_builds_keeps_its_audit(tmp_path: Path) -> None
     assert audit is not None
     assert [record.id for record, _ in audit.sessions(10)] == ["mcp-old"]
     audit.close()
-    assert inspect(database)[1] == [(REVISION_OF_MCP,)]
+    assert inspect(database)[1] == [(STATE_MIGRATIONS.head,)]
 
 
 def test_entries_are_written_and_read_back_in_order(tmp_path: Path) -> None:
@@ -195,7 +194,7 @@ async def test_mcp_serves_and_audits_on_an_upgraded_pre_mcp_state(tmp_path: Path
     async with Client(params) as client:
         result = await client.call_tool("read_doc", {"path": "notes.txt"})
         assert not result.is_error
-    assert inspect(world.state / STATE_FILE)[1] == [(REVISION_OF_MCP,)]
+    assert inspect(world.state / STATE_FILE)[1] == [(STATE_MIGRATIONS.head,)]
     listed = subprocess.run(
         world.cli_args("--json", "mcp", "log"),
         capture_output=True,

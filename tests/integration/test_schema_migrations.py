@@ -89,6 +89,47 @@ class TestStateUpgrades:
         assert query(url, f"SELECT version_num FROM {VERSION_TABLE}") == [(STATE_MIGRATIONS.head,)]
         assert query(url, "PRAGMA user_version") == [(len(STATE_MIGRATIONS.order),)]
 
+    def test_runs_upgraded_to_revision_three_list_in_the_same_order(self, tmp_path: Path) -> None:
+        """Revision 3 copies each Run's ``createdAt`` into its column: the lists order by
+        it now, and must list an upgraded state's Runs and requests as before."""
+        database = rebuild("state-v1.sql", tmp_path / "state" / STATE_FILE)
+        with sqlite3.connect(database) as raw:  # a newer Run, then an older one inserted last
+            for run_id, created in (
+                ("run-newer", "2026-12-05T00:00:00.000000000Z"),
+                ("run-older", "2026-01-01T00:00:00.000000000Z"),
+            ):
+                raw.execute(
+                    "INSERT INTO runs SELECT ?, repo, status,"
+                    " json_set(data, '$.id', ?, '$.createdAt', ?) FROM runs LIMIT 1",
+                    (run_id, run_id, created),
+                )
+                raw.execute(
+                    "INSERT INTO requests SELECT ? || '-1', ?, eval_id, ordinal, execution_id,"
+                    " status, claimed_by, claimed_at,"
+                    " json_set(data, '$.id', ? || '-1', '$.runId', ?) FROM requests LIMIT 1",
+                    (run_id, run_id, run_id, run_id),
+                )
+        url = sqlite_url(database)
+        saved = query(url, "SELECT id, json_extract(data, '$.createdAt') FROM runs")
+        newest_first = [
+            run_id for run_id, _ in sorted(saved, key=lambda row: str(row[1]), reverse=True)
+        ]
+        assert len(set(created for _, created in saved)) == len(saved) > 1
+        state = SqliteStateStores().open(str(tmp_path / "state"), create=False)
+        assert state is not None
+        try:
+            assert [run.id for run in state.list_runs(None, 100, 0)] == newest_first
+            listed = [r.run_id for r in state.all_requests()]
+            assert listed == sorted(listed, key=newest_first.index)
+            assert all(
+                run.data.definitions == {"evals": {}, "artifacts": {}}
+                for run in state.list_runs(None, 100, 0)
+            )
+        finally:
+            state.close()
+        columns = query(url, "SELECT id, created_at, json_extract(data, '$.createdAt') FROM runs")
+        assert all(column == extracted for _, column, extracted in columns)
+
     def test_a_newer_state_is_refused_and_untouched(self, tmp_path: Path) -> None:
         stores = SqliteStateStores()
         stores.open(str(tmp_path / "state"), create=True).close()  # type: ignore[union-attr]

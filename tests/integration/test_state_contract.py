@@ -239,6 +239,31 @@ def test_a_claim_is_held_by_one_reviewer(store: StateStore) -> None:
     assert store.human_claim(request.id) == first
 
 
+def test_claims_and_executions_read_together_are_those_read_one_by_one(
+    store: StateStore,
+) -> None:
+    """What a list of every request reads in a few statements (``human_claims``,
+    ``get_executions``) is what it read one request at a time."""
+    first = waiting_execution(store, "execution-1")
+    second = waiting_execution(store, "execution-2", key=None)
+    requests = human_run(
+        store, "run-a", "1", [("run-a-1", first.id), ("run-a-2", second.id), ("run-a-3", second.id)]
+    )
+    assert store.human_claims() == {}
+    store.claim_human(requests[0].id, "alice", "t1")
+    store.claim_human(requests[2].id, "bob", "t2")
+    claims = store.human_claims()
+    assert claims == {
+        r.id: claim for r in requests if (claim := store.human_claim(r.id)) is not None
+    }
+    assert set(claims) == {requests[0].id, requests[2].id}
+    wanted = [first.id, second.id, ExecutionId("execution-none")]
+    assert store.get_executions(wanted) == {
+        i: found for i in wanted if (found := store.get_execution(i)) is not None
+    }
+    assert store.get_executions([]) == {}
+
+
 def test_only_waiting_requests_with_waiting_executions_are_claimed(store: StateStore) -> None:
     running_execution = running("execution-1")
     store.claim(running_execution, alive)  # RUNNING, not waiting for a Human
