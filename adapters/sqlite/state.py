@@ -450,14 +450,23 @@ class SqliteStateStore:
         # A list shows no definitions: SQLite drops them (its own parser, ~40 ms for a
         # 10,000-Artifact Run's 14 MB) before Python decodes the rest (~0.6 s with them).
         listed = sa.func.json_remove(runs.c.data, "$.definitions").label("data")
-        query: sa.Select[Any] = sa.select(runs.c.id, runs.c.repo, runs.c.status, listed)
-        if repo is not None:
-            query = query.where(runs.c.repo == repo)
-        query = (
-            query.order_by(runs.c.created_at.desc(), _RUN_ROWID.desc()).limit(limit).offset(offset)
-        )
+
+        def newest(*columns: Any) -> sa.Select[Any]:
+            query = sa.select(*columns)
+            if repo is not None:
+                query = query.where(runs.c.repo == repo)
+            order = (runs.c.created_at.desc(), _RUN_ROWID.desc())
+            return query.order_by(*order).limit(limit).offset(offset)
+
         with self._transaction(write=False) as connection:
-            return [run_record(row) for row in connection.execute(query)]
+            try:
+                rows = connection.execute(newest(runs.c.id, runs.c.repo, runs.c.status, listed))
+                return [run_record(row) for row in rows]
+            except sa.exc.OperationalError as error:
+                if "malformed JSON" not in str(error):
+                    raise
+            # a row that is no JSON: read whole, ``run_record`` names the row and the rule
+            return [run_record(row) for row in connection.execute(newest(runs))]
 
     def running_runs(self) -> int:
         query = (

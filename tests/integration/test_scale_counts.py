@@ -84,12 +84,14 @@ def _total(counts: dict[tuple[str, str], int]) -> int:
     return sum(counts.values())
 
 
-def _let_settle(repo: Path) -> None:
-    """Wait until the generated files are older than the racy margin: the file index
+def _let_settle(tree: Path) -> None:
+    """Wait until every file of ``tree`` is older than the racy margin. The file index
     re-reads a file whose mtime or ctime is not safely older than its own write (git's racy
-    rule), so whether a step runs would otherwise depend on how fast the generation and the
-    fill were, not on the size (setting the times back cannot help: that moves the ctime)."""
-    newest = max(entry.stat().st_ctime_ns for entry in repo.rglob("*"))
+    rule), and a `status` answer is kept only over a state changed more than that margin
+    before: whether a step runs would otherwise depend on how fast the generation, the fill
+    or the command before was, not on the size (setting the times back cannot help: that
+    moves the ctime)."""
+    newest = max(entry.stat().st_ctime_ns for entry in tree.rglob("*"))
     wait_ns = newest + RACY_MARGIN_NS - time.time_ns()
     if wait_ns > 0:
         time.sleep(wait_ns / 1e9 + 0.05)
@@ -105,8 +107,10 @@ def profiles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Profiles]:
         _let_settle(repo)
         fill = ("verify", "--all", "--jobs", "2", *REUSE_ONLY)
         reused = ("verify", "--all", *REUSE_ONLY)
+        filled = _profile(repo, state, root / "fill.prof", "--json", *fill)
+        _let_settle(state)  # each `status` below keeps its answer, at every size
         found[size] = {
-            "fill": _profile(repo, state, root / "fill.prof", "--json", *fill),
+            "fill": filled,
             "status": _profile(repo, state, root / "status.prof", "--json", "status"),
             "verify": _profile(repo, state, root / "verify.prof", "--json", *reused),
             # The text answers are rendered by other code than the JSON ones (a text

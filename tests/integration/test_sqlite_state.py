@@ -32,6 +32,7 @@ from artifactize.adapters.sqlite.state import (
     SqliteStateStore,
     SqliteStateStores,
 )
+from artifactize.adapters.sqlite.state_files import STATE_FILE
 from artifactize.adapters.utc_timestamps import utc_now, utc_timestamp
 from artifactize.kernel.document_codec import (
     execution_from_json,
@@ -464,6 +465,34 @@ def test_list_runs_newest_first_by_created_at_then_insertion(open_store: OpenSto
     assert store.list_runs("/c", 10, 0) == []
     with pytest.raises(ValueError, match="must not be negative"):
         store.list_runs(None, -1, 0)
+
+
+def test_listed_runs_come_without_their_definitions_and_whole_from_get_run(
+    open_store: OpenStore,
+) -> None:
+    store = open_store()
+    definitions = {"evals": {"doc/check": {"artifact": "doc"}}, "artifacts": {"doc": {}}}
+    saved = run_from_json({"createdAt": at(1), "definitions": definitions, "status": "GREEN"})
+    store.create_run(RunRecord(RunId("run-1"), "/a", RunStatus.GREEN, saved), [])
+    (listed,) = store.list_runs(None, 10, 0)
+    assert listed.data.definitions == {"evals": {}, "artifacts": {}}
+    assert run_json(listed.data) == {k: v for k, v in run_json(saved).items() if k != "definitions"}
+    whole = store.get_run(RunId("run-1"))
+    assert whole is not None and whole.data.definitions == definitions
+
+
+def test_a_listed_run_that_is_no_json_is_named(open_store: OpenStore, tmp_path: Path) -> None:
+    """SQLite refuses to drop the definitions of a row that is no JSON: the row is read
+    whole then, and the error names it as any other reader's does."""
+    store = open_store()
+    saved = run_from_json({"createdAt": at(1)})
+    store.create_run(RunRecord(RunId("run-1"), "/a", RunStatus.GREEN, saved), [])
+    damage = sqlite3.connect(tmp_path / "state" / STATE_FILE)
+    with damage:  # committed
+        damage.execute("UPDATE runs SET data = '{not json'")
+    damage.close()
+    with pytest.raises(StateError, match="Corrupt state: runs row run-1 holds no JSON object"):
+        store.list_runs(None, 10, 0)
 
 
 # --- claims ----------------------------------------------------------------------------
