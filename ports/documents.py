@@ -322,12 +322,17 @@ class RequestDocument(TypedDict):
     fileManifest: NotRequired[dict[str, str] | None]
 
 
-class RequestView(RequestDocument):
-    """``request show --json``: the saved request, who claimed it (for a follower: who
-    reviews the execution it waits on), its source execution, its definition and its own
-    current summary."""
+class RequestListed(RequestDocument):
+    """What a text ``request list`` shows of a request: the saved request and who claimed
+    it (for a follower: who reviews the execution it waits on)."""
 
     claim: HumanClaimDocument | None
+
+
+class RequestView(RequestListed):
+    """``request show --json``: a ``RequestListed``, its source execution, its definition
+    and its own current summary."""
+
     execution: ExecutionDocument | None
     definition: RequestDefinition | None
 

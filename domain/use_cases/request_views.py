@@ -21,6 +21,7 @@ from artifactize.ports.documents import (
     Request,
     RequestDefinition,
     RequestDocument,
+    RequestListed,
     RequestView,
     Run,
 )
@@ -96,17 +97,37 @@ class RequestViews:
             for r in requests
         ]
 
+    def listed(self, requests: Sequence[RequestRecord]) -> list[RequestListed]:
+        """What ``list_line`` shows of each: its view without the execution, definition and
+        summary, which a text list does not show (each Run's definitions alone are 14 MB at
+        10,000 Artifacts). Only a request waiting for a person needs its execution: a
+        follower shows its original's claim."""
+        waiting = {
+            r.execution_id
+            for r in requests
+            if r.status == RequestStatus.WAITING_HUMAN and r.execution_id is not None
+        }
+        executions = self.state.get_executions(waiting)
+        claims = self.state.human_claims()
+        listed: list[RequestListed] = []
+        for request in requests:
+            execution = executions.get(request.execution_id) if request.execution_id else None
+            claim = claims.get(_claimed(request, execution))
+            listed.append(
+                {
+                    **cast(RequestDocument, request_json(request.data)),
+                    "claim": claim.to_json() if claim is not None else None,
+                }
+            )
+        return listed
+
     def _view(
         self,
         request: RequestRecord,
         execution: ExecutionRecord | None,
         claim_of: Callable[[RequestId], HumanClaim | None],
     ) -> RequestView:
-        claimed = request.id
-        owner = execution.data.request_id if execution is not None else None
-        if request.status == RequestStatus.WAITING_HUMAN and owner is not None:
-            claimed = owner  # a follower shows who reviews the execution it waits on
-        claim = claim_of(claimed)
+        claim = claim_of(_claimed(request, execution))
         run = self._run(request.run_id)
         return {
             **cast(RequestDocument, request_json(request.data)),
@@ -115,6 +136,15 @@ class RequestViews:
             "definition": request_definition(run.data, request.data) if run else None,
             "summary": request_summary(request.data),
         }
+
+
+def _claimed(request: RequestRecord, execution: ExecutionRecord | None) -> RequestId:
+    """Whose claim a request shows: its own, or for a follower (waiting on an execution
+    another request owns) that request's, who reviews the execution it waits on."""
+    owner = execution.data.request_id if execution is not None else None
+    if request.status == RequestStatus.WAITING_HUMAN and owner is not None:
+        return owner
+    return request.id
 
 
 def request_definition(run: Run, request: Request) -> RequestDefinition | None:
@@ -135,7 +165,7 @@ def saved_execution(execution: Execution) -> ExecutionDocument:
     return cast(ExecutionDocument, execution_json(execution))
 
 
-def list_line(view: RequestView) -> str:
+def list_line(view: RequestListed) -> str:
     """One tab-separated row: request, Run, eval, status, reviewer: the claimant while the
     request waits, whoever signed it off once settled (``-`` for neither)."""
     claim = view.get("claim")

@@ -9,7 +9,7 @@ settle) and for a Human tool that returned an error (``request tool``). Readers 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -23,7 +23,7 @@ from artifactize.entrypoints.cli.render import requests as render
 from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.fields_file import read_fields_file
 from artifactize.entrypoints.signals import until_signal
-from artifactize.ports.documents import RequestView
+from artifactize.ports.documents import RequestListed
 from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import StateError
 
@@ -106,16 +106,17 @@ def request_list(
 
     statuses = _statuses(status, waiting)
     store = CliContext.services().open_state(create=False)
-    if store is None:
-        views: list[RequestView] = []
-    else:
+    json_output = CliContext.options.json
+    views: Sequence[RequestListed] = []
+    if store is not None:
         reader = RequestViews(store)
         with store.batch(write=False):  # one read transaction, not three per request
             chosen = select(
                 reader.requests(None if run_id is None else RunId(run_id)), statuses, limit
             )
-            views = reader.views(chosen)
-    if CliContext.options.json:
+            # the text answer shows five fields: no execution, definition or summary
+            views = reader.views(chosen) if json_output else reader.listed(chosen)
+    if json_output:
         _emit_json(views)
         return
     if ids:
@@ -124,9 +125,8 @@ def request_list(
     if not views:
         typer.echo(NO_REQUESTS)
         return
-    typer.echo("\t".join(LIST_COLUMNS))
-    for view in views:
-        typer.echo(list_line(view))
+    lines = ["\t".join(LIST_COLUMNS), *(list_line(view) for view in views)]
+    typer.echo("\n".join(lines))  # one write, not one flushed write per request
 
 
 def _statuses(status: str | None, waiting: bool) -> frozenset[str] | None:

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND
+from artifactize.domain.use_cases.request_views import list_line
 from tests.support.cli import run_cli
 from tests.support.fake_review_store import FakeReviewStore
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
@@ -357,6 +358,11 @@ def test_a_follower_in_another_run_settles_with_the_original(fx: Fixture) -> Non
     listed = {view["id"]: view for view in fx.cli("request", "list").data}  # read together
     assert listed[follower["id"]] == shown
     assert listed[original] == fx.cli("request", "show", original).data
+    # the text list reads no execution but a waiting follower's: the same lines
+    text = fx.cli("request", "list", json_output=False).out.splitlines()
+    assert text[1:] == [list_line(view) for view in fx.cli("request", "list").data]
+    lines = {line.split("\t")[0]: line.split("\t") for line in text[1:]}
+    assert lines[follower["id"]][4] == lines[original][4] == "alice"
     assert fx.submit(follower["id"], "--verdict", "GREEN", "--fields", GREEN_FIELDS).code == 0
     settled = fx.cli("request", "show", follower["id"]).data
     assert settled["status"] == "GREEN" and settled["source"]["requestId"] == original
