@@ -50,6 +50,7 @@ from artifactize.kernel.document_codec import (
     run_from_json,
     run_json,
 )
+from artifactize.ports.documents import RequestView
 from artifactize.ports.ids import ExecutionId, RequestId
 from artifactize.ports.process import ProcessOutcome
 from artifactize.ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
@@ -684,7 +685,8 @@ async def test_a_run_without_saved_definitions_shows_none() -> None:
     shown = RequestViews(world.state).view(world.saved(request["id"]))
     assert shown["definition"] is None and shown["claim"] is None
     assert list_line(shown).endswith("\t-")
-    assert list_line({**shown, "reviewer": "bob"}).endswith("\tbob")  # who signed it off
+    signed: RequestView = {**shown, "reviewer": "bob"}
+    assert list_line(signed).endswith("\tbob")  # who signed it off
 
 
 async def test_declarations_that_no_longer_load_refuse_reconnection() -> None:
