@@ -12,7 +12,8 @@ standard ``sqlite3`` module:
 3. Every table of the new schema is copied row by row, in rowid order, the columns both
    files have; a page that cannot be read is stepped over (probing ever further rowids,
    at most ``PROBE_STEPS`` doublings), so the rows after it are kept. The old state id is
-   kept, so the Runs and records recovered still name their state.
+   kept, so the Runs and records recovered still name their state. A column the damaged
+   file's older revision lacks is filled as its migration fills it (a Run's ``created_at``).
 4. The new file must pass ``quick_check``.
 
 Lost: the rows that lived on the damaged pages (counted per table as ``unreadable``
@@ -137,6 +138,12 @@ def _copy(source: str, target: str, recovery: Recovery) -> None:
                 new.execute(insert, row)
                 copied += 1
             recovery.copied[table] = copied
+        # a state older than revision 3 has no ``created_at`` column: fill it as that
+        # revision's migration does (the lists order Runs by it)
+        new.execute(
+            "UPDATE runs SET created_at = json_extract(data, '$.createdAt')"
+            " WHERE created_at IS NULL AND json_valid(data)"
+        )
         new.execute("COMMIT")
     finally:
         old.close()

@@ -26,6 +26,7 @@ from artifactize.adapters.review_store.database import (
 )
 from artifactize.adapters.review_store.database_schema import metadata as store_metadata
 from artifactize.adapters.schema_migrations import VERSION_TABLE, Migrations, SchemaVersionError
+from artifactize.adapters.sqlite import recovery
 from artifactize.adapters.sqlite.connection import (
     BEGIN_IMMEDIATE,
     BEGIN_MODE_OPTION,
@@ -129,6 +130,26 @@ class TestStateUpgrades:
             state.close()
         columns = query(url, "SELECT id, created_at, json_extract(data, '$.createdAt') FROM runs")
         assert all(column == extracted for _, column, extracted in columns)
+
+    def test_a_repaired_older_state_has_what_its_migrations_would_fill(
+        self, tmp_path: Path
+    ) -> None:
+        """``doctor --repair`` copies the columns both files have into a new state at the
+        head revision: a Run from before revision 3 gets its ``created_at`` as that
+        migration gives it."""
+        old = rebuild("state-v1.sql", tmp_path / "old" / STATE_FILE)
+        created = SqliteStateStores().open(str(tmp_path / "new"), create=True)
+        assert created is not None
+        created.close()
+        target = tmp_path / "new" / STATE_FILE
+        copied = recovery.Recovery(damaged=str(old), database=str(target))
+        recovery._copy(str(old), str(target), copied)  # the copy step of a repair
+        assert copied.copied["runs"] == 1
+        assert query(
+            sqlite_url(target),
+            "SELECT created_at IS NOT NULL AND created_at = json_extract(data, '$.createdAt')"
+            " FROM runs",
+        ) == [(1,)]
 
     def test_a_newer_state_is_refused_and_untouched(self, tmp_path: Path) -> None:
         stores = SqliteStateStores()
