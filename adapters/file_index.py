@@ -32,6 +32,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import FileIdentity
 
 INDEX_FORMAT = 1  # bump when the tables or a row's meaning change
@@ -273,6 +274,46 @@ class SqliteFileIndex:
         for suffix in ("", "-journal", "-wal", "-shm"):
             with contextlib.suppress(OSError):
                 Path(self.path + suffix).unlink()
+
+
+class ReadingOnly:
+    """A file index that is read and never written: what a command that writes nothing
+    (``config check``, ``config graph``) may take of what ``status`` and ``verify`` kept.
+    What it learns is forgotten; ``save`` writes nothing (the index is read through a
+    read-only connection, which leaves no journal behind)."""
+
+    def __init__(self, index: FileIndex) -> None:
+        self._index = index
+
+    def digest(self, identity: FileIdentity) -> bytes | None:
+        return self._index.digest(identity)
+
+    def remember_digest(self, identity: FileIdentity, path: str, digest: bytes) -> None:
+        return None
+
+    def declaration(self, identity: FileIdentity, context: str) -> str | None:
+        return self._index.declaration(identity, context)
+
+    def remember_declaration(
+        self, identity: FileIdentity, context: str, path: str, stored: str
+    ) -> None:
+        return None
+
+    def walk(self, identity: FileIdentity, context: str) -> str | None:
+        return self._index.walk(identity, context)
+
+    def remember_walk(
+        self,
+        identity: FileIdentity,
+        context: str,
+        path: str,
+        stored: str,
+        covered: Sequence[FileIdentity],
+    ) -> None:
+        return None
+
+    def save(self) -> None:
+        return None
 
 
 def _read_only_uri(path: str) -> str:

@@ -100,7 +100,7 @@ def _emit_config(
     until the process ends, and re-enabled over it, the collector's first passes would
     traverse all of it for nothing (0.3-0.5 s at 10,000 Artifacts)."""
     with _State.container.collector_pause_to_exit()():
-        _emit(report(_State.container.config_service(), _State.options.repo), text)
+        _emit(report(_State.services().reading_config(), _State.options.repo), text)
 
 
 @tools_app.command("check")

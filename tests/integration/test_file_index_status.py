@@ -228,3 +228,41 @@ def test_status_with_a_damaged_index_is_the_same_status(tmp_path: Path) -> None:
     rebuilt, counts = _status(repo, state, tmp_path / "3.prof")
     assert rebuilt == fresh
     assert _without_batches(counts) == {"hashed": 0, "parsed": 0, "listed": 0, "discovered": 0}
+
+
+def _tree(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file below ``root``: its bytes and its mtime."""
+    return {
+        str(path.relative_to(root)): (path.read_bytes(), path.stat().st_mtime_ns)
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_config_check_reads_the_kept_declarations_and_writes_nothing(tmp_path: Path) -> None:
+    """``config check`` and ``config graph`` take the declarations ``status`` parsed from
+    the file index and parse none of them again, write nothing to the state home, answer
+    as without the index, and see a declaration edited since (now invalid)."""
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    _repo(repo)
+    state.mkdir()
+    _wait_until_safely_old()
+    _status(repo, state, tmp_path / "status.prof")  # fills the index
+    kept = _tree(state)
+    assert FILE_INDEX_FILE in kept
+    check, counts = _status(repo, state, tmp_path / "1.prof", "--json", "config", "check")
+    assert counts["parsed"] == 0
+    graph, counts = _status(repo, state, tmp_path / "2.prof", "--json", "config", "graph")
+    assert counts["parsed"] == 0
+    assert _tree(state) == kept  # nothing written, not even a journal
+    moved = tmp_path / "moved"
+    (state / FILE_INDEX_FILE).rename(moved)
+    assert _status(repo, state, tmp_path / "3.prof", "--json", "config", "check")[0] == check
+    assert _status(repo, state, tmp_path / "4.prof", "--json", "config", "graph")[0] == graph
+    moved.rename(state / FILE_INDEX_FILE)
+    declare(repo / "m1", {**_declaration(1), "unknown_key": 1})
+    refused, counts = _status(
+        repo, state, tmp_path / "5.prof", "--json", "config", "check", codes=(2,)
+    )
+    assert counts["parsed"] == 1 and "unknown_key" in json.dumps(refused)
+    assert _tree(state) == kept
