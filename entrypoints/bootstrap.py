@@ -334,12 +334,11 @@ class Services:
         it (``config check`` and ``config graph`` write nothing): a declaration ``status``
         or ``verify`` parsed is not parsed again (at 10,000 Artifacts, about half of a
         ``config check``)."""
-        from artifactize.adapters.file_index import ReadingOnly
-
         index = self.file_index()
         if index is None:
             return self.config()
-        return replace(self.config(), index=ReadingOnly(index))
+        reading: FileIndex = self.container.reading_file_index(index=index)
+        return replace(self.config(), index=reading)
 
     def file_index(self) -> FileIndex | None:
         """The state home's file index (docs/reviews.md), one per invocation; None when

@@ -348,6 +348,13 @@ _INDEXED_CODE = (
 FILE_INDEX_FILE = "file-index.sqlite"  # in the state home (docs/reviews.md)
 
 
+def reading_only(index: FileIndex) -> FileIndex:
+    """``index`` read and never written (``config check`` and ``config graph``)."""
+    from artifactize.adapters.file_index import ReadingOnly
+
+    return ReadingOnly(index)
+
+
 def file_index_of(state_dir: str, *, now_ns: Callable[[], int] | None = None) -> FileIndex:
     """The file index of the state home, stamped with the sources of the code whose results
     it keeps; ``now_ns``: the time its racy rule measures against (tests move it on)."""
@@ -598,6 +605,7 @@ class Container(containers.DeclarativeContainer):
     )  # state=, producer=, scripts=
     stored_answers = providers.Factory(stored_answers_of, private_files=private_files)
     file_index = providers.Factory(file_index_of)  # state_dir=
+    reading_file_index = providers.Factory(reading_only)  # index=
     collector_pause = providers.Callable(_collector_pause)
     collector_freeze = providers.Callable(_collector_freeze)
     collector_pause_to_exit = providers.Callable(_collector_pause_to_exit)
