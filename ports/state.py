@@ -201,6 +201,14 @@ class StateStore(Protocol):
 
     def get_run(self, run_id: RunId) -> RunRecord | None: ...
 
+    def definitions_for(self, run_id: RunId, eval_id: str) -> object:
+        """The part of a Run's ``definitions`` one of its requests shows: ``{"evals":
+        {eval_id: ...}, "artifacts": {name: ...}}`` with that eval and its Artifact (or
+        the whole definitions, or None for no such Run), read without decoding the rest:
+        a Run's definitions are 14 MB at 10,000 Artifacts, and ``request show`` and a
+        reviewer's page show one eval of them."""
+        ...
+
     def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[RunId, ...]:
         """Settle every RUNNING Run whose recorded ``owner`` ({pid, startTime}) is dead, in
         one transaction each: the Run and its unsettled requests (not WAITING_HUMAN) become

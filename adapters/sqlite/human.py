@@ -3,11 +3,12 @@
 The claim lives in the ``requests`` row itself (``claimed_by``, ``claimed_at``), so the
 claim, the request's status and the settlement are read and written under one write lock:
 a second submission re-reads a request that no longer waits and fails, whatever order the
-processes ran in.
+processes ran in. Also what a view of one request reads of its Run (``definitions_part``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -61,6 +62,46 @@ def claims(connection: sa.Connection) -> dict[RequestId, HumanClaim]:
         row.id: HumanClaim(row.id, row.claimed_by, row.claimed_at)
         for row in connection.execute(query)
     }
+
+
+class ReadWhole(Exception):
+    """The part asked cannot be read on its own: read the Run whole (a row that is no JSON,
+    whose error then names it; an ID no quoted label of a JSON path can hold)."""
+
+
+def definitions_part(connection: sa.Connection, run_id: str, eval_id: str) -> object:
+    """``StateStore.definitions_for``: one eval of a Run's ``definitions`` and its
+    Artifact, each taken out of the saved JSON by SQLite (~40 ms for a 10,000-Artifact Run,
+    where decoding it whole takes ~0.5 s)."""
+
+    def part(path: str) -> tuple[bool, Any]:
+        """(whether the Run exists, the value at ``path`` or None)."""
+        value = sa.func.json_array(sa.func.json_extract(runs.c.data, path))  # keeps its type
+        try:
+            text = connection.execute(sa.select(value).where(runs.c.id == run_id)).scalar()
+        except sa.exc.OperationalError as error:
+            if "malformed JSON" in str(error):
+                raise ReadWhole from None
+            raise
+        return (False, None) if text is None else (True, json.loads(text)[0])
+
+    if '"' in eval_id:
+        raise ReadWhole
+    exists, found = part(f'$.definitions.evals."{eval_id}"')
+    if not exists:
+        return None
+    definitions: dict[str, dict[str, Any]] = {"evals": {}, "artifacts": {}}
+    if found is None:
+        return definitions
+    definitions["evals"][eval_id] = found
+    name = found.get("artifact") if isinstance(found, dict) else None
+    if isinstance(name, str):
+        if '"' in name:
+            raise ReadWhole
+        _, artifact = part(f'$.definitions.artifacts."{name}"')
+        if artifact is not None:
+            definitions["artifacts"][name] = artifact
+    return definitions
 
 
 def read_request(connection: sa.Connection, request_id: str) -> sa.Row[Any] | None:

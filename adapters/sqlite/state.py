@@ -442,6 +442,14 @@ class SqliteStateStore:
             row = connection.execute(sa.select(runs).where(runs.c.id == run_id)).one_or_none()
             return None if row is None else run_record(row)
 
+    def definitions_for(self, run_id: RunId, eval_id: str) -> object:
+        try:
+            with self._transaction(write=False) as connection:
+                return human.definitions_part(connection, run_id, eval_id)
+        except human.ReadWhole:
+            whole = self.get_run(run_id)
+            return None if whole is None else whole.data.definitions
+
     def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
         """Newest first by the Run's ``createdAt`` (fixed-width UTC text), then insertion;
         without their definitions (``get_run`` reads a Run whole)."""

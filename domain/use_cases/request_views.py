@@ -23,7 +23,6 @@ from artifactize.ports.documents import (
     RequestDocument,
     RequestListed,
     RequestView,
-    Run,
 )
 from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import (
@@ -81,8 +80,12 @@ class RequestViews:
         return self.state.list_requests(run_id)
 
     def view(self, request: RequestRecord) -> RequestView:
+        """One request's view: of its Run, only its eval's and Artifact's definitions are
+        read (``StateStore.definitions_for``), not the Run whole."""
         execution = self.state.get_execution(request.execution_id) if request.execution_id else None
-        return self._view(request, execution, self.state.human_claim)
+        eval_id = request.data.eval_id
+        saved = self.state.definitions_for(request.run_id, eval_id) if eval_id else None
+        return self._view(request, execution, self.state.human_claim, saved)
 
     def views(self, requests: Sequence[RequestRecord]) -> list[RequestView]:
         """``view`` of each, with the executions read in a few statements and the claims
@@ -92,10 +95,18 @@ class RequestViews:
             {r.execution_id for r in requests if r.execution_id is not None}
         )
         claims = self.state.human_claims()
-        return [
-            self._view(r, executions.get(r.execution_id) if r.execution_id else None, claims.get)
-            for r in requests
-        ]
+        views: list[RequestView] = []
+        for r in requests:
+            run = self._run(r.run_id)  # each Run decoded once for all its requests
+            views.append(
+                self._view(
+                    r,
+                    executions.get(r.execution_id) if r.execution_id else None,
+                    claims.get,
+                    run.data.definitions if run is not None else None,
+                )
+            )
+        return views
 
     def listed(self, requests: Sequence[RequestRecord]) -> list[RequestListed]:
         """What ``list_line`` shows of each: its view without the execution, definition and
@@ -126,14 +137,14 @@ class RequestViews:
         request: RequestRecord,
         execution: ExecutionRecord | None,
         claim_of: Callable[[RequestId], HumanClaim | None],
+        definitions: object,
     ) -> RequestView:
         claim = claim_of(_claimed(request, execution))
-        run = self._run(request.run_id)
         return {
             **cast(RequestDocument, request_json(request.data)),
             "claim": claim.to_json() if claim is not None else None,
             "execution": saved_execution(execution.data) if execution is not None else None,
-            "definition": request_definition(run.data, request.data) if run else None,
+            "definition": request_definition(definitions, request.data),
             "summary": request_summary(request.data),
         }
 
@@ -147,13 +158,13 @@ def _claimed(request: RequestRecord, execution: ExecutionRecord | None) -> Reque
     return request.id
 
 
-def request_definition(run: Run, request: Request) -> RequestDefinition | None:
-    """``{eval, artifact}`` of a request, joined from its Run; None for a Run without them."""
-    saved = run.definitions
+def request_definition(saved: object, request: Request) -> RequestDefinition | None:
+    """``{eval, artifact}`` of a request, joined from its Run's ``definitions`` (``saved``,
+    or the part of them ``StateStore.definitions_for`` read); None for a Run without them."""
     if not isinstance(saved, Mapping):
         return None
     found = (saved.get("evals") or {}).get(request.eval_id)
-    if found is None:
+    if not isinstance(found, dict):
         return None
     name = found.get("artifact")
     artifacts = saved.get("artifacts") or {}

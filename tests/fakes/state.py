@@ -100,6 +100,10 @@ class MemoryStateStore:
     def get_run(self, run_id: RunId) -> RunRecord | None:
         return self.runs.get(run_id)
 
+    def definitions_for(self, run_id: RunId, eval_id: str) -> object:
+        run = self.runs.get(run_id)
+        return None if run is None else run.data.definitions  # the whole, as the port allows
+
     def settle_dead_runs(self, owner_alive: OwnerAlive) -> tuple[RunId, ...]:
         settled = []
         died = {"status": "ERROR", "errorCode": "OWNER_DIED", "completedAt": self.settled_at}

@@ -12,6 +12,7 @@ import pytest
 
 from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.domain.reviews.human.settlement import supersession
+from artifactize.domain.use_cases.request_views import request_definition
 from artifactize.kernel.document_codec import (
     execution_changed,
     execution_from_json,
@@ -262,6 +263,42 @@ def test_claims_and_executions_read_together_are_those_read_one_by_one(
         i: found for i in wanted if (found := store.get_execution(i)) is not None
     }
     assert store.get_executions([]) == {}
+
+
+def test_the_definitions_read_for_one_request_join_as_the_whole_runs(store: StateStore) -> None:
+    """``definitions_for`` reads one eval and its Artifact out of a Run's definitions: what a
+    request's view joins from them is what it joins from the whole."""
+    definitions: dict[str, Any] = {
+        "evals": {
+            "doc/check": {"artifact": "doc", "title": "t", "nested": [1, {"a": None}]},
+            'odd"id/eval': {"artifact": "doc"},
+            "lost/eval": {"artifact": "gone"},
+            "quoted/eval": {"artifact": 'do"c'},
+            "bare/eval": {"title": "no artifact"},
+            "text/eval": "not an object",
+        },
+        "artifacts": {"doc": {"path": "doc", "tags": ["x"]}, 'do"c': {"path": "q"}},
+    }
+    saved = run_from_json({"createdAt": "1", "definitions": definitions})
+    store.create_run(RunRecord(RunId("run-d"), "/repo", RunStatus.GREEN, saved), [])
+    store.create_run(
+        RunRecord(RunId("run-old"), "/repo", RunStatus.GREEN, run_from_json({"createdAt": "0"})),
+        [],
+    )
+    for eval_id in [*definitions["evals"], "missing/eval"]:
+        request = request_from_json({"id": "run-d-1", "evalId": eval_id})
+        part = store.definitions_for(RunId("run-d"), eval_id)
+        assert request_definition(part, request) == request_definition(definitions, request)
+    assert request_definition(
+        store.definitions_for(RunId("run-d"), "doc/check"),
+        request_from_json({"evalId": "doc/check"}),
+    ) == {
+        "eval": definitions["evals"]["doc/check"],
+        "artifact": definitions["artifacts"]["doc"],
+    }
+    old = request_from_json({"id": "run-old-1", "evalId": "doc/check"})
+    assert request_definition(store.definitions_for(RunId("run-old"), "doc/check"), old) is None
+    assert store.definitions_for(RunId("run-none"), "doc/check") is None
 
 
 def test_only_waiting_requests_with_waiting_executions_are_claimed(store: StateStore) -> None:
