@@ -32,7 +32,7 @@ from artifactize.entrypoints.container import FALLBACK_EDITOR, ON_WINDOWS, Conta
 from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.options import GlobalOptions
 from artifactize.ports.ids import RequestId, RunId
-from artifactize.ports.statuses import ErrorCode
+from artifactize.ports.statuses import ErrorCode, RunStatus
 
 if TYPE_CHECKING:
     from artifactize.domain.project.observations import Observer
@@ -271,6 +271,8 @@ class Services:
             return
         scratch = self.container.scratch()
         for folder in folders:
+            if store.run_status(RunId(folder.name)) != RunStatus.ERROR:
+                continue  # a live Run's folder, most often: its status alone is read
             run = store.get_run(RunId(folder.name))
             if run is None or run.data.error_code != ErrorCode.OWNER_DIED:
                 continue

@@ -56,6 +56,13 @@ class DeadOwnersView:
         run = self._store.get_run(run_id)
         return None if run is None else self._run(run)
 
+    def run_status(self, run_id: RunId) -> RunStatus | None:
+        status: RunStatus | None = self._store.run_status(run_id)
+        if status != RunStatus.RUNNING:
+            return status
+        run = self.get_run(run_id)  # a RUNNING Run may be a dead owner's, read as ERROR
+        return None if run is None else run.status
+
     def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
         return [self._run(run) for run in self._store.list_runs(repo, limit, offset)]
 

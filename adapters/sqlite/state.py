@@ -212,6 +212,7 @@ class SqliteStateStore:
         self._retained: tuple[int, int] | None = None
         # The definitions of the Run last written, and their JSON (``run_data_reusing``).
         self._definitions: KnownText | None = None
+        self._owners: dead_runs.Owners = {}  # each RUNNING Run's owner, read once
 
     @property
     def database(self) -> str:
@@ -429,7 +430,7 @@ class SqliteStateStore:
         Run with its requests and executions in one IMMEDIATE transaction. Only a Run that
         looks dead is written, so a reader of a healthy state takes no write lock."""
         with self._transaction(write=False) as connection:
-            candidates = dead_runs.dead_running_runs(connection, owner_alive)
+            candidates = dead_runs.dead_running_runs(connection, owner_alive, self._owners)
         settled = []
         for run_id in candidates:
             with self._transaction(write=True) as connection:
@@ -475,6 +476,12 @@ class SqliteStateStore:
                     raise
             # a row that is no JSON: read whole, ``run_record`` names the row and the rule
             return [run_record(row) for row in connection.execute(newest(runs))]
+
+    def run_status(self, run_id: RunId) -> RunStatus | None:
+        query = sa.select(runs.c.status).where(runs.c.id == run_id)
+        with self._transaction(write=False) as connection:
+            status = connection.execute(query).scalar_one_or_none()
+        return None if status is None else RunStatus(status)
 
     def running_runs(self) -> int:
         query = (

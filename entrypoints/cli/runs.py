@@ -281,12 +281,12 @@ def _until_settled(store: StateStore, run: RunRecord, limit_ms: int) -> RunRecor
     deadline = clock.monotonic() + limit_ms / 1000
 
     async def poll() -> RunRecord:
-        current = run
-        while current.status == RUNNING_STATUS and clock.monotonic() < deadline:
+        status = run.status
+        while status == RUNNING_STATUS and clock.monotonic() < deadline:
             await anyio.sleep(min(RUN_POLL_SECONDS, max(0.0, deadline - clock.monotonic())))
             CliContext.services().settle_dead_runs(store)
-            current = store.get_run(run.id) or current
-        return current
+            status = store.run_status(run.id) or status  # its status alone, not the Run
+        return store.get_run(run.id) or run
 
     polled = anyio.run(until_signal, poll)
     if polled is None:

@@ -154,6 +154,10 @@ class MemoryStateStore:
         none: RunDefinitions = {"evals": {}, "artifacts": {}}
         return [dataclasses.replace(r, data=run_changed(r.data, definitions=none)) for r in listed]
 
+    def run_status(self, run_id: RunId) -> RunStatus | None:
+        run = self.runs.get(run_id)
+        return None if run is None else RunStatus(run.status)
+
     def running_runs(self) -> int:
         return sum(run.status == "RUNNING" for run in self.runs.values())
 

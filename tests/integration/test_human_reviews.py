@@ -20,13 +20,15 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
+from artifactize.adapters.sqlite import dead_runs
+from artifactize.adapters.sqlite import state as sqlite_state
 from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND
 from artifactize.domain.use_cases.request_views import list_line
 from tests.support.cli import run_cli
@@ -466,8 +468,21 @@ def test_a_publishing_failure_keeps_the_local_verdict(
     assert fx.signoff()["status"] == "GREEN"
 
 
+T = TypeVar("T")
+
+
+def _counted(real: Callable[[Any], T], name: str, calls: list[str]) -> Callable[[Any], T]:
+    def counted(argument: Any) -> T:
+        calls.append(name)
+        return real(argument)
+
+    return counted
+
+
 @pytest.mark.process  # another process waits
-def test_run_show_wait_follows_a_waiting_run_to_its_outcome(fx: Fixture) -> None:
+def test_run_show_wait_follows_a_waiting_run_to_its_outcome(
+    fx: Fixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     waiter = fx.spawn("verify", "--all", "--wait", "--timeout-ms", "60000")
     try:
         deadline = time.monotonic() + 30
@@ -478,8 +493,15 @@ def test_run_show_wait_follows_a_waiting_run_to_its_outcome(fx: Fixture) -> None
             found = fx.cli("request", "list").data if fx.state.exists() else []
             request = next((r for r in found if r["evalId"] == "doc/signoff"), None)
         run_id = request["runId"]
-        early = fx.cli("run", "show", run_id, "--wait", "--timeout-ms", "300")
+        decoded: list[str] = []  # Runs decoded whole, and owners read, while it polls
+        with monkeypatch.context() as patch:
+            for module, name in ((sqlite_state, "run_record"), (dead_runs, "run_owner")):
+                patch.setattr(module, name, _counted(getattr(module, name), name, decoded))
+            early = fx.cli("run", "show", run_id, "--wait", "--timeout-ms", "300")
         assert (early.code, early.data["status"]) == (3, "RUNNING"), early
+        # the Run read when shown and at the end, its owner once: its status alone is polled
+        # (a 10,000-Artifact Run is 14 MB, and it was decoded twice per poll, ten a second)
+        assert sorted(decoded) == ["run_owner", "run_record", "run_record"], decoded
         assert fx.cli("request", "claim", request["id"]).code == 0
         assert fx.submit(request["id"], "--verdict", "GREEN", "--fields", GREEN_FIELDS).code == 0
         followed = fx.cli("run", "show", run_id, "--wait", "--timeout-ms", "30000")
