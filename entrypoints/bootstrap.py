@@ -271,7 +271,8 @@ class Services:
             return
         scratch = self.container.scratch()
         for folder in folders:
-            if store.run_status(RunId(folder.name)) != RunStatus.ERROR:
+            head = store.run_head(RunId(folder.name))
+            if head is None or head.status != RunStatus.ERROR:
                 continue  # a live Run's folder, most often: its status alone is read
             run = store.get_run(RunId(folder.name))
             if run is None or run.data.error_code != ErrorCode.OWNER_DIED:

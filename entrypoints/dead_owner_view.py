@@ -11,7 +11,7 @@ from typing import Any
 from artifactize.kernel.document_codec import request_changed, run_changed
 from artifactize.kernel.transitions import request_moves, run_moves
 from artifactize.ports.ids import RequestId, RunId
-from artifactize.ports.state import RequestRecord, RunRecord, StateStore
+from artifactize.ports.state import RequestRecord, RunHead, RunRecord, StateStore
 from artifactize.ports.statuses import ErrorCode, RequestStatus, RunStatus
 
 
@@ -56,12 +56,12 @@ class DeadOwnersView:
         run = self._store.get_run(run_id)
         return None if run is None else self._run(run)
 
-    def run_status(self, run_id: RunId) -> RunStatus | None:
-        status: RunStatus | None = self._store.run_status(run_id)
-        if status != RunStatus.RUNNING:
-            return status
+    def run_head(self, run_id: RunId) -> RunHead | None:
+        head: RunHead | None = self._store.run_head(run_id)
+        if head is None or head.status != RunStatus.RUNNING:
+            return head
         run = self.get_run(run_id)  # a RUNNING Run may be a dead owner's, read as ERROR
-        return None if run is None else run.status
+        return None if run is None else dataclasses.replace(head, status=run.status)
 
     def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
         return [self._run(run) for run in self._store.list_runs(repo, limit, offset)]

@@ -98,6 +98,7 @@ from artifactize.ports.state import (
     OwnerAlive,
     PruneOutcome,
     RequestRecord,
+    RunHead,
     RunRecord,
     StateError,
     Supersession,
@@ -477,11 +478,11 @@ class SqliteStateStore:
             # a row that is no JSON: read whole, ``run_record`` names the row and the rule
             return [run_record(row) for row in connection.execute(newest(runs))]
 
-    def run_status(self, run_id: RunId) -> RunStatus | None:
-        query = sa.select(runs.c.status).where(runs.c.id == run_id)
+    def run_head(self, run_id: RunId) -> RunHead | None:
+        query = sa.select(runs.c.id, runs.c.repo, runs.c.status).where(runs.c.id == run_id)
         with self._transaction(write=False) as connection:
-            status = connection.execute(query).scalar_one_or_none()
-        return None if status is None else RunStatus(status)
+            row = connection.execute(query).one_or_none()
+        return None if row is None else RunHead(RunId(row.id), row.repo, RunStatus(row.status))
 
     def running_runs(self) -> int:
         query = (

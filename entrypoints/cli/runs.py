@@ -285,7 +285,8 @@ def _until_settled(store: StateStore, run: RunRecord, limit_ms: int) -> RunRecor
         while status == RUNNING_STATUS and clock.monotonic() < deadline:
             await anyio.sleep(min(RUN_POLL_SECONDS, max(0.0, deadline - clock.monotonic())))
             CliContext.services().settle_dead_runs(store)
-            status = store.run_status(run.id) or status  # its status alone, not the Run
+            head = store.run_head(run.id)  # its status alone, not the Run
+            status = head.status if head is not None else status
         return store.get_run(run.id) or run
 
     polled = anyio.run(until_signal, poll)

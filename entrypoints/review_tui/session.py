@@ -28,8 +28,8 @@ from artifactize.entrypoints.review_tui.waiting import (
     claimant,
     waiting_row,
 )
-from artifactize.ports.documents import RequestView
-from artifactize.ports.ids import RequestId
+from artifactize.ports.documents import RequestListed, RequestView
+from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.review_store import RemoteStore
 from artifactize.ports.state import HumanClaim, RequestRecord, StateStore
 
@@ -82,31 +82,44 @@ class ReviewSession:
     def waiting(self) -> list[WaitingRow]:
         """The waiting requests of the listed repositories, newest Run first. A follower is
         listed as the request it waits on (that is the one a reviewer claims and settles)."""
-        views = RequestViews(self.store)
         now = self.now()
+        return [
+            waiting_row(view, repo, self.reviewer, now) for view, repo in self._waiting_listed()
+        ]
+
+    def waiting_views(self) -> list[RequestListed]:
+        """What a list of the waiting requests shows of each (``waiting``'s requests): the
+        saved request and its claim."""
+        return [view for view, _repo in self._waiting_listed()]
+
+    def _waiting_listed(self) -> list[tuple[RequestListed, str]]:
+        """Each waiting request to list (a follower as its original) with its repository.
+        Read through the index of the active requests, each Run's repository from its row
+        (a live inbox asks ten times a second: every request of every Run decoded, and each
+        Run whole twice per waiting request, took minutes at 10,000 Artifacts)."""
+        repos: dict[RunId, str] = {}
         seen: set[str] = set()
-        rows: list[WaitingRow] = []
-        for request in self.store.all_requests():
-            if request.status != WAITING_HUMAN:
-                continue
-            repo = self._repo_of(request)
+        chosen: list[tuple[RequestRecord, str]] = []
+        for request in self.store.all_requests(WAITING_HUMAN):
+            repo = self._repo_of(request, repos)
             if self.repo is not None and repo != self.repo:
                 continue
             original = self.reviews.resolve(request.id)
             if original.id in seen or original.status != WAITING_HUMAN:
                 continue
             seen.add(original.id)
-            rows.append(
-                waiting_row(views.view(original), self._repo_of(original), self.reviewer, now)
-            )
-        return rows
+            chosen.append((original, self._repo_of(original, repos)))
+        listed = RequestViews(self.store).listed([original for original, _repo in chosen])
+        return [(view, repo) for view, (_original, repo) in zip(listed, chosen, strict=True)]
 
-    def _repo_of(self, request: RequestRecord) -> str:
-        run = self.store.get_run(request.run_id)
-        if run is not None:
-            return run.repo
-        definition: Mapping[str, Any] = request.data.human_definition or {}
-        return str(definition.get("repo", ""))
+    def _repo_of(self, request: RequestRecord, known: dict[RunId, str]) -> str:
+        if request.run_id not in known:
+            head = self.store.run_head(request.run_id)
+            if head is None:
+                definition: Mapping[str, Any] = request.data.human_definition or {}
+                return str(definition.get("repo", ""))
+            known[request.run_id] = head.repo
+        return known[request.run_id]
 
     def view(self, request_id: str) -> RequestView:
         """The request view (``request show``) of the request a reviewer acts on: for a

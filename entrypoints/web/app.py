@@ -137,7 +137,7 @@ class Routes:
         """This machine's waiting requests, then the team store's that are not also here
         (a request this machine announced is listed once, as this machine's)."""
         session = self.c.session
-        local = [session.view(row.request_id) for row in session.waiting()]
+        local: list[Mapping[str, Any]] = [*session.waiting_views()]
         return local + self._team_views()
 
     def _team_views(self) -> list[Mapping[str, Any]]:
@@ -245,8 +245,8 @@ class Routes:
         return self._page(str(view.get("evalId")), body, status)
 
     def _run_status(self, view: Mapping[str, Any]) -> str | None:
-        run = self.c.session.store.get_run(RunId(str(view.get("runId"))))
-        return None if run is None else run.status
+        head = self.c.session.store.run_head(RunId(str(view.get("runId"))))
+        return None if head is None else head.status
 
     async def state_events(self, request: Request) -> Response:
         request_id = request.path_params["request_id"]

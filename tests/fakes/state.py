@@ -33,6 +33,7 @@ from artifactize.ports.state import (
     OwnerAlive,
     PruneOutcome,
     RequestRecord,
+    RunHead,
     RunRecord,
     StateError,
     Supersession,
@@ -154,9 +155,9 @@ class MemoryStateStore:
         none: RunDefinitions = {"evals": {}, "artifacts": {}}
         return [dataclasses.replace(r, data=run_changed(r.data, definitions=none)) for r in listed]
 
-    def run_status(self, run_id: RunId) -> RunStatus | None:
+    def run_head(self, run_id: RunId) -> RunHead | None:
         run = self.runs.get(run_id)
-        return None if run is None else RunStatus(run.status)
+        return None if run is None else RunHead(run.id, run.repo, RunStatus(run.status))
 
     def running_runs(self) -> int:
         return sum(run.status == "RUNNING" for run in self.runs.values())

@@ -20,10 +20,10 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -32,6 +32,7 @@ from artifactize.adapters.sqlite import state as sqlite_state
 from artifactize.domain.reviews.human.errors import REQUEST_ID_NOT_FOUND
 from artifactize.domain.use_cases.request_views import list_line
 from tests.support.cli import run_cli
+from tests.support.counting import counted
 from tests.support.fake_review_store import FakeReviewStore
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
@@ -468,17 +469,6 @@ def test_a_publishing_failure_keeps_the_local_verdict(
     assert fx.signoff()["status"] == "GREEN"
 
 
-T = TypeVar("T")
-
-
-def _counted(real: Callable[[Any], T], name: str, calls: list[str]) -> Callable[[Any], T]:
-    def counted(argument: Any) -> T:
-        calls.append(name)
-        return real(argument)
-
-    return counted
-
-
 @pytest.mark.process  # another process waits
 def test_run_show_wait_follows_a_waiting_run_to_its_outcome(
     fx: Fixture, monkeypatch: pytest.MonkeyPatch
@@ -496,7 +486,7 @@ def test_run_show_wait_follows_a_waiting_run_to_its_outcome(
         decoded: list[str] = []  # Runs decoded whole, and owners read, while it polls
         with monkeypatch.context() as patch:
             for module, name in ((sqlite_state, "run_record"), (dead_runs, "run_owner")):
-                patch.setattr(module, name, _counted(getattr(module, name), name, decoded))
+                patch.setattr(module, name, counted(getattr(module, name), name, decoded))
             early = fx.cli("run", "show", run_id, "--wait", "--timeout-ms", "300")
         assert (early.code, early.data["status"]) == (3, "RUNNING"), early
         # the Run read when shown and at the end, its owner once: its status alone is polled

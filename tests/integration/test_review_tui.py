@@ -24,6 +24,8 @@ import anyio
 import psutil
 import pytest
 
+from artifactize.adapters.sqlite import state as sqlite_state
+from artifactize.adapters.sqlite.rows import run_record
 from artifactize.entrypoints.cli.app import main
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.terminal_reviewer import (
@@ -32,6 +34,7 @@ from artifactize.entrypoints.cli.terminal_reviewer import (
     NEEDS_TERMINAL,
 )
 from artifactize.entrypoints.review_tui.session import ReviewSession
+from tests.support.counting import counted
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
 from tests.support.tmux import EXITED as COMMAND_EXITED
@@ -212,7 +215,7 @@ def test_review_refuses_json_a_missing_terminal_and_all_with_repo(
 
 
 def test_the_session_lists_a_follower_as_its_original_and_releases_what_it_took(
-    review: Review,
+    review: Review, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     original = review.waiting()
     code, run = review.cli("verify", "doc/signoff")  # a second Run follows the first
@@ -231,10 +234,16 @@ def test_the_session_lists_a_follower_as_its_original_and_releases_what_it_took(
             store, CliContext.services().human_reviews(store), "alice", None, repo, now
         )
 
-    rows = session(os.path.realpath(review.repo)).waiting()
+    decoded: list[str] = []  # a live inbox lists ten times a second: no Run decoded
+    with monkeypatch.context() as patch:
+        patch.setattr(sqlite_state, "run_record", counted(run_record, "Run", decoded))
+        rows = session(os.path.realpath(review.repo)).waiting()
+        views = session(None).waiting_views()
+    assert decoded == []
     assert [(row.request_id, row.eval_id, row.claim) for row in rows] == [
         (original, "doc/signoff", "-")
     ]
+    assert [view["id"] for view in views] == [original]
     assert session(None).waiting() == rows
     assert session("/elsewhere").waiting() == []
     mine = session(None)
