@@ -6,13 +6,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.domain.reviews.human.settlement import supersession
-from artifactize.domain.use_cases.request_views import request_definition
+from artifactize.domain.use_cases.request_views import (
+    FEW_OF_A_RUN,
+    RequestViews,
+    request_definition,
+)
 from artifactize.kernel.document_codec import (
     execution_changed,
     execution_from_json,
@@ -299,6 +303,58 @@ def test_the_definitions_read_for_one_request_join_as_the_whole_runs(store: Stat
     old = request_from_json({"id": "run-old-1", "evalId": "doc/check"})
     assert request_definition(store.definitions_for(RunId("run-old"), "doc/check"), old) is None
     assert store.definitions_for(RunId("run-none"), "doc/check") is None
+
+
+class _CountingReads:
+    """A store whose Run reads are counted: the whole Run, or one eval's definitions."""
+
+    def __init__(self, store: StateStore) -> None:
+        self.store = store
+        self.reads: list[str] = []
+
+    def get_run(self, run_id: RunId) -> RunRecord | None:
+        self.reads.append("get_run")
+        return self.store.get_run(run_id)
+
+    def definitions_for(self, run_id: RunId, eval_id: str) -> object:
+        self.reads.append("definitions_for")
+        return self.store.definitions_for(run_id, eval_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+@pytest.mark.parametrize("listed", [FEW_OF_A_RUN, FEW_OF_A_RUN + 1])
+def test_a_list_reads_a_runs_definitions_whole_only_for_many_of_its_requests(
+    store: StateStore, listed: int
+) -> None:
+    evals = {f"doc/e{n}": {"artifact": "doc", "title": f"t{n}"} for n in range(listed)}
+    definitions = {"evals": evals, "artifacts": {"doc": {"path": "doc"}}}
+    saved = run_from_json({"createdAt": "1", "definitions": definitions})
+    requests = [
+        RequestRecord(
+            RequestId(f"run-d-{n}"),
+            RunId("run-d"),
+            EvalId(eval_id),
+            n,
+            None,
+            RequestStatus.GREEN,
+            request_from_json({"id": f"run-d-{n}", "runId": "run-d", "evalId": eval_id}),
+        )
+        for n, eval_id in enumerate(evals, start=1)
+    ]
+    store.create_run(RunRecord(RunId("run-d"), "/repo", RunStatus.GREEN, saved), requests)
+    counting = _CountingReads(store)
+    views = RequestViews(cast(StateStore, counting)).views(requests)
+    whole = listed > FEW_OF_A_RUN
+    expected = ["get_run"] if whole else ["definitions_for"] * listed
+    assert counting.reads == expected
+    one_by_one = [RequestViews(store).view(request) for request in requests]
+    assert views == one_by_one
+    expected_definitions: list[Any] = [
+        {"eval": evals[r.eval_id], "artifact": {"path": "doc"}} for r in requests
+    ]
+    assert [view["definition"] for view in views] == expected_definitions
 
 
 def test_only_waiting_requests_with_waiting_executions_are_claimed(store: StateStore) -> None:
