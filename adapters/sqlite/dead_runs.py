@@ -11,12 +11,18 @@ person (WAITING_HUMAN) stays: a reviewer may still answer it.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import sqlalchemy as sa
 
-from artifactize.adapters.sqlite.rows import dump_data, load_data
+from artifactize.adapters.sqlite.rows import (
+    ReadWhole,
+    dump_data,
+    json_at,
+    json_parts,
+    json_value,
+    load_data,
+)
 from artifactize.adapters.sqlite.schema import (
     ACTIVE_EXECUTION_STATUSES,
     executions,
@@ -73,18 +79,16 @@ def _owner_of(connection: sa.Connection, run_id: str) -> tuple[int, float] | Non
     """A Run's owner, taken out of its saved JSON by SQLite: a 10,000-Artifact Run is 14 MB,
     which ``run show --wait`` decoded ten times a second to learn two numbers. A row that is
     no JSON object is read whole, so its error names it."""
-    owner = sa.func.json_array(sa.func.json_extract(runs.c.data, "$.owner"))  # keeps its type
-    kind = sa.func.json_type(runs.c.data)
+    kind, owner = sa.func.json_type(runs.c.data), json_at(runs.c.data, "$.owner")
+    row: Any  # (its JSON type, its owner) or None
     try:
-        row = connection.execute(sa.select(kind, owner).where(runs.c.id == run_id)).one_or_none()
-    except sa.exc.OperationalError as error:
-        if "malformed JSON" not in str(error):
-            raise
+        row = json_parts(connection, sa.select(kind, owner).where(runs.c.id == run_id)).first()
+    except ReadWhole:
         row = None
     if row is None or row[0] != "object":
         whole = connection.execute(sa.select(runs.c.data).where(runs.c.id == run_id)).scalar()
         return None if whole is None else run_owner(load_data(whole, "runs", run_id))
-    return run_owner({"owner": json.loads(row[1])[0]})
+    return run_owner({"owner": json_value(row[1])})
 
 
 def settle_dead_run(connection: sa.Connection, run_id: str, now: str) -> bool:

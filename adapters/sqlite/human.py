@@ -8,14 +8,17 @@ processes ran in. Also what a view of one request reads of its Run (``definition
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 
 from artifactize.adapters.sqlite.rows import (
+    ReadWhole,
     dump_data,
+    json_at,
+    json_parts,
+    json_value,
     load_data,
     request_data,
     request_record,
@@ -64,11 +67,6 @@ def claims(connection: sa.Connection) -> dict[RequestId, HumanClaim]:
     }
 
 
-class ReadWhole(Exception):
-    """The part asked cannot be read on its own: read the Run whole (a row that is no JSON,
-    whose error then names it; an ID no quoted label of a JSON path can hold)."""
-
-
 def definitions_part(connection: sa.Connection, run_id: str, eval_id: str) -> object:
     """``StateStore.definitions_for``: one eval of a Run's ``definitions`` and its
     Artifact, each taken out of the saved JSON by SQLite (~40 ms for a 10,000-Artifact Run,
@@ -76,14 +74,9 @@ def definitions_part(connection: sa.Connection, run_id: str, eval_id: str) -> ob
 
     def part(path: str) -> tuple[bool, Any]:
         """(whether the Run exists, the value at ``path`` or None)."""
-        value = sa.func.json_array(sa.func.json_extract(runs.c.data, path))  # keeps its type
-        try:
-            text = connection.execute(sa.select(value).where(runs.c.id == run_id)).scalar()
-        except sa.exc.OperationalError as error:
-            if "malformed JSON" in str(error):
-                raise ReadWhole from None
-            raise
-        return (False, None) if text is None else (True, json.loads(text)[0])
+        query = sa.select(json_at(runs.c.data, path)).where(runs.c.id == run_id)
+        text = json_parts(connection, query).scalar()
+        return (False, None) if text is None else (True, json_value(text))
 
     if '"' in eval_id:
         raise ReadWhole

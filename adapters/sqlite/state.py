@@ -55,10 +55,12 @@ from artifactize.adapters.sqlite.rows import (
     EXECUTION_COLUMNS,
     REQUEST_COLUMNS,
     KnownText,
+    ReadWhole,
     data_bytes,
     dump_data,
     execution_record,
     execution_values,
+    json_parts,
     request_data,
     request_record,
     request_row,
@@ -448,7 +450,7 @@ class SqliteStateStore:
         try:
             with self._transaction(write=False) as connection:
                 return human.definitions_part(connection, run_id, eval_id)
-        except human.ReadWhole:
+        except ReadWhole:
             whole = self.get_run(run_id)
             return None if whole is None else whole.data.definitions
 
@@ -470,13 +472,10 @@ class SqliteStateStore:
 
         with self._transaction(write=False) as connection:
             try:
-                rows = connection.execute(newest(runs.c.id, runs.c.repo, runs.c.status, listed))
+                rows = json_parts(connection, newest(runs.c.id, runs.c.repo, runs.c.status, listed))
                 return [run_record(row) for row in rows]
-            except sa.exc.OperationalError as error:
-                if "malformed JSON" not in str(error):
-                    raise
-            # a row that is no JSON: read whole, ``run_record`` names the row and the rule
-            return [run_record(row) for row in connection.execute(newest(runs))]
+            except ReadWhole:  # ``run_record`` names the damaged row and the rule
+                return [run_record(row) for row in connection.execute(newest(runs))]
 
     def run_head(self, run_id: RunId) -> RunHead | None:
         query = sa.select(runs.c.id, runs.c.repo, runs.c.status).where(runs.c.id == run_id)
