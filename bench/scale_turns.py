@@ -16,37 +16,23 @@ and the CPU ratio to ``git status --porcelain`` on the same tree.
 from __future__ import annotations
 
 import argparse
-import resource
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.scale import ENV, REUSE_ONLY, cli, generate
+from bench.scale import timed as _timed
 
 COMMANDS = {
     "status": ("--json", "status"),
     "verify": ("--json", "verify", "--all", *REUSE_ONLY),
 }
-
-
-def _timed(argv: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """CPU (user + sys of the finished child) and wall time of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=False)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 1, 4):
-        raise SystemExit(f"bench: {' '.join(argv[3:])} exited {done.returncode}")
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return cpu, wall
 
 
 def turns(base: Path, size: int, runs: int, commands: Sequence[str], workdir: Path) -> None:
@@ -55,7 +41,7 @@ def turns(base: Path, size: int, runs: int, commands: Sequence[str], workdir: Pa
     fill = cli(repo, state, "--json", "verify", "--all", "--jobs", "2", *REUSE_ONLY)
     subprocess.run(fill, env=ENV, cwd=repo, capture_output=True, check=False)
     sides = {"base": {**ENV, "PYTHONPATH": str(base)}, "branch": dict(ENV)}
-    git = min(_timed(["git", "status", "--porcelain"], ENV, repo)[0] for _ in range(runs))
+    git = min(_timed(["git", "status", "--porcelain"], repo)[0] for _ in range(runs))
     print(f"{size:,} Artifacts; git status --porcelain {git:.3f} s of CPU")
     for command in commands:
         states = {"base": workdir / "state-base", "branch": state}
@@ -64,7 +50,7 @@ def turns(base: Path, size: int, runs: int, commands: Sequence[str], workdir: Pa
         best = {side: [float("inf"), float("inf")] for side in sides}
         for round_ in range(runs + 1):  # the first round warms each side's file index
             for side, env in sides.items():
-                cpu, wall = _timed(cli(repo, states[side], *COMMANDS[command]), env, repo)
+                cpu, wall = _timed(cli(repo, states[side], *COMMANDS[command]), repo, env)
                 if round_:
                     best[side] = [min(best[side][0], cpu), min(best[side][1], wall)]
         for side, (cpu, wall) in best.items():

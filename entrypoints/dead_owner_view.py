@@ -52,8 +52,8 @@ class DeadOwnersView:
         )
         return dataclasses.replace(request, status=status, data=data)
 
-    def get_run(self, run_id: RunId) -> RunRecord | None:
-        run = self._store.get_run(run_id)
+    def get_run(self, run_id: RunId, *, definitions: bool = True) -> RunRecord | None:
+        run = self._store.get_run(run_id, definitions=definitions)
         return None if run is None else self._run(run)
 
     def run_head(self, run_id: RunId) -> RunHead | None:

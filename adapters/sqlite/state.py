@@ -123,6 +123,9 @@ class _DryRun(Exception):
 # Keys bound in one ``IN (...)``: well under SQLite's 32,766 host parameters.
 _KEYS_PER_QUERY = 500
 _RUN_ROWID: sa.ColumnClause[int] = sa.literal_column("runs.rowid", sa.Integer)
+# A Run's document without its definitions, dropped by SQLite (its own parser, ~40 ms for a
+# 10,000-Artifact Run's 14 MB) before Python decodes the rest (~0.6 s with them).
+_WITHOUT_DEFINITIONS = sa.func.json_remove(runs.c.data, "$.definitions").label("data")
 
 # The writes every executed eval issues, compiled once and run through the driver's path
 # (``compiled.py``): an eval's writes construct and compile none. Bound names that are not
@@ -216,12 +219,15 @@ class SqliteStateStore:
         # The definitions of the Run last written, and their JSON (``run_data_reusing``).
         self._definitions: KnownText | None = None
         self._owners: dead_runs.Owners = {}  # each RUNNING Run's owner, read once
+        self._marker: Any = None  # the connection ``change_mark`` asks (a pool's proxy)
+        self._marker_opened = 0
 
     @property
     def database(self) -> str:
         return self._database
 
     def close(self) -> None:
+        self._close_marker()
         self._engine.dispose()
 
     def state_id(self) -> str:
@@ -441,10 +447,43 @@ class SqliteStateStore:
                     settled.append(run_id)
         return tuple(settled)
 
-    def get_run(self, run_id: RunId) -> RunRecord | None:
+    def get_run(self, run_id: RunId, *, definitions: bool = True) -> RunRecord | None:
+        whole = sa.select(runs).where(runs.c.id == run_id)
         with self._transaction(write=False) as connection:
-            row = connection.execute(sa.select(runs).where(runs.c.id == run_id)).one_or_none()
+            if not definitions:
+                query = sa.select(runs.c.id, runs.c.repo, runs.c.status, _WITHOUT_DEFINITIONS)
+                try:
+                    row = json_parts(connection, query.where(runs.c.id == run_id)).one_or_none()
+                    return None if row is None else run_record(row)
+                except ReadWhole:  # ``run_record`` names the damaged row and the rule
+                    pass
+            row = connection.execute(whole).one_or_none()
             return None if row is None else run_record(row)
+
+    def change_mark(self) -> object:
+        """SQLite's ``PRAGMA data_version`` on a connection kept for it alone: it changes
+        when any other connection (this store's others included) committed a change, and
+        costs no read of a table."""
+        try:
+            if self._marker is None:
+                self._marker = self._engine.raw_connection()
+                self._marker_opened += 1  # a new connection's versions compare to none before
+            cursor = self._marker.cursor()
+            try:
+                cursor.execute("PRAGMA data_version")
+                (version,) = cursor.fetchone()
+            finally:
+                cursor.close()
+        except sqlite3.Error as error:
+            self._close_marker()
+            raise StateError(storage_fault("read state", self._database, error)) from error
+        return (self._marker_opened, version)
+
+    def _close_marker(self) -> None:
+        marker, self._marker = self._marker, None
+        if marker is not None:
+            with contextlib.suppress(sqlite3.Error):
+                marker.close()
 
     def definitions_for(self, run_id: RunId, eval_id: str) -> object:
         try:
@@ -459,9 +498,7 @@ class SqliteStateStore:
         without their definitions (``get_run`` reads a Run whole)."""
         if limit < 0 or offset < 0:
             raise ValueError(f"limit and offset must not be negative, got {limit}, {offset}")
-        # A list shows no definitions: SQLite drops them (its own parser, ~40 ms for a
-        # 10,000-Artifact Run's 14 MB) before Python decodes the rest (~0.6 s with them).
-        listed = sa.func.json_remove(runs.c.data, "$.definitions").label("data")
+        listed = _WITHOUT_DEFINITIONS  # a list shows no definitions
 
         def newest(*columns: Any) -> sa.Select[Any]:
             query = sa.select(*columns)

@@ -250,7 +250,7 @@ def request_submit(
 
     submitted = _run(work)
     view = RequestViews(store).view(submitted.request)
-    run = store.get_run(submitted.request.run_id)
+    run = store.run_head(submitted.request.run_id)  # its status: the Run is not decoded
     _emit(view, lambda shown: render.submit_text(shown, run.status if run else None))
 
 

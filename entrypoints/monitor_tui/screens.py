@@ -9,13 +9,14 @@ app's. Keys follow the terminal reviewer's: ``j``/``k``/arrows move, ``Enter`` o
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import urwid
 from urwid.widget import AbstractFlowWidget
 
+from artifactize.entrypoints.monitor_tui.source import RunDocument
 from artifactize.entrypoints.monitor_tui.views import (
     NO_RUNS,
     NodeKind,
@@ -36,6 +37,8 @@ from artifactize.entrypoints.review_tui.layout import (
 )
 from artifactize.entrypoints.review_tui.moves import DOWN_KEYS, UP_KEYS
 from artifactize.entrypoints.review_tui.palette import HEADING, MUTED, PROBLEM, SELECTED
+from artifactize.kernel.document_codec import request_json
+from artifactize.ports.documents import Request
 from artifactize.ports.statuses import RequestStatus
 
 LIST_TITLE = " artifactize monitor · Runs "
@@ -105,6 +108,53 @@ class RunListScreen(RowListScreen[RunRow, MonitorAct]):
         self._walker.set_focus(self.focus + 1)
 
 
+class TreeRows(urwid.ListWalker):  # type: ignore[type-arg]  # urwid's generics are loose
+    """The tree's rows, each row's widget built only when the list box shows it: a Run of
+    10,000 Artifacts has at least as many rows, and a widget for each on every key and
+    refresh cost more than the key itself."""
+
+    EMPTY = "No saved definitions."
+
+    def __init__(self) -> None:
+        self._rows: Sequence[TreeNode] = ()
+        self._selected = 0
+        self.focus = 0
+
+    def show(self, rows: Sequence[TreeNode], selected: int) -> None:
+        self._rows, self._selected = rows, selected
+        self.focus = selected if rows else 0
+        self._modified()
+
+    def __len__(self) -> int:
+        return max(1, len(self._rows))
+
+    def __getitem__(self, position: int) -> AbstractFlowWidget:
+        if not self._rows and position == 0:
+            empty: AbstractFlowWidget = urwid.Text((MUTED, self.EMPTY))
+            return empty
+        if not 0 <= position < len(self._rows):
+            raise IndexError(position)
+        return _marked(self._rows[position].text(), position == self._selected)
+
+    def next_position(self, position: int) -> int:
+        if position + 1 >= len(self):
+            raise IndexError(position)
+        return position + 1
+
+    def prev_position(self, position: int) -> int:
+        if position <= 0:
+            raise IndexError(position)
+        return position - 1
+
+    def set_focus(self, position: int) -> None:
+        self.focus = position
+        self._modified()
+
+    def positions(self, reverse: bool = False) -> Iterable[int]:
+        order = range(len(self))
+        return reversed(order) if reverse else order
+
+
 class RunScreen(ScreenBase):
     """One Run: the header, the Artifact/eval tree (left) and the selected node's detail."""
 
@@ -112,15 +162,17 @@ class RunScreen(ScreenBase):
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
+        self.document: RunDocument | None = None  # what is shown, as the source read it
         self.run: Mapping[str, Any] = {}
-        self.requests: list[Mapping[str, Any]] = []
+        self.requests: list[Request] = []
         self.claims: dict[str, str | None] = {}
+        self._by_id: dict[str, Request] = {}
         self.forest: list[TreeNode] = []
         self.focus = 0
         self.detail_top = 0
         self._header = urwid.Text("")
         self._problem = urwid.Text("")
-        self._tree = flow_walker()
+        self._tree = TreeRows()
         self._detail = flow_walker()
         columns = urwid.Columns(
             [
@@ -153,19 +205,19 @@ class RunScreen(ScreenBase):
         node = self.selected
         if node is None or node.kind != NodeKind.EVAL:
             return None
-        return next((r for r in self.requests if r.get("id") == node.key), None)
+        found = self._by_id.get(node.key)
+        return None if found is None else request_json(found)  # only the one shown
 
-    def update(
-        self,
-        run: Mapping[str, Any],
-        requests: Sequence[Mapping[str, Any]],
-        claims: Mapping[str, str | None],
-        now: datetime,
-    ) -> None:
+    def update(self, document: RunDocument, now: datetime) -> None:
         """New data; what was expanded stays expanded and the selection stays put."""
+        run, requests = document.run, document.requests
         expanded = {_path(node) for node in _all(self.forest) if node.expanded}
         chosen = self.selected
-        self.run, self.requests, self.claims = run, list(requests), dict(claims)
+        self.document = document
+        self.run, self.requests, self.claims = run, list(requests), dict(document.claims)
+        self._by_id = {}
+        for request in requests:  # the first of an ID, as a scan from the start finds it
+            self._by_id.setdefault(str(request.id), request)
         self.forest = build_tree(run, requests)
         for node in _all(self.forest):
             node.expanded = node.expandable and _path(node) in expanded
@@ -240,12 +292,7 @@ class RunScreen(ScreenBase):
         return artifact_detail(self.run, node.key)
 
     def _build(self) -> None:
-        rows = self.rows
-        self._tree[:] = [_marked(node.text(), i == self.focus) for i, node in enumerate(rows)] or [
-            urwid.Text((MUTED, "No saved definitions."))
-        ]
-        if rows:
-            self._tree.set_focus(self.focus)
+        self._tree.show(self.rows, self.focus)
         lines = self.detail_lines()
         self.detail_top = min(self.detail_top, max(0, len(lines) - 1))
         self._detail[:] = [urwid.Text(line) for line in lines[self.detail_top :]] or [

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from artifactize.entrypoints.monitor_tui.views import RunRow
-from artifactize.kernel.document_codec import request_json, run_json
-from artifactize.ports.ids import RequestId, RunId
+from artifactize.kernel.document_codec import run_json
+from artifactize.ports.documents import Request
+from artifactize.ports.ids import RunId
 from artifactize.ports.state import StateStore
+from artifactize.ports.statuses import RequestStatus
 
 
 class MonitorReadError(Exception):
@@ -24,8 +26,22 @@ class MonitorReadError(Exception):
 
 @dataclass(frozen=True)
 class RunDocument:
+    """One Run as read at once: the Run (its definitions included), its requests as typed
+    documents (a request is converted to JSON only when its detail is shown), and who
+    claimed each waiting Human request ("alice since …")."""
+
     run: dict[str, Any]
-    requests: list[dict[str, Any]]
+    requests: list[Request]
+    claims: dict[str, str | None]
+
+
+@dataclass(frozen=True)
+class _Read:
+    """The document last read, and the state's change mark it was read at."""
+
+    run_id: str
+    mark: object
+    document: RunDocument | None
 
 
 OpenState = Callable[[], StateStore | None]
@@ -38,6 +54,8 @@ class MonitorSource:
         self._open_state = open_state
         self._store: StateStore | None = None
         self.repo = repo
+        self._last: _Read | None = None
+        self._definitions: tuple[str, Any] | None = None  # the open Run's, read once
 
     def _state(self) -> StateStore | None:
         if self._store is None:
@@ -74,23 +92,42 @@ class MonitorSource:
         return rows
 
     def run(self, run_id: str) -> RunDocument | None:
+        """The Run, read again only when the state changed since the last read of it (the
+        very same document otherwise: a 10,000-Artifact Run is 14 MB of definitions and
+        14,000 requests). Its definitions never change once it is created: they are read
+        with the first read of the Run, and not again while it stays open."""
         store = self._state()
         if store is None:
             return None
 
         def read() -> RunDocument | None:
-            run = store.get_run(RunId(run_id))
-            if run is None:
-                return None
-            requests = [request_json(r.data) for r in store.list_requests(RunId(run_id))]
-            return RunDocument(run_json(run.data), requests)
+            mark = store.change_mark()
+            last = self._last
+            if last is not None and last.run_id == run_id and last.mark == mark:
+                return last.document
+            document = self._document(store, run_id)
+            self._last = _Read(run_id, mark, document)
+            return document
 
         document: RunDocument | None = self._read(read)
         return document
 
-    def claimant(self, request_id: str) -> str | None:
-        store = self._state()
-        if store is None:
+    def _document(self, store: StateStore, run_id: str) -> RunDocument | None:
+        known = self._definitions is not None and self._definitions[0] == run_id
+        run = store.get_run(RunId(run_id), definitions=not known)
+        if run is None:
             return None
-        claim = self._read(lambda: store.human_claim(RequestId(request_id)))
-        return None if claim is None else f"{claim.reviewer} since {claim.claimed_at}"
+        saved = run_json(run.data)
+        if known:
+            assert self._definitions is not None
+            saved["definitions"] = self._definitions[1]
+        else:
+            self._definitions = (run_id, saved.get("definitions"))
+        requests = [r.data for r in store.list_requests(RunId(run_id))]
+        waiting = {str(r.id) for r in requests if r.status == RequestStatus.WAITING_HUMAN}
+        claims: dict[str, str | None] = dict.fromkeys(waiting)
+        if waiting:
+            for request_id, claim in store.human_claims().items():
+                if request_id in waiting:
+                    claims[request_id] = f"{claim.reviewer} since {claim.claimed_at}"
+        return RunDocument(saved, requests, claims)

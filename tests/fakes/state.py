@@ -50,6 +50,11 @@ from tests.support.documents import opaque
 _DEAD_OWNER_SETTLES = ("QUEUED", "RUNNING", "WAIT_DEPENDENCY", "BLOCKED")
 
 
+def _without_definitions(run: RunRecord) -> RunRecord:
+    none: RunDefinitions = {"evals": {}, "artifacts": {}}
+    return dataclasses.replace(run, data=run_changed(run.data, definitions=none))
+
+
 @dataclass
 class MemoryStateStore:
     runs: dict[str, RunRecord] = field(default_factory=dict)
@@ -98,8 +103,20 @@ class MemoryStateStore:
         if held is not None:
             held(True)
 
-    def get_run(self, run_id: RunId) -> RunRecord | None:
-        return self.runs.get(run_id)
+    def get_run(self, run_id: RunId, *, definitions: bool = True) -> RunRecord | None:
+        run = self.runs.get(run_id)
+        return run if run is None or definitions else _without_definitions(run)
+
+    def change_mark(self) -> object:
+        """Every table as it stands: records are frozen and replaced by each write, so two
+        marks are equal exactly when nothing changed (a test that sets ``claims`` by hand
+        changes it too)."""
+        return (
+            tuple(self.runs.items()),
+            tuple(self.requests.items()),
+            tuple(self.executions.items()),
+            tuple(self.claims.items()),
+        )
 
     def definitions_for(self, run_id: RunId, eval_id: str) -> object:
         run = self.runs.get(run_id)
@@ -152,8 +169,7 @@ class MemoryStateStore:
     def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
         runs = [r for r in reversed(self.runs.values()) if repo is None or r.repo == repo]
         listed = runs[offset : offset + limit]  # without their definitions, as the port says
-        none: RunDefinitions = {"evals": {}, "artifacts": {}}
-        return [dataclasses.replace(r, data=run_changed(r.data, definitions=none)) for r in listed]
+        return [_without_definitions(r) for r in listed]
 
     def run_head(self, run_id: RunId) -> RunHead | None:
         run = self.runs.get(run_id)

@@ -121,7 +121,7 @@ def test_run_list_and_the_monitor_read_the_same_run(reused: Reused) -> None:
     assert (row.status, row.counts) == (run["status"], run["summary"]["counts"])
     screen = source.run(run["id"])
     assert screen is not None
-    assert json.loads(json.dumps(screen.requests)) == run["requests"]
+    assert json.loads(json.dumps([request_json(r) for r in screen.requests])) == run["requests"]
     assert json.loads(json.dumps(screen.run))["summary"] == run["summary"]
 
 

@@ -17,14 +17,12 @@ import pstats
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from artifactize.adapters.file_index import RACY_MARGIN_NS
-from bench.scale import ENV, REUSE_ONLY, cli, generate
+from bench.scale import ENV, REUSE_ONLY, cli, generate, let_settle
 from tests.support.profiled_cli import PROFILED_CLI
 
 SMALL, LARGE = 100, 1000
@@ -84,19 +82,6 @@ def _total(counts: dict[tuple[str, str], int]) -> int:
     return sum(counts.values())
 
 
-def _let_settle(tree: Path) -> None:
-    """Wait until every file of ``tree`` is older than the racy margin. The file index
-    re-reads a file whose mtime or ctime is not safely older than its own write (git's racy
-    rule), and a `status` answer is kept only over a state changed more than that margin
-    before: whether a step runs would otherwise depend on how fast the generation, the fill
-    or the command before was, not on the size (setting the times back cannot help: that
-    moves the ctime)."""
-    newest = max(entry.stat().st_ctime_ns for entry in tree.rglob("*"))
-    wait_ns = newest + RACY_MARGIN_NS - time.time_ns()
-    if wait_ns > 0:
-        time.sleep(wait_ns / 1e9 + 0.05)
-
-
 @pytest.fixture(scope="module")
 def profiles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Profiles]:
     found: Profiles = {}
@@ -104,11 +89,11 @@ def profiles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Profiles]:
         root = tmp_path_factory.mktemp(f"scale-{size}")
         repo, state = root / "repo", root / "state"
         generate(repo, size, runtime_every=RUNTIME_EVERY)
-        _let_settle(repo)
+        let_settle(repo)
         fill = ("verify", "--all", "--jobs", "2", *REUSE_ONLY)
         reused = ("verify", "--all", *REUSE_ONLY)
         filled = _profile(repo, state, root / "fill.prof", "--json", *fill)
-        _let_settle(state)  # each `status` below keeps its answer, at every size
+        let_settle(state)  # each `status` below keeps its answer, at every size
         found[size] = {
             "fill": filled,
             "status": _profile(repo, state, root / "status.prof", "--json", "status"),

@@ -495,6 +495,50 @@ def test_a_listed_run_that_is_no_json_is_named(open_store: OpenStore, tmp_path: 
         store.list_runs(None, 10, 0)
 
 
+def test_a_run_read_without_definitions_that_is_no_json_is_named(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    store = open_store()
+    store.create_run(RunRecord(RunId("run-1"), "/a", RunStatus.GREEN, run_from_json({})), [])
+    damage = sqlite3.connect(tmp_path / "state" / STATE_FILE)
+    with damage:
+        damage.execute("UPDATE runs SET data = '{not json'")
+    damage.close()
+    with pytest.raises(StateError, match="Corrupt state: runs row run-1 holds no JSON object"):
+        store.get_run(RunId("run-1"), definitions=False)
+
+
+def test_a_readers_change_mark_moves_with_another_processs_commit(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    """The monitor's read-only store sees a commit of another process (here a plain
+    sqlite3 one: nothing of this store is told) and nothing else; closing it closes the
+    connection the mark was asked on."""
+    store = open_store()
+    store.create_run(RunRecord(RunId("run-1"), "/a", RunStatus.GREEN, run_from_json({})), [])
+    reader = SqliteStateStores().open(str(tmp_path / "state"), create=False, read_only=True)
+    assert reader is not None
+    first = reader.change_mark()
+    reader.get_run(RunId("run-1"))
+    assert reader.change_mark() == first
+    code = (
+        "import sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1])\n"
+        "with c: c.execute(\"UPDATE runs SET status = 'RED'\")\n"
+        "c.close()\n"
+    )
+    database = str(tmp_path / "state" / STATE_FILE)
+    subprocess.run([sys.executable, "-c", code, database], check=True)
+    second = reader.change_mark()
+    assert second != first
+    assert reader.change_mark() == second
+    driver = reader._marker.driver_connection
+    reader.close()
+    assert reader._marker is None
+    with pytest.raises(sqlite3.ProgrammingError):  # closed, not left open
+        driver.execute("SELECT 1")
+
+
 # --- claims ----------------------------------------------------------------------------
 
 

@@ -24,7 +24,9 @@ from artifactize.kernel.document_codec import (
     request_from_json,
     request_json,
     request_merged,
+    run_changed,
     run_from_json,
+    run_json,
 )
 from artifactize.kernel.transitions import IllegalTransition
 from artifactize.ports.documents import Execution
@@ -269,6 +271,59 @@ def test_claims_and_executions_read_together_are_those_read_one_by_one(
     assert store.get_executions([]) == {}
 
 
+def test_the_change_mark_moves_with_every_write_and_only_then(store: StateStore) -> None:
+    """A reader that shows the state again every second (the monitor) reads nothing while
+    the mark holds: every kind of write that changes something moves it, and reads leave
+    it alone."""
+    marks = [store.change_mark()]
+
+    def moved() -> bool:
+        marks.append(store.change_mark())
+        return marks[-1] != marks[-2]
+
+    execution = waiting_execution(store, "execution-1")
+    assert moved()  # a claim of the key and its completion
+    (request,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
+    assert moved()  # create_run
+    store.get_run(RunId("run-a"))
+    store.list_requests(RunId("run-a"))
+    store.human_claims()
+    store.list_runs(None, 10, 0)
+    assert not moved()  # reads
+    store.claim_human(request.id, "alice", "t1")
+    assert moved()
+    store.unclaim_human(request.id, "alice")
+    assert moved()
+    store.update_request(
+        dataclasses.replace(request, data=request_changed(request.data, title="renamed"))
+    )
+    assert moved()
+    run = store.get_run(RunId("run-a"))
+    assert run is not None
+    store.update_run(dataclasses.replace(run, data=run_changed(run.data, comment="why")))
+    assert moved()
+    assert not moved()
+
+
+def test_a_run_read_without_its_definitions_is_the_run_with_none(store: StateStore) -> None:
+    definitions: dict[str, Any] = {
+        "evals": {"doc/check": {"artifact": "doc", "id": "check"}},
+        "artifacts": {"doc": {"name": "doc", "path": "doc"}},
+    }
+    saved = run_from_json({"id": "run-a", "createdAt": "1", "definitions": definitions})
+    store.create_run(RunRecord(RunId("run-a"), "/repo", RunStatus.RUNNING, saved), [])
+    whole = store.get_run(RunId("run-a"))
+    bare = store.get_run(RunId("run-a"), definitions=False)
+    assert whole is not None and bare is not None
+    assert whole.data.definitions == definitions
+    assert bare.data.definitions == {"evals": {}, "artifacts": {}}
+    assert (bare.id, bare.repo, bare.status) == (whole.id, whole.repo, whole.status)
+    rest = {k: v for k, v in run_json(whole.data).items() if k != "definitions"}
+    assert {k: v for k, v in run_json(bare.data).items() if k != "definitions"} == rest
+    assert run_json(bare.data) == run_json(store.list_runs(None, 1, 0)[0].data)
+    assert store.get_run(RunId("run-none"), definitions=False) is None
+
+
 def test_the_definitions_read_for_one_request_join_as_the_whole_runs(store: StateStore) -> None:
     """``definitions_for`` reads one eval and its Artifact out of a Run's definitions: what a
     request's view joins from them is what it joins from the whole."""
@@ -312,9 +367,9 @@ class _CountingReads:
         self.store = store
         self.reads: list[str] = []
 
-    def get_run(self, run_id: RunId) -> RunRecord | None:
+    def get_run(self, run_id: RunId, *, definitions: bool = True) -> RunRecord | None:
         self.reads.append("get_run")
-        return self.store.get_run(run_id)
+        return self.store.get_run(run_id, definitions=definitions)
 
     def definitions_for(self, run_id: RunId, eval_id: str) -> object:
         self.reads.append("definitions_for")

@@ -7,19 +7,30 @@ the hand-over to ``review`` is a recorded child instead of a process.
 
 from __future__ import annotations
 
+import cProfile
+import pstats
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import urwid
 
-from artifactize.entrypoints.monitor_tui.app import MONITOR_PALETTE, PAGE_ROWS, MonitorApp
+from artifactize.entrypoints.monitor_tui.app import (
+    IDLE_PER_READ,
+    MONITOR_PALETTE,
+    PAGE_ROWS,
+    REFRESH_SECONDS,
+    MonitorApp,
+    refresh_delay,
+)
 from artifactize.entrypoints.monitor_tui.screens import LIST_HINTS, NOT_WAITING, RUN_HINTS
 from artifactize.entrypoints.monitor_tui.source import MonitorSource
 from artifactize.entrypoints.monitor_tui.views import (
+    NAMED_AT_MOST,
     NO_RUNS,
     RunRow,
+    TreeNode,
     build_tree,
     counts_text,
     eval_detail,
@@ -239,7 +250,7 @@ def test_the_header_counts_requests_as_they_stand_not_the_saved_summary() -> Non
     stale = {"counts": {"WAITING_HUMAN": 1}}
     add_run(store, "run-AAAAAA", "RUNNING", the_run(), summary=stale)
     run = run_json(store.runs["run-AAAAAA"].data)
-    requests = [request_json(r.data) for r in store.list_requests(RunId("run-AAAAAA"))]
+    requests = [r.data for r in store.list_requests(RunId("run-AAAAAA"))]
     lines = run_header(run, requests, NOW)
     assert lines[1] == "Requests: RUNNING 1 · WAITING_HUMAN 1 · GREEN 1 · ERROR 1"
     assert "Validation: NOT SATISFIED (unmet: docs)" in lines
@@ -253,9 +264,7 @@ def test_the_header_counts_requests_as_they_stand_not_the_saved_summary() -> Non
 def test_the_tree_has_families_inputs_and_eval_glyphs() -> None:
     store = MemoryStateStore()
     add_run(store, "run-AAAAAA", "RUNNING", the_run())
-    forest = build_tree(
-        run_json(store.runs["run-AAAAAA"].data), [request_json(r.data) for r in the_run()]
-    )
+    forest = build_tree(run_json(store.runs["run-AAAAAA"].data), [r.data for r in the_run()])
     assert [node.key for node in forest] == ["calc", "docs"]  # api is docs' child
     docs = forest[1]
     docs.expanded = True
@@ -461,3 +470,146 @@ def test_monochrome_keeps_the_selection_visible() -> None:
     store = Store()
     add_run(store.memory, "run-AAAAAA", "GREEN", [])
     assert "▶ run-AAAAAA" in screen_text(make_app(store))  # a mark, not only a colour
+
+
+# --- at scale: what a refresh and a key cost ------------------------------------------------
+
+
+class CountingStore:
+    """The fake, with its Run and request reads counted."""
+
+    def __init__(self, memory: MemoryStateStore) -> None:
+        self.memory = memory
+        self.reads: list[str] = []
+
+    def get_run(self, run_id: RunId, *, definitions: bool = True) -> RunRecord | None:
+        self.reads.append("run with definitions" if definitions else "run")
+        return self.memory.get_run(run_id, definitions=definitions)
+
+    def list_requests(self, run_id: RunId) -> list[RequestRecord]:
+        self.reads.append("requests")
+        return self.memory.list_requests(run_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.memory, name)
+
+
+def test_an_unchanged_state_is_not_read_again_and_definitions_are_read_once() -> None:
+    """A 10,000-Artifact Run is 14 MB of definitions and 14,000 requests: the Run screen
+    reads them when the state changed only, and the definitions with its first read."""
+    store = Store()
+    add_run(store.memory, "run-AAAAAA", "RUNNING", the_run())
+    counting = CountingStore(store.memory)
+    source = MonitorSource(lambda: cast(StateStore, counting), REPO)
+    app = MonitorApp(source, lambda request_id: ["review", request_id], now=lambda: NOW)
+    app.refresh()
+    press(app, "enter")
+    assert counting.reads == ["run with definitions", "requests"]
+    shown = app.run_screen.document if app.run_screen else None
+    for _ in range(3):
+        app.refresh()
+    assert counting.reads == ["run with definitions", "requests"]
+    assert app.run_screen is not None and app.run_screen.document is shown
+    store.memory.update_request(request("run-AAAAAA", 1, "calc/tests", "RED"))
+    app.refresh()
+    assert counting.reads[2:] == ["run", "requests"]  # the definitions are kept
+    text = screen_text(app)
+    assert "✗ tests  RED" in text and "▾ calc  code" in text  # the tree is still whole
+    store.memory.claims["run-AAAAAA-2"] = HumanClaim(RequestId("run-AAAAAA-2"), "bob", stamp(5))
+    app.refresh()
+    assert counting.reads[4:] == ["run", "requests"]  # a claim is a change too
+    assert app.run_screen.claims["run-AAAAAA-2"] == f"bob since {stamp(5)}"
+
+
+def test_the_header_names_at_most_its_limit_then_counts_the_rest() -> None:
+    def header(waiting: int, errors: int) -> list[str]:
+        requests = [
+            request("run-AAAAAA", i, f"m{i}/signoff", "WAITING_HUMAN", kind="human").data
+            for i in range(waiting)
+        ] + [
+            request("run-AAAAAA", 1000 + i, f"m{i}/tests", "ERROR", errorCode="TIMEOUT").data
+            for i in range(errors)
+        ]
+        run = run_json(run_from_json({"createdAt": stamp(60), "completedAt": stamp(1)}))
+        return run_header(run, requests, NOW)
+
+    at_limit = header(NAMED_AT_MOST, NAMED_AT_MOST)
+    (waiting,) = [line for line in at_limit if line.startswith("Waiting for a person:")]
+    assert "more" not in waiting and waiting.count("/signoff") == NAMED_AT_MOST
+    assert sum(line.startswith("Error: ") for line in at_limit) == NAMED_AT_MOST
+    assert not any(line.startswith("Errors:") for line in at_limit)
+    past = header(NAMED_AT_MOST + 1, NAMED_AT_MOST + 1)
+    (waiting,) = [line for line in past if line.startswith("Waiting for a person:")]
+    assert waiting.endswith("(+1 more) (o: review)")
+    assert waiting.count("/signoff") == NAMED_AT_MOST
+    assert sum(line.startswith("Error: ") for line in past) == NAMED_AT_MOST
+    assert "Errors: 1 more (select their evals below)" in past
+
+
+def test_a_slow_refresh_stretches_the_wait_before_the_next() -> None:
+    assert refresh_delay(0.0) == REFRESH_SECONDS
+    assert refresh_delay(REFRESH_SECONDS / IDLE_PER_READ) == REFRESH_SECONDS
+    assert refresh_delay(2.0) == 2.0 * IDLE_PER_READ
+
+
+def wide_run(artifacts: int) -> tuple[dict[str, Any], list[Any]]:
+    """A Run of ``artifacts`` Artifacts with an eval and a request each."""
+    names = [f"m{i:05d}" for i in range(artifacts)]
+    run = {
+        "definitions": {
+            "artifacts": {n: {"name": n, "path": f"mods/{n}"} for n in names},
+            "evals": {f"{n}/tests": {"artifact": n, "id": "tests"} for n in names},
+        }
+    }
+    requests = [request("run-A", i, f"{n}/tests", "GREEN").data for i, n in enumerate(names)]
+    return run, requests
+
+
+def calls_of(action: Any) -> int:
+    profile = cProfile.Profile()
+    profile.runcall(action)
+    return int(pstats.Stats(profile).total_calls)  # type: ignore[attr-defined]
+
+
+def test_the_tree_is_built_in_steps_linear_in_the_run() -> None:
+    """Each Artifact's evals were found by a scan of every eval: 10,000 × 14,000 steps at
+    10,000 Artifacts, minutes a refresh. Counted calls, not time: 10× the Run, about 10×
+    the calls (12× allowed, as ``test_scale_counts``; the scan made 60× here)."""
+    run_small, run_large = wide_run(100), wide_run(1000)
+    small = calls_of(lambda: build_tree(*run_small))
+    large = calls_of(lambda: build_tree(*run_large))
+    assert 8 * small <= large <= 12 * small
+
+
+def test_a_key_builds_only_the_rows_shown() -> None:
+    """The tree's rows are widgets only when the list box shows them: a key in a Run of
+    2,000 Artifacts builds a screenful, not 2,000."""
+    store = Store()
+    run, requests = wide_run(2000)
+    data = {"createdAt": stamp(60), "completedAt": stamp(1), **run}
+    store.memory.create_run(
+        RunRecord(RunId("run-A"), REPO, RunStatus.GREEN, run_from_json(data)),
+        [
+            RequestRecord(r.id, RunId("run-A"), r.eval_id, i, None, RequestStatus.GREEN, r)
+            for i, r in enumerate(requests)
+        ],
+    )
+    app = make_app(store)
+    press(app, "enter")
+    screen_text(app)
+    texts: list[str] = []
+    real = TreeNode.text
+
+    def counted(node: TreeNode) -> str:
+        texts.append(node.label)
+        return real(node)
+
+    TreeNode.text = counted  # type: ignore[method-assign, assignment]
+    try:
+        press(app, "j", "j")
+        screen_text(app)
+    finally:
+        TreeNode.text = real  # type: ignore[method-assign]
+    assert 0 < len(texts) <= 3 * SIZE[1]
+    text = screen_text(app)
+    assert "▶ ▸ m00001  mods/m00001" in text  # m00000 opened by itself, then its eval row
