@@ -17,6 +17,7 @@ from typing import Any
 
 from artifactize.domain.reviews.run.summaries import run_summary, run_usage, usage_text
 from artifactize.entrypoints.review_tui.waiting import age_text
+from artifactize.entrypoints.text_lists import NAMED_AT_MOST, named
 from artifactize.kernel.timestamps import timestamp
 from artifactize.ports.documents import Request
 from artifactize.ports.statuses import RequestStatus, RunStatus
@@ -46,7 +47,6 @@ NO_RUNS = "No Runs yet. Start one with `artifactize verify`."
 RUN_COLUMNS = ("RUN", "STATUS", "REQUESTS", "AGE", "REPOSITORY")
 EMPTY = "–"
 DETAIL_JSON_INDENT = 2
-NAMED_AT_MOST = 10  # names a header line lists before "(+N more)"; error lines likewise
 
 
 def glyph(status: str) -> str:
@@ -94,13 +94,6 @@ def run_table(rows: Sequence[RunRow], now: datetime) -> list[str]:
 
 def _names(values: Any) -> list[str]:
     return [str(v) for v in values] if isinstance(values, list) else []
-
-
-def named(items: Sequence[str], shown: int = NAMED_AT_MOST) -> str:
-    """``a, b, c`` — or the first ``shown`` and ``(+N more)``: a Run of 10,000 Artifacts
-    may wait on thousands, and the header must leave room for the tree."""
-    more = len(items) - shown
-    return ", ".join(items[:shown]) + (f" (+{more} more)" if more > 0 else "")
 
 
 def run_header(run: Mapping[str, Any], requests: Sequence[Request], now: datetime) -> list[str]:

@@ -27,7 +27,6 @@ from artifactize.entrypoints.monitor_tui.app import (
 from artifactize.entrypoints.monitor_tui.screens import LIST_HINTS, NOT_WAITING, RUN_HINTS
 from artifactize.entrypoints.monitor_tui.source import MonitorSource
 from artifactize.entrypoints.monitor_tui.views import (
-    NAMED_AT_MOST,
     NO_RUNS,
     RunRow,
     TreeNode,
@@ -39,6 +38,7 @@ from artifactize.entrypoints.monitor_tui.views import (
     visible,
 )
 from artifactize.entrypoints.review_tui.palette import SELECTED
+from artifactize.entrypoints.text_lists import NAMED_AT_MOST
 from artifactize.kernel.document_codec import (
     request_from_json,
     request_json,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from artifactize.entrypoints.text_lists import named
+
 
 def _mark(ok: bool | None) -> str:
     return "ok" if ok else "--" if ok is None else "NO"
@@ -16,7 +18,7 @@ def doctor_text(report: dict[str, Any]) -> str:
     if not report["backends"]:
         lines.append("Agent backends: none used by this workspace")
     for item in report["backends"]:
-        lines.append(f"Agent backend {item['backend']} ({', '.join(item['evals'])}):")
+        lines.append(f"Agent backend {item['backend']} ({named(item['evals'])}):")
         if "program" in item:  # a coding agent: its program, version and sign-in
             lines.append(
                 f"  program: {item['program'] or 'not found'} (from {item['programSource']})"
