@@ -8,6 +8,7 @@ looked for again on the next refresh (the first ``verify`` creates it).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +38,7 @@ class RunDocument:
 
 @dataclass(frozen=True)
 class _Read:
-    """The document last read, and the state's change mark it was read at."""
+    """A Run's document last read, and the state's change mark it was read at."""
 
     run_id: str
     mark: object
@@ -45,6 +46,14 @@ class _Read:
 
 
 OpenState = Callable[[], StateStore | None]
+KEPT_RUNS = 4  # Runs whose last read is kept: the monitor shows one, a web server's pages a few
+
+
+def _keep(kept: OrderedDict[str, Any], run_id: str, value: Any) -> None:
+    kept[run_id] = value
+    kept.move_to_end(run_id)
+    while len(kept) > KEPT_RUNS:
+        kept.popitem(last=False)
 
 
 class MonitorSource:
@@ -54,11 +63,16 @@ class MonitorSource:
         self._open_state = open_state
         self._store: StateStore | None = None
         self.repo = repo
-        self._last: _Read | None = None
-        self._definitions: tuple[str, Any] | None = None  # the open Run's, read once
+        # The last read of each of the few Runs shown (the monitor's one, a web server's
+        # pages), newest last, and their definitions, read once each.
+        self._reads: OrderedDict[str, _Read] = OrderedDict()
+        self._definitions: OrderedDict[str, Any] = OrderedDict()
+        self._rows: tuple[object, int, list[RunRow]] | None = None  # the Run list last read
 
     def _state(self) -> StateStore | None:
         if self._store is None:
+            self._reads.clear()  # another store's change marks compare to none of these
+            self._rows = None
             self._store = self._read(self._open_state)
         return self._store
 
@@ -75,9 +89,12 @@ class MonitorSource:
             return []
 
         def read() -> list[RunRow]:
+            mark = store.change_mark()
+            if self._rows is not None and self._rows[:2] == (mark, limit):
+                return self._rows[2]
             runs = store.list_runs(self.repo, limit, 0)
             counts = store.status_counts([run.id for run in runs])  # no request decoded
-            return [
+            rows = [
                 RunRow(
                     run_id=run.id,
                     repo=run.repo,
@@ -87,9 +104,11 @@ class MonitorSource:
                 )
                 for run in runs
             ]
+            self._rows = (mark, limit, rows)
+            return rows
 
-        rows: list[RunRow] = self._read(read)
-        return rows
+        listed: list[RunRow] = self._read(read)
+        return listed
 
     def run(self, run_id: str) -> RunDocument | None:
         """The Run, read again only when the state changed since the last read of it (the
@@ -102,27 +121,29 @@ class MonitorSource:
 
         def read() -> RunDocument | None:
             mark = store.change_mark()
-            last = self._last
-            if last is not None and last.run_id == run_id and last.mark == mark:
+            last = self._reads.get(run_id)
+            if last is not None and last.mark == mark:
+                self._reads.move_to_end(run_id)
                 return last.document
             document = self._document(store, run_id)
-            self._last = _Read(run_id, mark, document)
+            _keep(self._reads, run_id, _Read(run_id, mark, document))
             return document
 
         document: RunDocument | None = self._read(read)
         return document
 
     def _document(self, store: StateStore, run_id: str) -> RunDocument | None:
-        known = self._definitions is not None and self._definitions[0] == run_id
+        known = run_id in self._definitions
         run = store.get_run(RunId(run_id), definitions=not known)
         if run is None:
+            self._definitions.pop(run_id, None)
             return None
         saved = run_json(run.data)
         if known:
-            assert self._definitions is not None
-            saved["definitions"] = self._definitions[1]
+            saved["definitions"] = self._definitions[run_id]
+            self._definitions.move_to_end(run_id)
         else:
-            self._definitions = (run_id, saved.get("definitions"))
+            _keep(self._definitions, run_id, saved.get("definitions"))
         requests = [r.data for r in store.list_requests(RunId(run_id))]
         waiting = {str(r.id) for r in requests if r.status == RequestStatus.WAITING_HUMAN}
         claims: dict[str, str | None] = dict.fromkeys(waiting)

@@ -34,7 +34,12 @@ from artifactize.domain.reviews.human.errors import HumanPublishError, HumanRevi
 from artifactize.domain.reviews.human.viewing import ScopeViewer, since_last_verdict
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.domain.tools.images import ImageError, detect_image_mime
-from artifactize.entrypoints.monitor_tui.source import MonitorReadError, MonitorSource
+from artifactize.entrypoints.monitor_tui.source import (
+    KEPT_RUNS,
+    MonitorReadError,
+    MonitorSource,
+    RunDocument,
+)
 from artifactize.entrypoints.review_tui.session import ReviewSession
 from artifactize.entrypoints.review_tui.tool_list import recorded_tools
 from artifactize.entrypoints.review_tui.waiting import claimant, read_only_reason
@@ -129,6 +134,7 @@ def _with_form(handler: _FormHandler) -> Callable[[Routes, Request], Awaitable[R
 class Routes:
     def __init__(self, context: WebContext) -> None:
         self.c = context
+        self._trees: dict[str, tuple[RunDocument, str]] = {}  # a Run page's last HTML
         self._team_cache: tuple[int, list[Mapping[str, Any]]] = (-1, [])
 
     # --- helpers ----------------------------------------------------------------------
@@ -467,7 +473,16 @@ class Routes:
             return pages.alert([STATE_UNREADABLE.format(reason=exc)])
         if document is None:
             return None
-        return pages.run_tree(document.run, document.requests, self.c.now())
+        kept = self._trees.get(run_id)
+        if kept is not None and kept[0] is document and document.run.get("completedAt"):
+            return kept[1]  # the same read of a settled Run: its page does not move with time
+        tree = pages.run_tree(document.run, document.requests, self.c.now())
+        # Each Run page a live view polls, ten times a second, as the source keeps its reads.
+        self._trees.pop(run_id, None)
+        self._trees[run_id] = (document, tree)
+        while len(self._trees) > KEPT_RUNS:
+            del self._trees[next(iter(self._trees))]
+        return tree
 
     async def run_page(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]

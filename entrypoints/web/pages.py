@@ -43,6 +43,7 @@ from artifactize.entrypoints.web.verdict_form import (
     VerdictChoice,
     input_name,
 )
+from artifactize.ports.documents import Request
 from artifactize.ports.statuses import RequestStatus
 
 APP_NAME = "artifactize"
@@ -573,17 +574,15 @@ def runs_table(rows: Sequence[RunRow], now: datetime) -> str:
     )
 
 
-def run_tree(run: Mapping[str, Any], requests: Sequence[Mapping[str, Any]], now: datetime) -> str:
+def run_tree(run: Mapping[str, Any], requests: Sequence[Request], now: datetime) -> str:
     header = "".join(f"<p>{esc(line)}</p>" for line in run_header(run, requests, now))
-    by_id = {str(r.get("id")): r for r in requests}
+    by_id = {str(r.id): r for r in requests}
 
     def node_html(node: TreeNode) -> str:
         request = by_id.get(node.key)
         label = esc(node.label.strip())
         if request is not None and node.status == RequestStatus.WAITING_HUMAN:
-            label = (
-                f'{label} · <a href="{esc(request_url(node.key))}">{esc(request.get("evalId"))}</a>'
-            )
+            label = f'{label} · <a href="{esc(request_url(node.key))}">{esc(request.eval_id)}</a>'
         inner = "".join(node_html(child) for child in node.children)
         children = f"<ul>{inner}</ul>" if inner else ""
         return f'<li class="{esc(node.kind)}">{label}{children}</li>'

@@ -34,6 +34,7 @@ from artifactize.entrypoints.cli.terminal_reviewer import (
     NEEDS_TERMINAL,
 )
 from artifactize.entrypoints.review_tui.session import ReviewSession
+from artifactize.ports.ids import RequestId
 from tests.support.counting import counted
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
@@ -254,3 +255,32 @@ def test_the_session_lists_a_follower_as_its_original_and_releases_what_it_took(
     assert mine.waiting()[0].claim == "alice (you)"
     assert anyio.run(mine.release_all) == []
     assert mine.held() == [] and review.show(original)["claim"] is None
+
+
+def test_the_waiting_list_is_read_again_only_when_the_state_changed(
+    review: Review, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A web page counts the waiting list on every poll, ten a second: it is read once
+    while the state holds (with 909 waiting at 10,000 Artifacts a read took ~1 s), each
+    request's execution in one statement, and read again after any change (a claim)."""
+    original = review.waiting()
+    review.cli("verify", "doc/signoff")  # a follower: listed as its original
+    store = CliContext.container.state_stores().open(str(review.state), create=False)
+    assert store is not None
+    session = ReviewSession(
+        store, CliContext.services().human_reviews(store), "alice", None, None, datetime.now
+    )
+    reads: list[str] = []
+    with monkeypatch.context() as patch:
+        for name in ("all_requests", "get_request", "get_execution", "get_executions"):
+            patch.setattr(store, name, counted(getattr(store, name), name, reads))
+        first = session.waiting_views()
+        # the list's executions, then the waiting ones' (whose claim each shows), in a
+        # statement each; the follower's original once; no read per request
+        assert sorted(reads) == ["all_requests", "get_executions", "get_executions", "get_request"]
+        assert session.waiting_views() == first and len(reads) == 4  # nothing read again
+        store.claim_human(RequestId(original), "bob", "2026-12-06T00:00:00.000000000Z")
+        (claimed,) = session.waiting_views()
+    claim = claimed["claim"]
+    assert claimed["id"] == original and claim is not None and claim["reviewer"] == "bob"
+    assert len(reads) == 8

@@ -25,7 +25,7 @@ from artifactize.entrypoints.monitor_tui.app import (
     refresh_delay,
 )
 from artifactize.entrypoints.monitor_tui.screens import LIST_HINTS, NOT_WAITING, RUN_HINTS
-from artifactize.entrypoints.monitor_tui.source import MonitorSource
+from artifactize.entrypoints.monitor_tui.source import KEPT_RUNS, MonitorSource
 from artifactize.entrypoints.monitor_tui.views import (
     NO_RUNS,
     RunRow,
@@ -480,7 +480,8 @@ class CountingStore:
 
     def __init__(self, memory: MemoryStateStore) -> None:
         self.memory = memory
-        self.reads: list[str] = []
+        self.reads: list[str] = []  # the Run screen's reads
+        self.lists = 0  # the Run list's
 
     def get_run(self, run_id: RunId, *, definitions: bool = True) -> RunRecord | None:
         self.reads.append("run with definitions" if definitions else "run")
@@ -489,6 +490,10 @@ class CountingStore:
     def list_requests(self, run_id: RunId) -> list[RequestRecord]:
         self.reads.append("requests")
         return self.memory.list_requests(run_id)
+
+    def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
+        self.lists += 1
+        return self.memory.list_runs(repo, limit, offset)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.memory, name)
@@ -613,3 +618,52 @@ def test_a_key_builds_only_the_rows_shown() -> None:
     assert 0 < len(texts) <= 3 * SIZE[1]
     text = screen_text(app)
     assert "▶ ▸ m00001  mods/m00001" in text  # m00000 opened by itself, then its eval row
+
+
+@pytest.mark.parametrize("shown", [KEPT_RUNS, KEPT_RUNS + 1])
+def test_a_few_runs_shown_by_turns_are_each_read_once(shown: int) -> None:
+    """A web server's Run pages poll by turns through one source: up to ``KEPT_RUNS`` Runs
+    keep their last read; one more, and the oldest is read again at its turn."""
+    store = Store()
+    run_ids = [f"run-{index:06d}" for index in range(shown)]
+    for run_id in run_ids:
+        add_run(store.memory, run_id, "GREEN", [])
+    counting = CountingStore(store.memory)
+    source = MonitorSource(lambda: cast(StateStore, counting), REPO)
+    for _ in range(3):
+        for run_id in run_ids:
+            assert source.run(run_id) is not None
+    whole = counting.reads.count("run with definitions")
+    if shown <= KEPT_RUNS:
+        assert counting.reads == ["run with definitions", "requests"] * shown
+    else:  # each turn reads each Run again: the one read longest ago was dropped
+        assert len(counting.reads) == 3 * 2 * shown and whole == 3 * shown
+
+
+def test_a_reopened_state_is_read_again() -> None:
+    """After a failed read the state is opened again: its change marks compare to none
+    taken before."""
+    store = Store()
+    add_run(store.memory, "run-AAAAAA", "GREEN", [])
+    counting = CountingStore(store.memory)
+    source = MonitorSource(lambda: cast(StateStore, counting), REPO)
+    first = source.run("run-AAAAAA")
+    source._store = None  # as after a failure
+    again = source.run("run-AAAAAA")
+    assert again is not first and again == first
+    assert counting.reads == ["run with definitions", "requests", "run", "requests"]
+
+
+def test_the_run_list_is_read_again_only_when_the_state_changed() -> None:
+    """The web's Runs page polls the list ten times a second (0.15 s a read at 10,000
+    Artifacts): it is read again only after a change, or for more rows."""
+    store = Store()
+    add_run(store.memory, "run-AAAAAA", "RUNNING", the_run())
+    counting = CountingStore(store.memory)
+    source = MonitorSource(lambda: cast(StateStore, counting), REPO)
+    first = source.runs(PAGE_ROWS)
+    assert source.runs(PAGE_ROWS) is first and counting.lists == 1
+    assert source.runs(2 * PAGE_ROWS) == first and counting.lists == 2
+    store.memory.update_request(request("run-AAAAAA", 4, "api/review", "GREEN", kind="agent"))
+    (row,) = source.runs(2 * PAGE_ROWS)
+    assert counting.lists == 3 and row.counts["GREEN"] == 2
