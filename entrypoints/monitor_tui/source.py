@@ -40,7 +40,6 @@ class RunDocument:
 class _Read:
     """A Run's document last read, and the state's change mark it was read at."""
 
-    run_id: str
     mark: object
     document: RunDocument | None
 
@@ -50,6 +49,7 @@ KEPT_RUNS = 4  # Runs whose last read is kept: the monitor shows one, a web serv
 
 
 def _keep(kept: OrderedDict[str, Any], run_id: str, value: Any) -> None:
+    """Keep ``value`` as the newest of at most ``KEPT_RUNS``."""
     kept[run_id] = value
     kept.move_to_end(run_id)
     while len(kept) > KEPT_RUNS:
@@ -126,7 +126,7 @@ class MonitorSource:
                 self._reads.move_to_end(run_id)
                 return last.document
             document = self._document(store, run_id)
-            _keep(self._reads, run_id, _Read(run_id, mark, document))
+            _keep(self._reads, run_id, _Read(mark, document))
             return document
 
         document: RunDocument | None = self._read(read)
