@@ -7,8 +7,9 @@ stderr marking, end lines, 1 MiB per run and long lines in pieces), fed through 
 threads). It lives in the server's memory, one per request, for as long as the server runs,
 so a reloaded page or a second window shows the same log.
 
-A live fragment is rendered again every ``LIVE_POLL_SECONDS`` on the server and sent only
-when its HTML changed; a comment line every ``KEEPALIVE_SECONDS`` keeps proxies and the
+A live fragment is rendered again every ``LIVE_POLL_SECONDS`` on the server (or twice as
+long as the last render took, when that was longer: ``poll_delay``) and sent only when its
+HTML changed; a comment line every ``KEEPALIVE_SECONDS`` keeps proxies and the
 browser from timing the stream out. Streams end when the server stops.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from time import monotonic
 
 import anyio
 
@@ -29,6 +31,15 @@ from artifactize.ports.state import StateError
 
 LIVE_POLL_SECONDS = 0.1
 KEEPALIVE_SECONDS = 15.0
+IDLE_PER_RENDER = 2  # wait twice what a render took: a live page renders a third of the time
+
+
+def poll_delay(render_seconds: float) -> float:
+    """Seconds until a live fragment is rendered again: ``LIVE_POLL_SECONDS``, or twice what
+    the last render took when that was long (a 10,000-Artifact Run's page while its
+    ``verify`` changes it: ~2 s a render on the server's one event loop), so the server
+    still answers its other pages."""
+    return max(LIVE_POLL_SECONDS, IDLE_PER_RENDER * render_seconds)
 
 
 @dataclass
@@ -97,7 +108,9 @@ async def fragment_events(render: Callable[[], str], stopping: anyio.Event) -> A
     last: str | None = None
     quiet = 0.0
     while not stopping.is_set():
+        started = monotonic()
         text = render()
+        delay = poll_delay(monotonic() - started)
         if text != last:
             last = text
             quiet = 0.0
@@ -105,6 +118,6 @@ async def fragment_events(render: Callable[[], str], stopping: anyio.Event) -> A
         elif quiet >= KEEPALIVE_SECONDS:
             quiet = 0.0
             yield b": keepalive\n\n"
-        with anyio.move_on_after(LIVE_POLL_SECONDS):
+        with anyio.move_on_after(delay):
             await stopping.wait()
-        quiet += LIVE_POLL_SECONDS
+        quiet += delay

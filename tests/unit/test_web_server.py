@@ -4,12 +4,19 @@ the session's secrets and the event stream's framing."""
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 import anyio
 import pytest
 
 from artifactize.entrypoints.errors import CommandError
-from artifactize.entrypoints.web.live import fragment_events
+from artifactize.entrypoints.web import live
+from artifactize.entrypoints.web.live import (
+    IDLE_PER_RENDER,
+    LIVE_POLL_SECONDS,
+    fragment_events,
+    poll_delay,
+)
 from artifactize.entrypoints.web.security import Guard, new_token
 from artifactize.entrypoints.web.server import PORT_MAX, bind, check_port
 
@@ -63,3 +70,42 @@ def test_an_event_carries_every_line_of_its_fragment_and_is_sent_once_per_change
 
     anyio.run(collect)
     assert seen == [b"data: a\ndata: b\n\n", b"data: c\n\n"]
+
+
+def test_a_slow_render_waits_longer_before_the_next() -> None:
+    """A live page's fragment is rendered on the server's one event loop: one that took long
+    (a 10,000-Artifact Run changing under its ``verify``) is rendered again after twice as
+    long, so the other pages are still answered."""
+    assert poll_delay(0.0) == LIVE_POLL_SECONDS
+    assert poll_delay(LIVE_POLL_SECONDS / IDLE_PER_RENDER) == LIVE_POLL_SECONDS
+    assert poll_delay(1.5) == 1.5 * IDLE_PER_RENDER
+
+
+def test_the_stream_waits_by_how_long_the_render_took(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wait after each render is ``poll_delay`` of its time, as the clock says."""
+    waits: list[float] = []
+    ticks = iter([0.0, 3.0, 10.0, 10.0])  # a 3 s render, then an instant one
+    monkeypatch.setattr(live, "monotonic", lambda: next(ticks))
+    real = anyio.move_on_after
+
+    def recorded(delay: float) -> Any:
+        waits.append(delay)
+        return real(0)
+
+    monkeypatch.setattr(anyio, "move_on_after", recorded)
+
+    async def collect() -> None:
+        stopping = anyio.Event()
+        renders = iter(["a", "b"])
+
+        def render() -> str:
+            text = next(renders)
+            if text == "b":
+                stopping.set()
+            return text
+
+        async for _event in fragment_events(render, stopping):
+            pass
+
+    anyio.run(collect)
+    assert waits == [3.0 * IDLE_PER_RENDER, LIVE_POLL_SECONDS]
