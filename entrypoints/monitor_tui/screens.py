@@ -209,8 +209,13 @@ class RunScreen(ScreenBase):
         return None if found is None else request_json(found)  # only the one shown
 
     def update(self, document: RunDocument, now: datetime) -> None:
-        """New data; what was expanded stays expanded and the selection stays put."""
+        """New data; what was expanded stays expanded and the selection stays put. The very
+        document shown already (nothing changed) moves only the header's clock: the tree of
+        a 10,000-Artifact Run is not built again for it."""
         run, requests = document.run, document.requests
+        if document is self.document:
+            self._header.set_text("\n".join(run_header(run, requests, now)))
+            return
         expanded = {_path(node) for node in _all(self.forest) if node.expanded}
         chosen = self.selected
         self.document = document

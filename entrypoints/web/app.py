@@ -134,7 +134,8 @@ def _with_form(handler: _FormHandler) -> Callable[[Routes, Request], Awaitable[R
 class Routes:
     def __init__(self, context: WebContext) -> None:
         self.c = context
-        self._trees: dict[str, tuple[RunDocument, str]] = {}  # a Run page's last HTML
+        # A Run page's last read, its tree's HTML and its header's.
+        self._trees: dict[str, tuple[RunDocument, str, str | None]] = {}
         self._team_cache: tuple[int, list[Mapping[str, Any]]] = (-1, [])
 
     # --- helpers ----------------------------------------------------------------------
@@ -474,15 +475,17 @@ class Routes:
         if document is None:
             return None
         kept = self._trees.get(run_id)
-        if kept is not None and kept[0] is document and document.run.get("completedAt"):
-            return kept[1]  # the same read of a settled Run: its page does not move with time
-        tree = pages.run_tree(document.run, document.requests, self.c.now())
+        if kept is None or kept[0] is not document:  # a new read: its tree once
+            kept = (document, pages.run_tree(document.run, document.requests), None)
+        _same, tree, header = kept
+        if header is None or not document.run.get("completedAt"):  # a header may move with time
+            header = pages.run_header_html(document.run, document.requests, self.c.now())
         # Each Run page a live view polls, ten times a second, as the source keeps its reads.
         self._trees.pop(run_id, None)
-        self._trees[run_id] = (document, tree)
+        self._trees[run_id] = (document, tree, header)
         while len(self._trees) > KEPT_RUNS:
             del self._trees[next(iter(self._trees))]
-        return tree
+        return pages.run_page_body(header, tree)
 
     async def run_page(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]

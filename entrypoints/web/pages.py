@@ -574,8 +574,17 @@ def runs_table(rows: Sequence[RunRow], now: datetime) -> str:
     )
 
 
-def run_tree(run: Mapping[str, Any], requests: Sequence[Request], now: datetime) -> str:
-    header = "".join(f"<p>{esc(line)}</p>" for line in run_header(run, requests, now))
+def run_header_html(run: Mapping[str, Any], requests: Sequence[Request], now: datetime) -> str:
+    return "".join(f"<p>{esc(line)}</p>" for line in run_header(run, requests, now))
+
+
+def run_page_body(header: str, tree: str) -> str:
+    return f'<div class="header">{header}</div>{tree}'
+
+
+def run_tree(run: Mapping[str, Any], requests: Sequence[Request]) -> str:
+    """The Run's Artifact/eval tree as nested lists (a waiting Human eval links to its
+    page); it depends on the read alone, the header (``run_header_html``) on the clock too."""
     by_id = {str(r.id): r for r in requests}
 
     def node_html(node: TreeNode) -> str:
@@ -588,4 +597,4 @@ def run_tree(run: Mapping[str, Any], requests: Sequence[Request], now: datetime)
         return f'<li class="{esc(node.kind)}">{label}{children}</li>'
 
     tree = "".join(node_html(node) for node in build_tree(run, requests))
-    return f'<div class="header">{header}</div><ul class="tree" aria-label="Run tree">{tree}</ul>'
+    return f'<ul class="tree" aria-label="Run tree">{tree}</ul>'

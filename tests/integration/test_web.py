@@ -114,7 +114,8 @@ def test_claim_run_a_tool_live_and_submit_an_invalid_then_a_valid_verdict(
     code, run = world.cli("run", "show", run_id)
     assert code == 0 and run["status"] == "GREEN"
     tree = server.client.get(f"/monitor/run/{run_id}").text
-    assert "GREEN" in tree
+    assert "GREEN" in tree and 'class="header"' in tree and 'aria-label="Run tree"' in tree
+    assert server.client.get(f"/monitor/run/{run_id}").text == tree  # kept for the same read
     assert f'<a href="/monitor/run/{run_id}">{run_id}</a>' in server.client.get("/monitor").text
 
 
