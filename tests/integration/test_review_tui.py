@@ -284,3 +284,28 @@ def test_the_waiting_list_is_read_again_only_when_the_state_changed(
     claim = claimed["claim"]
     assert claimed["id"] == original and claim is not None and claim["reviewer"] == "bob"
     assert len(reads) == 8
+
+
+def test_a_request_view_is_read_again_only_when_the_state_changed(
+    review: Review, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request's web page asks for its view ten times a second (~0.17 s a read at 10,000
+    Artifacts): the same view while the state holds, a fresh one after a change."""
+    request_id = review.waiting()
+    store = CliContext.container.state_stores().open(str(review.state), create=False)
+    assert store is not None
+    session = ReviewSession(
+        store, CliContext.services().human_reviews(store), "alice", None, None, datetime.now
+    )
+    reads: list[str] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(store, "get_request", counted(store.get_request, "get_request", reads))
+        first = session.view(request_id)
+        read_once = len(reads)
+        assert read_once >= 1
+        assert session.view(request_id) is first and len(reads) == read_once
+        store.claim_human(RequestId(request_id), "bob", "2026-12-06T00:00:00.000000000Z")
+        claimed = session.view(request_id)
+    assert len(reads) == 2 * read_once
+    claim = claimed["claim"]
+    assert claim is not None and claim["reviewer"] == "bob" and first["claim"] is None
