@@ -35,6 +35,7 @@ from artifactize.entrypoints.cli.terminal_reviewer import (
 )
 from artifactize.entrypoints.review_tui.session import ReviewSession
 from artifactize.ports.ids import RequestId
+from artifactize.ports.state import StateStore
 from tests.support.counting import counted
 from tests.support.human_workspace import artifact, human_tool, show_tool, signoff_eval
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
@@ -257,6 +258,14 @@ def test_the_session_lists_a_follower_as_its_original_and_releases_what_it_took(
     assert mine.held() == [] and review.show(original)["claim"] is None
 
 
+def _session_on(review: Review) -> tuple[StateStore, ReviewSession]:
+    """A review session of every repository on ``review``'s state, as the web server's."""
+    store = CliContext.container.state_stores().open(str(review.state), create=False)
+    assert store is not None
+    reviews = CliContext.services().human_reviews(store)
+    return store, ReviewSession(store, reviews, "alice", None, None, datetime.now)
+
+
 def test_the_waiting_list_is_read_again_only_when_the_state_changed(
     review: Review, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -265,11 +274,7 @@ def test_the_waiting_list_is_read_again_only_when_the_state_changed(
     request's execution in one statement, and read again after any change (a claim)."""
     original = review.waiting()
     review.cli("verify", "doc/signoff")  # a follower: listed as its original
-    store = CliContext.container.state_stores().open(str(review.state), create=False)
-    assert store is not None
-    session = ReviewSession(
-        store, CliContext.services().human_reviews(store), "alice", None, None, datetime.now
-    )
+    store, session = _session_on(review)
     reads: list[str] = []
     with monkeypatch.context() as patch:
         for name in ("all_requests", "get_request", "get_execution", "get_executions"):
@@ -292,11 +297,7 @@ def test_a_request_view_is_read_again_only_when_the_state_changed(
     """A request's web page asks for its view ten times a second (~0.17 s a read at 10,000
     Artifacts): the same view while the state holds, a fresh one after a change."""
     request_id = review.waiting()
-    store = CliContext.container.state_stores().open(str(review.state), create=False)
-    assert store is not None
-    session = ReviewSession(
-        store, CliContext.services().human_reviews(store), "alice", None, None, datetime.now
-    )
+    store, session = _session_on(review)
     reads: list[str] = []
     with monkeypatch.context() as patch:
         patch.setattr(store, "get_request", counted(store.get_request, "get_request", reads))
