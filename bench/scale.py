@@ -274,9 +274,10 @@ def measure(artifacts: int, runs: int, workdir: Path) -> dict[str, Any]:
     let_settle(state)
     git_cpu, git = _best(runs, lambda: _run(["git", "status", "--porcelain"], repo))
     figures: dict[str, tuple[float, float]] = {}
-    # The fill is the state's first command: it found no state home, so it kept no file
-    # index (docs/reviews.md); ``config check`` only reads the index, so it is timed once
-    # a ``status`` (its first run here) has written it, as for a user's second command.
+    # The fill is the state's first command: it loaded the workspace before it created the
+    # state home, so the file index holds no declaration yet (docs/reviews.md); ``config
+    # check`` only reads the index, so it is timed once a ``status`` (its first run here)
+    # has kept them, as for a user's second command.
     figures["status"] = _best(runs, lambda: _run(cli(repo, state, "--json", "status"), repo))
     figures["config check"] = _best(runs, lambda: _run(cli(repo, state, "config", "check"), repo))
     figures["verify --all (all reused)"] = _best(

@@ -345,9 +345,13 @@ class Services:
 
     def file_index(self) -> FileIndex | None:
         """The state home's file index (docs/reviews.md), one per invocation; None when
-        the state home does not exist yet or lies inside the repository."""
+        the state home does not exist yet (asked again later: the first ``verify`` creates
+        it, then keeps what its keys read) or lies inside the repository."""
         if not self._file_index:
-            self._file_index.append(self._open_file_index())
+            index = self._open_file_index()
+            if index is None and not Path(self.state_dir()).is_dir():
+                return None
+            self._file_index.append(index)
         return self._file_index[0]
 
     def _open_file_index(self) -> FileIndex | None:

@@ -266,3 +266,18 @@ def test_config_check_reads_the_kept_declarations_and_writes_nothing(tmp_path: P
     )
     assert counts["parsed"] == 1 and "unknown_key" in json.dumps(refused)
     assert _tree(state) == kept
+
+
+def test_the_first_verify_of_a_new_state_home_keeps_what_its_keys_read(tmp_path: Path) -> None:
+    """The first ``verify`` finds no state home when it loads the workspace, and creates it
+    before its keys: what they hash is kept, so the next ``status`` hashes no file (it
+    parses the declarations, which the load read without an index)."""
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    _repo(repo)
+    _wait_until_safely_old()
+    verify = ("verify", "--all", "--json")
+    _run, counts = _status(repo, state, tmp_path / "1.prof", *verify, codes=(WAITING_FOR_A_PERSON,))
+    assert counts["hashed"] == MODULES * FILES_PER_MODULE
+    assert (state / "file-index.sqlite").is_file()
+    _report, counts = _status(repo, state, tmp_path / "2.prof")
+    assert counts["hashed"] == 0 and counts["parsed"] == MODULES + 1
