@@ -474,7 +474,7 @@ class SqliteStateStore:
                 (version,) = cursor.fetchone()
             finally:
                 cursor.close()
-        except sqlite3.Error as error:
+        except (sqlite3.Error, sa.exc.DBAPIError) as error:  # the driver's, or the pool's
             self._close_marker()
             raise StateError(storage_fault("read state", self._database, error)) from error
         return (self._marker_opened, version)

@@ -1226,3 +1226,23 @@ def test_prune_finds_the_runs_with_active_requests_through_their_index(
             str(row[-1]) for row in database.execute(f"EXPLAIN QUERY PLAN {sql}", params)
         )
     assert "USING INDEX active_request_execution" in plan, plan
+
+
+def test_a_change_mark_that_cannot_be_read_is_a_state_error(
+    open_store: OpenStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection the mark cannot open (a locked or vanished file) is a StateError naming
+    the file, and the next mark opens a new connection: the monitor shows the error and
+    reads again."""
+    store = open_store()
+
+    def refused() -> Any:
+        raise sqlite3.OperationalError("unable to open database file")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(store._engine, "raw_connection", refused)
+        with pytest.raises(StateError, match=re.escape(str(tmp_path / "state" / STATE_FILE))):
+            store.change_mark()
+    assert store._marker is None
+    first = store.change_mark()
+    assert store.change_mark() == first
