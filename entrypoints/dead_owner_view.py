@@ -58,10 +58,16 @@ class DeadOwnersView:
 
     def run_head(self, run_id: RunId) -> RunHead | None:
         head: RunHead | None = self._store.run_head(run_id)
-        if head is None or head.status != RunStatus.RUNNING:
+        return None if head is None else self._head(head)
+
+    def list_run_heads(self, repo: str | None, limit: int, offset: int) -> list[RunHead]:
+        return [self._head(head) for head in self._store.list_run_heads(repo, limit, offset)]
+
+    def _head(self, head: RunHead) -> RunHead:
+        if head.status != RunStatus.RUNNING:
             return head
-        run = self.get_run(run_id)  # a RUNNING Run may be a dead owner's, read as ERROR
-        return None if run is None else dataclasses.replace(head, status=run.status)
+        run = self.get_run(head.id, definitions=False)  # a dead owner's reads as ERROR
+        return head if run is None else dataclasses.replace(head, status=run.status)
 
     def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
         return [self._run(run) for run in self._store.list_runs(repo, limit, offset)]

@@ -50,6 +50,7 @@ class RunHead:
     id: RunId
     repo: str
     status: RunStatus
+    created_at: str | None = None  # the Run's ``createdAt`` (None: a Run saved without one)
 
 
 @dataclass(frozen=True)
@@ -239,6 +240,12 @@ class StateStore(Protocol):
         """Runs newest first, for one canonical repo or (``None``) every repo, each without
         its ``definitions`` (read as none): a list shows none, and at 10,000 Artifacts
         they are 14 MB a Run. ``get_run`` reads a Run whole."""
+        ...
+
+    def list_run_heads(self, repo: str | None, limit: int, offset: int) -> list[RunHead]:
+        """``list_runs``' Runs, in its order, as their heads (with ``created_at``): read
+        from the rows' columns, no document decoded (the monitor's Run list, which it
+        reads again after every change while a ``verify`` runs)."""
         ...
 
     def run_head(self, run_id: RunId) -> RunHead | None:

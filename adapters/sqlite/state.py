@@ -157,6 +157,16 @@ _COMPLETE_EXECUTION = DriverUpdates(
 )
 
 
+def _newest_runs(repo: str | None, limit: int, offset: int, *columns: Any) -> sa.Select[Any]:
+    """Runs newest first by their ``createdAt`` column (fixed-width UTC text), then
+    insertion; of one repository or (None) every one."""
+    query = sa.select(*columns)
+    if repo is not None:
+        query = query.where(runs.c.repo == repo)
+    order = (runs.c.created_at.desc(), _RUN_ROWID.desc())
+    return query.order_by(*order).limit(limit).offset(offset)
+
+
 def _positive(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -501,11 +511,7 @@ class SqliteStateStore:
         listed = _WITHOUT_DEFINITIONS  # a list shows no definitions
 
         def newest(*columns: Any) -> sa.Select[Any]:
-            query = sa.select(*columns)
-            if repo is not None:
-                query = query.where(runs.c.repo == repo)
-            order = (runs.c.created_at.desc(), _RUN_ROWID.desc())
-            return query.order_by(*order).limit(limit).offset(offset)
+            return _newest_runs(repo, limit, offset, *columns)
 
         with self._transaction(write=False) as connection:
             try:
@@ -513,6 +519,17 @@ class SqliteStateStore:
                 return [run_record(row) for row in rows]
             except ReadWhole:  # ``run_record`` names the damaged row and the rule
                 return [run_record(row) for row in connection.execute(newest(runs))]
+
+    def list_run_heads(self, repo: str | None, limit: int, offset: int) -> list[RunHead]:
+        if limit < 0 or offset < 0:
+            raise ValueError(f"limit and offset must not be negative, got {limit}, {offset}")
+        columns = (runs.c.id, runs.c.repo, runs.c.status, runs.c.created_at)
+        with self._transaction(write=False) as connection:
+            rows = connection.execute(_newest_runs(repo, limit, offset, *columns))
+            return [
+                RunHead(RunId(row.id), row.repo, RunStatus(row.status), row.created_at or None)
+                for row in rows
+            ]
 
     def run_head(self, run_id: RunId) -> RunHead | None:
         query = sa.select(runs.c.id, runs.c.repo, runs.c.status).where(runs.c.id == run_id)

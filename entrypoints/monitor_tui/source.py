@@ -92,7 +92,7 @@ class MonitorSource:
             mark = store.change_mark()
             if self._rows is not None and self._rows[:2] == (mark, limit):
                 return self._rows[2]
-            runs = store.list_runs(self.repo, limit, 0)
+            runs = store.list_run_heads(self.repo, limit, 0)  # no Run decoded
             counts = store.status_counts([run.id for run in runs])  # no request decoded
             rows = [
                 RunRow(
@@ -100,7 +100,7 @@ class MonitorSource:
                     repo=run.repo,
                     status=run.status,
                     counts=counts.get(run.id, {}),
-                    created_at=run.data.created_at or None,
+                    created_at=run.created_at,
                 )
                 for run in runs
             ]

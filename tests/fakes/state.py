@@ -171,6 +171,13 @@ class MemoryStateStore:
         listed = runs[offset : offset + limit]  # without their definitions, as the port says
         return [_without_definitions(r) for r in listed]
 
+    def list_run_heads(self, repo: str | None, limit: int, offset: int) -> list[RunHead]:
+        runs = [r for r in reversed(self.runs.values()) if repo is None or r.repo == repo]
+        return [
+            RunHead(r.id, r.repo, RunStatus(r.status), r.data.created_at or None)
+            for r in runs[offset : offset + limit]
+        ]
+
     def run_head(self, run_id: RunId) -> RunHead | None:
         run = self.runs.get(run_id)
         return None if run is None else RunHead(run.id, run.repo, RunStatus(run.status))

@@ -305,6 +305,20 @@ def test_the_change_mark_moves_with_every_write_and_only_then(store: StateStore)
     assert not moved()
 
 
+def test_the_runs_heads_are_the_listed_runs_columns(store: StateStore) -> None:
+    """``list_run_heads`` lists what ``list_runs`` lists, in its order, from the columns."""
+    for index, (repo, created) in enumerate([("/a", "3"), ("/b", "1"), ("/a", "2"), ("/a", "")]):
+        saved = run_from_json({"id": f"run-{index}", "createdAt": created})
+        store.create_run(RunRecord(RunId(f"run-{index}"), repo, RunStatus.GREEN, saved), [])
+    pages: list[tuple[str | None, int, int]] = [(None, 10, 0), ("/a", 2, 0), ("/a", 2, 1)]
+    for repo_of, limit, offset in [*pages, ("/b", 10, 0)]:
+        listed = store.list_runs(repo_of, limit, offset)
+        heads = store.list_run_heads(repo_of, limit, offset)
+        assert [(h.id, h.repo, h.status, h.created_at) for h in heads] == [
+            (r.id, r.repo, r.status, r.data.created_at or None) for r in listed
+        ]
+
+
 def test_a_run_read_without_its_definitions_is_the_run_with_none(store: StateStore) -> None:
     definitions: dict[str, Any] = {
         "evals": {"doc/check": {"artifact": "doc", "id": "check"}},

@@ -50,11 +50,14 @@ def test_a_dead_owners_run_and_its_open_requests_read_error() -> None:
     open_request, settled = view.list_requests(RunId("run-a"))
     assert (open_request.status, open_request.data.status) == ("ERROR", "ERROR")
     assert (settled.status, settled.data.status) == ("GREEN", "GREEN")  # left as saved
+    (head,) = view.list_run_heads(None, 10, 0)  # the monitor's Run list
+    assert head.status == "ERROR" and view.run_head(RunId("run-a")) == head
 
 
 def test_a_live_owners_run_reads_as_saved() -> None:
     view = DeadOwnersView(_store(owner_pid=8), frozenset({(7, 1.0)}))
     run = view.get_run(RunId("run-a"))
     assert run is not None and run.status == "RUNNING"
+    assert [head.status for head in view.list_run_heads(None, 10, 0)] == ["RUNNING"]
     request = view.get_request(RequestId("run-a-1"))
     assert request is not None and request.status == "QUEUED"

@@ -46,7 +46,7 @@ from artifactize.kernel.document_codec import (
     run_json,
 )
 from artifactize.ports.ids import EvalId, RequestId, RunId
-from artifactize.ports.state import HumanClaim, RequestRecord, RunRecord, StateStore
+from artifactize.ports.state import HumanClaim, RequestRecord, RunHead, RunRecord, StateStore
 from artifactize.ports.statuses import RequestStatus, RunStatus
 from tests.fakes.state import MemoryStateStore
 
@@ -491,9 +491,12 @@ class CountingStore:
         self.reads.append("requests")
         return self.memory.list_requests(run_id)
 
-    def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
+    def list_run_heads(self, repo: str | None, limit: int, offset: int) -> list[RunHead]:
         self.lists += 1
-        return self.memory.list_runs(repo, limit, offset)
+        return self.memory.list_run_heads(repo, limit, offset)
+
+    def list_runs(self, repo: str | None, limit: int, offset: int) -> list[RunRecord]:
+        raise AssertionError("the Run list reads the Runs' heads, no document")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.memory, name)
