@@ -49,6 +49,7 @@ pytestmark = pytest.mark.anyio
 
 PYTHON = sys.executable
 BASE_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+SETTLE_SECONDS = 5.0  # what a reaped group's pipe readers may take to close their ends
 
 LAUNCHER: ProcessLauncher = PosixProcessLauncher()
 TABLE: ProcessTable = PsutilProcessTable()
@@ -338,6 +339,11 @@ async def test_no_pipe_thread_or_descriptor_is_left() -> None:
         with anyio.move_on_after(0.5):
             await process.ready_line()
         assert await process.kill_group()
+    # The group is reaped; its pipes' readers close their ends as they see the end of the
+    # stream, which a loaded machine may run a moment later: wait (bounded) for them.
+    with anyio.move_on_after(SETTLE_SECONDS):
+        while open_fds() != before_fds or threading.active_count() != before_threads:
+            await anyio.sleep(0.01)
     assert open_fds() == before_fds
     assert threading.active_count() == before_threads
 
