@@ -6,6 +6,7 @@ settlement (issue 26)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 from artifactize.kernel.document_codec import request_changed, run_changed
@@ -74,6 +75,11 @@ class DeadOwnersView:
 
     def list_requests(self, run_id: RunId) -> list[RequestRecord]:
         return [self._request(request) for request in self._store.list_requests(run_id)]
+
+    def iter_requests(self, status: str | None = None) -> Iterator[RequestRecord]:
+        """A dead owner's open requests read ERROR, so they are filtered after that."""
+        read = map(self._request, self._store.iter_requests())
+        return read if status is None else (r for r in read if r.status == status)
 
     def get_request(self, request_id: RequestId) -> RequestRecord | None:
         request = self._store.get_request(request_id)

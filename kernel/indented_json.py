@@ -20,7 +20,7 @@ Pure (standard library only): the kernel's rule.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -65,6 +65,31 @@ def dumps_indented(value: Any) -> str:
     out: list[str] = []
     _Writer(out.append).value(value, 0)
     return "".join(out)
+
+
+# Pieces a streamed array gathers before it writes them as one string: tens of KB a write.
+PIECES_PER_WRITE = 4096
+
+
+def write_indented_array(items: Iterable[Any], write: Callable[[str], None]) -> None:
+    """``dumps_indented(list(items))``, written through ``write`` a few thousand pieces at a
+    time while ``items`` is consumed: the array and its text are never whole in memory (a
+    request list of a long history is a gigabyte of JSON)."""
+    pieces: list[str] = []
+    writer = _Writer(pieces.append)
+    separator = "[" + writer.newline(1)
+    for item in items:
+        pieces.append(separator)
+        writer.value(item, 1)
+        separator = "," + writer.newline(1)
+        if len(pieces) >= PIECES_PER_WRITE:
+            write("".join(pieces))
+            pieces.clear()
+    if separator[0] == "[":  # no item
+        write("[]")
+        return
+    pieces.append(writer.newline(0) + "]")
+    write("".join(pieces))
 
 
 class _Writer:

@@ -792,6 +792,11 @@ class SqliteStateStore:
         with self._transaction(write=False) as connection:
             return human.all_requests(connection, status)
 
+    def iter_requests(self, status: str | None = None) -> Iterator[RequestRecord]:
+        with self._transaction(write=False) as connection:
+            for row in connection.execute(human.all_requests_query(status)):
+                yield request_record(row)
+
     def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         with self._transaction(write=False) as connection:
             return human.claim_of(human.read_request(connection, request_id))

@@ -11,7 +11,9 @@ while the Run still waits). Reading needs no repository and runs nothing.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import groupby, islice
+from operator import attrgetter
 from typing import cast
 
 from artifactize.domain.reviews.run.summaries import request_summary
@@ -53,14 +55,7 @@ def parse_statuses(text: str) -> frozenset[str]:
     return frozenset(wanted)
 
 
-def select(
-    requests: list[RequestRecord], statuses: frozenset[str] | None, limit: int | None
-) -> list[RequestRecord]:
-    """The requests whose status is one of ``statuses`` (None: any), the first ``limit``."""
-    chosen = [r for r in requests if statuses is None or r.status in statuses]
-    return chosen if limit is None else chosen[:limit]
-
-
+_RUN_OF = attrgetter("run_id")
 LIST_COLUMNS = ("REQUEST", "RUN", "EVAL", "STATUS", "REVIEWER")
 # A list with at most this many requests of a Run reads each one's definitions out of it
 # (``StateStore.definitions_for``: ~80 ms at 10,000 Artifacts); with more it decodes the Run
@@ -84,6 +79,36 @@ class RequestViews:
             return self.state.all_requests()
         return self.state.list_requests(run_id)
 
+    def pages(
+        self,
+        run_id: RunId | None,
+        statuses: frozenset[str] | None,
+        limit: int | None,
+        *,
+        full: bool,
+    ) -> Iterator[list[RequestView]] | Iterator[list[RequestListed]]:
+        """The requests of ``statuses`` (None: any), the first ``limit`` of them, as
+        ``views`` (``full``) or ``listed``, one Run's at a time, read as they are written: a
+        request list holds one Run, not the history (ten 10,000-Artifact Runs, 140,000
+        requests, took 7.8 GB of memory listed whole), and a ``limit`` stops the reading
+        once met. Each page is what ``views`` or ``listed`` makes of that Run's chosen
+        requests, so the pages together are the whole list's."""
+        one = next(iter(statuses)) if statuses is not None and len(statuses) == 1 else None
+        # one status is filtered by the store: the waiting few come from their own index
+        source = self.state.iter_requests(one) if run_id is None else self.requests(run_id)
+        chosen = (r for r in source if statuses is None or r.status in statuses)
+        runs = groupby(chosen if limit is None else islice(chosen, limit), _RUN_OF)
+        claims = self.state.human_claims()  # few; read once for every page
+        if full:
+            return (self._dropping_run(self.views(list(of_run), claims)) for _, of_run in runs)
+        return (self.listed(list(of_run), claims) for _, of_run in runs)
+
+    def _dropping_run(self, views: list[RequestView]) -> list[RequestView]:
+        """``views`` of one Run's requests, its decoded Run forgotten (14 MB of definitions
+        at 10,000 Artifacts: a list of many Runs keeps none)."""
+        self._runs.clear()
+        return views
+
     def view(self, request: RequestRecord) -> RequestView:
         """One request's view: of its Run, only its eval's and Artifact's definitions are
         read (``StateStore.definitions_for``), not the Run whole."""
@@ -91,14 +116,18 @@ class RequestViews:
         saved = self._definitions(request, few=True)
         return self._view(request, execution, self.state.human_claim, saved)
 
-    def views(self, requests: Sequence[RequestRecord]) -> list[RequestView]:
+    def views(
+        self,
+        requests: Sequence[RequestRecord],
+        claims: Mapping[RequestId, HumanClaim] | None = None,
+    ) -> list[RequestView]:
         """``view`` of each, with the executions read in a few statements and the claims
         once: one by one, a list of 86,000 requests (10,000 Artifacts, six Runs) made
         170,000 queries."""
         executions = self.state.get_executions(
             {r.execution_id for r in requests if r.execution_id is not None}
         )
-        claims = self.state.human_claims()
+        claims = self.state.human_claims() if claims is None else claims
         of_run = Counter(r.run_id for r in requests)
         views: list[RequestView] = []
         for r in requests:
@@ -121,7 +150,11 @@ class RequestViews:
         run = self._run(request.run_id)
         return run.data.definitions if run is not None else None
 
-    def listed(self, requests: Sequence[RequestRecord]) -> list[RequestListed]:
+    def listed(
+        self,
+        requests: Sequence[RequestRecord],
+        claims: Mapping[RequestId, HumanClaim] | None = None,
+    ) -> list[RequestListed]:
         """What ``list_line`` shows of each: its view without the execution, definition and
         summary, which a text list does not show (each Run's definitions alone are 14 MB at
         10,000 Artifacts). Only a request waiting for a person needs its execution: a
@@ -132,7 +165,7 @@ class RequestViews:
             if r.status == RequestStatus.WAITING_HUMAN and r.execution_id is not None
         }
         executions = self.state.get_executions(waiting)
-        claims = self.state.human_claims()
+        claims = self.state.human_claims() if claims is None else claims
         listed: list[RequestListed] = []
         for request in requests:
             execution = executions.get(request.execution_id) if request.execution_id else None

@@ -6,13 +6,13 @@ its text answer is printed the same way everywhere."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
-from artifactize.kernel.indented_json import dumps_indented
+from artifactize.kernel.indented_json import dumps_indented, write_indented_array
 
 
 def json_text(document: Any) -> str:
@@ -23,6 +23,15 @@ def json_text(document: Any) -> str:
 
 def emit_json(document: Any) -> None:
     typer.echo(json_text(document))
+
+
+def emit_json_array(items: Iterable[Any]) -> None:
+    """``emit_json(list(items))``, written as ``items`` come: a long list (a request list
+    of a long history is a gigabyte) is never whole in memory, as objects or as text. What
+    is printed before a failure stays printed; a reader that closed the pipe ends it as
+    ``emit_json`` would (exit 1, nothing on stderr)."""
+    write_indented_array(items, lambda text: typer.echo(text, nl=False))
+    typer.echo("")
 
 
 def emit(document: Any, text: str | Callable[[Any], str]) -> None:

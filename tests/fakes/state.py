@@ -346,6 +346,9 @@ class MemoryStateStore:
         ]
         return sorted(found, key=lambda r: (order.index(r.run_id), r.ordinal))
 
+    def iter_requests(self, status: str | None = None) -> Iterator[RequestRecord]:
+        yield from self.all_requests(status)
+
     def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         return self.claims.get(request_id)
 

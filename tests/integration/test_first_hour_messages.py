@@ -165,6 +165,23 @@ def test_run_list_has_a_header_row_and_a_limit(fx: Fixture) -> None:
     assert limited[0] == header and len(limited) == 2
 
 
+def test_request_list_prints_runs_page_by_page_as_one_list(fx: Fixture) -> None:
+    """Written a Run at a time, the answers are still one list: one header, every Run's rows
+    newest Run first, a limit that crosses a Run, ``--json`` one array."""
+    fx.waiting()
+    fx.cli("verify", "--all")
+    everything = fx.cli("request", "list").data
+    runs = list(dict.fromkeys(r["runId"] for r in everything))
+    assert len(runs) == 2 and len(everything) == 4
+    text = fx.cli("request", "list", json_output=False).out.splitlines()
+    assert text[0].split() == ["REQUEST", "RUN", "EVAL", "STATUS", "REVIEWER"]
+    assert [line.split("\t")[0] for line in text[1:]] == [r["id"] for r in everything]
+    crossing = fx.cli("request", "list", "--limit", "3").data
+    assert crossing == everything[:3] and {r["runId"] for r in crossing} == set(runs)
+    ids = fx.cli("request", "list", "--ids", json_output=False).out
+    assert ids == "".join(f"{r['id']}\n" for r in everything)
+
+
 def test_request_list_ids_prints_only_ids_for_scripts(fx: Fixture) -> None:
     request_id = fx.waiting()
     assert fx.cli("request", "list", "--waiting", "--ids", json_output=False).out == (

@@ -426,6 +426,56 @@ def test_a_list_reads_a_runs_definitions_whole_only_for_many_of_its_requests(
     assert [view["definition"] for view in views] == expected_definitions
 
 
+class _CountingRequests:
+    """A store whose ``iter_requests`` counts the requests it has handed out."""
+
+    def __init__(self, store: StateStore) -> None:
+        self.store = store
+        self.handed = 0
+
+    def iter_requests(self, status: str | None = None) -> Any:
+        for request in self.store.iter_requests(status):
+            self.handed += 1
+            yield request
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+def _three_runs(store: StateStore) -> None:
+    execution = waiting_execution(store, "execution-1")
+    for run, created, size in (("run-a", "2026-01-01", 3), ("run-b", "2026-01-02", 2)):
+        human_run(store, run, created, [(f"{run}-{n}", execution.id) for n in range(1, size + 1)])
+    human_run(store, "run-c", "2026-01-03", [("run-c-1", execution.id)])
+    store.claim_human(RequestId("run-a-2"), "alice", "t1")
+
+
+@pytest.mark.parametrize("full", [True, False])
+@pytest.mark.parametrize("limit", [None, 1, 2, 4, 10])
+@pytest.mark.parametrize("statuses", [None, frozenset({"WAITING_HUMAN"}), frozenset({"GREEN"})])
+def test_a_request_list_is_written_a_run_at_a_time(
+    store: StateStore, full: bool, limit: int | None, statuses: frozenset[str] | None
+) -> None:
+    """The pages are the whole list's views (or listed rows) cut at each Run, and each is
+    made before the next Run's requests are read: a list holds one Run, not the history."""
+    _three_runs(store)
+    counting = _CountingRequests(store)
+    reader = RequestViews(cast(StateStore, counting))
+    pages = list(reader.pages(None, statuses, limit, full=full))
+    chosen = [r for r in store.all_requests() if statuses is None or r.status in statuses]
+    chosen = chosen[:limit]
+    whole = RequestViews(store).views(chosen) if full else RequestViews(store).listed(chosen)
+    assert [view for page in pages for view in page] == whole
+    assert [{str(view["id"]).rsplit("-", 1)[0] for view in page} for page in pages] == [
+        {run} for run in dict.fromkeys(r.run_id for r in chosen)
+    ]
+    assert counting.handed <= len(chosen) + 1  # a limit stops the reading once met
+    counting.handed = 0
+    lazily = reader.pages(None, None, None, full=full)
+    assert [view["id"] for view in next(lazily)] == ["run-c-1"]
+    assert counting.handed == 2  # run-c's one request, and the first of run-b's
+
+
 def test_only_waiting_requests_with_waiting_executions_are_claimed(store: StateStore) -> None:
     running_execution = running("execution-1")
     store.claim(running_execution, alive)  # RUNNING, not waiting for a Human
@@ -579,6 +629,20 @@ def test_all_requests_newest_run_first_in_ordinal_order(store: StateStore) -> No
     human_run(store, "run-a", "2026-01-01", [("run-a-1", execution.id), ("run-a-2", execution.id)])
     human_run(store, "run-b", "2026-01-02", [("run-b-1", execution.id)])
     assert [r.id for r in store.all_requests()] == ["run-b-1", "run-a-1", "run-a-2"]
+
+
+def test_the_requests_one_at_a_time_are_all_requests(store: StateStore) -> None:
+    execution = waiting_execution(store, "execution-1")
+    human_run(store, "run-a", "2026-01-01", [("run-a-1", execution.id), ("run-a-2", execution.id)])
+    human_run(store, "run-b", "2026-01-02", [("run-b-1", execution.id)])
+    store.claim_human(RequestId("run-a-2"), "alice", "t1")
+    for status in (None, "WAITING_HUMAN", "GREEN"):
+        assert list(store.iter_requests(status)) == store.all_requests(status)
+    with store.batch(write=False):  # inside one read too, with other reads between
+        read = store.iter_requests()
+        first = next(read)
+        assert store.human_claims() and store.get_run(RunId("run-a")) is not None
+        assert [first, *read] == store.all_requests()
 
 
 # --- a request settles together with its execution -------------------------------------------

@@ -13,7 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from artifactize.kernel.indented_json import dumps_indented
+from artifactize.kernel.indented_json import (
+    PIECES_PER_WRITE,
+    dumps_indented,
+    write_indented_array,
+)
 
 
 def _reference(value: Any) -> str:
@@ -137,3 +141,42 @@ def test_the_same_container_twice_is_no_circle() -> None:
     shared = {"a": [1, 2]}
     document = [shared, shared, {"again": shared}]
     assert dumps_indented(document) == _reference(document)
+
+
+def _streamed(items: list[Any]) -> tuple[str, list[str]]:
+    writes: list[str] = []
+    write_indented_array(iter(items), writes.append)
+    return "".join(writes), writes
+
+
+@settings(max_examples=300)
+@given(st.lists(_DOCUMENTS, max_size=6))
+def test_a_streamed_array_is_the_array_dumped_whole(items: list[Any]) -> None:
+    assert _streamed(items)[0] == _reference(items)
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, PIECES_PER_WRITE - 1, PIECES_PER_WRITE + 1])
+def test_a_long_array_is_written_in_pieces_with_the_same_bytes(count: int) -> None:
+    items: list[Any] = [{"id": f"r-{n}", "n": n, "tags": ["a", n]} for n in range(count)]
+    text, writes = _streamed(items)
+    assert text == _reference(items)
+    if count < PIECES_PER_WRITE // 8:  # a short array is one write
+        assert len(writes) == 1
+    else:  # a long one several, none of them the whole
+        assert len(writes) > 1 and max(map(len, writes)) < len(text) // 2
+
+
+def test_a_streamed_array_writes_each_part_before_reading_further() -> None:
+    """The items are consumed as they are written: the first part is out before the last
+    item is made (a request list holds one Run at a time, not the history)."""
+    writes: list[str] = []
+    made: list[int] = []
+
+    def items() -> Any:
+        for n in range(PIECES_PER_WRITE):
+            made.append(len(writes))  # how many writes happened before item n was made
+            yield {"n": n, "text": "x"}
+
+    write_indented_array(items(), writes.append)
+    assert made[0] == 0 and made[-1] >= 1
+    assert "".join(writes) == _reference([{"n": n, "text": "x"} for n in range(PIECES_PER_WRITE)])
