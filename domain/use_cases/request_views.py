@@ -86,7 +86,7 @@ class RequestViews:
         limit: int | None,
         *,
         full: bool,
-    ) -> Iterator[list[RequestView]] | Iterator[list[RequestListed]]:
+    ) -> Iterator[Sequence[RequestListed]]:
         """The requests of ``statuses`` (None: any), the first ``limit`` of them, as
         ``views`` (``full``) or ``listed``, one Run's at a time, read as they are written: a
         request list holds one Run, not the history (ten 10,000-Artifact Runs, 140,000
