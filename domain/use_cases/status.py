@@ -34,13 +34,13 @@ from artifactize.domain.declarations.model import HumanProfile, RuntimeProfile
 from artifactize.domain.project.workspace import EvalRef, Workspace, content_digest
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
 from artifactize.domain.reviews.reuse.artifactsum import GitignoreMemo, OpenFolders
-from artifactize.domain.reviews.reuse.errors import FingerprintError, NotKept
+from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import DERIVED_NO_KEY, KeyInputs, key_inputs
 from artifactize.domain.reviews.run import gates
 from artifactize.domain.reviews.run.context import IGNORE_GATES
 from artifactize.domain.reviews.run.derived import pulled_in
-from artifactize.domain.reviews.run.fingerprint_jobs import compute_all
+from artifactize.domain.reviews.run.fingerprint_jobs import compute_kept_first
 from artifactize.domain.reviews.run.gates import Evidence, GraphState, Readiness
 from artifactize.domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
 from artifactize.domain.reviews.run.reuse import NOT_SELECTED, NOT_SELECTED_UNKEYED
@@ -364,21 +364,15 @@ class Status:
     # --- looking up ---------------------------------------------------------------------
 
     def _keys(self, ids: Sequence[str]) -> dict[str, KeyInputs | FingerprintError]:
-        """Every eval's key, ``--fingerprint-jobs`` at once. With more than one job, the keys
-        whose fingerprints the file index keeps are computed first on this thread: each
-        costs a few stats, less than its share of a worker-thread hop, and the workers
-        then only contend for the interpreter lock; the rest go to the workers."""
-        jobs = self.options.policy.fingerprint_jobs or 1
-        kept: dict[str, KeyInputs | FingerprintError] = {}
-        if jobs > 1 and self.ports.index is not None:
-            for eval_id in ids:
-                try:
-                    kept[eval_id] = self._key(eval_id, kept_only=True)
-                except NotKept:
-                    continue
-        rest = [eval_id for eval_id in ids if eval_id not in kept]
-        computed = compute_all(self._key, rest, jobs, self.ports.threads)
-        return {eval_id: kept[eval_id] if eval_id in kept else computed[eval_id] for eval_id in ids}
+        """Every eval's key, ``--fingerprint-jobs`` at once, those the file index keeps
+        first on this thread (``compute_kept_first``)."""
+        return compute_kept_first(
+            lambda eval_id, kept_only: self._key(eval_id, kept_only=kept_only),
+            ids,
+            self.options.policy.fingerprint_jobs or 1,
+            self.ports.threads,
+            indexed=self.ports.index is not None,
+        )
 
     def _key(self, eval_id: str, *, kept_only: bool = False) -> KeyInputs | FingerprintError:
         """The eval's key, or the failure that stopped it; ``kept_only``: ``NotKept`` unless

@@ -281,3 +281,24 @@ def test_the_first_verify_of_a_new_state_home_keeps_what_its_keys_read(tmp_path:
     assert (state / "file-index.sqlite").is_file()
     _report, counts = _status(repo, state, tmp_path / "2.prof")
     assert counts["hashed"] == 0 and counts["parsed"] == MODULES + 1
+
+
+def test_a_warm_verify_computes_its_kept_keys_without_a_worker_thread(tmp_path: Path) -> None:
+    """As ``status``: with two fingerprint jobs, a ``verify`` on an unchanged tree hands no
+    batch to a worker (two threads running the index's stats only contended for the
+    interpreter lock: 2.0 s against 0.9 s of a 10,000-Artifact verify's keys); after an
+    edit in two Artifacts, only their two evals go to the workers."""
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    _repo(repo)
+    state.mkdir()
+    _wait_until_safely_old()
+    verify = ("verify", "--all", "--json", "--fingerprint-jobs", "2")
+    codes = (WAITING_FOR_A_PERSON,)
+    _first, counts = _status(repo, state, tmp_path / "1.prof", *verify, codes=codes)
+    assert counts["batches"] >= 2  # nothing kept yet: every key on the workers
+    _second, counts = _status(repo, state, tmp_path / "2.prof", *verify, codes=codes)
+    assert (counts["batches"], counts["hashed"]) == (0, 0)
+    write(repo / "m1" / "src" / "f2.py", "value = 'edited'\n")
+    write(repo / "m2" / "src" / "f0.py", "value = 'edited'\n")
+    _edited, counts = _status(repo, state, tmp_path / "3.prof", *verify, codes=codes)
+    assert (counts["batches"], counts["hashed"]) == (2, 2)

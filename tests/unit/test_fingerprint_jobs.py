@@ -11,7 +11,13 @@ from typing import TypeVar, TypeVarTuple
 import anyio
 import pytest
 
-from artifactize.domain.reviews.run.fingerprint_jobs import BATCH_MAX, batch_size, compute_all
+from artifactize.domain.reviews.reuse.errors import NotKept
+from artifactize.domain.reviews.run.fingerprint_jobs import (
+    BATCH_MAX,
+    batch_size,
+    compute_all,
+    compute_kept_first,
+)
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -120,3 +126,35 @@ def test_a_finished_computation_leaves_no_cycle_holding_its_work() -> None:
         assert held() is None
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(("jobs", "indexed"), [(2, True), (2, False), (1, True)])
+def test_kept_keys_first_on_this_thread_and_the_rest_on_the_workers(
+    jobs: int, indexed: bool
+) -> None:
+    """With jobs and an index, every name the index answers is computed on the caller's
+    thread (no hop); only the others go to the workers. Otherwise ``compute_all``."""
+    names = [f"n{i}" for i in range(20)]
+    kept = {name for name in names if int(name[1:]) % 4}  # 15 kept, 5 not
+    threads = CountingThreads()
+    asked: list[tuple[str, bool]] = []
+
+    def compute(name: str, kept_only: bool) -> str:
+        asked.append((name, kept_only))
+        if kept_only and name not in kept:
+            raise NotKept(name)
+        return name.upper()
+
+    found = compute_kept_first(compute, names, jobs, threads, indexed=indexed)
+    assert list(found.items()) == [(n, n.upper()) for n in names]
+    first_pass = jobs > 1 and indexed
+    assert [n for n, only in asked if only] == (names if first_pass else [])
+    worked = sorted(n for n, only in asked if not only)
+    assert worked == sorted(set(names) - kept if first_pass else names)
+    assert (threads.hops > 0) == (jobs > 1)  # one job computes in turn, on this thread
+
+
+def test_every_key_kept_takes_no_hop() -> None:
+    threads = CountingThreads()
+    found = compute_kept_first(lambda name, _: name, ["a", "b", "c"], 2, threads, indexed=True)
+    assert found == {"a": "a", "b": "b", "c": "c"} and threads.hops == 0

@@ -12,6 +12,12 @@ the file index most keys cost less than the hop itself (a wake-up of the event l
 the thread each), so one hop per name was most of a warm ``status``. A cancellation (Ctrl-C)
 is seen by each batch before its next name, so it waits for one computation per worker at
 most, as with one hop per name (a fingerprint script may take seconds).
+
+With more than one job and a file index, ``compute_kept_first`` first computes on the
+caller's thread every key whose fingerprints the index keeps: each costs a few stats, less
+than its share of a hop, and two threads running such Python only contend for the
+interpreter lock (an all-reused ``verify`` at 10,000 Artifacts spent 2.0 s of wall time and
+2.4 s of CPU in its keys on two jobs, against 0.9 s on one). The workers get the rest.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import TypeVar
 
 import anyio
 
+from artifactize.domain.reviews.reuse.errors import NotKept
 from artifactize.ports.threads import WorkerThreads
 
 T = TypeVar("T")
@@ -99,3 +106,27 @@ async def _compute_all(
     if failures:
         raise failures[0]
     return {name: results[name] for name in names}
+
+
+def compute_kept_first(
+    compute: Callable[[str, bool], T],
+    names: Sequence[str],
+    jobs: int,
+    threads: WorkerThreads,
+    *,
+    indexed: bool,
+) -> dict[str, T]:
+    """``compute_all`` of ``compute(name, False)``; with more than one job and a file index
+    (``indexed``), each ``compute(name, True)`` first, on this thread: the index's answer,
+    or ``NotKept`` when it keeps not every fingerprint the key needs, and that name goes to
+    the workers."""
+    kept: dict[str, T] = {}
+    if jobs > 1 and indexed:
+        for name in names:
+            try:
+                kept[name] = compute(name, True)
+            except NotKept:
+                continue
+    rest = [name for name in names if name not in kept]
+    computed = compute_all(lambda name: compute(name, False), rest, jobs, threads)
+    return {name: kept[name] if name in kept else computed[name] for name in names}
