@@ -60,11 +60,21 @@ def _key_text(key: object) -> str:
 
 def dumps_indented(value: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, indent=2)``, byte for byte."""
+    return "".join(dumps_indented_parts(value))
+
+
+def dumps_indented_parts(value: Any) -> list[str]:
+    """``dumps_indented(value)`` as consecutive parts of tens of KB each, joined as the
+    pieces reach ``PIECES_PER_WRITE`` at an array's item: a long answer (67 MB for a
+    10,000-Artifact Run) is never held as millions of small pieces nor copied whole again
+    to be printed, and nothing is printed before all of it is made."""
     if isinstance(value, str):  # as JSONEncoder.encode answers a lone string
-        return encode_basestring(value)
-    out: list[str] = []
-    _Writer(out.append).value(value, 0)
-    return "".join(out)
+        return [encode_basestring(value)]
+    parts: list[str] = []
+    writer = _Writer.joining(parts.append)
+    writer.value(value, 0)
+    writer.joined()
+    return parts
 
 
 # Pieces a streamed array gathers before it writes them as one string: tens of KB a write.
@@ -72,24 +82,22 @@ PIECES_PER_WRITE = 4096
 
 
 def write_indented_array(items: Iterable[Any], write: Callable[[str], None]) -> None:
-    """``dumps_indented(list(items))``, written through ``write`` a few thousand pieces at a
-    time while ``items`` is consumed: the array and its text are never whole in memory (a
-    request list of a long history is a gigabyte of JSON)."""
-    pieces: list[str] = []
-    writer = _Writer(pieces.append)
-    separator = "[" + writer.newline(1)
+    """``dumps_indented(list(items))``, written through ``write`` a part at a time while
+    ``items`` is consumed: the array and its text are never whole in memory (a request list
+    of a long history is a gigabyte of JSON)."""
+    writer = _Writer.joining(write)
+    pieces, separator = writer.pieces, "[" + writer.newline(1)
     for item in items:
         pieces.append(separator)
         writer.value(item, 1)
         separator = "," + writer.newline(1)
         if len(pieces) >= PIECES_PER_WRITE:
-            write("".join(pieces))
-            pieces.clear()
+            writer.joined()
     if separator[0] == "[":  # no item
         write("[]")
         return
     pieces.append(writer.newline(0) + "]")
-    write("".join(pieces))
+    writer.joined()
 
 
 class _Writer:
@@ -101,6 +109,24 @@ class _Writer:
         self.markers: set[int] = set()
         self.newlines = ["\n"]  # "\n" and the indent of each level, made once
         self.names: dict[str, str] = {}  # an object key, escaped, with its ": "
+        # A ``joining`` writer's pieces (``append`` adds to them), and where they go joined
+        # (``joined``): after an array's item once they are many, and at the end.
+        self.pieces: list[str] = []
+        self.part: Callable[[str], None] | None = None
+
+    @classmethod
+    def joining(cls, part: Callable[[str], None]) -> _Writer:
+        """A writer that hands its pieces to ``part`` joined, tens of KB at a time."""
+        pieces: list[str] = []
+        writer = cls(pieces.append)
+        writer.pieces, writer.part = pieces, part
+        return writer
+
+    def joined(self) -> None:
+        """The pieces so far, joined, to ``part``."""
+        assert self.part is not None
+        self.part("".join(self.pieces))
+        self.pieces.clear()
 
     def newline(self, level: int) -> str:
         newlines = self.newlines
@@ -156,12 +182,15 @@ class _Writer:
         marker = self._enter(items)
         append, inner = self.append, self.newline(level + 1)
         separator = "[" + inner
+        pieces, joining = self.pieces, self.part is not None
         for item in items:
             if type(item) is str:
                 append(separator + encode_basestring(item))
             else:
                 append(separator)
                 self.value(item, level + 1)
+                if joining and len(pieces) >= PIECES_PER_WRITE:
+                    self.joined()
             separator = "," + inner
         append(self.newline(level) + "]")
         self.markers.discard(marker)

@@ -12,7 +12,11 @@ from typing import Any
 import typer
 
 from artifactize.entrypoints.cli.context import CliContext
-from artifactize.kernel.indented_json import dumps_indented, write_indented_array
+from artifactize.kernel.indented_json import (
+    dumps_indented,
+    dumps_indented_parts,
+    write_indented_array,
+)
 
 
 def json_text(document: Any) -> str:
@@ -22,7 +26,12 @@ def json_text(document: Any) -> str:
 
 
 def emit_json(document: Any) -> None:
-    typer.echo(json_text(document))
+    """``json_text(document)`` and a newline, printed part by part once all of it is made
+    (``dumps_indented_parts``): a 67 MB answer is neither joined nor copied whole again."""
+    parts = dumps_indented_parts(document)
+    parts[-1] += "\n"
+    for part in parts:
+        typer.echo(part, nl=False)
 
 
 def emit_json_array(items: Iterable[Any]) -> None:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from artifactize.kernel.indented_json import (
     PIECES_PER_WRITE,
     dumps_indented,
+    dumps_indented_parts,
     write_indented_array,
 )
 
@@ -180,3 +181,13 @@ def test_a_streamed_array_writes_each_part_before_reading_further() -> None:
     write_indented_array(items(), writes.append)
     assert made[0] == 0 and made[-1] >= 1
     assert "".join(writes) == _reference([{"n": n, "text": "x"} for n in range(PIECES_PER_WRITE)])
+
+
+def test_a_long_answer_is_made_in_parts_that_join_to_it() -> None:
+    """``dumps_indented_parts``: the parts of a long document join to its bytes, and none is
+    the whole (emit_json prints them one by one, never joined)."""
+    document = {"requests": [{"id": f"r-{n}", "tags": ["a", {"n": n}]} for n in range(3000)]}
+    parts = dumps_indented_parts(document)
+    assert "".join(parts) == _reference(document) == dumps_indented(document)
+    assert len(parts) > 2 and max(map(len, parts)) < len(_reference(document)) // 2
+    assert dumps_indented_parts("lone") == ['"lone"'] and dumps_indented_parts([]) == ["[]"]
