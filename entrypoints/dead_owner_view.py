@@ -25,6 +25,7 @@ class DeadOwnersView:
     def __init__(self, store: StateStore, dead: frozenset[tuple[int, float]]) -> None:
         self._store = store
         self._dead = dead
+        self._run_died: dict[RunId, bool] = {}  # an open request's Run, read once per Run
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
@@ -45,13 +46,23 @@ class DeadOwnersView:
         return dataclasses.replace(run, status=status, data=data)
 
     def _request(self, request: RequestRecord) -> RequestRecord:
-        if request.status not in _OPEN or not self._died(self._store.get_run(request.run_id)):
+        if request.status not in _OPEN or not self._of_dead_run(request.run_id):
             return request
         status = request_moves(request.status, RequestStatus.ERROR)
         data = request_changed(
             request.data, status=status, error_code=ErrorCode.OWNER_DIED, error=RUN_OWNER_DIED
         )
         return dataclasses.replace(request, status=status, data=data)
+
+    def _of_dead_run(self, run_id: RunId) -> bool:
+        """Whether the Run is a dead owner's, its head read once (not its 14 MB of
+        definitions once per open request: a dead 10,000-Artifact Run has 14,000)."""
+        died = self._run_died.get(run_id)
+        if died is None:
+            died = self._run_died[run_id] = self._died(
+                self._store.get_run(run_id, definitions=False)
+            )
+        return died
 
     def get_run(self, run_id: RunId, *, definitions: bool = True) -> RunRecord | None:
         run = self._store.get_run(run_id, definitions=definitions)

@@ -61,3 +61,44 @@ def test_a_live_owners_run_reads_as_saved() -> None:
     assert [head.status for head in view.list_run_heads(None, 10, 0)] == ["RUNNING"]
     request = view.get_request(RequestId("run-a-1"))
     assert request is not None and request.status == "QUEUED"
+
+
+class _CountingRuns(MemoryStateStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.run_reads = 0
+
+    def get_run(self, run_id: RunId, *, definitions: bool = True) -> RunRecord | None:
+        self.run_reads += 1
+        return super().get_run(run_id, definitions=definitions)
+
+
+def test_a_request_list_reads_a_dead_owners_open_requests_as_error_reading_its_run_once() -> None:
+    """``iter_requests`` (``request list``) as ``list_requests``, and a filter by status
+    after the view: a dead 10,000-Artifact Run has 14,000 open requests, and its 14 MB Run
+    was read once for each."""
+    saved = _store(owner_pid=7)
+    counting = _CountingRuns()
+    for run in saved.runs.values():
+        counting.create_run(run, saved.list_requests(run.id))
+    for ordinal in (3, 4, 5):  # three more open requests of the same Run
+        counting.requests[RequestId(f"run-a-{ordinal}")] = RequestRecord(
+            RequestId(f"run-a-{ordinal}"),
+            RunId("run-a"),
+            EvalId(f"doc/eval{ordinal}"),
+            ordinal,
+            None,
+            RequestStatus.QUEUED,
+            request_from_json({"id": f"run-a-{ordinal}", "status": "QUEUED"}),
+        )
+    view = DeadOwnersView(counting, frozenset({(7, 1.0)}))
+    listed = list(view.iter_requests())
+    assert [r.status for r in listed] == ["ERROR", "GREEN", "ERROR", "ERROR", "ERROR"]
+    assert counting.run_reads == 1
+    assert [r.id for r in view.iter_requests("ERROR")] == [
+        "run-a-1",
+        "run-a-3",
+        "run-a-4",
+        "run-a-5",
+    ]
+    assert list(view.iter_requests("QUEUED")) == []  # read as ERROR, so not QUEUED
