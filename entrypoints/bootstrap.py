@@ -221,14 +221,18 @@ class Services:
 
     def monitor_source(self, *, all_repos: bool) -> MonitorSource:
         """What ``monitor`` reads: Runs of this repository (or every one), through a
-        read-only state connection opened on first read (and again after a failure)."""
+        read-only state connection opened on first read (and again after a failure); a
+        RUNNING Run whose owner died reads as settled (the process table says who runs)."""
         from artifactize.entrypoints.monitor_tui.source import MonitorSource
+        from artifactize.ports.sessions import ProcessIdentity
 
         state_dir = self.state_dir()
         stores = self.container.state_stores()
+        table = self.container.process_table()
         return MonitorSource(
             lambda: stores.open(state_dir, create=False, read_only=True),
             None if all_repos else self.repo(),
+            lambda pid, start_time: bool(table.is_alive(ProcessIdentity(pid, start_time))),
         )
 
     def settle_dead_runs(self, store: StateStore) -> tuple[str, ...]:

@@ -46,7 +46,7 @@ class DeadOwnersView:
         return dataclasses.replace(run, status=status, data=data)
 
     def _request(self, request: RequestRecord) -> RequestRecord:
-        if request.status not in _OPEN or not self._of_dead_run(request.run_id):
+        if request.status not in OPEN_STATUSES or not self._of_dead_run(request.run_id):
             return request
         status = request_moves(request.status, RequestStatus.ERROR)
         data = request_changed(
@@ -98,4 +98,4 @@ class DeadOwnersView:
 
 
 RUN_OWNER_DIED = "Run owner died."
-_OPEN = (RequestStatus.QUEUED, RequestStatus.RUNNING)
+OPEN_STATUSES = (RequestStatus.QUEUED, RequestStatus.RUNNING)  # what a dead owner left open

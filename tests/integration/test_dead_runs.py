@@ -145,3 +145,47 @@ def test_live_unowned_and_finished_runs_are_left_alone(store: SqliteStateStore) 
         "RUNNING",
         "GREEN",
     ]
+
+
+def test_the_monitor_reads_a_killed_owners_run_as_settled(tmp_path: Path) -> None:
+    """A real owner process killed with SIGKILL (it commits nothing), its RUNNING Run in a
+    real state: the monitor's source from the composition root, read-only, shows the Run
+    ERROR and its running request ERROR while the state still says RUNNING."""
+    import signal
+    import subprocess
+
+    import psutil
+
+    from artifactize.entrypoints.bootstrap import Services
+    from artifactize.entrypoints.cli.global_options import GlobalOptions
+    from artifactize.entrypoints.container import Container
+
+    owner = subprocess.Popen(["sleep", "60"])
+    try:
+        identity = (owner.pid, psutil.Process(owner.pid).create_time())
+        state = tmp_path / "state"
+        opened = SqliteStateStores().open(str(state), create=True)
+        assert opened is not None
+        opened.create_run(run("run-k", identity), [request("run-k", 1, "RUNNING")])
+        opened.close()
+        options = GlobalOptions(repo=str(tmp_path), state_dir=str(state))
+        source = Services(Container(), options, progress=lambda _: None).monitor_source(
+            all_repos=True
+        )
+        (row,) = source.runs(10)
+        assert row.status == "RUNNING"  # its owner runs
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        (row,) = source.runs(10)
+        screen = source.run("run-k")
+        assert (row.status, row.counts) == ("ERROR", {"ERROR": 1})
+        assert screen is not None and screen.run["errorCode"] == "OWNER_DIED"
+        assert [str(r.status) for r in screen.requests] == ["ERROR"]
+    finally:
+        owner.kill()
+        owner.wait()
+    saved = SqliteStateStores().open(str(state), create=False, read_only=True)
+    assert saved is not None
+    head = saved.run_head(RunId("run-k"))
+    assert head is not None and head.status == "RUNNING"  # the monitor wrote nothing
+    saved.close()

@@ -8,6 +8,7 @@ the hand-over to ``review`` is a recorded child instead of a process.
 from __future__ import annotations
 
 import cProfile
+import dataclasses
 import pstats
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -672,3 +673,53 @@ def test_the_run_list_is_read_again_only_when_the_state_changed() -> None:
     store.memory.update_request(request("run-AAAAAA", 4, "api/review", "GREEN", kind="agent"))
     (row,) = source.runs(2 * PAGE_ROWS)
     assert counting.lists == 3 and row.counts["GREEN"] == 2
+
+
+def test_a_running_run_whose_owner_died_reads_as_settled_without_a_write() -> None:
+    """A killed ``verify`` commits nothing, and the monitor cannot write its settlement: its
+    Run (list and screen) reads ERROR / OWNER_DIED, its queued and running requests ERROR,
+    as the next writer will save them. The owner is read once per Run."""
+    store = Store()
+    add_run(store.memory, "run-AAAAAA", "RUNNING", the_run())
+    saved = store.memory.runs[RunId("run-AAAAAA")]
+    owner = {"pid": 7, "startTime": 1.5}
+    store.memory.runs[RunId("run-AAAAAA")] = dataclasses.replace(
+        saved, data=run_from_json({**run_json(saved.data), "owner": owner})
+    )
+    counting = CountingStore(store.memory)
+    alive = {(7, 1.5): True}
+    source = MonitorSource(
+        lambda: cast(StateStore, counting), REPO, lambda pid, start: alive[(pid, start)]
+    )
+    (row,) = source.runs(10)
+    document = source.run("run-AAAAAA")
+    assert row.status == "RUNNING" and document is not None
+    assert document.run["status"] == "RUNNING"
+    alive[(7, 1.5)] = False  # killed: nothing written, the change mark stays
+    (row,) = source.runs(10)
+    assert (row.status, row.counts.get("RUNNING"), row.counts.get("ERROR")) == ("ERROR", None, 2)
+    document = source.run("run-AAAAAA")
+    assert document is not None
+    assert (document.run["status"], document.run["errorCode"]) == ("ERROR", "OWNER_DIED")
+    statuses = {str(r.eval_id): str(r.status) for r in document.requests}
+    assert statuses == {
+        "calc/tests": "GREEN",
+        "docs/signoff": "WAITING_HUMAN",  # a person's wait outlives the Run's owner
+        "docs/accuracy": "ERROR",
+        "api/review": "ERROR",
+    }
+    assert counting.reads == [
+        "run",  # its owner, once
+        *("run with definitions", "requests"),  # the first read
+        *("run", "requests", "run"),  # read again settled (the view checks the Run once)
+    ]
+    assert source.run("run-AAAAAA") is document and source.runs(10) == [row]  # then kept
+    assert len(counting.reads) == 6
+
+
+def test_without_a_process_table_a_running_run_reads_as_saved() -> None:
+    store = Store()
+    add_run(store.memory, "run-AAAAAA", "RUNNING", the_run())
+    source = MonitorSource(store.open, REPO)
+    (row,) = source.runs(10)
+    assert row.status == "RUNNING"
