@@ -73,12 +73,6 @@ class RequestViews:
             self._runs[run_id] = self.state.get_run(run_id)
         return self._runs[run_id]
 
-    def requests(self, run_id: RunId | None) -> list[RequestRecord]:
-        """Every saved request (newest Run first), or one Run's, in ordinal order."""
-        if run_id is None:
-            return self.state.all_requests()
-        return self.state.list_requests(run_id)
-
     def pages(
         self,
         run_id: RunId | None,
@@ -95,7 +89,9 @@ class RequestViews:
         requests, so the pages together are the whole list's."""
         one = next(iter(statuses)) if statuses is not None and len(statuses) == 1 else None
         # one status is filtered by the store: the waiting few come from their own index
-        source = self.state.iter_requests(one) if run_id is None else self.requests(run_id)
+        source = (
+            self.state.iter_requests(one) if run_id is None else self.state.list_requests(run_id)
+        )
         chosen = (r for r in source if statuses is None or r.status in statuses)
         runs = groupby(chosen if limit is None else islice(chosen, limit), _RUN_OF)
         claims = self.state.human_claims()  # few; read once for every page
