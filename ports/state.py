@@ -383,7 +383,7 @@ class StateStore(Protocol):
 
     def iter_requests(self, status: str | None = None) -> Iterator[RequestRecord]:
         """``all_requests(status)`` one at a time, as the store reads them: a reader that writes
-        as it reads (``request list``) holds one Run's requests, not the history's (ten
+        as it reads (``request list``) holds one Run's requests, not the history's (eleven
         10,000-Artifact Runs listed whole took 7.8 GB of memory). Inside ``batch()`` the
         requests come from the batch's one read."""
         ...

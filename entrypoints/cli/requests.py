@@ -109,7 +109,7 @@ def request_list(
         _print_requests(pages, json_output=json_output, ids=ids)
         return
     # One read, written as it is read: a Run at a time. Its documents make no cycles, so
-    # the collector waits (its passes were 40% of a 140,000-request list).
+    # the collector waits (its passes were 40% of a 158,000-request list).
     with services.collector_paused(), store.batch(write=False):
         # the text answer shows five fields: no execution, definition or summary
         pages = RequestViews(store).pages(
