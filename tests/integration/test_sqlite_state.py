@@ -27,6 +27,7 @@ from artifactize.adapters.sqlite import connection as sqlite_open
 from artifactize.adapters.sqlite.integrity import EMPTY_FILE_GRACE_SECONDS, StateDamaged
 from artifactize.adapters.sqlite.rows import request_data
 from artifactize.adapters.sqlite.state import (
+    LISTED_RUNS_KEPT,
     OWNER_DIED_CODE,
     OWNER_DIED_ERROR,
     SqliteStateStore,
@@ -350,6 +351,34 @@ def test_runs_and_requests_round_trip(open_store: OpenStore, tmp_path: Path) -> 
 
     stored = raw(tmp_path / "state" / "state.sqlite", "SELECT data FROM runs")
     assert stored == [('{"createdAt":"' + at(1) + '","title":"Übersicht ✓","status":"GREEN"}',)]
+
+
+def test_a_run_listed_again_decodes_only_the_requests_whose_rows_changed(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    """The monitor lists a Run again after every change; an unchanged row gives the record
+    decoded before (the same object), a changed one (by this store, another process, or
+    only its claim) a new decoding, and what is listed always equals a fresh store's."""
+    store = open_store()
+    runs = [f"run-{n}" for n in range(LISTED_RUNS_KEPT + 1)]
+    for run_id in runs:
+        run = RunRecord(
+            RunId(run_id), "/repo", RunStatus.RUNNING, run_from_json({"createdAt": at(1)})
+        )
+        store.create_run(run, [request(run_id, 1), request(run_id, 2), request(run_id, 3)])
+    first = store.list_requests(RunId("run-0"))
+    store.update_request(replace(request("run-0", 2), status=RequestStatus.GREEN))
+    raw_update = "UPDATE requests SET claimed_by = 'alice' WHERE id = 'run-0-3'"
+    with sqlite3.connect(tmp_path / "state" / "state.sqlite") as other:  # another process
+        other.execute(raw_update)
+    again = store.list_requests(RunId("run-0"))
+    assert [a is b for a, b in zip(first, again, strict=True)] == [True, False, False]
+    assert again[1].status == "GREEN" and again == first[:1] + again[1:]
+    fresh = open_store()
+    assert fresh.list_requests(RunId("run-0")) == again
+    for run_id in runs[1:]:  # four other Runs listed: run-0's decodings are dropped
+        store.list_requests(RunId(run_id))
+    assert not any(a is b for a, b in zip(again, store.list_requests(RunId("run-0")), strict=True))
 
 
 def test_a_runs_requests_are_inserted_in_one_executemany_of_the_driver(
