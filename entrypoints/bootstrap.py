@@ -215,8 +215,10 @@ class Services:
             _settled, unsettled = self._settle_dead_runs(store)
             if unsettled:  # the state could not be written: read them as settled
                 from artifactize.entrypoints.dead_owner_view import DeadOwnersView
+                from artifactize.kernel.timestamps import timestamp
 
-                return cast("StateStore", DeadOwnersView(store, unsettled))
+                now = timestamp(self.container.clock().now())
+                return cast("StateStore", DeadOwnersView(store, unsettled, now))
         return store
 
     def monitor_source(self, *, all_repos: bool) -> MonitorSource:
@@ -224,15 +226,17 @@ class Services:
         read-only state connection opened on first read (and again after a failure); a
         RUNNING Run whose owner died reads as settled (the process table says who runs)."""
         from artifactize.entrypoints.monitor_tui.source import MonitorSource
+        from artifactize.kernel.timestamps import timestamp
         from artifactize.ports.sessions import ProcessIdentity
 
         state_dir = self.state_dir()
         stores = self.container.state_stores()
-        table = self.container.process_table()
+        table, clock = self.container.process_table(), self.container.clock()
         return MonitorSource(
             lambda: stores.open(state_dir, create=False, read_only=True),
             None if all_repos else self.repo(),
             lambda pid, start_time: bool(table.is_alive(ProcessIdentity(pid, start_time))),
+            lambda: timestamp(clock.now()),
         )
 
     def settle_dead_runs(self, store: StateStore) -> tuple[str, ...]:

@@ -22,9 +22,17 @@ class DeadOwnersView:
     OWNER_DIED, as the next reader that can write will save them. Everything else is the
     store itself."""
 
-    def __init__(self, store: StateStore, dead: frozenset[tuple[int, float]]) -> None:
+    def __init__(
+        self,
+        store: StateStore,
+        dead: frozenset[tuple[int, float]],
+        settled_at: str | None = None,
+    ) -> None:
         self._store = store
         self._dead = dead
+        # When the death was noticed: the Run's ``completedAt``, as a writer's settlement
+        # records it (None: left unset), so its duration stops growing.
+        self._settled_at = settled_at
         self._run_died: dict[RunId, bool] = {}  # an open request's Run, read once per Run
 
     def __getattr__(self, name: str) -> Any:
@@ -43,6 +51,8 @@ class DeadOwnersView:
         data = run_changed(
             run.data, status=status, error_code=ErrorCode.OWNER_DIED, error=RUN_OWNER_DIED
         )
+        if self._settled_at is not None and data.completed_at is None:
+            data = run_changed(data, completed_at=self._settled_at)
         return dataclasses.replace(run, status=status, data=data)
 
     def _request(self, request: RequestRecord) -> RequestRecord:

@@ -65,7 +65,11 @@ class MonitorSource:
     """Runs of ``repo`` (``None``: every repository), newest first."""
 
     def __init__(
-        self, open_state: OpenState, repo: str | None, owner_alive: OwnerAlive | None = None
+        self,
+        open_state: OpenState,
+        repo: str | None,
+        owner_alive: OwnerAlive | None = None,
+        now: Callable[[], str] | None = None,
     ) -> None:
         self._open_state = open_state
         self._store: StateStore | None = None
@@ -75,6 +79,8 @@ class MonitorSource:
         # nothing, so no change mark would ever show it. Owners are read once per Run.
         self._owner_alive = owner_alive
         self._owners: dict[str, Owner | None] = {}
+        self._now = now  # when a death is first noticed: the Run's completedAt (None: unset)
+        self._noticed: str | None = None
         # The last read of each of the few Runs shown (the monitor's one, a web server's
         # pages), newest last, and their definitions, read once each.
         self._reads: OrderedDict[str, _Read] = OrderedDict()
@@ -101,7 +107,10 @@ class MonitorSource:
         if alive is None:
             return frozenset()
         owners = (self._owner(store, run_id) for run_id in running)
-        return frozenset(o for o in owners if o is not None and not alive(*o))
+        dead = frozenset(o for o in owners if o is not None and not alive(*o))
+        if dead and self._noticed is None and self._now is not None:
+            self._noticed = self._now()
+        return dead
 
     @staticmethod
     def _settled(row: RunRow) -> RunRow:
@@ -114,7 +123,7 @@ class MonitorSource:
         return replace(row, status=RunStatus.ERROR, counts=counts)
 
     def _through(self, store: StateStore, dead: frozenset[Owner]) -> StateStore:
-        return store if not dead else cast(StateStore, DeadOwnersView(store, dead))
+        return store if not dead else cast(StateStore, DeadOwnersView(store, dead, self._noticed))
 
     def _read(self, action: Callable[[], Any]) -> Any:
         try:

@@ -102,3 +102,13 @@ def test_a_request_list_reads_a_dead_owners_open_requests_as_error_reading_its_r
         "run-a-5",
     ]
     assert list(view.iter_requests("QUEUED")) == []  # read as ERROR, so not QUEUED
+
+
+def test_a_dead_owners_run_ends_when_the_view_says() -> None:
+    """With ``settled_at``, the Run's ``completedAt`` is set as a writer's settlement sets
+    it, so its duration stops growing; without, it stays unset."""
+    at = "2026-03-01T10:00:00.000000000Z"
+    settled = DeadOwnersView(_store(owner_pid=7), frozenset({(7, 1.0)}), at).get_run(RunId("run-a"))
+    unset = DeadOwnersView(_store(owner_pid=7), frozenset({(7, 1.0)})).get_run(RunId("run-a"))
+    assert settled is not None and run_json(settled.data)["completedAt"] == at
+    assert unset is not None and run_json(unset.data).get("completedAt") is None

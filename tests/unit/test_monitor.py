@@ -688,8 +688,12 @@ def test_a_running_run_whose_owner_died_reads_as_settled_without_a_write() -> No
     )
     counting = CountingStore(store.memory)
     alive = {(7, 1.5): True}
+    noticed = iter(["2026-03-01T10:00:00.000000000Z", "2026-03-01T10:00:09.000000000Z"])
     source = MonitorSource(
-        lambda: cast(StateStore, counting), REPO, lambda pid, start: alive[(pid, start)]
+        lambda: cast(StateStore, counting),
+        REPO,
+        lambda pid, start: alive[(pid, start)],
+        lambda: next(noticed),
     )
     (row,) = source.runs(10)
     document = source.run("run-AAAAAA")
@@ -701,6 +705,8 @@ def test_a_running_run_whose_owner_died_reads_as_settled_without_a_write() -> No
     document = source.run("run-AAAAAA")
     assert document is not None
     assert (document.run["status"], document.run["errorCode"]) == ("ERROR", "OWNER_DIED")
+    # its duration ends when the death was noticed, as a writer's settlement would end it
+    assert document.run["completedAt"] == "2026-03-01T10:00:00.000000000Z"
     statuses = {str(r.eval_id): str(r.status) for r in document.requests}
     assert statuses == {
         "calc/tests": "GREEN",
