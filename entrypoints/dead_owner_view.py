@@ -12,7 +12,7 @@ from typing import Any
 from artifactize.kernel.document_codec import request_changed, run_changed
 from artifactize.kernel.transitions import request_moves, run_moves
 from artifactize.ports.ids import RequestId, RunId
-from artifactize.ports.state import RequestRecord, RunHead, RunRecord, StateStore
+from artifactize.ports.state import RequestLine, RequestRecord, RunHead, RunRecord, StateStore
 from artifactize.ports.statuses import ErrorCode, RequestStatus, RunStatus
 
 
@@ -101,6 +101,18 @@ class DeadOwnersView:
         """A dead owner's open requests read ERROR, so they are filtered after that."""
         read = map(self._request, self._store.iter_requests())
         return read if status is None else (r for r in read if r.status == status)
+
+    def iter_request_lines(
+        self, run_id: RunId | None = None, status: str | None = None
+    ) -> Iterator[RequestLine]:
+        """A dead owner's open requests read ERROR, so they are filtered after that."""
+        for line in self._store.iter_request_lines(run_id):
+            if line.status in OPEN_STATUSES and self._of_dead_run(line.run_id):
+                line = dataclasses.replace(
+                    line, status=request_moves(line.status, RequestStatus.ERROR)
+                )
+            if status is None or line.status == status:
+                yield line
 
     def get_request(self, request_id: RequestId) -> RequestRecord | None:
         request = self._store.get_request(request_id)

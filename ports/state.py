@@ -54,6 +54,20 @@ class RunHead:
 
 
 @dataclass(frozen=True)
+class RequestLine:
+    """What a text request list shows of a saved request: its columns, and who signed it
+    off (``reviewer``, taken out of its JSON by the store). No document is decoded: over a
+    long history that decoding was nearly all of ``request list``."""
+
+    id: RequestId
+    run_id: RunId
+    eval_id: EvalId
+    status: RequestStatus
+    execution_id: ExecutionId | None
+    reviewer: str | None
+
+
+@dataclass(frozen=True)
 class RequestRecord:
     """One eval of a Run: indexed columns plus the full JSON document."""
 
@@ -386,6 +400,13 @@ class StateStore(Protocol):
         as it reads (``request list``) holds one Run's requests, not the history's (eleven
         10,000-Artifact Runs listed whole took 7.8 GB of memory). Inside ``batch()`` the
         requests come from the batch's one read."""
+        ...
+
+    def iter_request_lines(
+        self, run_id: RunId | None = None, status: str | None = None
+    ) -> Iterator[RequestLine]:
+        """``iter_requests(status)`` (or, for ``run_id``, that Run's requests of ``status``
+        in ``list_requests``' order) as their lines, one at a time."""
         ...
 
     def human_claim(self, request_id: RequestId) -> HumanClaim | None:

@@ -40,8 +40,10 @@ from artifactize.ports.state import (
     HumanEnding,
     HumanNotWaiting,
     HumanSettlement,
+    RequestLine,
     RequestRecord,
     RunRecord,
+    StateError,
     Supersession,
 )
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus
@@ -297,6 +299,35 @@ def supersede(connection: sa.Connection, key: str, supersession: Supersession) -
 def all_requests(connection: sa.Connection, status: str | None = None) -> list[RequestRecord]:
     """Newest Run first (by ``createdAt``, then insertion), ordinal order within a Run."""
     return [request_record(row) for row in connection.execute(all_requests_query(status))]
+
+
+def request_lines_query(run_id: str | None, status: str | None) -> sa.Select[Any]:
+    """``iter_request_lines``' query: ``all_requests_query``'s order (a Run's in ordinal
+    order), the columns a line shows and the signer out of the JSON, no document."""
+    columns = (
+        requests.c.id,
+        requests.c.run_id,
+        requests.c.eval_id,
+        requests.c.status,
+        requests.c.execution_id,
+        sa.func.json_extract(requests.c.data, "$.reviewer").label("reviewer"),
+    )
+    if run_id is None:
+        return all_requests_query(status).with_only_columns(*columns)
+    query = sa.select(*columns).where(requests.c.run_id == run_id)
+    if status is not None:
+        query = query.where(requests.c.status == status)
+    return query.order_by(requests.c.ordinal)
+
+
+def request_line(row: sa.Row[Any]) -> RequestLine:
+    """A line's row as the port's ``RequestLine``; an unknown status is corrupt state."""
+    try:
+        status = RequestStatus(row.status)
+    except ValueError:
+        raise StateError(f"Corrupt state: requests row {row.id} has no known status.") from None
+    reviewer = row.reviewer if isinstance(row.reviewer, str) else None
+    return RequestLine(row.id, row.run_id, row.eval_id, status, row.execution_id, reviewer)
 
 
 def all_requests_query(status: str | None = None) -> sa.Select[Any]:

@@ -100,6 +100,7 @@ from artifactize.ports.state import (
     KeyInUse,
     OwnerAlive,
     PruneOutcome,
+    RequestLine,
     RequestRecord,
     RunHead,
     RunRecord,
@@ -822,6 +823,13 @@ class SqliteStateStore:
         with self._transaction(write=False) as connection:
             for row in connection.execute(human.all_requests_query(status)):
                 yield request_record(row)
+
+    def iter_request_lines(
+        self, run_id: RunId | None = None, status: str | None = None
+    ) -> Iterator[RequestLine]:
+        with self._transaction(write=False) as connection:
+            for row in connection.execute(human.request_lines_query(run_id, status)):
+                yield human.request_line(row)
 
     def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         with self._transaction(write=False) as connection:

@@ -56,6 +56,7 @@ def parse_statuses(text: str) -> frozenset[str]:
 
 
 _RUN_OF = attrgetter("run_id")
+LINES_PER_PAGE = 2000  # text lines made and printed at a time
 LIST_COLUMNS = ("REQUEST", "RUN", "EVAL", "STATUS", "REVIEWER")
 # A list with at most this many requests of a Run reads each one's definitions out of it
 # (``StateStore.definitions_for``: ~80 ms at 10,000 Artifacts); with more it decodes the Run
@@ -74,30 +75,56 @@ class RequestViews:
         return self._runs[run_id]
 
     def pages(
-        self,
-        run_id: RunId | None,
-        statuses: frozenset[str] | None,
-        limit: int | None,
-        *,
-        full: bool,
-    ) -> Iterator[Sequence[RequestListed]]:
-        """The requests of ``statuses`` (None: any), the first ``limit`` of them, as
-        ``views`` (``full``) or ``listed``, one Run's at a time, read as they are written: a
-        request list holds one Run, not the history (eleven 10,000-Artifact Runs, 158,000
-        requests, took 7.8 GB of memory listed whole), and a ``limit`` stops the reading
-        once met. Each page is what ``views`` or ``listed`` makes of that Run's chosen
-        requests, so the pages together are the whole list's."""
-        one = next(iter(statuses)) if statuses is not None and len(statuses) == 1 else None
-        # one status is filtered by the store: the waiting few come from their own index
+        self, run_id: RunId | None, statuses: frozenset[str] | None, limit: int | None
+    ) -> Iterator[list[RequestView]]:
+        """The views of the requests of ``statuses`` (None: any), the first ``limit`` of
+        them, one Run's at a time, read as they are written: a request list holds one Run,
+        not the history (eleven 10,000-Artifact Runs, 158,000 requests, took 7.8 GB of
+        memory listed whole), and a ``limit`` stops the reading once met. Each page is what
+        ``views`` makes of that Run's chosen requests, so the pages together are the whole
+        list's."""
+        one = _one_status(statuses)  # filtered by the store: the waiting few by their index
         source = (
             self.state.iter_requests(one) if run_id is None else self.state.list_requests(run_id)
         )
         chosen = (r for r in source if statuses is None or r.status in statuses)
         runs = groupby(chosen if limit is None else islice(chosen, limit), _RUN_OF)
         claims = self.state.human_claims()  # few; read once for every page
-        if full:
-            return (self._dropping_run(self.views(list(of_run), claims)) for _, of_run in runs)
-        return (self.listed(list(of_run), claims) for _, of_run in runs)
+        return (self._dropping_run(self.views(list(of_run), claims)) for _, of_run in runs)
+
+    def line_pages(
+        self, run_id: RunId | None, statuses: frozenset[str] | None, limit: int | None
+    ) -> Iterator[list[str]]:
+        """``pages``' requests as the text list's lines (``list_line``), ``LINES_PER_PAGE`` at
+        a time, made from the requests' columns (``StateStore.iter_request_lines``): no
+        request is decoded, only a waiting one's execution is read (a follower shows its
+        original's claim)."""
+        source = self.state.iter_request_lines(run_id, _one_status(statuses))
+        kept = (line for line in source if statuses is None or line.status in statuses)
+        chosen = kept if limit is None else islice(kept, limit)
+        claims = self.state.human_claims()
+        while page := list(islice(chosen, LINES_PER_PAGE)):
+            executions = self.state.get_executions(
+                {
+                    line.execution_id
+                    for line in page
+                    if line.status == RequestStatus.WAITING_HUMAN and line.execution_id is not None
+                }
+            )
+            yield [
+                _line(
+                    (line.id, line.run_id, line.eval_id, line.status),
+                    claims.get(
+                        _claimed(
+                            line.id,
+                            line.status,
+                            executions.get(line.execution_id) if line.execution_id else None,
+                        )
+                    ),
+                    line.reviewer,
+                )
+                for line in page
+            ]
 
     def _dropping_run(self, views: list[RequestView]) -> list[RequestView]:
         """``views`` of one Run's requests, its decoded Run forgotten (14 MB of definitions
@@ -165,7 +192,7 @@ class RequestViews:
         listed: list[RequestListed] = []
         for request in requests:
             execution = executions.get(request.execution_id) if request.execution_id else None
-            claim = claims.get(_claimed(request, execution))
+            claim = claims.get(_claimed(request.id, request.status, execution))
             listed.append(
                 {
                     **cast(RequestDocument, request_json(request.data)),
@@ -181,7 +208,7 @@ class RequestViews:
         claim_of: Callable[[RequestId], HumanClaim | None],
         definitions: object,
     ) -> RequestView:
-        claim = claim_of(_claimed(request, execution))
+        claim = claim_of(_claimed(request.id, request.status, execution))
         return {
             **cast(RequestDocument, request_json(request.data)),
             "claim": claim.to_json() if claim is not None else None,
@@ -191,13 +218,18 @@ class RequestViews:
         }
 
 
-def _claimed(request: RequestRecord, execution: ExecutionRecord | None) -> RequestId:
+def _claimed(request_id: RequestId, status: str, execution: ExecutionRecord | None) -> RequestId:
     """Whose claim a request shows: its own, or for a follower (waiting on an execution
     another request owns) that request's, who reviews the execution it waits on."""
     owner = execution.data.request_id if execution is not None else None
-    if request.status == RequestStatus.WAITING_HUMAN and owner is not None:
+    if status == RequestStatus.WAITING_HUMAN and owner is not None:
         return owner
-    return request.id
+    return request_id
+
+
+def _one_status(statuses: frozenset[str] | None) -> str | None:
+    """The one status a list keeps, for the store to filter by (None: several, or any)."""
+    return next(iter(statuses)) if statuses is not None and len(statuses) == 1 else None
 
 
 def request_definition(saved: object, request: Request) -> RequestDefinition | None:
@@ -222,10 +254,17 @@ def list_line(view: RequestListed) -> str:
     """One tab-separated row: request, Run, eval, status, reviewer: the claimant while the
     request waits, whoever signed it off once settled (``-`` for neither)."""
     claim = view.get("claim")
-    if isinstance(claim, Mapping):
-        reviewer = str(claim["reviewer"])
-    else:
-        reviewer = str(view.get("reviewer") or NO_REVIEWER)
+    fields = (view["id"], view["runId"], view["evalId"], view["status"])
+    reviewer = view.get("reviewer")
     return "\t".join(
-        (str(view["id"]), str(view["runId"]), str(view["evalId"]), str(view["status"]), reviewer)
+        (
+            *map(str, fields),
+            str(claim["reviewer"]) if isinstance(claim, Mapping) else str(reviewer or NO_REVIEWER),
+        )
     )
+
+
+def _line(fields: tuple[str, str, str, str], claim: HumanClaim | None, signer: str | None) -> str:
+    """``list_line`` of a request's columns, its claim and its signer."""
+    reviewer = claim.reviewer if claim is not None else signer or NO_REVIEWER
+    return "\t".join((*fields, str(reviewer)))

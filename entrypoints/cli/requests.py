@@ -9,7 +9,8 @@ settle) and for a Human tool that returned an error (``request tool``). Readers 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -24,7 +25,6 @@ from artifactize.entrypoints.cli.render import requests as render
 from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.fields_file import read_fields_file
 from artifactize.entrypoints.signals import until_signal
-from artifactize.ports.documents import RequestListed
 from artifactize.ports.ids import RequestId, RunId
 from artifactize.ports.state import StateError
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 LAUNCHED_TEXT = "Launched {tool}."
 NO_REQUESTS = "No requests."
+TAB = "\t"  # between the fields of a text list's line
 STATUS_AND_WAITING = "Give --status or --waiting, not both (--waiting is --status WAITING_HUMAN)."
 ACTION_CANCELLED = "The Human action was cancelled."
 
@@ -104,36 +105,33 @@ def request_list(
     services = CliContext.services()
     store = services.open_state(create=False)
     json_output = CliContext.options.json
-    if store is None:
-        pages: Iterator[Sequence[RequestListed]] = iter(())
-        _print_requests(pages, json_output=json_output, ids=ids)
-        return
-    # One read, written as it is read: a Run at a time. Its documents make no cycles, so
-    # the collector waits (its passes were 40% of a 158,000-request list).
-    with services.collector_paused(), store.batch(write=False):
-        # the text answer shows five fields: no execution, definition or summary
-        pages = RequestViews(store).pages(
-            None if run_id is None else RunId(run_id), statuses, limit, full=json_output
-        )
-        _print_requests(pages, json_output=json_output, ids=ids)
+    # One read, written as it is read: a Run (or a page of lines) at a time. Its documents
+    # make no cycles, so the collector waits (its passes were 40% of a 158,000-request list).
+    with services.collector_paused(), contextlib.ExitStack() as reading:
+        run = None if run_id is None else RunId(run_id)
+        reader = None if store is None else RequestViews(store)
+        if store is not None:
+            reading.enter_context(store.batch(write=False))
+        if json_output:
+            pages = iter(()) if reader is None else reader.pages(run, statuses, limit)
+            emit_json_array(view for page in pages for view in page)
+            return
+        lines = iter(()) if reader is None else reader.line_pages(run, statuses, limit)
+        _print_lines(lines, ids=ids)
 
 
-def _print_requests(
-    pages: Iterator[Sequence[RequestListed]], *, json_output: bool, ids: bool
-) -> None:
-    """``request list``'s answer, printed a Run's page at a time (one write each)."""
-    from artifactize.domain.use_cases.request_views import LIST_COLUMNS, list_line
+def _print_lines(pages: Iterator[list[str]], *, ids: bool) -> None:
+    """The text list, a page of lines at a time (one write each); ``--ids``: each line's
+    first field, the request ID (IDs hold no tab)."""
+    from artifactize.domain.use_cases.request_views import LIST_COLUMNS
 
-    if json_output:
-        emit_json_array(view for page in pages for view in page)
-        return
     if ids:
         for page in pages:
-            typer.echo("".join(f"{view['id']}\n" for view in page), nl=False)
+            typer.echo("".join(f"{line.partition(TAB)[0]}\n" for line in page), nl=False)
         return
     heading = ["\t".join(LIST_COLUMNS)]  # above the first page; "No requests." without one
     for page in pages:
-        typer.echo("\n".join([*heading, *(list_line(view) for view in page)]))
+        typer.echo("\n".join([*heading, *page]))
         heading = []
     if heading:
         typer.echo(NO_REQUESTS)

@@ -13,7 +13,12 @@ import dataclasses
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from artifactize.kernel.document_codec import execution_changed, request_merged, run_changed
+from artifactize.kernel.document_codec import (
+    execution_changed,
+    request_json,
+    request_merged,
+    run_changed,
+)
 from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
 from artifactize.ports.documents import RunDefinitions
 from artifactize.ports.ids import ExecutionId, RequestId, ReuseKey, RunId
@@ -32,6 +37,7 @@ from artifactize.ports.state import (
     KeyInUse,
     OwnerAlive,
     PruneOutcome,
+    RequestLine,
     RequestRecord,
     RunHead,
     RunRecord,
@@ -348,6 +354,23 @@ class MemoryStateStore:
 
     def iter_requests(self, status: str | None = None) -> Iterator[RequestRecord]:
         yield from self.all_requests(status)
+
+    def iter_request_lines(
+        self, run_id: RunId | None = None, status: str | None = None
+    ) -> Iterator[RequestLine]:
+        listed = self.all_requests(status) if run_id is None else self.list_requests(run_id)
+        for r in listed:
+            if status is not None and r.status != status:
+                continue
+            reviewer = request_json(r.data).get("reviewer")
+            yield RequestLine(
+                r.id,
+                r.run_id,
+                r.eval_id,
+                r.status,
+                r.execution_id,
+                reviewer if isinstance(reviewer, str) else None,
+            )
 
     def human_claim(self, request_id: RequestId) -> HumanClaim | None:
         return self.claims.get(request_id)

@@ -15,6 +15,7 @@ from artifactize.domain.reviews.human.settlement import supersession
 from artifactize.domain.use_cases.request_views import (
     FEW_OF_A_RUN,
     RequestViews,
+    list_line,
     request_definition,
 )
 from artifactize.kernel.document_codec import (
@@ -450,30 +451,75 @@ def _three_runs(store: StateStore) -> None:
     store.claim_human(RequestId("run-a-2"), "alice", "t1")
 
 
-@pytest.mark.parametrize("full", [True, False])
 @pytest.mark.parametrize("limit", [None, 1, 2, 4, 10])
 @pytest.mark.parametrize("statuses", [None, frozenset({"WAITING_HUMAN"}), frozenset({"GREEN"})])
 def test_a_request_list_is_written_a_run_at_a_time(
-    store: StateStore, full: bool, limit: int | None, statuses: frozenset[str] | None
+    store: StateStore, limit: int | None, statuses: frozenset[str] | None
 ) -> None:
-    """The pages are the whole list's views (or listed rows) cut at each Run, and each is
-    made before the next Run's requests are read: a list holds one Run, not the history."""
+    """The pages are the whole list's views cut at each Run, and each is made before the
+    next Run's requests are read: a list holds one Run, not the history."""
     _three_runs(store)
     counting = _CountingRequests(store)
     reader = RequestViews(cast(StateStore, counting))
-    pages = list(reader.pages(None, statuses, limit, full=full))
+    pages = list(reader.pages(None, statuses, limit))
     chosen = [r for r in store.all_requests() if statuses is None or r.status in statuses]
     chosen = chosen[:limit]
-    whole = RequestViews(store).views(chosen) if full else RequestViews(store).listed(chosen)
-    assert [view for page in pages for view in page] == whole
+    assert [view for page in pages for view in page] == RequestViews(store).views(chosen)
     assert [{str(view["id"]).rsplit("-", 1)[0] for view in page} for page in pages] == [
         {run} for run in dict.fromkeys(r.run_id for r in chosen)
     ]
     assert counting.handed <= len(chosen) + 1  # a limit stops the reading once met
     counting.handed = 0
-    lazily = reader.pages(None, None, None, full=full)
+    lazily = reader.pages(None, None, None)
     assert [view["id"] for view in next(lazily)] == ["run-c-1"]
     assert counting.handed == 2  # run-c's one request, and the first of run-b's
+
+
+@pytest.mark.parametrize("run", [None, "run-a"])
+@pytest.mark.parametrize("limit", [None, 1, 4])
+@pytest.mark.parametrize(
+    "statuses", [None, frozenset({"WAITING_HUMAN"}), frozenset({"GREEN", "WAITING_HUMAN"})]
+)
+def test_the_text_list_is_made_from_the_columns_as_from_the_documents(
+    store: StateStore, run: str | None, limit: int | None, statuses: frozenset[str] | None
+) -> None:
+    """``line_pages`` (columns, the signer out of the JSON, no document decoded) prints what
+    ``list_line`` prints of each request's view: the claimant while it waits (a follower:
+    its original's), else who signed it off, else ``-``."""
+    _three_runs(store)
+    signed = RequestRecord(
+        RequestId("run-s-1"),
+        RunId("run-s"),
+        EvalId("doc/eval1"),
+        1,
+        None,
+        RequestStatus.GREEN,
+        request_from_json(
+            {
+                "id": "run-s-1",
+                "runId": "run-s",
+                "evalId": "doc/eval1",
+                "status": "GREEN",
+                "reviewer": "bob",
+            }
+        ),
+    )
+    saved = run_from_json({"createdAt": "2026-01-04"})
+    store.create_run(RunRecord(RunId("run-s"), "/repo", RunStatus.GREEN, saved), [signed])
+    reader = RequestViews(store)
+    one = None if run is None else RunId(run)
+    lines = [line for page in reader.line_pages(one, statuses, limit) for line in page]
+    listed = [r for r in store.all_requests() if run is None or r.run_id == run]
+    chosen = [r for r in listed if statuses is None or r.status in statuses][:limit]
+    views = reader.listed(chosen)
+    expected = [
+        list_line({**view, "runId": r.run_id, "evalId": r.eval_id})
+        for r, view in zip(chosen, views, strict=True)
+    ]
+    assert lines == expected
+    if run is None and statuses is None and limit is None:
+        assert lines[0] == "run-s-1\trun-s\tdoc/eval1\tGREEN\tbob"
+        assert "run-a-2\trun-a\tdoc/eval2\tWAITING_HUMAN\talice" in lines
 
 
 def test_only_waiting_requests_with_waiting_executions_are_claimed(store: StateStore) -> None:

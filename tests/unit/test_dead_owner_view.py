@@ -112,3 +112,16 @@ def test_a_dead_owners_run_ends_when_the_view_says() -> None:
     unset = DeadOwnersView(_store(owner_pid=7), frozenset({(7, 1.0)})).get_run(RunId("run-a"))
     assert settled is not None and run_json(settled.data)["completedAt"] == at
     assert unset is not None and run_json(unset.data).get("completedAt") is None
+
+
+def test_a_text_list_reads_a_dead_owners_open_requests_as_error() -> None:
+    """``iter_request_lines`` (the text ``request list``) as ``iter_requests``."""
+    view = DeadOwnersView(_store(owner_pid=7), frozenset({(7, 1.0)}))
+    assert [(line.id, line.status) for line in view.iter_request_lines()] == [
+        ("run-a-1", "ERROR"),
+        ("run-a-2", "GREEN"),
+    ]
+    assert [line.id for line in view.iter_request_lines(RunId("run-a"), "ERROR")] == ["run-a-1"]
+    assert list(view.iter_request_lines(None, "QUEUED")) == []
+    live = DeadOwnersView(_store(owner_pid=8), frozenset({(7, 1.0)}))
+    assert [line.status for line in live.iter_request_lines()] == ["QUEUED", "GREEN"]

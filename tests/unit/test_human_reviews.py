@@ -673,7 +673,7 @@ async def test_views_show_the_claim_execution_and_definition() -> None:
     )
 
     def listed(run_id: Any) -> list[Any]:
-        return [view["id"] for page in views.pages(run_id, None, None, full=False) for view in page]
+        return [view["id"] for page in views.pages(run_id, None, None) for view in page]
 
     assert listed(None) == [follower["id"], original["id"]]
     assert listed(original["runId"]) == [original["id"]]
