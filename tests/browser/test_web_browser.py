@@ -285,6 +285,10 @@ def test_keyboard_only_claims_releases_and_cancels_through_the_dialogs(
         page.get_by_role("button", name="Claim", exact=True).focus()
         page.keyboard.press("Enter")
         expect(page.get_by_text("Claimed by alice (you)")).to_be_visible()
+        # The new page shows before its deferred script has bound the dialog buttons: on a
+        # loaded machine Enter came first and opened nothing (a CI run). A person's key
+        # after the page's load is what is tested.
+        page.wait_for_load_state("load")
 
         unclaim = page.get_by_role("button", name="Unclaim")
         unclaim.focus()
@@ -300,6 +304,7 @@ def test_keyboard_only_claims_releases_and_cancels_through_the_dialogs(
         page.keyboard.press("Enter")
         expect(page.get_by_text("Not claimed.")).to_be_visible()
         assert world.show(request_id)["claim"] is None
+        page.wait_for_load_state("load")  # as above: the dialogs bound before the key
 
         page.get_by_role("button", name="Cancel request").focus()
         page.keyboard.press("Enter")
