@@ -59,8 +59,9 @@ def oversized_answer(head: bytes) -> str:
 
 
 def _waits(fd: int) -> bool:
-    """Whether ``fd`` can be polled (pipes, sockets, terminals); regular files cannot and
-    never block."""
+    """Whether ``fd`` is to be polled (pipes, sockets, terminals); regular files cannot be
+    and never block. A device that cannot be polled either (the null device) is found out
+    at its first wait (``FdLines._fill``)."""
     return not THREADED_PIPES and not stat.S_ISREG(os.fstat(fd).st_mode)
 
 
@@ -95,7 +96,10 @@ class FdLines:
             self._eof = not chunk
             return
         if self._poll:
-            await anyio.wait_readable(self._fd)
+            try:
+                await anyio.wait_readable(self._fd)
+            except PermissionError:  # EPERM: a device epoll refuses (stdin from /dev/null)
+                self._poll = False  # such a descriptor never blocks a read: read it as it is
         try:
             chunk = os.read(self._fd, READ_CHUNK_BYTES)
         except BlockingIOError:

@@ -132,3 +132,16 @@ def test_the_answer_to_an_oversized_request_names_the_limit_and_its_id() -> None
             "code": INVALID_REQUEST,
             "message": OVERSIZED_MESSAGE.format(limit=STDIO_MESSAGE_MAX_BYTES),
         }
+
+
+async def test_a_device_that_cannot_be_polled_is_read_as_it_is() -> None:
+    """Stdin from the null device (``artifactize mcp < /dev/null``): epoll refuses it (EPERM),
+    and a read of it never blocks, so it is read directly: the wire ends at once, with no
+    error (a traceback before)."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        lines = FdLines(null)
+        with anyio.fail_after(5):
+            assert [line async for line in lines] == []
+    finally:
+        os.close(null)
