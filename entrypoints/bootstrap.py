@@ -867,7 +867,9 @@ class Services:
 
         container = self.container
         repo = self.repo()
-        workspace = self.config().load(repo)
+        # Unchanged declarations come from the file index, as for `config check` (nothing
+        # written): at 10,000 Artifacts the server answered its client 3 s after its start.
+        workspace = self.reading_config().load(repo)
         try:
             served = prepare_scope(workspace, selection, container.tool_ports())
         except ServeRefused as exc:  # a pin failure carries the review's PREPARATION_FAILED
