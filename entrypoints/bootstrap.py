@@ -384,7 +384,9 @@ class Services:
         return state
 
     def tools_check(self) -> ToolsCheck:
-        service: ToolsCheck = self.container.tools_check(session_ports=self.session_ports())
+        service: ToolsCheck = self.container.tools_check(
+            session_ports=self.session_ports(), load=self.reading_config().load
+        )
         return service
 
     # Runs ------------------------------------------------------------------------------
@@ -728,7 +730,10 @@ class Services:
 
         container = self.container
         ports = container.human_review_ports(
-            state=store, producer=self.producer(), scripts=container.fingerprint_scripts()
+            state=store,
+            producer=self.producer(),
+            scripts=container.fingerprint_scripts(),
+            load=self.reading_config().load,  # each action's check: unchanged ones indexed
         )
         return HumanReviews(ports)
 
@@ -793,7 +798,7 @@ class Services:
 
         workspace, error = None, None
         try:
-            workspace = self.config().load(self.repo())
+            workspace = self.reading_config().load(self.repo())
         except Exception as exc:  # a broken workspace is one finding among others
             error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return Doctor(self._doctor_ports()), workspace, error
@@ -909,7 +914,7 @@ class Services:
 
         container = self.container
         repo = self.repo()
-        workspace = self.config().load(repo)  # a broken workspace refuses the start
+        workspace = self.reading_config().load(repo)  # a broken workspace refuses the start
         state, audit, ports = self._serving_ports(repo)
         tools = ControlTools(
             repo,
