@@ -254,17 +254,16 @@ def list_line(view: RequestListed) -> str:
     """One tab-separated row: request, Run, eval, status, reviewer: the claimant while the
     request waits, whoever signed it off once settled (``-`` for neither)."""
     claim = view.get("claim")
-    fields = (view["id"], view["runId"], view["evalId"], view["status"])
-    reviewer = view.get("reviewer")
+    if isinstance(claim, Mapping):
+        reviewer = str(claim["reviewer"])
+    else:
+        reviewer = str(view.get("reviewer") or NO_REVIEWER)
     return "\t".join(
-        (
-            *map(str, fields),
-            str(claim["reviewer"]) if isinstance(claim, Mapping) else str(reviewer or NO_REVIEWER),
-        )
+        (str(view["id"]), str(view["runId"]), str(view["evalId"]), str(view["status"]), reviewer)
     )
 
 
 def _line(fields: tuple[str, str, str, str], claim: HumanClaim | None, signer: str | None) -> str:
-    """``list_line`` of a request's columns, its claim and its signer."""
+    """``list_line``'s row of a request's columns, its claim and who signed it off."""
     reviewer = claim.reviewer if claim is not None else signer or NO_REVIEWER
     return "\t".join((*fields, str(reviewer)))
