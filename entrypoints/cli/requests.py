@@ -129,7 +129,7 @@ def _print_lines(pages: Iterator[list[str]], *, ids: bool) -> None:
         for page in pages:
             typer.echo("".join(f"{line.partition(TAB)[0]}\n" for line in page), nl=False)
         return
-    heading = ["\t".join(LIST_COLUMNS)]  # above the first page; "No requests." without one
+    heading = [TAB.join(LIST_COLUMNS)]  # above the first page; "No requests." without one
     for page in pages:
         typer.echo("\n".join([*heading, *page]))
         heading = []
