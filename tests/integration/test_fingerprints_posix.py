@@ -12,7 +12,7 @@ from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.domain.reviews.reuse.fingerprints import FingerprintError, compute_artifactsum
 from artifactize.domain.reviews.reuse.keys import key_inputs
 from artifactize.domain.use_cases.config_service import ConfigService
-from tests.support.processes import open_fd_count
+from tests.support.processes import descriptors_opened_since, open_descriptors
 from tests.support.workspaces import declare, write
 
 PROC_FD = Path("/proc/self/fd")
@@ -75,9 +75,9 @@ def test_the_same_tree_hashed_twice_gives_the_same_value_and_leaks_nothing(
 ) -> None:
     root = repo(tmp_path)
     first = artifactsum(root)
-    before = open_fd_count()
+    before = open_descriptors()
     assert artifactsum(root) == first
-    assert open_fd_count() == before
+    assert descriptors_opened_since(before) == set()
 
 
 def test_touching_mtime_or_mode_only_changes_nothing(tmp_path: Path) -> None:

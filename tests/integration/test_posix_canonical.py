@@ -16,7 +16,7 @@ from artifactize.adapters.posix.canonical import canonical_directory_path, canon
 from artifactize.adapters.posix.filesystem import PosixFilesystem
 from artifactize.adapters.posix.no_links_open import WALKS_FIRST, open_directory_without_links
 from artifactize.ports.filesystem import FilesystemError, SymlinkRefused
-from tests.support.processes import open_fd_count
+from tests.support.processes import descriptors_opened_since, open_descriptors
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/fd").is_dir() or not getattr(os, "O_PATH", 0),
@@ -53,12 +53,12 @@ def test_a_relative_path_is_named_from_the_working_folder(
 
 
 def test_no_answer_where_the_kernel_cannot_name_a_folder(tree: Path) -> None:
-    before = open_fd_count()
+    before = open_descriptors()
     assert canonical_directory_path(str(tree / "missing")) is None
     assert canonical_directory_path(str(tree / "real" / "sub" / "tool")) is None  # a file
     assert canonical_directory_path("bad\0path") is None
     assert canonical_path(str(tree / "missing")) is None
-    assert open_fd_count() == before
+    assert descriptors_opened_since(before) == set()
 
 
 def test_a_name_that_no_longer_leads_to_the_folder_is_no_answer(
@@ -72,20 +72,20 @@ def test_a_name_that_no_longer_leads_to_the_folder_is_no_answer(
 
 
 def test_open_root_in_one_open_pins_the_canonical_folder(tree: Path) -> None:
-    before = open_fd_count()
+    before = open_descriptors()
     with PosixFilesystem().open_root(str(tree / "real" / "sub")) as handle:
         assert handle.physical_path == str(tree / "real" / "sub")
         assert [entry.name for entry in handle.entries()] == ["tool"]
-    assert open_fd_count() == before
+    assert descriptors_opened_since(before) == set()
 
 
 def test_open_root_still_refuses_a_path_through_a_link(tree: Path) -> None:
     """The single open follows ``alias``; the kernel then names ``real/sub``, not the path
     asked for, so the walk from ``/`` decides, and refuses the link."""
-    before = open_fd_count()
+    before = open_descriptors()
     with pytest.raises(SymlinkRefused):
         PosixFilesystem().open_root(str(tree / "alias" / "sub"))
-    assert open_fd_count() == before
+    assert descriptors_opened_since(before) == set()
 
 
 _FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -141,10 +141,10 @@ def test_open_root_refuses_a_link_into_another_mount_namespace(
             pytest.skip("no mount namespace can be made here (unshare refused)")
         (repo / "sub").symlink_to(f"/proc/{other.pid}/root{repo}/sub")
         assert (repo / "sub" / "deep" / "planted").exists()  # the other namespace's file
-        before = open_fd_count()
+        before = open_descriptors()
         with pytest.raises(SymlinkRefused):
             PosixFilesystem().open_root(str(repo / "sub" / "deep"))
-        assert open_fd_count() == before
+        assert descriptors_opened_since(before) == set()
     finally:
         other.stdin.close()
         other.wait(timeout=10)

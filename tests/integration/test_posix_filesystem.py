@@ -31,7 +31,7 @@ from artifactize.ports.filesystem import (
     NotRegularFile,
     SymlinkRefused,
 )
-from tests.support.processes import open_fd_count
+from tests.support.processes import descriptors_opened_since, open_descriptors
 
 T = TypeVar("T")
 
@@ -153,17 +153,17 @@ def test_fifo_swapped_in_after_the_check_is_refused_by_fstat(
     open succeeds and only the fstat stands between us and a read that would hang."""
     regular_stat = os.stat(workspace / "index.artf")
     monkeypatch.setattr(posix_filesystem, "_lstat_entry", lambda dir_fd, name: regular_stat)
-    before = open_fd_count()
+    before = open_descriptors()
     with pytest.raises(NotRegularFile):
         run_with_timeout(lambda: root.read_file("fifo", 1000))
-    assert open_fd_count() == before
+    assert descriptors_opened_since(before) == set()
 
 
 def test_read_listed_file_refuses_what_read_file_refuses(root: PosixDirectoryHandle) -> None:
     """Without the no-follow stat before the open, the open and the fstat still refuse a
     link (the listing's type may be stale), a FIFO (without blocking), a folder, and a file
     over the limit; each without leaving a descriptor open."""
-    before = open_fd_count()
+    before = open_descriptors()
     assert root.read_listed_file("index.artf", 100) == b"name = 'x'"
     for name, error in [
         ("secret_link", SymlinkRefused),
@@ -178,7 +178,7 @@ def test_read_listed_file_refuses_what_read_file_refuses(root: PosixDirectoryHan
         root.read_listed_file("index.artf", 9)
     with pytest.raises(ValueError):
         root.read_listed_file("docs/index.artf", 100)
-    assert open_fd_count() <= before  # (fewer: the garbage of an earlier test, collected)
+    assert descriptors_opened_since(before) == set()
 
 
 @pytest.mark.parametrize("size", [0, 1, 9, 10, 11, 3 << 20])
@@ -299,10 +299,10 @@ def test_directory_replaced_between_stat_and_open_is_refused(
     """If the opened inode is not the one that was checked, refuse rather than trust it."""
     other_stat = os.stat(workspace / "other")
     monkeypatch.setattr(posix_filesystem, "_lstat_entry", lambda dir_fd, name: other_stat)
-    before = open_fd_count()
+    before = open_descriptors()
     with pytest.raises(FilesystemError, match="changed while it was being opened"):
         root.open_directory("docs")
-    assert open_fd_count() == before
+    assert descriptors_opened_since(before) == set()
 
 
 # --- roots ---------------------------------------------------------------------------------
@@ -376,13 +376,13 @@ def test_close_releases_the_descriptor(workspace: Path) -> None:
 def test_no_descriptor_leaks_over_many_cycles(workspace: Path) -> None:
     fs = PosixFilesystem()
     canonical = fs.canonical_directory(str(workspace))
-    before = open_fd_count()
+    before = open_descriptors()
     for _ in range(1000):
         with fs.open_root(canonical) as handle, handle.open_directory("docs") as docs:
             docs.entries()
             docs.read_file("index.artf", 100)
             handle.entry("fifo")
-    assert open_fd_count() == before
+    assert descriptors_opened_since(before) == set()
 
 
 @pytest.mark.skipif(not PROC_FD.is_dir(), reason="needs /proc/self/fd")
@@ -402,7 +402,7 @@ def test_no_descriptor_leaks_on_error_paths(workspace: Path) -> None:
         (lambda h: h.open_directory("missing"), EntryNotFound),
         (lambda h: h.open_directory(".."), ValueError),
     ]
-    before = open_fd_count()
+    before = open_descriptors()
     for _ in range(100):
         with fs.open_root(canonical) as handle:
             for call, error in failing:
@@ -414,7 +414,7 @@ def test_no_descriptor_leaks_on_error_paths(workspace: Path) -> None:
             fs.open_root(canonical + "/missing")
         with pytest.raises(NotADirectory):
             fs.open_root(canonical + "/index.artf")
-    assert open_fd_count() == before
+    assert descriptors_opened_since(before) == set()
 
 
 def test_entries_at_most_stops_one_past_the_bound(tmp_path: Path) -> None:

@@ -35,7 +35,12 @@ from artifactize.adapters.posix.process import (
     PosixProcessRunner,
 )
 from artifactize.ports.process import ProcessOutcome, ProcessRunner, ProcessSpec
-from tests.support.processes import record_spawns, wait_group_gone
+from tests.support.processes import (
+    descriptors_opened_since,
+    open_descriptors,
+    record_spawns,
+    wait_group_gone,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -350,17 +355,14 @@ async def test_a_leader_reaped_elsewhere_is_never_signalled(
 
 
 async def test_no_descriptor_is_leaked_on_any_path(tmp_path: Path) -> None:
-    def open_fds() -> set[str]:
-        return set(os.listdir("/proc/self/fd"))
-
     await RUNNER.run(python("print(1)"))  # warm up: anyio's own descriptors
-    before = open_fds()
+    before = open_descriptors()
     await RUNNER.run(python("import sys; sys.exit(1)", stdin=b"data"))
     await RUNNER.run(python(SLEEP_TREE, timeout_ms=100))
     await RUNNER.run(spec(str(tmp_path / "missing")))
     with anyio.move_on_after(0.1):
         await RUNNER.run(python(SLEEP_TREE))
-    assert open_fds() == before
+    assert descriptors_opened_since(before) == set()
 
 
 # --- run_between: one worker-thread trip ------------------------------------------------------
@@ -483,17 +485,14 @@ async def test_run_between_records_the_group_in_the_journal_while_it_runs(
 
 
 async def test_run_between_leaks_no_descriptor_on_any_path(tmp_path: Path) -> None:
-    def open_fds() -> set[str]:
-        return set(os.listdir("/proc/self/fd"))
-
     await between(python("print(1)"))  # warm up: anyio's own descriptors and threads
-    before = open_fds()
+    before = open_descriptors()
     await between(python("import sys; sys.exit(1)", stdin=b"data"))
     await between(python(SLEEP_TREE, timeout_ms=100))
     await between(spec(str(tmp_path / "missing")))
     with anyio.move_on_after(0.1):
         await between(python(SLEEP_TREE))
-    assert open_fds() == before
+    assert descriptors_opened_since(before) == set()
 
 
 class _EpollWithoutRoomForStdin:

@@ -38,8 +38,9 @@ from artifactize.ports.sessions import (
     SessionStore,
 )
 from tests.support.processes import (
+    descriptors_opened_since,
     live_group_members,
-    open_fds,
+    open_descriptors,
     python_output_unless_blocked,
     record_spawns,
     wait_group_gone,
@@ -333,7 +334,7 @@ async def test_no_pipe_thread_or_descriptor_is_left() -> None:
     warm, _ = await start("print(1)")
     await warm.ready_line()
     await warm.kill_group()
-    before_fds, before_threads = open_fds(), threading.active_count()
+    before_fds, before_threads = open_descriptors(), set(threading.enumerate())
     for code in (HARNESS, "import sys; sys.exit(1)", "import time; time.sleep(60)"):
         process, _ = await start(code, stdin=b"data")
         with anyio.move_on_after(0.5):
@@ -342,10 +343,10 @@ async def test_no_pipe_thread_or_descriptor_is_left() -> None:
     # The group is reaped; its pipes' readers close their ends as they see the end of the
     # stream, which a loaded machine may run a moment later: wait (bounded) for them.
     with anyio.move_on_after(SETTLE_SECONDS):
-        while open_fds() != before_fds or threading.active_count() != before_threads:
+        while descriptors_opened_since(before_fds) or set(threading.enumerate()) - before_threads:
             await anyio.sleep(0.01)
-    assert open_fds() == before_fds
-    assert threading.active_count() == before_threads
+    assert descriptors_opened_since(before_fds) == set()
+    assert set(threading.enumerate()) - before_threads == set()
 
 
 # --- launcher: spawn failures and the observer ------------------------------------------------

@@ -102,18 +102,32 @@ def nothing_left_behind(
     assert left_in_temp == [], f"left in the system temp dir: {left_in_temp}"
 
 
-def open_fds() -> set[str]:
+Descriptor = tuple[int, int, int]
+"""A descriptor by number and what it opens (device, inode): a number closed by someone
+else and given again to a new file is a new descriptor."""
+
+
+def open_descriptors() -> frozenset[Descriptor]:
     """Descriptors open now, taken once garbage is collected: an earlier test in the same
     worker may leave a file in a reference cycle (an in-process command's SQLite connections
-    are closed by the collector), and a collection during the measured steps would close its
-    descriptor (56 -> 53 in one ``-n 2`` run), which is no leak."""
+    are closed by the collector)."""
     gc.collect()
-    return set(os.listdir("/proc/self/fd"))
+    found = set()
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            status = os.fstat(int(name))
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+        found.add((int(name), status.st_dev, status.st_ino))
+    return frozenset(found)
 
 
-def open_fd_count() -> int:
-    """How many descriptors are open now (``open_fds``)."""
-    return len(open_fds())
+def descriptors_opened_since(before: frozenset[Descriptor]) -> set[Descriptor]:
+    """Descriptors open now that were not open at ``before``. Only new ones count: one that
+    an earlier test left behind may close meanwhile (an idle worker thread of anyio ends
+    after 10 s and its thread's SQLite connections close with it: 30 descriptors gone in one
+    CI run), which is neither a leak nor the measured code's doing."""
+    return set(open_descriptors() - before)
 
 
 def descriptors_under(prefix: str) -> list[str]:
