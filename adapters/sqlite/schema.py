@@ -143,6 +143,9 @@ sa.Index(
     sqlite_where=requests.c.claimed_by.is_not(None),
 )
 
+# the requests of an execution (revision 4): prune's sweep of the executions nothing points
+# at, the foreign key check of each one it deletes, a Human settlement's followers
+sa.Index("requests_execution", requests.c.execution_id)
 sa.Index(
     "active_request_execution",
     requests.c.execution_id,
