@@ -187,7 +187,7 @@ def settle(
     if settlement.settle_run is not None:
         run_ids = dict.fromkeys([request.run_id, *(f.run_id for f in followers)])
         for run_id in run_ids:
-            settle_run(connection, run_id, settlement.settle_run)
+            settle_run(connection, run_id, settlement.settle_run, settlement.run_may_settle)
     return tuple(follower.id for follower in followers)
 
 
@@ -236,8 +236,22 @@ def settle_run(
     connection: sa.Connection,
     run_id: str,
     decide: Callable[[RunRecord, list[RequestRecord]], RunRecord | None],
+    may_settle: Callable[[str, frozenset[str]], bool] | None = None,
 ) -> None:
-    """Let ``decide`` settle one Run from its requests as now written; save what it returns."""
+    """Let ``decide`` settle one Run from its requests as now written; save what it returns.
+    ``may_settle`` is asked first, from the Run's status column and its requests' distinct
+    statuses (read through the index of a Run's requests, no document decoded)."""
+    if may_settle is not None:
+        status = connection.execute(
+            sa.select(runs.c.status).where(runs.c.id == run_id)
+        ).scalar_one_or_none()
+        if status is None:
+            return
+        statuses = connection.execute(
+            sa.select(requests.c.status).where(requests.c.run_id == run_id).distinct()
+        ).scalars()
+        if not may_settle(str(status), frozenset(map(str, statuses))):
+            return
     row = connection.execute(sa.select(runs).where(runs.c.id == run_id)).one_or_none()
     if row is None:
         return

@@ -443,6 +443,11 @@ class MemoryStateStore:
                         (r for r in self.requests.values() if r.run_id == run_id),
                         key=lambda r: r.ordinal,
                     )
+                    may_settle = settlement.run_may_settle
+                    if may_settle is not None and not may_settle(
+                        run.status, frozenset(r.status for r in listed)
+                    ):
+                        continue
                     settled = settlement.settle_run(run, listed)
                     if settled is not None:
                         self.runs[run_id] = settled

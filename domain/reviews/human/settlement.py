@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from artifactize.domain.reviews.run.current import settle_run
+from artifactize.domain.reviews.run.current import run_may_settle, settle_run
 from artifactize.kernel.document_codec import execution_changed, request_merged
 from artifactize.kernel.transitions import execution_moves, request_moves
 from artifactize.ports.documents import (
@@ -118,6 +118,7 @@ def build_settlement(
         record=verdict and key is not None,
         follower_fields=follower_fields(settled_execution, completed_at),
         settle_run=settle_run,
+        run_may_settle=run_may_settle,
     )
 
 

@@ -54,13 +54,20 @@ def _summarized(run: Run, requests: Sequence[Request]) -> Run:
     return run_changed(run, summary=summary, usage=run_usage(requests, summary))
 
 
+def run_may_settle(status: str, request_statuses: frozenset[str]) -> bool:
+    """Whether ``settle_run`` may settle a Run of ``status`` whose requests have these
+    statuses: only an ended INCOMPLETE Run none of whose requests may still change. The
+    store asks it from columns before it decodes a Run's requests for ``settle_run``."""
+    return status == RunStatus.INCOMPLETE and request_statuses.isdisjoint(UNSETTLED)
+
+
 def settle_run(run: RunRecord, requests: Sequence[RequestRecord]) -> RunRecord | None:
     """``run`` with its status, validation and summary settled by its requests' current
     statuses, or None when nothing changes (still RUNNING, or a request still waits)."""
     data = run.data
-    if run.status != RunStatus.INCOMPLETE or not data.completed_at:
-        return None
-    if any(r.status in UNSETTLED for r in requests):
+    if not data.completed_at or not run_may_settle(
+        run.status, frozenset(r.status for r in requests)
+    ):
         return None
     validation = data.validation
     if not isinstance(validation, Mapping):
