@@ -26,9 +26,11 @@ from artifactize.adapters.sqlite.rows import (
     run_record,
 )
 from artifactize.adapters.sqlite.schema import (
+    ACTIVE_EXECUTION_STATUSES,
     ACTIVE_REQUEST_STATUSES,
     IN_ACTIVE_REQUEST_INDEX,
     executions,
+    fixed_in,
     requests,
     runs,
 )
@@ -267,12 +269,21 @@ def settle_run(
         )
 
 
+# The key's waiting holder, asked once per record mirrored from the team store: built once
+# (a statement object keeps its cache key), with the partial unique index's own condition
+# word for word, so SQLite finds it through ``active_key`` (a bound status alone read every
+# execution, once per mirrored record).
+_WAITING_HOLDER = sa.select(executions).where(
+    executions.c.key == sa.bindparam("b_key"),
+    executions.c.status == WAITING_HUMAN,
+    fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
+)
+
+
 def supersede(connection: sa.Connection, key: str, supersession: Supersession) -> None:
     """Merge ``supersession`` into the WAITING_HUMAN execution holding ``key`` (at most one)
     and its WAITING_HUMAN requests, dropping their claims; nothing when none waits."""
-    waiting = connection.execute(
-        sa.select(executions).where(executions.c.key == key, executions.c.status == WAITING_HUMAN)
-    ).all()
+    waiting = connection.execute(_WAITING_HOLDER, {"b_key": key}).all()
     execution_fields = dict(supersession.execution_fields)
     request_fields = dict(supersession.request_fields)
     for execution in waiting:

@@ -1,0 +1,78 @@
+"""Records mirrored from the team store into a real SQLite state: a bounded batch of them
+per transaction, not one commit each (a CI ``verify`` of 10,000 Artifacts from an empty
+state mirrors 10,000 records before its Run)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from artifactize.adapters.sqlite.state import SqliteStateStores
+from artifactize.domain.reviews.remote.records import build_record
+from artifactize.domain.reviews.remote.sync import MIRRORS_PER_TRANSACTION, RemoteSync
+from artifactize.ports.review_store import Principal, RemoteSettings
+from tests.fakes.remote_leases import NoLeases
+from tests.support.remote_records import FINGERPRINTS, KINDS, execution, key_of
+
+pytestmark = pytest.mark.anyio
+AT = "2026-01-01T00:00:00.000000000Z"
+
+
+def records(count: int) -> list[dict[str, Any]]:
+    """``count`` valid records, each of its own eval definition (so its own key)."""
+    made = []
+    for number in range(count):
+        def_hash = f"{number:064x}"
+        data = execution(
+            id=f"execution-{number}",
+            evalDefHash=def_hash,
+            key=key_of(def_hash, FINGERPRINTS, KINDS),
+        )
+        data["provenance"]["evalDefHash"] = def_hash
+        made.append(dict(build_record(data, KINDS, "summary")))
+    return made
+
+
+class AnsweringStore(NoLeases):
+    """A store that answers every lookup with its records of the keys asked."""
+
+    settings = RemoteSettings("https://store.example/", "summary", "tok", "env")
+
+    def __init__(self, known: list[dict[str, Any]]) -> None:
+        self.known = {record["key"]: record for record in known}
+
+    async def whoami(self) -> Principal:
+        return Principal("ci", ("read",))
+
+    async def lookup(self, keys: Sequence[str]) -> list[Mapping[str, Any]]:
+        return [self.known[key] for key in keys if key in self.known]
+
+    async def publish(self, key: str, record: Mapping[str, Any]) -> bool:
+        raise AssertionError("nothing is published here")
+
+    async def aclose(self) -> None:
+        pass
+
+
+def refuse(message: str) -> None:
+    raise AssertionError(f"unexpected warning: {message}")
+
+
+async def test_mirrored_records_are_written_a_batch_per_transaction(tmp_path: Path) -> None:
+    known = records(2 * MIRRORS_PER_TRANSACTION + 1)
+    state = SqliteStateStores().open(str(tmp_path / "state"), create=True)
+    assert state is not None
+    try:
+        sync = RemoteSync(AnsweringStore(known), refuse)
+        before = state.transactions
+        await sync.mirror([record["key"] for record in known], state, settled_at=AT)
+        transactions = state.transactions - before
+        in_history = {str(latest.key) for latest, _count in state.latest_records()}
+    finally:
+        state.close()
+    assert sync.mirrored == len(known)
+    assert in_history == {record["key"] for record in known}
+    assert transactions == 3  # one per batch: 500, 500, 1
