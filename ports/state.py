@@ -375,6 +375,12 @@ class StateStore(Protocol):
         every request (86,000 at 10,000 Artifacts and six Runs) asked one at a time."""
         ...
 
+    def known_executions(self, execution_ids: Collection[str]) -> frozenset[str]:
+        """Which of ``execution_ids`` the state holds, none decoded: a team store's answer
+        repeats the records mirrored before (10,000 in every CI ``verify`` of 10,000
+        Artifacts), and one known here is neither checked nor written again."""
+        ...
+
     def history(self, key: ReuseKey) -> list[ExecutionRecord]:
         """Every record of ``key``, newest first."""
         ...

@@ -797,6 +797,16 @@ class SqliteStateStore:
                     found[row.id] = execution_record(row)
         return found
 
+    def known_executions(self, execution_ids: Collection[str]) -> frozenset[str]:
+        wanted = sorted(set(execution_ids))
+        found: set[str] = set()
+        with self._transaction(write=False) as connection:
+            for start in range(0, len(wanted), IDS_PER_STATEMENT):
+                part = wanted[start : start + IDS_PER_STATEMENT]
+                query = sa.select(executions.c.id).where(executions.c.id.in_(part))
+                found.update(connection.execute(query).scalars())
+        return frozenset(found)
+
     def history(self, key: ReuseKey) -> list[ExecutionRecord]:
         with self._transaction(write=False) as connection:
             return hist.history(connection, key)

@@ -323,6 +323,9 @@ class MemoryStateStore:
     ) -> dict[ExecutionId, ExecutionRecord]:
         return {i: self.executions[i] for i in execution_ids if i in self.executions}
 
+    def known_executions(self, execution_ids: Collection[str]) -> frozenset[str]:
+        return frozenset(i for i in execution_ids if i in self.executions)
+
     def history(self, key: ReuseKey) -> list[ExecutionRecord]:
         return self._records(key)
 

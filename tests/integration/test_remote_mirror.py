@@ -75,4 +75,29 @@ async def test_mirrored_records_are_written_a_batch_per_transaction(tmp_path: Pa
         state.close()
     assert sync.mirrored == len(known)
     assert in_history == {record["key"] for record in known}
-    assert transactions == 3  # one per batch: 500, 500, 1
+    assert transactions == 4  # which are known (none), then one per batch: 500, 500, 1
+
+
+async def test_records_the_state_holds_are_neither_checked_nor_written_again(
+    tmp_path: Path,
+) -> None:
+    """The store answers every CI ``verify`` with the records mirrored before; those the
+    state already holds are left out before the client's checks (0.36 ms a record), so an
+    invalid copy of a known record is skipped without a word, as ``add_mirror`` skipped it."""
+    known = records(3)
+    state = SqliteStateStores().open(str(tmp_path / "state"), create=True)
+    assert state is not None
+    try:
+        await RemoteSync(AnsweringStore(known), refuse).mirror(
+            [record["key"] for record in known], state, settled_at=AT
+        )
+        tampered = [{**known[0], "verdict": "MAYBE"}, *known[1:], *records(4)[3:]]
+        warnings: list[str] = []
+        again = RemoteSync(AnsweringStore(tampered), warnings.append)
+        await again.mirror([record["key"] for record in tampered], state, settled_at=AT)
+        in_history = {str(latest.key) for latest, _count in state.latest_records()}
+    finally:
+        state.close()
+    assert again.mirrored == 1  # the new one
+    assert warnings == []  # the tampered copy of a known record was not even checked
+    assert in_history == {record["key"] for record in records(4)}

@@ -1046,3 +1046,11 @@ def test_a_mirror_finds_its_keys_waiting_execution_by_index(tmp_path: Path) -> N
         store.close()
     assert added == [True] and answered is not None and answered.status == "GREEN"
     assert scans == []
+
+
+def test_known_executions_are_those_the_state_holds(store: StateStore) -> None:
+    assert store.known_executions([]) == frozenset()
+    store.insert_execution(running("execution-1", key=None))
+    many = [f"execution-{n}" for n in range(2000)]  # more than one statement's IDs
+    assert store.known_executions([*many, "execution-1"]) == {"execution-1"}
+    assert store.known_executions(["execution-2"]) == frozenset()

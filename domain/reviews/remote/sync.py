@@ -34,6 +34,7 @@ from typing import Any, cast
 
 from artifactize.domain.reviews.human.asking import FOLLOWING_HUMAN
 from artifactize.domain.reviews.human.settlement import supersession
+from artifactize.domain.reviews.remote.record_format import MIRROR_PREFIX
 from artifactize.domain.reviews.remote.records import (
     RecordError,
     build_record,
@@ -84,6 +85,15 @@ ANNOUNCE_INTERVAL_SECONDS = WAITING_SECONDS / RENEWALS_PER_TERM
 def _claim(state: StateStore, request_id: str) -> Mapping[str, str] | None:
     claim = state.human_claim(RequestId(request_id))
     return None if claim is None else {"reviewer": claim.reviewer, "claimedAt": claim.claimed_at}
+
+
+def _mirror_id_as_sent(raw: Mapping[str, Any]) -> str | None:
+    """The local ID a record's mirror would have (``mirror_id``), from its ``executionId`` as
+    sent, before any check, when that is a string: a mirror the state already holds was
+    checked when it was written, and ``add_mirror`` would leave the record out anyway, so
+    it is not checked again (0.36 ms a record)."""
+    value = raw.get("executionId") if isinstance(raw, Mapping) else None
+    return MIRROR_PREFIX + value if isinstance(value, str) else None
 
 
 class RemoteSync:
@@ -141,10 +151,17 @@ class RemoteSync:
         except RemoteFailure as failure:
             self._fail_open(failure)
             return
+        if not answers:
+            return
         asked = set(wanted)
-        for start in range(0, len(answers), MIRRORS_PER_TRANSACTION):
+        sent = [_mirror_id_as_sent(raw) for raw in answers]
+        known = state.known_executions([i for i in sent if i is not None])
+        fresh = [
+            raw for raw, mirror_id in zip(answers, sent, strict=True) if mirror_id not in known
+        ]
+        for start in range(0, len(fresh), MIRRORS_PER_TRANSACTION):
             with state.batch():
-                for raw in answers[start : start + MIRRORS_PER_TRANSACTION]:
+                for raw in fresh[start : start + MIRRORS_PER_TRANSACTION]:
                     self._mirror_one(raw, asked, state, settled_at)
 
     def _mirror_one(
