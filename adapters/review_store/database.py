@@ -44,7 +44,13 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from artifactize.adapters.review_store.database_schema import entries, entry_rowid, leases, waiting
+from artifactize.adapters.review_store.database_schema import (
+    entries,
+    entry_rowid,
+    entry_totals,
+    leases,
+    waiting,
+)
 from artifactize.adapters.review_store.database_schema import tokens as tokens_table
 from artifactize.adapters.review_store.migrations import REVISIONS as STORE_REVISIONS
 from artifactize.adapters.review_store.tokens import (
@@ -296,6 +302,27 @@ def _open_postgresql(
     return SqlReviewStoreDb(engine, shown, max_records, max_bytes, clock)
 
 
+def _add_to_totals(connection: sa.Connection, records: int, size: int) -> tuple[int, int]:
+    """Change ``entry_totals`` by ``records`` and ``size`` bytes (in the caller's
+    transaction, with the write it counts); the totals after."""
+    row = connection.execute(
+        sa.update(entry_totals)
+        .where(entry_totals.c.id == 1)
+        .values(records=entry_totals.c.records + records, bytes=entry_totals.c.bytes + size)
+        .returning(entry_totals.c.records, entry_totals.c.bytes)
+    ).one()
+    return int(row.records), int(row.bytes)
+
+
+def _delete_entries(connection: sa.Connection, where: sa.ColumnElement[bool]) -> int:
+    """Delete the records ``where`` holds and take them out of ``entry_totals``; how many."""
+    sizes = connection.execute(sa.delete(entries).where(where).returning(entries.c.bytes))
+    gone = [int(size) for size in sizes.scalars()]
+    if gone:
+        _add_to_totals(connection, -len(gone), -sum(gone))
+    return len(gone)
+
+
 def _chunks(values: Sequence[int]) -> Iterator[Sequence[int]]:
     for start in range(0, len(values), SQL_CHUNK):
         yield values[start : start + SQL_CHUNK]
@@ -407,9 +434,7 @@ class SqlReviewStoreDb:
             connection.execute(sa.delete(waiting).where(waiting.c.publisher == name))
             purged = 0
             if purge:
-                purged = connection.execute(
-                    sa.delete(entries).where(entries.c.publisher == name)
-                ).rowcount
+                purged = _delete_entries(connection, entries.c.publisher == name)
         return Revocation(name, first, purged)
 
     def authenticate(self, token: str) -> Principal | None:
@@ -460,12 +485,13 @@ class SqlReviewStoreDb:
         return [rows[key].data for key in wanted if key in rows]
 
     def put(self, entry: StoreEntry) -> bool:
+        size = len(entry.data.encode("utf-8"))
         values = {
             "key": entry.key,
             "execution_id": entry.execution_id,
             "publisher": entry.publisher,
             "completed_at": entry.completed_at,
-            "bytes": len(entry.data.encode("utf-8")),
+            "bytes": size,
             "last_used": self._now(),
             "data": entry.data,
         }
@@ -490,14 +516,13 @@ class SqlReviewStoreDb:
                 inserted = result.lastrowid if result.rowcount == 1 else None
             if inserted is None:
                 return False
-            self._evict(connection, keep=int(inserted))
+            count, total = _add_to_totals(connection, 1, size)
+            self._evict(connection, int(inserted), count, total)
         return True
 
-    def _evict(self, connection: sa.Connection, keep: int) -> int:
-        """Delete least recently used records (never ``keep``) until within both caps."""
-        count, total = connection.execute(
-            sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(entries.c.bytes), 0))
-        ).one()
+    def _evict(self, connection: sa.Connection, keep: int, count: int, total: int) -> int:
+        """Delete least recently used records (never ``keep``) until within both caps;
+        ``count`` and ``total``: the store's records and bytes now (``entry_totals``)."""
         if count <= self.max_records and total <= self.max_bytes:
             return 0
         candidates = connection.execute(
@@ -514,12 +539,12 @@ class SqlReviewStoreDb:
             total -= row.bytes
         candidates.close()
         for chunk in _chunks(doomed):
-            connection.execute(sa.delete(entries).where(entry_rowid.in_(chunk)))
+            _delete_entries(connection, entry_rowid.in_(chunk))
         return len(doomed)
 
     def remove(self, key: str) -> bool:
         with self._transaction(BEGIN_IMMEDIATE) as connection:
-            deleted = connection.execute(sa.delete(entries).where(entries.c.key == key)).rowcount
+            deleted = _delete_entries(connection, entries.c.key == key)
         return deleted > 0
 
     def count_entries(self) -> int:
@@ -528,6 +553,12 @@ class SqlReviewStoreDb:
             return int(
                 connection.execute(sa.select(sa.func.count()).select_from(entries)).scalar_one()
             )
+
+    def totals(self) -> tuple[int, int]:
+        """``entry_totals``: the records and bytes the caps are checked against."""
+        with self._transaction(BEGIN_DEFERRED) as connection:
+            row = connection.execute(sa.select(entry_totals.c.records, entry_totals.c.bytes)).one()
+            return int(row.records), int(row.bytes)
 
     # Leases
 

@@ -12,6 +12,10 @@ agree, so a change here needs a revision.
     Published records: the record's JSON text in ``data`` plus the columns lookups, LRU
     eviction and purges need. ``bytes`` is the UTF-8 size of ``data``; ``completed_at`` and
     ``last_used`` are fixed-width UTC text, so text order is time order.
+``entry_totals`` (revision 4)
+    One row (``id`` 1): how many records ``entries`` holds and the sum of their ``bytes``,
+    changed in the transaction of every insert and delete of a record, so the check of
+    the caps on each PUT reads one row instead of every record.
 ``leases``
     One row per reuse key a client is reviewing: ``holder`` (the client's opaque id),
     ``principal`` (its token's name), ``acquired_at`` and ``expires_at`` (server clock).
@@ -53,6 +57,15 @@ entries = sa.Table(
     sa.Index("entries_by_key", "key", "completed_at"),
     sa.Index("entries_by_last_use", "last_used", "key"),
     sa.Index("entries_by_publisher", "publisher"),
+)
+
+entry_totals = sa.Table(
+    "entry_totals",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("records", sa.BigInteger, nullable=False),
+    sa.Column("bytes", sa.BigInteger, nullable=False),
+    sa.CheckConstraint("id = 1", name="entry_totals_one_row"),
 )
 
 leases = sa.Table(

@@ -31,6 +31,7 @@ from artifactize.ports.store_server_storage import ReviewStoreDbError, StoreEntr
 from tests.fakes.processes import TickingClock
 from tests.support import postgres
 from tests.support.postgres import PostgresServer
+from tests.support.query_plans import table_scans
 
 STORE_SCHEMA_VERSION = len(STORE_MIGRATIONS.order)
 MakeStore = Callable[..., SqlReviewStoreDb]
@@ -327,6 +328,47 @@ class TestLeastRecentlyUsed:
         store.put(entry(key(1), "e1"))
         assert store.put(entry(key(1), "e1")) is False
         assert store.count_entries() == 1
+        store.close()
+
+    def test_the_totals_follow_every_insert_and_delete(self, make_store: MakeStore) -> None:
+        """``entry_totals``, which each put checks the caps against, equals the records'
+        count and bytes after puts, a duplicate, evictions, a removal and a purge."""
+        store = make_store(max_records=5)
+        store.add_token("bad", ["publish"])
+
+        def counted() -> tuple[int, int]:
+            found = store.lookup([key(n) for n in range(10)])  # at most one per key here
+            return len(found), sum(len(text.encode()) for text in found)
+
+        for n in range(8):
+            store.put(entry(key(n), f"e{n}", publisher="bad" if n % 3 else "ci", pad=10 * n))
+            assert store.totals() == counted()
+        assert store.totals()[0] == 5  # three evicted
+        assert store.put(entry(key(7), "e7", pad=70)) is False  # a duplicate counts nothing
+        assert store.remove(key(6)) is True
+        assert store.totals() == counted()
+        assert store.revoke_token("bad", purge=True).purged_entries == 3  # keys 4, 5, 7
+        assert store.totals() == counted() == (1, store.totals()[1])
+        store.close()
+
+    def test_a_put_reads_no_record_but_the_ones_it_needs(
+        self, make_store: MakeStore, database: str | None, tmp_path: Path
+    ) -> None:
+        """Below the caps, a put checks them from ``entry_totals``: no statement of it reads
+        the records table whole (``count(*)`` and ``sum(bytes)`` over every record made a
+        PUT's time grow with the store: 1.7 ms at the first of 10,000 records, 5.1 ms at
+        the last)."""
+        if database is not None:
+            pytest.skip("planned by SQLite's EXPLAIN QUERY PLAN")
+        store = make_store()
+        for n in range(3):
+            store.put(entry(key(n), f"e{n}"))
+        scans = table_scans(
+            tmp_path / "state" / "review-store.sqlite",
+            lambda: store.put(entry(key(9), "e9")),
+            ("entries", "entry_totals"),
+        )
+        assert scans == []
         store.close()
 
 

@@ -3,4 +3,4 @@
 ``REVISIONS`` lists them oldest first; add a new revision's id here too.
 """
 
-REVISIONS = ("store_0001", "store_0002", "store_0003")
+REVISIONS = ("store_0001", "store_0002", "store_0003", "store_0004")
