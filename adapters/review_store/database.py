@@ -304,23 +304,30 @@ def _open_postgresql(
 
 def _add_to_totals(connection: sa.Connection, records: int, size: int) -> tuple[int, int]:
     """Change ``entry_totals`` by ``records`` and ``size`` bytes (in the caller's
-    transaction, with the write it counts); the totals after."""
-    row = connection.execute(
+    transaction, with the write it counts); the totals after. (No ``RETURNING``: SQLite has
+    it from 3.35, and Python 3.11 may be linked with an older one.)"""
+    connection.execute(
         sa.update(entry_totals)
         .where(entry_totals.c.id == 1)
         .values(records=entry_totals.c.records + records, bytes=entry_totals.c.bytes + size)
-        .returning(entry_totals.c.records, entry_totals.c.bytes)
+    )
+    row = connection.execute(
+        sa.select(entry_totals.c.records, entry_totals.c.bytes).where(entry_totals.c.id == 1)
     ).one()
     return int(row.records), int(row.bytes)
 
 
 def _delete_entries(connection: sa.Connection, where: sa.ColumnElement[bool]) -> int:
-    """Delete the records ``where`` holds and take them out of ``entry_totals``; how many."""
-    sizes = connection.execute(sa.delete(entries).where(where).returning(entries.c.bytes))
-    gone = [int(size) for size in sizes.scalars()]
-    if gone:
-        _add_to_totals(connection, -len(gone), -sum(gone))
-    return len(gone)
+    """Delete the records ``where`` holds and take them out of ``entry_totals``; how many.
+    Counted first, in the same transaction: the store's writers are serialized."""
+    count, size = connection.execute(
+        sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(entries.c.bytes), 0)).where(where)
+    ).one()
+    if not count:
+        return 0
+    connection.execute(sa.delete(entries).where(where))
+    _add_to_totals(connection, -int(count), -int(size))
+    return int(count)
 
 
 def _chunks(values: Sequence[int]) -> Iterator[Sequence[int]]:
