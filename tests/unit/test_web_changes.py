@@ -3,6 +3,7 @@ form's placing of the validator's messages (entrypoints/web/verdict_form.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from artifactize.domain.reviews.human.viewing import (
@@ -52,9 +53,12 @@ def _record(ident: str, status: str, data: dict[str, Any]) -> ExecutionRecord:
 class _State:
     def __init__(self, records: list[ExecutionRecord]) -> None:
         self.records = records
+        self.asked: list[list[str]] = []
 
-    def latest_records(self) -> list[tuple[ExecutionRecord, int]]:
-        return [(record, 1) for record in self.records]
+    def latest_records_of(self, eval_ids: Collection[str]) -> list[ExecutionRecord]:
+        """Every record, whatever was asked (the caller must still pick its eval's)."""
+        self.asked.append(sorted(eval_ids))
+        return list(self.records)
 
 
 def _request(manifest: dict[str, str] | None, execution: str = "mine") -> RequestRecord:
@@ -83,8 +87,10 @@ def test_the_last_verdict_skips_errors_other_evals_and_the_request_itself() -> N
         _record("other", "GREEN", {"evalId": "doc/other", "fileManifest": {}}),
         _record("last", "RED", {"fileManifest": {"a.txt": "00"}}),
     ]
-    since = since_last_verdict(_State(records), _request({"a.txt": "01"}))  # type: ignore[arg-type]
+    state = _State(records)
+    since = since_last_verdict(state, _request({"a.txt": "01"}))  # type: ignore[arg-type]
     assert since.verdict is records[3] and since.changes == (("a.txt", MODIFIED),)
+    assert state.asked == [["doc/signoff"]]  # its eval's records only, not every key's
     none = since_last_verdict(_State([]), _request({}))  # type: ignore[arg-type]
     assert none.verdict is None
 

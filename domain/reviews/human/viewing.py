@@ -157,12 +157,14 @@ def changed_files(
 
 def since_last_verdict(state: StateStore, request: RequestRecord) -> SinceLastVerdict:
     """Compare ``request``'s manifest with the newest GREEN/RED record of its eval (its own
-    verdict excluded, so a settled request compares with the one before)."""
+    verdict excluded, so a settled request compares with the one before). Only its eval's
+    records are read (``latest_records_of``): the web's request page asked for the newest
+    record of every key, 10,000 decoded at 10,000 Artifacts (0.52 s against 0.09 s)."""
     own = request.execution_id
     last = next(
         (
             record
-            for record, _ in state.latest_records()
+            for record in state.latest_records_of([request.eval_id])
             if record.status in VERDICT_STATUSES
             and record.data.eval_id == request.eval_id
             and record.id != own
