@@ -45,11 +45,31 @@ RUN_WAIT_DEFAULT_SECONDS = 20
 RUN_WAIT_MAX_SECONDS = 60
 RUN_LIST_DEFAULT = 10
 RUN_LIST_MAX = 50
+# A Run's requests per answer of run_show and run_wait: a Run of 10,000 Artifacts has
+# 14,000 requests (3.5 MB as run_view gives them), past what a coding agent takes as one
+# tool result; an answer counts them all by status and lists a page.
+RUN_VIEW_REQUESTS_DEFAULT = 100
+RUN_VIEW_REQUESTS_MAX = 500
 CONTROL_FOLDER = "control"
 EXIT_WAIT_TIMED_OUT = 3
 STARTED = re.compile(r"Started (run-[A-Za-z0-9_-]+)")
 SELECTOR = {"type": "string", "description": "ARTIFACT (its evals) or ARTIFACT/EVAL."}
 RUN_ID = {"type": "string", "description": "A Run ID, e.g. run-Hq2b9X."}
+REQUEST_PAGE = {
+    "limit": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": RUN_VIEW_REQUESTS_MAX,
+        "description": f"Requests listed (default {RUN_VIEW_REQUESTS_DEFAULT}); "
+        "counts covers them all.",
+    },
+    "offset": {"type": "integer", "minimum": 0, "description": "Requests skipped first."},
+    "status": {
+        "type": "string",
+        "pattern": "^[A-Z_]{1,40}$",
+        "description": "Only the requests of this status (e.g. RED, ERROR).",
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -101,14 +121,17 @@ TOOLS = (
                     "minimum": 1,
                     "maximum": RUN_WAIT_MAX_SECONDS,
                 },
+                **REQUEST_PAGE,
             },
             ("runId",),
         ),
     ),
     ControlTool(
         "run_show",
-        "One Run: status, comment and every request with its verdict, result or error.",
-        _schema({"runId": RUN_ID}, ("runId",)),
+        "One Run: status, comment, its requests counted by status, and a page of them "
+        f"(limit, default {RUN_VIEW_REQUESTS_DEFAULT}; status filters, e.g. RED) with each "
+        "one's verdict, result or error.",
+        _schema({"runId": RUN_ID, **REQUEST_PAGE}, ("runId",)),
     ),
     ControlTool(
         "run_list",
@@ -146,9 +169,18 @@ TOOLS = (
 )
 
 
-def run_view(run: Mapping[str, Any]) -> dict[str, Any]:
-    """A Run as an agent needs it: where it stands and each request's outcome."""
-    requests = run.get("requests") or []
+def run_view(run: Mapping[str, Any], arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A Run as an agent needs it: where it stands, its requests counted by status, and a
+    page of them (``limit``, ``offset``, ``status`` in ``arguments``) with their outcomes."""
+    chosen = arguments or {}
+    limit = int(chosen.get("limit") or RUN_VIEW_REQUESTS_DEFAULT)
+    offset = int(chosen.get("offset") or 0)
+    wanted = chosen.get("status")
+    requests = [r for r in run.get("requests") or [] if isinstance(r, Mapping)]
+    counts: dict[str, int] = {}
+    for request in requests:
+        counts[str(request.get("status"))] = counts.get(str(request.get("status")), 0) + 1
+    matching = [r for r in requests if wanted is None or r.get("status") == wanted]
     return {
         "runId": run.get("id"),
         "status": run.get("status"),
@@ -156,6 +188,10 @@ def run_view(run: Mapping[str, Any]) -> dict[str, Any]:
         "comment": run.get("comment"),
         "createdAt": run.get("createdAt"),
         "completedAt": run.get("completedAt"),
+        "counts": counts,
+        "total": len(matching),
+        "limit": limit,
+        "offset": offset,
         "requests": [
             {
                 "requestId": request.get("id"),
@@ -167,8 +203,7 @@ def run_view(run: Mapping[str, Any]) -> dict[str, Any]:
                 "blockedReason": request.get("blockedReason"),
                 "source": (request.get("source") or {}).get("kind"),
             }
-            for request in requests
-            if isinstance(request, Mapping)
+            for request in matching[offset : offset + limit]
         ],
     }
 
@@ -296,7 +331,8 @@ class ControlTools:
 
     async def _tool_run_show(self, arguments: dict[str, Any]) -> ToolResult:
         _, data = await self._cli("run", "show", str(arguments["runId"]))
-        return self._refused(data, "run show gave no answer.") or ToolResult.json(run_view(data))
+        refused = self._refused(data, "run show gave no answer.")
+        return refused or ToolResult.json(run_view(data, arguments))
 
     async def _tool_run_wait(self, arguments: dict[str, Any]) -> ToolResult:
         seconds = int(arguments.get("timeoutSeconds") or RUN_WAIT_DEFAULT_SECONDS)
@@ -304,7 +340,8 @@ class ControlTools:
         _, data = await self._cli(
             *args, str(seconds * 1000), seconds=seconds + CONTROL_CALL_SECONDS
         )
-        return self._refused(data, "run show gave no answer.") or ToolResult.json(run_view(data))
+        refused = self._refused(data, "run show gave no answer.")
+        return refused or ToolResult.json(run_view(data, arguments))
 
     async def _tool_run_list(self, arguments: dict[str, Any]) -> ToolResult:
         limit = int(arguments.get("limit") or RUN_LIST_DEFAULT)

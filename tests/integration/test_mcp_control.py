@@ -19,7 +19,11 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from artifactize.entrypoints.mcp.control import RUN_WAIT_MAX_SECONDS, TOOLS
+from artifactize.entrypoints.mcp.control import (
+    RUN_VIEW_REQUESTS_MAX,
+    RUN_WAIT_MAX_SECONDS,
+    TOOLS,
+)
 from tests.integration.test_tool_sessions import harness_processes, wait_until
 from tests.support.cli import run_cli
 
@@ -134,6 +138,12 @@ async def test_an_agent_starts_a_durable_run_and_reads_it_through_the_control_to
         assert waited["settled"] is True and waited["comment"] == "agent checks the sleep"
         assert [(r["evalId"], r["status"]) for r in waited["requests"]] == [("proj/slow", "GREEN")]
         assert data(await client.call_tool("run_show", {"runId": run_id}))["status"] == "INCOMPLETE"
+        none_red = data(await client.call_tool("run_show", {"runId": run_id, "status": "RED"}))
+        assert (none_red["counts"], none_red["total"], none_red["requests"]) == (
+            {"GREEN": 1},
+            0,
+            [],
+        )
         second = data(await client.call_tool("verify_start", {"selector": "proj/quick"}))
         data(await client.call_tool("run_wait", {"runId": second["runId"]}))
         page = data(await client.call_tool("run_list", {"limit": 1}))
@@ -156,6 +166,10 @@ async def test_an_agent_starts_a_durable_run_and_reads_it_through_the_control_to
             assert words in error_text(await client.call_tool(name, arguments)), name
         at_limit = {"runId": run_id, "timeoutSeconds": RUN_WAIT_MAX_SECONDS}
         assert data(await client.call_tool("run_wait", at_limit))["settled"] is True
+        past = {"runId": run_id, "limit": RUN_VIEW_REQUESTS_MAX + 1}
+        assert "maximum" in error_text(await client.call_tool("run_show", past))
+        at_most = {"runId": run_id, "limit": RUN_VIEW_REQUESTS_MAX}
+        assert data(await client.call_tool("run_show", at_most))["limit"] == RUN_VIEW_REQUESTS_MAX
 
     sessions = world.run("mcp", "log")
     assert len(sessions) == 2 and all(s["control"] for s in sessions)
