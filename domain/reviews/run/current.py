@@ -31,6 +31,9 @@ from artifactize.ports.statuses import RequestStatus, RunStatus, ValidationStatu
 # Request statuses that may still change without a new Run.
 UNSETTLED = frozenset({RequestStatus.QUEUED, RequestStatus.RUNNING, RequestStatus.WAITING_HUMAN})
 SATISFIED_ARTIFACT = frozenset({RequestStatus.GREEN, "BASIS"})
+# The same as the columns hold them (a set of enum members matches plain text by hash only
+# while every member's name is its value).
+_UNSETTLED_TEXT = frozenset(str(status) for status in UNSETTLED)
 
 
 def current_run(run: Run, requests: Sequence[Request]) -> dict[str, Any]:
@@ -58,7 +61,7 @@ def run_may_settle(status: str, request_statuses: frozenset[str]) -> bool:
     """Whether ``settle_run`` may settle a Run of ``status`` whose requests have these
     statuses: only an ended INCOMPLETE Run none of whose requests may still change. The
     store asks it from columns before it decodes a Run's requests for ``settle_run``."""
-    return status == RunStatus.INCOMPLETE and request_statuses.isdisjoint(UNSETTLED)
+    return status == RunStatus.INCOMPLETE and request_statuses.isdisjoint(_UNSETTLED_TEXT)
 
 
 def settle_run(run: RunRecord, requests: Sequence[RequestRecord]) -> RunRecord | None:
