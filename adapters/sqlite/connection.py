@@ -11,8 +11,10 @@ Why the care:
   checked with ``lstat`` (a symlink is refused, never followed; a FIFO would block SQLite)
   before SQLite opens them and again once the companions exist.
 * Readers (``create=False``) open the file with ``mode=rw``, which never creates it.
-  Watchers (``read_only=True``: the monitor) open it with ``mode=ro`` and
-  ``PRAGMA query_only``: they cannot write even by mistake.
+  Watchers (``read_only=True``: the monitor, the doctor's check) open it with ``mode=ro``
+  and ``PRAGMA query_only``: they cannot write even by mistake. A state at an older
+  revision is upgraded for them first, by one short writable open (``behind_head``), as
+  any other command's first open would.
 * The schema is made and upgraded by Alembic revisions (``adapters/sqlite/migrations``,
   run by ``schema_migrations``) inside that same first transaction: an open either finds
   the head revision, or upgrades to it, or (a newer or foreign file) refuses and writes
@@ -246,6 +248,18 @@ def _initialize_once(engine: sa.Engine, database: str, create: bool) -> str | No
                 sa.insert(state_meta).values(name=STATE_ID_NAME, value=str(uuid.uuid4()))
             )
         return _read_state_id(connection, database)
+
+
+def behind_head(database: str) -> bool:
+    """Whether an existing state file is at an older schema revision than this program's
+    (``PRAGMA user_version`` is the revision's ordinal), read without writing anything."""
+    uri = f"file:{urllib.parse.quote(str(Path(database).absolute()))}?mode=ro"
+    try:
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as raw:
+            ordinal = int(raw.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.Error as error:
+        raise StateError(storage_fault("open state", database, error)) from error
+    return 0 < ordinal < len(STATE_MIGRATIONS.order)
 
 
 def initialize(engine: sa.Engine, database: str, *, create: bool) -> str | None:

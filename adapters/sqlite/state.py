@@ -47,6 +47,7 @@ from artifactize.adapters.sqlite.connection import (
     BEGIN_DEFERRED,
     BEGIN_IMMEDIATE,
     BEGIN_MODE_OPTION,
+    behind_head,
     create_engine,
     initialize,
     make_private_directory,
@@ -903,6 +904,17 @@ def _tell(held: Sequence[_Held], *, written: bool) -> None:
                 write.after()
 
 
+def _upgrade(database: str) -> None:
+    """Upgrade an older state for a read-only opener (the monitor, the doctor's check), as
+    any other command's first open does: one short writable open, then it reads the head
+    revision like everyone else."""
+    engine = create_engine(database, create=False)
+    try:
+        initialize(engine, database, create=False)
+    finally:
+        engine.dispose()
+
+
 class SqliteStateStores:
     """Opens states; the caps apply to every store it opens (tests lower them). ``clock``
     stamps what the store writes itself (a settled execution's missing ``completed_at``,
@@ -935,6 +947,8 @@ class SqliteStateStores:
             return None
         if exists:
             check_state_integrity(database)  # before the first read; refuses, never writes
+            if read_only and behind_head(database):
+                _upgrade(database)
         engine = create_engine(database, create=create, read_only=read_only)
         try:
             state_id = initialize(engine, database, create=create)

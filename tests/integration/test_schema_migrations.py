@@ -90,6 +90,24 @@ class TestStateUpgrades:
         assert query(url, f"SELECT version_num FROM {VERSION_TABLE}") == [(STATE_MIGRATIONS.head,)]
         assert query(url, "PRAGMA user_version") == [(len(STATE_MIGRATIONS.order),)]
 
+    def test_a_watcher_upgrades_an_older_state_before_it_reads(self, tmp_path: Path) -> None:
+        """The monitor and the doctor's check open the state read-only; an older state is
+        upgraded first by a short writable open, as by any other command (read-only, the
+        upgrade failed as "attempt to write a readonly database", which the doctor reported
+        as a state it could not open)."""
+        database = rebuild("state-v1.sql", tmp_path / "state" / STATE_FILE)
+        runs = query(sqlite_url(database), "SELECT id FROM runs")
+        state = SqliteStateStores().open(str(tmp_path / "state"), create=False, read_only=True)
+        assert state is not None
+        try:
+            assert sorted(run.id for run in state.list_runs(None, 100, 0)) == sorted(
+                r[0] for r in runs
+            )
+        finally:
+            state.close()
+        url = sqlite_url(database)
+        assert query(url, f"SELECT version_num FROM {VERSION_TABLE}") == [(STATE_MIGRATIONS.head,)]
+
     def test_runs_upgraded_to_revision_three_list_in_the_same_order(self, tmp_path: Path) -> None:
         """Revision 3 copies each Run's ``createdAt`` into its column: the lists order by
         it now, and must list an upgraded state's Runs and requests as before."""
