@@ -14,7 +14,7 @@ from artifactize.entrypoints.mcp.control import (
 
 
 def run(greens: int, reds: int) -> dict[str, Any]:
-    requests = [
+    requests: list[dict[str, Any]] = [
         {"id": f"run-a-{n}", "evalId": f"m{n}/check", "status": "GREEN"} for n in range(greens)
     ]
     requests[3:3] = [
