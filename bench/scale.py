@@ -12,7 +12,9 @@ each command is timed in a fresh interpreter as a user would start it:
 - ``verify --all`` with everything reused; ``verify --all`` after a one-file edit;
 - ``run list``, ``request list``;
 - the monitor's first screen (the Run list read the way the monitor reads it), and its
-  Run screen (the newest Run opened: its tree, header and first rows, then one refresh).
+  Run screen (the newest Run opened: its tree, header and first rows, then one refresh);
+- ``prune --keep 1 --dry-run``: every Run but the newest chosen, their requests deleted
+  and the unreferenced executions swept, all rolled back.
 
 For each: the time (best of ``--runs``), the time per Artifact, and the ratio to
 ``git status --porcelain`` on the same committed tree (best of the same number of runs).
@@ -292,6 +294,10 @@ def measure(artifacts: int, runs: int, workdir: Path) -> dict[str, Any]:
     )
     figures["monitor Run screen"] = _best(
         runs, lambda: _run(_monitor_run_screen(state, repo), repo)
+    )
+    figures["prune --keep 1 --dry-run"] = _best(
+        runs,
+        lambda: _run(cli(repo, state, "--json", "prune", "--keep", "1", "--dry-run"), repo),
     )
     edit()
     figures["status after a one-file edit"] = _best(
