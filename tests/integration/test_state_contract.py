@@ -957,93 +957,93 @@ def test_a_mirror_whose_supersession_moves_a_wait_illegally_is_refused_whole(
 # --- what SQLite reads for them ---------------------------------------------------------
 
 
-def test_a_settlement_finds_its_followers_by_index(tmp_path: Path) -> None:
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[StateStore]:
+    """The SQLite store alone, at ``tmp_path/state/state.sqlite``, for its query plans."""
+    opened = SqliteStateStores().open(str(tmp_path / "state"), create=True)
+    assert opened is not None
+    yield opened
+    opened.close()
+
+
+def test_a_settlement_finds_its_followers_by_index(
+    sqlite_store: StateStore, tmp_path: Path
+) -> None:
     """A Human settlement looks up the requests still waiting on its execution: through the
     index of requests by execution (state revision 4), not by reading every request of
     every Run once per submission (the only index on the column was the active requests',
     which a bound status cannot use)."""
-    store = SqliteStateStores().open(str(tmp_path / "state"), create=True)
-    assert store is not None
-    try:
-        execution = waiting_execution(store, "execution-1")
-        (original,) = human_run(store, "run-a", "1", [("run-a-1", execution.id)])
-        (follower,) = human_run(store, "run-b", "2", [("run-b-1", execution.id)])
-        store.claim_human(original.id, "alice", "t1")
-        settled: list[Any] = []
-        scans = table_scans(
-            tmp_path / "state" / "state.sqlite",
-            lambda: settled.append(store.settle_human(settlement(original, execution))),
-            ("requests",),
-        )
-        assert settled[0].followers == (follower.id,)
-    finally:
-        store.close()
+    execution = waiting_execution(sqlite_store, "execution-1")
+    (original,) = human_run(sqlite_store, "run-a", "1", [("run-a-1", execution.id)])
+    (follower,) = human_run(sqlite_store, "run-b", "2", [("run-b-1", execution.id)])
+    sqlite_store.claim_human(original.id, "alice", "t1")
+    settled: list[Any] = []
+    scans = table_scans(
+        tmp_path / "state" / "state.sqlite",
+        lambda: settled.append(sqlite_store.settle_human(settlement(original, execution))),
+        ("requests",),
+    )
+    assert settled[0].followers == (follower.id,)
     assert scans == []
 
 
-def test_prune_sweeps_the_executions_nothing_points_at_by_index(tmp_path: Path) -> None:
+def test_prune_sweeps_the_executions_nothing_points_at_by_index(
+    sqlite_store: StateStore, tmp_path: Path
+) -> None:
     """``prune`` deletes the executions no remaining request points at: the correlated
     ``NOT EXISTS`` (and the foreign key check of each deleted execution) reads the index of
     requests by execution, not every request once per candidate (35 s for 5,000 evicted
     records of a 10,000-Artifact state, 0.015 s with the index)."""
-    store = SqliteStateStores().open(str(tmp_path / "state"), create=True)
-    assert store is not None
-    try:
-        for number in range(3):
-            ended = dataclasses.replace(
-                running(f"execution-{number}", key=None),
-                status=ExecutionStatus.ERROR,
-                completed_at=SETTLED_AT,
-            )
-            store.insert_execution(ended)
-            run_id = RunId(f"run-{number}")
-            request_id = RequestId(f"run-{number}-1")
-            store.create_run(
-                RunRecord(run_id, "/repo", RunStatus.ERROR, run_from_json({"createdAt": "1"})),
-                [
-                    RequestRecord(
-                        request_id,
-                        run_id,
-                        EvalId("doc/eval"),
-                        1,
-                        ended.id,
-                        RequestStatus.ERROR,
-                        request_from_json({"id": request_id, "status": "ERROR"}),
-                    )
-                ],
-            )
-        outcome: list[PruneOutcome] = []
-        scans = table_scans(
-            tmp_path / "state" / "state.sqlite",
-            lambda: outcome.append(store.prune(before=None, keep=1, dry_run=False)),
-            ("requests",),
+    for number in range(3):
+        ended = dataclasses.replace(
+            running(f"execution-{number}", key=None),
+            status=ExecutionStatus.ERROR,
+            completed_at=SETTLED_AT,
         )
-        assert (outcome[0].requests, outcome[0].executions) == (2, 2)
-        assert len(store.list_runs("/repo", 10, 0)) == 1
-    finally:
-        store.close()
+        sqlite_store.insert_execution(ended)
+        run_id = RunId(f"run-{number}")
+        request_id = RequestId(f"run-{number}-1")
+        sqlite_store.create_run(
+            RunRecord(run_id, "/repo", RunStatus.ERROR, run_from_json({"createdAt": "1"})),
+            [
+                RequestRecord(
+                    request_id,
+                    run_id,
+                    EvalId("doc/eval"),
+                    1,
+                    ended.id,
+                    RequestStatus.ERROR,
+                    request_from_json({"id": request_id, "status": "ERROR"}),
+                )
+            ],
+        )
+    outcome: list[PruneOutcome] = []
+    scans = table_scans(
+        tmp_path / "state" / "state.sqlite",
+        lambda: outcome.append(sqlite_store.prune(before=None, keep=1, dry_run=False)),
+        ("requests",),
+    )
+    assert (outcome[0].requests, outcome[0].executions) == (2, 2)
+    assert len(sqlite_store.list_runs("/repo", 10, 0)) == 1
     assert scans == []
 
 
-def test_a_mirror_finds_its_keys_waiting_execution_by_index(tmp_path: Path) -> None:
-    """A record mirrored from the team store ends its key's Human wait: the waiting holder
+def test_a_mirror_finds_its_keys_waiting_execution_by_index(
+    sqlite_store: StateStore, tmp_path: Path
+) -> None:
+    """A record mirrored from the team sqlite_store ends its key's Human wait: the waiting holder
     is found through the partial unique index of active executions, not by reading every
     execution once per mirrored record (a CI ``verify`` of 10,000 Artifacts from an empty
     state mirrors 10,000 records: 31 s in that one statement)."""
-    store = SqliteStateStores().open(str(tmp_path / "state"), create=True)
-    assert store is not None
-    try:
-        owner, _follower = waiting_owner_and_follower(store)
-        remote = mirror("remote-x", "GREEN", "2026-01-03T00:00:00.000000000Z")
-        added: list[bool] = []
-        scans = table_scans(
-            tmp_path / "state" / "state.sqlite",
-            lambda: added.append(store.add_mirror(remote, supersession(remote, MIRRORED_AT))),
-            ("executions", "requests"),
-        )
-        answered = store.get_request(owner.id)
-    finally:
-        store.close()
+    owner, _follower = waiting_owner_and_follower(sqlite_store)
+    remote = mirror("remote-x", "GREEN", "2026-01-03T00:00:00.000000000Z")
+    added: list[bool] = []
+    scans = table_scans(
+        tmp_path / "state" / "state.sqlite",
+        lambda: added.append(sqlite_store.add_mirror(remote, supersession(remote, MIRRORED_AT))),
+        ("executions", "requests"),
+    )
+    answered = sqlite_store.get_request(owner.id)
     assert added == [True] and answered is not None and answered.status == "GREEN"
     assert scans == []
 
