@@ -59,6 +59,7 @@ from artifactize.ports.state import (
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 from tests.fakes.processes import TickingClock
 from tests.support.processes import no_process_left_behind
+from tests.support.query_plans import query_plans
 
 HEAD_ORDINAL = len(sqlite_open.STATE_MIGRATIONS.order)  # user_version at the head revision
 
@@ -1196,32 +1197,27 @@ def test_a_claim_searches_executions_by_index_never_scans_them(
     store = open_store(history_records_max=3)
     for number in range(3):  # a history, so a scan would have rows to scan
         record(store, f"old-{number}", f"execution-old-{number}", completed_at=at(number))
-    issued: list[tuple[str, Any]] = []
 
-    def capture(_conn: object, _cursor: object, sql: str, params: Any, *_rest: object) -> None:
-        if "executions" in sql and not sql.lstrip().upper().startswith("INSERT"):
-            issued.append((sql, params))
-
-    sa_event.listen(Engine, "before_cursor_execute", capture)
-    try:
+    def claims() -> None:
         first = execution("execution-1")
         assert store.claim(first, alive).outcome is ClaimOutcome.OWNED
         assert store.claim(execution("execution-2"), alive).outcome is ClaimOutcome.BUSY
         assert store.complete_execution(settled(first, completed_at=at(9)), record=True)
         assert store.claim(execution("execution-3"), alive).outcome is ClaimOutcome.REUSED
-    finally:
-        sa_event.remove(Engine, "before_cursor_execute", capture)
-    assert len(issued) >= 5
-    assert any("holder" in sql for sql, _ in issued)  # GC looked for a victim
-    with sqlite3.connect(tmp_path / "state" / "state.sqlite") as database:
-        for sql, params in issued:
-            plan = " | ".join(
-                str(row[-1]) for row in database.execute(f"EXPLAIN QUERY PLAN {sql}", params)
-            )
-            scans = [f"SCAN {table}" for table in ("executions", "holder", "requests")]
-            assert not any(scan in plan for scan in scans), (sql, plan)
-            if "'WAITING_HUMAN'" in sql and sql.lstrip().upper().startswith("SELECT"):
-                assert "USING INDEX active_key" in plan, (sql, plan)
+
+    plans = query_plans(
+        tmp_path / "state" / "state.sqlite",
+        claims,
+        lambda sql: "executions" in sql and not sql.lstrip().upper().startswith("INSERT"),
+    )
+    assert len(plans) >= 5
+    assert any("holder" in sql for sql, _ in plans)  # GC looked for a victim
+    for sql, steps in plans:
+        plan = " | ".join(steps)
+        scans = [f"SCAN {table}" for table in ("executions", "holder", "requests")]
+        assert not any(scan in plan for scan in scans), (sql, plan)
+        if "'WAITING_HUMAN'" in sql and sql.lstrip().upper().startswith("SELECT"):
+            assert "USING INDEX active_key" in plan, (sql, plan)
 
 
 def test_prune_finds_the_runs_with_active_requests_through_their_index(
@@ -1237,24 +1233,15 @@ def test_prune_finds_the_runs_with_active_requests_through_their_index(
             RunId(run_id), "/repo", RunStatus.INCOMPLETE, run_from_json({"createdAt": at(number)})
         )
         store.create_run(run, [request(run_id, 1, "GREEN"), request(run_id, 2)])
-    issued: list[tuple[str, Any]] = []
-
-    def capture(_conn: object, _cursor: object, sql: str, params: Any, *_rest: object) -> None:
-        if sql.lstrip().startswith("SELECT requests.run_id"):
-            issued.append((sql, params))
-
-    sa_event.listen(Engine, "before_cursor_execute", capture)
-    try:
-        outcome = store.prune(before=None, keep=0, dry_run=True)
-    finally:
-        sa_event.remove(Engine, "before_cursor_execute", capture)
-    assert sorted(outcome.kept_live) == ["run-0", "run-1", "run-2"]  # each has a QUEUED one
-    ((sql, params),) = issued
-    with sqlite3.connect(tmp_path / "state" / "state.sqlite") as database:
-        plan = " | ".join(
-            str(row[-1]) for row in database.execute(f"EXPLAIN QUERY PLAN {sql}", params)
-        )
-    assert "USING INDEX active_request_execution" in plan, plan
+    outcomes = []
+    ((_sql, steps),) = query_plans(
+        tmp_path / "state" / "state.sqlite",
+        lambda: outcomes.append(store.prune(before=None, keep=0, dry_run=True)),
+        lambda sql: sql.lstrip().startswith("SELECT requests.run_id"),
+    )
+    # each Run has a QUEUED request
+    assert sorted(outcomes[0].kept_live) == ["run-0", "run-1", "run-2"]
+    assert "USING INDEX active_request_execution" in " | ".join(steps), steps
 
 
 def test_a_change_mark_that_cannot_be_read_is_a_state_error(
