@@ -193,6 +193,13 @@ class DirectoryHandle(Protocol):
         """Open a regular file for streaming reads; links and special files are refused."""
         ...
 
+    def open_listed_file(self, name: str) -> FileHandle:
+        """``open_file`` of an entry that ``entries``, ``entry`` or ``identity`` of this
+        handle has just classified as a regular file (a fingerprint walk hashing what it
+        listed): the same refusals, without classifying the entry a second time before it
+        is opened."""
+        ...
+
     def read_link(self, name: str) -> str:
         """The target text of a symbolic link entry, without following it."""
         ...

@@ -372,6 +372,10 @@ class WindowsDirectoryHandle(OwnedHandle):
         """``read_file``: its open already classifies the entry by its handle."""
         return self.read_file(name, max_bytes)
 
+    def open_listed_file(self, name: str) -> WindowsFileHandle:
+        """``open_file``: its open already classifies the entry by its handle."""
+        return self.open_file(name)
+
     def read_file(self, name: str, max_bytes: int) -> bytes:
         """Read a regular file of at most ``max_bytes`` (reading one byte more to be sure:
         the size may change while it is read)."""

@@ -224,6 +224,10 @@ class _ObservedFolder:
         self._observer.incomplete()  # read in pieces: not logged
         return self._real.open_file(name)
 
+    def open_listed_file(self, name: str) -> FileHandle:
+        self._observer.incomplete()  # read in pieces: not logged
+        return self._real.open_listed_file(name)
+
     def read_link(self, name: str) -> str:
         self._observer.incomplete()
         return self._real.read_link(name)

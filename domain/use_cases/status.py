@@ -40,7 +40,7 @@ from artifactize.domain.reviews.reuse.keys import DERIVED_NO_KEY, KeyInputs, key
 from artifactize.domain.reviews.run import gates
 from artifactize.domain.reviews.run.context import IGNORE_GATES
 from artifactize.domain.reviews.run.derived import pulled_in
-from artifactize.domain.reviews.run.fingerprint_jobs import compute_kept_first
+from artifactize.domain.reviews.run.fingerprint_jobs import compute_scripts_apart
 from artifactize.domain.reviews.run.gates import Evidence, GraphState, Readiness
 from artifactize.domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
 from artifactize.domain.reviews.run.reuse import NOT_SELECTED, NOT_SELECTED_UNKEYED
@@ -364,19 +364,18 @@ class Status:
     # --- looking up ---------------------------------------------------------------------
 
     def _keys(self, ids: Sequence[str]) -> dict[str, KeyInputs | FingerprintError]:
-        """Every eval's key, ``--fingerprint-jobs`` at once, those the file index keeps
-        first on this thread (``compute_kept_first``)."""
-        return compute_kept_first(
-            lambda eval_id, kept_only: self._key(eval_id, kept_only=kept_only),
+        """Every eval's key: those that need no fingerprint script on this thread, the
+        others' scripts ``--fingerprint-jobs`` at once (``compute_scripts_apart``)."""
+        return compute_scripts_apart(
+            lambda eval_id, here: self._key(eval_id, without_scripts=here),
             ids,
             self.options.policy.fingerprint_jobs or 1,
             self.ports.threads,
-            indexed=self.ports.index is not None,
         )
 
-    def _key(self, eval_id: str, *, kept_only: bool = False) -> KeyInputs | FingerprintError:
-        """The eval's key, or the failure that stopped it; ``kept_only``: ``NotKept`` unless
-        the file index keeps every fingerprint it needs."""
+    def _key(self, eval_id: str, *, without_scripts: bool = False) -> KeyInputs | FingerprintError:
+        """The eval's key, or the failure that stopped it; ``without_scripts``:
+        ``NeedsScript`` rather than run a fingerprint script."""
         try:
             return key_inputs(
                 self.workspace,
@@ -387,7 +386,7 @@ class Status:
                 computed=self._fingerprints,
                 gitignores=self._gitignores,
                 folders=self._folders,
-                kept_only=kept_only,
+                without_scripts=without_scripts,
             )
         except FingerprintError as exc:
             return exc

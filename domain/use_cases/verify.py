@@ -145,8 +145,8 @@ class Verify:
             OpenFolders() as folders,  # the root and shared ancestors opened once for all
         ):
             self._keys.update(
-                fingerprint_jobs.compute_kept_first(  # those the index keeps first, here
-                    lambda eval_id, kept_only: key_inputs(
+                fingerprint_jobs.compute_scripts_apart(  # scripts on workers, the rest here
+                    lambda eval_id, here: key_inputs(
                         self.workspace,
                         eval_id,
                         review.tools.filesystem,
@@ -155,12 +155,11 @@ class Verify:
                         computed=computed,
                         gitignores=gitignores,
                         folders=folders,
-                        kept_only=kept_only,
+                        without_scripts=here,
                     ),
                     missing,
                     self.options.policy.fingerprint_jobs or 1,
                     review.threads,
-                    indexed=self.ports.index is not None,
                 )
             )
         if self.ports.index is not None:

@@ -62,7 +62,8 @@ _FLAGS: tuple[tuple[str, type, str, str], ...] = (
         "fingerprint_jobs",
         int,
         "--fingerprint-jobs",
-        "Fingerprints computed at once (default: CPUs, 1-256).",
+        "Fingerprint scripts run at once (default: CPUs, 1-256); artifactsums are computed "
+        "on the command's own thread.",
     ),
     (
         "shard",

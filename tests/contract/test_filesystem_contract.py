@@ -85,12 +85,22 @@ def test_a_negative_limit_is_refused(root: DirectoryHandle) -> None:
         root.read_file("README.md", -1)
 
 
-def test_open_file_streams_in_pieces(root: DirectoryHandle) -> None:
-    with root.open_file("README.md") as handle:
+@pytest.mark.parametrize("opening", ["open_file", "open_listed_file"])
+def test_open_file_streams_in_pieces(root: DirectoryHandle, opening: str) -> None:
+    with getattr(root, opening)("README.md") as handle:
         assert handle.size == 9
         assert handle.read(4) == b"# re"
         assert handle.read(100) == b"adme\n"
         assert handle.read(100) == b""
+        assert handle.read(100) == b""  # and again
+
+
+@pytest.mark.parametrize("opening", ["open_file", "open_listed_file"])
+def test_a_file_is_read_whole_in_one_piece_at_its_size(root: DirectoryHandle, opening: str) -> None:
+    """Asked for more than its size, a file answers all of it, then the end."""
+    with getattr(root, opening)("README.md") as handle:
+        assert handle.read(1 << 20) == b"# readme\n"
+        assert handle.read(1 << 20) == b""
 
 
 def test_a_directory_is_not_read_as_a_file(root: DirectoryHandle) -> None:
@@ -98,6 +108,8 @@ def test_a_directory_is_not_read_as_a_file(root: DirectoryHandle) -> None:
         root.read_file("docs", 100)
     with pytest.raises(NotRegularFile):
         root.open_file("docs")
+    with pytest.raises(NotRegularFile):
+        root.open_listed_file("docs")
 
 
 def test_a_file_is_not_opened_as_a_directory(root: DirectoryHandle) -> None:
@@ -110,6 +122,7 @@ def test_missing_entries_are_not_found(root: DirectoryHandle) -> None:
         lambda: root.entry("missing"),
         lambda: root.read_file("missing", 10),
         lambda: root.open_file("missing"),
+        lambda: root.open_listed_file("missing"),
         lambda: root.open_directory("missing"),
     ):
         with pytest.raises(EntryNotFound) as refused:
@@ -179,6 +192,7 @@ def test_names_must_be_single_components(root: DirectoryHandle, name: str) -> No
         lambda: root.read_file(name, 10),
         lambda: root.open_directory(name),
         lambda: root.open_file(name),
+        lambda: root.open_listed_file(name),
     ):
         with pytest.raises(ValueError):
             call()
@@ -279,6 +293,8 @@ def test_a_link_to_a_file_outside_is_refused(
         root.read_file("leak.txt", 100)
     with pytest.raises(SymlinkRefused):
         root.open_file("leak.txt")
+    with pytest.raises(SymlinkRefused):
+        root.open_listed_file("leak.txt")
 
 
 @needs_reparse_points

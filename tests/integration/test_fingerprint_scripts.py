@@ -38,6 +38,13 @@ if command == "version":
 elif command == "fail":
     sys.stderr.write("secret detail: " + os.environ.get("SECRET_TOKEN", "none"))
     sys.exit(1)
+elif command == "meet":  # wait for the other script of the pair to start (or 5 s)
+    mine, other = report + "." + sys.argv[3], report + "." + sys.argv[4]
+    open(mine, "w").close()
+    deadline = time.monotonic() + 5
+    while not os.path.exists(other) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    sys.stdout.write("met" if os.path.exists(other) else "alone")
 elif command == "hang":
     open(report, "w").write(str(os.getpid()))
     time.sleep(60)
@@ -193,3 +200,15 @@ def test_a_missing_listed_file_stops_verify(repo: Repo) -> None:
         {"error": "Artifact `app`: fingerprint.script.files entry `main.txt` does not exist"},
     )
     assert not repo.seen.exists()  # the script never ran
+
+
+def test_fingerprint_scripts_run_fingerprint_jobs_at_a_time(repo: Repo) -> None:
+    """``--fingerprint-jobs 2``: two Artifacts' scripts run at once, on worker threads
+    (each waits until the other has started: run in turn, the first would be alone)."""
+    meeting = str(repo.path.parent / "meeting")
+    repo.declare("left", ["meet", meeting, "left", "right"])
+    repo.declare("right", ["meet", meeting, "right", "left"])
+    code, report = repo.cli("status", "--fingerprint-jobs", "2", "--evals", "left/ok,right/ok")
+    assert code in (0, 1), report
+    found = {e["evalId"]: e["fingerprints"] for e in report["evals"]}
+    assert found == {"left/ok": {"left": "met"}, "right/ok": {"right": "met"}}

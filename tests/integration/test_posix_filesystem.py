@@ -181,6 +181,71 @@ def test_read_listed_file_refuses_what_read_file_refuses(root: PosixDirectoryHan
     assert descriptors_opened_since(before) == set()
 
 
+def test_open_listed_file_refuses_what_open_file_refuses(root: PosixDirectoryHandle) -> None:
+    """As ``read_listed_file``: without the no-follow stat before the open, a link, a FIFO
+    (without blocking) and a folder are still refused, leaving no descriptor open."""
+    before = open_descriptors()
+    with root.open_listed_file("index.artf") as handle:
+        assert handle.read(100) == b"name = 'x'"
+    for name, error in [
+        ("secret_link", SymlinkRefused),
+        ("inside_file_link", SymlinkRefused),
+        ("fifo", NotRegularFile),
+        ("docs", NotRegularFile),
+        ("missing", EntryNotFound),
+    ]:
+        with pytest.raises(error):
+            run_with_timeout(partial(root.open_listed_file, name))
+    assert descriptors_opened_since(before) == set()
+
+
+def test_a_small_file_is_streamed_in_one_read(
+    root: PosixDirectoryHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream that reaches the size the ``fstat`` gave with a short read is at its end:
+    one ``read`` system call for a small file, where reading on to end of file took
+    three (the data, the end inside the chunk, the end again for the caller's next read).
+    Each open stats nothing before its open when the entry was listed."""
+    calls: list[str] = []
+    real_read, real_stat = os.read, os.stat
+
+    def read(fd: int, n: int) -> bytes:
+        calls.append("read")
+        return real_read(fd, n)
+
+    def stat_(*args: object, **kwargs: object) -> os.stat_result:
+        calls.append("stat")
+        return real_stat(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "read", read)
+    monkeypatch.setattr(os, "stat", stat_)
+    with root.open_listed_file("index.artf") as handle:
+        pieces = [handle.read(1 << 20), handle.read(1 << 20), handle.read(1 << 20)]
+    assert pieces == [b"name = 'x'", b"", b""]
+    assert calls == ["read"]
+
+
+def test_a_stream_reads_on_when_the_file_grew_after_its_fstat(
+    root: PosixDirectoryHandle, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The size the ``fstat`` gave ends a stream only when a short read stops exactly
+    there: a file that grew since is read to its end, and one that shrank too."""
+    grown = b"name = 'x' # and more"
+    (workspace / "index.artf").write_bytes(grown)
+    target = os.stat(workspace / "index.artf").st_ino
+    small = os.stat(workspace / "docs" / "index.artf")  # a regular file of 4 bytes
+    real_fstat = os.fstat
+
+    def stale_fstat(fd: int) -> os.stat_result:
+        info = real_fstat(fd)
+        return small if info.st_ino == target else info
+
+    monkeypatch.setattr(os, "fstat", stale_fstat)
+    with root.open_listed_file("index.artf") as handle:
+        assert handle.size == 4
+        assert handle.read(3) + handle.read(100) + handle.read(100) == grown
+
+
 @pytest.mark.parametrize("size", [0, 1, 9, 10, 11, 3 << 20])
 def test_read_file_at_and_around_the_limit(tmp_path: Path, size: int) -> None:
     """One read of the size plus one byte answers whole files; past the limit is refused."""

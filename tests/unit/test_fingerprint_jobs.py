@@ -11,12 +11,12 @@ from typing import TypeVar, TypeVarTuple
 import anyio
 import pytest
 
-from artifactize.domain.reviews.reuse.errors import NotKept
+from artifactize.domain.reviews.reuse.errors import FingerprintError, NeedsScript
 from artifactize.domain.reviews.run.fingerprint_jobs import (
     BATCH_MAX,
     batch_size,
     compute_all,
-    compute_kept_first,
+    compute_scripts_apart,
 )
 
 T = TypeVar("T")
@@ -128,33 +128,49 @@ def test_a_finished_computation_leaves_no_cycle_holding_its_work() -> None:
         gc.enable()
 
 
-@pytest.mark.parametrize(("jobs", "indexed"), [(2, True), (2, False), (1, True)])
-def test_kept_keys_first_on_this_thread_and_the_rest_on_the_workers(
-    jobs: int, indexed: bool
-) -> None:
-    """With jobs and an index, every name the index answers is computed on the caller's
-    thread (no hop); only the others go to the workers. Otherwise ``compute_all``."""
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_keys_without_a_script_on_this_thread_and_the_scripts_on_the_workers(jobs: int) -> None:
+    """With more than one job, every name that needs no fingerprint script is computed on
+    the caller's thread (no hop); only those that run a script go to the workers. With one
+    job, every name in turn on this thread, as ``compute_all``."""
     names = [f"n{i}" for i in range(20)]
-    kept = {name for name in names if int(name[1:]) % 4}  # 15 kept, 5 not
+    scripted = {name for name in names if int(name[1:]) % 4 == 0}  # 5 run a script
     threads = CountingThreads()
     asked: list[tuple[str, bool]] = []
 
-    def compute(name: str, kept_only: bool) -> str:
-        asked.append((name, kept_only))
-        if kept_only and name not in kept:
-            raise NotKept(name)
+    def compute(name: str, without_scripts: bool) -> str:
+        asked.append((name, without_scripts))
+        if without_scripts and name in scripted:
+            raise NeedsScript(name)
         return name.upper()
 
-    found = compute_kept_first(compute, names, jobs, threads, indexed=indexed)
+    found = compute_scripts_apart(compute, names, jobs, threads)
     assert list(found.items()) == [(n, n.upper()) for n in names]
-    first_pass = jobs > 1 and indexed
-    assert [n for n, only in asked if only] == (names if first_pass else [])
-    worked = sorted(n for n, only in asked if not only)
-    assert worked == sorted(set(names) - kept if first_pass else names)
-    assert (threads.hops > 0) == (jobs > 1)  # one job computes in turn, on this thread
+    first_pass = jobs > 1
+    assert [n for n, here in asked if here] == (names if first_pass else [])
+    worked = sorted(n for n, here in asked if not here)
+    assert worked == sorted(scripted if first_pass else names)
+    assert (threads.hops > 0) == first_pass  # one job computes in turn, on this thread
 
 
-def test_every_key_kept_takes_no_hop() -> None:
+def test_no_script_takes_no_hop() -> None:
     threads = CountingThreads()
-    found = compute_kept_first(lambda name, _: name, ["a", "b", "c"], 2, threads, indexed=True)
+    found = compute_scripts_apart(lambda name, _: name, ["a", "b", "c"], 2, threads)
     assert found == {"a": "a", "b": "b", "c": "c"} and threads.hops == 0
+
+
+def test_a_failure_on_this_thread_is_raised_before_any_script_runs() -> None:
+    """A key that fails without a script (an unreadable file, say) stops the computation
+    there: no script of a later name is started."""
+    threads = CountingThreads()
+
+    def compute(name: str, without_scripts: bool) -> str:
+        if name == "bad":
+            raise FingerprintError("Artifact `bad`: fingerprint file `x` cannot be read")
+        if without_scripts and name == "scripted":
+            raise NeedsScript(name)
+        return name
+
+    with pytest.raises(FingerprintError, match="`bad`"):
+        compute_scripts_apart(compute, ["scripted", "bad", "ok"], 2, threads)
+    assert threads.hops == 0

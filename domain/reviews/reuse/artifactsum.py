@@ -46,7 +46,7 @@ from artifactize.domain.declarations.model import ArtifactsumFingerprint
 from artifactize.domain.project.discovery import DECLARATION_SUFFIX, KeptIdentities
 from artifactize.domain.project.workspace import Artifact, Workspace
 from artifactize.domain.reviews.reuse.canonical_json import canonical_json
-from artifactize.domain.reviews.reuse.errors import FingerprintError, NotKept
+from artifactize.domain.reviews.reuse.errors import FingerprintError
 from artifactize.domain.reviews.reuse.ignore_rules import BUILTIN_IGNORES, IgnoreRules
 from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import (
@@ -186,7 +186,6 @@ def compute_artifactsum(
     index: FileIndex | None = None,
     gitignores: GitignoreMemo | None = None,
     folders: OpenFolders | None = None,
-    kept_only: bool = False,
 ) -> ArtifactsumResult:
     """The artifactsum of an Artifact that declares one (or omits ``fingerprint``).
 
@@ -194,8 +193,6 @@ def compute_artifactsum(
     ``index``: digests it knows are not computed again (it is not saved here).
     ``gitignores``: the ``.gitignore`` files this computation already read (filled here).
     ``folders``: the root and owner's ancestors held open for this computation's walks.
-    ``kept_only``: only a kept walk that still holds is answered; else ``NotKept`` is
-    raised before anything is listed or hashed.
     """
     artifact = workspace.artifact(artifact_name)
     fingerprint = artifact.declaration.fingerprint
@@ -213,7 +210,6 @@ def compute_artifactsum(
         index,
         _gitignores=memo,
         folders=folders,
-        kept_only=kept_only,
     )
     return walk.result()
 
@@ -359,7 +355,6 @@ class _Walk:
     _gitignores: dict[str, IgnoreRules | None] = field(default_factory=dict)
     folders: OpenFolders | None = None
     record: _WalkRecord | None = None  # set by ``result`` when the walk may be kept
-    kept_only: bool = False  # a kept walk that holds, else NotKept (nothing walked)
 
     def __post_init__(self) -> None:
         self.children = frozenset(self.artifact.children)
@@ -382,8 +377,6 @@ class _Walk:
                 recalled = self.record.recall(chain[-1].handle, self.owner.rsplit("/", 1)[-1])
                 if recalled is not None:
                     return recalled
-            if self.kept_only:
-                raise NotKept(self.artifact.name)
             chain = self._open_owner(stack, above=chain)
             for path in self.fingerprint.files:
                 self._named(chain, path)
@@ -625,7 +618,7 @@ class _Walk:
         """Read and hash one file (the index is told, unless it changed while read)."""
         digest = hashlib.sha256()
         try:
-            with handle.open_file(name) as file:
+            with handle.open_listed_file(name) as file:  # the walk classified it
                 identity = file.identity if self.index is not None else None
                 before = self.file_bytes
                 self._check_bytes(before + file.size, rel)  # before reading anything

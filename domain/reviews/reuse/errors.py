@@ -16,6 +16,6 @@ class FingerprintError(Exception):
         self.message = message
 
 
-class NotKept(Exception):
-    """A fingerprint asked for only as the file index keeps it (``kept_only``), which the
-    index does not keep: nothing was walked, hashed or run for it."""
+class NeedsScript(Exception):
+    """A fingerprint asked for ``without_scripts`` that runs an owner script: nothing was
+    run for it (``fingerprint_jobs.compute_scripts_apart`` hands its key to a worker)."""

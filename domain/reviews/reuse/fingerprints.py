@@ -28,7 +28,7 @@ from artifactize.domain.reviews.reuse.artifactsum import (
     OpenFolders,
     compute_artifactsum,
 )
-from artifactize.domain.reviews.reuse.errors import FingerprintError, NotKept
+from artifactize.domain.reviews.reuse.errors import FingerprintError, NeedsScript
 from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import Filesystem
 
@@ -108,14 +108,13 @@ def compute_fingerprint(
     index: FileIndex | None = None,
     gitignores: GitignoreMemo | None = None,
     folders: OpenFolders | None = None,
-    kept_only: bool = False,
+    without_scripts: bool = False,
 ) -> ComputedFingerprint | None:
     """The Artifact's fingerprint, or None when it declares ``fingerprint = false``;
     ``index``: the file index an artifactsum reads known digests from; ``gitignores``: the
     ``.gitignore`` files already read by this computation (``artifactsum.GitignoreMemo``);
-    ``folders``: the folders it holds open (``artifactsum.OpenFolders``); ``kept_only``:
-    only an artifactsum whose walk the index keeps (``NotKept`` otherwise: no walk, no
-    script)."""
+    ``folders``: the folders it holds open (``artifactsum.OpenFolders``);
+    ``without_scripts``: ``NeedsScript`` instead of running a fingerprint script."""
     artifact = workspace.artifact(artifact_name)
     declared = artifact.declaration.fingerprint
     if isinstance(declared, NoFingerprint):
@@ -129,11 +128,10 @@ def compute_fingerprint(
             index=index,
             gitignores=gitignores,
             folders=folders,
-            kept_only=kept_only,
         )
         return ComputedFingerprint(result.value, result.manifest)
-    if kept_only:
-        raise NotKept(artifact.name)
+    if without_scripts:
+        raise NeedsScript(artifact.name)
     if scripts is None:
         raise FingerprintError(f"Artifact `{artifact.name}`: {SCRIPTS_UNSUPPORTED}")
     stdout = scripts.run(workspace, artifact, declared)

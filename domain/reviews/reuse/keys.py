@@ -101,7 +101,7 @@ def key_inputs(
     computed: dict[str, ComputedFingerprint] | None = None,
     gitignores: GitignoreMemo | None = None,
     folders: OpenFolders | None = None,
-    kept_only: bool = False,
+    without_scripts: bool = False,
 ) -> KeyInputs:
     """Compute the key of an eval; raises ``FingerprintError`` when a fingerprint fails.
     ``index``: the file index fingerprints read known digests from; ``computed``: the
@@ -109,8 +109,8 @@ def key_inputs(
     that the evals of one Artifact do not walk its files once each; ``gitignores``: the
     ``.gitignore`` files already read over this same workspace (filled here); ``folders``:
     the folders held open for this computation's walks (``artifactsum.OpenFolders``);
-    ``kept_only``: raises ``NotKept`` unless every fingerprint the key needs is computed
-    already or kept by the index (nothing is walked or run then)."""
+    ``without_scripts``: raises ``NeedsScript`` rather than run a fingerprint script (the
+    fingerprints computed before it stay in ``computed``)."""
     ref = workspace.find_eval(qualified_eval_id)
     kept = workspace.kept_def_hash(ref) if profile is None or profile is ref.eval.profile else None
     def_hash = kept if kept is not None else eval_def_hash(ref.eval, profile)
@@ -134,7 +134,7 @@ def key_inputs(
                 index=index,
                 gitignores=gitignores,
                 folders=folders,
-                kept_only=kept_only,
+                without_scripts=without_scripts,
             )
             assert known is not None  # _unkeyed_reason found no `fingerprint = false`
             if computed is not None:

@@ -2,7 +2,7 @@
 
 ``--reuse-only KINDS`` (evals of those kinds only reuse), ``--jobs N`` (concurrent evals),
 ``--max-executions N`` (executor starts per Run), ``--fingerprint-jobs N`` (concurrent
-fingerprint computations) and ``--profile NAME`` (a profile variant). Every check raises
+fingerprint scripts) and ``--profile NAME`` (a profile variant). Every check raises
 ``PolicyError`` naming the flag and the rule, so the CLI exits 2 before it creates a Run
 (reference/declarations.md §4.4).
 """
