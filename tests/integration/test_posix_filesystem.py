@@ -159,12 +159,24 @@ def test_fifo_swapped_in_after_the_check_is_refused_by_fstat(
     assert descriptors_opened_since(before) == set()
 
 
-def test_read_listed_file_refuses_what_read_file_refuses(root: PosixDirectoryHandle) -> None:
-    """Without the no-follow stat before the open, the open and the fstat still refuse a
-    link (the listing's type may be stale), a FIFO (without blocking), a folder, and a file
-    over the limit; each without leaving a descriptor open."""
+def _read_listed(root: PosixDirectoryHandle, name: str) -> bytes:
+    return root.read_listed_file(name, 100)
+
+
+def _stream_listed(root: PosixDirectoryHandle, name: str) -> bytes:
+    with root.open_listed_file(name) as handle:
+        return handle.read(100)
+
+
+@pytest.mark.parametrize("listed", [_read_listed, _stream_listed])
+def test_a_listed_file_is_refused_as_read_file_refuses(
+    root: PosixDirectoryHandle, listed: Callable[[PosixDirectoryHandle, str], bytes]
+) -> None:
+    """``read_listed_file`` and ``open_listed_file``: without the no-follow stat before the
+    open, the open and the fstat still refuse a link (the listing's type may be stale), a
+    FIFO (without blocking) and a folder; each without leaving a descriptor open."""
     before = open_descriptors()
-    assert root.read_listed_file("index.artf", 100) == b"name = 'x'"
+    assert listed(root, "index.artf") == b"name = 'x'"
     for name, error in [
         ("secret_link", SymlinkRefused),
         ("inside_file_link", SymlinkRefused),
@@ -173,30 +185,17 @@ def test_read_listed_file_refuses_what_read_file_refuses(root: PosixDirectoryHan
         ("missing", EntryNotFound),
     ]:
         with pytest.raises(error):
-            run_with_timeout(partial(root.read_listed_file, name, 100))
+            run_with_timeout(partial(listed, root, name))
+    assert descriptors_opened_since(before) == set()
+
+
+def test_read_listed_file_refuses_a_file_over_the_limit_and_a_path(
+    root: PosixDirectoryHandle,
+) -> None:
     with pytest.raises(FileTooLarge):
         root.read_listed_file("index.artf", 9)
     with pytest.raises(ValueError):
         root.read_listed_file("docs/index.artf", 100)
-    assert descriptors_opened_since(before) == set()
-
-
-def test_open_listed_file_refuses_what_open_file_refuses(root: PosixDirectoryHandle) -> None:
-    """As ``read_listed_file``: without the no-follow stat before the open, a link, a FIFO
-    (without blocking) and a folder are still refused, leaving no descriptor open."""
-    before = open_descriptors()
-    with root.open_listed_file("index.artf") as handle:
-        assert handle.read(100) == b"name = 'x'"
-    for name, error in [
-        ("secret_link", SymlinkRefused),
-        ("inside_file_link", SymlinkRefused),
-        ("fifo", NotRegularFile),
-        ("docs", NotRegularFile),
-        ("missing", EntryNotFound),
-    ]:
-        with pytest.raises(error):
-            run_with_timeout(partial(root.open_listed_file, name))
-    assert descriptors_opened_since(before) == set()
 
 
 def test_a_small_file_is_streamed_in_one_read(
