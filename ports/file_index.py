@@ -66,6 +66,12 @@ class FileIndex(Protocol):
         ``covered`` is racy."""
         ...
 
+    def confirmed(self, identity_keys: Sequence[str]) -> None:
+        """These files were just found with these identities (``FileIdentity.key()``: a
+        kept walk recalled), so their digests are still right: saving need not stat them
+        again to tell whether their files are gone."""
+        ...
+
     def save(self) -> None:
         """Write what was learned since the last save, in one transaction; never raises
         (a failed write leaves the index as it was, or absent)."""

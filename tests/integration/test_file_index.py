@@ -154,6 +154,9 @@ class Counted:
     ) -> None:
         self.inner.remember_walk(identity, context, path, stored, covered)
 
+    def confirmed(self, identity_keys: Sequence[str]) -> None:
+        self.inner.confirmed(identity_keys)
+
     def save(self) -> None:
         self.inner.save()
 

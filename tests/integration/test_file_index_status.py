@@ -35,6 +35,7 @@ BATCHES = ("domain/reviews/run/fingerprint_jobs.py", "run_batch")  # worker-thre
 IDENTITIES = ("adapters/posix/filesystem.py", "_identity_of")  # a FileIdentity built
 IDENTITY_KEYS = ("adapters/posix/filesystem.py", "_identity_key_of")  # a kept walk's entry
 DEFINITIONS_HASHED = ("domain/reviews/reuse/", "eval_def_hash")  # an eval's evalDefHash
+GONE_CHECKED = ("adapters/file_index.py", "_gone")  # a row's file stat-ed as the index saves
 MODULES = 3
 FILES_PER_MODULE = 4
 
@@ -74,7 +75,7 @@ def _status(
     done = subprocess.run(command, cwd=repo, env=ENV, capture_output=True, check=False)
     assert done.returncode in codes, done.stderr.decode(errors="replace")[-2000:]
     counts = dict.fromkeys(("hashed", "parsed", "listed", "discovered", "batches"), 0)
-    counts.update(identities=0, keys=0, definitions=0)
+    counts.update(identities=0, keys=0, definitions=0, gone=0)
     stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
     counted = (
         ("hashed", FILES_HASHED),
@@ -85,6 +86,7 @@ def _status(
         ("identities", IDENTITIES),
         ("keys", IDENTITY_KEYS),
         ("definitions", DEFINITIONS_HASHED),
+        ("gone", GONE_CHECKED),
     )
     for (filename, _line, name), (_primitive, calls, *_rest) in stats.items():
         where = (filename.replace(os.sep, "/"), name)
@@ -135,8 +137,29 @@ def _without_batches(counts: dict[str, int]) -> dict[str, int]:
     return {
         key: value
         for key, value in counts.items()
-        if key not in ("batches", "identities", "keys", "definitions")
+        if key not in ("batches", "identities", "keys", "definitions", "gone")
     }
+
+
+def test_saving_after_an_edit_stats_only_the_rows_no_walk_confirmed(tmp_path: Path) -> None:
+    """After a one-file edit the index saves what it learned, and drops the rows of files
+    now gone: it stats only the rows that nothing this run used or confirmed. A kept walk's
+    recall has just seen each of its files, so only the edited file's old row is checked
+    (and dropped); before, every file of every unchanged Artifact was stat-ed again."""
+    repo, state = tmp_path / "repo", tmp_path / "state"
+    _repo(repo)
+    state.mkdir()
+    _wait_until_safely_old()
+    _status(repo, state, tmp_path / "1.prof")
+    _status(repo, state, tmp_path / "2.prof")
+    write(repo / "m1" / "src" / "f2.py", "value = 'edited'\n")
+    _wait_until_safely_old()  # the edited file is kept, so its new row is saved
+    _edited, counts = _status(repo, state, tmp_path / "3.prof")
+    assert (counts["hashed"], counts["gone"]) == (1, 1)
+    unindexed_edit, _ = _status(repo, state, tmp_path / "4.prof")
+    (state / FILE_INDEX_FILE).unlink()  # the index is an optimisation only
+    unindexed, _ = _status(repo, state, tmp_path / "5.prof")
+    assert unindexed == unindexed_edit
 
 
 def test_a_kept_walk_checks_its_entries_as_key_text(tmp_path: Path) -> None:

@@ -319,6 +319,7 @@ class _WalkRecord(KeptIdentities):
             found = parent.identity_keys_below([below + rel for rel, _ in rows], folders=kind)
             if found != [key for _, key in rows]:
                 return None
+        self.index.confirmed([key for _, key in files])  # their digests are still right
         return result
 
 
