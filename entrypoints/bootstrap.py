@@ -829,6 +829,7 @@ class Services:
         from artifactize.ports.state import StateError
 
         try:
+            self.container.full_state_check()(self.state_dir())  # not a remembered check
             store = self.container.state_stores().open(
                 self.state_dir(), create=False, read_only=True
             )

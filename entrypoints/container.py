@@ -439,6 +439,20 @@ def _collector_pause() -> CollectorPause:
     return pause_collector
 
 
+def _full_state_check() -> Callable[[str], None]:
+    """``doctor``'s check of the state in full (``quick_check`` even when a passed check is
+    remembered beside the file: ``adapters/sqlite/integrity.py``); raises ``StateError``."""
+    from artifactize.adapters.sqlite.integrity import check_state_integrity
+    from artifactize.adapters.sqlite.state_files import state_file
+
+    def check(state_dir: str) -> None:
+        database = state_file(state_dir)
+        if os.path.isfile(database):
+            check_state_integrity(database, full=True)
+
+    return check
+
+
 def _collector_pause_to_exit() -> CollectorPause:
     from artifactize.adapters.collector import pause_collector_to_exit
 
@@ -609,6 +623,7 @@ class Container(containers.DeclarativeContainer):
     collector_pause = providers.Callable(_collector_pause)
     collector_freeze = providers.Callable(_collector_freeze)
     collector_pause_to_exit = providers.Callable(_collector_pause_to_exit)
+    full_state_check = providers.Callable(_full_state_check)
     # verify's pause: a Run's documents, kept as long as the Run, join its frozen objects.
     collector_pause_keeping = providers.Callable(_collector_pause_keeping)
     # How a large computation runs: its batches on worker threads, with the collector paused.

@@ -74,7 +74,7 @@ def repair_state(state_dir: str) -> Recovery | None:
         return None
     forget_checked(database)
     try:
-        check_state_integrity(database)
+        check_state_integrity(database, full=True)
     except StateError:
         pass
     else:
