@@ -447,7 +447,7 @@ def _full_state_check() -> Callable[[str], None]:
 
     def check(state_dir: str) -> None:
         database = state_file(state_dir)
-        if os.path.isfile(database):
+        if Path(database).is_file():
             check_state_integrity(database, full=True)
 
     return check

@@ -129,7 +129,7 @@ def _stats(database: str) -> list[os.stat_result | None] | None:
     found: list[os.stat_result | None] = []
     for path in (database, database + "-wal"):
         try:
-            info = os.stat(path, follow_symlinks=False)
+            info = Path(path).lstat()
         except FileNotFoundError:
             found.append(None)
             continue
@@ -184,7 +184,7 @@ def _remember(database: str, identities: list[str | None]) -> None:
     text = json.dumps({"format": CHECKED_FORMAT, "identities": identities})
     try:
         temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, target)
+        temporary.replace(target)
     except OSError:
         with contextlib.suppress(OSError):
             temporary.unlink()

@@ -182,7 +182,7 @@ def test_a_state_home_that_cannot_be_written_is_checked_every_time(
     def refused(*_args: object, **_kwargs: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(os, "replace", refused)
+    monkeypatch.setattr(Path, "replace", refused)
     check_state_integrity(database)
     _again(database)
     assert len(checks) == 2
