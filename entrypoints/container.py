@@ -443,11 +443,11 @@ def _full_state_check() -> Callable[[str], None]:
     """``doctor``'s check of the state in full (``quick_check`` even when a passed check is
     remembered beside the file: ``adapters/sqlite/integrity.py``); raises ``StateError``."""
     from artifactize.adapters.sqlite.integrity import check_state_integrity
-    from artifactize.adapters.sqlite.state_files import state_file
+    from artifactize.adapters.sqlite.state_files import check_state_files, state_file
 
     def check(state_dir: str) -> None:
         database = state_file(state_dir)
-        if Path(database).is_file():
+        if check_state_files(database):  # a link or a folder is refused as any open does
             check_state_integrity(database, full=True)
 
     return check
