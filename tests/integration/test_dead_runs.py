@@ -18,6 +18,7 @@ from artifactize.ports.documents import Execution
 from artifactize.ports.ids import EvalId, ExecutionId, RequestId, RunId
 from artifactize.ports.state import ExecutionRecord, RequestRecord, RunRecord
 from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
+from tests.support.sqlite_stores import opened_sqlite_store
 
 DEAD = (111, 1.5)
 LIVE = (222, 2.5)
@@ -29,10 +30,8 @@ def alive(pid: int, start: float) -> bool:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SqliteStateStore]:
-    opened = SqliteStateStores().open(str(tmp_path / "state"), create=True)
-    assert opened is not None
-    yield opened
-    opened.close()
+    with opened_sqlite_store(tmp_path / "state") as opened:
+        yield opened
 
 
 def run(run_id: str, owner: tuple[int, float] | None, status: str = "RUNNING") -> RunRecord:
@@ -164,10 +163,8 @@ def test_the_monitor_reads_a_killed_owners_run_as_settled(tmp_path: Path) -> Non
     try:
         identity = (owner.pid, psutil.Process(owner.pid).create_time())
         state = tmp_path / "state"
-        opened = SqliteStateStores().open(str(state), create=True)
-        assert opened is not None
-        opened.create_run(run("run-k", identity), [request("run-k", 1, "RUNNING")])
-        opened.close()
+        with opened_sqlite_store(state) as opened:
+            opened.create_run(run("run-k", identity), [request("run-k", 1, "RUNNING")])
         options = GlobalOptions(repo=str(tmp_path), state_dir=str(state))
         source = Services(Container(), options, progress=lambda _: None).monitor_source(
             all_repos=True

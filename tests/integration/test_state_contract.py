@@ -10,7 +10,6 @@ from typing import Any, cast
 
 import pytest
 
-from artifactize.adapters.sqlite.state import SqliteStateStores
 from artifactize.domain.reviews.human.settlement import supersession
 from artifactize.domain.reviews.run.current import run_may_settle
 from artifactize.domain.use_cases.request_views import (
@@ -52,6 +51,7 @@ from artifactize.ports.statuses import ExecutionStatus, RequestStatus, RunStatus
 from tests.fakes.state import MemoryStateStore
 from tests.support.documents import opaque
 from tests.support.query_plans import table_scans
+from tests.support.sqlite_stores import opened_sqlite_store
 
 KEY = ReuseKey("a" * 64)
 
@@ -61,10 +61,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StateStore
     if request.param == "memory":
         yield MemoryStateStore()
         return
-    opened = SqliteStateStores().open(str(tmp_path / "state"), create=True)
-    assert opened is not None
-    yield opened
-    opened.close()
+    with opened_sqlite_store(tmp_path / "state") as opened:
+        yield opened
 
 
 def running(identifier: str, pid: int = 10, key: ReuseKey | None = KEY) -> ExecutionRecord:
@@ -960,10 +958,8 @@ def test_a_mirror_whose_supersession_moves_a_wait_illegally_is_refused_whole(
 @pytest.fixture
 def sqlite_store(tmp_path: Path) -> Iterator[StateStore]:
     """The SQLite store alone, at ``tmp_path/state/state.sqlite``, for its query plans."""
-    opened = SqliteStateStores().open(str(tmp_path / "state"), create=True)
-    assert opened is not None
-    yield opened
-    opened.close()
+    with opened_sqlite_store(tmp_path / "state") as opened:
+        yield opened
 
 
 def test_a_settlement_finds_its_followers_by_index(
