@@ -43,6 +43,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from artifactize.adapters.file_index import RACY_MARGIN_NS  # the same racy rule
 from artifactize.adapters.sqlite.storage_faults import storage_fault
 from artifactize.ports.state import StateError
 
@@ -58,7 +59,6 @@ DOCTOR_ADVICE = (
 
 CHECKED_SUFFIX = ".checked"
 CHECKED_FORMAT = 1
-RACY_MARGIN_NS = 2_000_000_000  # as the file index's racy rule (adapters/file_index.py)
 
 _checked: set[str] = set()
 
@@ -110,7 +110,7 @@ def check_state_integrity(database: str, *, full: bool = False) -> None:
         raise damaged(database, "it is empty: 0 bytes")
     if header != SQLITE_HEADER:
         raise damaged(database, "it is not an SQLite database")
-    before = _identities(database)
+    before = _identities(_stats(database))
     if not full and before is not None and _remembered(database) == before:
         _checked.add(key)
         return
@@ -118,7 +118,8 @@ def check_state_integrity(database: str, *, full: bool = False) -> None:
     if problems:
         raise damaged(database, "quick_check: " + " ".join(problems[0].split()))
     _checked.add(key)
-    if before is not None and _identities(database) == before and not _racy(database):
+    after = _stats(database)
+    if before is not None and _identities(after) == before and not _racy(after):
         _remember(database, before)
 
 
@@ -139,9 +140,8 @@ def _stats(database: str) -> list[os.stat_result | None] | None:
     return found
 
 
-def _identities(database: str) -> list[str | None] | None:
+def _identities(stats: list[os.stat_result | None] | None) -> list[str | None] | None:
     """The identity of the database and of its WAL (None for an empty or absent WAL)."""
-    stats = _stats(database)
     if stats is None:
         return None
     return [
@@ -152,9 +152,8 @@ def _identities(database: str) -> list[str | None] | None:
     ]
 
 
-def _racy(database: str) -> bool:
+def _racy(stats: list[os.stat_result | None] | None) -> bool:
     """Whether the database or its WAL changed within ``RACY_MARGIN_NS`` of now."""
-    stats = _stats(database)
     if stats is None:
         return True
     now = time.time_ns()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from artifactize.adapters.file_index import RACY_MARGIN_NS
 from artifactize.adapters.sqlite import integrity
 from artifactize.adapters.sqlite.integrity import (
     CHECKED_SUFFIX,
@@ -201,8 +202,8 @@ def test_doctor_checks_in_full_what_a_remembered_check_would_pass(
     with open(database, "r+b") as file:
         file.seek(PAGE_SIZE)
         file.write(os.urandom(PAGE_SIZE))
-    time.sleep(integrity.RACY_MARGIN_NS / 1e9 + 0.1)
-    identities = integrity._identities(database)
+    time.sleep(RACY_MARGIN_NS / 1e9 + 0.1)
+    identities = integrity._identities(integrity._stats(database))
     assert identities is not None
     Path(database + CHECKED_SUFFIX).write_text(
         json.dumps({"format": integrity.CHECKED_FORMAT, "identities": identities}), "utf-8"
