@@ -7,6 +7,8 @@ Routes (every answer is JSON; every error is ``{"error": "..."}``):
 ``GET /v1/whoami``                 any live token → ``{"principal", "scopes"}``
 ``POST /v1/lookup``                ``read`` → ``{"entries": [record, …]}``
 ``PUT /v1/entries/{key}``          ``publish`` (+ ``human`` for Human sign-offs) → 201/200
+``POST /v1/entries``               the same for up to 500 records at once, all or none →
+                                   ``{"created": [bool, …]}``
 ``PUT /v1/entries/{hash}/{fp}``    the 0.4 route → 410
 ``POST /v1/leases/{key}``          ``publish``, ``{"holder"}`` → the lease (``granted`` or not)
 ``POST /v1/leases/{key}/release``  ``publish``, ``{"holder"}`` → ``{"released"}``
@@ -51,6 +53,7 @@ from artifactize.domain.reviews.remote.server_admission import (
     REQUEST_BODY_MAX_BYTES,
     Refusal,
     StoreRequestError,
+    check_publish_batch,
     check_record,
     is_reuse_key,
     parse_lookup_keys,
@@ -278,6 +281,36 @@ class _Api:
         created = await anyio.to_thread.run_sync(self.store.put, entry)
         return JSONResponse({"created": created}, status_code=201 if created else 200)
 
+    async def put_entries(self, request: Request) -> Response:
+        """A batch of records, each checked as ``put_entry`` checks its one; stored all or
+        none, in one transaction (``ReviewStoreDb.put_many``)."""
+        principal = await self._with_scope(request, SCOPE_PUBLISH)
+        try:
+            batch = check_publish_batch(_parse_json(await _read_body(request)))
+        except StoreRequestError as error:
+            raise _refused(error) from None
+        human = SCOPE_HUMAN in principal.scopes
+        for index, item in enumerate(batch):
+            if item.checked.profile_kind == HUMAN_KIND and not human:
+                raise ApiError(403, f"entries[{index}]: {HUMAN_SCOPE_REQUIRED}")
+        published = self.now()
+        stored = [
+            StoreEntry(
+                key=item.checked.key,
+                execution_id=item.checked.execution_id,
+                publisher=principal.name,
+                completed_at=item.checked.completed_at,
+                data=json.dumps(
+                    {**item.record, "publisher": principal.name, "publishedAt": published},
+                    ensure_ascii=False,
+                    separators=(",", ":"),
+                ),
+            )
+            for item in batch
+        ]
+        created = await anyio.to_thread.run_sync(self.store.put_many, stored)
+        return JSONResponse({"created": created})
+
     async def legacy_put(self, _request: Request) -> Response:
         raise ApiError(410, LEGACY_ROUTE_GONE)
 
@@ -466,6 +499,7 @@ def create_app(
         Route("/v1/leases/{key}/release", api.release_lease, methods=["POST"]),
         Route("/v1/whoami", api.whoami, methods=["GET"]),
         Route("/v1/lookup", api.lookup, methods=["POST"]),
+        Route("/v1/entries", api.put_entries, methods=["POST"]),
         Route("/v1/entries/{key}", api.put_entry, methods=["PUT"]),
         Route("/v1/entries/{hash}/{fp}", api.legacy_put, methods=["PUT"]),
         Route("/v1/waiting", api.list_waiting, methods=["GET"]),

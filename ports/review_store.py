@@ -17,6 +17,7 @@ from artifactize.ports.documents import StoreRecord
 from artifactize.ports.ids import ReuseKey
 
 LOOKUP_KEYS_MAX = 1000  # per request; larger lookups are chunked by the client
+PUBLISH_BATCH_MAX_ENTRIES = 500  # records per batch publish; larger pushes send several
 SHARE_MODES = ("summary", "full")
 TOKEN_MAX_CHARS = 4096  # a store token: 1-4096 printable ASCII characters without spaces
 # What a token may do: look records up, publish them, publish Human sign-offs.
@@ -97,6 +98,14 @@ class RemoteStore(Protocol):
 
     async def publish(self, key: ReuseKey, record: StoreRecord) -> bool:
         """PUT the record; True when created, False when (key, executionId) existed."""
+        ...
+
+    async def publish_batch(
+        self, batch: Sequence[tuple[ReuseKey, StoreRecord]]
+    ) -> list[bool] | None:
+        """POST up to PUBLISH_BATCH_MAX_ENTRIES records at once, stored all or none; whether
+        each was created, in order. None when the store has no batch route (an older
+        server): the caller publishes them one by one."""
         ...
 
     async def acquire_lease(self, key: ReuseKey, holder: str) -> RemoteLease | None:

@@ -140,6 +140,11 @@ class ReviewStoreDb(Protocol):
         evict least recently used records, never the one just stored."""
         ...
 
+    def put_many(self, batch: Sequence[StoreEntry]) -> list[bool]:
+        """``put`` of each entry in order, in one transaction (all or nothing); whether each
+        was created. A later entry may evict an earlier one, as a later ``put`` would."""
+        ...
+
     def remove(self, key: str) -> bool:
         """Delete every record of ``key``; whether there was any."""
         ...

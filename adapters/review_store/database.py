@@ -492,6 +492,16 @@ class SqlReviewStoreDb:
         return [rows[key].data for key in wanted if key in rows]
 
     def put(self, entry: StoreEntry) -> bool:
+        return self.put_many([entry])[0]
+
+    def put_many(self, batch: Sequence[StoreEntry]) -> list[bool]:
+        """Each entry stored as ``put`` stores it, in order, in one transaction: one commit
+        (one sync to disk) for the batch, and all of it or none of it."""
+        used = self._now()
+        with self._transaction(BEGIN_IMMEDIATE) as connection:
+            return [self._insert(connection, entry, used) for entry in batch]
+
+    def _insert(self, connection: sa.Connection, entry: StoreEntry, used: str) -> bool:
         size = len(entry.data.encode("utf-8"))
         values = {
             "key": entry.key,
@@ -499,32 +509,31 @@ class SqlReviewStoreDb:
             "publisher": entry.publisher,
             "completed_at": entry.completed_at,
             "bytes": size,
-            "last_used": self._now(),
+            "last_used": used,
             "data": entry.data,
         }
         conflict = ["key", "execution_id"]
-        with self._transaction(BEGIN_IMMEDIATE) as connection:
-            inserted: int | None
-            if self.dialect == "postgresql":
-                statement = (
-                    postgresql_insert(entries)
-                    .values(values)
-                    .on_conflict_do_nothing(index_elements=conflict)
-                    .returning(entry_rowid)
-                )
-                inserted = connection.execute(statement).scalar_one_or_none()
-            else:
-                statement_sqlite = (
-                    sqlite_insert(entries)
-                    .values(values)
-                    .on_conflict_do_nothing(index_elements=conflict)
-                )
-                result = connection.execute(statement_sqlite)
-                inserted = result.lastrowid if result.rowcount == 1 else None
-            if inserted is None:
-                return False
-            count, total = _add_to_totals(connection, 1, size)
-            self._evict(connection, int(inserted), count, total)
+        inserted: int | None
+        if self.dialect == "postgresql":
+            statement = (
+                postgresql_insert(entries)
+                .values(values)
+                .on_conflict_do_nothing(index_elements=conflict)
+                .returning(entry_rowid)
+            )
+            inserted = connection.execute(statement).scalar_one_or_none()
+        else:
+            statement_sqlite = (
+                sqlite_insert(entries)
+                .values(values)
+                .on_conflict_do_nothing(index_elements=conflict)
+            )
+            result = connection.execute(statement_sqlite)
+            inserted = result.lastrowid if result.rowcount == 1 else None
+        if inserted is None:
+            return False
+        count, total = _add_to_totals(connection, 1, size)
+        self._evict(connection, int(inserted), count, total)
         return True
 
     def _evict(self, connection: sa.Connection, keep: int, count: int, total: int) -> int:

@@ -32,6 +32,7 @@ from artifactize.adapters.llm.errors import bound_message, clean_text, redact
 from artifactize.kernel.bounded_json import JsonRefused, RefusedValue, read_json, read_json_batch
 from artifactize.ports.review_store import (
     LOOKUP_KEYS_MAX,
+    PUBLISH_BATCH_MAX_ENTRIES,
     FailureMode,
     Principal,
     RemoteFailure,
@@ -115,9 +116,32 @@ class HttpRemoteStore:
             self._invalid("publish", "expected {created: true|false}")
         return created
 
+    async def publish_batch(
+        self, batch: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> list[bool] | None:
+        if not 0 < len(batch) <= PUBLISH_BATCH_MAX_ENTRIES:
+            raise RemoteFailure(
+                FailureMode.CLOSED,
+                f"A batch publish takes 1 to {PUBLISH_BATCH_MAX_ENTRIES} records, not {len(batch)}.",
+            )
+        for key, _record in batch:
+            self._check_key(key, "publish")
+        body = {"entries": [{"key": key, "record": record} for key, record in batch]}
+        data = await self._optional_exchange("POST", ENTRIES_ROUTE.rstrip("/"), body)
+        if data is None:
+            return None
+        created = data.get("created")
+        if not (
+            isinstance(created, list)
+            and len(created) == len(batch)
+            and all(isinstance(flag, bool) for flag in created)
+        ):
+            self._invalid("publish", f"expected {{created: [true|false, …]}} of {len(batch)}")
+        return created
+
     async def acquire_lease(self, key: str, holder: str) -> RemoteLease | None:
         self._check_key(key, "lease")
-        data = await self._lease_exchange("POST", f"{LEASES_ROUTE}/{key}", {"holder": holder})
+        data = await self._optional_exchange("POST", f"{LEASES_ROUTE}/{key}", {"holder": holder})
         if data is None:
             return None
         lease = _lease(data, "granted")
@@ -128,7 +152,7 @@ class HttpRemoteStore:
     async def release_lease(self, key: str, holder: str) -> bool:
         self._check_key(key, "release")
         route = f"{LEASES_ROUTE}/{key}/release"
-        data = await self._lease_exchange("POST", route, {"holder": holder})
+        data = await self._optional_exchange("POST", route, {"holder": holder})
         if data is None:
             return False
         released = data.get("released")
@@ -137,7 +161,7 @@ class HttpRemoteStore:
         return released
 
     async def list_leases(self) -> list[RemoteLease] | None:
-        data = await self._lease_exchange("GET", LEASES_ROUTE, None)
+        data = await self._optional_exchange("GET", LEASES_ROUTE, None)
         if data is None:
             return None
         found = data.get("leases")
@@ -157,7 +181,7 @@ class HttpRemoteStore:
 
     async def announce_waiting(self, request_id: str, announcement: Mapping[str, Any]) -> bool:
         self._check_request_id(request_id)
-        data = await self._lease_exchange("PUT", f"{WAITING_ROUTE}/{request_id}", announcement)
+        data = await self._optional_exchange("PUT", f"{WAITING_ROUTE}/{request_id}", announcement)
         if data is None:
             return False
         if not isinstance(data.get("expiresAt"), str):
@@ -166,7 +190,7 @@ class HttpRemoteStore:
 
     async def withdraw_waiting(self, request_id: str) -> bool:
         self._check_request_id(request_id)
-        data = await self._lease_exchange("DELETE", f"{WAITING_ROUTE}/{request_id}", None)
+        data = await self._optional_exchange("DELETE", f"{WAITING_ROUTE}/{request_id}", None)
         if data is None:
             return False
         withdrawn = data.get("withdrawn")
@@ -185,7 +209,7 @@ class HttpRemoteStore:
         if after is not None:
             query["after"] = after
         route = f"{WAITING_ROUTE}?{urllib.parse.urlencode(query)}"
-        data = await self._lease_exchange("GET", route, None)
+        data = await self._optional_exchange("GET", route, None)
         if data is None:
             return None
         found, cursor = data.get("requests"), data.get("next")
@@ -209,11 +233,11 @@ class HttpRemoteStore:
                 FailureMode.CLOSED, f"A reuse key to {action} must be 64 lowercase hex characters."
             )
 
-    async def _lease_exchange(
+    async def _optional_exchange(
         self, method: str, route: str, body: Mapping[str, Any] | None
     ) -> dict[str, Any] | None:
         """``_exchange``, but None when the store has no such route (an older server: no
-        leases, no waiting requests)."""
+        leases, no waiting requests, no batch publish)."""
         try:
             return await self._exchange(method, route, body)
         except RemoteFailure as failure:

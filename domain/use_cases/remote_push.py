@@ -14,22 +14,33 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from artifactize.domain.reviews.remote.record_format import MIB
 from artifactize.domain.reviews.remote.records import (
     RecordError,
     build_record,
     is_mirror,
     validate_record,
 )
+from artifactize.domain.text import compact_json_size
 from artifactize.kernel.document_codec import execution_json
 from artifactize.ports.documents import ExecutionDocument, StoreRecord
 from artifactize.ports.ids import ReuseKey
-from artifactize.ports.review_store import SCOPE_HUMAN, SCOPE_PUBLISH, SCOPE_READ, RemoteStore
+from artifactize.ports.review_store import (
+    PUBLISH_BATCH_MAX_ENTRIES,
+    SCOPE_HUMAN,
+    SCOPE_PUBLISH,
+    SCOPE_READ,
+    RemoteStore,
+)
 from artifactize.ports.state import ExecutionRecord, StateStore
 from artifactize.ports.statuses import VERDICT_STATUSES, ProfileKind
 
 ASSUMED_KIND = "folder"
 """The Artifact kind assumed for an execution saved without ``kinds`` (older executions)."""
 PUBLISH_SCOPE = SCOPE_PUBLISH
+PUSH_BATCH_MAX_BYTES = 4 * MIB
+"""Of records' compact JSON per batch publish: one exchange stays well inside the client's
+deadline on an ordinary uplink, and far below the store's request body limit."""
 READ_SCOPE = SCOPE_READ
 HUMAN_SCOPE = SCOPE_HUMAN
 
@@ -126,12 +137,46 @@ async def push(
         sending = [item for item in planned if latest.get(item.key) != item.execution_id]
         report.existing += len(planned) - len(sending)
         planned = sending
-    for item in planned:
-        if report.dry_run or await store.publish(item.key, item.record):
-            report.pushed += 1
-        else:
-            report.existing += 1
+    batches = True  # until the store shows it has no batch route (an older server)
+    for group in publish_batches(planned):
+        if report.dry_run:
+            report.pushed += len(group)
+            continue
+        created = None
+        if batches and len(group) > 1:
+            created = await store.publish_batch([(item.key, item.record) for item in group])
+            batches = created is not None
+        if created is None:
+            created = []
+            for item in group:  # one PUT each: a lone large record, or an older store
+                created.append(await store.publish(item.key, item.record))
+        report.pushed += sum(created)
+        report.existing += len(created) - sum(created)
     return report
+
+
+def publish_batches(planned: Sequence[_Planned]) -> list[list[_Planned]]:
+    """``planned`` cut into batches of at most PUBLISH_BATCH_MAX_ENTRIES records and
+    PUSH_BATCH_MAX_BYTES of their compact JSON, in order but for a record larger than that,
+    which is a batch of its own (sent as one ``PUT``) as soon as it is met."""
+    batches: list[list[_Planned]] = []
+    group: list[_Planned] = []
+    size = 0
+    for item in planned:
+        item_size = compact_json_size(item.record)
+        if item_size > PUSH_BATCH_MAX_BYTES:  # alone, leaving the batch being filled open
+            batches.append([item])
+            continue
+        if group and (
+            len(group) == PUBLISH_BATCH_MAX_ENTRIES or size + item_size > PUSH_BATCH_MAX_BYTES
+        ):
+            batches.append(group)
+            group, size = [], 0
+        group.append(item)
+        size += item_size
+    if group:
+        batches.append(group)
+    return batches
 
 
 def _plan(

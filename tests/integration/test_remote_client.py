@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import anyio
 import pytest
@@ -43,6 +44,7 @@ from artifactize.kernel.document_codec import execution_from_json
 from artifactize.ports.documents import Execution
 from artifactize.ports.review_store import (
     LOOKUP_KEYS_MAX,
+    PUBLISH_BATCH_MAX_ENTRIES,
     TOKEN_MAX_CHARS,
     FailureMode,
     RemoteConfigError,
@@ -768,6 +770,9 @@ def test_push_publishes_what_the_store_lacks(run: Any, fake_store: FakeReviewSto
     again = run("push", env=env)
     assert again.out.strip() == "Pushed 0, already in the store 2, skipped 1."
     assert [s.method for s in fake_store.seen].count("PUT") == 2
+    # this stand-in is a store from before the batch route: asked once, then one PUT each
+    asked = [(s.method, s.path) for s in fake_store.seen if s.path.startswith("/v1/entries")]
+    assert asked[0] == ("POST", "/v1/entries") and asked[1:] == [("PUT", ANY), ("PUT", ANY)]
 
 
 def test_push_fails_on_any_remote_failure(run: Any, fake_store: FakeReviewStore) -> None:
@@ -800,7 +805,13 @@ def test_push_without_a_state_pushes_nothing(run: Any, fake_store: FakeReviewSto
 
 
 @pytest.fixture
-def real_store(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
+def served_lines() -> list[str]:
+    """The request log of ``real_store``: one JSON line per request served."""
+    return []
+
+
+@pytest.fixture
+def real_store(tmp_path: Path, served_lines: list[str]) -> Iterator[tuple[str, str, str]]:
     """The real server (``entrypoints/store_server.py``) on 127.0.0.1, port 0."""
     server_module = pytest.importorskip("artifactize.entrypoints.store_server")
     from artifactize.adapters.review_store.database import open_review_store_db
@@ -812,7 +823,8 @@ def real_store(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     publisher = db.add_token("a", ["read", "publish", "human"]).token
     reader = db.add_token("ci", ["read"]).token
     server = server_module.StoreServer(
-        server_module.create_app(db, now=utc_now), bind(parse_listen("127.0.0.1:0"))
+        server_module.create_app(db, now=utc_now, log=served_lines.append),
+        bind(parse_listen("127.0.0.1:0")),
     )
     ready = threading.Event()
     thread = threading.Thread(
@@ -846,3 +858,41 @@ def test_round_trip_through_the_real_server(real_store: tuple[str, str, str]) ->
     assert failure(url, token="azt_unknown").message.startswith(
         "The remote store rejected the token"
     )
+
+
+def served(lines: list[str]) -> list[tuple[str, str, int]]:
+    return [(d["method"], d["path"], d["status"]) for d in map(json.loads, lines)]
+
+
+def test_a_batch_publish_through_the_real_server(
+    real_store: tuple[str, str, str], served_lines: list[str]
+) -> None:
+    url, publisher, reader = real_store
+    records = [build_record(keyed(n), KINDS, "summary") for n in (1, 2)]
+    batch = [(r["key"], r) for r in [*records, records[0]]]
+    assert call(url, "publish_batch", batch, token=publisher) == [True, True, False]
+    assert [e["key"] for e in call(url, "lookup", [r["key"] for r in records], token=reader)] == [
+        r["key"] for r in records
+    ]
+    problem = failure(url, "publish_batch", batch, token=reader)
+    assert (problem.mode, problem.status) == (FailureMode.CLOSED, 403)
+    too_many = [batch[0]] * (PUBLISH_BATCH_MAX_ENTRIES + 1)
+    for wrong in ([], too_many, [("A" * 64, records[0])]):
+        assert failure(url, "publish_batch", wrong, token=publisher).status is None
+    assert [(m, p) for m, p, _ in served(served_lines)].count(("POST", "/v1/entries")) == 2
+
+
+def test_push_sends_batches_to_the_real_server(
+    run: Any, real_store: tuple[str, str, str], served_lines: list[str]
+) -> None:
+    url, publisher, _reader = real_store
+    seed_state(run.state, keyed(1), keyed(2), keyed(3))
+    env = {"ARTIFACTIZE_REMOTE": url, "ARTIFACTIZE_REMOTE_TOKEN": publisher}
+    done = run("push", env=env)
+    assert done.code == 0, done
+    assert done.out.strip() == "Pushed 3, already in the store 0, skipped 0."
+    assert [(m, p, s) for m, p, s in served(served_lines) if p.startswith("/v1/entries")] == [
+        ("POST", "/v1/entries", 200)
+    ]
+    again = run("push", env=env)
+    assert again.out.strip() == "Pushed 0, already in the store 3, skipped 0."

@@ -36,7 +36,7 @@ from artifactize.domain.reviews.remote.server_admission import (
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.listen_address import bind, parse_listen
 from artifactize.entrypoints.store_server import StoreServer, create_app
-from artifactize.ports.review_store import LOOKUP_KEYS_MAX
+from artifactize.ports.review_store import LOOKUP_KEYS_MAX, PUBLISH_BATCH_MAX_ENTRIES
 from tests.support import postgres
 from tests.support.processes import no_process_left_behind
 from tests.support.server_cli import run_in_process, subprocess_argv
@@ -244,6 +244,19 @@ def put(api: Api, token: str, body: Any, key: str | None = None) -> httpx2.Respo
     if key is None:
         key = body["key"] if isinstance(body, dict) else KEY
     return api.http.put(f"/v1/entries/{key}", content=content, headers=bearer(api.tokens[token]))
+
+
+def post_batch(api: Api, token: str, body: Any) -> httpx2.Response:
+    content = body if isinstance(body, bytes) else compact(body)
+    return api.http.post("/v1/entries", content=content, headers=bearer(api.tokens[token]))
+
+
+def batch_of(*records: dict[str, Any]) -> dict[str, Any]:
+    return {"entries": [{"key": r["key"], "record": r} for r in records]}
+
+
+def stored_keys(api: Api, keys: list[str]) -> list[str]:
+    return [e["key"] for e in lookup(api, "reader", {"keys": keys}).json()["entries"]]
 
 
 def lookup(api: Api, token: str, body: Any) -> httpx2.Response:
@@ -473,6 +486,80 @@ class TestPublish:
         error_of(api.http.put(f"/v1/entries/{KEY}", content=body), 401)
 
 
+class TestBatchPublish:
+    def test_each_record_is_created_or_already_there_in_order(self, api: Api) -> None:
+        keys = [fresh_key() for _ in range(3)]
+        assert put(api, "agents", record(keys[1])).status_code == 201
+        sent = [record(keys[0]), record(keys[1]), record(keys[2]), record(keys[0])]
+        answer = post_batch(api, "agents", batch_of(*sent))
+        assert (answer.status_code, answer.json()) == (200, {"created": [True, False, True, False]})
+        stored = lookup(api, "reader", {"keys": keys}).json()["entries"]
+        assert [e["key"] for e in stored] == keys
+        assert {(e["publisher"], e["publishedAt"]) for e in stored} == {("agents", PUBLISHED_AT)}
+        server_fields = ("publisher", "publishedAt")
+        assert {k: v for k, v in stored[2].items() if k not in server_fields} == sent[2]
+
+    def test_entries_at_the_limit_and_one_past(self, api: Api) -> None:
+        keys = [fresh_key() for _ in range(PUBLISH_BATCH_MAX_ENTRIES + 1)]
+        past = post_batch(api, "agents", batch_of(*(record(k) for k in keys)))
+        assert str(PUBLISH_BATCH_MAX_ENTRIES) in error_of(past, 400)
+        assert stored_keys(api, keys[:LOOKUP_KEYS_MAX]) == []
+        at = post_batch(api, "agents", batch_of(*(record(k) for k in keys[:-1])))
+        assert at.json() == {"created": [True] * PUBLISH_BATCH_MAX_ENTRIES}
+        assert stored_keys(api, keys) == keys[:-1]
+
+    @pytest.mark.parametrize(
+        ("bad", "status", "words"),
+        [
+            ({"verdict": "PASS", "result": {"verdict": "PASS"}}, 400, "entries[1]: "),
+            ({"schema": 1}, 400, "entries[1]: schema must be 2"),
+            ({"key": "cd" * 32}, 400, "key must equal entries[1].key"),
+            ({"profile": {"kind": "human"}, "reviewer": "al"}, 403, "entries[1]: Human sign-offs"),
+        ],
+    )
+    def test_one_refused_record_refuses_the_whole_batch_naming_it(
+        self, api: Api, bad: dict[str, Any], status: int, words: str
+    ) -> None:
+        keys = [fresh_key() for _ in range(3)]
+        sent = [record(keys[0]), {**record(keys[1]), **bad}, record(keys[2])]
+        body = {"entries": [{"key": k, "record": r} for k, r in zip(keys, sent, strict=True)]}
+        assert words in error_of(post_batch(api, "agents", body), status)
+        assert stored_keys(api, keys) == []
+
+    def test_a_record_size_at_the_limit_and_one_past(self, api: Api) -> None:
+        keys = [fresh_key() for _ in range(3)]
+        at_limit = json.loads(sized_body(keys[1], SUMMARY_RECORD_MAX_BYTES, full=False))
+        over = json.loads(sized_body(keys[1], SUMMARY_RECORD_MAX_BYTES + 1, full=False))
+        past = post_batch(api, "agents", batch_of(record(keys[0]), over, record(keys[2])))
+        message = error_of(past, 413)
+        assert message.startswith("entries[1]: ") and str(SUMMARY_RECORD_MAX_BYTES) in message
+        assert stored_keys(api, keys) == []
+        at = post_batch(api, "agents", batch_of(record(keys[0]), at_limit, record(keys[2])))
+        assert at.json() == {"created": [True, True, True]}
+
+    @pytest.mark.parametrize(
+        "body",
+        [
+            b"[]",
+            b"not json",
+            {"entries": []},
+            {"entries": {}},
+            {"entries": [], "more": 1},
+            {"entries": [{"key": KEY}]},
+            {"entries": [{"key": KEY, "record": record(), "extra": 1}]},
+            {"entries": [{"key": "AB" * 32, "record": record(key="AB" * 32)}]},
+            {"entries": [{"key": KEY, "record": [1]}]},
+        ],
+    )
+    def test_malformed_batches_get_400(self, api: Api, body: Any) -> None:
+        error_of(post_batch(api, "agents", body), 400)
+
+    def test_the_publish_scope_is_needed_and_a_token_first(self, api: Api) -> None:
+        body = batch_of(record(fresh_key()))
+        assert "publish" in error_of(post_batch(api, "reader", body), 403)
+        error_of(api.http.post("/v1/entries", content=compact(body)), 401)
+
+
 class TestRoutes:
     def test_the_legacy_route_is_gone(self, api: Api) -> None:
         response = api.http.put(
@@ -520,6 +607,24 @@ def test_lru_caps_evict_the_least_recently_used_over_http(
         )
         after = http.post("/v1/lookup", content=compact({"keys": keys}), headers=bearer(token))
         assert [e["key"] for e in after.json()["entries"]] == [keys[0], keys[2], keys[3]]
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
+def test_a_batch_past_the_caps_evicts_as_its_records_one_by_one_would(
+    state: Path, engine: str, request: pytest.FixtureRequest
+) -> None:
+    database = request.getfixturevalue("postgresql_url") if engine == "postgresql" else None
+    keys = [f"{n:064x}" for n in range(4)]
+    with serving(state, max_records=3, database=database) as running, client(running.url) as http:
+        token = running.store.add_token("ci", ["read", "publish"]).token
+        body = {
+            "entries": [{"key": k, "record": record(key=k, executionId=f"e-{k[-1]}")} for k in keys]
+        }
+        answer = http.post("/v1/entries", content=compact(body), headers=bearer(token))
+        assert answer.json() == {"created": [True] * 4}
+        after = http.post("/v1/lookup", content=compact({"keys": keys}), headers=bearer(token))
+        # every record of the batch was used at once: the first key is the least recent
+        assert [e["key"] for e in after.json()["entries"]] == keys[1:]
 
 
 # Token and rm commands

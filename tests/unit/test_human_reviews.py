@@ -99,6 +99,9 @@ class FakeStore(NoLeases):
         self.published.append((key, record))
         return True
 
+    async def publish_batch(self, batch: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        raise AssertionError("a Human sign-off is published alone")
+
     async def aclose(self) -> None:
         return None
 

@@ -9,9 +9,22 @@ from typing import Any
 import anyio
 import pytest
 
-from artifactize.domain.use_cases.remote_push import PushError, PushReport, local_candidates, push
+from artifactize.domain.text import compact_json_size
+from artifactize.domain.use_cases.remote_push import (
+    PUSH_BATCH_MAX_BYTES,
+    PushError,
+    PushReport,
+    local_candidates,
+    push,
+)
 from artifactize.kernel.document_codec import execution_from_json
-from artifactize.ports.review_store import FailureMode, Principal, RemoteFailure, RemoteSettings
+from artifactize.ports.review_store import (
+    PUBLISH_BATCH_MAX_ENTRIES,
+    FailureMode,
+    Principal,
+    RemoteFailure,
+    RemoteSettings,
+)
 from artifactize.ports.state import ExecutionRecord
 from tests.fakes.remote_leases import NoLeases
 from tests.support.remote_records import KINDS, execution, key_of
@@ -27,6 +40,9 @@ class MemoryStore(NoLeases):
         self.published: list[tuple[str, dict[str, Any]]] = []
         self.lookups: list[list[str]] = []
         self.fail_publish = False
+        self.batch_route = True  # False: a store from before the batch route
+        self.batches: list[list[str]] = []  # the keys of each batch publish
+        self.puts: list[str] = []  # the keys published one by one
 
     async def whoami(self) -> Principal:
         return self.principal
@@ -36,6 +52,19 @@ class MemoryStore(NoLeases):
         return [{"key": k, "executionId": self.stored[k]} for k in keys if k in self.stored]
 
     async def publish(self, key: str, record: Mapping[str, Any]) -> bool:
+        self.puts.append(key)
+        return self._store(key, record)
+
+    async def publish_batch(
+        self, batch: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> list[bool] | None:
+        if not self.batch_route:
+            return None
+        assert 1 < len(batch) <= PUBLISH_BATCH_MAX_ENTRIES
+        self.batches.append([key for key, _ in batch])
+        return [self._store(key, record) for key, record in batch]
+
+    def _store(self, key: str, record: Mapping[str, Any]) -> bool:
         if self.fail_publish:
             raise RemoteFailure(FailureMode.OPEN, "The remote store failed (HTTP 503)", 503)
         self.published.append((key, dict(record)))
@@ -85,7 +114,11 @@ def run_push(
     candidates: Sequence[ExecutionRecord], store: MemoryStore, dry_run: bool = False
 ) -> PushReport:
     report = PushReport(dry_run=dry_run)
-    return anyio.run(push, candidates, store, report)
+
+    async def pushed() -> PushReport:
+        return await push(candidates, store, report)
+
+    return anyio.run(pushed)
 
 
 def test_candidates_skip_mirrors_for_the_newest_local_record() -> None:
@@ -167,3 +200,67 @@ def test_a_remote_failure_stops_the_push_and_keeps_the_counts() -> None:
     with pytest.raises(RemoteFailure):
         anyio.run(push, [row(1)], store, report)
     assert report.pushed == 0
+
+
+def test_records_go_in_batches_at_the_entry_limit_and_one_past_it() -> None:
+    rows = [row(n) for n in range(PUBLISH_BATCH_MAX_ENTRIES + 1)]
+    store = MemoryStore(["publish"])
+    report = run_push(rows[:PUBLISH_BATCH_MAX_ENTRIES], store)
+    assert [len(keys) for keys in store.batches] == [PUBLISH_BATCH_MAX_ENTRIES]
+    assert (report.pushed, store.puts) == (PUBLISH_BATCH_MAX_ENTRIES, [])
+    store = MemoryStore(["publish"], {rows[3].key: rows[3].id})
+    report = run_push(rows, store)
+    # one past the limit: a second batch of one, sent as a PUT
+    assert [len(keys) for keys in store.batches] == [PUBLISH_BATCH_MAX_ENTRIES]
+    assert store.puts == [rows[-1].key]
+    assert [key for key, _ in store.published] == [r.key for r in rows]
+    assert (report.pushed, report.existing) == (PUBLISH_BATCH_MAX_ENTRIES, 1)
+
+
+def test_a_batch_holds_at_most_its_bytes_and_a_larger_record_goes_alone() -> None:
+    notes = "x" * (200 * 1024)  # each record ~200 KiB: within a summary record's limit
+    rows = [row(n, result={"verdict": "GREEN", "notes": notes}) for n in range(45)]
+    store = MemoryStore(["publish"])
+    report = run_push(rows, store)
+    sizes = [
+        sum(compact_json_size(record) for key, record in store.published if key in keys)
+        for keys in store.batches
+    ]
+    assert report.pushed == 45 and store.puts == []
+    assert len(store.batches) == 3 and all(size <= PUSH_BATCH_MAX_BYTES for size in sizes)
+    # each batch was cut only when the next record would not fit
+    assert all(
+        size + compact_json_size(store.published[0][1]) > PUSH_BATCH_MAX_BYTES
+        for size in sizes[:-1]
+    )
+    huge = row(99, result={"verdict": "GREEN", "notes": "x" * PUSH_BATCH_MAX_BYTES})
+    store = MemoryStore(["publish"])
+    store.settings = dataclasses.replace(SETTINGS, share="full")  # with its execution: 16 MiB
+    report = run_push([rows[0], huge, rows[1], rows[2]], store)
+    assert report.pushed == 4 and store.puts == [huge.key]
+    assert store.batches == [[rows[0].key, rows[1].key, rows[2].key]]
+
+
+def test_a_store_without_the_batch_route_is_sent_one_record_at_a_time() -> None:
+    rows = [row(n) for n in range(PUBLISH_BATCH_MAX_ENTRIES + 5)]
+    store = MemoryStore(["publish"])
+    store.batch_route = False
+    report = run_push(rows, store)
+    assert report.pushed == len(rows) and store.batches == []
+    assert store.puts == [r.key for r in rows]
+
+
+def test_a_failed_batch_keeps_the_counts_of_the_batches_before_it() -> None:
+    rows = [row(n) for n in range(PUBLISH_BATCH_MAX_ENTRIES + 2)]
+    store = MemoryStore(["publish"])
+    sent = store._store
+
+    def fail_second_batch(key: str, record: Mapping[str, Any]) -> bool:
+        store.fail_publish = len(store.published) >= PUBLISH_BATCH_MAX_ENTRIES
+        return sent(key, record)
+
+    store._store = fail_second_batch  # type: ignore[method-assign]
+    report = PushReport(dry_run=False)
+    with pytest.raises(RemoteFailure):
+        anyio.run(push, rows, store, report)
+    assert report.pushed == PUBLISH_BATCH_MAX_ENTRIES

@@ -84,6 +84,9 @@ class AnnouncingStore(NoLeases):
     async def publish(self, key: str, record: Mapping[str, Any]) -> bool:
         raise AssertionError("nothing is published here")
 
+    async def publish_batch(self, batch: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        raise AssertionError("nothing is published here")
+
     async def aclose(self) -> None:
         pass
 

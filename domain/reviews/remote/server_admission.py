@@ -22,8 +22,9 @@ from artifactize.domain.reviews.remote.record_format import (
     SUMMARY_RECORD_MAX_BYTES as SUMMARY_RECORD_MAX_BYTES,
 )
 from artifactize.domain.reviews.remote.record_format import record_size_limit as record_size_limit
+from artifactize.domain.text import compact_json_size
 from artifactize.kernel.timestamps import normalize_rfc3339
-from artifactize.ports.review_store import LOOKUP_KEYS_MAX
+from artifactize.ports.review_store import LOOKUP_KEYS_MAX, PUBLISH_BATCH_MAX_ENTRIES
 from artifactize.ports.statuses import ProfileKind
 
 # Room for the envelope around the largest record; a bigger body is refused unread.
@@ -32,6 +33,8 @@ REQUEST_BODY_MAX_BYTES = FULL_RECORD_MAX_BYTES + REQUEST_BODY_SLACK_BYTES
 EXECUTION_ID_MAX_CHARS = ID_MAX_CHARS
 HUMAN_KIND = ProfileKind.HUMAN
 LOOKUP_FIELDS = frozenset({"keys"})
+BATCH_FIELDS = frozenset({"entries"})
+BATCH_ENTRY_FIELDS = frozenset({"key", "record"})
 
 _REUSE_KEY = re.compile(r"[0-9a-f]{64}")
 OBJECT_KEYS_GONE = (
@@ -91,10 +94,16 @@ def parse_lookup_keys(body: object) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def check_record(path_key: str, record: object, size_bytes: int) -> CheckedRecord:
-    """Check a published record against its path key and the size it arrived in."""
+def check_record(
+    path_key: str, record: object, size_bytes: int, *, key_named: str = "the key in the path"
+) -> CheckedRecord:
+    """Check a published record against its path key (``key_named`` in messages) and the
+    size it arrived in."""
     if not is_reuse_key(path_key):
-        raise _invalid("The key in the path is not a reuse key (64 lowercase hex characters).")
+        raise _invalid(
+            f"{key_named[0].upper()}{key_named[1:]} is not a reuse key "
+            "(64 lowercase hex characters)."
+        )
     if not isinstance(record, Mapping):
         raise _invalid("The record must be a JSON object.")
     limit = record_size_limit(record)
@@ -108,7 +117,7 @@ def check_record(path_key: str, record: object, size_bytes: int) -> CheckedRecor
     if problem is not None:
         raise _invalid(problem)
     if record["key"] != path_key:
-        raise _invalid("key must equal the key in the path.")
+        raise _invalid(f"key must equal {key_named}.")
     if record["result"].get("verdict") != record["verdict"]:
         raise _invalid("result.verdict must equal verdict.")
     kind = record["profile"]["kind"]
@@ -117,6 +126,50 @@ def check_record(path_key: str, record: object, size_bytes: int) -> CheckedRecor
     if completed_at is None:
         raise _invalid("completedAt must be an RFC 3339 timestamp.")
     return CheckedRecord(path_key, execution_id, completed_at, str(kind))
+
+
+@dataclass(frozen=True)
+class BatchEntry:
+    """One accepted record of a batch publish: its envelope, the record and its size."""
+
+    checked: CheckedRecord
+    record: Mapping[str, object]
+
+
+def check_publish_batch(body: object) -> list[BatchEntry]:
+    """Every record of a batch publish ``{"entries": [{"key", "record"}, …]}``, each checked
+    as ``PUT /v1/entries/{key}`` checks its body; the first refusal names its entry and
+    refuses the whole batch. A record's size is its compact UTF-8 JSON, the form the
+    client sends (a ``PUT`` counts its body as it arrived)."""
+    if not isinstance(body, Mapping):
+        raise _invalid("The batch body must be a JSON object.")
+    unknown = sorted(set(body) - BATCH_FIELDS)
+    if unknown:
+        raise _invalid(f"Unknown field in the batch body: {unknown[0]}.")
+    items = body.get("entries")
+    if not isinstance(items, list) or not items:
+        raise _invalid("entries must be a non-empty array of {key, record} objects.")
+    if len(items) > PUBLISH_BATCH_MAX_ENTRIES:
+        raise _invalid(
+            f"entries has {len(items)} records; a batch takes at most {PUBLISH_BATCH_MAX_ENTRIES}."
+        )
+    accepted: list[BatchEntry] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping) or set(item) != BATCH_ENTRY_FIELDS:
+            raise _invalid(f"entries[{index}] must be an object with exactly key and record.")
+        key, record = item["key"], item["record"]
+        if not is_reuse_key(key):
+            raise _invalid(
+                f"entries[{index}].key is not a reuse key (64 lowercase hex characters)."
+            )
+        try:
+            size = compact_json_size(record) if isinstance(record, Mapping) else 0
+            checked = check_record(key, record, size, key_named=f"entries[{index}].key")
+        except StoreRequestError as error:
+            raise StoreRequestError(error.kind, f"entries[{index}]: {error.message}") from None
+        assert isinstance(record, Mapping)  # check_record refused anything else
+        accepted.append(BatchEntry(checked, record))
+    return accepted
 
 
 def stored_timestamp(value: object) -> str | None:
