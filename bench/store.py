@@ -7,6 +7,9 @@ clients, each with its own HTTP connection:
 
 - **publish**: every client PUTs ``--records`` (default 1,000) records of its own keys;
   the figure is records per second over all clients (first request to last answer);
+- **batch publish**: the same again, other keys, each client POSTing its records to
+  ``/v1/entries`` in batches of 500 (what ``remote push`` sends); records per second, and
+  its ratio to the one-PUT-per-record figure;
 - **lookup**: every client POSTs ``--batches`` lookups of ``--keys`` (default 1,000) keys,
   three quarters of them stored; the figures are the p50 and p99 of one batch's latency.
 
@@ -41,10 +44,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx2
 
 from artifactize.adapters.review_store.database import open_review_store_db
+from artifactize.ports.review_store import PUBLISH_BATCH_MAX_ENTRIES
 
 REPO = Path(__file__).resolve().parents[1]
 READY = re.compile(r"Review store listening on (?P<url>http://\S+)")
 START_SECONDS = 30.0
+BATCH_CLIENT_OFFSET = 2_000  # batch publishers' keys: apart from the PUT and missing keys
 REQUEST_TIMEOUT_SECONDS = 120.0
 
 
@@ -148,6 +153,23 @@ def measure(url: str, token: str, args: argparse.Namespace) -> dict[str, float]:
     elapsed = max(end for _s, end in spans) - min(start for start, _e in spans)
     throughput = args.clients * args.records / elapsed
 
+    def publish_batches(index: int) -> tuple[float, float]:
+        owner = index + BATCH_CLIENT_OFFSET  # keys of its own, none stored by the PUTs
+        with client() as http:
+            started = time.perf_counter()
+            for first in range(0, args.records, PUBLISH_BATCH_MAX_ENTRIES):
+                numbers = range(first, min(args.records, first + PUBLISH_BATCH_MAX_ENTRIES))
+                batch = [record(key_of(owner, n), f"e-{owner}-{n}") for n in numbers]
+                body = {"entries": [{"key": r["key"], "record": r} for r in batch]}
+                content = json.dumps(body, separators=(",", ":"))
+                answer = http.post("/v1/entries", content=content, headers=headers)
+                assert answer.json() == {"created": [True] * len(batch)}, answer.text
+            return started, time.perf_counter()
+
+    spans = in_parallel(args.clients, publish_batches)
+    elapsed = max(end for _s, end in spans) - min(start for start, _e in spans)
+    batch_throughput = args.clients * args.records / elapsed
+
     def lookup(index: int) -> list[float]:
         stored = int(args.keys * 0.75)
         wanted = [key_of(index, n % args.records) for n in range(stored)]
@@ -166,6 +188,7 @@ def measure(url: str, token: str, args: argparse.Namespace) -> dict[str, float]:
     p99 = batches[min(len(batches) - 1, round(0.99 * (len(batches) - 1)))]
     return {
         "publishPerSecond": throughput,
+        "batchPublishPerSecond": batch_throughput,
         "lookupP50Ms": statistics.median(batches) * 1000,
         "lookupP99Ms": p99 * 1000,
     }
@@ -209,20 +232,25 @@ def main() -> int:
         f"{args.clients} clients; {args.records} publishes each; "
         f"{args.batches} lookups of {args.keys} keys each"
     )
-    print(f"{'':12}{'publish/s':>12}{'lookup p50 ms':>16}{'lookup p99 ms':>16}")
+    print(
+        f"{'':12}{'publish/s':>12}{'batch/s':>12}{'batch/PUT':>11}"
+        f"{'lookup p50 ms':>16}{'lookup p99 ms':>16}"
+    )
     for engine in ("sqlite", "postgresql"):
         row = results[engine]
         if row is None:
             print(f"{engine:12}  (no PostgreSQL binaries: skipped)")
             continue
+        gain = row["batchPublishPerSecond"] / row["publishPerSecond"]
         print(
-            f"{engine:12}{row['publishPerSecond']:>12.0f}"
-            f"{row['lookupP50Ms']:>16.1f}{row['lookupP99Ms']:>16.1f}"
+            f"{engine:12}{row['publishPerSecond']:>12.0f}{row['batchPublishPerSecond']:>12.0f}"
+            f"{gain:>10.1f}x{row['lookupP50Ms']:>16.1f}{row['lookupP99Ms']:>16.1f}"
         )
     if "ratio" in results:
         ratio = results["ratio"]
         print(
             f"{'pg/sqlite':12}{ratio['publishPerSecond']:>11.2f}x"
+            f"{ratio['batchPublishPerSecond']:>11.2f}x{'':11}"
             f"{ratio['lookupP50Ms']:>15.2f}x{ratio['lookupP99Ms']:>15.2f}x"
         )
     return 0

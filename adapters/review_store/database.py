@@ -38,7 +38,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -330,7 +330,22 @@ def _delete_entries(connection: sa.Connection, where: sa.ColumnElement[bool]) ->
     return int(count)
 
 
-def _chunks(values: Sequence[int]) -> Iterator[Sequence[int]]:
+_Chunked = TypeVar("_Chunked")
+
+
+def _entry_row(entry: StoreEntry, used: str) -> dict[str, Any]:
+    return {
+        "key": entry.key,
+        "execution_id": entry.execution_id,
+        "publisher": entry.publisher,
+        "completed_at": entry.completed_at,
+        "bytes": len(entry.data.encode("utf-8")),
+        "last_used": used,
+        "data": entry.data,
+    }
+
+
+def _chunks(values: Sequence[_Chunked]) -> Iterator[Sequence[_Chunked]]:
     for start in range(0, len(values), SQL_CHUNK):
         yield values[start : start + SQL_CHUNK]
 
@@ -495,46 +510,52 @@ class SqlReviewStoreDb:
         return self.put_many([entry])[0]
 
     def put_many(self, batch: Sequence[StoreEntry]) -> list[bool]:
-        """Each entry stored as ``put`` stores it, in order, in one transaction: one commit
-        (one sync to disk) for the batch, and all of it or none of it."""
+        """Each entry stored as ``put`` stores it, in one transaction: one commit (one sync
+        to disk) for the batch, and all of it or none of it. Writers are serialized, so the
+        records already there are read first and the new ones inserted in one statement;
+        the caps are then applied once, never evicting the last record stored."""
         used = self._now()
         with self._transaction(BEGIN_IMMEDIATE) as connection:
-            return [self._insert(connection, entry, used) for entry in batch]
+            known: set[tuple[str, str]] = set()
+            keys = sorted({entry.key for entry in batch})
+            for chunk in _chunks(keys):
+                found = sa.select(entries.c.key, entries.c.execution_id).where(
+                    entries.c.key.in_(chunk)
+                )
+                known.update((row.key, row.execution_id) for row in connection.execute(found))
+            created: list[bool] = []
+            rows: list[dict[str, Any]] = []
+            for entry in batch:
+                pair = (entry.key, entry.execution_id)
+                created.append(pair not in known)
+                if pair not in known:
+                    known.add(pair)
+                    rows.append(_entry_row(entry, used))
+            if rows:
+                self._insert(connection, rows)
+                size = sum(row["bytes"] for row in rows)
+                count, total = _add_to_totals(connection, len(rows), size)
+                last = connection.execute(
+                    sa.select(entry_rowid).where(
+                        entries.c.key == rows[-1]["key"],
+                        entries.c.execution_id == rows[-1]["execution_id"],
+                    )
+                ).scalar_one()
+                self._evict(connection, int(last), count, total)
+        return created
 
-    def _insert(self, connection: sa.Connection, entry: StoreEntry, used: str) -> bool:
-        size = len(entry.data.encode("utf-8"))
-        values = {
-            "key": entry.key,
-            "execution_id": entry.execution_id,
-            "publisher": entry.publisher,
-            "completed_at": entry.completed_at,
-            "bytes": size,
-            "last_used": used,
-            "data": entry.data,
-        }
+    def _insert(self, connection: sa.Connection, rows: list[dict[str, Any]]) -> None:
+        """Insert ``rows``, none of which is stored yet (the caller read them under the
+        writers' lock); a conflict would still leave the stored record as it was."""
         conflict = ["key", "execution_id"]
-        inserted: int | None
         if self.dialect == "postgresql":
-            statement = (
-                postgresql_insert(entries)
-                .values(values)
-                .on_conflict_do_nothing(index_elements=conflict)
-                .returning(entry_rowid)
+            connection.execute(
+                postgresql_insert(entries).on_conflict_do_nothing(index_elements=conflict), rows
             )
-            inserted = connection.execute(statement).scalar_one_or_none()
         else:
-            statement_sqlite = (
-                sqlite_insert(entries)
-                .values(values)
-                .on_conflict_do_nothing(index_elements=conflict)
+            connection.execute(
+                sqlite_insert(entries).on_conflict_do_nothing(index_elements=conflict), rows
             )
-            result = connection.execute(statement_sqlite)
-            inserted = result.lastrowid if result.rowcount == 1 else None
-        if inserted is None:
-            return False
-        count, total = _add_to_totals(connection, 1, size)
-        self._evict(connection, int(inserted), count, total)
-        return True
 
     def _evict(self, connection: sa.Connection, keep: int, count: int, total: int) -> int:
         """Delete least recently used records (never ``keep``) until within both caps;

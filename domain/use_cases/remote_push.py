@@ -2,7 +2,7 @@
 
 For each key, the newest locally produced (non-mirror) GREEN/RED record is a candidate.
 With the ``read`` scope the store is asked first, and a record that already is the store's
-latest is not sent. ``created: false`` and "already the latest" both count as *existing*.
+latest is not sent (nor built and checked). ``created: false`` and "already the latest" both count as *existing*.
 Human records without the ``human`` scope, records over the size limit and records that
 fail the client's own checks are *skipped*, each with a reason. Unlike ``verify``, push
 never fails open: every ``RemoteFailure`` propagates to the caller.
@@ -74,7 +74,6 @@ class PushReport:
 @dataclass(frozen=True)
 class _Planned:
     key: ReuseKey
-    execution_id: str
     record: StoreRecord
 
 
@@ -123,6 +122,14 @@ async def push(
             f"Remote token {principal.name} lacks the {PUBLISH_SCOPE} scope; "
             "`remote push` needs it."
         )
+    if READ_SCOPE in principal.scopes and candidates:
+        # Asked first: a record already the store's latest is neither built nor checked
+        # (the checks are most of a push's own work), so pushing again costs a lookup.
+        entries = await store.lookup(list(dict.fromkeys(str(c.key) for c in candidates)))
+        latest = {entry.get("key"): entry.get("executionId") for entry in entries}
+        sending = [c for c in candidates if latest.get(c.key) != c.id]
+        report.existing += len(candidates) - len(sending)
+        candidates = sending
     planned: list[_Planned] = []
     for execution in candidates:
         item = _plan(execution, store.settings.share, principal.name, principal.scopes)
@@ -131,12 +138,6 @@ async def push(
             report.reasons.append(item)
         else:
             planned.append(item)
-    if READ_SCOPE in principal.scopes and planned:
-        entries = await store.lookup([item.key for item in planned])
-        latest = {entry.get("key"): entry.get("executionId") for entry in entries}
-        sending = [item for item in planned if latest.get(item.key) != item.execution_id]
-        report.existing += len(planned) - len(sending)
-        planned = sending
     batches = True  # until the store shows it has no batch route (an older server)
     for group in publish_batches(planned):
         if report.dry_run:
@@ -199,4 +200,4 @@ def _plan(
             f"Skipped {where}: this result stays local: remote token {principal} lacks the "
             f"{HUMAN_SCOPE} scope."
         )
-    return _Planned(ReuseKey(checked.key), checked.execution_id, record)
+    return _Planned(ReuseKey(checked.key), record)

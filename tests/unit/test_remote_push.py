@@ -264,3 +264,11 @@ def test_a_failed_batch_keeps_the_counts_of_the_batches_before_it() -> None:
     with pytest.raises(RemoteFailure):
         anyio.run(push, rows, store, report)
     assert report.pushed == PUBLISH_BATCH_MAX_ENTRIES
+
+
+def test_a_record_already_the_stores_latest_is_counted_before_any_check() -> None:
+    human = row(1, profile={"kind": "human"}, reviewer="alice")  # this token cannot send it
+    store = MemoryStore(["read", "publish"], {human.key: human.id})
+    report = run_push([human, row(2)], store)
+    assert report.to_json() == {"dryRun": False, "pushed": 1, "existing": 1, "skipped": 0}
+    assert report.reasons == [] and store.lookups == [[human.key, row(2).key]]
