@@ -10,7 +10,7 @@ never fails open: every ``RemoteFailure`` propagates to the caller.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -110,12 +110,16 @@ def execution_kinds(data: ExecutionDocument) -> tuple[dict[str, str], bool]:
 
 
 async def push(
-    candidates: Sequence[ExecutionRecord], store: RemoteStore, report: PushReport
+    candidates: Sequence[ExecutionRecord],
+    store: RemoteStore,
+    report: PushReport,
+    progress: Callable[[int, int], None] | None = None,
 ) -> PushReport:
     """Publish (with ``report.dry_run`` only count) the candidates the store lacks.
 
     ``report`` is filled in as the push goes, so a caller still has the counts when a
-    ``RemoteFailure`` stops it halfway."""
+    ``RemoteFailure`` stops it halfway; ``progress`` is told, after each batch sent, how many
+    records of how many to send have been sent."""
     principal = await store.whoami()
     if PUBLISH_SCOPE not in principal.scopes:
         raise PushError(
@@ -139,6 +143,7 @@ async def push(
         else:
             planned.append(item)
     batches = True  # until the store shows it has no batch route (an older server)
+    sent = 0
     for group in publish_batches(planned):
         if report.dry_run:
             report.pushed += len(group)
@@ -153,6 +158,9 @@ async def push(
                 created.append(await store.publish(item.key, item.record))
         report.pushed += sum(created)
         report.existing += len(created) - sum(created)
+        sent += len(group)
+        if progress is not None:
+            progress(sent, len(planned))
     return report
 
 

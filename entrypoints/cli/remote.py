@@ -8,6 +8,7 @@ the store accepts the token. ``push`` never fails open: any remote failure is ex
 from __future__ import annotations
 
 import getpass
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Annotated, TypeVar
@@ -18,6 +19,7 @@ from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit as _emit
+from artifactize.entrypoints.cli.progress import CLEAR_LINE, is_live_terminal
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.review_store import (
     SCOPE_READ,
@@ -163,6 +165,12 @@ def status() -> None:
     raise typer.Exit(ExitCode.OK if principal is not None else ExitCode.NOT_READY)
 
 
+def _push_progress(sent: int, total: int) -> None:
+    """One line on the terminal, redrawn after each batch (cleared at the end)."""
+    sys.stderr.write(f"{CLEAR_LINE}Sending records: {sent:,} of {total:,}")
+    sys.stderr.flush()
+
+
 @remote_app.command("push")
 def push_command(
     dry_run: Annotated[
@@ -171,7 +179,8 @@ def push_command(
 ) -> None:
     """Publish the newest local GREEN/RED record of every key that the store lacks.
 
-    Needs the publish scope (human for Human sign-offs). Any remote failure is exit 2.
+    Needs the publish scope (human for Human sign-offs). Records go in batches of up to 500;
+    on a terminal a line on stderr counts them as they go. Any remote failure is exit 2.
     """
     from artifactize.domain.use_cases.remote_push import (
         PushError,
@@ -187,14 +196,19 @@ def push_command(
     state = CliContext.services().open_state(create=False)
     candidates = local_candidates(state) if state is not None else []
     report = PushReport(dry_run=dry_run)
+    live = is_live_terminal(sys.stderr, os.environ)
+    progress = _push_progress if live and not dry_run else None
     try:
-        _with_store(stores, settings, lambda store: push(candidates, store, report))
+        _with_store(stores, settings, lambda store: push(candidates, store, report, progress))
     except (RemoteFailure, PushError) as exc:
         message = exc.message if isinstance(exc, RemoteFailure) else str(exc)
         raise CommandError(
             f"Push failed: {message} (pushed {report.pushed} before the failure)"
         ) from None
     finally:
+        if progress is not None:
+            sys.stderr.write(CLEAR_LINE)
+            sys.stderr.flush()
         for reason in report.reasons:
             typer.echo(reason, err=True)
     _emit(report.to_json(), report.text())

@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import stat
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -40,6 +41,7 @@ from artifactize.domain.reviews.remote.records import (
     validate_record,
 )
 from artifactize.entrypoints.bootstrap import Container
+from artifactize.entrypoints.cli.progress import CLEAR_LINE
 from artifactize.kernel.document_codec import execution_from_json
 from artifactize.ports.documents import Execution
 from artifactize.ports.review_store import (
@@ -55,6 +57,7 @@ from artifactize.ports.state import ClaimOutcome, ExecutionRecord
 from artifactize.ports.statuses import ExecutionStatus
 from tests.support.cli import run_cli
 from tests.support.fake_review_store import Canned, FakeReviewStore, fake_store
+from tests.support.pty_terminal import run_on_pty
 from tests.support.remote_records import KINDS, execution, key_of
 
 __all__ = ["fake_store"]  # the fixture
@@ -896,3 +899,20 @@ def test_push_sends_batches_to_the_real_server(
     ]
     again = run("push", env=env)
     assert again.out.strip() == "Pushed 0, already in the store 3, skipped 0."
+    assert "Sending records" not in done.err  # off a terminal: no progress line
+
+
+@pytest.mark.process  # stderr on a real pseudo-terminal
+def test_push_counts_its_records_on_a_terminal(
+    tmp_path: Path, real_store: tuple[str, str, str]
+) -> None:
+    url, publisher, _reader = real_store
+    state = tmp_path / "pushing"
+    seed_state(state, keyed(1), keyed(2), keyed(3))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARTIFACTIZE_")}
+    env |= {"ARTIFACTIZE_REMOTE": url, "ARTIFACTIZE_REMOTE_TOKEN": publisher, "TERM": "xterm"}
+    argv = [sys.executable, "-m", "artifactize.entrypoints.cli.app", "--state-dir", str(state)]
+    code, out, terminal = run_on_pty([*argv, "remote", "push"], env)
+    assert (code, out.strip()) == (0, "Pushed 3, already in the store 0, skipped 0.")
+    assert f"{CLEAR_LINE}Sending records: 3 of 3{CLEAR_LINE}" in terminal
+    assert publisher not in terminal

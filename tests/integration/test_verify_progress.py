@@ -8,12 +8,8 @@ provider answers slowly, after one tool call, so the live block is redrawn while
 from __future__ import annotations
 
 import os
-import pty
 import re
-import select
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +18,7 @@ import pytest
 from tests.support.cli import run_cli
 from tests.support.fake_provider import FakeProvider, delayed, openai_text, openai_tool_call
 from tests.support.processes import no_process_left_behind as no_process_left_behind_in
+from tests.support.pty_terminal import run_on_pty
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLI = (sys.executable, "-m", "artifactize.entrypoints.cli.app")
@@ -71,35 +68,6 @@ def script_agent(fake: FakeProvider) -> None:
         delayed(0.8, openai_tool_call("call_1", "read_app", {"path": "notes.txt"})),
         delayed(0.8, openai_text('{"verdict": "GREEN"}')),
     )
-
-
-def run_on_pty(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
-    """Run with stderr on a pseudo-terminal (stdout a pipe); (code, stdout, terminal)."""
-    master, slave = pty.openpty()
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=slave, cwd=REPO_ROOT, env=env)
-    os.close(slave)
-    seen = bytearray()
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:  # the slave side closed
-                    break
-                if not chunk:
-                    break
-                seen.extend(chunk)
-            elif process.poll() is not None:
-                break
-        out = process.communicate(timeout=30)[0]
-    finally:
-        os.close(master)
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    return process.returncode, out.decode(), seen.decode("utf-8", "replace")
 
 
 @pytest.mark.process  # stderr on a real pseudo-terminal

@@ -272,3 +272,17 @@ def test_a_record_already_the_stores_latest_is_counted_before_any_check() -> Non
     report = run_push([human, row(2)], store)
     assert report.to_json() == {"dryRun": False, "pushed": 1, "existing": 1, "skipped": 0}
     assert report.reasons == [] and store.lookups == [[human.key, row(2).key]]
+
+
+def test_progress_is_told_after_each_batch_sent() -> None:
+    rows = [row(n) for n in range(PUBLISH_BATCH_MAX_ENTRIES + 3)]
+    store = MemoryStore(["read", "publish"], {rows[0].key: rows[0].id})
+    told: list[tuple[int, int]] = []
+    report = PushReport(dry_run=False)
+
+    async def pushed() -> PushReport:
+        return await push(rows, store, report, lambda sent, total: told.append((sent, total)))
+
+    anyio.run(pushed)
+    to_send = len(rows) - 1
+    assert told == [(PUBLISH_BATCH_MAX_ENTRIES, to_send), (to_send, to_send)]
