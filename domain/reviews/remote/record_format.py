@@ -31,6 +31,7 @@ from typing import Any
 from artifactize.domain.declarations.identifiers import IDENTIFIER_PATTERN
 from artifactize.domain.declarations.model import ArtifactKind
 from artifactize.domain.json_schema import admit_schema, compile_validator
+from artifactize.domain.json_schema_subset import Check, compile_subset_check
 from artifactize.domain.reviews.reuse.fingerprints import (
     SCRIPT_OUTPUT_CHARACTERS,
     SCRIPT_OUTPUT_MAX_CHARS,
@@ -372,9 +373,10 @@ ENVELOPE_CHECK_ORDER = (
 
 def record_problem(record: Mapping[str, Any]) -> str | None:
     """The first problem of a record's shape (a client's check), or None."""
-    problem = _first_problem(_validator("record"), RECORD_SHAPE, record, RECORD_CHECK_ORDER)
-    if problem is not None:
-        return problem
+    if not _valid("record", record):
+        problem = _first_problem(_validator("record"), RECORD_SHAPE, record, RECORD_CHECK_ORDER)
+        if problem is not None:
+            return problem
     for path in _LABEL_PATHS:
         value = _at(record, path)
         if isinstance(value, str) and not label_fits(value):
@@ -384,6 +386,8 @@ def record_problem(record: Mapping[str, Any]) -> str | None:
 
 def envelope_problem(record: Mapping[str, Any]) -> str | None:
     """The first problem of a published record's envelope (the server's check), or None."""
+    if _valid("envelope", record):
+        return None
     return _first_problem(_validator("envelope"), ENVELOPE_SHAPE, record, ENVELOPE_CHECK_ORDER)
 
 
@@ -392,6 +396,22 @@ def _validator(which: str) -> Any:
     shape = RECORD_SHAPE if which == "record" else ENVELOPE_SHAPE
     admit_schema(shape, require_object_root=True)  # a valid schema without remote refs
     return compile_validator(shape, strict_integers=True)
+
+
+def _valid(which: str, record: Mapping[str, Any]) -> bool:
+    """Whether the shape holds, by the check compiled from it (``json_schema_subset``: the
+    same answer as ``jsonschema``, about 20 times sooner); ``jsonschema`` then only
+    explains a record that fails it."""
+    return _subset_check(which)(record)
+
+
+@lru_cache(maxsize=2)
+def _subset_check(which: str) -> Check:
+    shape = RECORD_SHAPE if which == "record" else ENVELOPE_SHAPE
+    check = compile_subset_check(shape, strict_integers=True)
+    if check is None:  # a shape grew a keyword the subset lacks: jsonschema decides alone
+        return lambda record: bool(_validator(which).is_valid(record))
+    return check
 
 
 def _at(record: Mapping[str, Any], path: Sequence[str]) -> Any:
