@@ -100,7 +100,7 @@ def _record() -> dict[str, Any]:
     from artifactize.domain.reviews.remote.records import build_record
 
     record = dict(build_record(execution(), KINDS, "full"))
-    record["verdict"] = ExecutionStatus(record["verdict"])
+    record["verdict"] = ExecutionStatus(str(record["verdict"]))
     return record
 
 
