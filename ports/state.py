@@ -366,6 +366,11 @@ class StateStore(Protocol):
         Returns whether the mirror was inserted."""
         ...
 
+    def add_mirrors(self, mirrors: Sequence[tuple[ExecutionRecord, Supersession]]) -> list[bool]:
+        """``add_mirror`` of each pair, in order, in one transaction; whether each was
+        inserted (a later one of the same key sees the earlier one as its local latest)."""
+        ...
+
     def get_execution(self, execution_id: ExecutionId) -> ExecutionRecord | None: ...
 
     def get_executions(

@@ -18,6 +18,7 @@ from artifactize.adapters.sqlite.rows import execution_record
 from artifactize.adapters.sqlite.schema import (
     ACTIVE_EXECUTION_STATUSES,
     ACTIVE_REQUEST_STATUSES,
+    IDS_PER_STATEMENT,
     RECORDED_VERDICTS,
     executions,
     fixed_in,
@@ -87,6 +88,33 @@ def latest_of(connection: sa.Connection, keys: list[str]) -> dict[str, Execution
     for row in connection.execute(query):
         if row.key not in found:
             found[row.key] = execution_record(row)
+    return found
+
+
+def latest_completions(connection: sa.Connection, keys: Sequence[str]) -> dict[str, str]:
+    """The completion time of each key's ``latest`` record ("" for none recorded), for the
+    keys with a history; no record decoded."""
+    found: dict[str, str] = {}
+    for start in range(0, len(keys), IDS_PER_STATEMENT):
+        part = list(keys[start : start + IDS_PER_STATEMENT])
+        query = (
+            sa.select(
+                executions.c.key, sa.func.max(sa.func.coalesce(executions.c.completed_at, ""))
+            )
+            .where(executions.c.key.in_(part), _IN_HISTORY)
+            .group_by(executions.c.key)
+        )
+        found.update((str(key), str(completed)) for key, completed in connection.execute(query))
+    return found
+
+
+def known_ids(connection: sa.Connection, ids: Sequence[str]) -> set[str]:
+    """Those of ``ids`` an execution row has."""
+    found: set[str] = set()
+    for start in range(0, len(ids), IDS_PER_STATEMENT):
+        part = list(ids[start : start + IDS_PER_STATEMENT])
+        query = sa.select(executions.c.id).where(executions.c.id.in_(part))
+        found.update(str(row.id) for row in connection.execute(query))
     return found
 
 

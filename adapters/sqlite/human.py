@@ -8,7 +8,7 @@ processes ran in. Also what a view of one request reads of its Run (``definition
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -28,6 +28,7 @@ from artifactize.adapters.sqlite.rows import (
 from artifactize.adapters.sqlite.schema import (
     ACTIVE_EXECUTION_STATUSES,
     ACTIVE_REQUEST_STATUSES,
+    IDS_PER_STATEMENT,
     IN_ACTIVE_REQUEST_INDEX,
     executions,
     fixed_in,
@@ -278,6 +279,20 @@ _WAITING_HOLDER = sa.select(executions).where(
     executions.c.status == WAITING_HUMAN,
     fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
 )
+
+
+def waiting_keys(connection: sa.Connection, keys: Sequence[str]) -> set[str]:
+    """Those of ``keys`` a WAITING_HUMAN execution holds (``supersede`` has work there)."""
+    found: set[str] = set()
+    for start in range(0, len(keys), IDS_PER_STATEMENT):
+        part = list(keys[start : start + IDS_PER_STATEMENT])
+        query = sa.select(executions.c.key).where(
+            executions.c.key.in_(part),
+            executions.c.status == WAITING_HUMAN,
+            fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
+        )
+        found.update(str(row.key) for row in connection.execute(query))
+    return found
 
 
 def supersede(connection: sa.Connection, key: str, supersession: Supersession) -> None:

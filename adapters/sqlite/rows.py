@@ -231,8 +231,11 @@ def request_row(request: RequestRecord) -> tuple[Any, ...]:
     )
 
 
-def execution_values(execution: ExecutionRecord, *, key: str | None) -> dict[str, Any]:
-    """Insert values; ``key`` is what the row holds (None for an execution holding none)."""
+def execution_values(
+    execution: ExecutionRecord, *, key: str | None, data: str | None = None
+) -> dict[str, Any]:
+    """Insert values; ``key`` is what the row holds (None for an execution holding none);
+    ``data``: the document's stored text when the caller has made it already."""
     return {
         "id": execution.id,
         "key": key,
@@ -242,5 +245,5 @@ def execution_values(execution: ExecutionRecord, *, key: str | None) -> dict[str
         "owner_start_time": execution.owner_start_time,
         "backend": execution.backend,
         "completed_at": execution.completed_at,
-        "data": dump_data(execution_json(execution.data)),
+        "data": dump_data(execution_json(execution.data)) if data is None else data,
     }

@@ -739,29 +739,55 @@ class SqliteStateStore:
             _log.warning("Cache GC failed: %s", error)
 
     def add_mirror(self, execution: ExecutionRecord, supersede: Supersession) -> bool:
-        """Insert a settled record mirrored from the remote store into its key's history,
-        unless that execution is known already or the local latest completed later; then,
-        in the same transaction, ``supersede`` a Human wait of the key (``sqlite_human``)."""
-        key, completed = execution.key, execution.completed_at
-        if key is None or completed is None or execution.status not in RECORDED_VERDICTS:
-            raise ValueError(f"A mirror is a completed, keyed GREEN/RED record: {execution.id}")
-        text = dump_data(execution_json(execution.data))
-        size = data_bytes(text)
-        if size > self._record_max_bytes:
-            return False
-        with self._transaction(write=True) as connection:
-            known = connection.execute(_EXECUTION_KNOWN, {"b_id": execution.id}).first()
-            latest = hist.latest(connection, key)
-            if known is not None or (
-                latest is not None and (latest.completed_at or "") >= completed
+        return self.add_mirrors([(execution, supersede)])[0]
+
+    def add_mirrors(self, mirrors: Sequence[tuple[ExecutionRecord, Supersession]]) -> list[bool]:
+        """``add_mirror`` of each, in order, in one transaction: the known executions, the
+        keys' latest completion times and their waiting Human holders read once for all,
+        the new records inserted in one statement, a wait superseded only where one is."""
+        sizes: list[int | None] = []
+        texts: list[str] = []
+        for execution, _supersede in mirrors:
+            if (
+                execution.key is None
+                or execution.completed_at is None
+                or execution.status not in RECORDED_VERDICTS
             ):
-                return False
-            values = execution_values(execution, key=key)
-            values.update(bytes=size, last_used=self._now())
-            _INSERT_RECORD.execute(connection, values)
-            human.supersede(connection, key, supersede)
-        self._collect_after_record(size)
-        return True
+                raise ValueError(f"A mirror is a completed, keyed GREEN/RED record: {execution.id}")
+            text = dump_data(execution_json(execution.data))
+            size = data_bytes(text)
+            sizes.append(size if size <= self._record_max_bytes else None)
+            texts.append(text)
+        added = [False] * len(mirrors)
+        with self._transaction(write=True) as connection:
+            ids = [execution.id for execution, _ in mirrors]
+            keys = sorted({str(execution.key) for execution, _ in mirrors})
+            known = hist.known_ids(connection, ids)
+            completed_at = hist.latest_completions(connection, keys)
+            waiting = human.waiting_keys(connection, keys)
+            rows: list[tuple[Any, ...]] = []
+            used = self._now()
+            for index, (execution, _supersede) in enumerate(mirrors):
+                key, completed = str(execution.key), str(execution.completed_at)
+                if sizes[index] is None or execution.id in known:
+                    continue
+                if key in completed_at and completed_at[key] >= completed:
+                    continue  # the key's local latest completed as late or later
+                values = execution_values(execution, key=key, data=texts[index])
+                values.update(bytes=sizes[index], last_used=used)
+                rows.append(tuple(values[name] for name in _INSERT_RECORD.names))
+                known.add(execution.id)
+                completed_at[key] = completed
+                added[index] = True
+            if rows:
+                _INSERT_RECORD.execute_rows(connection, rows)
+            for index, (execution, supersede) in enumerate(mirrors):
+                if added[index] and execution.key in waiting:
+                    human.supersede(connection, str(execution.key), supersede)
+        for index, was_added in enumerate(added):
+            if was_added:
+                self._collect_after_record(int(sizes[index] or 0))
+        return added
 
     def collect_garbage(self) -> int:
         """Drop least-recently-used records while the history is over a cap, one short

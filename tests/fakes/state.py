@@ -291,6 +291,10 @@ class MemoryStateStore:
             self._supersede(execution.key, supersede)
             return True
 
+    def add_mirrors(self, mirrors: Sequence[tuple[ExecutionRecord, Supersession]]) -> list[bool]:
+        with self._atomic():
+            return [self.add_mirror(execution, supersede) for execution, supersede in mirrors]
+
     def _supersede(self, key: ReuseKey, supersede: Supersession) -> None:
         """The key's Human wait ends: its execution and waiting requests take the fields."""
         execution_fields = supersede.execution_fields

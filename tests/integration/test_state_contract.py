@@ -839,6 +839,41 @@ def test_a_newer_mirror_supersedes_the_waiting_execution_and_answers_its_request
     assert latest is not None and latest.id == "remote-x"
 
 
+def test_mirrors_added_together_are_added_as_one_after_another(store: StateStore) -> None:
+    other, third = ReuseKey("b" * 64), ReuseKey("c" * 64)
+    owner, _follower = waiting_owner_and_follower(store)  # KEY waits for a Human
+    local = running("execution-2", pid=11, key=other)
+    store.insert_execution(local)
+    done = dataclasses.replace(settled(local, "GREEN", "2026-01-02T00:00:00.000000000Z"), key=other)
+    assert store.complete_execution(done, record=True)
+
+    def at(identifier: str, key: ReuseKey, day: int) -> ExecutionRecord:
+        made = mirror(identifier, "GREEN", f"2026-01-0{day}T00:00:00.000000000Z")
+        return dataclasses.replace(made, key=key)
+
+    batch = [
+        at("remote-a", ReuseKey(KEY), 3),  # newer than the wait: added, the wait superseded
+        at("remote-b", ReuseKey(KEY), 2),  # older than remote-a, just added: left out
+        at("remote-c", other, 1),  # older than the local record: left out
+        at("remote-d", third, 5),  # a key without a history: added
+        at("remote-d", third, 5),  # known by now: left out
+        at("remote-e", third, 6),  # newer than remote-d: added
+    ]
+    added = store.add_mirrors([(m, supersession(m, MIRRORED_AT)) for m in batch])
+    assert added == [True, False, False, True, False, True]
+    latest = {key: store.latest_record(key, touch=False) for key in (ReuseKey(KEY), other, third)}
+    assert {key: found.id if found else None for key, found in latest.items()} == {
+        ReuseKey(KEY): "remote-a",
+        other: "execution-2",
+        third: "remote-e",
+    }
+    superseded = store.get_execution(ExecutionId("execution-1"))
+    assert superseded is not None and superseded.status == "ERROR"
+    saved = store.get_request(owner.id)
+    assert saved is not None and (saved.status, saved.execution_id) == ("GREEN", "remote-a")
+    assert [r.id for r in store.history(third)] == ["remote-e", "remote-d"]
+
+
 def test_an_older_mirror_leaves_the_human_wait_alone(store: StateStore) -> None:
     owner, follower = waiting_owner_and_follower(store)
     forced = running("execution-2", pid=11)  # a forced run recorded while the Human waits

@@ -61,7 +61,7 @@ from artifactize.ports.review_store import (
     RemoteLease,
     RemoteStore,
 )
-from artifactize.ports.state import StateStore
+from artifactize.ports.state import ExecutionRecord, StateStore
 from artifactize.ports.statuses import ProfileKind, RequestStatus
 
 CONTINUING = "{reason}. Continuing without the remote review store."
@@ -160,23 +160,26 @@ class RemoteSync:
             raw for raw, mirror_id in zip(answers, sent, strict=True) if mirror_id not in known
         ]
         for start in range(0, len(fresh), MIRRORS_PER_TRANSACTION):
-            with state.batch():
-                for raw in fresh[start : start + MIRRORS_PER_TRANSACTION]:
-                    self._mirror_one(raw, asked, state, settled_at)
+            mirrors = [
+                (mirrored, supersession(mirrored, settled_at))
+                for raw in fresh[start : start + MIRRORS_PER_TRANSACTION]
+                if (mirrored := self._checked_mirror(raw, asked)) is not None
+            ]
+            if mirrors:
+                with state.batch():  # the history's collection after it joins it
+                    self.mirrored += sum(state.add_mirrors(mirrors))
 
-    def _mirror_one(
-        self, raw: Mapping[str, Any], asked: set[str], state: StateStore, settled_at: str
-    ) -> None:
+    def _checked_mirror(self, raw: Mapping[str, Any], asked: set[str]) -> ExecutionRecord | None:
+        """The local mirror of a record the store answered, or None (with a warning) for a
+        record that fails the checks or answers a key not asked for."""
         checked = validate_record(raw)
         if isinstance(checked, str):
             self.warn(INVALID_RECORD.format(problem=checked))
-            return
+            return None
         if checked.key not in asked:
             self.warn(INVALID_RECORD.format(problem=UNASKED_KEY.format(key=checked.key)))
-            return
-        mirrored = mirror_record(checked, self.store.settings.url)
-        if state.add_mirror(mirrored, supersession(mirrored, settled_at)):
-            self.mirrored += 1
+            return None
+        return mirror_record(checked, self.store.settings.url)
 
     async def refresh(
         self, keys: Sequence[str], state: StateStore, now: float, *, settled_at: str
