@@ -2,10 +2,11 @@
 
 For each key, the newest locally produced (non-mirror) GREEN/RED record is a candidate.
 With the ``read`` scope the store is asked first, and a record that already is the store's
-latest is not sent (nor built and checked). ``created: false`` and "already the latest" both count as *existing*.
-Human records without the ``human`` scope, records over the size limit and records that
-fail the client's own checks are *skipped*, each with a reason. Unlike ``verify``, push
-never fails open: every ``RemoteFailure`` propagates to the caller.
+latest is not sent (nor built and checked). ``created: false`` and "already the latest"
+both count as *existing*. Human records without the ``human`` scope, records over the size
+limit and records that fail the client's own checks are *skipped*, each with a reason.
+The rest go in batches (``publish_batches``), one ``PUT`` each to a store without them.
+Unlike ``verify``, push never fails open: every ``RemoteFailure`` propagates to the caller.
 """
 
 from __future__ import annotations
@@ -152,16 +153,25 @@ async def push(
         if batches and len(group) > 1:
             created = await store.publish_batch([(item.key, item.record) for item in group])
             batches = created is not None
-        if created is None:
-            created = []
-            for item in group:  # one PUT each: a lone large record, or an older store
-                created.append(await store.publish(item.key, item.record))
-        report.pushed += sum(created)
-        report.existing += len(created) - sum(created)
+        if created is None:  # one PUT each: a lone large record, or an older store
+            created = [await _counted(store, item, report) for item in group]
+        else:
+            report.pushed += sum(created)
+            report.existing += len(created) - sum(created)
         sent += len(group)
         if progress is not None:
             progress(sent, len(planned))
     return report
+
+
+async def _counted(store: RemoteStore, item: _Planned, report: PushReport) -> bool:
+    """One ``PUT``, counted at once (a failure after it still reports it pushed)."""
+    created = await store.publish(item.key, item.record)
+    if created:
+        report.pushed += 1
+    else:
+        report.existing += 1
+    return created
 
 
 def publish_batches(planned: Sequence[_Planned]) -> list[list[_Planned]]:

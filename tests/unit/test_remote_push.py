@@ -286,3 +286,20 @@ def test_progress_is_told_after_each_batch_sent() -> None:
     anyio.run(pushed)
     to_send = len(rows) - 1
     assert told == [(PUBLISH_BATCH_MAX_ENTRIES, to_send), (to_send, to_send)]
+
+
+def test_an_older_store_failing_halfway_keeps_the_count_of_each_put() -> None:
+    rows = [row(n) for n in range(4)]
+    store = MemoryStore(["publish"])
+    store.batch_route = False
+    sent = store._store
+
+    def fail_third(key: str, record: Mapping[str, Any]) -> bool:
+        store.fail_publish = len(store.published) >= 2
+        return sent(key, record)
+
+    store._store = fail_third  # type: ignore[method-assign]
+    report = PushReport(dry_run=False)
+    with pytest.raises(RemoteFailure):
+        anyio.run(push, rows, store, report)
+    assert report.pushed == 2
