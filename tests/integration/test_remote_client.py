@@ -14,6 +14,7 @@ import socket
 import stat
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -63,6 +64,7 @@ from tests.support.remote_records import KINDS, execution, key_of
 __all__ = ["fake_store"]  # the fixture
 
 TOKEN = "tok-a"
+SERVED_LOG_SECONDS = 30.0  # a bound for a hung server, only ever waited out by a failure
 SECRET = "azt_SECRET-token-0123456789"
 
 
@@ -863,8 +865,15 @@ def test_round_trip_through_the_real_server(real_store: tuple[str, str, str]) ->
     )
 
 
-def served(lines: list[str]) -> list[tuple[str, str, int]]:
-    return [(d["method"], d["path"], d["status"]) for d in map(json.loads, lines)]
+def served(lines: list[str], last: tuple[str, str], count: int = 1) -> list[tuple[str, str, int]]:
+    """The requests served, once ``count`` of them were ``last`` (method, path): the server
+    logs a request after its answer is sent, so the client can have it first."""
+    deadline = time.monotonic() + SERVED_LOG_SECONDS
+    while True:
+        seen = [(d["method"], d["path"], d["status"]) for d in map(json.loads, list(lines))]
+        if sum((m, p) == last for m, p, _ in seen) >= count or time.monotonic() > deadline:
+            return seen
+        time.sleep(0.01)
 
 
 def test_a_batch_publish_through_the_real_server(
@@ -882,7 +891,8 @@ def test_a_batch_publish_through_the_real_server(
     too_many = [batch[0]] * (PUBLISH_BATCH_MAX_ENTRIES + 1)
     for wrong in ([], too_many, [("A" * 64, records[0])]):
         assert failure(url, "publish_batch", wrong, token=publisher).status is None
-    assert [(m, p) for m, p, _ in served(served_lines)].count(("POST", "/v1/entries")) == 2
+    posts = [(m, p) for m, p, _ in served(served_lines, ("POST", "/v1/entries"), 2)]
+    assert posts.count(("POST", "/v1/entries")) == 2
 
 
 def test_push_sends_batches_to_the_real_server(
@@ -894,7 +904,8 @@ def test_push_sends_batches_to_the_real_server(
     done = run("push", env=env)
     assert done.code == 0, done
     assert done.out.strip() == "Pushed 3, already in the store 0, skipped 0."
-    assert [(m, p, s) for m, p, s in served(served_lines) if p.startswith("/v1/entries")] == [
+    entries = served(served_lines, ("POST", "/v1/entries"))
+    assert [(m, p, s) for m, p, s in entries if p.startswith("/v1/entries")] == [
         ("POST", "/v1/entries", 200)
     ]
     again = run("push", env=env)
