@@ -74,14 +74,19 @@ def _invalid(message: str) -> StoreRequestError:
     return StoreRequestError(Refusal.INVALID, message)
 
 
+def _body_object(body: object, what: str, fields: frozenset[str]) -> Mapping[str, object]:
+    """``body`` as a JSON object holding no field but ``fields``."""
+    if not isinstance(body, Mapping):
+        raise _invalid(f"The {what} body must be a JSON object.")
+    unknown = sorted(set(body) - fields)
+    if unknown:
+        raise _invalid(f"Unknown field in the {what} body: {unknown[0]}.")
+    return body
+
+
 def parse_lookup_keys(body: object) -> list[str]:
     """The keys of a lookup body ``{"keys": [...]}``, each once, in request order."""
-    if not isinstance(body, Mapping):
-        raise _invalid("The lookup body must be a JSON object.")
-    unknown = sorted(set(body) - LOOKUP_FIELDS)
-    if unknown:
-        raise _invalid(f"Unknown field in the lookup body: {unknown[0]}.")
-    keys = body.get("keys")
+    keys = _body_object(body, "lookup", LOOKUP_FIELDS).get("keys")
     if not isinstance(keys, list):
         raise _invalid("keys must be an array of reuse keys.")
     if any(isinstance(key, Mapping) for key in keys):
@@ -130,7 +135,7 @@ def check_record(
 
 @dataclass(frozen=True)
 class BatchEntry:
-    """One accepted record of a batch publish: its envelope, the record and its size."""
+    """One accepted record of a batch publish: its envelope and the record."""
 
     checked: CheckedRecord
     record: Mapping[str, object]
@@ -141,12 +146,7 @@ def check_publish_batch(body: object) -> list[BatchEntry]:
     as ``PUT /v1/entries/{key}`` checks its body; the first refusal names its entry and
     refuses the whole batch. A record's size is its compact UTF-8 JSON, the form the
     client sends (a ``PUT`` counts its body as it arrived)."""
-    if not isinstance(body, Mapping):
-        raise _invalid("The batch body must be a JSON object.")
-    unknown = sorted(set(body) - BATCH_FIELDS)
-    if unknown:
-        raise _invalid(f"Unknown field in the batch body: {unknown[0]}.")
-    items = body.get("entries")
+    items = _body_object(body, "batch", BATCH_FIELDS).get("entries")
     if not isinstance(items, list) or not items:
         raise _invalid("entries must be a non-empty array of {key, record} objects.")
     if len(items) > PUBLISH_BATCH_MAX_ENTRIES:
