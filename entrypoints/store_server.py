@@ -10,7 +10,9 @@ Routes (every answer is JSON; every error is ``{"error": "..."}``):
 ``POST /v1/entries``               the same for up to 500 records at once, all or none →
                                    ``{"created": [bool, …]}``
 ``PUT /v1/entries/{hash}/{fp}``    the 0.4 route → 410
-``POST /v1/leases/{key}``          ``publish``, ``{"holder"}`` → the lease (``granted`` or not)
+``POST /v1/leases/{key}``          ``publish``, ``{"holder"}`` → the lease (``granted`` or not;
+                                   granted to a ``read`` token: with ``latest``, the key's
+                                   latest record or null)
 ``POST /v1/leases/{key}/release``  ``publish``, ``{"holder"}`` → ``{"released"}``
 ``GET /v1/leases``                 ``read`` → ``{"leases": [...], "leaseSeconds"}``
 ``PUT /v1/waiting/{requestId}``    ``publish``, an announcement → ``{"expiresAt", "waitingSeconds"}``
@@ -336,13 +338,17 @@ class _Api:
         answer = await anyio.to_thread.run_sync(
             self.store.acquire_lease, key, holder, principal.name, self.lease_seconds
         )
-        return JSONResponse(
-            {
-                "granted": answer.granted,
-                **lease_json(answer.lease, SERVER_ORDER),
-                "leaseSeconds": self.lease_seconds,
-            }
-        )
+        body: dict[str, Any] = {
+            "granted": answer.granted,
+            **lease_json(answer.lease, SERVER_ORDER),
+            "leaseSeconds": self.lease_seconds,
+        }
+        if answer.granted and SCOPE_READ in principal.scopes:
+            # The holder's lookup of the key, answered with the grant: looked up after it,
+            # so a verdict published before the previous holder released is in it.
+            found = await anyio.to_thread.run_sync(self.store.lookup, [key])
+            body["latest"] = json.loads(found[0]) if found else None
+        return JSONResponse(body)
 
     async def release_lease(self, request: Request) -> Response:
         await self._with_scope(request, SCOPE_PUBLISH)

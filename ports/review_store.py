@@ -75,6 +75,10 @@ class RemoteLease:
     acquired_at: str
     expires_at: str
     lease_seconds: int
+    latest: tuple[Mapping[str, Any], ...] | None = None
+    """With a granted lease, the key's latest record as the store answered it (raw, not yet
+    validated): ``()`` for none, ``(record,)``; None when the store did not say (a store
+    from before this answer, a token without ``read``), and the holder looks it up."""
 
 
 @dataclass(frozen=True)

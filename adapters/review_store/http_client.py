@@ -17,6 +17,7 @@ chained httpx2 exception keeps the request (and its header) alive.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import ssl
@@ -141,13 +142,22 @@ class HttpRemoteStore:
 
     async def acquire_lease(self, key: str, holder: str) -> RemoteLease | None:
         self._check_key(key, "lease")
-        data = await self._optional_exchange("POST", f"{LEASES_ROUTE}/{key}", {"holder": holder})
+        route = f"{LEASES_ROUTE}/{key}"
+        # read as a lookup is read: a refused latest record is skipped, not the lease
+        data = await self._optional_exchange("POST", route, {"holder": holder}, batch=True)
         if data is None:
             return None
         lease = _lease(data, "granted")
         if lease is None:
             self._invalid("lease", "expected {granted, key, holder, principal, expiresAt, …}")
-        return lease
+        if "latest" not in data:
+            return lease
+        latest = data["latest"]
+        if latest is not None and not isinstance(latest, (dict, RefusedValue)):
+            self._invalid("lease", "expected latest: a record or null")
+        # a refused record stays in place, as in ``lookup``'s entries, for the mirror to skip
+        answered: tuple[Any, ...] = () if latest is None else (latest,)
+        return dataclasses.replace(lease, latest=answered)
 
     async def release_lease(self, key: str, holder: str) -> bool:
         self._check_key(key, "release")
@@ -234,12 +244,12 @@ class HttpRemoteStore:
             )
 
     async def _optional_exchange(
-        self, method: str, route: str, body: Mapping[str, Any] | None
+        self, method: str, route: str, body: Mapping[str, Any] | None, *, batch: bool = False
     ) -> dict[str, Any] | None:
         """``_exchange``, but None when the store has no such route (an older server: no
         leases, no waiting requests, no batch publish)."""
         try:
-            return await self._exchange(method, route, body)
+            return await self._exchange(method, route, body, batch=batch)
         except RemoteFailure as failure:
             if failure.status in NO_LEASE_STATUSES:
                 return None

@@ -410,7 +410,10 @@ class Verify:
         if holds_key:
             joined = lease_waited = False
             while True:
-                await self._refresh_remote([request])
+                if remote is None or lease_waited or not remote.grants_answer_latest:
+                    # with a lease, a grant answers this lookup itself (a store that says
+                    # so); a request waiting for another machine's lease polls it here
+                    await self._refresh_remote([request])
                 if remote is not None:
                     lease, held = await run_leases.acquire(
                         ctx, remote, request, execution.id, lease_waited

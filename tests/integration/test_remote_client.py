@@ -927,3 +927,25 @@ def test_push_counts_its_records_on_a_terminal(
     assert (code, out.strip()) == (0, "Pushed 3, already in the store 0, skipped 0.")
     assert f"{CLEAR_LINE}Sending records: 3 of 3{CLEAR_LINE}" in terminal
     assert publisher not in terminal
+
+
+def test_a_granted_lease_brings_the_keys_latest_record(real_store: tuple[str, str, str]) -> None:
+    url, publisher, _reader = real_store
+    record = build_record(keyed(7), KINDS, "summary")
+    first = call(url, "acquire_lease", record["key"], "m1", token=publisher)
+    assert first.granted and first.latest == ()
+    assert call(url, "publish", record["key"], record, token=publisher) is True
+    again = call(url, "acquire_lease", record["key"], "m1", token=publisher)  # renewed
+    (latest,) = again.latest
+    assert latest["executionId"] == record["executionId"] and latest["publisher"] == "a"
+
+
+@pytest.mark.parametrize("latest", [5, "record", [1]])
+def test_a_lease_with_a_latest_that_is_no_record_fails_closed(
+    fake_store: FakeReviewStore, latest: Any
+) -> None:
+    lease = {"granted": True, "key": "a" * 64, "holder": "m1", "principal": "ci"}
+    lease |= {"acquiredAt": "t0", "expiresAt": "t1", "leaseSeconds": 60, "latest": latest}
+    fake_store.script(Canned(body=lease))
+    problem = failure(fake_store.url, "acquire_lease", "a" * 64, "m1")
+    assert problem.mode is FailureMode.CLOSED and "latest" in problem.message

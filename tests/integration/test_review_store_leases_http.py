@@ -19,6 +19,7 @@ from tests.integration.test_review_store_server import (
     cli,
     client,
     error_of,
+    record,
     server_process,
     serving,
 )
@@ -73,6 +74,30 @@ def test_lease_routes(tmp_path: Path) -> None:
             "released": True
         }
         assert http.get("/v1/leases", headers=bearer(reader)).json()["leases"] == []
+
+
+def test_a_granted_lease_answers_the_keys_latest_record_to_a_reader(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    ci = add_token(state, "ci", "read,publish")
+    publisher = add_token(state, "pub", "publish")
+    stored_key = "ab" * 32
+    with serving(state) as running, client(running.url) as http:
+
+        def lease(key: str, holder: str, token: str) -> dict[str, Any]:
+            answer = http.post(f"/v1/leases/{key}", json={"holder": holder}, headers=bearer(token))
+            assert answer.status_code == 200, answer.text
+            found: dict[str, Any] = answer.json()
+            return found
+
+        assert lease(KEY, "m1", ci)["latest"] is None  # granted, no record of the key yet
+        assert "latest" not in lease(KEY, "m2", ci)  # held by m1: not granted, no record
+        sent = record(stored_key)
+        put = http.put(f"/v1/entries/{stored_key}", json=sent, headers=bearer(ci))
+        assert put.status_code == 201
+        latest = lease(stored_key, "m1", ci)["latest"]
+        assert latest == {**sent, "publisher": "ci", "publishedAt": latest["publishedAt"]}
+        # a token that may publish but not read is told no record
+        assert "latest" not in lease("cd" * 32, "m3", publisher)
 
 
 @pytest.mark.process  # a real store server process

@@ -13,7 +13,7 @@ import signal
 import socket
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,16 +93,19 @@ class Running:
 
 @contextmanager
 def serving(
-    state: Path, max_records: int = STORE_RECORDS_MAX, database: str | None = None
+    state: Path,
+    max_records: int = STORE_RECORDS_MAX,
+    database: str | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> Iterator[Running]:
     """The real app under uvicorn on 127.0.0.1, port 0, in a thread of its own, on the
-    store of ``state`` or on ``database`` (a URL)."""
+    store of ``state`` or on ``database`` (a URL); ``log`` receives its request log."""
     store = open_review_store_db(
         str(state), create=True, max_records=max_records, database=database
     )
     assert store is not None
     server = StoreServer(
-        create_app(store, now=lambda: PUBLISHED_AT), bind(parse_listen("127.0.0.1:0"))
+        create_app(store, now=lambda: PUBLISHED_AT, log=log), bind(parse_listen("127.0.0.1:0"))
     )
     ready = threading.Event()
     failures: list[BaseException] = []

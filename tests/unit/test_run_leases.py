@@ -37,11 +37,14 @@ class LeasingStore(MemoryLeases):
         self.records: list[Mapping[str, Any]] = []
         self.published: list[str] = []
         self.failure: RemoteFailure | None = None
+        self.lookups: list[list[str]] = []
+        self.answers_latest = False  # True: a grant carries the key's latest record
 
     async def whoami(self) -> Principal:
         return Principal("ci", self.scopes)
 
     async def lookup(self, keys: Sequence[str]) -> list[Mapping[str, Any]]:
+        self.lookups.append(list(keys))
         return [r for r in self.records if r["key"] in keys]
 
     async def publish(self, key: str, record: Mapping[str, Any]) -> bool:
@@ -51,7 +54,11 @@ class LeasingStore(MemoryLeases):
     async def acquire_lease(self, key: str, holder: str) -> Any:
         if self.failure is not None:
             raise self.failure
-        return await super().acquire_lease(key, holder)
+        lease = await super().acquire_lease(key, holder)
+        if lease is not None and lease.granted and self.answers_latest:
+            latest = tuple(r for r in self.records if r["key"] == key)
+            return dataclasses.replace(lease, latest=latest)
+        return lease
 
     async def aclose(self) -> None:
         pass
@@ -107,6 +114,35 @@ async def test_the_holder_reviews_publishes_and_releases() -> None:
     assert store.calls[-1] == ("release", key, holder)
     assert {call[2] for call in store.calls} == {holder}
     assert store.held == {} and world.remote.leases_taken == 1
+
+
+async def test_a_grant_that_answers_the_latest_record_saves_the_lookup() -> None:
+    older = LeasingStore()  # a store from before the answer: the holder asks after the grant
+    await LeaseWorld(older).check()
+    store = LeasingStore()
+    store.answers_latest = True
+    world = LeaseWorld(store)
+    check = await world.check()
+    assert check["status"] == "GREEN" and len(world.runner.specs) == 1
+    assert len(older.lookups) == 2 and len(store.lookups) == 1  # the Run's first mirror only
+
+
+async def test_a_record_answered_with_the_grant_is_reused_not_reviewed_again() -> None:
+    record = await teammate_record()
+    store = LeasingStore()
+    store.answers_latest = True
+    store.records.append(record)
+    world = LeaseWorld(store)
+
+    async def published_after_the_runs_mirror(keys: Sequence[str]) -> list[Mapping[str, Any]]:
+        store.lookups.append(list(keys))
+        return []  # the teammate publishes only after this Run looked its keys up
+
+    store.lookup = published_after_the_runs_mirror  # type: ignore[method-assign]
+    check = await world.check()
+    assert check["status"] == "GREEN" and world.runner.specs == []
+    assert check["source"]["kind"] == "remote" and store.published == []
+    assert store.calls[-1][0] == "release"
 
 
 async def test_a_waiter_reuses_the_holders_verdict_as_a_join() -> None:

@@ -108,6 +108,9 @@ class RemoteSync:
         self._looked_up: dict[str, float] = {}  # key -> clock.monotonic() of its last lookup
         self.leases_served = True  # False once the store answered that it has no leases
         self.leases_taken = 0  # leases granted to this Run (renewals not counted)
+        # True once a grant came with its key's latest record: a lookup before the next
+        # lease would ask what the grant answers, and is left out (``Verify._settle_request``)
+        self.grants_answer_latest = False
         self.waiting_served = True  # False once the store answered it has no waiting routes
         # request ID -> (clock.monotonic() of its last announcement, what was announced)
         self._announced: dict[str, tuple[float, Mapping[str, object]]] = {}
@@ -131,8 +134,10 @@ class RemoteSync:
         now: float | None = None,
         *,
         settled_at: str,
+        answered: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
-        """Mirror the store's newer records of ``keys`` into the local reuse history.
+        """Mirror the store's newer records of ``keys`` into the local reuse history
+        (``answered``: the store's answer for them already in hand, not asked again).
 
         ``now`` (``clock.monotonic()``) marks the keys as just looked up, so an immediate
         ``refresh`` of the same keys (the first claim right after this) asks nothing.
@@ -146,8 +151,11 @@ class RemoteSync:
                 return
             if now is not None:
                 self._looked_up.update(dict.fromkeys(wanted, now))
-            self.lookups += 1
-            answers = await self.store.lookup(wanted)
+            if answered is None:
+                self.lookups += 1
+                answers = await self.store.lookup(wanted)
+            else:
+                answers = list(answered)
         except RemoteFailure as failure:
             self._fail_open(failure)
             return
@@ -240,6 +248,7 @@ class RemoteSync:
             return None
         if lease.granted:
             self.leases_taken += 1
+            self.grants_answer_latest = lease.latest is not None
         return lease
 
     async def renew_lease(self, lease: RemoteLease) -> bool:

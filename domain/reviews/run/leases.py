@@ -5,7 +5,8 @@ store (``RemoteSync.take_lease``) for the key's lease, with the execution's ID a
 
 * granted: the key is looked up once more, unthrottled (the previous holder publishes its
   verdict before it releases the lease, so a verdict that beat the lease is found, not paid
-  for again), then the local claim goes on as always; the lease is renewed while the
+  for again; a store answers that lookup with the grant, an older one is asked), then the
+  local claim goes on as always; the lease is renewed while the
   review runs (``renewing``) and released once its verdict is published, on every path;
 * held by another machine: the request waits (``WAITING_FOR_LEASE``), polling the store
   every LEASE_POLL_SECONDS; the verdict arrives as a mirrored record and is reused as a
@@ -65,7 +66,9 @@ async def acquire(
             ctx.save(request_changed(request, blocked_reason=reason))
         return None, True
     clock = ctx.ports.review.clock
-    await remote.mirror([key], ctx.ports.state, clock.monotonic(), settled_at=ctx.now())
+    await remote.mirror(
+        [key], ctx.ports.state, clock.monotonic(), settled_at=ctx.now(), answered=lease.latest
+    )
     return lease, False
 
 
