@@ -6,7 +6,9 @@ Routes (every answer is JSON; every error is ``{"error": "..."}``):
                                    the database does not answer by then; ``HealthProbe``)
 ``GET /v1/whoami``                 any live token → ``{"principal", "scopes"}``
 ``POST /v1/lookup``                ``read`` → ``{"entries": [record, …]}``
-``PUT /v1/entries/{key}``          ``publish`` (+ ``human`` for Human sign-offs) → 201/200
+``PUT /v1/entries/{key}``          ``publish`` (+ ``human`` for Human sign-offs) → 201/200;
+                                   with ``artifactize-release-lease: HOLDER`` it then
+                                   releases that holder's lease (``released``)
 ``POST /v1/entries``               the same for up to 500 records at once, all or none →
                                    ``{"created": [bool, …]}``
 ``PUT /v1/entries/{hash}/{fp}``    the 0.4 route → 410
@@ -70,7 +72,7 @@ from artifactize.domain.reviews.remote.waiting_requests import (
 from artifactize.entrypoints.lease_json import SERVER_ORDER, lease_json
 from artifactize.entrypoints.listen_address import ListenAddress
 from artifactize.kernel.bounded_json import JsonRefused, read_json
-from artifactize.ports.review_store import Principal
+from artifactize.ports.review_store import RELEASE_LEASE_HEADER, Principal
 from artifactize.ports.store_server_storage import (
     SCOPE_HUMAN,
     SCOPE_PUBLISH,
@@ -272,6 +274,12 @@ class _Api:
             raise _refused(error) from None
         if checked.profile_kind == HUMAN_KIND and SCOPE_HUMAN not in principal.scopes:
             raise ApiError(403, HUMAN_SCOPE_REQUIRED)
+        releasing = request.headers.get(RELEASE_LEASE_HEADER)
+        if releasing is not None:
+            try:
+                releasing = parse_lease_request({"holder": releasing})
+            except StoreRequestError as error:
+                raise ApiError(400, f"{RELEASE_LEASE_HEADER}: {error.message}") from None
         stored = {**record, "publisher": principal.name, "publishedAt": self.now()}
         entry = StoreEntry(
             key=checked.key,
@@ -281,7 +289,12 @@ class _Api:
             data=json.dumps(stored, ensure_ascii=False, separators=(",", ":")),
         )
         created = await anyio.to_thread.run_sync(self.store.put, entry)
-        return JSONResponse({"created": created}, status_code=201 if created else 200)
+        answer: dict[str, bool] = {"created": created}
+        if releasing is not None:  # the holder is done with the key: its verdict is in
+            answer["released"] = await anyio.to_thread.run_sync(
+                self.store.release_lease, checked.key, releasing
+            )
+        return JSONResponse(answer, status_code=201 if created else 200)
 
     async def put_entries(self, request: Request) -> Response:
         """A batch of records, each checked as ``put_entry`` checks its one; stored all or

@@ -17,6 +17,8 @@ from artifactize.ports.documents import StoreRecord
 from artifactize.ports.ids import ReuseKey
 
 LOOKUP_KEYS_MAX = 1000  # per request; larger lookups are chunked by the client
+RELEASE_LEASE_HEADER = "artifactize-release-lease"
+"""On ``PUT /v1/entries/{key}``: the holder whose lease of the key to release once stored."""
 PUBLISH_BATCH_MAX_ENTRIES = 500  # records per batch publish; larger pushes send several
 SHARE_MODES = ("summary", "full")
 TOKEN_MAX_CHARS = 4096  # a store token: 1-4096 printable ASCII characters without spaces
@@ -102,6 +104,14 @@ class RemoteStore(Protocol):
 
     async def publish(self, key: ReuseKey, record: StoreRecord) -> bool:
         """PUT the record; True when created, False when (key, executionId) existed."""
+        ...
+
+    async def publish_releasing(
+        self, key: ReuseKey, record: StoreRecord, holder: str
+    ) -> tuple[bool, bool | None]:
+        """``publish``, and then release the lease ``holder`` holds on ``key``, in one
+        exchange: (created, released), released None when the store did not say (a store
+        from before this: the caller releases the lease itself)."""
         ...
 
     async def publish_batch(

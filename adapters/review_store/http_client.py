@@ -34,6 +34,7 @@ from artifactize.kernel.bounded_json import JsonRefused, RefusedValue, read_json
 from artifactize.ports.review_store import (
     LOOKUP_KEYS_MAX,
     PUBLISH_BATCH_MAX_ENTRIES,
+    RELEASE_LEASE_HEADER,
     FailureMode,
     Principal,
     RemoteFailure,
@@ -111,11 +112,26 @@ class HttpRemoteStore:
             raise RemoteFailure(
                 FailureMode.CLOSED, "A reuse key to publish must be 64 lowercase hex characters."
             )
-        data = await self._exchange("PUT", ENTRIES_ROUTE + key, record)
-        created = data.get("created")
+        created, _released = await self._put(key, record, None)
+        return created
+
+    async def publish_releasing(
+        self, key: str, record: Mapping[str, Any], holder: str
+    ) -> tuple[bool, bool | None]:
+        self._check_key(key, "publish")
+        return await self._put(key, record, holder)
+
+    async def _put(
+        self, key: str, record: Mapping[str, Any], holder: str | None
+    ) -> tuple[bool, bool | None]:
+        headers = None if holder is None else {RELEASE_LEASE_HEADER: holder}
+        data = await self._exchange("PUT", ENTRIES_ROUTE + key, record, extra_headers=headers)
+        created, released = data.get("created"), data.get("released")
         if not isinstance(created, bool):
             self._invalid("publish", "expected {created: true|false}")
-        return created
+        if released is not None and not isinstance(released, bool):
+            self._invalid("publish", "expected released: true|false")
+        return created, released if holder is not None else None
 
     async def publish_batch(
         self, batch: Sequence[tuple[str, Mapping[str, Any]]]
@@ -261,9 +277,15 @@ class HttpRemoteStore:
     # --- one exchange ----------------------------------------------------------------------
 
     async def _exchange(
-        self, method: str, route: str, body: Mapping[str, Any] | None, *, batch: bool = False
+        self,
+        method: str,
+        route: str,
+        body: Mapping[str, Any] | None,
+        *,
+        batch: bool = False,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
-        headers = {"accept": "application/json"}
+        headers = {"accept": "application/json", **(extra_headers or {})}
         content: bytes | None = None
         if body is not None:
             headers["content-type"] = "application/json"

@@ -462,10 +462,12 @@ class Verify:
         if human:
             human_wait.ask_human(ctx, ref, keys, request, execution, holds_key=holds_key)
             return
+        released = False
         try:
-            await self._execute(ref, keys, request, execution, lease)
+            released = await self._execute(ref, keys, request, execution, lease)
         finally:
-            await run_leases.release(remote, lease)
+            if not released:  # the store did not release it with the verdict: ask it now
+                await run_leases.release(remote, lease)
 
     async def _mirror_remote(self, keys: list[KeyInputs]) -> None:
         """Before anything is claimed, mirror the team store's records of the Run's keys
@@ -531,9 +533,10 @@ class Verify:
         request: Request,
         execution: ExecutionRecord,
         lease: RemoteLease | None = None,
-    ) -> None:
+    ) -> bool:
         """Run the review this request owns, saved RUNNING by ``_start`` (renewing its
-        store lease, if it holds one), then commit it (also when cancelled)."""
+        store lease, if it holds one), then commit it (also when cancelled); whether the
+        store released the lease as it took the verdict."""
         ctx = self.ctx
         ctx.observe(request)  # RUNNING, shown once its claim committed (after what it wrote)
         assert self.result is not None
@@ -560,7 +563,9 @@ class Verify:
                 committed, recorded = commit.commit(ctx, request, execution, settled)
         if recorded and self.ports.remote is not None:
             self.ports.state.flush()  # saved here before the team store has it
-            await self.ports.remote.publish(committed.data, committed.data.kinds or {})
+            kinds = committed.data.kinds or {}
+            return await self.ports.remote.publish(committed.data, kinds, lease)
+        return False
 
     def _output_root(self, run_id: RunId) -> str:
         """The Run's private output root, made by its first executed eval and then known:

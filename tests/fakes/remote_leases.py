@@ -32,6 +32,13 @@ class NoLeases(NoWaiting):
     async def acquire_lease(self, key: str, holder: str) -> RemoteLease | None:
         return None
 
+    async def publish_releasing(
+        self, key: str, record: Mapping[str, Any], holder: str
+    ) -> tuple[bool, bool | None]:
+        """A store from before leases: the record published, nothing said of a lease."""
+        created: bool = await self.publish(key, record)  # type: ignore[attr-defined]
+        return created, None
+
     async def release_lease(self, key: str, holder: str) -> bool:
         return False
 
@@ -49,6 +56,7 @@ class MemoryLeases(NoWaiting):
     now: float = 0.0
     held: dict[str, tuple[str, float]] = field(default_factory=dict)
     calls: list[tuple[str, str, str]] = field(default_factory=list)
+    releases_on_publish: bool = False
 
     def _view(self, key: str, granted: bool) -> RemoteLease:
         holder, expires = self.held[key]
@@ -72,6 +80,9 @@ class MemoryLeases(NoWaiting):
 
     async def release_lease(self, key: str, holder: str) -> bool:
         self.calls.append(("release", key, holder))
+        return await self._released(key, holder)
+
+    async def _released(self, key: str, holder: str) -> bool:
         if self.held.get(key, ("", 0.0))[0] != holder:
             return False
         del self.held[key]
@@ -79,3 +90,14 @@ class MemoryLeases(NoWaiting):
 
     async def list_leases(self) -> list[RemoteLease] | None:
         return [self._view(key, False) for key in sorted(self.held)]
+
+    async def publish_releasing(
+        self, key: str, record: Mapping[str, Any], holder: str
+    ) -> tuple[bool, bool | None]:
+        """Published, then the holder's lease released, as the store does in one exchange
+        (``releases_on_publish`` False: a store that does not, and says nothing)."""
+        created: bool = await self.publish(key, record)  # type: ignore[attr-defined]
+        if not self.releases_on_publish:
+            return created, None
+        self.calls.append(("publish+release", key, holder))
+        return created, await self._released(key, holder)

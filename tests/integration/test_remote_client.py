@@ -949,3 +949,12 @@ def test_a_lease_with_a_latest_that_is_no_record_fails_closed(
     fake_store.script(Canned(body=lease))
     problem = failure(fake_store.url, "acquire_lease", "a" * 64, "m1")
     assert problem.mode is FailureMode.CLOSED and "latest" in problem.message
+
+
+def test_a_put_that_releases_the_lease_says_so(real_store: tuple[str, str, str]) -> None:
+    url, publisher, _reader = real_store
+    record = build_record(keyed(8), KINDS, "summary")
+    assert call(url, "acquire_lease", record["key"], "m1", token=publisher).granted
+    released = call(url, "publish_releasing", record["key"], record, "m1", token=publisher)
+    assert released == (True, True)
+    assert call(url, "list_leases", token=publisher) == []

@@ -100,6 +100,36 @@ def test_a_granted_lease_answers_the_keys_latest_record_to_a_reader(tmp_path: Pa
         assert "latest" not in lease("cd" * 32, "m3", publisher)
 
 
+def test_a_put_releases_the_lease_its_header_names_once_stored(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    ci = add_token(state, "ci", "read,publish")
+    key = "ab" * 32
+    with serving(state) as running, client(running.url) as http:
+        taken = http.post(f"/v1/leases/{key}", json={"holder": "m1"}, headers=bearer(ci))
+        assert taken.json()["granted"]
+
+        def put(holder: str, execution: str) -> Any:
+            headers = {**bearer(ci), "artifactize-release-lease": holder}
+            sent = record(key, executionId=execution)
+            return http.put(f"/v1/entries/{key}", json=sent, headers=headers)
+
+        bad = put("not a holder", "e-0")
+        assert "artifactize-release-lease: holder must be" in error_of(bad, 400)
+        assert http.post("/v1/lookup", json={"keys": [key]}, headers=bearer(ci)).json() == {
+            "entries": []
+        }
+        assert put("m2", "e-1").json() == {"created": True, "released": False}  # not m2's
+        assert [
+            entry["holder"] for entry in http.get("/v1/leases", headers=bearer(ci)).json()["leases"]
+        ] == ["m1"]
+        assert put("m1", "e-2").json() == {"created": True, "released": True}
+        assert http.get("/v1/leases", headers=bearer(ci)).json()["leases"] == []
+        plain = http.put(
+            f"/v1/entries/{key}", json=record(key, executionId="e-3"), headers=bearer(ci)
+        )
+        assert plain.json() == {"created": True}  # without the header: as before
+
+
 @pytest.mark.process  # a real store server process
 def test_health_needs_no_token_and_every_request_is_logged(tmp_path: Path) -> None:
     state = tmp_path / "state"

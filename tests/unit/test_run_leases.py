@@ -116,6 +116,17 @@ async def test_the_holder_reviews_publishes_and_releases() -> None:
     assert store.held == {} and world.remote.leases_taken == 1
 
 
+async def test_a_store_that_releases_with_the_verdict_is_not_asked_to_release_again() -> None:
+    store = LeasingStore()
+    store.releases_on_publish = True
+    world = LeaseWorld(store)
+    check = await world.check()
+    key, holder = check["key"], check["executionId"]
+    assert store.published == [key] and store.held == {}
+    assert [call[0] for call in store.calls] == ["acquire", "publish+release"]
+    assert store.calls[-1] == ("publish+release", key, holder)
+
+
 async def test_a_grant_that_answers_the_latest_record_saves_the_lookup() -> None:
     older = LeasingStore()  # a store from before the answer: the holder asks after the grant
     await LeaseWorld(older).check()

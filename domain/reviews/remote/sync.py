@@ -202,33 +202,45 @@ class RemoteSync:
         ]
         await self.mirror(due, state, now, settled_at=settled_at)
 
-    async def publish(self, saved: Execution, kinds: Mapping[str, str]) -> None:
-        """Publish a locally produced GREEN/RED keyed execution; mirrors never go back."""
+    async def publish(
+        self, saved: Execution, kinds: Mapping[str, str], lease: RemoteLease | None = None
+    ) -> bool:
+        """Publish a locally produced GREEN/RED keyed execution; mirrors never go back.
+        With the ``lease`` its review held, the store releases it in the same exchange:
+        whether the store saw to the lease (released it, or found it no longer this
+        holder's); False: the caller releases it, as with a store from before that."""
         execution = cast(ExecutionDocument, execution_json(saved))  # records read JSON
         if not self.usable or is_mirror(execution):
-            return
+            return False
         try:
             principal = await self._who()
             if SCOPE_PUBLISH not in principal.scopes:
-                return
+                return False
             profile = execution.get("profile")
             kind = profile.get("kind") if profile is not None else None
             if kind == ProfileKind.HUMAN and SCOPE_HUMAN not in principal.scopes:
                 self.warn(HUMAN_STAYS_LOCAL.format(name=principal.name))
-                return
+                return False
             try:
                 record = build_record(execution, kinds, self.store.settings.share)
             except RecordError as exc:
                 self.warn(f"This result stays local: {exc}")
-                return
+                return False
             checked = validate_record(record)
             if isinstance(checked, str):
                 self.warn(f"This result stays local: {checked}")
-                return
-            await self.store.publish(ReuseKey(str(execution["key"])), record)
+                return False
+            key = ReuseKey(str(execution["key"]))
+            released: bool | None = None
+            if lease is not None and lease.key == key:
+                _created, released = await self.store.publish_releasing(key, record, lease.holder)
+            else:
+                await self.store.publish(key, record)
             self.published += 1
+            return released is not None
         except RemoteFailure as failure:
             self._fail_open(failure)
+            return False
 
     async def take_lease(self, key: ReuseKey, holder: str) -> RemoteLease | None:
         """Ask for the lease of ``key`` for ``holder`` (one review). None when leases do not
