@@ -22,6 +22,7 @@ The subset, with Draft 2020-12 meaning: ``type`` (one or a list; ``integer`` as
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -171,9 +172,8 @@ _TYPES: dict[str, Callable[[Any, bool], bool]] = {
     "null": lambda value, _strict: value is None,
     "number": lambda value, _strict: _is_number(value),
     "integer": lambda value, strict: (
-        isinstance(value, int) and not isinstance(value, bool)
-        if strict
-        else _is_number(value) and float(value).is_integer()
+        (isinstance(value, int) and not isinstance(value, bool))
+        or (not strict and isinstance(value, float) and value.is_integer())
     ),
 }
 
@@ -224,7 +224,8 @@ def _never(_value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """JSON Schema's ``number`` as ``jsonschema`` tells it: any number but a boolean."""
+    return isinstance(value, numbers.Number) and not isinstance(value, bool)
 
 
 def _number(value: Any) -> int | float:

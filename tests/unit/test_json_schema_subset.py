@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -25,7 +26,9 @@ SCALARS = st.one_of(
     st.sampled_from(["", "a", "ab", "x-y", "A1", "é", "12", "GREEN"]),
 )
 # What our own documents hold beside plain JSON: enum members that are strings, tuples.
-PYTHON_VALUES = st.sampled_from([ExecutionStatus.GREEN, ExecutionStatus.RED, ("a", 1), ()])
+PYTHON_VALUES = st.sampled_from(
+    [ExecutionStatus.GREEN, ExecutionStatus.RED, ("a", 1), (), Decimal("-0.5"), 10**400, 2.0**70]
+)
 JSON = st.recursive(
     SCALARS,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(NAMES, inner, max_size=3),
@@ -76,6 +79,37 @@ def test_the_subset_check_answers_as_jsonschema(schema: Any, instance: Any, stri
     expected = compile_validator(
         schema if isinstance(schema, dict) else {"allOf": [schema]}, strict_integers=strict
     ).is_valid(instance)
+    assert check(instance) is expected
+
+
+EDGES: list[tuple[dict[str, Any], Any]] = [
+    ({"minimum": 0}, Decimal("-0.5")),  # a number that is neither int nor float
+    ({"type": "number"}, Decimal("1")),
+    ({"type": "integer"}, 2.0),
+    ({"type": "integer"}, 10**400),  # past any float
+    ({"minimum": 1}, 10**400),
+    ({"enum": ["GREEN"]}, ExecutionStatus.GREEN),  # a string enum member
+    ({"const": ExecutionStatus.RED}, "RED"),
+    ({"const": 1}, True),
+    ({"const": 0}, False),
+    ({"const": 1.0}, 1),
+    ({"const": [1, "a"]}, (1, "a")),  # sequences compare member by member
+    ({"type": "array"}, ("a",)),
+    ({"items": {"type": "string"}}, ("a", 1)),
+    ({"const": {"a": [True]}}, {"a": [1]}),
+    ({"minLength": 2}, ExecutionStatus.GREEN),
+    ({"pattern": "^G"}, ExecutionStatus.GREEN),
+]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize(("schema", "instance"), EDGES)
+def test_the_edges_of_json_equality_and_types_answer_as_jsonschema(
+    schema: dict[str, Any], instance: Any, strict: bool
+) -> None:
+    check = compile_subset_check(schema, strict_integers=strict)
+    assert check is not None
+    expected = compile_validator(schema, strict_integers=strict).is_valid(instance)
     assert check(instance) is expected
 
 
