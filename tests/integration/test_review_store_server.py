@@ -479,6 +479,7 @@ class TestPublish:
         )
         error_of(chunked, 413)
         error_of(lookup(api, "reader", body), 413)
+        error_of(post_batch(api, "agents", body), 413)
         # A body exactly at the request limit is read, then judged as a record.
         at_limit = sized_body(key, REQUEST_BODY_MAX_BYTES, full=True)
         assert "record is" in error_of(put(api, "all", at_limit, key=key), 413)
@@ -487,6 +488,7 @@ class TestPublish:
     def test_an_anonymous_oversize_body_is_refused_before_reading_it(self, api: Api) -> None:
         body = b"x" * (REQUEST_BODY_MAX_BYTES + 1)
         error_of(api.http.put(f"/v1/entries/{KEY}", content=body), 401)
+        error_of(api.http.post("/v1/entries", content=body), 401)
 
 
 class TestBatchPublish:
