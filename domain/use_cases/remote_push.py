@@ -31,6 +31,7 @@ from artifactize.ports.review_store import (
     SCOPE_HUMAN,
     SCOPE_PUBLISH,
     SCOPE_READ,
+    RemoteFailure,
     RemoteStore,
 )
 from artifactize.ports.state import ExecutionRecord, StateStore
@@ -39,6 +40,7 @@ from artifactize.ports.statuses import VERDICT_STATUSES, ProfileKind
 ASSUMED_KIND = "folder"
 """The Artifact kind assumed for an execution saved without ``kinds`` (older executions)."""
 PUBLISH_SCOPE = SCOPE_PUBLISH
+TOO_LARGE_STATUS = 413
 PUSH_BATCH_MAX_BYTES = 4 * MIB
 """Of records' compact JSON per batch publish: one exchange stays well inside the client's
 deadline on an ordinary uplink, and far below the store's request body limit."""
@@ -143,35 +145,63 @@ async def push(
             report.reasons.append(item)
         else:
             planned.append(item)
-    batches = True  # until the store shows it has no batch route (an older server)
+    sender = _Sender(store, report)
     sent = 0
     for group in publish_batches(planned):
         if report.dry_run:
             report.pushed += len(group)
-            continue
-        created = None
-        if batches and len(group) > 1:
-            created = await store.publish_batch([(item.key, item.record) for item in group])
-            batches = created is not None
-        if created is None:  # one PUT each: a lone large record, or an older store
-            created = [await _counted(store, item, report) for item in group]
         else:
-            report.pushed += sum(created)
-            report.existing += len(created) - sum(created)
+            await sender.send(group)
         sent += len(group)
-        if progress is not None:
+        if progress is not None and not report.dry_run:
             progress(sent, len(planned))
     return report
 
 
-async def _counted(store: RemoteStore, item: _Planned, report: PushReport) -> bool:
-    """One ``PUT``, counted at once (a failure after it still reports it pushed)."""
-    created = await store.publish(item.key, item.record)
-    if created:
-        report.pushed += 1
-    else:
-        report.existing += 1
-    return created
+class _Sender:
+    """Sends the planned records, counting each as it lands (a failure then reports what
+    was sent before it): in batches while the store takes them, one ``PUT`` each to a store
+    without the batch route (404) and for a batch of one. A batch refused as too large
+    (413: a proxy in front of the store with a smaller body limit) is halved until it
+    passes, and later batches are no larger than what passed."""
+
+    def __init__(self, store: RemoteStore, report: PushReport) -> None:
+        self.store, self.report = store, report
+        self.batches = True  # until the store shows it has no batch route (an older server)
+        self.most = PUBLISH_BATCH_MAX_ENTRIES
+
+    async def send(self, group: Sequence[_Planned]) -> None:
+        start = 0
+        while start < len(group):
+            part = group[start : start + self.most]  # ``most`` as the last 413 left it
+            await self._send(part)
+            start += len(part)
+
+    async def _send(self, part: Sequence[_Planned]) -> None:
+        if len(part) == 1 or not self.batches:
+            for item in part:
+                await self._put(item)
+            return
+        try:
+            created = await self.store.publish_batch([(item.key, item.record) for item in part])
+        except RemoteFailure as failure:
+            if failure.status != TOO_LARGE_STATUS:
+                raise
+            self.most = len(part) // 2  # at least 1: ``part`` held two or more
+            await self.send(part)
+            return
+        if created is None:
+            self.batches = False
+            await self._send(part)
+            return
+        self.report.pushed += sum(created)
+        self.report.existing += len(created) - sum(created)
+
+    async def _put(self, item: _Planned) -> None:
+        if await self.store.publish(item.key, item.record):
+            self.report.pushed += 1
+        else:
+            self.report.existing += 1
 
 
 def publish_batches(planned: Sequence[_Planned]) -> list[list[_Planned]]:

@@ -8,6 +8,7 @@ limits, the token kept secret), the configuration adapter on real files (URL rul
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -15,8 +16,11 @@ import stat
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
@@ -958,3 +962,71 @@ def test_a_put_that_releases_the_lease_says_so(real_store: tuple[str, str, str])
     released = call(url, "publish_releasing", record["key"], record, "m1", token=publisher)
     assert released == (True, True)
     assert call(url, "list_leases", token=publisher) == []
+
+
+@contextmanager
+def body_limited_proxy(upstream: str, limit: int) -> Iterator[tuple[str, list[int]]]:
+    """A real HTTP proxy on 127.0.0.1 in front of ``upstream`` that refuses a request body
+    over ``limit`` bytes with 413 and an HTML page, as nginx's ``client_max_body_size``
+    does; (its URL, the sizes it refused)."""
+    target = urllib.parse.urlsplit(upstream)
+    refused: list[int] = []
+
+    class Proxy(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _relay(self) -> None:
+            size = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(size)
+            if size > limit:
+                refused.append(size)
+                page = b"<html><body>413 Request Entity Too Large</body></html>"
+                self.send_response(413)
+                self.send_header("content-type", "text/html")
+                self.send_header("content-length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+                return
+            connection = http.client.HTTPConnection(str(target.hostname), target.port, timeout=30)
+            headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+            connection.request(self.command, self.path, body=body, headers=headers)
+            answer = connection.getresponse()
+            payload = answer.read()
+            self.send_response(answer.status)
+            for name, value in answer.getheaders():
+                if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                    self.send_header(name, value)
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+            connection.close()
+
+        do_GET = do_POST = do_PUT = _relay
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", refused
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+def test_push_behind_a_proxy_with_a_small_body_limit_halves_its_batches(
+    run: Any, real_store: tuple[str, str, str]
+) -> None:
+    url, publisher, reader = real_store
+    rows = [keyed(n) for n in range(10, 16)]
+    seed_state(run.state, *rows)
+    one = len(json.dumps(build_record(rows[0], KINDS, "summary"), separators=(",", ":")))
+    with body_limited_proxy(url, limit=one * 5 // 2) as (proxied, refused):
+        env = {"ARTIFACTIZE_REMOTE": proxied, "ARTIFACTIZE_REMOTE_TOKEN": publisher}
+        done = run("push", env=env)
+    assert done.code == 0, done
+    assert done.out.strip() == "Pushed 6, already in the store 0, skipped 0."
+    assert len(refused) == 2  # six records, then three; then one PUT each passes
+    stored = call(url, "lookup", [r["key"] for r in rows], token=reader)
+    assert sorted(e["key"] for e in stored) == sorted(r["key"] for r in rows)

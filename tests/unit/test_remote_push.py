@@ -303,3 +303,33 @@ def test_an_older_store_failing_halfway_keeps_the_count_of_each_put() -> None:
     with pytest.raises(RemoteFailure):
         anyio.run(push, rows, store, report)
     assert report.pushed == 2
+
+
+def test_a_batch_refused_as_too_large_is_halved_until_it_passes() -> None:
+    rows = [row(n) for n in range(20)]
+    store = MemoryStore(["publish"])
+    publish_batch = store.publish_batch
+    refused: list[int] = []
+
+    async def behind_a_small_proxy(batch: Sequence[tuple[str, Mapping[str, Any]]]) -> Any:
+        if len(batch) > 3:  # a proxy whose body limit holds three records
+            refused.append(len(batch))
+            raise RemoteFailure(FailureMode.CLOSED, "The remote store refused (HTTP 413)", 413)
+        return await publish_batch(batch)
+
+    store.publish_batch = behind_a_small_proxy  # type: ignore[method-assign]
+    report = run_push(rows, store)
+    assert report.pushed == 20 and [key for key, _ in store.published] == [r.key for r in rows]
+    assert refused == [20, 10, 5]  # then no larger batch is tried again
+    assert max(len(keys) for keys in store.batches) == 2
+
+
+def test_a_single_record_refused_as_too_large_fails_the_push() -> None:
+    store = MemoryStore(["publish"])
+
+    async def refuse(key: str, record: Mapping[str, Any]) -> bool:
+        raise RemoteFailure(FailureMode.CLOSED, "The remote store refused (HTTP 413)", 413)
+
+    store.publish = refuse  # type: ignore[method-assign]
+    with pytest.raises(RemoteFailure):
+        run_push([row(1)], store)
