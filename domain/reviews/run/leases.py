@@ -6,8 +6,9 @@ store (``RemoteSync.take_lease``) for the key's lease, with the execution's ID a
 * granted: the key is looked up once more, unthrottled (the previous holder publishes its
   verdict before it releases the lease, so a verdict that beat the lease is found, not paid
   for again; a store answers that lookup with the grant, an older one is asked), then the
-  local claim goes on as always; the lease is renewed while the
-  review runs (``renewing``) and released once its verdict is published, on every path;
+  local claim goes on as always; the lease is renewed while the review runs
+  (``renewing``) and released once its verdict is published, on every path (by the store
+  as it takes the verdict, or by an explicit release);
 * held by another machine: the request waits (``WAITING_FOR_LEASE``), polling the store
   every LEASE_POLL_SECONDS; the verdict arrives as a mirrored record and is reused as a
   join, or the lease lapses (its holder died) and this machine takes over;
