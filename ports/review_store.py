@@ -53,11 +53,22 @@ class FailureMode(enum.Enum):
 
 
 class RemoteFailure(Exception):
-    def __init__(self, mode: FailureMode, message: str, status: int | None = None) -> None:
+    """``status``: the store's HTTP status, when it answered; ``timed_out``: it did not
+    answer within the client's deadline (a request it may still have carried out)."""
+
+    def __init__(
+        self,
+        mode: FailureMode,
+        message: str,
+        status: int | None = None,
+        *,
+        timed_out: bool = False,
+    ) -> None:
         super().__init__(message)
         self.mode = mode
         self.message = message
         self.status = status
+        self.timed_out = timed_out
 
 
 class RemoteConfigError(Exception):

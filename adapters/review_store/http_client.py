@@ -310,6 +310,7 @@ class HttpRemoteStore:
                 FailureMode.OPEN,
                 f"The remote store at {self.settings.url} did not answer within "
                 f"{TOTAL_TIMEOUT_SECONDS:g} s",
+                timed_out=True,
             )
         except httpx2.HTTPError as error:
             problem = self._transport_failure(error)

@@ -41,9 +41,9 @@ ASSUMED_KIND = "folder"
 """The Artifact kind assumed for an execution saved without ``kinds`` (older executions)."""
 PUBLISH_SCOPE = SCOPE_PUBLISH
 TOO_LARGE_STATUS = 413
-PUSH_BATCH_MAX_BYTES = 4 * MIB
+PUSH_BATCH_MAX_BYTES = 1 * MIB
 """Of records' compact JSON per batch publish: one exchange stays well inside the client's
-deadline on an ordinary uplink, and far below the store's request body limit."""
+5-second deadline on a slow uplink, and within a proxy's usual body limit."""
 READ_SCOPE = SCOPE_READ
 HUMAN_SCOPE = SCOPE_HUMAN
 
@@ -162,8 +162,9 @@ class _Sender:
     """Sends the planned records, counting each as it lands (a failure then reports what
     was sent before it): in batches while the store takes them, one ``PUT`` each to a store
     without the batch route (404) and for a batch of one. A batch refused as too large
-    (413: a proxy in front of the store with a smaller body limit) is halved until it
-    passes, and later batches are no larger than what passed."""
+    (413: a proxy in front of the store with a smaller body limit) or not answered within
+    the client's deadline (a slow uplink) is halved until it passes, and later batches are
+    no larger than what passed."""
 
     def __init__(self, store: RemoteStore, report: PushReport) -> None:
         self.store, self.report = store, report
@@ -185,8 +186,10 @@ class _Sender:
         try:
             created = await self.store.publish_batch([(item.key, item.record) for item in part])
         except RemoteFailure as failure:
-            if failure.status != TOO_LARGE_STATUS:
+            if failure.status != TOO_LARGE_STATUS and not failure.timed_out:
                 raise
+            # smaller, and again (a timed-out batch may have been stored: those records
+            # then count as already in the store, which they are)
             self.most = len(part) // 2  # at least 1: ``part`` held two or more
             await self.send(part)
             return

@@ -169,7 +169,7 @@ def test_a_timeout_fails_open(fake_store: FakeReviewStore, monkeypatch: pytest.M
     monkeypatch.setattr(remote_store_http, "TOTAL_TIMEOUT_SECONDS", 0.2)
     fake_store.script(Canned(delay=1.0, body={"principal": "p", "scopes": []}))
     problem = failure(fake_store.url)
-    assert problem.mode is FailureMode.OPEN
+    assert problem.mode is FailureMode.OPEN and problem.timed_out
     assert "did not answer within 0.2 s" in problem.message
 
 
@@ -182,7 +182,7 @@ def test_a_dropped_connection_fails_open(fake_store: FakeReviewStore) -> None:
 def test_5xx_fails_open(fake_store: FakeReviewStore, status: int) -> None:
     fake_store.script(Canned(status=status, body={"error": "database is locked"}))
     problem = failure(fake_store.url)
-    assert (problem.mode, problem.status) == (FailureMode.OPEN, status)
+    assert (problem.mode, problem.status, problem.timed_out) == (FailureMode.OPEN, status, False)
     assert problem.message == f"The remote store failed (HTTP {status}): database is locked"
 
 

@@ -227,7 +227,10 @@ def test_a_batch_holds_at_most_its_bytes_and_a_larger_record_goes_alone() -> Non
         for keys in store.batches
     ]
     assert report.pushed == 45 and store.puts == []
-    assert len(store.batches) == 3 and all(size <= PUSH_BATCH_MAX_BYTES for size in sizes)
+    per_batch = PUSH_BATCH_MAX_BYTES // compact_json_size(store.published[0][1])
+    assert len(store.batches) == -(-45 // per_batch) and all(
+        s <= PUSH_BATCH_MAX_BYTES for s in sizes
+    )
     # each batch was cut only when the next record would not fit
     assert all(
         size + compact_json_size(store.published[0][1]) > PUSH_BATCH_MAX_BYTES
@@ -236,9 +239,10 @@ def test_a_batch_holds_at_most_its_bytes_and_a_larger_record_goes_alone() -> Non
     huge = row(99, result={"verdict": "GREEN", "notes": "x" * PUSH_BATCH_MAX_BYTES})
     store = MemoryStore(["publish"])
     store.settings = dataclasses.replace(SETTINGS, share="full")  # with its execution: 16 MiB
-    report = run_push([rows[0], huge, rows[1], rows[2]], store)
+    small = [row(n) for n in range(3)]
+    report = run_push([small[0], huge, small[1], small[2]], store)
     assert report.pushed == 4 and store.puts == [huge.key]
-    assert store.batches == [[rows[0].key, rows[1].key, rows[2].key]]
+    assert store.batches == [[r.key for r in small]]
 
 
 def test_a_store_without_the_batch_route_is_sent_one_record_at_a_time() -> None:
@@ -333,3 +337,29 @@ def test_a_single_record_refused_as_too_large_fails_the_push() -> None:
     store.publish = refuse  # type: ignore[method-assign]
     with pytest.raises(RemoteFailure):
         run_push([row(1)], store)
+
+
+def test_a_batch_not_answered_in_time_is_sent_again_in_halves() -> None:
+    rows = [row(n) for n in range(8)]
+    store = MemoryStore(["publish"])
+    publish_batch = store.publish_batch
+    late: list[int] = []
+
+    async def slow_uplink(batch: Sequence[tuple[str, Mapping[str, Any]]]) -> Any:
+        if len(batch) > 4:  # stored, but the answer came after the deadline
+            late.append(len(batch))
+            await publish_batch(batch)
+            raise RemoteFailure(FailureMode.OPEN, "did not answer within 5 s", timed_out=True)
+        return await publish_batch(batch)
+
+    store.publish_batch = slow_uplink  # type: ignore[method-assign]
+    report = run_push(rows, store)
+    assert late == [8] and (report.pushed, report.existing) == (0, 8)
+    store = MemoryStore(["publish"])
+
+    async def store_down(batch: Sequence[tuple[str, Mapping[str, Any]]]) -> Any:
+        raise RemoteFailure(FailureMode.OPEN, "The remote store failed (HTTP 503)", 503)
+
+    store.publish_batch = store_down  # type: ignore[method-assign]
+    with pytest.raises(RemoteFailure):  # any other failure stops the push at once
+        run_push(rows, store)
