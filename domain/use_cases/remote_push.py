@@ -133,7 +133,11 @@ async def push(
         # Asked first: a record already the store's latest is neither built nor checked
         # (the checks are most of a push's own work), so pushing again costs a lookup.
         entries = await store.lookup(list(dict.fromkeys(str(c.key) for c in candidates)))
-        latest = {entry.get("key"): entry.get("executionId") for entry in entries}
+        latest = {  # an entry the bounded reader refused says nothing: its record is sent
+            entry.get("key"): entry.get("executionId")
+            for entry in entries
+            if isinstance(entry, Mapping)
+        }
         sending = [c for c in candidates if latest.get(c.key) != c.id]
         report.existing += len(candidates) - len(sending)
         candidates = sending

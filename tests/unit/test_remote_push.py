@@ -17,6 +17,7 @@ from artifactize.domain.use_cases.remote_push import (
     local_candidates,
     push,
 )
+from artifactize.kernel.bounded_json import RefusedValue
 from artifactize.kernel.document_codec import execution_from_json
 from artifactize.ports.review_store import (
     PUBLISH_BATCH_MAX_ENTRIES,
@@ -363,3 +364,16 @@ def test_a_batch_not_answered_in_time_is_sent_again_in_halves() -> None:
     store.publish_batch = store_down  # type: ignore[method-assign]
     with pytest.raises(RemoteFailure):  # any other failure stops the push at once
         run_push(rows, store)
+
+
+def test_a_lookup_entry_the_reader_refused_is_sent_again_not_a_crash() -> None:
+    rows = [row(1), row(2)]
+    store = MemoryStore(["read", "publish"], {rows[0].key: rows[0].id})
+    lookup = store.lookup
+
+    async def one_refused(keys: Sequence[str]) -> list[Any]:
+        return [RefusedValue("a duplicate key"), *(await lookup(keys))[1:]]
+
+    store.lookup = one_refused  # type: ignore[method-assign]
+    report = run_push(rows, store)
+    assert (report.pushed, report.existing) == (1, 1)  # the store had rows[0]: created false
