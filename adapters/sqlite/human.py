@@ -274,11 +274,11 @@ def settle_run(
 # (a statement object keeps its cache key), with the partial unique index's own condition
 # word for word, so SQLite finds it through ``active_key`` (a bound status alone read every
 # execution, once per mirrored record).
-_WAITING_HOLDER = sa.select(executions).where(
-    executions.c.key == sa.bindparam("b_key"),
-    executions.c.status == WAITING_HUMAN,
-    fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
+# A Human wait's holder, in the words of the active executions' index (so SQLite uses it).
+_WAITING = sa.and_(
+    executions.c.status == WAITING_HUMAN, fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES)
 )
+_WAITING_HOLDER = sa.select(executions).where(executions.c.key == sa.bindparam("b_key"), _WAITING)
 
 
 def waiting_keys(connection: sa.Connection, keys: Sequence[str]) -> set[str]:
@@ -286,11 +286,7 @@ def waiting_keys(connection: sa.Connection, keys: Sequence[str]) -> set[str]:
     found: set[str] = set()
     for start in range(0, len(keys), IDS_PER_STATEMENT):
         part = list(keys[start : start + IDS_PER_STATEMENT])
-        query = sa.select(executions.c.key).where(
-            executions.c.key.in_(part),
-            executions.c.status == WAITING_HUMAN,
-            fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
-        )
+        query = sa.select(executions.c.key).where(executions.c.key.in_(part), _WAITING)
         found.update(str(row.key) for row in connection.execute(query))
     return found
 

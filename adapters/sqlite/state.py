@@ -150,7 +150,6 @@ _INSERT_EXECUTION = DriverStatement(sa.insert(executions), EXECUTION_COLUMNS)
 # A record mirrored from the team store joins the history as it is inserted (one per key
 # looked up: 10,000 in a CI `verify` of 10,000 Artifacts from an empty state).
 _INSERT_RECORD = DriverStatement(sa.insert(executions), (*EXECUTION_COLUMNS, "bytes", "last_used"))
-_EXECUTION_KNOWN = sa.select(executions.c.id).where(executions.c.id == sa.bindparam("b_id"))
 # A Run's request rows, in one ``executemany`` of the driver (positional: SQLite's ``?``).
 _INSERT_REQUESTS = DriverStatement(sa.insert(requests_table), REQUEST_COLUMNS)
 assert _INSERT_REQUESTS.names == tuple(REQUEST_COLUMNS)  # request_row's order
@@ -825,14 +824,8 @@ class SqliteStateStore:
         return found
 
     def known_executions(self, execution_ids: Collection[str]) -> frozenset[str]:
-        wanted = sorted(set(execution_ids))
-        found: set[str] = set()
         with self._transaction(write=False) as connection:
-            for start in range(0, len(wanted), IDS_PER_STATEMENT):
-                part = wanted[start : start + IDS_PER_STATEMENT]
-                query = sa.select(executions.c.id).where(executions.c.id.in_(part))
-                found.update(connection.execute(query).scalars())
-        return frozenset(found)
+            return frozenset(hist.known_ids(connection, sorted(set(execution_ids))))
 
     def history(self, key: ReuseKey) -> list[ExecutionRecord]:
         with self._transaction(write=False) as connection:

@@ -149,15 +149,15 @@ async def push(
             report.reasons.append(item)
         else:
             planned.append(item)
+    if report.dry_run:
+        report.pushed += len(planned)
+        return report
     sender = _Sender(store, report)
     sent = 0
     for group in publish_batches(planned):
-        if report.dry_run:
-            report.pushed += len(group)
-        else:
-            await sender.send(group)
+        await sender.send(group)
         sent += len(group)
-        if progress is not None and not report.dry_run:
+        if progress is not None:
             progress(sent, len(planned))
     return report
 

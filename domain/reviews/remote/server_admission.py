@@ -105,10 +105,7 @@ def check_record(
     """Check a published record against its path key (``key_named`` in messages) and the
     size it arrived in."""
     if not is_reuse_key(path_key):
-        raise _invalid(
-            f"{key_named[0].upper()}{key_named[1:]} is not a reuse key "
-            "(64 lowercase hex characters)."
-        )
+        raise _invalid("The key in the path is not a reuse key (64 lowercase hex characters).")
     if not isinstance(record, Mapping):
         raise _invalid("The record must be a JSON object.")
     limit = record_size_limit(record)
