@@ -1,6 +1,7 @@
 """Stored answers in files of the state home (``ports.stored_answers``).
 
-One file per repository (``answers/<digest of the repository's path>``), replaced by each
+One file per repository and command (``answers/<digest of the repository's path>``, and
+``…-verify`` for ``verify``'s replayed Runs, ``domain.reviews.run.replay``), replaced by each
 answer kept: a first line of JSON (the format, the keys, the exit code, the lengths and the
 SHA-256 of what follows), the observations' log and the text. It is read and written through
 the private files port (``ports.private_files``: no link followed, a FIFO never waited on,
@@ -35,6 +36,19 @@ ANSWER_MAX_BYTES = 512 * 1024 * 1024  # a status of 10,000 Artifacts prints ~13 
 _FILE_MAX = ANSWER_MAX_BYTES + 4096  # and its header line
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _ENCODING = ("utf-8", "surrogatepass")  # any str the command echoed, back as it was
+# The control characters an ASCII text can hold (C1 controls are not ASCII).
+_ASCII_CONTROL = [bytes((b,)) for b in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F)]
+
+
+def _holds_control(data: bytes, text: str) -> bool:
+    """Whether ``text`` (``data`` decoded) holds a control character other than a newline
+    or a tab. An ASCII text (nearly every answer: JSON escapes control characters, and
+    IDs and paths are mostly ASCII) is searched for each such byte apart, each search a
+    ``memchr`` over the bytes: a 113 MB Run plan in 0.23 s, where the expression took
+    0.57 s."""
+    if data.isascii():
+        return any(control in data for control in _ASCII_CONTROL)
+    return _CONTROL.search(text) is not None
 
 
 class FileStoredAnswers:
@@ -52,9 +66,12 @@ class FileStoredAnswers:
         *,
         files: PrivateFiles,
         clock_ns: Callable[[], int] = time.time_ns,  # what "safely old" is measured against
+        command: str = "status",
     ) -> None:
         self._state_dir = state_dir
-        self._names = [ANSWERS_FOLDER, hashlib.sha256(os.fsencode(repository)).hexdigest()[:32]]
+        name = hashlib.sha256(os.fsencode(repository)).hexdigest()[:32]
+        # ``status``'s file keeps its first name (answers kept before still count)
+        self._names = [ANSWERS_FOLDER, name if command == "status" else f"{name}-{command}"]
         self._files = files
         self._inputs_files = tuple(inputs_files)
         self._clock_ns = clock_ns
@@ -129,22 +146,23 @@ class FileStoredAnswers:
             or digest != hashlib.sha256(body).hexdigest()
         ):
             return None
+        data = body[observed:]
         try:
-            text = body[observed:].decode(*_ENCODING)
+            text = data.decode(*_ENCODING)
         except UnicodeDecodeError:
             return None
-        if _CONTROL.search(text):
+        if _holds_control(data, text):
             return None
         return body[:observed], StoredAnswer(text, exit_code)
 
     def keep(self, key: str, answer: StoredAnswer, observed: Observed | None = None) -> None:
-        if _CONTROL.search(answer.text):
-            return  # printed as it is when found: it must hold no escape sequence
         try:
             text = answer.text.encode(*_ENCODING)
             log = b"" if observed is None else json.dumps(observed.log).encode(*_ENCODING)
         except (UnicodeEncodeError, TypeError, ValueError):
             return
+        if _holds_control(text, answer.text):
+            return  # printed as it is when found: it must hold no escape sequence
         body = log + text
         if len(body) > ANSWER_MAX_BYTES:
             return

@@ -91,6 +91,50 @@ def _invocation(selector: str | Selection | None, options: StatusOptions) -> str
     )
 
 
+def verify_invocation(selector: Selection, options: VerifyOptions, quiet: bool) -> str:
+    """What one ``verify`` invocation asked, as text (``_invocation``'s, for a Run plan):
+    its selection, every option of the Run, and ``--quiet``."""
+    policy = options.policy
+    return json.dumps(
+        [
+            "verify",
+            repr(selector),
+            options.force,
+            options.wait,
+            options.recursive,
+            options.ignore_gates,
+            options.wait_timeout_ms,
+            options.comment,
+            sorted(str(kind) for kind in policy.reuse_only),
+            policy.profile,
+            policy.jobs,
+            policy.max_executions,
+            policy.fingerprint_jobs,
+            quiet,
+        ]
+    )
+
+
+@dataclass
+class VerifyPlanning:
+    """Where one ``verify`` invocation's Run plan is kept (``domain.reviews.run.replay``):
+    its stored answers, its first key, and the observer its keys are computed through."""
+
+    answers: StoredAnswers
+    first_key: str
+    observer: Observer
+
+
+@dataclass(frozen=True)
+class ReplayedRun:
+    """What a replayed Run prints: its progress lines, its answer, and its exit code."""
+
+    run_id: str
+    progress: list[tuple[bool, str]]
+    answer: str
+    exit_code: int
+
+
 SESSIONS_FOLDER = "tool-sessions"
 CODING_AGENTS_FOLDER = "coding-agents"
 RUNS_FOLDER = "runs"
@@ -122,6 +166,8 @@ class PreparedRun:
     # and a gen-2 pass over the workspace, ~0.3 s, then a gen-0 over the keys). Given back
     # when the Run ends, or by ``close`` when it never runs.
     frozen: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    planning: VerifyPlanning | None = None  # a plan may be kept of this Run
+    stamp: str | None = None  # the history's, read before the Run looked anything up
 
     async def run(self) -> RunResult:
         try:
@@ -390,14 +436,122 @@ class Services:
         return service
 
     # Runs ------------------------------------------------------------------------------
+    def verify_options(self, choose: Callable[[str, str], VerifyOptions]) -> VerifyOptions:
+        return choose(self.repo(), self.state_dir())
+
+    def verify_planning(self, invocation: str) -> VerifyPlanning | None:
+        """Where this ``verify`` invocation's Run plan is kept, or None when none may be kept
+        nor used: no state home yet (or one inside the repository), or a team store is
+        configured (a replay would not look the store up)."""
+        from artifactize.ports.review_store import RemoteConfigError
+
+        home = self._optimisations_home()
+        if home is None:
+            return None
+        try:
+            if self.remote_stores().settings(home) is not None:
+                return None
+        except RemoteConfigError:
+            return None  # the Run says why
+        answers = self.container.stored_answers(
+            state_dir=home, repository=self.repo(), command="verify"
+        )
+        first = self._answer_key(invocation, "verify")
+        return VerifyPlanning(answers, first, self._observer(answers))
+
+    def replay_verify(self, planning: VerifyPlanning) -> ReplayedRun | None:
+        """The Run planned for this invocation, written again with its own ID, times and
+        owner, when every question its computation asked of the files and programs gets
+        the same answer and the history's stamp is the one it was planned at; else None
+        (nothing written: the whole ``verify`` runs)."""
+        from artifactize.domain.project.observations import still_hold
+        from artifactize.domain.reviews.run.replay import RunIdentity, RunPlan, filler
+        from artifactize.domain.reviews.timestamps import new_run_id
+        from artifactize.kernel.timestamps import timestamp
+        from artifactize.ports.state import StateError
+
+        container = self.container
+        created = timestamp(container.clock().now())
+        found = planning.answers.find_observed(planning.first_key)
+        plan = None if found is None else RunPlan.from_text(found[1].text, found[1].exit_code)
+        if found is None or plan is None:
+            return None
+        if not still_hold(found[0], container.filesystem(), container.programs()):
+            return None
+        store = self.open_state(create=False)
+        if store is None:
+            return None
+        own = container.process_table().own_identity()
+        run_id = new_run_id(container.ids())
+        completed = timestamp(container.clock().now())
+        identity = RunIdentity(run_id, created, completed, own.pid, own.create_time)
+        fill = filler(plan.placeholders, identity)
+        try:
+            if not store.replay_run(plan.filled_rows(fill), plan.stamp, plan.touched):
+                return None
+        except StateError:
+            return None  # the whole verify meets it again, and says so
+        progress = [(timed, fill(text)) for timed, text in plan.progress]
+        return ReplayedRun(run_id, progress, fill(plan.answer), plan.exit_code)
+
+    def keep_verify_plan(
+        self,
+        prepared: PreparedRun,
+        result: RunResult,
+        progress: list[tuple[bool, str]],
+        render: Callable[[RunResult], str],
+        exit_code: int,
+    ) -> None:
+        """Keep the plan of a Run that started nothing and waits for nothing, when what its
+        keys observed can be asked again and the history did not move while it ran."""
+        from artifactize.domain.reviews.run import replay
+        from artifactize.domain.reviews.run.documents import request_record, run_record
+        from artifactize.ports.state import StateError
+        from artifactize.ports.stored_answers import Observed, StoredAnswer
+
+        planning, stamp = prepared.planning, prepared.stamp
+        if planning is None or stamp is None or prepared.remote is not None:
+            return
+        if not planning.observer.complete:
+            return
+        if not replay.replayable(result):
+            return
+        state = prepared.service.ports.state
+        try:
+            if state.history_stamp() != stamp:
+                return
+            placeholders = replay.RunIdentity.placeholders(self.container.ids())
+            shown = replay.with_identity(result, placeholders)
+            rows = state.run_rows(
+                run_record(shown.run, prepared.service.options.repo),
+                [request_record(request) for request in shown.requests],
+            )
+        except StateError:
+            return
+        plan = replay.RunPlan(
+            stamp,
+            placeholders,
+            rows,
+            replay.touched(result),
+            replay.progress_lines(progress, result.run.id, placeholders.run_id),
+            render(shown),
+            exit_code,
+        )
+        text = plan.to_text() if plan.holds_no_trace_of(result) else None
+        if text is not None:
+            observed = Observed(planning.first_key, [*planning.observer.log])
+            planning.answers.keep(planning.first_key, StoredAnswer(text, exit_code), observed)
+
     def prepare_verify(
         self,
         selector: str | Selection | None,
         select_all: bool,
         choose: Callable[[str, str], VerifyOptions],
+        planning: VerifyPlanning | None = None,
     ) -> PreparedRun:
         """Load the workspace, select, check the state location, open the state and the team
-        store, and compute the fingerprints. ``choose(repo, state_dir)`` gives the options."""
+        store, and compute the fingerprints. ``choose(repo, state_dir)`` gives the options;
+        with ``planning``, the workspace and the keys are computed through its observer."""
         repo = self.repo()
         config = self.indexed_config()
         state = self.state_dir()
@@ -406,7 +560,7 @@ class Services:
         frozen.enter_context(self.container.collector_freeze()())
         try:
             prepared = self._prepare_verify(
-                repo, state, config, options, selector, select_all, frozen
+                repo, state, config, options, selector, select_all, frozen, planning
             )
         except BaseException:
             frozen.close()
@@ -422,17 +576,26 @@ class Services:
         selector: str | Selection | None,
         select_all: bool,
         frozen: contextlib.ExitStack,
+        planning: VerifyPlanning | None,
     ) -> PreparedRun:
         """``prepare_verify`` inside the Run's freeze (``frozen``, handed to the Run)."""
         from artifactize.domain.project.state_home import StateLocationError, check_outside_repo
         from artifactize.domain.reviews.reuse.fingerprints import FingerprintError
-        from artifactize.domain.reviews.run.context import VerifyPorts
+        from artifactize.domain.reviews.run.context import KeySources, VerifyPorts
         from artifactize.domain.reviews.run.variants import with_variant
         from artifactize.domain.use_cases.verify import Verify
 
         container = self.container
         variant = options.policy.profile
         keeping = replace(config, pause_collector=container.collector_pause_keeping())
+        observer = None if planning is None else planning.observer
+        if observer is not None:  # the workspace's load observed, as ``status``'s
+            checks = replace(
+                container.program_checks(),
+                filesystem=observer.filesystem,
+                programs=observer.programs,
+            )
+            keeping = replace(keeping, filesystem=observer.filesystem, programs=checks)
         loaded = keeping.load(repo)
         refs = self.select(loaded, selector, select_all)
         workspace, refs = self.with_variant(loaded, refs, variant)
@@ -444,6 +607,7 @@ class Services:
         remote = self._remote_sync(state, backends, workspace)  # before any state is created
         store = self.open_state(create=True)
         assert store is not None
+        stamp = None if planning is None else store.history_stamp()
         scripts = container.fingerprint_scripts()
         review = container.review_ports(
             backends=backends,
@@ -467,13 +631,19 @@ class Services:
             observer=self.observer,
             index=self.file_index(),
             pause_collector=container.collector_pause_keeping(),
+            key_sources=(
+                None
+                if observer is None
+                else KeySources(observer.filesystem, observer.scripts(scripts))
+            ),
         )
         service = Verify(ports, workspace, options)
         try:
             keys = service.prepare(refs)
         except FingerprintError as exc:
             raise CommandError(str(exc)) from None
-        return PreparedRun(service, refs, keys, remote, Path(state) / RUNS_FOLDER, frozen)
+        runs = Path(state) / RUNS_FOLDER
+        return PreparedRun(service, refs, keys, remote, runs, frozen, planning, stamp)
 
     def select(
         self, workspace: Workspace, selector: str | Selection | None, select_all: bool

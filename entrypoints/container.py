@@ -381,18 +381,21 @@ def stored_answers_of(
     *,
     private_files: PrivateFiles,
     clock_ns: Callable[[], int] | None = None,
+    command: str = "status",
 ) -> StoredAnswers:
     """The stored answers of ``repository``'s commands (``ports.stored_answers``), kept as
     private files, which read the state's database and its write-ahead and rollback
     journals besides their keys; ``clock_ns``: the time they are measured against (tests
-    move it on)."""
+    move it on); ``command``: whose (each command's answers are kept apart)."""
     from artifactize.adapters.sqlite.state_files import state_file
     from artifactize.adapters.stored_answers import FileStoredAnswers
 
     database = state_file(state_dir)
     inputs = [(database, False), *((database + s, True) for s in ("-wal", "-journal"))]
     clock = {} if clock_ns is None else {"clock_ns": clock_ns}
-    return FileStoredAnswers(state_dir, repository, inputs, files=private_files, **clock)
+    return FileStoredAnswers(
+        state_dir, repository, inputs, files=private_files, command=command, **clock
+    )
 
 
 def answer_code_stamp() -> str:

@@ -81,6 +81,17 @@ class RequestRecord:
 
 
 @dataclass(frozen=True)
+class RunRows:
+    """A Run's rows as ``create_run`` writes them, the documents already encoded: what a
+    replayed Run's plan keeps (``domain.reviews.run.replay``), its placeholders still in
+    the text. ``run``: id, repo, status, data and created_at; ``requests``: each request's
+    id, run id, eval id, ordinal, execution id, status and data."""
+
+    run: tuple[str, str, str, str, str]
+    requests: tuple[tuple[str, str, str, int, str | None, str, str], ...]
+
+
+@dataclass(frozen=True)
 class ExecutionRecord:
     """One execution of an eval. ``key`` is set while it holds (or once it joined) a key.
 
@@ -227,6 +238,22 @@ class StateStore(Protocol):
         """Save a request's status, execution id and document; with ``held``, held like a
         completion (``complete_execution``), and replaced by the request's next held write
         (only that one is made, and both holders are told)."""
+        ...
+
+    def history_stamp(self) -> str:
+        """The state's id and a value every write that could change a reuse (an execution
+        added, settled, evicted, removed) sets anew, and a reuse's ``touch`` does not: while
+        it is the same, every key's newest record is the one it was."""
+        ...
+
+    def run_rows(self, run: RunRecord, requests: Sequence[RequestRecord]) -> RunRows:
+        """The rows ``create_run(run, requests)`` would write, written nowhere."""
+        ...
+
+    def replay_run(self, rows: RunRows, stamp: str, touched: Collection[str]) -> bool:
+        """In one transaction: when ``history_stamp()`` is still ``stamp``, write ``rows``
+        as ``create_run`` would and mark the executions ``touched`` used now (as a reuse's
+        lookup does), and return True; else write nothing and return False."""
         ...
 
     def get_run(self, run_id: RunId, *, definitions: bool = True) -> RunRecord | None:

@@ -43,7 +43,9 @@ from artifactize.ports.state import StateError
 BATCH_ROWS = 500
 PROBE_STEPS = 63  # rowid + 2**k for k < 63 covers every positive 64-bit rowid
 _ROWID_MIN = -(2**63)
-_SKIPPED_TABLES = ("alembic_version",)  # the new file's own revision stays
+# The new file's own revision stays, and its own history stamp (a recovered history is
+# another history: no plan made before may hold for it).
+_SKIPPED_TABLES = ("alembic_version", "history_stamp")
 
 
 @dataclass

@@ -23,6 +23,9 @@ and duplicates a few fields as columns so they can be indexed and constrained:
 ``mcp_calls`` (revision 2)
     One row per tools/call, keyed by (``session_id``, ``ordinal``); written before the
     call runs, completed after it (``adapters/sqlite/mcp_audit.py``).
+``history_stamp`` (revision 5)
+    One row: a random value that triggers on ``executions`` set anew on every write that
+    could change what a Run reuses (``last_used`` alone does not); a replayed Run checks it.
 
 The partial unique index ``active_key`` is what makes a claim exclusive: at most one
 RUNNING or WAITING_HUMAN execution per key, whatever the callers do.
@@ -161,6 +164,16 @@ state_meta = sa.Table(
     "state_meta",
     metadata,
     sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+# One row (id 1): a random value each write to ``executions`` that could change a reuse sets
+# anew (triggers of revision 5; ``last_used`` alone does not). A replayed Run's plan holds
+# the value it was made at (``StateStore.history_stamp``).
+history_stamp = sa.Table(
+    "history_stamp",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("value", sa.Text, nullable=False),
 )
 

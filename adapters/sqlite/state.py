@@ -75,6 +75,7 @@ from artifactize.adapters.sqlite.schema import (
     RECORDED_VERDICTS,
     executions,
     fixed_in,
+    history_stamp,
     runs,
 )
 from artifactize.adapters.sqlite.schema import requests as requests_table
@@ -105,6 +106,7 @@ from artifactize.ports.state import (
     RequestRecord,
     RunHead,
     RunRecord,
+    RunRows,
     StateError,
     Supersession,
 )
@@ -419,6 +421,40 @@ class SqliteStateStore:
                 _INSERT_REQUESTS.execute_rows(
                     connection, [request_row(request) for request in requests]
                 )
+
+    def history_stamp(self) -> str:
+        with self._transaction(write=False) as connection:
+            return self._history_stamp(connection)
+
+    def _history_stamp(self, connection: sa.Connection) -> str:
+        value = connection.execute(
+            sa.select(history_stamp.c.value).where(history_stamp.c.id == 1)
+        ).scalar_one_or_none()
+        if not isinstance(value, str):
+            raise StateError("Corrupt state: it has no history stamp.")
+        return f"{self._state_id}:{value}"
+
+    def run_rows(self, run: RunRecord, requests: Sequence[RequestRecord]) -> RunRows:
+        created = run.data.created_at
+        head = (run.id, run.repo, str(run.status), self._run_data(run), created)
+        return RunRows(head, tuple(request_row(request) for request in requests))
+
+    def replay_run(self, rows: RunRows, stamp: str, touched: Collection[str]) -> bool:
+        with self._transaction(write=True) as connection:
+            if self._history_stamp(connection) != stamp:
+                return False
+            run_id, repo, status, data, created = rows.run
+            connection.execute(
+                sa.insert(runs).values(
+                    id=run_id, repo=repo, status=status, data=data, created_at=created
+                )
+            )
+            if rows.requests:
+                _INSERT_REQUESTS.execute_rows(connection, list(rows.requests))
+            ids, now = list(touched), self._now()
+            for start in range(0, len(ids), _KEYS_PER_QUERY):
+                hist.touch_all(connection, ids[start : start + _KEYS_PER_QUERY], now)
+        return True
 
     def _run_data(self, run: RunRecord) -> str:
         """``run_data(run)``; the definitions of the Run written last are not encoded again."""

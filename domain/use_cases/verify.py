@@ -50,7 +50,7 @@ from artifactize.domain.reviews.human.asking import WAITING_HUMAN
 from artifactize.domain.reviews.human.recorded_declarations import run_definitions
 from artifactize.domain.reviews.remote.waiting_requests import repository_name
 from artifactize.domain.reviews.reuse.artifactsum import GitignoreMemo, OpenFolders
-from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint
+from artifactize.domain.reviews.reuse.fingerprints import ComputedFingerprint, FingerprintScripts
 from artifactize.domain.reviews.reuse.keys import KeyInputs, key_inputs
 from artifactize.domain.reviews.run import (
     commit,
@@ -87,6 +87,7 @@ from artifactize.domain.reviews.timestamps import new_run_id
 from artifactize.kernel.document_codec import request_changed, run_changed
 from artifactize.kernel.transitions import request_moves
 from artifactize.ports.documents import Request, Run
+from artifactize.ports.filesystem import Filesystem
 from artifactize.ports.ids import EvalId, RunId
 from artifactize.ports.review_store import RemoteFailure, RemoteLease
 from artifactize.ports.sessions import ProcessIdentity
@@ -138,6 +139,7 @@ class Verify:
             dict.fromkeys(r.qualified_id for r in wanted if r.qualified_id not in self._keys)
         )
         review = self.ports.review
+        files, scripts = self._key_sources()
         computed: dict[str, ComputedFingerprint] = {}  # each Artifact walked once, not per eval
         gitignores: GitignoreMemo = {}  # and each folder's .gitignore read once for all
         with (
@@ -149,8 +151,8 @@ class Verify:
                     lambda eval_id, here: key_inputs(
                         self.workspace,
                         eval_id,
-                        review.tools.filesystem,
-                        review.scripts,
+                        files,
+                        scripts,
                         index=self.ports.index,
                         computed=computed,
                         gitignores=gitignores,
@@ -169,16 +171,18 @@ class Verify:
     def _key(self, ref: EvalRef) -> KeyInputs:
         found = self._keys.get(ref.qualified_id)
         if found is None:
-            review = self.ports.review
+            files, scripts = self._key_sources()
             found = key_inputs(
-                self.workspace,
-                ref.qualified_id,
-                review.tools.filesystem,
-                review.scripts,
-                index=self.ports.index,
+                self.workspace, ref.qualified_id, files, scripts, index=self.ports.index
             )
             self._keys[ref.qualified_id] = found
         return found
+
+    def _key_sources(self) -> tuple[Filesystem, FingerprintScripts | None]:
+        sources = self.ports.key_sources
+        if sources is not None:
+            return sources.filesystem, sources.scripts
+        return self.ports.review.tools.filesystem, self.ports.review.scripts
 
     async def run(self, refs: list[EvalRef], keys: list[KeyInputs]) -> RunResult:
         """Create the Run, attach what can be reused, schedule the rest, finish the Run."""

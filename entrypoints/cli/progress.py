@@ -77,6 +77,9 @@ class ProgressDisplay:
         self._frame = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # Every permanent line as (with the elapsed time, its text), while ``record()``
+        # asked for them: what a replayed Run prints again (``replay``).
+        self.recorded: list[tuple[bool, str]] | None = None
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -179,11 +182,27 @@ class ProgressDisplay:
             elif not self.quiet:
                 self._line(f"{activity.eval_id}: {text}")
 
+    def record(self) -> None:
+        """Keep every permanent line from now on (``recorded``)."""
+        self.recorded = []
+
+    def replay(self, lines: list[tuple[bool, str]]) -> None:
+        """Print lines a Run recorded off a terminal as its own, at once (the elapsed time
+        this command's)."""
+        with self._lock:
+            elapsed = f"[{self.clock() - self.started:7.1f}s] "
+            self.stream.write(
+                "".join(f"{elapsed if timed else ''}{text}\n" for timed, text in lines)
+            )
+            self.stream.flush()
+
     # --- drawing ------------------------------------------------------------------------
 
     def _line(self, text: str, *, timed: bool = True) -> None:
         """A permanent line: above the live block on a terminal, else (an event) with the
         seconds since verify started."""
+        if self.recorded is not None:
+            self.recorded.append((timed, text))
         if self.live:
             self._clear()
             self.stream.write(f"{text}\n")

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from artifactize.domain.reviews.run.context import VerifyOptions
     from artifactize.domain.reviews.run.documents import RunResult
     from artifactize.domain.reviews.run.selection import Selection
-    from artifactize.entrypoints.bootstrap import PreparedRun
+    from artifactize.entrypoints.bootstrap import PreparedRun, VerifyPlanning
     from artifactize.entrypoints.cli.ci_reports import CiReports
     from artifactize.ports.state import StateStore
 
@@ -137,15 +137,63 @@ def verify(
         comment=comment,
     )
     report = ci_reports.CiReports.from_environment(junit, CliContext.options.repo, quiet=quiet)
-    prepared, outcome = _run_verify(chosen, options, report, quiet)
+    planning = _planning(chosen, options, report, quiet)
+    if planning is not None:
+        _replay(planning, quiet)
+    prepared, outcome, progress = _run_verify(chosen, options, report, quiet, planning)
     result = prepared.service.result
     if result is None:
         raise CommandError("The Run was cancelled before it started.")
     prepared.remove_empty_scratch(str(result.run.id))
+    exit_code = _verify_exit(outcome, result)
     with prepared.service.paused():  # a document per request, all kept until printed
         emit(run_view(result), lambda _: report.text(result, run_text))
         report.write(result, prepared.service.workspace, json_output=CliContext.options.json)
-    raise typer.Exit(_verify_exit(outcome, result))
+        if outcome is not None and progress is not None:
+            CliContext.services().keep_verify_plan(
+                prepared, result, progress, lambda shown: _answer(shown, report), exit_code
+            )
+    raise typer.Exit(exit_code)
+
+
+def _planning(
+    chosen: Selection,
+    options: Callable[[str, str], VerifyOptions],
+    report: CiReports,
+    quiet: bool,
+) -> VerifyPlanning | None:
+    """Where this invocation's Run plan is kept, when its Run may be replayed: it writes
+    no JUnit file nor GitHub report, and its progress is lines, not a live terminal block
+    (docs/reviews.md, "A replayed Run")."""
+    from artifactize.entrypoints.bootstrap import verify_invocation
+    from artifactize.entrypoints.cli.progress import is_live_terminal
+
+    if report.junit is not None or report.github or is_live_terminal(sys.stderr, os.environ):
+        return None
+    services = CliContext.services()
+    invocation = verify_invocation(chosen, services.verify_options(options), quiet)
+    return services.verify_planning(invocation)
+
+
+def _replay(planning: VerifyPlanning, quiet: bool) -> None:
+    """Print the Run replayed from the kept plan and exit its code, when it holds."""
+    from artifactize.entrypoints.cli.progress import display_for_verify
+
+    replayed = CliContext.services().replay_verify(planning)
+    if replayed is None:
+        return
+    display_for_verify(sys.stderr, quiet=quiet).replay(replayed.progress)
+    typer.echo(replayed.answer, nl=False)
+    raise typer.Exit(replayed.exit_code)
+
+
+def _answer(result: RunResult, report: CiReports) -> str:
+    """What ``verify`` prints on stdout for ``result``, as ``emit`` prints it."""
+    from artifactize.entrypoints.cli.output import json_text
+
+    if CliContext.options.json:
+        return json_text(run_view(result)) + "\n"
+    return report.text(result, run_text) + "\n"
 
 
 def _checked_comment(comment: str | None) -> str | None:
@@ -172,26 +220,33 @@ def _options_for(**chosen: Any) -> Callable[[str, str], VerifyOptions]:
 
 
 def _run_verify(
-    chosen: Selection, options: Callable[[str, str], VerifyOptions], report: CiReports, quiet: bool
-) -> tuple[PreparedRun, object | None]:
+    chosen: Selection,
+    options: Callable[[str, str], VerifyOptions],
+    report: CiReports,
+    quiet: bool,
+    planning: VerifyPlanning | None,
+) -> tuple[PreparedRun, object | None, list[tuple[bool, str]] | None]:
     """Prepare and run, with the live progress display (closed, its block cleared, on every
-    path); the outcome is None when a signal cancelled the Run."""
+    path); the outcome is None when a signal cancelled the Run. With ``planning``, the
+    progress lines printed are recorded and returned too."""
     import anyio
 
     from artifactize.entrypoints.cli.progress import display_for_verify
 
     display = display_for_verify(sys.stderr, quiet=quiet).start()
+    if planning is not None:
+        display.record()
     services = CliContext.services()
     services.progress, services.observer = display.notice, display
     try:
         display.phase(READING_PHASE)
-        prepared = services.prepare_verify(chosen, chosen.select_all, options)
+        prepared = services.prepare_verify(chosen, chosen.select_all, options, planning)
         try:
             report.check_outside_artifacts(
                 prepared.service.options.repo, prepared.service.workspace
             )
             display.phase(None)
-            return prepared, anyio.run(until_signal, prepared.run)
+            return prepared, anyio.run(until_signal, prepared.run), display.recorded
         except RemoteFailure as failure:
             _remote_failed(prepared, failure)
         finally:

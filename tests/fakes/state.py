@@ -10,14 +10,19 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import hashlib
+import json
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from artifactize.kernel.document_codec import (
     execution_changed,
+    request_from_json,
     request_json,
     request_merged,
     run_changed,
+    run_from_json,
+    run_json,
 )
 from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
 from artifactize.ports.documents import RunDefinitions
@@ -41,6 +46,7 @@ from artifactize.ports.state import (
     RequestRecord,
     RunHead,
     RunRecord,
+    RunRows,
     StateError,
     Supersession,
 )
@@ -95,6 +101,48 @@ class MemoryStateStore:
             self.requests[request.id] = dataclasses.replace(
                 request, data=copy.deepcopy(request.data)
             )
+
+    def history_stamp(self) -> str:
+        """A digest of every execution and of the history's order (a touch changes neither:
+        the fake keeps no ``last_used``)."""
+        seen = repr((sorted(self.executions.items()), self.history_ids)).encode()
+        return f"{self.state_id()}:{hashlib.sha256(seen).hexdigest()}"
+
+    def run_rows(self, run: RunRecord, requests: Sequence[RequestRecord]) -> RunRows:
+        data = json.dumps(run_json(run.data), separators=(",", ":"))
+        rows = tuple(
+            (
+                r.id,
+                r.run_id,
+                r.eval_id,
+                r.ordinal,
+                r.execution_id,
+                str(r.status),
+                json.dumps(request_json(r.data), separators=(",", ":")),
+            )
+            for r in requests
+        )
+        return RunRows((run.id, run.repo, str(run.status), data, run.data.created_at), rows)
+
+    def replay_run(self, rows: RunRows, stamp: str, touched: Collection[str]) -> bool:
+        if self.history_stamp() != stamp:
+            return False
+        run_id, repo, status, data, _ = rows.run
+        run = RunRecord(RunId(run_id), repo, RunStatus(status), run_from_json(json.loads(data)))
+        requests = [
+            RequestRecord(
+                RequestId(i),
+                RunId(r),
+                e,
+                o,
+                None if x is None else ExecutionId(x),
+                RequestStatus(st),
+                request_from_json(json.loads(d)),
+            )
+            for i, r, e, o, x, st, d in rows.requests
+        ]
+        self.create_run(run, requests)
+        return True
 
     def update_run(self, run: RunRecord) -> None:
         if run.id not in self.runs:

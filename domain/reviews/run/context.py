@@ -32,7 +32,9 @@ from artifactize.ports.state import HeldWritten, StateStore
 if TYPE_CHECKING:  # field types only: ``status`` imports this module without the reviews
     from artifactize.domain.reviews.agent.review import ReviewPorts
     from artifactize.domain.reviews.remote.sync import RemoteSync
+    from artifactize.domain.reviews.reuse.fingerprints import FingerprintScripts
     from artifactize.domain.reviews.runtime.review import RuntimePorts
+    from artifactize.ports.filesystem import Filesystem
 
 # A settled eval's completion is held for a group commit at most about this long: it is
 # written with the next state transaction of the Run (the next claim, a pass that parks,
@@ -63,6 +65,15 @@ class VerifyPorts:
     # (``Verify.paused``); None: the collector runs as usual. The composition root's keeps
     # what a block inside the Run allocated out of the collector's passes until it ends.
     pause_collector: CollectorPause | None = None
+    # What the keys are computed through when not the review's files and fingerprint
+    # scripts: a replayable Run's plan logs what its keys observed (``run.replay``).
+    key_sources: KeySources | None = None
+
+
+@dataclass(frozen=True)
+class KeySources:
+    filesystem: Filesystem
+    scripts: FingerprintScripts | None
 
 
 @dataclass(frozen=True)

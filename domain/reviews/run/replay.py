@@ -1,0 +1,280 @@
+"""A Run replayed: an all-reused ``verify`` written again from the plan the previous one kept.
+
+A ``verify`` that started nothing (every selected eval reused, derived, or settled without
+a review: ``--reuse-only``'s STALE, BLOCKED, UNREVIEWED) made a Run that is a function of
+what it observed of the files and programs, of its invocation (options, environment, code)
+and of the history: every key's newest record. Its plan keeps what it wrote and printed,
+with this Run's own identity (its ID, its times and wall time, its owner process) replaced
+by placeholders: the Run's and requests' rows as the state stores them, the progress lines,
+the answer, the exit code, the executions its lookups marked used, and the history's stamp
+(``StateStore.history_stamp``). The next ``verify`` of the same invocation whose
+observations all still hold (``domain.project.observations``) writes the rows again with
+its own identity filled in, in one transaction that first checks the stamp, and prints the
+same lines and answer: the workspace is not loaded, no key computed, no document built.
+Anything else (a stamp moved, a file or program answering otherwise, a plan damaged or
+missing) runs the whole ``verify``, which keeps a new plan when it qualifies.
+
+Placeholders are values nothing else in a Run holds: a Run ID with 24 random characters,
+two times in 1971 and 1999 with random fractions (so a wall time computed from them is a
+random number of twelve digits), and a random pid and start time. A plan is kept only when
+the Run's own ID and times are nowhere left in its text (``RunPlan`` checks).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from artifactize.domain.reviews.run.documents import RunResult
+from artifactize.domain.reviews.timestamps import elapsed_ms, timestamp
+from artifactize.kernel.document_codec import run_changed
+from artifactize.ports.documents import Request, SourceDocument
+from artifactize.ports.ids import IdSource, RequestId, RunId
+from artifactize.ports.state import RunRows
+from artifactize.ports.statuses import RequestStatus
+
+# What a request of a replayable Run may have ended as: nothing started for any of them.
+REPLAYABLE_STATUSES = frozenset(
+    {
+        RequestStatus.GREEN,
+        RequestStatus.RED,
+        RequestStatus.STALE,
+        RequestStatus.BLOCKED,
+        RequestStatus.UNREVIEWED,
+    }
+)
+PLAN_FORMAT = 1
+_ID_CHARS = 24
+_DIGITS = string.digits
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """What differs between two Runs made of the same plan; a plan holds placeholders."""
+
+    run_id: str
+    created: str
+    completed: str
+    pid: int
+    start_time: float
+
+    @property
+    def wall_ms(self) -> int:
+        return elapsed_ms(self.created, self.completed)
+
+    def texts(self) -> list[str]:
+        """Each value as it stands in a document's JSON, longest first (no value's text
+        holds another's, but a replacement must not depend on it)."""
+        found = [
+            self.run_id,
+            self.created,
+            self.completed,
+            str(self.wall_ms),
+            str(self.pid),
+            json.dumps(self.start_time),
+        ]
+        return found
+
+    @classmethod
+    def placeholders(cls, ids: IdSource) -> RunIdentity:
+        def moment(year: int) -> str:
+            micros = int(ids.choose(_DIGITS, 6))
+            seconds = int(ids.choose(_DIGITS, 7))  # within about 116 days of the year's start
+            start = datetime(year, 1, 1, tzinfo=UTC)
+            return timestamp(start + timedelta(seconds=seconds, microseconds=micros))
+
+        return cls(
+            run_id="run-" + ids.choose(string.ascii_letters + _DIGITS, _ID_CHARS),
+            created=moment(1971),
+            completed=moment(1999),
+            pid=int("7" + ids.choose(_DIGITS, 14)),
+            start_time=int("7" + ids.choose(_DIGITS, 11)) + 0.25,
+        )
+
+
+def filler(placeholders: RunIdentity, values: RunIdentity) -> Callable[[str], str]:
+    """``text`` with each placeholder's text replaced by the value's."""
+    pairs = list(zip(placeholders.texts(), values.texts(), strict=True))
+
+    def fill(text: str) -> str:
+        for old, new in pairs:
+            text = text.replace(old, new)
+        return text
+
+    return fill
+
+
+def replayable(result: RunResult) -> bool:
+    """Whether ``result`` started nothing and waits for nothing: every request ended
+    without a review of its own (reused, derived, or settled as not reviewed here)."""
+    run = result.run
+    if run.executions_started or run.error is not None or run.wait_timed_out:
+        return False
+    if run.owner is None or run.completed_at is None or not result.requests:
+        return False
+    return all(
+        r.status in REPLAYABLE_STATUSES and r.started_at is None and r.session_id is None
+        for r in result.requests
+    )
+
+
+def with_identity(result: RunResult, identity: RunIdentity) -> RunResult:
+    """``result``'s documents with its own ID, times, wall times and owner replaced by
+    ``identity``'s (a request derived in the Run names the Run's own request)."""
+    old = result.run.id
+    new = RunId(identity.run_id)
+    wall = identity.wall_ms
+    summary = result.run.summary
+    run = run_changed(
+        result.run,
+        id=new,
+        created_at=identity.created,
+        completed_at=identity.completed,
+        owner={"pid": identity.pid, "startTime": identity.start_time},
+        summary=None if summary is None else {**summary, "wallMs": wall},
+    )
+    requests = [_request_with(r, old, new, identity, wall) for r in result.requests]
+    return RunResult(run, requests)
+
+
+def _request_with(
+    request: Request, old: RunId, new: RunId, identity: RunIdentity, wall: int
+) -> Request:
+    source = request.source
+    if source is not None and source.get("runId") == old:
+        ordinal = str(source["requestId"]).removeprefix(f"{old}-")
+        source = SourceDocument(
+            runId=new, requestId=RequestId(f"{new}-{ordinal}"), kind=source["kind"]
+        )
+    summary = request.summary
+    if summary is not None and summary.get("wallMs") is not None:
+        summary = {**summary, "wallMs": wall}
+    return dataclasses.replace(
+        request,
+        id=RequestId(f"{new}-{request.ordinal}"),
+        run_id=new,
+        source=source,
+        created_at=identity.created,
+        completed_at=None if request.completed_at is None else identity.completed,
+        summary=summary,
+    )
+
+
+def touched(result: RunResult) -> tuple[str, ...]:
+    """The executions the Run's lookups marked used: what each request and each piece of
+    evidence reused."""
+    found = [r.execution_id for r in result.requests if r.execution_id is not None]
+    for evidence in result.run.evidence.values():
+        execution = evidence.get("executionId")
+        if isinstance(execution, str):
+            found.append(execution)
+    return tuple(dict.fromkeys(found))
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a replayable Run wrote and printed, its identity replaced by ``placeholders``."""
+
+    stamp: str
+    placeholders: RunIdentity
+    rows: RunRows
+    touched: tuple[str, ...]
+    progress: tuple[tuple[bool, str], ...]  # (with the elapsed time, the line's text)
+    answer: str  # stdout, as printed
+    exit_code: int
+
+    def holds_no_trace_of(self, result: RunResult) -> bool:
+        """Whether nothing of ``result``'s own ID and times is left in the plan's text (a
+        field that holds them and was not replaced would be written again as it was)."""
+        run = result.run
+        traces = [run.id, run.created_at, run.completed_at or run.created_at]
+        texts = [self.rows.run[3], self.answer, *(t for _, t in self.progress)]
+        texts.extend(row[6] for row in self.rows.requests)
+        return not any(trace in text for text in texts for trace in traces)
+
+    def to_text(self) -> str | None:
+        """One header line, then the Run's data, one line per request (its eval ID,
+        ordinal, execution ID and status, then its data, tab-separated: compact JSON never
+        holds a newline, nor a tab, raw, and IDs hold neither), and the answer, as it is,
+        last; None when a request's ID is not its Run's and ordinal's (it could not be
+        made again from them)."""
+        run_id = self.rows.run[0]
+        head = {
+            "format": PLAN_FORMAT,
+            "stamp": self.stamp,
+            "placeholders": dataclasses.asdict(self.placeholders),
+            "run": [*self.rows.run[:3], self.rows.run[4]],
+            "requests": len(self.rows.requests),
+            "touched": list(self.touched),
+            "progress": [list(line) for line in self.progress],
+        }
+        lines = [json.dumps(head, ensure_ascii=False), self.rows.run[3]]
+        for request_id, of_run, eval_id, ordinal, execution, status, data in self.rows.requests:
+            if of_run != run_id or request_id != f"{run_id}-{ordinal}":
+                return None
+            columns = (eval_id, str(ordinal), execution or "", status, data)
+            if any("\t" in column or "\n" in column for column in columns[:4]):
+                return None
+            lines.append("\t".join(columns))
+        lines.append(self.answer)
+        return "\n".join(lines)
+
+    @classmethod
+    def from_text(cls, text: str, exit_code: int) -> RunPlan | None:
+        """The plan ``to_text`` wrote, or None for any other text."""
+        try:
+            head_text, data, rest = text.split("\n", 2)
+            head = json.loads(head_text)
+            if head["format"] != PLAN_FORMAT:
+                return None
+            count = head["requests"]
+            parts = rest.split("\n", count)
+            if len(parts) != count + 1:
+                return None
+            run_id, repo, status, created = (str(value) for value in head["run"])
+            rows = []
+            for line in parts[:count]:
+                eval_id, ordinal, execution, state, document = line.split("\t")
+                number = int(ordinal)
+                rows.append(
+                    (
+                        f"{run_id}-{number}",
+                        run_id,
+                        eval_id,
+                        number,
+                        execution or None,
+                        state,
+                        document,
+                    )
+                )
+            return cls(
+                stamp=str(head["stamp"]),
+                placeholders=RunIdentity(**head["placeholders"]),
+                rows=RunRows((run_id, repo, status, data, created), tuple(rows)),
+                touched=tuple(str(t) for t in head["touched"]),
+                progress=tuple((bool(timed), str(line)) for timed, line in head["progress"]),
+                answer=parts[count],
+                exit_code=exit_code,
+            )
+        except (ValueError, TypeError, KeyError):
+            return None
+
+    def filled_rows(self, fill: Callable[[str], str]) -> RunRows:
+        """The rows with this Run's identity in place of the placeholders."""
+        run_id, repo, status, data, created = self.rows.run
+        new = fill(run_id)
+        requests = tuple(
+            (f"{new}-{o}", new, e, o, x, s, fill(d)) for _, _, e, o, x, s, d in self.rows.requests
+        )
+        return RunRows((new, repo, status, fill(data), fill(created)), requests)
+
+
+def progress_lines(
+    lines: Sequence[tuple[bool, str]], run_id: str, placeholder: str
+) -> tuple[tuple[bool, str], ...]:
+    """The progress lines a Run printed, its ID replaced by the placeholder's."""
+    return tuple((timed, text.replace(run_id, placeholder)) for timed, text in lines)
