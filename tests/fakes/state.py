@@ -26,7 +26,7 @@ from artifactize.kernel.document_codec import (
 )
 from artifactize.kernel.transitions import execution_moves, request_moves, run_moves
 from artifactize.ports.documents import RunDefinitions
-from artifactize.ports.ids import ExecutionId, RequestId, ReuseKey, RunId
+from artifactize.ports.ids import EvalId, ExecutionId, RequestId, ReuseKey, RunId
 from artifactize.ports.state import (
     ACTIVE_STATUSES,
     Claim,
@@ -133,7 +133,7 @@ class MemoryStateStore:
             RequestRecord(
                 RequestId(i),
                 RunId(r),
-                e,
+                EvalId(e),
                 o,
                 None if x is None else ExecutionId(x),
                 RequestStatus(st),

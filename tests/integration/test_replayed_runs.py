@@ -219,7 +219,9 @@ def test_an_all_reused_verify_is_replayed_from_its_plan(tmp_path: Path, loads: l
     assert len(listed) == 4 and listed[-1]["id"] == _run_id(first)
 
 
-def test_the_text_answer_and_quiet_are_replayed_as_printed(tmp_path: Path, loads: list[int]) -> None:
+def test_the_text_answer_and_quiet_are_replayed_as_printed(
+    tmp_path: Path, loads: list[int]
+) -> None:
     repo = Repo(tmp_path)
     repo.cli("verify", "app")
     repo.cli("verify", "app")  # the file index filled

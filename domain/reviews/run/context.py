@@ -14,9 +14,8 @@ import anyio
 
 from artifactize.domain.declarations.model import Profile, RuntimeProfile
 from artifactize.domain.project.workspace import Workspace
-from artifactize.domain.reviews.human.wait_limits import WAIT_TIMEOUT_DEFAULT_MS, check_wait_timeout
 from artifactize.domain.reviews.run.documents import request_record
-from artifactize.domain.reviews.run.policy import DEFAULT_POLICY, RunPolicy
+from artifactize.domain.reviews.run.options import VerifyOptions
 from artifactize.domain.reviews.timestamps import timestamp
 from artifactize.ports.callbacks import OutputRoots, ProgressSink
 from artifactize.ports.clock import Sleeper
@@ -74,38 +73,6 @@ class VerifyPorts:
 class KeySources:
     filesystem: Filesystem
     scripts: FingerprintScripts | None
-
-
-@dataclass(frozen=True)
-class VerifyOptions:
-    repo: str
-    state_dir: str
-    force: bool = False
-    wait: bool = False  # poll until the Run's Human requests settle
-    recursive: bool = False  # execute every eval of the required scope, not only the selected
-    ignore_gates: bool = False  # run evals whose inputs are not GREEN yet (obligations stay)
-    wait_timeout_ms: int = WAIT_TIMEOUT_DEFAULT_MS  # from when scheduling starts
-    policy: RunPolicy = DEFAULT_POLICY  # --reuse-only, --jobs, --max-executions, --profile
-    comment: str | None = None  # --comment: why the Run was started, as its starter says
-
-    def __post_init__(self) -> None:
-        check_wait_timeout(self.wait_timeout_ms)
-        if self.comment is not None:
-            check_comment(self.comment)
-
-
-COMMENT_MAX_CHARS = 500
-
-
-def check_comment(text: str) -> str:
-    """``--comment``: one line of at most COMMENT_MAX_CHARS characters, not blank."""
-    if not text.strip():
-        raise ValueError("--comment must not be blank.")
-    if len(text) > COMMENT_MAX_CHARS:
-        raise ValueError(f"--comment is {len(text)} characters; at most {COMMENT_MAX_CHARS}.")
-    if any(char in text for char in "\r\n"):
-        raise ValueError("--comment must be one line.")
-    return text
 
 
 class HeldCompletions:

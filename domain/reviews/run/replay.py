@@ -227,18 +227,19 @@ class RunPlan:
     def from_text(cls, text: str, exit_code: int) -> RunPlan | None:
         """The plan ``to_text`` wrote, or None for any other text."""
         try:
-            head_text, data, rest = text.split("\n", 2)
-            head = json.loads(head_text)
+            # slices between newlines found one by one: splitting would copy the whole
+            # text (the answer alone is 67 MB at 10,000 Artifacts) once more per split
+            end = text.index("\n")
+            head = json.loads(text[:end])
             if head["format"] != PLAN_FORMAT:
                 return None
-            count = head["requests"]
-            parts = rest.split("\n", count)
-            if len(parts) != count + 1:
-                return None
+            start, end = end + 1, text.index("\n", end + 1)
+            data = text[start:end]
             run_id, repo, status, created = (str(value) for value in head["run"])
             rows = []
-            for line in parts[:count]:
-                eval_id, ordinal, execution, state, document = line.split("\t")
+            for _ in range(head["requests"]):
+                start, end = end + 1, text.index("\n", end + 1)
+                eval_id, ordinal, execution, state, document = text[start:end].split("\t")
                 number = int(ordinal)
                 rows.append(
                     (
@@ -257,7 +258,7 @@ class RunPlan:
                 rows=RunRows((run_id, repo, status, data, created), tuple(rows)),
                 touched=tuple(str(t) for t in head["touched"]),
                 progress=tuple((bool(timed), str(line)) for timed, line in head["progress"]),
-                answer=parts[count],
+                answer=text[end + 1 :],
                 exit_code=exit_code,
             )
         except (ValueError, TypeError, KeyError):

@@ -8,9 +8,13 @@ order; selection order is kept and a duplicate is dropped at its first occurrenc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from artifactize.domain.project.workspace import EvalRef, UnknownName, Workspace
 from artifactize.domain.reviews.run.shards import Shard
+
+if TYPE_CHECKING:  # the workspace is imported where a selection is made, not where it is
+    # parsed: a replayed Run (``run.replay``) parses its selection and loads no workspace
+    from artifactize.domain.project.workspace import EvalRef, Workspace
 
 LIST_MAX = 100_000  # IDs in one --evals or --artifacts list, before duplicates are dropped
 NO_SELECTOR = "Select evals: ARTIFACT, ARTIFACT/EVAL, --eval, --evals, --artifacts or --all."
@@ -76,6 +80,8 @@ class Selection:
         return [ref for ref in refs if shard.holds(ref.qualified_id)]
 
     def _select(self, workspace: Workspace) -> list[EvalRef]:
+        from artifactize.domain.project.workspace import UnknownName
+
         if self.select_all:
             refs = list(workspace.evals())
             if not refs:
@@ -105,6 +111,8 @@ class Selection:
 
 
 def _artifact_evals(workspace: Workspace, name: str) -> list[EvalRef]:
+    from artifactize.domain.project.workspace import EvalRef
+
     artifact = workspace.artifact(name)
     if not artifact.evals:
         raise SelectionError(NO_EVALS.format(name=name))
@@ -113,6 +121,8 @@ def _artifact_evals(workspace: Workspace, name: str) -> list[EvalRef]:
 
 def select_evals(workspace: Workspace, selector: str | None, select_all: bool) -> list[EvalRef]:
     """``ARTIFACT`` (its evals in ID order), ``ARTIFACT/EVAL``, or every eval."""
+    from artifactize.domain.project.workspace import EvalRef, UnknownName
+
     if select_all:
         refs = list(workspace.evals())
         if not refs:
