@@ -1,0 +1,188 @@
+"""``domain.reviews.run.replay``: a Run's plan made, written as text and read back, and the
+Run written again with another identity, through the fake state store.
+
+The Runs are real ``Verify`` Runs over the fakes of ``test_verify`` (an Agent review, then
+its reuse)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from artifactize.domain.reviews.run import replay
+from artifactize.domain.reviews.run.documents import RunResult, request_record, run_record
+from artifactize.domain.reviews.run.options import VerifyOptions
+from artifactize.domain.reviews.run.selection import select_evals
+from artifactize.domain.reviews.timestamps import elapsed_ms
+from artifactize.domain.use_cases.verify import Verify
+from artifactize.kernel.document_codec import request_json, run_json
+from artifactize.ports.ids import ExecutionId, ReuseKey
+from artifactize.ports.state import ExecutionRecord
+from artifactize.ports.statuses import ExecutionStatus
+from tests.fakes.ids import CountingIds
+from tests.fakes.processes import TickingClock
+from tests.unit.test_verify import Setup, backends, verdict_reply
+
+pytestmark = pytest.mark.anyio
+OWN = ("id", "runId", "createdAt", "completedAt", "wallMs", "owner", "requestId")
+
+
+CLOCK = TickingClock()  # each Run's times its own, as a real clock's
+
+
+async def _run(setup: Setup, *replies: Any) -> RunResult:
+    workspace = setup.workspace()
+    ports = setup.ports(backends(*replies))
+    ports = dataclasses.replace(ports, review=dataclasses.replace(ports.review, clock=CLOCK))
+    service = Verify(ports, workspace, VerifyOptions("/repo", "/s"))
+    refs = select_evals(workspace, "doc/review", False)
+    return await service.run(refs, service.prepare(refs))
+
+
+def _set_aside(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _set_aside(v) for k, v in value.items() if k not in OWN}
+    if isinstance(value, list):
+        return [_set_aside(v) for v in value]
+    return value
+
+
+def _plan(setup: Setup, result: RunResult, stamp: str) -> replay.RunPlan:
+    placeholders = replay.RunIdentity.placeholders(CountingIds())
+    shown = replay.with_identity(result, placeholders)
+    rows = setup.state.run_rows(
+        run_record(shown.run, "/repo"), [request_record(r) for r in shown.requests]
+    )
+    line = f"doc/review [{result.run.id}-1]: GREEN (reused (cache))"
+    progress = replay.progress_lines(
+        [(False, "Started"), (True, line)], result.run.id, shown.run.id
+    )
+    answer = f"Run: {shown.run.id}\n"
+    return replay.RunPlan(stamp, placeholders, rows, replay.touched(result), progress, answer, 1)
+
+
+async def test_a_reused_run_is_written_again_with_another_identity() -> None:
+    setup = Setup()
+    first = await _run(setup, verdict_reply())
+    assert not replay.replayable(first)  # it ran a review
+    stamp = setup.state.history_stamp()
+    reused = await _run(setup)
+    assert replay.replayable(reused) and setup.state.history_stamp() == stamp
+    plan = _plan(setup, reused, stamp)
+    assert plan.holds_no_trace_of(reused)
+    assert plan.touched == (reused.requests[0].execution_id,)
+    text = plan.to_text()
+    assert text is not None
+    read = replay.RunPlan.from_text(text, 1)
+    assert read == plan
+
+    identity = replay.RunIdentity(
+        "run-Replay", "2026-12-07T10:00:00.000001000Z", "2026-12-07T10:00:01.500000000Z", 7, 8.5
+    )
+    assert setup.state.replay_run(
+        read.filled_rows(replay.filler(read.placeholders, identity)), stamp, read.touched
+    )
+    again = setup.state.get_run("run-Replay")  # type: ignore[arg-type]
+    assert again is not None
+    document = run_json(again.data)
+    assert document["createdAt"] == identity.created
+    assert document["completedAt"] == identity.completed
+    assert document["owner"] == {"pid": 7, "startTime": 8.5}
+    assert document["summary"]["wallMs"] == 1499
+    requests = [request_json(r.data) for r in setup.state.list_requests(again.id)]
+    assert [r["id"] for r in requests] == ["run-Replay-1"]
+    assert requests[0]["summary"]["wallMs"] == 1499
+    assert _set_aside(document) == _set_aside(run_json(reused.run))
+    assert _set_aside(requests) == _set_aside([request_json(r) for r in reused.requests])
+    assert replay.filler(read.placeholders, identity)(read.answer) == "Run: run-Replay\n"
+    progress = [replay.filler(read.placeholders, identity)(t) for _, t in read.progress]
+    assert progress[1] == "doc/review [run-Replay-1]: GREEN (reused (cache))"
+
+
+async def test_a_moved_history_is_never_replayed_over() -> None:
+    setup = Setup()
+    await _run(setup, verdict_reply())
+    stamp = setup.state.history_stamp()
+    plan = _plan(setup, await _run(setup), stamp)
+    setup.state.insert_execution(
+        ExecutionRecord(
+            ExecutionId("another"),
+            ReuseKey("k" * 64),
+            "hash",
+            ExecutionStatus.RUNNING,
+            1,
+            1.0,
+            None,
+            None,
+            {},  # type: ignore[typeddict-item]
+        )
+    )
+    assert setup.state.history_stamp() != stamp
+    before = len(setup.state.runs)
+    identity = replay.RunIdentity(
+        "run-Late", plan.placeholders.created, plan.placeholders.completed, 1, 1.0
+    )
+    assert not setup.state.replay_run(
+        plan.filled_rows(replay.filler(plan.placeholders, identity)), stamp, ()
+    )
+    assert len(setup.state.runs) == before
+
+
+def test_placeholders_are_times_and_numbers_nothing_else_holds() -> None:
+    ids = CountingIds()
+    ids.issued = 123_456
+    p = replay.RunIdentity.placeholders(ids)
+    assert p.created.startswith("1971-") and p.completed.startswith("1999-")
+    assert elapsed_ms(p.created, p.completed) == p.wall_ms and len(str(p.wall_ms)) == 12
+    assert len(p.run_id) == len("run-") + 24
+    texts = p.texts()
+    assert len(set(texts)) == len(texts)
+    assert not any(a in b for a in texts for b in texts if a is not b)
+
+
+async def test_a_plan_still_naming_its_run_is_not_kept() -> None:
+    setup = Setup()
+    await _run(setup, verdict_reply())
+    reused = await _run(setup)
+    plan = _plan(setup, reused, setup.state.history_stamp())
+    leaked = dataclasses.replace(plan, answer=f"Run: {reused.run.id}\n")
+    assert not leaked.holds_no_trace_of(reused)
+    dated = dataclasses.replace(plan, answer=f"at {reused.run.created_at}\n")
+    assert not dated.holds_no_trace_of(reused)
+
+
+async def test_a_run_that_did_anything_is_not_replayable() -> None:
+    setup = Setup()
+    await _run(setup, verdict_reply())
+    reused = await _run(setup)
+    started = dataclasses.replace(reused.run, executions_started=1)
+    assert not replay.replayable(RunResult(started, reused.requests))
+    waiting = dataclasses.replace(reused.requests[0], status="WAITING_HUMAN")
+    assert not replay.replayable(RunResult(reused.run, [waiting]))
+    running = dataclasses.replace(reused.requests[0], started_at=reused.run.created_at)
+    assert not replay.replayable(RunResult(reused.run, [running]))
+    assert not replay.replayable(RunResult(reused.run, []))
+
+
+async def test_a_plan_text_is_read_back_only_whole() -> None:
+    setup = Setup()
+    await _run(setup, verdict_reply())
+    reused = await _run(setup)
+    plan = _plan(setup, reused, setup.state.history_stamp())
+    text = plan.to_text()
+    assert text is not None
+    head, _, rest = text.partition("\n")
+    for damaged in (
+        "",
+        "not json\n" + rest,
+        head.replace('"format": 1', '"format": 2') + "\n" + rest,
+        text[: text.rindex("\t")],  # the last request cut short
+        head + "\n" + rest.replace("\t", " ", 1),  # a row with too few columns
+    ):
+        assert replay.RunPlan.from_text(damaged, 1) is None
+    run_id = plan.rows.run[0]
+    other = (f"{run_id}-9", *plan.rows.requests[0][1:])
+    moved = dataclasses.replace(plan, rows=dataclasses.replace(plan.rows, requests=(other,)))
+    assert moved.to_text() is None  # its ID is not its Run's and ordinal's
