@@ -18,12 +18,12 @@ from artifactize.domain.reviews.run.selection import select_evals
 from artifactize.domain.reviews.timestamps import elapsed_ms
 from artifactize.domain.use_cases.verify import Verify
 from artifactize.kernel.document_codec import request_json, run_json
-from artifactize.ports.ids import ExecutionId, ReuseKey
-from artifactize.ports.state import ExecutionRecord
-from artifactize.ports.statuses import ExecutionStatus
+from artifactize.ports.statuses import RequestStatus
 from tests.fakes.ids import CountingIds
+from tests.fakes.model import verdict_reply
 from tests.fakes.processes import TickingClock
-from tests.unit.test_verify import Setup, backends, verdict_reply
+from tests.integration.test_sqlite_state import execution
+from tests.unit.test_verify import Setup, backends
 
 pytestmark = pytest.mark.anyio
 OWN = ("id", "runId", "createdAt", "completedAt", "wallMs", "owner", "requestId")
@@ -106,19 +106,7 @@ async def test_a_moved_history_is_never_replayed_over() -> None:
     await _run(setup, verdict_reply())
     stamp = setup.state.history_stamp()
     plan = _plan(setup, await _run(setup), stamp)
-    setup.state.insert_execution(
-        ExecutionRecord(
-            ExecutionId("another"),
-            ReuseKey("k" * 64),
-            "hash",
-            ExecutionStatus.RUNNING,
-            1,
-            1.0,
-            None,
-            None,
-            {},  # type: ignore[typeddict-item]
-        )
-    )
+    setup.state.insert_execution(execution("another", "k" * 64))
     assert setup.state.history_stamp() != stamp
     before = len(setup.state.runs)
     identity = replay.RunIdentity(
@@ -159,7 +147,7 @@ async def test_a_run_that_did_anything_is_not_replayable() -> None:
     reused = await _run(setup)
     started = dataclasses.replace(reused.run, executions_started=1)
     assert not replay.replayable(RunResult(started, reused.requests))
-    waiting = dataclasses.replace(reused.requests[0], status="WAITING_HUMAN")
+    waiting = dataclasses.replace(reused.requests[0], status=RequestStatus.RUNNING)
     assert not replay.replayable(RunResult(reused.run, [waiting]))
     running = dataclasses.replace(reused.requests[0], started_at=reused.run.created_at)
     assert not replay.replayable(RunResult(reused.run, [running]))
