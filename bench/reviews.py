@@ -43,7 +43,7 @@ from artifactize.adapters.worker_threads import AnyioWorkerThreads
 from artifactize.domain.reviews.agent.review import ReviewPorts
 from artifactize.domain.reviews.reuse.artifactsum import compute_artifactsum
 from artifactize.domain.reviews.run.context import VerifyPorts
-from artifactize.domain.reviews.run.options import VerifyOptions
+from artifactize.domain.reviews.run.policy import VerifyOptions
 from artifactize.domain.tools.registry import ToolPorts
 from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.domain.use_cases.verify import Verify

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from artifactize.domain.reviews.remote.sync import RemoteSync
     from artifactize.domain.reviews.reuse.keys import KeyInputs
     from artifactize.domain.reviews.run.documents import RunResult
-    from artifactize.domain.reviews.run.options import VerifyOptions
+    from artifactize.domain.reviews.run.policy import VerifyOptions
     from artifactize.domain.reviews.run.selection import Selection
     from artifactize.domain.tools.sessions import SessionPorts
     from artifactize.domain.use_cases.api_keys import ApiKeys

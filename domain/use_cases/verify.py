@@ -61,7 +61,6 @@ from artifactize.domain.reviews.run import (
     reuse_only,
 )
 from artifactize.domain.reviews.run import leases as run_leases
-from artifactize.domain.reviews.run.budget import BUDGET_EXHAUSTED, ExecutionBudget
 from artifactize.domain.reviews.run.context import RunContext, VerifyPorts
 from artifactize.domain.reviews.run.documents import (
     RunResult,
@@ -80,7 +79,7 @@ from artifactize.domain.reviews.run.gates import (
     scope_evals,
     scope_shape,
 )
-from artifactize.domain.reviews.run.options import VerifyOptions
+from artifactize.domain.reviews.run.policy import BUDGET_EXHAUSTED, ExecutionBudget, VerifyOptions
 from artifactize.domain.reviews.run.scheduler import ScheduleActions, ScheduleInputs, schedule
 from artifactize.domain.reviews.runtime.env import InvocationPool
 from artifactize.domain.reviews.runtime.review import RuntimeReview

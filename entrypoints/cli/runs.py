@@ -41,7 +41,7 @@ from artifactize.ports.statuses import RunStatus
 
 if TYPE_CHECKING:
     from artifactize.domain.reviews.run.documents import RunResult
-    from artifactize.domain.reviews.run.options import VerifyOptions
+    from artifactize.domain.reviews.run.policy import VerifyOptions
     from artifactize.domain.reviews.run.selection import Selection
     from artifactize.entrypoints.bootstrap import PreparedRun, VerifyPlanning
     from artifactize.entrypoints.cli.ci_reports import CiReports
@@ -198,7 +198,7 @@ def _answer(result: RunResult, report: CiReports) -> str:
 
 def _checked_comment(comment: str | None) -> str | None:
     """``--comment``: one line, at most the documented length (exit 2 otherwise)."""
-    from artifactize.domain.reviews.run.options import check_comment
+    from artifactize.domain.reviews.run.policy import check_comment
 
     if comment is not None:
         try:
@@ -211,7 +211,7 @@ def _checked_comment(comment: str | None) -> str | None:
 def _options_for(**chosen: Any) -> Callable[[str, str], VerifyOptions]:
     """The Run's options (``VerifyOptions`` fields) once the repository and the state home
     are known."""
-    from artifactize.domain.reviews.run.options import VerifyOptions
+    from artifactize.domain.reviews.run.policy import VerifyOptions
 
     def options(repo: str, state: str) -> VerifyOptions:
         return VerifyOptions(repo=repo, state_dir=state, **chosen)

@@ -17,7 +17,7 @@ from artifactize.adapters.collector import (
     pause_collector_to_exit,
     pause_keeping,
 )
-from artifactize.domain.reviews.run.options import VerifyOptions
+from artifactize.domain.reviews.run.policy import VerifyOptions
 from artifactize.entrypoints.bootstrap import Services
 from artifactize.entrypoints.cli.global_options import GlobalOptions
 from artifactize.entrypoints.container import Container

@@ -31,7 +31,7 @@ from artifactize.domain.reviews.agent.review import AgentReview, ReviewPorts
 from artifactize.domain.reviews.failures import TIMED_OUT, FailureCode
 from artifactize.domain.reviews.reuse.keys import key_inputs
 from artifactize.domain.reviews.run.context import VerifyPorts
-from artifactize.domain.reviews.run.options import VerifyOptions
+from artifactize.domain.reviews.run.policy import VerifyOptions
 from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.domain.use_cases.followup import FollowUp
 from artifactize.domain.use_cases.verify import Verify

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from artifactize.domain.declarations.model import AgentProfile
-from artifactize.domain.reviews.run.options import VerifyOptions
+from artifactize.domain.reviews.run.policy import VerifyOptions
 from artifactize.domain.use_cases.serving import ServeSelection
 from artifactize.entrypoints.bootstrap import Services
 from artifactize.entrypoints.cli.global_options import GlobalOptions

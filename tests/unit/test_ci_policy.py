@@ -10,13 +10,13 @@ from typing import Any
 import anyio
 import pytest
 
-from artifactize.domain.reviews.run.budget import ExecutionBudget
 from artifactize.domain.reviews.run.current import current_run, settle_run
 from artifactize.domain.reviews.run.fingerprint_jobs import compute_all
 from artifactize.domain.reviews.run.policy import (
     FINGERPRINT_JOBS_MAX,
     JOBS_MAX,
     MAX_EXECUTIONS_MAX,
+    ExecutionBudget,
     PolicyError,
     RunPolicy,
     parse_reuse_only,

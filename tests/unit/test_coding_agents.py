@@ -13,7 +13,7 @@ from artifactize.adapters.coding_agents.stream import EVENT_LINE_MAX_BYTES, Even
 from artifactize.domain.reviews.agent.coding import CodingAgentLoop
 from artifactize.domain.reviews.agent.loop import LoopSettings
 from artifactize.domain.reviews.failures import AgentFailure, FailureCode
-from artifactize.domain.reviews.run.options import COMMENT_MAX_CHARS, check_comment
+from artifactize.domain.reviews.run.policy import COMMENT_MAX_CHARS, check_comment
 from artifactize.domain.reviews.verdicts import VerdictValidator
 from artifactize.domain.tools.results import ToolResult
 from artifactize.ports.coding_agents import (

@@ -37,7 +37,7 @@ from artifactize.domain.reviews.human.recorded_declarations import DEFINITION_CH
 from artifactize.domain.reviews.human.reviewers import INVALID_REVIEWER
 from artifactize.domain.reviews.run.context import VerifyPorts
 from artifactize.domain.reviews.run.human_wait import WAIT_CANCELLED
-from artifactize.domain.reviews.run.options import VerifyOptions
+from artifactize.domain.reviews.run.policy import VerifyOptions
 from artifactize.domain.reviews.run.selection import select_evals
 from artifactize.domain.tools.cancellation import Cancellation
 from artifactize.domain.use_cases.human_reviews import (

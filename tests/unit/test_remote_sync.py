@@ -13,7 +13,7 @@ from artifactize.domain.reviews.human.asking import HUMAN_POLL_SECONDS
 from artifactize.domain.reviews.remote.records import build_record
 from artifactize.domain.reviews.remote.sync import REFRESH_INTERVAL_SECONDS, RemoteSync
 from artifactize.domain.reviews.run.context import VerifyPorts
-from artifactize.domain.reviews.run.options import VerifyOptions
+from artifactize.domain.reviews.run.policy import VerifyOptions
 from artifactize.domain.reviews.run.selection import select_evals
 from artifactize.domain.use_cases.verify import Verify
 from artifactize.kernel.document_codec import execution_json

@@ -13,7 +13,7 @@ import pytest
 
 from artifactize.domain.reviews.run import replay
 from artifactize.domain.reviews.run.documents import RunResult, request_record, run_record
-from artifactize.domain.reviews.run.options import VerifyOptions
+from artifactize.domain.reviews.run.policy import VerifyOptions
 from artifactize.domain.reviews.run.selection import select_evals
 from artifactize.domain.reviews.timestamps import elapsed_ms
 from artifactize.domain.use_cases.verify import Verify

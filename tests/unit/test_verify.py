@@ -17,7 +17,7 @@ from artifactize.domain.reviews.human.asking import WAITING_FOR_HUMAN
 from artifactize.domain.reviews.run import reuse as reuse_module
 from artifactize.domain.reviews.run.context import VerifyPorts
 from artifactize.domain.reviews.run.documents import run_status
-from artifactize.domain.reviews.run.options import VerifyOptions
+from artifactize.domain.reviews.run.policy import VerifyOptions
 from artifactize.domain.reviews.run.selection import SelectionError, select_evals
 from artifactize.domain.tools.registry import ToolPorts
 from artifactize.domain.use_cases.config_service import ConfigService

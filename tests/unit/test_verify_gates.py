@@ -15,7 +15,7 @@ import pytest
 
 from artifactize.domain.reviews.human.asking import HUMAN_POLL_SECONDS
 from artifactize.domain.reviews.run.context import VerifyPorts
-from artifactize.domain.reviews.run.options import VerifyOptions
+from artifactize.domain.reviews.run.policy import VerifyOptions
 from artifactize.domain.reviews.run.reuse import NOT_SELECTED
 from artifactize.domain.reviews.run.selection import select_evals
 from artifactize.domain.reviews.runtime.review import RuntimePorts

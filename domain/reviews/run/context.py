@@ -15,7 +15,7 @@ import anyio
 from artifactize.domain.declarations.model import Profile, RuntimeProfile
 from artifactize.domain.project.workspace import Workspace
 from artifactize.domain.reviews.run.documents import request_record
-from artifactize.domain.reviews.run.options import VerifyOptions
+from artifactize.domain.reviews.run.policy import VerifyOptions
 from artifactize.domain.reviews.timestamps import timestamp
 from artifactize.ports.callbacks import OutputRoots, ProgressSink
 from artifactize.ports.clock import Sleeper

@@ -4,16 +4,18 @@
 ``--max-executions N`` (executor starts per Run), ``--fingerprint-jobs N`` (concurrent
 fingerprint scripts) and ``--profile NAME`` (a profile variant). Every check raises
 ``PolicyError`` naming the flag and the rule, so the CLI exits 2 before it creates a Run
-(reference/declarations.md §4.4).
+(reference/declarations.md §4.4). Also the Run's options (``VerifyOptions``) and its budget
+of executor starts (``ExecutionBudget``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from artifactize.domain.reviews.human.wait_limits import WAIT_TIMEOUT_DEFAULT_MS, check_wait_timeout
 from artifactize.kernel.document_codec import run_changed
 from artifactize.ports.documents import Run
-from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind
+from artifactize.ports.statuses import PROFILE_KINDS, ProfileKind, RequestStatus
 
 JOBS_DEFAULT = 4
 JOBS_MIN = 1
@@ -96,3 +98,75 @@ class RunPolicy:
 
 
 DEFAULT_POLICY = RunPolicy()
+
+
+# A verify's options, apart from the Run's context: the command parses and checks them, and
+# keys a replayed Run by them (``run.replay``), before any workspace is loaded.
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    repo: str
+    state_dir: str
+    force: bool = False
+    wait: bool = False  # poll until the Run's Human requests settle
+    recursive: bool = False  # execute every eval of the required scope, not only the selected
+    ignore_gates: bool = False  # run evals whose inputs are not GREEN yet (obligations stay)
+    wait_timeout_ms: int = WAIT_TIMEOUT_DEFAULT_MS  # from when scheduling starts
+    policy: RunPolicy = DEFAULT_POLICY  # --reuse-only, --jobs, --max-executions, --profile
+    comment: str | None = None  # --comment: why the Run was started, as its starter says
+
+    def __post_init__(self) -> None:
+        check_wait_timeout(self.wait_timeout_ms)
+        if self.comment is not None:
+            check_comment(self.comment)
+
+
+COMMENT_MAX_CHARS = 500
+
+
+def check_comment(text: str) -> str:
+    """``--comment``: one line of at most COMMENT_MAX_CHARS characters, not blank."""
+    if not text.strip():
+        raise ValueError("--comment must not be blank.")
+    if len(text) > COMMENT_MAX_CHARS:
+        raise ValueError(f"--comment is {len(text)} characters; at most {COMMENT_MAX_CHARS}.")
+    if any(char in text for char in "\r\n"):
+        raise ValueError("--comment must be one line.")
+    return text
+
+
+# ``--max-executions N``: how many executor starts a Run may make.
+#
+# A start is a runtime command or an Agent review this Run executes itself. Reuse (cache,
+# team store, a joined execution) and asking a person start nothing, so they need no
+# budget. A READY request that would start an executor past the limit settles
+# BUDGET_EXHAUSTED, and the Run is INCOMPLETE (exit 4). With concurrent jobs a slot of the
+# budget is *reserved* before the key is claimed and released again if the claim ends in
+# reuse, so two jobs never both take the last start.
+
+BUDGET_EXHAUSTED = RequestStatus.BUDGET_EXHAUSTED
+EXHAUSTED_REASON = (
+    "--max-executions {limit}: this Run already started {limit} executor(s); "
+    "verify again to review it."
+)
+
+
+@dataclass
+class ExecutionBudget:
+    limit: int | None  # None: unlimited
+    reserved: int = 0
+
+    def reserve(self) -> bool:
+        """Take one start; False when the budget is spent."""
+        if self.limit is not None and self.reserved >= self.limit:
+            return False
+        self.reserved += 1
+        return True
+
+    def release(self) -> None:
+        """Give back a start that was not used (the claim found something to reuse)."""
+        self.reserved -= 1
+
+    def reason(self) -> str:
+        return EXHAUSTED_REASON.format(limit=self.limit)
