@@ -19,14 +19,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from dependency_injector import providers
 
 from artifactize.adapters.stored_answers import ANSWERS_FOLDER
-from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.entrypoints.bootstrap import Container
 from artifactize.entrypoints.container import file_index_of, stored_answers_of
+from tests.integration.test_stored_answers import loads
 from tests.support.cli import CliResult, run_cli
+
+__all__ = ["loads"]  # the fixture: one entry per workspace load (a replayed Run loads none)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HOUR_NS = 3600 * 10**9
@@ -114,20 +115,6 @@ class Repo:
         data = json.loads(run[3])
         assert run[4] == data["createdAt"]  # the column the lists order Runs by
         return [[*run[:3], data], [[*row[:8], json.loads(row[8])] for row in requests]]
-
-
-@pytest.fixture
-def loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """One entry per workspace load (a replayed Run loads none)."""
-    loaded: list[int] = []
-    real = ConfigService.load
-
-    def counting(self: ConfigService, repo: str) -> Any:
-        loaded.append(1)
-        return real(self, repo)
-
-    monkeypatch.setattr(ConfigService, "load", counting)
-    return loaded
 
 
 def _own_set_aside(value: Any) -> Any:
