@@ -91,9 +91,10 @@ def _invocation(selector: str | Selection | None, options: StatusOptions) -> str
     )
 
 
-def verify_invocation(selector: Selection, options: VerifyOptions, quiet: bool) -> str:
+def verify_invocation(selector: Selection, options: VerifyOptions, quiet: bool, live: bool) -> str:
     """What one ``verify`` invocation asked, as text (``_invocation``'s, for a Run plan):
-    its selection, every option of the Run, and ``--quiet``."""
+    its selection, every option of the Run, ``--quiet``, and whether its progress is live
+    on a terminal."""
     policy = options.policy
     return json.dumps(
         [
@@ -111,6 +112,7 @@ def verify_invocation(selector: Selection, options: VerifyOptions, quiet: bool) 
             policy.max_executions,
             policy.fingerprint_jobs,
             quiet,
+            live,
         ]
     )
 

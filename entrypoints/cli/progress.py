@@ -187,10 +187,11 @@ class ProgressDisplay:
         self.recorded = []
 
     def replay(self, lines: list[tuple[bool, str]]) -> None:
-        """Print lines a Run recorded off a terminal as its own, at once (the elapsed time
-        this command's)."""
+        """Print the permanent lines a Run recorded as this Run's, at once: as ``_line``
+        would (off a terminal with the elapsed time, this command's), with no live block
+        (a replayed Run has nothing running)."""
         with self._lock:
-            elapsed = f"[{self.clock() - self.started:7.1f}s] "
+            elapsed = "" if self.live else f"[{self.clock() - self.started:7.1f}s] "
             self.stream.write(
                 "".join(f"{elapsed if timed else ''}{text}\n" for timed, text in lines)
             )

@@ -163,15 +163,16 @@ def _planning(
     quiet: bool,
 ) -> VerifyPlanning | None:
     """Where this invocation's Run plan is kept, when its Run may be replayed: it writes
-    no JUnit file nor GitHub report, and its progress is lines, not a live terminal block
-    (docs/reviews.md, "A replayed Run")."""
+    no JUnit file nor GitHub report (docs/reviews.md, "A replayed Run"). A terminal's live
+    progress prints other lines than a pipe's: each keeps its own plan."""
     from artifactize.entrypoints.bootstrap import verify_invocation
     from artifactize.entrypoints.cli.progress import is_live_terminal
 
-    if report.junit is not None or report.github or is_live_terminal(sys.stderr, os.environ):
+    if report.junit is not None or report.github:
         return None
     services = CliContext.services()
-    invocation = verify_invocation(chosen, services.verify_options(options), quiet)
+    live = is_live_terminal(sys.stderr, os.environ)
+    invocation = verify_invocation(chosen, services.verify_options(options), quiet, live)
     return services.verify_planning(invocation)
 
 

@@ -94,3 +94,28 @@ def test_a_live_terminal_is_a_tty_without_term_dumb() -> None:
     assert is_live_terminal(Tty(), {"TERM": "xterm"})
     assert not is_live_terminal(Tty(), {"TERM": "dumb"})
     assert not is_live_terminal(io.StringIO(), {"TERM": "xterm"})
+
+
+def test_recorded_lines_are_replayed_as_each_mode_prints_them() -> None:
+    """A replayed Run prints the permanent lines its plan recorded: off a terminal with
+    this command's elapsed time (untimed notices as they were), on one without (as
+    ``_line`` prints them above the live block)."""
+    for live in (False, True):
+        stream, clock = io.StringIO(), Clock()
+        display = ProgressDisplay(stream, live=live, clock=clock)
+        display.record()
+        display.notice("Started run-a")
+        display.request_changed(request("GREEN", error=None, source={"kind": "cache"}))
+        assert display.recorded == [
+            (False, "Started run-a"),
+            (True, "app/tests [run-a-1]: GREEN (reused (cache))"),
+        ]
+        printed = stream.getvalue()
+        again, later = io.StringIO(), Clock()
+        replaying = ProgressDisplay(again, live=live, clock=later)
+        later.now += 2.5
+        replaying.replay(display.recorded)
+        if live:
+            assert again.getvalue() == printed  # no block was drawn: nothing ran
+        else:
+            assert again.getvalue() == printed.replace("[    0.0s]", "[    2.5s]")

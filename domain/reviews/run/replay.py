@@ -67,8 +67,11 @@ class RunIdentity:
         return elapsed_ms(self.created, self.completed)
 
     def texts(self) -> list[str]:
-        """Each value as it stands in a document's JSON, longest first (no value's text
-        holds another's, but a replacement must not depend on it)."""
+        """Each value as it stands in a document's JSON. No placeholder's text holds
+        another's (the ID has 24 letters and digits, the times' digits are broken by their
+        separators, the wall time has 12 digits and starts with 8, the pid 15 and the start
+        time 12 with a fraction, both starting with 7), so the order of replacement does not
+        matter."""
         found = [
             self.run_id,
             self.created,
