@@ -145,7 +145,11 @@ def generate(root: Path, artifacts: int, runtime_every: int = 1) -> None:
                 (child / f"test_{n}.py").write_text(f"# t {n}\n{body}", encoding="utf-8")
             count += 1
         index += 1
+    # gc.auto=0: with 10,000 Artifacts the commit leaves enough loose objects for git to
+    # pack them in a detached background gc, which removed object folders while
+    # ``let_settle`` walked the tree (a flaky test_scale_counts setup)
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    git += ["-c", "gc.auto=0"]
     subprocess.run([*git, "init", "-q"], cwd=root, check=True)
     subprocess.run([*git, "add", "-A"], cwd=root, check=True)
     subprocess.run([*git, "commit", "-q", "-m", "generated"], cwd=root, check=True)

@@ -131,7 +131,6 @@ class VerifyPlanning:
 class ReplayedRun:
     """What a replayed Run prints: its progress lines, its answer, and its exit code."""
 
-    run_id: str
     progress: list[tuple[bool, str]]
     answer: str
     exit_code: int
@@ -494,7 +493,7 @@ class Services:
         except StateError:
             return None  # the whole verify meets it again, and says so
         progress = [(timed, fill(text)) for timed, text in plan.progress]
-        return ReplayedRun(run_id, progress, fill(plan.answer), plan.exit_code)
+        return ReplayedRun(progress, fill(plan.answer), plan.exit_code)
 
     def keep_verify_plan(
         self,
