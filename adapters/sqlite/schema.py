@@ -3,7 +3,7 @@
 The database itself is made by the Alembic revisions in ``adapters/sqlite/migrations``; a
 test checks that the head revision and these tables agree. A change here needs a revision.
 
-Six tables; every row of the first four keeps its full camelCase JSON document in ``data``
+Seven tables; every row of the first four keeps its full camelCase JSON document in ``data``
 and duplicates a few fields as columns so they can be indexed and constrained:
 
 ``runs``
