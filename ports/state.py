@@ -9,9 +9,9 @@ No write transaction spans a subprocess or an await: every method is one short t
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from artifactize.ports.documents import (
@@ -84,11 +84,15 @@ class RequestRecord:
 class RunRows:
     """A Run's rows as ``create_run`` writes them, the documents already encoded: what a
     replayed Run's plan keeps (``domain.reviews.run.replay``), its placeholders still in
-    the text. ``run``: id, repo, status, data and created_at; ``requests``: each request's
-    id, run id, eval id, ordinal, execution id, status and data."""
+    the text. ``run``: id, repo, status, data, created_at, and the digest of the
+    definitions its data leaves out (or None); ``requests``: each request's id, run id,
+    eval id, ordinal, execution id, status, data, and the digest of the body its data
+    leaves out (or None). ``shared``: the text of each part the rows name, by digest, as
+    made (a plan keeps the digests only: rows written again need the state to hold them)."""
 
-    run: tuple[str, str, str, str, str]
-    requests: tuple[tuple[str, str, str, int, str | None, str, str], ...]
+    run: tuple[str, str, str, str, str, str | None]
+    requests: tuple[tuple[str, str, str, int, str | None, str, str, str | None], ...]
+    shared: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -251,9 +255,10 @@ class StateStore(Protocol):
         ...
 
     def replay_run(self, rows: RunRows, stamp: str, touched: Collection[str]) -> bool:
-        """In one transaction: when ``history_stamp()`` is still ``stamp``, write ``rows``
-        as ``create_run`` would and mark the executions ``touched`` used now (as a reuse's
-        lookup does), and return True; else write nothing and return False."""
+        """In one transaction: when ``history_stamp()`` is still ``stamp`` and the state
+        holds every shared part the rows name, write ``rows`` as ``create_run`` would and
+        mark the executions ``touched`` used now (as a reuse's lookup does), and return
+        True; else write nothing and return False."""
         ...
 
     def get_run(self, run_id: RunId, *, definitions: bool = True) -> RunRecord | None:

@@ -22,6 +22,8 @@ from artifactize.adapters.sqlite.rows import (
     json_parts,
     json_value,
     load_data,
+    request_document,
+    select_requests,
 )
 from artifactize.adapters.sqlite.schema import (
     ACTIVE_EXECUTION_STATUSES,
@@ -111,19 +113,19 @@ def settle_dead_run(connection: sa.Connection, run_id: str, now: str) -> bool:
         )
     )
     pending = connection.execute(
-        sa.select(requests_table).where(
+        select_requests().where(
             requests_table.c.run_id == run_id,
             requests_table.c.status.in_([str(s) for s in SETTLED_REQUEST_STATUSES]),
         )
     )
     for request in pending:
-        request_data = load_data(request.data, "requests", request.id)
+        request_data = request_document(request)
         ended = request_moves(request.status, RequestStatus.ERROR)
         ended_data = {**request_data, "status": ended, **died, "error": RUN_OWNER_DIED_ERROR}
         connection.execute(
             sa.update(requests_table)
             .where(requests_table.c.id == request.id)
-            .values(status=ended, data=dump_data(ended_data))
+            .values(status=ended, data=dump_data(ended_data), body=None)
         )
         if request.execution_id is not None and owner is not None:
             _settle_execution(connection, request.execution_id, owner, died)

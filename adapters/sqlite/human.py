@@ -14,6 +14,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from artifactize.adapters.sqlite.rows import (
+    REQUESTS_WITH_BODIES,
+    RUNS_WITH_DEFINITIONS,
     ReadWhole,
     dump_data,
     json_at,
@@ -21,9 +23,13 @@ from artifactize.adapters.sqlite.rows import (
     json_value,
     load_data,
     request_data,
+    request_document,
     request_record,
-    run_data,
+    run_parts,
     run_record,
+    save_definitions,
+    select_requests,
+    select_runs,
 )
 from artifactize.adapters.sqlite.schema import (
     ACTIVE_EXECUTION_STATUSES,
@@ -33,6 +39,7 @@ from artifactize.adapters.sqlite.schema import (
     executions,
     fixed_in,
     requests,
+    run_definitions,
     runs,
 )
 from artifactize.kernel.transitions import execution_moves, request_moves
@@ -78,14 +85,28 @@ def definitions_part(connection: sa.Connection, run_id: str, eval_id: str) -> ob
     where decoding it whole takes ~0.5 s)."""
 
     def part(path: str) -> tuple[bool, Any]:
-        """(whether the Run exists, the value at ``path`` or None)."""
-        query = sa.select(json_at(runs.c.data, path)).where(runs.c.id == run_id)
-        text = json_parts(connection, query).scalar()
-        return (False, None) if text is None else (True, json_value(text))
+        """(whether the Run exists, the value at ``path`` of its definitions or None),
+        out of the definitions its row names, or else out of its own document."""
+        query = (
+            sa.select(
+                runs.c.definitions,
+                json_at(run_definitions.c.data, f"${path}").label("shared"),
+                json_at(runs.c.data, f"$.definitions{path}").label("own"),
+            )
+            .select_from(RUNS_WITH_DEFINITIONS)
+            .where(runs.c.id == run_id)
+        )
+        row = json_parts(connection, query).first()
+        if row is None:
+            return False, None
+        text = row.own if row.definitions is None else row.shared
+        if text is None:  # the definitions its row names are not held: read it whole
+            raise ReadWhole
+        return True, json_value(text)
 
     if '"' in eval_id:
         raise ReadWhole
-    exists, found = part(f'$.definitions.evals."{eval_id}"')
+    exists, found = part(f'.evals."{eval_id}"')
     if not exists:
         return None
     definitions: dict[str, dict[str, Any]] = {"evals": {}, "artifacts": {}}
@@ -96,14 +117,14 @@ def definitions_part(connection: sa.Connection, run_id: str, eval_id: str) -> ob
     if isinstance(name, str):
         if '"' in name:
             raise ReadWhole
-        _, artifact = part(f'$.definitions.artifacts."{name}"')
+        _, artifact = part(f'.artifacts."{name}"')
         if artifact is not None:
             definitions["artifacts"][name] = artifact
     return definitions
 
 
 def read_request(connection: sa.Connection, request_id: str) -> sa.Row[Any] | None:
-    query = sa.select(requests).where(requests.c.id == request_id)
+    query = select_requests().where(requests.c.id == request_id)
     return connection.execute(query).one_or_none()
 
 
@@ -167,12 +188,13 @@ def settle(
         .values(
             status=request.status,
             data=request_data(request),
+            body=None,
             claimed_by=None,
             claimed_at=None,
         )
     )
     followers = connection.execute(
-        sa.select(requests).where(
+        select_requests().where(
             requests.c.execution_id == execution.id,
             requests.c.status == WAITING_HUMAN,
             requests.c.id != request.id,
@@ -181,11 +203,13 @@ def settle(
     fields = dict(settlement.follower_fields)
     for follower in followers:
         status = request_moves(follower.status, settlement.follower_fields["status"])
-        data = {**load_data(follower.data, "requests", follower.id), **fields, "status": status}
+        data = {**request_document(follower), **fields, "status": status}
         connection.execute(
             sa.update(requests)
             .where(requests.c.id == follower.id)
-            .values(status=status, data=dump_data(data), claimed_by=None, claimed_at=None)
+            .values(
+                status=status, data=dump_data(data), body=None, claimed_by=None, claimed_at=None
+            )
         )
     if settlement.settle_run is not None:
         run_ids = dict.fromkeys([request.run_id, *(f.run_id for f in followers)])
@@ -220,17 +244,19 @@ def end(connection: sa.Connection, ending: HumanEnding) -> tuple[RequestId, ...]
     )
     fields = ending.request_fields
     waiting = connection.execute(
-        sa.select(requests)
+        select_requests()
         .where(requests.c.execution_id == execution.id, requests.c.status == WAITING_HUMAN)
         .order_by(requests.c.id != ending.request_id)
     ).all()
     for request in waiting:
         moved = request_moves(request.status, RequestStatus(fields["status"]))
-        merged = {**load_data(request.data, "requests", request.id), **fields, "status": moved}
+        merged = {**request_document(request), **fields, "status": moved}
         connection.execute(
             sa.update(requests)
             .where(requests.c.id == request.id)
-            .values(status=moved, data=dump_data(merged), claimed_by=None, claimed_at=None)
+            .values(
+                status=moved, data=dump_data(merged), body=None, claimed_by=None, claimed_at=None
+            )
         )
     return tuple(request.id for request in waiting)
 
@@ -255,18 +281,24 @@ def settle_run(
         ).scalars()
         if not may_settle(str(status), frozenset(map(str, statuses))):
             return
-    row = connection.execute(sa.select(runs).where(runs.c.id == run_id)).one_or_none()
+    row = connection.execute(select_runs().where(runs.c.id == run_id)).one_or_none()
     if row is None:
         return
     rows = connection.execute(
-        sa.select(requests).where(requests.c.run_id == run_id).order_by(requests.c.ordinal)
+        select_requests().where(requests.c.run_id == run_id).order_by(requests.c.ordinal)
     ).all()
     settled = decide(run_record(row), [request_record(r) for r in rows])
     if settled is not None:
+        data, definitions = run_parts(settled, None)
+        save_definitions(connection, definitions)
         connection.execute(
             sa.update(runs)
             .where(runs.c.id == run_id)
-            .values(status=settled.status, data=run_data(settled))
+            .values(
+                status=settled.status,
+                data=data,
+                definitions=None if definitions is None else definitions.digest,
+            )
         )
 
 
@@ -311,13 +343,13 @@ def supersede(connection: sa.Connection, key: str, supersession: Supersession) -
             )
         )
         followers = connection.execute(
-            sa.select(requests).where(
+            select_requests().where(
                 requests.c.execution_id == execution.id, requests.c.status == WAITING_HUMAN
             )
         ).all()
         for follower in followers:
             moved = request_moves(follower.status, supersession.request_fields["status"])
-            merged = {**load_data(follower.data, "requests", follower.id), **request_fields}
+            merged = {**request_document(follower), **request_fields}
             merged["status"] = moved
             connection.execute(
                 sa.update(requests)
@@ -326,6 +358,7 @@ def supersede(connection: sa.Connection, key: str, supersession: Supersession) -
                     status=moved,
                     execution_id=request_fields["executionId"],
                     data=dump_data(merged),
+                    body=None,
                     claimed_by=None,
                     claimed_at=None,
                 )
@@ -370,7 +403,7 @@ def all_requests_query(status: str | None = None) -> sa.Select[Any]:
     """``all_requests``' query: for an active status (a person's ``WAITING_HUMAN`` above
     all, asked by every ``status``), it reads the partial index of the active requests,
     not every request of every Run."""
-    query = sa.select(requests).join(runs, runs.c.id == requests.c.run_id)
+    query = select_requests(REQUESTS_WITH_BODIES.join(runs, runs.c.id == requests.c.run_id))
     if status is not None:
         query = query.where(requests.c.status == status)
     if status in ACTIVE_REQUEST_STATUSES:  # implied: lets SQLite read the active ones only

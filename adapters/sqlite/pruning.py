@@ -1,5 +1,6 @@
 """``prune`` inside the caller's write transaction: which Runs go, then their requests,
-then the executions nothing needs any more.
+then the executions nothing needs any more, then the shared parts (a Run's definitions,
+a request's body) no row names any more.
 
 Kept whatever the criteria: a Run still RUNNING (its owner may hold key leases and write
 to it), a Run with a request not yet settled (QUEUED, RUNNING, WAITING_HUMAN: a person may
@@ -18,7 +19,9 @@ from artifactize.adapters.sqlite.schema import (
     IDS_PER_STATEMENT,
     executions,
     fixed_in,
+    request_bodies,
     requests,
+    run_definitions,
     runs,
 )
 from artifactize.ports.state import PruneOutcome
@@ -67,4 +70,7 @@ def prune(connection: sa.Connection, before: str | None, keep: int | None) -> Pr
             ~pointed_at,
         )
     ).rowcount
+    # the shared parts (revision 6) no remaining row names
+    for parts, column in ((request_bodies, requests.c.body), (run_definitions, runs.c.definitions)):
+        connection.execute(sa.delete(parts).where(~sa.exists().where(column == parts.c.digest)))
     return PruneOutcome(tuple(chosen), removed_requests, removed_executions, tuple(live))

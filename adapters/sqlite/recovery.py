@@ -14,6 +14,8 @@ standard ``sqlite3`` module:
    at most ``PROBE_STEPS`` doublings), so the rows after it are kept. The old state id is
    kept, so the Runs and records recovered still name their state. A column the damaged
    file's older revision lacks is filled as its migration fills it (a Run's ``created_at``).
+   A Run or request whose shared part (its definitions, its body) was not recovered is
+   dropped with it (counted as an unreadable stretch of its table).
 4. The new file must pass ``quick_check``.
 
 Lost: the rows that lived on the damaged pages (counted per table as ``unreadable``
@@ -46,6 +48,21 @@ _ROWID_MIN = -(2**63)
 # The new file's own revision stays, and its own history stamp (a recovered history is
 # another history: no plan made before may hold for it).
 _SKIPPED_TABLES = ("alembic_version", "history_stamp")
+# A row that names a shared part (revision 6) lost on a damaged page cannot be read whole:
+# it is lost with it (the requests of a Run lost so first).
+_LOST_DEFINITIONS = (
+    "SELECT id FROM runs WHERE definitions IS NOT NULL"
+    " AND definitions NOT IN (SELECT digest FROM run_definitions)"
+)
+_NAMING_LOST_PARTS = (
+    (
+        "requests",
+        "DELETE FROM requests WHERE body IS NOT NULL"
+        " AND body NOT IN (SELECT digest FROM request_bodies)",
+    ),
+    ("requests", f"DELETE FROM requests WHERE run_id IN ({_LOST_DEFINITIONS})"),
+    ("runs", f"DELETE FROM runs WHERE id IN ({_LOST_DEFINITIONS})"),
+)
 
 
 @dataclass
@@ -146,6 +163,11 @@ def _copy(source: str, target: str, recovery: Recovery) -> None:
             "UPDATE runs SET created_at = json_extract(data, '$.createdAt')"
             " WHERE created_at IS NULL AND json_valid(data)"
         )
+        for table, drop in _NAMING_LOST_PARTS:
+            lost = new.execute(drop).rowcount
+            if lost > 0:
+                recovery.copied[table] = recovery.copied.get(table, lost) - lost
+                recovery.unreadable[table] = recovery.unreadable.get(table, 0) + 1
         new.execute("COMMIT")
     finally:
         old.close()

@@ -3,13 +3,16 @@
 The database itself is made by the Alembic revisions in ``adapters/sqlite/migrations``; a
 test checks that the head revision and these tables agree. A change here needs a revision.
 
-Seven tables; every row of the first four keeps its full camelCase JSON document in ``data``
+Nine tables; every row of the first four keeps its camelCase JSON document in ``data``
 and duplicates a few fields as columns so they can be indexed and constrained:
 
 ``runs``
-    One row per Run.
+    One row per Run; since revision 6 its ``definitions`` are kept in ``run_definitions``
+    and named by the column of that name.
 ``requests``
-    One row per eval of a Run (unique per Run by eval and by ordinal).
+    One row per eval of a Run (unique per Run by eval and by ordinal); since revision 6 a
+    request created settled keeps the part of its document other Runs' requests share in
+    ``request_bodies``, named by ``body``.
 ``executions``
     One row per execution. ``bytes`` and ``last_used`` are the *history columns*: both set
     exactly while the record is part of its key's reuse history (a CHECK keeps them
@@ -26,6 +29,8 @@ and duplicates a few fields as columns so they can be indexed and constrained:
 ``history_stamp`` (revision 5)
     One row: a random value that triggers on ``executions`` set anew on every write that
     could change what a Run reuses (``last_used`` alone does not); a replayed Run checks it.
+``run_definitions``, ``request_bodies`` (revision 6)
+    The parts Runs share, each kept once by the SHA-256 digest of its text.
 
 The partial unique index ``active_key`` is what makes a claim exclusive: at most one
 RUNNING or WAITING_HUMAN execution per key, whatever the callers do.
@@ -76,8 +81,12 @@ runs = sa.Table(
     # the saved ``createdAt`` again (revision 3): Runs are listed newest first, and
     # ``json_extract`` of ``data`` parsed a whole Run (its definitions) per row sorted
     sa.Column("created_at", sa.Text, nullable=True),
+    # revision 6: the digest of its ``definitions`` in ``run_definitions`` (then ``data``
+    # holds none), or NULL (``data`` holds the whole document)
+    sa.Column("definitions", sa.Text, sa.ForeignKey("run_definitions.digest"), nullable=True),
     sa.Index("runs_repo", "repo"),
     sa.Index("runs_created_at", "created_at"),
+    sa.Index("runs_definitions", "definitions"),
 )
 
 executions = sa.Table(
@@ -133,9 +142,14 @@ requests = sa.Table(
     sa.Column("claimed_by", sa.Text, nullable=True),
     sa.Column("claimed_at", sa.Text, nullable=True),
     sa.Column("data", sa.Text, nullable=False),
+    # revision 6: the digest of the part of its document kept in ``request_bodies`` (then
+    # ``data`` holds the rest), or NULL (``data`` holds the whole document)
+    sa.Column("body", sa.Text, sa.ForeignKey("request_bodies.digest"), nullable=True),
     sa.UniqueConstraint("run_id", "ordinal", name="request_run_ordinal"),
     sa.UniqueConstraint("run_id", "eval_id", name="request_run_eval"),
 )
+
+sa.Index("requests_body", requests.c.body)
 
 # the claims held (revision 3): few, read whole by a list of every request
 sa.Index(
@@ -159,6 +173,22 @@ sa.Index(
 # requests, instead of every request of every Run (SQLite proves a partial index usable
 # only from the same literals, never from bound parameters).
 IN_ACTIVE_REQUEST_INDEX = sa.text(_in("requests.status", ACTIVE_REQUEST_STATUSES))
+
+# The parts Runs share (revision 6), each kept once by the SHA-256 of its text: a Run's
+# ``definitions``, and the part of a settled request's document that is not its own
+# identity (``adapters.sqlite.rows``). ``prune`` removes those no row names any more.
+run_definitions = sa.Table(
+    "run_definitions",
+    metadata,
+    sa.Column("digest", sa.Text, primary_key=True),
+    sa.Column("data", sa.Text, nullable=False),
+)
+request_bodies = sa.Table(
+    "request_bodies",
+    metadata,
+    sa.Column("digest", sa.Text, primary_key=True),
+    sa.Column("data", sa.Text, nullable=False),
+)
 
 state_meta = sa.Table(
     "state_meta",

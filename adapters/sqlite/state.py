@@ -56,18 +56,22 @@ from artifactize.adapters.sqlite.integrity import check_state_integrity
 from artifactize.adapters.sqlite.rows import (
     EXECUTION_COLUMNS,
     REQUEST_COLUMNS,
-    KnownText,
     ReadWhole,
+    SharedText,
     data_bytes,
     dump_data,
     execution_record,
     execution_values,
+    holds_all,
     json_parts,
     request_data,
     request_record,
-    request_row,
-    run_data_reusing,
+    request_rows,
+    run_parts,
     run_record,
+    save_definitions,
+    select_requests,
+    select_runs,
 )
 from artifactize.adapters.sqlite.schema import (
     ACTIVE_EXECUTION_STATUSES,
@@ -76,6 +80,8 @@ from artifactize.adapters.sqlite.schema import (
     executions,
     fixed_in,
     history_stamp,
+    request_bodies,
+    run_definitions,
     runs,
 )
 from artifactize.adapters.sqlite.schema import requests as requests_table
@@ -146,6 +152,7 @@ _UPDATE_REQUEST = DriverStatement(
         execution_id=sa.bindparam("b_execution_id"),
         status=sa.bindparam("b_status"),
         data=sa.bindparam("b_data"),
+        body=sa.null(),  # a request written again holds its whole document (``request_data``)
     )
 )
 _INSERT_EXECUTION = DriverStatement(sa.insert(executions), EXECUTION_COLUMNS)
@@ -155,6 +162,10 @@ _INSERT_RECORD = DriverStatement(sa.insert(executions), (*EXECUTION_COLUMNS, "by
 # A Run's request rows, in one ``executemany`` of the driver (positional: SQLite's ``?``).
 _INSERT_REQUESTS = DriverStatement(sa.insert(requests_table), REQUEST_COLUMNS)
 assert _INSERT_REQUESTS.names == tuple(REQUEST_COLUMNS)  # request_row's order
+# The shared parts a Run's rows name: kept once, whoever wrote them first.
+_INSERT_BODIES = DriverStatement(
+    sa.insert(request_bodies).prefix_with("OR IGNORE"), ("digest", "data")
+)
 _COMPLETE_EXECUTION = DriverUpdates(
     sa.update(executions).where(
         executions.c.id == sa.bindparam("b_id"),
@@ -239,8 +250,8 @@ class SqliteStateStore:
         # GC counts again only when that estimate passes a cap (None: count next time), so a
         # Run recording N verdicts does not scan the whole history N times.
         self._retained: tuple[int, int] | None = None
-        # The definitions of the Run last written, and their JSON (``run_data_reusing``).
-        self._definitions: KnownText | None = None
+        # The definitions of the Run last written, their JSON and digest (``run_parts``).
+        self._definitions: SharedText | None = None
         self._owners: dead_runs.Owners = {}  # each RUNNING Run's owner, read once
         self._marker: Any = None  # the connection ``change_mark`` asks (a pool's proxy)
         self._marker_opened = 0
@@ -403,8 +414,10 @@ class SqliteStateStore:
                 raise ValueError(
                     f"Request {request.id} belongs to Run {request.run_id}, not {run.id}"
                 )
-        data = self._run_data(run)
+        data, definitions = self._run_parts(run)
+        rows, bodies = request_rows(requests)
         with self._transaction(write=True) as connection:
+            save_definitions(connection, definitions)
             connection.execute(
                 sa.insert(runs).values(
                     id=run.id,
@@ -412,15 +425,16 @@ class SqliteStateStore:
                     status=run.status,
                     data=data,
                     created_at=run.data.created_at,
+                    definitions=None if definitions is None else definitions.digest,
                 )
             )
-            if requests:
+            if rows:
                 # to the driver's ``executemany`` with the rows' values as they are bound:
                 # SQLAlchemy's own insert took each row as a dict and processed its values
                 # again (none converts), ~3 µs a row; its events fire for this all the same
-                _INSERT_REQUESTS.execute_rows(
-                    connection, [request_row(request) for request in requests]
-                )
+                if bodies:
+                    _INSERT_BODIES.execute_rows(connection, list(bodies.items()))
+                _INSERT_REQUESTS.execute_rows(connection, rows)
 
     def history_stamp(self) -> str:
         with self._transaction(write=False) as connection:
@@ -435,18 +449,33 @@ class SqliteStateStore:
         return f"{self._state_id}:{value}"
 
     def run_rows(self, run: RunRecord, requests: Sequence[RequestRecord]) -> RunRows:
-        created = run.data.created_at
-        head = (run.id, run.repo, str(run.status), self._run_data(run), created)
-        return RunRows(head, tuple(request_row(request) for request in requests))
+        data, definitions = self._run_parts(run)
+        shared = {} if definitions is None else {definitions.digest: definitions.text}
+        digest = None if definitions is None else definitions.digest
+        rows, bodies = request_rows(requests)
+        shared.update(bodies)
+        head = (run.id, run.repo, str(run.status), data, run.data.created_at, digest)
+        return RunRows(head, tuple(rows), shared)
 
     def replay_run(self, rows: RunRows, stamp: str, touched: Collection[str]) -> bool:
+        run_id, repo, status, data, created, definitions = rows.run
+        bodies = {row[7] for row in rows.requests if row[7] is not None}
         with self._transaction(write=True) as connection:
             if self._history_stamp(connection) != stamp:
                 return False
-            run_id, repo, status, data, created = rows.run
+            held = holds_all(connection, request_bodies, bodies) and (
+                definitions is None or holds_all(connection, run_definitions, (definitions,))
+            )
+            if not held:
+                return False  # pruned since the plan was made
             connection.execute(
                 sa.insert(runs).values(
-                    id=run_id, repo=repo, status=status, data=data, created_at=created
+                    id=run_id,
+                    repo=repo,
+                    status=status,
+                    data=data,
+                    created_at=created,
+                    definitions=definitions,
                 )
             )
             if rows.requests:
@@ -456,18 +485,27 @@ class SqliteStateStore:
                 hist.touch_all(connection, ids[start : start + _KEYS_PER_QUERY], now)
         return True
 
-    def _run_data(self, run: RunRecord) -> str:
-        """``run_data(run)``; the definitions of the Run written last are not encoded again."""
-        text, self._definitions = run_data_reusing(run, self._definitions)
-        return text
+    def _run_parts(self, run: RunRecord) -> tuple[str, SharedText | None]:
+        """``run_parts(run)``; the definitions of the Run written last are not encoded
+        again."""
+        data, definitions = run_parts(run, self._definitions)
+        self._definitions = definitions or self._definitions
+        return data, definitions
 
     def update_run(self, run: RunRecord) -> None:
-        data = self._run_data(run)
+        data, definitions = self._run_parts(run)
         with self._transaction(write=True) as connection:
+            save_definitions(connection, definitions)
             result = connection.execute(
                 sa.update(runs)
                 .where(runs.c.id == run.id)
-                .values(repo=run.repo, status=run.status, data=data, created_at=run.data.created_at)
+                .values(
+                    repo=run.repo,
+                    status=run.status,
+                    data=data,
+                    created_at=run.data.created_at,
+                    definitions=None if definitions is None else definitions.digest,
+                )
             )
             if result.rowcount != 1:
                 raise StateError(f"Run not found: {run.id}")
@@ -510,7 +548,7 @@ class SqliteStateStore:
         return tuple(settled)
 
     def get_run(self, run_id: RunId, *, definitions: bool = True) -> RunRecord | None:
-        whole = sa.select(runs).where(runs.c.id == run_id)
+        whole = select_runs().where(runs.c.id == run_id)
         with self._transaction(write=False) as connection:
             if not definitions:
                 query = sa.select(runs.c.id, runs.c.repo, runs.c.status, _WITHOUT_DEFINITIONS)
@@ -603,7 +641,7 @@ class SqliteStateStore:
         every second while a 10,000-Artifact ``verify`` runs) decodes the rows that
         changed, not 14,000 (1.7 s a refresh). At most ``LISTED_RUNS_KEPT`` Runs are kept."""
         query = (
-            sa.select(requests_table)
+            select_requests()
             .where(requests_table.c.run_id == run_id)
             .order_by(requests_table.c.ordinal)
         )
@@ -635,7 +673,7 @@ class SqliteStateStore:
         return found
 
     def get_request(self, request_id: RequestId) -> RequestRecord | None:
-        query = sa.select(requests_table).where(requests_table.c.id == request_id)
+        query = select_requests().where(requests_table.c.id == request_id)
         with self._transaction(write=False) as connection:
             row = connection.execute(query).one_or_none()
             return None if row is None else request_record(row)

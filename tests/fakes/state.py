@@ -119,15 +119,16 @@ class MemoryStateStore:
                 r.execution_id,
                 str(r.status),
                 json.dumps(request_json(r.data), separators=(",", ":")),
+                None,  # the fake keeps each document whole: it names no shared part
             )
             for r in requests
         )
-        return RunRows((run.id, run.repo, str(run.status), data, run.data.created_at), rows)
+        return RunRows((run.id, run.repo, str(run.status), data, run.data.created_at, None), rows)
 
     def replay_run(self, rows: RunRows, stamp: str, touched: Collection[str]) -> bool:
         if self.history_stamp() != stamp:
             return False
-        run_id, repo, status, data, _ = rows.run
+        run_id, repo, status, data, _, _ = rows.run
         run = RunRecord(RunId(run_id), repo, RunStatus(status), run_from_json(json.loads(data)))
         requests = [
             RequestRecord(
@@ -139,7 +140,7 @@ class MemoryStateStore:
                 RequestStatus(st),
                 request_from_json(json.loads(d)),
             )
-            for i, r, e, o, x, st, d in rows.requests
+            for i, r, e, o, x, st, d, _ in rows.requests
         ]
         self.create_run(run, requests)
         return True

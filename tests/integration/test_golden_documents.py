@@ -200,17 +200,41 @@ def run_scenario(root: Path, capsys: pytest.CaptureFixture[str], fake: FakeProvi
     return scenario
 
 
+# The part of a row's document kept once for many rows (state revision 6): its table, the
+# row's column naming it, and where it goes back (None: its members over the row's nulls).
+SHARED_PARTS = {
+    "runs": ("run_definitions", "definitions", "definitions"),
+    "requests": ("request_bodies", "body", None),
+}
+
+
 def stored_documents(state_dir: Path) -> dict[str, list[Any]]:
-    """Every saved document, in insertion order, exactly as the ``data`` column holds it."""
+    """Every saved document, in insertion order, as the ``data`` column holds it with the
+    shared part its row names put back, compact as written."""
     (database,) = state_dir.rglob(STATE_FILE)
     connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+
+    def whole(table: str, data: str, part: str | None) -> str:
+        if part is None:
+            return data
+        member = SHARED_PARTS[table][2]
+        own, shared = json.loads(data), json.loads(part)
+        document = {**own, member: shared} if member else {**shared, **own}
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
     try:
-        return {
-            table: [
-                row[0] for row in connection.execute(f"SELECT data FROM {table} ORDER BY rowid")
-            ]
-            for table in STORED_TABLES
-        }
+        found: dict[str, list[Any]] = {}
+        for table in STORED_TABLES:
+            shared = SHARED_PARTS.get(table)
+            query = f"SELECT data, NULL FROM {table} ORDER BY rowid"
+            if shared is not None:
+                parts, column, _ = shared
+                query = (
+                    f"SELECT t.data, p.data FROM {table} t LEFT JOIN {parts} p"
+                    f" ON t.{column} = p.digest ORDER BY t.rowid"
+                )
+            found[table] = [whole(table, *row) for row in connection.execute(query)]
+        return found
     finally:
         connection.close()
 

@@ -416,7 +416,8 @@ def test_a_runs_requests_are_inserted_in_one_executemany_of_the_driver(
     ]
     _, params, many = inserts[1]
     expected = [
-        (r.id, r.run_id, r.eval_id, r.ordinal, r.execution_id, r.status, request_data(r))
+        # queued: each keeps its whole document (no body)
+        (r.id, r.run_id, r.eval_id, r.ordinal, r.execution_id, r.status, request_data(r), None)
         for r in rows
     ]
     assert many and [tuple(p) for p in params] == expected

@@ -165,7 +165,9 @@ async def test_a_plan_text_is_read_back_only_whole() -> None:
     for damaged in (
         "",
         "not json\n" + rest,
-        head.replace('"format": 1', '"format": 2') + "\n" + rest,
+        head.replace(f'"format": {replay.PLAN_FORMAT}', f'"format": {replay.PLAN_FORMAT + 1}')
+        + "\n"
+        + rest,
         text[: text.rindex("\t")],  # the last request cut short
         head + "\n" + rest.replace("\t", " ", 1),  # a row with too few columns
     ):

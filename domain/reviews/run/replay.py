@@ -47,7 +47,7 @@ REPLAYABLE_STATUSES = frozenset(
         RequestStatus.UNREVIEWED,
     }
 )
-PLAN_FORMAT = 1
+PLAN_FORMAT = 2  # 2: rows name their shared parts (state revision 6)
 _ID_CHARS = 24
 _DIGITS = string.digits
 
@@ -192,35 +192,42 @@ class RunPlan:
 
     def holds_no_trace_of(self, result: RunResult) -> bool:
         """Whether nothing of ``result``'s own ID and times is left in the plan's text (a
-        field that holds them and was not replaced would be written again as it was)."""
+        field that holds them and was not replaced would be written again as it was), and
+        no shared part holds a placeholder (the plan names a part by its digest, which
+        the part with this Run's identity filled in would not have)."""
         run = result.run
         traces = [run.id, run.created_at, run.completed_at or run.created_at]
-        texts = [self.rows.run[3], self.answer, *(t for _, t in self.progress)]
+        shared = list(self.rows.shared.values())
+        texts = [self.rows.run[3], self.answer, *(t for _, t in self.progress), *shared]
         texts.extend(row[6] for row in self.rows.requests)
-        return not any(trace in text for text in texts for trace in traces)
+        if any(trace in text for text in texts for trace in traces):
+            return False
+        held = self.placeholders.texts()
+        return not any(placeholder in text for text in shared for placeholder in held)
 
     def to_text(self) -> str | None:
         """One header line, then the Run's data, one line per request (its eval ID,
-        ordinal, execution ID and status, then its data, tab-separated: compact JSON never
-        holds a newline, nor a tab, raw, and IDs hold neither), and the answer, as it is,
-        last; None when a request's ID is not its Run's and ordinal's (it could not be
-        made again from them)."""
+        ordinal, execution ID, status and body digest, then its data, tab-separated:
+        compact JSON never holds a newline, nor a tab, raw, and IDs hold neither), and the
+        answer, as it is, last; None when a request's ID is not its Run's and ordinal's (it
+        could not be made again from them). The shared parts' texts are not kept."""
         run_id = self.rows.run[0]
         head = {
             "format": PLAN_FORMAT,
             "stamp": self.stamp,
             "placeholders": dataclasses.asdict(self.placeholders),
-            "run": [*self.rows.run[:3], self.rows.run[4]],
+            "run": [*self.rows.run[:3], *self.rows.run[4:]],
             "requests": len(self.rows.requests),
             "touched": list(self.touched),
             "progress": [list(line) for line in self.progress],
         }
         lines = [json.dumps(head, ensure_ascii=False), self.rows.run[3]]
-        for request_id, of_run, eval_id, ordinal, execution, status, data in self.rows.requests:
+        for row in self.rows.requests:
+            request_id, of_run, eval_id, ordinal, execution, status, data, body = row
             if of_run != run_id or request_id != f"{run_id}-{ordinal}":
                 return None
-            columns = (eval_id, str(ordinal), execution or "", status, data)
-            if any("\t" in column or "\n" in column for column in columns[:4]):
+            columns = (eval_id, str(ordinal), execution or "", status, body or "", data)
+            if any("\t" in column or "\n" in column for column in columns[:5]):
                 return None
             lines.append("\t".join(columns))
         lines.append(self.answer)
@@ -238,11 +245,15 @@ class RunPlan:
                 return None
             start, end = end + 1, text.index("\n", end + 1)
             data = text[start:end]
-            run_id, repo, status, created = (str(value) for value in head["run"])
+            run_id, repo, status, created, definitions = head["run"]
+            if not all(isinstance(v, str) for v in (run_id, repo, status, created)):
+                return None
+            if not isinstance(definitions, str | None):
+                return None
             rows = []
             for _ in range(head["requests"]):
                 start, end = end + 1, text.index("\n", end + 1)
-                eval_id, ordinal, execution, state, document = text[start:end].split("\t")
+                eval_id, ordinal, execution, state, body, document = text[start:end].split("\t")
                 number = int(ordinal)
                 rows.append(
                     (
@@ -253,12 +264,13 @@ class RunPlan:
                         execution or None,
                         state,
                         document,
+                        body or None,
                     )
                 )
             return cls(
                 stamp=str(head["stamp"]),
                 placeholders=RunIdentity(**head["placeholders"]),
-                rows=RunRows((run_id, repo, status, data, created), tuple(rows)),
+                rows=RunRows((run_id, repo, status, data, created, definitions), tuple(rows)),
                 touched=tuple(str(t) for t in head["touched"]),
                 progress=tuple((bool(timed), str(line)) for timed, line in head["progress"]),
                 answer=text[end + 1 :],
@@ -268,13 +280,15 @@ class RunPlan:
             return None
 
     def filled_rows(self, fill: Callable[[str], str]) -> RunRows:
-        """The rows with this Run's identity in place of the placeholders."""
-        run_id, repo, status, data, created = self.rows.run
+        """The rows with this Run's identity in place of the placeholders (the shared parts
+        they name hold none: ``holds_no_trace_of``)."""
+        run_id, repo, status, data, created, definitions = self.rows.run
         new = fill(run_id)
         requests = tuple(
-            (f"{new}-{o}", new, e, o, x, s, fill(d)) for _, _, e, o, x, s, d in self.rows.requests
+            (f"{new}-{o}", new, e, o, x, s, fill(d), b)
+            for _, _, e, o, x, s, d, b in self.rows.requests
         )
-        return RunRows((new, repo, status, fill(data), fill(created)), requests)
+        return RunRows((new, repo, status, fill(data), fill(created), definitions), requests)
 
 
 def progress_lines(

@@ -4,6 +4,7 @@ passes quick_check and every command reads it again, with the Runs that lived el
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import sqlite3
@@ -42,10 +43,22 @@ def many_runs(repo: FaultRepo) -> bytes:
     return database.read_bytes()
 
 
+def schema_pages(database: Path) -> set[int]:
+    """The 0-based indexes of the pages that hold the schema (``sqlite_schema``): with one of
+    them garbled SQLite reads no table at all, so no copy recovers anything. The first page
+    never was swept; since state revision 6 the schema also spans two leaf pages."""
+    with contextlib.closing(sqlite3.connect(database)) as connection:
+        rows = connection.execute("SELECT pageno FROM dbstat WHERE name = 'sqlite_schema'")
+        return {int(pageno) - 1 for (pageno,) in rows}
+
+
 def test_repair_recovers_what_can_be_read(repo: FaultRepo, many_runs: bytes) -> None:
     pages = len(many_runs) // PAGE_SIZE
-    chosen = range(1, pages, max(1, pages // (CI_PAGES * scale())))  # spread over the file
     database = repo.state / "state.sqlite"
+    schema = schema_pages(database)
+    assert 0 in schema
+    spread = range(1, pages, max(1, pages // (CI_PAGES * scale())))  # spread over the file
+    chosen = [page for page in spread if page not in schema]
     tried = failures = 0
     for page in chosen:
         for leftover in repo.state.glob("state.sqlite*"):
