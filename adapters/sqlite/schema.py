@@ -143,13 +143,12 @@ requests = sa.Table(
     sa.Column("claimed_at", sa.Text, nullable=True),
     sa.Column("data", sa.Text, nullable=False),
     # revision 6: the digest of the part of its document kept in ``request_bodies`` (then
-    # ``data`` holds the rest), or NULL (``data`` holds the whole document)
-    sa.Column("body", sa.Text, sa.ForeignKey("request_bodies.digest"), nullable=True),
+    # ``data`` holds the rest), or NULL (``data`` holds the whole document); neither a
+    # reference nor an index (the revision says why)
+    sa.Column("body", sa.Text, nullable=True),
     sa.UniqueConstraint("run_id", "ordinal", name="request_run_ordinal"),
     sa.UniqueConstraint("run_id", "eval_id", name="request_run_eval"),
 )
-
-sa.Index("requests_body", requests.c.body)
 
 # the claims held (revision 3): few, read whole by a list of every request
 sa.Index(

@@ -400,7 +400,10 @@ class SqliteStateStore:
         of its own: ``isolation_level=None``)."""
         raw = self._engine.raw_connection()
         try:
+            # its copy of the database in a temporary file, not in memory (``connection``)
+            raw.driver_connection.execute("PRAGMA temp_store = FILE")  # type: ignore[union-attr]
             raw.driver_connection.execute("VACUUM")  # type: ignore[union-attr]
+            raw.driver_connection.execute("PRAGMA temp_store = MEMORY")  # type: ignore[union-attr]
         except sqlite3.Error as error:
             raise StateError(f"State {self._database}: {error}") from error
         finally:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from artifactize.adapters.sqlite import recovery
+from artifactize.adapters.sqlite.connection import PAGE_CACHE_KIB
 from artifactize.adapters.sqlite.state import SqliteStateStore
 from artifactize.adapters.sqlite.state_files import STATE_FILE
 from artifactize.kernel.document_codec import request_from_json, request_json, run_from_json
@@ -171,3 +172,29 @@ def test_a_row_naming_a_lost_part_is_named_and_repair_drops_it(
     assert found.copied["requests"] == 2 and found.unreadable == {"requests": 1}
     repaired = open_store(tmp_path / "new")
     assert [r.id for r in repaired.all_requests()] == ["run-b-1", "run-a-1"]
+
+
+def test_each_connection_keeps_its_statement_journals_in_memory_but_vacuum(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    """A Run's inserts and touches journal each statement in memory (they spilled to a
+    temporary file, page by page); ``prune``'s ``VACUUM`` copies the database through a
+    file, and the connection goes back to memory after it."""
+    store = open_store()
+    two_runs(store)
+
+    def pragmas() -> tuple[int, int]:
+        raw = store._engine.raw_connection()
+        try:
+            found = [raw.execute(f"PRAGMA {name}").fetchone()[0] for name in PRAGMAS]
+        finally:
+            raw.close()
+        return found[0], found[1]
+
+    assert pragmas() == (2, -PAGE_CACHE_KIB)  # 2: MEMORY
+    store.prune(before=None, keep=1, dry_run=False)  # compacts
+    assert pragmas() == (2, -PAGE_CACHE_KIB)
+    assert counts(tmp_path) == (1, 2)
+
+
+PRAGMAS = ("temp_store", "cache_size")

@@ -284,9 +284,13 @@ class RunPlan:
         they name hold none: ``holds_no_trace_of``)."""
         run_id, repo, status, data, created, definitions = self.rows.run
         new = fill(run_id)
+        # filled all at once, joined by newlines (compact JSON holds none): six passes over
+        # one text instead of six calls per request (0.5 s at 10,000 Artifacts)
+        joined = "\n".join(row[6] for row in self.rows.requests)
+        texts = fill(joined).split("\n") if self.rows.requests else []
         requests = tuple(
-            (f"{new}-{o}", new, e, o, x, s, fill(d), b)
-            for _, _, e, o, x, s, d, b in self.rows.requests
+            (f"{new}-{o}", new, e, o, x, s, d, b)
+            for (_, _, e, o, x, s, _, b), d in zip(self.rows.requests, texts, strict=True)
         )
         return RunRows((new, repo, status, fill(data), fill(created), definitions), requests)
 
