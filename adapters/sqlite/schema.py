@@ -173,21 +173,21 @@ sa.Index(
 # only from the same literals, never from bound parameters).
 IN_ACTIVE_REQUEST_INDEX = sa.text(_in("requests.status", ACTIVE_REQUEST_STATUSES))
 
+
 # The parts Runs share (revision 6), each kept once by the SHA-256 of its text: a Run's
 # ``definitions``, and the part of a settled request's document that is not its own
 # identity (``adapters.sqlite.rows``). ``prune`` removes those no row names any more.
-run_definitions = sa.Table(
-    "run_definitions",
-    metadata,
-    sa.Column("digest", sa.Text, primary_key=True),
-    sa.Column("data", sa.Text, nullable=False),
-)
-request_bodies = sa.Table(
-    "request_bodies",
-    metadata,
-    sa.Column("digest", sa.Text, primary_key=True),
-    sa.Column("data", sa.Text, nullable=False),
-)
+def _shared_parts(name: str) -> sa.Table:
+    return sa.Table(
+        name,
+        metadata,
+        sa.Column("digest", sa.Text, primary_key=True),
+        sa.Column("data", sa.Text, nullable=False),
+    )
+
+
+run_definitions = _shared_parts("run_definitions")
+request_bodies = _shared_parts("request_bodies")
 
 state_meta = sa.Table(
     "state_meta",
