@@ -293,8 +293,18 @@ def request_data(request: RequestRecord) -> str:
 # it was saved (``request_lines_query`` reads the reviewer out of the row). The rest of a
 # request saved settled is its body, kept once in ``request_bodies``.
 REQUEST_OWN_MEMBERS = frozenset(
-    ("id", "runId", "ordinal", "status", "createdAt", "startedAt", "completedAt")
-) | {"summary", "reviewer"}
+    {
+        "id",
+        "runId",
+        "ordinal",
+        "status",
+        "createdAt",
+        "startedAt",
+        "completedAt",
+        "summary",
+        "reviewer",
+    }
+)
 
 # A request row's columns, in the order of ``request_row``'s values: the columns a Run's
 # creation writes (a claim's columns stay NULL until a claim).
