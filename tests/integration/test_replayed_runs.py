@@ -15,72 +15,40 @@ import os
 import re
 import shutil
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
-from dependency_injector import providers
-
 from artifactize.adapters.stored_answers import ANSWERS_FOLDER
-from artifactize.entrypoints.bootstrap import Container
-from artifactize.entrypoints.container import file_index_of, stored_answers_of
-from tests.integration.test_stored_answers import loads
-from tests.support.cli import CliResult, run_cli
+from tests.integration.test_stored_answers import Repo as AnswersRepo
+from tests.integration.test_stored_answers import later_ns, loads
+from tests.support.cli import CliResult
 
 __all__ = ["loads"]  # the fixture: one entry per workspace load (a replayed Run loads none)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-HOUR_NS = 3600 * 10**9
 RUN_ID = re.compile(r"run-[A-Za-z0-9]+")
 OWN_FIELDS = ("createdAt", "completedAt", "wallMs", "owner")  # each Run's own values
 EDITED = "version 2\n"
 
 
-def _later() -> int:
-    return time.time_ns() + HOUR_NS
+class Repo(AnswersRepo):
+    """The stored answers' repository with another ``app`` (runtime evals ``ok`` and
+    ``no``: ``true`` and ``false`` from PATH, ``data`` mounted), its CLI runs' clocks an
+    hour on."""
 
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.clock_ns = later_ns
 
-class Repo:
-    """``data`` (basis), ``app`` (runtime evals ``ok`` and ``no``: ``true`` and ``false``
-    from PATH) and ``sign`` (a Human eval)."""
-
-    def __init__(self, root: Path, *, clock: bool = True) -> None:
-        self.path = root / "repo"
-        self.state = root / "state"
-        (self.path / "data").mkdir(parents=True)
-        (self.path / "data" / "index.artf").write_text('name = "data"\nbasis = true\n')
-        (self.path / "data" / "input.txt").write_text("the input\n")
-        (self.path / "app").mkdir()
-        (self.path / "app" / "main.txt").write_text("version 1\n")
+    def write_app(self, *, extra: str = "") -> None:
         (self.path / "app" / "index.artf").write_text(
             'name = "app"\nmounts = { input = "data" }\n'
             '[evals.ok]\ntitle = "ok"\nprofile = { kind = "runtime", command = "true", args = [] }\n'
             'payload.instruction = "Run ok."\n'
             '[evals.no]\ntitle = "no"\n'
             'profile = { kind = "runtime", command = "false", args = [] }\n'
-            'payload.instruction = "Run no."\n'
+            'payload.instruction = "Run no."\n' + extra
         )
-        (self.path / "sign").mkdir()
-        (self.path / "sign" / "index.artf").write_text(
-            'name = "sign"\n[evals.off]\ntitle = "Signed off"\nprofile = { kind = "human" }\n'
-            'payload.instruction = "Sign off {sign}."\n'
-        )
-        self.env = {**os.environ, "ARTIFACTIZE_REMOTE": "off", "LANG": "C.UTF-8"}
-        self.clock = clock
-
-    def cli(
-        self, *args: str, env: dict[str, str] | None = None, state: Path | None = None
-    ) -> CliResult:
-        where = self.state if state is None else state
-        command = ["--repo", str(self.path), "--state-dir", str(where), *args]
-        container = Container()
-        if self.clock:  # the answers and the file index see the files as old
-            answers = providers.Factory(
-                stored_answers_of, private_files=container.private_files, clock_ns=_later
-            )
-            container.stored_answers.override(answers)
-            container.file_index.override(providers.Factory(file_index_of, now_ns=_later))
-        return run_cli(*command, env=env or self.env, cwd=REPO_ROOT, container=container)
 
     def plan_file(self) -> Path | None:
         folder = self.state / ANSWERS_FOLDER

@@ -76,8 +76,11 @@ class Repo:
 
     clock_ns: Callable[[], int] | None = None  # the stored answers' clock (``later``)
 
-    def cli(self, *args: str, env: dict[str, str] | None = None) -> CliResult:
-        command = ["--repo", str(self.path), "--state-dir", str(self.state), *args]
+    def cli(
+        self, *args: str, env: dict[str, str] | None = None, state: Path | None = None
+    ) -> CliResult:
+        where = self.state if state is None else state
+        command = ["--repo", str(self.path), "--state-dir", str(where), *args]
         container = Container()
         if self.clock_ns is not None:  # the answers and the file index see the files as old
             answers = providers.Factory(
@@ -98,7 +101,7 @@ class Repo:
         return self.cli(*args, env=env)
 
 
-def _later() -> int:
+def later_ns() -> int:
     """An hour on: what a later command sees of the state's files (safely old)."""
     return time.time_ns() + HOUR_NS
 
@@ -107,7 +110,7 @@ def _later() -> int:
 def later(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every CLI run of the test's repositories measures its stored answers against a clock
     an hour on (``Repo.cli`` builds each run's container)."""
-    monkeypatch.setattr(Repo, "clock_ns", staticmethod(_later))
+    monkeypatch.setattr(Repo, "clock_ns", staticmethod(later_ns))
 
 
 @pytest.fixture
@@ -312,7 +315,7 @@ class Commands:
     def _adapter(self) -> FileStoredAnswers:
         files = [(str(self.state / "state.sqlite"), False)]
         return FileStoredAnswers(
-            str(self.state), "/some/repo", files, files=PRIVATE_FILES, clock_ns=_later
+            str(self.state), "/some/repo", files, files=PRIVATE_FILES, clock_ns=later_ns
         )
 
     def keep(self, key: str, answer: StoredAnswer, observed: Observed | None = None) -> None:
@@ -426,7 +429,7 @@ def test_the_state_files_are_trusted_only_when_safely_old(tmp_path: Path) -> Non
     assert now.inputs() == "-|-"  # neither exists
     database.write_bytes(b"x")
     assert now.inputs() is None  # written a moment ago: racy
-    answers = FileStoredAnswers(str(state), "/r", files, files=PRIVATE_FILES, clock_ns=_later)
+    answers = FileStoredAnswers(str(state), "/r", files, files=PRIVATE_FILES, clock_ns=later_ns)
     seen = answers.inputs()
     assert seen is not None and seen.endswith("|-")
     wal.write_bytes(b"")
