@@ -175,8 +175,12 @@ def test_kill_9_of_verify_at_random_points_then_read_the_state(repo: HostileRepo
             listed = repo.run("--json", "run", "list")
             after = repo.run(*NEXT_COMMAND)
             problems = []
-            if listed.returncode != 0 or "Traceback" in listed.stderr + after.stderr:
-                problems.append(f"a read failed: {listed.stderr}")
+            for read in (listed, after):
+                if read.returncode != 0 or "Traceback" in read.stderr:
+                    problems.append(
+                        f"{' '.join(read.args[-3:])} failed ({read.returncode}): "
+                        f"{read.stdout}{read.stderr}"
+                    )
             runs = json.loads(listed.stdout) if listed.returncode == 0 else []
             problems += [f"{r['id']} is {r['status']}" for r in runs if r["status"] == "RUNNING"]
             folders = repo.state / "runs"
