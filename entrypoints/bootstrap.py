@@ -129,10 +129,11 @@ class VerifyPlanning:
 
 @dataclass(frozen=True)
 class ReplayedRun:
-    """What a replayed Run prints: its progress lines, its answer, and its exit code."""
+    """What a replayed Run prints: its progress lines, its answer (in pieces, printed one
+    after the other), and its exit code."""
 
     progress: list[tuple[bool, str]]
-    answer: str
+    answer: list[str]
     exit_code: int
 
 
@@ -493,7 +494,7 @@ class Services:
         except StateError:
             return None  # the whole verify meets it again, and says so
         progress = [(timed, fill(text)) for timed, text in plan.progress]
-        return ReplayedRun(progress, fill(plan.answer), plan.exit_code)
+        return ReplayedRun(progress, plan.answer_pieces(identity), plan.exit_code)
 
     def keep_verify_plan(
         self,

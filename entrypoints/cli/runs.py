@@ -178,13 +178,14 @@ def _planning(
 
 def _replay(planning: VerifyPlanning, quiet: bool) -> None:
     """Print the Run replayed from the kept plan and exit its code, when it holds."""
+    from artifactize.entrypoints.cli.output import emit_kept
     from artifactize.entrypoints.cli.progress import display_for_verify
 
     replayed = CliContext.services().replay_verify(planning)
     if replayed is None:
         return
     display_for_verify(sys.stderr, quiet=quiet).replay(replayed.progress)
-    typer.echo(replayed.answer, nl=False)
+    emit_kept(replayed.answer)
     raise typer.Exit(replayed.exit_code)
 
 

@@ -10,6 +10,8 @@ import dataclasses
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from artifactize.domain.reviews.run import replay
 from artifactize.domain.reviews.run.documents import RunResult, request_record, run_record
@@ -18,6 +20,7 @@ from artifactize.domain.reviews.run.selection import select_evals
 from artifactize.domain.reviews.timestamps import elapsed_ms
 from artifactize.domain.use_cases.verify import Verify
 from artifactize.kernel.document_codec import request_json, run_json
+from artifactize.ports.state import RunRows
 from artifactize.ports.statuses import RequestStatus
 from tests.fakes.ids import CountingIds
 from tests.fakes.model import verdict_reply
@@ -76,7 +79,8 @@ async def test_a_reused_run_is_written_again_with_another_identity() -> None:
     text = plan.to_text()
     assert text is not None
     read = replay.RunPlan.from_text(text, 1)
-    assert read == plan
+    assert read is not None and read.answer_hits == ((5, 0),)  # "Run: " then the Run ID
+    assert dataclasses.replace(read, answer_hits=None) == plan
 
     identity = replay.RunIdentity(
         "run-Replay", "2026-12-07T10:00:00.000001000Z", "2026-12-07T10:00:01.500000000Z", 7, 8.5
@@ -97,6 +101,7 @@ async def test_a_reused_run_is_written_again_with_another_identity() -> None:
     assert _set_aside(document) == _set_aside(run_json(reused.run))
     assert _set_aside(requests) == _set_aside([request_json(r) for r in reused.requests])
     assert replay.filler(read.placeholders, identity)(read.answer) == "Run: run-Replay\n"
+    assert read.answer_pieces(identity) == ["Run: ", "run-Replay", "\n"]
     progress = [replay.filler(read.placeholders, identity)(t) for _, t in read.progress]
     assert progress[1] == "doc/review [run-Replay-1]: GREEN (reused (cache))"
 
@@ -128,6 +133,74 @@ def test_placeholders_are_times_and_numbers_nothing_else_holds() -> None:
     texts = p.texts()
     assert len(set(texts)) == len(texts)
     assert not any(a in b for a in texts for b in texts if a is not b)
+
+
+PLACEHOLDERS = replay.RunIdentity.placeholders(CountingIds())
+VALUES = replay.RunIdentity(
+    "run-Value1", "2026-12-07T12:00:00.000001000Z", "2026-12-07T12:00:01.500000000Z", 4242, 17.5
+)
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(PLACEHOLDERS.texts()), st.text(alphabet="run-0179.:TZ", max_size=8)
+        )
+    )
+)
+def test_a_fill_is_each_placeholder_replaced_in_turn(chunks: list[str]) -> None:
+    """One copy of the text, what one ``str.replace`` per placeholder gives (the chunks
+    beside the placeholders hold their pieces: a near miss is left as it is)."""
+    text = "".join(chunks)
+    expected = text
+    for old, new in zip(PLACEHOLDERS.texts(), VALUES.texts(), strict=True):
+        expected = expected.replace(old, new)
+    assert replay.filler(PLACEHOLDERS, VALUES)(text) == expected
+
+
+@pytest.mark.parametrize(
+    "hits",
+    [None, ((4, 0),), ((5, 1),), ((5, 6),), ((5, 0), (6, 0))],
+    ids=["none", "off its placeholder", "another placeholder", "no such placeholder", "overlap"],
+)
+def test_answer_hits_that_do_not_stand_on_their_placeholders_are_searched_again(
+    hits: tuple[tuple[int, int], ...] | None,
+) -> None:
+    """A plan is a file: an answer whose hits are missing or wrong is filled as a whole."""
+    answer = f"Run: {PLACEHOLDERS.run_id} at {PLACEHOLDERS.created}\n"
+    plan = replay.RunPlan("s", PLACEHOLDERS, RunRows(("r",) * 6, ()), (), (), answer, 0, hits)
+    expected = f"Run: {VALUES.run_id} at {VALUES.created}\n"
+    assert "".join(plan.answer_pieces(VALUES)) == expected
+    assert plan.answer_pieces(VALUES) == [expected]
+
+
+def test_a_plan_finds_every_placeholder_in_its_answer() -> None:
+    answer = f"{PLACEHOLDERS.pid} {PLACEHOLDERS.run_id}-1 {PLACEHOLDERS.run_id}-2"
+    hits = tuple(replay.placeholder_hits(answer, PLACEHOLDERS))
+    assert [which for _, which in hits] == [4, 0, 0]
+    plan = replay.RunPlan("s", PLACEHOLDERS, RunRows(("r",) * 6, ()), (), (), answer, 0, hits)
+    assert plan.answer_pieces(VALUES) == [
+        "",
+        "4242",
+        " ",
+        VALUES.run_id,
+        "-1 ",
+        VALUES.run_id,
+        "-2",
+    ]
+
+
+def test_placeholders_that_overlap_are_replaced_in_turn() -> None:
+    """Never made (``test_placeholders_are_times_and_numbers_nothing_else_holds``), but
+    a plan is a file: the pid ``777`` inside the Run ID ``run-777`` is filled as the
+    replacements in turn fill it."""
+    odd = dataclasses.replace(PLACEHOLDERS, run_id="run-77", pid=777)
+    text = "a 777 b run-77 c run-777"
+    expected = text
+    for old, new in zip(odd.texts(), VALUES.texts(), strict=True):
+        expected = expected.replace(old, new)
+    assert replay.filler(odd, VALUES)(text) == expected
 
 
 async def test_a_plan_still_naming_its_run_is_not_kept() -> None:
