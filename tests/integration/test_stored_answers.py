@@ -25,9 +25,17 @@ from typing import Any
 import psutil
 import pytest
 from dependency_injector import providers
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from artifactize.adapters.posix.private_files import PosixPrivateFiles
-from artifactize.adapters.stored_answers import ANSWERS_FOLDER, FileStoredAnswers
+from artifactize.adapters.stored_answers import (
+    ANSWER_FORMAT,
+    ANSWERS_FOLDER,
+    FileStoredAnswers,
+    bytes_hold_control,
+    holds_control,
+)
 from artifactize.domain.use_cases.config_service import ConfigService
 from artifactize.entrypoints import bootstrap
 from artifactize.entrypoints.bootstrap import Container
@@ -374,23 +382,45 @@ def test_a_kept_answer_is_found_only_under_its_key_and_whole(
         assert answers.find("k1") is None, damaged[:40]
 
 
-@pytest.mark.parametrize("control", ["\x1b[2J", "\x07", "\x9b31m", "\r"])
-def test_an_answer_holding_control_characters_is_never_kept_nor_printed(
-    tmp_path: Path, answers: Commands, control: str
-) -> None:
-    answers.keep("k", StoredAnswer(f"text {control} more", 0))
-    assert not (tmp_path / "state" / ANSWERS_FOLDER).exists()
-    answers.keep("k", StoredAnswer("plain", 0))
-    path = _only_file(tmp_path)
-    body = f"text {control} more".encode()
+@settings(max_examples=500)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40))
+def test_the_bytes_check_says_what_the_text_check_says(text: str) -> None:
+    """The check of a found file's bytes: False or True as ``holds_control`` of its text,
+    None (ask the text) only when non-ASCII bytes are left."""
+    found = bytes_hold_control(text.encode("utf-8"))
+    if found is None:
+        assert not text.isascii()
+    else:
+        assert found == holds_control(text)
+
+
+def _plant(path: Path, key: str, text: str) -> None:
+    """An answer file as ``keep`` writes one, digest and all, holding ``text``."""
+    body = text.encode()
     header = {
-        "format": 1,
-        "key": "k",
+        "format": ANSWER_FORMAT,
+        "key": key,
+        "first": None,
         "exit": 0,
+        "observed": 0,
         "bytes": len(body),
         "sha256": hashlib.sha256(body).hexdigest(),
     }
-    path.write_bytes(json.dumps(header).encode() + b"\n" + body)  # planted, digest and all
+    path.write_bytes(json.dumps(header).encode() + b"\n" + body)
+
+
+@pytest.mark.parametrize("control", ["\x1b[2J", "\x07", "\x9b31m", "\r", "\x00", "\x7f"])
+@pytest.mark.parametrize("beside", ["", "é 😀"], ids=["ascii", "non-ascii"])
+def test_an_answer_holding_control_characters_is_never_kept_nor_printed(
+    tmp_path: Path, answers: Commands, control: str, beside: str
+) -> None:
+    answers.keep("k", StoredAnswer(f"text {beside}{control} more", 0))
+    assert not (tmp_path / "state" / ANSWERS_FOLDER).exists()
+    answers.keep("k", StoredAnswer("plain", 0))
+    path = _only_file(tmp_path)
+    _plant(path, "k", f"text {beside}\t\nmore")
+    assert answers.find("k") == StoredAnswer(f"text {beside}\t\nmore", 0)  # planted right
+    _plant(path, "k", f"text {beside}{control} more")
     assert answers.find("k") is None
 
 
