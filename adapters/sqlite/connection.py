@@ -28,6 +28,9 @@ failing on a read-to-write upgrade; ``BEGIN DEFERRED`` for reads.
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
+import secrets
 import sqlite3
 import time
 import urllib.parse
@@ -51,6 +54,11 @@ BUSY_TIMEOUT_SECONDS = 5.0
 # with 2 MiB an all-reused Run at 10,000 Artifacts read the same pages from the file again
 # and again. Pages are held only as they are read.
 PAGE_CACHE_KIB = 16 * 1024
+# A new state is made whole under a name of its own, then linked in place
+# (``create_state_file``); one such file older than this was left by a creation that was
+# killed, and the next creation removes it.
+STALE_CREATION_SECONDS = 600.0
+CREATION_INFIX = ".new-"
 OPEN_RETRY_INTERVAL_SECONDS = 0.02
 OPEN_RETRY_SECONDS = 5.0
 PRIVATE_DIRECTORY_MODE = 0o700
@@ -281,3 +289,56 @@ def initialize(engine: sa.Engine, database: str, *, create: bool) -> str | None:
         return retry_busy(lambda: _initialize_once(engine, database, create))
     except (sa.exc.DBAPIError, sqlite3.Error) as error:
         raise StateError(storage_fault("open state", database, error)) from error
+
+
+def create_state_file(database: str) -> None:
+    """Make the state file ``database`` whole, or not at all, unless it exists.
+
+    SQLite creates a database file empty and writes it at its first commit: a ``kill -9``
+    of the first command between the two left a 0-byte ``state.sqlite``, which every later
+    command refuses as damaged (a state emptied by a crash is not silently taken as a new
+    one: ``adapters.sqlite.integrity``). So the file is made under a name of its own in the
+    same folder, its schema and id committed and its connection closed (its log written
+    into it), then linked to its name, which never replaces a file a racing command made
+    first (on Windows, a rename, which never replaces one either). A file system without
+    hard links gets the file created in place, as before."""
+    target = Path(database)
+    if target.is_symlink() or target.exists():
+        return
+    _remove_stale_creations(target)
+    temporary = target.with_name(
+        f"{target.name}{CREATION_INFIX}{os.getpid()}-{secrets.token_hex(4)}"
+    )
+    try:
+        engine = create_engine(str(temporary), create=True)
+        try:
+            initialize(engine, database, create=True)  # messages name the state's file
+        finally:
+            engine.dispose()
+        if os.name == "nt":
+            temporary.rename(target)
+        else:
+            target.hardlink_to(temporary)
+    except FileExistsError:
+        pass  # a racing first command made it: it is the state
+    except OSError as error:
+        if error.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV):
+            raise StateError(storage_fault("create state", database, error)) from error
+    finally:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                temporary.with_name(temporary.name + suffix).unlink()
+
+
+def _remove_stale_creations(target: Path) -> None:
+    """Remove what creations killed more than ``STALE_CREATION_SECONDS`` ago left."""
+    try:
+        left = [
+            p for p in target.parent.iterdir() if p.name.startswith(target.name + CREATION_INFIX)
+        ]
+    except OSError:
+        return
+    for path in left:
+        with contextlib.suppress(OSError):
+            if path.lstat().st_mtime < time.time() - STALE_CREATION_SECONDS:
+                path.unlink()

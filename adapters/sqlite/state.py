@@ -49,6 +49,7 @@ from artifactize.adapters.sqlite.connection import (
     BEGIN_MODE_OPTION,
     behind_head,
     create_engine,
+    create_state_file,
     initialize,
     make_private_directory,
 )
@@ -1041,6 +1042,9 @@ class SqliteStateStores:
         exists = check_state_files(database)
         if not exists and not create:
             return None
+        if not exists:
+            create_state_file(database)  # whole, or not at all
+            exists = check_state_files(database)
         if exists:
             check_state_integrity(database)  # before the first read; refuses, never writes
             if read_only and behind_head(database):

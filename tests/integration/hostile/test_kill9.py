@@ -10,18 +10,23 @@ scratch folder is removed.
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from artifactize.adapters.sqlite.connection import CREATION_INFIX, STALE_CREATION_SECONDS
 from tests.support.hostile import (
     COMMAND_KINDS,
     GROUP_CHILDREN,
     NEXT_COMMAND,
     PYTHON,
+    REPO_ROOT,
     HostileRepo,
     alive,
     kill_hard,
@@ -196,3 +201,60 @@ def test_kill_9_of_verify_at_random_points_then_read_the_state(repo: HostileRepo
                 process.communicate()
     record_counts("kill -9 of verify at random points (failures: bad state)", trials, len(failures))
     assert failures == [], f"seed {seed}: {failures}"
+
+
+# A first command that creates the state, held after the new file's schema is committed and
+# before it takes the state's name: where a kill -9 once left a 0-byte ``state.sqlite``.
+HELD_CREATION = """
+import sys, time
+from artifactize.adapters.sqlite import connection
+
+real = connection.initialize
+
+def held(*args, **kwargs):
+    found = real(*args, **kwargs)
+    print("held", flush=True)
+    time.sleep(600)
+    return found
+
+connection.initialize = held
+connection.create_state_file(sys.argv[1])
+"""
+
+
+def test_a_first_command_killed_while_it_creates_the_state_leaves_none(
+    repo: HostileRepo,
+) -> None:
+    """Its file is made whole under a name of its own, then linked in place: killed first,
+    there is no state (the next command reads none, a ``verify`` makes one), not an empty
+    file every later command refuses as damaged; what it left is removed by a creation
+    ``STALE_CREATION_SECONDS`` later."""
+    repo.state.mkdir(mode=0o700)
+    database = repo.state / "state.sqlite"
+    creator = subprocess.Popen(
+        [sys.executable, "-c", HELD_CREATION, str(database)],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert creator.stdout is not None and creator.stdout.readline() == "held\n"
+    finally:
+        kill_hard(creator)
+    left = sorted(p.name for p in repo.state.iterdir())
+    assert left and all(name.startswith(f"state.sqlite{CREATION_INFIX}") for name in left)
+    listed = repo.run("--json", "run", "list")
+    assert (listed.returncode, json.loads(listed.stdout)) == (0, [])
+    assert not database.exists()
+    aged = time.time() - STALE_CREATION_SECONDS - 1
+    for name in left:
+        os.utime(repo.state / name, (aged, aged))
+    (repo.path / "quick").mkdir()
+    (repo.path / "quick" / "index.artf").write_text(
+        'name = "quick"\n[evals.ok]\ntitle = "ok"\n'
+        f'profile = {{ kind = "runtime", command = {toml(PYTHON)}, args = ["-S", "-c", ""] }}\n'
+        'payload.instruction = "Run."\n',
+        "utf-8",
+    )
+    made = repo.run("--json", "verify", "quick/ok")
+    assert made.returncode == 0, made.stdout + made.stderr
+    files = {p.name for p in repo.state.iterdir()}
+    assert "state.sqlite" in files and not [n for n in files if CREATION_INFIX in n], files
