@@ -6,6 +6,7 @@ its text answer is printed the same way everywhere."""
 
 from __future__ import annotations
 
+import codecs
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -56,6 +57,13 @@ def emit_kept(pieces: Iterable[str]) -> None:
     """A kept answer (``ports.stored_answers``), in pieces, as it is. It holds no control
     character but newlines and tabs (``adapters.stored_answers`` keeps and finds none that
     does), so the pass ``typer.echo`` makes over output that is not a terminal, to remove
-    ANSI escapes, would find none: 0.1 s over a Run's 67 MB answer at 10,000 Artifacts."""
-    sys.stdout.writelines(pieces)
-    sys.stdout.flush()
+    ANSI escapes, would find none (0.1 s over a Run's 67 MB answer at 10,000 Artifacts).
+    A UTF-8 standard output, the one ``typer.echo`` writes to as it is, gets the pieces one
+    after the other; any other gets them joined through ``typer.echo`` (which may wrap a
+    stream of another encoding), told to keep what it would strip: there is none."""
+    stream = sys.stdout
+    if stream is not None and codecs.lookup(stream.encoding or "ascii").name == "utf-8":
+        stream.writelines(pieces)
+        stream.flush()
+    else:
+        typer.echo("".join(pieces), nl=False, color=True)
