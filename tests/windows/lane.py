@@ -17,7 +17,12 @@ Steps (each cached under ``build/windows`` and redone only when its input change
    (``standin_dll.py``), ``_wmi.pyd`` moved aside (``platform.system()`` aborts the process
    through it, and SQLAlchemy calls it at import), and no ``winedbg`` (Wine 8 now and then
    faults in a thread of an exiting process; its debugger would wait forever).
-5. pytest under ``wine64 python.exe``, in a Wine prefix outside the checkout (``PREFIX``).
+5. The Wine prefix (outside the checkout, ``PREFIX``) made and settled before any test:
+   ``wineboot --init``, then ``wineserver -w`` until every process of the prefix's start-up
+   has ended. A prefix made by the first test's own process goes on starting services
+   meanwhile, and a ``CreateProcess`` racing that start-up now and then fails with
+   ``[WinError 1359] Internal error`` (a CI run's second test did).
+6. pytest under ``wine64 python.exe``, in that prefix.
    Its output is captured through a pipe (Windows CPython
    under Wine refuses a regular file as stdout) and the lane waits on the process, not on the
    end of the pipe (Wine's background processes keep it open). Then the prefix's wineserver is
@@ -89,6 +94,8 @@ WINDOWS_ENVIRONMENT = {
 RUN_BOUND_SECONDS = 900
 # After pytest exits, how long its pipe may take to deliver the rest of its output.
 OUTPUT_GRACE_SECONDS = 5
+# How long making the prefix and waiting for its start-up to end may take.
+PREFIX_BOUND_SECONDS = 300
 
 
 def log(message: str) -> None:
@@ -378,6 +385,26 @@ def run_tests(wine: str, pytest_arguments: list[str]) -> int:
     return code
 
 
+def settle_prefix(wine: str) -> None:
+    """Make the prefix (or update it) and wait until nothing of its start-up still runs."""
+    started = time.monotonic()
+    subprocess.run(
+        [wine, "wineboot", "--init"],
+        env=wine_environment(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+        timeout=PREFIX_BOUND_SECONDS,
+    )
+    wineserver = find_executable(WINESERVER_CANDIDATES)
+    if wineserver is not None:
+        subprocess.run(
+            [wineserver, "-w"], env=wine_environment(), check=True, timeout=PREFIX_BOUND_SECONDS
+        )
+    log(f"prefix {PREFIX} ready and settled in {time.monotonic() - started:.0f} s")
+
+
 def stop_wineserver() -> None:
     wineserver = find_executable(WINESERVER_CANDIDATES)
     if wineserver is not None:
@@ -392,6 +419,7 @@ def main() -> int:
     ensure_wheels()
     apply_wine_workarounds()
     try:
+        settle_prefix(wine)
         code = run_tests(wine, sys.argv[1:])
     finally:
         stop_wineserver()
