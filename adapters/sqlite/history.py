@@ -4,6 +4,12 @@ garbage-collection victim. Each function runs inside the caller's transaction.
 A record is in its key's history exactly while its history columns (``bytes``,
 ``last_used``) are set. "Newest" is the latest ``completed_at``, ties broken by insertion
 order (``rowid``), so a record stored later wins a tie.
+
+A reuse writes its record's use to ``record_uses`` (revision 7), not to the record: the
+record holds its document inline, and rewriting it (and its entry of the ``last_used``
+index) for every reuse dirtied thousands of pages per Run. The uses are folded into
+``last_used`` where its order is read (``eviction_candidate``), so the least-recently-used
+order is the one each touch would have written.
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from artifactize.adapters.sqlite.compiled import DriverStatement
 from artifactize.adapters.sqlite.rows import execution_record
 from artifactize.adapters.sqlite.schema import (
     ACTIVE_EXECUTION_STATUSES,
@@ -22,6 +30,7 @@ from artifactize.adapters.sqlite.schema import (
     RECORDED_VERDICTS,
     executions,
     fixed_in,
+    record_uses,
     requests,
 )
 from artifactize.ports.state import ExecutionRecord
@@ -41,11 +50,29 @@ _LATEST = (
     .order_by(*_NEWEST_FIRST)
     .limit(1)
 )
-_TOUCH = (
-    sa.update(executions)
-    .where(executions.c.id == sa.bindparam("b_id"))
-    .values(last_used=sa.bindparam("b_now"))
+# A use of a record, as one narrow row (the latest use of a record wins).
+_USE = sqlite_insert(record_uses)
+_TOUCH = DriverStatement(
+    _USE.on_conflict_do_update(
+        index_elements=[record_uses.c.execution_id], set_={"used": _USE.excluded.used}
+    ),
+    ("execution_id", "used"),
 )
+_USED = (
+    sa.select(record_uses.c.used)
+    .where(record_uses.c.execution_id == executions.c.id)
+    .scalar_subquery()
+)
+# Every use noted since the last fold, into the records still in the history; then none.
+_FOLD = (
+    sa.update(executions)
+    .where(
+        executions.c.last_used.is_not(None),
+        executions.c.id.in_(sa.select(record_uses.c.execution_id)),
+    )
+    .values(last_used=_USED)
+)
+_FOLDED = sa.delete(record_uses)
 _ACTIVE_HOLDER = sa.select(executions).where(
     executions.c.key == sa.bindparam("b_key"),
     fixed_in(executions.c.status, ACTIVE_EXECUTION_STATUSES),
@@ -170,13 +197,21 @@ def latest_per_key(
 
 
 def touch(connection: sa.Connection, execution_id: str, now: str) -> None:
-    connection.execute(_TOUCH, {"b_id": execution_id, "b_now": now})
+    touch_all(connection, (execution_id,), now)
 
 
 def touch_all(connection: sa.Connection, execution_ids: Sequence[str], now: str) -> None:
-    connection.execute(
-        sa.update(executions).where(executions.c.id.in_(execution_ids)).values(last_used=now)
-    )
+    """Note that the records ``execution_ids`` (in the history) were used ``now``."""
+    if execution_ids:
+        _TOUCH.execute_rows(connection, [(record, now) for record in execution_ids])
+
+
+def fold_uses(connection: sa.Connection) -> None:
+    """Put every use noted in ``record_uses`` into its record's ``last_used``."""
+    if connection.execute(sa.select(record_uses.c.execution_id).limit(1)).first() is None:
+        return
+    connection.execute(_FOLD)
+    connection.execute(_FOLDED)
 
 
 def active_holder(connection: sa.Connection, key: str) -> ExecutionRecord | None:
@@ -210,7 +245,10 @@ def retained(connection: sa.Connection) -> tuple[int, int]:
 
 def eviction_candidate(connection: sa.Connection) -> str | None:
     """The least-recently-used record GC may drop: not of a key with an active execution,
-    and not pointed at by a request still waiting on it (a follower reads it on settle)."""
+    and not pointed at by a request still waiting on it (a follower reads it on settle).
+    The uses noted since the last fold are folded first: the order is read from
+    ``last_used``."""
+    fold_uses(connection)
     holder = executions.alias("holder")
     key_active = sa.exists().where(
         holder.c.key == executions.c.key, fixed_in(holder.c.status, ACTIVE_EXECUTION_STATUSES)
@@ -230,7 +268,10 @@ def eviction_candidate(connection: sa.Connection) -> str | None:
 
 
 def clear_history(connection: sa.Connection, where: sa.ColumnElement[bool]) -> int:
-    """Drop matching records from the history (the rows stay); how many were dropped."""
+    """Drop matching records from the history (the rows stay); how many were dropped.
+    Their noted uses go too (a record that comes back to the history starts anew)."""
+    leaving = sa.select(executions.c.id).where(where, executions.c.last_used.is_not(None))
+    connection.execute(sa.delete(record_uses).where(record_uses.c.execution_id.in_(leaving)))
     result = connection.execute(
         sa.update(executions)
         .where(where, executions.c.last_used.is_not(None))

@@ -3,7 +3,7 @@
 The database itself is made by the Alembic revisions in ``adapters/sqlite/migrations``; a
 test checks that the head revision and these tables agree. A change here needs a revision.
 
-Nine tables; every row of the first four keeps its camelCase JSON document in ``data``
+Ten tables; every row of the first four keeps its camelCase JSON document in ``data``
 and duplicates a few fields as columns so they can be indexed and constrained:
 
 ``runs``
@@ -31,6 +31,9 @@ and duplicates a few fields as columns so they can be indexed and constrained:
     could change what a Run reuses (``last_used`` alone does not); a replayed Run checks it.
 ``run_definitions``, ``request_bodies`` (revision 6)
     The parts Runs share, each kept once by the SHA-256 digest of its text.
+``record_uses`` (revision 7)
+    The reuses of history records since they were last folded into ``last_used``: a
+    touch writes this narrow row instead of rewriting the record (``adapters.sqlite.history``).
 
 The partial unique index ``active_key`` is what makes a claim exclusive: at most one
 RUNNING or WAITING_HUMAN execution per key, whatever the callers do.
@@ -188,6 +191,17 @@ def _shared_parts(name: str) -> sa.Table:
 
 run_definitions = _shared_parts("run_definitions")
 request_bodies = _shared_parts("request_bodies")
+
+# A record's last use since the last fold (revision 7): when it has a row here, that row's
+# ``used`` is its last use, else its ``last_used``; folded into ``last_used`` before the
+# least-recently-used record is looked for. No reference to ``executions``: a record
+# leaving the history removes its row.
+record_uses = sa.Table(
+    "record_uses",
+    metadata,
+    sa.Column("execution_id", sa.Text, primary_key=True),
+    sa.Column("used", sa.Text, nullable=False),
+)
 
 state_meta = sa.Table(
     "state_meta",

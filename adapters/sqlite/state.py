@@ -484,9 +484,7 @@ class SqliteStateStore:
             )
             if rows.requests:
                 _INSERT_REQUESTS.execute_rows(connection, list(rows.requests))
-            ids, now = list(touched), self._now()
-            for start in range(0, len(ids), _KEYS_PER_QUERY):
-                hist.touch_all(connection, ids[start : start + _KEYS_PER_QUERY], now)
+            hist.touch_all(connection, list(touched), self._now())
         return True
 
     def _run_parts(self, run: RunRecord) -> tuple[str, SharedText | None]:
@@ -699,10 +697,7 @@ class SqliteStateStore:
             for start in range(0, len(wanted), _KEYS_PER_QUERY):
                 found.update(hist.latest_of(connection, wanted[start : start + _KEYS_PER_QUERY]))
             if touch and found:
-                ids = [record.id for record in found.values()]
-                now = self._now()
-                for start in range(0, len(ids), _KEYS_PER_QUERY):
-                    hist.touch_all(connection, ids[start : start + _KEYS_PER_QUERY], now)
+                hist.touch_all(connection, [record.id for record in found.values()], self._now())
         return found
 
     def claim(self, execution: ExecutionRecord, owner_alive: OwnerAlive) -> Claim:

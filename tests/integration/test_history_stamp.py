@@ -1,7 +1,7 @@
 """The history's stamp (state revision 5): real SQLite, the triggers of the migration.
 
 Every write to ``executions`` that could change what a Run reuses sets a new random value;
-a reuse's ``touch`` (``last_used`` alone) does not; an upgraded state gets one; a state
+a reuse's ``touch`` (a row of ``record_uses``, folded into ``last_used`` alone) does not; an upgraded state gets one; a state
 made again by ``repair`` has its own."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ import re
 import sqlite3
 from pathlib import Path
 
-from artifactize.adapters.sqlite import recovery
+import sqlalchemy as sa
+
+from artifactize.adapters.sqlite import history, recovery
 from artifactize.adapters.sqlite.state import SqliteStateStore, SqliteStateStores
 from artifactize.adapters.sqlite.state_files import STATE_FILE
 from tests.integration.test_schema_migrations import rebuild
@@ -65,7 +67,15 @@ def test_a_touch_leaves_the_stamp(tmp_path: Path) -> None:
     )
     stamp = store.history_stamp()
     assert set(store.latest_of_keys(["k" * 64], touch=True)) == {"k" * 64}
-    assert _sql(tmp_path, "SELECT last_used FROM executions")[0][0] != "t"  # touched
+    ((noted,),) = _sql(tmp_path, "SELECT used FROM record_uses WHERE execution_id = 'one'")
+    assert noted != "t"  # touched: the use noted beside the record (revision 7)
+    assert store.history_stamp() == stamp
+    engine = sa.create_engine(f"sqlite:///{tmp_path / STATE_FILE}")
+    with engine.begin() as connection:
+        history.fold_uses(connection)  # what a look for the least recently used does first
+    engine.dispose()
+    assert _sql(tmp_path, "SELECT last_used FROM executions") == [(noted,)]
+    assert _sql(tmp_path, "SELECT * FROM record_uses") == []
     assert store.history_stamp() == stamp
     store.close()
 

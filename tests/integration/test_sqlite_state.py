@@ -1263,3 +1263,26 @@ def test_a_change_mark_that_cannot_be_read_is_a_state_error(
     assert store._marker is None
     first = store.change_mark()
     assert store.change_mark() == first
+
+
+def test_a_record_leaving_the_history_leaves_its_noted_uses(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    """A use is noted beside its record (revision 7); ``cache rm`` and GC take it away with
+    the record, so a record that comes back to the history starts with its own time."""
+    store = open_store(history_records_max=2)
+
+    def noted_uses() -> set[str]:
+        rows = raw(tmp_path / "state" / STATE_FILE, "SELECT execution_id FROM record_uses")
+        return {row[0] for row in rows}
+
+    record(store, "k1", "execution-1")
+    record(store, "k2", "execution-2")
+    assert store.latest_record(ReuseKey("k1"), touch=True) is not None
+    assert store.latest_record(ReuseKey("k2"), touch=True) is not None
+    assert noted_uses() == {"execution-1", "execution-2"}
+    assert store.remove_key(ReuseKey("k1"))
+    assert noted_uses() == {"execution-2"}
+    record(store, "k3", "execution-3")
+    record(store, "k4", "execution-4")  # over the cap: the uses folded, the least recent goes
+    assert keys_in_history(store) == {"k3", "k4"} and noted_uses() == set()

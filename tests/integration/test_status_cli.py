@@ -77,6 +77,7 @@ class Repo:
             rows += db.execute(
                 "SELECT id, status, last_used, data FROM executions ORDER BY id"
             ).fetchall()
+            rows += db.execute("SELECT * FROM record_uses ORDER BY execution_id").fetchall()
         return rows
 
 
