@@ -21,8 +21,8 @@ never writes, so it finds no state and never imports SQLAlchemy. ``run list``, `
 list`` and ``mcp log`` (reported, against typer's and dependency-injector's floor) are the readers ``mcp --control``
 and scripts start most: on that empty state home they need no workspace (issue 25 item 6).
 
-The floors import only libraries and nothing of artifactize: typer (the command line; since
-0.29 it coerces every option value through pydantic, so the floor parses one), and for
+The floors import only libraries and nothing of artifactize: typer (the command line; the
+floor parses one option value, as every command does), and for
 ``config check`` also dependency-injector (the composition root; it imports asyncio, and
 Starlette and pydantic for its integrations), jsonschema (admitting declared schemas) and
 pathspec (``.artfignore``): what no change of ours can lower, short of dropping a library.
@@ -53,7 +53,8 @@ EXAMPLE = ROOT / "examples" / "handbook"
 CLI = [sys.executable, "-c", "from artifactize.entrypoints.cli.launch import main; main()"]
 # The floors: each command's libraries imported the ordinary way (no artifactize), doing the
 # least the command makes them do. typer's floor parses one ``str`` option of a one-command
-# app, so its coercion (pydantic, since typer 0.29) is paid as every typer command pays it.
+# app, so its coercion is paid as every typer command pays it (typer is pinned to 0.28, the
+# newest that coerces without pydantic: docs/architecture.md).
 TYPER_FLOOR = (
     "import typer\n"
     "app = typer.Typer(add_completion=False)\n"
