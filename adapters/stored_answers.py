@@ -28,6 +28,7 @@ from typing import Any
 from artifactize.adapters.file_index import RACY_MARGIN_NS
 from artifactize.ports.filesystem import FileIdentity
 from artifactize.ports.private_files import PrivateFileError, PrivateFiles
+from artifactize.ports.stored_answers import ANSWER_ENCODING as _ENCODING
 from artifactize.ports.stored_answers import Observed, StoredAnswer
 
 ANSWERS_FOLDER = "answers"  # in the state home (docs/reviews.md)
@@ -35,7 +36,6 @@ ANSWER_FORMAT = 2
 ANSWER_MAX_BYTES = 512 * 1024 * 1024  # a status of 10,000 Artifacts prints ~13 MB
 _FILE_MAX = ANSWER_MAX_BYTES + 4096  # and its header line
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_ENCODING = ("utf-8", "surrogatepass")  # any str the command echoed, back as it was
 # The control characters an ASCII text can hold (C1 controls are not ASCII).
 _ASCII_CONTROL = [chr(c) for c in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F)]
 
@@ -167,24 +167,32 @@ class FileStoredAnswers:
         ):
             return None
         # the whole file at once (its header and log are JSON written in ASCII: escaped,
-        # they hold no control character either): slicing the answer off would copy it
+        # they hold no control character either): slicing the answer off would copy it.
+        # Plain ASCII is valid UTF-8 as it is; anything else is decoded to be checked.
         plain = bytes_hold_control(self._file)
-        try:
-            text = str(body[observed:], *_ENCODING)
-        except UnicodeDecodeError:
+        answer = StoredAnswer(body[observed:], exit_code)
+        if plain is None:
+            try:
+                plain = holds_control(answer.text)
+            except UnicodeDecodeError:
+                return None
+        if plain:
             return None
-        if plain is True or (plain is None and holds_control(text)):
-            return None
-        return bytes(body[:observed]), StoredAnswer(text, exit_code)
+        return bytes(body[:observed]), answer
 
     def keep(self, key: str, answer: StoredAnswer, observed: Observed | None = None) -> None:
+        text = bytes(answer.data)
         try:
-            text = answer.text.encode(*_ENCODING)
             log = b"" if observed is None else json.dumps(observed.log).encode(*_ENCODING)
         except (UnicodeEncodeError, TypeError, ValueError):
             return
         plain = bytes_hold_control(text)
-        if plain is True or (plain is None and holds_control(answer.text)):
+        if plain is None:
+            try:
+                plain = holds_control(answer.text)
+            except UnicodeDecodeError:
+                return
+        if plain:
             return  # printed as it is when found: it must hold no escape sequence
         body = log + text
         if len(body) > ANSWER_MAX_BYTES:

@@ -129,11 +129,11 @@ class VerifyPlanning:
 
 @dataclass(frozen=True)
 class ReplayedRun:
-    """What a replayed Run prints: its progress lines, its answer (in pieces, printed one
-    after the other), and its exit code."""
+    """What a replayed Run prints: its progress lines, its answer (in pieces of UTF-8,
+    printed one after the other), and its exit code."""
 
     progress: list[tuple[bool, str]]
-    answer: list[str]
+    answer: list[memoryview]
     exit_code: int
 
 
@@ -475,7 +475,7 @@ class Services:
         container = self.container
         created = timestamp(container.clock().now())
         found = planning.answers.find_observed(planning.first_key)
-        plan = None if found is None else RunPlan.from_text(found[1].text, found[1].exit_code)
+        plan = None if found is None else RunPlan.from_data(found[1].data, found[1].exit_code)
         if found is None or plan is None:
             return None
         if not still_hold(found[0], container.filesystem(), container.programs()):
@@ -509,7 +509,7 @@ class Services:
         from artifactize.domain.reviews.run import replay
         from artifactize.domain.reviews.run.documents import request_record, run_record
         from artifactize.ports.state import StateError
-        from artifactize.ports.stored_answers import Observed, StoredAnswer
+        from artifactize.ports.stored_answers import ANSWER_ENCODING, Observed, StoredAnswer
 
         planning, stamp = prepared.planning, prepared.stamp
         if planning is None or stamp is None or prepared.remote is not None:
@@ -536,13 +536,13 @@ class Services:
             rows,
             replay.touched(result),
             replay.progress_lines(progress, result.run.id, placeholders.run_id),
-            render(shown),
+            render(shown).encode(*ANSWER_ENCODING),
             exit_code,
         )
-        text = plan.to_text() if plan.holds_no_trace_of(result) else None
-        if text is not None:
+        data = plan.to_data() if plan.holds_no_trace_of(result) else None
+        if data is not None:
             observed = Observed(planning.first_key, [*planning.observer.log])
-            planning.answers.keep(planning.first_key, StoredAnswer(text, exit_code), observed)
+            planning.answers.keep(planning.first_key, StoredAnswer(data, exit_code), observed)
 
     def prepare_verify(
         self,

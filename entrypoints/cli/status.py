@@ -85,7 +85,7 @@ def _rendered(report: StatusReport) -> StoredAnswer:
         from artifactize.entrypoints.cli.render.status import status_text
 
         text = status_text(report)
-    return StoredAnswer(text, exit_code(report))
+    return StoredAnswer.of(text, exit_code(report))
 
 
 def exit_code(report: StatusReport) -> int:

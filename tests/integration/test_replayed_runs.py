@@ -18,6 +18,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from artifactize.adapters.stored_answers import ANSWERS_FOLDER
 from tests.integration.test_stored_answers import Repo as AnswersRepo
 from tests.integration.test_stored_answers import later_ns, loads
@@ -36,8 +38,8 @@ class Repo(AnswersRepo):
     ``no``: ``true`` and ``false`` from PATH, ``data`` mounted), its CLI runs' clocks an
     hour on."""
 
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
+    def __init__(self, root: Path, name: str = "repo") -> None:
+        super().__init__(root, name)
         self.clock_ns = later_ns
 
     def write_app(self, *, extra: str = "") -> None:
@@ -172,6 +174,25 @@ def test_an_all_reused_verify_is_replayed_from_its_plan(tmp_path: Path, loads: l
     listed = json.loads(repo.cli("--json", "run", "list").stdout)
     assert [run["id"] for run in listed][:2] == [_run_id(third), _run_id(second)]
     assert len(listed) == 4 and listed[-1]["id"] == _run_id(first)
+
+
+@pytest.mark.parametrize("name", ["répo", "한글"], ids=["latin", "hangul"])
+def test_an_answer_beyond_ascii_is_replayed_as_printed(
+    tmp_path: Path, loads: list[int], name: str
+) -> None:
+    """The plan's answer is printed as its bytes: a repository named beyond ASCII prints
+    what the computed Run printed (한, U+D55C, starts with 0xED, the byte a lone surrogate
+    starts with: printed through the text layer)."""
+    repo = Repo(tmp_path, name)
+    repo.cli("--json", "verify", "app")
+    repo.cli("--json", "verify", "app")  # the file index filled
+    second = repo.cli("--json", "verify", "app")
+    assert repo.plan_file() is not None
+    loads.clear()
+    third = repo.cli("--json", "verify", "app")
+    assert loads == []
+    _same_run(repo, second, third)
+    assert json.loads(third.stdout)["repoPath"].endswith(name)
 
 
 def test_the_text_answer_and_quiet_are_replayed_as_printed(

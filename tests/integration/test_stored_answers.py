@@ -344,7 +344,7 @@ def answers(tmp_path: Path) -> Commands:
 
 
 def test_observations_are_kept_with_their_first_key(answers: Commands) -> None:
-    answer = StoredAnswer("the answer", 0)
+    answer = StoredAnswer.of("the answer", 0)
     log = [["root", "/r", True], ["below", "/r", ["a"], False, "digest"]]
     answers.keep("k", answer, Observed("first", log))
     assert answers.find_observed("first") == (log, answer)
@@ -363,7 +363,7 @@ def _only_file(tmp_path: Path) -> Path:
 def test_a_kept_answer_is_found_only_under_its_key_and_whole(
     tmp_path: Path, answers: Commands
 ) -> None:
-    answer = StoredAnswer('{\n  "é": "\\u001b"\n}\n\tand a tab', 1)
+    answer = StoredAnswer.of('{\n  "é": "\\u001b"\n}\n\tand a tab', 1)
     answers.keep("k1", answer)
     assert answers.find("k1") == answer
     assert answers.find("k2") is None
@@ -394,9 +394,9 @@ def test_the_bytes_check_says_what_the_text_check_says(text: str) -> None:
         assert found == holds_control(text)
 
 
-def _plant(path: Path, key: str, text: str) -> None:
+def _plant(path: Path, key: str, text: str | bytes) -> None:
     """An answer file as ``keep`` writes one, digest and all, holding ``text``."""
-    body = text.encode()
+    body = text.encode() if isinstance(text, str) else text
     header = {
         "format": ANSWER_FORMAT,
         "key": key,
@@ -414,18 +414,34 @@ def _plant(path: Path, key: str, text: str) -> None:
 def test_an_answer_holding_control_characters_is_never_kept_nor_printed(
     tmp_path: Path, answers: Commands, control: str, beside: str
 ) -> None:
-    answers.keep("k", StoredAnswer(f"text {beside}{control} more", 0))
+    answers.keep("k", StoredAnswer.of(f"text {beside}{control} more", 0))
     assert not (tmp_path / "state" / ANSWERS_FOLDER).exists()
-    answers.keep("k", StoredAnswer("plain", 0))
+    answers.keep("k", StoredAnswer.of("plain", 0))
     path = _only_file(tmp_path)
     _plant(path, "k", f"text {beside}\t\nmore")
-    assert answers.find("k") == StoredAnswer(f"text {beside}\t\nmore", 0)  # planted right
+    assert answers.find("k") == StoredAnswer.of(f"text {beside}\t\nmore", 0)  # planted right
     _plant(path, "k", f"text {beside}{control} more")
     assert answers.find("k") is None
 
 
+@pytest.mark.parametrize("body", [b"caf\xc3", b"\xff plain", b"\xed\xa0\x80 lone"])
+def test_an_answer_that_is_not_utf8_is_never_printed(
+    tmp_path: Path, answers: Commands, body: bytes
+) -> None:
+    """A found answer is printed as its bytes: whole UTF-8 only (a lone surrogate, kept
+    with ``surrogatepass``, is found as it was kept)."""
+    answers.keep("k", StoredAnswer.of("plain", 0))
+    path = _only_file(tmp_path)
+    _plant(path, "k", body)
+    found = answers.find("k")
+    if body.startswith(b"\xed"):
+        assert found is not None and found.text == "\ud800 lone"
+    else:
+        assert found is None
+
+
 def test_a_link_or_fifo_at_the_answer_is_not_followed(tmp_path: Path, answers: Commands) -> None:
-    answers.keep("k", StoredAnswer("the answer", 0))
+    answers.keep("k", StoredAnswer.of("the answer", 0))
     path = _only_file(tmp_path)
     real = tmp_path / "elsewhere"
     path.rename(real)
@@ -435,8 +451,8 @@ def test_a_link_or_fifo_at_the_answer_is_not_followed(tmp_path: Path, answers: C
     os.mkfifo(path)
     assert answers.find("k") is None  # returns at once: a FIFO is never waited on
     path.unlink()
-    answers.keep("k", StoredAnswer("again", 0))
-    assert answers.find("k") == StoredAnswer("again", 0)
+    answers.keep("k", StoredAnswer.of("again", 0))
+    assert answers.find("k") == StoredAnswer.of("again", 0)
 
 
 def test_an_answers_folder_replaced_by_a_link_is_not_written_through(
@@ -445,7 +461,7 @@ def test_an_answers_folder_replaced_by_a_link_is_not_written_through(
     target = tmp_path / "target"
     target.mkdir()
     (tmp_path / "state" / ANSWERS_FOLDER).symlink_to(target)
-    answers.keep("k", StoredAnswer("the answer", 0))
+    answers.keep("k", StoredAnswer.of("the answer", 0))
     assert list(target.iterdir()) == []
     assert answers.find("k") is None
 
@@ -476,7 +492,7 @@ def test_nothing_is_left_of_a_failed_write(tmp_path: Path, answers: Commands) ->
     folder.mkdir(mode=0o700)
     name = hashlib.sha256(b"/some/repo").hexdigest()[:32]  # the answer's, taken by a folder
     (folder / name).mkdir()
-    answers.keep("k", StoredAnswer("the answer", 0))
+    answers.keep("k", StoredAnswer.of("the answer", 0))
     assert sorted(p.name for p in folder.iterdir()) == [name]  # no temporary file left
     assert answers.find("k") is None
     assert not [f for f in psutil.Process().open_files() if f.path.startswith(str(folder))]

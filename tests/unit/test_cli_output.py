@@ -7,19 +7,43 @@ import io
 import pytest
 
 from artifactize.entrypoints.cli.output import emit_kept
+from artifactize.ports.stored_answers import ANSWER_ENCODING
 
-PIECES = ["Run: ", "run-Abc", " at é\n", "\tdone\n"]
+# 한 is U+D55C: UTF-8 ED 95 9C, the byte a surrogate starts with, but none
+TEXTS = ["Run: run-Abc at é\n\tdone\n", "Run: run-Abc at 한\n\tdone\n"]
 
 
-@pytest.mark.parametrize(("encoding", "errors"), [("utf-8", "strict"), ("latin-1", "replace")])
-def test_a_kept_answer_is_printed_as_its_pieces_joined(
-    monkeypatch: pytest.MonkeyPatch, encoding: str, errors: str
+def _pieces(text: str) -> list[memoryview]:
+    data = text.encode(*ANSWER_ENCODING)
+    return [memoryview(data)[:5], memoryview(data)[5:12], memoryview(data)[12:]]
+
+
+@pytest.mark.parametrize("text", TEXTS, ids=["latin", "hangul"])
+@pytest.mark.parametrize(
+    ("encoding", "errors"),
+    [("utf-8", "strict"), ("utf-8", "surrogateescape"), ("latin-1", "replace")],
+)
+def test_a_kept_answer_is_printed_as_its_text_would_be(
+    monkeypatch: pytest.MonkeyPatch, encoding: str, errors: str, text: str
 ) -> None:
-    """Whatever the standard output's encoding (one piece after the other on UTF-8,
-    joined through ``typer.echo`` on any other): the same bytes ``print`` would write."""
+    """Whatever the standard output's encoding (the bytes themselves on UTF-8, the text
+    through ``typer.echo`` on any other): the same bytes ``print`` would write."""
     written = io.BytesIO()
     stream = io.TextIOWrapper(written, encoding=encoding, errors=errors, newline="\n")
     monkeypatch.setattr("sys.stdout", stream)
-    emit_kept(iter(PIECES))
+    stream.write("before ")  # what the text layer holds is written first
+    emit_kept(_pieces(text))
     stream.flush()
-    assert written.getvalue() == "".join(PIECES).encode(encoding, errors)
+    assert written.getvalue() == ("before " + text).encode(encoding, errors)
+
+
+def test_a_lone_surrogate_is_written_by_the_text_layer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An undecodable file name's byte, kept as a surrogate: a ``surrogateescape`` output
+    writes it back as the byte it was, not as the surrogate's own three bytes."""
+    written = io.BytesIO()
+    stream = io.TextIOWrapper(written, encoding="utf-8", errors="surrogateescape", newline="\n")
+    monkeypatch.setattr("sys.stdout", stream)
+    text = "name-\udcff.txt\n"
+    emit_kept(_pieces(text))
+    stream.flush()
+    assert written.getvalue() == b"name-\xff.txt\n"

@@ -62,7 +62,7 @@ def _plan(setup: Setup, result: RunResult, stamp: str) -> replay.RunPlan:
     progress = replay.progress_lines(
         [(False, "Started"), (True, line)], result.run.id, shown.run.id
     )
-    answer = f"Run: {shown.run.id}\n"
+    answer = f"Run: {shown.run.id} é\n".encode()
     return replay.RunPlan(stamp, placeholders, rows, replay.touched(result), progress, answer, 1)
 
 
@@ -76,9 +76,9 @@ async def test_a_reused_run_is_written_again_with_another_identity() -> None:
     plan = _plan(setup, reused, stamp)
     assert plan.holds_no_trace_of(reused)
     assert plan.touched == (reused.requests[0].execution_id,)
-    text = plan.to_text()
-    assert text is not None
-    read = replay.RunPlan.from_text(text, 1)
+    data = plan.to_data()
+    assert data is not None
+    read = replay.RunPlan.from_data(memoryview(data), 1)
     assert read is not None and read.answer_hits == ((5, 0),)  # "Run: " then the Run ID
     assert dataclasses.replace(read, answer_hits=None) == plan
 
@@ -100,8 +100,9 @@ async def test_a_reused_run_is_written_again_with_another_identity() -> None:
     assert requests[0]["summary"]["wallMs"] == 1499
     assert _set_aside(document) == _set_aside(run_json(reused.run))
     assert _set_aside(requests) == _set_aside([request_json(r) for r in reused.requests])
-    assert replay.filler(read.placeholders, identity)(read.answer) == "Run: run-Replay\n"
-    assert read.answer_pieces(identity) == ["Run: ", "run-Replay", "\n"]
+    pieces = read.answer_pieces(identity)
+    assert [bytes(piece) for piece in pieces] == [b"Run: ", b"run-Replay", " é\n".encode()]
+    assert pieces[0].obj is pieces[2].obj  # views of the plan's bytes, not copies
     progress = [replay.filler(read.placeholders, identity)(t) for _, t in read.progress]
     assert progress[1] == "doc/review [run-Replay-1]: GREEN (reused (cache))"
 
@@ -167,27 +168,27 @@ def test_a_fill_is_each_placeholder_replaced_in_turn(chunks: list[str]) -> None:
 def test_answer_hits_that_do_not_stand_on_their_placeholders_are_searched_again(
     hits: tuple[tuple[int, int], ...] | None,
 ) -> None:
-    """A plan is a file: an answer whose hits are missing or wrong is filled as a whole."""
-    answer = f"Run: {PLACEHOLDERS.run_id} at {PLACEHOLDERS.created}\n"
+    """A plan is a file: an answer whose hits are missing or wrong is searched again."""
+    answer = f"Run: {PLACEHOLDERS.run_id} at {PLACEHOLDERS.created}\n".encode()
     plan = replay.RunPlan("s", PLACEHOLDERS, RunRows(("r",) * 6, ()), (), (), answer, 0, hits)
-    expected = f"Run: {VALUES.run_id} at {VALUES.created}\n"
-    assert "".join(plan.answer_pieces(VALUES)) == expected
-    assert plan.answer_pieces(VALUES) == [expected]
+    expected = f"Run: {VALUES.run_id} at {VALUES.created}\n".encode()
+    assert b"".join(plan.answer_pieces(VALUES)) == expected
 
 
 def test_a_plan_finds_every_placeholder_in_its_answer() -> None:
-    answer = f"{PLACEHOLDERS.pid} {PLACEHOLDERS.run_id}-1 {PLACEHOLDERS.run_id}-2"
-    hits = tuple(replay.placeholder_hits(answer, PLACEHOLDERS))
+    answer = f"{PLACEHOLDERS.pid} {PLACEHOLDERS.run_id}-1 {PLACEHOLDERS.run_id}-2".encode()
+    olds = [text.encode() for text in PLACEHOLDERS.texts()]
+    hits = tuple(replay.placeholder_hits(answer, olds))
     assert [which for _, which in hits] == [4, 0, 0]
     plan = replay.RunPlan("s", PLACEHOLDERS, RunRows(("r",) * 6, ()), (), (), answer, 0, hits)
-    assert plan.answer_pieces(VALUES) == [
-        "",
-        "4242",
-        " ",
-        VALUES.run_id,
-        "-1 ",
-        VALUES.run_id,
-        "-2",
+    assert [bytes(piece) for piece in plan.answer_pieces(VALUES)] == [
+        b"",
+        b"4242",
+        b" ",
+        VALUES.run_id.encode(),
+        b"-1 ",
+        VALUES.run_id.encode(),
+        b"-2",
     ]
 
 
@@ -201,6 +202,8 @@ def test_placeholders_that_overlap_are_replaced_in_turn() -> None:
     for old, new in zip(odd.texts(), VALUES.texts(), strict=True):
         expected = expected.replace(old, new)
     assert replay.filler(odd, VALUES)(text) == expected
+    plan = replay.RunPlan("s", odd, RunRows(("r",) * 6, ()), (), (), text.encode(), 0)
+    assert b"".join(plan.answer_pieces(VALUES)) == expected.encode()
 
 
 async def test_a_plan_still_naming_its_run_is_not_kept() -> None:
@@ -208,9 +211,9 @@ async def test_a_plan_still_naming_its_run_is_not_kept() -> None:
     await _run(setup, verdict_reply())
     reused = await _run(setup)
     plan = _plan(setup, reused, setup.state.history_stamp())
-    leaked = dataclasses.replace(plan, answer=f"Run: {reused.run.id}\n")
+    leaked = dataclasses.replace(plan, answer=f"Run: {reused.run.id}\n".encode())
     assert not leaked.holds_no_trace_of(reused)
-    dated = dataclasses.replace(plan, answer=f"at {reused.run.created_at}\n")
+    dated = dataclasses.replace(plan, answer=f"at {reused.run.created_at}\n".encode())
     assert not dated.holds_no_trace_of(reused)
 
 
@@ -232,20 +235,30 @@ async def test_a_plan_text_is_read_back_only_whole() -> None:
     await _run(setup, verdict_reply())
     reused = await _run(setup)
     plan = _plan(setup, reused, setup.state.history_stamp())
-    text = plan.to_text()
-    assert text is not None
-    head, _, rest = text.partition("\n")
+    data = plan.to_data()
+    assert data is not None
+    head, _, rest = data.partition(b"\n")
+    size = f'"answerBytes": {len(plan.answer)}'.encode()
+    assert size in head
     for damaged in (
-        "",
-        "not json\n" + rest,
-        head.replace(f'"format": {replay.PLAN_FORMAT}', f'"format": {replay.PLAN_FORMAT + 1}')
-        + "\n"
+        b"",
+        b"not json\n" + rest,
+        head.replace(
+            f'"format": {replay.PLAN_FORMAT}'.encode(),
+            f'"format": {replay.PLAN_FORMAT + 1}'.encode(),
+        )
+        + b"\n"
         + rest,
-        text[: text.rindex("\t")],  # the last request cut short
-        head + "\n" + rest.replace("\t", " ", 1),  # a row with too few columns
+        data[: data.rindex(b"\t")],  # the last request cut short
+        head + b"\n" + rest.replace(b"\t", b" ", 1),  # a row with too few columns
+        head.replace(size, size + b"0") + b"\n" + rest,  # an answer longer than the plan
+        head.replace(size, b'"answerBytes": -1') + b"\n" + rest,
+        head.replace(size, b'"answerBytes": "9"') + b"\n" + rest,
+        head.replace(size, size[:-1]) + b"\n" + rest,  # the answer does not start at a row
+        data[:-1],  # the answer cut short: the rows run into it
     ):
-        assert replay.RunPlan.from_text(damaged, 1) is None
+        assert replay.RunPlan.from_data(damaged, 1) is None, damaged[-80:]
     run_id = plan.rows.run[0]
     other = (f"{run_id}-9", *plan.rows.requests[0][1:])
     moved = dataclasses.replace(plan, rows=dataclasses.replace(plan.rows, requests=(other,)))
-    assert moved.to_text() is None  # its ID is not its Run's and ordinal's
+    assert moved.to_data() is None  # its ID is not its Run's and ordinal's

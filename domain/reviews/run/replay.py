@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import AnyStr, TypeVar
 
 from artifactize.domain.reviews.run.documents import RunResult
 from artifactize.domain.reviews.timestamps import elapsed_ms, timestamp
@@ -36,6 +38,7 @@ from artifactize.ports.documents import Request, SourceDocument
 from artifactize.ports.ids import IdSource, RequestId, RunId
 from artifactize.ports.state import RunRows
 from artifactize.ports.statuses import RequestStatus
+from artifactize.ports.stored_answers import ANSWER_ENCODING
 
 # What a request of a replayable Run may have ended as: nothing started for any of them.
 REPLAYABLE_STATUSES = frozenset(
@@ -47,9 +50,16 @@ REPLAYABLE_STATUSES = frozenset(
         RequestStatus.UNREVIEWED,
     }
 )
-PLAN_FORMAT = 3  # 2: rows name their shared parts (state revision 6); 3: the answer's hits
+# 2: rows name their shared parts (state revision 6); 3: the answer's hits; 4: the answer in
+# bytes (its length in the head, its hits byte offsets)
+PLAN_FORMAT = 4
+_NEWLINE = re.compile(b"\n")  # searches a view of bytes in place (bytes.find would copy it)
 _ID_CHARS = 24
 _DIGITS = string.digits
+
+
+# a text whose pieces are printed: a ``str``, or the bytes of an answer as a view
+Text = TypeVar("Text", str, memoryview)
 
 
 @dataclass(frozen=True)
@@ -99,11 +109,11 @@ class RunIdentity:
         )
 
 
-def placeholder_hits(text: str, placeholders: RunIdentity) -> list[tuple[int, int]]:
-    """Where a placeholder's text stands in ``text``: (offset, which of ``texts()``), in
-    order. They never overlap (no placeholder's text holds another's)."""
+def placeholder_hits(text: AnyStr, olds: Sequence[AnyStr]) -> list[tuple[int, int]]:
+    """Where each of ``olds`` (a placeholder's texts) stands in ``text``: (offset, which),
+    in order. They never overlap (no placeholder's text holds another's)."""
     hits = []
-    for which, old in enumerate(placeholders.texts()):
+    for which, old in enumerate(olds):
         at = text.find(old)
         while at >= 0:
             hits.append((at, which))
@@ -113,15 +123,16 @@ def placeholder_hits(text: str, placeholders: RunIdentity) -> list[tuple[int, in
 
 
 def _pieces(
-    text: str, hits: Sequence[tuple[int, int]], olds: Sequence[str], news: Sequence[str]
-) -> list[str] | None:
-    """``text`` with the placeholder at each hit replaced, as the pieces that make it up;
-    None when a hit does not stand on its placeholder or overlaps the one before."""
-    pieces: list[str] = []
+    text: Text, hits: Sequence[tuple[int, int]], olds: Sequence[Text], news: Sequence[Text]
+) -> list[Text] | None:
+    """``text`` (a ``str``, or a ``memoryview`` of bytes: its pieces are views, no copy)
+    with the placeholder at each hit replaced, as the pieces that make it up; None when a
+    hit does not stand on its placeholder or overlaps the one before."""
+    pieces: list[Text] = []
     end = 0
     for at, which in hits:
         old = olds[which]
-        if at < end or not text.startswith(old, at):
+        if at < end or text[at : at + len(old)] != old:
             return None
         pieces += (text[end:at], news[which])
         end = at + len(old)
@@ -136,7 +147,7 @@ def filler(placeholders: RunIdentity, values: RunIdentity) -> Callable[[str], st
     olds, news = placeholders.texts(), values.texts()
 
     def fill(text: str) -> str:
-        pieces = _pieces(text, placeholder_hits(text, placeholders), olds, news)
+        pieces = _pieces(text, placeholder_hits(text, olds), olds, news)
         if pieces is None:  # placeholders that overlap: never made (``texts``)
             for old, new in zip(olds, news, strict=True):
                 text = text.replace(old, new)
@@ -222,11 +233,13 @@ class RunPlan:
     rows: RunRows
     touched: tuple[str, ...]
     progress: tuple[tuple[bool, str], ...]  # (with the elapsed time, the line's text)
-    answer: str  # stdout, as printed
+    # stdout as printed, in ``ANSWER_ENCODING``: printed again as bytes, never decoded (a
+    # Run's answer is 67 MB at 10,000 Artifacts)
+    answer: bytes | memoryview
     exit_code: int
-    # where the placeholders stand in ``answer`` (``placeholder_hits``): found when the plan
-    # is kept, so a replay does not search a 67 MB answer for six texts (0.2 s at 10,000
-    # Artifacts) and prints it in pieces instead of joining them (``answer_pieces``)
+    # where the placeholders stand in ``answer``, in bytes (``placeholder_hits``): found
+    # when the plan is kept, so a replay does not search a 67 MB answer for six texts (0.2 s
+    # at 10,000 Artifacts) and prints it in pieces instead of joining them
     answer_hits: tuple[tuple[int, int], ...] | None = None
 
     def holds_no_trace_of(self, result: RunResult) -> bool:
@@ -237,20 +250,26 @@ class RunPlan:
         run = result.run
         traces = [run.id, run.created_at, run.completed_at or run.created_at]
         shared = list(self.rows.shared.values())
-        texts = [self.rows.run[3], self.answer, *(t for _, t in self.progress), *shared]
+        texts = [self.rows.run[3], *(t for _, t in self.progress), *shared]
         texts.extend(row[6] for row in self.rows.requests)
         if any(trace in text for text in texts for trace in traces):
+            return False
+        answer = bytes(self.answer)
+        if any(trace.encode(*ANSWER_ENCODING) in answer for trace in traces):
             return False
         held = self.placeholders.texts()
         return not any(placeholder in text for text in shared for placeholder in held)
 
-    def to_text(self) -> str | None:
+    def to_data(self) -> bytes | None:
         """One header line, then the Run's data, one line per request (its eval ID,
         ordinal, execution ID, status and body digest, then its data, tab-separated:
         compact JSON never holds a newline, nor a tab, raw, and IDs hold neither), and the
-        answer, as it is, last; None when a request's ID is not its Run's and ordinal's (it
-        could not be made again from them). The shared parts' texts are not kept."""
+        answer, as it is, last (its length in the header); in ``ANSWER_ENCODING``. None when
+        a request's ID is not its Run's and ordinal's (it could not be made again from
+        them). The shared parts' texts are not kept."""
         run_id = self.rows.run[0]
+        answer = bytes(self.answer)
+        olds = [old.encode(*ANSWER_ENCODING) for old in self.placeholders.texts()]
         head = {
             "format": PLAN_FORMAT,
             "stamp": self.stamp,
@@ -259,9 +278,8 @@ class RunPlan:
             "requests": len(self.rows.requests),
             "touched": list(self.touched),
             "progress": [list(line) for line in self.progress],
-            "answerHits": [
-                n for hit in placeholder_hits(self.answer, self.placeholders) for n in hit
-            ],
+            "answerHits": [n for hit in placeholder_hits(answer, olds) for n in hit],
+            "answerBytes": len(answer),
         }
         lines = [json.dumps(head, ensure_ascii=False), self.rows.run[3]]
         for row in self.rows.requests:
@@ -272,21 +290,29 @@ class RunPlan:
             if any("\t" in column or "\n" in column for column in columns[:5]):
                 return None
             lines.append("\t".join(columns))
-        lines.append(self.answer)
-        return "\n".join(lines)
+        lines.append("")
+        return "\n".join(lines).encode(*ANSWER_ENCODING) + answer
 
     @classmethod
-    def from_text(cls, text: str, exit_code: int) -> RunPlan | None:
-        """The plan ``to_text`` wrote, or None for any other text."""
+    def from_data(cls, data: bytes | memoryview, exit_code: int) -> RunPlan | None:
+        """The plan ``to_data`` wrote, or None for any other bytes. The answer stays a view
+        of ``data``; only what comes before it is decoded."""
         try:
-            # slices between newlines found one by one: splitting would copy the whole
-            # text (the answer alone is 67 MB at 10,000 Artifacts) once more per split
-            end = text.index("\n")
-            head = json.loads(text[:end])
+            found = _NEWLINE.search(data)
+            if found is None:
+                return None
+            head = json.loads(bytes(data[: found.start()]))
             if head["format"] != PLAN_FORMAT:
                 return None
-            start, end = end + 1, text.index("\n", end + 1)
-            data = text[start:end]
+            size = head["answerBytes"]
+            cut = len(data) - size if type(size) is int else -1
+            if not found.end() <= cut <= len(data):
+                return None
+            text = str(data[found.end() : cut], *ANSWER_ENCODING)
+            # slices between newlines found one by one: splitting would copy the rows
+            # (10 MB at 10,000 Artifacts) once more
+            end = text.index("\n")
+            run_data = text[:end]
             run_id, repo, status, created, definitions = head["run"]
             if not all(isinstance(v, str) for v in (run_id, repo, status, created)):
                 return None
@@ -313,30 +339,40 @@ class RunPlan:
                         body or None,
                     )
                 )
+            if end + 1 != len(text):
+                return None  # the answer does not start where the rows end
             return cls(
                 stamp=str(head["stamp"]),
                 placeholders=RunIdentity(**head["placeholders"]),
-                rows=RunRows((run_id, repo, status, data, created, definitions), tuple(rows)),
+                rows=RunRows((run_id, repo, status, run_data, created, definitions), tuple(rows)),
                 touched=tuple(str(t) for t in head["touched"]),
                 progress=tuple((bool(timed), str(line)) for timed, line in head["progress"]),
-                answer=text[end + 1 :],
+                answer=memoryview(data)[cut:],
                 exit_code=exit_code,
                 answer_hits=hits,
             )
         except (ValueError, TypeError, KeyError):
             return None
 
-    def answer_pieces(self, values: RunIdentity) -> list[str]:
-        """The answer with ``values`` in place of the placeholders, as pieces to print one
-        after the other; searched for them again when its hits do not stand on them (a
-        plan is a file)."""
-        olds, texts = self.placeholders.texts(), values.texts()
-        if self.answer_hits is not None:
-            valid = all(0 <= which < len(olds) for _, which in self.answer_hits)
-            pieces = _pieces(self.answer, self.answer_hits, olds, texts) if valid else None
-            if pieces is not None:
-                return pieces
-        return [filler(self.placeholders, values)(self.answer)]
+    def answer_pieces(self, values: RunIdentity) -> list[memoryview]:
+        """The answer with ``values`` in place of the placeholders, as pieces of bytes to
+        print one after the other (views of the answer between the values); searched for
+        the placeholders again when its hits do not stand on them (a plan is a file)."""
+        texts = [old.encode(*ANSWER_ENCODING) for old in self.placeholders.texts()]
+        olds = [memoryview(old) for old in texts]
+        news = [memoryview(new.encode(*ANSWER_ENCODING)) for new in values.texts()]
+        answer = memoryview(self.answer)
+        hits = self.answer_hits
+        valid = hits is not None and all(0 <= which < len(olds) for _, which in hits)
+        pieces = _pieces(answer, hits, olds, news) if hits is not None and valid else None
+        if pieces is None:
+            pieces = _pieces(answer, placeholder_hits(bytes(answer), texts), olds, news)
+        if pieces is None:  # placeholders that overlap: never made (``texts``)
+            whole = bytes(answer)
+            for old, new in zip(olds, news, strict=True):
+                whole = whole.replace(old, new)
+            return [memoryview(whole)]
+        return pieces
 
     def filled_rows(self, fill: Callable[[str], str]) -> RunRows:
         """The rows with this Run's identity in place of the placeholders (the shared parts
