@@ -53,6 +53,9 @@ _SCHEMA = (
 )
 
 _Key = tuple[str, str]  # (identity key, context)
+_INSERT_ENTRY = (
+    "INSERT OR REPLACE INTO entries (identity, context, path, value) VALUES (?, ?, ?, ?)"
+)
 
 
 def code_stamp(sources: Iterable[str]) -> str:
@@ -249,11 +252,14 @@ class SqliteFileIndex:
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('stamp', ?)", (self.stamp,)
                 )
             connection.executemany("DELETE FROM entries WHERE identity = ? AND context = ?", stale)
-            connection.executemany(
-                "INSERT OR REPLACE INTO entries (identity, context, path, value) "
-                "VALUES (?, ?, ?, ?)",
-                [(key[0], key[1], path, value) for key, (path, value) in new.items()],
-            )
+            entries = [(key[0], key[1], path, value) for key, (path, value) in new.items()]
+            try:
+                connection.executemany(_INSERT_ENTRY, entries)
+            except UnicodeEncodeError:
+                # a name that is not UTF-8 (the file system's bytes, decoded with lone
+                # surrogates) cannot be SQLite text: its rows are not kept, and what it
+                # names is read again each time (the index is an optimisation only)
+                connection.executemany(_INSERT_ENTRY, [e for e in entries if _is_text(e)])
             connection.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
@@ -325,6 +331,16 @@ class ReadingOnly:
 
     def save(self) -> None:
         return None
+
+
+def _is_text(entry: tuple[str, str, str, bytes]) -> bool:
+    """Whether an entry's texts are UTF-8, as SQLite's text must be."""
+    try:
+        for text in entry[:3]:
+            text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _read_only_uri(path: str) -> str:

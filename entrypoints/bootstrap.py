@@ -509,7 +509,7 @@ class Services:
         from artifactize.domain.reviews.run import replay
         from artifactize.domain.reviews.run.documents import request_record, run_record
         from artifactize.ports.state import StateError
-        from artifactize.ports.stored_answers import ANSWER_ENCODING, Observed, StoredAnswer
+        from artifactize.ports.stored_answers import Observed, StoredAnswer
 
         planning, stamp = prepared.planning, prepared.stamp
         if planning is None or stamp is None or prepared.remote is not None:
@@ -530,13 +530,16 @@ class Services:
             )
         except StateError:
             return
+        answer = replay.printed_bytes(render(shown))
+        if answer is None:
+            return
         plan = replay.RunPlan(
             stamp,
             placeholders,
             rows,
             replay.touched(result),
             replay.progress_lines(progress, result.run.id, placeholders.run_id),
-            render(shown).encode(*ANSWER_ENCODING),
+            answer,
             exit_code,
         )
         data = plan.to_data() if plan.holds_no_trace_of(result) else None

@@ -46,6 +46,8 @@ class ConfigService:
         root_path = self.filesystem.canonical_directory(repo)
         if self.refuse_filesystem_root and is_filesystem_root(root_path):
             raise RepositoryRefused(repo, FILESYSTEM_ROOT)
+        if not is_utf8(root_path):
+            raise RepositoryRefused(repo, NOT_UTF8)
         with self._paused():
             try:
                 identity = self._root_identity(root_path) if self.index is not None else None
@@ -104,6 +106,10 @@ class ConfigService:
 
 
 FILESYSTEM_ROOT = "it is the root of the filesystem, not a repository; name the repository's folder"
+NOT_UTF8 = (
+    "its path is not valid UTF-8, and the state keeps paths as UTF-8 text; "
+    "move it to a path whose names are UTF-8"
+)
 NESTED_SKIPPED = (
     "Skipped {count} other {noun} below the root (a .git inside): {names}; "
     "--nested-repos walks into them."
@@ -112,7 +118,16 @@ NESTED_SHOWN = 5  # the names a text summary lists; the JSON lists every one
 
 
 class RepositoryRefused(FilesystemError):
-    """A ``--repo`` that names no repository (the filesystem's root)."""
+    """A ``--repo`` that names no repository (the filesystem's root), or one at a path the
+    state cannot keep (not UTF-8: a name's bytes decoded with lone surrogates)."""
+
+
+def is_utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def is_filesystem_root(path: str) -> bool:

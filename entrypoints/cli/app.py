@@ -210,7 +210,7 @@ def _fail_known(exc: Exception, options: GlobalOptions) -> NoReturn:
 
 
 def _usage_failed(exc: typer.TyperException, options: GlobalOptions) -> NoReturn:
-    """typer 0.29 vendors click privately: its usage errors are public only as a
+    """typer 0.28 (as 0.29) vendors click privately: its usage errors are public only as a
     TyperException with click's usage exit code (2) and the failing command's context. A
     command group given no command prints its help (exit 2); any other usage error says what
     is wrong, then the usage line and where to find help."""

@@ -7,7 +7,7 @@ its text answer is printed the same way everywhere."""
 from __future__ import annotations
 
 import codecs
-import re
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -21,10 +21,6 @@ from artifactize.kernel.indented_json import (
     write_indented_array,
 )
 from artifactize.ports.stored_answers import ANSWER_ENCODING
-
-# The first byte of a surrogate in ``surrogatepass`` UTF-8 (searched alone: a pass of
-# ``re``'s literal search over a 67 MB answer is 0.04 s, the class after it doubles that)
-_SURROGATE_LEAD = re.compile(b"\xed")
 
 
 def json_text(document: Any) -> str:
@@ -60,31 +56,23 @@ def emit(document: Any, text: str | Callable[[Any], str]) -> None:
 
 
 def emit_kept(pieces: Sequence[memoryview]) -> None:
-    """A kept answer (``ports.stored_answers``), in pieces of its UTF-8, as it is. It holds
-    no control character but newlines and tabs (``adapters.stored_answers`` keeps and
-    finds none that does), so the pass ``typer.echo`` makes over output that is not a
-    terminal, to remove ANSI escapes, would find none (0.1 s over a Run's 67 MB answer at
-    10,000 Artifacts). A UTF-8 standard output gets the bytes, one piece after the other,
-    on its binary buffer: they are what its text layer would write for the text (decoding
-    and encoding 67 MB again cost 0.2 s), unless the text holds a lone surrogate (an
-    undecodable file name's byte, kept with ``surrogatepass``), which a text layer without
-    ``strict`` errors writes its own way: a piece that could hold one (a 0xED byte) sends
-    the whole answer through the text layer. Any other output gets the text joined through
-    ``typer.echo`` (which may wrap a stream of another encoding), told to keep what it would
-    strip: there is none."""
+    """A replayed Run's answer (``domain.reviews.run.replay``), in pieces of its UTF-8, as
+    it is. It holds no control character but newlines and tabs (``adapters.stored_answers``
+    keeps and finds none that does), so the pass ``typer.echo`` makes over output that is
+    not a terminal, to remove ANSI escapes, would find none (0.1 s over a Run's 67 MB
+    answer at 10,000 Artifacts). A UTF-8 standard output gets the bytes, one piece after
+    the other, on its binary buffer: they are what its text layer would write for the
+    text, since a plan is kept only for an answer that is strict UTF-8 (no lone surrogate:
+    ``replay.printed_bytes``), and decoding and encoding 67 MB again cost 0.2 s. Any
+    other output, and any output where a newline is written as ``os.linesep`` (Windows),
+    gets the text joined through ``typer.echo`` (which may wrap a stream of another
+    encoding), told to keep what it would strip: there is none."""
     stream = sys.stdout
     utf8 = stream is not None and codecs.lookup(stream.encoding or "ascii").name == "utf-8"
-    buffer = getattr(stream, "buffer", None) if utf8 else None
-    if buffer is not None and (
-        stream.errors == "strict" or not any(map(_SURROGATE_LEAD.search, pieces))
-    ):
+    buffer = getattr(stream, "buffer", None) if utf8 and os.linesep == "\n" else None
+    if buffer is not None:
         stream.flush()
         buffer.writelines(pieces)
         buffer.flush()
-        return
-    text = str(b"".join(pieces), *ANSWER_ENCODING)
-    if utf8:
-        stream.write(text)
-        stream.flush()
     else:
-        typer.echo(text, nl=False, color=True)
+        typer.echo(str(b"".join(pieces), *ANSWER_ENCODING), nl=False, color=True)

@@ -1,6 +1,6 @@
 """Usage lines in the usual convention: ``artifactize request submit [OPTIONS] REQUEST_ID``.
 
-typer 0.29 shows a required argument as ``{request_id}`` and an optional one as
+typer 0.28 (as 0.29) shows a required argument as ``{request_id}`` and an optional one as
 ``[selector]`` in usage lines, which reads like a placeholder left unformatted. The command
 tree is adjusted once, when ``main`` builds it: each argument is named in upper case,
 ``[NAME]`` when optional, ``NAME...`` when it takes several values.

@@ -733,3 +733,17 @@ def test_a_folder_swapped_for_a_link_to_itself_between_runs_is_walked_again(
     after = results(root, index)
     assert after == results(root, None)
     assert after["mod sum"] != first["mod sum"]
+
+
+def test_a_name_that_is_not_utf8_is_not_kept_and_the_rest_is(tmp_path: Path) -> None:
+    """SQLite's text is UTF-8: a path decoded with lone surrogates cannot be a row. Its row
+    is left out (read again each time); the save keeps the others and raises nothing."""
+    path, source, declaration = _two_files(tmp_path)
+    file, declared = _identity_of(source), _identity_of(declaration)
+    index = SqliteFileIndex(path, STAMP, margin_ns=TEST_MARGIN_NS)
+    index.remember_digest(file, os.fsdecode(b"/odd/\xff.py"), b"1" * 32)
+    index.remember_declaration(declared, "ctx", str(declaration), "stored")
+    index.save()
+    assert [row[2] for row in _rows(tmp_path / "state")] == [str(declaration)]
+    later = SqliteFileIndex(path, STAMP, margin_ns=TEST_MARGIN_NS)
+    assert later.declaration(declared, "ctx") == "stored" and later.digest(file) is None

@@ -181,8 +181,7 @@ def test_an_answer_beyond_ascii_is_replayed_as_printed(
     tmp_path: Path, loads: list[int], name: str
 ) -> None:
     """The plan's answer is printed as its bytes: a repository named beyond ASCII prints
-    what the computed Run printed (한, U+D55C, starts with 0xED, the byte a lone surrogate
-    starts with: printed through the text layer)."""
+    what the computed Run printed."""
     repo = Repo(tmp_path, name)
     repo.cli("--json", "verify", "app")
     repo.cli("--json", "verify", "app")  # the file index filled

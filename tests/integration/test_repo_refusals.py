@@ -90,3 +90,30 @@ def test_a_walk_stops_at_other_repositories_and_says_so(tmp_path: Path) -> None:
     entered = run("--repo", str(tmp_path), "--nested-repos", "config", "check")
     assert entered.returncode == 2  # now the clone's broken declaration is read
     assert "clone/broken.artf" in entered.stderr
+
+
+@pytest.mark.parametrize("command", [("config", "check"), ("status",), ("verify", "--all")])
+def test_a_repository_at_a_path_that_is_not_utf8_is_refused_in_one_line(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """Its path could be kept in no state (SQLite's text is UTF-8): it used to end in a
+    traceback from the file index's or the state's first write."""
+    repo = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"r\xffpo")))
+    (repo / "app").mkdir(parents=True)
+    (repo / "app" / "index.artf").write_text(
+        'name = "app"\n[evals.ok]\ntitle = "ok"\n'
+        'profile = { kind = "runtime", command = "true", args = [] }\n'
+        'payload.instruction = "Run ok."\n',
+        encoding="utf-8",
+    )
+    refused = run("--repo", str(repo), *command)
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr.startswith("error: cannot read the repository ")
+    assert refused.stderr.endswith(
+        ": its path is not valid UTF-8, and the state keeps paths as UTF-8 text; "
+        "move it to a path whose names are UTF-8\n"
+    )
+    assert "Traceback" not in refused.stderr
+    as_json = run("--repo", str(repo), "--json", *command)
+    assert as_json.returncode == 2
+    assert "not valid UTF-8" in json.loads(as_json.stdout)["error"]

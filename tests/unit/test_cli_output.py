@@ -9,7 +9,6 @@ import pytest
 from artifactize.entrypoints.cli.output import emit_kept
 from artifactize.ports.stored_answers import ANSWER_ENCODING
 
-# 한 is U+D55C: UTF-8 ED 95 9C, the byte a surrogate starts with, but none
 TEXTS = ["Run: run-Abc at é\n\tdone\n", "Run: run-Abc at 한\n\tdone\n"]
 
 
@@ -35,15 +34,3 @@ def test_a_kept_answer_is_printed_as_its_text_would_be(
     emit_kept(_pieces(text))
     stream.flush()
     assert written.getvalue() == ("before " + text).encode(encoding, errors)
-
-
-def test_a_lone_surrogate_is_written_by_the_text_layer(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An undecodable file name's byte, kept as a surrogate: a ``surrogateescape`` output
-    writes it back as the byte it was, not as the surrogate's own three bytes."""
-    written = io.BytesIO()
-    stream = io.TextIOWrapper(written, encoding="utf-8", errors="surrogateescape", newline="\n")
-    monkeypatch.setattr("sys.stdout", stream)
-    text = "name-\udcff.txt\n"
-    emit_kept(_pieces(text))
-    stream.flush()
-    assert written.getvalue() == b"name-\xff.txt\n"

@@ -262,3 +262,8 @@ async def test_a_plan_text_is_read_back_only_whole() -> None:
     other = (f"{run_id}-9", *plan.rows.requests[0][1:])
     moved = dataclasses.replace(plan, rows=dataclasses.replace(plan.rows, requests=(other,)))
     assert moved.to_data() is None  # its ID is not its Run's and ordinal's
+
+
+def test_an_answer_is_printed_as_its_strict_utf8_or_keeps_no_plan() -> None:
+    assert replay.printed_bytes("Run: é 한\n") == "Run: é 한\n".encode()
+    assert replay.printed_bytes("name-\udcff.txt\n") is None  # an undecodable byte

@@ -157,6 +157,17 @@ def filler(placeholders: RunIdentity, values: RunIdentity) -> Callable[[str], st
     return fill
 
 
+def printed_bytes(answer: str) -> bytes | None:
+    """The bytes a replay prints for ``answer``: its strict UTF-8, which a UTF-8 output
+    writes for the text itself; None when it holds a lone surrogate (an undecodable name's
+    byte, which an output with ``surrogateescape`` writes back as that byte, and a strict
+    one refuses), for which no plan is kept."""
+    try:
+        return answer.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+
+
 def replayable(result: RunResult) -> bool:
     """Whether ``result`` started nothing and waits for nothing: every request ended
     without a review of its own (reused, derived, or settled as not reviewed here)."""
