@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from artifactize.entrypoints.monitor_tui.source import MonitorSource
     from artifactize.entrypoints.review_tui.session import ReviewSession
     from artifactize.ports.coding_agents import CodingAgents
-    from artifactize.ports.collector import CollectorPause
+    from artifactize.ports.collector import CollectorPause, CollectorPauseUntilDecided
     from artifactize.ports.conversations import ConversationStore
     from artifactize.ports.documents import ProducerDocument
     from artifactize.ports.file_index import FileIndex
@@ -722,6 +722,15 @@ class Services:
                     f"will not use the remote review store; {LOOPBACK_STORE_FIX}"
                 )
         return RemoteSync(stores.open(settings), self.progress)
+
+    def replay_paused(self) -> AbstractContextManager[Callable[[], None]]:
+        """The cyclic collector paused while a replay is tried and printed: what it reads
+        (the observations, the plan's rows and answer) makes no cycles and stays alive until
+        it is printed, and the collector's passes over it were 0.2 s of a replay at 10,000
+        Artifacts. The block calls what it is given once the replay holds; a replay that
+        does not hold freezes nothing (``adapters.collector.pause_collector_until_decided``)."""
+        pause: CollectorPauseUntilDecided = self.container.collector_pause_until_decided()
+        return pause()
 
     def collector_paused(self) -> AbstractContextManager[None]:
         """The cyclic collector paused for the whole of a short command whose loaded

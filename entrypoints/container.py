@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from artifactize.ports.cleanup import CleanupExecutor
     from artifactize.ports.clock import Clock
     from artifactize.ports.coding_agents import CodingAgents
-    from artifactize.ports.collector import CollectorPause
+    from artifactize.ports.collector import CollectorPause, CollectorPauseUntilDecided
     from artifactize.ports.conversations import ConversationStore
     from artifactize.ports.file_index import FileIndex
     from artifactize.ports.filesystem import Filesystem
@@ -462,6 +462,12 @@ def _collector_pause_to_exit() -> CollectorPause:
     return pause_collector_to_exit
 
 
+def _collector_pause_until_decided() -> CollectorPauseUntilDecided:
+    from artifactize.adapters.collector import pause_collector_until_decided
+
+    return pause_collector_until_decided
+
+
 def _collector_pause_keeping() -> CollectorPause:
     from artifactize.adapters.collector import pause_keeping
 
@@ -626,6 +632,7 @@ class Container(containers.DeclarativeContainer):
     collector_pause = providers.Callable(_collector_pause)
     collector_freeze = providers.Callable(_collector_freeze)
     collector_pause_to_exit = providers.Callable(_collector_pause_to_exit)
+    collector_pause_until_decided = providers.Callable(_collector_pause_until_decided)
     full_state_check = providers.Callable(_full_state_check)
     # verify's pause: a Run's documents, kept as long as the Run, join its frozen objects.
     collector_pause_keeping = providers.Callable(_collector_pause_keeping)

@@ -181,11 +181,14 @@ def _replay(planning: VerifyPlanning, quiet: bool) -> None:
     from artifactize.entrypoints.cli.output import emit_kept
     from artifactize.entrypoints.cli.progress import display_for_verify
 
-    replayed = CliContext.services().replay_verify(planning)
-    if replayed is None:
-        return
-    display_for_verify(sys.stderr, quiet=quiet).replay(replayed.progress)
-    emit_kept(replayed.answer)
+    services = CliContext.services()
+    with services.replay_paused() as exiting:
+        replayed = services.replay_verify(planning)
+        if replayed is None:
+            return
+        exiting()  # what the replay made stays alive to the end of the command
+        display_for_verify(sys.stderr, quiet=quiet).replay(replayed.progress)
+        emit_kept(replayed.answer)
     raise typer.Exit(replayed.exit_code)
 
 

@@ -15,6 +15,7 @@ from artifactize.adapters.collector import (
     freeze_collector,
     pause_collector,
     pause_collector_to_exit,
+    pause_collector_until_decided,
     pause_keeping,
 )
 from artifactize.domain.reviews.run.policy import VerifyOptions
@@ -80,6 +81,32 @@ def test_a_pause_to_exit_inside_a_disabled_collector_changes_nothing() -> None:
             pass
         assert not gc.isenabled()
         assert gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
+
+
+def test_a_pause_until_decided_freezes_only_once_decided() -> None:
+    """A replay that holds ends frozen, as a short command does; one that does not hold ends
+    a plain pause, so the whole ``verify`` after it starts with nothing frozen."""
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    with pause_collector_until_decided():
+        assert not gc.isenabled()
+        dropped = [_Cycle() for _ in range(100)]
+    assert gc.isenabled() and gc.get_freeze_count() == 0 and dropped
+    try:
+        with pause_collector_until_decided() as exiting:
+            kept = [_Cycle() for _ in range(100)]
+            exiting()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= len(kept)
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        with pause_collector_until_decided() as exiting:
+            exiting()
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
     finally:
         gc.enable()
 

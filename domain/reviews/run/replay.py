@@ -319,39 +319,28 @@ class RunPlan:
             cut = len(data) - size if type(size) is int else -1
             if not found.end() <= cut <= len(data):
                 return None
-            text = str(data[found.end() : cut], *ANSWER_ENCODING)
-            # slices between newlines found one by one: splitting would copy the rows
-            # (10 MB at 10,000 Artifacts) once more
-            end = text.index("\n")
-            run_data = text[:end]
+            # the run's data, a line per request, and the empty rest before the answer
+            lines = str(data[found.end() : cut], *ANSWER_ENCODING).split("\n")
             run_id, repo, status, created, definitions = head["run"]
             if not all(isinstance(v, str) for v in (run_id, repo, status, created)):
                 return None
             if not isinstance(definitions, str | None):
                 return None
             numbers = head["answerHits"]
-            if not isinstance(numbers, list) or not all(type(n) is int for n in numbers):
+            if not isinstance(numbers, list) or not set(map(type, numbers)) <= {int}:
                 return None
             hits = tuple(zip(numbers[::2], numbers[1::2], strict=True))
-            rows = []
-            for _ in range(head["requests"]):
-                start, end = end + 1, text.index("\n", end + 1)
-                eval_id, ordinal, execution, state, body, document = text[start:end].split("\t")
-                number = int(ordinal)
-                rows.append(
-                    (
-                        f"{run_id}-{number}",
-                        run_id,
-                        eval_id,
-                        number,
-                        execution or None,
-                        state,
-                        document,
-                        body or None,
-                    )
-                )
-            if end + 1 != len(text):
+            if len(lines) != head["requests"] + 2 or lines[-1]:
                 return None  # the answer does not start where the rows end
+            cells = [line.split("\t") for line in lines[1:-1]]
+            if not set(map(len, cells)) <= {6}:
+                return None  # a row of another shape
+            ordinals = [int(cell[1]) for cell in cells]
+            rows = [
+                (f"{run_id}-{n}", run_id, e, n, x or None, s, d, b or None)
+                for (e, _, x, s, b, d), n in zip(cells, ordinals, strict=True)
+            ]
+            run_data = lines[0]
             return cls(
                 stamp=str(head["stamp"]),
                 placeholders=RunIdentity(**head["placeholders"]),
