@@ -25,6 +25,7 @@ from artifactize.entrypoints.cli.lazy_commands import LazyGroup
 from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.cli.output import emit_json
+from artifactize.entrypoints.cli.usage import ConventionalTyper
 from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ HELP_HINT = "Try '{command} --help' for help."
 
 LazyGroup.LAZY = COMMANDS
 
-app = typer.Typer(
+app = ConventionalTyper(
     name="artifactize",
     cls=LazyGroup,
     help=ROOT_HELP,
@@ -43,8 +44,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-config_app = typer.Typer(help="Check and describe the .artf declarations.", no_args_is_help=True)
-tools_app = typer.Typer(help="Inspect and try the tools reviewers see.", no_args_is_help=True)
+config_app = ConventionalTyper(
+    help="Check and describe the .artf declarations.", no_args_is_help=True
+)
+tools_app = ConventionalTyper(help="Inspect and try the tools reviewers see.", no_args_is_help=True)
 
 # tools check's Artifact selection (as --artifact A --audience human).
 ArtifactOption = Annotated[

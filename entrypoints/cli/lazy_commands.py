@@ -17,25 +17,25 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from artifactize.entrypoints.cli.command_table import LazyCommand
-from artifactize.entrypoints.cli.usage import conventional_usage
+from artifactize.entrypoints.cli.usage import ConventionalTyper
 
 
 def _load(name: str, entry: LazyCommand) -> Any:
     """The click command for ``entry``, built the way ``app.add_typer``/``app.command``
-    would build it, with usage lines in the usual convention."""
+    would build it (a ``ConventionalCommand``: usage lines in the usual convention)."""
     target = getattr(importlib.import_module(entry.module), entry.attribute)
     if isinstance(target, typer.Typer):
-        wrapper = typer.Typer(rich_markup_mode=None)
+        wrapper = ConventionalTyper(rich_markup_mode=None)
         wrapper.add_typer(target, name=name)
     else:
-        wrapper = typer.Typer(rich_markup_mode=None)
+        wrapper = ConventionalTyper(rich_markup_mode=None)
         wrapper.command(name)(target)
         # One command on a Typer without a callback is that command itself; a callback
         # forces a group so the command keeps its name and help.
         wrapper.callback()(_no_options)
     group = typer.main.get_command(wrapper)
     assert isinstance(group, TyperGroup)
-    return conventional_usage(group.commands[name])
+    return group.commands[name]
 
 
 def _no_options() -> None:

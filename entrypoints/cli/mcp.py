@@ -17,6 +17,7 @@ from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit as _emit
+from artifactize.entrypoints.cli.usage import ConventionalTyper
 from artifactize.entrypoints.errors import CommandError
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ CONTROL_ALONE = (
     "--control serves the control surface; it takes no --eval, --artifact or --max-tool-calls."
 )
 
-mcp_app = typer.Typer(
+mcp_app = ConventionalTyper(
     help=(
         "Serve an Agent eval's tools to any MCP client (Claude Code, Cursor, VS Code, Codex "
         "CLI, Claude Desktop): stdio by default, or streamable HTTP on loopback with --http."

@@ -20,6 +20,7 @@ from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.cli.progress import CLEAR_LINE, is_live_terminal
+from artifactize.entrypoints.cli.usage import ConventionalTyper
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.review_store import (
     SCOPE_READ,
@@ -42,7 +43,7 @@ NOT_CONFIGURED = (
 
 T = TypeVar("T")
 
-remote_app = typer.Typer(
+remote_app = ConventionalTyper(
     help="Share verdicts through a team review store: login, logout, status, push.",
     no_args_is_help=True,
 )

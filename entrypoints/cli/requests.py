@@ -22,6 +22,7 @@ from artifactize.entrypoints.cli.output import emit as _emit
 from artifactize.entrypoints.cli.output import emit_json as _emit_json
 from artifactize.entrypoints.cli.output import emit_json_array
 from artifactize.entrypoints.cli.render import requests as render
+from artifactize.entrypoints.cli.usage import ConventionalTyper
 from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.fields_file import read_fields_file
 from artifactize.entrypoints.signals import until_signal
@@ -37,7 +38,7 @@ TAB = "\t"  # between the fields of a text list's line
 STATUS_AND_WAITING = "Give --status or --waiting, not both (--waiting is --status WAITING_HUMAN)."
 ACTION_CANCELLED = "The Human action was cancelled."
 
-request_app = typer.Typer(
+request_app = ConventionalTyper(
     help="List, claim and submit Human review requests.", no_args_is_help=True
 )
 

@@ -31,6 +31,7 @@ from artifactize.entrypoints.cli.render.runs import (
     run_show_text,
     run_text,
 )
+from artifactize.entrypoints.cli.usage import ConventionalTyper
 from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.signals import until_signal
 from artifactize.kernel.document_codec import execution_json
@@ -52,8 +53,8 @@ READING_PHASE = "Reading declarations and fingerprints"
 RUNNING_STATUS = RunStatus.RUNNING  # a Run not finished yet (or whose verifier died)
 RUN_POLL_SECONDS = 0.1  # how often `run show --wait` reads the Run again (at most 0.2 s)
 
-run_app = typer.Typer(help="Show saved Runs.", no_args_is_help=True)
-cache_app = typer.Typer(help="Inspect and clear reusable verdicts.", no_args_is_help=True)
+run_app = ConventionalTyper(help="Show saved Runs.", no_args_is_help=True)
+cache_app = ConventionalTyper(help="Inspect and clear reusable verdicts.", no_args_is_help=True)
 
 ReuseKeyArgument = Annotated[str, argument("A reuse key (64 hex).")]
 

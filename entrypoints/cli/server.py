@@ -26,6 +26,7 @@ from artifactize.domain.reviews.remote.server_admission import is_reuse_key
 from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit_json as _emit_json
+from artifactize.entrypoints.cli.usage import ConventionalTyper
 from artifactize.entrypoints.errors import CommandError
 from artifactize.entrypoints.listen_address import DEFAULT_LISTEN, ListenError, bind, parse_listen
 from artifactize.ports.store_server_storage import (
@@ -58,10 +59,12 @@ DatabaseOption = Annotated[
     ),
 ]
 
-server_app = typer.Typer(
+server_app = ConventionalTyper(
     help="Run the team review store and manage its tokens.", no_args_is_help=True
 )
-token_app = typer.Typer(help="Issue, list and revoke review store tokens.", no_args_is_help=True)
+token_app = ConventionalTyper(
+    help="Issue, list and revoke review store tokens.", no_args_is_help=True
+)
 server_app.add_typer(token_app, name="token")
 
 

@@ -15,13 +15,14 @@ from artifactize.entrypoints.cli.context import CliContext
 from artifactize.entrypoints.cli.exit_codes import ExitCode
 from artifactize.entrypoints.cli.options import argument, option
 from artifactize.entrypoints.cli.output import emit_json
+from artifactize.entrypoints.cli.usage import ConventionalTyper
 from artifactize.entrypoints.errors import CommandError
 from artifactize.ports.conversations import ConversationNotFound
 from artifactize.ports.ids import RequestId, SessionId
 
 REQUEST_ID = re.compile(r"\Arun-[A-Za-z0-9]+-[0-9]+\Z")
 
-session_app = typer.Typer(
+session_app = ConventionalTyper(
     help="Saved Agent conversations and follow-up questions.", no_args_is_help=True
 )
 

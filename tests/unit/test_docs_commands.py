@@ -20,7 +20,6 @@ import pytest
 import typer
 
 from artifactize.entrypoints.cli.app import app
-from artifactize.entrypoints.cli.usage import conventional_usage
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -123,7 +122,7 @@ def problems(line: str, root: Any) -> list[str]:
 
 @pytest.fixture(scope="module")
 def root() -> Any:
-    return conventional_usage(typer.main.get_command(app))
+    return typer.main.get_command(app)
 
 
 def documented() -> list[tuple[str, int, str]]:
