@@ -324,10 +324,8 @@ class ToolSession:
     async def cleanup(self, run_stop: bool = True) -> list[str]:
         """Stop, kill, confirm, remove. Returns the problems; runs on the cleanup executor,
         in an event loop of its own."""
-        problems = self._retire_problems
-        self._retire_problems = []
         if self.directory is None:
-            return problems
+            return self._retire_reported()
         if run_stop and self.state in (State.READY, State.ENDED) and self.process is not None:
             await self._run_stop()
         confirmed = True
@@ -345,13 +343,21 @@ class ToolSession:
         if not confirmed:
             self.ports.store.release_lease(self.directory)
             survive = CLEANUP_FAILED.format(detail=f"processes of {self.provenance_key} survive")
-            return [*problems, survive]
+            return [*self._retire_reported(), survive]
+        removal: list[str] = []
         try:
             self.ports.store.remove(self.directory)
         except OSError as exc:
             self.ports.store.release_lease(self.directory)
-            problems.append(CLEANUP_FAILED.format(detail=str(exc)))
+            removal.append(CLEANUP_FAILED.format(detail=str(exc)))
         self.directory = None
+        return [*self._retire_reported(), *removal]
+
+    def _retire_reported(self) -> list[str]:
+        """The releases that could not be recorded so far, taken once cleanup is done with
+        its own: a release that fails during cleanup (the start group's, when its exit was
+        not seen first, or the stop's) is reported with the others, never dropped."""
+        problems, self._retire_problems = self._retire_problems, []
         return problems
 
     async def _run_stop(self) -> None:

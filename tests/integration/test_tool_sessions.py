@@ -535,6 +535,21 @@ async def test_a_failure_to_retire_the_start_group_is_reported_not_suppressed(
     assert setup.session_directories() == []  # nor the removal
 
 
+async def test_releases_that_fail_during_cleanup_are_reported_too(tmp_path: Path) -> None:
+    """The start group's release and the stop's happen during cleanup when the harness is
+    still running: theirs are reported with the bound call's (they used to be dropped, and
+    the test above flaked when cleanup came before the harness's exit was seen)."""
+    setup = Setup(tmp_path)
+    registry = setup.registry()
+    ports = setup.session_ports()
+    sessions = registry.sessions(replace(ports, store=UnrecordableReleases()))
+    assert data(await call(sessions, registry))["count"] == 1
+    problems = await sessions.close()
+    assert len(problems) >= 3, problems  # the bound call's, the stop's, the start group's
+    assert all(p.startswith(RETIRE_FAILURE) and "No space left" in p for p in problems)
+    assert setup.harness_processes() == [] and setup.session_directories() == []
+
+
 # --- cleanup: stop, kill, reap, remove ----------------------------------------------------------
 
 
