@@ -478,7 +478,8 @@ class Services:
         plan = None if found is None else RunPlan.from_data(found[1].data, found[1].exit_code)
         if found is None or plan is None:
             return None
-        if not still_hold(found[0], container.filesystem(), container.programs()):
+        checks = container.parallel_checks()
+        if not still_hold(found[0], container.filesystem(), container.programs(), checks):
             return None
         store = self.open_state(create=False)
         if store is None:
@@ -778,7 +779,8 @@ class Services:
         if answers is not None and first is not None:
             observed = answers.find_observed(first)
             filesystem, programs = self.container.filesystem(), self.container.programs()
-            if observed is not None and still_hold(observed[0], filesystem, programs):
+            checks = self.container.parallel_checks()
+            if observed is not None and still_hold(observed[0], filesystem, programs, checks):
                 return observed[1]
         observer = self._observer(answers)
         status, refs = self._status_without_state(selector, options, observer)

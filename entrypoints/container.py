@@ -176,6 +176,9 @@ _PLATFORM_FACTORIES: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = 
     "private_files": _platform_pair(
         "private_files:PosixPrivateFiles", "private_files:WindowsPrivateFiles"
     ),
+    "parallel_checks": _platform_pair(
+        "parallel_checks:ForkedChecks", "parallel_checks:InTurnChecks"
+    ),
 }
 
 
@@ -534,6 +537,7 @@ class Container(containers.DeclarativeContainer):
     process_table = _on_platform(platform, "process_table")
     session_store = _on_platform(platform, "session_store")
     private_files = _on_platform(platform, "private_files")
+    parallel_checks = _on_platform(platform, "parallel_checks")  # a kept answer's checks
     process_interrupt = process_table  # run cancel stops another process through it
     state_stores = providers.Singleton(_state_stores, clock=clock)
     state_repair = providers.Factory(_state_repair)

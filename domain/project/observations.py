@@ -20,6 +20,7 @@ run computes everything.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -33,10 +34,16 @@ from artifactize.ports.filesystem import (
     Filesystem,
     FilesystemError,
 )
+from artifactize.ports.parallel_checks import ParallelChecks
 from artifactize.ports.programs import ProgramFinder, ProgramIdentity
 
 Entry = list[Any]  # [question, folder or program, arguments..., answer]
 T = TypeVar("T")
+
+# A log asking fewer questions than this is checked in one piece: below it, starting the
+# other workers costs more than they save (a ``fork`` of a large process is a few ms, and
+# this many stats take about 0.1 s). Each path of a ``below`` question counts as one.
+PARALLEL_CHECK_MIN_QUESTIONS = 20_000
 
 
 def _key(identity: FileIdentity | None) -> str | None:
@@ -269,12 +276,61 @@ class _ObservedPrograms:
         return found
 
 
-def still_hold(log: Sequence[Entry], filesystem: Filesystem, programs: ProgramFinder) -> bool:
+def still_hold(
+    log: Sequence[Entry],
+    filesystem: Filesystem,
+    programs: ProgramFinder,
+    parallel: ParallelChecks | None = None,
+) -> bool:
     """Whether every question of ``log`` gets the same answer now (each folder opened again
     by its physical path, no link followed); False for a log this code cannot read, and for
-    an empty one (a computation that asked nothing was not observed)."""
+    an empty one (a computation that asked nothing was not observed).
+
+    A log of at least ``PARALLEL_CHECK_MIN_QUESTIONS`` questions is cut into one piece per
+    worker ``parallel`` has, of about as many questions each, checked at the same time:
+    the questions are independent (each piece opens the folders it asks of itself)."""
     if not log:
         return False
+    workers = 1 if parallel is None else parallel.workers()
+    pieces = _pieces(log, workers) if workers > 1 else None
+    if parallel is None or pieces is None:
+        return _all_hold(log, filesystem, programs)
+    return parallel.all_hold(
+        [functools.partial(_all_hold, piece, filesystem, programs) for piece in pieces]
+    )
+
+
+def _weight(entry: Entry) -> int:
+    """About how much asking an entry again costs, in stats: a ``below`` one per path, and
+    one more for the entry's own work (its digest, the calls around it)."""
+    if entry[0] == "below" and isinstance(entry[2], list):
+        return 1 + len(entry[2])
+    return 1
+
+
+def _pieces(log: Sequence[Entry], workers: int) -> list[Sequence[Entry]] | None:
+    """``log`` in ``workers`` runs of about as many questions each, in order; None when it
+    asks fewer than ``PARALLEL_CHECK_MIN_QUESTIONS`` or cannot be weighed (another shape
+    of log: checked in one piece, which says False)."""
+    try:
+        weights = [_weight(entry) for entry in log]
+    except (TypeError, IndexError, KeyError):
+        return None
+    total = sum(weights)
+    if total < PARALLEL_CHECK_MIN_QUESTIONS:
+        return None
+    pieces: list[Sequence[Entry]] = []
+    start, held = 0, 0
+    for index, weight in enumerate(weights):
+        held += weight
+        if held * workers >= total * (len(pieces) + 1) and len(pieces) < workers - 1:
+            pieces.append(log[start : index + 1])
+            start = index + 1
+    pieces.append(log[start:])
+    return [piece for piece in pieces if piece]
+
+
+def _all_hold(log: Sequence[Entry], filesystem: Filesystem, programs: ProgramFinder) -> bool:
     folders: dict[str, DirectoryHandle | None] = {}
     try:
         return all(_holds(entry, filesystem, programs, folders) for entry in log)

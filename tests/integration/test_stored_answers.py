@@ -518,3 +518,76 @@ def test_a_folder_moved_away_and_linked_back_is_not_answered_from_the_kept_answe
     assert loads, "the kept answer must not be printed"
     assert printed.stdout != kept.stdout
     _same(printed, repo.fresh("--json", "status"))
+
+
+# A real CLI process (the composition root's ``ForkedChecks``; pytest's own process has
+# threads, so it would not fork) that cuts every observation log into pieces, however
+# short, and notes which process checked each piece.
+FORKING_CLI = """\
+import os
+from artifactize.adapters.posix import parallel_checks
+from artifactize.domain.project import observations
+observations.PARALLEL_CHECK_MIN_QUESTIONS = 1
+real = parallel_checks.ForkedChecks.all_hold
+def noted(check):
+    def run():
+        with open(os.environ["CHECK_PIDS"], "a") as file:
+            file.write(f"{os.getpid()}\\n")
+        return check()
+    return run
+parallel_checks.ForkedChecks.all_hold = lambda self, checks: real(self, [*map(noted, checks)])
+from artifactize.entrypoints.cli.launch import main
+main()
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX: fork")
+def test_observations_checked_in_forked_pieces_say_what_a_fresh_answer_says(
+    tmp_path: Path,
+) -> None:
+    """Through the real CLI: the third ``status`` is answered from its observations, checked
+    in one piece per usable CPU, each but the first in a child; after an edit the answer
+    printed is the one computed afresh; no child outlives its command."""
+    from artifactize.adapters.posix.parallel_checks import MAX_CHECK_PROCESSES, usable_cpus
+
+    repo = Repo(tmp_path)
+    pids = tmp_path / "pids"
+    env = {**repo.env, "CHECK_PIDS": str(pids)}
+
+    where = ["--repo", str(repo.path), "--state-dir", str(repo.state)]
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", FORKING_CLI, *where, *args],
+            env=env,
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        left = [
+            p.pid
+            for p in psutil.process_iter(["cmdline"])
+            if str(repo.state) in (p.info["cmdline"] or [])
+        ]
+        assert left == [], f"processes left behind: {left}"
+        return done
+
+    assert cli("verify", "app").returncode == 0
+    time.sleep(2.1)  # the state's files safely old (the racy rule), so answers are kept
+    first = cli("--json", "status")
+    assert first.returncode == 1 and repo.answer_file() is not None
+    assert cli("--json", "status").stdout == first.stdout  # found by key; observations kept
+    pids.unlink(missing_ok=True)
+    third = cli("--json", "status")
+    assert (third.returncode, third.stdout) == (first.returncode, first.stdout)
+    checked = [int(line) for line in pids.read_text().split()]
+    assert len(set(checked)) == len(checked) == min(MAX_CHECK_PROCESSES, usable_cpus())
+    (repo.path / "app" / "main.txt").write_text("version 2\n")  # a covered file
+    pids.unlink()
+    edited = cli("--json", "status")
+    assert pids.exists() and edited.stdout != first.stdout  # checked, and found changed
+    shutil.rmtree(repo.state / ANSWERS_FOLDER)
+    fresh = cli("--json", "status")
+    assert (edited.returncode, edited.stdout) == (fresh.returncode, fresh.stdout)

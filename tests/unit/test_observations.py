@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from artifactize.domain.project.observations import Observer, still_hold
+from artifactize.domain.project.observations import (
+    PARALLEL_CHECK_MIN_QUESTIONS,
+    Observer,
+    _pieces,
+    still_hold,
+)
 from artifactize.ports.filesystem import EntryNotFound
 from tests.fakes.filesystem import MemoryFilesystem, Node
 from tests.fakes.processes import FakePrograms
@@ -95,3 +100,76 @@ def test_a_log_of_another_shape_does_not_hold() -> None:
 def test_an_empty_log_does_not_hold() -> None:
     _, files = _world()
     assert not still_hold([], files, FakePrograms())
+
+
+class RecordingChecks:
+    """``ParallelChecks`` running the pieces in turn, each in this process, and noting them."""
+
+    def __init__(self, workers: int) -> None:
+        self._workers = workers
+        self.calls: list[int] = []  # how many checks each ``all_hold`` was given
+
+    def workers(self) -> int:
+        return self._workers
+
+    def all_hold(self, checks: Any) -> bool:
+        self.calls.append(len(checks))
+        return all([check() for check in checks])  # every piece asked, as processes would
+
+
+def test_a_log_below_the_parallel_limit_is_checked_in_one_piece() -> None:
+    """Fewer questions than ``PARALLEL_CHECK_MIN_QUESTIONS`` cost less than starting the
+    workers: one piece, in the caller; at the limit, one piece per worker."""
+    tree: dict[str, Node] = {f"d{n}": {} for n in range(PARALLEL_CHECK_MIN_QUESTIONS)}
+    files = MemoryFilesystem({"/wide": tree})
+    observer = Observer(files, FakePrograms(), safely_old=lambda _: True)
+    with observer.filesystem.open_root("/wide") as root:
+        for n in range(PARALLEL_CHECK_MIN_QUESTIONS - 2):  # "root" is one question more
+            root.entry(f"d{n}")
+    below = observer.log
+    assert len(below) == PARALLEL_CHECK_MIN_QUESTIONS - 1
+    checks = RecordingChecks(workers=2)
+    assert still_hold(below, files, FakePrograms(), checks)
+    assert checks.calls == []
+    with observer.filesystem.open_root("/wide") as root:
+        root.entry("d0")  # the root's opening and this entry: two questions more
+    at_limit = observer.log[:PARALLEL_CHECK_MIN_QUESTIONS]
+    assert still_hold(at_limit, files, FakePrograms(), checks)
+    assert checks.calls == [2]
+    assert still_hold(at_limit, files, FakePrograms(), RecordingChecks(workers=1))
+
+
+def test_the_pieces_are_the_log_in_order_and_about_even() -> None:
+    """A ``below`` weighs its paths: a log of one wide question and many small ones is cut
+    where the questions, not the entries, are halved; the pieces are the log, in order."""
+    wide: list[Any] = ["below", "/repo", [f"f{n}" for n in range(20_000)], False, "digest"]
+    small: list[list[Any]] = [["entry", "/repo", f"n{n}", ["n", "file"]] for n in range(40_000)]
+    log = [wide, *small]
+    pieces = _pieces(log, 2)
+    assert pieces is not None and [entry for piece in pieces for entry in piece] == log
+    # 20,001 (its paths and itself) + 10,000 of 60,001: the first run past the half
+    assert [len(piece) for piece in pieces] == [1 + 10_000, 30_000]
+    thirds = _pieces(small * 3, 3)
+    assert thirds is not None and [len(piece) for piece in thirds] == [40_000] * 3
+    assert _pieces(small[: PARALLEL_CHECK_MIN_QUESTIONS - 1], 2) is None
+    assert _pieces([["below"]], 2) is None  # another shape: one piece, which says False
+
+
+def test_a_change_in_any_piece_is_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cut into pieces, the log says what it says whole: a change seen by the last piece
+    alone, or by the first, makes it False."""
+    monkeypatch.setattr("artifactize.domain.project.observations.PARALLEL_CHECK_MIN_QUESTIONS", 4)
+    tree: dict[str, Node] = {f"d{n}": {} for n in range(12)}
+    files = MemoryFilesystem({"/wide": tree})
+    observer = Observer(files, FakePrograms(), safely_old=lambda _: True)
+    with observer.filesystem.open_root("/wide") as root:
+        for n in range(12):
+            root.entry(f"d{n}")
+    checks = RecordingChecks(workers=3)
+    assert still_hold(observer.log, files, FakePrograms(), checks)
+    assert checks.calls == [3]
+    for gone in ("d11", "d0"):
+        tree.pop(gone)
+        assert not still_hold(observer.log, files, FakePrograms(), checks)
+        tree[gone] = {}
+    assert files.open_handles == 0

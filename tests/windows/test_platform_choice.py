@@ -31,6 +31,7 @@ def test_windows_gets_the_job_runner_and_pathext_lookup() -> None:
     assert isinstance(root.processes(), WindowsProcessRunner)
     assert isinstance(root.filesystem(), WindowsFilesystem)
     assert isinstance(root.private_files(), WindowsPrivateFiles)
+    assert root.parallel_checks().workers() == 1  # no fork: a kept answer checked in turn
     programs = root.programs()
     assert isinstance(programs, WindowsProgramFinder)
     assert programs.windows_paths

@@ -1,0 +1,157 @@
+"""``ParallelChecks`` over ``fork``: each check but the first in a child process.
+
+Why processes and not threads: the checks are stats with Python around each, and CPython's
+interpreter lock lets only one thread run that Python at a time (two threads measured
+slower than one on two cores). A forked child starts with the caller's memory as it is
+(copied only where written), so a check needs no data sent to it, and it answers with one
+byte through a pipe.
+
+What keeps it safe:
+
+- It forks only from a process with one thread (``threading.active_count() == 1``): a
+  child of a threaded process can inherit a lock another thread held (CPython 3.12 warns
+  of it). Otherwise, and where there is no ``fork`` or one CPU, the checks run one after
+  the other in the caller.
+- A child only runs its check, writes its answer and leaves with ``os._exit``: no
+  ``atexit`` handler, no buffered output flushed twice, nothing of the caller's
+  (connections, files) closed or written.
+- Nothing outlives the caller's call: every child is killed (once it has answered, it is
+  already leaving) and reaped before ``all_hold`` returns or raises; a child also watches
+  a lifeline pipe whose only write end the caller holds, and leaves at once when it sees
+  the end of it: when the caller dies, even by ``SIGKILL``, the kernel closes that end.
+- A child that raises, is killed or answers anything but True counts as False: the caller
+  then does the whole work the checks would have saved (nothing is reused on a doubt).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+# At most this many checks run at once, however many CPUs there are: past it a fork and a
+# piece of the log cost about what the piece saves.
+MAX_CHECK_PROCESSES = 8
+_TRUE = b"1"
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the platform tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+class ForkedChecks:
+    """``ParallelChecks``: checks after the first in forked children."""
+
+    def __init__(self, *, max_workers: int = MAX_CHECK_PROCESSES) -> None:
+        self._max_workers = max_workers
+
+    def workers(self) -> int:
+        if not _may_fork():
+            return 1
+        return max(1, min(self._max_workers, usable_cpus()))
+
+    def all_hold(self, checks: Sequence[Callable[[], bool]]) -> bool:
+        if len(checks) < 2 or not _may_fork():
+            return all(check() for check in checks)
+        lifeline_read, lifeline_write = os.pipe()
+        children: list[_Child] = []
+        try:
+            for check in checks[1:]:
+                children.append(_Child.start(check, lifeline_read, lifeline_write))
+            os.close(lifeline_read)
+            lifeline_read = -1
+            if not checks[0]():
+                return False
+            return all(child.answer() for child in children)
+        finally:
+            for child in children:
+                child.end()
+            for fd in (lifeline_read, lifeline_write):
+                if fd >= 0:
+                    os.close(fd)
+
+
+def _may_fork() -> bool:
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+class _Child:
+    """A forked child running one check; its answer is read from ``self._answers``."""
+
+    def __init__(self, pid: int, answers: int) -> None:
+        self._pid = pid
+        self._answers = answers
+        self._reaped = False
+
+    @classmethod
+    def start(cls, check: Callable[[], bool], lifeline_read: int, lifeline_write: int) -> _Child:
+        answers_read, answers_write = os.pipe()
+        try:
+            pid = os.fork()
+        except BaseException:
+            os.close(answers_read)
+            os.close(answers_write)
+            raise
+        if pid == 0:  # the child: never returns
+            _child(check, answers_write, lifeline_read, (answers_read, lifeline_write))
+        os.close(answers_write)
+        return cls(pid, answers_read)
+
+    def answer(self) -> bool:
+        """Whether the child answered True (it is leaving once it has answered)."""
+        data = b""
+        while len(data) < len(_TRUE):
+            piece = os.read(self._answers, len(_TRUE) - len(data))
+            if not piece:
+                break
+            data += piece
+        return data == _TRUE
+
+    def end(self) -> None:
+        """Killed if still running, then reaped; its pipe closed."""
+        if not self._reaped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, signal.SIGKILL)
+            while True:
+                try:
+                    os.waitpid(self._pid, 0)
+                except InterruptedError:  # pragma: no cover - PEP 475 retries it
+                    continue
+                except ChildProcessError:
+                    pass
+                break
+            self._reaped = True
+            os.close(self._answers)
+
+
+def _child(
+    check: Callable[[], bool], answers: int, lifeline: int, inherited: tuple[int, ...]
+) -> NoReturn:
+    """The forked child's whole life: leave when the caller's end of the lifeline closes,
+    else answer the check and leave, always through ``os._exit``."""
+    code = 1
+    try:
+        for fd in inherited:
+            os.close(fd)
+        threading.Thread(target=_leave_when_orphaned, args=(lifeline,), daemon=True).start()
+        if check():
+            os.write(answers, _TRUE)
+        code = 0
+    except BaseException:  # no answer is the answer: the caller counts it False
+        pass
+    finally:
+        os._exit(code)
+
+
+def _leave_when_orphaned(lifeline: int) -> NoReturn:
+    """The lifeline's write end is held only by the caller: its end means the caller died."""
+    with contextlib.suppress(OSError):
+        while os.read(lifeline, 1):
+            pass
+    os._exit(1)

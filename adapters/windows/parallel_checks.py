@@ -1,0 +1,21 @@
+"""``ParallelChecks`` on Windows: one check after the other.
+
+Windows has no ``fork``; a spawned worker would start a new interpreter and be sent its part
+of the log, which costs more than the stats it would take over at the sizes measured
+(bench/README.md, the twenty-fourth pass)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+__all__ = ["InTurnChecks"]
+
+
+class InTurnChecks:
+    """``ParallelChecks``: every check in the caller, in order, stopping at the first False."""
+
+    def workers(self) -> int:
+        return 1
+
+    def all_hold(self, checks: Sequence[Callable[[], bool]]) -> bool:
+        return all(check() for check in checks)

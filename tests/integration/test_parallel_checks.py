@@ -1,0 +1,211 @@
+"""``adapters/posix/parallel_checks.py``: checks in forked children, for real.
+
+Each test that forks runs its ``ForkedChecks`` in a fresh interpreter (``_run``): the
+adapter forks only from a process with one thread, and pytest's own process may hold
+others. What a child answered, which process answered it and what is left afterwards are
+read from outside, through psutil."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from artifactize.adapters.posix.parallel_checks import (
+    MAX_CHECK_PROCESSES,
+    ForkedChecks,
+    usable_cpus,
+)
+from tests.support.processes import no_process_left_behind
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX: fork")
+
+PRELUDE = """\
+import json, os, sys, time
+from artifactize.adapters.posix.parallel_checks import ForkedChecks
+checks = ForkedChecks()
+me = os.getpid()
+def answered(value, note=None):
+    def check():
+        if note:
+            with open(note, "a") as file:
+                file.write(f"{os.getpid()}\\n")
+        return value
+    return check
+"""
+
+
+def _run(body: str, tmp_path: Path, timeout: float = 30) -> dict[str, Any]:
+    """``body`` after ``PRELUDE`` in a fresh interpreter; it prints one JSON object."""
+    script = PRELUDE + textwrap.dedent(body)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_every_check_but_the_first_runs_in_a_child_and_all_must_hold(tmp_path: Path) -> None:
+    found = _run(
+        """
+        note = "pids"
+        held = checks.all_hold([answered(True, note) for _ in range(3)])
+        pids = [int(line) for line in open(note)]
+        false_last = checks.all_hold([answered(True), answered(True), answered(False)])
+        false_first = checks.all_hold([answered(False), answered(True)])
+        print(json.dumps({"held": held, "pids": pids, "me": me,
+                          "workers": checks.workers(),
+                          "false_last": false_last, "false_first": false_first,
+                          "children": len(__import__("psutil").Process().children())}))
+        """,
+        tmp_path,
+    )
+    assert found["held"] is True
+    assert found["false_last"] is False and found["false_first"] is False
+    assert len(set(found["pids"])) == 3 and found["me"] in found["pids"]  # two children
+    assert found["workers"] == min(MAX_CHECK_PROCESSES, usable_cpus())
+    assert found["children"] == 0  # each child reaped before ``all_hold`` returned
+
+
+def test_a_child_that_raises_or_dies_counts_as_false(tmp_path: Path) -> None:
+    found = _run(
+        """
+        def raises():
+            raise OSError("a check that fails")
+        def dies():
+            os._exit(3)
+        def killed():
+            os.kill(os.getpid(), 9)
+        answers = [checks.all_hold([answered(True), bad]) for bad in (raises, dies, killed)]
+        print(json.dumps({"answers": answers}))
+        """,
+        tmp_path,
+    )
+    assert found["answers"] == [False, False, False]
+
+
+def test_a_false_first_piece_ends_the_children_at_once(tmp_path: Path) -> None:
+    """The caller's own piece says False: a child still at work is killed and reaped, not
+    waited for."""
+    found = _run(
+        """
+        import psutil
+        def slow():
+            time.sleep(60)
+            return True
+        def first():
+            time.sleep(0.3)  # the child is running its check by now
+            return False
+        started = time.monotonic()
+        held = checks.all_hold([first, slow])
+        print(json.dumps({"held": held, "took": time.monotonic() - started,
+                          "children": len(psutil.Process().children())}))
+        """,
+        tmp_path,
+    )
+    assert found["held"] is False and found["children"] == 0
+    assert found["took"] < 30  # not the child's minute
+
+
+def test_a_child_leaves_when_its_caller_is_killed(tmp_path: Path) -> None:
+    """SIGKILL of the caller mid-check: the child sees its lifeline end and leaves, though
+    its check would run for a minute."""
+    script = PRELUDE + textwrap.dedent(
+        """
+        def slow():
+            time.sleep(60)
+            return True
+        def first():
+            print("ready", flush=True)
+            time.sleep(60)
+            return True
+        checks.all_hold([first, slow])
+        """
+    )
+    with no_process_left_behind(grace=5):
+        caller = subprocess.Popen(
+            [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+        )
+        try:
+            assert caller.stdout is not None and caller.stdout.readline() == "ready\n"
+            children = psutil.Process(caller.pid).children()
+            assert len(children) == 1
+            caller.send_signal(signal.SIGKILL)
+            caller.wait(timeout=10)
+            gone, alive = psutil.wait_procs(children, timeout=5)
+            assert alive == [] and len(gone) == 1
+        finally:
+            if caller.poll() is None:
+                caller.kill()
+                caller.wait()
+
+
+def test_with_another_thread_alive_the_checks_run_in_turn_in_the_caller(tmp_path: Path) -> None:
+    """A child forked from a threaded process could inherit a lock another thread holds:
+    with a second thread alive, nothing is forked."""
+    found = _run(
+        """
+        import threading
+        stop = threading.Event()
+        worker = threading.Thread(target=stop.wait)
+        worker.start()
+        note = "pids"
+        held = checks.all_hold([answered(True, note) for _ in range(3)])
+        workers = checks.workers()
+        stop.set()
+        worker.join()
+        pids = [int(line) for line in open(note)]
+        print(json.dumps({"held": held, "pids": pids, "me": me, "workers": workers}))
+        """,
+        tmp_path,
+    )
+    assert found["held"] is True and found["workers"] == 1
+    assert found["pids"] == [found["me"]] * 3
+
+
+def test_in_this_threaded_process_nothing_is_forked() -> None:
+    """pytest's process, with a thread started here: the checks run in turn, here."""
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait)
+    worker.start()
+    try:
+        pids: list[int] = []
+
+        def check() -> bool:
+            pids.append(os.getpid())
+            return True
+
+        checks = ForkedChecks()
+        assert checks.workers() == 1
+        with no_process_left_behind():
+            assert checks.all_hold([check, check])
+        assert pids == [os.getpid()] * 2
+    finally:
+        stop.set()
+        worker.join()
+
+
+def test_a_single_check_runs_in_the_caller(tmp_path: Path) -> None:
+    found = _run(
+        """
+        held = checks.all_hold([answered(True, "pids")])
+        print(json.dumps({"held": held, "pids": [int(line) for line in open("pids")], "me": me}))
+        """,
+        tmp_path,
+    )
+    assert found["held"] is True and found["pids"] == [found["me"]]
