@@ -466,7 +466,7 @@ class Services:
         owner, when every question its computation asked of the files and programs gets
         the same answer and the history's stamp is the one it was planned at; else None
         (nothing written: the whole ``verify`` runs)."""
-        from artifactize.domain.project.observations import still_hold
+        from artifactize.domain.project.observations import checking
         from artifactize.domain.reviews.run.replay import RunIdentity, RunPlan, filler
         from artifactize.domain.reviews.timestamps import new_run_id
         from artifactize.kernel.timestamps import timestamp
@@ -475,15 +475,16 @@ class Services:
         container = self.container
         created = timestamp(container.clock().now())
         found = planning.answers.find_observed(planning.first_key)
-        plan = None if found is None else RunPlan.from_data(found[1].data, found[1].exit_code)
-        if found is None or plan is None:
+        if found is None:
             return None
         checks = container.parallel_checks()
-        if not still_hold(found[0], container.filesystem(), container.programs(), checks):
-            return None
-        store = self.open_state(create=False)
-        if store is None:
-            return None
+        with checking(found[0], container.filesystem(), container.programs(), checks) as held:
+            # While the observations are checked (in other processes where they can be):
+            # what the replay needs whatever they say, wasted when they say False.
+            plan = RunPlan.from_data(found[1].data, found[1].exit_code)
+            store = None if plan is None else self.open_state(create=False)
+            if plan is None or store is None or not held():
+                return None
         own = container.process_table().own_identity()
         run_id = new_run_id(container.ids())
         completed = timestamp(container.clock().now())

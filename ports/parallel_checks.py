@@ -13,6 +13,7 @@ other elsewhere.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 
@@ -21,10 +22,13 @@ class ParallelChecks(Protocol):
         """How many checks can run at the same time now (1: one after the other)."""
         ...
 
-    def all_hold(self, checks: Sequence[Callable[[], bool]]) -> bool:
-        """Whether every check answers True. Checks may run at the same time, each in a
-        process of its own that shares nothing with the caller afterwards: a check must
-        only look (no writes, no output) and must answer by its return value. A check that
-        raises, or cannot answer, counts as False. Nothing started is left running when
-        this returns or raises."""
+    def started(
+        self, checks: Sequence[Callable[[], bool]]
+    ) -> AbstractContextManager[Callable[[], bool]]:
+        """The checks, started now; the block is given a function that waits for them and
+        tells whether every one answered True (the block may do other work first). Checks
+        may run at the same time, each in a process of its own that shares nothing with the
+        caller afterwards: a check must only look (no writes, no output) and must answer by
+        its return value. A check that raises, or cannot answer, counts as False. Nothing
+        started is left running when the block ends, however it ends."""
         ...

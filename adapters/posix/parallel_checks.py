@@ -1,4 +1,4 @@
-"""``ParallelChecks`` over ``fork``: each check but the first in a child process.
+"""``ParallelChecks`` over ``fork``: each check in a child process.
 
 Why processes and not threads: the checks are stats with Python around each, and CPython's
 interpreter lock lets only one thread run that Python at a time (two threads measured
@@ -15,8 +15,8 @@ What keeps it safe:
 - A child only runs its check, writes its answer and leaves with ``os._exit``: no
   ``atexit`` handler, no buffered output flushed twice, nothing of the caller's
   (connections, files) closed or written.
-- Nothing outlives the caller's call: every child is killed (once it has answered, it is
-  already leaving) and reaped before ``all_hold`` returns or raises; a child also watches
+- Nothing outlives the caller's block: every child is killed (once it has answered, it is
+  already leaving) and reaped when ``started``'s block ends, however; a child also watches
   a lifeline pipe whose only write end the caller holds, and leaves at once when it sees
   the end of it: when the caller dies, even by ``SIGKILL``, the kernel closes that end.
 - A child that raises, is killed or answers anything but True counts as False: the caller
@@ -26,10 +26,13 @@ What keeps it safe:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import selectors
 import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import NoReturn
 
 # At most this many checks run at once, however many CPUs there are: past it a fork and a
@@ -46,7 +49,7 @@ def usable_cpus() -> int:
 
 
 class ForkedChecks:
-    """``ParallelChecks``: checks after the first in forked children."""
+    """``ParallelChecks``: each check in a forked child, the caller free meanwhile."""
 
     def __init__(self, *, max_workers: int = MAX_CHECK_PROCESSES) -> None:
         self._max_workers = max_workers
@@ -56,19 +59,20 @@ class ForkedChecks:
             return 1
         return max(1, min(self._max_workers, usable_cpus()))
 
-    def all_hold(self, checks: Sequence[Callable[[], bool]]) -> bool:
+    @contextmanager
+    def started(self, checks: Sequence[Callable[[], bool]]) -> Iterator[Callable[[], bool]]:
+        """Each check in a child of its own, forked now; the caller is free until it asks."""
         if len(checks) < 2 or not _may_fork():
-            return all(check() for check in checks)
+            yield lambda: all(check() for check in checks)
+            return
         lifeline_read, lifeline_write = os.pipe()
         children: list[_Child] = []
         try:
-            for check in checks[1:]:
+            for check in checks:
                 children.append(_Child.start(check, lifeline_read, lifeline_write))
             os.close(lifeline_read)
             lifeline_read = -1
-            if not checks[0]():
-                return False
-            return all(child.answer() for child in children)
+            yield functools.cache(lambda: _all_answered_true(children))
         finally:
             for child in children:
                 child.end()
@@ -77,16 +81,30 @@ class ForkedChecks:
                     os.close(fd)
 
 
+def _all_answered_true(children: Sequence[_Child]) -> bool:
+    """Whether every child answered True, read in the order they answer: the first other
+    answer decides at once, whoever is still at work."""
+    with selectors.DefaultSelector() as waiting:
+        for child in children:
+            waiting.register(child.answers, selectors.EVENT_READ, child)
+        while waiting.get_map():
+            for key, _ in waiting.select():
+                waiting.unregister(key.fd)
+                if not key.data.answer():
+                    return False
+    return True
+
+
 def _may_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
 class _Child:
-    """A forked child running one check; its answer is read from ``self._answers``."""
+    """A forked child running one check; its answer comes through the pipe ``answers``."""
 
     def __init__(self, pid: int, answers: int) -> None:
         self._pid = pid
-        self._answers = answers
+        self.answers = answers
         self._reaped = False
 
     @classmethod
@@ -107,7 +125,7 @@ class _Child:
         """Whether the child answered True (it is leaving once it has answered)."""
         data = b""
         while len(data) < len(_TRUE):
-            piece = os.read(self._answers, len(_TRUE) - len(data))
+            piece = os.read(self.answers, len(_TRUE) - len(data))
             if not piece:
                 break
             data += piece
@@ -127,7 +145,7 @@ class _Child:
                     pass
                 break
             self._reaped = True
-            os.close(self._answers)
+            os.close(self.answers)
 
 
 def _child(

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -284,20 +285,36 @@ def still_hold(
 ) -> bool:
     """Whether every question of ``log`` gets the same answer now (each folder opened again
     by its physical path, no link followed); False for a log this code cannot read, and for
-    an empty one (a computation that asked nothing was not observed).
+    an empty one (a computation that asked nothing was not observed)."""
+    with checking(log, filesystem, programs, parallel) as held:
+        return held()
+
+
+@contextmanager
+def checking(
+    log: Sequence[Entry],
+    filesystem: Filesystem,
+    programs: ProgramFinder,
+    parallel: ParallelChecks | None = None,
+) -> Iterator[Callable[[], bool]]:
+    """``still_hold``, started now: the block is given a function that waits for the answer,
+    and may work meanwhile (what it does is wasted if the answer is False).
 
     A log of at least ``PARALLEL_CHECK_MIN_QUESTIONS`` questions is cut into one piece per
     worker ``parallel`` has, of about as many questions each, checked at the same time:
     the questions are independent (each piece opens the folders it asks of itself)."""
     if not log:
-        return False
+        yield lambda: False
+        return
     workers = 1 if parallel is None else parallel.workers()
     pieces = _pieces(log, workers) if workers > 1 else None
     if parallel is None or pieces is None:
-        return _all_hold(log, filesystem, programs)
-    return parallel.all_hold(
+        yield lambda: _all_hold(log, filesystem, programs)
+        return
+    with parallel.started(
         [functools.partial(_all_hold, piece, filesystem, programs) for piece in pieces]
-    )
+    ) as held:
+        yield held
 
 
 def _weight(entry: Entry) -> int:

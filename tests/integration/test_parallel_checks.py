@@ -34,6 +34,9 @@ import json, os, sys, time
 from artifactize.adapters.posix.parallel_checks import ForkedChecks
 checks = ForkedChecks()
 me = os.getpid()
+def all_hold(started):
+    with checks.started(started) as held:
+        return held()
 def answered(value, note=None):
     def check():
         if note:
@@ -60,14 +63,14 @@ def _run(body: str, tmp_path: Path, timeout: float = 30) -> dict[str, Any]:
     return result
 
 
-def test_every_check_but_the_first_runs_in_a_child_and_all_must_hold(tmp_path: Path) -> None:
+def test_every_check_runs_in_a_child_of_its_own_and_all_must_hold(tmp_path: Path) -> None:
     found = _run(
         """
         note = "pids"
-        held = checks.all_hold([answered(True, note) for _ in range(3)])
+        held = all_hold([answered(True, note) for _ in range(3)])
         pids = [int(line) for line in open(note)]
-        false_last = checks.all_hold([answered(True), answered(True), answered(False)])
-        false_first = checks.all_hold([answered(False), answered(True)])
+        false_last = all_hold([answered(True), answered(True), answered(False)])
+        false_first = all_hold([answered(False), answered(True)])
         print(json.dumps({"held": held, "pids": pids, "me": me,
                           "workers": checks.workers(),
                           "false_last": false_last, "false_first": false_first,
@@ -77,9 +80,9 @@ def test_every_check_but_the_first_runs_in_a_child_and_all_must_hold(tmp_path: P
     )
     assert found["held"] is True
     assert found["false_last"] is False and found["false_first"] is False
-    assert len(set(found["pids"])) == 3 and found["me"] in found["pids"]  # two children
+    assert len(set(found["pids"])) == 3 and found["me"] not in found["pids"]
     assert found["workers"] == min(MAX_CHECK_PROCESSES, usable_cpus())
-    assert found["children"] == 0  # each child reaped before ``all_hold`` returned
+    assert found["children"] == 0  # each child reaped when its block ended
 
 
 def test_a_child_that_raises_or_dies_counts_as_false(tmp_path: Path) -> None:
@@ -91,35 +94,48 @@ def test_a_child_that_raises_or_dies_counts_as_false(tmp_path: Path) -> None:
             os._exit(3)
         def killed():
             os.kill(os.getpid(), 9)
-        answers = [checks.all_hold([answered(True), bad]) for bad in (raises, dies, killed)]
+        answers = [all_hold([answered(True), bad]) for bad in (raises, dies, killed)]
+        answers += [all_hold([bad, answered(True)]) for bad in (raises, dies, killed)]
         print(json.dumps({"answers": answers}))
         """,
         tmp_path,
     )
-    assert found["answers"] == [False, False, False]
+    assert found["answers"] == [False] * 6
 
 
-def test_a_false_first_piece_ends_the_children_at_once(tmp_path: Path) -> None:
-    """The caller's own piece says False: a child still at work is killed and reaped, not
-    waited for."""
+def test_the_first_false_answer_decides_and_ends_the_children_at_once(tmp_path: Path) -> None:
+    """One child answers False while another is still at work: the answer is False at once,
+    the other is killed and reaped, not waited for; so are children whose block ends
+    without asking, or by an exception. Meanwhile the block works in the caller."""
     found = _run(
         """
         import psutil
         def slow():
             time.sleep(60)
             return True
-        def first():
-            time.sleep(0.3)  # the child is running its check by now
+        def late_false():
+            time.sleep(0.3)
             return False
         started = time.monotonic()
-        held = checks.all_hold([first, slow])
-        print(json.dumps({"held": held, "took": time.monotonic() - started,
-                          "children": len(psutil.Process().children())}))
+        with checks.started([slow, late_false, slow]) as held:
+            during = len(psutil.Process().children())
+            answer = held()
+        took = time.monotonic() - started
+        with checks.started([slow, slow]):
+            pass  # never asked
+        try:
+            with checks.started([slow, slow]):
+                raise LookupError("the block fails")
+        except LookupError:
+            pass
+        print(json.dumps({"answer": answer, "took": took, "during": during,
+                          "children": len(psutil.Process().children()),
+                          "ended_in": time.monotonic() - started}))
         """,
         tmp_path,
     )
-    assert found["held"] is False and found["children"] == 0
-    assert found["took"] < 30  # not the child's minute
+    assert found["answer"] is False and found["during"] == 3 and found["children"] == 0
+    assert found["ended_in"] < 30  # not a child's minute
 
 
 def test_a_child_leaves_when_its_caller_is_killed(tmp_path: Path) -> None:
@@ -130,11 +146,9 @@ def test_a_child_leaves_when_its_caller_is_killed(tmp_path: Path) -> None:
         def slow():
             time.sleep(60)
             return True
-        def first():
+        with checks.started([slow, slow]):
             print("ready", flush=True)
             time.sleep(60)
-            return True
-        checks.all_hold([first, slow])
         """
     )
     with no_process_left_behind(grace=5):
@@ -144,11 +158,11 @@ def test_a_child_leaves_when_its_caller_is_killed(tmp_path: Path) -> None:
         try:
             assert caller.stdout is not None and caller.stdout.readline() == "ready\n"
             children = psutil.Process(caller.pid).children()
-            assert len(children) == 1
+            assert len(children) == 2
             caller.send_signal(signal.SIGKILL)
             caller.wait(timeout=10)
             gone, alive = psutil.wait_procs(children, timeout=5)
-            assert alive == [] and len(gone) == 1
+            assert alive == [] and len(gone) == 2
         finally:
             if caller.poll() is None:
                 caller.kill()
@@ -165,7 +179,7 @@ def test_with_another_thread_alive_the_checks_run_in_turn_in_the_caller(tmp_path
         worker = threading.Thread(target=stop.wait)
         worker.start()
         note = "pids"
-        held = checks.all_hold([answered(True, note) for _ in range(3)])
+        held = all_hold([answered(True, note) for _ in range(3)])
         workers = checks.workers()
         stop.set()
         worker.join()
@@ -192,8 +206,9 @@ def test_in_this_threaded_process_nothing_is_forked() -> None:
 
         checks = ForkedChecks()
         assert checks.workers() == 1
-        with no_process_left_behind():
-            assert checks.all_hold([check, check])
+        with no_process_left_behind(), checks.started([check, check]) as held:
+            assert pids == []  # nothing runs before it is asked for
+            assert held()
         assert pids == [os.getpid()] * 2
     finally:
         stop.set()
@@ -203,7 +218,7 @@ def test_in_this_threaded_process_nothing_is_forked() -> None:
 def test_a_single_check_runs_in_the_caller(tmp_path: Path) -> None:
     found = _run(
         """
-        held = checks.all_hold([answered(True, "pids")])
+        held = all_hold([answered(True, "pids")])
         print(json.dumps({"held": held, "pids": [int(line) for line in open("pids")], "me": me}))
         """,
         tmp_path,

@@ -528,14 +528,14 @@ import os
 from artifactize.adapters.posix import parallel_checks
 from artifactize.domain.project import observations
 observations.PARALLEL_CHECK_MIN_QUESTIONS = 1
-real = parallel_checks.ForkedChecks.all_hold
+real = parallel_checks.ForkedChecks.started
 def noted(check):
     def run():
         with open(os.environ["CHECK_PIDS"], "a") as file:
             file.write(f"{os.getpid()}\\n")
         return check()
     return run
-parallel_checks.ForkedChecks.all_hold = lambda self, checks: real(self, [*map(noted, checks)])
+parallel_checks.ForkedChecks.started = lambda self, checks: real(self, [*map(noted, checks)])
 from artifactize.entrypoints.cli.launch import main
 main()
 """
@@ -546,7 +546,7 @@ def test_observations_checked_in_forked_pieces_say_what_a_fresh_answer_says(
     tmp_path: Path,
 ) -> None:
     """Through the real CLI: the third ``status`` is answered from its observations, checked
-    in one piece per usable CPU, each but the first in a child; after an edit the answer
+    in one piece per usable CPU, each in a child; after an edit the answer
     printed is the one computed afresh; no child outlives its command."""
     from artifactize.adapters.posix.parallel_checks import MAX_CHECK_PROCESSES, usable_cpus
 

@@ -3,6 +3,8 @@ asked again. Through the in-memory filesystem and the fake program finder."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -103,7 +105,7 @@ def test_an_empty_log_does_not_hold() -> None:
 
 
 class RecordingChecks:
-    """``ParallelChecks`` running the pieces in turn, each in this process, and noting them."""
+    """``ParallelChecks`` running the pieces in turn, in this process, and noting them."""
 
     def __init__(self, workers: int) -> None:
         self._workers = workers
@@ -112,9 +114,10 @@ class RecordingChecks:
     def workers(self) -> int:
         return self._workers
 
-    def all_hold(self, checks: Any) -> bool:
+    @contextmanager
+    def started(self, checks: Any) -> Iterator[Callable[[], bool]]:
         self.calls.append(len(checks))
-        return all([check() for check in checks])  # every piece asked, as processes would
+        yield lambda: all([check() for check in checks])  # every piece, as processes would
 
 
 def test_a_log_below_the_parallel_limit_is_checked_in_one_piece() -> None:
