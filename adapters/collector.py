@@ -42,13 +42,9 @@ def pause_collector_to_exit() -> Iterator[None]:
     Re-enabled over a heap allocated while paused, the collector's next passes would
     traverse all of it at once, for nothing (0.2-0.4 s at 10,000 Artifacts). A collector
     that the caller already disabled stays disabled, and nothing is frozen then."""
-    enabled = gc.isenabled()
-    with pause_collector():
-        try:
-            yield
-        finally:
-            if enabled:
-                gc.freeze()  # before the pause ends, so that no pass comes first
+    with pause_collector_until_decided() as decided:
+        decided()  # known from the start: the command ends with what it makes
+        yield
 
 
 @contextmanager

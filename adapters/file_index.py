@@ -32,6 +32,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from artifactize.kernel.utf8 import is_utf8
 from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import FileIdentity
 
@@ -335,12 +336,7 @@ class ReadingOnly:
 
 def _is_text(entry: tuple[str, str, str, bytes]) -> bool:
     """Whether an entry's texts are UTF-8, as SQLite's text must be."""
-    try:
-        for text in entry[:3]:
-            text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return all(is_utf8(text) for text in entry[:3])
 
 
 def _read_only_uri(path: str) -> str:

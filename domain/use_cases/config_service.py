@@ -12,6 +12,7 @@ from artifactize.domain.declarations.model import ArtifactKind
 from artifactize.domain.project.discovery import discover
 from artifactize.domain.project.graph import graph_report
 from artifactize.domain.project.workspace import Workspace, build_workspace
+from artifactize.kernel.utf8 import is_utf8
 from artifactize.ports.collector import CollectorPause
 from artifactize.ports.file_index import FileIndex
 from artifactize.ports.filesystem import FileIdentity, Filesystem, FilesystemError
@@ -120,14 +121,6 @@ NESTED_SHOWN = 5  # the names a text summary lists; the JSON lists every one
 class RepositoryRefused(FilesystemError):
     """A ``--repo`` that names no repository (the filesystem's root), or one at a path the
     state cannot keep (not UTF-8: a name's bytes decoded with lone surrogates)."""
-
-
-def is_utf8(path: str) -> bool:
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def is_filesystem_root(path: str) -> bool:
