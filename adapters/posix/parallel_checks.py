@@ -14,7 +14,8 @@ What keeps it safe:
   the other in the caller.
 - A child only runs its check, writes its answer and leaves with ``os._exit``: no
   ``atexit`` handler, no buffered output flushed twice, nothing of the caller's
-  (connections, files) closed or written.
+  (connections, files) closed or written. Its stop signals are the system's defaults (not
+  the caller's handlers, nor an event loop's wake-up pipe, which it shares).
 - Nothing outlives the caller's block: every child is killed (once it has answered, it is
   already leaving) and reaped when ``started``'s block ends, however; a child also watches
   a lifeline pipe whose only write end the caller holds, and leaves at once when it sees
@@ -155,6 +156,7 @@ def _child(
     else answer the check and leave, always through ``os._exit``."""
     code = 1
     try:
+        _default_signals()
         for fd in inherited:
             os.close(fd)
         threading.Thread(target=_leave_when_orphaned, args=(lifeline,), daemon=True).start()
@@ -165,6 +167,16 @@ def _child(
         pass
     finally:
         os._exit(code)
+
+
+def _default_signals() -> None:
+    """A stop signal ends the child at once, as the system's default does: the caller's
+    handlers are the caller's (an event loop's would write to the caller's wake-up pipe,
+    which the child shares, and so stop the caller's command)."""
+    signal.set_wakeup_fd(-1)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
 
 
 def _leave_when_orphaned(lifeline: int) -> NoReturn:

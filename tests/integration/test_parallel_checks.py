@@ -224,3 +224,36 @@ def test_a_single_check_runs_in_the_caller(tmp_path: Path) -> None:
         tmp_path,
     )
     assert found["held"] is True and found["pids"] == [found["me"]]
+
+
+def test_a_stop_signal_ends_a_child_not_its_caller(tmp_path: Path) -> None:
+    """A child runs with the system's stop signals: SIGTERM or SIGINT sent to it ends it
+    (its answer then counts False), and the caller's own handler (here one that would
+    record a stop) never runs, in the child or the caller."""
+    found = _run(
+        """
+        import signal
+        stops = []
+        signal.signal(signal.SIGTERM, lambda *_: stops.append("TERM"))
+        signal.signal(signal.SIGINT, lambda *_: stops.append("INT"))
+        def slow():
+            open(f"started-{os.getpid()}", "w").close()
+            time.sleep(60)
+            return True
+        import glob, psutil
+        answers = []
+        for number in (signal.SIGTERM, signal.SIGINT):
+            with checks.started([slow, slow]) as held:
+                children = psutil.Process().children()
+                while not all(os.path.exists(f"started-{c.pid}") for c in children):
+                    time.sleep(0.01)  # both children are in their checks
+                for child in children:
+                    os.kill(child.pid, number)
+                answers.append(held())
+            for name in glob.glob("started-*"):
+                os.unlink(name)
+        print(json.dumps({"answers": answers, "stops": stops}))
+        """,
+        tmp_path,
+    )
+    assert found == {"answers": [False, False], "stops": []}
