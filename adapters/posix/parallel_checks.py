@@ -70,7 +70,8 @@ class ForkedChecks:
         children: list[_Child] = []
         try:
             for check in checks:
-                children.append(_Child.start(check, lifeline_read, lifeline_write))
+                inherited = (lifeline_write, *(child.answers for child in children))
+                children.append(_Child.start(check, lifeline_read, inherited))
             os.close(lifeline_read)
             lifeline_read = -1
             yield functools.cache(lambda: _all_answered_true(children))
@@ -109,7 +110,9 @@ class _Child:
         self._reaped = False
 
     @classmethod
-    def start(cls, check: Callable[[], bool], lifeline_read: int, lifeline_write: int) -> _Child:
+    def start(cls, check: Callable[[], bool], lifeline: int, inherited: tuple[int, ...]) -> _Child:
+        """``check`` in a child forked now; ``inherited``: the caller's descriptors the
+        child closes (the lifeline's write end, its siblings' answers)."""
         answers_read, answers_write = os.pipe()
         try:
             pid = os.fork()
@@ -118,7 +121,7 @@ class _Child:
             os.close(answers_write)
             raise
         if pid == 0:  # the child: never returns
-            _child(check, answers_write, lifeline_read, (answers_read, lifeline_write))
+            _child(check, answers_write, lifeline, (answers_read, *inherited))
         os.close(answers_write)
         return cls(pid, answers_read)
 
