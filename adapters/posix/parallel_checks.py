@@ -21,7 +21,8 @@ What keeps it safe:
   a lifeline pipe whose only write end the caller holds, and leaves at once when it sees
   the end of it: when the caller dies, even by ``SIGKILL``, the kernel closes that end.
 - A child that raises, is killed or answers anything but True counts as False: the caller
-  then does the whole work the checks would have saved (nothing is reused on a doubt).
+  then does the whole work the checks would have saved (nothing is reused on a doubt). A
+  fork the system refuses (``EAGAIN``, ``ENOMEM``) leaves the checks to the caller, in turn.
 """
 
 from __future__ import annotations
@@ -62,25 +63,49 @@ class ForkedChecks:
 
     @contextmanager
     def started(self, checks: Sequence[Callable[[], bool]]) -> Iterator[Callable[[], bool]]:
-        """Each check in a child of its own, forked now; the caller is free until it asks."""
+        """Each check in a child of its own, forked now; the caller is free until it asks.
+        Where a child cannot be had (one check, a second thread, ``fork`` refused), every
+        check runs in the caller when it asks."""
+        in_turn = functools.cache(lambda: all(check() for check in checks))
         if len(checks) < 2 or not _may_fork():
-            yield lambda: all(check() for check in checks)
+            yield in_turn
             return
-        lifeline_read, lifeline_write = os.pipe()
-        children: list[_Child] = []
+        with _forked(checks) as children:
+            if children is None:
+                yield in_turn
+            else:
+                yield functools.cache(lambda: _all_answered_true(children))
+
+
+@contextmanager
+def _forked(checks: Sequence[Callable[[], bool]]) -> Iterator[list[_Child] | None]:
+    """A child per check, killed and reaped when the block ends; None (and none left) when
+    the system refuses a fork (a process limit, memory it will not promise a copy of a
+    large process)."""
+    lifeline_read, lifeline_write = os.pipe()
+    children: list[_Child] = []
+    try:
+        refused = False
         try:
             for check in checks:
                 inherited = (lifeline_write, *(child.answers for child in children))
                 children.append(_Child.start(check, lifeline_read, inherited))
-            os.close(lifeline_read)
-            lifeline_read = -1
-            yield functools.cache(lambda: _all_answered_true(children))
-        finally:
+        except OSError:
+            refused = True
+        os.close(lifeline_read)
+        lifeline_read = -1
+        if refused:
             for child in children:
                 child.end()
-            for fd in (lifeline_read, lifeline_write):
-                if fd >= 0:
-                    os.close(fd)
+            yield None
+        else:
+            yield children
+    finally:
+        for child in children:
+            child.end()
+        for fd in (lifeline_read, lifeline_write):
+            if fd >= 0:
+                os.close(fd)
 
 
 def _all_answered_true(children: Sequence[_Child]) -> bool:
@@ -140,14 +165,8 @@ class _Child:
         if not self._reaped:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGKILL)
-            while True:
-                try:
-                    os.waitpid(self._pid, 0)
-                except InterruptedError:  # pragma: no cover - PEP 475 retries it
-                    continue
-                except ChildProcessError:
-                    pass
-                break
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self._pid, 0)  # a signal's interruption is retried (PEP 475)
             self._reaped = True
             os.close(self.answers)
 

@@ -257,3 +257,38 @@ def test_a_stop_signal_ends_a_child_not_its_caller(tmp_path: Path) -> None:
         tmp_path,
     )
     assert found == {"answers": [False, False], "stops": []}
+
+
+def test_a_fork_the_system_refuses_leaves_the_checks_to_the_caller(tmp_path: Path) -> None:
+    """The second fork refused (as a process limit or an overcommit policy would): the
+    child already forked is ended, every check then runs in the caller, in turn, and the
+    answer is still every check's."""
+    found = _run(
+        """
+        import errno, psutil
+        real_fork, forks = os.fork, []
+        def refusing_fork():
+            forks.append(1)
+            if len(forks) == 2:
+                raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+            return real_fork()
+        os.fork = refusing_fork
+        note = "pids"
+        with checks.started([answered(True, note) for _ in range(3)]) as held:
+            children = len(psutil.Process().children())
+            answer = held()
+        pids = [int(line) for line in open(note)]
+        os.unlink(note)
+        forks.clear()
+        with checks.started([answered(True, note), answered(False, note)]) as held:
+            refused_false = held()
+        print(json.dumps({"answer": answer, "children": children, "pids": pids, "me": me,
+                          "refused_false": refused_false,
+                          "left": len(psutil.Process().children())}))
+        """,
+        tmp_path,
+    )
+    assert found["answer"] is True and found["children"] == 0 and found["left"] == 0
+    # every check ran in the caller (the ended child may have noted itself first)
+    assert found["pids"].count(found["me"]) == 3
+    assert found["refused_false"] is False
