@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -137,6 +137,12 @@ class ReplayedRun:
     exit_code: int
 
 
+# The shell's own bookkeeping, left out of a stored answer's key: the last command's path
+# (`_`), the folder before the last `cd` (`OLDPWD`) and how deep shells are nested (`SHLVL`:
+# `make` and scripts add one) change between two identical commands, and nothing
+# artifactize computes reads them (a program a Run starts does see them: none is started
+# by a kept answer or a replayed Run).
+SHELL_BOOKKEEPING = frozenset({"_", "OLDPWD", "SHLVL"})
 SESSIONS_FOLDER = "tool-sessions"
 CODING_AGENTS_FOLDER = "coding-agents"
 RUNS_FOLDER = "runs"
@@ -823,16 +829,19 @@ class Services:
     def _answer_key(self, computed: str, state: str) -> str:
         """The key of a stored answer: what the domain computed fresh (``computed``), the
         state's files (``state``), this invocation (its global options, resolved, and its
-        whole environment) and the code that answers."""
+        whole environment but ``SHELL_BOOKKEEPING``) and the code that answers."""
         from artifactize.entrypoints.container import answer_code_stamp
+
+        def keyed(environment: Mapping[str, str]) -> list[tuple[str, str]]:
+            return sorted(item for item in environment.items() if item[0] not in SHELL_BOOKKEEPING)
 
         document = [
             answer_code_stamp(),
             repr(self.options),
             self.repo(),
             self.state_dir(),
-            sorted(os.environ.items()),
-            sorted(self.container.environment().items()),  # the programs' (os.environ)
+            keyed(os.environ),
+            keyed(self.container.environment()),  # the programs' (os.environ)
             state,
             computed,
         ]

@@ -242,6 +242,24 @@ def test_every_change_gives_the_answer_computed_afresh(
     _same(printed, repo.fresh("--json", "status"))
 
 
+def test_the_shells_bookkeeping_is_not_part_of_the_key(
+    tmp_path: Path, later: None, loads: list[int]
+) -> None:
+    """A `cd` and back (`OLDPWD`), another command before (`_`) or one more nested shell
+    (`SHLVL`) change nothing artifactize computes: the kept answer is printed from its
+    observations, nothing loaded. Any other variable is another key."""
+    repo = Repo(tmp_path)
+    assert repo.cli("--json", "verify", "app").returncode == 0
+    first = repo.cli("--json", "status")
+    _same(first, repo.cli("--json", "status"))  # found by its key: observations kept
+    loads.clear()
+    moved = {**repo.env, "OLDPWD": "/elsewhere", "_": "/usr/bin/env", "SHLVL": "7"}
+    _same(first, repo.cli("--json", "status", env=moved))
+    assert loads == []
+    _same(first, repo.cli("--json", "status", env={**moved, "ANOTHER_VARIABLE": "1"}))
+    assert loads == [1]  # computed: another environment, another key
+
+
 def test_a_state_written_within_the_racy_margin_keeps_no_answer(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     assert repo.cli("--json", "verify", "app").returncode == 0
