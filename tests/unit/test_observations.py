@@ -109,7 +109,7 @@ class RecordingChecks:
 
     def __init__(self, workers: int) -> None:
         self._workers = workers
-        self.calls: list[int] = []  # how many checks each ``all_hold`` was given
+        self.calls: list[int] = []  # how many checks each ``started`` was given
 
     def workers(self) -> int:
         return self._workers
