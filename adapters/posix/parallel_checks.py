@@ -44,10 +44,65 @@ _TRUE = b"1"
 
 
 def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity where the platform tells it)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+    """The CPUs this process may run on (its affinity where the platform tells it), no more
+    than its control group's CPU quota allows (a container limited to 1.5 CPUs: 2)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    quota = cgroup_cpu_quota(_text_of("/proc/self/cgroup") or "", CGROUP_ROOT)
+    return max(1, min(cpus or 1, quota or MAX_CHECK_PROCESSES))
+
+
+CGROUP_ROOT = "/sys/fs/cgroup"
+
+
+def cgroup_cpu_quota(memberships: str, root: str) -> int | None:
+    """The fewest whole CPUs (rounded up) that the CPU quotas of this process's control
+    group and of every group above it allow; None when none sets one. ``memberships`` is
+    ``/proc/self/cgroup``'s text: cgroup v2 (``0::/path``, ``cpu.max`` "QUOTA PERIOD" or
+    "max PERIOD") and v1 (``N:...cpu...:/path``, ``cpu.cfs_quota_us``, -1 for none, over
+    ``cpu.cfs_period_us``) are both read."""
+    quotas: list[int] = []
+    for line in memberships.splitlines():
+        number, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if number == "0" and controllers == "":
+            folder, read = root, _v2_quota
+        elif "cpu" in controllers.split(","):
+            folder, read = os.path.join(root, controllers), _v1_quota
+        else:
+            continue
+        parts = [part for part in path.split("/") if part and part not in (".", "..")]
+        for depth in range(len(parts), -1, -1):
+            found = read(os.path.join(folder, *parts[:depth]))
+            if found is not None:
+                quotas.append(found)
+    return min(quotas) if quotas else None
+
+
+def _whole_cpus(quota: str, period: str) -> int | None:
+    try:
+        used, every = int(quota), int(period)
+    except ValueError:
+        return None
+    return -(-used // every) if used > 0 and every > 0 else None
+
+
+def _v2_quota(folder: str) -> int | None:
+    fields = (_text_of(os.path.join(folder, "cpu.max")) or "").split()
+    return _whole_cpus(*fields) if len(fields) == 2 else None
+
+
+def _v1_quota(folder: str) -> int | None:
+    quota = _text_of(os.path.join(folder, "cpu.cfs_quota_us"))
+    period = _text_of(os.path.join(folder, "cpu.cfs_period_us"))
+    return None if quota is None or period is None else _whole_cpus(quota, period)
+
+
+def _text_of(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii") as file:
+            return file.read(4096)
+    except (OSError, ValueError):
+        return None
 
 
 class ForkedChecks:

@@ -23,6 +23,7 @@ import pytest
 from artifactize.adapters.posix.parallel_checks import (
     MAX_CHECK_PROCESSES,
     ForkedChecks,
+    cgroup_cpu_quota,
     usable_cpus,
 )
 from tests.support.processes import no_process_left_behind
@@ -292,3 +293,34 @@ def test_a_fork_the_system_refuses_leaves_the_checks_to_the_caller(tmp_path: Pat
     # every check ran in the caller (the ended child may have noted itself first)
     assert found["pids"].count(found["me"]) == 3
     assert found["refused_false"] is False
+
+
+def _write(path: Path, text: str) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    for name, value in (part.split("=") for part in text.split(";")):
+        (path / name).write_text(value + "\n")
+
+
+def test_a_control_groups_cpu_quota_bounds_the_workers(tmp_path: Path) -> None:
+    """A container limited to N CPUs by its control group (cgroup v2 ``cpu.max``, v1
+    ``cpu.cfs_quota_us``) gets at most N workers, rounded up, whatever its affinity says;
+    the group's and every group above it count, the lowest wins."""
+    root = tmp_path / "cgroup"
+    v2 = "0::/ci/job\n"
+    _write(root / "ci" / "job", "cpu.max=max 100000")
+    assert cgroup_cpu_quota(v2, str(root)) is None  # "max": no quota
+    _write(root / "ci" / "job", "cpu.max=100000 100000")
+    assert cgroup_cpu_quota(v2, str(root)) == 1  # exactly one CPU
+    _write(root / "ci" / "job", "cpu.max=100001 100000")
+    assert cgroup_cpu_quota(v2, str(root)) == 2  # a little more: two
+    _write(root / "ci", "cpu.max=150000 100000")
+    _write(root / "ci" / "job", "cpu.max=400000 100000")
+    assert cgroup_cpu_quota(v2, str(root)) == 2  # the parent's lower quota wins
+    assert cgroup_cpu_quota("0::/ci/../ci/job\n", str(root)) == 2  # no name climbs out
+    v1 = "4:memory:/x\n2:cpu,cpuacct:/pod\n"
+    _write(root / "cpu,cpuacct" / "pod", "cpu.cfs_quota_us=-1;cpu.cfs_period_us=100000")
+    assert cgroup_cpu_quota(v1, str(root)) is None  # -1: no quota
+    _write(root / "cpu,cpuacct" / "pod", "cpu.cfs_quota_us=250000;cpu.cfs_period_us=100000")
+    assert cgroup_cpu_quota(v1, str(root)) == 3
+    assert cgroup_cpu_quota("garbage\n0::\n", str(tmp_path / "none")) is None
+    assert 1 <= usable_cpus() <= len(os.sched_getaffinity(0))
