@@ -48,7 +48,8 @@ def usable_cpus() -> int:
     than its control group's CPU quota allows (a container limited to 1.5 CPUs: 2)."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     quota = cgroup_cpu_quota(_text_of("/proc/self/cgroup") or "", CGROUP_ROOT)
-    return max(1, min(cpus or 1, quota or MAX_CHECK_PROCESSES))
+    cpus = cpus or 1
+    return max(1, cpus if quota is None else min(cpus, quota))
 
 
 CGROUP_ROOT = "/sys/fs/cgroup"

@@ -306,8 +306,7 @@ def checking(
     if not log:
         yield lambda: False
         return
-    workers = 1 if parallel is None else parallel.workers()
-    pieces = _pieces(log, workers) if workers > 1 else None
+    pieces = None if parallel is None else _pieces(log, parallel.workers)
     if parallel is None or pieces is None:
         yield lambda: _all_hold(log, filesystem, programs)
         return
@@ -325,16 +324,20 @@ def _weight(entry: Entry) -> int:
     return 1
 
 
-def _pieces(log: Sequence[Entry], workers: int) -> list[Sequence[Entry]] | None:
-    """``log`` in ``workers`` runs of about as many questions each, in order; None when it
-    asks fewer than ``PARALLEL_CHECK_MIN_QUESTIONS`` or cannot be weighed (another shape
-    of log: checked in one piece, which says False)."""
+def _pieces(log: Sequence[Entry], count_workers: Callable[[], int]) -> list[Sequence[Entry]] | None:
+    """``log`` in one run per worker, of about as many questions each, in order; None when
+    it asks fewer than ``PARALLEL_CHECK_MIN_QUESTIONS`` (the workers are then not even
+    counted: that reads the system's limits), when there is one worker, or when it cannot
+    be weighed (another shape of log: checked in one piece, which says False)."""
     try:
         weights = [_weight(entry) for entry in log]
     except (TypeError, IndexError, KeyError):
         return None
     total = sum(weights)
     if total < PARALLEL_CHECK_MIN_QUESTIONS:
+        return None
+    workers = count_workers()
+    if workers < 2:
         return None
     pieces: list[Sequence[Entry]] = []
     start, held = 0, 0

@@ -110,8 +110,10 @@ class RecordingChecks:
     def __init__(self, workers: int) -> None:
         self._workers = workers
         self.calls: list[int] = []  # how many checks each ``started`` was given
+        self.counted = 0  # how many times the workers were counted
 
     def workers(self) -> int:
+        self.counted += 1
         return self._workers
 
     @contextmanager
@@ -133,7 +135,7 @@ def test_a_log_below_the_parallel_limit_is_checked_in_one_piece() -> None:
     assert len(below) == PARALLEL_CHECK_MIN_QUESTIONS - 1
     checks = RecordingChecks(workers=2)
     assert still_hold(below, files, FakePrograms(), checks)
-    assert checks.calls == []
+    assert checks.calls == [] and checks.counted == 0  # nor the system's limits read
     with observer.filesystem.open_root("/wide") as root:
         root.entry("d0")  # the root's opening and this entry: two questions more
     at_limit = observer.log[:PARALLEL_CHECK_MIN_QUESTIONS]
@@ -148,14 +150,14 @@ def test_the_pieces_are_the_log_in_order_and_about_even() -> None:
     wide: list[Any] = ["below", "/repo", [f"f{n}" for n in range(20_000)], False, "digest"]
     small: list[list[Any]] = [["entry", "/repo", f"n{n}", ["n", "file"]] for n in range(40_000)]
     log = [wide, *small]
-    pieces = _pieces(log, 2)
+    pieces = _pieces(log, lambda: 2)
     assert pieces is not None and [entry for piece in pieces for entry in piece] == log
     # 20,001 (its paths and itself) + 10,000 of 60,001: the first run past the half
     assert [len(piece) for piece in pieces] == [1 + 10_000, 30_000]
-    thirds = _pieces(small * 3, 3)
+    thirds = _pieces(small * 3, lambda: 3)
     assert thirds is not None and [len(piece) for piece in thirds] == [40_000] * 3
-    assert _pieces(small[: PARALLEL_CHECK_MIN_QUESTIONS - 1], 2) is None
-    assert _pieces([["below"]], 2) is None  # another shape: one piece, which says False
+    assert _pieces(small[: PARALLEL_CHECK_MIN_QUESTIONS - 1], lambda: 2) is None
+    assert _pieces([["below"]], lambda: 2) is None  # another shape: one piece, which says False
 
 
 def test_a_change_in_any_piece_is_told(monkeypatch: pytest.MonkeyPatch) -> None:
